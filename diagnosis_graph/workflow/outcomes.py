@@ -1,0 +1,68 @@
+"""Node outcomes, verdicts and the orchestration event shape of the diagnosis workflow."""
+
+from __future__ import annotations
+
+from enum import Enum
+from typing import Any
+
+
+class Outcome(str, Enum):
+    """How one node execution ended (SPEC section 2)."""
+
+    COMPLETED = "COMPLETED"
+    INVALID_OUTPUT = "INVALID_OUTPUT"
+    RETRYABLE_FAILED = "RETRYABLE_FAILED"
+    NON_RETRYABLE_FAILED = "NON_RETRYABLE_FAILED"
+    TOOL_BLOCKED = "TOOL_BLOCKED"
+    FAILED = "FAILED"
+
+
+#: Outcomes that allow one technical retry of the same node.
+TECHNICAL_RETRY = frozenset({Outcome.INVALID_OUTPUT, Outcome.RETRYABLE_FAILED})
+
+
+class Verdict(str, Enum):
+    """Gatekeeper and verifier verdicts, ordered FAIL < LOW_CONFID < PASS (REJECT < all)."""
+
+    PASS = "PASS"
+    LOW_CONFID = "LOW_CONFID"
+    FAIL = "FAIL"
+    REJECT = "REJECT"
+
+
+_RANK = {Verdict.REJECT: 0, Verdict.FAIL: 1, Verdict.LOW_CONFID: 2, Verdict.PASS: 3}
+
+
+def lower_verdict(a: Verdict | str, b: Verdict | str) -> Verdict:
+    """Return the lower of two verdicts (the effective verdict of verifier and ceiling)."""
+    first, second = Verdict(a), Verdict(b)
+    return first if _RANK[first] <= _RANK[second] else second
+
+
+class StepResult:
+    """What a workflow node returns: its outcome, the state update it produces, and a detail.
+
+    ``detail`` is a short human-readable explanation of a non-COMPLETED outcome (an error
+    message); it is not stored in state.
+    """
+
+    __slots__ = ("detail", "outcome", "update")
+
+    def __init__(
+        self, outcome: Outcome, update: dict[str, Any] | None = None, detail: str | None = None
+    ) -> None:
+        self.outcome = outcome
+        self.update: dict[str, Any] = update if update is not None else {}
+        self.detail = detail
+
+    def __repr__(self) -> str:
+        return (
+            f"StepResult({self.outcome.value}, keys={sorted(self.update)}, detail={self.detail!r})"
+        )
+
+
+def orchestration_event(
+    node: str, outcome: Outcome, reason_code: str, attempt: int
+) -> dict[str, Any]:
+    """Return the plain-dict event stored in ``orchestration_events``."""
+    return {"node": node, "outcome": outcome.value, "reason_code": reason_code, "attempt": attempt}

@@ -1,0 +1,58 @@
+"""The diagnosis workflow's state schema, node names and limits."""
+
+from __future__ import annotations
+
+from ..state import Append, Reducer, Replace
+
+RECURSION_LIMIT = 32
+#: Bound of ``orchestration_events``; larger than the recursion limit so no event is dropped.
+EVENT_LIMIT = 64
+
+PLANNER = "planner"
+EXECUTOR = "executor"
+GATEKEEPER = "gatekeeper"
+VERIFIED_INPUT = "verified_input"
+VERIFIER = "verifier"
+EVIDENCE_RETRY = "evidence_retry"
+COMPOSER = "composer"
+FALLBACK = "fallback"
+
+NODE_NAMES = (
+    PLANNER,
+    EXECUTOR,
+    GATEKEEPER,
+    VERIFIED_INPUT,
+    VERIFIER,
+    EVIDENCE_RETRY,
+    COMPOSER,
+    FALLBACK,
+)
+AGENT_NODES = (PLANNER, EXECUTOR, VERIFIER, COMPOSER)
+
+MODE_FULL = "FULL"
+MODE_EVIDENCE_GAP_ONLY = "EVIDENCE_GAP_ONLY"
+
+
+def diagnosis_schema() -> dict[str, Reducer]:
+    """Return the state schema of SPEC section 2 (replace everywhere but the event log).
+
+    One internal key is added to SPEC's list: ``route_reason``, the reason code of the edge the
+    last node chose (the same value as its event's ``reason_code``), which the router reads.
+    """
+    return {
+        "diagnosis_context": Replace(default={}),
+        "planner_plan": Replace(),
+        "executor_output": Replace(),
+        "gatekeeper_result": Replace(),
+        "verified_executor_output": Replace(),
+        "verified_evidence": Replace(default=[]),
+        "verifier_output": Replace(),
+        "composer_output": Replace(),
+        "final_answer": Replace(),
+        "planner_retry_count": Replace(default=0),
+        "verifier_retry_count": Replace(default=0),
+        "composer_retry_count": Replace(default=0),
+        "evidence_retry_count": Replace(default=0),
+        "orchestration_events": Append(max_len=EVENT_LIMIT),
+        "route_reason": Replace(),
+    }

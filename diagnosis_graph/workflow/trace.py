@@ -1,0 +1,65 @@
+"""The ``orchestration_trace`` document built from a run's orchestration events."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from itertools import pairwise
+from typing import Any
+
+from .state import COMPOSER, FALLBACK
+
+TRACE_VERSION = "stategraph-v1"
+TERMINATION_RECURSION_LIMIT = "recursion_limit"
+TERMINATION_ERROR = "error"
+
+
+def transitions(events: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """Every edge taken between two nodes, with the reason and attempt of its ``from`` side."""
+    return [
+        {
+            "from": before["node"],
+            "to": after["node"],
+            "reason_code": before["reason_code"],
+            "attempt": before["attempt"],
+        }
+        for before, after in pairwise(events)
+    ]
+
+
+def termination_reason(events: Sequence[Mapping[str, Any]]) -> str:
+    """``composer_completed`` or ``fallback_<from node>_<reason>`` for a finished run."""
+    if not events:
+        return TERMINATION_ERROR
+    last = events[-1]
+    if last["node"] == COMPOSER and last["reason_code"] == "completed":
+        return "composer_completed"
+    if last["node"] == FALLBACK and len(events) >= 2:
+        source = events[-2]
+        node, reason = str(source["node"]), str(source["reason_code"])
+        if reason.startswith(node + "_"):
+            reason = reason[len(node) + 1 :]
+        return f"fallback_{node}_{reason}"
+    return TERMINATION_ERROR
+
+
+def build_orchestration_trace(
+    events: Sequence[Mapping[str, Any]],
+    evidence_retry_count: int,
+    *,
+    stopped_by: str | None = None,
+) -> dict[str, Any]:
+    """Build the trace of SPEC section 2.
+
+    ``stopped_by`` is ``recursion_limit`` or ``error`` for a run that did not finish; the trace
+    then keeps the transitions so far and names the last node that ran.
+    """
+    final_node = str(events[-1]["node"]) if events else None
+    reason = stopped_by or termination_reason(events)
+    return {
+        "version": TRACE_VERSION,
+        "transitions": transitions(events),
+        "final_node": final_node,
+        "termination_reason": reason,
+        "degraded": final_node == FALLBACK and stopped_by is None,
+        "evidence_retry_count": int(evidence_retry_count),
+    }
