@@ -41,7 +41,7 @@ class NodeSpec:
     takes_config: bool
 
 
-def _takes_config(fn: Callable[..., Any]) -> bool:
+def takes_config(fn: Callable[..., Any]) -> bool:
     """True when ``fn`` needs a second positional argument or has a ``config`` parameter.
 
     Parameters with defaults do not count, so ``lambda state, x=x: ...`` is a one-argument node.
@@ -127,7 +127,7 @@ class StateGraph:
             elif not callable(fn):
                 problems.append(f"node {name!r} is not callable: {fn!r}")
             else:
-                nodes[name] = NodeSpec(name, fn, _takes_config(fn))
+                nodes[name] = NodeSpec(name, fn, takes_config(fn))
         return nodes, problems
 
     def _collect_edges(self, nodes: Mapping[str, NodeSpec]) -> tuple[dict[str, Target], list[str]]:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -71,12 +71,21 @@ class CompiledGraph:
         return self.run(state, config).state
 
     def run(
-        self, state: Mapping[str, Any] | None = None, config: RunConfig | None = None
+        self,
+        state: Mapping[str, Any] | None = None,
+        config: RunConfig | None = None,
+        *,
+        on_step: Callable[[dict[str, Any]], None] | None = None,
     ) -> RunResult:
-        """Run to END and return a :class:`RunResult` (state, step count, dropped items)."""
+        """Run to END and return a :class:`RunResult` (state, step count, dropped items).
+
+        ``on_step``, when given, is called with each stream event as it happens (an observer:
+        what it returns is ignored; what it raises stops the run).
+        """
         run = self._start(state)
-        for _ in self._steps(run, config or _DEFAULT_CONFIG):
-            pass
+        for node, step, update, target in self._steps(run, config or _DEFAULT_CONFIG):
+            if on_step is not None:
+                on_step({"node": node, "step": step, "update": dict(update or {}), "next": target})
         return RunResult(as_plain(run.values), run.step, run.dropped)
 
     def stream(

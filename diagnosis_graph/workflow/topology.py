@@ -5,8 +5,9 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from ..config import RunConfig
 from ..errors import GraphValidationError
-from ..graph import END, START, StateGraph
+from ..graph import END, START, StateGraph, takes_config
 from . import routing
 from .outcomes import Outcome, StepResult, orchestration_event
 from .state import (
@@ -22,7 +23,7 @@ from .state import (
     diagnosis_schema,
 )
 
-WorkflowNode = Callable[[Mapping[str, Any]], StepResult]
+WorkflowNode = Callable[..., StepResult]
 Decide = Callable[[Mapping[str, Any], Outcome], routing.Decision]
 
 _DECISIONS: dict[str, Decide] = {
@@ -55,12 +56,18 @@ def next_attempt(state: Mapping[str, Any], node: str) -> int:
     return 1
 
 
-def recorded(name: str, node: WorkflowNode) -> Callable[[Mapping[str, Any]], dict[str, Any]]:
-    """Wrap a workflow node: run it, decide the route, and append its orchestration event."""
-    decide = _DECISIONS[name]
+def recorded(
+    name: str, node: WorkflowNode
+) -> Callable[[Mapping[str, Any], RunConfig], dict[str, Any]]:
+    """Wrap a workflow node: run it, decide the route, and append its orchestration event.
 
-    def run(state: Mapping[str, Any]) -> dict[str, Any]:
-        result = node(state)
+    A node may take ``(state)`` or ``(state, config)``.
+    """
+    decide = _DECISIONS[name]
+    with_config = takes_config(node)
+
+    def run(state: Mapping[str, Any], config: RunConfig) -> dict[str, Any]:
+        result = node(state, config) if with_config else node(state)
         outcome = result.outcome
         if type(outcome) is not Outcome:
             outcome = Outcome(outcome)

@@ -1,0 +1,173 @@
+"""Agent output contracts: pydantic models, their JSON schemas, and parsing (SPEC section 3).
+
+Each model is what one agent must answer with; its JSON schema is sent to the model as
+``response_format`` (``json_schema`` named after the schema). :func:`parse_agent_output` turns
+the model's text into a validated model or raises :class:`ContractError` (INVALID_OUTPUT).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any, Literal, TypeVar
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+PLANNER_PLAN = "planner_plan"
+EXECUTOR_EVIDENCE = "executor_evidence_v2"
+VERIFIER_OUTPUT = "verifier_output"
+COMPOSER_OUTPUT = "composer_output"
+
+
+class ContractError(ValueError):
+    """An agent's output is not valid for its contract (the node's outcome: INVALID_OUTPUT)."""
+
+
+class _Contract(BaseModel):
+    model_config = ConfigDict(extra="ignore", str_strip_whitespace=True)
+
+
+class PlannedQuery(_Contract):
+    """One tool query the executor should run."""
+
+    tool: str = Field(min_length=1, max_length=64)
+    arguments: dict[str, Any] = Field(default_factory=dict)
+    purpose: str = Field(default="", max_length=500)
+
+
+class PlannerPlan(_Contract):
+    """``planner_plan``: hypotheses to test and the queries that test them."""
+
+    mode: Literal["FULL", "EVIDENCE_GAP_ONLY"] = "FULL"
+    summary: str = Field(default="", max_length=2000)
+    hypotheses: list[str] = Field(default_factory=list, max_length=10)
+    queries: list[PlannedQuery] = Field(min_length=1, max_length=12)
+
+
+class Binding(_Contract):
+    """Where a claim's evidence is: an invocation of this run, a path into it, an excerpt."""
+
+    model_config = ConfigDict(extra="ignore", str_strip_whitespace=False)
+
+    source_invocation_id: str = Field(min_length=1, max_length=64)
+    raw_path: str = Field(max_length=512)
+    evidence_excerpt: str = Field(max_length=2000)
+
+
+class Claim(_Contract):
+    """A statement about the incident and the bindings that support it."""
+
+    claim_id: str = Field(pattern=r"^[A-Za-z0-9_.-]{1,16}$")
+    statement: str = Field(min_length=1, max_length=1000)
+    critical: bool = False
+    bindings: list[Binding] = Field(default_factory=list, max_length=10)
+
+
+class ExecutorEvidence(_Contract):
+    """``executor_evidence_v2``: the full snapshot of claims after running the queries."""
+
+    version: Literal["executor_evidence_v2"] = "executor_evidence_v2"
+    claims: list[Claim] = Field(max_length=30)
+    summary: str = Field(default="", max_length=4000)
+
+
+class ClaimAssessment(_Contract):
+    """The verifier's judgement of one verified claim."""
+
+    claim_id: str = Field(min_length=1, max_length=16)
+    supported: bool
+    reason: str = Field(default="", max_length=1000)
+
+
+class CriticalGap(_Contract):
+    """Evidence the verifier misses, with a suggested query to close the gap."""
+
+    description: str = Field(min_length=1, max_length=1000)
+    suggested_tool: str | None = None
+    suggested_arguments: dict[str, Any] = Field(default_factory=dict)
+
+
+class VerifierOutput(_Contract):
+    """``verifier_output``: verdict over the verified projection and any critical gaps."""
+
+    verdict: Literal["PASS", "LOW_CONFID", "FAIL"]
+    claim_assessments: list[ClaimAssessment] = Field(default_factory=list, max_length=30)
+    critical_gaps: list[CriticalGap] = Field(default_factory=list, max_length=10)
+
+
+class Conclusion(_Contract):
+    """One conclusion of the answer, citing supported claims and verified evidence."""
+
+    statement: str = Field(min_length=1, max_length=1000)
+    claim_ids: list[str] = Field(default_factory=list)
+    evidence_ids: list[str] = Field(min_length=1)
+
+
+class ComposerOutput(_Contract):
+    """``composer_output``: the answer in Markdown and its structured parts."""
+
+    answer_markdown: str = Field(min_length=1, max_length=20000)
+    conclusions: list[Conclusion] = Field(default_factory=list, max_length=20)
+    limitations: list[str] = Field(default_factory=list, max_length=20)
+    recommendations: list[str] = Field(default_factory=list, max_length=20)
+
+
+CONTRACTS: dict[str, type[BaseModel]] = {
+    PLANNER_PLAN: PlannerPlan,
+    EXECUTOR_EVIDENCE: ExecutorEvidence,
+    VERIFIER_OUTPUT: VerifierOutput,
+    COMPOSER_OUTPUT: ComposerOutput,
+}
+
+_SCHEMAS: dict[str, dict[str, Any]] = {}
+
+
+def json_schema(name: str) -> dict[str, Any]:
+    """The JSON schema of contract ``name`` (cached; do not mutate)."""
+    if name not in _SCHEMAS:
+        _SCHEMAS[name] = CONTRACTS[name].model_json_schema()
+    return _SCHEMAS[name]
+
+
+# The whole content is one fence: ```json or ```, the body, a closing ```.
+_FENCE = re.compile(
+    r"```(?:json)?[ \t]*(?:\r?\n)?(?P<body>.*?)\r?\n?```", re.DOTALL | re.IGNORECASE
+)
+
+
+def extract_json(content: str | None) -> Any:
+    """Parse a model's JSON answer, tolerating surrounding whitespace and one fenced block.
+
+    Nothing else is tolerated (no prose around the JSON, no second fence).
+    """
+    if content is None or not content.strip():
+        raise ContractError("the model returned no content")
+    text = content.strip()
+    where = "the output"
+    if text.startswith("```"):
+        fence = _FENCE.fullmatch(text)
+        if fence is None:
+            raise ContractError("the output is not exactly one fenced code block")
+        text, where = fence.group("body"), "the fenced block"
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise ContractError(f"{where} is not valid JSON: {exc.msg} at char {exc.pos}") from None
+
+
+M = TypeVar("M", bound=BaseModel)
+
+
+def parse_agent_output(model: type[M], content: str | None) -> M:
+    """Validate ``content`` against ``model``; raise ContractError with a short reason."""
+    data = extract_json(content)
+    if not isinstance(data, dict):
+        raise ContractError(f"the output must be a JSON object, got {type(data).__name__}")
+    try:
+        return model.model_validate(data)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        where = ".".join(str(part) for part in first["loc"]) or "(root)"
+        raise ContractError(
+            f"{exc.error_count()} schema error(s); first at {where}: {first['msg']}"
+        ) from None

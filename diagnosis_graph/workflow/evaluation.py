@@ -1,0 +1,64 @@
+"""``self_evaluation`` of a complex chat run: rule evaluation plus verifier evaluation."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from .gatekeeper import GATEKEEPER_VERSION
+from .ports import InvocationRecord
+
+
+def rule_evaluation(
+    state: Mapping[str, Any], invocations: Sequence[InvocationRecord], prompt_version: str | None
+) -> dict[str, Any]:
+    """Counts of tool calls, claims and bindings, and whether every citation was verified."""
+    statuses: dict[str, int] = {}
+    for record in invocations:
+        statuses[record.status] = statuses.get(record.status, 0) + 1
+    gate = state.get("gatekeeper_result") or {}
+    verified_ids = {e["evidence_id"] for e in state.get("verified_evidence") or []}
+    composer = state.get("composer_output") or {}
+    cited = sorted({e for c in composer.get("conclusions", []) for e in c.get("evidence_ids", [])})
+    return {
+        "tool_invocation_count": len(invocations),
+        "tool_status_counts": statuses,
+        "tools_used": sorted({r.tool_name for r in invocations}),
+        "claim_count": gate.get("claim_count", 0),
+        "verified_claim_count": gate.get("verified_claim_count", 0),
+        "binding_count": gate.get("binding_count", 0),
+        "verified_binding_count": gate.get("verified_binding_count", 0),
+        "gatekeeper_verdict": gate.get("verdict"),
+        "rejection_reasons": dict(gate.get("reason_counts") or {}),
+        "cited_evidence_ids": cited,
+        "all_cited_evidence_verified": all(e in verified_ids for e in cited),
+        "prompt_version": prompt_version,
+        "gatekeeper_version": gate.get("gatekeeper_version", GATEKEEPER_VERSION),
+    }
+
+
+def verifier_evaluation(state: Mapping[str, Any]) -> dict[str, Any] | None:
+    """The verifier's verdicts and assessments, or None when the verifier never completed."""
+    verifier = state.get("verifier_output")
+    if not verifier:
+        return None
+    assessments = verifier.get("claim_assessments", [])
+    return {
+        "verdict": verifier.get("verdict"),
+        "verdict_ceiling": verifier.get("verdict_ceiling"),
+        "effective_verdict": verifier.get("effective_verdict"),
+        "supported_claim_ids": [a["claim_id"] for a in assessments if a["supported"]],
+        "unsupported_claim_ids": [a["claim_id"] for a in assessments if not a["supported"]],
+        "critical_gap_count": len(verifier.get("critical_gaps", [])),
+        "evidence_retry_count": int(state.get("evidence_retry_count") or 0),
+    }
+
+
+def build_self_evaluation(
+    state: Mapping[str, Any], invocations: Sequence[InvocationRecord], prompt_version: str | None
+) -> dict[str, Any]:
+    """``{"rule_evaluation": ..., "verifier_evaluation": ...}`` for ``diagnosis_run``."""
+    return {
+        "rule_evaluation": rule_evaluation(state, invocations, prompt_version),
+        "verifier_evaluation": verifier_evaluation(state),
+    }

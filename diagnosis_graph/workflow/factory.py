@@ -1,0 +1,98 @@
+"""Build the diagnosis graph from its ports and run it with the SPEC's configuration."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from ..config import RunConfig
+from ..errors import GraphRecursionError, GraphRuntimeError
+from ..runtime import CompiledGraph
+from .nodes import DiagnosisNodes
+from .ports import DiagnosisPorts
+from .state import MODE_FULL, RECURSION_LIMIT
+from .topology import build_topology
+from .trace import TERMINATION_ERROR, TERMINATION_RECURSION_LIMIT, build_orchestration_trace
+
+
+def build_diagnosis_graph(ports: DiagnosisPorts) -> CompiledGraph:
+    """The compiled diagnosis StateGraph with the real nodes bound to ``ports``."""
+    return build_topology(DiagnosisNodes(ports).nodes()).compile()
+
+
+def diagnosis_config(session_id: str, run_id: str) -> RunConfig:
+    """``thread_id = run_id``, metadata ``{session_id, run_id}``, recursion limit 32."""
+    return RunConfig(
+        thread_id=run_id,
+        metadata={"session_id": session_id, "run_id": run_id},
+        recursion_limit=RECURSION_LIMIT,
+    )
+
+
+def initial_state(
+    question: str, *, reference_time: str | None = None, history: Sequence[Mapping[str, Any]] = ()
+) -> dict[str, Any]:
+    """The input state of a run: the question and its context."""
+    return {
+        "diagnosis_context": {
+            "question": question,
+            "reference_time": reference_time,
+            "history": [dict(turn) for turn in history],
+            "mode": MODE_FULL,
+            "evidence_gaps": [],
+        }
+    }
+
+
+@dataclass(frozen=True)
+class DiagnosisRun:
+    """The result of one diagnosis: SUCCESS with an answer (maybe degraded) or FAILED."""
+
+    status: str
+    answer: str | None
+    degraded: bool
+    state: dict[str, Any]
+    orchestration_trace: dict[str, Any]
+    error: str | None = None
+
+
+def run_diagnosis(
+    graph: CompiledGraph,
+    question: str,
+    *,
+    session_id: str,
+    run_id: str,
+    reference_time: str | None = None,
+    history: Sequence[Mapping[str, Any]] = (),
+    on_event: Callable[[dict[str, Any]], None] | None = None,
+) -> DiagnosisRun:
+    """Run the graph once; never raises for a node failure or the recursion limit.
+
+    ``on_event`` receives each orchestration event (``node, outcome, reason_code, attempt``)
+    as the node finishes. An unhandled node error or the recursion limit gives a FAILED run
+    that keeps the partial state and trace.
+    """
+
+    def forward(event: dict[str, Any]) -> None:
+        if on_event is not None:
+            for item in event["update"].get("orchestration_events", []):
+                on_event(dict(item))
+
+    start = initial_state(question, reference_time=reference_time, history=history)
+    try:
+        result = graph.run(start, diagnosis_config(session_id, run_id), on_step=forward)
+    except GraphRuntimeError as exc:
+        limited = isinstance(exc, GraphRecursionError)
+        reason = TERMINATION_RECURSION_LIMIT if limited else TERMINATION_ERROR
+        events = exc.state.get("orchestration_events", [])
+        trace = build_orchestration_trace(
+            events, exc.state.get("evidence_retry_count", 0), stopped_by=reason
+        )
+        return DiagnosisRun("FAILED", None, False, exc.state, trace, error=str(exc))
+    state = result.state
+    trace = build_orchestration_trace(state["orchestration_events"], state["evidence_retry_count"])
+    answer = state.get("final_answer")
+    if not answer:
+        return DiagnosisRun("FAILED", None, False, state, trace, error="the run produced no answer")
+    return DiagnosisRun("SUCCESS", answer, bool(trace["degraded"]), state, trace)

@@ -1,0 +1,241 @@
+"""The eight diagnosis nodes: four agent adapters and four deterministic nodes.
+
+Each node reads its slice of state, reaches the outside world only through
+:class:`~diagnosis_graph.workflow.ports.DiagnosisPorts`, and returns a
+:class:`~diagnosis_graph.workflow.outcomes.StepResult`; routing and event recording are the
+topology's job.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any, TypeVar
+
+from pydantic import BaseModel
+
+from ..config import RunConfig
+from . import contracts as c
+from .fallback import fallback_answer
+from .gatekeeper import run_gatekeeper
+from .outcomes import Outcome, StepResult, Verdict, lower_verdict
+from .ports import AgentCall, DiagnosisPorts
+from .projection import project_verified
+from .state import MODE_EVIDENCE_GAP_ONLY, MODE_FULL
+
+State = Mapping[str, Any]
+M = TypeVar("M", bound=BaseModel)
+
+
+def run_id_of(config: RunConfig) -> str:
+    """The run a node works for: ``metadata["run_id"]``, else the thread id."""
+    return str(config.metadata.get("run_id") or config.thread_id or "")
+
+
+class DiagnosisNodes:
+    """Node functions bound to their ports; ``nodes()`` hands them to the topology."""
+
+    def __init__(self, ports: DiagnosisPorts) -> None:
+        self.ports = ports
+
+    def nodes(self) -> dict[str, Any]:
+        """The eight workflow nodes by name."""
+        return {
+            "planner": self.planner,
+            "executor": self.executor,
+            "gatekeeper": self.gatekeeper,
+            "verified_input": self.verified_input,
+            "verifier": self.verifier,
+            "evidence_retry": self.evidence_retry,
+            "composer": self.composer,
+            "fallback": self.fallback,
+        }
+
+    # -- agent nodes ------------------------------------------------------------------------
+
+    def _agent(
+        self,
+        agent: str,
+        schema: str,
+        payload: dict[str, Any],
+        config: RunConfig,
+        *,
+        tools: bool = False,
+    ) -> tuple[Any, StepResult | None]:
+        """Invoke ``agent`` and parse its output; on failure return the StepResult to report."""
+        call = AgentCall(agent, schema, c.json_schema(schema), payload, tools)
+        reply = self.ports.invoker.invoke(call, config.child())
+        if reply.outcome is not Outcome.COMPLETED:
+            return None, StepResult(reply.outcome, detail=reply.detail)
+        try:
+            return c.parse_agent_output(c.CONTRACTS[schema], reply.content), None
+        except c.ContractError as exc:
+            return None, StepResult(Outcome.INVALID_OUTPUT, detail=str(exc))
+
+    def planner(self, state: State, config: RunConfig) -> StepResult:
+        """Plan the queries (all of them, or only those closing the verifier's gaps)."""
+        context = state["diagnosis_context"]
+        mode = context.get("mode", MODE_FULL)
+        payload = {
+            "question": context.get("question"),
+            "reference_time": context.get("reference_time"),
+            "mode": mode,
+            "history": context.get("history", []),
+            "tools": list(self.ports.tool_catalog()),
+        }
+        if mode == MODE_EVIDENCE_GAP_ONLY:
+            payload["evidence_gaps"] = context.get("evidence_gaps", [])
+            payload["previous_plan"] = state.get("planner_plan")
+        plan, failed = self._agent("planner", c.PLANNER_PLAN, payload, config)
+        if failed:
+            return failed
+        return StepResult(Outcome.COMPLETED, {"planner_plan": {**plan.model_dump(), "mode": mode}})
+
+    def executor(self, state: State, config: RunConfig) -> StepResult:
+        """Run the plan's queries with tools and return the full evidence snapshot."""
+        context = state["diagnosis_context"]
+        mode = context.get("mode", MODE_FULL)
+        earlier = (state.get("verified_executor_output") or {}).get("claims", [])
+        payload = {
+            "question": context.get("question"),
+            "reference_time": context.get("reference_time"),
+            "mode": mode,
+            "plan": state.get("planner_plan"),
+        }
+        if mode == MODE_EVIDENCE_GAP_ONLY:
+            payload["verified_claims"] = earlier
+        evidence, failed = self._agent("executor", c.EXECUTOR_EVIDENCE, payload, config, tools=True)
+        if failed:
+            return failed
+        claims = [claim.model_dump() for claim in evidence.claims]
+        ids = [claim["claim_id"] for claim in claims]
+        if len(set(ids)) != len(ids):
+            return StepResult(
+                Outcome.INVALID_OUTPUT, detail="duplicate claim_id in executor output"
+            )
+        # The snapshot must be complete: earlier verified claims the model left out come back.
+        for claim in earlier if mode == MODE_EVIDENCE_GAP_ONLY else []:
+            if claim["claim_id"] not in ids:
+                claims.append(
+                    {key: claim[key] for key in ("claim_id", "statement", "critical", "bindings")}
+                )
+        output = {"version": c.EXECUTOR_EVIDENCE, "claims": claims, "summary": evidence.summary}
+        return StepResult(Outcome.COMPLETED, {"executor_output": output})
+
+    def verifier(self, state: State, config: RunConfig) -> StepResult:
+        """Judge the verified projection only - never the raw tool trace."""
+        projected = state.get("verified_executor_output") or {}
+        ceiling = (state.get("gatekeeper_result") or {}).get(
+            "verifier_verdict_ceiling", "LOW_CONFID"
+        )
+        payload = {
+            "question": state["diagnosis_context"].get("question"),
+            "claims": [
+                {k: claim[k] for k in ("claim_id", "statement", "critical", "evidence_ids")}
+                for claim in projected.get("claims", [])
+            ],
+            "evidence": state.get("verified_evidence") or [],
+            "verdict_ceiling": ceiling,
+        }
+        output, failed = self._agent("verifier", c.VERIFIER_OUTPUT, payload, config)
+        if failed:
+            return failed
+        known = {claim["claim_id"] for claim in payload["claims"]}
+        unknown = [a.claim_id for a in output.claim_assessments if a.claim_id not in known]
+        if unknown:
+            return StepResult(Outcome.INVALID_OUTPUT, detail=f"assessed unknown claims {unknown}")
+        effective = lower_verdict(output.verdict, ceiling)
+        update = {
+            **output.model_dump(),
+            "verdict_ceiling": ceiling,
+            "effective_verdict": effective.value,
+        }
+        return StepResult(Outcome.COMPLETED, {"verifier_output": update})
+
+    def composer(self, state: State, config: RunConfig) -> StepResult:
+        """Write the answer from verified evidence and the verifier's assessments."""
+        verifier = state.get("verifier_output") or {}
+        supported = {a["claim_id"] for a in verifier.get("claim_assessments", []) if a["supported"]}
+        evidence = state.get("verified_evidence") or []
+        claims = (state.get("verified_executor_output") or {}).get("claims", [])
+        payload = {
+            "question": state["diagnosis_context"].get("question"),
+            "claims": [
+                {
+                    "claim_id": cl["claim_id"],
+                    "statement": cl["statement"],
+                    "supported": cl["claim_id"] in supported,
+                    "evidence_ids": cl["evidence_ids"],
+                }
+                for cl in claims
+            ],
+            "evidence": evidence,
+            "verifier": {
+                "effective_verdict": verifier.get("effective_verdict"),
+                "claim_assessments": verifier.get("claim_assessments", []),
+                "critical_gaps": verifier.get("critical_gaps", []),
+            },
+        }
+        output, failed = self._agent("composer", c.COMPOSER_OUTPUT, payload, config)
+        if failed:
+            return failed
+        problem = citation_problem(
+            output,
+            {e["evidence_id"] for e in evidence},
+            supported,
+            verifier.get("effective_verdict"),
+        )
+        if problem:
+            return StepResult(Outcome.INVALID_OUTPUT, detail=problem)
+        return StepResult(
+            Outcome.COMPLETED,
+            {"composer_output": output.model_dump(), "final_answer": output.answer_markdown},
+        )
+
+    # -- deterministic nodes ----------------------------------------------------------------
+
+    def gatekeeper(self, state: State, config: RunConfig) -> StepResult:
+        """Verify every binding against this run's recorded tool invocations."""
+        run_id = run_id_of(config)
+        records = self.ports.invocations.invocations_for_run(run_id)
+        result = run_gatekeeper(state.get("executor_output"), records, run_id)
+        return StepResult(Outcome.COMPLETED, {"gatekeeper_result": result})
+
+    def verified_input(self, state: State, config: RunConfig) -> StepResult:
+        """Project only verified claims and bindings for the verifier and composer."""
+        projected, evidence = project_verified(
+            state.get("executor_output") or {}, state.get("gatekeeper_result") or {}
+        )
+        return StepResult(
+            Outcome.COMPLETED,
+            {"verified_executor_output": projected, "verified_evidence": evidence},
+        )
+
+    def evidence_retry(self, state: State, config: RunConfig) -> StepResult:
+        """Send the planner back for the verifier's critical gaps only."""
+        gaps = (state.get("verifier_output") or {}).get("critical_gaps", [])
+        context = {
+            **state["diagnosis_context"],
+            "mode": MODE_EVIDENCE_GAP_ONLY,
+            "evidence_gaps": gaps,
+        }
+        return StepResult(Outcome.COMPLETED, {"diagnosis_context": context})
+
+    def fallback(self, state: State, config: RunConfig) -> StepResult:
+        """A deterministic, safe answer when a verified diagnosis could not be completed."""
+        return StepResult(Outcome.COMPLETED, {"final_answer": fallback_answer(state)})
+
+
+def citation_problem(
+    output: c.ComposerOutput, evidence_ids: set[str], supported: set[str], effective: str | None
+) -> str | None:
+    """Why the composer's citations are invalid, or None when every citation is allowed."""
+    if effective == Verdict.FAIL.value and output.conclusions:
+        return "the verifier's verdict is FAIL: the answer may state no conclusion"
+    for conclusion in output.conclusions:
+        bad_evidence = [e for e in conclusion.evidence_ids if e not in evidence_ids]
+        if bad_evidence:
+            return f"conclusion cites evidence that was not verified: {bad_evidence}"
+        bad_claims = [cid for cid in conclusion.claim_ids if cid not in supported]
+        if bad_claims:
+            return f"conclusion cites claims the verifier did not support: {bad_claims}"
+    return None

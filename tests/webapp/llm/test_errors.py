@@ -1,0 +1,115 @@
+"""The error classifier and Retry-After parsing, on SDK exceptions built by hand."""
+
+from __future__ import annotations
+
+import json
+
+import httpx2
+import openai
+import pytest
+
+from diagnosis_graph.workflow.outcomes import Outcome
+from webapp.llm.errors import (
+    MalformedResponseError,
+    classify_error,
+    is_transient,
+    parse_retry_after,
+)
+
+REQUEST = httpx2.Request("POST", "http://127.0.0.1:9/v1/chat/completions")
+RETRYABLE = Outcome.RETRYABLE_FAILED
+NON_RETRYABLE = Outcome.NON_RETRYABLE_FAILED
+
+
+_CLASSES: dict[int, type[openai.APIStatusError]] = {
+    400: openai.BadRequestError,
+    401: openai.AuthenticationError,
+    403: openai.PermissionDeniedError,
+    404: openai.NotFoundError,
+    409: openai.ConflictError,
+    422: openai.UnprocessableEntityError,
+    429: openai.RateLimitError,
+    500: openai.InternalServerError,
+    503: openai.InternalServerError,
+}
+
+
+def status_error(status: int) -> openai.APIStatusError:
+    """Build the exception class the SDK raises for ``status`` (408 has no subclass)."""
+    response = httpx2.Response(status, request=REQUEST, json={"error": {"message": "nope"}})
+    cls = _CLASSES.get(status, openai.APIStatusError)
+    return cls(f"Error code: {status}", response=response, body={"message": "nope"})
+
+
+@pytest.mark.parametrize(
+    ("status", "outcome", "kind"),
+    [
+        (400, NON_RETRYABLE, "bad_request"),
+        (401, NON_RETRYABLE, "auth"),
+        (403, NON_RETRYABLE, "auth"),
+        (404, NON_RETRYABLE, "not_found"),
+        (409, NON_RETRYABLE, "client_error"),
+        (422, NON_RETRYABLE, "client_error"),
+        (408, RETRYABLE, "timeout"),
+        (429, RETRYABLE, "rate_limited"),
+        (500, RETRYABLE, "server_error"),
+        (503, RETRYABLE, "server_error"),
+    ],
+)
+def test_status_codes_map_to_outcomes(status: int, outcome: Outcome, kind: str) -> None:
+    exc = status_error(status)
+
+    error = classify_error(exc, attempts=2)
+
+    assert (error.outcome, error.kind, error.status_code, error.attempts) == (
+        outcome,
+        kind,
+        status,
+        2,
+    )
+    assert is_transient(exc) is (outcome is RETRYABLE)
+
+
+@pytest.mark.parametrize(
+    ("exc", "outcome", "kind"),
+    [
+        (openai.APITimeoutError(request=REQUEST), RETRYABLE, "timeout"),
+        (openai.APIConnectionError(request=REQUEST), RETRYABLE, "connection"),
+        (
+            json.JSONDecodeError("Expecting value", '{"choices": [', 13),
+            RETRYABLE,
+            "malformed_response",
+        ),
+        (MalformedResponseError("no choices"), RETRYABLE, "malformed_response"),
+        (openai.OpenAIError("something odd"), NON_RETRYABLE, "client_error"),
+    ],
+    ids=["timeout", "connection", "json-decode", "no-choices", "other-sdk-error"],
+)
+def test_transport_and_body_errors_map_to_outcomes(
+    exc: Exception, outcome: Outcome, kind: str
+) -> None:
+    error = classify_error(exc)
+
+    assert (error.outcome, error.kind) == (outcome, kind)
+
+
+def test_malformed_bodies_are_not_transient_for_the_transport_loop() -> None:
+    assert not is_transient(json.JSONDecodeError("Expecting value", "{", 1))
+    assert not is_transient(MalformedResponseError("no choices"))
+
+
+def test_classified_message_never_contains_the_key() -> None:
+    exc = openai.OpenAIError("bad key sk-secret-123456 rejected")
+
+    assert "sk-secret-123456" not in str(classify_error(exc, secret="sk-secret-123456"))
+
+
+def test_parse_retry_after_reads_seconds_millis_and_http_dates() -> None:
+    now = 1_700_000_000.0  # 2023-11-14 22:13:20 UTC
+    assert parse_retry_after({"Retry-After": "7"}) == 7.0
+    assert parse_retry_after({"retry-after-ms": "1500"}) == 1.5
+    assert parse_retry_after({"Retry-After": "Tue, 14 Nov 2023 22:13:50 GMT"}, now=now) == 30.0
+    assert parse_retry_after({"Retry-After": "Tue, 14 Nov 2023 22:00:00 GMT"}, now=now) == 0.0
+    assert parse_retry_after({"Retry-After": "soon"}) is None
+    assert parse_retry_after({"Retry-After": "-3"}) is None
+    assert parse_retry_after({}) is None

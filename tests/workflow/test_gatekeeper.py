@@ -1,0 +1,184 @@
+"""The evidence gatekeeper: raw_path grammar, excerpt matching, every reason code, verdicts."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from diagnosis_graph.workflow.gatekeeper import (
+    GATEKEEPER_VERSION,
+    RawPathError,
+    parse_raw_path,
+    resolve_raw_path,
+    run_gatekeeper,
+)
+
+from .fakes import LOGS, METRICS, MemoryInvocations, claim, evidence
+
+
+@pytest.mark.parametrize(
+    ("path", "steps"),
+    [
+        ("$", []),
+        ("$.records[0].message", ["records", 0, "message"]),
+        ('$["records"][10]["trace_id"]', ["records", 10, "trace_id"]),
+        ('$.a_b-c["we\\"ird key\\u00e9"]', ["a_b-c", 'we"ird key\u00e9']),
+        ("$._x.y9", ["_x", "y9"]),
+    ],
+)
+def test_raw_path_grammar_accepts_names_keys_and_indexes(path: str, steps: list[Any]) -> None:
+    assert parse_raw_path(path) == steps
+
+
+@pytest.mark.parametrize(
+    "path",
+    [
+        "",
+        "records[0]",
+        "$.records[*]",
+        "$.records[-1]",
+        "$.records[01]",
+        "$..message",
+        "$.records[0:2]",
+        "$.9lives",
+        "$[?(@.level)]",
+        "$['single']",
+        '$["unterminated]',
+        '$["bad \\x escape"]',
+        "$.records[0].",
+        " $.records",
+    ],
+)
+def test_raw_path_grammar_rejects_everything_else(path: str) -> None:
+    with pytest.raises(RawPathError):
+        parse_raw_path(path)
+
+
+def test_resolve_walks_dicts_and_lists_only() -> None:
+    assert resolve_raw_path(LOGS, "$.records[1].level") == "WARN"
+    assert resolve_raw_path(METRICS, "$.series[0].points[1]") == ["2026-11-30T10:05:00Z", 3812.5]
+    for missing in ("$.records[2]", "$.nope", "$.total[0]", "$.records[0].message.x"):
+        with pytest.raises(LookupError):
+            resolve_raw_path(LOGS, missing)
+
+
+def gate(
+    *claims: dict[str, Any], store: MemoryInvocations, run_id: str = "run-1"
+) -> dict[str, Any]:
+    return run_gatekeeper(evidence(*claims), store.invocations_for_run(run_id), run_id)
+
+
+def reasons(result: dict[str, Any]) -> list[str | None]:
+    return [b["reason"] for c in result["claims"] for b in c["bindings"]]
+
+
+@pytest.fixture
+def store() -> MemoryInvocations:
+    store = MemoryInvocations()
+    store.add("inv-logs", LOGS)
+    store.add("inv-metrics", METRICS, tool="query_metrics")
+    store.add("inv-failed", {"error": "backend down"}, status="ERROR")
+    store.add("inv-blocked", {"error": "budget"}, status="BLOCKED")
+    store.add("inv-other-run", LOGS, run_id="run-2")
+    return store
+
+
+def test_exact_excerpts_pass(store: MemoryInvocations) -> None:
+    result = gate(
+        claim("C1", ("inv-logs", "$.records[0].message", "connection pool exhausted")),
+        claim("C2", ("inv-metrics", "$.summary.max", "3812.5")),
+        store=store,
+    )
+    assert result["verdict"] == "PASS" and result["verifier_verdict_ceiling"] == "PASS"
+    assert (result["verified_binding_count"], result["verified_claim_count"]) == (2, 2)
+    assert result["gatekeeper_version"] == GATEKEEPER_VERSION
+    assert result["claims"][1]["bindings"][0]["tool"] == "query_metrics"
+
+
+def test_whitespace_is_normalised_on_both_sides(store: MemoryInvocations) -> None:
+    result = gate(
+        claim("C1", ("inv-logs", "$.records[1].message", "  slow request POST\n/payments ")),
+        store=store,
+    )
+    assert reasons(result) == [None]
+
+
+def test_non_string_values_are_matched_as_compact_json(store: MemoryInvocations) -> None:
+    result = gate(
+        claim("C1", ("inv-metrics", "$.series[0].points[1]", '["2026-11-30T10:05:00Z",3812.5]')),
+        claim("C2", ("inv-logs", "$.total", "2")),
+        claim("C3", ("inv-logs", "$.truncated", "false")),
+        claim("C4", ("inv-metrics", "$.series[0].points[1]", '["2026-11-30T10:05:00Z", 3812.5]')),
+        store=store,
+    )
+    assert reasons(result) == [None, None, None, "excerpt_mismatch"]
+
+
+@pytest.mark.parametrize(
+    ("binding", "reason"),
+    [
+        (("inv-nope", "$.records[0].message", "pool"), "invocation_not_found"),
+        (("inv-other-run", "$.records[0].message", "pool"), "invocation_not_found"),
+        (("inv-failed", "$.error", "backend down"), "invocation_failed"),
+        (("inv-blocked", "$.error", "budget"), "invocation_failed"),
+        (("inv-logs", "$.records[*].message", "pool"), "raw_path_invalid"),
+        (("inv-logs", "$.records[9].message", "pool"), "raw_path_not_found"),
+        (("inv-logs", "$.records[0].message", " \n\t "), "excerpt_empty"),
+        (("inv-logs", "$.records[0].message", "pool exhausted (40/50"), "excerpt_mismatch"),
+        (("inv-logs", "$.records[0].message", "Connection pool exhausted"), "excerpt_mismatch"),
+    ],
+)
+def test_every_reason_code(
+    store: MemoryInvocations, binding: tuple[str, str, str], reason: str
+) -> None:
+    result = gate(claim("C1", binding), store=store)
+    assert reasons(result) == [reason]
+    assert result["verdict"] == "REJECT"
+    assert result["reason_counts"] == {reason: 1}
+
+
+def test_an_invocation_of_another_run_is_not_found_even_with_a_valid_excerpt(
+    store: MemoryInvocations,
+) -> None:
+    result = gate(
+        claim("C1", ("inv-other-run", "$.records[0].message", "connection pool exhausted")),
+        store=store,
+        run_id="run-1",
+    )
+    assert reasons(result) == ["invocation_not_found"]
+    same = gate(
+        claim("C1", ("inv-other-run", "$.records[0].message", "connection pool exhausted")),
+        store=store,
+        run_id="run-2",
+    )
+    assert reasons(same) == [None]
+
+
+def test_some_bindings_verifying_gives_low_confidence(store: MemoryInvocations) -> None:
+    result = gate(
+        claim(
+            "C1",
+            ("inv-logs", "$.records[0].message", "pool exhausted"),
+            ("inv-logs", "$.records[0].message", "disk full"),
+        ),
+        claim("C2", ("inv-nope", "$.x", "y")),
+        store=store,
+    )
+    assert result["verdict"] == "LOW_CONFID" and result["verifier_verdict_ceiling"] == "LOW_CONFID"
+    assert [c["verified"] for c in result["claims"]] == [True, False]
+    assert (result["binding_count"], result["verified_binding_count"]) == (3, 1)
+
+
+@pytest.mark.parametrize("output", [None, {"claims": "nope"}, {"summary": "no claims"}])
+def test_missing_or_invalid_output_is_rejected(store: MemoryInvocations, output: Any) -> None:
+    result = run_gatekeeper(output, store.invocations_for_run("run-1"), "run-1")
+    assert result["verdict"] == "REJECT" and result["error"]
+
+
+def test_a_claim_without_bindings_is_unverified_and_lowers_the_verdict(
+    store: MemoryInvocations,
+) -> None:
+    result = gate(claim("C1"), claim("C2", ("inv-logs", "$.total", "2")), store=store)
+    assert [c["verified"] for c in result["claims"]] == [False, True]
+    assert result["verdict"] == "LOW_CONFID"

@@ -1,0 +1,327 @@
+"""``TelemetryBackend`` over a demo dataset folder written by ``webapp.demo.generate``.
+
+Files are read lazily, once per backend, under a lock: ``dataset.json``, ``metrics.json`` and
+``alerts.json`` on the first call that needs any of them, ``logs.jsonl.gz`` on the first log
+query. Logs are indexed per service (and per service and level) by time, so a window query is
+two bisections plus, with a keyword, one pass over the window.
+
+Datetimes: aware datetimes are converted to UTC; naive datetimes are taken to be UTC already
+(the dataset has no other zone). Windows: logs ``[start, end)``, metrics ``[start, end]``.
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+import threading
+from bisect import bisect_left, bisect_right
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta, timezone
+from pathlib import Path
+from typing import Any
+
+from webapp.tools.backends import TelemetryError
+
+DEFAULT_DATA_DIR = Path(__file__).resolve().parent / "data"
+LEVELS = ("ERROR", "WARN", "INFO")
+ALERT_STATES = ("firing", "pending", "all")
+_EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
+_MILLISECOND = timedelta(milliseconds=1)
+_RECORD_KEYS = ("timestamp", "service", "level", "message", "trace_id")
+_LEVEL_ALIASES = {"WARNING": "WARN", "ERR": "ERROR"}
+# Decimals for averaged values, by unit; anything else gets 2.
+_DECIMALS = {"ms": 1, "ratio": 4, "version": 2, "queries/s": 3}
+
+
+@dataclass
+class _LogIndex:
+    """Records of one service (optionally one level), sorted by time."""
+
+    times: list[int] = field(default_factory=list)  # epoch milliseconds
+    records: list[tuple[str, str, str, str, str | None]] = field(default_factory=list)
+    lowered: list[str] = field(default_factory=list)  # messages, lower-cased for keywords
+
+    def add(self, t_ms: int, record: tuple[str, str, str, str, str | None]) -> None:
+        """Append one record (callers add in time order)."""
+        self.times.append(t_ms)
+        self.records.append(record)
+        self.lowered.append(record[3].lower())
+
+
+@dataclass
+class _Series:
+    unit: str
+    labels: dict[str, str]
+    times: list[int]  # epoch seconds
+    stamps: list[str]
+    values: list[float]
+
+
+@dataclass
+class _Meta:
+    reference_time: datetime
+    services: list[str]
+    metrics: dict[str, dict[str, _Series]]
+    alerts: list[dict[str, Any]]
+
+
+def _ms(moment: datetime, *, ceil: bool = False) -> int:
+    """Epoch milliseconds of an aware datetime, in exact integer arithmetic."""
+    if ceil:
+        return -((_EPOCH - moment) // _MILLISECOND)
+    return (moment - _EPOCH) // _MILLISECOND
+
+
+def _parse_iso(text: str) -> datetime:
+    return datetime.fromisoformat(text.replace("Z", "+00:00"))
+
+
+def _utc(moment: datetime, name: str) -> datetime:
+    if not isinstance(moment, datetime):
+        raise TelemetryError(f"{name} must be a datetime, got {type(moment).__name__}")
+    if moment.tzinfo is None:
+        return moment.replace(tzinfo=timezone.utc)
+    return moment.astimezone(timezone.utc)
+
+
+def _window(start: datetime, end: datetime) -> tuple[datetime, datetime]:
+    start, end = _utc(start, "start"), _utc(end, "end")
+    if start > end:
+        raise TelemetryError(
+            f"start {start:%Y-%m-%dT%H:%M:%SZ} is after end {end:%Y-%m-%dT%H:%M:%SZ}"
+        )
+    return start, end
+
+
+def _iso(epoch_seconds: int) -> str:
+    return datetime.fromtimestamp(epoch_seconds, tz=timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def _read_json(path: Path) -> Any:
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError as exc:
+        raise TelemetryError(
+            f"demo dataset file {path} is missing; run `python -m webapp.demo.generate`"
+        ) from exc
+
+
+def _load_meta(folder: Path) -> _Meta:
+    dataset = _read_json(folder / "dataset.json")
+    metrics: dict[str, dict[str, _Series]] = {name: {} for name in dataset["services"]}
+    for row in _read_json(folder / "metrics.json")["series"]:
+        stamps = [stamp for stamp, _ in row["points"]]
+        metrics.setdefault(row["service"], {})[row["metric"]] = _Series(
+            unit=row["unit"],
+            labels=dict(row.get("labels") or {"service": row["service"]}),
+            times=[_ms(_parse_iso(stamp)) // 1000 for stamp in stamps],
+            stamps=stamps,
+            values=[value for _, value in row["points"]],
+        )
+    return _Meta(
+        reference_time=_parse_iso(dataset["reference_time"]),
+        services=sorted(metrics),
+        metrics=metrics,
+        alerts=list(_read_json(folder / "alerts.json")["alerts"]),
+    )
+
+
+def _load_logs(path: Path) -> dict[tuple[str, str | None], _LogIndex]:
+    rows: list[tuple[int, tuple[str, str, str, str, str | None]]] = []
+    try:
+        with gzip.open(path, "rt", encoding="utf-8") as lines:
+            for line in lines:
+                item = json.loads(line)
+                record = (
+                    item["timestamp"],
+                    item["service"],
+                    item["level"].upper(),
+                    item["message"],
+                    item.get("trace_id"),
+                )
+                rows.append((_ms(_parse_iso(record[0])), record))
+    except FileNotFoundError as exc:
+        raise TelemetryError(
+            f"demo log file {path} is missing; run `python -m webapp.demo.generate`"
+        ) from exc
+    rows.sort(key=lambda row: row[0])
+    index: dict[tuple[str, str | None], _LogIndex] = {}
+    for t_ms, record in rows:
+        index.setdefault((record[1], None), _LogIndex()).add(t_ms, record)
+        index.setdefault((record[1], record[2]), _LogIndex()).add(t_ms, record)
+    return index
+
+
+def _level(level: str | None) -> str | None:
+    """The canonical level for a filter, or None for no filter."""
+    if level is None or not level.strip():
+        return None
+    wanted = level.strip().upper()
+    wanted = _LEVEL_ALIASES.get(wanted, wanted)
+    if wanted not in LEVELS:
+        raise TelemetryError(f"unknown level {level!r}; valid levels: {', '.join(LEVELS)}")
+    return wanted
+
+
+def _summary(values: list[float], unit: str) -> dict[str, Any]:
+    if not values:
+        return {"min": None, "max": None, "avg": None, "last": None, "unit": unit}
+    return {
+        "min": min(values),
+        "max": max(values),
+        "avg": round(sum(values) / len(values), _DECIMALS.get(unit, 2)),
+        "last": values[-1],
+        "unit": unit,
+    }
+
+
+def _downsample(series: _Series, lo: int, hi: int, step: int) -> list[list[Any]]:
+    decimals = _DECIMALS.get(series.unit, 2)
+    buckets: dict[int, list[float]] = {}
+    for i in range(lo, hi):
+        buckets.setdefault(series.times[i] // step * step, []).append(series.values[i])
+    return [
+        [_iso(bucket), round(sum(values) / len(values), decimals)]
+        for bucket, values in buckets.items()
+    ]
+
+
+class DemoTelemetryBackend:
+    """Logs, metrics, alerts and runbooks of the bundled demo system (or another folder)."""
+
+    name = "demo"
+
+    def __init__(self, data_dir: Path | None = None) -> None:
+        self._dir = Path(data_dir) if data_dir is not None else DEFAULT_DATA_DIR
+        self._lock = threading.Lock()
+        self._meta: _Meta | None = None
+        self._logs: dict[tuple[str, str | None], _LogIndex] | None = None
+
+    @property
+    def data_dir(self) -> Path:
+        """The dataset folder this backend reads."""
+        return self._dir
+
+    def _loaded_meta(self) -> _Meta:
+        if self._meta is None:
+            with self._lock:
+                if self._meta is None:
+                    self._meta = _load_meta(self._dir)
+        return self._meta
+
+    def _loaded_logs(self) -> dict[tuple[str, str | None], _LogIndex]:
+        if self._logs is None:
+            with self._lock:
+                if self._logs is None:
+                    self._logs = _load_logs(self._dir / "logs.jsonl.gz")
+        return self._logs
+
+    def reference_time(self) -> datetime:
+        """The dataset's "now" (the end of its window)."""
+        return self._loaded_meta().reference_time
+
+    def services(self) -> list[str]:
+        """Every service with telemetry, sorted."""
+        return list(self._loaded_meta().services)
+
+    def metric_names(self) -> list[str]:
+        """Every metric name any service has, sorted."""
+        metrics = self._loaded_meta().metrics
+        return sorted({metric for per_service in metrics.values() for metric in per_service})
+
+    def metrics_by_service(self) -> dict[str, list[str]]:
+        """The metrics each service has, sorted."""
+        return {
+            service: sorted(metrics) for service, metrics in self._loaded_meta().metrics.items()
+        }
+
+    def _service(self, service: str) -> str:
+        name = str(service).strip().lower()
+        services = self._loaded_meta().services
+        if name not in services:
+            raise TelemetryError(
+                f"unknown service {service!r}; valid services: {', '.join(services)}"
+            )
+        return name
+
+    def query_logs(
+        self,
+        *,
+        service: str,
+        start: datetime,
+        end: datetime,
+        level: str | None = None,
+        keyword: str | None = None,
+        limit: int = 50,
+    ) -> dict[str, Any]:
+        """Log records of ``service`` in ``[start, end)``, newest first."""
+        name = self._service(service)
+        start, end = _window(start, end)
+        if limit < 1:
+            raise TelemetryError(f"limit must be at least 1, got {limit}")
+        index = self._loaded_logs().get((name, _level(level)), _LogIndex())
+        # Records are whole milliseconds: t >= start and t < end, for sub-millisecond bounds too.
+        lo = bisect_left(index.times, _ms(start, ceil=True))
+        hi = bisect_left(index.times, _ms(end, ceil=True))
+        needle = (keyword or "").strip().lower()
+        if needle:
+            lowered = index.lowered
+            matches = [i for i in range(lo, hi) if needle in lowered[i]]
+            total, chosen = len(matches), matches[: -limit - 1 : -1]
+        else:
+            total, chosen = hi - lo, list(range(hi - 1, max(lo, hi - limit) - 1, -1))
+        records = [dict(zip(_RECORD_KEYS, index.records[i], strict=True)) for i in chosen]
+        return {"records": records, "total": total, "truncated": total > limit}
+
+    def query_metrics(
+        self,
+        *,
+        service: str,
+        metric: str,
+        start: datetime,
+        end: datetime,
+        step_seconds: int | None = None,
+    ) -> dict[str, Any]:
+        """Points of ``metric`` in ``[start, end]``, averaged per ``step_seconds`` bucket.
+
+        A step at or below the native resolution returns the native points.
+        """
+        name = self._service(service)
+        per_service = self._loaded_meta().metrics[name]
+        metric_name = str(metric).strip()
+        series = per_service.get(metric_name)
+        if series is None:
+            raise TelemetryError(
+                f"service {name!r} has no metric {metric!r}; its metrics: "
+                f"{', '.join(sorted(per_service))}"
+            )
+        start, end = _window(start, end)
+        if step_seconds is not None and step_seconds < 1:
+            raise TelemetryError(f"step_seconds must be a positive number, got {step_seconds}")
+        lo = bisect_left(series.times, -(-_ms(start, ceil=True) // 1000))
+        hi = bisect_right(series.times, _ms(end) // 1000)
+        native = series.times[1] - series.times[0] if len(series.times) > 1 else 1
+        points: list[list[Any]]
+        if step_seconds is None or step_seconds <= native:
+            points = [[series.stamps[i], series.values[i]] for i in range(lo, hi)]
+        else:
+            points = _downsample(series, lo, hi, step_seconds)
+        return {
+            "series": [{"metric": metric_name, "labels": dict(series.labels), "points": points}],
+            "summary": _summary([point[1] for point in points], series.unit),
+        }
+
+    def query_alerts(self, *, state: str = "firing") -> dict[str, Any]:
+        """Alerts in ``state``: firing, pending, or all."""
+        wanted = (state or "firing").strip().lower()
+        if wanted not in ALERT_STATES:
+            raise TelemetryError(
+                f"unknown alert state {state!r}; valid states: {', '.join(ALERT_STATES)}"
+            )
+        alerts = self._loaded_meta().alerts
+        return {"alerts": [dict(alert) for alert in alerts if wanted in ("all", alert["state"])]}
+
+    def runbook_dir(self) -> Path | None:
+        """The dataset's ``runbooks`` folder, if it has one."""
+        folder = self._dir / "runbooks"
+        return folder if folder.is_dir() else None

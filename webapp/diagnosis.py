@@ -1,0 +1,121 @@
+"""One diagnosis run, in process: the graph, its agents and tools, and what it leaves behind.
+
+:class:`Diagnoser` owns the compiled graph and the adapters behind its ports; ``diagnose`` runs
+one question inside the run's identity scope and returns the answer with the orchestration trace,
+the self evaluation, and the audit rows written while it ran. The web app's run lifecycle
+(database rows, sessions) wraps this; tests and benchmarks use it directly.
+"""
+
+from __future__ import annotations
+
+import time
+import uuid
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+from diagnosis_graph.workflow.evaluation import build_self_evaluation
+from diagnosis_graph.workflow.factory import DiagnosisRun, build_diagnosis_graph, run_diagnosis
+from diagnosis_graph.workflow.ports import DiagnosisPorts
+
+from .audit import InvocationRecorder, StepHook
+from .context import run_scope
+from .llm.agents import LLMAgentInvoker
+from .llm.prompts import prompt_version
+from .llm.react import Budget
+from .llm.types import ChatModel
+from .tools.backends import TelemetryBackend
+from .tools.catalog import DocFilter, KnowledgeSearch, diagnosis_tools
+
+
+class Audit(StepHook, InvocationRecorder, Protocol):
+    """A store that is both the step hook and the invocation recorder."""
+
+
+@dataclass(frozen=True)
+class DiagnosisResult:
+    """A finished run: the workflow's result plus what the run is persisted with."""
+
+    session_id: str
+    run_id: str
+    run: DiagnosisRun
+    self_evaluation: dict[str, Any]
+    duration_ms: int
+
+    @property
+    def answer(self) -> str | None:
+        """The final answer (None when the run FAILED)."""
+        return self.run.answer
+
+    @property
+    def orchestration_trace(self) -> dict[str, Any]:
+        """The route the graph took (SPEC section 2)."""
+        return self.run.orchestration_trace
+
+
+def new_run_id() -> str:
+    """``run-`` plus 24 random hex characters."""
+    return f"run-{uuid.uuid4().hex[:24]}"
+
+
+class Diagnoser:
+    """Runs the diagnosis graph with LLM agents, telemetry tools and an audit store."""
+
+    def __init__(
+        self,
+        *,
+        model: ChatModel,
+        backend: TelemetryBackend,
+        knowledge: KnowledgeSearch,
+        audit: Audit,
+        tracker: Any = None,
+        response_mode: str = "json_schema",
+        budget: Budget | None = None,
+    ) -> None:
+        self.model = model
+        self.backend = backend
+        self.audit = audit
+        self.tracker: DocFilter | None = tracker
+        self.tools = diagnosis_tools(backend, knowledge, tracker)
+        self.invoker = LLMAgentInvoker(
+            model,
+            audit,
+            audit,
+            lambda: self.tools,
+            response_mode=response_mode,
+            budget=budget or Budget(),
+        )
+        ports = DiagnosisPorts(self.invoker, audit, self.invoker.tool_definitions)
+        self.graph = build_diagnosis_graph(ports)
+
+    def diagnose(
+        self,
+        question: str,
+        *,
+        session_id: str = "local",
+        run_id: str | None = None,
+        history: Sequence[Mapping[str, Any]] = (),
+        on_event: Callable[[dict[str, Any]], None] | None = None,
+    ) -> DiagnosisResult:
+        """Diagnose ``question``; never raises for model, tool or node failures."""
+        run_id = run_id or new_run_id()
+        started = time.perf_counter()
+        with run_scope(session_id, run_id):
+            try:
+                run = run_diagnosis(
+                    self.graph,
+                    question,
+                    session_id=session_id,
+                    run_id=run_id,
+                    reference_time=self.backend.reference_time().strftime("%Y-%m-%dT%H:%M:%SZ"),
+                    history=history,
+                    on_event=on_event,
+                )
+            finally:
+                if self.tracker is not None and hasattr(self.tracker, "clear"):
+                    self.tracker.clear(f"{session_id}:{run_id}")
+        evaluation = build_self_evaluation(
+            run.state, self.audit.invocations_for_run(run_id), prompt_version()
+        )
+        duration = int((time.perf_counter() - started) * 1000)
+        return DiagnosisResult(session_id, run_id, run, evaluation, duration)

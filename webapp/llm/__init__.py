@@ -1,0 +1,1 @@
+"""LLM side: chat-model clients (OpenAI-compatible and offline), the ReAct loop, prompts."""

@@ -1,0 +1,108 @@
+"""The offline provider: a deterministic, rule-based model behind the chat-completions interface.
+
+It is the embedded default when no ``OPENAI_API_KEY`` is set. It receives exactly what a real
+model receives (messages, tool definitions, ``response_format``) and answers with one assistant
+message - tool calls or JSON content - so the ReAct loop, step hook and recorders run as they do
+with a real model. It reasons only from the request and the tool results in the conversation; it
+knows nothing about any dataset. It is labelled rule-based wherever its model name is shown.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from typing import Any
+
+from ..types import ChatResult, Message, ToolCall
+from .conversation import Catalog, payload, schema_name, tool_results, tool_rounds
+from .executor import MAX_FOLLOW_UP_ROUNDS, Investigation, final_evidence
+from .judge import compose, verify
+from .planner import plan
+
+MODEL_NAME = "offline-rule-based-v1"
+
+
+class OfflineChatModel:
+    """Rule-based planner, executor, verifier and composer in one ``ChatModel``."""
+
+    @property
+    def model_name(self) -> str:
+        """The name shown in traces: says it is rule-based."""
+        return MODEL_NAME
+
+    def complete(
+        self,
+        messages: Sequence[Message],
+        *,
+        tools: Sequence[dict[str, Any]] | None = None,
+        response_format: dict[str, Any] | None = None,
+        tool_choice: str | None = None,
+    ) -> ChatResult:
+        """Answer like a model would: tool calls, or the JSON the schema asks for."""
+        name = schema_name(messages, response_format)
+        request = payload(messages)
+        catalog = Catalog(tools if tools else request.get("tools"))
+        if name == "planner_plan":
+            return self._json(plan(request, catalog), messages)
+        if name == "executor_evidence_v2":
+            return self._execute(request, catalog, messages, tool_choice)
+        if name == "verifier_output":
+            return self._json(verify(request), messages)
+        if name == "composer_output":
+            return self._json(compose(request), messages)
+        return self._text(
+            "I am the offline rule-based model; I can only answer the diagnosis "
+            "workflow's structured requests.",
+            messages,
+        )
+
+    def _execute(
+        self,
+        request: dict[str, Any],
+        catalog: Catalog,
+        messages: Sequence[Message],
+        tool_choice: str | None,
+    ) -> ChatResult:
+        done = tool_results(messages)
+        rounds = tool_rounds(messages)
+        if tool_choice != "none":
+            if rounds == 0:
+                queries = [
+                    q
+                    for q in (request.get("plan") or {}).get("queries", [])
+                    if catalog.has(q.get("tool", ""))
+                ]
+                if queries:
+                    return self._calls(queries, messages, rounds)
+            elif rounds <= MAX_FOLLOW_UP_ROUNDS:
+                follow = Investigation(request, catalog, done).follow_ups()
+                if follow:
+                    return self._calls(follow, messages, rounds)
+        return self._json(final_evidence(request, catalog, done), messages)
+
+    def _calls(
+        self, queries: list[dict[str, Any]], messages: Sequence[Message], rounds: int
+    ) -> ChatResult:
+        calls = [
+            ToolCall(f"call_{rounds}_{n}", q["tool"], json.dumps(q.get("arguments", {})))
+            for n, q in enumerate(queries)
+        ]
+        return ChatResult(
+            None, calls, MODEL_NAME, _tokens(messages), 20 * len(calls), finish_reason="tool_calls"
+        )
+
+    def _json(self, document: dict[str, Any], messages: Sequence[Message]) -> ChatResult:
+        content = json.dumps(document, ensure_ascii=False)
+        return ChatResult(
+            content, [], MODEL_NAME, _tokens(messages), len(content) // 4, finish_reason="stop"
+        )
+
+    def _text(self, text: str, messages: Sequence[Message]) -> ChatResult:
+        return ChatResult(
+            text, [], MODEL_NAME, _tokens(messages), len(text) // 4, finish_reason="stop"
+        )
+
+
+def _tokens(messages: Sequence[Message]) -> int:
+    """A rough token count (4 characters a token) so usage figures are plausible."""
+    return sum(len(str(m.get("content") or "")) for m in messages) // 4

@@ -1,0 +1,147 @@
+"""Reading a chat-completions request the way the offline model needs it.
+
+Everything the offline model knows comes from the request: the payload in the user message,
+the tool definitions (service and metric vocabularies), and the tool results already in the
+conversation. Nothing comes from the dataset.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from ...tools.catalog import METRICS_MARKER
+from ..types import Message
+
+SCHEMA_NAMES = (
+    "planner_plan",
+    "executor_evidence_v2",
+    "verifier_output",
+    "composer_output",
+    "aiops_plan",
+    "aiops_report",
+)
+
+
+def schema_name(messages: Sequence[Message], response_format: dict[str, Any] | None) -> str | None:
+    """The contract the caller wants: from ``response_format`` or the system message text."""
+    if response_format and response_format.get("type") == "json_schema":
+        return str(response_format["json_schema"]["name"])
+    system = " ".join(str(m.get("content") or "") for m in messages if m.get("role") == "system")
+    for name in SCHEMA_NAMES:
+        if f"`{name}`" in system:
+            return name
+    return None
+
+
+def payload(messages: Sequence[Message]) -> dict[str, Any]:
+    """The JSON payload of the first user message ({} when it is plain text)."""
+    for message in messages:
+        if message.get("role") == "user":
+            try:
+                value = json.loads(str(message.get("content") or ""))
+            except json.JSONDecodeError:
+                return {}
+            return value if isinstance(value, dict) else {}
+    return {}
+
+
+def last_user_text(messages: Sequence[Message]) -> str:
+    """The text of the last user message."""
+    for message in reversed(messages):
+        if message.get("role") == "user":
+            return str(message.get("content") or "")
+    return ""
+
+
+@dataclass(frozen=True)
+class Done:
+    """A tool call already made in this conversation and what came back."""
+
+    tool: str
+    arguments: dict[str, Any]
+    invocation_id: str
+    status: str
+    result: Any
+
+
+def tool_results(messages: Sequence[Message]) -> list[Done]:
+    """Every tool call of the conversation paired with its result message."""
+    calls: dict[str, tuple[str, dict[str, Any]]] = {}
+    done: list[Done] = []
+    for message in messages:
+        for call in message.get("tool_calls") or []:
+            function = call["function"]
+            try:
+                arguments = json.loads(function.get("arguments") or "{}")
+            except json.JSONDecodeError:
+                arguments = {}
+            calls[call["id"]] = (function["name"], arguments if isinstance(arguments, dict) else {})
+        if message.get("role") == "tool" and message.get("tool_call_id") in calls:
+            name, arguments = calls[message["tool_call_id"]]
+            try:
+                body = json.loads(str(message.get("content") or "{}"))
+            except json.JSONDecodeError:
+                body = {}
+            status = str(body.get("status", "SUCCESS"))
+            done.append(
+                Done(
+                    name, arguments, str(body.get("invocation_id", "")), status, body.get("result")
+                )
+            )
+    return done
+
+
+def tool_rounds(messages: Sequence[Message]) -> int:
+    """How many assistant turns asked for tools so far."""
+    return sum(1 for m in messages if m.get("role") == "assistant" and m.get("tool_calls"))
+
+
+class Catalog:
+    """What the tool definitions say: tool names, services, metrics per service."""
+
+    def __init__(self, tools: Sequence[dict[str, Any]] | None) -> None:
+        self.tools: dict[str, dict[str, Any]] = {}
+        for tool in tools or []:
+            function = tool.get("function", tool)
+            self.tools[str(function.get("name"))] = function
+
+    def _enum(self, tool: str, parameter: str) -> list[str]:
+        properties = self.tools.get(tool, {}).get("parameters", {}).get("properties", {})
+        return [str(v) for v in properties.get(parameter, {}).get("enum", [])]
+
+    @property
+    def services(self) -> list[str]:
+        """Services the log and metric tools accept."""
+        return self._enum("query_logs", "service") or self._enum("query_metrics", "service")
+
+    @property
+    def metrics(self) -> list[str]:
+        """Every metric name the metric tool accepts."""
+        return self._enum("query_metrics", "metric")
+
+    def metrics_of(self, service: str) -> list[str]:
+        """Metrics ``service`` has, when the tool description lists them; else all metrics."""
+        description = str(self.tools.get("query_metrics", {}).get("description", ""))
+        if METRICS_MARKER in description:
+            try:
+                listed = json.loads(description.split(METRICS_MARKER, 1)[1])
+                return [str(m) for m in listed.get(service, [])]
+            except (json.JSONDecodeError, AttributeError):
+                pass
+        return self.metrics
+
+    def has(self, tool: str) -> bool:
+        """True when the model may call ``tool``."""
+        return tool in self.tools
+
+
+_WORD = re.compile(r"[a-z0-9]+")
+
+
+def words(text: str) -> list[str]:
+    """Lower-case alphanumeric words of ``text``."""
+    return _WORD.findall(text.lower())

@@ -1,0 +1,102 @@
+"""The chat-model port shared by the OpenAI-compatible client and the offline provider.
+
+Both speak the chat-completions wire shapes: ``messages`` (dicts with ``role``/``content``,
+assistant ``tool_calls``, ``tool`` messages with ``tool_call_id``), ``tools`` (function tool
+definitions with JSON-schema parameters) and ``response_format`` (``json_schema`` with a
+``name``, or ``json_object``), and answer with one assistant message.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from diagnosis_graph.workflow.outcomes import Outcome
+
+Message = dict[str, Any]
+
+
+@dataclass(frozen=True)
+class ToolCall:
+    """One tool call requested by the model; ``arguments`` is the raw JSON text it sent."""
+
+    id: str
+    name: str
+    arguments: str
+
+
+@dataclass(frozen=True)
+class ChatResult:
+    """One logical model call: the assistant message plus usage and transport attempts."""
+
+    content: str | None
+    tool_calls: list[ToolCall] = field(default_factory=list)
+    model: str = ""
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    attempts: int = 1
+    finish_reason: str | None = None
+    refusal: str | None = None
+
+    def as_message(self) -> Message:
+        """The assistant message to append to the conversation."""
+        message: Message = {"role": "assistant", "content": self.content}
+        if self.tool_calls:
+            message["tool_calls"] = [
+                {
+                    "id": call.id,
+                    "type": "function",
+                    "function": {"name": call.name, "arguments": call.arguments},
+                }
+                for call in self.tool_calls
+            ]
+        return message
+
+
+class LLMError(Exception):
+    """A model call that failed after the client's own retries, classified into an outcome.
+
+    ``outcome`` is RETRYABLE_FAILED (timeouts, connection errors, 429, 5xx once the retry
+    budget is spent) or NON_RETRYABLE_FAILED (authentication, other 4xx, refusals, bad
+    requests). ``attempts`` counts transport attempts made.
+    """
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        outcome: Outcome,
+        attempts: int = 1,
+        status_code: int | None = None,
+        kind: str = "error",
+    ) -> None:
+        super().__init__(message)
+        self.outcome = outcome
+        self.attempts = attempts
+        self.status_code = status_code
+        self.kind = kind
+
+
+class ChatModel(Protocol):
+    """Anything that answers a chat-completions request with one assistant message."""
+
+    @property
+    def model_name(self) -> str:
+        """The model name shown in traces (the offline provider says it is rule-based)."""
+        ...
+
+    def complete(
+        self,
+        messages: Sequence[Message],
+        *,
+        tools: Sequence[dict[str, Any]] | None = None,
+        response_format: dict[str, Any] | None = None,
+        tool_choice: str | None = None,
+    ) -> ChatResult:
+        """Return the assistant's reply or raise :class:`LLMError`.
+
+        ``tool_choice`` is passed through when given (``"none"`` asks for a final answer
+        while keeping the tool definitions the conversation refers to).
+        """
+        ...

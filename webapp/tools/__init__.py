@@ -1,0 +1,1 @@
+"""Tools the agents call, the invocation recorder, telemetry backends and the knowledge index."""

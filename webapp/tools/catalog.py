@@ -1,0 +1,211 @@
+"""The four tools of SPEC section 5, over a telemetry backend and the knowledge index."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Sequence
+from datetime import datetime, timedelta, timezone
+from typing import Any, Protocol
+
+from ..context import current_run_or_none
+from .backends import TelemetryBackend, TelemetryError
+from .registry import ToolError, ToolOutput, ToolSpec
+
+#: Precedes the JSON map of metrics per service in the query_metrics description.
+METRICS_MARKER = "Metrics by service: "
+
+DEFAULT_WINDOW = timedelta(hours=1)
+MAX_WINDOW = timedelta(days=7)
+
+
+class KnowledgeSearch(Protocol):
+    """What ``lookup_knowledge`` needs from the knowledge index."""
+
+    def search(self, query: str, top_k: int = 3) -> list[dict[str, Any]]:
+        """Best chunks first, as ``{"doc_id", "title", "source", "score", "content"}``."""
+        ...
+
+
+class DocFilter(Protocol):
+    """De-duplicates chunks already returned in the same diagnosis (RetrievedDocTracker)."""
+
+    def filter(self, session_key: str, documents: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        """Replace chunks already returned for ``session_key`` by short stubs."""
+        ...
+
+
+def parse_time(name: str, value: str | None) -> datetime | None:
+    """Parse an ISO-8601 timestamp (``Z`` or offset; naive means UTC) into aware UTC."""
+    if value is None:
+        return None
+    try:
+        parsed = datetime.fromisoformat(value.strip().replace("Z", "+00:00").replace("z", "+00:00"))
+    except ValueError:
+        raise ToolError(
+            f"{name}={value!r} is not an ISO-8601 timestamp (e.g. 2026-11-30T10:00:00Z)"
+        ) from None
+    if parsed.tzinfo is None:
+        parsed = parsed.replace(tzinfo=timezone.utc)
+    return parsed.astimezone(timezone.utc)
+
+
+def window(backend: TelemetryBackend, arguments: dict[str, Any]) -> tuple[datetime, datetime]:
+    """``[start, end)`` from the arguments; defaults to the hour before the backend's now."""
+    end = parse_time("end", arguments.get("end")) or backend.reference_time()
+    start = parse_time("start", arguments.get("start")) or end - DEFAULT_WINDOW
+    if start >= end:
+        raise ToolError(
+            f"start ({start:%Y-%m-%dT%H:%M:%SZ}) must be before end ({end:%Y-%m-%dT%H:%M:%SZ})"
+        )
+    if end - start > MAX_WINDOW:
+        raise ToolError("the window may span at most 7 days")
+    return start, end
+
+
+_TIME = {
+    "type": "string",
+    "description": "ISO-8601 UTC timestamp, e.g. 2026-11-30T10:00:00Z",
+    "maxLength": 40,
+}
+
+
+def telemetry_tools(backend: TelemetryBackend) -> list[ToolSpec]:
+    """``query_logs``, ``query_metrics`` and ``query_alerts`` over ``backend``."""
+    services = backend.services()
+    now = backend.reference_time().strftime("%Y-%m-%dT%H:%M:%SZ")
+    service = {"type": "string", "enum": services, "description": "The service to query."}
+
+    def query_logs(args: dict[str, Any]) -> ToolOutput:
+        start, end = window(backend, args)
+        try:
+            return ToolOutput(
+                backend.query_logs(
+                    service=args["service"],
+                    start=start,
+                    end=end,
+                    level=args.get("level"),
+                    keyword=args.get("keyword"),
+                    limit=args["limit"],
+                )
+            )
+        except TelemetryError as exc:
+            raise ToolError(str(exc)) from None
+
+    def query_metrics(args: dict[str, Any]) -> ToolOutput:
+        start, end = window(backend, args)
+        try:
+            return ToolOutput(
+                backend.query_metrics(
+                    service=args["service"],
+                    metric=args["metric"],
+                    start=start,
+                    end=end,
+                    step_seconds=args.get("step_seconds"),
+                )
+            )
+        except TelemetryError as exc:
+            raise ToolError(str(exc)) from None
+
+    def query_alerts(args: dict[str, Any]) -> ToolOutput:
+        return ToolOutput(backend.query_alerts(state=args["state"]))
+
+    return [
+        ToolSpec(
+            "query_logs",
+            f"Search one service's logs, newest first. Window defaults to the hour before now "
+            f"({now}). Filter by exact level and a case-insensitive keyword.",
+            {
+                "type": "object",
+                "properties": {
+                    "service": service,
+                    "level": {"type": "string", "enum": ["ERROR", "WARN", "INFO"]},
+                    "keyword": {"type": "string", "maxLength": 200},
+                    "start": _TIME,
+                    "end": _TIME,
+                    "limit": {"type": "integer", "minimum": 1, "maximum": 200, "default": 50},
+                },
+                "required": ["service"],
+                "additionalProperties": False,
+            },
+            query_logs,
+        ),
+        ToolSpec(
+            "query_metrics",
+            f"Read one metric series of a service with min/max/avg/last. Window defaults to the "
+            f"hour before now ({now}). {METRICS_MARKER}"
+            + json.dumps(backend.metrics_by_service(), separators=(",", ":")),
+            {
+                "type": "object",
+                "properties": {
+                    "service": service,
+                    "metric": {"type": "string", "enum": backend.metric_names()},
+                    "start": _TIME,
+                    "end": _TIME,
+                    "step_seconds": {"type": "integer", "minimum": 60, "maximum": 86400},
+                },
+                "required": ["service", "metric"],
+                "additionalProperties": False,
+            },
+            query_metrics,
+        ),
+        ToolSpec(
+            "query_alerts",
+            "List alerts by state (firing, pending or all).",
+            {
+                "type": "object",
+                "properties": {
+                    "state": {
+                        "type": "string",
+                        "enum": ["firing", "pending", "all"],
+                        "default": "firing",
+                    },
+                },
+                "additionalProperties": False,
+            },
+            query_alerts,
+        ),
+    ]
+
+
+def knowledge_tool(index: KnowledgeSearch, tracker: DocFilter | None) -> ToolSpec:
+    """``lookup_knowledge`` over the runbook index, de-duplicated within a diagnosis."""
+
+    def lookup_knowledge(args: dict[str, Any]) -> ToolOutput:
+        found = index.search(args["query"], args["top_k"])
+        identity = current_run_or_none()
+        if tracker is not None and identity is not None:
+            found = tracker.filter(f"{identity.session_id}:{identity.run_id}", found)
+        details = {
+            "query": args["query"],
+            "top_k": args["top_k"],
+            "doc_ids": [d["doc_id"] for d in found],
+            "scores": [d["score"] for d in found],
+            "already_retrieved": [d["doc_id"] for d in found if d.get("already_retrieved")],
+        }
+        return ToolOutput({"documents": found}, details)
+
+    return ToolSpec(
+        "lookup_knowledge",
+        "Search the runbooks and uploaded knowledge (bm25 full-text). Returns the best chunks.",
+        {
+            "type": "object",
+            "properties": {
+                "query": {"type": "string", "minLength": 1, "maxLength": 500},
+                "top_k": {"type": "integer", "minimum": 1, "maximum": 10, "default": 3},
+            },
+            "required": ["query"],
+            "additionalProperties": False,
+        },
+        lookup_knowledge,
+    )
+
+
+def diagnosis_tools(
+    backend: TelemetryBackend, index: KnowledgeSearch, tracker: DocFilter | None
+) -> list[ToolSpec]:
+    """The complex-chat executor's tools: knowledge, logs and metrics (no alerts)."""
+    logs, metrics, _alerts = telemetry_tools(backend)
+    return [knowledge_tool(index, tracker), logs, metrics]
+
+
+ToolFactory = Callable[[], Sequence[ToolSpec]]

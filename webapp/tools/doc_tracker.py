@@ -1,0 +1,100 @@
+"""Runtime de-duplication of retrieved knowledge chunks (SPEC section 5, seed 003).
+
+Within one diagnosis a chunk the model has already read is not sent again in full: the tool
+returns a short stub naming its ``doc_id`` instead, which saves context and stops the model from
+citing the same runbook paragraph as if it were new evidence. The state is runtime only,
+keyed by session, and cleared when the run ends.
+
+Memory is bounded: at most ``max_keys`` session keys (default 1024) are remembered, the least
+recently used evicted first, and at most ``max_docs_per_key`` doc ids (default 512) per key,
+the oldest forgotten first. Forgetting only means a chunk may be returned in full once more.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import OrderedDict
+from typing import Any
+
+DEFAULT_MAX_KEYS = 1024
+DEFAULT_MAX_DOCS_PER_KEY = 512
+STUB_TEMPLATE = "(already retrieved earlier in this diagnosis; see doc_id {doc_id})"
+
+
+class RetrievedDocTracker:
+    """Remembers which chunk ids each session has already been given; thread-safe."""
+
+    def __init__(
+        self,
+        max_keys: int = DEFAULT_MAX_KEYS,
+        max_docs_per_key: int = DEFAULT_MAX_DOCS_PER_KEY,
+    ) -> None:
+        if max_keys < 1 or max_docs_per_key < 1:
+            raise ValueError("max_keys and max_docs_per_key must be at least 1")
+        self.max_keys = max_keys
+        self.max_docs_per_key = max_docs_per_key
+        self._seen: OrderedDict[str, OrderedDict[str, None]] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def filter(self, session_key: str, documents: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        """Return ``documents`` with chunks already seen under ``session_key`` stubbed out.
+
+        New chunks are returned unchanged (as copies) and recorded; a chunk repeated within
+        the same call is stubbed from its second occurrence on. Documents without a string
+        ``doc_id`` pass through untouched and are not recorded.
+        """
+        result: list[dict[str, Any]] = []
+        if not documents:
+            return result
+        with self._lock:
+            seen = self._seen_for(session_key)
+            for document in documents:
+                doc_id = document.get("doc_id")
+                if not isinstance(doc_id, str):
+                    result.append(dict(document))
+                elif doc_id in seen:
+                    seen.move_to_end(doc_id)
+                    result.append(_stub(document, doc_id))
+                else:
+                    seen[doc_id] = None
+                    if len(seen) > self.max_docs_per_key:
+                        seen.popitem(last=False)
+                    result.append(dict(document))
+        return result
+
+    def clear(self, session_key: str) -> bool:
+        """Forget everything about ``session_key``; True when it was known."""
+        with self._lock:
+            return self._seen.pop(session_key, None) is not None
+
+    def seen(self, session_key: str) -> list[str]:
+        """The doc ids remembered for ``session_key``, oldest first."""
+        with self._lock:
+            return list(self._seen.get(session_key, ()))
+
+    def __len__(self) -> int:
+        """The number of session keys currently remembered."""
+        with self._lock:
+            return len(self._seen)
+
+    def _seen_for(self, session_key: str) -> OrderedDict[str, None]:
+        """The key's doc ids, marked most recently used; evicts the oldest key over the cap."""
+        seen = self._seen.get(session_key)
+        if seen is None:
+            seen = self._seen[session_key] = OrderedDict()
+            while len(self._seen) > self.max_keys:
+                self._seen.popitem(last=False)
+        else:
+            self._seen.move_to_end(session_key)
+        return seen
+
+
+def _stub(document: dict[str, Any], doc_id: str) -> dict[str, Any]:
+    return {
+        "doc_id": doc_id,
+        "title": document.get("title", ""),
+        "source": document.get("source", ""),
+        "score": document.get("score", 0.0),
+        "content": STUB_TEMPLATE.format(doc_id=doc_id),
+        "already_retrieved": True,
+    }

@@ -1,0 +1,433 @@
+"""Knowledge base on SQLite FTS5 with bm25 ranking (SPEC section 5, ``lookup_knowledge``).
+
+Documents are chunked by Markdown heading (``#`` to ``###``); each chunk is titled with its
+heading path (``Database connection pool exhaustion > Diagnosis``). Text without headings is
+split on blank-line paragraphs. Chunks are at most about ``MAX_CHUNK_CHARS`` characters.
+
+The index file is a derived cache, separate from the application database: it is rebuilt when
+its schema version changes or when it cannot be opened, and ``sync_directory`` re-chunks only
+the files whose content hash changed.
+
+Thread safety: one connection opened with ``check_same_thread=False`` and guarded by a
+``threading.RLock``; every statement runs under the lock. This works for ``":memory:"`` too
+(a connection per thread would give each thread its own empty database), and a search takes
+well under a millisecond, so serialising is cheaper than it sounds. File-backed indexes use WAL
+and a busy timeout so several processes may share one file.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import re
+import sqlite3
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any, TypedDict
+
+logger = logging.getLogger(__name__)
+
+SCHEMA_VERSION = "1"  # bump when the tables or the chunking change: the index is then rebuilt
+SUFFIXES = frozenset({".md", ".txt"})
+MAX_CHUNK_CHARS = 1500
+MIN_SECTION_CHARS = 100  # a section body shorter than this is merged into a neighbour
+MAX_DOCUMENT_BYTES = 2 * 1024 * 1024
+MAX_TOP_K = 50
+MAX_QUERY_TOKENS = 32
+TITLE_WEIGHT, CONTENT_WEIGHT = 5.0, 1.0
+
+_HEADING = re.compile(r"^ {0,3}(#{1,3})[ \t]+(.+?)(?:[ \t]+#+)?[ \t]*$")
+_FENCE = re.compile(r"^ {0,3}(```|~~~)")
+_PARAGRAPH_BREAK = re.compile(r"\n[ \t]*\n")
+_WORD = re.compile(r"[^\W_]+")  # the same token characters as FTS5's unicode61 tokenizer
+_CONTROL = re.compile(r"[\x00-\x08\x0b\x0e-\x1f\x7f]")
+_STOPWORD_TEXT = (
+    "a an and are as at be been but by can do does for from has have how i if in into is it its "
+    "me my of on or our so than that the their then there these this to was we were what when "
+    "where which who why will with you your"
+)
+_STOPWORDS = frozenset(_STOPWORD_TEXT.split())
+
+_SCHEMA = f"""
+CREATE TABLE documents (
+    source TEXT PRIMARY KEY, origin TEXT NOT NULL, title TEXT NOT NULL,
+    hash TEXT NOT NULL, bytes INTEGER NOT NULL, chunks INTEGER NOT NULL
+);
+CREATE VIRTUAL TABLE chunks USING fts5(
+    title, content, doc_id UNINDEXED, source UNINDEXED,
+    tokenize = 'porter unicode61 remove_diacritics 2'
+);
+INSERT OR REPLACE INTO meta (key, value) VALUES ('schema_version', '{SCHEMA_VERSION}');
+"""
+_SEARCH = f"""
+SELECT doc_id, title, source, content,
+       bm25(chunks, {TITLE_WEIGHT}, {CONTENT_WEIGHT}, 0.0, 0.0) AS rank
+FROM chunks WHERE chunks MATCH ? ORDER BY rank, doc_id LIMIT ?
+"""
+
+
+class DocumentSummary(TypedDict):
+    """One indexed document: ``doc_id`` prefixes its chunk ids (``<doc_id>#<n>``)."""
+
+    doc_id: str
+    title: str
+    source: str
+    chunks: int
+    bytes: int
+
+
+@dataclass(frozen=True)
+class SyncReport:
+    """What ``sync_directory`` did, in files."""
+
+    added: int = 0
+    updated: int = 0
+    removed: int = 0
+    unchanged: int = 0
+    skipped: int = 0  # unreadable, binary, not UTF-8 or too large; logged
+
+    @property
+    def changed(self) -> bool:
+        """True when the index was modified."""
+        return bool(self.added or self.updated or self.removed)
+
+    def as_dict(self) -> dict[str, int]:
+        """The counts as a plain dict."""
+        return asdict(self)
+
+
+_BINARY = "the file is binary, not text: upload a UTF-8 .md or .txt file"
+
+
+def _validate_text(text: str | bytes) -> str:
+    """The text, newlines normalised; ValueError when empty, binary, not UTF-8 or too large."""
+    try:
+        body = text.decode("utf-8-sig") if isinstance(text, bytes) else text
+        size = len(body.encode("utf-8"))
+    except UnicodeError as exc:
+        binary = isinstance(text, bytes) and b"\x00" in text
+        raise ValueError(_BINARY if binary else "the file is not valid UTF-8 text") from exc
+    if size > MAX_DOCUMENT_BYTES:
+        raise ValueError(f"the document is too large ({size} bytes; limit {MAX_DOCUMENT_BYTES})")
+    if "\x00" in body or len(_CONTROL.findall(body)) > max(8, len(body) // 100):
+        raise ValueError(_BINARY)
+    body = body.lstrip("\ufeff").replace("\r\n", "\n").replace("\r", "\n")
+    if not body.strip():
+        raise ValueError("the document is empty")
+    return body
+
+
+def _clean_name(name: str) -> str:
+    filename = str(name).replace("\\", "/").rsplit("/", 1)[-1].strip()
+    if not filename or filename.startswith("."):
+        raise ValueError("the document needs a file name ending in .md or .txt")
+    suffix = Path(filename).suffix.lower()
+    if suffix not in SUFFIXES:
+        shown = f"'{suffix}'" if suffix else "none"
+        raise ValueError(f"unsupported file type ({shown}): upload a .md or .txt file")
+    return filename
+
+
+def _split_sections(text: str, fallback_title: str) -> list[tuple[str, str, str]]:
+    """``(title, heading line + body, body)`` per section; fenced code is never a heading."""
+    sections: list[tuple[str, str, str]] = []
+    path: list[tuple[int, str]] = []
+    title, heading, lines = fallback_title, "", list[str]()
+    in_fence = False
+
+    def flush() -> None:
+        body = "\n".join(lines).strip()
+        if heading or body:
+            sections.append((title, f"{heading}\n{body}".strip(), body))
+
+    for line in text.split("\n"):
+        if _FENCE.match(line):
+            in_fence = not in_fence
+        match = None if in_fence else _HEADING.match(line)
+        if match is None:
+            lines.append(line)
+            continue
+        flush()
+        level, name = len(match.group(1)), match.group(2).strip()
+        path = [*(item for item in path if item[0] < level), (level, name)]
+        title, heading, lines = " > ".join(n for _, n in path), line.strip(), []
+    flush()
+    return sections
+
+
+def _merge_small(sections: list[tuple[str, str, str]]) -> list[list[str]]:
+    """Heading-only and tiny sections join the previous chunk, or the next when first."""
+    chunks: list[list[str]] = []  # [title, text]
+    pending = ""
+    for title, section_text, body in sections:
+        if not body:
+            pending = f"{pending}\n\n{section_text}".strip()
+            continue
+        text = f"{pending}\n\n{section_text}".strip()
+        pending = ""
+        if len(body) >= MIN_SECTION_CHARS:
+            chunks.append([title, text])
+        elif chunks and len(chunks[-1][1]) + len(text) + 2 <= MAX_CHUNK_CHARS:
+            chunks[-1][1] = f"{chunks[-1][1]}\n\n{text}"
+        elif chunks:
+            chunks.append([title, text])
+        else:
+            pending = text
+    if pending:
+        if chunks and len(chunks[-1][1]) + len(pending) + 2 <= MAX_CHUNK_CHARS:
+            chunks[-1][1] = f"{chunks[-1][1]}\n\n{pending}"
+        else:
+            chunks.append([sections[0][0], pending])
+    return chunks
+
+
+def _hard_wrap(text: str, limit: int) -> list[str]:
+    pieces: list[str] = []
+    while len(text) > limit:
+        cut = text.rfind(" ", limit // 2, limit)
+        cut = cut if cut > 0 else limit
+        pieces.append(text[:cut].strip())
+        text = text[cut:].strip()
+    return [*pieces, text] if text else pieces
+
+
+def split_paragraphs(text: str, limit: int = MAX_CHUNK_CHARS) -> list[str]:
+    """Pack blank-line paragraphs into pieces of at most ``limit`` characters."""
+    units: list[str] = []
+    for paragraph in _PARAGRAPH_BREAK.split(text.strip()):
+        paragraph = paragraph.strip("\n")
+        if len(paragraph) <= limit:
+            units.append(paragraph)
+            continue
+        for line in paragraph.split("\n"):
+            units.extend(_hard_wrap(line, limit) if len(line) > limit else [line])
+    pieces: list[str] = []
+    for unit in filter(str.strip, units):
+        if pieces and len(pieces[-1]) + len(unit) + 2 <= limit:
+            pieces[-1] = f"{pieces[-1]}\n\n{unit}"
+        else:
+            pieces.append(unit)
+    return pieces
+
+
+def chunk_document(text: str, filename: str) -> list[tuple[str, str]]:
+    """Split a document into ``(title, content)`` chunks by Markdown heading, else paragraph."""
+    sections = _split_sections(text.replace("\r\n", "\n"), filename)
+    merged = _merge_small(sections)
+    return [(title, piece) for title, body in merged for piece in split_paragraphs(body)]
+
+
+def document_title(text: str, filename: str) -> str:
+    """The first level-1 heading, else the file name."""
+    sections = _split_sections(text, filename)
+    return next((title for title, body, _ in sections if body.startswith("# ")), filename)
+
+
+def build_match_query(query: object) -> str:
+    """Turn free text into a safe FTS5 query: quoted word tokens joined with OR ('' if none)."""
+    if not isinstance(query, str):
+        return ""
+    tokens: list[str] = []
+    for raw in _WORD.findall(query[:4000].lower()):
+        if len(raw) > 64 or (len(raw) == 1 and raw.isascii() and not raw.isdigit()):
+            continue
+        if raw not in _STOPWORDS and raw not in tokens:
+            tokens.append(raw)
+    # Tokens hold only letters and digits, so quoting them neutralises AND/OR/NOT/NEAR too.
+    return " OR ".join(f'"{token}"' for token in tokens[:MAX_QUERY_TOKENS])
+
+
+class KnowledgeIndex:
+    """Runbooks and uploaded notes, chunked by heading and ranked with bm25."""
+
+    def __init__(self, db_path: str | Path) -> None:
+        self._path = str(db_path)
+        self._lock = threading.RLock()
+        try:
+            self._conn = self._open()
+        except sqlite3.DatabaseError as exc:
+            if self._path == ":memory:":
+                raise
+            # A derived cache: a damaged file is discarded and rebuilt from its sources.
+            logger.warning("knowledge index %s unusable (%s); recreating it", self._path, exc)
+            for suffix in ("", "-wal", "-shm", "-journal"):
+                Path(self._path + suffix).unlink(missing_ok=True)
+            self._conn = self._open()
+
+    def _open(self) -> sqlite3.Connection:
+        if self._path != ":memory:":
+            Path(self._path).parent.mkdir(parents=True, exist_ok=True)
+        conn = sqlite3.connect(
+            self._path, timeout=30, check_same_thread=False, isolation_level=None
+        )
+        try:
+            if self._path != ":memory:":
+                conn.execute("PRAGMA journal_mode=WAL")
+            conn.execute("CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT)")
+            row = conn.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
+            if row is None or row[0] != SCHEMA_VERSION:
+                conn.executescript(
+                    "BEGIN; DROP TABLE IF EXISTS documents; DROP TABLE IF EXISTS chunks;"
+                    f"{_SCHEMA} COMMIT;"
+                )
+        except BaseException:
+            conn.close()
+            raise
+        return conn
+
+    def close(self) -> None:
+        """Close the connection."""
+        with self._lock:
+            self._conn.close()
+
+    @contextmanager
+    def _write(self) -> Iterator[sqlite3.Connection]:
+        with self._lock:
+            self._conn.execute("BEGIN IMMEDIATE")
+            try:
+                yield self._conn
+            except BaseException:
+                self._conn.execute("ROLLBACK")
+                raise
+            self._conn.execute("COMMIT")
+
+    def _store(
+        self, conn: sqlite3.Connection, source: str, origin: str, filename: str, text: str
+    ) -> DocumentSummary:
+        """Replace every chunk of ``source``; the caller holds a write transaction."""
+        chunks = chunk_document(text, filename)
+        conn.execute("DELETE FROM chunks WHERE source = ?", (source,))
+        conn.executemany(
+            "INSERT INTO chunks (doc_id, source, title, content) VALUES (?, ?, ?, ?)",
+            [(f"{source}#{n}", source, title, body) for n, (title, body) in enumerate(chunks)],
+        )
+        data = text.encode("utf-8")
+        summary = DocumentSummary(
+            doc_id=source,
+            title=document_title(text, filename),
+            source=source,
+            chunks=len(chunks),
+            bytes=len(data),
+        )
+        conn.execute(
+            "INSERT OR REPLACE INTO documents (source, origin, title, hash, bytes, chunks) "
+            "VALUES (?, ?, ?, ?, ?, ?)",
+            (source, origin, summary["title"], _digest(data), len(data), len(chunks)),
+        )
+        return summary
+
+    def sync_directory(self, path: Path) -> SyncReport:
+        """Index every .md/.txt under ``path``; only changed files are re-chunked.
+
+        Source ids are ``<folder name>/<relative path>`` (``runbooks/db/pool.md``). The folder
+        owns every non-upload document: a file no longer in it is removed, uploads are kept.
+        Hidden files and folders are ignored. Raises NotADirectoryError for a missing folder.
+        """
+        root = Path(path)
+        if not root.is_dir():
+            raise NotADirectoryError(f"knowledge folder not found: {root}")
+        prefix = root.resolve().name or "knowledge"
+        found: dict[str, tuple[str, str, str]] = {}  # source -> (hash, text, file name)
+        skipped = 0
+        for file in sorted(root.rglob("*")):
+            rel = file.relative_to(root)
+            if file.suffix.lower() not in SUFFIXES or any(p.startswith(".") for p in rel.parts):
+                continue
+            try:
+                if not file.is_file():
+                    continue
+                data = file.read_bytes()
+                text = _validate_text(data)
+            except (OSError, ValueError) as exc:
+                logger.warning("knowledge: skipping %s: %s", file, exc)
+                skipped += 1
+                continue
+            found[f"{prefix}/{rel.as_posix()}"] = (_digest(text.encode("utf-8")), text, file.name)
+        counts = {"added": 0, "updated": 0, "removed": 0, "unchanged": 0}
+        with self._write() as conn:
+            existing = dict(
+                conn.execute("SELECT source, hash FROM documents WHERE origin = 'directory'")
+            )
+            for source, (digest, text, filename) in found.items():
+                old = existing.pop(source, None)
+                if old == digest:
+                    counts["unchanged"] += 1
+                    continue
+                self._store(conn, source, "directory", filename, text)
+                counts["added" if old is None else "updated"] += 1
+            for source in existing:
+                conn.execute("DELETE FROM chunks WHERE source = ?", (source,))
+                conn.execute("DELETE FROM documents WHERE source = ?", (source,))
+                counts["removed"] += 1
+        report = SyncReport(skipped=skipped, **counts)
+        logger.info("knowledge: synced %s: %s", root, report.as_dict())
+        return report
+
+    def add_document(self, name: str, text: str | bytes, source: str = "upload") -> DocumentSummary:
+        """Index an uploaded .md/.txt as ``<source>/<file name>``, replacing one of that name.
+
+        Raises ValueError (message fit for the user) for a bad name, extension or content.
+        """
+        filename = _clean_name(name)
+        body = _validate_text(text)
+        label = source.strip().strip("/") or "upload"
+        with self._write() as conn:
+            return self._store(conn, f"{label}/{filename}", "upload", filename, body)
+
+    def search(self, query: str, top_k: int = 3) -> list[dict[str, Any]]:
+        """The ``top_k`` best chunks for free text, best first; [] when nothing matches.
+
+        Each result is ``{"doc_id", "title", "source", "score", "content"}``; ``score`` is
+        ``-bm25`` rounded to 3 decimals (higher is better). Never raises on user text.
+        """
+        match = build_match_query(query)
+        if not match:
+            return []
+        try:
+            limit = min(max(int(top_k), 1), MAX_TOP_K)
+        except (TypeError, ValueError):
+            limit = 3
+        try:
+            with self._lock:
+                rows = self._conn.execute(_SEARCH, (match, limit)).fetchall()
+        except sqlite3.Error as exc:
+            logger.warning("knowledge search failed for %r: %s", match, exc)
+            return []
+        return [
+            {
+                "doc_id": doc_id,
+                "title": title,
+                "source": source,
+                "score": max(round(-rank, 3), 0.001),
+                "content": content,
+            }
+            for doc_id, title, source, content, rank in rows
+        ]
+
+    def stats(self) -> dict[str, int]:
+        """Counts of documents (all, from the folder, uploaded) and of chunks."""
+        with self._lock:
+            row = self._conn.execute(
+                "SELECT COUNT(*), TOTAL(origin = 'directory'), TOTAL(origin = 'upload'), "
+                "TOTAL(chunks) FROM documents"
+            ).fetchone()
+        keys = ("documents", "directory_documents", "uploaded_documents", "chunks")
+        return {key: int(value) for key, value in zip(keys, row, strict=True)}
+
+    def list_documents(self) -> list[DocumentSummary]:
+        """Every indexed document, ordered by id."""
+        with self._lock:
+            rows = self._conn.execute(
+                "SELECT source, title, chunks, bytes FROM documents ORDER BY source"
+            ).fetchall()
+        return [
+            DocumentSummary(doc_id=source, title=title, source=source, chunks=n, bytes=size)
+            for source, title, n, size in rows
+        ]
+
+
+def _digest(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()

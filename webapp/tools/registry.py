@@ -1,0 +1,226 @@
+"""Tool specs, argument validation, and the per-agent tool box that records every call.
+
+A tool's failure is returned to the model as data (status ERROR plus a message), never raised
+into the agent loop; calls the loop refuses (unknown tool, arguments failing the schema, budget
+spent) are recorded with status BLOCKED and the model is told why.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from diagnosis_graph.workflow.ports import BLOCKED, ERROR, SUCCESS
+
+from ..audit import InvocationDraft, InvocationRecorder
+
+log = logging.getLogger(__name__)
+
+
+class ToolError(Exception):
+    """A tool could not answer; the message is shown to the model."""
+
+
+class ArgumentError(ValueError):
+    """Arguments do not satisfy the tool's JSON schema."""
+
+
+@dataclass(frozen=True)
+class ToolOutput:
+    """A tool's raw output and, for retrieval tools, what was retrieved."""
+
+    raw_output: Any
+    retrieval_details: Any = None
+
+
+@dataclass(frozen=True)
+class ToolSpec:
+    """A tool: name, description, JSON-schema parameters, and the function that runs it."""
+
+    name: str
+    description: str
+    parameters: Mapping[str, Any]
+    handler: Callable[[dict[str, Any]], ToolOutput]
+
+    def definition(self) -> dict[str, Any]:
+        """The chat-completions ``tools`` entry."""
+        return {
+            "type": "function",
+            "function": {
+                "name": self.name,
+                "description": self.description,
+                "parameters": dict(self.parameters),
+            },
+        }
+
+
+_TYPES: dict[str, tuple[type, ...]] = {
+    "string": (str,),
+    "integer": (int,),
+    "number": (int, float),
+    "boolean": (bool,),
+}
+
+
+def validate_arguments(schema: Mapping[str, Any], arguments: Any) -> dict[str, Any]:
+    """Check ``arguments`` against an object schema (the subset our tools use); apply defaults."""
+    if not isinstance(arguments, dict):
+        raise ArgumentError("arguments must be a JSON object")
+    properties: Mapping[str, Any] = schema.get("properties", {})
+    unknown = sorted(set(arguments) - set(properties))
+    if unknown and schema.get("additionalProperties") is False:
+        raise ArgumentError(f"unknown argument(s) {unknown}; allowed: {sorted(properties)}")
+    missing = [name for name in schema.get("required", []) if arguments.get(name) is None]
+    if missing:
+        raise ArgumentError(f"missing required argument(s) {missing}")
+    clean: dict[str, Any] = {}
+    for name, rules in properties.items():
+        value = arguments.get(name)
+        if value is None:
+            if "default" in rules:
+                clean[name] = rules["default"]
+            continue
+        clean[name] = _check_value(name, rules, value)
+    return clean
+
+
+def _check_value(name: str, rules: Mapping[str, Any], value: Any) -> Any:
+    kind = rules.get("type", "string")
+    if not isinstance(value, _TYPES[kind]) or (kind != "boolean" and isinstance(value, bool)):
+        raise ArgumentError(f"{name} must be a {kind}, got {type(value).__name__}")
+    if "enum" in rules and value not in rules["enum"]:
+        choices = ", ".join(map(str, rules["enum"][:40]))
+        raise ArgumentError(f"{name}={value!r} is not one of: {choices}")
+    if "minimum" in rules and value < rules["minimum"]:
+        raise ArgumentError(f"{name} must be >= {rules['minimum']}")
+    if "maximum" in rules and value > rules["maximum"]:
+        raise ArgumentError(f"{name} must be <= {rules['maximum']}")
+    if isinstance(value, str):
+        if "maxLength" in rules and len(value) > rules["maxLength"]:
+            raise ArgumentError(f"{name} is longer than {rules['maxLength']} characters")
+        if "minLength" in rules and len(value.strip()) < rules["minLength"]:
+            raise ArgumentError(f"{name} must not be blank")
+    return value
+
+
+@dataclass(frozen=True)
+class ToolCallResult:
+    """The outcome of one tool call as the agent loop sees it."""
+
+    invocation_id: str
+    status: str
+    content: str
+
+
+class ToolBox:
+    """The tools one agent execution may use, recording every call against the current run."""
+
+    def __init__(self, specs: Sequence[ToolSpec], recorder: InvocationRecorder, agent_name: str):
+        self.specs = {spec.name: spec for spec in specs}
+        self.recorder = recorder
+        self.agent_name = agent_name
+
+    def definitions(self) -> list[dict[str, Any]]:
+        """The ``tools`` list sent to the model."""
+        return [spec.definition() for spec in self.specs.values()]
+
+    def call(self, name: str, raw_arguments: str, step_id: int | None) -> ToolCallResult:
+        """Validate and run one call; unknown tools and bad arguments are BLOCKED."""
+        spec = self.specs.get(name)
+        if spec is None:
+            return self.block(
+                name,
+                raw_arguments,
+                f"unknown tool {name!r}; available: {sorted(self.specs)}",
+                step_id,
+            )
+        try:
+            arguments = validate_arguments(spec.parameters, json.loads(raw_arguments or "{}"))
+        except json.JSONDecodeError as exc:
+            return self.block(
+                name, raw_arguments, f"arguments are not valid JSON: {exc.msg}", step_id
+            )
+        except ArgumentError as exc:
+            return self.block(name, raw_arguments, str(exc), step_id)
+        started = time.perf_counter()
+        try:
+            output = spec.handler(arguments)
+        except ToolError as exc:
+            return self._record(
+                name, arguments, {"error": str(exc)}, ERROR, str(exc), started, step_id
+            )
+        except Exception as exc:  # a broken backend must not kill the agent loop
+            log.exception("tool %s failed", name)
+            message = f"{name} failed: {type(exc).__name__}"
+            return self._record(
+                name, arguments, {"error": message}, ERROR, message, started, step_id
+            )
+        return self._record(
+            name,
+            arguments,
+            output.raw_output,
+            SUCCESS,
+            None,
+            started,
+            step_id,
+            output.retrieval_details,
+        )
+
+    def block(
+        self, name: str, raw_arguments: Any, reason: str, step_id: int | None
+    ) -> ToolCallResult:
+        """Record a refused call (status BLOCKED) and tell the model why."""
+        return self._record(
+            name,
+            _loads_or_text(raw_arguments),
+            {"error": reason},
+            BLOCKED,
+            reason,
+            time.perf_counter(),
+            step_id,
+        )
+
+    def _record(
+        self,
+        name: str,
+        arguments: Any,
+        raw_output: Any,
+        status: str,
+        error: str | None,
+        started: float,
+        step_id: int | None,
+        retrieval_details: Any = None,
+    ) -> ToolCallResult:
+        duration_ms = int((time.perf_counter() - started) * 1000)
+        invocation_id = self.recorder.record(
+            InvocationDraft(
+                self.agent_name,
+                name,
+                arguments,
+                raw_output,
+                status,
+                error,
+                duration_ms,
+                step_id,
+                retrieval_details,
+            )
+        )
+        message: dict[str, Any] = {"invocation_id": invocation_id, "tool": name}
+        if status == SUCCESS:
+            message["result"] = raw_output
+        else:
+            message.update(status=status, error=error)
+        return ToolCallResult(invocation_id, status, json.dumps(message, ensure_ascii=False))
+
+
+def _loads_or_text(raw: Any) -> Any:
+    if not isinstance(raw, str):
+        return raw
+    try:
+        return json.loads(raw)
+    except json.JSONDecodeError:
+        return {"_raw": raw[:2000]}
