@@ -1,0 +1,168 @@
+"""Peewee models of the audit tables (SPEC section 6), bound late through a DatabaseProxy.
+
+``schema.sql`` is the MySQL/MariaDB DDL of exactly these models; a test applies it to a real
+MariaDB and compares every table, column and index with them.
+"""
+
+from __future__ import annotations
+
+import json
+from datetime import datetime, timezone
+from typing import Any
+
+from peewee import (
+    BooleanField,
+    CharField,
+    DatabaseProxy,
+    DateTimeField,
+    ForeignKeyField,
+    IntegerField,
+    Model,
+    TextField,
+)
+
+database_proxy = DatabaseProxy()
+
+ID_LENGTH = 64
+
+
+def utcnow() -> datetime:
+    """Naive UTC now, millisecond precision (what every backend stores the same way)."""
+    now = datetime.now(timezone.utc).replace(tzinfo=None)
+    return now.replace(microsecond=now.microsecond // 1000 * 1000)
+
+
+class LongTextField(TextField):
+    """Text that may exceed 64 KiB: LONGTEXT on MySQL/MariaDB, TEXT elsewhere."""
+
+    field_type = "LONGTEXT"
+
+
+class JSONField(LongTextField):
+    """A JSON document stored as text, verbatim (key order kept), on every backend."""
+
+    def db_value(self, value: Any) -> str | None:
+        """Serialise to compact JSON text (None stays NULL)."""
+        if value is None:
+            return None
+        return json.dumps(value, ensure_ascii=False, separators=(",", ":"), default=str)
+
+    def python_value(self, value: Any) -> Any:
+        """Parse the stored JSON text."""
+        if value is None or not isinstance(value, str):
+            return value
+        return json.loads(value)
+
+
+class BaseModel(Model):
+    """Every table lives on the proxy bound by ``webapp.db``."""
+
+    class Meta:
+        database = database_proxy
+        legacy_table_names = False
+
+
+class ChatSession(BaseModel):
+    """A conversation: the directory of its runs and the key of its history."""
+
+    session_id = CharField(max_length=ID_LENGTH, unique=True)
+    title = CharField(max_length=200, default="")
+    created_at = DateTimeField(default=utcnow)
+    updated_at = DateTimeField(default=utcnow)
+    expires_at = DateTimeField(null=True)
+
+    class Meta:
+        table_name = "chat_session"
+
+
+class DiagnosisRun(BaseModel):
+    """One replayable execution: a chat answer or an AIOps report."""
+
+    run_id = CharField(max_length=ID_LENGTH, unique=True)
+    session_id = CharField(max_length=ID_LENGTH, index=True)
+    agent_flow = CharField(max_length=16)
+    flow = CharField(max_length=16)
+    status = CharField(max_length=16, index=True)
+    question = TextField()
+    answer = LongTextField(null=True)
+    degraded = BooleanField(default=False)
+    error_message = TextField(null=True)
+    step_count = IntegerField(default=0)
+    tool_count = IntegerField(default=0)
+    duration_ms = IntegerField(null=True)
+    self_evaluation = JSONField(null=True)
+    orchestration_trace = JSONField(null=True)
+    feedback = CharField(max_length=16, null=True)
+    feedback_comment = TextField(null=True)
+    started_at = DateTimeField(default=utcnow)
+    finished_at = DateTimeField(null=True)
+
+    class Meta:
+        table_name = "diagnosis_run"
+        indexes = ((("session_id", "started_at"), False),)
+
+
+class AgentStep(BaseModel):
+    """One logical model call, written before the call and completed after it."""
+
+    run_id = CharField(max_length=ID_LENGTH, index=True)
+    session_id = CharField(max_length=ID_LENGTH, index=True)
+    step_index = IntegerField()
+    agent_name = CharField(max_length=32)
+    model = CharField(max_length=128)
+    model_input = JSONField(null=True)
+    model_output = JSONField(null=True)
+    has_tool_call = BooleanField(default=False)
+    prompt_tokens = IntegerField(default=0)
+    completion_tokens = IntegerField(default=0)
+    token_count = IntegerField(default=0)
+    attempts = IntegerField(default=1)
+    duration_ms = IntegerField(null=True)
+    status = CharField(max_length=16)
+    error = TextField(null=True)
+    created_at = DateTimeField(default=utcnow)
+
+    class Meta:
+        table_name = "agent_step"
+        indexes = ((("run_id", "step_index"), True),)
+
+
+class ToolInvocation(BaseModel):
+    """One tool call with its verbatim raw output; ordered by the auto-increment id."""
+
+    invocation_id = CharField(max_length=ID_LENGTH, unique=True)
+    run_id = CharField(max_length=ID_LENGTH, index=True)
+    session_id = CharField(max_length=ID_LENGTH, index=True)
+    step = ForeignKeyField(
+        AgentStep, null=True, column_name="step_id", field="id", on_delete="SET NULL",
+        backref="invocations",
+    )
+    agent_name = CharField(max_length=32)
+    tool_name = CharField(max_length=64)
+    arguments = JSONField(null=True)
+    raw_output = JSONField(null=True)
+    status = CharField(max_length=16)
+    error_message = TextField(null=True)
+    duration_ms = IntegerField(default=0)
+    retrieval_details = JSONField(null=True)
+    evidence_refs = JSONField(null=True)
+    created_at = DateTimeField(default=utcnow)
+
+    class Meta:
+        table_name = "tool_invocation"
+
+
+class CaseLibrary(BaseModel):
+    """Runs users marked useful: question and answer kept as a reusable case."""
+
+    run_id = CharField(max_length=ID_LENGTH, unique=True)
+    session_id = CharField(max_length=ID_LENGTH, index=True)
+    question = TextField()
+    answer = LongTextField()
+    created_at = DateTimeField(default=utcnow)
+
+    class Meta:
+        table_name = "case_library"
+
+
+MODELS: tuple[type[BaseModel], ...] = (ChatSession, DiagnosisRun, AgentStep, ToolInvocation, CaseLibrary)
