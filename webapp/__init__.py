@@ -1,1 +1,32 @@
-"""The Flask application wiring real adapters to the diagnosis workflow (SPEC sections 6-10)."""
+"""The Flask application wiring real adapters to the diagnosis workflow (SPEC sections 6-10).
+
+``create_app(config=None, services=None)``: ``config`` overrides settings read from the
+environment (field names, e.g. ``{"database_url": "sqlite:///..."}``); ``services`` replaces the
+adapters entirely (tests pass their own).
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Mapping
+from typing import Any
+
+from flask import Flask
+
+
+def create_app(config: Mapping[str, Any] | None = None, services: Any = None) -> Flask:
+    """Build the app: settings once, services, blueprints, error handlers, CLI commands."""
+    from .api import register_api
+    from .cli import register_cli
+    from .config import Settings
+    from .wiring import build_services
+
+    settings = services.settings if services is not None else Settings.from_env(overrides=config)
+    app = Flask(__name__)
+    app.config.update(MAX_CONTENT_LENGTH=settings.max_request_bytes, JSON_SORT_KEYS=False)
+    app.json.sort_keys = False  # type: ignore[attr-defined]
+    app.extensions["diagnosis"] = services if services is not None else build_services(settings)
+    register_api(app)
+    register_cli(app)
+    logging.getLogger("webapp").setLevel(logging.INFO)
+    return app

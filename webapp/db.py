@@ -24,7 +24,10 @@ SQLITE_PRAGMAS = {
     "synchronous": "normal",
 }
 POOL = {"max_connections": 32, "stale_timeout": 300, "timeout": 10}
-MYSQL_TABLE_SETTINGS = ["ENGINE=InnoDB", "DEFAULT CHARSET=utf8mb4", "COLLATE=utf8mb4_unicode_ci"]
+# Binary collation: ids compare case-sensitively (session "Foo" is not session "foo"), as they
+# do on SQLite and PostgreSQL. DATETIME(3): millisecond timestamps, as on the other backends.
+MYSQL_TABLE_SETTINGS = ["ENGINE=InnoDB", "DEFAULT CHARSET=utf8mb4", "COLLATE=utf8mb4_bin"]
+MYSQL_FIELD_TYPES = {"DATETIME": "DATETIME(3)"}
 
 
 class DatabaseURLError(ValueError):
@@ -44,8 +47,9 @@ def open_database(url: str, *, base_dir: Path | None = None) -> Database:
             path = str(base_dir / path)
         if path != ":memory:":
             Path(path).parent.mkdir(parents=True, exist_ok=True)
-        return SqliteDatabase(path, pragmas=SQLITE_PRAGMAS, field_types={"LONGTEXT": "TEXT"},
-                              check_same_thread=False)
+        return SqliteDatabase(
+            path, pragmas=SQLITE_PRAGMAS, field_types={"LONGTEXT": "TEXT"}, check_same_thread=False
+        )
     if not parsed.hostname or not parsed.path.strip("/"):
         raise DatabaseURLError(f"{scheme}:// URLs need a host and a database name")
     common = {
@@ -56,11 +60,18 @@ def open_database(url: str, *, base_dir: Path | None = None) -> Database:
     }
     name = parsed.path.strip("/")
     if scheme in ("mysql", "mariadb"):
-        return PooledMySQLDatabase(name, port=parsed.port or 3306, charset="utf8mb4",
-                                   **common, **options)
+        return PooledMySQLDatabase(
+            name,
+            port=parsed.port or 3306,
+            charset="utf8mb4",
+            field_types=MYSQL_FIELD_TYPES,
+            **common,
+            **options,
+        )
     if scheme in ("postgres", "postgresql"):
-        return PooledPostgresqlDatabase(name, port=parsed.port or 5432,
-                                        field_types={"LONGTEXT": "TEXT"}, **common, **options)
+        return PooledPostgresqlDatabase(
+            name, port=parsed.port or 5432, field_types={"LONGTEXT": "TEXT"}, **common, **options
+        )
     raise DatabaseURLError(
         f"unsupported DATABASE_URL scheme {parsed.scheme!r}: use sqlite:///, mysql:// or "
         f"postgresql://"

@@ -8,6 +8,7 @@ the self evaluation, and the audit rows written while it ran. The web app's run 
 
 from __future__ import annotations
 
+import logging
 import time
 import uuid
 from collections.abc import Callable, Mapping, Sequence
@@ -51,6 +52,9 @@ class DiagnosisResult:
     def orchestration_trace(self) -> dict[str, Any]:
         """The route the graph took (SPEC section 2)."""
         return self.run.orchestration_trace
+
+
+log = logging.getLogger(__name__)
 
 
 def new_run_id() -> str:
@@ -114,8 +118,21 @@ class Diagnoser:
             finally:
                 if self.tracker is not None and hasattr(self.tracker, "clear"):
                     self.tracker.clear(f"{session_id}:{run_id}")
-        evaluation = build_self_evaluation(
-            run.state, self.audit.invocations_for_run(run_id), prompt_version()
-        )
+        evaluation = self._evaluate(run, run_id)
         duration = int((time.perf_counter() - started) * 1000)
         return DiagnosisResult(session_id, run_id, run, evaluation, duration)
+
+    def _evaluate(self, run: DiagnosisRun, run_id: str) -> dict[str, Any]:
+        """The self evaluation; if the audit rows cannot be read, say so instead of failing."""
+        try:
+            invocations = self.audit.invocations_for_run(run_id)
+        except Exception as exc:
+            log.exception("could not read the invocations of run %s", run_id)
+            return {
+                "rule_evaluation": {
+                    "error": f"{type(exc).__name__}: {exc}",
+                    "prompt_version": prompt_version(),
+                },
+                "verifier_evaluation": None,
+            }
+        return build_self_evaluation(run.state, invocations, prompt_version())

@@ -11,6 +11,7 @@ from datetime import datetime, timezone
 from typing import Any
 
 from peewee import (
+    AutoField,
     BooleanField,
     CharField,
     DatabaseProxy,
@@ -45,7 +46,12 @@ class JSONField(LongTextField):
         """Serialise to compact JSON text (None stays NULL)."""
         if value is None:
             return None
-        return json.dumps(value, ensure_ascii=False, separators=(",", ":"), default=str)
+        try:
+            return json.dumps(value, ensure_ascii=False, separators=(",", ":"), default=str)
+        except (TypeError, ValueError):
+            # default=str does not cover non-string keys or cycles: keep a readable trace
+            # of the value rather than fail the run that is being recorded.
+            return json.dumps(repr(value), ensure_ascii=False)
 
     def python_value(self, value: Any) -> Any:
         """Parse the stored JSON text."""
@@ -56,6 +62,9 @@ class JSONField(LongTextField):
 
 class BaseModel(Model):
     """Every table lives on the proxy bound by ``webapp.db``."""
+
+    # The primary key peewee would add implicitly, declared so type checkers know ``Model.id``.
+    id = AutoField()
 
     class Meta:
         database = database_proxy
@@ -134,9 +143,14 @@ class ToolInvocation(BaseModel):
     run_id = CharField(max_length=ID_LENGTH, index=True)
     session_id = CharField(max_length=ID_LENGTH, index=True)
     step = ForeignKeyField(
-        AgentStep, null=True, column_name="step_id", field="id", on_delete="SET NULL",
+        AgentStep,
+        null=True,
+        column_name="step_id",
+        field="id",
+        on_delete="SET NULL",
         backref="invocations",
     )
+    step_id: int | None  # the raw foreign key column (peewee's accessor), read without a query
     agent_name = CharField(max_length=32)
     tool_name = CharField(max_length=64)
     arguments = JSONField(null=True)
@@ -165,4 +179,10 @@ class CaseLibrary(BaseModel):
         table_name = "case_library"
 
 
-MODELS: tuple[type[BaseModel], ...] = (ChatSession, DiagnosisRun, AgentStep, ToolInvocation, CaseLibrary)
+MODELS: tuple[type[BaseModel], ...] = (
+    ChatSession,
+    DiagnosisRun,
+    AgentStep,
+    ToolInvocation,
+    CaseLibrary,
+)

@@ -1,27 +1,56 @@
-"""Construction of real adapters. The only module that builds them (STYLE: build_services)."""
+"""Construction of real adapters: the only module that builds them (STYLE: build_services)."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
+from peewee import Database
+
+from .config import Settings
+from .db import bind, create_schema, open_database, schema_exists
 from .demo.backend import DemoTelemetryBackend
 from .diagnosis import Diagnoser
 from .llm.offline import OfflineChatModel
+from .llm.openai_client import OpenAIChatClient
 from .llm.types import ChatModel
+from .services.chat import ChatService
+from .services.container import Services
+from .services.history import HistoryStore, history_store
+from .services.records import RunRecords
+from .services.routing import FlowRouter
+from .services.runs import RunStore
+from .services.simple import SimpleChat
 from .stores.memory import MemoryAudit
+from .stores.sql import SqlAudit
+from .tools.backends import TelemetryBackend
+from .tools.catalog import diagnosis_tools, knowledge_tool
 from .tools.doc_tracker import RetrievedDocTracker
 from .tools.knowledge import KnowledgeIndex
 
 
 def knowledge_for(
-    backend: DemoTelemetryBackend, db_path: str | Path = ":memory:"
+    backend: TelemetryBackend, db_path: str | Path = ":memory:", folder: str | Path | None = None
 ) -> KnowledgeIndex:
-    """A knowledge index synced with the backend's runbook folder."""
+    """A knowledge index synced with ``folder`` (default: the backend's runbooks)."""
+    if isinstance(db_path, Path) or db_path != ":memory:":
+        Path(db_path).parent.mkdir(parents=True, exist_ok=True)
     index = KnowledgeIndex(db_path)
-    runbooks = backend.runbook_dir()
+    runbooks = Path(folder) if folder else backend.runbook_dir()
     if runbooks is not None and runbooks.is_dir():
         index.sync_directory(runbooks)
     return index
+
+
+def chat_model(settings: Settings) -> ChatModel:
+    """The OpenAI-compatible client when an API key is set, else the offline provider."""
+    if settings.offline:
+        return OfflineChatModel()
+    return OpenAIChatClient(
+        api_key=settings.openai_api_key or "",
+        model=settings.llm_model,
+        base_url=settings.openai_base_url,
+        timeout_seconds=settings.llm_timeout_seconds,
+    )
 
 
 def offline_diagnoser(
@@ -35,4 +64,62 @@ def offline_diagnoser(
         knowledge=knowledge_for(backend),
         audit=MemoryAudit(),
         tracker=RetrievedDocTracker(),
+    )
+
+
+def build_services(
+    settings: Settings,
+    *,
+    database: Database | None = None,
+    backend: TelemetryBackend | None = None,
+    history: HistoryStore | None = None,
+    model: ChatModel | None = None,
+) -> Services:
+    """Every real adapter the app runs on, from ``settings``; tests may hand in some of them."""
+    database = bind(database or open_database(settings.database_url))
+    if settings.create_schema and not schema_exists(database):
+        create_schema(database)
+    backend = backend or DemoTelemetryBackend()
+    knowledge = knowledge_for(backend, settings.knowledge_db, settings.knowledge_dir)
+    model = model or chat_model(settings)
+    audit = SqlAudit(database)
+    tracker = RetrievedDocTracker()
+    diagnoser = Diagnoser(
+        model=model,
+        backend=backend,
+        knowledge=knowledge,
+        audit=audit,
+        tracker=tracker,
+        response_mode=settings.llm_response_format,
+    )
+    simple_tools = [
+        knowledge_tool(knowledge, tracker),
+        *diagnosis_tools(backend, knowledge, tracker)[1:],
+    ]
+    simple = SimpleChat(model, audit, audit, lambda: simple_tools)
+    history = history or history_store(
+        settings.redis_url, settings.history_max_messages, settings.session_ttl_seconds
+    )
+    router = FlowRouter(
+        backend.services,
+        lambda: [a["alert_name"] for a in backend.query_alerts(state="all")["alerts"]],
+    )
+    chat = ChatService(
+        runs=RunStore(database, settings.session_ttl_seconds),
+        diagnoser=diagnoser,
+        simple=simple,
+        history=history,
+        router=router,
+        audit=audit,
+    )
+    return Services(
+        settings,
+        database,
+        backend,
+        knowledge,
+        model,
+        history,
+        diagnoser,
+        chat,
+        RunRecords(database),
     )

@@ -14,6 +14,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from ..types import ChatResult, Message, ToolCall
+from . import simple
 from .conversation import Catalog, payload, schema_name, tool_results, tool_rounds
 from .executor import MAX_FOLLOW_UP_ROUNDS, Investigation, final_evidence
 from .judge import compose, verify
@@ -50,11 +51,10 @@ class OfflineChatModel:
             return self._json(verify(request), messages)
         if name == "composer_output":
             return self._json(compose(request), messages)
-        return self._text(
-            "I am the offline rule-based model; I can only answer the diagnosis "
-            "workflow's structured requests.",
-            messages,
-        )
+        step = simple.next_step(messages, catalog)
+        if isinstance(step, dict) and tool_choice != "none":
+            return self._calls([step], messages, tool_rounds(messages))
+        return self._text(step if isinstance(step, str) else simple.HELP, messages)
 
     def _execute(
         self,

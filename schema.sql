@@ -1,0 +1,105 @@
+-- MySQL/MariaDB DDL of the audit tables (SPEC section 6).
+--
+-- This file must match the peewee models in webapp/models.py exactly: the same tables, columns
+-- (names, types, nullability), indexes (names, columns, uniqueness) and foreign key that
+-- webapp.db.create_schema creates on MySQL/MariaDB. A test enforces it: it applies this file
+-- to a scratch MariaDB database and compares it with the models' schema through
+-- information_schema (tests/webapp/persistence/test_schema_sql.py). Change both together.
+--
+-- Idempotent: every statement is CREATE TABLE IF NOT EXISTS with its indexes inline, so
+-- applying the file twice is harmless. Defaults live in the models (peewee puts none in DDL).
+--
+--   mariadb -u USER -p DATABASE < schema.sql
+
+CREATE TABLE IF NOT EXISTS `chat_session` (
+  `id` INTEGER AUTO_INCREMENT NOT NULL PRIMARY KEY,
+  `session_id` VARCHAR(64) NOT NULL,
+  `title` VARCHAR(200) NOT NULL,
+  `created_at` DATETIME(3) NOT NULL,
+  `updated_at` DATETIME(3) NOT NULL,
+  `expires_at` DATETIME(3),
+  UNIQUE KEY `chat_session_session_id` (`session_id`)
+) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin;
+
+CREATE TABLE IF NOT EXISTS `diagnosis_run` (
+  `id` INTEGER AUTO_INCREMENT NOT NULL PRIMARY KEY,
+  `run_id` VARCHAR(64) NOT NULL,
+  `session_id` VARCHAR(64) NOT NULL,
+  `agent_flow` VARCHAR(16) NOT NULL,
+  `flow` VARCHAR(16) NOT NULL,
+  `status` VARCHAR(16) NOT NULL,
+  `question` TEXT NOT NULL,
+  `answer` LONGTEXT,
+  `degraded` BOOL NOT NULL,
+  `error_message` TEXT,
+  `step_count` INTEGER NOT NULL,
+  `tool_count` INTEGER NOT NULL,
+  `duration_ms` INTEGER,
+  `self_evaluation` LONGTEXT,
+  `orchestration_trace` LONGTEXT,
+  `feedback` VARCHAR(16),
+  `feedback_comment` TEXT,
+  `started_at` DATETIME(3) NOT NULL,
+  `finished_at` DATETIME(3),
+  UNIQUE KEY `diagnosis_run_run_id` (`run_id`),
+  KEY `diagnosis_run_session_id` (`session_id`),
+  KEY `diagnosis_run_status` (`status`),
+  KEY `diagnosis_run_session_id_started_at` (`session_id`, `started_at`)
+) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin;
+
+CREATE TABLE IF NOT EXISTS `agent_step` (
+  `id` INTEGER AUTO_INCREMENT NOT NULL PRIMARY KEY,
+  `run_id` VARCHAR(64) NOT NULL,
+  `session_id` VARCHAR(64) NOT NULL,
+  `step_index` INTEGER NOT NULL,
+  `agent_name` VARCHAR(32) NOT NULL,
+  `model` VARCHAR(128) NOT NULL,
+  `model_input` LONGTEXT,
+  `model_output` LONGTEXT,
+  `has_tool_call` BOOL NOT NULL,
+  `prompt_tokens` INTEGER NOT NULL,
+  `completion_tokens` INTEGER NOT NULL,
+  `token_count` INTEGER NOT NULL,
+  `attempts` INTEGER NOT NULL,
+  `duration_ms` INTEGER,
+  `status` VARCHAR(16) NOT NULL,
+  `error` TEXT,
+  `created_at` DATETIME(3) NOT NULL,
+  KEY `agent_step_run_id` (`run_id`),
+  KEY `agent_step_session_id` (`session_id`),
+  UNIQUE KEY `agent_step_run_id_step_index` (`run_id`, `step_index`)
+) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin;
+
+CREATE TABLE IF NOT EXISTS `tool_invocation` (
+  `id` INTEGER AUTO_INCREMENT NOT NULL PRIMARY KEY,
+  `invocation_id` VARCHAR(64) NOT NULL,
+  `run_id` VARCHAR(64) NOT NULL,
+  `session_id` VARCHAR(64) NOT NULL,
+  `step_id` INTEGER,
+  `agent_name` VARCHAR(32) NOT NULL,
+  `tool_name` VARCHAR(64) NOT NULL,
+  `arguments` LONGTEXT,
+  `raw_output` LONGTEXT,
+  `status` VARCHAR(16) NOT NULL,
+  `error_message` TEXT,
+  `duration_ms` INTEGER NOT NULL,
+  `retrieval_details` LONGTEXT,
+  `evidence_refs` LONGTEXT,
+  `created_at` DATETIME(3) NOT NULL,
+  UNIQUE KEY `tool_invocation_invocation_id` (`invocation_id`),
+  KEY `tool_invocation_run_id` (`run_id`),
+  KEY `tool_invocation_session_id` (`session_id`),
+  KEY `tool_invocation_step_id` (`step_id`),
+  FOREIGN KEY (`step_id`) REFERENCES `agent_step` (`id`) ON DELETE SET NULL
+) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin;
+
+CREATE TABLE IF NOT EXISTS `case_library` (
+  `id` INTEGER AUTO_INCREMENT NOT NULL PRIMARY KEY,
+  `run_id` VARCHAR(64) NOT NULL,
+  `session_id` VARCHAR(64) NOT NULL,
+  `question` TEXT NOT NULL,
+  `answer` LONGTEXT NOT NULL,
+  `created_at` DATETIME(3) NOT NULL,
+  UNIQUE KEY `case_library_run_id` (`run_id`),
+  KEY `case_library_session_id` (`session_id`)
+) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin;

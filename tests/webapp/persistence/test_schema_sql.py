@@ -1,0 +1,213 @@
+"""``schema.sql`` is the MySQL/MariaDB DDL of exactly the peewee models.
+
+On a real MariaDB (``TEST_MYSQL_URL``): the file, applied twice to one scratch database, and
+``create_schema`` in another must give identical tables, columns, indexes and foreign keys in
+``information_schema``. Without a server: the file's tables, column definitions and indexes
+are compared with the DDL peewee renders for MySQL.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from peewee import Database, MySQLDatabase, SchemaManager
+
+from tests.conftest import ScratchServers, close_database
+from webapp.db import MYSQL_FIELD_TYPES, MYSQL_TABLE_SETTINGS, bind, create_schema, open_database
+from webapp.models import MODELS
+
+SCHEMA_SQL = Path(__file__).resolve().parents[3] / "schema.sql"
+TABLES = sorted(m._meta.table_name for m in MODELS)
+
+
+def statements(text: str) -> list[str]:
+    """The statements of an SQL script without ``--`` comments (no ``;`` inside literals)."""
+    lines = [line for line in text.splitlines() if not line.lstrip().startswith("--")]
+    return [s.strip() for s in "\n".join(lines).split(";") if s.strip()]
+
+
+# --- on a real MariaDB ----------------------------------------------------------------------
+
+QUERIES = {
+    "tables": """
+        SELECT TABLE_NAME, ENGINE, TABLE_COLLATION FROM information_schema.TABLES
+        WHERE TABLE_SCHEMA = %s ORDER BY TABLE_NAME""",
+    "columns": """
+        SELECT TABLE_NAME, ORDINAL_POSITION, COLUMN_NAME, DATA_TYPE, COLUMN_TYPE, IS_NULLABLE,
+               CHARACTER_MAXIMUM_LENGTH, COLUMN_DEFAULT, EXTRA, CHARACTER_SET_NAME, COLLATION_NAME
+        FROM information_schema.COLUMNS
+        WHERE TABLE_SCHEMA = %s ORDER BY TABLE_NAME, ORDINAL_POSITION""",
+    "indexes": """
+        SELECT TABLE_NAME, INDEX_NAME, NON_UNIQUE, SEQ_IN_INDEX, COLUMN_NAME
+        FROM information_schema.STATISTICS
+        WHERE TABLE_SCHEMA = %s ORDER BY TABLE_NAME, INDEX_NAME, SEQ_IN_INDEX""",
+    "foreign_keys": """
+        SELECT k.TABLE_NAME, k.CONSTRAINT_NAME, k.COLUMN_NAME, k.REFERENCED_TABLE_NAME,
+               k.REFERENCED_COLUMN_NAME, r.UPDATE_RULE, r.DELETE_RULE
+        FROM information_schema.KEY_COLUMN_USAGE k
+        JOIN information_schema.REFERENTIAL_CONSTRAINTS r
+          ON r.CONSTRAINT_SCHEMA = k.CONSTRAINT_SCHEMA AND r.TABLE_NAME = k.TABLE_NAME
+         AND r.CONSTRAINT_NAME = k.CONSTRAINT_NAME
+        WHERE k.TABLE_SCHEMA = %s AND k.REFERENCED_TABLE_NAME IS NOT NULL
+        ORDER BY k.TABLE_NAME, k.CONSTRAINT_NAME, k.ORDINAL_POSITION""",
+}
+
+
+def describe(database: Database) -> dict[str, Any]:
+    """Tables, columns, indexes and foreign keys of ``database`` from information_schema."""
+    with database.connection_context():
+        found: dict[str, Any] = {
+            name: [tuple(row) for row in database.execute_sql(sql, (database.database,))]
+            for name, sql in QUERIES.items()
+        }
+    indexes: dict[tuple[str, str], tuple[bool, tuple[str, ...]]] = {}
+    for table, index, non_unique, _seq, column in found["indexes"]:
+        unique, columns = indexes.get((table, index), (not non_unique, ()))
+        indexes[(table, index)] = (unique, (*columns, column))
+    found["indexes"] = indexes
+    return found
+
+
+@pytest.fixture
+def mariadb_pair(scratch_servers: ScratchServers) -> Iterator[tuple[Database, Database]]:
+    """Two new scratch databases on the MariaDB of ``TEST_MYSQL_URL``, dropped afterwards."""
+    urls = [scratch_servers.new_database_url("mysql") for _ in range(2)]
+    from_file, from_models = (open_database(url) for url in urls)
+    try:
+        yield from_file, from_models
+    finally:
+        for database, url in ((from_file, urls[0]), (from_models, urls[1])):
+            close_database(database)
+            scratch_servers.drop(url)
+
+
+def apply_schema_sql(database: Database) -> None:
+    """Run every statement of ``schema.sql`` on ``database``."""
+    with database.connection_context():
+        for statement in statements(SCHEMA_SQL.read_text(encoding="utf-8")):
+            database.execute_sql(statement)
+
+
+def test_schema_sql_matches_the_models_on_mariadb(
+    mariadb_pair: tuple[Database, Database],
+) -> None:
+    from_file, from_models = mariadb_pair
+    apply_schema_sql(from_file)
+    bind(from_models)
+    create_schema(from_models)
+
+    expected, actual = describe(from_models), describe(from_file)
+    assert [t[0] for t in expected["tables"]] == TABLES
+    assert actual["tables"] == expected["tables"]
+    assert actual["columns"] == expected["columns"]
+    assert actual["indexes"] == expected["indexes"]
+    assert actual["foreign_keys"] == expected["foreign_keys"]
+    # the things the audit relies on, spelled out
+    assert actual["indexes"][("agent_step", "agent_step_run_id_step_index")] == (
+        True,
+        ("run_id", "step_index"),
+    )
+    assert actual["indexes"][("chat_session", "chat_session_session_id")] == (True, ("session_id",))
+    assert [fk[2:] for fk in actual["foreign_keys"]] == [
+        ("step_id", "agent_step", "id", "RESTRICT", "SET NULL")
+    ]
+    longtext = {(c[0], c[2]) for c in actual["columns"] if c[3] == "longtext"}
+    assert ("tool_invocation", "raw_output") in longtext
+
+
+def test_schema_sql_applies_twice_and_keeps_rows(mariadb_pair: tuple[Database, Database]) -> None:
+    from_file, _ = mariadb_pair
+    apply_schema_sql(from_file)
+    with from_file.connection_context():
+        from_file.execute_sql(
+            "INSERT INTO chat_session (session_id, title, created_at, updated_at) "
+            "VALUES ('sess-1', 'kept', NOW(), NOW())"
+        )
+    before = describe(from_file)
+    apply_schema_sql(from_file)
+    assert describe(from_file) == before
+    with from_file.connection_context():
+        assert from_file.execute_sql("SELECT title FROM chat_session").fetchall() == (("kept",),)
+
+
+# --- without a server: the text of schema.sql against peewee's MySQL DDL ------------------
+
+BLOCK = re.compile(r"CREATE TABLE IF NOT EXISTS `(\w+)` \((.*)\)\s*(.*)", re.DOTALL)
+INDEX_LINE = re.compile(r"(UNIQUE )?KEY `(\w+)` \((.*)\)")
+CREATE_INDEX = re.compile(r"CREATE (UNIQUE )?INDEX `(\w+)` ON `\w+` \((.*)\)")
+
+
+def split_top_level(text: str) -> list[str]:
+    """``text`` split on the commas outside parentheses."""
+    parts, depth, current = [], 0, ""
+    for char in text:
+        depth += {"(": 1, ")": -1}.get(char, 0)
+        if char == "," and depth == 0:
+            parts.append(current.strip())
+            current = ""
+        else:
+            current += char
+    return [*parts, current.strip()] if current.strip() else parts
+
+
+def parse_schema_sql() -> dict[str, dict[str, Any]]:
+    """table -> its column definitions, indexes, other constraints and table options."""
+    tables: dict[str, dict[str, Any]] = {}
+    for statement in statements(SCHEMA_SQL.read_text(encoding="utf-8")):
+        match = BLOCK.fullmatch(statement)
+        assert match, f"schema.sql: not a CREATE TABLE IF NOT EXISTS statement: {statement[:80]}"
+        name, body, options = match.groups()
+        parts = split_top_level(body)
+        indexes = [INDEX_LINE.fullmatch(p) for p in parts if INDEX_LINE.fullmatch(p)]
+        tables[name] = {
+            "columns": [p for p in parts if p.startswith("`")],
+            "indexes": {(m[2], bool(m[1]), m[3]) for m in indexes if m},
+            "constraints": [p for p in parts if p.startswith(("FOREIGN", "CONSTRAINT"))],
+            "options": " ".join(options.split()),
+        }
+    return tables
+
+
+def models_ddl() -> dict[str, dict[str, Any]]:
+    """The same shape, rendered by peewee for MySQL without connecting."""
+    tables: dict[str, dict[str, Any]] = {}
+    rendering = MySQLDatabase(None, field_types=MYSQL_FIELD_TYPES)
+    for model in MODELS:
+        # the private builders render the statements create_schema runs, without a connection
+        schema: Any = SchemaManager(model, rendering)
+        sql, _ = schema._create_table(safe=True).query()
+        match = BLOCK.fullmatch(sql)
+        assert match, sql
+        parts = split_top_level(match[2])
+        created = [CREATE_INDEX.fullmatch(ctx.query()[0]) for ctx in schema._create_indexes(False)]
+        tables[model._meta.table_name] = {
+            "columns": [p for p in parts if p.startswith("`")],
+            "indexes": {(m[2], bool(m[1]), m[3]) for m in created if m},
+            "constraints": [p for p in parts if not p.startswith("`")],
+            "options": " ".join(MYSQL_TABLE_SETTINGS),
+        }
+    return tables
+
+
+def test_every_table_and_column_of_the_models_is_in_schema_sql() -> None:
+    text = SCHEMA_SQL.read_text(encoding="utf-8")
+    parsed = parse_schema_sql()
+    assert sorted(parsed) == TABLES
+    for model in MODELS:
+        table = model._meta.table_name
+        assert f"CREATE TABLE IF NOT EXISTS `{table}`" in text
+        columns = [c.split("`")[1] for c in parsed[table]["columns"]]
+        assert columns == [f.column_name for f in model._meta.sorted_fields], table
+
+
+def test_schema_sql_definitions_match_peewee_mysql_ddl() -> None:
+    parsed, expected = parse_schema_sql(), models_ddl()
+    for table in TABLES:
+        assert parsed[table]["columns"] == expected[table]["columns"], table
+        assert parsed[table]["indexes"] == expected[table]["indexes"], table
+        assert parsed[table]["constraints"] == expected[table]["constraints"], table
+        assert parsed[table]["options"] == expected[table]["options"], table

@@ -1,0 +1,334 @@
+"""SqlAudit on every backend: rows written as the run happens, read back in order, intact."""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from datetime import datetime
+from functools import partial
+from typing import Any
+
+import pytest
+from peewee import Database, chunked
+
+from diagnosis_graph.workflow.ports import InvocationRecord
+from webapp.context import run_scope
+from webapp.models import AgentStep, ToolInvocation
+from webapp.stores.sql import TEXT_MAX_BYTES, SqlAudit
+
+from .helpers import draft, end, start
+
+CountQueries = Callable[[Callable[[], Any]], int]
+
+
+def test_steps_are_numbered_per_run_and_completed_by_after_model(audit: SqlAudit) -> None:
+    with run_scope("sess-a", "run-a"):
+        a0 = audit.before_model(start("planner", {"messages": ["hi"]}))
+    with run_scope("sess-b", "run-b"):
+        b0 = audit.before_model(start("planner"))
+    with run_scope("sess-a", "run-a"):
+        a1 = audit.before_model(start("executor"))
+
+    running = audit.steps_for_run("run-a")
+    assert [(s.id, s.step_index, s.status) for s in running] == [
+        (a0, 0, "RUNNING"),
+        (a1, 1, "RUNNING"),
+    ]
+    assert running[0].model_input == {"messages": ["hi"]}
+    assert running[0].model_output is None
+
+    audit.after_model(a0, end(prompt_tokens=100, completion_tokens=23, duration_ms=450))
+    audit.after_model(
+        a1, end("ERROR", has_tool_call=True, attempts=3, error="timeout", model_output=None)
+    )
+    done = audit.steps_for_run("run-a")
+    assert (done[0].status, done[0].token_count, done[0].duration_ms) == ("SUCCESS", 123, 450)
+    assert (done[0].prompt_tokens, done[0].completion_tokens) == (100, 23)
+    assert done[0].model_output == {"answer": "ok"}
+    assert (done[1].status, done[1].error, done[1].attempts, done[1].has_tool_call) == (
+        "ERROR",
+        "timeout",
+        3,
+        True,
+    )
+    assert [(s.id, s.step_index, s.session_id) for s in audit.steps_for_run("run-b")] == [
+        (b0, 0, "sess-b")
+    ]
+
+
+def test_before_model_outside_a_run_raises_and_writes_nothing(audit: SqlAudit) -> None:
+    with pytest.raises(RuntimeError, match="no diagnosis run"):
+        audit.before_model(start())
+    with pytest.raises(RuntimeError, match="no diagnosis run"):
+        audit.record(draft(None))
+    assert audit.counts_for_run("run-a") == (0, 0)
+
+
+def test_step_index_taken_by_a_concurrent_writer_is_retried(
+    audit: SqlAudit, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    with run_scope("sess-a", "run-a"):
+        audit.before_model(start())
+        real = audit._next_step_index
+        stale = [0]  # the first attempt sees a stale index 0, as if another writer raced it
+
+        def racing(run_id: str) -> int:
+            return stale.pop() if stale else real(run_id)
+
+        monkeypatch.setattr(audit, "_next_step_index", racing)
+        second = audit.before_model(start())
+        assert not stale
+    assert [(s.id, s.step_index) for s in audit.steps_for_run("run-a")][-1] == (second, 1)
+
+
+def test_invocations_are_linked_to_the_step_that_asked_for_them(audit: SqlAudit) -> None:
+    with run_scope("sess-a", "run-a"):
+        step = audit.before_model(start("executor"))
+        first = audit.record(draft(step, retrieval_details={"hits": [{"doc": "runbook.md"}]}))
+        second = audit.record(
+            draft(step, tool_name="search_logs", status="ERROR", error_message="backend down")
+        )
+        orphan = audit.record(draft(None, duration_ms=0))
+
+    assert first.startswith("inv-") and len({first, second, orphan}) == 3
+    rows = audit.invocations_rows_for_run("run-a")
+    assert [(r.invocation_id, r.step_id) for r in rows] == [
+        (first, step),
+        (second, step),
+        (orphan, None),
+    ]
+    assert rows[0].retrieval_details == {"hits": [{"doc": "runbook.md"}]}
+    assert (rows[0].agent_name, rows[0].session_id, rows[0].duration_ms) == (
+        "executor",
+        "sess-a",
+        7,
+    )
+    assert (rows[1].tool_name, rows[1].status, rows[1].error_message) == (
+        "search_logs",
+        "ERROR",
+        "backend down",
+    )
+    assert audit.counts_for_run("run-a") == (1, 3)
+
+
+def test_invocations_for_run_returns_only_that_run_in_creation_order(audit: SqlAudit) -> None:
+    expected: dict[str, list[str]] = {"run-a": [], "run-b": []}
+    for i in range(6):
+        run = "run-a" if i % 2 == 0 else "run-b"
+        with run_scope(f"sess-{run}", run):
+            expected[run].append(audit.record(draft(None, tool_name=f"tool_{i}", raw_output=[i])))
+    with run_scope("sess-run-a", "run-a"):
+        expected["run-a"].append(audit.record(draft(None, arguments=None)))
+
+    records = audit.invocations_for_run("run-a")
+    assert [r.invocation_id for r in records] == expected["run-a"]
+    assert all(isinstance(r, InvocationRecord) and r.run_id == "run-a" for r in records)
+    assert [r.tool_name for r in records[:3]] == ["tool_0", "tool_2", "tool_4"]
+    assert [r.raw_output for r in records[:3]] == [[0], [2], [4]]
+    assert records[0].arguments == {"service": "checkout"}
+    assert records[-1].arguments == {}
+    assert [r.invocation_id for r in audit.invocations_for_run("run-b")] == expected["run-b"]
+    assert audit.invocations_for_run("run-unknown") == []
+
+
+LARGE = {
+    "lines": [f'{i:06d} 延迟升高 🚀 upstream timeout après 30s "quoted" \\ ' for i in range(6000)]
+}
+RAW_OUTPUTS = {
+    "nested": {"z": 1, "a": {"y": [1, {"b": None, "a": True}], "x": 1.5}, "m": [], "e": {}},
+    "unicode": {"msg": "支付服务延迟 🔥🧯 Ünïcödé ελληνικά", "ctl": "tab\tnl\nnul\u0000"},
+    "text": 'plain "text" with \\ backslashes and 漢字 🙂',
+    "list": [{"ts": "2024-05-01T10:00:00Z", "value": 0.1}, 3, "x", None, False],
+    "large": LARGE,
+}
+
+
+@pytest.mark.parametrize("kind", sorted(RAW_OUTPUTS))
+def test_raw_output_round_trips_verbatim(audit: SqlAudit, kind: str) -> None:
+    raw = RAW_OUTPUTS[kind]
+    with run_scope("sess-a", "run-a"):
+        audit.record(draft(None, raw_output=raw, arguments={"q": raw}))
+    [record] = audit.invocations_for_run("run-a")
+    [row] = audit.invocations_rows_for_run("run-a")
+    # dumps equality also pins key order, which a plain == on dicts would not
+    assert json.dumps(record.raw_output) == json.dumps(raw)
+    assert json.dumps(row.raw_output) == json.dumps(raw)
+    assert json.dumps(record.arguments) == json.dumps({"q": raw})
+
+
+def test_large_raw_output_exceeds_64_kib(audit: SqlAudit) -> None:
+    text = json.dumps(LARGE, ensure_ascii=False).encode("utf-8")
+    assert len(text) > 4 * 65_536  # larger than TEXT on MySQL; LONGTEXT keeps it whole
+    with run_scope("sess-a", "run-a"):
+        step = audit.before_model(start(model_input=LARGE))
+        audit.after_model(step, end(model_output=LARGE))
+    [row] = audit.steps_for_run("run-a")
+    assert row.model_input == LARGE and row.model_output == LARGE
+
+
+def test_values_that_are_not_json_do_not_crash_the_run(audit: SqlAudit) -> None:
+    circular: list[Any] = [1]
+    circular.append(circular)
+    with run_scope("sess-a", "run-a"):
+        audit.record(draft(None, raw_output={"at": datetime(2024, 5, 1, 10, 0, 0), "ids": {7}}))
+        audit.record(draft(None, raw_output={(1, 2): "tuple key"}))
+        audit.record(draft(None, raw_output=circular, arguments={"obj": object()}))
+    first, second, third = audit.invocations_for_run("run-a")
+    assert first.raw_output == {"at": "2024-05-01 10:00:00", "ids": "{7}"}
+    assert second.raw_output == "{(1, 2): 'tuple key'}"
+    assert third.raw_output == "[1, [...]]"
+    assert str(third.arguments["obj"]).startswith("<object object")
+
+
+def test_overlong_names_and_error_texts_are_cut_not_fatal(audit: SqlAudit) -> None:
+    error = "é🔥" * 40_000  # 240,000 bytes: more than a MySQL TEXT column holds
+    with run_scope("sess-a", "run-a"):
+        step = audit.before_model(start("a" * 100, model="m" * 300))
+        audit.after_model(step, end("FAILED_WITH_A_VERY_LONG_STATUS", error=error))
+        audit.record(draft(step, tool_name="t" * 200, error_message=error))
+    [row] = audit.steps_for_run("run-a")
+    [invocation] = audit.invocations_rows_for_run("run-a")
+    assert (row.agent_name, row.model, row.status) == ("a" * 32, "m" * 128, "FAILED_WITH_A_VE")
+    assert invocation.tool_name == "t" * 64
+    for stored in (row.error, invocation.error_message):
+        assert stored is not None and error.startswith(stored)
+        assert 60_000 < len(stored.encode("utf-8")) <= TEXT_MAX_BYTES
+
+
+def test_concurrent_runs_keep_their_own_rows(audit: SqlAudit, database: Database) -> None:
+    runs, steps_per_run = 16, 10
+    barrier = threading.Barrier(runs)
+
+    def one_run(n: int) -> bool:
+        barrier.wait()
+        with run_scope(f"sess-{n}", f"run-{n}"):
+            for i in range(steps_per_run):
+                step = audit.before_model(start(f"agent-{n}", {"run": n, "i": i}))
+                audit.record(draft(step, arguments={"run": n, "i": i}))
+                audit.after_model(step, end(prompt_tokens=n, completion_tokens=i))
+        return database.is_closed()  # this worker thread kept no connection
+
+    with ThreadPoolExecutor(max_workers=runs) as pool:
+        closed = list(pool.map(one_run, range(runs)))
+
+    assert all(closed)
+    assert not getattr(database, "_in_use", {}), "a pooled connection was left checked out"
+    for n in range(runs):
+        steps = audit.steps_for_run(f"run-{n}")
+        assert [s.step_index for s in steps] == list(range(steps_per_run))
+        assert {(s.session_id, s.agent_name, s.status) for s in steps} == {
+            (f"sess-{n}", f"agent-{n}", "SUCCESS")
+        }
+        assert [s.model_input for s in steps] == [{"run": n, "i": i} for i in range(steps_per_run)]
+        assert [s.token_count for s in steps] == [n + i for i in range(steps_per_run)]
+        invocations = audit.invocations_rows_for_run(f"run-{n}")
+        assert [r.arguments for r in invocations] == [s.model_input for s in steps]
+        assert [r.step_id for r in invocations] == [s.id for s in steps]
+        assert {r.session_id for r in invocations} == {f"sess-{n}"}
+    with database.connection_context():
+        assert AgentStep.select().count() == ToolInvocation.select().count() == runs * steps_per_run
+
+
+def test_the_store_leaves_no_connection_open_and_keeps_the_callers(
+    audit: SqlAudit, database: Database
+) -> None:
+    assert database.is_closed()
+    with run_scope("sess-a", "run-a"):
+        step = audit.before_model(start())
+        audit.after_model(step, end())
+        audit.record(draft(step))
+    audit.invocations_for_run("run-a")
+    assert database.is_closed()
+    assert not getattr(database, "_in_use", {})
+
+    database.connect()  # a request's connection: audit writes on its thread must not close it
+    try:
+        connection = database.connection()
+        with run_scope("sess-a", "run-a"):
+            audit.record(draft(step))
+        assert audit.counts_for_run("run-a") == (1, 2)
+        assert not database.is_closed() and database.connection() is connection
+    finally:
+        database.close()
+
+
+def _bulk_run(run_id: str, size: int) -> None:
+    """Write a run of ``size`` steps, each with one invocation, in a few statements."""
+    steps = [
+        {
+            "run_id": run_id,
+            "session_id": "sess",
+            "step_index": i,
+            "agent_name": "executor",
+            "model": "m",
+            "model_input": {"i": i},
+            "status": "SUCCESS",
+        }
+        for i in range(size)
+    ]
+    for batch in chunked(steps, 50):
+        AgentStep.insert_many(batch).execute()
+    ids = [s.id for s in AgentStep.select(AgentStep.id).where(AgentStep.run_id == run_id)]
+    invocations = [
+        {
+            "invocation_id": f"inv-{run_id}-{i}",
+            "run_id": run_id,
+            "session_id": "sess",
+            "step": step_id,
+            "agent_name": "executor",
+            "tool_name": "query_metrics",
+            "raw_output": {"i": i},
+            "status": "SUCCESS",
+            "duration_ms": 1,
+        }
+        for i, step_id in enumerate(ids)
+    ]
+    for batch in chunked(invocations, 50):
+        ToolInvocation.insert_many(batch).execute()
+
+
+def test_trace_reads_issue_a_constant_number_of_queries(
+    audit: SqlAudit, database: Database, count_queries: CountQueries
+) -> None:
+    with database.connection_context(), database.atomic():
+        _bulk_run("run-small", 5)
+        _bulk_run("run-large", 500)
+
+    def trace(run_id: str) -> Callable[[], Any]:
+        def read() -> Any:
+            steps = audit.steps_for_run(run_id)
+            rows = audit.invocations_rows_for_run(run_id)
+            links = [row.step_id for row in rows]  # the foreign key column, never a lazy .step
+            return steps, links, audit.counts_for_run(run_id), audit.invocations_for_run(run_id)
+
+        return read
+
+    with database.connection_context():
+        small, large = count_queries(trace("run-small")), count_queries(trace("run-large"))
+        assert small == large == 5
+        for helper, expected in (
+            (audit.steps_for_run, 1),
+            (audit.invocations_rows_for_run, 1),
+            (audit.counts_for_run, 2),
+            (audit.invocations_for_run, 1),
+        ):
+            assert count_queries(partial(helper, "run-large")) == expected
+    assert count_queries(trace("run-small")) == count_queries(trace("run-large"))
+    steps, links, counts, records = trace("run-large")()
+    assert [s.step_index for s in steps] == list(range(500))
+    assert links == [s.id for s in steps]
+    assert counts == (500, 500) and len(records) == 500
+
+
+def test_step_rows_survive_their_invocations_deletion_and_vice_versa(
+    audit: SqlAudit, database: Database
+) -> None:
+    with run_scope("sess-a", "run-a"):
+        step = audit.before_model(start())
+        audit.record(draft(step))
+    with database.connection_context():
+        AgentStep.delete().where(AgentStep.id == step).execute()
+    [row] = audit.invocations_rows_for_run("run-a")
+    assert row.step_id is None  # ON DELETE SET NULL: the audit of the tool call is kept

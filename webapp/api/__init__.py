@@ -1,0 +1,51 @@
+"""The HTTP API: blueprints, the error envelope, bearer auth and per-request connections."""
+
+from __future__ import annotations
+
+import hmac
+
+from flask import Flask, g, request
+
+from .errors import ApiError, register_error_handlers
+
+# Endpoints that need no database connection and no API key.
+OPEN_ENDPOINTS = {"system.healthz", "system.readyz", "system.openapi", "static"}
+
+
+def register_api(app: Flask) -> None:
+    """Install blueprints, error handlers, authentication and connection handling."""
+    from . import chat, runs, system
+
+    for blueprint in (chat.bp, runs.bp, system.bp):
+        app.register_blueprint(blueprint)
+    register_error_handlers(app)
+
+    @app.before_request
+    def authenticate() -> None:
+        key = app.extensions["diagnosis"].settings.api_key
+        if not key or request.endpoint in OPEN_ENDPOINTS or not request.path.startswith("/api/"):
+            return
+        header = request.headers.get("Authorization", "")
+        token = header[7:] if header.lower().startswith("bearer ") else ""
+        if not hmac.compare_digest(token.encode(), key.encode()):
+            raise ApiError(
+                401,
+                "missing or wrong bearer token",
+                {"WWW-Authenticate": 'Bearer realm="diagnosis"'},
+            )
+
+    @app.before_request
+    def connect() -> None:
+        if request.endpoint in OPEN_ENDPOINTS or not request.path.startswith("/api/"):
+            return
+        # A connection context, not connect(): nested contexts (the run lifecycle, the audit
+        # store) then reuse this connection instead of closing it under the request.
+        context = app.extensions["diagnosis"].database.connection_context()
+        context.__enter__()
+        g.db_context = context
+
+    @app.teardown_request
+    def disconnect(error: BaseException | None) -> None:
+        context = g.pop("db_context", None)
+        if context is not None:
+            context.__exit__(None, None, None)

@@ -1,0 +1,98 @@
+"""The exact-run trace, a session's runs, feedback and the case library."""
+
+from __future__ import annotations
+
+from flask import Blueprint, request
+from flask.typing import ResponseReturnValue
+
+from ..services.records import FEEDBACK, Conflict, NotFound
+from . import serializers
+from .context import services
+from .errors import ApiError, ok
+from .requests import json_body, page, pick, valid_choice, valid_id, valid_text
+
+bp = Blueprint("runs", __name__, url_prefix="/api")
+
+
+@bp.get("/diagnosis/<session_id>/trace")
+def trace(session_id: str) -> ResponseReturnValue:
+    """Everything about one run of this session; another session's run is 404 like any other."""
+    valid_id(session_id, "sessionId")
+    run_id = valid_id(request.args.get("runId"), "runId")
+    assert run_id is not None
+    try:
+        found = services().records.trace(session_id, run_id)
+    except NotFound:
+        raise ApiError(404, f"run {run_id} not found in session {session_id}") from None
+    return ok(
+        {
+            "session": serializers.session(found.session) if found.session else None,
+            "run": serializers.run_detail(found.run),
+            "steps": [serializers.step(s) for s in found.steps],
+            "toolInvocations": [serializers.invocation(i) for i in found.invocations],
+        }
+    )
+
+
+@bp.get("/diagnosis/<session_id>/runs")
+def runs(session_id: str) -> ResponseReturnValue:
+    """The session's runs, newest first."""
+    valid_id(session_id, "sessionId")
+    limit, offset = page()
+    try:
+        rows = services().records.runs(session_id, limit, offset)
+    except NotFound:
+        raise ApiError(404, f"session {session_id} not found") from None
+    return ok(
+        {
+            "sessionId": session_id,
+            "runs": [serializers.run_summary(r) for r in rows],
+            "limit": limit,
+            "offset": offset,
+        }
+    )
+
+
+@bp.post("/feedback")
+def feedback() -> ResponseReturnValue:
+    """Rate a run; ``useful`` puts it in the case library, ``not_useful`` takes it out."""
+    body = json_body()
+    session_id = valid_id(pick(body, "sessionId", "SessionId", "Id", "id"), "sessionId")
+    run_id = valid_id(pick(body, "runId", "RunId"), "runId")
+    if pick(body, "feedback", "Feedback") is None:
+        raise ApiError(400, "feedback is required")
+    value = valid_choice(pick(body, "feedback", "Feedback"), "feedback", FEEDBACK, "")
+    comment = valid_text(pick(body, "comment", "Comment"), "comment", 2000, required=False)
+    assert session_id is not None and run_id is not None
+    try:
+        run = services().records.feedback(session_id, run_id, value, comment)
+    except NotFound:
+        raise ApiError(404, f"run {run_id} not found in session {session_id}") from None
+    except Conflict as exc:
+        raise ApiError(409, str(exc)) from None
+    return ok(serializers.run_summary(run))
+
+
+@bp.get("/cases")
+def cases() -> ResponseReturnValue:
+    """The case library, newest first."""
+    limit, offset = page()
+    rows, total = services().records.cases(limit, offset)
+    return ok(
+        {
+            "cases": [serializers.case(r) for r in rows],
+            "total": total,
+            "limit": limit,
+            "offset": offset,
+        }
+    )
+
+
+@bp.get("/cases/<run_id>")
+def case(run_id: str) -> ResponseReturnValue:
+    """One case of the library."""
+    valid_id(run_id, "runId")
+    try:
+        return ok(serializers.case(services().records.case(run_id)))
+    except NotFound as exc:
+        raise ApiError(404, str(exc)) from None

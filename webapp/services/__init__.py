@@ -1,0 +1,1 @@
+"""Application services: the run lifecycle, session history and the adapters around them."""

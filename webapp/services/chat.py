@@ -1,0 +1,241 @@
+"""The chat run lifecycle: the nine steps of seed 000 section 2.
+
+1. resolve or create the session id; 2. ensure ``chat_session`` and create the run (PENDING,
+then RUNNING); 3-5. build the agents' context (session history) and execute the flow under the
+run's identity; 6-7. on an answer save it with duration, counts, self evaluation and
+orchestration trace, SUCCESS (``degraded`` for a fallback answer); 8. on an unhandled error
+save what is known best-effort and mark FAILED; 9. per-run context is always cleared
+(``run_scope`` resets, the retrieval tracker is cleared by the diagnoser).
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from typing import Any, Protocol
+
+from diagnosis_graph.workflow.outcomes import Outcome
+from diagnosis_graph.workflow.trace import TERMINATION_ERROR
+
+from ..diagnosis import Diagnoser, new_run_id
+from .history import HistoryLoad, HistoryMessage, HistoryStore
+from .routing import COMPLEX, FlowRouter
+from .runs import CHAT, FAILED, SUCCESS, Finish, RunStore, new_session_id
+from .simple import SimpleChat
+
+log = logging.getLogger(__name__)
+
+
+class RunCounts(Protocol):
+    """Counts of a run's audit rows."""
+
+    def counts_for_run(self, run_id: str) -> tuple[int, int]:
+        """``(step_count, tool_count)``."""
+        ...
+
+    def invocations_for_run(self, run_id: str) -> Any:
+        """The run's invocations."""
+        ...
+
+
+@dataclass(frozen=True)
+class ChatOutcome:
+    """What ``POST /api/chat`` answers."""
+
+    success: bool
+    answer: str | None
+    error_message: str | None
+    session_id: str
+    run_id: str
+    flow: str
+    status: str
+    degraded: bool
+
+
+def _now() -> str:
+    return datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+
+
+class ChatService:
+    """Runs chat turns: session, run rows, history, and the complex or simple flow."""
+
+    def __init__(
+        self,
+        *,
+        runs: RunStore,
+        diagnoser: Diagnoser,
+        simple: SimpleChat,
+        history: HistoryStore,
+        router: FlowRouter,
+        audit: RunCounts,
+    ) -> None:
+        self.runs = runs
+        self.diagnoser = diagnoser
+        self.simple = simple
+        self.history = history
+        self.router = router
+        self.audit = audit
+
+    def start(self, question: str, session_id: str | None, mode: str) -> tuple[str, str, str]:
+        """Steps 1-2: session and run rows; returns ``(session_id, run_id, flow)``."""
+        session_id = session_id or new_session_id()
+        run_id = new_run_id()
+        flow = self.router.route(question, mode)
+        self.runs.ensure_session(session_id, question)
+        self.runs.create_run(run_id, session_id, CHAT, flow, question)
+        return session_id, run_id, flow
+
+    def chat(
+        self,
+        question: str,
+        *,
+        session_id: str | None = None,
+        mode: str = "auto",
+        on_event: Callable[[dict[str, Any]], None] | None = None,
+    ) -> ChatOutcome:
+        """Run one chat turn synchronously."""
+        session_id, run_id, flow = self.start(question, session_id, mode)
+        return self.execute(question, session_id, run_id, flow, on_event=on_event)
+
+    def execute(
+        self,
+        question: str,
+        session_id: str,
+        run_id: str,
+        flow: str,
+        *,
+        on_event: Callable[[dict[str, Any]], None] | None = None,
+    ) -> ChatOutcome:
+        """Steps 3-9 for a run created by :meth:`start`; never raises for the run's failures."""
+        started = time.perf_counter()
+        try:
+            self.runs.mark_running(run_id)
+            history = self.history.load(session_id)
+            if flow == COMPLEX:
+                finish = self._complex(question, session_id, run_id, history, on_event)
+            else:
+                finish = self._simple(question, session_id, run_id, history)
+            finish = self._with_counts(run_id, finish, started)
+            self.runs.finish(run_id, finish)
+        except Exception as exc:  # step 8: anything unhandled still ends as a FAILED run
+            log.exception("run %s failed", run_id)
+            finish = Finish(
+                FAILED,
+                None,
+                error_message=f"{type(exc).__name__}: {exc}",
+                orchestration_trace=_error_trace(flow),
+                duration_ms=int((time.perf_counter() - started) * 1000),
+            )
+            self.runs.fail_best_effort(run_id, finish)
+        if finish.status == SUCCESS and finish.answer:
+            self._remember(session_id, run_id, question, finish.answer)
+        return ChatOutcome(
+            finish.status == SUCCESS,
+            finish.answer,
+            finish.error_message,
+            session_id,
+            run_id,
+            flow,
+            finish.status,
+            finish.degraded,
+        )
+
+    def _complex(
+        self,
+        question: str,
+        session_id: str,
+        run_id: str,
+        history: HistoryLoad,
+        on_event: Callable[[dict[str, Any]], None] | None,
+    ) -> Finish:
+        result = self.diagnoser.diagnose(
+            question,
+            session_id=session_id,
+            run_id=run_id,
+            history=[m.to_dict() for m in history.messages],
+            on_event=on_event,
+        )
+        evaluation = dict(result.self_evaluation)
+        evaluation["rule_evaluation"] = {
+            **evaluation["rule_evaluation"],
+            "history": _history_note(history),
+        }
+        run = result.run
+        return Finish(
+            run.status, run.answer, run.degraded, run.error, evaluation, run.orchestration_trace
+        )
+
+    def _simple(self, question: str, session_id: str, run_id: str, history: HistoryLoad) -> Finish:
+        reply = self.simple.answer(question, history.messages, session_id=session_id, run_id=run_id)
+        records = self.audit.invocations_for_run(run_id)
+        statuses: dict[str, int] = {}
+        for record in records:
+            statuses[record.status] = statuses.get(record.status, 0) + 1
+        evaluation = {
+            "rule_evaluation": {
+                "tool_invocation_count": len(records),
+                "tool_status_counts": statuses,
+                "tools_used": sorted({r.tool_name for r in records}),
+                "outcome": reply.outcome.value,
+                "prompt_version": reply.prompt_version,
+                "history": _history_note(history),
+            }
+        }
+        if reply.outcome is Outcome.COMPLETED:
+            return Finish(SUCCESS, reply.answer, self_evaluation=evaluation)
+        return Finish(
+            FAILED,
+            None,
+            error_message=reply.detail or reply.outcome.value,
+            self_evaluation=evaluation,
+        )
+
+    def _with_counts(self, run_id: str, finish: Finish, started: float) -> Finish:
+        steps, tools = self.audit.counts_for_run(run_id)
+        return Finish(
+            finish.status,
+            finish.answer,
+            finish.degraded,
+            finish.error_message,
+            finish.self_evaluation,
+            finish.orchestration_trace,
+            steps,
+            tools,
+            int((time.perf_counter() - started) * 1000),
+        )
+
+    def _remember(self, session_id: str, run_id: str, question: str, answer: str) -> None:
+        now = _now()
+        written = self.history.append(
+            session_id,
+            [
+                HistoryMessage("user", question, run_id, now),
+                HistoryMessage("assistant", answer, run_id, now),
+            ],
+        )
+        if not written.ok:
+            log.warning("history of session %s not written: %s", session_id, written.error)
+
+
+def _history_note(history: HistoryLoad) -> dict[str, Any]:
+    return {
+        "available": history.available,
+        "messages": len(history.messages),
+        "error": history.error,
+    }
+
+
+def _error_trace(flow: str) -> dict[str, Any] | None:
+    if flow != COMPLEX:
+        return None
+    return {
+        "version": "stategraph-v1",
+        "transitions": [],
+        "final_node": None,
+        "termination_reason": TERMINATION_ERROR,
+        "degraded": False,
+        "evidence_retry_count": 0,
+    }

@@ -1,0 +1,367 @@
+"""Session history: the context of the next turn, capped and expiring (not an audit record).
+
+Two stores implement :class:`HistoryStore`: :class:`MemoryHistory` (in-process, the default)
+and :class:`RedisHistory` (``REDIS_URL`` set). History is best effort by design: when Redis is
+unreachable, ``load`` and ``append`` report the failure as data (``available=False`` /
+``ok=False``) so chat still answers, without history, and says so in its self evaluation. Only
+``clear`` raises (:class:`HistoryUnavailable`): a user explicitly asked for it, so silently doing
+nothing would be a lie; the API maps it to a 503. Nothing here connects at import or
+construction time.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import re
+import threading
+import time
+from collections import OrderedDict, deque
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from typing import Any, Literal, Protocol
+from urllib.parse import urlsplit
+
+import redis
+from redis.backoff import ExponentialBackoff
+from redis.retry import Retry
+
+__all__ = [
+    "HistoryLoad",
+    "HistoryMessage",
+    "HistoryStore",
+    "HistoryUnavailable",
+    "HistoryWrite",
+    "MemoryHistory",
+    "RedisHistory",
+    "Role",
+    "history_store",
+]
+
+log = logging.getLogger(__name__)
+
+Role = Literal["user", "assistant"]
+ROLES: tuple[str, ...] = ("user", "assistant")
+SESSION_ID = re.compile(r"[A-Za-z0-9_.:-]{1,64}")
+DEFAULT_MAX_MESSAGES = 12
+DEFAULT_TTL_SECONDS = 86_400
+DEFAULT_MAX_SESSIONS = 10_000
+
+# Retry budget for one RedisHistory call: redis-py retries a failed command once (2 attempts)
+# and each (re)connect once, sleeping min(0.1, 0.05 * 2**n) s between attempts. Worst case for
+# a dead pooled connection: the failed command + two connect attempts = 3 socket waits of at
+# most ``socket_timeout`` each, plus two 0.1 s sleeps: 3 * 1.0 + 0.2 = 3.2 s with the defaults.
+# Measured: a hung server (SIGSTOP) costs 2.1 s (two read timeouts and one sleep); a refused
+# connection (the process is gone) fails in milliseconds. A timed-out append is ambiguous: Redis
+# may still have applied it, which is harmless for context that is capped and expiring anyway.
+RETRIES = 1
+BACKOFF_BASE_SECONDS = 0.05
+BACKOFF_CAP_SECONDS = 0.1
+
+
+class HistoryUnavailable(Exception):
+    """The history backend could not be reached for an operation a user explicitly asked for."""
+
+
+def _utc_now() -> str:
+    return datetime.now(timezone.utc).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+def check_session_id(session_id: str) -> str:
+    """Return ``session_id`` if it matches ``[A-Za-z0-9_.:-]{1,64}``, else raise ValueError."""
+    if not isinstance(session_id, str) or not SESSION_ID.fullmatch(session_id):
+        raise ValueError(f"invalid session id: {session_id!r}")
+    return session_id
+
+
+@dataclass(frozen=True)
+class HistoryMessage:
+    """One turn of a conversation: who said it, what, in which run, and when (ISO-8601 UTC)."""
+
+    role: Role
+    content: str
+    run_id: str | None = None
+    at: str = field(default_factory=_utc_now)
+
+    def __post_init__(self) -> None:
+        if self.role not in ROLES:
+            raise ValueError(f"role must be one of {ROLES}, got {self.role!r}")
+        if not isinstance(self.content, str):
+            raise ValueError("content must be a string")
+        if self.run_id is not None and not isinstance(self.run_id, str):
+            raise ValueError("run_id must be a string or None")
+        if not isinstance(self.at, str):
+            raise ValueError("at must be an ISO-8601 string")
+
+    def to_dict(self) -> dict[str, Any]:
+        """Return the JSON-ready form."""
+        return {"role": self.role, "content": self.content, "run_id": self.run_id, "at": self.at}
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> HistoryMessage:
+        """Build a message from its dict form; raise ValueError when the shape is wrong."""
+        if not isinstance(data, Mapping):
+            raise ValueError(f"expected an object, got {type(data).__name__}")
+        try:
+            return cls(
+                role=data["role"], content=data["content"], run_id=data.get("run_id"), at=data["at"]
+            )
+        except KeyError as exc:
+            raise ValueError(f"missing field {exc.args[0]!r}") from None
+
+
+@dataclass(frozen=True)
+class HistoryLoad:
+    """The result of a load: the messages, oldest first, or why none could be read."""
+
+    messages: list[HistoryMessage] = field(default_factory=list)
+    available: bool = True
+    error: str | None = None
+
+
+@dataclass(frozen=True)
+class HistoryWrite:
+    """The result of an append: whether it was stored, and why not."""
+
+    ok: bool = True
+    error: str | None = None
+
+
+class HistoryStore(Protocol):
+    """Where session history lives; load/append never raise for an unreachable backend."""
+
+    def load(self, session_id: str) -> HistoryLoad:
+        """Return the session's newest messages, oldest first."""
+        ...
+
+    def append(self, session_id: str, messages: Sequence[HistoryMessage]) -> HistoryWrite:
+        """Append messages, keep the newest ``max_messages`` and refresh the TTL."""
+        ...
+
+    def clear(self, session_id: str) -> int:
+        """Forget a session's history and return how many messages were removed."""
+        ...
+
+    def ping(self) -> bool:
+        """Return True when the backend answers (for readiness)."""
+        ...
+
+
+def _check_limits(max_messages: int, ttl_seconds: int) -> None:
+    if max_messages < 1:
+        raise ValueError("max_messages must be at least 1")
+    if ttl_seconds < 1:
+        raise ValueError("ttl_seconds must be at least 1")
+
+
+@dataclass
+class _Session:
+    messages: deque[HistoryMessage]
+    expires_at: float
+
+
+class MemoryHistory:
+    """In-process history: thread-safe, capped per session, expiring, bounded in sessions.
+
+    A session expires ``ttl_seconds`` after its last write. At most ``max_sessions`` sessions
+    are kept; beyond that the least recently written one is evicted, so memory stays bounded
+    whatever the traffic. History does not survive a restart and is not shared between
+    processes: use :class:`RedisHistory` for that.
+    """
+
+    def __init__(
+        self,
+        max_messages: int = DEFAULT_MAX_MESSAGES,
+        ttl_seconds: int = DEFAULT_TTL_SECONDS,
+        clock: Callable[[], float] = time.monotonic,
+        max_sessions: int = DEFAULT_MAX_SESSIONS,
+    ) -> None:
+        _check_limits(max_messages, ttl_seconds)
+        if max_sessions < 1:
+            raise ValueError("max_sessions must be at least 1")
+        self.max_messages = max_messages
+        self.ttl_seconds = ttl_seconds
+        self.max_sessions = max_sessions
+        self._clock = clock
+        self._lock = threading.Lock()
+        # Ordered by last write, oldest first: expiry and eviction both pop from the front.
+        self._sessions: OrderedDict[str, _Session] = OrderedDict()
+
+    def load(self, session_id: str) -> HistoryLoad:
+        """Return the session's messages, oldest first (empty when unknown or expired)."""
+        check_session_id(session_id)
+        with self._lock:
+            session = self._live(session_id)
+            return HistoryLoad(messages=list(session.messages) if session else [])
+
+    def append(self, session_id: str, messages: Sequence[HistoryMessage]) -> HistoryWrite:
+        """Append messages, keep the newest ``max_messages`` and refresh the session's TTL."""
+        check_session_id(session_id)
+        if not messages:
+            return HistoryWrite()
+        with self._lock:
+            now = self._clock()
+            session = self._live(session_id)
+            if session is None:
+                session = _Session(deque(maxlen=self.max_messages), now)
+                self._sessions[session_id] = session
+            session.messages.extend(messages)
+            session.expires_at = now + self.ttl_seconds
+            self._sessions.move_to_end(session_id)
+            self._prune(now)
+        return HistoryWrite()
+
+    def clear(self, session_id: str) -> int:
+        """Forget the session's history and return how many messages were removed."""
+        check_session_id(session_id)
+        with self._lock:
+            session = self._live(session_id)
+            self._sessions.pop(session_id, None)
+            return len(session.messages) if session else 0
+
+    def ping(self) -> bool:
+        """Always True: the process is the backend."""
+        return True
+
+    def __len__(self) -> int:
+        return len(self._sessions)
+
+    def _live(self, session_id: str) -> _Session | None:
+        session = self._sessions.get(session_id)
+        if session is not None and session.expires_at <= self._clock():
+            del self._sessions[session_id]
+            return None
+        return session
+
+    def _prune(self, now: float) -> None:
+        # The TTL is the same for every session, so the least recently written expires first.
+        while self._sessions:
+            oldest = next(iter(self._sessions.values()))
+            if oldest.expires_at > now and len(self._sessions) <= self.max_sessions:
+                break
+            self._sessions.popitem(last=False)
+
+
+def _describe(exc: BaseException) -> str:
+    return f"{type(exc).__name__}: {exc}"
+
+
+class RedisHistory:
+    """History in Redis: a capped list of JSON messages per session, with a TTL.
+
+    Writes are one MULTI/EXEC transaction (RPUSH, LTRIM to the newest ``max_messages``,
+    EXPIRE) so the cap and the TTL refresh are atomic with the write. The client is created on
+    first use, with ``socket_timeout`` for connecting and for each reply and a small bounded
+    retry (see ``RETRIES``: at most ~3.2 s per call with the default 1 s timeout).
+    """
+
+    def __init__(
+        self,
+        url: str,
+        max_messages: int = DEFAULT_MAX_MESSAGES,
+        ttl_seconds: int = DEFAULT_TTL_SECONDS,
+        key_prefix: str = "diagnosis:history:",
+        socket_timeout: float = 1.0,
+    ) -> None:
+        _check_limits(max_messages, ttl_seconds)
+        if urlsplit(url).scheme not in ("redis", "rediss", "unix"):
+            raise ValueError("REDIS_URL must start with redis://, rediss:// or unix://")
+        if socket_timeout <= 0:
+            raise ValueError("socket_timeout must be positive")
+        self.url = url
+        self.max_messages = max_messages
+        self.ttl_seconds = ttl_seconds
+        self.key_prefix = key_prefix
+        self.socket_timeout = socket_timeout
+        self._client: redis.Redis | None = None
+        self._client_lock = threading.Lock()
+
+    def key(self, session_id: str) -> str:
+        """Return the Redis key of a session's list."""
+        return self.key_prefix + check_session_id(session_id)
+
+    def load(self, session_id: str) -> HistoryLoad:
+        """Return the newest messages, oldest first; ``available=False`` when Redis is down."""
+        key = self.key(session_id)
+        try:
+            raw = self._redis().lrange(key, -self.max_messages, -1)
+        except (redis.RedisError, OSError) as exc:
+            log.warning("history load failed for %s: %s", session_id, _describe(exc))
+            return HistoryLoad(available=False, error=_describe(exc))
+        return HistoryLoad(messages=self._decode(key, raw))
+
+    def append(self, session_id: str, messages: Sequence[HistoryMessage]) -> HistoryWrite:
+        """Append, cap and refresh the TTL atomically; ``ok=False`` when Redis is down."""
+        key = self.key(session_id)
+        if not messages:
+            return HistoryWrite()
+        payloads = [json.dumps(m.to_dict(), ensure_ascii=False) for m in messages]
+        try:
+            with self._redis().pipeline(transaction=True) as pipe:
+                pipe.rpush(key, *payloads)
+                pipe.ltrim(key, -self.max_messages, -1)
+                pipe.expire(key, self.ttl_seconds)
+                pipe.execute()
+        except (redis.RedisError, OSError) as exc:
+            log.warning("history append failed for %s: %s", session_id, _describe(exc))
+            return HistoryWrite(ok=False, error=_describe(exc))
+        return HistoryWrite()
+
+    def clear(self, session_id: str) -> int:
+        """Delete the session's list and return its length; raise HistoryUnavailable if down."""
+        key = self.key(session_id)
+        try:
+            with self._redis().pipeline(transaction=True) as pipe:
+                pipe.llen(key)
+                pipe.delete(key)
+                length, _ = pipe.execute()
+        except (redis.RedisError, OSError) as exc:
+            raise HistoryUnavailable(f"session history is unavailable: {_describe(exc)}") from exc
+        return int(length)
+
+    def ping(self) -> bool:
+        """Return True when Redis answers PING within the timeouts."""
+        try:
+            return bool(self._redis().ping())
+        except (redis.RedisError, OSError):
+            return False
+
+    def close(self) -> None:
+        """Close the pooled connections (a later call reconnects)."""
+        with self._client_lock:
+            client, self._client = self._client, None
+        if client is not None:
+            client.close()
+
+    def _redis(self) -> redis.Redis:
+        with self._client_lock:
+            if self._client is None:
+                retry = Retry(
+                    ExponentialBackoff(cap=BACKOFF_CAP_SECONDS, base=BACKOFF_BASE_SECONDS),
+                    RETRIES,
+                )
+                self._client = redis.Redis.from_url(
+                    self.url,
+                    socket_timeout=self.socket_timeout,
+                    socket_connect_timeout=self.socket_timeout,
+                    retry=retry,
+                )
+            return self._client
+
+    def _decode(self, key: str, raw: Sequence[Any]) -> list[HistoryMessage]:
+        messages = []
+        for item in raw:
+            try:
+                messages.append(HistoryMessage.from_dict(json.loads(item)))
+            except (ValueError, TypeError) as exc:
+                # A corrupt entry costs one message of context, never the whole turn.
+                log.warning("skipping corrupt history entry in %s: %s", key, _describe(exc))
+        return messages
+
+
+def history_store(redis_url: str | None, max_messages: int, ttl_seconds: int) -> HistoryStore:
+    """Return RedisHistory when a URL is given, MemoryHistory otherwise."""
+    if redis_url:
+        return RedisHistory(redis_url, max_messages=max_messages, ttl_seconds=ttl_seconds)
+    return MemoryHistory(max_messages=max_messages, ttl_seconds=ttl_seconds)

@@ -1,0 +1,160 @@
+"""Reading runs back: the exact-run trace, a session's runs, feedback and the case library.
+
+The trace reads a constant number of queries whatever the run's size: the run (matched on
+session AND run id, so another session's run is "not found"), its session, its steps, its
+invocations.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from peewee import Database, IntegrityError
+
+from ..models import AgentStep, CaseLibrary, ChatSession, DiagnosisRun, ToolInvocation, utcnow
+from .runs import PENDING, RUNNING, SUCCESS
+
+USEFUL, NOT_USEFUL = "useful", "not_useful"
+FEEDBACK = (USEFUL, NOT_USEFUL)
+
+
+class NotFound(LookupError):
+    """The session or run does not exist (or belongs to another session)."""
+
+
+class Conflict(ValueError):
+    """The request is valid but clashes with the run's state."""
+
+
+@dataclass(frozen=True)
+class Trace:
+    """A run with everything that explains it."""
+
+    session: dict[str, Any] | None
+    run: dict[str, Any]
+    steps: list[dict[str, Any]]
+    invocations: list[dict[str, Any]]
+
+
+def _rows(query: Any) -> list[dict[str, Any]]:
+    """Every row of ``query`` as a plain dict (no model instances: cheaper for big traces)."""
+    return [dict(row) for row in query.dicts()]
+
+
+def _first(query: Any) -> dict[str, Any] | None:
+    """The first row of ``query`` as a dict, or None."""
+    rows = _rows(query.limit(1))
+    return rows[0] if rows else None
+
+
+class RunRecords:
+    """Queries behind the trace, runs, session, feedback and cases endpoints."""
+
+    def __init__(self, database: Database) -> None:
+        self.database = database
+
+    def run(self, session_id: str, run_id: str) -> dict[str, Any]:
+        """The run ``run_id`` of ``session_id``; NotFound otherwise (exact ownership)."""
+        row = _first(
+            DiagnosisRun.select().where(
+                (DiagnosisRun.run_id == run_id) & (DiagnosisRun.session_id == session_id)
+            )
+        )
+        # Compared again in Python: ownership must not depend on a database's collation.
+        if row is None or row["session_id"] != session_id or row["run_id"] != run_id:
+            raise NotFound(f"run {run_id} not found in session {session_id}")
+        return row
+
+    def session(self, session_id: str) -> dict[str, Any] | None:
+        """Session metadata, or None."""
+        return _first(ChatSession.select().where(ChatSession.session_id == session_id))
+
+    def trace(self, session_id: str, run_id: str) -> Trace:
+        """The exact run's trace in four queries."""
+        run = self.run(session_id, run_id)
+        steps = _rows(
+            AgentStep.select().where(AgentStep.run_id == run_id).order_by(AgentStep.step_index)
+        )
+        invocations = _rows(
+            ToolInvocation.select()
+            .where(ToolInvocation.run_id == run_id)
+            .order_by(ToolInvocation.id)
+        )
+        return Trace(self.session(session_id), run, steps, invocations)
+
+    def runs(self, session_id: str, limit: int, offset: int) -> list[dict[str, Any]]:
+        """The session's runs, newest first; NotFound for an unknown session."""
+        if self.session(session_id) is None:
+            raise NotFound(f"session {session_id} not found")
+        query = (
+            DiagnosisRun.select()
+            .where(DiagnosisRun.session_id == session_id)
+            .order_by(DiagnosisRun.started_at.desc(), DiagnosisRun.id.desc())
+            .limit(limit)
+            .offset(offset)
+        )
+        return _rows(query)
+
+    def run_count(self, session_id: str) -> int:
+        """How many runs the session has."""
+        return DiagnosisRun.select().where(DiagnosisRun.session_id == session_id).count()
+
+    def feedback(
+        self, session_id: str, run_id: str, value: str, comment: str | None
+    ) -> dict[str, Any]:
+        """Record feedback; ``useful`` adds the run to the case library, ``not_useful`` removes it.
+
+        Feedback never changes the run's status. The same feedback twice is a Conflict (nothing
+        is written); changing it is allowed. Only an answered, finished run can be useful.
+        """
+        with self.database.atomic():
+            run = self.run(session_id, run_id)
+            if run["status"] in (PENDING, RUNNING):
+                raise Conflict(f"run {run_id} is still {run['status']}; give feedback when it ends")
+            if run["feedback"] == value and (run["feedback_comment"] or None) == comment:
+                raise Conflict(f"feedback {value!r} is already recorded for run {run_id}")
+            if value == USEFUL and (run["status"] != SUCCESS or not run["answer"]):
+                raise Conflict(f"run {run_id} has no answer, so it cannot join the case library")
+            (
+                DiagnosisRun.update(feedback=value, feedback_comment=comment)
+                .where(DiagnosisRun.run_id == run_id)
+                .execute()
+            )
+            if value == USEFUL:
+                self._add_case(run)
+            else:
+                CaseLibrary.delete().where(CaseLibrary.run_id == run_id).execute()
+        return self.run(session_id, run_id)
+
+    def _add_case(self, run: dict[str, Any]) -> None:
+        exists = CaseLibrary.select().where(CaseLibrary.run_id == run["run_id"]).exists()
+        if not exists:
+            try:
+                with self.database.atomic():
+                    CaseLibrary.create(
+                        run_id=run["run_id"],
+                        session_id=run["session_id"],
+                        question=run["question"],
+                        answer=run["answer"],
+                        created_at=utcnow(),
+                    )
+            except IntegrityError:  # a concurrent request added it first
+                pass
+
+    def cases(self, limit: int, offset: int) -> tuple[list[dict[str, Any]], int]:
+        """The case library, newest first, and its size."""
+        query = (
+            CaseLibrary.select()
+            .order_by(CaseLibrary.created_at.desc(), CaseLibrary.id.desc())
+            .limit(limit)
+            .offset(offset)
+        )
+        return _rows(query), CaseLibrary.select().count()
+
+    def case(self, run_id: str) -> dict[str, Any]:
+        """One case; NotFound when the run is not in the library."""
+        row = _first(CaseLibrary.select().where(CaseLibrary.run_id == run_id))
+        if row is None:
+            raise NotFound(f"run {run_id} is not in the case library")
+        return row
