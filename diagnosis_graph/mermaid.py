@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 from .graph import END, START, Branch, Target
@@ -25,19 +25,41 @@ def _label(text: str) -> str:
     return _UNSAFE_LABEL.sub(" ", text)
 
 
-def render_mermaid(nodes: Mapping[str, Any], edges: Mapping[str, Target]) -> str:
-    """Return a ``flowchart TD`` with fixed edges solid and conditional edges dotted."""
+def render_mermaid(
+    nodes: Mapping[str, Any],
+    edges: Mapping[str, Target],
+    taken: Iterable[tuple[str, str]] = (),
+) -> str:
+    """Return a ``flowchart TD`` with fixed edges solid and conditional edges dotted.
+
+    ``taken`` lists ``(from, to)`` node pairs a run went through (``START``/``END`` allowed);
+    those edges are drawn thick and red and the nodes they touch are shaded.
+    """
+    path = set(taken)
     lines = ["flowchart TD", f"    {mermaid_id(START)}([START])"]
     lines += [f'    {mermaid_id(name)}["{_label(name)}"]' for name in nodes]
     lines.append(f"    {mermaid_id(END)}([END])")
+    highlighted: list[int] = []
+    index = 0
     for source, target in edges.items():
         if isinstance(target, Branch):
             grouped: dict[str, list[str]] = {}
             for key, name in target.mapping.items():
                 grouped.setdefault(name, []).append(str(key))
-            for name, keys in grouped.items():
-                label = _label(" / ".join(keys))
-                lines.append(f"    {mermaid_id(source)} -.->|{label}| {mermaid_id(name)}")
+            arrows = [(name, f"-.->|{_label(' / '.join(keys))}|") for name, keys in grouped.items()]
         else:
-            lines.append(f"    {mermaid_id(source)} --> {mermaid_id(target)}")
+            arrows = [(target, "-->")]
+        for name, arrow in arrows:
+            lines.append(f"    {mermaid_id(source)} {arrow} {mermaid_id(name)}")
+            if (source, name) in path:
+                highlighted.append(index)
+            index += 1
+    if path:
+        visited = sorted({mermaid_id(n) for pair in path for n in pair})
+        lines.append("    classDef taken fill:#fde2e1,stroke:#c0392b,stroke-width:2px")
+        lines.append(f"    class {','.join(visited)} taken")
+    if highlighted:
+        lines.append(
+            f"    linkStyle {','.join(map(str, highlighted))} stroke:#c0392b,stroke-width:3px"
+        )
     return "\n".join(lines) + "\n"

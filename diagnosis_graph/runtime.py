@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -101,9 +101,12 @@ class CompiledGraph:
         for node, step, update, target in self._steps(run, config or _DEFAULT_CONFIG):
             yield {"node": node, "step": step, "update": dict(update or {}), "next": target}
 
-    def to_mermaid(self) -> str:
-        """Render the graph as a Mermaid flowchart (conditional edges labelled with keys)."""
-        return render_mermaid(self.specs, self.edges)
+    def to_mermaid(self, taken: Iterable[tuple[str, str]] = ()) -> str:
+        """Render the graph as a Mermaid flowchart (conditional edges labelled with keys).
+
+        ``taken``: ``(from, to)`` pairs of a run's route, drawn highlighted.
+        """
+        return render_mermaid(self.specs, self.edges, taken)
 
     def _start(self, state: Mapping[str, Any] | None) -> _Run:
         run = _Run({key: reducer.initial() for key, reducer in self.schema.items()})

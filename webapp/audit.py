@@ -8,7 +8,7 @@ Identity (session_id, run_id) comes from :mod:`webapp.context`.
 from __future__ import annotations
 
 import secrets
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
@@ -79,4 +79,8 @@ class InvocationRecorder(Protocol):
 
     def invocations_for_run(self, run_id: str) -> Sequence[InvocationRecord]:
         """Every invocation of ``run_id`` in creation order (the workflow's InvocationStore)."""
+        ...
+
+    def attach_evidence(self, refs: Mapping[str, list[dict[str, Any]]]) -> None:
+        """Store, per invocation id, the verified evidence the answer drew from it."""
         ...

@@ -41,6 +41,7 @@ class Settings:
     max_request_bytes: int = 2 * 1024 * 1024
     max_upload_bytes: int = 1024 * 1024
     port: int = 8000
+    run_workers: int = 8
     create_schema: bool = True
 
     @property
@@ -82,6 +83,7 @@ class Settings:
             "max_request_bytes",
             "max_upload_bytes",
             "port",
+            "run_workers",
         ):
             if getattr(self, name) < 1:
                 raise SettingsError(f"{name.upper()} must be a positive integer")

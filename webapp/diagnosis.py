@@ -18,6 +18,7 @@ from typing import Any, Protocol
 from diagnosis_graph.workflow.evaluation import build_self_evaluation
 from diagnosis_graph.workflow.factory import DiagnosisRun, build_diagnosis_graph, run_diagnosis
 from diagnosis_graph.workflow.ports import DiagnosisPorts
+from diagnosis_graph.workflow.projection import evidence_refs
 
 from .audit import InvocationRecorder, StepHook
 from .context import run_scope
@@ -119,6 +120,7 @@ class Diagnoser:
                 if self.tracker is not None and hasattr(self.tracker, "clear"):
                     self.tracker.clear(f"{session_id}:{run_id}")
         evaluation = self._evaluate(run, run_id)
+        self._attach_evidence(run_id, run)
         duration = int((time.perf_counter() - started) * 1000)
         return DiagnosisResult(session_id, run_id, run, evaluation, duration)
 
@@ -136,3 +138,10 @@ class Diagnoser:
                 "verifier_evaluation": None,
             }
         return build_self_evaluation(run.state, invocations, prompt_version())
+
+    def _attach_evidence(self, run_id: str, run: DiagnosisRun) -> None:
+        """Record on the invocations what the answer cited from them (best effort)."""
+        try:
+            self.audit.attach_evidence(evidence_refs(run.state))
+        except Exception:
+            log.exception("could not store the evidence refs of run %s", run_id)

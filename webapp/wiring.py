@@ -20,6 +20,7 @@ from .services.records import RunRecords
 from .services.routing import FlowRouter
 from .services.runs import RunStore
 from .services.simple import SimpleChat
+from .services.streams import RunWorkers
 from .stores.memory import MemoryAudit
 from .stores.sql import SqlAudit
 from .tools.backends import TelemetryBackend
@@ -122,4 +123,5 @@ def build_services(
         diagnoser,
         chat,
         RunRecords(database),
+        RunWorkers(settings.run_workers),
     )

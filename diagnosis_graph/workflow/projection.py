@@ -62,3 +62,30 @@ def project_verified(
         "summary": executor_output.get("summary", ""),
     }
     return projected, evidence
+
+
+def evidence_refs(state: Mapping[str, Any]) -> dict[str, list[dict[str, Any]]]:
+    """Verified evidence per invocation id: what each tool output was cited for.
+
+    Each ref: ``evidence_id``, ``claim_id``, the claim's ``statement``, ``raw_path``,
+    ``evidence_excerpt`` and ``cited`` (whether a conclusion of the answer cites it).
+    """
+    statements = {
+        c["claim_id"]: c["statement"]
+        for c in (state.get("verified_executor_output") or {}).get("claims", [])
+    }
+    conclusions = (state.get("composer_output") or {}).get("conclusions", [])
+    cited = {e for c in conclusions for e in c.get("evidence_ids", [])}
+    refs: dict[str, list[dict[str, Any]]] = {}
+    for item in state.get("verified_evidence") or []:
+        refs.setdefault(item["source_invocation_id"], []).append(
+            {
+                "evidence_id": item["evidence_id"],
+                "claim_id": item.get("claim_id"),
+                "statement": statements.get(item.get("claim_id")),
+                "raw_path": item["raw_path"],
+                "evidence_excerpt": item["evidence_excerpt"],
+                "cited": item["evidence_id"] in cited,
+            }
+        )
+    return refs

@@ -6,6 +6,7 @@ from collections.abc import Mapping, Sequence
 from itertools import pairwise
 from typing import Any
 
+from ..graph import END, START
 from .state import COMPOSER, FALLBACK
 
 TRACE_VERSION = "stategraph-v1"
@@ -63,3 +64,17 @@ def build_orchestration_trace(
         "degraded": final_node == FALLBACK and stopped_by is None,
         "evidence_retry_count": int(evidence_retry_count),
     }
+
+
+def route_edges(trace: Mapping[str, Any]) -> list[tuple[str, str]]:
+    """The ``(from, to)`` edges an orchestration trace went through, START and END included."""
+    transitions = trace.get("transitions") or []
+    nodes = [t["from"] for t in transitions] + ([transitions[-1]["to"]] if transitions else [])
+    if not nodes and trace.get("final_node"):
+        nodes = [str(trace["final_node"])]
+    if not nodes:
+        return []
+    edges = [(START, nodes[0]), *((t["from"], t["to"]) for t in transitions)]
+    if trace.get("termination_reason") not in (TERMINATION_ERROR, TERMINATION_RECURSION_LIMIT):
+        edges.append((nodes[-1], END))
+    return edges

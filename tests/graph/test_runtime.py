@@ -315,3 +315,16 @@ def test_to_mermaid_groups_keys_that_share_a_target_and_escapes_names() -> None:
     text = graph.compile().to_mermaid()
     assert 'n_a_b_c["a b c"]' in text
     assert "n_a_b_c -.->|ok / fine| __end__" in text
+
+
+def test_to_mermaid_highlights_the_route_a_run_took() -> None:
+    text = counter_graph().compile().to_mermaid(taken=[(START, "work"), ("work", "work")])
+    lines = text.splitlines()
+    edge_lines = [line.strip() for line in lines if "-->" in line or "-.->" in line]
+    assert edge_lines == [
+        "__start__ --> n_work",
+        "n_work -.->|again| n_work",
+        "n_work -.->|done| __end__",
+    ]
+    assert "    linkStyle 0,1 stroke:#c0392b,stroke-width:3px" in lines
+    assert "    class __start__,n_work taken" in lines

@@ -331,3 +331,15 @@ def test_build_topology_requires_all_eight_nodes() -> None:
         "missing workflow node 'verifier'",
         "unknown workflow node 'critic'",
     ]
+
+
+def test_route_edges_include_start_and_end_unless_the_run_stopped() -> None:
+    from diagnosis_graph import END, START
+    from diagnosis_graph.workflow.trace import route_edges
+
+    final = run(Script(planner=[INV]))
+    edges = route_edges(trace(final))
+    assert edges[:3] == [(START, "planner"), ("planner", "planner"), ("planner", "executor")]
+    assert edges[-1] == ("composer", END)
+    stopped = build_orchestration_trace(final["orchestration_events"][:3], 0, stopped_by="error")
+    assert route_edges(stopped)[-1] == ("planner", "executor")

@@ -14,9 +14,9 @@ OPEN_ENDPOINTS = {"system.healthz", "system.readyz", "system.openapi", "static"}
 
 def register_api(app: Flask) -> None:
     """Install blueprints, error handlers, authentication and connection handling."""
-    from . import chat, runs, system
+    from . import chat, runs, stream, system
 
-    for blueprint in (chat.bp, runs.bp, system.bp):
+    for blueprint in (chat.bp, runs.bp, stream.bp, system.bp):
         app.register_blueprint(blueprint)
     register_error_handlers(app)
 

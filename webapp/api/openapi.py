@@ -51,6 +51,10 @@ def _errors(*codes: int) -> dict[str, Any]:
 
 
 _COMMON = (401, 405, 503)
+_SSE = {
+    "description": "A stream of server-sent events",
+    "content": {"text/event-stream": {"schema": {"type": "string"}}},
+}
 
 SCHEMAS: dict[str, Any] = {
     "Error": _envelope(None),
@@ -542,6 +546,73 @@ def _paths() -> dict[str, Any]:
     }
 
 
+def _stream_paths() -> dict[str, Any]:
+    ok = _envelope
+    run_query = {"name": "runId", "in": "query", "required": True, "schema": ID}
+    return {
+        "/api/chat_stream": {
+            "post": {
+                "summary": "Ask a question and stream the run as server-sent events",
+                "description": 'Events named `message`, data `{"type", "data"}`: `metadata` '
+                "first (sessionId, runId, flow), one `progress` per node execution (node, outcome, "
+                "reason_code, attempt), `content` chunks of the answer, `error`, `done` last. "
+                "Keep-alive comments on long gaps. A client that disconnects does not stop the run.",
+                "requestBody": {
+                    "required": True,
+                    "content": {"application/json": {"schema": _ref("ChatRequest")}},
+                },
+                "responses": {"200": _SSE, **_errors(400, 413, 415, *_COMMON)},
+            }
+        },
+        "/api/ai_ops": {
+            "post": {
+                "summary": "Investigate every firing alert and stream the report (server-sent events)",
+                "description": "Same event format as /api/chat_stream; the first event carries "
+                "sessionId and runId, the flow is `aiops`.",
+                "requestBody": {
+                    "required": True,
+                    "content": {
+                        "application/json": {
+                            "schema": {
+                                "type": "object",
+                                "properties": {
+                                    "sessionId": ID,
+                                    "userRequest": {"type": "string", "maxLength": 1000},
+                                },
+                            }
+                        }
+                    },
+                },
+                "responses": {"200": _SSE, **_errors(400, 413, 415, *_COMMON)},
+            }
+        },
+        "/api/diagnosis/{sessionId}/graph": {
+            "get": {
+                "summary": "The diagnosis graph as Mermaid, with the route this run took highlighted",
+                "parameters": [_path_id("sessionId"), run_query],
+                "responses": {
+                    "200": _json(
+                        ok(
+                            {
+                                "type": "object",
+                                "required": ["runId", "flow", "mermaid", "route"],
+                                "properties": {
+                                    "runId": ID,
+                                    "flow": {"enum": ["complex", "simple", "aiops"]},
+                                    "mermaid": NULLABLE_STRING,
+                                    "route": {"type": "array", "items": {"type": "string"}},
+                                },
+                            }
+                        ),
+                        "Null mermaid for runs that did not use the graph",
+                    ),
+                    **_errors(400, 404, *_COMMON),
+                },
+            }
+        },
+    }
+
+
 @cache
 def openapi_document() -> dict[str, Any]:
     """The document served at ``/openapi.json``."""
@@ -554,7 +625,7 @@ def openapi_document() -> dict[str, Any]:
             "an envelope {code, message, data}.",
         },
         "servers": [{"url": "/"}],
-        "paths": _paths(),
+        "paths": {**_paths(), **_stream_paths()},
         "components": {
             "schemas": SCHEMAS,
             "securitySchemes": {

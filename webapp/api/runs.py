@@ -5,6 +5,9 @@ from __future__ import annotations
 from flask import Blueprint, request
 from flask.typing import ResponseReturnValue
 
+from diagnosis_graph import END
+from diagnosis_graph.workflow.trace import route_edges
+
 from ..services.records import FEEDBACK, Conflict, NotFound
 from . import serializers
 from .context import services
@@ -32,6 +35,25 @@ def trace(session_id: str) -> ResponseReturnValue:
             "toolInvocations": [serializers.invocation(i) for i in found.invocations],
         }
     )
+
+
+@bp.get("/diagnosis/<session_id>/graph")
+def graph(session_id: str) -> ResponseReturnValue:
+    """The diagnosis graph as Mermaid with the route this run took highlighted."""
+    valid_id(session_id, "sessionId")
+    run_id = valid_id(request.args.get("runId"), "runId")
+    assert run_id is not None
+    try:
+        run = services().records.run(session_id, run_id)
+    except NotFound:
+        raise ApiError(404, f"run {run_id} not found in session {session_id}") from None
+    trace = run["orchestration_trace"]
+    if not trace:
+        return ok({"runId": run_id, "flow": run["flow"], "mermaid": None, "route": []})
+    edges = route_edges(trace)
+    route = [edges[0][1], *(to for _, to in edges[1:] if to != END)] if edges else []
+    mermaid = services().diagnoser.graph.to_mermaid(edges)
+    return ok({"runId": run_id, "flow": run["flow"], "mermaid": mermaid, "route": route})
 
 
 @bp.get("/diagnosis/<session_id>/runs")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 from peewee import Database
 
@@ -14,6 +15,7 @@ from ..tools.knowledge import KnowledgeIndex
 from .chat import ChatService
 from .history import HistoryStore
 from .records import RunRecords
+from .streams import RunWorkers
 
 
 @dataclass
@@ -29,3 +31,5 @@ class Services:
     diagnoser: Diagnoser
     chat: ChatService
     records: RunRecords
+    workers: RunWorkers
+    aiops: Any = None

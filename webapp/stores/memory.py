@@ -6,7 +6,7 @@ Used by the offline example, tests and benchmarks; thread-safe; keeps everything
 from __future__ import annotations
 
 import threading
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from diagnosis_graph.workflow.ports import InvocationRecord
@@ -59,6 +59,13 @@ class MemoryAudit:
                 }
             )
         return invocation_id
+
+    def attach_evidence(self, refs: Mapping[str, list[dict[str, Any]]]) -> None:
+        """Store on each invocation the verified evidence cited from it."""
+        with self._lock:
+            for row in self.invocations:
+                if row["invocation_id"] in refs:
+                    row["evidence_refs"] = refs[row["invocation_id"]]
 
     def invocations_for_run(self, run_id: str) -> Sequence[InvocationRecord]:
         """Invocations of ``run_id`` in creation order."""

@@ -7,7 +7,7 @@ of the trace API, which issue a constant number of queries whatever the size of 
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from typing import Any
 
@@ -140,6 +140,18 @@ class SqlAudit:
                 }
             ).execute()
         return invocation_id
+
+    def attach_evidence(self, refs: Mapping[str, list[dict[str, Any]]]) -> None:
+        """Store on each invocation the verified evidence cited from it (``evidence_refs``)."""
+        if not refs:
+            return
+        with self._connection(), self.database.atomic():
+            for invocation_id, items in refs.items():
+                (
+                    ToolInvocation.update(evidence_refs=items)
+                    .where(ToolInvocation.invocation_id == invocation_id)
+                    .execute()
+                )
 
     def invocations_for_run(self, run_id: str) -> Sequence[InvocationRecord]:
         """Invocations of ``run_id`` in creation order (the auto-increment id)."""

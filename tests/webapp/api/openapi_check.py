@@ -32,6 +32,11 @@ def assert_documented(response: TestResponse, method: str, path: str) -> None:
     operation = operations[method.lower()]
     documented = operation["responses"].get(str(response.status_code))
     assert documented, f"{method} {path} answered {response.status_code}, not documented"
+    assert response.mimetype in documented["content"], (
+        f"{method} {path} answered {response.mimetype}, documented {list(documented['content'])}"
+    )
+    if response.mimetype != "application/json":
+        return
     schema = documented["content"]["application/json"]["schema"]
     schema = {"$ref": "urn:openapi#" + schema["$ref"][1:]} if "$ref" in schema else schema
     rewritten = _rewrite(schema)
