@@ -556,7 +556,8 @@ def _stream_paths() -> dict[str, Any]:
                 "description": 'Events named `message`, data `{"type", "data"}`: `metadata` '
                 "first (sessionId, runId, flow), one `progress` per node execution (node, outcome, "
                 "reason_code, attempt), `content` chunks of the answer, `error`, `done` last. "
-                "Keep-alive comments on long gaps. A client that disconnects does not stop the run.",
+                "Keep-alive comments on long gaps. A client that disconnects does not stop the "
+                "run.",
                 "requestBody": {
                     "required": True,
                     "content": {"application/json": {"schema": _ref("ChatRequest")}},
@@ -566,7 +567,7 @@ def _stream_paths() -> dict[str, Any]:
         },
         "/api/ai_ops": {
             "post": {
-                "summary": "Investigate every firing alert and stream the report (server-sent events)",
+                "summary": "Investigate every firing alert and stream the report (SSE)",
                 "description": "Same event format as /api/chat_stream; the first event carries "
                 "sessionId and runId, the flow is `aiops`.",
                 "requestBody": {
@@ -588,7 +589,7 @@ def _stream_paths() -> dict[str, Any]:
         },
         "/api/diagnosis/{sessionId}/graph": {
             "get": {
-                "summary": "The diagnosis graph as Mermaid, with the route this run took highlighted",
+                "summary": "The diagnosis graph as Mermaid, this run's route highlighted",
                 "parameters": [_path_id("sessionId"), run_query],
                 "responses": {
                     "200": _json(
