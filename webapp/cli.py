@@ -1,11 +1,31 @@
-"""``flask --app webapp <command>``: init-db (more commands arrive with the UI issue)."""
+"""``flask --app webapp <command>``: init-db, ask, trace, graph."""
 
 from __future__ import annotations
+
+import json
+import sys
+from typing import Any
 
 import click
 from flask import Flask, current_app
 
+from diagnosis_graph.workflow.trace import route_edges
+
 from .db import create_schema
+from .services.container import Services
+from .services.records import NotFound
+from .services.routing import MODES
+
+
+def _services() -> Services:
+    found: Services = current_app.extensions["diagnosis"]
+    return found
+
+
+def _short(value: Any, width: int = 160) -> str:
+    text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
+    text = " ".join(text.split())
+    return text if len(text) <= width else text[: width - 1] + "…"
 
 
 def register_cli(app: Flask) -> None:
@@ -14,8 +34,109 @@ def register_cli(app: Flask) -> None:
     @app.cli.command("init-db")
     def init_db() -> None:
         """Create the tables and indexes that are missing (safe to run again)."""
-        services = current_app.extensions["diagnosis"]
-        created = create_schema(services.database)
+        created = create_schema(_services().database)
         click.echo(
             f"created tables: {', '.join(created)}" if created else "schema already up to date"
         )
+
+    @app.cli.command("ask")
+    @click.argument("question")
+    @click.option("--session", "session_id", default=None, help="Continue this session.")
+    @click.option("--mode", type=click.Choice(MODES), default="auto", show_default=True)
+    def ask(question: str, session_id: str | None, mode: str) -> None:
+        """Run a diagnosis in the terminal: a progress line per node, then the answer."""
+
+        def progress(event: dict[str, Any]) -> None:
+            click.echo(
+                f"  -> {event['node']:<15} {event['outcome']:<20} "
+                f"{event['reason_code']} (attempt {event['attempt']})",
+                err=True,
+            )
+
+        click.echo(f"asking: {question}", err=True)
+        outcome = _services().chat.chat(
+            question, session_id=session_id, mode=mode, on_event=progress
+        )
+        click.echo("")
+        click.echo(outcome.answer or f"FAILED: {outcome.error_message}")
+        click.echo(
+            f"session: {outcome.session_id}  run: {outcome.run_id}  flow: {outcome.flow}  "
+            f"status: {outcome.status}{'  (degraded)' if outcome.degraded else ''}"
+        )
+        click.echo(f"trace:   flask --app webapp trace {outcome.session_id} {outcome.run_id}")
+        if not outcome.success:
+            sys.exit(1)
+
+    @app.cli.command("trace")
+    @click.argument("session_id")
+    @click.argument("run_id")
+    def trace(session_id: str, run_id: str) -> None:
+        """Print a run's trace: summary, route, steps, tool invocations and cited evidence."""
+        try:
+            found = _services().records.trace(session_id, run_id)
+        except NotFound as exc:
+            raise click.ClickException(str(exc)) from None
+        for line in trace_lines(found.run, found.steps, found.invocations):
+            click.echo(line)
+
+    @app.cli.command("graph")
+    @click.option("--session", "session_id", default=None, help="Highlight this run's route.")
+    @click.option("--run", "run_id", default=None)
+    def graph(session_id: str | None, run_id: str | None) -> None:
+        """Print the diagnosis graph as Mermaid (with a run's route highlighted if given)."""
+        taken: list[tuple[str, str]] = []
+        if session_id and run_id:
+            try:
+                run = _services().records.run(session_id, run_id)
+            except NotFound as exc:
+                raise click.ClickException(str(exc)) from None
+            taken = route_edges(run["orchestration_trace"] or {})
+        click.echo(_services().diagnoser.graph.to_mermaid(taken), nl=False)
+
+
+def trace_lines(
+    run: dict[str, Any], steps: list[dict[str, Any]], invocations: list[dict[str, Any]]
+) -> list[str]:
+    """The readable text of a trace."""
+    lines = [
+        f"run {run['run_id']}  session {run['session_id']}",
+        f"  {run['agent_flow']}/{run['flow']}  status {run['status']}"
+        f"{'  degraded' if run['degraded'] else ''}  {run['duration_ms']} ms  "
+        f"{run['step_count']} steps  {run['tool_count']} tool calls",
+        f"  question: {run['question']}",
+    ]
+    if run["error_message"]:
+        lines.append(f"  error: {run['error_message']}")
+    orchestration = run["orchestration_trace"]
+    if orchestration:
+        route = [t["from"] for t in orchestration["transitions"]] + [orchestration["final_node"]]
+        lines += [
+            "",
+            f"route ({orchestration['termination_reason']}):",
+            "  " + " -> ".join(str(node) for node in route),
+        ]
+    lines += ["", "steps:"]
+    for step in steps:
+        lines.append(
+            f"  #{step['step_index']:<3} {step['agent_name']:<10} {step['status']:<8} "
+            f"{step['duration_ms'] or 0:>6} ms  tokens {step['prompt_tokens']}+"
+            f"{step['completion_tokens']}{'  tool call' if step['has_tool_call'] else ''}"
+        )
+    lines += ["", "tool invocations:"]
+    for invocation in invocations:
+        lines.append(
+            f"  {invocation['invocation_id']} {invocation['tool_name']} "
+            f"{invocation['status']} {invocation['duration_ms']} ms "
+            f"{_short(invocation['arguments'], 120)}"
+        )
+        if invocation["error_message"]:
+            lines.append(f"      error: {invocation['error_message']}")
+        for ref in invocation["evidence_refs"] or []:
+            mark = "cited" if ref.get("cited") else "verified"
+            lines.append(
+                f"      {ref['evidence_id']} ({mark}) {ref['raw_path']}: "
+                f"{_short(ref['evidence_excerpt'], 120)}"
+            )
+    if run["answer"]:
+        lines += ["", "answer:", run["answer"]]
+    return lines
