@@ -15,6 +15,7 @@ from peewee import DatabaseError, InterfaceError, OperationalError
 from werkzeug.exceptions import HTTPException, RequestEntityTooLarge
 
 from ..services.history import HistoryUnavailable
+from ..services.records import Conflict, NotFound
 
 log = logging.getLogger(__name__)
 
@@ -76,6 +77,14 @@ def register_error_handlers(app: Flask) -> None:
             allowed = getattr(error, "valid_methods", None) or []
             response.headers["Allow"] = ", ".join(allowed)
         return response
+
+    @app.errorhandler(NotFound)
+    def not_found(error: NotFound) -> ResponseReturnValue:
+        return envelope(404, str(error))
+
+    @app.errorhandler(Conflict)
+    def conflict(error: Conflict) -> ResponseReturnValue:
+        return envelope(409, str(error))
 
     @app.errorhandler(HistoryUnavailable)
     def history_down(error: HistoryUnavailable) -> ResponseReturnValue:

@@ -8,7 +8,7 @@ from flask.typing import ResponseReturnValue
 from diagnosis_graph import END
 from diagnosis_graph.workflow.trace import route_edges
 
-from ..services.records import FEEDBACK, Conflict, NotFound
+from ..services.records import FEEDBACK
 from . import serializers
 from .context import services
 from .errors import ApiError, ok
@@ -17,16 +17,18 @@ from .requests import json_body, page, pick, valid_choice, valid_id, valid_text
 bp = Blueprint("runs", __name__, url_prefix="/api")
 
 
-@bp.get("/diagnosis/<session_id>/trace")
-def trace(session_id: str) -> ResponseReturnValue:
-    """Everything about one run of this session; another session's run is 404 like any other."""
+def run_ref(session_id: str) -> str:
+    """The ``runId`` query parameter, with both ids validated (400 otherwise)."""
     valid_id(session_id, "sessionId")
     run_id = valid_id(request.args.get("runId"), "runId")
     assert run_id is not None
-    try:
-        found = services().records.trace(session_id, run_id)
-    except NotFound:
-        raise ApiError(404, f"run {run_id} not found in session {session_id}") from None
+    return run_id
+
+
+@bp.get("/diagnosis/<session_id>/trace")
+def trace(session_id: str) -> ResponseReturnValue:
+    """Everything about one run of this session; another session's run is 404 like any other."""
+    found = services().records.trace(session_id, run_ref(session_id))
     return ok(
         {
             "session": serializers.session(found.session) if found.session else None,
@@ -40,13 +42,8 @@ def trace(session_id: str) -> ResponseReturnValue:
 @bp.get("/diagnosis/<session_id>/graph")
 def graph(session_id: str) -> ResponseReturnValue:
     """The diagnosis graph as Mermaid with the route this run took highlighted."""
-    valid_id(session_id, "sessionId")
-    run_id = valid_id(request.args.get("runId"), "runId")
-    assert run_id is not None
-    try:
-        run = services().records.run(session_id, run_id)
-    except NotFound:
-        raise ApiError(404, f"run {run_id} not found in session {session_id}") from None
+    run_id = run_ref(session_id)
+    run = services().records.run(session_id, run_id)
     trace = run["orchestration_trace"]
     if not trace:
         return ok({"runId": run_id, "flow": run["flow"], "mermaid": None, "route": []})
@@ -61,10 +58,7 @@ def runs(session_id: str) -> ResponseReturnValue:
     """The session's runs, newest first."""
     valid_id(session_id, "sessionId")
     limit, offset = page()
-    try:
-        rows = services().records.runs(session_id, limit, offset)
-    except NotFound:
-        raise ApiError(404, f"session {session_id} not found") from None
+    rows = services().records.runs(session_id, limit, offset)
     return ok(
         {
             "sessionId": session_id,
@@ -86,12 +80,7 @@ def feedback() -> ResponseReturnValue:
     value = valid_choice(pick(body, "feedback", "Feedback"), "feedback", FEEDBACK, "")
     comment = valid_text(pick(body, "comment", "Comment"), "comment", 2000, required=False)
     assert session_id is not None and run_id is not None
-    try:
-        run = services().records.feedback(session_id, run_id, value, comment)
-    except NotFound:
-        raise ApiError(404, f"run {run_id} not found in session {session_id}") from None
-    except Conflict as exc:
-        raise ApiError(409, str(exc)) from None
+    run = services().records.feedback(session_id, run_id, value, comment)
     return ok(serializers.run_summary(run))
 
 
@@ -114,7 +103,4 @@ def cases() -> ResponseReturnValue:
 def case(run_id: str) -> ResponseReturnValue:
     """One case of the library."""
     valid_id(run_id, "runId")
-    try:
-        return ok(serializers.case(services().records.case(run_id)))
-    except NotFound as exc:
-        raise ApiError(404, str(exc)) from None
+    return ok(serializers.case(services().records.case(run_id)))
