@@ -9,21 +9,28 @@ from .gatekeeper import GATEKEEPER_VERSION
 from .ports import InvocationRecord
 
 
+def tool_statistics(invocations: Sequence[InvocationRecord]) -> dict[str, Any]:
+    """How many tool calls a run made, by status, and which tools it used."""
+    statuses: dict[str, int] = {}
+    for record in invocations:
+        statuses[record.status] = statuses.get(record.status, 0) + 1
+    return {
+        "tool_invocation_count": len(invocations),
+        "tool_status_counts": statuses,
+        "tools_used": sorted({r.tool_name for r in invocations}),
+    }
+
+
 def rule_evaluation(
     state: Mapping[str, Any], invocations: Sequence[InvocationRecord], prompt_version: str | None
 ) -> dict[str, Any]:
     """Counts of tool calls, claims and bindings, and whether every citation was verified."""
-    statuses: dict[str, int] = {}
-    for record in invocations:
-        statuses[record.status] = statuses.get(record.status, 0) + 1
     gate = state.get("gatekeeper_result") or {}
     verified_ids = {e["evidence_id"] for e in state.get("verified_evidence") or []}
     composer = state.get("composer_output") or {}
     cited = sorted({e for c in composer.get("conclusions", []) for e in c.get("evidence_ids", [])})
     return {
-        "tool_invocation_count": len(invocations),
-        "tool_status_counts": statuses,
-        "tools_used": sorted({r.tool_name for r in invocations}),
+        **tool_statistics(invocations),
         "claim_count": gate.get("claim_count", 0),
         "verified_claim_count": gate.get("verified_claim_count", 0),
         "binding_count": gate.get("binding_count", 0),

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from datetime import datetime, timezone
 from typing import Any, Protocol
 
+from diagnosis_graph.workflow.evaluation import tool_statistics
 from diagnosis_graph.workflow.outcomes import Outcome
 from diagnosis_graph.workflow.trace import TERMINATION_ERROR
 
@@ -170,15 +171,9 @@ class ChatService:
 
     def _simple(self, question: str, session_id: str, run_id: str, history: HistoryLoad) -> Finish:
         reply = self.simple.answer(question, history.messages, session_id=session_id, run_id=run_id)
-        records = self.audit.invocations_for_run(run_id)
-        statuses: dict[str, int] = {}
-        for record in records:
-            statuses[record.status] = statuses.get(record.status, 0) + 1
         evaluation = {
             "rule_evaluation": {
-                "tool_invocation_count": len(records),
-                "tool_status_counts": statuses,
-                "tools_used": sorted({r.tool_name for r in records}),
+                **tool_statistics(self.audit.invocations_for_run(run_id)),
                 "outcome": reply.outcome.value,
                 "prompt_version": reply.prompt_version,
                 "history": _history_note(history),
