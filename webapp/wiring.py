@@ -6,6 +6,7 @@ from pathlib import Path
 
 from peewee import Database
 
+from .aiops import AiOpsService, AiOpsSupervisor
 from .config import Settings
 from .db import bind, create_schema, open_database, schema_exists
 from .demo.backend import DemoTelemetryBackend
@@ -68,6 +69,19 @@ def offline_diagnoser(
     )
 
 
+def offline_supervisor(
+    data_dir: str | Path | None = None, model: ChatModel | None = None
+) -> AiOpsSupervisor:
+    """An AIOps supervisor on the demo dataset, the offline model and in-memory audit rows."""
+    backend = DemoTelemetryBackend(Path(data_dir) if data_dir else None)
+    return AiOpsSupervisor(
+        model=model or OfflineChatModel(),
+        audit=MemoryAudit(),
+        backend=backend,
+        knowledge=knowledge_for(backend),
+    )
+
+
 def build_services(
     settings: Settings,
     *,
@@ -105,13 +119,21 @@ def build_services(
         backend.services,
         lambda: [a["alert_name"] for a in backend.query_alerts(state="all")["alerts"]],
     )
+    runs = RunStore(database, settings.session_ttl_seconds)
     chat = ChatService(
-        runs=RunStore(database, settings.session_ttl_seconds),
+        runs=runs,
         diagnoser=diagnoser,
         simple=simple,
         history=history,
         router=router,
         audit=audit,
+    )
+    supervisor = AiOpsSupervisor(
+        model=model,
+        audit=audit,
+        backend=backend,
+        knowledge=knowledge,
+        response_mode=settings.llm_response_format,
     )
     return Services(
         settings,
@@ -124,4 +146,5 @@ def build_services(
         chat,
         RunRecords(database),
         RunWorkers(settings.run_workers),
+        aiops=AiOpsService(runs=runs, supervisor=supervisor, audit=audit),
     )

@@ -9,14 +9,23 @@ from flask import Flask, g, request
 from .errors import ApiError, register_error_handlers
 
 # Endpoints that need no database connection and no API key.
-OPEN_ENDPOINTS = {"system.healthz", "system.readyz", "system.openapi", "static"}
+OPEN_ENDPOINTS = {
+    "system.healthz",
+    "system.readyz",
+    "system.openapi",
+    "static",
+    "ui.chat",
+    "ui.trace",
+    "ui.favicon",
+}
 
 
 def register_api(app: Flask) -> None:
     """Install blueprints, error handlers, authentication and connection handling."""
+    from .. import ui
     from . import chat, runs, stream, system
 
-    for blueprint in (chat.bp, runs.bp, stream.bp, system.bp):
+    for blueprint in (chat.bp, runs.bp, stream.bp, system.bp, ui.bp):
         app.register_blueprint(blueprint)
     register_error_handlers(app)
 

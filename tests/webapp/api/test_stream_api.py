@@ -58,8 +58,11 @@ def test_a_chat_streams_metadata_progress_content_and_done_in_order(app: Flask) 
     meta, done = events[0]["data"], events[-1]["data"]
     assert meta["flow"] == "complex" and meta["runId"] == done["runId"]
     assert done["status"] == "SUCCESS" and done["success"] is True
-    trace = app.test_client().get(
-        f"/api/diagnosis/{meta['sessionId']}/trace?runId={meta['runId']}").json["data"]
+    trace = (
+        app.test_client()
+        .get(f"/api/diagnosis/{meta['sessionId']}/trace?runId={meta['runId']}")
+        .json["data"]
+    )
     progress = [e["data"] for e in events if e["type"] == "progress"]
     transitions = trace["run"]["orchestrationTrace"]["transitions"]
     assert [p["node"] for p in progress] == [t["from"] for t in transitions] + ["composer"]
@@ -89,14 +92,15 @@ class GatedModel:
 
 
 @pytest.fixture
-def gated(database: Database, demo_backend: DemoTelemetryBackend, history: HistoryStore,
-          tmp_path: Path) -> tuple[Flask, GatedModel]:
+def gated(
+    database: Database, demo_backend: DemoTelemetryBackend, history: HistoryStore, tmp_path: Path
+) -> tuple[Flask, GatedModel]:
     model = GatedModel()
     app = make_app(database, demo_backend, history, tmp_path)
     settings = app.extensions["diagnosis"].settings
-    app.extensions["diagnosis"] = build_services(settings, database=database,
-                                                 backend=demo_backend, history=history,
-                                                 model=model)
+    app.extensions["diagnosis"] = build_services(
+        settings, database=database, backend=demo_backend, history=history, model=model
+    )
     return app, model
 
 
@@ -160,10 +164,14 @@ def test_the_graph_highlights_the_route_of_the_run(app: Flask, answered: dict[st
     assert "n_fallback" not in data["mermaid"].split("class ", 1)[1].split("\n", 1)[0]
 
 
-def test_invocations_carry_the_evidence_the_answer_cites(app: Flask,
-                                                         answered: dict[str, Any]) -> None:
-    trace = app.test_client().get(
-        f"/api/diagnosis/{answered['sessionId']}/trace?runId={answered['runId']}").json["data"]
+def test_invocations_carry_the_evidence_the_answer_cites(
+    app: Flask, answered: dict[str, Any]
+) -> None:
+    trace = (
+        app.test_client()
+        .get(f"/api/diagnosis/{answered['sessionId']}/trace?runId={answered['runId']}")
+        .json["data"]
+    )
     refs = [r for i in trace["toolInvocations"] for r in (i["evidenceRefs"] or [])]
     cited = [r for r in refs if r["cited"]]
     assert cited and {r["evidence_id"] for r in refs} == {f"E{n}" for n in range(1, len(refs) + 1)}

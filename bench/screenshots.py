@@ -1,0 +1,105 @@
+"""Screenshots of the browser UI for the README: ``docs/chat.png`` and ``docs/trace.png``.
+
+Serves the app in-process (a temporary SQLite database, the offline model), drives the system
+Chromium headless through Playwright exactly as the browser tests do, and writes the two PNGs:
+the chat page after a streamed diagnosis with its progress list, and the trace viewer with the
+route diagram and the excerpt a claim was verified against highlighted.
+Run with ``.venv/bin/python bench/screenshots.py [--out docs]``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import sys
+import tempfile
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))  # the harness lives with the browser tests
+
+from tests.webapp.browser.harness import LiveApp, browser_missing, chromium, start_app  # noqa: E402
+
+if TYPE_CHECKING:
+    from playwright.sync_api import Page
+
+FIRST = "Why is shipping-service failing since 10:20?"
+QUESTION = "Why is payment-service slow since 10:00?"
+CLAIM = "C5"  # a log line quoted in the answer: the highlight is easy to see
+TRACE_MARGIN_PX = 140
+
+
+def ask(page: Page, question: str) -> None:
+    """Ask on the chat page and wait until the streamed run is done."""
+    page.fill("#question", question)
+    page.click("#send")
+    page.locator(".turn").last.locator(".badge.state.ok").wait_for()
+
+
+def chat_screenshot(page: Page, live: LiveApp, path: Path) -> str:
+    """The chat page after a streamed diagnosis; returns the trace link of that run."""
+    page.goto(live.url + "/")
+    ask(page, FIRST)
+    page.click("#new-session")
+    ask(page, QUESTION)
+    turn = page.locator(".turn").last
+    turn.evaluate("turn => turn.scrollIntoView({block: 'start'})")
+    page.mouse.move(0, 0)
+    page.screenshot(path=str(path))
+    href = turn.locator(".trace-link").get_attribute("href")
+    assert href, "the turn has no trace link"
+    return href
+
+
+def trace_screenshot(page: Page, live: LiveApp, href: str, path: Path) -> None:
+    """The trace viewer: route diagram on top, a claim's excerpt highlighted in its output."""
+    page.goto(live.url + href)
+    page.locator("#route-diagram[data-rendered] svg").wait_for()
+    page.locator(f"#claim-{CLAIM} .claim-statement").click()
+    mark = page.locator("mark.excerpt").first
+    mark.wait_for()
+    # fold what lies between the route and the highlighted output, as a reader would
+    for summary in (
+        "#summary .answer-box > summary",
+        "#claims .card-details > summary",
+        "#steps .card-details > summary",
+    ):
+        page.locator(summary).click()
+    page.evaluate("window.scrollTo(0, 0)")
+    page.mouse.move(0, 0)
+    box = mark.bounding_box()
+    assert box is not None, "the highlighted excerpt is not visible"
+    scroll_y = page.evaluate("window.scrollY")
+    height = int(box["y"] + scroll_y + box["height"] + TRACE_MARGIN_PX)
+    page.screenshot(
+        path=str(path), full_page=True, clip={"x": 0, "y": 0, "width": 1280, "height": height}
+    )
+
+
+def main() -> int:
+    """Write both screenshots; exit 1 with the reason when no browser can be driven."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--out", type=Path, default=ROOT / "docs")
+    args = parser.parse_args()
+    reason = browser_missing()
+    if reason:
+        print(f"screenshots: {reason}", file=sys.stderr)
+        return 1
+    logging.getLogger("werkzeug").setLevel(logging.ERROR)
+    args.out.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory() as scratch:
+        live = start_app(Path(scratch))
+        try:
+            with chromium(Path(scratch) / "profile") as browser:
+                page = browser.new_page()
+                href = chat_screenshot(page, live, args.out / "chat.png")
+                trace_screenshot(page, live, href, args.out / "trace.png")
+        finally:
+            live.stop()
+    print(f"screenshots: wrote {args.out / 'chat.png'} and {args.out / 'trace.png'}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

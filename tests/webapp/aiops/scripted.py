@@ -1,0 +1,79 @@
+"""A scripted ChatModel for the AIOps contract tests: scripted replies for chosen requests,
+the offline model for everything else, and a record of every request."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from webapp.llm.offline import OfflineChatModel
+from webapp.llm.types import ChatResult, LLMError, Message
+
+#: A reply: a ChatResult, an LLMError to raise, or a function of the conversation so far.
+Reply = ChatResult | LLMError | Callable[[Sequence[Message]], ChatResult]
+
+
+def route_of(messages: Sequence[Message], response_format: dict[str, Any] | None) -> list[str]:
+    """Script keys for a request, most specific first: ``schema:alert`` then ``schema``."""
+    schema = str(((response_format or {}).get("json_schema") or {}).get("name", "text"))
+    user = next((m for m in messages if m.get("role") == "user"), {})
+    try:
+        payload = json.loads(str(user.get("content") or "{}"))
+    except json.JSONDecodeError:
+        payload = {}
+    alert = (payload.get("alert") or {}).get("alert_name") if isinstance(payload, dict) else None
+    return [f"{schema}:{alert}", schema] if alert else [schema]
+
+
+def payload_of(request: dict[str, Any]) -> dict[str, Any]:
+    """The JSON payload of a recorded request's user message."""
+    user = next(m for m in request["messages"] if m.get("role") == "user")
+    data: dict[str, Any] = json.loads(user["content"])
+    return data
+
+
+@dataclass
+class Scripted:
+    """Replays ``script[key]`` replies in order; unscripted requests go to ``inner``."""
+
+    script: dict[str, list[Reply]] = field(default_factory=dict)
+    inner: Any = field(default_factory=OfflineChatModel)
+    requests: list[dict[str, Any]] = field(default_factory=list)
+
+    @property
+    def model_name(self) -> str:
+        return "scripted-model"
+
+    def complete(
+        self,
+        messages: Sequence[Message],
+        *,
+        tools: Sequence[dict[str, Any]] | None = None,
+        response_format: dict[str, Any] | None = None,
+        tool_choice: str | None = None,
+    ) -> ChatResult:
+        keys = route_of(messages, response_format)
+        self.requests.append(
+            {
+                "keys": keys,
+                "messages": list(messages),
+                "tools": tools,
+                "response_format": response_format,
+            }
+        )
+        for key in keys:
+            if self.script.get(key):
+                reply = self.script[key].pop(0)
+                if isinstance(reply, LLMError):
+                    raise reply
+                return reply(messages) if callable(reply) else reply
+        result: ChatResult = self.inner.complete(
+            messages, tools=tools, response_format=response_format, tool_choice=tool_choice
+        )
+        return result
+
+    def sent(self, key: str) -> list[dict[str, Any]]:
+        """Requests whose most specific or generic key is ``key``."""
+        return [r for r in self.requests if key in r["keys"]]

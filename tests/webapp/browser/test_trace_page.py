@@ -1,0 +1,151 @@
+"""The trace viewer in Chromium: route diagram, steps, invocations, claims linked to excerpts."""
+
+from __future__ import annotations
+
+import re
+from collections import defaultdict
+from typing import TYPE_CHECKING, Any
+
+import pytest
+
+from .conftest import Console, ask, read_json
+from .harness import LiveApp
+
+if TYPE_CHECKING:
+    from playwright.sync_api import Page
+
+HIGHLIGHT = "rgb(192, 57, 43)"  # the stroke the graph API gives the route's edges
+
+
+@pytest.fixture(scope="module")
+def complex_run(live: LiveApp, browser: Any) -> dict[str, Any]:
+    """One finished complex run and its trace, asked once for the module through the UI."""
+    page = browser.new_page()
+    try:
+        ids = ask(page, live)
+        base = f"{live.url}/api/diagnosis/{ids['sessionId']}"
+        trace = read_json(page, f"{base}/trace?runId={ids['runId']}")
+        graph = read_json(page, f"{base}/graph?runId={ids['runId']}")
+    finally:
+        page.close()
+    return {**ids, "trace": trace, "graph": graph}
+
+
+def open_trace(page: Page, live: LiveApp, run: dict[str, Any], anchor: str = "") -> None:
+    page.goto(f"{live.url}/trace/{run['sessionId']}/{run['runId']}{anchor}")
+    page.locator("#trace[data-loaded]").wait_for()
+
+
+def claims_of(trace: dict[str, Any]) -> dict[str, list[tuple[dict[str, Any], dict[str, Any]]]]:
+    """claim id -> [(evidence ref, its invocation)] from the trace's invocations."""
+    claims: dict[str, list[tuple[dict[str, Any], dict[str, Any]]]] = defaultdict(list)
+    for invocation in trace["toolInvocations"]:
+        for ref in invocation["evidenceRefs"] or []:
+            claims[ref["claim_id"]].append((ref, invocation))
+    return claims
+
+
+def test_the_route_is_drawn_with_its_edges_highlighted(
+    page: Page, live: LiveApp, complex_run: dict[str, Any]
+) -> None:
+    open_trace(page, live, complex_run)
+    svg = page.locator("#route-diagram[data-rendered] svg")
+    svg.wait_for()
+    taken = re.search(r"linkStyle ([\d,]+) ", complex_run["graph"]["mermaid"])
+    assert taken is not None
+    highlighted = svg.locator("path").evaluate_all(
+        f"paths => paths.filter(p => getComputedStyle(p).stroke === '{HIGHLIGHT}').length"
+    )
+    assert highlighted == len(taken.group(1).split(","))
+    assert svg.locator("g.node.taken").count() >= len(set(complex_run["graph"]["route"]))
+    route = page.locator("#route .route-list li").all_inner_texts()
+    assert route == complex_run["graph"]["route"]
+
+
+def test_the_summary_steps_and_invocations_are_listed(
+    page: Page, live: LiveApp, complex_run: dict[str, Any]
+) -> None:
+    open_trace(page, live, complex_run)
+    trace = complex_run["trace"]
+    assert page.locator("#summary .badge.state").inner_text() == "success"
+    assert page.locator("#summary .answer h2").count() > 0
+    steps = page.locator("#steps details.step")
+    assert steps.count() == len(trace["steps"])
+    agents = steps.locator(".agent").all_inner_texts()
+    assert agents == [s["agentName"] for s in trace["steps"]]
+    first = steps.first
+    first.locator("summary.step-row").click()
+    model_input = first.locator("details.lazy-json", has_text="Model input")
+    model_input.locator("summary").click()
+    assert '"messages"' in model_input.locator("pre").inner_text()
+    invocations = page.locator("#invocations details.invocation")
+    assert invocations.count() == len(trace["toolInvocations"])
+    tools = invocations.locator(".tool").all_inner_texts()
+    assert tools == [i["toolName"] for i in trace["toolInvocations"]]
+    transitions = page.locator("#orchestration table.grid tbody tr")
+    assert transitions.count() == len(trace["run"]["orchestrationTrace"]["transitions"])
+    assert page.locator("#evaluation", has_text="gatekeeper_verdict").count() == 1
+
+
+def test_each_claim_opens_its_invocation_and_highlights_the_exact_excerpt(
+    page: Page, live: LiveApp, complex_run: dict[str, Any]
+) -> None:
+    open_trace(page, live, complex_run)
+    claims = claims_of(complex_run["trace"])
+    assert len(claims) >= 10
+    for claim_id, refs in claims.items():
+        page.locator(f"#claim-{claim_id} .claim-statement").click()
+        assert page.locator("mark.excerpt").count() == len(refs), claim_id
+        for ref, invocation in refs:
+            box = page.locator(f"#invocation-{invocation['invocationId']}")
+            assert box.get_attribute("open") is not None
+            assert box.locator("details.raw").get_attribute("open") is not None
+            mark = box.locator(f'mark.excerpt[data-evidence="{ref["evidence_id"]}"]')
+            assert mark.inner_text() == ref["evidence_excerpt"], (claim_id, ref["raw_path"])
+            value = mark.locator("xpath=ancestor::*[@data-path][1]")
+            assert value.get_attribute("data-path") == ref["raw_path"]
+            assert box.locator(".highlight-caption", has_text=ref["raw_path"]).count() == 1
+
+
+def test_a_citation_in_the_answer_highlights_its_excerpt(
+    page: Page, live: LiveApp, complex_run: dict[str, Any]
+) -> None:
+    refs = {
+        ref["evidence_id"]: (ref, inv)
+        for refs in claims_of(complex_run["trace"]).values()
+        for ref, inv in refs
+    }
+    # a metric point: compact JSON with Python's number spelling, e.g. ["...",0.0]
+    point = next(e for e, (ref, _) in refs.items() if ".points[" in ref["raw_path"])
+    open_trace(page, live, complex_run)
+    page.locator("#summary .answer a.cite", has_text=f"[{point}]").first.click()
+    ref, invocation = refs[point]
+    mark = page.locator(f"#invocation-{invocation['invocationId']} mark.excerpt")
+    assert mark.inner_text() == ref["evidence_excerpt"]
+    assert page.url.endswith(f"#evidence-{point}")
+    assert mark.is_visible()
+    # the same anchor, shared as a link, highlights on load
+    open_trace(page, live, complex_run, f"#evidence-{point}")
+    assert page.locator("mark.excerpt").inner_text() == ref["evidence_excerpt"]
+
+
+def test_a_simple_run_says_it_has_no_route(page: Page, live: LiveApp) -> None:
+    ids = ask(page, live, "hello there", mode="simple")
+    open_trace(page, live, ids)
+    note = page.locator("#route-none")
+    assert "did not go through the diagnosis graph" in note.inner_text()
+    assert page.locator("#route-diagram").count() == 0
+    assert page.locator("#steps details.step").count() >= 1
+    assert "Hello" in page.locator("#summary .answer").inner_text()
+
+
+def test_an_unknown_run_shows_a_not_found_page(page: Page, live: LiveApp, console: Console) -> None:
+    console.allow("404")
+    page.goto(f"{live.url}/trace/sess-unknown/run-unknown")
+    alert = page.locator("#not-found")
+    alert.wait_for()
+    assert "Run not found" in alert.inner_text()
+    assert page.locator("#trace-body").is_hidden()
+    response = page.goto(f"{live.url}/trace/sess%20bad/run-1")
+    assert response is not None and response.status == 404
+    assert "Run not found" in page.locator("#not-found").inner_text()

@@ -1,0 +1,402 @@
+// The chat page: sessions kept in this browser, streamed answers with live node progress,
+// feedback, AIOps reports and clearing a session's history.
+"use strict";
+
+(function () {
+  const { api, h, renderMarkdown, streamEvents, traceUrl, formatDuration } = window.Diag;
+  const SESSIONS = "diagnosis.sessions";
+  const CURRENT = "diagnosis.currentSession";
+  const TITLE_CHARS = 80;
+
+  const el = {
+    list: document.getElementById("session-list"),
+    newSession: document.getElementById("new-session"),
+    title: document.getElementById("conversation-title"),
+    status: document.getElementById("status"),
+    turns: document.getElementById("turns"),
+    empty: document.getElementById("empty-state"),
+    form: document.getElementById("ask"),
+    question: document.getElementById("question"),
+    mode: document.getElementById("mode"),
+    send: document.getElementById("send"),
+    aiops: document.getElementById("aiops"),
+    clear: document.getElementById("clear-history"),
+  };
+
+  let sessions = loadSessions();
+  let current = localStorage.getItem(CURRENT) || null;
+  let busy = false;
+
+  function loadSessions() {
+    try {
+      const parsed = JSON.parse(localStorage.getItem(SESSIONS) || "[]");
+      return Array.isArray(parsed) ? parsed.filter((s) => s && typeof s.id === "string") : [];
+    } catch (_) {
+      return [];
+    }
+  }
+
+  function saveSessions() {
+    localStorage.setItem(SESSIONS, JSON.stringify(sessions));
+    if (current) localStorage.setItem(CURRENT, current);
+    else localStorage.removeItem(CURRENT);
+  }
+
+  function shorten(text) {
+    const line = String(text || "").replace(/\s+/g, " ").trim();
+    return line.length > TITLE_CHARS ? line.slice(0, TITLE_CHARS - 1) + "…" : line;
+  }
+
+  function setStatus(text, kind) {
+    el.status.textContent = text || "";
+    el.status.className = "status" + (kind ? " " + kind : "");
+  }
+
+  function remember(sessionId, title) {
+    const found = sessions.find((s) => s.id === sessionId);
+    if (found) {
+      if (title && !found.title) found.title = shorten(title);
+    } else {
+      sessions.unshift({ id: sessionId, title: shorten(title) || null });
+    }
+    current = sessionId;
+    saveSessions();
+    renderSessions();
+  }
+
+  function renderSessions() {
+    el.list.replaceChildren(
+      ...sessions.map((s) =>
+        h(
+          "li",
+          {},
+          h(
+            "button",
+            {
+              type: "button",
+              class: "session" + (s.missing ? " missing" : ""),
+              "aria-current": s.id === current ? "true" : null,
+              dataset: { sessionId: s.id },
+              onclick: () => selectSession(s.id),
+            },
+            h("span", { class: "session-title" }, s.title || "Untitled session"),
+            h("span", { class: "session-id" }, s.missing ? "not found on the server" : s.id)
+          )
+        )
+      )
+    );
+    const session = sessions.find((s) => s.id === current);
+    el.title.textContent = session ? session.title || "Untitled session" : "New session";
+    el.clear.disabled = !current || busy;
+  }
+
+  async function refreshTitles() {
+    await Promise.all(
+      sessions.map(async (s) => {
+        try {
+          const info = await api("/api/chat/session/" + encodeURIComponent(s.id));
+          s.title = shorten(info.title) || s.title;
+          s.missing = false;
+        } catch (error) {
+          if (error.status === 404) s.missing = true;
+        }
+      })
+    );
+    saveSessions();
+    renderSessions();
+  }
+
+  function selectSession(sessionId) {
+    if (busy) return;
+    current = sessionId;
+    saveSessions();
+    renderSessions();
+    loadTurns(sessionId);
+  }
+
+  function newSession() {
+    if (busy) return;
+    current = null;
+    saveSessions();
+    renderSessions();
+    el.turns.replaceChildren(el.empty);
+    el.empty.hidden = false;
+    setStatus("");
+    el.question.focus();
+  }
+
+  async function loadTurns(sessionId) {
+    el.turns.replaceChildren();
+    setStatus("Loading the session…");
+    try {
+      const data = await api("/api/diagnosis/" + encodeURIComponent(sessionId) + "/runs?limit=50");
+      if (current !== sessionId) return;
+      const runs = data.runs.slice().reverse();
+      for (const run of runs) el.turns.append(pastTurn(run));
+      if (!runs.length) {
+        el.turns.append(el.empty);
+        el.empty.hidden = false;
+      }
+      setStatus("");
+      scrollToEnd();
+    } catch (error) {
+      if (error.status === 404) {
+        const found = sessions.find((s) => s.id === sessionId);
+        if (found) found.missing = true;
+        renderSessions();
+      }
+      setStatus(error.message, "error");
+      el.turns.append(el.empty);
+    }
+  }
+
+  /** The element of one turn: the question, live progress, the answer and its actions. */
+  function turnView(questionText, kind) {
+    const view = {};
+    view.flow = h("span", { class: "badge flow" }, kind === "aiops" ? "aiops" : "…");
+    view.state = h("span", { class: "badge state running" }, "running");
+    view.count = h("span", { class: "count" }, "0");
+    view.progress = h("ol", { class: "progress-list" });
+    view.progressBox = h(
+      "details",
+      { class: "progress", open: true },
+      h("summary", {}, "Progress: ", view.count, " node executions"),
+      view.progress
+    );
+    view.answer = h("div", { class: "answer markdown" });
+    view.error = h("div", { class: "notice error turn-error", role: "alert", hidden: true });
+    view.traceLink = h("a", { class: "trace-link", hidden: true }, "Open trace");
+    view.feedbackStatus = h("span", { class: "feedback-status", role: "status" });
+    view.useful = h("button", { type: "button", class: "secondary small", dataset: { feedback: "useful" }, "aria-pressed": "false" }, "Useful");
+    view.notUseful = h("button", { type: "button", class: "secondary small", dataset: { feedback: "not_useful" }, "aria-pressed": "false" }, "Not useful");
+    view.feedback = h(
+      "div",
+      { class: "feedback", role: "group", "aria-label": "Was this answer useful?", hidden: true },
+      view.useful,
+      view.notUseful
+    );
+    view.meta = h("span", { class: "turn-meta" });
+    view.root = h(
+      "article",
+      { class: "turn" + (kind === "aiops" ? " aiops" : "") },
+      h(
+        "div",
+        { class: "question" },
+        h("span", { class: "who" }, kind === "aiops" ? "AIOps" : "You"),
+        h("p", {}, questionText)
+      ),
+      h(
+        "div",
+        { class: "reply" },
+        h("div", { class: "reply-head" }, view.flow, view.state, view.meta),
+        view.progressBox,
+        view.answer,
+        view.error,
+        h("div", { class: "turn-foot" }, view.traceLink, view.feedback, view.feedbackStatus)
+      )
+    );
+    view.useful.addEventListener("click", () => sendFeedback(view, "useful"));
+    view.notUseful.addEventListener("click", () => sendFeedback(view, "not_useful"));
+    return view;
+  }
+
+  function setRun(view, sessionId, runId, flow) {
+    view.sessionId = sessionId;
+    view.runId = runId;
+    view.root.dataset.runId = runId;
+    view.root.dataset.sessionId = sessionId;
+    if (flow) view.flow.textContent = flow;
+    view.traceLink.href = traceUrl(sessionId, runId);
+    view.traceLink.hidden = false;
+  }
+
+  function setState(view, status, degraded) {
+    const text = String(status || "").toLowerCase();
+    view.state.textContent = text + (degraded ? " · degraded" : "");
+    const kind = text === "success" ? (degraded ? "degraded" : "ok") : text === "running" ? "running" : "failed";
+    view.state.className = "badge state " + kind;
+  }
+
+  function showError(view, message) {
+    view.error.hidden = false;
+    view.error.textContent = message;
+  }
+
+  function citationHref(view) {
+    return (id) => traceUrl(view.sessionId, view.runId) + "#evidence-" + id;
+  }
+
+  function pastTurn(run) {
+    const view = turnView(run.question || "", run.flow === "aiops" ? "aiops" : "chat");
+    setRun(view, run.sessionId, run.runId, run.flow);
+    setState(view, run.status, run.degraded);
+    view.meta.textContent = formatDuration(run.durationMs) + " · " + run.stepCount + " model steps · " + run.toolCount + " tool calls";
+    view.progressBox.hidden = true;
+    if (run.answer) renderMarkdown(view.answer, run.answer, citationHref(view));
+    if (run.errorMessage) showError(view, run.errorMessage);
+    view.feedback.hidden = false;
+    markFeedback(view, run.feedback);
+    return view.root;
+  }
+
+  function markFeedback(view, value) {
+    view.useful.setAttribute("aria-pressed", String(value === "useful"));
+    view.notUseful.setAttribute("aria-pressed", String(value === "not_useful"));
+  }
+
+  async function sendFeedback(view, value) {
+    view.feedbackStatus.textContent = "Sending…";
+    view.feedbackStatus.className = "feedback-status";
+    try {
+      await api("/api/feedback", { method: "POST", body: { sessionId: view.sessionId, runId: view.runId, feedback: value } });
+      markFeedback(view, value);
+      view.feedbackStatus.textContent =
+        value === "useful"
+          ? "Thanks: marked useful and added to the case library."
+          : "Thanks: marked not useful (kept out of the case library).";
+      view.feedbackStatus.classList.add("ok");
+    } catch (error) {
+      if (error.status === 409) {
+        markFeedback(view, value);
+        view.feedbackStatus.textContent = "Your feedback for this answer is already recorded. Thank you!";
+        view.feedbackStatus.classList.add("info");
+      } else {
+        view.feedbackStatus.textContent = error.message;
+        view.feedbackStatus.classList.add("error");
+      }
+    }
+  }
+
+  function progressItem(event) {
+    const outcome = String(event.outcome || "").toLowerCase();
+    const reason = String(event.reason_code || "");
+    const alert = event.alert ? (typeof event.alert === "string" ? event.alert : JSON.stringify(event.alert)) : null;
+    return h(
+      "li",
+      {
+        class: "progress-item outcome-" + outcome,
+        dataset: { node: event.node || "", outcome: outcome, reason: reason, attempt: String(event.attempt || 1) },
+        title: [event.node, outcome, reason, "attempt " + (event.attempt || 1), alert].filter(Boolean).join(" · "),
+      },
+      h("span", { class: "node" }, event.node || "?"),
+      h("span", { class: "outcome" }, outcome),
+      reason && reason.toLowerCase() !== outcome ? h("span", { class: "reason" }, reason) : null,
+      h("span", { class: "attempt" + ((event.attempt || 1) > 1 ? " retry" : "") }, "attempt " + (event.attempt || 1)),
+      alert ? h("span", { class: "alert" }, "alert: " + alert) : null
+    );
+  }
+
+  function scrollToEnd() {
+    el.turns.scrollTop = el.turns.scrollHeight;
+  }
+
+  function setBusy(value) {
+    busy = value;
+    el.send.disabled = value;
+    el.aiops.disabled = value;
+    el.newSession.disabled = value;
+    el.clear.disabled = value || !current;
+    el.form.setAttribute("aria-busy", String(value));
+  }
+
+  /** Stream one run into a new turn; ``path`` is chat_stream or ai_ops. */
+  async function run(path, body, questionText, kind) {
+    el.empty.hidden = true;
+    const view = turnView(questionText, kind);
+    el.turns.append(view.root);
+    scrollToEnd();
+    setBusy(true);
+    setStatus(kind === "aiops" ? "Investigating the firing alerts…" : "Diagnosing…");
+    let text = "";
+    let done = null;
+    const started = performance.now();
+    const onEvent = (type, data) => {
+      if (type === "metadata") {
+        setRun(view, data.sessionId, data.runId, data.flow);
+        remember(data.sessionId, questionText);
+      } else if (type === "progress") {
+        view.progress.append(progressItem(data));
+        view.count.textContent = String(view.progress.children.length);
+      } else if (type === "content") {
+        text += data.text || "";
+        renderMarkdown(view.answer, text, view.runId ? citationHref(view) : null);
+      } else if (type === "error") {
+        showError(view, "The run failed: " + (data.message || "unknown error"));
+      } else if (type === "done") {
+        done = data;
+      }
+      scrollToEnd();
+    };
+    try {
+      await streamEvents(path, body, onEvent);
+      if (done) {
+        setState(view, done.status, done.degraded);
+        view.feedback.hidden = false;
+        view.meta.textContent = formatDuration(Math.round(performance.now() - started));
+        setStatus(done.success ? "Done." : "The run failed; its partial trace is recorded.", done.success ? "" : "error");
+      } else {
+        setState(view, "interrupted");
+        showError(view, "The stream ended before the run finished. It keeps running on the server: open the trace to see how it ends.");
+        setStatus("Stream interrupted.", "error");
+      }
+    } catch (error) {
+      setState(view, "failed");
+      showError(view, error.message);
+      setStatus(error.message, "error");
+    } finally {
+      setBusy(false);
+      renderSessions();
+      refreshTitles();
+    }
+  }
+
+  el.form.addEventListener("submit", (event) => {
+    event.preventDefault();
+    const question = el.question.value.trim();
+    if (!question || busy) return;
+    el.question.value = "";
+    const body = { Question: question, mode: el.mode.value };
+    if (current) body.Id = current;
+    run("/api/chat_stream", body, question, "chat");
+  });
+
+  el.question.addEventListener("keydown", (event) => {
+    if (event.key === "Enter" && !event.shiftKey && !event.isComposing) {
+      event.preventDefault();
+      el.form.requestSubmit();
+    }
+  });
+
+  el.aiops.addEventListener("click", () => {
+    if (busy) return;
+    const body = current ? { sessionId: current } : {};
+    run("/api/ai_ops", body, "Investigate every firing alert and report.", "aiops");
+  });
+
+  el.clear.addEventListener("click", async () => {
+    if (!current || busy) return;
+    try {
+      const data = await api("/api/chat/clear", { method: "POST", body: { Id: current } });
+      setStatus(
+        "History cleared (" + data.cleared + " messages). The next question starts without context; " +
+          "earlier runs stay in the audit record.",
+        "ok"
+      );
+    } catch (error) {
+      setStatus(error.message, "error");
+    }
+  });
+
+  el.newSession.addEventListener("click", newSession);
+  for (const example of document.querySelectorAll("button.example")) {
+    example.addEventListener("click", () => {
+      el.question.value = example.textContent;
+      el.form.requestSubmit();
+    });
+  }
+
+  renderSessions();
+  if (current && sessions.some((s) => s.id === current)) loadTurns(current);
+  else current = null;
+  refreshTitles();
+})();

@@ -1,0 +1,312 @@
+// Shared by the chat page and the trace viewer: DOM building, the JSON API client (with the
+// stored bearer key), the server-sent-events reader, and Markdown rendering (marked + DOMPurify)
+// with [E1]-style citations turned into links. Plain ES2020, no build step.
+"use strict";
+
+(function () {
+  const KEY_STORAGE = "diagnosis.apiKey";
+
+  /** Build an element: h("a", {href: "/", class: "x", onclick: fn}, "text", child, ...). */
+  function h(tag, attrs, ...children) {
+    const el = document.createElement(tag);
+    for (const [name, value] of Object.entries(attrs || {})) {
+      if (value === null || value === undefined || value === false) continue;
+      if (name === "class") el.className = value;
+      else if (name === "text") el.textContent = value;
+      else if (name === "dataset") Object.assign(el.dataset, value);
+      else if (name.startsWith("on") && typeof value === "function") {
+        el.addEventListener(name.slice(2), value);
+      } else if (value === true) el.setAttribute(name, "");
+      else el.setAttribute(name, String(value));
+    }
+    append(el, children);
+    return el;
+  }
+
+  function append(el, children) {
+    for (const child of children.flat(Infinity)) {
+      if (child === null || child === undefined || child === false) continue;
+      el.append(child instanceof Node ? child : document.createTextNode(String(child)));
+    }
+    return el;
+  }
+
+  function apiKey() {
+    try {
+      return localStorage.getItem(KEY_STORAGE) || "";
+    } catch (_) {
+      return "";
+    }
+  }
+
+  function headers(extra) {
+    const out = Object.assign({ Accept: "application/json" }, extra || {});
+    const key = apiKey();
+    if (key) out.Authorization = "Bearer " + key;
+    return out;
+  }
+
+  /** An error whose message a person can read; status 0 means the server was not reached. */
+  class ApiError extends Error {
+    constructor(status, message) {
+      super(message);
+      this.name = "ApiError";
+      this.status = status;
+    }
+  }
+
+  function unreachable(error) {
+    return new ApiError(0, "Could not reach the server (" + (error.message || error) + ").");
+  }
+
+  /** The ApiError for a response that is not OK, from its JSON envelope when it has one. */
+  async function responseError(response) {
+    let message = "";
+    try {
+      const body = await response.json();
+      message = body && typeof body.message === "string" ? body.message : "";
+    } catch (_) {
+      // not an envelope (a proxy's HTML page, say): fall back to the status line
+    }
+    message = message || response.statusText || "request failed";
+    let text = "The server answered " + response.status + ": " + message + ".";
+    if (response.status === 401) text += " Open Settings and enter the API key.";
+    if (response.status === 503) text = "Unavailable right now (503): " + message + ".";
+    return new ApiError(response.status, text);
+  }
+
+  /** Call the JSON API; resolve to the envelope's data, reject with a readable ApiError. */
+  async function api(path, options) {
+    const opts = options || {};
+    const init = { method: opts.method || "GET", headers: headers() };
+    if (opts.body !== undefined) {
+      init.headers["Content-Type"] = "application/json";
+      init.body = JSON.stringify(opts.body);
+    }
+    let response;
+    try {
+      response = await fetch(path, init);
+    } catch (error) {
+      throw unreachable(error);
+    }
+    if (!response.ok) throw await responseError(response);
+    const text = await response.text();
+    let body;
+    try {
+      body = JSON.parse(text);
+    } catch (_) {
+      throw new ApiError(response.status, "The server sent something that is not JSON.");
+    }
+    return opts.raw ? { data: body.data, text: text } : body.data;
+  }
+
+  /** Parse one SSE frame into {event, data}; null for comments such as ": keep-alive". */
+  function parseFrame(frame) {
+    let event = "message";
+    const data = [];
+    for (const line of frame.split(/\r?\n/)) {
+      if (!line || line.startsWith(":")) continue;
+      const colon = line.indexOf(":");
+      const field = colon < 0 ? line : line.slice(0, colon);
+      let value = colon < 0 ? "" : line.slice(colon + 1);
+      if (value.startsWith(" ")) value = value.slice(1);
+      if (field === "event") event = value;
+      else if (field === "data") data.push(value);
+    }
+    return data.length ? { event: event, data: data.join("\n") } : null;
+  }
+
+  /**
+   * POST ``body`` to an SSE endpoint and call ``onEvent(type, data)`` for every message as it
+   * arrives (fetch + ReadableStream: EventSource cannot POST). Rejects with an ApiError when the
+   * request is refused or the connection breaks.
+   */
+  async function streamEvents(path, body, onEvent, signal) {
+    let response;
+    try {
+      response = await fetch(path, {
+        method: "POST",
+        headers: headers({ "Content-Type": "application/json", Accept: "text/event-stream" }),
+        body: JSON.stringify(body),
+        signal: signal,
+      });
+    } catch (error) {
+      throw unreachable(error);
+    }
+    if (!response.ok) throw await responseError(response);
+    if (!response.body) throw new ApiError(response.status, "This browser cannot read streams.");
+    const reader = response.body.getReader();
+    const decoder = new TextDecoder();
+    let buffer = "";
+    const flush = (final) => {
+      const parts = buffer.split(/\r?\n\r?\n/);
+      buffer = final ? "" : parts.pop();
+      for (const frame of parts) {
+        const parsed = parseFrame(frame);
+        if (!parsed || parsed.event !== "message") continue;
+        let message;
+        try {
+          message = JSON.parse(parsed.data);
+        } catch (_) {
+          continue; // a frame we cannot read is skipped, not fatal
+        }
+        onEvent(message.type, message.data || {});
+      }
+    };
+    for (;;) {
+      let chunk;
+      try {
+        chunk = await reader.read();
+      } catch (error) {
+        throw new ApiError(0, "The connection broke while streaming (" + error.message + ").");
+      }
+      if (chunk.done) break;
+      buffer += decoder.decode(chunk.value, { stream: true });
+      flush(false);
+    }
+    buffer += decoder.decode();
+    flush(true);
+  }
+
+  let markdown = null;
+
+  function markdownParser() {
+    if (markdown) return markdown;
+    if (!window.marked || !window.DOMPurify) return null;
+    markdown = new window.marked.Marked({ gfm: true, breaks: false });
+    // Answers quote log lines: raw HTML in them is shown as text, never interpreted.
+    markdown.use({
+      // no bare-URL/e-mail autolinks: "user=app@10.0.3.35" in a log line is not an address
+      tokenizer: {
+        url() {
+          return undefined;
+        },
+      },
+      renderer: {
+        html(token) {
+          return escapeHtml(token.text || token.raw || "");
+        },
+      },
+    });
+    return markdown;
+  }
+
+  function escapeHtml(text) {
+    return String(text)
+      .replace(/&/g, "&amp;")
+      .replace(/</g, "&lt;")
+      .replace(/>/g, "&gt;")
+      .replace(/"/g, "&quot;");
+  }
+
+  // [E1], or [A1-E27] in AIOps reports (evidence ids scoped by alert)
+  const CITATION = /\[((?:[A-Za-z0-9]+-)?E\d+)\]/g;
+
+  /** Turn every "[E1]" / "[A1-E1]" in text (outside code and links) into a link made by ``href(id)``. */
+  function linkCitations(root, href) {
+    const walker = document.createTreeWalker(root, NodeFilter.SHOW_TEXT);
+    const targets = [];
+    while (walker.nextNode()) {
+      const node = walker.currentNode;
+      if (node.parentElement.closest("code, pre, a")) continue;
+      CITATION.lastIndex = 0;
+      if (CITATION.test(node.nodeValue)) targets.push(node);
+    }
+    for (const node of targets) {
+      const text = node.nodeValue;
+      const fragment = document.createDocumentFragment();
+      let last = 0;
+      for (const match of text.matchAll(CITATION)) {
+        fragment.append(text.slice(last, match.index));
+        fragment.append(
+          h(
+            "a",
+            {
+              class: "cite",
+              href: href(match[1]),
+              dataset: { evidence: match[1] },
+              title: "Evidence " + match[1] + ": open the excerpt it was verified against",
+            },
+            match[0]
+          )
+        );
+        last = match.index + match[0].length;
+      }
+      fragment.append(text.slice(last));
+      node.replaceWith(fragment);
+    }
+  }
+
+  /** Render Markdown into ``el``, sanitised, with citations linked by ``citationHref``. */
+  function renderMarkdown(el, text, citationHref) {
+    const parser = markdownParser();
+    if (!parser) {
+      el.textContent = text; // the vendored scripts did not load: plain text is still readable
+      return;
+    }
+    const html = parser.parse(text || "");
+    el.innerHTML = window.DOMPurify.sanitize(html, { USE_PROFILES: { html: true } });
+    for (const link of el.querySelectorAll("a[href]")) {
+      if (/^https?:/i.test(link.getAttribute("href"))) link.setAttribute("rel", "noopener noreferrer");
+    }
+    if (citationHref) linkCitations(el, citationHref);
+  }
+
+  function traceUrl(sessionId, runId) {
+    return "/trace/" + encodeURIComponent(sessionId) + "/" + encodeURIComponent(runId);
+  }
+
+  function formatDuration(ms) {
+    if (ms === null || ms === undefined) return "–";
+    if (ms < 1000) return ms + " ms";
+    return (ms / 1000).toFixed(ms < 10000 ? 2 : 1) + " s";
+  }
+
+  function formatTime(iso) {
+    if (!iso) return "–";
+    const date = new Date(iso);
+    return isNaN(date) ? iso : date.toLocaleString();
+  }
+
+  function setupSettings() {
+    const dialog = document.getElementById("settings");
+    const open = document.getElementById("settings-open");
+    if (!dialog || !open) return;
+    const input = document.getElementById("settings-key");
+    open.addEventListener("click", () => {
+      input.value = apiKey();
+      dialog.showModal();
+      input.focus();
+    });
+    document.getElementById("settings-forget").addEventListener("click", () => {
+      input.value = "";
+      localStorage.removeItem(KEY_STORAGE);
+      dialog.close("forget");
+    });
+    dialog.addEventListener("close", () => {
+      if (dialog.returnValue !== "save") return;
+      const value = input.value.trim();
+      if (value) localStorage.setItem(KEY_STORAGE, value);
+      else localStorage.removeItem(KEY_STORAGE);
+    });
+    if (document.body.dataset.authRequired === "true" && !apiKey()) {
+      open.classList.add("attention");
+      open.title = "This server requires an API key";
+    }
+  }
+
+  document.addEventListener("DOMContentLoaded", setupSettings);
+
+  window.Diag = {
+    ApiError,
+    api,
+    append,
+    escapeHtml,
+    formatDuration,
+    formatTime,
+    h,
+    renderMarkdown,
+    streamEvents,
+    traceUrl,
+  };
+})();

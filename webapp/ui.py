@@ -1,0 +1,46 @@
+"""The browser UI: the chat page and the shareable trace viewer.
+
+Both are static HTML shells; their scripts read everything from the JSON API, sending the bearer
+key the user stored in the browser. The pages themselves need no key and open no database
+connection (``webapp.api.OPEN_ENDPOINTS``).
+"""
+
+from __future__ import annotations
+
+from flask import Blueprint, current_app, redirect, render_template, url_for
+from flask.typing import ResponseReturnValue
+
+from .api.requests import ID_PATTERN
+
+bp = Blueprint("ui", __name__)
+
+
+def _auth_required() -> bool:
+    """Whether the API asks for a bearer key (the page then offers to store one)."""
+    return bool(current_app.extensions["diagnosis"].settings.api_key)
+
+
+@bp.get("/")
+def chat() -> ResponseReturnValue:
+    """The chat page: sessions, streamed answers with live progress, feedback, AIOps."""
+    return render_template("chat.html", auth_required=_auth_required())
+
+
+@bp.get("/trace/<session_id>/<run_id>")
+def trace(session_id: str, run_id: str) -> ResponseReturnValue:
+    """The trace viewer of one run; an id that can never exist is a 404 page right away."""
+    valid = bool(ID_PATTERN.match(session_id) and ID_PATTERN.match(run_id))
+    page = render_template(
+        "trace.html",
+        session_id=session_id,
+        run_id=run_id,
+        valid=valid,
+        auth_required=_auth_required(),
+    )
+    return page, 200 if valid else 404
+
+
+@bp.get("/favicon.ico")
+def favicon() -> ResponseReturnValue:
+    """Browsers ask for this on any page (the JSON ones too): the SVG icon."""
+    return redirect(url_for("static", filename="favicon.svg"), code=308)
