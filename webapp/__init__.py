@@ -7,6 +7,7 @@ adapters entirely (tests pass their own).
 
 from __future__ import annotations
 
+import gc
 import logging
 from collections.abc import Mapping
 from typing import Any
@@ -28,5 +29,8 @@ def create_app(config: Mapping[str, Any] | None = None, services: Any = None) ->
     app.extensions["diagnosis"] = services if services is not None else build_services(settings)
     register_api(app)
     register_cli(app)
+    # The dataset, indexes and compiled graphs live as long as the process: keep them out of
+    # the garbage collector's full passes (they cost up to ~150 ms on a big trace response).
+    gc.freeze()
     logging.getLogger("webapp").setLevel(logging.INFO)
     return app

@@ -45,15 +45,35 @@ def _errors(*codes: int) -> dict[str, Any]:
         409: "Conflicts with the run's state",
         413: "Request or file too large",
         415: "Wrong content type",
-        503: "Database (or, for clear, session history) unavailable",
+        503: "A dependency is unavailable: the database (or, for clear, session history)",
     }
     return {str(code): _json(_ref("Error"), text[code]) for code in codes}
 
 
 _COMMON = (401, 405, 503)
+_EVENT_TYPES = ["metadata", "progress", "content", "error", "done"]
 _SSE = {
-    "description": "A stream of server-sent events",
-    "content": {"text/event-stream": {"schema": {"type": "string"}}},
+    "description": "A stream of server-sent events; each event is described by the schema",
+    "content": {
+        "text/event-stream": {
+            "schema": {
+                "type": "object",
+                "required": ["event", "data"],
+                "properties": {
+                    "event": {"const": "message"},
+                    "data": {
+                        "type": "string",
+                        "contentMediaType": "application/json",
+                        "contentSchema": {
+                            "type": "object",
+                            "required": ["type", "data"],
+                            "properties": {"type": {"enum": _EVENT_TYPES}, "data": {}},
+                        },
+                    },
+                },
+            }
+        }
+    },
 }
 
 SCHEMAS: dict[str, Any] = {
@@ -193,14 +213,20 @@ SCHEMAS: dict[str, Any] = {
         "type": "object",
         "required": ["Question"],
         "properties": {
-            "Id": {**ID, "description": "Session id; a new session when absent (alias: id)"},
+            "Id": {
+                "type": ["string", "null"],
+                "pattern": ID["pattern"],
+                "description": "Session id; a new session when absent or null (alias: id)",
+            },
             "Question": {
                 "type": "string",
                 "minLength": 1,
                 "maxLength": 4000,
-                "description": "The question (alias: question)",
+                "pattern": "\\S",
+                "description": "The question (alias: question); surrounding whitespace is "
+                "trimmed, control characters other than tab and newlines are refused (400)",
             },
-            "mode": {"enum": ["auto", "simple", "complex"], "default": "auto"},
+            "mode": {"enum": ["auto", "simple", "complex", None], "default": "auto"},
         },
     },
     "ChatResult": {
@@ -577,8 +603,11 @@ def _stream_paths() -> dict[str, Any]:
                             "schema": {
                                 "type": "object",
                                 "properties": {
-                                    "sessionId": ID,
-                                    "userRequest": {"type": "string", "maxLength": 1000},
+                                    "sessionId": {
+                                        "type": ["string", "null"],
+                                        "pattern": ID["pattern"],
+                                    },
+                                    "userRequest": {"type": ["string", "null"], "maxLength": 1000},
                                 },
                             }
                         }

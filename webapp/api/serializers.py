@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from datetime import datetime
 from typing import Any
 
@@ -55,15 +56,19 @@ def session(row: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-def step(row: dict[str, Any]) -> dict[str, Any]:
-    """One ``agent_step``."""
+def _same(value: Any) -> Any:
+    return value
+
+
+def step(row: dict[str, Any], json_value: Callable[[Any], Any] = _same) -> dict[str, Any]:
+    """One ``agent_step``; ``json_value`` wraps the stored JSON documents (e.g. raw text)."""
     return {
         "id": row["id"],
         "stepIndex": row["step_index"],
         "agentName": row["agent_name"],
         "model": row["model"],
-        "modelInput": row["model_input"],
-        "modelOutput": row["model_output"],
+        "modelInput": json_value(row["model_input"]),
+        "modelOutput": json_value(row["model_output"]),
         "hasToolCall": bool(row["has_tool_call"]),
         "promptTokens": row["prompt_tokens"],
         "completionTokens": row["completion_tokens"],
@@ -76,21 +81,21 @@ def step(row: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-def invocation(row: dict[str, Any]) -> dict[str, Any]:
-    """One ``tool_invocation`` with its raw output."""
+def invocation(row: dict[str, Any], json_value: Callable[[Any], Any] = _same) -> dict[str, Any]:
+    """One ``tool_invocation`` with its raw output; ``json_value`` as for :func:`step`."""
     return {
         "id": row["id"],
         "invocationId": row["invocation_id"],
         "stepId": row["step"],
         "agentName": row["agent_name"],
         "toolName": row["tool_name"],
-        "arguments": row["arguments"],
-        "rawOutput": row["raw_output"],
+        "arguments": json_value(row["arguments"]),
+        "rawOutput": json_value(row["raw_output"]),
         "status": row["status"],
         "errorMessage": row["error_message"],
         "durationMs": row["duration_ms"],
-        "retrievalDetails": row["retrieval_details"],
-        "evidenceRefs": row["evidence_refs"],
+        "retrievalDetails": json_value(row["retrieval_details"]),
+        "evidenceRefs": json_value(row["evidence_refs"]),
         "createdAt": iso(row["created_at"]),
     }
 

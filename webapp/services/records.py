@@ -10,9 +10,18 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from peewee import Database, IntegrityError
+from peewee import Database, IntegrityError, fn
 
-from ..models import AgentStep, CaseLibrary, ChatSession, DiagnosisRun, ToolInvocation, utcnow
+from ..models import (
+    AgentStep,
+    BaseModel,
+    CaseLibrary,
+    ChatSession,
+    DiagnosisRun,
+    JSONField,
+    ToolInvocation,
+    utcnow,
+)
 from .runs import PENDING, RUNNING, SUCCESS
 
 USEFUL, NOT_USEFUL = "useful", "not_useful"
@@ -35,6 +44,18 @@ class Trace:
     run: dict[str, Any]
     steps: list[dict[str, Any]]
     invocations: list[dict[str, Any]]
+
+
+def _columns(model: type[BaseModel], raw_json: bool) -> list[Any]:
+    """Every column of ``model``; JSON columns as their stored text when ``raw_json``."""
+    columns: list[Any] = []
+    for field in model._meta.sorted_fields:
+        if raw_json and isinstance(field, JSONField):
+            # coerce(False): no field converter, the text stays text; NULL reads as JSON null.
+            columns.append(fn.COALESCE(field, "null").coerce(False).alias(field.name))
+        else:
+            columns.append(field)
+    return columns
 
 
 def _rows(query: Any) -> list[dict[str, Any]]:
@@ -70,14 +91,21 @@ class RunRecords:
         """Session metadata, or None."""
         return _first(ChatSession.select().where(ChatSession.session_id == session_id))
 
-    def trace(self, session_id: str, run_id: str) -> Trace:
-        """The exact run's trace in four queries."""
+    def trace(self, session_id: str, run_id: str, *, raw_json: bool = False) -> Trace:
+        """The exact run's trace in four queries.
+
+        With ``raw_json`` the JSON columns of steps and invocations come back as the stored
+        JSON text (``"null"`` for NULL), unparsed: a caller that only re-serialises them (the
+        trace API) skips decoding and re-encoding megabytes of model inputs and tool outputs.
+        """
         run = self.run(session_id, run_id)
         steps = _rows(
-            AgentStep.select().where(AgentStep.run_id == run_id).order_by(AgentStep.step_index)
+            AgentStep.select(*_columns(AgentStep, raw_json))
+            .where(AgentStep.run_id == run_id)
+            .order_by(AgentStep.step_index)
         )
         invocations = _rows(
-            ToolInvocation.select()
+            ToolInvocation.select(*_columns(ToolInvocation, raw_json))
             .where(ToolInvocation.run_id == run_id)
             .order_by(ToolInvocation.id)
         )
