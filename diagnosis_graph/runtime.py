@@ -62,6 +62,12 @@ class CompiledGraph:
         # Keys whose reducer is plain Replace are written inline, without a method call.
         self._replace_keys = frozenset(k for k, r in self.schema.items() if type(r) is Replace)
         self._known_keys = frozenset(self.schema)
+        # Router mappings as plain dicts: the step loop looks a key up on every routed step.
+        self._routes = {
+            name: (edge.router, dict(edge.mapping))
+            for name, edge in self.edges.items()
+            if isinstance(edge, Branch)
+        }
         self._merge_keys = tuple(k for k in self.schema if k not in self._replace_keys)
 
     def invoke(
@@ -118,6 +124,7 @@ class CompiledGraph:
         # The hot loop of every run: locals only, one dict copy and one view per update.
         limit = config.recursion_limit
         nodes, edges, cache, replace_keys = self.nodes, self.edges, run.cache, self._replace_keys
+        routes = self._routes
         view = StateView(run.values, cache)
         target = self._route(run, START, edges[START], view)
         while target != END:
@@ -151,7 +158,14 @@ class CompiledGraph:
             elif update is not None:
                 self._apply(run, node, update)
             edge = edges[node]
-            target = edge if type(edge) is str else self._route(run, node, edge, view)
+            if type(edge) is str:
+                target = edge
+            else:
+                router, mapping = routes[node]
+                try:  # the hot path; _route re-asks a (pure) router only to report a fault
+                    target = mapping[router(view)]
+                except Exception:
+                    target = self._route(run, node, edge, view)
             yield node, run.step, update, target
 
     def _apply(self, run: _Run, node: str, update: Any) -> None:
