@@ -10,13 +10,12 @@ supervisor is a plain loop, not a StateGraph run.
 from __future__ import annotations
 
 import logging
-import time
 from collections.abc import Callable
 from typing import Any
 
 from ..diagnosis import new_run_id
 from ..services.chat import ChatOutcome, RunCounts
-from ..services.runs import AI_OPS, FAILED, SUCCESS, Finish, RunStore, new_session_id
+from ..services.runs import AI_OPS, SUCCESS, Finish, RunStore, new_session_id
 from .supervisor import DEFAULT_REQUEST, AiOpsSupervisor
 
 log = logging.getLogger(__name__)
@@ -49,31 +48,16 @@ class AiOpsService:
         on_event: Callable[[dict[str, Any]], None] | None = None,
     ) -> ChatOutcome:
         """Run a started AIOps run to its end; never raises for the run's failures."""
-        started = time.perf_counter()
-        try:
-            self.runs.mark_running(run_id)
+
+        def work() -> Finish:
             result = self.supervisor.run(
                 user_request, session_id=session_id, run_id=run_id, on_event=on_event
             )
-            steps, tools = self.audit.counts_for_run(run_id)
-            finish = Finish(
-                SUCCESS,
-                result.answer,
-                result.degraded,
-                None,
-                result.self_evaluation,
-                None,
-                steps,
-                tools,
-                _ms(started),
+            return Finish(
+                SUCCESS, result.answer, result.degraded, self_evaluation=result.self_evaluation
             )
-            self.runs.finish(run_id, finish)
-        except Exception as exc:  # anything unhandled still ends as a FAILED run
-            log.exception("AIOps run %s failed", run_id)
-            finish = Finish(
-                FAILED, None, error_message=f"{type(exc).__name__}: {exc}", duration_ms=_ms(started)
-            )
-            self.runs.fail_best_effort(run_id, finish)
+
+        finish = self.runs.execute(run_id, work, self.audit.counts_for_run)
         return ChatOutcome(
             finish.status == SUCCESS,
             finish.answer,
@@ -95,7 +79,3 @@ class AiOpsService:
         """``start`` then ``execute``, synchronously."""
         session_id, run_id = self.start(session_id, user_request)
         return self.execute(session_id, run_id, user_request, on_event)
-
-
-def _ms(started: float) -> int:
-    return int((time.perf_counter() - started) * 1000)

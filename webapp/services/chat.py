@@ -11,7 +11,6 @@ save what is known best-effort and mark FAILED; 9. per-run context is always cle
 from __future__ import annotations
 
 import logging
-import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime, timezone
@@ -19,7 +18,7 @@ from typing import Any, Protocol
 
 from diagnosis_graph.workflow.evaluation import tool_statistics
 from diagnosis_graph.workflow.outcomes import Outcome
-from diagnosis_graph.workflow.trace import TERMINATION_ERROR
+from diagnosis_graph.workflow.trace import TERMINATION_ERROR, build_orchestration_trace
 
 from ..diagnosis import Diagnoser, new_run_id
 from .history import HistoryLoad, HistoryMessage, HistoryStore
@@ -111,26 +110,21 @@ class ChatService:
         on_event: Callable[[dict[str, Any]], None] | None = None,
     ) -> ChatOutcome:
         """Steps 3-9 for a run created by :meth:`start`; never raises for the run's failures."""
-        started = time.perf_counter()
-        try:
-            self.runs.mark_running(run_id)
+
+        def work() -> Finish:
             history = self.history.load(session_id)
             if flow == COMPLEX:
-                finish = self._complex(question, session_id, run_id, history, on_event)
-            else:
-                finish = self._simple(question, session_id, run_id, history)
-            finish = self._with_counts(run_id, finish, started)
-            self.runs.finish(run_id, finish)
-        except Exception as exc:  # step 8: anything unhandled still ends as a FAILED run
-            log.exception("run %s failed", run_id)
-            finish = Finish(
-                FAILED,
-                None,
-                error_message=f"{type(exc).__name__}: {exc}",
-                orchestration_trace=_error_trace(flow),
-                duration_ms=int((time.perf_counter() - started) * 1000),
-            )
-            self.runs.fail_best_effort(run_id, finish)
+                return self._complex(question, session_id, run_id, history, on_event)
+            return self._simple(question, session_id, run_id, history)
+
+        failed_trace = (
+            build_orchestration_trace([], 0, stopped_by=TERMINATION_ERROR)
+            if flow == COMPLEX
+            else None
+        )
+        finish = self.runs.execute(
+            run_id, work, self.audit.counts_for_run, failed_trace=failed_trace
+        )
         if finish.status == SUCCESS and finish.answer:
             self._remember(session_id, run_id, question, finish.answer)
         return ChatOutcome(
@@ -188,20 +182,6 @@ class ChatService:
             self_evaluation=evaluation,
         )
 
-    def _with_counts(self, run_id: str, finish: Finish, started: float) -> Finish:
-        steps, tools = self.audit.counts_for_run(run_id)
-        return Finish(
-            finish.status,
-            finish.answer,
-            finish.degraded,
-            finish.error_message,
-            finish.self_evaluation,
-            finish.orchestration_trace,
-            steps,
-            tools,
-            int((time.perf_counter() - started) * 1000),
-        )
-
     def _remember(self, session_id: str, run_id: str, question: str, answer: str) -> None:
         now = _now()
         written = self.history.append(
@@ -220,17 +200,4 @@ def _history_note(history: HistoryLoad) -> dict[str, Any]:
         "available": history.available,
         "messages": len(history.messages),
         "error": history.error,
-    }
-
-
-def _error_trace(flow: str) -> dict[str, Any] | None:
-    if flow != COMPLEX:
-        return None
-    return {
-        "version": "stategraph-v1",
-        "transitions": [],
-        "final_node": None,
-        "termination_reason": TERMINATION_ERROR,
-        "degraded": False,
-        "evidence_retry_count": 0,
     }

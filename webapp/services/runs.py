@@ -8,8 +8,10 @@ from __future__ import annotations
 
 import logging
 import secrets
+import time
+from collections.abc import Callable
 from contextlib import suppress
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import timedelta
 from typing import Any
 
@@ -120,3 +122,41 @@ class RunStore:
             self.finish(run_id, finish)
         except Exception:
             log.exception("could not mark run %s FAILED", run_id)
+
+    def execute(
+        self,
+        run_id: str,
+        work: Callable[[], Finish],
+        counts: Callable[[str], tuple[int, int]],
+        *,
+        failed_trace: dict[str, Any] | None = None,
+    ) -> Finish:
+        """RUNNING, ``work()``, then save its Finish with counts and duration; never raises.
+
+        Anything unhandled (``work`` itself, the counts, the save) ends the run FAILED with the
+        error, ``failed_trace`` and the duration, saved best-effort.
+        """
+        started = time.perf_counter()
+        try:
+            self.mark_running(run_id)
+            finish = work()
+            steps, tools = counts(run_id)
+            finish = replace(
+                finish, step_count=steps, tool_count=tools, duration_ms=_elapsed_ms(started)
+            )
+            self.finish(run_id, finish)
+        except Exception as exc:
+            log.exception("run %s failed", run_id)
+            finish = Finish(
+                FAILED,
+                None,
+                error_message=f"{type(exc).__name__}: {exc}",
+                orchestration_trace=failed_trace,
+                duration_ms=_elapsed_ms(started),
+            )
+            self.fail_best_effort(run_id, finish)
+        return finish
+
+
+def _elapsed_ms(started: float) -> int:
+    return int((time.perf_counter() - started) * 1000)
