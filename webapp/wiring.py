@@ -25,7 +25,6 @@ from .services.streams import RunWorkers
 from .stores.memory import MemoryAudit
 from .stores.sql import SqlAudit
 from .tools.backends import TelemetryBackend
-from .tools.catalog import diagnosis_tools, knowledge_tool
 from .tools.doc_tracker import RetrievedDocTracker
 from .tools.knowledge import KnowledgeIndex
 
@@ -107,11 +106,8 @@ def build_services(
         tracker=tracker,
         response_mode=settings.llm_response_format,
     )
-    simple_tools = [
-        knowledge_tool(knowledge, tracker),
-        *diagnosis_tools(backend, knowledge, tracker)[1:],
-    ]
-    simple = SimpleChat(model, audit, audit, lambda: simple_tools)
+    # The simple flow's agent uses the same knowledge, log and metric tools as the executor.
+    simple = SimpleChat(model, audit, audit, lambda: diagnoser.tools)
     history = history or history_store(
         settings.redis_url, settings.history_max_messages, settings.session_ttl_seconds
     )
