@@ -14,13 +14,14 @@ from __future__ import annotations
 import os
 import secrets
 from collections.abc import Iterator
-from typing import Any, NoReturn
+from typing import Any
 from urllib.parse import unquote, urlparse
 
 import pytest
 from peewee import Database
 from playhouse.pool import PooledDatabase
 
+from tests.environment import unavailable
 from webapp.db import bind, create_schema, open_database
 from webapp.models import MODELS
 
@@ -28,13 +29,6 @@ BACKENDS = ("sqlite", "mysql", "postgres")
 ENV_VARS = {"mysql": "TEST_MYSQL_URL", "postgres": "TEST_POSTGRES_URL"}
 LABELS = {"mysql": "MariaDB", "postgres": "PostgreSQL"}
 CONNECT_TIMEOUT_SECONDS = 5
-
-
-def _unavailable(message: str) -> NoReturn:
-    """Skip the test, or fail it under CI where every configured service must be up."""
-    if os.environ.get("CI") == "1":
-        pytest.fail(f"CI=1: {message}", pytrace=False)
-    pytest.skip(message)
 
 
 def _admin_connection(backend: str, url: str) -> Any:
@@ -92,7 +86,7 @@ class ScratchServers:
         problem = self._checked[backend]
         if isinstance(problem, Exception):
             where = f"{urlparse(url).hostname}:{urlparse(url).port or ''}"
-            _unavailable(
+            unavailable(
                 f"{variable} is set but {LABELS[backend]} at {where} is unreachable: {problem}"
             )
         return url
@@ -185,7 +179,7 @@ def redis_url() -> str:
     try:
         client.ping()
     except redis.RedisError as exc:
-        _unavailable(f"TEST_REDIS_URL is set but Redis at {url} is unreachable: {exc}")
+        unavailable(f"TEST_REDIS_URL is set but Redis at {url} is unreachable: {exc}")
     finally:
         client.close()
     return url

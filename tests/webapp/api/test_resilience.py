@@ -18,6 +18,7 @@ from flask.testing import FlaskClient
 from peewee import Database
 from pytest_mock import MockerFixture
 
+from tests.environment import unavailable
 from webapp.db import open_database
 from webapp.demo.backend import DemoTelemetryBackend
 from webapp.models import AgentStep, DiagnosisRun, ToolInvocation
@@ -38,7 +39,7 @@ def throwaway_redis() -> Iterator[tuple[str, subprocess.Popen[bytes]]]:
     """A private redis-server the test may kill."""
     binary = shutil.which("redis-server")
     if binary is None:
-        pytest.skip("redis-server is not installed: the Redis-outage test needs its own server")
+        unavailable("redis-server is not installed: the Redis-outage test needs its own server")
     port = free_port()
     process = subprocess.Popen(
         [binary, "--port", str(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"],

@@ -7,7 +7,6 @@ reason; with ``CI=1`` it fails instead, because CI must run them.
 
 from __future__ import annotations
 
-import os
 import threading
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
@@ -15,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
+from tests.environment import unavailable
 from webapp.demo.backend import DemoTelemetryBackend
 from webapp.llm.offline import OfflineChatModel
 from webapp.llm.types import ChatResult, Message
@@ -33,9 +33,7 @@ def require_browser() -> None:
     reason = browser_missing()
     if reason is None:
         return
-    if os.environ.get("CI") == "1":
-        pytest.fail(f"CI=1 requires the browser tests: {reason}", pytrace=False)
-    pytest.skip(f"browser tests skipped: {reason}")
+    unavailable(f"browser tests skipped: {reason}")
 
 
 class GatedModel(OfflineChatModel):

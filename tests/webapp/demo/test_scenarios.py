@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.environment import unavailable
 from tests.webapp.demo.helpers import count, median, minutes, parse_time, values
 from webapp.demo.backend import DemoTelemetryBackend
 from webapp.demo.scenarios import TEMPLATES, scenario_records
@@ -220,7 +221,7 @@ def _fts(folder: Path) -> sqlite3.Connection:
     try:
         db.execute("CREATE VIRTUAL TABLE chunks USING fts5(title, body)")
     except sqlite3.OperationalError:  # pragma: no cover - depends on the sqlite build
-        pytest.skip("SQLite without FTS5")
+        unavailable("SQLite without FTS5")
     for title, text in _runbook_titles(folder).items():
         for section in re.split(r"\n(?=## )", text):
             db.execute("INSERT INTO chunks VALUES (?, ?)", (title, section))

@@ -17,6 +17,7 @@ import redis
 from redis.backoff import NoBackoff
 from redis.retry import Retry
 
+from tests.environment import unavailable
 from webapp.services.history import (
     HistoryMessage,
     HistoryUnavailable,
@@ -296,7 +297,7 @@ def free_port() -> int:
 def start_redis(port: int) -> subprocess.Popen[bytes]:
     binary = shutil.which("redis-server")
     if binary is None:
-        pytest.skip("redis-server is not on PATH: cannot run the outage test")
+        unavailable("redis-server is not on PATH: cannot run the outage test")
     args = [binary, "--port", str(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"]
     proc = subprocess.Popen(
         [*args, "--daemonize", "no"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
