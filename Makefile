@@ -80,6 +80,7 @@ format: $(DEV_STAMP)
 
 bench-engine: $(BENCH_STAMP)
 	$(BIN)/python bench/engine_vs_langgraph.py
+	$(BIN)/python bench/engine_shapes.py
 
 bench-workflow: $(DEV_STAMP)
 	$(BIN)/python bench/workflow.py

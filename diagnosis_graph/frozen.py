@@ -1,16 +1,25 @@
-"""Read-only containers for state values.
+"""Read-only containers for state values, frozen lazily one level at a time.
 
 State values are frozen when they are written, so a node cannot corrupt the state of a run by
 mutating what it was given. The frozen types subclass ``dict`` and ``list`` so ``isinstance``
-checks, ``json.dumps`` and pydantic validation keep working on them; :func:`thaw` turns them
-back into plain ``dict``/``list`` for the final state a caller receives.
+checks, ``json.dumps`` and pydantic validation keep working on them.
+
+Freezing is *shallow and lazy*, so its cost never depends on the size of a value: ``freeze``
+copies only the top level of a container (a C-speed copy of its item pointers); a nested
+container is frozen the first time it is read through the frozen parent, and the frozen copy
+replaces the raw one inside the parent, so later reads return the same object. Every way of
+reading items through a frozen container (indexing, slicing, iteration, ``get``, ``values``,
+``items``, ``copy``, ``+``, ``|``, ``reversed``, ``dict()``, ``json.dumps``) goes through
+those accessors and so hands out frozen items. The raw value a frozen container was made from
+is never written to, so :func:`thaw` can give the caller back exactly what was written.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from operator import is_
-from typing import Any, NoReturn
+from collections.abc import Iterable, Iterator, Mapping
+from typing import Any, NoReturn, SupportsIndex, overload
+
+_SCALARS = frozenset({str, int, float, bool, type(None)})
 
 
 def _read_only(self: object, *args: object, **kwargs: object) -> NoReturn:
@@ -20,12 +29,60 @@ def _read_only(self: object, *args: object, **kwargs: object) -> NoReturn:
     )
 
 
-class FrozenDict(dict):  # type: ignore[type-arg]
-    """A dict that refuses mutation; shares its items safely between steps."""
+_dict_get = dict.get
+_dict_set = dict.__setitem__
+_list_get = list.__getitem__
+_list_set = list.__setitem__
+_list_iter = list.__iter__
 
-    __slots__ = ()
+
+class FrozenDict(dict):  # type: ignore[type-arg]
+    """A dict that refuses mutation and hands out its nested values frozen."""
+
+    __slots__ = ("_source",)
+    _source: Any
     __setitem__ = __delitem__ = clear = pop = popitem = setdefault = update = _read_only
     __ior__ = _read_only
+
+    def __getitem__(self, key: Any) -> Any:
+        value = _dict_get(self, key, _MISSING)
+        if value is _MISSING:
+            return dict.__getitem__(self, key)  # KeyError, or __missing__ of a subclass
+        if type(value) in _FROZEN:
+            return value
+        frozen = _child(self, value)
+        _dict_set(self, key, frozen)
+        return frozen
+
+    def get(self, key: Any, default: Any = None) -> Any:
+        """The frozen value of ``key``, or ``default``."""
+        return self[key] if dict.__contains__(self, key) else default
+
+    def __iter__(self) -> Iterator[Any]:
+        # Overridden so that dict(), {**d} and d | x take the keys()/[] path (frozen values).
+        return dict.__iter__(self)
+
+    def keys(self) -> Any:
+        """The keys (a live view, as for a dict)."""
+        return dict.keys(self)
+
+    def values(self) -> list[Any]:  # type: ignore[override]
+        """The frozen values, in order."""
+        return [self[key] for key in dict.__iter__(self)]
+
+    def items(self) -> list[tuple[Any, Any]]:  # type: ignore[override]
+        """``(key, frozen value)`` pairs, in order."""
+        return [(key, self[key]) for key in dict.__iter__(self)]
+
+    def copy(self) -> FrozenDict:
+        """A frozen dict is its own copy."""
+        return self
+
+    def __or__(self, other: Any) -> dict[Any, Any]:
+        return {**self, **other}
+
+    def __ror__(self, other: Any) -> dict[Any, Any]:
+        return {**other, **self}
 
     def __copy__(self) -> FrozenDict:
         return self
@@ -33,13 +90,58 @@ class FrozenDict(dict):  # type: ignore[type-arg]
     def __deepcopy__(self, memo: dict[int, Any]) -> FrozenDict:
         return self
 
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (dict, (dict(self),))
+
 
 class FrozenList(list):  # type: ignore[type-arg]
-    """A list that refuses mutation."""
+    """A list that refuses mutation and hands out its nested items frozen."""
 
-    __slots__ = ()
+    __slots__ = ("_source",)
+    _source: Any
     __setitem__ = __delitem__ = append = extend = insert = pop = remove = _read_only
     clear = sort = reverse = __iadd__ = __imul__ = _read_only
+
+    @overload
+    def __getitem__(self, index: SupportsIndex) -> Any: ...
+    @overload
+    def __getitem__(self, index: slice) -> list[Any]: ...
+    def __getitem__(self, index: Any) -> Any:
+        value = _list_get(self, index)
+        if type(index) is slice:
+            return [
+                _item(self, i, v)
+                for i, v in zip(range(*index.indices(len(self))), value, strict=True)
+            ]
+        if type(value) in _FROZEN:
+            return value
+        frozen = _child(self, value)
+        _list_set(self, index, frozen)
+        return frozen
+
+    def __iter__(self) -> Iterator[Any]:
+        for index, value in enumerate(_list_iter(self)):
+            yield value if type(value) in _FROZEN else _item(self, index, value)
+
+    def __reversed__(self) -> Iterator[Any]:
+        for index in range(len(self) - 1, -1, -1):
+            yield self[index]
+
+    def copy(self) -> FrozenList:
+        """A frozen list is its own copy."""
+        return self
+
+    def __add__(self, other: Any) -> list[Any]:
+        return [*self, *other]
+
+    def __radd__(self, other: Any) -> list[Any]:
+        # Called before list.__add__ of a plain left operand, because FrozenList subclasses list.
+        return [*other, *self]
+
+    def __mul__(self, count: SupportsIndex) -> list[Any]:
+        return [*self] * count
+
+    __rmul__ = __mul__
 
     def __copy__(self) -> FrozenList:
         return self
@@ -47,40 +149,91 @@ class FrozenList(list):  # type: ignore[type-arg]
     def __deepcopy__(self, memo: dict[int, Any]) -> FrozenList:
         return self
 
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (list, (list(self),))
 
-_SCALARS = frozenset({str, int, float, bool, type(None)})
+
+def _item(frozen: FrozenList, index: int, value: Any) -> Any:
+    if type(value) in _FROZEN:
+        return value
+    item = _child(frozen, value)
+    _list_set(frozen, index, item)
+    return item
+
+
+def _child(parent: FrozenDict | FrozenList, value: Any) -> Any:
+    """Freeze a nested value on first read; the child of a sourceless value is sourceless."""
+    frozen = freeze(value)
+    if getattr(parent, "_source", None) is None and (
+        type(frozen) is FrozenDict or type(frozen) is FrozenList
+    ):
+        frozen._source = None
+    return frozen
+
+
+_MISSING = object()
 _FROZEN = frozenset({FrozenDict, FrozenList}) | _SCALARS
 
 
 def freeze(value: Any) -> Any:
-    """Return ``value`` with every nested dict/list/tuple replaced by a frozen copy.
+    """Return a read-only version of ``value`` (O(1) in its size beyond the top level).
 
-    Already-frozen values and scalars are shared, not copied; other objects are kept as they
-    are (the engine cannot make arbitrary objects immutable).
+    Scalars and frozen values are returned as they are; a dict, list or tuple becomes a
+    FrozenDict/FrozenList holding the same items, nested containers frozen on first read; other
+    objects are kept as they are (the engine cannot make arbitrary objects immutable).
     """
     kind = type(value)
-    if kind in _FROZEN:
+    if kind is dict:
+        frozen: Any = FrozenDict(value)
+    elif kind is list or kind is tuple:
+        frozen = FrozenList(value)
+    elif kind in _FROZEN or not isinstance(value, Mapping):
         return value
-    if kind is list or kind is tuple:
-        if _FROZEN.issuperset(map(type, value)):
-            return FrozenList(value)
-        return FrozenList([v if type(v) in _FROZEN else freeze(v) for v in value])
-    if kind is dict or isinstance(value, Mapping):
-        if _FROZEN.issuperset(map(type, value.values())):
-            return FrozenDict(value)
-        return FrozenDict({k: v if type(v) in _FROZEN else freeze(v) for k, v in value.items()})
-    return value
+    else:
+        frozen = FrozenDict(value)
+    frozen._source = value
+    return frozen
 
 
-def freeze_extension(old: list[Any], old_frozen: FrozenList, new: Any) -> FrozenList | None:
-    """Freeze ``new`` reusing ``old_frozen`` when ``new`` is ``old`` plus appended items.
+def freeze_new(value: Any) -> Any:
+    """Like :func:`freeze`, but with no source: :func:`unfreeze` copies it (shared defaults)."""
+    frozen = freeze(value)
+    if type(frozen) is FrozenDict or type(frozen) is FrozenList:
+        frozen._source = None
+    return frozen
 
-    Returns None when ``new`` does not start with exactly the objects of ``old``.
+
+def unfreeze(value: Any) -> Any:
+    """Return what was written, for the caller-facing final state.
+
+    A frozen value made from a written dict or list gives back that very object (the engine
+    never writes to it); one the engine made itself (a default, an append-only list) becomes a
+    plain container whose frozen items are unfrozen the same way and whose other containers are
+    copied (they belong to a value shared between runs). Other values are returned as they are.
     """
-    if type(new) is not list or len(new) < len(old) or not all(map(is_, new, old)):
-        return None
-    tail = [v if type(v) in _FROZEN else freeze(v) for v in new[len(old) :]]
-    return FrozenList([*old_frozen, *tail])
+    kind = type(value)
+    if kind is not FrozenList and kind is not FrozenDict:
+        return value
+    source = getattr(value, "_source", None)
+    if source is not None:
+        return source
+    if kind is FrozenDict:
+        return dict(zip(dict.keys(value), _unfrozen_items(dict.values(value)), strict=True))
+    return _unfrozen_items(_list_iter(value))
+
+
+def _unfrozen_items(items: Iterable[Any]) -> list[Any]:
+    out = []
+    for item in items:
+        kind = type(item)
+        if kind in _SCALARS:
+            out.append(item)
+        elif kind is FrozenDict or kind is FrozenList:
+            source = getattr(item, "_source", None)
+            out.append(source if source is not None else unfreeze(item))
+        else:
+            out.append(thaw(item))
+    return out
 
 
 def thaw(value: Any) -> Any:
@@ -89,11 +242,8 @@ def thaw(value: Any) -> Any:
     if kind in _SCALARS:
         return value
     if kind is FrozenDict or kind is dict:
-        if _SCALARS.issuperset(map(type, value.values())):
-            return dict(value)
-        return {k: v if type(v) in _SCALARS else thaw(v) for k, v in value.items()}
+        return {k: v if type(v) in _SCALARS else thaw(v) for k, v in dict.items(value)}
     if kind is FrozenList or kind is list or kind is tuple:
-        if _SCALARS.issuperset(map(type, value)):
-            return list(value)
-        return [v if type(v) in _SCALARS else thaw(v) for v in value]
+        items = _list_iter(value) if kind is FrozenList else value
+        return [v if type(v) in _SCALARS else thaw(v) for v in items]
     return value

@@ -2,16 +2,17 @@
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 from .config import RunConfig
 from .errors import GraphRecursionError, InvalidRouteError, InvalidUpdateError, NodeError
-from .frozen import thaw
+from .frozen import _FROZEN, FrozenList, freeze, freeze_new, thaw
 from .graph import END, START, Branch, NodeSpec, Target
 from .mermaid import render_mermaid
-from .state import Reducer, Replace
+from .state import Append, Reducer, Replace
 from .view import StateView, as_plain
 
 _DEFAULT_CONFIG = RunConfig()
@@ -27,23 +28,43 @@ class RunResult:
 
 
 class _Run:
-    """The bookkeeping of one execution.
+    """The bookkeeping of one execution: the current view, the step count, dropped items."""
 
-    ``values`` is replaced (copied, then changed) by every update, so each :class:`StateView`
-    keeps the snapshot it was made from; ``cache`` holds frozen copies of values already read.
-    """
+    __slots__ = ("dropped", "step", "values")
 
-    __slots__ = ("cache", "dropped", "step", "values")
-
-    def __init__(self, values: dict[str, Any]) -> None:
+    def __init__(self, values: StateView) -> None:
         self.values = values
-        self.cache: dict[str, tuple[Any, Any]] = {}
         self.step = 0
         self.dropped: dict[str, int] = {}
 
     def snapshot(self) -> dict[str, Any]:
         """A plain deep copy of the state so far, for errors carrying the partial state."""
-        return {key: thaw(value) for key, value in self.values.items()}
+        return {key: thaw(value) for key, value in dict.items(self.values)}
+
+
+# Updating in place without breaking snapshots. Every view a node or router was given must keep
+# showing the state of its step, yet copying the state (or an append-only list in it) for every
+# update makes a step cost grow with the state. So the engine writes an update into the current
+# view, and extends an append-only list, in place exactly when nothing but the engine can see
+# it: when the view (or list) is referenced only by the run and by the local variable at hand.
+# A node or router that kept the view, the list, or an older view holding the list adds a
+# reference, and then the view or list is copied first (copy-on-write). CPython's reference
+# counts tell exactly that - the check CPython itself makes to concatenate strings in place.
+# ``_PRIVATE_REFS`` is what ``getrefcount`` reports for an object held in one slot and one local,
+# measured once here so the check follows the interpreter's own counting; an interpreter
+# without ``sys.getrefcount`` always copies.
+_getrefcount: Callable[[Any], int] | None = getattr(sys, "getrefcount", None)
+
+
+def _private_refs() -> int:
+    if _getrefcount is None:
+        return -1
+    box = {"key": FrozenList()}
+    value = dict.get(box, "key")
+    return _getrefcount(value)
+
+
+_PRIVATE_REFS = _private_refs()
 
 
 class CompiledGraph:
@@ -69,6 +90,18 @@ class CompiledGraph:
             if isinstance(edge, Branch)
         }
         self._merge_keys = tuple(k for k in self.schema if k not in self._replace_keys)
+        self._merge_key_set = frozenset(self._merge_keys)
+        self._appends = {k: r.max_len for k, r in self.schema.items() if type(r) is Append}
+        # Initial values: plain Replace defaults are frozen once and shared by every run; the
+        # others (append-only lists, default factories) are made anew for each run.
+        self._fresh_initial = tuple(
+            k for k, r in self.schema.items() if type(r) is not Replace or r.has_factory
+        )
+        self._shared_initial = {
+            k: freeze_new(r.initial())
+            for k, r in self.schema.items()
+            if k not in self._fresh_initial
+        }
 
     def invoke(
         self, state: Mapping[str, Any] | None = None, config: RunConfig | None = None
@@ -115,18 +148,24 @@ class CompiledGraph:
         return render_mermaid(self.specs, self.edges, taken)
 
     def _start(self, state: Mapping[str, Any] | None) -> _Run:
-        run = _Run({key: reducer.initial() for key, reducer in self.schema.items()})
+        values = StateView(self._shared_initial)
+        for key in self._fresh_initial:
+            dict.__setitem__(values, key, freeze_new(self.schema[key].initial()))
+        run = _Run(values)
         if state:
             self._apply(run, START, state)
         return run
 
     def _steps(self, run: _Run, config: RunConfig) -> Iterator[tuple[str, int, Any, str]]:
-        # The hot loop of every run: locals only, one dict copy and one view per update.
+        # The hot loop of every run: locals only. The view is read from ``run.values`` at each
+        # use and never kept in a local, so that _apply can tell whether anyone else holds it.
         limit = config.recursion_limit
-        nodes, edges, cache, replace_keys = self.nodes, self.edges, run.cache, self._replace_keys
-        routes = self._routes
-        view = StateView(run.values, cache)
-        target = self._route(run, START, edges[START], view)
+        nodes, edges, routes = self.nodes, self.edges, self._routes
+        known_keys, merge_keys = self._known_keys, self._merge_key_set
+        frozen, dict_set = _FROZEN, dict.__setitem__
+        getrefcount, private_refs = _getrefcount, _PRIVATE_REFS
+        dict_get, list_extend, appends = dict.get, list.extend, self._appends
+        target = self._route(run, START, edges[START], run.values)
         while target != END:
             if run.step >= limit:
                 raise GraphRecursionError(
@@ -140,7 +179,7 @@ class CompiledGraph:
             fn, takes_config = nodes[node]
             run.step += 1
             try:
-                update = fn(view, config) if takes_config else fn(view)
+                update = fn(run.values, config) if takes_config else fn(run.values)
             except Exception as exc:
                 raise NodeError(
                     f"node {node!r} raised {type(exc).__name__}: {exc}",
@@ -150,11 +189,35 @@ class CompiledGraph:
                     original=exc,
                 ) from exc
             if update:
-                if type(update) is dict and replace_keys.issuperset(update):
-                    run.values = {**run.values, **update}
+                if type(update) is dict and known_keys.issuperset(update):
+                    values = run.values
+                    private = getrefcount is not None and getrefcount(values) == private_refs
+                    if not private:
+                        values = run.values = StateView(values)  # a kept view stays as it was
+                    for key, value in update.items():
+                        if key not in merge_keys:
+                            dict_set(values, key, value if type(value) in frozen else freeze(value))
+                            continue
+                        current = dict_get(values, key)
+                        if (  # the common append, inlined: see _merge_key
+                            private
+                            and type(value) is list
+                            and type(current) is FrozenList
+                            and key in appends
+                            and getrefcount(current) == private_refs  # type: ignore[misc]
+                        ):
+                            items = [v if type(v) in frozen else freeze(v) for v in value]
+                            list_extend(current, items)
+                            bound = appends[key]
+                            if bound is not None and len(current) > bound:
+                                run.dropped[key] = run.dropped.get(key, 0) + len(current) - bound
+                                list.__delitem__(current, slice(0, len(current) - bound))
+                        else:
+                            self._merge_key(values, private, run, key, value, node)
+                        del current
+                    del values
                 else:
                     self._apply(run, node, update)
-                view = StateView(run.values, cache)
             elif update is not None:
                 self._apply(run, node, update)
             edge = edges[node]
@@ -163,40 +226,66 @@ class CompiledGraph:
             else:
                 router, mapping = routes[node]
                 try:  # the hot path; _route re-asks a (pure) router only to report a fault
-                    target = mapping[router(view)]
+                    target = mapping[router(run.values)]
                 except Exception:
-                    target = self._route(run, node, edge, view)
+                    target = self._route(run, node, edge, run.values)
             yield node, run.step, update, target
 
     def _apply(self, run: _Run, node: str, update: Any) -> None:
+        """Validate and apply an update (the general path; _steps inlines the common one)."""
         if type(update) is not dict and not isinstance(update, Mapping):
             raise self._update_error(
                 run,
                 node,
                 f"returned {type(update).__name__}; a node returns a dict of state updates or None",
             )
-        schema = self.schema
         if not self._known_keys.issuperset(update):
-            unknown = next(key for key in update if key not in schema)
+            unknown = next(key for key in update if key not in self.schema)
             raise self._update_error(
                 run,
                 node,
-                f"wrote unknown state key {unknown!r}; declared keys: {', '.join(sorted(schema))}",
+                f"wrote unknown state key {unknown!r}; "
+                f"declared keys: {', '.join(sorted(self.schema))}",
             )
-        before = run.values
-        values = {**before, **update}
-        for key in self._merge_keys:
-            if key not in update:
-                continue
-            try:
-                values[key], dropped = schema[key].merge(before[key], update[key])
-            except TypeError as exc:
-                raise self._update_error(
-                    run, node, f"wrote an invalid value to state key {key!r}: {exc}"
-                ) from exc
-            if dropped:
-                run.dropped[key] = run.dropped.get(key, 0) + dropped
-        run.values = values
+        values = run.values
+        private = _getrefcount is not None and _getrefcount(values) == _PRIVATE_REFS
+        if not private:
+            values = run.values = StateView(values)  # a kept view stays as it was
+        self._merge_into(values, private, run, update, node)
+
+    def _merge_into(
+        self, values: StateView, private: bool, run: _Run, update: Any, node: str
+    ) -> None:
+        """Write ``update`` into ``values``, the run's view (only the engine's if ``private``)."""
+        merge_keys = self._merge_key_set
+        for key, value in update.items():
+            if key in merge_keys:
+                self._merge_key(values, private, run, key, value, node)
+            else:
+                dict.__setitem__(values, key, value if type(value) in _FROZEN else freeze(value))
+
+    def _merge_key(
+        self, values: StateView, private: bool, run: _Run, key: str, value: Any, node: str
+    ) -> None:
+        """Merge one written value into a key whose reducer is not Replace."""
+        reducer, current = self.schema[key], dict.get(values, key)
+        try:
+            if (
+                private
+                and type(reducer) is Append
+                and type(current) is FrozenList
+                and _getrefcount(current) == _PRIVATE_REFS  # type: ignore[misc]
+            ):
+                merged, dropped = current, reducer.extend(current, value)
+            else:
+                merged, dropped = reducer.merge(current, value)
+        except TypeError as exc:
+            raise self._update_error(
+                run, node, f"wrote an invalid value to state key {key!r}: {exc}"
+            ) from exc
+        dict.__setitem__(values, key, merged if type(merged) in _FROZEN else freeze(merged))
+        if dropped:
+            run.dropped[key] = run.dropped.get(key, 0) + dropped
 
     @staticmethod
     def _update_error(run: _Run, node: str, problem: str) -> InvalidUpdateError:
