@@ -57,6 +57,7 @@ class PrometheusOptions:
     max_points: int = 500
     max_series: int = 10
     catalog_ttl_seconds: float = 60.0
+    catalog_lookback_seconds: int = 6 * 3600
     aliases: dict[str, list[str]] | None = None
 
 
@@ -124,7 +125,10 @@ class PrometheusBackend:
         return body["data"]
 
     def _values(self, label: str, match: str | None = None) -> list[str]:
-        params = {"match[]": match} if match else None
+        now = self._clock().timestamp()
+        params: dict[str, Any] = {"start": now - self.options.catalog_lookback_seconds, "end": now}
+        if match:
+            params["match[]"] = match
         values = self._data(f"/api/v1/label/{label}/values", params)
         if not isinstance(values, list):
             raise TelemetryError(f"{self.http.system} label values are not a list")
