@@ -50,9 +50,13 @@ def test_units_follow_naming_conventions_without_metadata(
     metrics_server: Server, demo: DemoTelemetryBackend
 ) -> None:
     backend = metrics_backend(metrics_server, demo)
-    window = {"start": T0, "end": T0 + timedelta(minutes=5)}
-    latency = backend.query_metrics(service="payment-service", metric="latency_p95_ms", **window)
-    ratio = backend.query_metrics(service="redis-cache", metric="redis_memory_used_ratio", **window)
+    end = T0 + timedelta(minutes=5)
+    latency = backend.query_metrics(
+        service="payment-service", metric="latency_p95_ms", start=T0, end=end
+    )
+    ratio = backend.query_metrics(
+        service="redis-cache", metric="redis_memory_used_ratio", start=T0, end=end
+    )
     assert (latency["summary"]["unit"], ratio["summary"]["unit"]) == ("ms", "ratio")
 
 
@@ -79,7 +83,7 @@ def test_unknown_names_are_errors_that_list_what_is_valid(
     backend = metrics_backend(metrics_server, demo)
     with pytest.raises(TelemetryError, match="valid services: api-gateway"):
         backend.query_metrics(service="nope", metric="error_rate", start=T0, end=T0)
-    with pytest.raises(TelemetryError, match="its metrics: .*latency_p95_ms"):
+    with pytest.raises(TelemetryError, match=r"its metrics: .*latency_p95_ms"):
         backend.query_metrics(service="payment-service", metric="nope", start=T0, end=T0)
 
 
