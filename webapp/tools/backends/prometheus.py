@@ -154,13 +154,15 @@ class PrometheusBackend:
         return catalog
 
     def _catalog_now(self, *, strict: bool = False) -> dict[str, list[str]]:
-        if time.monotonic() - self._loaded_at < self.options.catalog_ttl_seconds:
+        fresh = time.monotonic() - self._loaded_at < self.options.catalog_ttl_seconds
+        if fresh and (self._catalog or not strict):
             return self._catalog
         try:
             return self.refresh()
         except TelemetryError:
             if strict and not self._catalog:
                 raise
+            # Keep serving the last catalog; try the server again in 5 seconds.
             self._loaded_at = time.monotonic() - self.options.catalog_ttl_seconds + 5
             return self._catalog
 
