@@ -8,6 +8,7 @@ Alertmanager needs only one credential. ``GET /api/alerts`` is an ordinary ``/ap
 from __future__ import annotations
 
 import hmac
+from collections.abc import Callable
 
 from flask import Blueprint, request
 from flask.typing import ResponseReturnValue
@@ -27,14 +28,16 @@ def _inbox() -> AlertInbox:
     if aiops is None:
         raise ApiError(503, "the AIOps flow is not available")
 
-    def start_run(request_text: str) -> tuple[str, str]:
+    def start_run(request_text: str) -> tuple[str, str, Callable[[], None]]:
         session_id, run_id = aiops.start(None, request_text)
 
         def work(emit: Emit) -> None:
             aiops.execute(session_id, run_id, request_text)
 
-        found.workers.start(work)
-        return session_id, run_id
+        def launch() -> None:
+            found.workers.start(work)  # nobody relays the events: the run is read from the DB
+
+        return session_id, run_id, launch
 
     return AlertInbox(found.database, start_run)
 

@@ -99,7 +99,14 @@ def write_exposition(data: Path, out: Path, shift: timedelta = timedelta(0)) -> 
     return path
 
 
-def write_log_dir(data: Path, out: Path) -> Path:
+def _shifted(line: str, shift: timedelta) -> str:
+    item = json.loads(line)
+    moment = datetime.fromisoformat(item["timestamp"].replace("Z", "+00:00")) + shift
+    item["timestamp"] = moment.strftime("%Y-%m-%dT%H:%M:%S.") + f"{moment.microsecond // 1000:03d}Z"
+    return json.dumps(item, separators=(",", ":"), ensure_ascii=False)
+
+
+def write_log_dir(data: Path, out: Path, shift: timedelta = timedelta(0)) -> Path:
     """The logs as JSON lines, one ``<service>.log`` per service."""
     folder = out / "logs"
     folder.mkdir(parents=True, exist_ok=True)
@@ -108,6 +115,8 @@ def write_log_dir(data: Path, out: Path) -> Path:
         with gzip.open(data / "logs.jsonl.gz", "rt", encoding="utf-8") as lines:
             for line in lines:
                 service = json.loads(line)["service"]
+                if shift:
+                    line = _shifted(line, shift)
                 if service not in handles:
                     handles[service] = (folder / f"{service}.log").open("w", encoding="utf-8")
                 handles[service].write(line if line.endswith("\n") else line + "\n")
@@ -158,7 +167,7 @@ def main(argv: list[str] | None = None) -> None:
     shift = shift_to_now(args.data) if args.shift_to_now else timedelta(0)
     write_openmetrics(args.data, args.out, shift)
     write_exposition(args.data, args.out, shift)
-    write_log_dir(args.data, args.out)
+    write_log_dir(args.data, args.out, shift)
     write_rules(args.data, args.out)
 
 

@@ -87,8 +87,9 @@ class Receipt:
     joined: bool
 
 
-#: Starts an AIOps run for a request text; returns ``(session_id, run_id)``.
-StartRun = Callable[[str], tuple[str, str]]
+#: Creates an AIOps run for a request text (inside the caller's transaction); returns
+#: ``(session_id, run_id, launch)``, where ``launch()`` executes it once the rows are committed.
+StartRun = Callable[[str], tuple[str, str, Callable[[], None]]]
 
 
 def _naive(moment: datetime | None) -> datetime | None:
@@ -117,6 +118,7 @@ class AlertInbox:
 
     def receive(self, payload: WebhookPayload) -> Receipt:
         """Upsert every alert; join or start the group's investigation when any fires."""
+        launch: Callable[[], None] | None = None
         with self.database.connection_context(), self.database.atomic():
             rows = [self._upsert(payload, alert) for alert in payload.alerts]
             firing = [row for row in rows if row.status == "firing"]
@@ -126,12 +128,15 @@ class AlertInbox:
                 running = self._running_run(payload.groupKey)
                 joined = running is not None
                 if running is None:
-                    running = self.start_run(investigation_request(payload))
-                session_id, run_id = running
+                    session_id, run_id, launch = self.start_run(investigation_request(payload))
+                else:
+                    session_id, run_id = running
                 for row in firing:
                     AlertRun.insert(
                         alert=row.id, run_id=run_id, session_id=session_id
                     ).on_conflict_ignore().execute()
+        if launch is not None:
+            launch()  # after the commit: the worker must see the run and its links
         return Receipt(len(rows), len(firing), len(rows) - len(firing), session_id, run_id, joined)
 
     def _upsert(self, payload: WebhookPayload, alert: WebhookAlert) -> AlertRecord:

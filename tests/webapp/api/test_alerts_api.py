@@ -5,6 +5,7 @@ from __future__ import annotations
 import copy
 import json
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -102,12 +103,12 @@ def test_a_group_with_a_running_investigation_joins_it(database: Database) -> No
     runs = RunStore(database, 3600)
     started: list[str] = []
 
-    def start_run(text: str) -> tuple[str, str]:  # a run that stays PENDING
+    def start_run(text: str) -> tuple[str, str, Callable[[], None]]:  # a run left PENDING
         run_id = f"run-{len(started)}"
         runs.ensure_session("sess-1", text)
         runs.create_run(run_id, "sess-1", AI_OPS, "aiops", text)
         started.append(run_id)
-        return "sess-1", run_id
+        return "sess-1", run_id, lambda: None
 
     inbox = AlertInbox(database, start_run)
     payload = real_payload()

@@ -88,7 +88,11 @@ def start(name: str, argv: Sequence[str], url: str, ready_path: str, workdir: Pa
 
 
 def start_prometheus(
-    workdir: Path, openmetrics: Path, rules: Path | None = None, alertmanager: str | None = None
+    workdir: Path,
+    openmetrics: Path,
+    rules: Path | None = None,
+    alertmanager: str | None = None,
+    port: int | None = None,
 ) -> Server:
     """Prometheus over a TSDB backfilled from ``openmetrics`` with promtool."""
     data = workdir / "data"
@@ -112,23 +116,26 @@ def start_prometheus(
         target = alertmanager.removeprefix("http://")
         config["alerting"] = {"alertmanagers": [{"static_configs": [{"targets": [target]}]}]}
     (workdir / "prometheus.yml").write_text(json.dumps(config))
-    port = free_port()
+    port = port or free_port()
     argv = [
         binary(PROMETHEUS),
         f"--config.file={workdir / 'prometheus.yml'}",
         f"--storage.tsdb.path={data}",
         "--storage.tsdb.retention.time=3650d",
+        "--rules.alert.resend-delay=2s",
         f"--web.listen-address=127.0.0.1:{port}",
     ]
     return start("prometheus", argv, f"http://127.0.0.1:{port}", "/-/ready", workdir)
 
 
-def start_alertmanager(workdir: Path, webhook_url: str, token: str) -> Server:
+def start_alertmanager(
+    workdir: Path, webhook_url: str, token: str, port: int | None = None
+) -> Server:
     """Alertmanager routing every alert to ``webhook_url`` with a bearer token, quickly."""
     config = {
         "route": {
             "receiver": "app",
-            "group_by": ["alertname", "service"],
+            "group_by": [],  # one group: one investigation of everything firing
             "group_wait": "1s",
             "group_interval": "1s",
             "repeat_interval": "1h",
@@ -147,7 +154,7 @@ def start_alertmanager(workdir: Path, webhook_url: str, token: str) -> Server:
         ],
     }
     (workdir / "alertmanager.yml").write_text(json.dumps(config))
-    port = free_port()
+    port = port or free_port()
     argv = [
         binary(ALERTMANAGER),
         f"--config.file={workdir / 'alertmanager.yml'}",
