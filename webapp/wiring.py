@@ -24,7 +24,7 @@ from .services.simple import SimpleChat
 from .services.streams import RunWorkers
 from .stores.memory import MemoryAudit
 from .stores.sql import SqlAudit
-from .tools.backends import TelemetryBackend
+from .tools.backends import TelemetryBackend, TelemetryError
 from .tools.backends.alertmanager import AlertmanagerBackend
 from .tools.backends.composite import CompositeBackend, Signals
 from .tools.backends.elasticsearch import ElasticsearchBackend
@@ -164,6 +164,14 @@ def telemetry_backend(settings: Settings) -> TelemetryBackend:
     )
 
 
+def alert_names(backend: TelemetryBackend) -> list[str]:
+    """Names of the alerts (for routing); none while the alert source is unavailable."""
+    try:
+        return [a["alert_name"] for a in backend.query_alerts(state="all")["alerts"]]
+    except TelemetryError:
+        return []
+
+
 def build_services(
     settings: Settings,
     *,
@@ -194,10 +202,7 @@ def build_services(
     history = history or history_store(
         settings.redis_url, settings.history_max_messages, settings.session_ttl_seconds
     )
-    router = FlowRouter(
-        backend.services,
-        lambda: [a["alert_name"] for a in backend.query_alerts(state="all")["alerts"]],
-    )
+    router = FlowRouter(backend.services, lambda: alert_names(backend))
     runs = RunStore(database, settings.session_ttl_seconds)
     chat = ChatService(
         runs=runs,
