@@ -8,6 +8,7 @@ total number of tries including the first (default 3: waits of 0.2 s and 0.4 s b
 
 from __future__ import annotations
 
+import ssl
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -46,6 +47,14 @@ def _retryable(exc: BaseException) -> bool:
     return isinstance(exc, (_Transient, httpx.TransportError))
 
 
+def _verify(options: HttpOptions) -> ssl.SSLContext | bool:
+    if not options.tls_verify:
+        return False
+    if options.ca_bundle:
+        return ssl.create_default_context(cafile=options.ca_bundle)
+    return True
+
+
 def _auth(options: HttpOptions) -> httpx.Auth | None:
     if options.username:
         return httpx.BasicAuth(options.username, options.password or "")
@@ -66,7 +75,7 @@ class HttpSource:
             timeout=options.timeout_seconds,
             headers=headers,
             auth=_auth(options),
-            verify=options.ca_bundle or options.tls_verify,
+            verify=_verify(options),
         )
 
     @property
@@ -78,10 +87,10 @@ class HttpSource:
         """GET ``path`` and return the decoded JSON body."""
         return self.request("GET", path, params=params)
 
-    def request(self, method: str, path: str, **kwargs: Any) -> Any:
+    def request(self, method: str, path: str, attempts: int | None = None, **kwargs: Any) -> Any:
         """One call, retried on transient failures; the JSON body or a TelemetryError."""
         retrying = Retrying(
-            stop=stop_after_attempt(max(1, self.options.attempts)),
+            stop=stop_after_attempt(max(1, attempts or self.options.attempts)),
             wait=wait_exponential(multiplier=0.2, max=2.0),
             retry=retry_if_exception(_retryable),
             reraise=True,
@@ -134,7 +143,7 @@ class HttpSource:
         """Reachability and latency of one cheap call (for ``/readyz``), never raising."""
         started = time.perf_counter()
         try:
-            body = self.request("GET", path)
+            body = self.request("GET", path, attempts=1)  # readiness answers quickly
             error = None
         except TelemetryError as exc:
             body, error = None, str(exc)
