@@ -36,6 +36,8 @@ LEVEL_SPELLINGS = {
 }
 
 Clock = Callable[[], datetime]
+#: Longest message a record carries (a multi-megabyte line would crowd out the model's context).
+MAX_MESSAGE_CHARS = 4000
 
 
 def utc_now() -> datetime:
@@ -160,7 +162,9 @@ def record(
         "timestamp": iso(timestamp, millis=True),
         "service": service,
         "level": level,
-        "message": message,
+        "message": message
+        if len(message) <= MAX_MESSAGE_CHARS
+        else message[:MAX_MESSAGE_CHARS] + " ...[truncated]",
         "trace_id": str(trace_id) if trace_id not in (None, "") else None,
     }
 

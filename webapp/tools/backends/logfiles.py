@@ -32,6 +32,7 @@ from pathlib import Path
 from typing import Any
 
 from .common import (
+    MAX_MESSAGE_CHARS,
     Clock,
     canonical_level,
     check_limit,
@@ -210,8 +211,9 @@ class LogFileBackend:
         for line in _lines(path):
             parsed = parse_line(line)
             if parsed is None:
-                if rows and line.strip():  # a continuation line (stack trace)
-                    rows[-1][1]["message"] += "\n" + line.rstrip("\r\n")
+                last = rows[-1][1] if rows else None
+                if last is not None and line.strip() and len(last["message"]) < MAX_MESSAGE_CHARS:
+                    last["message"] += "\n" + line.rstrip("\r\n")  # a stack trace continues
                 continue
             moment, level, message, trace = parsed
             rows.append((moment.timestamp(), record(moment, service, level, message, trace)))

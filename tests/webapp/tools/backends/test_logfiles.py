@@ -96,3 +96,13 @@ def test_unknown_services_and_a_missing_folder_are_readable_errors(tmp_path: Pat
     assert gone.services() == [] and gone.probe()["reachable"] is False
     with pytest.raises(TelemetryError, match="not a readable folder"):
         gone.query_logs(service="api", start=T0, end=T0)
+
+
+def test_huge_lines_are_cut_to_a_bounded_message(tmp_path: Path) -> None:
+    (tmp_path / "api.log").write_text(
+        "2026-12-01T10:00:00Z ERROR " + "x" * 10_000 + "\n" + "  at frame\n" * 5000
+    )
+    record = LogFileBackend(tmp_path).query_logs(
+        service="api", start=T0, end=T0 + timedelta(minutes=1)
+    )["records"][0]
+    assert len(record["message"]) < 4100 and record["message"].endswith("...[truncated]")
