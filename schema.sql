@@ -103,3 +103,39 @@ CREATE TABLE IF NOT EXISTS `case_library` (
   UNIQUE KEY `case_library_run_id` (`run_id`),
   KEY `case_library_session_id` (`session_id`)
 ) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin;
+
+CREATE TABLE IF NOT EXISTS `alert_record` (
+  `id` INTEGER AUTO_INCREMENT NOT NULL PRIMARY KEY,
+  `fingerprint` VARCHAR(64) NOT NULL,
+  `alert_name` VARCHAR(200) NOT NULL,
+  `status` VARCHAR(16) NOT NULL,
+  `severity` VARCHAR(32) NOT NULL,
+  `service` VARCHAR(200) NOT NULL,
+  `labels` LONGTEXT NOT NULL,
+  `annotations` LONGTEXT,
+  `starts_at` DATETIME(3),
+  `ends_at` DATETIME(3),
+  `group_key` VARCHAR(255) NOT NULL,
+  `receiver` VARCHAR(200) NOT NULL,
+  `generator_url` TEXT,
+  `received_count` INTEGER NOT NULL,
+  `created_at` DATETIME(3) NOT NULL,
+  `updated_at` DATETIME(3) NOT NULL,
+  UNIQUE KEY `alert_record_fingerprint` (`fingerprint`),
+  KEY `alert_record_alert_name` (`alert_name`),
+  KEY `alert_record_status` (`status`),
+  KEY `alert_record_group_key` (`group_key`),
+  KEY `alert_record_updated_at` (`updated_at`)
+) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin;
+
+CREATE TABLE IF NOT EXISTS `alert_run` (
+  `id` INTEGER AUTO_INCREMENT NOT NULL PRIMARY KEY,
+  `alert_id` INTEGER NOT NULL,
+  `run_id` VARCHAR(64) NOT NULL,
+  `session_id` VARCHAR(64) NOT NULL,
+  `created_at` DATETIME(3) NOT NULL,
+  KEY `alert_run_alert_id` (`alert_id`),
+  KEY `alert_run_run_id` (`run_id`),
+  UNIQUE KEY `alert_run_alert_id_run_id` (`alert_id`, `run_id`),
+  FOREIGN KEY (`alert_id`) REFERENCES `alert_record` (`id`) ON DELETE CASCADE
+) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin;

@@ -6,14 +6,29 @@ fail at start-up with a message naming the variable, never later in a request.
 
 from __future__ import annotations
 
+import json
 import os
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any
 
 RESPONSE_FORMATS = ("json_schema", "json_object")
-BACKENDS = ("demo",)
+BACKENDS = ("demo", "live")
+#: Systems with an HTTP API; each has ``<P>_URL`` and the auth/TLS/timeout variables below.
+HTTP_SOURCES = ("prometheus", "alertmanager", "loki", "elasticsearch")
+#: Every variable that configures a telemetry source (TELEMETRY_BACKEND=live).
+SOURCE_SETTINGS = (
+    "prometheus_url",
+    "alertmanager_url",
+    "loki_url",
+    "elasticsearch_url",
+    "log_dir",
+    "telemetry_dir",
+)
+LOG_SOURCES = ("loki_url", "elasticsearch_url", "log_dir")
+FIELD_MAP_KEYS = ("timestamp", "service", "level", "message", "trace_id")
 
 
 class SettingsError(ValueError):
@@ -43,6 +58,48 @@ class Settings:
     port: int = 8000
     run_workers: int = 8
     create_schema: bool = True
+    # Telemetry sources (README "Connect your stack"); used with TELEMETRY_BACKEND=live.
+    telemetry_dir: str | None = None
+    log_dir: str | None = None
+    service_label: str = "service"
+    service_fallback_label: str = "job"
+    service_aliases: str | None = None
+    telemetry_attempts: int = 3
+    telemetry_max_points: int = 500
+    metrics_step_seconds: int = 60
+    prometheus_url: str | None = None
+    prometheus_bearer_token: str | None = field(default=None, repr=False)
+    prometheus_username: str | None = None
+    prometheus_password: str | None = field(default=None, repr=False)
+    prometheus_tls_verify: bool = True
+    prometheus_ca_bundle: str | None = None
+    prometheus_timeout_seconds: float = 10.0
+    alertmanager_url: str | None = None
+    alertmanager_bearer_token: str | None = field(default=None, repr=False)
+    alertmanager_username: str | None = None
+    alertmanager_password: str | None = field(default=None, repr=False)
+    alertmanager_tls_verify: bool = True
+    alertmanager_ca_bundle: str | None = None
+    alertmanager_timeout_seconds: float = 10.0
+    loki_url: str | None = None
+    loki_bearer_token: str | None = field(default=None, repr=False)
+    loki_username: str | None = None
+    loki_password: str | None = field(default=None, repr=False)
+    loki_tls_verify: bool = True
+    loki_ca_bundle: str | None = None
+    loki_timeout_seconds: float = 10.0
+    loki_service_label: str = "service_name"
+    loki_level_label: str = "level"
+    elasticsearch_url: str | None = None
+    elasticsearch_bearer_token: str | None = field(default=None, repr=False)
+    elasticsearch_username: str | None = None
+    elasticsearch_password: str | None = field(default=None, repr=False)
+    elasticsearch_tls_verify: bool = True
+    elasticsearch_ca_bundle: str | None = None
+    elasticsearch_timeout_seconds: float = 10.0
+    elasticsearch_index: str = "logs-*"
+    elasticsearch_field_map: str | None = None
+    alert_webhook_token: str | None = field(default=None, repr=False)
 
     @property
     def offline(self) -> bool:
@@ -76,6 +133,7 @@ class Settings:
             raise SettingsError(f"LLM_RESPONSE_FORMAT must be one of {', '.join(RESPONSE_FORMATS)}")
         if self.telemetry_backend not in BACKENDS:
             raise SettingsError(f"TELEMETRY_BACKEND must be one of {', '.join(BACKENDS)}")
+        self._validate_telemetry()
         for name in (
             "session_ttl_seconds",
             "history_max_messages",
@@ -91,6 +149,88 @@ class Settings:
             raise SettingsError("LLM_TIMEOUT_SECONDS must be positive")
         if self.knowledge_dir and not Path(self.knowledge_dir).is_dir():
             raise SettingsError(f"KNOWLEDGE_DIR {self.knowledge_dir!r} is not a directory")
+
+    def _validate_telemetry(self) -> None:
+        configured = [name for name in SOURCE_SETTINGS if getattr(self, name)]
+        if self.telemetry_backend == "demo" and configured:
+            raise SettingsError(
+                f"{configured[0].upper()} is set but TELEMETRY_BACKEND=demo; set "
+                "TELEMETRY_BACKEND=live to read telemetry from the configured sources"
+            )
+        if self.telemetry_backend == "live" and not configured:
+            raise SettingsError(
+                "TELEMETRY_BACKEND=live needs at least one of "
+                + ", ".join(n.upper() for n in SOURCE_SETTINGS)
+            )
+        logs = [name.upper() for name in LOG_SOURCES if getattr(self, name)]
+        if len(logs) > 1:
+            raise SettingsError(f"set only one log source, not {' and '.join(logs)}")
+        for name in HTTP_SOURCES:
+            _check_http_source(self, name)
+        for name in ("log_dir", "telemetry_dir"):
+            folder = getattr(self, name)
+            if folder and not Path(folder).is_dir():
+                raise SettingsError(f"{name.upper()} {folder!r} is not a directory")
+        if self.telemetry_dir and not (Path(self.telemetry_dir) / "dataset.json").is_file():
+            raise SettingsError(f"TELEMETRY_DIR {self.telemetry_dir!r} has no dataset.json")
+        for name in ("telemetry_max_points", "metrics_step_seconds"):
+            if getattr(self, name) < 1:
+                raise SettingsError(f"{name.upper()} must be a positive integer")
+        if not 1 <= self.telemetry_attempts <= 10:
+            raise SettingsError("TELEMETRY_ATTEMPTS must be between 1 and 10")
+        for name in ("service_label", "service_fallback_label", "loki_service_label"):
+            if not _LABEL.match(getattr(self, name)):
+                raise SettingsError(f"{name.upper()} must be a label name ([a-zA-Z_][a-zA-Z0-9_]*)")
+        self.aliases()
+        self.field_map()
+
+    def aliases(self) -> dict[str, list[str]]:
+        """``SERVICE_ALIASES`` (a JSON object: service -> list of aliases), parsed."""
+        if not self.service_aliases:
+            return {}
+        try:
+            found = json.loads(self.service_aliases)
+        except ValueError:
+            found = None
+        if not isinstance(found, dict) or not all(
+            isinstance(v, list) and all(isinstance(a, str) for a in v) for v in found.values()
+        ):
+            raise SettingsError(
+                'SERVICE_ALIASES must be a JSON object of lists, e.g. {"checkout": ["cart"]}'
+            )
+        return {str(k): list(v) for k, v in found.items()}
+
+    def field_map(self) -> dict[str, str]:
+        """``ELASTICSEARCH_FIELD_MAP`` (``key=field,...``), parsed."""
+        found: dict[str, str] = {}
+        for part in (self.elasticsearch_field_map or "").split(","):
+            if not part.strip():
+                continue
+            key, sep, value = (x.strip() for x in part.partition("="))
+            if not sep or key not in FIELD_MAP_KEYS or not value:
+                raise SettingsError(
+                    "ELASTICSEARCH_FIELD_MAP must be key=field pairs separated by commas, "
+                    f"keys among {', '.join(FIELD_MAP_KEYS)}"
+                )
+            found[key] = value
+        return found
+
+
+_LABEL = re.compile(r"^[a-zA-Z_][a-zA-Z0-9_]*$")
+
+
+def _check_http_source(settings: Settings, name: str) -> None:
+    url = getattr(settings, f"{name}_url")
+    prefix = name.upper()
+    if url and not re.match(r"^https?://[^\s/]+", url):
+        raise SettingsError(f"{prefix}_URL must be an http:// or https:// URL, got {url!r}")
+    if getattr(settings, f"{name}_timeout_seconds") <= 0:
+        raise SettingsError(f"{prefix}_TIMEOUT_SECONDS must be positive")
+    if getattr(settings, f"{name}_password") and not getattr(settings, f"{name}_username"):
+        raise SettingsError(f"{prefix}_PASSWORD is set without {prefix}_USERNAME")
+    bundle = getattr(settings, f"{name}_ca_bundle")
+    if bundle and not Path(bundle).is_file():
+        raise SettingsError(f"{prefix}_CA_BUNDLE {bundle!r} is not a file")
 
 
 def _convert(name: str, raw: str, kind: Any) -> Any:

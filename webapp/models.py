@@ -179,10 +179,51 @@ class CaseLibrary(BaseModel):
         table_name = "case_library"
 
 
+class AlertRecord(BaseModel):
+    """One alert received from Alertmanager, de-duplicated by its fingerprint."""
+
+    fingerprint = CharField(max_length=64, unique=True)
+    alert_name = CharField(max_length=200, index=True)
+    status = CharField(max_length=16, index=True)
+    severity = CharField(max_length=32, default="")
+    service = CharField(max_length=200, default="")
+    labels = JSONField()
+    annotations = JSONField(null=True)
+    starts_at = DateTimeField(null=True)
+    ends_at = DateTimeField(null=True)
+    group_key = CharField(max_length=255, index=True)
+    receiver = CharField(max_length=200, default="")
+    generator_url = TextField(null=True)
+    received_count = IntegerField(default=1)
+    created_at = DateTimeField(default=utcnow)
+    updated_at = DateTimeField(default=utcnow, index=True)
+
+    class Meta:
+        table_name = "alert_record"
+
+
+class AlertRun(BaseModel):
+    """An investigation run an alert was linked to (an alert may be investigated again)."""
+
+    alert = ForeignKeyField(
+        AlertRecord, column_name="alert_id", field="id", on_delete="CASCADE", backref="runs"
+    )
+    alert_id: int  # the raw foreign key column
+    run_id = CharField(max_length=ID_LENGTH, index=True)
+    session_id = CharField(max_length=ID_LENGTH)
+    created_at = DateTimeField(default=utcnow)
+
+    class Meta:
+        table_name = "alert_run"
+        indexes = ((("alert", "run_id"), True),)
+
+
 MODELS: tuple[type[BaseModel], ...] = (
     ChatSession,
     DiagnosisRun,
     AgentStep,
     ToolInvocation,
     CaseLibrary,
+    AlertRecord,
+    AlertRun,
 )

@@ -24,7 +24,14 @@ from .services.simple import SimpleChat
 from .services.streams import RunWorkers
 from .stores.memory import MemoryAudit
 from .stores.sql import SqlAudit
-from .tools.backends import TelemetryBackend
+from .tools.backends import TelemetryBackend, TelemetryError
+from .tools.backends.alertmanager import AlertmanagerBackend
+from .tools.backends.composite import CompositeBackend, Signals
+from .tools.backends.elasticsearch import ElasticsearchBackend
+from .tools.backends.http import HttpOptions, HttpSource
+from .tools.backends.logfiles import LogFileBackend
+from .tools.backends.loki import LokiBackend
+from .tools.backends.prometheus import PrometheusBackend, PrometheusOptions
 from .tools.doc_tracker import RetrievedDocTracker
 from .tools.knowledge import KnowledgeIndex
 
@@ -81,6 +88,90 @@ def offline_supervisor(
     )
 
 
+def http_options(settings: Settings, system: str) -> HttpOptions:
+    """``<SYSTEM>_URL`` and its auth, TLS and timeout variables."""
+    return HttpOptions(
+        url=str(getattr(settings, f"{system}_url")),
+        bearer_token=getattr(settings, f"{system}_bearer_token"),
+        username=getattr(settings, f"{system}_username"),
+        password=getattr(settings, f"{system}_password"),
+        tls_verify=getattr(settings, f"{system}_tls_verify"),
+        ca_bundle=getattr(settings, f"{system}_ca_bundle"),
+        timeout_seconds=getattr(settings, f"{system}_timeout_seconds"),
+        attempts=settings.telemetry_attempts,
+    )
+
+
+def _log_backend(settings: Settings) -> TelemetryBackend | None:
+    aliases = settings.aliases()
+    if settings.loki_url:
+        return LokiBackend(
+            HttpSource("Loki", http_options(settings, "loki")),
+            service_label=settings.loki_service_label,
+            level_label=settings.loki_level_label,
+            aliases=aliases,
+        )
+    if settings.elasticsearch_url:
+        return ElasticsearchBackend(
+            http_options(settings, "elasticsearch"),
+            settings.elasticsearch_index,
+            fields=settings.field_map(),
+            aliases=aliases,
+        )
+    if settings.log_dir:
+        return LogFileBackend(Path(settings.log_dir), aliases=aliases)
+    return None
+
+
+def telemetry_backend(settings: Settings) -> TelemetryBackend:
+    """The demo dataset, or (``TELEMETRY_BACKEND=live``) a backend per configured signal.
+
+    Per signal, first configured wins: metrics PROMETHEUS_URL, TELEMETRY_DIR; logs LOKI_URL,
+    ELASTICSEARCH_URL, LOG_DIR (only one may be set), TELEMETRY_DIR; alerts ALERTMANAGER_URL,
+    PROMETHEUS_URL (rule alerts), TELEMETRY_DIR; runbooks TELEMETRY_DIR.
+    """
+    if settings.telemetry_backend == "demo":
+        return DemoTelemetryBackend()
+    folder = DemoTelemetryBackend(Path(settings.telemetry_dir)) if settings.telemetry_dir else None
+    if folder is not None:
+        folder.name = "telemetry_dir"
+    prometheus = None
+    if settings.prometheus_url:
+        prometheus = PrometheusBackend(
+            HttpSource("Prometheus", http_options(settings, "prometheus")),
+            PrometheusOptions(
+                service_label=settings.service_label,
+                fallback_label=settings.service_fallback_label,
+                default_step_seconds=settings.metrics_step_seconds,
+                max_points=settings.telemetry_max_points,
+                aliases=settings.aliases(),
+            ),
+        )
+    alertmanager = None
+    if settings.alertmanager_url:
+        alertmanager = AlertmanagerBackend(
+            HttpSource("Alertmanager", http_options(settings, "alertmanager")),
+            service_label=settings.service_label,
+            fallback_label=settings.service_fallback_label,
+        )
+    return CompositeBackend(
+        Signals(
+            metrics=prometheus or folder,
+            logs=_log_backend(settings) or folder,
+            alerts=alertmanager or prometheus or folder,
+            runbooks=folder,
+        )
+    )
+
+
+def alert_names(backend: TelemetryBackend) -> list[str]:
+    """Names of the alerts (for routing); none while the alert source is unavailable."""
+    try:
+        return [a["alert_name"] for a in backend.query_alerts(state="all")["alerts"]]
+    except TelemetryError:
+        return []
+
+
 def build_services(
     settings: Settings,
     *,
@@ -93,7 +184,7 @@ def build_services(
     database = bind(database or open_database(settings.database_url))
     if settings.create_schema and not schema_exists(database):
         create_schema(database)
-    backend = backend or DemoTelemetryBackend()
+    backend = backend or telemetry_backend(settings)
     knowledge = knowledge_for(backend, settings.knowledge_db, settings.knowledge_dir)
     model = model or chat_model(settings)
     audit = SqlAudit(database)
@@ -111,10 +202,7 @@ def build_services(
     history = history or history_store(
         settings.redis_url, settings.history_max_messages, settings.session_ttl_seconds
     )
-    router = FlowRouter(
-        backend.services,
-        lambda: [a["alert_name"] for a in backend.query_alerts(state="all")["alerts"]],
-    )
+    router = FlowRouter(backend.services, lambda: alert_names(backend))
     runs = RunStore(database, settings.session_ttl_seconds)
     chat = ChatService(
         runs=runs,

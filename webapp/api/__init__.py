@@ -13,6 +13,7 @@ OPEN_ENDPOINTS = {
     "system.healthz",
     "system.readyz",
     "system.openapi",
+    "alerts.alertmanager",  # authenticated by ALERT_WEBHOOK_TOKEN instead of API_KEY
     "static",
     "ui.chat",
     "ui.trace",
@@ -23,9 +24,9 @@ OPEN_ENDPOINTS = {
 def register_api(app: Flask) -> None:
     """Install blueprints, error handlers, authentication and connection handling."""
     from .. import ui
-    from . import chat, runs, stream, system
+    from . import alerts, chat, runs, stream, system
 
-    for blueprint in (chat.bp, runs.bp, stream.bp, system.bp, ui.bp):
+    for blueprint in (alerts.bp, chat.bp, runs.bp, stream.bp, system.bp, ui.bp):
         app.register_blueprint(blueprint)
     register_error_handlers(app)
 

@@ -551,6 +551,7 @@ def _paths() -> dict[str, Any]:
                                     "type": "object",
                                     "required": ["database", "redis", "llm", "model"],
                                     "properties": {
+                                        "telemetry": {"type": "array", "items": _TELEMETRY},
                                         "database": {"enum": ["ok", "unavailable"]},
                                         "redis": {"enum": ["ok", "unavailable", "disabled"]},
                                         "llm": {"enum": ["offline", "openai-compatible"]},
@@ -643,6 +644,113 @@ def _stream_paths() -> dict[str, Any]:
     }
 
 
+_TELEMETRY = {
+    "type": "object",
+    "required": ["backend", "signals", "reachable"],
+    "properties": {
+        "backend": {"type": "string"},
+        "signals": {"type": "array", "items": {"type": "string"}},
+        "system": {"type": "string"},
+        "url": NULLABLE_STRING,
+        "reachable": {"type": "boolean"},
+        "version": NULLABLE_STRING,
+        "latencyMs": {"type": ["number", "null"]},
+        "error": NULLABLE_STRING,
+    },
+}
+_ALERT_RUN = {
+    "type": "object",
+    "required": ["runId", "sessionId", "status", "startedAt"],
+    "properties": {
+        "runId": ID,
+        "sessionId": ID,
+        "status": {"type": "string"},
+        "startedAt": TIMESTAMP,
+    },
+}
+_ALERT = {
+    "type": "object",
+    "required": ["fingerprint", "alertName", "status", "labels", "groupKey", "runs"],
+    "properties": {
+        "fingerprint": {"type": "string"},
+        "alertName": {"type": "string"},
+        "status": {"enum": ["firing", "resolved"]},
+        "severity": {"type": "string"},
+        "service": {"type": "string"},
+        "labels": {"type": "object"},
+        "annotations": JSON_DOC,
+        "startsAt": TIMESTAMP,
+        "endsAt": TIMESTAMP,
+        "groupKey": {"type": "string"},
+        "receiver": {"type": "string"},
+        "receivedCount": {"type": "integer"},
+        "updatedAt": TIMESTAMP,
+        "runs": {"type": "array", "items": _ALERT_RUN},
+    },
+}
+
+
+def _alert_paths() -> dict[str, Any]:
+    """The Alertmanager webhook receiver and the alert list (``webapp.api.alerts``)."""
+    receipt = {
+        "type": "object",
+        "required": ["stored", "firing", "resolved", "sessionId", "runId", "joinedRunningRun"],
+        "properties": {
+            "stored": {"type": "integer"},
+            "firing": {"type": "integer"},
+            "resolved": {"type": "integer"},
+            "sessionId": {"type": ["string", "null"]},
+            "runId": {"type": ["string", "null"]},
+            "joinedRunningRun": {"type": "boolean"},
+        },
+    }
+    listing = {
+        "type": "object",
+        "required": ["alerts", "total", "limit", "offset"],
+        "properties": {
+            "alerts": {"type": "array", "items": _ALERT},
+            "total": {"type": "integer"},
+            "limit": {"type": "integer"},
+            "offset": {"type": "integer"},
+        },
+    }
+    page = [
+        {"name": "state", "in": "query", "schema": {"enum": ["firing", "resolved", "all"]}},
+        {
+            "name": "limit",
+            "in": "query",
+            "schema": {"type": "integer", "minimum": 1, "maximum": 200},
+        },
+        {"name": "offset", "in": "query", "schema": {"type": "integer", "minimum": 0}},
+    ]
+    return {
+        "/api/alerts/alertmanager": {
+            "post": {
+                "summary": "Alertmanager webhook (payload version 4); bearer ALERT_WEBHOOK_TOKEN",
+                "security": [{"bearer": []}],
+                "requestBody": {
+                    "required": True,
+                    "content": {"application/json": {"schema": {"type": "object"}}},
+                },
+                "responses": {
+                    "202": _json(_envelope(receipt), "Stored; a firing group is investigated"),
+                    **_errors(400, 401, 405, 413, 415, 503),
+                },
+            }
+        },
+        "/api/alerts": {
+            "get": {
+                "summary": "Received alerts with their investigation runs, newest first",
+                "parameters": page,
+                "responses": {
+                    "200": _json(_envelope(listing), "A page of alerts"),
+                    **_errors(400, *_COMMON),
+                },
+            }
+        },
+    }
+
+
 @cache
 def openapi_document() -> dict[str, Any]:
     """The document served at ``/openapi.json``."""
@@ -655,7 +763,7 @@ def openapi_document() -> dict[str, Any]:
             "an envelope {code, message, data}.",
         },
         "servers": [{"url": "/"}],
-        "paths": {**_paths(), **_stream_paths()},
+        "paths": {**_paths(), **_stream_paths(), **_alert_paths()},
         "components": {
             "schemas": SCHEMAS,
             "securitySchemes": {

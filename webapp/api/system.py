@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from flask import Blueprint, jsonify, request
 from flask.typing import ResponseReturnValue
 from peewee import PeeweeException
 
+from ..tools.backends.readiness import telemetry_readiness
 from .context import services
 from .errors import ApiError, envelope, ok
 from .openapi import openapi_document
@@ -64,10 +67,18 @@ def readyz() -> ResponseReturnValue:
     else:
         redis = "disabled"
     llm = "offline" if found.settings.offline else "openai-compatible"
-    data = {"database": database, "redis": redis, "llm": llm, "model": found.model.model_name}
+    data: dict[str, Any] = {
+        "database": database,
+        "redis": redis,
+        "llm": llm,
+        "model": found.model.model_name,
+        "telemetry": telemetry_readiness(found.backend),
+    }
     if database != "ok":
         return envelope(503, "the database is unavailable", data)
-    status = "degraded: session history unavailable" if redis == "unavailable" else "success"
+    problems = [name for name, bad in (("session history", redis == "unavailable"),) if bad]
+    problems += [f"{t['backend']} telemetry" for t in data["telemetry"] if not t["reachable"]]
+    status = f"degraded: {', '.join(problems)} unavailable" if problems else "success"
     return envelope(200, status, data)
 
 

@@ -73,7 +73,9 @@ def telemetry_tools(backend: TelemetryBackend) -> list[ToolSpec]:
     """``query_logs``, ``query_metrics`` and ``query_alerts`` over ``backend``."""
     services = backend.services()
     now = backend.reference_time().strftime("%Y-%m-%dT%H:%M:%SZ")
-    service = {"type": "string", "enum": services, "description": "The service to query."}
+    service: dict[str, Any] = {"type": "string", "description": "The service to query."}
+    if services:  # a live backend that is unreachable at start-up has no catalog yet
+        service["enum"] = services
 
     def query_logs(args: dict[str, Any]) -> ToolOutput:
         start, end = window(backend, args)
@@ -107,7 +109,10 @@ def telemetry_tools(backend: TelemetryBackend) -> list[ToolSpec]:
             raise ToolError(str(exc)) from None
 
     def query_alerts(args: dict[str, Any]) -> ToolOutput:
-        return ToolOutput(backend.query_alerts(state=args["state"]))
+        try:
+            return ToolOutput(backend.query_alerts(state=args["state"]))
+        except TelemetryError as exc:
+            raise ToolError(str(exc)) from None
 
     return [
         ToolSpec(
@@ -138,7 +143,7 @@ def telemetry_tools(backend: TelemetryBackend) -> list[ToolSpec]:
                 "type": "object",
                 "properties": {
                     "service": service,
-                    "metric": {"type": "string", "enum": backend.metric_names()},
+                    "metric": _metric_schema(backend.metric_names()),
                     "start": _TIME,
                     "end": _TIME,
                     "step_seconds": {"type": "integer", "minimum": 60, "maximum": 86400},
@@ -165,6 +170,46 @@ def telemetry_tools(backend: TelemetryBackend) -> list[ToolSpec]:
             query_alerts,
         ),
     ]
+
+
+def _metric_schema(names: list[str]) -> dict[str, Any]:
+    schema: dict[str, Any] = {"type": "string", "maxLength": 200}
+    if names:
+        schema["enum"] = names
+    return schema
+
+
+def promql_tool(backend: Any) -> ToolSpec:
+    """``query_promql``: one bounded PromQL range query (offered when metrics speak PromQL)."""
+
+    def query_promql(args: dict[str, Any]) -> ToolOutput:
+        start, end = window(backend, args)
+        try:
+            return ToolOutput(
+                backend.query_promql(
+                    query=args["query"], start=start, end=end, step_seconds=args.get("step_seconds")
+                )
+            )
+        except TelemetryError as exc:
+            raise ToolError(str(exc)) from None
+
+    return ToolSpec(
+        "query_promql",
+        "Run one PromQL range query against the metrics server (e.g. a rate or a ratio the "
+        "query_metrics catalog does not offer). Points and series are capped; truncated says so.",
+        {
+            "type": "object",
+            "properties": {
+                "query": {"type": "string", "minLength": 1, "maxLength": 2000},
+                "start": _TIME,
+                "end": _TIME,
+                "step_seconds": {"type": "integer", "minimum": 15, "maximum": 86400},
+            },
+            "required": ["query"],
+            "additionalProperties": False,
+        },
+        query_promql,
+    )
 
 
 def knowledge_tool(index: KnowledgeSearch, tracker: DocFilter | None) -> ToolSpec:
@@ -205,7 +250,10 @@ def diagnosis_tools(
 ) -> list[ToolSpec]:
     """The complex-chat executor's tools: knowledge, logs and metrics (no alerts)."""
     logs, metrics, _alerts = telemetry_tools(backend)
-    return [knowledge_tool(index, tracker), logs, metrics]
+    tools = [knowledge_tool(index, tracker), logs, metrics]
+    if getattr(backend, "speaks_promql", False):
+        tools.append(promql_tool(backend))
+    return tools
 
 
 ToolFactory = Callable[[], Sequence[ToolSpec]]

@@ -24,6 +24,7 @@ from webapp.demo.backend import DemoTelemetryBackend
 from webapp.llm.types import ChatModel
 from webapp.services.container import Services
 from webapp.services.history import MemoryHistory
+from webapp.tools.backends import TelemetryBackend
 from webapp.wiring import build_services
 
 if TYPE_CHECKING:
@@ -75,7 +76,7 @@ class LiveApp:
 def start_app(
     workdir: Path,
     *,
-    backend: DemoTelemetryBackend | None = None,
+    backend: TelemetryBackend | None = None,
     model: ChatModel | None = None,
     **overrides: Any,
 ) -> LiveApp:

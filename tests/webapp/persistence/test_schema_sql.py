@@ -113,7 +113,8 @@ def test_schema_sql_matches_the_models_on_mariadb(
     )
     assert actual["indexes"][("chat_session", "chat_session_session_id")] == (True, ("session_id",))
     assert [fk[2:] for fk in actual["foreign_keys"]] == [
-        ("step_id", "agent_step", "id", "RESTRICT", "SET NULL")
+        ("alert_id", "alert_record", "id", "RESTRICT", "CASCADE"),
+        ("step_id", "agent_step", "id", "RESTRICT", "SET NULL"),
     ]
     longtext = {(c[0], c[2]) for c in actual["columns"] if c[3] == "longtext"}
     assert ("tool_invocation", "raw_output") in longtext

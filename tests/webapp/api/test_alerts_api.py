@@ -1,0 +1,175 @@
+"""The Alertmanager webhook and the alert list on every database backend."""
+
+from __future__ import annotations
+
+import copy
+import json
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+from flask import Flask
+from flask.testing import FlaskClient
+from peewee import Database
+
+from webapp.demo.backend import DemoTelemetryBackend
+from webapp.models import AlertRecord, AlertRun, DiagnosisRun
+from webapp.services.alerts import AlertInbox, parse_payload
+from webapp.services.history import HistoryStore
+from webapp.services.runs import AI_OPS, PENDING, RunStore
+
+from .conftest import make_app
+from .openapi_check import assert_documented
+
+# A copy of shared/fixtures/alertmanager-0.25-webhook-v4.json (recorded from Alertmanager 0.25).
+RECORDED = Path(__file__).resolve().parents[1] / "tools" / "backends" / "recorded"
+HOOK = "/api/alerts/alertmanager"
+TOKEN = "hook-token-123"
+AUTH = {"Authorization": f"Bearer {TOKEN}"}
+
+
+def real_payload() -> dict[str, Any]:
+    """Alertmanager 0.25's recorded webhook body."""
+    path = RECORDED / "alertmanager-0.25-webhook-v4.json"
+    payload: dict[str, Any] = json.loads(path.read_text())
+    return payload
+
+
+@pytest.fixture
+def hook_app(
+    database: Database, demo_backend: DemoTelemetryBackend, history: HistoryStore, tmp_path: Path
+) -> Flask:
+    return make_app(database, demo_backend, history, tmp_path, alert_webhook_token=TOKEN)
+
+
+def post(client: FlaskClient, payload: Any, headers: dict[str, str] | None = None) -> Any:
+    response = client.post(HOOK, json=payload, headers=AUTH if headers is None else headers)
+    assert_documented(response, "POST", HOOK)
+    return response
+
+
+def wait_finished(database: Database, run_id: str) -> DiagnosisRun:
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        with database.connection_context():
+            run = DiagnosisRun.get(DiagnosisRun.run_id == run_id)
+        if run.status in ("SUCCESS", "FAILED"):
+            return run
+        time.sleep(0.1)
+    raise AssertionError(f"run {run_id} did not finish")
+
+
+def test_a_firing_group_is_stored_and_investigated(hook_app: Flask, database: Database) -> None:
+    client = hook_app.test_client()
+    response = post(client, real_payload())
+    assert response.status_code == 202
+    data = response.json["data"]
+    assert (data["stored"], data["firing"], data["resolved"]) == (1, 1, 0)
+    assert data["runId"] and not data["joinedRunningRun"]
+    run = wait_finished(database, data["runId"])
+    assert run.agent_flow == AI_OPS and run.status == "SUCCESS"
+    assert "AlwaysFiring (checkout)" in run.question
+    listing = client.get("/api/alerts?state=firing")
+    assert_documented(listing, "GET", "/api/alerts")
+    alert = listing.json["data"]["alerts"][0]
+    assert alert["fingerprint"] == "6b157f79b26a43ad" and alert["status"] == "firing"
+    assert alert["startsAt"] == "2026-12-01T07:54:50.568Z" and alert["endsAt"] is None
+    assert [r["runId"] for r in alert["runs"]] == [data["runId"]]
+    assert alert["runs"][0]["status"] == "SUCCESS"
+
+
+def test_the_same_fingerprint_is_updated_and_resolution_is_recorded(
+    hook_app: Flask, database: Database
+) -> None:
+    client = hook_app.test_client()
+    first = post(client, real_payload()).json["data"]
+    wait_finished(database, first["runId"])
+    resolved = real_payload()
+    resolved["status"] = resolved["alerts"][0]["status"] = "resolved"
+    resolved["alerts"][0]["endsAt"] = "2026-12-01T08:10:00.000Z"
+    answer = post(client, resolved).json["data"]
+    assert (answer["resolved"], answer["runId"]) == (1, None)
+    with database.connection_context():
+        rows = list(AlertRecord.select())
+    assert len(rows) == 1 and rows[0].status == "resolved" and rows[0].received_count == 2
+    page = client.get("/api/alerts?state=resolved").json["data"]
+    assert page["total"] == 1 and page["alerts"][0]["endsAt"] == "2026-12-01T08:10:00.000Z"
+    assert client.get("/api/alerts?state=firing").json["data"]["total"] == 0
+
+
+def test_a_group_with_a_running_investigation_joins_it(database: Database) -> None:
+    runs = RunStore(database, 3600)
+    started: list[str] = []
+
+    def start_run(text: str) -> tuple[str, str, Callable[[], None]]:  # a run left PENDING
+        run_id = f"run-{len(started)}"
+        runs.ensure_session("sess-1", text)
+        runs.create_run(run_id, "sess-1", AI_OPS, "aiops", text)
+        started.append(run_id)
+        return "sess-1", run_id, lambda: None
+
+    inbox = AlertInbox(database, start_run)
+    payload = real_payload()
+    first = inbox.receive(parse_payload(payload))
+    second = copy.deepcopy(payload)
+    second["alerts"][0]["fingerprint"] = "0000aaaabbbbcccc"
+    joined = inbox.receive(parse_payload(second))
+    assert started == ["run-0"] and joined.joined and joined.run_id == first.run_id
+    with database.connection_context():
+        assert AlertRun.select().where(AlertRun.run_id == "run-0").count() == 2
+        assert DiagnosisRun.get(DiagnosisRun.run_id == "run-0").status == PENDING
+
+
+def _mutations() -> list[tuple[str, Any]]:
+    def change(edit: Any) -> Any:
+        payload = real_payload()
+        edit(payload)
+        return payload
+
+    return [
+        ("not-an-object", [1, 2]),
+        ("version", change(lambda p: p.update(version="3"))),
+        ("no-alerts", change(lambda p: p.update(alerts=[]))),
+        ("no-group", change(lambda p: p.pop("groupKey"))),
+        ("status", change(lambda p: p["alerts"][0].update(status="maybe"))),
+        ("fingerprint", change(lambda p: p["alerts"][0].pop("fingerprint"))),
+        ("alertname", change(lambda p: p["alerts"][0]["labels"].pop("alertname"))),
+        ("startsAt", change(lambda p: p["alerts"][0].update(startsAt="yesterday"))),
+        ("label-type", change(lambda p: p["alerts"][0]["labels"].update(severity=3))),
+    ]
+
+
+@pytest.mark.parametrize(("case", "payload"), _mutations(), ids=[m[0] for m in _mutations()])
+def test_bad_payloads_are_400_and_store_nothing(
+    hook_app: Flask, database: Database, case: str, payload: Any
+) -> None:
+    response = post(hook_app.test_client(), payload)
+    assert response.status_code == 400, case
+    assert response.json["message"]
+    with database.connection_context():
+        assert AlertRecord.select().count() == 0 and DiagnosisRun.select().count() == 0
+
+
+def test_the_webhook_needs_its_own_token(
+    database: Database, demo_backend: DemoTelemetryBackend, history: HistoryStore, tmp_path: Path
+) -> None:
+    locked = make_app(
+        database, demo_backend, history, tmp_path, alert_webhook_token=TOKEN, api_key="api-key"
+    ).test_client()
+    assert post(locked, real_payload(), {}).status_code == 401
+    assert post(locked, real_payload(), {"Authorization": "Bearer api-key"}).status_code == 401
+    assert locked.get("/api/alerts").status_code == 401  # an ordinary /api route: API_KEY
+    assert locked.get("/api/alerts", headers={"Authorization": "Bearer api-key"}).status_code == 200
+    disabled = make_app(database, demo_backend, history, tmp_path).test_client()
+    response = post(disabled, real_payload())
+    assert response.status_code == 503 and "ALERT_WEBHOOK_TOKEN" in response.json["message"]
+
+
+def test_alert_paging_and_state_are_validated(hook_app: Flask) -> None:
+    client = hook_app.test_client()
+    for query in ("state=open", "limit=0", "offset=-1"):
+        response = client.get(f"/api/alerts?{query}")
+        assert_documented(response, "GET", "/api/alerts")
+        assert response.status_code == 400

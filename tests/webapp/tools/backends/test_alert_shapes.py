@@ -1,0 +1,57 @@
+"""Rule alerts and Alertmanager alerts map onto the ``query_alerts`` shape (recorded answers)."""
+
+from __future__ import annotations
+
+from pytest_httpserver import HTTPServer
+
+from tests.webapp.tools.backends.recorded import recorded
+from webapp.tools.backends.alertmanager import AlertmanagerBackend
+from webapp.tools.backends.http import HttpOptions, HttpSource
+from webapp.tools.backends.prometheus import PrometheusBackend
+
+
+def test_prometheus_rule_alerts_use_the_service_label_then_job(httpserver: HTTPServer) -> None:
+    httpserver.expect_request("/api/v1/alerts").respond_with_json(
+        recorded("prometheus-alerts.json")
+    )
+    backend = PrometheusBackend(HttpSource("Prometheus", HttpOptions(httpserver.url_for("/"))))
+    assert backend.query_alerts(state="all")["alerts"] == [
+        {
+            "alert_name": "CheckoutErrorsHigh",
+            "severity": "critical",
+            "service": "checkout",
+            "description": "5xx ratio of checkout above 5%",
+            "state": "firing",
+            "active_at": "2026-12-01T10:18:30Z",
+        },
+        {
+            "alert_name": "CartSlow",
+            "severity": "warning",
+            "service": "cart",
+            "description": "cart p95 above 1s",
+            "state": "pending",
+            "active_at": "2026-12-01T10:25:00Z",
+        },
+    ]
+    assert [a["alert_name"] for a in backend.query_alerts()["alerts"]] == ["CheckoutErrorsHigh"]
+
+
+def test_alertmanager_asks_for_unmuted_alerts_and_drops_suppressed_ones(
+    httpserver: HTTPServer,
+) -> None:
+    httpserver.expect_request("/api/v2/alerts").respond_with_json(
+        recorded("alertmanager-v2-alerts.json")
+    )
+    backend = AlertmanagerBackend(HttpSource("Alertmanager", HttpOptions(httpserver.url_for("/"))))
+    assert backend.query_alerts(state="all")["alerts"] == [
+        {
+            "alert_name": "CheckoutErrorsHigh",
+            "severity": "critical",
+            "service": "checkout",
+            "description": "5xx ratio of checkout above 5%",
+            "state": "firing",
+            "active_at": "2026-12-01T10:18:30Z",
+        }
+    ]
+    sent = httpserver.log[0][0].args
+    assert (sent["silenced"], sent["inhibited"], sent["active"]) == ("false", "false", "true")

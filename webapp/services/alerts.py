@@ -1,0 +1,246 @@
+"""Alerts from Alertmanager's webhook: validated, stored by fingerprint, linked to AIOps runs.
+
+One webhook call is one notification of one alert group (``groupKey``). Each alert is upserted
+by its fingerprint (Alertmanager's hash of the label set, stable across notifications): the
+status, end time, annotations and ``received_count`` are updated, never duplicated. When the
+call has firing alerts, the group gets an investigation: the AIOps run already PENDING or
+RUNNING for this group is joined (its alerts linked to it), otherwise a new run is started.
+Resolved alerts are recorded as resolved and start nothing. A payload that fails validation
+stores nothing (the whole call is one transaction).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from typing import Any, Literal, cast
+
+from peewee import Database, fn
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+
+from ..models import AlertRecord, AlertRun, DiagnosisRun, utcnow
+from .runs import PENDING, RUNNING
+
+STATES = ("firing", "resolved", "all")
+MAX_ALERTS_PER_CALL = 1000
+MAX_REQUEST_CHARS = 1000
+_ZERO_TIME = datetime(1, 1, 1, tzinfo=timezone.utc)
+
+
+class WebhookAlert(BaseModel):
+    """One alert of a version-4 webhook payload."""
+
+    model_config = ConfigDict(extra="ignore")
+    status: Literal["firing", "resolved"]
+    labels: dict[str, str]
+    annotations: dict[str, str] = Field(default_factory=dict)
+    startsAt: datetime
+    endsAt: datetime | None = None
+    generatorURL: str | None = Field(default=None, max_length=4000)
+    fingerprint: str = Field(min_length=1, max_length=64, pattern=r"^[A-Za-z0-9_.:-]+$")
+
+    @field_validator("labels")
+    @classmethod
+    def _named(cls, labels: dict[str, str]) -> dict[str, str]:
+        if not labels.get("alertname"):
+            raise ValueError("labels must include alertname")
+        return labels
+
+
+class WebhookPayload(BaseModel):
+    """Alertmanager's webhook body (``version`` "4")."""
+
+    model_config = ConfigDict(extra="ignore")
+    version: Literal["4"]
+    status: Literal["firing", "resolved"]
+    groupKey: str = Field(min_length=1, max_length=255)
+    receiver: str = Field(default="", max_length=200)
+    alerts: list[WebhookAlert] = Field(min_length=1, max_length=MAX_ALERTS_PER_CALL)
+
+
+class PayloadError(ValueError):
+    """The body is not a valid webhook payload; the message says where."""
+
+
+def parse_payload(body: Any) -> WebhookPayload:
+    """Validate a decoded JSON body, or raise PayloadError naming the first problem."""
+    try:
+        return WebhookPayload.model_validate(body)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        where = ".".join(str(p) for p in first["loc"]) or "body"
+        raise PayloadError(
+            f"not an Alertmanager webhook payload (version 4): {where}: {first['msg']}"
+        ) from None
+
+
+@dataclass(frozen=True)
+class Receipt:
+    """What one webhook call did."""
+
+    stored: int
+    firing: int
+    resolved: int
+    session_id: str | None
+    run_id: str | None
+    joined: bool
+
+
+#: Creates an AIOps run for a request text (inside the caller's transaction); returns
+#: ``(session_id, run_id, launch)``, where ``launch()`` executes it once the rows are committed.
+StartRun = Callable[[str], tuple[str, str, Callable[[], None]]]
+
+
+def _naive(moment: datetime | None) -> datetime | None:
+    if moment is None or moment <= _ZERO_TIME:
+        return None  # Alertmanager sends 0001-01-01 for "no end yet"
+    return moment.astimezone(timezone.utc).replace(tzinfo=None)
+
+
+def investigation_request(payload: WebhookPayload) -> str:
+    """The AIOps request text for a group's firing alerts."""
+    names = [
+        f"{a.labels['alertname']} ({a.labels.get('service') or a.labels.get('job') or '-'})"
+        for a in payload.alerts
+        if a.status == "firing"
+    ]
+    text = "Investigate the Alertmanager alerts " + ", ".join(dict.fromkeys(names))
+    return text if len(text) <= MAX_REQUEST_CHARS else text[: MAX_REQUEST_CHARS - 3] + "..."
+
+
+class AlertInbox:
+    """Stores webhook alerts and links them to the runs that investigate them."""
+
+    def __init__(self, database: Database, start_run: StartRun) -> None:
+        self.database = database
+        self.start_run = start_run
+
+    def receive(self, payload: WebhookPayload) -> Receipt:
+        """Upsert every alert; join or start the group's investigation when any fires."""
+        launch: Callable[[], None] | None = None
+        with self.database.connection_context(), self.database.atomic():
+            rows = [self._upsert(payload, alert) for alert in payload.alerts]
+            firing = [row for row in rows if row.status == "firing"]
+            session_id = run_id = None
+            joined = False
+            if firing:
+                running = self._running_run(payload.groupKey)
+                joined = running is not None
+                if running is None:
+                    session_id, run_id, launch = self.start_run(investigation_request(payload))
+                else:
+                    session_id, run_id = running
+                for row in firing:
+                    AlertRun.insert(
+                        alert=row.id, run_id=run_id, session_id=session_id
+                    ).on_conflict_ignore().execute()
+        if launch is not None:
+            launch()  # after the commit: the worker must see the run and its links
+        return Receipt(len(rows), len(firing), len(rows) - len(firing), session_id, run_id, joined)
+
+    def _upsert(self, payload: WebhookPayload, alert: WebhookAlert) -> AlertRecord:
+        labels = alert.labels
+        values = {
+            "alert_name": labels["alertname"][:200],
+            "status": alert.status,
+            "severity": labels.get("severity", "")[:32],
+            "service": (labels.get("service") or labels.get("job") or "")[:200],
+            "labels": labels,
+            "annotations": alert.annotations,
+            "starts_at": _naive(alert.startsAt),
+            "ends_at": _naive(alert.endsAt) if alert.status == "resolved" else None,
+            "group_key": payload.groupKey,
+            "receiver": payload.receiver,
+            "generator_url": alert.generatorURL,
+            "updated_at": utcnow(),
+        }
+        found = AlertRecord.get_or_none(AlertRecord.fingerprint == alert.fingerprint)
+        if found is None:
+            return AlertRecord.create(fingerprint=alert.fingerprint, **values)
+        AlertRecord.update(received_count=AlertRecord.received_count + 1, **values).where(
+            AlertRecord.id == found.id
+        ).execute()
+        return AlertRecord.get_by_id(found.id)
+
+    def _running_run(self, group_key: str) -> tuple[str, str] | None:
+        row = (
+            DiagnosisRun.select(DiagnosisRun.session_id, DiagnosisRun.run_id)
+            .join(AlertRun, on=AlertRun.run_id == DiagnosisRun.run_id)
+            .join(AlertRecord, on=AlertRecord.id == AlertRun.alert)
+            .where(AlertRecord.group_key == group_key, DiagnosisRun.status.in_([PENDING, RUNNING]))
+            .order_by(DiagnosisRun.started_at.desc())
+            .first()
+        )
+        return (row.session_id, row.run_id) if row else None
+
+    def page(self, state: str, limit: int, offset: int) -> tuple[list[dict[str, Any]], int]:
+        """Alerts in ``state`` (firing, resolved, all), most recently updated first."""
+        with self.database.connection_context():
+            query = AlertRecord.select()
+            if state != "all":
+                query = query.where(AlertRecord.status == state)
+            total = query.select(fn.COUNT(AlertRecord.id)).scalar() or 0
+            rows = list(
+                query.order_by(AlertRecord.updated_at.desc(), AlertRecord.id.desc())
+                .limit(limit)
+                .offset(offset)
+            )
+            runs = self._runs_of([row.id for row in rows])
+        return [_alert_view(row, runs.get(row.id, [])) for row in rows], int(total)
+
+    @staticmethod
+    def _runs_of(ids: list[int]) -> dict[int, list[dict[str, Any]]]:
+        if not ids:
+            return {}
+        found: dict[int, list[dict[str, Any]]] = {}
+        query = (
+            AlertRun.select(
+                AlertRun.alert.alias("alert_id"),
+                AlertRun.run_id,
+                AlertRun.session_id,
+                DiagnosisRun.status,
+                DiagnosisRun.started_at,
+            )
+            .join(DiagnosisRun, on=DiagnosisRun.run_id == AlertRun.run_id)
+            .where(AlertRun.alert.in_(ids))
+            .order_by(AlertRun.id.desc())
+            .dicts()
+        )
+        for link in cast(Iterable[dict[str, Any]], query):
+            found.setdefault(link["alert_id"], []).append(
+                {
+                    "runId": link["run_id"],
+                    "sessionId": link["session_id"],
+                    "status": link["status"],
+                    "startedAt": _iso(link["started_at"]),
+                }
+            )
+        return found
+
+
+def _iso(moment: datetime | None) -> str | None:
+    return (
+        moment.strftime("%Y-%m-%dT%H:%M:%S.") + f"{moment.microsecond // 1000:03d}Z"
+        if moment
+        else None
+    )
+
+
+def _alert_view(row: AlertRecord, runs: list[dict[str, Any]]) -> dict[str, Any]:
+    return {
+        "fingerprint": row.fingerprint,
+        "alertName": row.alert_name,
+        "status": row.status,
+        "severity": row.severity,
+        "service": row.service,
+        "labels": row.labels,
+        "annotations": row.annotations,
+        "startsAt": _iso(row.starts_at),
+        "endsAt": _iso(row.ends_at),
+        "groupKey": row.group_key,
+        "receiver": row.receiver,
+        "receivedCount": row.received_count,
+        "updatedAt": _iso(row.updated_at),
+        "runs": runs,
+    }

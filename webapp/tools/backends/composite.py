@@ -1,0 +1,148 @@
+"""One ``TelemetryBackend`` made of a backend per signal: metrics, logs, alerts, runbooks.
+
+Any mix works (metrics from Prometheus, logs from Loki, alerts from Alertmanager). A signal
+without a backend answers, as data, that it is not configured: an empty result carrying
+``"not_configured": true`` and a message naming the variables that would configure it, so the
+model reads why there is nothing instead of seeing an error. Services are the union of the
+metric and log backends' services; "now" is the metric backend's clock (else the log
+backend's, else the real clock).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+from .common import alert_state, utc_now
+from .port import TelemetryBackend
+
+#: The variables that configure each signal, named in "not configured" answers.
+SIGNAL_SOURCES = {
+    "metrics": "PROMETHEUS_URL or TELEMETRY_DIR",
+    "logs": "LOKI_URL, ELASTICSEARCH_URL, LOG_DIR or TELEMETRY_DIR",
+    "alerts": "ALERTMANAGER_URL, PROMETHEUS_URL or TELEMETRY_DIR",
+}
+
+
+def not_configured(signal: str) -> dict[str, Any]:
+    """The data a signal without a backend answers."""
+    return {
+        "not_configured": True,
+        "message": f"no {signal} backend is configured (set {SIGNAL_SOURCES[signal]})",
+    }
+
+
+@dataclass(frozen=True)
+class Signals:
+    """The backend chosen for each signal (None: not configured)."""
+
+    metrics: TelemetryBackend | None = None
+    logs: TelemetryBackend | None = None
+    alerts: TelemetryBackend | None = None
+    runbooks: TelemetryBackend | None = None
+
+
+class CompositeBackend:
+    """Routes each port method to the backend configured for its signal."""
+
+    name = "composite"
+
+    def __init__(self, signals: Signals, clock: Callable[[], datetime] = utc_now) -> None:
+        self.signals = signals
+        self._clock = clock
+
+    def reference_time(self) -> datetime:
+        """The metric backend's "now", else the log backend's, else the clock."""
+        source = self.signals.metrics or self.signals.logs
+        return source.reference_time() if source is not None else self._clock()
+
+    def services(self) -> list[str]:
+        """Services with metrics or logs."""
+        found: set[str] = set()
+        for source in _distinct(self.signals.metrics, self.signals.logs):
+            found.update(source.services())
+        return sorted(found)
+
+    def metric_names(self) -> list[str]:
+        """The metric backend's names."""
+        return self.signals.metrics.metric_names() if self.signals.metrics else []
+
+    def metrics_by_service(self) -> dict[str, list[str]]:
+        """The metric backend's catalog."""
+        return self.signals.metrics.metrics_by_service() if self.signals.metrics else {}
+
+    def service_aliases(self) -> dict[str, list[str]]:
+        """Aliases from every backend that has them, merged."""
+        merged: dict[str, list[str]] = {}
+        for source in _distinct(self.signals.metrics, self.signals.logs, self.signals.alerts):
+            method = getattr(source, "service_aliases", None)
+            for service, names in (method() if method else {}).items():
+                merged.setdefault(service, [])
+                merged[service] += [n for n in names if n not in merged[service]]
+        return merged
+
+    def query_logs(self, **kwargs: Any) -> dict[str, Any]:
+        """The log backend's answer, or "not configured"."""
+        if self.signals.logs is None:
+            return {"records": [], "total": 0, "truncated": False, **not_configured("logs")}
+        return self.signals.logs.query_logs(**kwargs)
+
+    def query_metrics(self, **kwargs: Any) -> dict[str, Any]:
+        """The metric backend's answer, or "not configured"."""
+        if self.signals.metrics is None:
+            empty = {"min": None, "max": None, "avg": None, "last": None, "unit": ""}
+            return {"series": [], "summary": empty, **not_configured("metrics")}
+        return self.signals.metrics.query_metrics(**kwargs)
+
+    def query_alerts(self, *, state: str = "firing") -> dict[str, Any]:
+        """The alert backend's answer, or "not configured"."""
+        if self.signals.alerts is None:
+            alert_state(state)
+            return {"alerts": [], **not_configured("alerts")}
+        return self.signals.alerts.query_alerts(state=state)
+
+    def query_promql(self, **kwargs: Any) -> dict[str, Any]:
+        """PromQL on the metric backend (only offered when it speaks PromQL)."""
+        method = getattr(self.signals.metrics, "query_promql", None)
+        if method is None:
+            return {"series": [], **not_configured("metrics")}
+        result: dict[str, Any] = method(**kwargs)
+        return result
+
+    @property
+    def speaks_promql(self) -> bool:
+        """True when the metric backend answers PromQL."""
+        return hasattr(self.signals.metrics, "query_promql")
+
+    def runbook_dir(self) -> Path | None:
+        """The runbook backend's folder."""
+        return self.signals.runbooks.runbook_dir() if self.signals.runbooks else None
+
+    def probes(self) -> list[dict[str, Any]]:
+        """Readiness of every distinct configured backend, with the signals it serves."""
+        found: list[dict[str, Any]] = []
+        for source in _distinct(*self._by_signal().values()):
+            roles = [s for s, b in self._by_signal().items() if b is source]
+            probe = getattr(source, "probe", None)
+            entry = probe() if probe else {"system": source.name, "reachable": True}
+            found.append({"backend": source.name, "signals": roles, **entry})
+        return found
+
+    def _by_signal(self) -> dict[str, TelemetryBackend | None]:
+        return {
+            "metrics": self.signals.metrics,
+            "logs": self.signals.logs,
+            "alerts": self.signals.alerts,
+            "runbooks": self.signals.runbooks,
+        }
+
+
+def _distinct(*sources: TelemetryBackend | None) -> list[TelemetryBackend]:
+    seen: list[TelemetryBackend] = []
+    for source in sources:
+        if source is not None and all(source is not s for s in seen):
+            seen.append(source)
+    return seen

@@ -1,0 +1,173 @@
+"""HTTP access shared by the Prometheus, Alertmanager and Loki backends (httpx + tenacity).
+
+Every failure becomes a :class:`TelemetryError` whose message tells the model what happened
+(unreachable, timed out, rejected credentials, server error, malformed answer). Transport
+errors, timeouts and 5xx answers are retried with exponential back-off; ``attempts`` is the
+total number of tries including the first (default 3: waits of 0.2 s and 0.4 s between them).
+"""
+
+from __future__ import annotations
+
+import ssl
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+import httpx
+from tenacity import Retrying, retry_if_exception, stop_after_attempt, wait_exponential
+
+from .port import TelemetryError
+
+
+@dataclass(frozen=True)
+class HttpOptions:
+    """Where one backend lives and how to authenticate to it."""
+
+    url: str
+    bearer_token: str | None = field(default=None, repr=False)
+    username: str | None = None
+    password: str | None = field(default=None, repr=False)
+    tls_verify: bool = True
+    ca_bundle: str | None = None
+    timeout_seconds: float = 10.0
+    attempts: int = 3
+    headers: Mapping[str, str] = field(default_factory=dict)
+
+
+class _Transient(Exception):
+    """A 5xx answer worth another try."""
+
+    def __init__(self, response: httpx.Response) -> None:
+        super().__init__(response.status_code)
+        self.response = response
+
+
+def _retryable(exc: BaseException) -> bool:
+    return isinstance(exc, (_Transient, httpx.TransportError))
+
+
+def _verify(options: HttpOptions) -> ssl.SSLContext | bool:
+    if not options.tls_verify:
+        return False
+    if options.ca_bundle:
+        return ssl.create_default_context(cafile=options.ca_bundle)
+    return True
+
+
+def _auth(options: HttpOptions) -> httpx.Auth | None:
+    if options.username:
+        return httpx.BasicAuth(options.username, options.password or "")
+    return None
+
+
+class HttpSource:
+    """A JSON-over-HTTP API with timeouts, bounded retries and readable errors."""
+
+    def __init__(self, system: str, options: HttpOptions) -> None:
+        self.system = system
+        self.options = options
+        headers = dict(options.headers)
+        if options.bearer_token:
+            headers["Authorization"] = f"Bearer {options.bearer_token}"
+        self._client = httpx.Client(
+            base_url=options.url.rstrip("/"),
+            timeout=options.timeout_seconds,
+            headers=headers,
+            auth=_auth(options),
+            verify=_verify(options),
+        )
+
+    @property
+    def url(self) -> str:
+        """The base URL (without credentials)."""
+        return self.options.url.rstrip("/")
+
+    def get_json(self, path: str, params: Any = None) -> Any:
+        """GET ``path`` and return the decoded JSON body."""
+        return self.request("GET", path, params=params)
+
+    def request(self, method: str, path: str, attempts: int | None = None, **kwargs: Any) -> Any:
+        """One call, retried on transient failures; the JSON body or a TelemetryError."""
+        retrying = Retrying(
+            stop=stop_after_attempt(max(1, attempts or self.options.attempts)),
+            wait=wait_exponential(multiplier=0.2, max=2.0),
+            retry=retry_if_exception(_retryable),
+            reraise=True,
+        )
+        try:
+            response = retrying(self._once, method, path, **kwargs)
+        except _Transient as exc:
+            raise TelemetryError(self._status_message(exc.response)) from None
+        except httpx.TimeoutException:
+            raise TelemetryError(
+                f"{self.system} at {self.url} did not answer within "
+                f"{self.options.timeout_seconds:g} s ({self.options.attempts} attempt(s))"
+            ) from None
+        except httpx.TransportError as exc:
+            raise TelemetryError(
+                f"{self.system} at {self.url} is unreachable ({type(exc).__name__}: {exc})"
+            ) from None
+        try:
+            return response.json()
+        except ValueError:
+            raise TelemetryError(
+                f"{self.system} answered {path} with a body that is not JSON: "
+                f"{response.text[:200]!r}"
+            ) from None
+
+    def _once(self, method: str, path: str, **kwargs: Any) -> httpx.Response:
+        response = self._client.request(method, path, **kwargs)
+        if response.status_code >= 500:
+            raise _Transient(response)
+        if response.status_code >= 400:
+            raise TelemetryError(self._status_message(response))
+        return response
+
+    def _status_message(self, response: httpx.Response) -> str:
+        code = response.status_code
+        if code in (401, 403):
+            return (
+                f"{self.system} at {self.url} rejected the credentials (HTTP {code}); check its "
+                "bearer token or username/password settings"
+            )
+        detail = _error_detail(response)
+        if code >= 500:
+            return (
+                f"{self.system} at {self.url} failed with HTTP {code} after "
+                f"{self.options.attempts} attempt(s): {detail}"
+            )
+        return f"{self.system} refused the query (HTTP {code}): {detail}"
+
+    def probe(self, path: str) -> dict[str, Any]:
+        """Reachability and latency of one cheap call (for ``/readyz``), never raising."""
+        started = time.perf_counter()
+        try:
+            body = self.request("GET", path, attempts=1)  # readiness answers quickly
+            error = None
+        except TelemetryError as exc:
+            body, error = None, str(exc)
+        latency = round((time.perf_counter() - started) * 1000, 1)
+        return {
+            "url": self.url,
+            "reachable": error is None,
+            "latencyMs": latency,
+            "error": error,
+            "body": body,
+        }
+
+    def close(self) -> None:
+        """Release the connection pool."""
+        self._client.close()
+
+
+def _error_detail(response: httpx.Response) -> str:
+    try:
+        body = response.json()
+    except ValueError:
+        return response.text[:200] or response.reason_phrase
+    if isinstance(body, dict):
+        for key in ("error", "message", "reason"):
+            if body.get(key):
+                return str(body[key])[:300]
+    return str(body)[:200]

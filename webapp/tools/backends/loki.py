@@ -1,0 +1,199 @@
+"""Logs from Loki (LogQL over ``/loki/api/v1/query_range``).
+
+Services are the values of ``LOKI_SERVICE_LABEL`` (default ``service_name``, the label Loki 3
+derives itself; ``service``, ``app`` or ``job`` are common choices). A level filter matches
+``LOKI_LEVEL_LABEL`` (default ``level``) against every spelling of the level, case-insensitive;
+a keyword is a case-insensitive line filter. Records come newest first (``direction=backward``,
+at most ``limit``); ``total`` is counted by the server with ``count_over_time`` over the same
+selector, so ``truncated`` is exact. A JSON line is read with the same field names as log files
+(``message``/``msg``, ``level``, ``trace_id``); otherwise the line is the message, the level
+comes from the stream label, and the trace id from a ``trace_id`` label or structured metadata.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+from .common import (
+    LEVEL_SPELLINGS,
+    Clock,
+    canonical_level,
+    check_limit,
+    level_filter,
+    record,
+    unknown_service,
+    utc_now,
+)
+from .common import window as checked_window
+from .http import HttpSource
+from .port import TelemetryError
+from .prometheus import selector_value
+
+
+class LokiBackend:
+    """The logs signal of ``TelemetryBackend`` over Loki."""
+
+    name = "loki"
+
+    def __init__(
+        self,
+        http: HttpSource,
+        *,
+        service_label: str = "service_name",
+        level_label: str = "level",
+        aliases: dict[str, list[str]] | None = None,
+        clock: Clock = utc_now,
+    ) -> None:
+        self.http = http
+        self.service_label = service_label
+        self.level_label = level_label
+        self._aliases = aliases or {}
+        self._clock = clock
+
+    def reference_time(self) -> datetime:
+        """The clock."""
+        return self._clock()
+
+    def _data(self, path: str, params: Any = None) -> Any:
+        body = self.http.get_json(path, params)
+        if not isinstance(body, dict) or body.get("status") != "success" or "data" not in body:
+            raise TelemetryError(f"Loki answered {path} with an unexpected body: {str(body)[:200]}")
+        return body["data"]
+
+    def _services(self) -> list[str]:
+        now = self._clock()
+        values = self._data(
+            f"/loki/api/v1/label/{self.service_label}/values",
+            {"start": _ns(now) - 6 * 3600 * 10**9, "end": _ns(now)},
+        )
+        return sorted(str(v) for v in values) if isinstance(values, list) else []
+
+    def services(self) -> list[str]:
+        """Values of the service label seen in the last 6 hours (empty while unreachable)."""
+        try:
+            return self._services()
+        except TelemetryError:
+            return []
+
+    def metric_names(self) -> list[str]:
+        """No metrics."""
+        return []
+
+    def metrics_by_service(self) -> dict[str, list[str]]:
+        """No metrics."""
+        return {}
+
+    def service_aliases(self) -> dict[str, list[str]]:
+        """Configured aliases (``SERVICE_ALIASES``)."""
+        return {s: list(names) for s, names in self._aliases.items()}
+
+    def runbook_dir(self) -> Path | None:
+        """No runbooks."""
+        return None
+
+    def query_metrics(self, **_: Any) -> dict[str, Any]:
+        """Not a metric source."""
+        raise TelemetryError("Loki holds no metrics")
+
+    def query_alerts(self, **_: Any) -> dict[str, Any]:
+        """Not an alert source."""
+        raise TelemetryError("Loki holds no alerts")
+
+    def selector(self, service: str, level: str | None, keyword: str | None) -> str:
+        """The LogQL log query for the filters."""
+        matchers = [f"{self.service_label}={selector_value(service)}"]
+        if level:
+            spellings = "|".join(s.lower() for s in LEVEL_SPELLINGS[level])
+            matchers.append(f"{self.level_label}=~{selector_value('(?i)(' + spellings + ')')}")
+        query = "{" + ", ".join(matchers) + "}"
+        if keyword and keyword.strip():
+            query += f" |~ {selector_value('(?i)' + re.escape(keyword.strip()))}"
+        return query
+
+    def query_logs(
+        self,
+        *,
+        service: str,
+        start: datetime,
+        end: datetime,
+        level: str | None = None,
+        keyword: str | None = None,
+        limit: int = 50,
+    ) -> dict[str, Any]:
+        """Records of ``service`` in ``[start, end)``, newest first."""
+        name = str(service).strip()
+        start, end = checked_window(start, end)
+        check_limit(limit)
+        query = self.selector(name, level_filter(level), keyword)
+        data = self._data(
+            "/loki/api/v1/query_range",
+            {
+                "query": query,
+                "start": _ns(start),
+                "end": _ns(end),
+                "limit": limit,
+                "direction": "backward",
+            },
+        )
+        if not isinstance(data, dict) or data.get("resultType") != "streams":
+            raise TelemetryError("Loki's answer is not a list of log streams")
+        rows = [row for stream in data.get("result") or [] for row in self._rows(name, stream)]
+        if not rows and name not in self._services():
+            raise unknown_service(service, self._services())
+        rows.sort(key=lambda row: row[0], reverse=True)
+        total = self._count(query, start, end, len(rows))
+        return {
+            "records": [r for _, r in rows[:limit]],
+            "total": total,
+            "truncated": total > limit,
+        }
+
+    def _rows(self, service: str, stream: Any) -> list[tuple[int, dict[str, Any]]]:
+        labels = stream.get("stream") or {} if isinstance(stream, dict) else {}
+        rows = []
+        for value in stream.get("values") or [] if isinstance(stream, dict) else []:
+            stamp, line = int(value[0]), str(value[1])
+            meta = value[2] if len(value) > 2 and isinstance(value[2], dict) else {}
+            message, level, trace = line, labels.get(self.level_label), None
+            if line.startswith("{"):
+                try:
+                    item = json.loads(line)
+                except ValueError:
+                    item = None
+                if isinstance(item, dict):
+                    message = str(item.get("message") or item.get("msg") or line)
+                    level = level or item.get("level") or item.get("severity")
+                    trace = item.get("trace_id") or item.get("traceId")
+            trace = trace or meta.get("trace_id") or labels.get("trace_id")
+            moment = datetime.fromtimestamp(stamp / 1e9, tz=timezone.utc)
+            rows.append((stamp, record(moment, service, canonical_level(level), message, trace)))
+        return rows
+
+    def _count(self, query: str, start: datetime, end: datetime, fallback: int) -> int:
+        seconds = max(1, int((end - start).total_seconds()))
+        data = self._data(
+            "/loki/api/v1/query",
+            {"query": f"sum(count_over_time({query} [{seconds}s]))", "time": _ns(end)},
+        )
+        result = data.get("result") if isinstance(data, dict) else None
+        if not result:
+            return fallback
+        try:
+            return max(fallback, int(float(result[0]["value"][1])))
+        except (KeyError, IndexError, TypeError, ValueError):
+            return fallback
+
+    def probe(self) -> dict[str, Any]:
+        """Reachability, version and latency (``/loki/api/v1/status/buildinfo``)."""
+        found = self.http.probe("/loki/api/v1/status/buildinfo")
+        body = found.pop("body", None)
+        found["version"] = body.get("version") if isinstance(body, dict) else None
+        return {"system": self.http.system, **found}
+
+
+def _ns(moment: datetime) -> int:
+    return int(moment.timestamp() * 1e9)

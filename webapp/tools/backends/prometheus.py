@@ -1,0 +1,340 @@
+"""Metrics and rule alerts from Prometheus or VictoriaMetrics (their shared HTTP API).
+
+* services: the values of ``SERVICE_LABEL`` (default ``service``; when no series carries it,
+  the fallback label, default ``job``), from ``/api/v1/label/<label>/values``;
+* the metric catalog per service: ``/api/v1/label/__name__/values?match[]={label="svc"}``,
+  cached for ``catalog_ttl`` seconds (``ALERTS*`` series are left out);
+* ``query_metrics``: ``/api/v1/query_range`` over ``{__name__="m", label="svc"}``; counters
+  (metadata type ``counter`` or a ``_total`` name) are read as ``rate(...[window])``; a step
+  larger than the default averages each step with ``avg_over_time``; the start is aligned to a
+  multiple of the step, so points fall on the same instants as the samples of a regular scrape;
+  at most ``max_points`` points per series and ``max_series`` series (``truncated`` says so);
+* units from ``/api/v1/metadata`` when the server has them (scraped targets), else from naming
+  conventions (``_seconds``, ``_bytes``, ``_ratio``, ``_ms``, ``_per_second``, counters ``/s``);
+* ``query_alerts``: ``/api/v1/alerts`` (rule alerts, firing and pending);
+* ``query_promql``: one validated PromQL range query with the same caps.
+
+"Now" is the clock (the real one unless a test pins it).
+"""
+
+from __future__ import annotations
+
+import math
+import threading
+import time
+from dataclasses import dataclass
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+from .common import (
+    Clock,
+    alert_state,
+    iso,
+    iso_epoch,
+    number,
+    parse_timestamp,
+    summary,
+    unknown_service,
+    utc_now,
+)
+from .common import window as checked_window
+from .http import HttpSource
+from .port import TelemetryError
+from .units import is_counter, unit_for
+
+MAX_QUERY_CHARS = 2000
+_HIDDEN_METRICS = ("ALERTS", "ALERTS_FOR_STATE")
+
+
+@dataclass(frozen=True)
+class PrometheusOptions:
+    """How the catalog is found and how much one answer may hold."""
+
+    service_label: str = "service"
+    fallback_label: str = "job"
+    default_step_seconds: int = 60
+    max_points: int = 500
+    max_series: int = 10
+    catalog_ttl_seconds: float = 60.0
+    catalog_lookback_seconds: int = 6 * 3600
+    aliases: dict[str, list[str]] | None = None
+
+
+def selector_value(text: str) -> str:
+    """A PromQL string literal (double-quoted, escaped)."""
+    return '"' + text.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n") + '"'
+
+
+def validate_promql(query: str) -> str:
+    """A query worth sending: not blank, bounded, brackets and quotes balanced."""
+    text = (query or "").strip()
+    if not text:
+        raise TelemetryError("query must not be blank")
+    if len(text) > MAX_QUERY_CHARS:
+        raise TelemetryError(f"query is longer than {MAX_QUERY_CHARS} characters")
+    stack: list[str] = []
+    pairs = {")": "(", "]": "[", "}": "{"}
+    quote: str | None = None
+    escaped = False
+    for char in text:
+        if quote:
+            escaped = char == "\\" and not escaped
+            if char == quote and not escaped:
+                quote = None
+            continue
+        if char in "\"'`":
+            quote = char
+        elif char in "([{":
+            stack.append(char)
+        elif char in pairs and (not stack or stack.pop() != pairs[char]):
+            raise TelemetryError(f"query has an unbalanced {char!r}")
+    if quote or stack:
+        raise TelemetryError("query has an unclosed quote or bracket")
+    return text
+
+
+class PrometheusBackend:
+    """``TelemetryBackend`` metrics and alerts over the Prometheus HTTP API."""
+
+    name = "prometheus"
+
+    def __init__(
+        self, http: HttpSource, options: PrometheusOptions | None = None, clock: Clock = utc_now
+    ) -> None:
+        self.http = http
+        self.options = options or PrometheusOptions()
+        self._clock = clock
+        self._lock = threading.Lock()
+        self._catalog: dict[str, list[str]] = {}
+        self._label = self.options.service_label
+        self._loaded_at = -math.inf
+        self._metadata: dict[str, dict[str, Any]] | None = None
+
+    # -- catalog ---------------------------------------------------------------------------
+    def reference_time(self) -> datetime:
+        """The clock."""
+        return self._clock()
+
+    def _data(self, path: str, params: Any = None) -> Any:
+        body = self.http.get_json(path, params)
+        if not isinstance(body, dict) or body.get("status") != "success" or "data" not in body:
+            raise TelemetryError(
+                f"{self.http.system} answered {path} with an unexpected body: {str(body)[:200]}"
+            )
+        return body["data"]
+
+    def _values(self, label: str, match: str | None = None) -> list[str]:
+        now = self._clock().timestamp()
+        params: dict[str, Any] = {"start": now - self.options.catalog_lookback_seconds, "end": now}
+        if match:
+            params["match[]"] = match
+        values = self._data(f"/api/v1/label/{label}/values", params)
+        if not isinstance(values, list):
+            raise TelemetryError(f"{self.http.system} label values are not a list")
+        return sorted(str(v) for v in values)
+
+    def refresh(self) -> dict[str, list[str]]:
+        """Reload the service -> metrics catalog from the server."""
+        label = self.options.service_label
+        services = self._values(label)
+        if not services and self.options.fallback_label:
+            label = self.options.fallback_label
+            services = self._values(label)
+        catalog = {
+            service: [
+                m
+                for m in self._values("__name__", "{" + f"{label}={selector_value(service)}" + "}")
+                if not m.startswith(_HIDDEN_METRICS)
+            ]
+            for service in services
+        }
+        with self._lock:
+            self._catalog, self._label, self._loaded_at = catalog, label, time.monotonic()
+        return catalog
+
+    def _catalog_now(self, *, strict: bool = False) -> dict[str, list[str]]:
+        fresh = time.monotonic() - self._loaded_at < self.options.catalog_ttl_seconds
+        if fresh and (self._catalog or not strict):
+            return self._catalog
+        try:
+            return self.refresh()
+        except TelemetryError:
+            if strict and not self._catalog:
+                raise
+            # Keep serving the last catalog; try the server again in 5 seconds.
+            self._loaded_at = time.monotonic() - self.options.catalog_ttl_seconds + 5
+            return self._catalog
+
+    def services(self) -> list[str]:
+        """Every value of the service label (empty while the server is unreachable)."""
+        return sorted(self._catalog_now())
+
+    def metric_names(self) -> list[str]:
+        """Every metric name any service has."""
+        return sorted({m for metrics in self._catalog_now().values() for m in metrics})
+
+    def metrics_by_service(self) -> dict[str, list[str]]:
+        """The metrics each service has."""
+        return {service: list(metrics) for service, metrics in self._catalog_now().items()}
+
+    def service_aliases(self) -> dict[str, list[str]]:
+        """Configured aliases (``SERVICE_ALIASES``) of services this server knows."""
+        aliases = self.options.aliases or {}
+        known = set(self._catalog_now())
+        return {s: list(names) for s, names in aliases.items() if s in known}
+
+    def runbook_dir(self) -> Path | None:
+        """Prometheus has no runbooks."""
+        return None
+
+    def query_logs(self, **_: Any) -> dict[str, Any]:
+        """Not a log source."""
+        raise TelemetryError(f"{self.http.system} holds no logs")
+
+    def _metadata_for(self, metric: str) -> dict[str, Any]:
+        if self._metadata is None:
+            try:
+                found = self._data("/api/v1/metadata")
+            except TelemetryError:
+                found = {}
+            self._metadata = {
+                name: entries[0]
+                for name, entries in (found if isinstance(found, dict) else {}).items()
+                if isinstance(entries, list) and entries and isinstance(entries[0], dict)
+            }
+        base = metric.removesuffix("_total")
+        return self._metadata.get(metric) or self._metadata.get(base) or {}
+
+    # -- queries ---------------------------------------------------------------------------
+    def _step(self, start: datetime, end: datetime, step_seconds: int | None) -> tuple[int, bool]:
+        if step_seconds is not None and step_seconds < 1:
+            raise TelemetryError(f"step_seconds must be a positive number, got {step_seconds}")
+        step = step_seconds or self.options.default_step_seconds
+        span = (end - start).total_seconds()
+        needed = math.ceil(span / self.options.max_points) if span > 0 else step
+        return max(step, needed), needed > step
+
+    def query_metrics(
+        self,
+        *,
+        service: str,
+        metric: str,
+        start: datetime,
+        end: datetime,
+        step_seconds: int | None = None,
+    ) -> dict[str, Any]:
+        """One metric of one service as range series, with a summary."""
+        catalog = self._catalog_now(strict=True)
+        name = str(service).strip()
+        if name not in catalog:
+            raise unknown_service(service, sorted(catalog))
+        metric_name = str(metric).strip()
+        if metric_name not in catalog[name]:
+            raise TelemetryError(
+                f"service {name!r} has no metric {metric!r}; its metrics: "
+                f"{', '.join(catalog[name][:80])}"
+            )
+        start, end = checked_window(start, end)
+        step, coarsened = self._step(start, end, step_seconds)
+        meta = self._metadata_for(metric_name)
+        counter = is_counter(metric_name, meta.get("type"))
+        selector = (
+            "{"
+            + f"__name__={selector_value(metric_name)},{self._label}={selector_value(name)}"
+            + "}"
+        )
+        if counter:
+            query = f"rate({selector}[{max(step, 300)}s])"
+        elif step > self.options.default_step_seconds:
+            query = f"avg_over_time({selector}[{step}s])"
+        else:
+            query = selector
+        answer = self._range(query, start, end, step)
+        answer["summary"] = summary(
+            (p[1] for s in answer["series"] for p in s["points"]),
+            unit_for(metric_name, meta.get("unit"), counter),
+        )
+        answer["query"] = query
+        answer["step_seconds"] = step
+        answer["truncated"] = answer["truncated"] or coarsened
+        return answer
+
+    def _range(self, query: str, start: datetime, end: datetime, step: int) -> dict[str, Any]:
+        first = math.ceil(start.timestamp() / step) * step
+        data = self._data(
+            "/api/v1/query_range",
+            {"query": query, "start": first, "end": end.timestamp(), "step": step},
+        )
+        if not isinstance(data, dict) or not isinstance(data.get("result"), list):
+            raise TelemetryError(f"{self.http.system} range answer has no result list")
+        if data.get("resultType") != "matrix":
+            raise TelemetryError(f"expected a range vector, got {data.get('resultType')}")
+        result = data["result"]
+        truncated = len(result) > self.options.max_series
+        series = []
+        for row in result[: self.options.max_series]:
+            labels = dict(row.get("metric") or {})
+            values = row.get("values") or []
+            truncated = truncated or len(values) > self.options.max_points
+            series.append(
+                {
+                    "metric": labels.pop("__name__", query if len(query) < 120 else "expression"),
+                    "labels": labels,
+                    "points": [
+                        [iso_epoch(float(ts)), number(v)]
+                        for ts, v in values[-self.options.max_points :]
+                    ],
+                }
+            )
+        return {"series": series, "truncated": truncated}
+
+    def query_promql(
+        self, *, query: str, start: datetime, end: datetime, step_seconds: int | None = None
+    ) -> dict[str, Any]:
+        """A validated PromQL range query, capped like ``query_metrics``."""
+        text = validate_promql(query)
+        start, end = checked_window(start, end)
+        step, coarsened = self._step(start, end, step_seconds)
+        answer = self._range(text, start, end, step)
+        answer["summary"] = summary((p[1] for s in answer["series"] for p in s["points"]), "")
+        answer.update(query=text, step_seconds=step, truncated=answer["truncated"] or coarsened)
+        return answer
+
+    def query_alerts(self, *, state: str = "firing") -> dict[str, Any]:
+        """Rule alerts from ``/api/v1/alerts`` in ``state``."""
+        wanted = alert_state(state)
+        data = self._data("/api/v1/alerts")
+        rows = data.get("alerts") if isinstance(data, dict) else None
+        if not isinstance(rows, list):
+            raise TelemetryError(f"{self.http.system} alerts answer has no alert list")
+        alerts = [self._alert(row) for row in rows if isinstance(row, dict)]
+        return {"alerts": [a for a in alerts if wanted in ("all", a["state"])]}
+
+    def _alert(self, row: dict[str, Any]) -> dict[str, Any]:
+        labels = row.get("labels") or {}
+        notes = row.get("annotations") or {}
+        active = row.get("activeAt")
+        return {
+            "alert_name": labels.get("alertname", ""),
+            "severity": labels.get("severity", ""),
+            "service": labels.get(self._label)
+            or labels.get(self.options.service_label)
+            or labels.get(self.options.fallback_label, ""),
+            "description": notes.get("description") or notes.get("summary") or "",
+            "state": str(row.get("state", "")).lower(),
+            "active_at": _second_iso(active),
+        }
+
+    def probe(self) -> dict[str, Any]:
+        """Reachability, version and latency (``/api/v1/status/buildinfo``)."""
+        found = self.http.probe("/api/v1/status/buildinfo")
+        body = found.pop("body", None)
+        data = body.get("data") if isinstance(body, dict) else None
+        found["version"] = data.get("version") if isinstance(data, dict) else None
+        return {"system": self.http.system, **found}
+
+
+def _second_iso(text: Any) -> str | None:
+    parsed = parse_timestamp(text)
+    return iso(parsed) if parsed else None
