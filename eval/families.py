@@ -108,12 +108,12 @@ _DB_POOL = Family(
     runbook=(
         "Relational store saturated by a long-running transaction",
         "When one long transaction holds row locks, every request that needs the same rows "
-        "queues behind it. The application's client-side handle limit is reached, new "
-        "requests wait for a free handle, and latency climbs to the acquisition deadline.\n\n"
-        "## Confirm\n\n- Busy handles at the configured maximum, waiters above zero.\n"
+        "queues behind it. The application's client-side limit of open database sessions is "
+        "reached, new requests queue for a free slot, and latency climbs to the wait limit.\n\n"
+        "## Confirm\n\n- Busy slots at the configured maximum, requests queued for one.\n"
         "- On the database: statements running for minutes, sessions far above normal.\n\n"
         "## Fix\n\n- Find and end the blocking session; move reporting to a replica.\n"
-        "- Do not just raise the client limit: more handles mean more lock waiters.\n",
+        "- Do not just raise the client limit: more slots mean more blocked sessions.\n",
     ),
     alert=("LatencyHigh", "critical", "p95 response time of {victim} above 2 s for 3 minutes"),
 )
@@ -150,11 +150,11 @@ _DOWNSTREAM = Family(
         "Dependency too slow: collector pauses behind caller deadlines",
         "A service whose heap is nearly full spends most of its time in stop-the-world "
         "collection. Its own responses stall for seconds, and every caller with a shorter "
-        "deadline gives up and reports a gateway error; callers may open breakers.\n\n"
+        "time budget gives up and reports a gateway error; callers may stop calling it.\n\n"
         "## Confirm\n\n- The dependency's pause times and processor use jumped together.\n"
         "- Callers' failures started at the same minute.\n\n"
         "## Fix\n\n- Restart or scale out the dependency; raise its heap or fix the leak.\n"
-        "- Keep caller deadlines shorter than their own clients' deadlines.\n",
+        "- Keep caller time budgets shorter than their own clients' budgets.\n",
     ),
     alert=("ErrorsHigh", "critical", "more than 10% of {victim} requests failing for 3 minutes"),
 )
@@ -228,8 +228,8 @@ _DEPLOY = Family(
     runbook=(
         "Regression shipped in a new build",
         "A release that breaks one code path shows up as failures that begin exactly when the "
-        "new build starts serving, usually on a subset of endpoints, with a stack trace that "
-        "did not occur before.\n\n## Confirm\n\n- The running build changed at the minute the "
+        "new release starts serving, usually on a subset of endpoints, with a stack trace that "
+        "did not occur before.\n\n## Confirm\n\n- The running release changed at the minute the "
         "failures began.\n- Other services and dependencies are unchanged.\n\n## Fix\n\n- Roll "
         "back first, investigate afterwards; pause the pipeline.\n",
     ),
@@ -262,11 +262,12 @@ _DISK = Family(
     runbook=(
         "Database volume capacity exhausted",
         "When the volume under a database fills up, the server can no longer append to its "
-        "write-ahead journal or grow its tables. Reads keep working, writes fail, and clients "
-        "see errors on every request that changes data.\n\n## Confirm\n\n- Volume usage at "
-        "its maximum, write throughput collapsed.\n- Write requests of the database's clients "
-        "failing since then.\n\n## Fix\n\n- Free space (old journal archives, bloated "
-        "tables) or grow the volume; then check replication.\n",
+        "write-ahead journal or grow its tables. Reads keep working, changes are rejected, and "
+        "clients see errors on every request that modifies data.\n\n## Confirm\n\n"
+        "- Volume usage at its maximum, change throughput collapsed.\n"
+        "- Modifying requests of the database's clients failing since then.\n\n## Fix\n\n"
+        "- Free space (old journal archives, bloated tables) or grow the volume; then check "
+        "replication.\n",
     ),
     alert=("ErrorsHigh", "critical", "more than 10% of {victim} requests failing for 3 minutes"),
 )
@@ -293,7 +294,7 @@ _CERT = Family(
     runbook=(
         "Expired serving credentials break client handshakes",
         "A service whose serving chain has passed its not-after date still accepts network "
-        "connections, but every client that verifies the chain aborts the handshake. Callers "
+        "connections, but every client that verifies the chain aborts the negotiation. Callers "
         "fail immediately; the service itself sees almost no traffic.\n\n## Confirm\n\n- The "
         "remaining validity of the serving chain reached zero at the onset.\n- Callers fail "
         "fast, the callee's request rate collapsed.\n\n## Fix\n\n- Issue and roll out a new "
@@ -328,13 +329,13 @@ _CPU = Family(
         ),
     ),
     runbook=(
-        "Runaway batch job starving request threads",
+        "Runaway batch task starving request threads",
         "A scheduled or manually started batch task that runs with too much parallelism can "
         "take every core of the host. Request handling then waits for processor time: "
         "latency rises across all endpoints while error rates barely move.\n\n## Confirm\n\n"
-        "- Processor use pinned near 100% from the minute a job started.\n- Latency up on "
+        "- Processor use pinned near 100% from the minute a task started.\n- Latency up on "
         "every endpoint of the same service, dependencies unchanged.\n\n## Fix\n\n- Stop or "
-        "deprioritise the job; cap its parallelism; run it off-peak or elsewhere.\n",
+        "deprioritise the task; cap its concurrency; run it off-peak or elsewhere.\n",
     ),
     alert=("LatencyHigh", "warning", "p95 response time of {victim} above 1 s for 5 minutes"),
 )
@@ -364,7 +365,7 @@ _LEAK = Family(
         "of resident size and a restart counter that climbs, with failed requests around "
         "each restart.\n\n## Confirm\n\n- Resident size climbing linearly, dropping at each "
         "restart.\n- Restart count increasing since the onset.\n\n## Fix\n\n- Roll back the "
-        "change that introduced the growth; take a heap dump before the next restart.\n",
+        "change that introduced the growth; take a memory snapshot before the next restart.\n",
     ),
     alert=("Restarting", "warning", "{victim} restarted more than twice in 30 minutes"),
 )
@@ -397,14 +398,15 @@ _QUEUE = Family(
     ),
     precursor=(),
     runbook=(
-        "Consumers fall behind the topic: rebalance storms and slow handlers",
-        "When the members of a consumer group keep leaving and rejoining, partitions are "
-        "reassigned over and over and almost nothing is processed. Work piles up on the "
-        "broker and everything downstream of the consumers is delayed.\n\n## Confirm\n\n- "
-        "The group's distance behind the head of the topic grows steadily.\n- The consumers' "
-        "processed-per-second rate collapsed at the onset; the broker is healthy.\n\n"
-        "## Fix\n\n- Raise the poll interval or shorten handler time; pin group membership; "
-        "scale consumers only after the churn stops.\n",
+        "Subscribers fall behind the stream: membership churn and slow handlers",
+        "When the members of a subscription keep leaving and coming back, work is "
+        "redistributed over and over and almost nothing is processed. Work piles up on the "
+        "broker and everything downstream of the subscribers is delayed.\n\n## Confirm\n\n"
+        "- The subscription's distance behind the head of the stream grows steadily.\n"
+        "- The subscribers' processed-per-second rate collapsed at the onset; the broker is "
+        "fine.\n\n"
+        "## Fix\n\n- Raise the fetch interval or shorten handler time; pin membership; "
+        "scale subscribers only after the churn stops.\n",
     ),
     alert=("Delayed", "warning", "{victim} is more than 10000 messages behind"),
 )

@@ -49,7 +49,7 @@ CATEGORIES: dict[str, re.Pattern[str]] = {
         r"处理器|批处理",
         "memory_leak": r"memory leak|\bleak|out of memory|\boom|heap space|内存泄漏|内存溢出|内存",
         "queue_lag": r"consumer lag|\blag\b|lagging|backlog|behind (the )?(topic|queue|head)|"
-        r"rebalanc|消费(延迟|积压)|积压",
+        r"rebalanc|fall(s|ing)? behind|membership churn|消费(延迟|积压)|积压",
     }.items()
 }
 _HEALTHY = re.compile(
@@ -66,6 +66,8 @@ _UNKNOWN = re.compile(
     re.IGNORECASE,
 )
 _CUT = re.compile(r"^#{2,4} (evidence|recommended|证据|建议)", re.IGNORECASE | re.MULTILINE)
+# Quoted text (log lines, runbook titles in quotes) is the data speaking, not the answer.
+_QUOTED = re.compile(r'"[^"\n]{3,}"|“[^”\n]{3,}”|`[^`\n]{3,}`')
 SHOTGUN_CATEGORIES = 3
 SHOTGUN_EXTRA_SERVICES = 3
 
@@ -80,14 +82,19 @@ class Verdict:
 
 
 def conclusion(answer: str, turns: Sequence[str]) -> str:
-    """The part of ``answer`` that concludes: no echoed question, no evidence list."""
+    """The part of ``answer`` that concludes, in its own words.
+
+    Cut: the echoed question, everything from the evidence list on, and quoted text (a log
+    line that says "certificate has expired" is the data talking, not the answer naming the
+    cause; a quoted runbook title likewise).
+    """
     cut = _CUT.search(answer)
     text = answer[: cut.start()] if cut else answer
     lines = [line for line in text.splitlines() if not line.startswith("**Question:**")]
     text = "\n".join(lines)
     for turn in turns:
         text = text.replace(turn, " ")
-    return text
+    return _QUOTED.sub('"…"', text)
 
 
 def mentioned(text: str, name: str) -> bool:
