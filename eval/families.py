@@ -55,6 +55,7 @@ class Family:
     runbook: tuple[str, str]
     alert: tuple[str, str, str]
     victim_warns: tuple[str, ...] = ()
+    warn_rate: float = 0.03  # share of the victim's requests that log a ``victim_warns`` line
 
 
 _DB_POOL = Family(
@@ -143,7 +144,7 @@ _DOWNSTREAM = Family(
     ),
     cause_lines=(
         ("WARN", "[gc][{n}] Pause Full (G1 Compaction Pause) 40{n}M->39{n}M(4096M) {secs}{n}.4ms"),
-        ("WARN", "request handler threads: 200 of 200 busy, {n} requests queued"),
+        ("WARN", "request handler threads: 200 of 200 occupied, {n} requests waiting"),
     ),
     precursor=(),
     runbook=(
@@ -178,13 +179,13 @@ _CACHE = Family(
     victim_errors=(),
     victim_warns=(
         "key item:{id} absent from {dep}, fetched from the primary store in {ms} ms",
-        "read-through fallback for item:{id} took {ms}ms",
+        "fell back to the primary store for item:{id} after {ms}ms",
     ),
+    warn_rate=0.35,
     cause_lines=(
         (
             "WARN",
-            "{n}{n} keys dropped under allkeys-lru in the last 10s (used_memory at the "
-            "configured limit)",
+            "{n}{n} keys dropped under allkeys-lru in the last 10s (maxmemory reached)",
         ),
     ),
     precursor=(
@@ -194,7 +195,7 @@ _CACHE = Family(
         "Key-value store at capacity: least-recently-used keys removed",
         "When a shared in-memory store reaches its configured ceiling, it discards the "
         "least recently used keys to make room. A bulk writer can push out the hot working "
-        "set; readers then go to the primary store for almost everything and slow down.\n\n"
+        "set; readers then fetch almost everything from the backing database and slow down.\n\n"
         "## Confirm\n\n- Store fill at its ceiling, keys being discarded every second.\n"
         "- Readers' share of successful reads fell at the same time.\n\n"
         "## Fix\n\n- Stop or throttle the bulk writer; give it a separate instance.\n"
@@ -223,7 +224,7 @@ _DEPLOY = Family(
     precursor=(
         (-9000, "victim", "INFO", "received SIGTERM, draining for rolling update of {old}"),
         (150, "victim", "INFO", "rolling update complete: {new} replaces {old} (change CHG-{id})"),
-        (8600, "victim", "INFO", "listening on :8080, build {new}"),
+        (8600, "victim", "INFO", "listening on :8080, v{new}"),
     ),
     runbook=(
         "Regression shipped in a new build",
@@ -319,6 +320,7 @@ _CPU = Family(
         "event loop blocked for {ms} ms",
         "request waited {ms} ms for a free worker before being served",
     ),
+    warn_rate=0.2,
     cause_lines=(),
     precursor=(
         (
@@ -355,7 +357,7 @@ _LEAK = Family(
         "java.lang.OutOfMemoryError: Java heap space",
         "{method} {path} 503: upstream connect error or disconnect/reset before headers",
     ),
-    victim_warns=("container {victim} restarted (exit code 137, reason OOMKilled)",),
+    victim_warns=("instance {victim} restarted (exit code 137, reason OOMKilled)",),
     cause_lines=(),
     precursor=(),
     runbook=(

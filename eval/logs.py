@@ -117,8 +117,7 @@ def _request_lines(ctx: _Ctx, service: Service, style: str) -> None:
                 params.update(status=rng.choice((500, 502)), ms=ms)
                 ctx.emit(t, service.name, "ERROR", style + " (upstream reset)", params)
             continue
-        warn_rate = 0.35 if trouble and trouble[1].culprit == "cache" else 0.03
-        if active and trouble and trouble[1].victim_warns and rng.random() < warn_rate:
+        if active and trouble and trouble[1].victim_warns and rng.random() < trouble[1].warn_rate:
             params.update(dep=_dep(rng, trouble[0]), ms=max(ms, rng.randint(250, 900)))
             ctx.emit(t, service.name, "WARN", rng.choice(trouble[1].victim_warns), params)
         status = 404 if rng.random() < 0.02 else 200
@@ -218,7 +217,7 @@ def _noise_lines(ctx: _Ctx) -> None:
             "rolling update complete: {new} replaces {old} (change CHG-{id})",
             params,
         )
-        ctx.emit(t + 8000, name, "INFO", "listening on :8080, build {new}", params)
+        ctx.emit(t + 8000, name, "INFO", "listening on :8080, v{new}", params)
 
 
 def world_lines(world: World, series: dict[str, dict[str, list[float]]]) -> list[LogRecord]:

@@ -40,8 +40,8 @@ ROLES: dict[str, tuple[str, int]] = {
 
 SCHEMES: dict[str, dict[str, str]] = {
     "prom": {
-        "latency_p95": "http_server_duration_p95_ms",
-        "latency_p99": "http_server_duration_p99_ms",
+        "latency_p95": "http_server_p95_ms",
+        "latency_p99": "http_server_p99_ms",
         "error_ratio": "http_5xx_ratio",
         "throughput": "http_rps",
         "cpu": "container_cpu_ratio",
@@ -54,10 +54,10 @@ SCHEMES: dict[str, dict[str, str]] = {
         "gc_pause": "jvm_stw_ms",
         "hits": "read_through_ratio",
         "consumer_behind": "consumergroup_offset_delta",
-        "slow_statements": "pg_slowlog_per_s",
-        "sessions": "pg_backends",
+        "slow_statements": "rdbms_slowlog_per_s",
+        "sessions": "rdbms_backends",
         "volume_used": "node_fs_used_ratio",
-        "transactions": "pg_xact_per_s",
+        "transactions": "rdbms_xact_per_s",
         "kv_used": "valkey_used_fraction",
         "kv_dropped": "valkey_expelled_per_s",
         "kv_clients": "valkey_clients",
