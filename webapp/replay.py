@@ -15,6 +15,7 @@ evaluation fixtures without the database they came from.
 from __future__ import annotations
 
 import json
+import re
 import textwrap
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -32,6 +33,7 @@ from .tools.catalog import KnowledgeSearch
 from .tools.registry import ToolError, ToolOutput, ToolSpec
 
 FORMAT = "recorded-run-v1"
+_CITATIONS = re.compile(r"\s*\[E\d+\]")
 
 
 def canonical_arguments(arguments: Any) -> str:
@@ -272,7 +274,8 @@ def conclusion_lines(answer: str | None) -> list[str]:
         if text.startswith("**Question:**") or not text:
             continue
         if text.startswith("#") or text.startswith("**"):
-            lines.append(text.lstrip("# ").replace("**", ""))
+            plain = _CITATIONS.sub("", text.lstrip("# ").replace("**", "")).strip()
+            lines.append(plain)
     return lines or [answer.strip().splitlines()[0]]
 
 
