@@ -219,10 +219,22 @@ def build_world(seed: int, families: list[str]) -> World:
     unknown = sorted(set(families) - set(FAMILIES))
     if unknown or len(set(families)) != len(families):
         raise ValueError(f"families must be distinct keys of {sorted(FAMILIES)}: {families}")
-    rng = random.Random(f"eval-world:{seed}")
+    for attempt in range(8):
+        # A topology too tight for the families (no free cache, too few healthy services)
+        # is redrawn with one more service: still a function of the seed alone.
+        try:
+            return _attempt(seed, families, attempt)
+        except LookupError:
+            continue
+    raise RuntimeError(f"no world fits seed {seed} and families {families}")
+
+
+def _attempt(seed: int, families: list[str], attempt: int) -> World:
+    suffix = f":{attempt}" if attempt else ""
+    rng = random.Random(f"eval-world:{seed}{suffix}")
     drawer = NameDrawer(rng)
     world = World(seed, _window_start(rng), rng.choice(("prom", "short")), {})
-    _topology(world, rng, drawer, max(7, 2 * len(families) + 2))
+    _topology(world, rng, drawer, max(7, 2 * len(families) + 2) + attempt)
     _incidents(world, rng, families)
     _noise(world, rng, drawer)
     _baselines(world, rng)

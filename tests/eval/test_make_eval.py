@@ -10,6 +10,8 @@ import pytest
 from eval.__main__ import main
 from eval.report import JSON_KEYS
 from eval.runner import ungrounded_claims
+from webapp.replay import export_recording
+from webapp.wiring import offline_diagnoser
 
 
 def test_one_world_runs_every_question_and_prints_the_tables_and_a_json_line(
@@ -31,3 +33,32 @@ def test_ungrounded_claims_are_read_wherever_the_evaluation_reports_them() -> No
     assert ungrounded_claims({"rule_evaluation": {"claim_count": 3}}) is None
     assert ungrounded_claims({"grounding": {"ungrounded_claims": ["C2", "C3"]}}) == 2
     assert ungrounded_claims({"rule_evaluation": {"ungrounded_claim_count": 0}}) == 0
+
+
+def test_recorded_runs_are_replayed_as_fixtures(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    diagnoser = offline_diagnoser()
+    question = "Why is shipping-service failing since 10:20?"
+    result = diagnoser.diagnose(question, session_id="s-fixture")
+    rows = [r for r in diagnoser.audit.invocations if r["run_id"] == result.run_id]  # type: ignore[attr-defined]
+    run = {"session_id": "s-fixture", "run_id": result.run_id, "question": question}
+    definitions = [spec.definition() for spec in diagnoser.tools]
+    folder = tmp_path / "recorded"
+    folder.mkdir()
+    scored = export_recording(
+        {**run, "answer": result.answer}, rows, diagnoser.backend, definitions
+    )
+    scored["expected"] = {"outcome": "incident", "causes": [["shipping-service", "bad_deploy"]]}
+    (folder / "a-scored.json").write_text(json.dumps(scored), encoding="utf-8")
+    unscored = export_recording(
+        {**run, "answer": result.answer}, rows[:1], diagnoser.backend, definitions
+    )
+    (folder / "b-headline.json").write_text(json.dumps(unscored), encoding="utf-8")
+    assert main(["--worlds", "0", "--no-demo", "--recorded", str(folder)]) == 0
+    document = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
+    assert document["fixtures"] == ["recorded"] and document["questions"] == 2
+    assert document["by_family"]["bad_deploy"]["correct"] == 1
+    # With most of its tool outputs missing the replay cannot reach the recorded headline.
+    assert document["by_family"]["recorded"]["correct"] == 0

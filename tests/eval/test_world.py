@@ -239,3 +239,10 @@ def test_misspelling_changes_one_letter_of_the_longest_part() -> None:
     for name in ("ledger-service", "pg-settlement", "hermes"):
         typo = misspell(name, rng)
         assert typo != name and abs(len(typo) - len(name)) <= 1
+
+
+def test_every_seed_yields_a_world_for_its_families() -> None:
+    for seed in range(1, 61):
+        world = build_world(seed, families_for(seed))
+        assert [i.family for i in world.incidents] == families_for(seed)
+        assert len(world.healthy) >= 2
