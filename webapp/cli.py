@@ -103,45 +103,8 @@ def register_cli(app: Flask) -> None:
         Every tool call is served from the run's recorded invocations; a call the recording
         lacks is reported as a miss and never sent to a backend.
         """
-        services = _services()
-        try:
-            found = services.records.trace(session_id, run_id)
-        except NotFound as exc:
-            raise click.ClickException(str(exc)) from None
-        history = _history_before(services, session_id, found.run)
-        recording = Recording.from_invocations(found.invocations)
-        diagnoser = replay_diagnoser(services.model, services.backend, recording)
-        if export_path:
-            document = export_recording(
-                found.run,
-                found.invocations,
-                services.backend,
-                [spec.definition() for spec in services.diagnoser.tools],
-                history,
-            )
-            with open(export_path, "w", encoding="utf-8") as handle:
-                json.dump(document, handle, ensure_ascii=False, indent=1)
-            click.echo(f"exported the recording to {export_path}", err=True)
-        outcome = replay(
-            diagnoser,
-            recording,
-            found.run["question"],
-            old_answer=found.run["answer"],
-            history=history,
-        )
-        click.echo(f"question: {outcome.question}")
-        click.echo(f"model:    {services.model.model_name}")
-        click.echo("")
-        for line in side_by_side(
-            conclusion_lines(outcome.old_answer), conclusion_lines(outcome.new_answer)
-        ):
+        for line in replay_lines(_services(), session_id, run_id, export_path):
             click.echo(line)
-        click.echo("")
-        click.echo(
-            f"tool calls served from the recording: {outcome.hits}, misses: {len(outcome.misses)}"
-        )
-        for miss in outcome.misses:
-            click.echo(f"  miss: {miss.tool} {miss.arguments}")
 
     @app.cli.command("graph")
     @click.option("--session", "session_id", default=None, help="Highlight this run's route.")
@@ -156,6 +119,42 @@ def register_cli(app: Flask) -> None:
                 raise click.ClickException(str(exc)) from None
             taken = route_edges(run["orchestration_trace"] or {})
         click.echo(_services().diagnoser.graph.to_mermaid(taken), nl=False)
+
+
+def replay_lines(
+    services: Services, session_id: str, run_id: str, export_path: str | None = None
+) -> list[str]:
+    """Replay a recorded run (see ``webapp.replay``): the lines that compare old and new."""
+    try:
+        found = services.records.trace(session_id, run_id)
+    except NotFound as exc:
+        raise click.ClickException(str(exc)) from None
+    history = _history_before(services, session_id, found.run)
+    recording = Recording.from_invocations(found.invocations)
+    if export_path:
+        definitions = [spec.definition() for spec in services.diagnoser.tools]
+        document = export_recording(
+            found.run, found.invocations, services.backend, definitions, history
+        )
+        with open(export_path, "w", encoding="utf-8") as handle:
+            json.dump(document, handle, ensure_ascii=False, indent=1)
+        click.echo(f"exported the recording to {export_path}", err=True)
+    diagnoser = replay_diagnoser(services.model, services.backend, recording)
+    outcome = replay(
+        diagnoser,
+        recording,
+        found.run["question"],
+        old_answer=found.run["answer"],
+        history=history,
+    )
+    old, new = conclusion_lines(outcome.old_answer), conclusion_lines(outcome.new_answer)
+    lines = [f"question: {outcome.question}", f"model:    {services.model.model_name}", ""]
+    lines += [*side_by_side(old, new), ""]
+    lines.append(
+        f"tool calls served from the recording: {outcome.hits}, misses: {len(outcome.misses)}"
+    )
+    lines += [f"  miss: {miss.tool} {miss.arguments}" for miss in outcome.misses]
+    return lines
 
 
 def _history_before(
