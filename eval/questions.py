@@ -115,7 +115,7 @@ class _Writer:
         end = self.world.end
         minutes = (end - at).total_seconds() / 60
         last = int(minutes // 5 * 5 + 10)
-        return [
+        phrases = [
             ("ampm", f"since {_ampm(at)}"),
             ("cet", f"since {_zone(at, 1):%H:%M} CET"),
             ("last", f"in the last {last} minutes"),
@@ -124,6 +124,9 @@ class _Writer:
             ("range", f"between {at:%H:%M} and {end:%H:%M}"),
             ("ago", f"starting about {int(minutes) // 5 * 5 + 5} minutes ago"),
         ]
+        if end.hour < 12 and at.hour >= 5:
+            phrases.append(("morning", "this morning"))
+        return phrases
 
 
 def _expect(incident: Incident) -> Expected:
@@ -148,6 +151,7 @@ def _incident_cases(w: _Writer, incident: Incident) -> None:
     chinese = rng.choice(
         (
             f"{victim.aliases[0]}为什么从{at.hour}点{at.minute}分开始{zh}?",
+            f"{victim.name} 为什么从{at.hour}点开始{zh}?",
             f"{victim.name}{zh}了,帮我看看",
             f"{victim.aliases[0]}最近{int((world.end - at).total_seconds() // 60) + 5}分钟{zh}",
         )
