@@ -121,11 +121,15 @@ LEAK = Family(
     ),
     cause=(),
     victim_errors=(
-        "java.lang.OutOfMemoryError: Java heap space",
         "{method} {path} 503: upstream connect error or disconnect/reset before headers",
+        "{method} {path} failed: java.lang.OutOfMemoryError: Java heap space",
     ),
-    victim_warns=("instance {victim} restarted (exit code 137, reason OOMKilled)",),
     cause_lines=(),
+    cycle_lines=(
+        ("ERROR", "java.lang.OutOfMemoryError: Java heap space"),
+        ("WARN", "instance {victim} restarted (exit code 137, reason OOMKilled)"),
+        ("INFO", "listening on :8080, v{old}"),
+    ),
     precursor=(),
     runbook=(
         "Process memory growth until the kernel kills it",

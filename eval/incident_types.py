@@ -49,3 +49,5 @@ class Family:
     alert: tuple[str, str, str]
     victim_warns: tuple[str, ...] = ()
     warn_rate: float = 0.03  # share of the victim's requests that log a ``victim_warns`` line
+    # Logged by the victim, a second apart, at the end of every period of a ``saw`` shape.
+    cycle_lines: tuple[tuple[str, str], ...] = ()

@@ -104,7 +104,10 @@ def _dep(rng: random.Random, incident: Incident) -> str:
 def _request_lines(ctx: _Ctx, service: Service, style: str) -> None:
     rng = random.Random(f"{ctx.world.seed}:logs:{service.name}")
     trouble = _incident_of(ctx, service.name)
+    usual = service.roles["throughput"].mean
     for t in ticks(rng, ctx.start_ms, ctx.end_ms, 4.0, 10.0):
+        if rng.random() > ctx.value(service.name, "throughput", t, usual) / usual:
+            continue  # fewer requests arrive (a callee whose handshakes fail)
         path = rng.choice(_PATHS).format(d=service.domain, id=rng.randint(1000, 99_999))
         ms = int(request_latency(rng, ctx.value(service.name, "latency_p95", t, 100.0)))
         params = _Params(rng, path=path, victim=service.name)
@@ -177,6 +180,7 @@ def _cause_lines(ctx: _Ctx, incident: Incident) -> None:
         service = incident.culprit if where == "culprit" else incident.victim
         params = _Params(rng, victim=incident.victim, **_versions(ctx.world, incident.victim))
         ctx.emit(onset + offset, service, level, text, params)
+    _cycle_lines(ctx, incident, family, rng)
     if not family.cause_lines:
         return
     target = incident.culprit
@@ -185,6 +189,21 @@ def _cause_lines(ctx: _Ctx, incident: Incident) -> None:
     for t in ticks(rng, onset + 15_000, ctx.end_ms, 6.0, 30.0):
         level, text = rng.choice(family.cause_lines)
         ctx.emit(t, target, level, text, _Params(rng, victim=incident.victim))
+
+
+def _cycle_lines(ctx: _Ctx, incident: Incident, family: Family, rng: random.Random) -> None:
+    """A leak's kill and restart at the end of every period of its sawtooth."""
+    periods = [shape.ramp for shape in family.victim if shape.kind == "saw"]
+    if not periods or not family.cycle_lines:
+        return
+    onset = ctx.start_ms + incident.onset_minute * 60_000
+    versions = _versions(ctx.world, incident.victim)
+    t = onset + periods[0] * 60_000 - rng.randint(5_000, 40_000)
+    while t < ctx.end_ms:
+        for offset, (level, text) in enumerate(family.cycle_lines):
+            params = _Params(rng, victim=incident.victim, **versions)
+            ctx.emit(t + offset * 1500, incident.victim, level, text, params)
+        t += periods[0] * 60_000
 
 
 def _versions(world: World, service: str) -> dict[str, str]:

@@ -200,6 +200,7 @@ _GENERIC = {"ms", "s", "per", "ratio", "p95", "p99", "seconds", "total", "rate",
 def _phrasings(family_key: str) -> list[str]:
     family = FAMILIES[family_key]
     texts = [*family.victim_errors, *family.victim_warns, *(t for _, t in family.cause_lines)]
+    texts += [text for _, text in family.cycle_lines]
     texts += [text for *_, text in family.precursor]
     return [re.sub(r"\{[a-z]+\}", " ", text).lower() for text in texts]
 
