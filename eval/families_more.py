@@ -51,7 +51,7 @@ CERT = Family(
     ),
     victim_errors=(
         "POST {path} to {dep}: x509: certificate has expired or is not yet valid: current "
-        "time {now} is after {now}",
+        "time {now} is after {expiry}",
         "javax.net.ssl.SSLHandshakeException: PKIX path validation failed: validity check "
         "failed (peer {dep}:8443)",
     ),

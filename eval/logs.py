@@ -14,7 +14,7 @@ from typing import Any
 
 from eval.families import FAMILIES, Family
 from eval.world import Incident, Service, World
-from webapp.demo.files import LogRecord, epoch_ms
+from webapp.demo.files import LogRecord, epoch_ms, iso_millis, iso_seconds
 from webapp.demo.loggen import ticks, trace_id
 from webapp.demo.metricgen import request_latency
 
@@ -58,7 +58,6 @@ class _Params(dict[str, Any]):
             "method": lambda: rng.choice(("GET", "POST")),
             "status": lambda: 200,
             "group": lambda: "cg-main",
-            "now": lambda: "2026-01-01T00:00:00Z",
         }.get(key, lambda: key)()
         return value
 
@@ -110,8 +109,10 @@ def _request_lines(ctx: _Ctx, service: Service, style: str) -> None:
             continue  # fewer requests arrive (a callee whose handshakes fail)
         path = rng.choice(_PATHS).format(d=service.domain, id=rng.randint(1000, 99_999))
         ms = int(request_latency(rng, ctx.value(service.name, "latency_p95", t, 100.0)))
-        params = _Params(rng, path=path, victim=service.name)
+        params = _Params(rng, path=path, victim=service.name, now=iso_millis(t)[:19] + "Z")
         active = trouble is not None and t >= ctx.onset_ms(trouble[0])
+        if trouble:
+            params["expiry"] = iso_seconds(ctx.world.onset(trouble[0]))
         if rng.random() < ctx.value(service.name, "error_ratio", t):
             if active and trouble and trouble[1].victim_errors:
                 params["dep"] = _dep(rng, trouble[0])
