@@ -143,7 +143,9 @@ def _incident_cases(w: _Writer, incident: Incident) -> None:
     w.add("direct", (f"Why is {victim.name} {symptom} since {at:%H:%M}?",), expected)
     times = w.times(incident)
     name = rng.choice((victim.name, victim.aliases[-1]))
-    phrase = rng.choice(_PARAPHRASES).format(name=name, symptom=symptom, when=times[0][1])
+    # Only a slow service is said to have a worse p99; a failing one may not.
+    templates = [t for t in _PARAPHRASES if family.symptom != "errors" or "p99" not in t]
+    phrase = rng.choice(templates).format(name=name, symptom=symptom, when=times[0][1])
     w.add("paraphrase", (phrase,), expected)
     for _fmt, when in rng.sample(times, 2):
         w.add("time", (f"{victim.name} is {symptom} {when}",), expected)
