@@ -10,6 +10,7 @@ import pytest
 from eval.__main__ import main
 from eval.report import JSON_KEYS
 from eval.runner import ungrounded_claims
+from tests.webapp.llm.scripted_server import ScriptedResponse, completion, serve
 from webapp.replay import export_recording
 from webapp.wiring import offline_diagnoser
 
@@ -62,3 +63,28 @@ def test_recorded_runs_are_replayed_as_fixtures(
     assert document["by_family"]["bad_deploy"]["correct"] == 1
     # With most of its tool outputs missing the replay cannot reach the recorded headline.
     assert document["by_family"]["recorded"]["correct"] == 0
+
+
+def test_with_an_api_key_the_same_cases_run_against_that_model(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    servers = serve()
+    server = next(servers)
+    try:
+        server.default = ScriptedResponse(json=completion("not the JSON the schema asks for"))
+        monkeypatch.setenv("OPENAI_API_KEY", "sk-eval-test")
+        monkeypatch.setenv("OPENAI_BASE_URL", server.base_url)
+        monkeypatch.setenv("LLM_MODEL", "scripted-eval-model")
+        assert main(["--worlds", "0"]) == 0
+    finally:
+        next(servers, None)
+    lines = [
+        json.loads(line) for line in capsys.readouterr().out.splitlines() if line.startswith("{")
+    ]
+    offline, real = lines
+    assert offline["model"] == "offline-rule-based-v1" and real["model"] == "scripted-eval-model"
+    assert real["questions"] == offline["questions"] and real["fixtures"] == ["demo"]
+    assert server.requests and all(
+        r.header("Authorization") == "Bearer sk-eval-test" for r in server.requests
+    )
+    assert real["correct"] < offline["correct"] and real["fallback_rate"] > 0
