@@ -9,13 +9,15 @@ BENCH_STAMP := $(VENV)/.stamp-bench-$(HASH)
 SERVE_STAMP := $(VENV)/.stamp-serve-$(HASH)
 FUZZ_STAMP := $(VENV)/.stamp-fuzz-$(HASH)
 PYTEST_ARGS ?=
+EVAL_ARGS ?=
+RECORDED ?=
 PORT ?= 8000
 HOST ?= 127.0.0.1
 WORKERS ?= 2
 THREADS ?= 8
 
 .PHONY: help install run serve init-db test lint format fuzz bench-engine bench-workflow \
-	bench-api bench-telemetry demo-data clean
+	bench-api bench-telemetry demo-data eval clean
 
 help:
 	@echo "make run           serve the app on http://$(HOST):$(PORT) (creates .venv on first use)"
@@ -28,6 +30,7 @@ help:
 	@echo "make bench-workflow  complete offline diagnoses of every demo scenario"
 	@echo "make bench-telemetry  one diagnosis on the demo backend vs Prometheus + LOG_DIR"
 	@echo "make demo-data     regenerate the bundled demo dataset (seed 7)"
+	@echo "make eval          diagnosis correctness over generated worlds (RECORDED=dir of runs)"
 
 $(BIN)/python:
 	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 10) else "Python >= 3.10 is required")'
@@ -73,7 +76,7 @@ lint: $(DEV_STAMP)
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 	$(BIN)/mypy --strict diagnosis_graph
-	$(BIN)/mypy webapp tests bench
+	$(BIN)/mypy webapp tests bench eval
 
 format: $(DEV_STAMP)
 	$(BIN)/ruff check --fix .
@@ -97,6 +100,9 @@ bench-api: $(DEV_STAMP)
 
 demo-data: $(DEV_STAMP)
 	$(BIN)/python -m webapp.demo.generate --out webapp/demo/data --seed 7
+
+eval: $(DEV_STAMP)
+	$(BIN)/python -m eval $(if $(RECORDED),--recorded $(RECORDED)) $(EVAL_ARGS)
 
 clean:
 	rm -rf $(VENV) build *.egg-info .pytest_cache .mypy_cache .ruff_cache

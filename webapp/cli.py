@@ -1,4 +1,4 @@
-"""``flask --app webapp <command>``: init-db, ask, trace, graph."""
+"""``flask --app webapp <command>``: init-db, ask, trace, graph, replay."""
 
 from __future__ import annotations
 
@@ -12,6 +12,14 @@ from flask import Flask, current_app
 from diagnosis_graph.workflow.trace import route_edges
 
 from .db import create_schema
+from .replay import (
+    Recording,
+    conclusion_lines,
+    export_recording,
+    replay,
+    replay_diagnoser,
+    side_by_side,
+)
 from .services.container import Services
 from .services.records import NotFound
 from .services.routing import MODES
@@ -79,6 +87,25 @@ def register_cli(app: Flask) -> None:
         for line in trace_lines(found.run, found.steps, found.invocations):
             click.echo(line)
 
+    @app.cli.command("replay")
+    @click.argument("session_id")
+    @click.argument("run_id")
+    @click.option(
+        "--export",
+        "export_path",
+        type=click.Path(dir_okay=False, writable=True),
+        default=None,
+        help="Also write the recording as a JSON fixture (for make eval RECORDED=DIR).",
+    )
+    def replay_command(session_id: str, run_id: str, export_path: str | None) -> None:
+        """Re-run a recorded run's question with the current model and prompts.
+
+        Every tool call is served from the run's recorded invocations; a call the recording
+        lacks is reported as a miss and never sent to a backend.
+        """
+        for line in replay_lines(_services(), session_id, run_id, export_path):
+            click.echo(line)
+
     @app.cli.command("graph")
     @click.option("--session", "session_id", default=None, help="Highlight this run's route.")
     @click.option("--run", "run_id", default=None)
@@ -92,6 +119,61 @@ def register_cli(app: Flask) -> None:
                 raise click.ClickException(str(exc)) from None
             taken = route_edges(run["orchestration_trace"] or {})
         click.echo(_services().diagnoser.graph.to_mermaid(taken), nl=False)
+
+
+def replay_lines(
+    services: Services, session_id: str, run_id: str, export_path: str | None = None
+) -> list[str]:
+    """Replay a recorded run (see ``webapp.replay``): the lines that compare old and new."""
+    try:
+        found = services.records.trace(session_id, run_id)
+    except NotFound as exc:
+        raise click.ClickException(str(exc)) from None
+    history = _history_before(services, session_id, found.run)
+    recording = Recording.from_invocations(found.invocations)
+    if export_path:
+        definitions = [spec.definition() for spec in services.diagnoser.tools]
+        document = export_recording(
+            found.run, found.invocations, services.backend, definitions, history
+        )
+        with open(export_path, "w", encoding="utf-8") as handle:
+            json.dump(document, handle, ensure_ascii=False, indent=1)
+        click.echo(f"exported the recording to {export_path}", err=True)
+    diagnoser = replay_diagnoser(services.model, services.backend, recording)
+    outcome = replay(
+        diagnoser,
+        recording,
+        found.run["question"],
+        old_answer=found.run["answer"],
+        history=history,
+    )
+    old, new = conclusion_lines(outcome.old_answer), conclusion_lines(outcome.new_answer)
+    lines = [f"question: {outcome.question}", f"model:    {services.model.model_name}", ""]
+    lines += [*side_by_side(old, new), ""]
+    lines.append(
+        f"tool calls served from the recording: {outcome.hits}, misses: {len(outcome.misses)}"
+    )
+    lines += [f"  miss: {miss.tool} {miss.arguments}" for miss in outcome.misses]
+    return lines
+
+
+def _history_before(
+    services: Services, session_id: str, run: dict[str, Any]
+) -> list[dict[str, Any]]:
+    """The session's earlier successful turns, oldest first, as chat history messages."""
+    earlier = [
+        r
+        for r in services.records.runs(session_id, limit=50, offset=0)
+        if r["started_at"] < run["started_at"] and r["answer"]
+    ]
+    history: list[dict[str, Any]] = []
+    for row in reversed(earlier[:6]):
+        stamp = str(row["started_at"])
+        history += [
+            {"role": "user", "content": row["question"], "run_id": row["run_id"], "at": stamp},
+            {"role": "assistant", "content": row["answer"], "run_id": row["run_id"], "at": stamp},
+        ]
+    return history
 
 
 def trace_lines(

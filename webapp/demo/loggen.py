@@ -56,7 +56,8 @@ class _Ctx:
         self.lines.append((t_ms, key, level, render(self.variant, template, **params), trace))
 
 
-def _trace(rng: random.Random) -> str:
+def trace_id(rng: random.Random) -> str:
+    """A random 16-hex-digit trace id."""
     return f"{rng.getrandbits(64):016x}"
 
 
@@ -68,7 +69,7 @@ def _fill(rng: random.Random, path: str) -> str:
     )
 
 
-def _ticks(
+def ticks(
     rng: random.Random, start_ms: int, end_ms: int, lo_s: float, hi_s: float
 ) -> Iterator[int]:
     """Times in ``[start_ms, end_ms)`` with random gaps of ``lo_s`` to ``hi_s`` seconds."""
@@ -165,9 +166,9 @@ def _app_lines(ctx: _Ctx, key: str) -> None:
     """Request logs of one app service (not the gateway), with its scenario's failures."""
     rng = random.Random(f"{ctx.seed}:logs:{key}")
     routes = ROUTES[ctx.variant][key]
-    for t in _ticks(rng, ctx.start_ms, ctx.end_ms, 1.0, 3.0):
+    for t in ticks(rng, ctx.start_ms, ctx.end_ms, 1.0, 3.0):
         method, template = rng.choice(routes)
-        request = {"method": method, "path": _fill(rng, template), "trace": _trace(rng)}
+        request = {"method": method, "path": _fill(rng, template), "trace": trace_id(rng)}
         if _request_error(ctx, rng, key, t, request):
             continue
         if key == "catalog-service" and ctx.after("cache_eviction", t):
@@ -198,10 +199,10 @@ def _gateway_lines(ctx: _Ctx) -> None:
     rng = random.Random(f"{ctx.seed}:logs:{key}")
     upstreams = [name for name, _ in GATEWAY_MIX]
     weights = [share for _, share in GATEWAY_MIX]
-    for t in _ticks(rng, ctx.start_ms, ctx.end_ms, 0.4, 1.2):
+    for t in ticks(rng, ctx.start_ms, ctx.end_ms, 0.4, 1.2):
         upstream = rng.choices(upstreams, weights)[0]
         method, template = rng.choice(ROUTES[ctx.variant][upstream])
-        path, trace = _fill(rng, template), _trace(rng)
+        path, trace = _fill(rng, template), trace_id(rng)
         ms = 8 + int(request_latency(rng, ctx.value(upstream, "latency_p95_ms", t)))
         params = {"trace": trace, "method": method, "path": path, "upstream": upstream}
         if rng.random() < failure_chance(ctx, upstream, method, t):
@@ -236,7 +237,7 @@ def _benign_errors(ctx: _Ctx) -> None:
                 f"benign_error_{key}",
                 n=rng.randint(2, 250),
                 id=rng.randint(10_000, 99_999),
-                trace=_trace(rng),
+                trace=trace_id(rng),
             )
 
 
@@ -245,7 +246,7 @@ def _inventory_lines(ctx: _Ctx) -> None:
     key = "inventory-service"
     rng = random.Random(f"{ctx.seed}:logs:{key}:jvm")
     onset = ctx.onset_ms("downstream_timeout")
-    for t in _ticks(rng, onset, ctx.end_ms, 12.0, 35.0):
+    for t in ticks(rng, onset, ctx.end_ms, 12.0, 35.0):
         ms = int(ctx.value(key, "jvm_gc_pause_ms", t) * rng.uniform(0.85, 1.15))
         before = rng.randint(3900, 4090)
         ctx.emit(
@@ -258,7 +259,7 @@ def _inventory_lines(ctx: _Ctx) -> None:
             after=before - rng.randint(20, 180),
             pct=rng.randint(90, 98),
         )
-    for t in _ticks(rng, onset + 20_000, ctx.end_ms, 30.0, 90.0):
+    for t in ticks(rng, onset + 20_000, ctx.end_ms, 30.0, 90.0):
         ctx.emit(t, key, "WARN", "s2_threads", q=rng.randint(20, 90))
 
 
@@ -267,18 +268,18 @@ def _mysql_lines(ctx: _Ctx) -> None:
     key = "mysql-primary"
     rng = random.Random(f"{ctx.seed}:logs:{key}")
     lsn = 8_273_645_123
-    for t in _ticks(rng, ctx.start_ms, ctx.end_ms, 50.0, 70.0):
+    for t in ticks(rng, ctx.start_ms, ctx.end_ms, 50.0, 70.0):
         lsn += rng.randint(2_000_000, 9_000_000)
         ctx.emit(t, key, "INFO", "db_checkpoint", n=rng.randint(200, 2000), lsn=lsn)
-    for number, t in enumerate(_ticks(rng, ctx.start_ms, ctx.end_ms, 1200.0, 1800.0)):
+    for number, t in enumerate(ticks(rng, ctx.start_ms, ctx.end_ms, 1200.0, 1800.0)):
         ctx.emit(t, key, "INFO", "db_binlog", n=4521 + number)
-    for t in _ticks(rng, ctx.start_ms, ctx.end_ms, 1500.0, 3000.0):
+    for t in ticks(rng, ctx.start_ms, ctx.end_ms, 1500.0, 3000.0):
         ctx.emit(
             t, key, "WARN", "db_aborted", cid=rng.randint(40_000, 90_000), n=rng.randint(2, 250)
         )
     onset = ctx.onset_ms("db_pool_exhaustion")
     ctx.emit(onset + 350, key, "INFO", "s1_report_connect", cid=88213)
-    for t in _ticks(rng, onset + 20_000, ctx.end_ms, 4.0, 12.0):
+    for t in ticks(rng, onset + 20_000, ctx.end_ms, 4.0, 12.0):
         secs = round(rng.uniform(5.0, 49.9), 2)
         ctx.emit(
             t,
@@ -290,7 +291,7 @@ def _mysql_lines(ctx: _Ctx) -> None:
             n=rng.randint(10, 40),
             id=rng.randint(1_000_000, 9_999_999),
         )
-    for t in _ticks(rng, onset + 120_000, ctx.end_ms, 150.0, 300.0):
+    for t in ticks(rng, onset + 120_000, ctx.end_ms, 150.0, 300.0):
         ctx.emit(
             t,
             key,
@@ -300,7 +301,7 @@ def _mysql_lines(ctx: _Ctx) -> None:
             rows=rng.randint(8_100_000, 9_400_000),
             month=ctx.month,
         )
-    for t in _ticks(rng, onset + 50_000, ctx.end_ms, 15.0, 45.0):
+    for t in ticks(rng, onset + 50_000, ctx.end_ms, 15.0, 45.0):
         ctx.emit(t, key, "ERROR", "s1_lock_wait", n=rng.randint(10, 40))
 
 
@@ -308,12 +309,12 @@ def _redis_lines(ctx: _Ctx) -> None:
     """Cache server log: snapshots and memory reports, and from S3 on the evictions."""
     key = "redis-cache"
     rng = random.Random(f"{ctx.seed}:logs:{key}")
-    for t in _ticks(rng, ctx.start_ms, ctx.end_ms, 295.0, 305.0):
+    for t in ticks(rng, ctx.start_ms, ctx.end_ms, 295.0, 305.0):
         ctx.emit(t, key, "INFO", "cache_bgsave", pid=rng.randint(2000, 9000))
-    for t in _ticks(rng, ctx.start_ms, ctx.end_ms, 59.0, 61.0):
+    for t in ticks(rng, ctx.start_ms, ctx.end_ms, 59.0, 61.0):
         used = ctx.value(key, "redis_memory_used_ratio", t) * 4.0
         ctx.emit(t, key, "INFO", "cache_memory", used=f"{used:.2f}")
-    for t in _ticks(rng, ctx.start_ms, ctx.end_ms, 1800.0, 3600.0):
+    for t in ticks(rng, ctx.start_ms, ctx.end_ms, 1800.0, 3600.0):
         ctx.emit(
             t,
             key,

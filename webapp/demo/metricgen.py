@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import math
 import random
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 from webapp.demo.scenarios import ONSETS
@@ -96,6 +97,9 @@ BASELINES: dict[str, dict[str, Baseline]] = {
 class Effect:
     """A scenario's change to one series, from ``start`` minutes after the scenario's onset.
 
+    ``scenario`` and ``service`` say which series it applies to (``apply_effects`` takes the
+    onset); the evaluation's world generator reuses this shape with its own incidents.
+
     Without ``to`` the series moves linearly to ``target`` over ``ramp`` minutes and stays;
     with ``to`` it jumps to ``target`` and drifts to ``to`` over ``duration`` minutes.
     """
@@ -162,31 +166,38 @@ EFFECTS = (
 Series = dict[tuple[str, str], list[float]]
 
 
-def _clamp(metric: str, value: float) -> float:
-    unit = METRIC_UNITS[metric][0]
-    if metric == "db_pool_active_connections":
-        return min(max(value, 0.0), POOL_MAX)
-    if metric == "cpu_utilization":
-        return min(max(value, 0.01), 0.995)
+def clamp(unit: str, value: float, *, ceiling: float | None = None) -> float:
+    """Keep a value in its unit's range: ratios in [0, 1], counts non-negative."""
+    if ceiling is not None:
+        return min(max(value, 0.0), ceiling)
     if unit == "ratio":
         return min(max(value, 0.0), 1.0)
     return max(value, 0.0)
 
 
-def _round(metric: str, value: float) -> float:
-    decimals = METRIC_UNITS[metric][1]
+def _clamp(metric: str, value: float) -> float:
+    if metric == "db_pool_active_connections":
+        return clamp("connections", value, ceiling=POOL_MAX)
+    if metric == "cpu_utilization":
+        return min(max(value, 0.01), 0.995)
+    return clamp(METRIC_UNITS[metric][0], value)
+
+
+def rounded(decimals: int, value: float) -> float:
+    """``value`` to ``decimals`` places (whole numbers as floats)."""
     return float(round(value)) if decimals == 0 else round(value, decimals)
 
 
-def _mean_sd(service: str, metric: str, minute: int) -> tuple[float, float]:
-    mean, sd = BASELINES[service][metric]
-    if metric == "request_rate":
-        # Morning traffic grows by about a fifth over the three hours.
-        mean *= 1.0 + 0.2 * minute / WINDOW_MINUTES
-    for effect in EFFECTS:
-        if effect.service != service or effect.metric != metric:
-            continue
-        since = minute - ONSETS[effect.scenario] - effect.start
+def _round(metric: str, value: float) -> float:
+    return rounded(METRIC_UNITS[metric][1], value)
+
+
+def apply_effects(
+    mean: float, sd: float, effects: Iterable[tuple[Effect, int]], minute: int
+) -> tuple[float, float]:
+    """Mean and noise of a series at ``minute`` under ``(effect, onset minute)`` pairs."""
+    for effect, onset in effects:
+        since = minute - onset - effect.start
         if since < 0:
             continue
         if effect.to is None:
@@ -196,6 +207,19 @@ def _mean_sd(service: str, metric: str, minute: int) -> tuple[float, float]:
             frac = min(1.0, since / effect.duration)
             mean, sd = effect.target + (effect.to - effect.target) * frac, effect.sd
     return mean, sd
+
+
+def _mean_sd(service: str, metric: str, minute: int) -> tuple[float, float]:
+    mean, sd = BASELINES[service][metric]
+    if metric == "request_rate":
+        # Morning traffic grows by about a fifth over the three hours.
+        mean *= 1.0 + 0.2 * minute / WINDOW_MINUTES
+    effects = [
+        (effect, ONSETS[effect.scenario])
+        for effect in EFFECTS
+        if effect.service == service and effect.metric == metric
+    ]
+    return apply_effects(mean, sd, effects, minute)
 
 
 def _series(seed: int, service: str, metric: str) -> list[float]:

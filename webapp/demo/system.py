@@ -39,6 +39,19 @@ SERVICE_NAMES: dict[str, dict[str, str]] = {
     "default": {key: key for key in SERVICE_KEYS},
     "renamed": _RENAMED,
 }
+# Other names people use for each service (dataset.json ``aliases``), Chinese ones included;
+# the renamed variant keeps the same aliases under its own service names.
+ALIASES: dict[str, tuple[str, ...]] = {
+    "api-gateway": ("网关", "API网关", "gateway"),
+    "order-service": ("订单服务", "orders"),
+    "payment-service": ("支付服务", "payments"),
+    "inventory-service": ("库存服务", "inventory", "stock"),
+    "user-service": ("用户服务", "accounts"),
+    "catalog-service": ("商品服务", "商品目录", "catalog"),
+    "shipping-service": ("物流服务", "配送服务", "shipping"),
+    "mysql-primary": ("主数据库", "数据库", "mysql"),
+    "redis-cache": ("缓存", "Redis缓存", "redis"),
+}
 REFERENCE_TIMES: dict[str, datetime] = {
     "default": datetime(2026, 11, 30, 12, 0, tzinfo=timezone.utc),
     "renamed": datetime(2026, 6, 15, 18, 30, tzinfo=timezone.utc),

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import statistics
 import threading
 import time
@@ -15,6 +16,7 @@ import pytest
 import webapp.demo.backend as backend_module
 from tests.webapp.demo.helpers import parse_time, read_logs
 from webapp.demo import DEFAULT_DATA_DIR, DemoTelemetryBackend
+from webapp.demo.generate import generate
 from webapp.tools.backends import TelemetryBackend, TelemetryError
 
 UTC = timezone.utc
@@ -274,3 +276,11 @@ def test_missing_dataset_is_a_clear_error(tmp_path: Path) -> None:
     with pytest.raises(TelemetryError, match=r"python -m webapp\.demo\.generate"):
         empty.services()
     assert empty.runbook_dir() is None
+
+
+def test_a_folder_without_aliases_declares_none(tmp_path: Path) -> None:
+    generate(tmp_path, seed=3)
+    dataset = json.loads((tmp_path / "dataset.json").read_text(encoding="utf-8"))
+    del dataset["aliases"]
+    (tmp_path / "dataset.json").write_text(json.dumps(dataset), encoding="utf-8")
+    assert DemoTelemetryBackend(tmp_path).service_aliases() == {}

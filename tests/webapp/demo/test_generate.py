@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from tests.webapp.demo.helpers import read_logs
+from webapp.demo.backend import DemoTelemetryBackend
 from webapp.demo.generate import DATA_DIR, generate, main
 from webapp.demo.metricgen import METRIC_UNITS
 from webapp.demo.scenarios import SCENARIOS
@@ -110,6 +111,7 @@ def test_dataset_json_declares_the_window_and_no_answers(generated: dict[str, Pa
         "end",
         "step_seconds",
         "services",
+        "aliases",
         "generator",
     }
     assert dataset["reference_time"] == dataset["end"] == "2026-11-30T12:00:00Z"
@@ -136,3 +138,14 @@ def test_both_variants_share_the_metric_vocabulary(generated: dict[str, Path]) -
         document = json.loads((folder / "metrics.json").read_text())
         shapes.append([(row["metric"], row["unit"]) for row in document["series"]])
     assert shapes[0] == shapes[1]
+
+
+def test_every_service_declares_aliases_including_a_chinese_name(
+    backends: dict[str, DemoTelemetryBackend],
+) -> None:
+    for backend in backends.values():
+        aliases = backend.service_aliases()
+        assert sorted(aliases) == backend.services()
+        for service, names in aliases.items():
+            assert any(re.search(r"[\u4e00-\u9fff]", name) for name in names), service
+            assert service not in names

@@ -1,0 +1,141 @@
+"""The dataset folder format ``DemoTelemetryBackend`` reads, written byte for byte the same way.
+
+One writer for every generator of that format: the bundled demo (``webapp.demo.generate``) and
+the evaluation's generated worlds (``eval.world``). A folder holds:
+
+* ``dataset.json`` - name, reference time, window, step, services and ``aliases``
+  (``{service: [alias, ...]}``: other names people use for a service, Chinese ones included).
+* ``logs.jsonl.gz`` - one JSON record per line, sorted by time, gzip with ``mtime=0``.
+* ``metrics.json`` - one series per service and metric, one point per step.
+* ``alerts.json`` - the alerts at the reference time.
+* ``runbooks/*.md`` - Markdown runbooks for the knowledge index.
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from datetime import datetime, timedelta, timezone
+from pathlib import Path
+from typing import Any
+
+_EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
+
+# (epoch milliseconds, service name, level, message, trace id or None)
+LogRecord = tuple[int, str, str, str, str | None]
+
+
+@dataclass(frozen=True)
+class MetricRow:
+    """One series of ``metrics.json``: values one step apart from the dataset's start."""
+
+    service: str
+    metric: str
+    unit: str
+    labels: Mapping[str, str]
+    values: Sequence[float]
+
+
+def iso_seconds(moment: datetime) -> str:
+    """``2026-11-30T10:05:00Z``."""
+    return moment.astimezone(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def iso_millis(epoch_ms: int) -> str:
+    """``2026-11-30T10:05:00.123Z`` for epoch milliseconds."""
+    moment = _EPOCH + timedelta(milliseconds=epoch_ms)
+    return f"{moment:%Y-%m-%dT%H:%M:%S}.{epoch_ms % 1000:03d}Z"
+
+
+def epoch_ms(moment: datetime) -> int:
+    """Epoch milliseconds of an aware datetime."""
+    return (moment - _EPOCH) // timedelta(milliseconds=1)
+
+
+def dump_json(path: Path, document: Any) -> None:
+    """Indented UTF-8 JSON with a trailing newline (Chinese aliases stay readable)."""
+    path.write_text(json.dumps(document, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+
+
+def write_dataset_json(
+    out: Path,
+    *,
+    name: str,
+    start: datetime,
+    end: datetime,
+    step_seconds: int,
+    services: Sequence[str],
+    aliases: Mapping[str, Sequence[str]],
+    generator: Mapping[str, Any],
+) -> None:
+    """``dataset.json``; the reference time ("now") is the window's end."""
+    dump_json(
+        out / "dataset.json",
+        {
+            "name": name,
+            "reference_time": iso_seconds(end),
+            "start": iso_seconds(start),
+            "end": iso_seconds(end),
+            "step_seconds": step_seconds,
+            "services": list(services),
+            "aliases": {service: list(names) for service, names in aliases.items()},
+            "generator": dict(generator),
+        },
+    )
+
+
+def write_logs(path: Path, records: Iterable[LogRecord]) -> None:
+    """``logs.jsonl.gz``; ``records`` must already be in time order."""
+    with path.open("wb") as raw, gzip.GzipFile("logs.jsonl", "wb", fileobj=raw, mtime=0) as gz:
+        for t_ms, service, level, message, trace in records:
+            record = {
+                "timestamp": iso_millis(t_ms),
+                "service": service,
+                "level": level,
+                "message": message,
+                "trace_id": trace,
+            }
+            gz.write(json.dumps(record, separators=(",", ":")).encode("utf-8") + b"\n")
+
+
+def write_metrics(
+    path: Path, start: datetime, step_seconds: int, rows: Iterable[MetricRow]
+) -> None:
+    """``metrics.json``: one compact line per series."""
+    lines = []
+    stamps: list[str] = []
+    for row in rows:
+        while len(stamps) < len(row.values):
+            stamps.append(iso_seconds(start + timedelta(seconds=step_seconds * len(stamps))))
+        document = {
+            "service": row.service,
+            "metric": row.metric,
+            "unit": row.unit,
+            "labels": dict(row.labels),
+            "points": [[stamp, value] for stamp, value in zip(stamps, row.values, strict=False)],
+        }
+        lines.append(json.dumps(document, separators=(",", ":")))
+    body = ",\n".join(lines)
+    path.write_text(f'{{"step_seconds":{step_seconds},"series":[\n{body}\n]}}\n', encoding="utf-8")
+
+
+def write_alerts(path: Path, alerts: Sequence[Mapping[str, Any]]) -> None:
+    """``alerts.json``: ``{"alerts": [{"alert_name", "severity", "service", ...}]}``."""
+    dump_json(path, {"alerts": [dict(alert) for alert in alerts]})
+
+
+def write_runbooks(folder: Path, runbooks: Mapping[str, str]) -> None:
+    """``runbooks/*.md``; Markdown files not in ``runbooks`` are removed."""
+    folder.mkdir(exist_ok=True)
+    for stale in folder.glob("*.md"):
+        if stale.name not in runbooks:
+            stale.unlink()
+    for filename, text in runbooks.items():
+        (folder / filename).write_text(text, encoding="utf-8")
+
+
+def folder_size(out: Path) -> int:
+    """Bytes of every file under ``out``."""
+    return sum(path.stat().st_size for path in out.rglob("*") if path.is_file())

@@ -1,0 +1,297 @@
+"""Replay a recorded run: its question through today's model and prompts, on yesterday's data.
+
+Every tool call of the replayed run is answered from the recorded run's ``tool_invocation``
+rows, keyed by ``(tool, canonical arguments)``; nothing reaches a telemetry backend or the
+knowledge index. A call the recording lacks is a *miss*: the model is told (as a tool error)
+that the recording has no such output, and the miss is reported. Repeated identical calls are
+served the recorded outputs in order (the last one again once they run out).
+
+A recording can be exported (``export_recording``) as one JSON document that carries
+everything a replay needs - question, earlier turns, the tools' definitions, the backend's
+reference time and services, the invocations, the old answer - so a folder of them serves as
+evaluation fixtures without the database they came from.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import textwrap
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+from diagnosis_graph.workflow.ports import ERROR, SUCCESS
+
+from .diagnosis import Diagnoser, DiagnosisResult
+from .llm.types import ChatModel
+from .stores.memory import MemoryAudit
+from .tools.backends import TelemetryBackend, TelemetryError
+from .tools.catalog import KnowledgeSearch
+from .tools.registry import ToolError, ToolOutput, ToolSpec
+
+FORMAT = "recorded-run-v1"
+_CITATIONS = re.compile(r"\s*\[E\d+\]")
+
+
+def canonical_arguments(arguments: Any) -> str:
+    """Arguments as a stable key: sorted keys, ``None`` values dropped, compact JSON."""
+    if isinstance(arguments, str):
+        try:
+            arguments = json.loads(arguments)
+        except json.JSONDecodeError:
+            return arguments
+    if isinstance(arguments, Mapping):
+        arguments = {k: v for k, v in arguments.items() if v is not None}
+    return json.dumps(arguments, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+
+
+def _json(value: Any) -> Any:
+    if isinstance(value, str):
+        try:
+            return json.loads(value)
+        except json.JSONDecodeError:
+            return value
+    return value
+
+
+@dataclass(frozen=True)
+class Miss:
+    """A call the recording has no output for."""
+
+    tool: str
+    arguments: str
+
+
+@dataclass
+class Recording:
+    """Recorded tool outputs, served by ``(tool, canonical arguments)``."""
+
+    outputs: dict[tuple[str, str], list[tuple[str, Any, str | None]]] = field(default_factory=dict)
+    served: dict[tuple[str, str], int] = field(default_factory=dict)
+    misses: list[Miss] = field(default_factory=list)
+    hits: int = 0
+
+    @classmethod
+    def from_invocations(cls, rows: Iterable[Mapping[str, Any]]) -> Recording:
+        """From ``tool_invocation`` rows; BLOCKED calls never ran, so they are not outputs."""
+        recording = cls()
+        for row in rows:
+            if row["status"] not in (SUCCESS, ERROR):
+                continue
+            key = (str(row["tool_name"]), canonical_arguments(_json(row["arguments"])))
+            entry = (str(row["status"]), _json(row["raw_output"]), row.get("error_message"))
+            recording.outputs.setdefault(key, []).append(entry)
+        return recording
+
+    def serve(self, tool: str, arguments: Mapping[str, Any]) -> ToolOutput:
+        """The recorded output of this call; ToolError for a recorded error or a miss."""
+        key = (tool, canonical_arguments(dict(arguments)))
+        entries = self.outputs.get(key)
+        if not entries:
+            self.misses.append(Miss(*key))
+            raise ToolError(
+                f"replay: the recorded run has no output for {tool} {key[1]}; "
+                "the call was not sent to any backend"
+            )
+        index = self.served.get(key, 0)
+        self.served[key] = index + 1
+        self.hits += 1
+        status, output, error = entries[min(index, len(entries) - 1)]
+        if status == ERROR:
+            raise ToolError(error or "the recorded call failed")
+        return ToolOutput(output)
+
+
+def _server(recording: Recording, tool: str) -> Callable[[dict[str, Any]], ToolOutput]:
+    def handler(arguments: dict[str, Any]) -> ToolOutput:
+        return recording.serve(tool, arguments)
+
+    return handler
+
+
+def replay_tools(definitions: Sequence[Mapping[str, Any]], recording: Recording) -> list[ToolSpec]:
+    """Tools with the given chat-completions definitions, answered by ``recording``."""
+    specs = []
+    for definition in definitions:
+        function = definition["function"]
+        name = str(function["name"])
+        specs.append(
+            ToolSpec(
+                name,
+                str(function.get("description", "")),
+                dict(function.get("parameters") or {"type": "object", "properties": {}}),
+                _server(recording, name),
+            )
+        )
+    return specs
+
+
+class RecordedBackend:
+    """The backend facts a replay needs (reference time, services, metrics); no data.
+
+    Every query raises: in a replay, data comes from the recording through the tools only.
+    """
+
+    name = "recorded"
+
+    def __init__(self, document: Mapping[str, Any]) -> None:
+        self._now = datetime.fromisoformat(str(document["reference_time"]).replace("Z", "+00:00"))
+        self._metrics = {k: list(v) for k, v in (document.get("metrics_by_service") or {}).items()}
+        self._services = sorted(document.get("services") or self._metrics)
+        self._aliases = {k: list(v) for k, v in (document.get("aliases") or {}).items()}
+
+    def reference_time(self) -> datetime:
+        """The recorded run's "now"."""
+        return self._now
+
+    def services(self) -> list[str]:
+        """The recorded backend's services."""
+        return list(self._services)
+
+    def metric_names(self) -> list[str]:
+        """Every recorded metric name."""
+        return sorted({m for names in self._metrics.values() for m in names})
+
+    def metrics_by_service(self) -> dict[str, list[str]]:
+        """The recorded metrics per service."""
+        return {k: list(v) for k, v in self._metrics.items()}
+
+    def service_aliases(self) -> dict[str, list[str]]:
+        """The recorded aliases."""
+        return {k: list(v) for k, v in self._aliases.items()}
+
+    def query_logs(self, **_: Any) -> dict[str, Any]:
+        """Not available in a replay."""
+        raise TelemetryError("replay: logs come from the recording only")
+
+    def query_metrics(self, **_: Any) -> dict[str, Any]:
+        """Not available in a replay."""
+        raise TelemetryError("replay: metrics come from the recording only")
+
+    def query_alerts(self, **_: Any) -> dict[str, Any]:
+        """Not available in a replay."""
+        raise TelemetryError("replay: alerts come from the recording only")
+
+    def runbook_dir(self) -> Path | None:
+        """No runbooks: knowledge comes from the recording too."""
+        return None
+
+
+class _NoKnowledge:
+    def search(self, query: str, top_k: int = 3) -> list[dict[str, Any]]:
+        raise ToolError("replay: knowledge comes from the recording only")
+
+
+@dataclass(frozen=True)
+class ReplayResult:
+    """The old and the new answer of one recorded question."""
+
+    question: str
+    old_answer: str | None
+    result: DiagnosisResult
+    hits: int
+    misses: list[Miss]
+
+    @property
+    def new_answer(self) -> str | None:
+        """The replay's answer."""
+        return self.result.answer
+
+
+def replay_diagnoser(
+    model: ChatModel,
+    backend: TelemetryBackend,
+    recording: Recording,
+    definitions: Sequence[Mapping[str, Any]] | None = None,
+    knowledge: KnowledgeSearch | None = None,
+) -> Diagnoser:
+    """A diagnoser whose tools answer from ``recording`` (definitions: the backend's own)."""
+    diagnoser = Diagnoser(
+        model=model, backend=backend, knowledge=knowledge or _NoKnowledge(), audit=MemoryAudit()
+    )
+    tools = definitions or [spec.definition() for spec in diagnoser.tools]
+    diagnoser.tools = replay_tools(tools, recording)
+    return diagnoser
+
+
+def replay(
+    diagnoser: Diagnoser,
+    recording: Recording,
+    question: str,
+    *,
+    old_answer: str | None,
+    history: Sequence[Mapping[str, Any]] = (),
+    session_id: str = "replay",
+) -> ReplayResult:
+    """Ask ``question`` again with ``diagnoser`` (built by :func:`replay_diagnoser`)."""
+    result = diagnoser.diagnose(question, session_id=session_id, history=history)
+    return ReplayResult(question, old_answer, result, recording.hits, list(recording.misses))
+
+
+def export_recording(
+    run: Mapping[str, Any],
+    invocations: Sequence[Mapping[str, Any]],
+    backend: TelemetryBackend,
+    definitions: Sequence[Mapping[str, Any]],
+    history: Sequence[Mapping[str, Any]] = (),
+) -> dict[str, Any]:
+    """One self-contained JSON document of a recorded run (see the module docstring)."""
+    return {
+        "format": FORMAT,
+        "session_id": run["session_id"],
+        "run_id": run["run_id"],
+        "question": run["question"],
+        "answer": run.get("answer"),
+        "history": [dict(m) for m in history],
+        "reference_time": backend.reference_time().strftime("%Y-%m-%dT%H:%M:%SZ"),
+        "services": backend.services(),
+        "metrics_by_service": backend.metrics_by_service(),
+        "aliases": backend.service_aliases(),
+        "tool_definitions": [dict(d) for d in definitions],
+        "invocations": [
+            {
+                "tool_name": row["tool_name"],
+                "arguments": _json(row["arguments"]),
+                "raw_output": _json(row["raw_output"]),
+                "status": row["status"],
+                "error_message": row.get("error_message"),
+            }
+            for row in invocations
+        ],
+    }
+
+
+def conclusion_lines(answer: str | None) -> list[str]:
+    """The headline and bold statements of an answer (what it concludes), without markup."""
+    if not answer:
+        return ["(no answer)"]
+    lines = []
+    for line in answer.split("### ")[0].splitlines():
+        text = line.strip()
+        if text.startswith("**Question:**") or not text:
+            continue
+        if text.startswith("#") or text.startswith("**"):
+            plain = _CITATIONS.sub("", text.lstrip("# ").replace("**", "")).strip()
+            lines.append(plain)
+    return lines or [answer.strip().splitlines()[0]]
+
+
+def side_by_side(old: Sequence[str], new: Sequence[str], width: int = 58) -> list[str]:
+    """Two columns, ``old`` left and ``new`` right, each wrapped to ``width``."""
+
+    def wrap(lines: Sequence[str]) -> list[str]:
+        out: list[str] = []
+        for line in lines:
+            out += textwrap.wrap(line, width) or [""]
+        return out
+
+    left, right = wrap(old), wrap(new)
+    rows = [f"{'recorded':<{width}} | replayed", f"{'-' * width}-+-{'-' * width}"]
+    for index in range(max(len(left), len(right))):
+        a = left[index] if index < len(left) else ""
+        b = right[index] if index < len(right) else ""
+        rows.append(f"{a:<{width}} | {b}")
+    return rows
