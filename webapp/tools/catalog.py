@@ -8,6 +8,7 @@ from datetime import datetime, timedelta, timezone
 from typing import Any, Protocol
 
 from ..context import current_run_or_none
+from .analysis import analysis_tools
 from .backends import TelemetryBackend, TelemetryError
 from .registry import ToolError, ToolOutput, ToolSpec
 
@@ -203,9 +204,10 @@ def knowledge_tool(index: KnowledgeSearch, tracker: DocFilter | None) -> ToolSpe
 def diagnosis_tools(
     backend: TelemetryBackend, index: KnowledgeSearch, tracker: DocFilter | None
 ) -> list[ToolSpec]:
-    """The complex-chat executor's tools: knowledge, logs and metrics (no alerts)."""
+    """The complex-chat executor's tools: knowledge, logs, metrics and the analysis tools
+    (``detect_anomalies``, ``log_patterns``); no alerts."""
     logs, metrics, _alerts = telemetry_tools(backend)
-    return [knowledge_tool(index, tracker), logs, metrics]
+    return [knowledge_tool(index, tracker), logs, metrics, *analysis_tools(backend)]
 
 
 ToolFactory = Callable[[], Sequence[ToolSpec]]

@@ -1,0 +1,138 @@
+"""What changed in one service: every metric, its log error/warn rates, and its log templates.
+
+``service_anomalies`` and ``service_log_patterns`` compute the raw outputs of the
+``detect_anomalies`` and ``log_patterns`` tools (SPEC section 5) through the telemetry port, so
+they work on any backend:
+
+* every metric the service has (``metrics_by_service``) and the ERROR and WARN line counts per
+  bucket go through ``detect_onset``; each significant change is a finding;
+* templates mined from the ERROR and WARN lines whose per-bucket counts change significantly
+  are ``log_pattern`` findings (a new error message, or a known one that surged);
+* ``healthy_signals`` counts the signals examined that did not change significantly.
+
+Findings are ordered by onset (earliest first: in a cascade the culprit usually moved first),
+then by significance. Log templates are counted before and after the onset of the chosen
+levels' line rate; with no such onset there is nothing to split on, every record counts as
+"after" and no template is flagged new (``window.onset`` is null).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import datetime
+from typing import Any
+
+from ..tools.backends import TelemetryBackend
+from .logpatterns import LogPattern, mine_patterns
+from .onsets import Finding, detect_onset, iso
+from .series import (
+    bucket_edges,
+    bucket_step,
+    count_by_bucket,
+    log_counts,
+    log_records,
+    logs_begin,
+    metric_points,
+    parse_stamp,
+    trim_to_data,
+)
+
+LOG_LEVELS = ("ERROR", "WARN")
+#: Templates with fewer records than this in the window are not assessed as findings.
+MIN_PATTERN_RECORDS = 3
+#: At most this many templates (the most frequent) are assessed as findings.
+MAX_PATTERN_FINDINGS = 5
+#: At most this many templates are returned by ``log_patterns``; examples are cut to this size.
+MAX_PATTERNS = 20
+MAX_EXAMPLE = 500
+
+
+def service_anomalies(
+    backend: TelemetryBackend, service: str, start: datetime, end: datetime
+) -> dict[str, Any]:
+    """The ``detect_anomalies`` raw output for ``service`` over ``[start, end]``."""
+    step = bucket_step(start, end)
+    findings: list[Finding] = []
+    examined = 0
+    for metric in backend.metrics_by_service().get(service, []):
+        points, _unit = metric_points(backend, service, metric, start, end)
+        examined += 1
+        if (found := detect_onset(points, signal=metric, kind="metric")) is not None:
+            findings.append(found)
+    begin = logs_begin(backend, service, start, end, step)
+    records: list[dict[str, Any]] = []
+    for level in LOG_LEVELS:
+        level_records, counts = log_counts(backend, service, level, start, end, step)
+        examined += 1
+        found = detect_onset(
+            trim_to_data(counts, begin), signal=level, kind="log_rate", counts=True
+        )
+        if found is not None:
+            findings.append(found)
+        records += level_records
+    pattern_findings, assessed = _pattern_findings(records, bucket_edges(start, end, step), begin)
+    findings += pattern_findings
+    findings.sort(key=lambda f: (f.onset, -f.significance, f.signal))
+    return {
+        "window": {"start": iso(start), "end": iso(end), "step_seconds": int(step.total_seconds())},
+        "findings": [f.as_dict() for f in findings],
+        "healthy_signals": examined + assessed - len(findings),
+    }
+
+
+def service_log_patterns(
+    backend: TelemetryBackend,
+    service: str,
+    start: datetime,
+    end: datetime,
+    level: str | None = None,
+) -> dict[str, Any]:
+    """The ``log_patterns`` raw output: templates of ``level`` (default ERROR and WARN) lines."""
+    levels = (level.upper(),) if level else LOG_LEVELS
+    step = bucket_step(start, end)
+    records: list[dict[str, Any]] = []
+    for name in levels:
+        records += log_records(backend, service, start, end, name)[0]
+    edges = bucket_edges(start, end, step)
+    begin = logs_begin(backend, service, start, end, step)
+    rate = trim_to_data(
+        count_by_bucket([parse_stamp(r["timestamp"]) for r in records], edges), begin
+    )
+    onset = detect_onset(rate, signal="+".join(levels), kind="log_rate", counts=True)
+    split = onset.onset if onset is not None else None
+    patterns = mine_patterns(records, split)[:MAX_PATTERNS]
+    return {
+        "window": {"start": iso(start), "end": iso(end), "onset": iso(split) if split else None},
+        "patterns": [_cut(p).as_dict() for p in patterns],
+    }
+
+
+def _pattern_findings(
+    records: Sequence[dict[str, Any]],
+    edges: Sequence[datetime],
+    begin: datetime | None,
+) -> tuple[list[Finding], int]:
+    """Findings for the frequent templates whose line counts changed; and how many were assessed."""
+    patterns = mine_patterns(records, None)
+    frequent = [p for p in patterns if p.count_after >= MIN_PATTERN_RECORDS][:MAX_PATTERN_FINDINGS]
+    findings: list[Finding] = []
+    for pattern in frequent:
+        counts = trim_to_data(count_by_bucket(pattern.times, edges), begin)
+        found = detect_onset(counts, signal=pattern.template, kind="log_pattern", counts=True)
+        if found is not None:
+            findings.append(found)
+    return findings, len(frequent)
+
+
+def _cut(pattern: LogPattern) -> LogPattern:
+    if len(pattern.example) <= MAX_EXAMPLE:
+        return pattern
+    return LogPattern(
+        pattern.template,
+        pattern.example[:MAX_EXAMPLE] + "…",
+        pattern.count_before,
+        pattern.count_after,
+        pattern.first_seen,
+        pattern.new,
+        pattern.levels,
+    )
