@@ -25,6 +25,7 @@ from .services.streams import RunWorkers
 from .stores.memory import MemoryAudit
 from .stores.sql import SqlAudit
 from .tools.backends import TelemetryBackend
+from .tools.catalog import declared_aliases
 from .tools.doc_tracker import RetrievedDocTracker
 from .tools.knowledge import KnowledgeIndex
 
@@ -114,6 +115,7 @@ def build_services(
     router = FlowRouter(
         backend.services,
         lambda: [a["alert_name"] for a in backend.query_alerts(state="all")["alerts"]],
+        lambda: declared_aliases(backend),
     )
     runs = RunStore(database, settings.session_ttl_seconds)
     chat = ChatService(

@@ -63,6 +63,7 @@ class _Meta:
     services: list[str]
     metrics: dict[str, dict[str, _Series]]
     alerts: list[dict[str, Any]]
+    aliases: dict[str, list[str]] = field(default_factory=dict)
 
 
 def _ms(moment: datetime, *, ceil: bool = False) -> int:
@@ -123,6 +124,11 @@ def _load_meta(folder: Path) -> _Meta:
         services=sorted(metrics),
         metrics=metrics,
         alerts=list(_read_json(folder / "alerts.json")["alerts"]),
+        aliases={
+            str(service): [str(name) for name in names]
+            for service, names in (dataset.get("aliases") or {}).items()
+            if service in metrics
+        },
     )
 
 
@@ -234,6 +240,10 @@ class DemoTelemetryBackend:
         return {
             service: sorted(metrics) for service, metrics in self._loaded_meta().metrics.items()
         }
+
+    def service_aliases(self) -> dict[str, list[str]]:
+        """``dataset.json``'s ``aliases`` (``{service: [names]}``), or {} when it has none."""
+        return {service: list(names) for service, names in self._loaded_meta().aliases.items()}
 
     def _service(self, service: str) -> str:
         name = str(service).strip().lower()

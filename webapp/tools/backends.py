@@ -51,6 +51,10 @@ class TelemetryBackend(Protocol):
         """The metrics each service has, sorted (told to the model in the tool description)."""
         ...
 
+    def service_aliases(self) -> dict[str, list[str]]:
+        """Other names each service goes by (spellings, Chinese names); {} when none declared."""
+        ...
+
     def query_logs(
         self,
         *,
