@@ -10,6 +10,12 @@ they work on any backend:
   are ``log_pattern`` findings (a new error message, or a known one that surged);
 * ``healthy_signals`` counts the signals examined that did not change significantly.
 
+Log rates are exact whatever the volume (``series.log_counts``); templates are mined from the
+records themselves, so a level with more lines than ``FETCH_LIMIT`` gives no ``log_pattern``
+findings, and ``log_patterns`` then reads up to ``FETCH_LIMIT`` lines on each side of the onset
+(those nearest to it). Onsets of log signals are bucket starts (the bucket is in
+``window.step_seconds``).
+
 Findings are ordered by onset (earliest first: in a cascade the culprit usually moved first),
 then by significance. Log templates are counted before and after the onset of the chosen
 levels' line rate; with no such onset there is nothing to split on, every record counts as
@@ -18,8 +24,10 @@ levels' line rate; with no such onset there is nothing to split on, every record
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
-from datetime import datetime
+from dataclasses import replace
+from datetime import datetime, timedelta
 from typing import Any
 
 from ..tools.backends import TelemetryBackend
@@ -29,11 +37,11 @@ from .series import (
     bucket_edges,
     bucket_step,
     count_by_bucket,
+    count_logs,
     log_counts,
     log_records,
     logs_begin,
     metric_points,
-    parse_stamp,
     trim_to_data,
 )
 
@@ -69,7 +77,8 @@ def service_anomalies(
         )
         if found is not None:
             findings.append(found)
-        records += level_records
+        if len(level_records) == sum(v for _, v in counts):  # every record, not a sample
+            records += level_records
     pattern_findings, assessed = _pattern_findings(records, bucket_edges(start, end, step), begin)
     findings += pattern_findings
     findings.sort(key=lambda f: (f.onset, -f.significance, f.signal))
@@ -90,21 +99,73 @@ def service_log_patterns(
     """The ``log_patterns`` raw output: templates of ``level`` (default ERROR and WARN) lines."""
     levels = (level.upper(),) if level else LOG_LEVELS
     step = bucket_step(start, end)
-    records: list[dict[str, Any]] = []
-    for name in levels:
-        records += log_records(backend, service, start, end, name)[0]
-    edges = bucket_edges(start, end, step)
     begin = logs_begin(backend, service, start, end, step)
-    rate = trim_to_data(
-        count_by_bucket([parse_stamp(r["timestamp"]) for r in records], edges), begin
+    records: list[dict[str, Any]] = []
+    rate: list[tuple[datetime, float]] = []
+    complete = True
+    for name in levels:
+        level_records, counts = log_counts(backend, service, name, start, end, step)
+        complete = complete and len(level_records) == sum(v for _, v in counts)
+        records += level_records
+        rate = [(t, v + (rate[i][1] if rate else 0.0)) for i, (t, v) in enumerate(counts)]
+    onset = detect_onset(
+        trim_to_data(rate, begin), signal="+".join(levels), kind="log_rate", counts=True
     )
-    onset = detect_onset(rate, signal="+".join(levels), kind="log_rate", counts=True)
     split = onset.onset if onset is not None else None
-    patterns = mine_patterns(records, split)[:MAX_PATTERNS]
+    if complete or split is None:
+        patterns = mine_patterns(records, split)[:MAX_PATTERNS]
+    else:
+        patterns = _sampled_patterns(backend, service, levels, (start, split, end), step)
     return {
         "window": {"start": iso(start), "end": iso(end), "onset": iso(split) if split else None},
         "patterns": [_cut(p).as_dict() for p in patterns],
     }
+
+
+def _sampled_patterns(
+    backend: TelemetryBackend,
+    service: str,
+    levels: Sequence[str],
+    bounds: tuple[datetime, datetime, datetime],
+    step: timedelta,
+) -> list[LogPattern]:
+    """Too many lines to read them all: mine the ``FETCH_LIMIT`` nearest each side of the
+    onset, then count every template exactly with keyword queries on its longest literal
+    part (a substring every line of the template contains), and date it by binary search."""
+    start, split, end = bounds
+    records = [
+        r
+        for name in levels
+        for lo, hi in ((start, split), (split, end))
+        for r in log_records(backend, service, lo, hi, name)[0]
+    ]
+    exact: list[LogPattern] = []
+    for pattern in mine_patterns(records, split)[:MAX_PATTERNS]:
+        needle = literal(pattern.template)
+        if not needle:
+            exact.append(pattern)
+            continue
+        before = sum(count_logs(backend, service, start, split, n, needle) for n in levels)
+        after = sum(count_logs(backend, service, split, end, n, needle) for n in levels)
+        firsts = [logs_begin(backend, service, start, end, step, n, needle) for n in levels]
+        first = min((f for f in firsts if f is not None), default=pattern.first_seen)
+        exact.append(
+            replace(
+                pattern,
+                count_before=before,
+                count_after=after,
+                first_seen=first,
+                new=before == 0 and after > 0,
+            )
+        )
+    exact.sort(key=lambda p: (not p.new, -p.count_after, -p.count_before, p.template))
+    return exact
+
+
+def literal(template: str) -> str:
+    """The longest run of a template between its masks (``<*>``, ``<NUM>``...), stripped."""
+    parts = [p.strip() for p in re.split(r"<[A-Z*]+>", template)]
+    return max(parts, key=len) if parts else ""
 
 
 def _pattern_findings(

@@ -99,6 +99,21 @@ def log_counts(
     return records, points
 
 
+def count_logs(
+    backend: TelemetryBackend,
+    service: str,
+    start: datetime,
+    end: datetime,
+    level: str | None = None,
+    keyword: str | None = None,
+) -> int:
+    """The exact number of matching lines in ``[start, end)`` (a count-only query)."""
+    answer = backend.query_logs(
+        service=service, start=start, end=end, level=level, keyword=keyword, limit=1
+    )
+    return int(answer.get("total", 0))
+
+
 def bucket_edges(start: datetime, end: datetime, step: timedelta) -> list[datetime]:
     """``start, start + step, ...`` up to and including ``end`` (the last bucket may be short)."""
     edges = [start]
@@ -119,16 +134,24 @@ def count_by_bucket(times: Sequence[datetime], edges: Sequence[datetime]) -> lis
 
 
 def logs_begin(
-    backend: TelemetryBackend, service: str, start: datetime, end: datetime, step: timedelta
+    backend: TelemetryBackend,
+    service: str,
+    start: datetime,
+    end: datetime,
+    step: timedelta,
+    level: str | None = None,
+    keyword: str | None = None,
 ) -> datetime | None:
-    """The start of the first bucket in which ``service`` logged anything (None: no logs).
+    """The start of the first bucket with a matching line of ``service`` (None: no such line).
 
     A binary search over bucket edges with count-only queries: about log2(buckets) queries.
     """
     edges = bucket_edges(start, end, step)
 
     def any_before(index: int) -> bool:
-        answer = backend.query_logs(service=service, start=start, end=edges[index], limit=1)
+        answer = backend.query_logs(
+            service=service, start=start, end=edges[index], level=level, keyword=keyword, limit=1
+        )
         return int(answer.get("total", 0)) > 0
 
     if not any_before(len(edges) - 1):

@@ -135,15 +135,20 @@ _ZH_CLOCK = re.compile(
 _DURATION_AFTER = re.compile(r"\s*(?:ms|s|sec|secs|seconds?|mins?|minutes?|%|x|秒)\b", re.I)
 _ZH_PM = {"下午", "晚上", "傍晚", "夜里"}
 
+# "since yesterday at 9:30pm", "从昨天10点": a day word may sit between the keyword and the time.
+_DAY_WORDS = (
+    r"(?:\s*(?:yesterday|today|this morning|this afternoon|昨天|今天|前天))?"
+    r"(?:\s+(?:at|around))?\s*$"
+)
 _RANGE_JOIN = re.compile(r"^\s*(?:and|to|until|till|through|-|–|—|~|到|至)\s*$", re.I)
 _RANGE_OPEN = re.compile(r"(?:between|from|从|在|自)\s*$", re.I)
 _SINCE_BEFORE = re.compile(
     r"(?:since|from|after|starting(?:\s+(?:at|from))?|started(?:\s+at)?|began(?:\s+at)?|"
-    r"beginning(?:\s+at)?|as of|从|自)\s*$",
+    r"beginning(?:\s+at)?|as of|从|自)" + _DAY_WORDS,
     re.I,
 )
 _SINCE_AFTER = re.compile(r"^\s*(?:开始|以来|之后|以后|起)")
-_UNTIL_BEFORE = re.compile(r"(?:until|till|before|up to|by)\s*$", re.I)
+_UNTIL_BEFORE = re.compile(r"(?:until|till|before|up to|by)" + _DAY_WORDS, re.I)
 _UNTIL_AFTER = re.compile(r"^\s*(?:之前|以前)")
 
 _UNIT = r"(minutes?|mins?|m|hours?|hrs?|h|days?|d|分钟|分|小时|个小时|钟头|个钟头|天)"
@@ -437,7 +442,10 @@ def _with_zone(
     if hour > 23 or minute > 59 or second > 59:
         return None
     zone = None
-    if after := _ZONE_AFTER.match(text, end):
+    after = _ZONE_AFTER.match(text, end)
+    if after and text.startswith("-", end) and after.group(1)[:1] == "-":
+        after = None  # "10:00-10:30" is a range, not 10:00 at offset -10:30
+    if after:
         zone, end = after.group(1), after.end()
     elif before := _ZONE_BEFORE.search(text[:begin]):
         zone, begin = before.group(1), before.start()
