@@ -89,10 +89,9 @@ class SyntheticBackend:
         self.calls.append("query_metrics")
         if metric not in self.metrics[service]:
             raise TelemetryError(f"{service} has no metric {metric!r}")
-        points = [
-            [stamp(t)[:19] + "Z", v] for t, v in self.metrics[service][metric] if start <= t <= end
-        ]
-        values = [v for _, v in points]
+        chosen = [(t, v) for t, v in self.metrics[service][metric] if start <= t <= end]
+        points: list[list[Any]] = [[stamp(t)[:19] + "Z", v] for t, v in chosen]
+        values = [v for _, v in chosen]
         summary = {
             "min": min(values, default=None),
             "max": max(values, default=None),
