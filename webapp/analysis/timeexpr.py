@@ -31,7 +31,8 @@ from datetime import date, datetime, time, timedelta, timezone, tzinfo
 from functools import lru_cache
 from typing import Any
 
-from .timezones import ZONE_PATTERN, zone_label, zone_of
+from .clocks import ZH_NUM, Atom, duration, find_clock_times, parse_amount
+from .timezones import zone_label, zone_of
 
 DEFAULT_TIMEZONE = "UTC"
 
@@ -77,64 +78,6 @@ class TimeWindow:
         return f'{start}{_iso(self.end)} (from "{self.text}", read in {self.zone})'
 
 
-@dataclass(frozen=True)
-class _Atom:
-    """One clock time found in the text, not yet placed on a date."""
-
-    begin: int
-    end: int
-    text: str
-    hour: int
-    minute: int
-    second: int = 0
-    zone: str | None = None
-    moment: datetime | None = None  # ISO-8601 timestamps carry their own date
-
-
-_NUMBERS = {
-    "a": 1,
-    "an": 1,
-    "one": 1,
-    "two": 2,
-    "three": 3,
-    "four": 4,
-    "five": 5,
-    "six": 6,
-    "ten": 10,
-    "fifteen": 15,
-    "twenty": 20,
-    "thirty": 30,
-    "forty": 40,
-    "sixty": 60,
-    "ninety": 90,
-    "few": 3,
-    "couple": 2,
-    "couple of": 2,
-}
-_ZH_DIGITS = {"零": 0, "一": 1, "二": 2, "两": 2, "三": 3, "四": 4, "五": 5}
-_ZH_DIGITS |= {"六": 6, "七": 7, "八": 8, "九": 9}
-_ZH_NUM = r"\d{1,3}|[零一二两三四五六七八九十]{1,3}"
-
-_ISO = re.compile(
-    r"(?<!\d)(\d{4}-\d{2}-\d{2})[T ](\d{1,2}):(\d{2})(?::(\d{2})(?:\.\d+)?)?"
-    r"(Z|[+-]\d{2}:?\d{2})?(?!\d)"
-)
-_NOT_TIME = re.compile(r"\d+(?:\.\d+)+")  # decimals and versions: 1.30, 2.8.0
-_ZONE_AFTER = re.compile(rf"\s*\(?\s*(?:in\s+)?({ZONE_PATTERN})\)?")
-_ZONE_BEFORE = re.compile(r"(北京时间|北京時間|东八区|UTC|GMT)\s*$")
-_CLOCK = re.compile(
-    r"(?<![\d:/])(\d{1,2}):(\d{2})(?::(\d{2}))?(?![\d:])(?:\s*([ap])\.?m\b\.?)?"
-    r"|(?<![\d:/])(\d{1,2})\s*([ap])\.?m\b\.?"
-    r"|\b(noon|midnight)\b",
-    re.I,
-)
-_ZH_CLOCK = re.compile(
-    rf"(上午|下午|晚上|凌晨|早上|中午|傍晚|今早|早晨|夜里)?\s*({_ZH_NUM})\s*[点點時时](?!间|間|候|段)"
-    rf"(?:\s*(?:({_ZH_NUM})\s*分|(半)|整|钟))?"
-)
-_DURATION_AFTER = re.compile(r"\s*(?:ms|s|sec|secs|seconds?|mins?|minutes?|%|x|秒)\b", re.I)
-_ZH_PM = {"下午", "晚上", "傍晚", "夜里"}
-
 # "since yesterday at 9:30pm", "从昨天10点": a day word may sit between the keyword and the time.
 _DAY_WORDS = (
     r"(?:\s*(?:yesterday|today|this morning|this afternoon|昨天|今天|前天))?"
@@ -158,14 +101,14 @@ _EN_AMOUNT = (
 )
 _LAST = re.compile(
     rf"\b(?:last|past|previous)\s+(?:{_EN_AMOUNT}\s*)?{_UNIT}(?![a-z])"
-    rf"|(?:最近|过去|近)\s*({_ZH_NUM}|半)?\s*(?:个)?\s*{_UNIT}",
+    rf"|(?:最近|过去|近)\s*({ZH_NUM}|半)?\s*(?:个)?\s*{_UNIT}",
     re.I,
 )
 _HALF_HOUR = re.compile(
     r"\b(?:last|past)\s+half\s+(?:an\s+)?hour\b|(?:最近|过去)\s*半\s*(?:个)?小时", re.I
 )
 _AGO = re.compile(
-    rf"(?:\b{_EN_AMOUNT}\s*{_UNIT}\s+ago\b)|(?:({_ZH_NUM}|半)\s*(?:个)?\s*{_UNIT}\s*(?:之|以)?前)",
+    rf"(?:\b{_EN_AMOUNT}\s*{_UNIT}\s+ago\b)|(?:({ZH_NUM}|半)\s*(?:个)?\s*{_UNIT}\s*(?:之|以)?前)",
     re.I,
 )
 
@@ -229,7 +172,7 @@ def resolve_window(
         default_timezone if isinstance(default_timezone, str) else zone_label(default_zone)
     )
     clean = unicodedata.normalize("NFKC", text)
-    atoms = _atoms(clean)
+    atoms = find_clock_times(clean)
     context = _Context(clean, now, default_zone, default_name, _day_reference(clean, now))
     for finder in (context.range, context.anchored):
         if (found := finder(atoms)) is not None:
@@ -258,7 +201,7 @@ class _Context:
         found = zone_of(name)
         return (found, zone_label(found, name)) if found and name else (self.zone, self.zone_name)
 
-    def place(self, atom: _Atom, zone_name: str | None = None) -> tuple[datetime, str]:
+    def place(self, atom: Atom, zone_name: str | None = None) -> tuple[datetime, str]:
         """The instant ``atom`` denotes: on the referenced day (else today, else yesterday)."""
         zone, label = self._zone(zone_name or atom.zone)
         if atom.moment is not None:
@@ -281,7 +224,7 @@ class _Context:
     def _matched(self, begin: int, end: int) -> str:
         return self.text[begin:end].strip()
 
-    def range(self, atoms: list[_Atom]) -> TimeWindow | None:
+    def range(self, atoms: list[Atom]) -> TimeWindow | None:
         """Two clock times joined by "and"/"to"/"到": the window between them."""
         for first, second in itertools.pairwise(atoms):
             between = self.text[first.end : second.begin]
@@ -301,7 +244,7 @@ class _Context:
             return TimeWindow(start, end, start, self._matched(begin, second.end), label, "range")
         return None
 
-    def anchored(self, atoms: list[_Atom]) -> TimeWindow | None:
+    def anchored(self, atoms: list[Atom]) -> TimeWindow | None:
         """A clock time after "since"/"from"/"从" (or before "开始"), or after "until"/"before"."""
         for atom in atoms:
             before, after = self.text[: atom.begin], self.text[atom.end :]
@@ -318,7 +261,7 @@ class _Context:
         return None
 
     def point(
-        self, atom: _Atom, kind: str, begin: int | None = None, end: int | None = None
+        self, atom: Atom, kind: str, begin: int | None = None, end: int | None = None
     ) -> TimeWindow:
         """From the time ``atom`` names to now, with that time as the onset."""
         moment, label = self.place(atom)
@@ -333,9 +276,8 @@ class _Context:
         match = _AGO.search(self.text)
         if match is None:
             return None
-        amount = _amount(match.group(1) or match.group(3))
-        delta = _delta(amount, match.group(2) or match.group(4))
-        onset = self.now - delta
+        amount = parse_amount(match.group(1) or match.group(3))
+        onset = self.now - duration(amount, match.group(2) or match.group(4))
         return TimeWindow(onset, self.now, onset, match.group(0).strip(), self.zone_name, "since")
 
     def last(self) -> TimeWindow | None:
@@ -348,8 +290,8 @@ class _Context:
         if match is None:
             return None
         amount_text = match.group(1) or match.group(3)
-        amount = _amount(amount_text) if amount_text else 1.0
-        start = self.now - _delta(amount, match.group(2) or match.group(4))
+        amount = parse_amount(amount_text) if amount_text else 1.0
+        start = self.now - duration(amount, match.group(2) or match.group(4))
         return TimeWindow(start, self.now, None, match.group(0).strip(), self.zone_name, "last")
 
     def day_part(self) -> TimeWindow | None:
@@ -372,96 +314,6 @@ class _Context:
                 start, end = start - timedelta(days=1), end - timedelta(days=1)
         start, end = start.astimezone(timezone.utc), min(end, self.now).astimezone(timezone.utc)
         return TimeWindow(start, end, None, name, self.zone_name, "day")
-
-
-def _atoms(text: str) -> list[_Atom]:
-    """Every clock time in ``text``, in order; ISO-8601 timestamps first, decimals masked."""
-    atoms: list[_Atom] = []
-    masked = list(text)
-    for match in _ISO.finditer(text):
-        moment = _iso_moment(match)
-        if moment is None:
-            continue
-        zone, end = match.group(5), match.end()
-        if zone is None and (after := _ZONE_AFTER.match(text, end)):
-            zone, end = after.group(1), after.end()
-        atoms.append(
-            _Atom(
-                match.start(),
-                end,
-                text[match.start() : end],
-                moment.hour,
-                moment.minute,
-                moment.second,
-                zone if not match.group(5) else None,
-                moment,
-            )
-        )
-        masked[match.start() : end] = " " * (end - match.start())
-    for match in _NOT_TIME.finditer("".join(masked)):
-        masked[match.start() : match.end()] = " " * (match.end() - match.start())
-    plain = "".join(masked)
-    atoms += [a for m in _CLOCK.finditer(plain) if (a := _clock_atom(text, m)) is not None]
-    atoms += [a for m in _ZH_CLOCK.finditer(plain) if (a := _zh_atom(text, m)) is not None]
-    return sorted(atoms, key=lambda a: a.begin)
-
-
-def _clock_atom(text: str, match: re.Match[str]) -> _Atom | None:
-    if _DURATION_AFTER.match(text, match.end()):
-        return None
-    if match.group(7):
-        hour, minute, meridiem = (12 if match.group(7).lower() == "noon" else 0), 0, None
-    elif match.group(5):
-        hour, minute, meridiem = int(match.group(5)), 0, match.group(6).lower()
-    else:
-        hour, minute = int(match.group(1)), int(match.group(2))
-        meridiem = match.group(4).lower() if match.group(4) else None
-    if meridiem and not 1 <= hour <= 12:
-        return None
-    if meridiem == "p" and hour < 12:
-        hour += 12
-    elif meridiem == "a" and hour == 12:
-        hour = 0
-    second = int(match.group(3)) if match.group(3) else 0
-    return _with_zone(text, match.start(), match.end(), hour, minute, second)
-
-
-def _zh_atom(text: str, match: re.Match[str]) -> _Atom | None:
-    period, hour = match.group(1), int(_amount(match.group(2)))
-    minute = 30 if match.group(4) else int(_amount(match.group(3))) if match.group(3) else 0
-    if (period in _ZH_PM and hour < 12) or (period == "中午" and hour <= 2):
-        hour += 12
-    elif period == "凌晨" and hour == 12:
-        hour = 0
-    return _with_zone(text, match.start(), match.end(), hour, minute, 0)
-
-
-def _with_zone(
-    text: str, begin: int, end: int, hour: int, minute: int, second: int
-) -> _Atom | None:
-    if hour > 23 or minute > 59 or second > 59:
-        return None
-    zone = None
-    after = _ZONE_AFTER.match(text, end)
-    if after and text.startswith("-", end) and after.group(1)[:1] == "-":
-        after = None  # "10:00-10:30" is a range, not 10:00 at offset -10:30
-    if after:
-        zone, end = after.group(1), after.end()
-    elif before := _ZONE_BEFORE.search(text[:begin]):
-        zone, begin = before.group(1), before.start()
-    return _Atom(begin, end, text[begin:end], hour, minute, second, zone)
-
-
-def _iso_moment(match: re.Match[str]) -> datetime | None:
-    day, hour, minute, second, offset = match.groups()
-    text = f"{day}T{int(hour):02d}:{minute}:{second or '00'}"
-    if offset:
-        offset = "+00:00" if offset == "Z" else offset
-        text += offset if ":" in offset else f"{offset[:3]}:{offset[3:]}"
-    try:
-        return datetime.fromisoformat(text)
-    except ValueError:
-        return None
 
 
 def _day_reference(text: str, now: datetime) -> tuple[str, date] | None:
@@ -495,32 +347,6 @@ def _date_parser(relative_base: datetime) -> Any:
         languages=["en", "zh"],
         settings={"RELATIVE_BASE": relative_base, "PREFER_DATES_FROM": "past"},
     )
-
-
-def _amount(text: str) -> float:
-    """``30``, ``1.5``, ``an``, ``three``, ``三十``, ``两``, ``半`` as a number."""
-    word = text.strip().lower()
-    if word in _NUMBERS:
-        return float(_NUMBERS[word])
-    if word == "半":
-        return 0.5
-    try:
-        return float(word)
-    except ValueError:
-        pass
-    if "十" in word:
-        tens, _, ones = word.partition("十")
-        return float((_ZH_DIGITS.get(tens, 1) if tens else 1) * 10 + _ZH_DIGITS.get(ones, 0))
-    return float(_ZH_DIGITS.get(word, 1))
-
-
-def _delta(amount: float, unit: str) -> timedelta:
-    unit = unit.lower()
-    if unit.startswith("d") or unit == "天":
-        return timedelta(days=amount)
-    if unit.startswith("h") or "时" in unit or "钟头" in unit:
-        return timedelta(hours=amount)
-    return timedelta(minutes=amount)
 
 
 def _aware(moment: datetime) -> datetime:
