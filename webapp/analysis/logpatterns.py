@@ -21,6 +21,7 @@ import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
+from functools import lru_cache
 from typing import Any
 
 from drain3 import TemplateMiner
@@ -31,6 +32,8 @@ from drain3.template_miner_config import TemplateMinerConfig
 SIMILARITY = 0.4
 #: Depth of Drain's prefix tree (drain3's default).
 DEPTH = 4
+#: Masked messages remembered (a tool call and the next on the same lines mask them once).
+MASK_CACHE = 32768
 #: Drain3 keeps this many clusters at most; beyond it the least recently used is dropped.
 MAX_CLUSTERS = 1000
 
@@ -43,7 +46,10 @@ _MASKS = (
 )
 
 # One pass over the message: the alternatives are tried in the order above at each position.
-_COMBINED = re.compile("|".join(f"(?P<{name}>{pattern})" for pattern, name in _MASKS))
+# The lookahead lets positions that cannot start a mask fail at once (a third faster).
+_COMBINED = re.compile(
+    "(?=[-+0-9a-fA-F])(?:" + "|".join(f"(?P<{name}>{pattern})" for pattern, name in _MASKS) + ")"
+)
 
 
 @dataclass(frozen=True)
@@ -83,6 +89,7 @@ def new_miner() -> TemplateMiner:
     return TemplateMiner(persistence_handler=None, config=config)
 
 
+@lru_cache(maxsize=MASK_CACHE)
 def mask(message: str) -> str:
     """``message`` with ids, addresses, numbers and durations replaced by ``<UUID>``... masks."""
     return _COMBINED.sub(lambda match: f"<{match.lastgroup}>", message)

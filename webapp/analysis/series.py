@@ -178,7 +178,10 @@ def parse_stamp(value: Any) -> datetime:
     if isinstance(value, datetime):
         moment = value
     else:
-        moment = datetime.fromisoformat(str(value).strip().replace("Z", "+00:00"))
+        text = str(value).strip()
+        if text.endswith(("Z", "z")):  # the common case: a UTC stamp, no conversion needed
+            return datetime.fromisoformat(text[:-1]).replace(tzinfo=timezone.utc)
+        moment = datetime.fromisoformat(text)
     if moment.tzinfo is None:
-        moment = moment.replace(tzinfo=timezone.utc)
+        return moment.replace(tzinfo=timezone.utc)
     return moment.astimezone(timezone.utc)
