@@ -13,8 +13,8 @@ they work on any backend:
 Log rates are exact whatever the volume (``series.log_counts``); templates are mined from the
 records themselves, so a level with more lines than ``FETCH_LIMIT`` gives no ``log_pattern``
 findings, and ``log_patterns`` then reads up to ``FETCH_LIMIT`` lines on each side of the onset
-(those nearest to it). Onsets of log signals are bucket starts (the bucket is in
-``window.step_seconds``).
+(those nearest to it). A log signal's onset is its first line in the onset bucket (the bucket
+is ``window.step_seconds`` long), or the bucket's start when its lines were not all read.
 
 Findings are ordered by onset (earliest first: in a cascade the culprit usually moved first),
 then by significance. Log templates are counted before and after the onset of the chosen
@@ -42,6 +42,7 @@ from .series import (
     log_records,
     logs_begin,
     metric_points,
+    parse_stamp,
     trim_to_data,
 )
 
@@ -75,9 +76,11 @@ def service_anomalies(
         found = detect_onset(
             trim_to_data(counts, begin), signal=level, kind="log_rate", counts=True
         )
+        complete = len(level_records) == sum(v for _, v in counts)  # every record, no sample
         if found is not None:
-            findings.append(found)
-        if len(level_records) == sum(v for _, v in counts):  # every record, not a sample
+            times = [parse_stamp(r["timestamp"]) for r in level_records] if complete else []
+            findings.append(to_first_line(found, times, step))
+        if complete:
             records += level_records
     pattern_findings, assessed = _pattern_findings(records, bucket_edges(start, end, step), begin)
     findings += pattern_findings
@@ -181,8 +184,14 @@ def _pattern_findings(
         counts = trim_to_data(count_by_bucket(pattern.times, edges), begin)
         found = detect_onset(counts, signal=pattern.template, kind="log_pattern", counts=True)
         if found is not None:
-            findings.append(found)
+            findings.append(to_first_line(found, pattern.times, edges[1] - edges[0]))
     return findings, len(frequent)
+
+
+def to_first_line(finding: Finding, times: Sequence[datetime], step: timedelta) -> Finding:
+    """A log finding dated by its first line in the onset bucket, not the bucket's start."""
+    inside = [t for t in times if finding.onset <= t < finding.onset + step]
+    return replace(finding, onset=min(inside)) if inside else finding
 
 
 def _cut(pattern: LogPattern) -> LogPattern:
