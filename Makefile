@@ -15,7 +15,7 @@ WORKERS ?= 2
 THREADS ?= 8
 
 .PHONY: help install run serve init-db test lint format fuzz bench-engine bench-workflow \
-	bench-api demo-data clean
+	bench-api bench-analysis demo-data clean
 
 help:
 	@echo "make run           serve the app on http://$(HOST):$(PORT) (creates .venv on first use)"
@@ -26,6 +26,7 @@ help:
 	@echo "make lint          ruff + mypy (strict on diagnosis_graph)"
 	@echo "make bench-engine  engine vs LangGraph vs a bare loop"
 	@echo "make bench-workflow  complete offline diagnoses of every demo scenario"
+	@echo "make bench-analysis  the analysis tools and library over the demo dataset"
 	@echo "make demo-data     regenerate the bundled demo dataset (seed 7)"
 
 $(BIN)/python:
@@ -83,6 +84,9 @@ bench-engine: $(BENCH_STAMP)
 
 bench-workflow: $(DEV_STAMP)
 	$(BIN)/python bench/workflow.py
+
+bench-analysis: $(DEV_STAMP)
+	$(BIN)/python bench/analysis.py
 
 fuzz: $(FUZZ_STAMP)
 	$(BIN)/python bench/fuzz_api.py
