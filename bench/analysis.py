@@ -11,6 +11,7 @@ from __future__ import annotations
 import statistics
 import time
 from collections.abc import Callable
+from functools import partial
 from typing import Any
 
 from webapp.analysis.anomalies import service_anomalies, service_log_patterns
@@ -51,8 +52,8 @@ def main() -> None:
     print(f"{'service':<20} {'detect_anomalies ms':>20} {'log_patterns ms':>16}")
     anomalies, patterns = [], []
     for service in services:
-        a = median_ms(lambda s=service: service_anomalies(backend, s, start, end))
-        p = median_ms(lambda s=service: service_log_patterns(backend, s, start, end))
+        a = median_ms(partial(service_anomalies, backend, service, start, end))
+        p = median_ms(partial(service_log_patterns, backend, service, start, end))
         anomalies.append(a)
         patterns.append(p)
         print(f"{service:<20} {a:>20.1f} {p:>16.1f}")
