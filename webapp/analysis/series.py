@@ -17,6 +17,7 @@ import itertools
 import math
 from collections.abc import Sequence
 from datetime import datetime, timedelta, timezone
+from functools import lru_cache
 from typing import Any
 
 from ..tools.backends import TelemetryBackend
@@ -32,6 +33,8 @@ TARGET_BUCKETS = 120
 MIN_STEP = timedelta(seconds=60)
 #: Metric series longer than this many native points are downsampled by the backend.
 MAX_METRIC_POINTS = 720
+#: Parsed timestamps remembered: the same lines are read by several tool calls of one run.
+STAMP_CACHE = 65536
 
 
 def recent_range(backend: TelemetryBackend) -> tuple[datetime, datetime]:
@@ -176,12 +179,19 @@ def trim_to_data(series: Sequence[Point], begin: datetime | None) -> list[Point]
 def parse_stamp(value: Any) -> datetime:
     """An ISO-8601 string (``Z`` or offset; naive is UTC) or datetime, as aware UTC."""
     if isinstance(value, datetime):
-        moment = value
-    else:
-        text = str(value).strip()
-        if text.endswith(("Z", "z")):  # the common case: a UTC stamp, no conversion needed
-            return datetime.fromisoformat(text[:-1]).replace(tzinfo=timezone.utc)
-        moment = datetime.fromisoformat(text)
+        return (
+            value.replace(tzinfo=timezone.utc)
+            if value.tzinfo is None
+            else value.astimezone(timezone.utc)
+        )
+    return _parse_text(str(value).strip())
+
+
+@lru_cache(maxsize=STAMP_CACHE)
+def _parse_text(text: str) -> datetime:
+    if text.endswith(("Z", "z")):  # the common case: a UTC stamp, no conversion needed
+        return datetime.fromisoformat(text[:-1]).replace(tzinfo=timezone.utc)
+    moment = datetime.fromisoformat(text)
     if moment.tzinfo is None:
         return moment.replace(tzinfo=timezone.utc)
     return moment.astimezone(timezone.utc)
