@@ -2,15 +2,15 @@
 
 ``resolve_services(text, services, aliases)`` reads the question in this order:
 
-1. **exact** - a service's full name as a whole word (``payment-service``), case-insensitive;
+1. **exact** - a service's full name as a whole word (``billing-service``), case-insensitive;
 2. **alias** - a name the backend declares for it (``service_aliases()``: other spellings,
-   Chinese names such as ``支付服务``); non-ASCII aliases match as substrings, since Chinese
+   Chinese names such as ``账单服务``); non-ASCII aliases match as substrings, since Chinese
    has no spaces between words;
-3. **fuzzy** - a token shaped like a service name (``paymnt-service``, ``inventroy-svc``)
+3. **fuzzy** - a token shaped like a service name (``biling-service``, ``ledgr-svc``)
    whose *stem* (the name without generic parts such as ``service``, ``svc``, ``api``) is
    within ``FUZZY_THRESHOLD`` (rapidfuzz's normalised Levenshtein ratio) of a service's stem;
-4. **partial** - a distinctive part of a service's name used as a word ("payments are slow" ->
-   ``payment-service``), also when misspelt by a letter or two (``PART_THRESHOLD``).
+4. **partial** - a distinctive part of a service's name used as a word ("billing is slow" ->
+   ``billing-service``), also when misspelt by a letter or two (``PART_THRESHOLD``).
 
 A service-shaped token that resolves to nothing is **unknown** and comes back with the closest
 names as suggestions - the caller says the service is unknown instead of guessing.
@@ -24,8 +24,8 @@ from dataclasses import dataclass, field
 
 from rapidfuzz import fuzz, process
 
-#: Stem similarity (0-100) for a misspelt service-shaped token to resolve: "paymnt" vs
-#: "payment" is 92, "inventroy" vs "inventory" 89; "search" vs "user" is 40.
+#: Stem similarity (0-100) for a misspelt service-shaped token to resolve: "biling" vs
+#: "billing" is 92, "ledgre" vs "ledger" 83; "search" vs "user" is 60.
 FUZZY_THRESHOLD = 80.0
 #: A single word must be this close to a distinctive name part (and at least
 #: ``MIN_FUZZY_WORD`` letters long) to count: ordinary words sit well below it.
@@ -139,7 +139,7 @@ def suggest(name: str, services: Sequence[str], limit: int = SUGGESTIONS) -> lis
 
 
 def stem(name: str) -> str:
-    """``payment-service`` -> ``payment``: the name without its generic parts."""
+    """``billing-service`` -> ``billing``: the name without its generic parts."""
     parts = [p for p in _PARTS.findall(name.lower()) if p not in GENERIC_PARTS]
     return "-".join(parts) or name.lower()
 
