@@ -353,6 +353,7 @@ class KnowledgeIndex:
             raise NotADirectoryError(f"knowledge folder not found: {root}")
         prefix = root.resolve().name or "knowledge"
         found: dict[str, tuple[str, str, str]] = {}  # source -> (hash, text, file name)
+        unreadable: set[str] = set()  # present but unreadable now (mid-write): keep, not remove
         skipped = 0
         for file in sorted(root.rglob("*")):
             rel = file.relative_to(root)
@@ -365,6 +366,7 @@ class KnowledgeIndex:
                 text = _validate_text(data)
             except (OSError, ValueError) as exc:
                 logger.warning("knowledge: skipping %s: %s", file, exc)
+                unreadable.add(f"{prefix}/{rel.as_posix()}")
                 skipped += 1
                 continue
             found[f"{prefix}/{rel.as_posix()}"] = (_digest(text.encode("utf-8")), text, file.name)
@@ -380,7 +382,7 @@ class KnowledgeIndex:
                     continue
                 self._store(conn, source, "directory", filename, text)
                 counts["added" if old is None else "updated"] += 1
-            for source in existing:
+            for source in sorted(set(existing) - unreadable):
                 conn.execute("DELETE FROM chunks WHERE source = ?", (source,))
                 conn.execute("DELETE FROM documents WHERE source = ?", (source,))
                 counts["removed"] += 1
