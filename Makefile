@@ -17,7 +17,7 @@ WORKERS ?= 2
 THREADS ?= 8
 
 .PHONY: help install run serve init-db test lint format fuzz bench-engine bench-workflow \
-	bench-api bench-telemetry demo-data eval clean
+	bench-api bench-telemetry bench-analysis demo-data eval clean
 
 help:
 	@echo "make run           serve the app on http://$(HOST):$(PORT) (creates .venv on first use)"
@@ -29,6 +29,7 @@ help:
 	@echo "make bench-engine  engine vs LangGraph vs a bare loop"
 	@echo "make bench-workflow  complete offline diagnoses of every demo scenario"
 	@echo "make bench-telemetry  one diagnosis on the demo backend vs Prometheus + LOG_DIR"
+	@echo "make bench-analysis  the analysis tools and library over the demo dataset"
 	@echo "make demo-data     regenerate the bundled demo dataset (seed 7)"
 	@echo "make eval          diagnosis correctness over generated worlds (RECORDED=dir of runs)"
 
@@ -88,6 +89,9 @@ bench-engine: $(BENCH_STAMP)
 
 bench-workflow: $(DEV_STAMP)
 	$(BIN)/python bench/workflow.py
+
+bench-analysis: $(DEV_STAMP)
+	$(BIN)/python bench/analysis.py
 
 fuzz: $(FUZZ_STAMP)
 	$(BIN)/python bench/fuzz_api.py

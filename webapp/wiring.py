@@ -32,6 +32,7 @@ from .tools.backends.http import HttpOptions, HttpSource
 from .tools.backends.logfiles import LogFileBackend
 from .tools.backends.loki import LokiBackend
 from .tools.backends.prometheus import PrometheusBackend, PrometheusOptions
+from .tools.catalog import declared_aliases
 from .tools.doc_tracker import RetrievedDocTracker
 from .tools.knowledge import KnowledgeIndex
 
@@ -202,7 +203,9 @@ def build_services(
     history = history or history_store(
         settings.redis_url, settings.history_max_messages, settings.session_ttl_seconds
     )
-    router = FlowRouter(backend.services, lambda: alert_names(backend))
+    router = FlowRouter(
+        backend.services, lambda: alert_names(backend), lambda: declared_aliases(backend)
+    )
     runs = RunStore(database, settings.session_ttl_seconds)
     chat = ChatService(
         runs=runs,

@@ -8,11 +8,15 @@ from datetime import datetime, timedelta, timezone
 from typing import Any, Protocol
 
 from ..context import current_run_or_none
+from .analysis import analysis_tools
 from .backends import TelemetryBackend, TelemetryError
 from .registry import ToolError, ToolOutput, ToolSpec
 
 #: Precedes the JSON map of metrics per service in the query_metrics description.
 METRICS_MARKER = "Metrics by service: "
+#: Precedes the JSON map of other names per service (aliases, Chinese names) in the
+#: query_logs description, when the backend declares any.
+ALIASES_MARKER = "Service aliases: "
 
 DEFAULT_WINDOW = timedelta(hours=1)
 MAX_WINDOW = timedelta(days=7)
@@ -69,9 +73,21 @@ _TIME = {
 }
 
 
+def declared_aliases(backend: TelemetryBackend) -> dict[str, list[str]]:
+    """The backend's ``service_aliases()``; {} for a backend written before the port had it."""
+    method = getattr(backend, "service_aliases", None)
+    return dict(method()) if callable(method) else {}
+
+
 def telemetry_tools(backend: TelemetryBackend) -> list[ToolSpec]:
     """``query_logs``, ``query_metrics`` and ``query_alerts`` over ``backend``."""
     services = backend.services()
+    aliases = declared_aliases(backend)
+    alias_note = (
+        f" {ALIASES_MARKER}" + json.dumps(aliases, ensure_ascii=False, separators=(",", ":"))
+        if aliases
+        else ""
+    )
     now = backend.reference_time().strftime("%Y-%m-%dT%H:%M:%SZ")
     service: dict[str, Any] = {"type": "string", "description": "The service to query."}
     if services:  # a live backend that is unreachable at start-up has no catalog yet
@@ -118,7 +134,7 @@ def telemetry_tools(backend: TelemetryBackend) -> list[ToolSpec]:
         ToolSpec(
             "query_logs",
             f"Search one service's logs, newest first. Window defaults to the hour before now "
-            f"({now}). Filter by exact level and a case-insensitive keyword.",
+            f"({now}). Filter by exact level and a case-insensitive keyword.{alias_note}",
             {
                 "type": "object",
                 "properties": {
@@ -248,9 +264,11 @@ def knowledge_tool(index: KnowledgeSearch, tracker: DocFilter | None) -> ToolSpe
 def diagnosis_tools(
     backend: TelemetryBackend, index: KnowledgeSearch, tracker: DocFilter | None
 ) -> list[ToolSpec]:
-    """The complex-chat executor's tools: knowledge, logs and metrics (no alerts)."""
-    logs, metrics, _alerts = telemetry_tools(backend)
-    tools = [knowledge_tool(index, tracker), logs, metrics]
+    """The complex-chat executor's tools: knowledge, logs, metrics, alerts (a question may ask
+    which are firing), the analysis tools (``detect_anomalies``, ``log_patterns``) and, when the
+    metrics backend speaks PromQL, ``query_promql``."""
+    logs, metrics, alerts = telemetry_tools(backend)
+    tools = [knowledge_tool(index, tracker), logs, metrics, alerts, *analysis_tools(backend)]
     if getattr(backend, "speaks_promql", False):
         tools.append(promql_tool(backend))
     return tools

@@ -30,14 +30,14 @@ from typing import Any, TypedDict
 
 logger = logging.getLogger(__name__)
 
-SCHEMA_VERSION = "1"  # bump when the tables or the chunking change: the index is then rebuilt
+SCHEMA_VERSION = "2"  # bump when the tables or the chunking change: the index is then rebuilt
 SUFFIXES = frozenset({".md", ".txt"})
 MAX_CHUNK_CHARS = 1500
 MIN_SECTION_CHARS = 100  # a section body shorter than this is merged into a neighbour
 MAX_DOCUMENT_BYTES = 2 * 1024 * 1024
 MAX_TOP_K = 50
 MAX_QUERY_TOKENS = 32
-TITLE_WEIGHT, CONTENT_WEIGHT = 5.0, 1.0
+TITLE_WEIGHT, CONTENT_WEIGHT, CJK_WEIGHT = 5.0, 1.0, 1.0
 
 _HEADING = re.compile(r"^ {0,3}(#{1,3})[ \t]+(.+?)(?:[ \t]+#+)?[ \t]*$")
 _FENCE = re.compile(r"^ {0,3}(```|~~~)")
@@ -50,6 +50,14 @@ _STOPWORD_TEXT = (
     "where which who why will with you your"
 )
 _STOPWORDS = frozenset(_STOPWORD_TEXT.split())
+# Chinese text has no spaces, so unicode61 would make a whole sentence one token. Every chunk
+# also gets a hidden ``cjk`` column holding the overlapping character bigrams of its CJK runs
+# ("缓存命中率" -> "缓存 存命 命中 中率"), the classic CJK indexing of Lucene's CJKAnalyzer;
+# a query's CJK runs become the same bigrams. Bigrams with a function character (的, 了, 吗 ...)
+# are dropped from queries: they match everything. The English columns keep porter stemming,
+# which a trigram tokenizer would lose (and trigrams cannot match two-character words).
+_CJK_RUN = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]+")
+_CJK_FUNCTION_CHARS = frozenset("的了吗呢吧么是在和与及或也都就")
 
 _SCHEMA = f"""
 CREATE TABLE documents (
@@ -57,14 +65,14 @@ CREATE TABLE documents (
     hash TEXT NOT NULL, bytes INTEGER NOT NULL, chunks INTEGER NOT NULL
 );
 CREATE VIRTUAL TABLE chunks USING fts5(
-    title, content, doc_id UNINDEXED, source UNINDEXED,
+    title, content, doc_id UNINDEXED, source UNINDEXED, cjk,
     tokenize = 'porter unicode61 remove_diacritics 2'
 );
 INSERT OR REPLACE INTO meta (key, value) VALUES ('schema_version', '{SCHEMA_VERSION}');
 """
 _SEARCH = f"""
 SELECT doc_id, title, source, content,
-       bm25(chunks, {TITLE_WEIGHT}, {CONTENT_WEIGHT}, 0.0, 0.0) AS rank
+       bm25(chunks, {TITLE_WEIGHT}, {CONTENT_WEIGHT}, 0.0, 0.0, {CJK_WEIGHT}) AS rank
 FROM chunks WHERE chunks MATCH ? ORDER BY rank, doc_id LIMIT ?
 """
 
@@ -226,12 +234,23 @@ def document_title(text: str, filename: str) -> str:
     return next((title for title, body, _ in sections if body.startswith("# ")), filename)
 
 
+def cjk_bigrams(text: str) -> list[str]:
+    """Overlapping character bigrams of the CJK runs in ``text`` (a lone character: itself)."""
+    grams: list[str] = []
+    for run in _CJK_RUN.findall(text):
+        grams += [run] if len(run) == 1 else [run[i : i + 2] for i in range(len(run) - 1)]
+    return grams
+
+
 def build_match_query(query: object) -> str:
     """Turn free text into a safe FTS5 query: quoted word tokens joined with OR ('' if none)."""
     if not isinstance(query, str):
         return ""
     tokens: list[str] = []
-    for raw in _WORD.findall(query[:4000].lower()):
+    for gram in cjk_bigrams(query[:4000]):
+        if not set(gram) & _CJK_FUNCTION_CHARS and gram not in tokens:
+            tokens.append(gram)
+    for raw in _WORD.findall(_CJK_RUN.sub(" ", query[:4000].lower())):
         if len(raw) > 64 or (len(raw) == 1 and raw.isascii() and not raw.isdigit()):
             continue
         if raw not in _STOPWORDS and raw not in tokens:
@@ -301,8 +320,11 @@ class KnowledgeIndex:
         chunks = chunk_document(text, filename)
         conn.execute("DELETE FROM chunks WHERE source = ?", (source,))
         conn.executemany(
-            "INSERT INTO chunks (doc_id, source, title, content) VALUES (?, ?, ?, ?)",
-            [(f"{source}#{n}", source, title, body) for n, (title, body) in enumerate(chunks)],
+            "INSERT INTO chunks (doc_id, source, title, content, cjk) VALUES (?, ?, ?, ?, ?)",
+            [
+                (f"{source}#{n}", source, title, body, " ".join(cjk_bigrams(f"{title}\n{body}")))
+                for n, (title, body) in enumerate(chunks)
+            ],
         )
         data = text.encode("utf-8")
         summary = DocumentSummary(
@@ -331,6 +353,7 @@ class KnowledgeIndex:
             raise NotADirectoryError(f"knowledge folder not found: {root}")
         prefix = root.resolve().name or "knowledge"
         found: dict[str, tuple[str, str, str]] = {}  # source -> (hash, text, file name)
+        unreadable: set[str] = set()  # present but unreadable now (mid-write): keep, not remove
         skipped = 0
         for file in sorted(root.rglob("*")):
             rel = file.relative_to(root)
@@ -343,6 +366,7 @@ class KnowledgeIndex:
                 text = _validate_text(data)
             except (OSError, ValueError) as exc:
                 logger.warning("knowledge: skipping %s: %s", file, exc)
+                unreadable.add(f"{prefix}/{rel.as_posix()}")
                 skipped += 1
                 continue
             found[f"{prefix}/{rel.as_posix()}"] = (_digest(text.encode("utf-8")), text, file.name)
@@ -358,7 +382,7 @@ class KnowledgeIndex:
                     continue
                 self._store(conn, source, "directory", filename, text)
                 counts["added" if old is None else "updated"] += 1
-            for source in existing:
+            for source in sorted(set(existing) - unreadable):
                 conn.execute("DELETE FROM chunks WHERE source = ?", (source,))
                 conn.execute("DELETE FROM documents WHERE source = ?", (source,))
                 counts["removed"] += 1

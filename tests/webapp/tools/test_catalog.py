@@ -41,7 +41,14 @@ def test_schemas_enumerate_the_backends_services_and_metrics(
     box: ToolBox, backend: DemoTelemetryBackend
 ) -> None:
     definitions = {d["function"]["name"]: d["function"] for d in box.definitions()}
-    assert set(definitions) == {"lookup_knowledge", "query_logs", "query_metrics", "query_alerts"}
+    assert set(definitions) == {
+        "lookup_knowledge",
+        "query_logs",
+        "query_metrics",
+        "query_alerts",
+        "detect_anomalies",
+        "log_patterns",
+    }
     logs = definitions["query_logs"]["parameters"]
     assert logs["properties"]["service"]["enum"] == backend.services()
     assert logs["required"] == ["service"] and logs["properties"]["limit"]["maximum"] == 200

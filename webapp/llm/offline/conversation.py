@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from ...tools.catalog import METRICS_MARKER
+from ...tools.catalog import ALIASES_MARKER, METRICS_MARKER
 from ..types import Message
 
 SCHEMA_NAMES = (
@@ -133,6 +133,24 @@ class Catalog:
             except (json.JSONDecodeError, AttributeError):
                 pass
         return self.metrics
+
+    @property
+    def aliases(self) -> dict[str, list[str]]:
+        """Other names of services, when the query_logs description lists them; else {}."""
+        description = str(self.tools.get("query_logs", {}).get("description", ""))
+        if ALIASES_MARKER not in description:
+            return {}
+        try:
+            listed = json.loads(description.split(ALIASES_MARKER, 1)[1])
+        except json.JSONDecodeError:
+            return {}
+        if not isinstance(listed, dict):
+            return {}
+        return {
+            str(k): [str(v) for v in values]
+            for k, values in listed.items()
+            if isinstance(values, list)
+        }
 
     def has(self, tool: str) -> bool:
         """True when the model may call ``tool``."""

@@ -1,75 +1,68 @@
-"""Understanding an on-call question: which services it names and since when."""
+"""Understanding an on-call question: which services, since when, about alerts, in which language.
+
+Everything here is built on ``webapp.analysis``: ``resolve_window`` (SPEC 5a time expressions),
+``resolve_services`` (exact, alias, misspelt and partial names; unknown ones with suggestions)
+and ``question_language``. ``question_window``, ``parse_time``, ``iso``, ``mentioned_services``
+and ``Window`` keep the shapes the executor has always imported.
+
+Follow-ups: a question that names no service but refers back to one ("it", "its database",
+"that service", "它", "它的数据库") is about the services the previous user turn named.
+"""
 
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
+from typing import Any
 
-from .conversation import words
+from ...analysis.language import question_language
+from ...analysis.names import Resolution, UnknownName, resolve_services
+from ...analysis.timeexpr import DEFAULT_TIMEZONE, TimeWindow, resolve_window
 
-# Words that appear in many service names and identify none of them.
-_GENERIC = {
-    "service",
-    "svc",
-    "api",
-    "app",
-    "server",
-    "worker",
-    "main",
-    "primary",
-    "the",
-    "v1",
-    "v2",
-    "prod",
-    "backend",
-    "frontend",
-}
+#: Without a stated onset, "before" and "after" split this long before now (the executor's
+#: log and metric comparisons); the analysis tools look over the whole recent range instead.
+DEFAULT_SPLIT = timedelta(hours=1)
+
+_ALERTS = re.compile(r"\b(alerts?|alerting|firing|pager|paged|pages)\b|告警|报警|警报", re.I)
+_REFERS_BACK = re.compile(
+    r"\b(it|its|it's|that service|this service|the same service|that one|they|their|them)\b"
+    r"|\b(and|what) about\b|它|它的|这个服务|那个服务|该服务|同一个服务",
+    re.I,
+)
 
 
-def mentioned_services(question: str, services: Sequence[str]) -> list[str]:
-    """Services named in ``question``: full names first, then distinctive name parts."""
-    text = question.lower()
-    exact = [s for s in services if re.search(rf"(?<![\w-]){re.escape(s.lower())}(?![\w-])", text)]
-    if exact:
-        return sorted(exact, key=lambda s: text.index(s.lower()))
-    asked = set(words(question))
-    asked |= {w.rstrip("s") for w in asked}
-    partial = []
-    for service in services:
-        parts = [p for p in words(service) if p not in _GENERIC and len(p) > 2]
-        if parts and any(p in asked for p in parts):
-            partial.append(service)
-    return partial
+def mentioned_services(
+    question: str, services: Sequence[str], aliases: Mapping[str, Sequence[str]] | None = None
+) -> list[str]:
+    """Services named in ``question``, first mention first (see ``webapp.analysis.names``)."""
+    return resolve_services(question, services, aliases).services
 
 
 @dataclass(frozen=True)
 class Window:
-    """The time the question is about: ``onset`` (None when not said) to ``end`` (now)."""
+    """The time the question is about: ``onset`` (None when not said) to ``end``.
+
+    ``resolved`` is the full time expression reading (matched text, zone, kind).
+    """
 
     onset: datetime | None
     end: datetime
+    resolved: TimeWindow | None = field(default=None, compare=False)
 
     @property
     def split(self) -> datetime:
-        """Where "before" ends and "after" begins: the onset, or one hour before now."""
-        return self.onset or self.end - timedelta(hours=1)
+        """Where "before" ends and "after" begins: the onset, or one hour before the end."""
+        return self.onset or self.end - DEFAULT_SPLIT
 
     def before(self) -> tuple[datetime, datetime]:
         """The hour before the split (the baseline)."""
         return self.split - timedelta(hours=1), self.split
 
     def after(self) -> tuple[datetime, datetime]:
-        """From the split to now (the incident)."""
+        """From the split to the end (the incident)."""
         return self.split, self.end
-
-
-_CLOCK = r"(\d{1,2})[:h.](\d{2})(?:\s*(am|pm))?"
-_SINCE = re.compile(rf"\b(?:since|from|after|starting(?: at)?|began at|at|around)\s+{_CLOCK}", re.I)
-_ANY_CLOCK = re.compile(rf"\b{_CLOCK}\b", re.I)
-_AGO = re.compile(r"\b(?:last|past)\s+(\d+)\s*(minute|min|hour|hr|h|m)s?\b", re.I)
-_ISO = re.compile(r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(?::\d{2})?(?:Z|[+-]\d{2}:?\d{2})?")
 
 
 def parse_time(value: str | None) -> datetime | None:
@@ -77,7 +70,7 @@ def parse_time(value: str | None) -> datetime | None:
     if not value:
         return None
     try:
-        parsed = datetime.fromisoformat(value.replace("Z", "+00:00"))
+        parsed = datetime.fromisoformat(value.strip().replace("Z", "+00:00"))
     except ValueError:
         return None
     return (parsed if parsed.tzinfo else parsed.replace(tzinfo=timezone.utc)).astimezone(
@@ -85,32 +78,61 @@ def parse_time(value: str | None) -> datetime | None:
     )
 
 
-def question_window(question: str, reference_time: str | None) -> Window:
+def question_window(
+    question: str, reference_time: str | None, default_timezone: str = DEFAULT_TIMEZONE
+) -> Window:
     """The window a question is about, resolved against ``reference_time`` (now)."""
     now = parse_time(reference_time) or datetime.now(timezone.utc).replace(microsecond=0)
-    if iso := _ISO.search(question):
-        onset = parse_time(iso.group(0))
-        if onset and onset < now:
-            return Window(onset, now)
-    if ago := _AGO.search(question):
-        amount, unit = int(ago.group(1)), ago.group(2).lower()
-        delta = timedelta(hours=amount) if unit.startswith("h") else timedelta(minutes=amount)
-        return Window(now - delta, now)
-    clock = _SINCE.search(question) or _ANY_CLOCK.search(question)
-    if clock:
-        hour, minute, meridiem = int(clock.group(1)), int(clock.group(2)), clock.group(3)
-        if meridiem and meridiem.lower() == "pm" and hour < 12:
-            hour += 12
-        if meridiem and meridiem.lower() == "am" and hour == 12:
-            hour = 0
-        if hour < 24 and minute < 60:
-            onset = now.replace(hour=hour, minute=minute, second=0, microsecond=0)
-            if onset >= now:
-                onset -= timedelta(days=1)
-            return Window(onset, now)
-    return Window(None, now)
+    resolved = resolve_window(question, now, default_timezone)
+    onset = resolved.onset or resolved.start
+    if onset is not None and onset >= resolved.end:
+        onset = None
+    return Window(onset, resolved.end, resolved)
 
 
 def iso(moment: datetime) -> str:
     """``2026-11-30T10:00:00Z``."""
     return moment.astimezone(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+@dataclass(frozen=True)
+class Understanding:
+    """What the planner needs to know about one question."""
+
+    question: str
+    window: Window
+    services: list[str]
+    unknown: list[UnknownName]
+    language: str
+    asks_alerts: bool
+    follow_up: bool = False
+
+
+def understand(
+    question: str,
+    reference_time: str | None,
+    services: Sequence[str],
+    aliases: Mapping[str, Sequence[str]] | None = None,
+    history: Sequence[Mapping[str, Any]] = (),
+    default_timezone: str = DEFAULT_TIMEZONE,
+) -> Understanding:
+    """Read ``question`` (and, for a follow-up, the previous user turns in ``history``)."""
+    names: Resolution = resolve_services(question, services, aliases)
+    found, follow_up = names.services, False
+    if not found and not names.unknown and _REFERS_BACK.search(question):
+        for turn in reversed(list(history)):
+            if turn.get("role") != "user" or str(turn.get("content", "")) == question:
+                continue
+            earlier = resolve_services(str(turn.get("content", "")), services, aliases)
+            if earlier.services:
+                found, follow_up = earlier.services, True
+                break
+    return Understanding(
+        question,
+        question_window(question, reference_time, default_timezone),
+        found,
+        names.unknown,
+        question_language(question),
+        bool(_ALERTS.search(question)),
+        follow_up,
+    )

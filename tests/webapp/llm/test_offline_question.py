@@ -1,0 +1,140 @@
+"""The offline planner's reading of a question: window, names, unknowns, alerts, follow-ups."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+
+from webapp.demo.backend import DemoTelemetryBackend
+from webapp.llm.offline.conversation import Catalog
+from webapp.llm.offline.planner import plan
+from webapp.llm.offline.question import mentioned_services, question_window, understand
+from webapp.tools.catalog import diagnosis_tools
+from webapp.tools.knowledge import KnowledgeIndex
+
+from ..analysis.synthetic import world
+
+NOW = "2026-11-30T12:00:00Z"
+SERVICES = DemoTelemetryBackend().services()
+
+
+@pytest.fixture(scope="module")
+def catalog() -> Catalog:
+    tools = diagnosis_tools(DemoTelemetryBackend(), KnowledgeIndex(":memory:"), None)
+    return Catalog([t.definition() for t in tools])
+
+
+def planned(catalog: Catalog, question: str, **extra: Any) -> dict[str, Any]:
+    return plan({"question": question, "reference_time": NOW, "mode": "FULL", **extra}, catalog)
+
+
+@pytest.mark.parametrize(
+    ("question", "split"),
+    [
+        ("why is payment-service slow since 10:00?", "2026-11-30T10:00:00Z"),
+        ("since 11:00 CET", "2026-11-30T10:00:00Z"),
+        ("payment-service 为什么从10点开始变慢?", "2026-11-30T10:00:00Z"),
+        ("in the last 30 minutes", "2026-11-30T11:30:00Z"),
+        ("p95 is 1.30 s", "2026-11-30T11:00:00Z"),  # not a time: the default split
+        ("payment-service", "2026-11-30T11:00:00Z"),
+    ],
+)
+def test_the_window_keeps_the_executors_shape(question: str, split: str) -> None:
+    window = question_window(question, NOW)
+    assert window.split.strftime("%Y-%m-%dT%H:%M:%SZ") == split
+    assert window.before()[1] == window.after()[0] == window.split
+    assert window.resolved is not None
+
+
+def test_names_are_resolved_through_the_library() -> None:
+    assert mentioned_services("why is paymnt-service slow?", SERVICES) == ["payment-service"]
+    assert mentioned_services("订单服务报错了", SERVICES, {"order-service": ["订单服务"]}) == [
+        "order-service"
+    ]
+
+
+def test_a_question_without_a_time_looks_for_onsets_over_the_recent_range(
+    catalog: Catalog,
+) -> None:
+    result = planned(catalog, "payment-service")
+    first = result["queries"][0]
+    assert first == {
+        "tool": "detect_anomalies",
+        "arguments": {"service": "payment-service"},
+        "purpose": "no time given: onsets of every signal of payment-service over the recent range",
+    }
+    assert len(result["queries"]) <= 12
+
+
+def test_a_question_with_a_time_keeps_the_before_and_after_comparison(catalog: Catalog) -> None:
+    result = planned(catalog, "Why is payment-service slow since 10:00?")
+    tools = [q["tool"] for q in result["queries"]]
+    assert tools[:4] == ["query_logs"] * 4 and "detect_anomalies" not in tools
+    assert result["queries"][0]["arguments"]["start"] == "2026-11-30T10:00:00Z"
+    assert "since 10:00" in result["summary"]
+
+
+def test_a_misspelt_service_is_planned_under_its_real_name(catalog: Catalog) -> None:
+    result = planned(catalog, "why is paymnt-service slow since 10:00?")
+    assert {q["arguments"].get("service") for q in result["queries"]} == {"payment-service"}
+
+
+def test_an_unknown_service_is_said_to_be_unknown(catalog: Catalog) -> None:
+    result = planned(catalog, "is search-service down?")
+    assert "search-service is not a service this system has telemetry for" in result["summary"]
+    assert any("search-service" in h for h in result["hypotheses"])
+    assert all(q["arguments"].get("service") is None for q in result["queries"])
+
+
+def test_alert_questions_query_the_firing_alerts(catalog: Catalog) -> None:
+    result = planned(catalog, "What alerts are firing right now?")
+    assert result["queries"][0] == {
+        "tool": "query_alerts",
+        "arguments": {"state": "firing"},
+        "purpose": "the question asks about alerts: which are firing now",
+    }
+    assert planned(catalog, "有哪些告警?")["queries"][0]["tool"] == "query_alerts"
+
+
+def test_several_services_get_one_trail_each(catalog: Catalog) -> None:
+    result = planned(
+        catalog, "why are order-service, shipping-service and redis-cache failing since 10:20?"
+    )
+    services = [q["arguments"].get("service") for q in result["queries"]]
+    assert services[:6] == ["order-service"] * 6
+    assert services[6:12] == ["shipping-service"] * 6
+    assert len(result["queries"]) == 12
+    assert [h.split(" ")[0] for h in result["hypotheses"]] == [
+        "order-service",
+        "shipping-service",
+        "redis-cache",
+    ]
+
+
+def test_a_follow_up_is_about_the_previous_turns_service(catalog: Catalog) -> None:
+    history = [
+        {"role": "user", "content": "why is payment-service slow since 10:00?"},
+        {"role": "assistant", "content": "## payment-service: Database connection pool exhaustion"},
+    ]
+    for question in ("and what about its errors?", "它为什么变慢?", "why is it slow?"):
+        result = planned(catalog, question, history=history)
+        services = {q["arguments"].get("service") for q in result["queries"]}
+        assert services == {"payment-service"}, question
+    seen = understand("why is it slow?", NOW, SERVICES, history=history)
+    assert seen.follow_up and seen.language == "en"
+    assert not understand("hello", NOW, SERVICES, history=history).follow_up
+
+
+def test_aliases_declared_by_any_backend_reach_the_planner() -> None:
+    backend = world()
+    tools = diagnosis_tools(backend, KnowledgeIndex(":memory:"), None)
+    catalog = Catalog(json.loads(json.dumps([t.definition() for t in tools])))
+    assert catalog.aliases == {"ledger-writer": ["账本服务"]}
+    result = plan({"question": "账本服务报错了", "reference_time": NOW}, catalog)
+    assert result["queries"][0]["arguments"]["service"] == "ledger-writer"
+
+
+def test_the_language_is_recorded_for_the_answer() -> None:
+    assert understand("订单服务报错了,帮我看看", NOW, SERVICES).language == "zh"

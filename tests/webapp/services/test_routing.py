@@ -1,0 +1,57 @@
+"""``mode=auto`` routing, for English and Chinese questions alike."""
+
+from __future__ import annotations
+
+import pytest
+
+from webapp.services.routing import COMPLEX, SIMPLE, FlowRouter
+
+SERVICES = ["order-service", "payment-service", "redis-cache", "mysql-primary"]
+ALIASES = {"order-service": ["订单服务"], "redis-cache": ["缓存"]}
+
+
+@pytest.fixture
+def router() -> FlowRouter:
+    return FlowRouter(lambda: SERVICES, lambda: ["HighLatencyPayments"], lambda: ALIASES)
+
+
+@pytest.mark.parametrize(
+    ("question", "flow"),
+    [
+        ("Why is payment-service slow since 10:00?", COMPLEX),
+        ("payment-service", COMPLEX),
+        ("paymnt-service", COMPLEX),
+        ("payment checkout is sluggish", COMPLEX),
+        ("What alerts are firing right now?", COMPLEX),
+        ("is HighLatencyPayments serious", COMPLEX),
+        ("hello", SIMPLE),
+        ("What does the runbook say about connection pools?", SIMPLE),
+        ("how do I rotate a certificate?", SIMPLE),
+        # Chinese
+        ("订单服务报错了,帮我看看", COMPLEX),
+        ("缓存命中率下降的原因是什么?", COMPLEX),
+        ("payment-service 为什么从10点开始变慢?", COMPLEX),
+        ("支付接口延迟很高", COMPLEX),
+        ("有哪些告警在触发?", COMPLEX),
+        ("网关超时了", COMPLEX),
+        ("订单服务", COMPLEX),
+        ("你好", SIMPLE),
+        ("运行手册里怎么处理证书过期?", SIMPLE),
+        ("什么是连接池?", SIMPLE),
+    ],
+)
+def test_questions_are_routed_by_what_they_ask(
+    router: FlowRouter, question: str, flow: str
+) -> None:
+    assert router.route(question) == flow
+
+
+def test_an_explicit_mode_wins(router: FlowRouter) -> None:
+    assert router.route("你好", "complex") == COMPLEX
+    assert router.route("为什么订单服务报错", "simple") == SIMPLE
+
+
+def test_aliases_are_optional() -> None:
+    plain = FlowRouter(lambda: SERVICES)
+    assert plain.route("订单服务") == SIMPLE
+    assert plain.route("order-service") == COMPLEX

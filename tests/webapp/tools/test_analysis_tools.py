@@ -1,0 +1,149 @@
+"""detect_anomalies and log_patterns as tools: schemas, defaults, errors, recorded outputs."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from webapp.context import run_scope
+from webapp.demo.backend import DemoTelemetryBackend
+from webapp.stores.memory import MemoryAudit
+from webapp.tools.analysis import analysis_tools
+from webapp.tools.catalog import ALIASES_MARKER, diagnosis_tools
+from webapp.tools.doc_tracker import RetrievedDocTracker
+from webapp.tools.knowledge import KnowledgeIndex
+from webapp.tools.registry import ToolBox
+
+from ..analysis.synthetic import world
+
+
+@pytest.fixture(scope="module")
+def backend() -> DemoTelemetryBackend:
+    return DemoTelemetryBackend()
+
+
+def call(box: ToolBox, name: str, **arguments: Any) -> dict[str, Any]:
+    with run_scope("s1", "run-1"):
+        result = box.call(name, json.dumps(arguments), None)
+    body: dict[str, Any] = json.loads(result.content)
+    body["_status"] = result.status
+    return body
+
+
+def test_every_model_is_offered_the_analysis_tools(backend: DemoTelemetryBackend) -> None:
+    tools = diagnosis_tools(backend, KnowledgeIndex(":memory:"), RetrievedDocTracker())
+    names = [t.name for t in tools]
+    assert names == [
+        "lookup_knowledge",
+        "query_logs",
+        "query_metrics",
+        "query_alerts",
+        "detect_anomalies",
+        "log_patterns",
+    ]
+    schemas = {t.name: t.definition()["function"]["parameters"] for t in tools}
+    assert schemas["detect_anomalies"]["required"] == ["service"]
+    assert set(schemas["detect_anomalies"]["properties"]) == {"service", "start", "end"}
+    assert set(schemas["log_patterns"]["properties"]) == {"service", "start", "end", "level"}
+    assert schemas["log_patterns"]["properties"]["service"]["enum"] == backend.services()
+
+
+def test_detect_anomalies_defaults_to_the_recent_range_and_is_recorded(
+    backend: DemoTelemetryBackend,
+) -> None:
+    audit = MemoryAudit()
+    box = ToolBox(analysis_tools(backend), audit, "executor")
+    body = call(box, "detect_anomalies", service="payment-service")
+    assert body["_status"] == "SUCCESS"
+    result = body["result"]
+    assert set(result) == {"window", "findings", "healthy_signals"}
+    assert result["window"]["start"] == "2026-11-30T06:00:00Z"
+    assert result["window"]["end"] == "2026-11-30T12:00:00Z"
+    assert any(f["signal"] == "latency_p95_ms" for f in result["findings"])
+    recorded = audit.invocations_for_run("run-1")[-1]
+    assert recorded.tool_name == "detect_anomalies" and recorded.raw_output == result
+    assert body["invocation_id"] == recorded.invocation_id
+
+
+def test_an_explicit_window_is_used(backend: DemoTelemetryBackend) -> None:
+    box = ToolBox(analysis_tools(backend), MemoryAudit(), "executor")
+    body = call(
+        box,
+        "log_patterns",
+        service="order-service",
+        start="2026-11-30T10:00:00Z",
+        end="2026-11-30T12:00:00Z",
+        level="ERROR",
+    )
+    result = body["result"]
+    assert result["window"]["start"] == "2026-11-30T10:00:00Z"
+    assert result["window"]["onset"] == "2026-11-30T10:45:00Z"
+    assert result["patterns"][0]["new"] and "inventory-service" in result["patterns"][0]["template"]
+
+
+@pytest.mark.parametrize(
+    ("arguments", "status", "message"),
+    [
+        ({"service": "search-service"}, "BLOCKED", "is not one of"),
+        ({}, "BLOCKED", "missing required"),
+        ({"service": "order-service", "start": "yesterday"}, "ERROR", "not an ISO-8601"),
+        (
+            {
+                "service": "order-service",
+                "start": "2026-11-30T12:00:00Z",
+                "end": "2026-11-30T10:00:00Z",
+            },
+            "ERROR",
+            "must be before",
+        ),
+        (
+            {
+                "service": "order-service",
+                "start": "2026-11-01T00:00:00Z",
+                "end": "2026-11-30T10:00:00Z",
+            },
+            "ERROR",
+            "at most 7 days",
+        ),
+    ],
+)
+def test_bad_arguments_come_back_as_data(
+    backend: DemoTelemetryBackend, arguments: dict[str, Any], status: str, message: str
+) -> None:
+    box = ToolBox(analysis_tools(backend), MemoryAudit(), "executor")
+    body = call(box, "detect_anomalies", **arguments)
+    assert body["_status"] == status and message in body["error"]
+
+
+def test_the_tools_work_on_any_backend_through_the_port() -> None:
+    synthetic = world()
+    box = ToolBox(analysis_tools(synthetic), MemoryAudit(), "executor")
+    found = call(box, "detect_anomalies", service="ledger-writer")["result"]["findings"]
+    assert {f["signal"] for f in found} >= {"disk_used_ratio", "ERROR"}
+    patterns = call(box, "log_patterns", service="ledger-writer")["result"]["patterns"]
+    assert patterns[0]["new"] and "No space left on device" in patterns[0]["template"]
+    assert set(synthetic.calls) == {"query_logs", "query_metrics"}
+
+
+def test_declared_aliases_are_told_to_the_model() -> None:
+    tools = {t.name: t for t in diagnosis_tools(world(), KnowledgeIndex(":memory:"), None)}
+    description = tools["query_logs"].description
+    listed = json.loads(description.split(ALIASES_MARKER, 1)[1])
+    assert listed == {"ledger-writer": ["账本服务"]}
+
+
+def test_the_demo_backend_reads_aliases_from_its_dataset(tmp_path: Path) -> None:
+    source = DemoTelemetryBackend().data_dir
+    for name in ("dataset.json", "metrics.json", "alerts.json"):
+        shutil.copy(source / name, tmp_path / name)
+    dataset = json.loads((tmp_path / "dataset.json").read_text(encoding="utf-8"))
+    dataset.pop("aliases", None)
+    (tmp_path / "dataset.json").write_text(json.dumps(dataset), encoding="utf-8")
+    assert DemoTelemetryBackend(tmp_path).service_aliases() == {}
+    dataset["aliases"] = {"order-service": ["订单服务"], "no-such-service": ["x"]}
+    (tmp_path / "dataset.json").write_text(json.dumps(dataset), encoding="utf-8")
+    assert DemoTelemetryBackend(tmp_path).service_aliases() == {"order-service": ["订单服务"]}

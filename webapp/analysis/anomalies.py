@@ -1,0 +1,208 @@
+"""What changed in one service: every metric, its log error/warn rates, and its log templates.
+
+``service_anomalies`` and ``service_log_patterns`` compute the raw outputs of the
+``detect_anomalies`` and ``log_patterns`` tools (SPEC section 5) through the telemetry port, so
+they work on any backend:
+
+* every metric the service has (``metrics_by_service``) and the ERROR and WARN line counts per
+  bucket go through ``detect_onset``; each significant change is a finding;
+* templates mined from the ERROR and WARN lines whose per-bucket counts change significantly
+  are ``log_pattern`` findings (a new error message, or a known one that surged);
+* ``healthy_signals`` counts the signals examined that did not change significantly.
+
+Log rates are exact whatever the volume (``series.log_counts``); templates are mined from the
+records themselves, so a level with more lines than ``FETCH_LIMIT`` gives no ``log_pattern``
+findings, and ``log_patterns`` then reads up to ``FETCH_LIMIT`` lines on each side of the onset
+(those nearest to it). A log signal's onset is its first line in the onset bucket (the bucket
+is ``window.step_seconds`` long), or the bucket's start when its lines were not all read.
+
+Findings are ordered by onset (earliest first: in a cascade the culprit usually moved first),
+then by significance. Log templates are counted before and after the onset of the chosen
+levels' line rate; with no such onset there is nothing to split on, every record counts as
+"after" and no template is flagged new (``window.onset`` is null).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import replace
+from datetime import datetime, timedelta
+from typing import Any
+
+from ..tools.backends import TelemetryBackend
+from .logpatterns import LogPattern, mine_patterns
+from .onsets import Finding, detect_onset, iso
+from .series import (
+    bucket_edges,
+    bucket_step,
+    count_by_bucket,
+    count_logs,
+    log_counts,
+    log_records,
+    logs_begin,
+    metric_points,
+    parse_stamp,
+    trim_to_data,
+)
+
+LOG_LEVELS = ("ERROR", "WARN")
+#: Templates with fewer records than this in the window are not assessed as findings.
+MIN_PATTERN_RECORDS = 3
+#: At most this many templates (the most frequent) are assessed as findings.
+MAX_PATTERN_FINDINGS = 5
+#: At most this many templates are returned by ``log_patterns``; examples are cut to this size.
+MAX_PATTERNS = 20
+MAX_EXAMPLE = 500
+
+
+def service_anomalies(
+    backend: TelemetryBackend, service: str, start: datetime, end: datetime
+) -> dict[str, Any]:
+    """The ``detect_anomalies`` raw output for ``service`` over ``[start, end]``."""
+    step = bucket_step(start, end)
+    findings: list[Finding] = []
+    examined = 0
+    for metric in backend.metrics_by_service().get(service, []):
+        points, _unit = metric_points(backend, service, metric, start, end)
+        examined += 1
+        if (found := detect_onset(points, signal=metric, kind="metric")) is not None:
+            findings.append(found)
+    begin = logs_begin(backend, service, start, end, step)
+    records: list[dict[str, Any]] = []
+    for level in LOG_LEVELS:
+        level_records, counts = log_counts(backend, service, level, start, end, step)
+        examined += 1
+        found = detect_onset(
+            trim_to_data(counts, begin), signal=level, kind="log_rate", counts=True
+        )
+        complete = len(level_records) == sum(v for _, v in counts)  # every record, no sample
+        if found is not None:
+            times = [parse_stamp(r["timestamp"]) for r in level_records] if complete else []
+            findings.append(to_first_line(found, times, step))
+        if complete:
+            records += level_records
+    pattern_findings, assessed = _pattern_findings(records, bucket_edges(start, end, step), begin)
+    findings += pattern_findings
+    findings.sort(key=lambda f: (f.onset, -f.significance, f.signal))
+    return {
+        "window": {"start": iso(start), "end": iso(end), "step_seconds": int(step.total_seconds())},
+        "findings": [f.as_dict() for f in findings],
+        "healthy_signals": examined + assessed - len(findings),
+    }
+
+
+def service_log_patterns(
+    backend: TelemetryBackend,
+    service: str,
+    start: datetime,
+    end: datetime,
+    level: str | None = None,
+) -> dict[str, Any]:
+    """The ``log_patterns`` raw output: templates of ``level`` (default ERROR and WARN) lines."""
+    levels = (level.upper(),) if level else LOG_LEVELS
+    step = bucket_step(start, end)
+    begin = logs_begin(backend, service, start, end, step)
+    records: list[dict[str, Any]] = []
+    rate: list[tuple[datetime, float]] = []
+    complete = True
+    for name in levels:
+        level_records, counts = log_counts(backend, service, name, start, end, step)
+        complete = complete and len(level_records) == sum(v for _, v in counts)
+        records += level_records
+        rate = [(t, v + (rate[i][1] if rate else 0.0)) for i, (t, v) in enumerate(counts)]
+    onset = detect_onset(
+        trim_to_data(rate, begin), signal="+".join(levels), kind="log_rate", counts=True
+    )
+    split = onset.onset if onset is not None else None
+    if complete or split is None:
+        patterns = mine_patterns(records, split)[:MAX_PATTERNS]
+    else:
+        patterns = _sampled_patterns(backend, service, levels, (start, split, end), step)
+    return {
+        "window": {"start": iso(start), "end": iso(end), "onset": iso(split) if split else None},
+        "patterns": [_cut(p).as_dict() for p in patterns],
+    }
+
+
+def _sampled_patterns(
+    backend: TelemetryBackend,
+    service: str,
+    levels: Sequence[str],
+    bounds: tuple[datetime, datetime, datetime],
+    step: timedelta,
+) -> list[LogPattern]:
+    """Too many lines to read them all: mine the ``FETCH_LIMIT`` nearest each side of the
+    onset, then count every template exactly with keyword queries on its longest literal
+    part (a substring every line of the template contains), and date it by binary search."""
+    start, split, end = bounds
+    records = [
+        r
+        for name in levels
+        for lo, hi in ((start, split), (split, end))
+        for r in log_records(backend, service, lo, hi, name)[0]
+    ]
+    exact: list[LogPattern] = []
+    for pattern in mine_patterns(records, split)[:MAX_PATTERNS]:
+        needle = literal(pattern.template)
+        if not needle:
+            exact.append(pattern)
+            continue
+        before = sum(count_logs(backend, service, start, split, n, needle) for n in levels)
+        after = sum(count_logs(backend, service, split, end, n, needle) for n in levels)
+        firsts = [logs_begin(backend, service, start, end, step, n, needle) for n in levels]
+        first = min((f for f in firsts if f is not None), default=pattern.first_seen)
+        exact.append(
+            replace(
+                pattern,
+                count_before=before,
+                count_after=after,
+                first_seen=first,
+                new=before == 0 and after > 0,
+            )
+        )
+    exact.sort(key=lambda p: (not p.new, -p.count_after, -p.count_before, p.template))
+    return exact
+
+
+def literal(template: str) -> str:
+    """The longest run of a template between its masks (``<*>``, ``<NUM>``...), stripped."""
+    parts = [p.strip() for p in re.split(r"<[A-Z*]+>", template)]
+    return max(parts, key=len) if parts else ""
+
+
+def _pattern_findings(
+    records: Sequence[dict[str, Any]],
+    edges: Sequence[datetime],
+    begin: datetime | None,
+) -> tuple[list[Finding], int]:
+    """Findings for the frequent templates whose line counts changed; and how many were assessed."""
+    patterns = mine_patterns(records, None)
+    frequent = [p for p in patterns if p.count_after >= MIN_PATTERN_RECORDS][:MAX_PATTERN_FINDINGS]
+    findings: list[Finding] = []
+    for pattern in frequent:
+        counts = trim_to_data(count_by_bucket(pattern.times, edges), begin)
+        found = detect_onset(counts, signal=pattern.template, kind="log_pattern", counts=True)
+        if found is not None:
+            findings.append(to_first_line(found, pattern.times, edges[1] - edges[0]))
+    return findings, len(frequent)
+
+
+def to_first_line(finding: Finding, times: Sequence[datetime], step: timedelta) -> Finding:
+    """A log finding dated by its first line in the onset bucket, not the bucket's start."""
+    inside = [t for t in times if finding.onset <= t < finding.onset + step]
+    return replace(finding, onset=min(inside)) if inside else finding
+
+
+def _cut(pattern: LogPattern) -> LogPattern:
+    if len(pattern.example) <= MAX_EXAMPLE:
+        return pattern
+    return LogPattern(
+        pattern.template,
+        pattern.example[:MAX_EXAMPLE] + "…",
+        pattern.count_before,
+        pattern.count_after,
+        pattern.first_seen,
+        pattern.new,
+        pattern.levels,
+    )

@@ -1,0 +1,176 @@
+"""Log templates mined with ``drain3``, counted before and after an onset; services named in logs.
+
+``mine_patterns(records, split)`` feeds the messages, oldest first, to a fresh in-memory Drain
+miner (no persistence, no snapshots, fixed settings, so the same records always give the same
+templates), then counts each template's records before and after ``split``. A template is
+``new`` when it has records after the split and none before it. Variable parts are masked
+before clustering so that ids, addresses, numbers and durations do not split one message shape
+into many: ``<UUID>``, ``<IP>``, ``<HEX>``, ``<ID>``, ``<NUM>``. Masking is done here, once per
+message, and Drain sees each distinct masked message once (in order of first appearance): the
+same clusters as feeding every message, at a fraction of the cost (2,700 messages: 30 ms, not
+180 ms).
+
+``named_services(records, services, exclude)`` counts, per other known service, the messages
+that name it (a whole-word, case-insensitive match of the service name or one of its aliases):
+what the data says a service depends on, never guessed from word overlap.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from functools import lru_cache
+from typing import Any
+
+from drain3 import TemplateMiner
+from drain3.template_miner_config import TemplateMinerConfig
+
+#: Drain's similarity threshold: a message joins a cluster when at least this share of its
+#: tokens equal the cluster's template (drain3's default, tuned on the LogHub benchmarks).
+SIMILARITY = 0.4
+#: Depth of Drain's prefix tree (drain3's default).
+DEPTH = 4
+#: Masked messages remembered (a tool call and the next on the same lines mask them once).
+MASK_CACHE = 32768
+#: Drain3 keeps this many clusters at most; beyond it the least recently used is dropped.
+MAX_CLUSTERS = 1000
+
+_MASKS = (
+    (r"\b[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}\b", "UUID"),
+    (r"\b\d{1,3}(?:\.\d{1,3}){3}(?::\d+)?\b", "IP"),
+    (r"\b0x[0-9a-fA-F]+\b", "HEX"),
+    (r"\b(?=[0-9a-f]*\d)(?=[0-9a-f]*[a-f])[0-9a-f]{12,}\b", "ID"),
+    (r"(?<![A-Za-z0-9_])[-+]?\d+(?:\.\d+)?(?:ms|us|µs|s|m|h|%|[KMGT]i?B)?(?![A-Za-z0-9_])", "NUM"),
+)
+
+# One pass over the message: the alternatives are tried in the order above at each position.
+# The lookahead lets positions that cannot start a mask fail at once (a third faster).
+_COMBINED = re.compile(
+    "(?=[-+0-9a-fA-F])(?:" + "|".join(f"(?P<{name}>{pattern})" for pattern, name in _MASKS) + ")"
+)
+
+
+@dataclass(frozen=True)
+class LogPattern:
+    """One template and how often it occurred on each side of the split."""
+
+    template: str
+    example: str
+    count_before: int
+    count_after: int
+    first_seen: datetime
+    new: bool
+    levels: tuple[str, ...] = ()
+    #: When each record of the template was logged, oldest first (for per-bucket counts).
+    times: tuple[datetime, ...] = field(default=(), repr=False, compare=False)
+
+    def as_dict(self) -> dict[str, Any]:
+        """The raw-output shape of a ``log_patterns`` pattern."""
+        return {
+            "template": self.template,
+            "example": self.example,
+            "count_before": self.count_before,
+            "count_after": self.count_after,
+            "first_seen": self.first_seen.astimezone(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
+            "new": self.new,
+        }
+
+
+def new_miner() -> TemplateMiner:
+    """A fresh, in-memory, deterministic Drain miner with our masks."""
+    config = TemplateMinerConfig()
+    config.drain_sim_th = SIMILARITY
+    config.drain_depth = DEPTH
+    config.drain_max_clusters = MAX_CLUSTERS
+    config.profiling_enabled = False
+    config.parametrize_numeric_tokens = True
+    return TemplateMiner(persistence_handler=None, config=config)
+
+
+@lru_cache(maxsize=MASK_CACHE)
+def mask(message: str) -> str:
+    """``message`` with ids, addresses, numbers and durations replaced by ``<UUID>``... masks."""
+    return _COMBINED.sub(lambda match: f"<{match.lastgroup}>", message)
+
+
+def mine_patterns(
+    records: Iterable[Mapping[str, Any]], split: datetime | None = None
+) -> list[LogPattern]:
+    """Templates of ``records`` (``timestamp``/``message``/``level`` dicts), most telling first.
+
+    Order: new templates first, then by count after the split, count before, template text.
+    With ``split`` None every record counts as "after" and nothing is new.
+    """
+    rows = sorted(
+        (
+            (_time(r["timestamp"]), str(r.get("message", "")), str(r.get("level", "")))
+            for r in records
+        ),
+        key=lambda row: (row[0], row[1]),
+    )
+    masked = [mask(message) for _, message, _ in rows]
+    miner = new_miner()
+    cluster_of = {
+        shape: miner.add_log_message(shape)["cluster_id"] for shape in dict.fromkeys(masked)
+    }
+    templates = {c.cluster_id: c.get_template() for c in miner.drain.clusters}
+    grouped: dict[str, list[tuple[datetime, str, str]]] = {}
+    for row, shape in zip(rows, masked, strict=True):
+        grouped.setdefault(templates.get(cluster_of[shape], shape), []).append(row)
+    patterns = []
+    for template, members in grouped.items():
+        before = sum(1 for t, _, _ in members if split is not None and t < split)
+        after = len(members) - before
+        patterns.append(
+            LogPattern(
+                template,
+                members[0][1],
+                before,
+                after,
+                members[0][0],
+                split is not None and before == 0 and after > 0,
+                tuple(sorted({level for _, _, level in members if level})),
+                tuple(t for t, _, _ in members),
+            )
+        )
+    patterns.sort(key=lambda p: (not p.new, -p.count_after, -p.count_before, p.template))
+    return patterns
+
+
+def named_services(
+    records: Iterable[Mapping[str, Any]],
+    services: Sequence[str],
+    exclude: str | None = None,
+    aliases: Mapping[str, Sequence[str]] | None = None,
+) -> dict[str, int]:
+    """For each known service other than ``exclude``: how many messages name it (if any)."""
+    needles = {
+        service: _name_pattern([service, *((aliases or {}).get(service, ()))])
+        for service in services
+        if service != exclude
+    }
+    counts: dict[str, int] = {}
+    for record in records:
+        message = str(record.get("message", ""))
+        for service, needle in needles.items():
+            if needle.search(message):
+                counts[service] = counts.get(service, 0) + 1
+    return dict(sorted(counts.items(), key=lambda item: (-item[1], item[0])))
+
+
+def _name_pattern(names: Sequence[str]) -> re.Pattern[str]:
+    parts = []
+    for name in names:
+        escaped = re.escape(name)
+        parts.append(escaped if not name.isascii() else rf"(?<![\w-]){escaped}(?![\w-])")
+    return re.compile("|".join(parts), re.I)
+
+
+def _time(value: Any) -> datetime:
+    if isinstance(value, datetime):
+        moment = value
+    else:
+        moment = datetime.fromisoformat(str(value).replace("Z", "+00:00"))
+    return moment if moment.tzinfo else moment.replace(tzinfo=timezone.utc)

@@ -1,0 +1,199 @@
+"""Which of the backend's services a question names: exact, alias, partial, misspelt, unknown.
+
+``resolve_services(text, services, aliases)`` reads the question in this order:
+
+1. **exact** - a service's full name as a whole word (``billing-service``), case-insensitive;
+2. **alias** - a name the backend declares for it (``service_aliases()``: other spellings,
+   Chinese names such as ``账单服务``); non-ASCII aliases match as substrings, since Chinese
+   has no spaces between words;
+3. **fuzzy** - a token shaped like a service name (``biling-service``, ``ledgr-svc``)
+   whose *stem* (the name without generic parts such as ``service``, ``svc``, ``api``) is
+   within ``FUZZY_THRESHOLD`` (rapidfuzz's normalised Levenshtein ratio) of a service's stem;
+4. **partial** - a distinctive part of a service's name used as a word ("billing is slow" ->
+   ``billing-service``), also when misspelt by a letter or two (``PART_THRESHOLD``).
+
+A service-shaped token that resolves to nothing is **unknown** and comes back with the closest
+names as suggestions - the caller says the service is unknown instead of guessing.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+
+from rapidfuzz import fuzz, process
+
+#: Stem similarity (0-100) for a misspelt service-shaped token to resolve: "biling" vs
+#: "billing" is 92, "ledgre" vs "ledger" 83; "search" vs "user" is 60.
+FUZZY_THRESHOLD = 80.0
+#: A single word must be this close to a distinctive name part (and at least
+#: ``MIN_FUZZY_WORD`` letters long) to count: ordinary words sit well below it.
+PART_THRESHOLD = 88.0
+MIN_FUZZY_WORD = 5
+#: Suggestions offered for an unknown service.
+SUGGESTIONS = 3
+
+#: Parts of service names that identify no service on their own.
+GENERIC_PARTS = frozenset(
+    {
+        "service",
+        "services",
+        "svc",
+        "api",
+        "app",
+        "server",
+        "worker",
+        "main",
+        "primary",
+        "the",
+        "v1",
+        "v2",
+        "prod",
+        "backend",
+        "frontend",
+        "srv",
+    }
+)
+#: Endings that make a hyphenated token look like a service name even when it is not one.
+SERVICE_SUFFIXES = frozenset({"service", "svc", "api", "server", "worker", "db", "gateway"})
+
+_TOKEN = re.compile(r"[a-z][a-z0-9]*(?:[-_.][a-z0-9]+)+|[a-z][a-z0-9]+", re.I)
+_PARTS = re.compile(r"[a-z0-9]+")
+
+
+@dataclass(frozen=True)
+class NameMatch:
+    """A service the question names, how it was recognised, and the text that named it."""
+
+    service: str
+    how: str  # exact | alias | fuzzy | partial
+    text: str
+    score: float = 100.0
+
+
+@dataclass(frozen=True)
+class UnknownName:
+    """A service-shaped name that is not one of the backend's, with the closest real ones."""
+
+    text: str
+    suggestions: list[str] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class Resolution:
+    """Every service the question names (in the order named) and every unknown name."""
+
+    matches: list[NameMatch]
+    unknown: list[UnknownName]
+
+    @property
+    def services(self) -> list[str]:
+        """The services named, first mention first, without repeats."""
+        return list(dict.fromkeys(m.service for m in self.matches))
+
+
+def resolve_services(
+    text: str, services: Sequence[str], aliases: Mapping[str, Sequence[str]] | None = None
+) -> Resolution:
+    """The services ``text`` names among ``services`` (see the module docstring)."""
+    lowered = text.lower()
+    found: list[tuple[int, NameMatch]] = []
+    for service in services:
+        if (at := _word_at(lowered, service.lower())) >= 0:
+            found.append((at, NameMatch(service, "exact", service)))
+    for service, names in (aliases or {}).items():
+        if service not in services or any(m.service == service for _, m in found):
+            continue
+        for name in sorted(names, key=len, reverse=True):
+            at = (
+                lowered.find(name.lower())
+                if not name.isascii()
+                else _word_at(lowered, name.lower())
+            )
+            if at >= 0:
+                found.append((at, NameMatch(service, "alias", name)))
+                break
+    unknown: list[UnknownName] = []
+    taken = {m.service for _, m in found}
+    for token in _TOKEN.finditer(text):
+        word = token.group(0)
+        if not _service_shaped(word) or _known(word, services, aliases):
+            continue
+        best = _closest_stem(word, [s for s in services if s not in taken])
+        if best is not None:
+            found.append((token.start(), NameMatch(best[0], "fuzzy", word, best[1])))
+            taken.add(best[0])
+        else:
+            unknown.append(UnknownName(word, suggest(word, services)))
+    if not found:
+        found = _partial(text, services)
+    found.sort(key=lambda item: item[0])
+    return Resolution([m for _, m in found], unknown)
+
+
+def suggest(name: str, services: Sequence[str], limit: int = SUGGESTIONS) -> list[str]:
+    """The ``limit`` services closest to ``name`` (normalised Levenshtein ratio), best first."""
+    ranked = process.extract(name.lower(), list(services), scorer=fuzz.ratio, limit=limit)
+    return [choice for choice, _score, _index in ranked]
+
+
+def stem(name: str) -> str:
+    """``billing-service`` -> ``billing``: the name without its generic parts."""
+    parts = [p for p in _PARTS.findall(name.lower()) if p not in GENERIC_PARTS]
+    return "-".join(parts) or name.lower()
+
+
+def _word_at(text: str, name: str) -> int:
+    match = re.search(rf"(?<![\w-]){re.escape(name)}(?![\w-])", text)
+    return match.start() if match else -1
+
+
+def _service_shaped(word: str) -> bool:
+    parts = _PARTS.findall(word.lower())
+    return len(parts) > 1 and parts[-1] in SERVICE_SUFFIXES
+
+
+def _known(word: str, services: Sequence[str], aliases: Mapping[str, Sequence[str]] | None) -> bool:
+    names = {s.lower() for s in services}
+    names |= {a.lower() for values in (aliases or {}).values() for a in values}
+    return word.lower() in names
+
+
+def _closest_stem(word: str, services: Sequence[str]) -> tuple[str, float] | None:
+    stems = {stem(s): s for s in services}
+    if not stems:
+        return None
+    best = process.extractOne(stem(word), list(stems), scorer=fuzz.ratio)
+    if best is None or best[1] < FUZZY_THRESHOLD:
+        return None
+    return stems[best[0]], float(best[1])
+
+
+def _partial(text: str, services: Sequence[str]) -> list[tuple[int, NameMatch]]:
+    """Services whose distinctive name part the question uses as a word (maybe misspelt)."""
+    words = [(m.start(), m.group(0)) for m in re.finditer(r"[a-z0-9]+", text.lower())]
+    found: list[tuple[int, NameMatch]] = []
+    for service in services:
+        parts = [
+            p for p in _PARTS.findall(service.lower()) if p not in GENERIC_PARTS and len(p) > 2
+        ]
+        hit = _part_hit(words, parts)
+        if hit is not None:
+            found.append((hit[0], NameMatch(service, "partial", hit[1], hit[2])))
+    return found
+
+
+def _part_hit(words: list[tuple[int, str]], parts: list[str]) -> tuple[int, str, float] | None:
+    for at, word in words:
+        for part in parts:
+            if word in (part, part + "s", part + "es") or word.rstrip("s") == part:
+                return at, word, 100.0
+    for at, word in words:
+        if len(word) < MIN_FUZZY_WORD:
+            continue
+        for part in parts:
+            score = fuzz.ratio(word, part)
+            if len(part) >= MIN_FUZZY_WORD and score >= PART_THRESHOLD:
+                return at, word, float(score)
+    return None

@@ -1,0 +1,262 @@
+"""Onsets in one series (a metric, or a log level's count per bucket): when it changed, by how much.
+
+Method, in order:
+
+1. **Candidates** - change points from ``ruptures`` (a maintained change-point library:
+   ``KernelCPD`` with the linear kernel, i.e. PELT with the least-squares cost in its compiled
+   implementation - 0.8 ms for 181 points where the pure-Python ``Pelt`` takes 230 ms), on the
+   series scaled by its point-to-point noise (the MAD of first
+   differences, which a step does not inflate), with a BIC-style penalty
+   ``BIC_PENALTY * log(n)``. Segments shorter than ``MIN_SEGMENT`` points are not allowed, so a
+   lone spike (a periodic cron burst) never becomes a segment of its own.
+2. **Baseline from before the onset only** - for each candidate in time order, the baseline is
+   every point before it; the incident is the segment that follows (up to the next candidate).
+3. **Significance relative to the baseline's own variability** - the robust z score
+   ``(incident median - baseline median) / spread``, where ``spread`` is the baseline's
+   MAD x 1.4826 (the standard deviation of a normal sample), falling back to its mean absolute
+   deviation when more than half the baseline is identical, and floored (see
+   ``baseline_spread``) so a perfectly flat baseline does not make every wobble infinitely
+   significant. The first candidate with ``|z| >= Z_SIGNIFICANT`` is the onset. There is no
+   ratio threshold: 0.72 -> 0.9995 on a flat series is significant, 100 -> 180 on a noisy
+   series may not be.
+4. **Refinement** - PELT places a breakpoint within a point or two; the onset is moved back over
+   the points just before it that already deviate by ``Z_ONSET`` spreads in the same direction
+   (a ramp's first minutes), and the baseline is recomputed without them.
+
+``change`` reads like ``x38.2`` when the incident median is at least ``RATIO_RENDER`` times a
+positive baseline, else as a signed difference (``+0.26``, ``-0.68``).
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+import statistics
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from typing import Any
+
+import numpy as np
+import ruptures
+
+#: Fewer points than this cannot hold a baseline and an incident: no detection.
+MIN_POINTS = 8
+#: The shortest segment a change point may create: three points (three minutes at a 60 s step)
+#: make a sustained change; one or two are a spike.
+MIN_SEGMENT = 3
+#: The shortest baseline a finding may rest on.
+MIN_BASELINE = 5
+#: PELT penalty per change point, times log(n) (BIC on unit-variance data is 2 log n).
+BIC_PENALTY = 2.0
+#: Robust z an incident's median must reach to count as a change (Iglewicz and Hoaglin flag
+#: single points at 3.5; a sustained segment must clear a slightly higher bar).
+Z_SIGNIFICANT = 4.0
+#: Robust z at which a point just before the breakpoint already belongs to the incident.
+Z_ONSET = 3.0
+#: A flat baseline's spread is at least this fraction of the level it sits at: a change of
+#: under 1% of the level is below what a gauge resolves, however flat the baseline is.
+RELATIVE_FLOOR = 0.01
+#: Counts are whole events per bucket: a spread below half an event is not resolvable.
+COUNT_FLOOR = 0.5
+#: The spread of an all-zero, non-count baseline (nothing else to scale by).
+ABSOLUTE_FLOOR = 1e-6
+#: Significance figures above this are reported as this (beyond it the number means nothing).
+SIGNIFICANCE_CAP = 1000.0
+#: An increase to at least this multiple of a positive baseline is rendered as a ratio.
+RATIO_RENDER = 2.0
+_MAD_TO_SIGMA = 1.4826
+_MEAN_AD_TO_SIGMA = 1.2533
+
+
+@dataclass(frozen=True)
+class Baseline:
+    """The points before the onset."""
+
+    start: datetime
+    end: datetime
+    median: float
+    spread: float
+
+
+@dataclass(frozen=True)
+class Incident:
+    """The points from the onset on."""
+
+    median: float
+    peak: float
+    peak_at: datetime
+
+
+@dataclass(frozen=True)
+class Finding:
+    """A significant change in one signal (SPEC 5 ``detect_anomalies`` finding)."""
+
+    signal: str
+    kind: str
+    onset: datetime
+    baseline: Baseline
+    incident: Incident
+    change: str
+    significance: float
+    direction: str
+
+    def as_dict(self) -> dict[str, Any]:
+        """The raw-output shape of a ``detect_anomalies`` finding."""
+        return {
+            "signal": self.signal,
+            "kind": self.kind,
+            "onset": iso(self.onset),
+            "baseline": {
+                "start": iso(self.baseline.start),
+                "end": iso(self.baseline.end),
+                "median": _round(self.baseline.median),
+                "spread": _round(self.baseline.spread),
+            },
+            "incident": {
+                "median": _round(self.incident.median),
+                "peak": _round(self.incident.peak),
+                "peak_at": iso(self.incident.peak_at),
+            },
+            "change": self.change,
+            "significance": self.significance,
+            "direction": self.direction,
+        }
+
+
+Point = tuple[datetime, float]
+
+
+def detect_onset(
+    points: Sequence[Point], *, signal: str, kind: str = "metric", counts: bool = False
+) -> Finding | None:
+    """The first significant change in ``points`` (oldest first), or None.
+
+    ``counts`` marks event counts per bucket (log rates), whose spread is floored at
+    ``COUNT_FLOOR``.
+    """
+    clean = [(t, float(v)) for t, v in points if v is not None and math.isfinite(float(v))]
+    if len(clean) < MIN_POINTS:
+        return None
+    breakpoints = change_points([v for _, v in clean])
+    for breakpoint in breakpoints:
+        if breakpoint < MIN_BASELINE:
+            continue
+        finding = _assess(clean, breakpoints, breakpoint, signal, kind, counts)
+        if finding is not None:
+            return finding
+    return None
+
+
+def change_points(values: Sequence[float]) -> list[int]:
+    """Indices where a new segment starts (PELT), in time order; excludes ``len(values)``."""
+    array = np.asarray(values, dtype=float)
+    scale = noise_scale(values)
+    if scale == 0.0:
+        scale = max(float(np.ptp(array)) * 1e-3, ABSOLUTE_FLOOR)
+    algo = ruptures.KernelCPD(kernel="linear", min_size=MIN_SEGMENT).fit(array / scale)
+    ends = algo.predict(pen=BIC_PENALTY * math.log(len(values)))
+    return [int(e) for e in ends if e < len(values)]
+
+
+def noise_scale(values: Sequence[float]) -> float:
+    """Point-to-point noise: MAD of first differences / sqrt 2 (a step barely moves it)."""
+    if len(values) < 3:
+        return 0.0
+    diffs = [b - a for a, b in itertools.pairwise(values)]
+    return _MAD_TO_SIGMA * _mad(diffs) / math.sqrt(2.0)
+
+
+def baseline_spread(values: Sequence[float], *, level: float, counts: bool = False) -> float:
+    """The baseline's variability: MAD x 1.4826, else mean AD x 1.2533, floored.
+
+    ``level`` is the larger magnitude of the two medians being compared; the floor is
+    ``RELATIVE_FLOOR`` of it (and ``COUNT_FLOOR`` for counts, ``ABSOLUTE_FLOOR`` at worst).
+    """
+    centre = statistics.median(values)
+    spread = _MAD_TO_SIGMA * _mad(values)
+    if spread == 0.0:
+        spread = _MEAN_AD_TO_SIGMA * statistics.fmean(abs(v - centre) for v in values)
+    floor = max(RELATIVE_FLOOR * abs(level), COUNT_FLOOR if counts else ABSOLUTE_FLOOR)
+    return max(spread, floor)
+
+
+def render_change(baseline: float, incident: float) -> str:
+    """``x38.2`` for a rise to at least ``RATIO_RENDER`` x a positive baseline, else ``+0.26``."""
+    if baseline > 0 and incident >= RATIO_RENDER * baseline:
+        return f"x{incident / baseline:.1f}"
+    return _signed(incident - baseline)
+
+
+def _assess(
+    points: Sequence[Point],
+    breakpoints: Sequence[int],
+    breakpoint: int,
+    signal: str,
+    kind: str,
+    counts: bool,
+) -> Finding | None:
+    values = [v for _, v in points]
+    segment_end = next((b for b in breakpoints if b > breakpoint), len(values))
+    base, segment = values[:breakpoint], values[breakpoint:segment_end]
+    centre, incident = statistics.median(base), statistics.median(segment)
+    spread = baseline_spread(base, level=max(abs(centre), abs(incident)), counts=counts)
+    z = (incident - centre) / spread
+    if abs(z) < Z_SIGNIFICANT:
+        return None
+    onset = _refine(values, breakpoint, centre, spread, 1.0 if z > 0 else -1.0)
+    if onset < MIN_BASELINE:
+        onset = breakpoint
+    base = values[:onset]
+    centre = statistics.median(base)
+    segment = values[onset:segment_end]
+    incident = statistics.median(segment)
+    spread = baseline_spread(base, level=max(abs(centre), abs(incident)), counts=counts)
+    z = (incident - centre) / spread
+    if abs(z) < Z_SIGNIFICANT:
+        return None
+    after = list(points[onset:])
+    peak_at, peak = (max if z > 0 else min)(after, key=lambda p: p[1])
+    return Finding(
+        signal,
+        kind,
+        points[onset][0],
+        Baseline(points[0][0], points[onset - 1][0], centre, spread),
+        Incident(incident, peak, peak_at),
+        render_change(centre, incident),
+        round(min(abs(z), SIGNIFICANCE_CAP), 1),
+        "up" if z > 0 else "down",
+    )
+
+
+def _refine(values: Sequence[float], index: int, centre: float, spread: float, sign: float) -> int:
+    """Move the onset back over points that already deviate by ``Z_ONSET`` in the same sense."""
+    while index > MIN_BASELINE and sign * (values[index - 1] - centre) >= Z_ONSET * spread:
+        index -= 1
+    return index
+
+
+def _mad(values: Sequence[float]) -> float:
+    centre = statistics.median(values)
+    return float(statistics.median(abs(v - centre) for v in values))
+
+
+def _signed(delta: float) -> str:
+    if delta == 0:
+        return "+0"
+    size = abs(delta)
+    digits = f"{size:.0f}" if size >= 100 else f"{size:.1f}" if size >= 10 else f"{size:.3g}"
+    if size < 10 and "e" not in digits:
+        digits = f"{size:.2f}" if size >= 1 else f"{size:.2g}"
+    return ("+" if delta > 0 else "-") + digits
+
+
+def _round(value: float) -> float:
+    if value == 0 or not math.isfinite(value):
+        return value
+    return round(value, max(0, 4 - math.floor(math.log10(abs(value)))))
+
+
+def iso(moment: datetime) -> str:
+    """``2026-11-30T10:00:00Z``."""
+    return moment.astimezone(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")

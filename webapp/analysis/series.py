@@ -1,0 +1,197 @@
+"""Series read through the telemetry port: metric points and log counts per time bucket.
+
+Only the ``TelemetryBackend`` port is used (``query_metrics``, ``query_logs``), so this works
+on any backend. Log counts come from one query per level when the backend returns every record
+of the window (up to ``FETCH_LIMIT``); when it truncates, from one count-only query per bucket
+(``limit=1``, reading ``total``), which every backend answers exactly.
+
+Buckets: ``bucket_step`` divides the window into about ``TARGET_BUCKETS`` buckets of whole
+minutes (never under ``MIN_STEP``). Leading buckets in which the service logged nothing at all
+are before its telemetry begins and are dropped (``logs_begin``, ``trim_to_data``), so "no
+data yet" never reads as a quiet baseline.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from collections.abc import Sequence
+from datetime import datetime, timedelta, timezone
+from functools import lru_cache
+from typing import Any
+
+from ..tools.backends import TelemetryBackend
+from .onsets import Point
+
+#: How far back "recent" reaches when a question gives no time: long enough to hold an
+#: incident that began hours ago and the calm before it, short enough to stay one screen.
+RECENT_RANGE = timedelta(hours=6)
+#: Records fetched in one query before falling back to per-bucket counts.
+FETCH_LIMIT = 5000
+#: About this many buckets per window (and metric points per series, by downsampling).
+TARGET_BUCKETS = 120
+MIN_STEP = timedelta(seconds=60)
+#: Metric series longer than this many native points are downsampled by the backend.
+MAX_METRIC_POINTS = 720
+#: Parsed timestamps remembered: the same lines are read by several tool calls of one run.
+STAMP_CACHE = 65536
+
+
+def recent_range(backend: TelemetryBackend) -> tuple[datetime, datetime]:
+    """``[now - RECENT_RANGE, now]`` where now is the backend's reference time."""
+    end = backend.reference_time().astimezone(timezone.utc)
+    return end - RECENT_RANGE, end
+
+
+def bucket_step(start: datetime, end: datetime) -> timedelta:
+    """Whole minutes, about ``TARGET_BUCKETS`` buckets over ``[start, end)``, at least 60 s."""
+    minutes = math.ceil((end - start).total_seconds() / 60 / TARGET_BUCKETS)
+    return max(timedelta(minutes=max(minutes, 1)), MIN_STEP)
+
+
+def metric_points(
+    backend: TelemetryBackend, service: str, metric: str, start: datetime, end: datetime
+) -> tuple[list[Point], str | None]:
+    """The series' points (oldest first) and its unit."""
+    step = None
+    if (end - start) / MIN_STEP > MAX_METRIC_POINTS:
+        step = int(bucket_step(start, end).total_seconds())
+    answer = backend.query_metrics(
+        service=service, metric=metric, start=start, end=end, step_seconds=step
+    )
+    points: list[Point] = []
+    for series in answer.get("series", [])[:1]:
+        for stamp, value in series.get("points", []):
+            if value is not None:
+                points.append((parse_stamp(stamp), float(value)))
+    return points, (answer.get("summary") or {}).get("unit")
+
+
+def log_records(
+    backend: TelemetryBackend,
+    service: str,
+    start: datetime,
+    end: datetime,
+    level: str | None,
+    limit: int = FETCH_LIMIT,
+) -> tuple[list[dict[str, Any]], bool]:
+    """Up to ``limit`` records, oldest first, and whether that is all of them."""
+    answer = backend.query_logs(service=service, start=start, end=end, level=level, limit=limit)
+    records = list(reversed(answer.get("records", [])))
+    return records, not answer.get("truncated", False)
+
+
+def log_counts(
+    backend: TelemetryBackend,
+    service: str,
+    level: str | None,
+    start: datetime,
+    end: datetime,
+    step: timedelta,
+) -> tuple[list[dict[str, Any]], list[Point]]:
+    """The records fetched (oldest first, at most ``FETCH_LIMIT``) and the exact count of
+    ``level`` (None: any) lines per bucket of ``step``, one point per bucket start."""
+    edges = bucket_edges(start, end, step)
+    records, complete = log_records(backend, service, start, end, level)
+    if complete:
+        return records, count_by_bucket([parse_stamp(r["timestamp"]) for r in records], edges)
+    points: list[Point] = []
+    for lo, hi in itertools.pairwise(edges):
+        answer = backend.query_logs(service=service, start=lo, end=hi, level=level, limit=1)
+        points.append((lo, float(answer.get("total", 0))))
+    return records, points
+
+
+def count_logs(
+    backend: TelemetryBackend,
+    service: str,
+    start: datetime,
+    end: datetime,
+    level: str | None = None,
+    keyword: str | None = None,
+) -> int:
+    """The exact number of matching lines in ``[start, end)`` (a count-only query)."""
+    answer = backend.query_logs(
+        service=service, start=start, end=end, level=level, keyword=keyword, limit=1
+    )
+    return int(answer.get("total", 0))
+
+
+def bucket_edges(start: datetime, end: datetime, step: timedelta) -> list[datetime]:
+    """``start, start + step, ...`` up to and including ``end`` (the last bucket may be short)."""
+    edges = [start]
+    while edges[-1] + step < end:
+        edges.append(edges[-1] + step)
+    return [*edges, end]
+
+
+def count_by_bucket(times: Sequence[datetime], edges: Sequence[datetime]) -> list[Point]:
+    """How many of ``times`` fall in each ``[edges[i], edges[i+1])``."""
+    counts = [0] * (len(edges) - 1)
+    step = (edges[1] - edges[0]) if len(edges) > 1 else MIN_STEP
+    for moment in times:
+        index = int((moment - edges[0]) / step)
+        if 0 <= index < len(counts) and moment < edges[-1]:
+            counts[index] += 1
+    return [(edges[i], float(c)) for i, c in enumerate(counts)]
+
+
+def logs_begin(
+    backend: TelemetryBackend,
+    service: str,
+    start: datetime,
+    end: datetime,
+    step: timedelta,
+    level: str | None = None,
+    keyword: str | None = None,
+) -> datetime | None:
+    """The start of the first bucket with a matching line of ``service`` (None: no such line).
+
+    A binary search over bucket edges with count-only queries: about log2(buckets) queries.
+    """
+    edges = bucket_edges(start, end, step)
+
+    def any_before(index: int) -> bool:
+        answer = backend.query_logs(
+            service=service, start=start, end=edges[index], level=level, keyword=keyword, limit=1
+        )
+        return int(answer.get("total", 0)) > 0
+
+    if not any_before(len(edges) - 1):
+        return None
+    lo, hi = 1, len(edges) - 1  # the first index whose prefix has logs lies in [lo, hi]
+    while lo < hi:
+        mid = (lo + hi) // 2
+        if any_before(mid):
+            hi = mid
+        else:
+            lo = mid + 1
+    return edges[lo - 1]
+
+
+def trim_to_data(series: Sequence[Point], begin: datetime | None) -> list[Point]:
+    """``series`` from ``begin`` (the first bucket with any log line; None: nothing)."""
+    if begin is None:
+        return []
+    return [(t, v) for t, v in series if t >= begin]
+
+
+def parse_stamp(value: Any) -> datetime:
+    """An ISO-8601 string (``Z`` or offset; naive is UTC) or datetime, as aware UTC."""
+    if isinstance(value, datetime):
+        return (
+            value.replace(tzinfo=timezone.utc)
+            if value.tzinfo is None
+            else value.astimezone(timezone.utc)
+        )
+    return _parse_text(str(value).strip())
+
+
+@lru_cache(maxsize=STAMP_CACHE)
+def _parse_text(text: str) -> datetime:
+    if text.endswith(("Z", "z")):  # the common case: a UTC stamp, no conversion needed
+        return datetime.fromisoformat(text[:-1]).replace(tzinfo=timezone.utc)
+    moment = datetime.fromisoformat(text)
+    if moment.tzinfo is None:
+        return moment.replace(tzinfo=timezone.utc)
+    return moment.astimezone(timezone.utc)

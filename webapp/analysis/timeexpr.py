@@ -1,0 +1,359 @@
+"""Time expressions in a question, resolved to a window relative to the backend's "now" (SPEC 5a).
+
+``resolve_window(text, now)`` finds the one time expression an on-call question carries and
+returns a ``TimeWindow``: ``start``/``end`` (aware UTC), the ``onset`` the question states (if
+any), the matched ``text``, the ``zone`` the times were read in, and ``kind``:
+
+* ``range``  - "between 09:50 and 10:30", "from 9:50 to 10:30 CET", "从10点到10点半"
+* ``since``  - "since 11:00 CET", "slow since 10am", "从10点开始", "started 75 minutes ago"
+* ``at``     - "at 2:37pm", "around 14:37", "10点左右", a bare clock time or ISO-8601 timestamp
+* ``until``  - "before 10:00", "until 9:30", "10点之前"
+* ``last``   - "in the last 30 minutes", "past hour", "最近30分钟", "过去两小时"
+* ``day``    - "this morning", "yesterday", "last night", "今天上午", "昨晚"
+* ``none``   - no time at all (``found`` is False; ``start`` and ``onset`` are None)
+
+Clock times are recognised by the grammar below (``10:00``, ``10am``, ``2:37pm``, ``14:37``,
+``10点``, ``10点30分``, ``下午3点``, ISO-8601 with offsets); day references ("yesterday",
+"Nov 29", "昨天", weekdays) are read by ``dateparser``, a maintained parser that knows English
+and Chinese relative dates. Durations, decimals and versions (``1.30 s``, ``p95 is 1.30``,
+``2.8.0``) are never times: a dot never separates hours from minutes, and a clock followed by a
+unit is a duration. A time without a zone is in ``default_timezone`` (UTC unless configured).
+A clock time with no date that would lie in the future is taken to be on the previous day.
+"""
+
+from __future__ import annotations
+
+import itertools
+import re
+import unicodedata
+from dataclasses import dataclass
+from datetime import date, datetime, time, timedelta, timezone, tzinfo
+from functools import lru_cache
+from typing import Any
+
+from .clocks import ZH_NUM, Atom, duration, find_clock_times, parse_amount
+from .timezones import zone_label, zone_of
+
+DEFAULT_TIMEZONE = "UTC"
+
+#: A clock time up to this far past "now" is still today (clocks drift; people round up).
+FUTURE_TOLERANCE = timedelta(minutes=5)
+
+KINDS = ("range", "since", "at", "until", "last", "day", "none")
+
+
+@dataclass(frozen=True)
+class TimeWindow:
+    """The window a question is about; ``found`` is False when it names no time."""
+
+    start: datetime | None
+    end: datetime
+    onset: datetime | None
+    text: str | None
+    zone: str
+    kind: str = "none"
+
+    @property
+    def found(self) -> bool:
+        """True when the question carried a time expression."""
+        return self.kind != "none"
+
+    def as_dict(self) -> dict[str, Any]:
+        """JSON-ready: ISO-8601 UTC strings, for recording on the run and in the trace."""
+        return {
+            "start": _iso(self.start),
+            "end": _iso(self.end),
+            "onset": _iso(self.onset),
+            "text": self.text,
+            "zone": self.zone,
+            "kind": self.kind,
+            "found": self.found,
+        }
+
+    def describe(self) -> str:
+        """One line for the answer, e.g. ``10:00-12:00 UTC (from "since 10:00")``."""
+        if not self.found:
+            return "no time given: looked for onsets over the recent range"
+        start = f"{_iso(self.start)} to " if self.start else "until "
+        return f'{start}{_iso(self.end)} (from "{self.text}", read in {self.zone})'
+
+
+# "since yesterday at 9:30pm", "从昨天10点": a day word may sit between the keyword and the time.
+_DAY_WORDS = (
+    r"(?:\s*(?:yesterday|today|this morning|this afternoon|昨天|今天|前天))?"
+    r"(?:\s+(?:at|around))?\s*$"
+)
+_RANGE_JOIN = re.compile(r"^\s*(?:and|to|until|till|through|-|–|—|~|到|至)\s*$", re.I)
+_RANGE_OPEN = re.compile(r"(?:between|from|从|在|自)\s*$", re.I)
+_SINCE_BEFORE = re.compile(
+    r"(?:since|from|after|starting(?:\s+(?:at|from))?|started(?:\s+at)?|began(?:\s+at)?|"
+    r"beginning(?:\s+at)?|as of|从|自)" + _DAY_WORDS,
+    re.I,
+)
+_SINCE_AFTER = re.compile(r"^\s*(?:开始|以来|之后|以后|起)")
+_UNTIL_BEFORE = re.compile(r"(?:until|till|before|up to|by)" + _DAY_WORDS, re.I)
+_UNTIL_AFTER = re.compile(r"^\s*(?:之前|以前)")
+
+_UNIT = r"(minutes?|mins?|m|hours?|hrs?|h|days?|d|分钟|分|小时|个小时|钟头|个钟头|天)"
+_EN_AMOUNT = (
+    r"(\d+(?:\.\d+)?|an?|one|two|three|four|five|six|ten|fifteen|twenty|thirty|forty|"
+    r"sixty|ninety|few|couple(?: of)?)"
+)
+_LAST = re.compile(
+    rf"\b(?:last|past|previous)\s+(?:{_EN_AMOUNT}\s*)?{_UNIT}(?![a-z])"
+    rf"|(?:最近|过去|近)\s*({ZH_NUM}|半)?\s*(?:个)?\s*{_UNIT}",
+    re.I,
+)
+_HALF_HOUR = re.compile(
+    r"\b(?:last|past)\s+half\s+(?:an\s+)?hour\b|(?:最近|过去)\s*半\s*(?:个)?小时", re.I
+)
+_AGO = re.compile(
+    rf"(?:\b{_EN_AMOUNT}\s*{_UNIT}\s+ago\b)|(?:({ZH_NUM}|半)\s*(?:个)?\s*{_UNIT}\s*(?:之|以)?前)",
+    re.I,
+)
+
+_DAY_PARTS = {  # name -> (days back, start hour, end hour)
+    "this morning": (0, 6, 12),
+    "this afternoon": (0, 12, 18),
+    "this evening": (0, 18, 24),
+    "tonight": (0, 18, 24),
+    "earlier today": (0, 0, 24),
+    "today": (0, 0, 24),
+    "overnight": (0, 0, 6),
+    "last night": (1, 18, 30),
+    "yesterday morning": (1, 6, 12),
+    "yesterday afternoon": (1, 12, 18),
+    "yesterday evening": (1, 18, 24),
+    "yesterday": (1, 0, 24),
+    "今天上午": (0, 6, 12),
+    "今天下午": (0, 12, 18),
+    "今天早上": (0, 6, 12),
+    "今早": (0, 6, 12),
+    "今晚": (0, 18, 24),
+    "今天凌晨": (0, 0, 6),
+    "昨天上午": (1, 6, 12),
+    "昨天下午": (1, 12, 18),
+    "昨晚": (1, 18, 30),
+    "昨天晚上": (1, 18, 30),
+    "昨天": (1, 0, 24),
+    "前天": (2, 0, 24),
+    "上午": (0, 6, 12),
+    "早上": (0, 6, 12),
+    "中午": (0, 11, 14),
+    "下午": (0, 12, 18),
+    "晚上": (0, 18, 24),
+    "凌晨": (0, 0, 6),
+    "今天": (0, 0, 24),
+}
+_DAY_PART = re.compile(
+    "|".join(rf"\b{re.escape(k)}\b" if k.isascii() else re.escape(k) for k in _DAY_PARTS), re.I
+)
+_MONTHS = r"(?:jan|feb|mar|apr|may|jun|jul|aug|sep|sept|oct|nov|dec)[a-z]*\.?"
+_DATE_REF = re.compile(
+    rf"\b(\d{{4}}-\d{{2}}-\d{{2}})\b|(\d{{1,2}})月(\d{{1,2}})[日号]"
+    rf"|\b(yesterday|today|(?:mon|tues|wednes|thurs|fri|satur|sun)day"
+    rf"|{_MONTHS}\s+\d{{1,2}}(?:st|nd|rd|th)?\b|\d{{1,2}}(?:st|nd|rd|th)?\s+{_MONTHS}(?![a-z]))"
+    r"|(昨天|今天|前天|昨晚|今晚|今早)",
+    re.I,
+)
+
+
+def resolve_window(
+    text: str, now: datetime, default_timezone: str | tzinfo = DEFAULT_TIMEZONE
+) -> TimeWindow:
+    """The window ``text`` is about, relative to ``now`` (the backend's reference time)."""
+    now = _aware(now)
+    default_zone = (
+        default_timezone if isinstance(default_timezone, tzinfo) else zone_of(default_timezone)
+    )
+    if default_zone is None:
+        raise ValueError(f"unknown time zone {default_timezone!r}")
+    default_name = (
+        default_timezone if isinstance(default_timezone, str) else zone_label(default_zone)
+    )
+    clean = unicodedata.normalize("NFKC", text)
+    atoms = find_clock_times(clean)
+    context = _Context(clean, now, default_zone, default_name, _day_reference(clean, now))
+    for finder in (context.range, context.anchored):
+        if (found := finder(atoms)) is not None:
+            return found
+    for finder2 in (context.ago, context.last):
+        if (found := finder2()) is not None:
+            return found
+    if atoms:
+        return context.point(atoms[0], "at")
+    return context.day_part() or TimeWindow(None, now, None, None, default_name)
+
+
+class _Context:
+    """The question, "now", and zone defaults that every rule resolves against."""
+
+    def __init__(
+        self, text: str, now: datetime, zone: tzinfo, zone_name: str, day: tuple[str, date] | None
+    ) -> None:
+        self.text = text
+        self.now = now
+        self.zone = zone
+        self.zone_name = zone_name
+        self.day = day
+
+    def _zone(self, name: str | None) -> tuple[tzinfo, str]:
+        found = zone_of(name)
+        return (found, zone_label(found, name)) if found and name else (self.zone, self.zone_name)
+
+    def place(self, atom: Atom, zone_name: str | None = None) -> tuple[datetime, str]:
+        """The instant ``atom`` denotes: on the referenced day (else today, else yesterday)."""
+        zone, label = self._zone(zone_name or atom.zone)
+        if atom.moment is not None:
+            moment = atom.moment if atom.moment.tzinfo else atom.moment.replace(tzinfo=zone)
+            if atom.moment.tzinfo is not None:
+                label = (
+                    "UTC"
+                    if atom.moment.utcoffset() == timedelta(0)
+                    else atom.moment.isoformat()[-6:]
+                )
+            return moment.astimezone(timezone.utc), label
+        local_now = self.now.astimezone(zone)
+        day = self.day[1] if self.day else local_now.date()
+        clock = time(atom.hour, atom.minute, atom.second)
+        moment = datetime.combine(day, clock, tzinfo=zone)
+        if self.day is None and moment > local_now + FUTURE_TOLERANCE:
+            moment = datetime.combine(day - timedelta(days=1), clock, tzinfo=zone)
+        return moment.astimezone(timezone.utc), label
+
+    def _matched(self, begin: int, end: int) -> str:
+        return self.text[begin:end].strip()
+
+    def range(self, atoms: list[Atom]) -> TimeWindow | None:
+        """Two clock times joined by "and"/"to"/"到": the window between them."""
+        for first, second in itertools.pairwise(atoms):
+            between = self.text[first.end : second.begin]
+            if not _RANGE_JOIN.match(between):
+                continue
+            opener = _RANGE_OPEN.search(self.text[: first.begin])
+            if not opener and between.strip().lower() in ("and",):
+                continue
+            zone = first.zone or second.zone
+            start, label = self.place(first, zone)
+            end, _ = self.place(second, zone)
+            if end <= start:
+                end += timedelta(days=1)
+            if end > self.now + FUTURE_TOLERANCE:
+                start, end = start - timedelta(days=1), end - timedelta(days=1)
+            begin = opener.start() if opener else first.begin
+            return TimeWindow(start, end, start, self._matched(begin, second.end), label, "range")
+        return None
+
+    def anchored(self, atoms: list[Atom]) -> TimeWindow | None:
+        """A clock time after "since"/"from"/"从" (or before "开始"), or after "until"/"before"."""
+        for atom in atoms:
+            before, after = self.text[: atom.begin], self.text[atom.end :]
+            if (match := _SINCE_BEFORE.search(before)) or _SINCE_AFTER.match(after):
+                begin = match.start() if match else atom.begin
+                tail = _SINCE_AFTER.match(after)
+                return self.point(atom, "since", begin, atom.end + (tail.end() if tail else 0))
+            if (match := _UNTIL_BEFORE.search(before)) or _UNTIL_AFTER.match(after):
+                end, label = self.place(atom)
+                begin = match.start() if match else atom.begin
+                tail = _UNTIL_AFTER.match(after)
+                text = self._matched(begin, atom.end + (tail.end() if tail else 0))
+                return TimeWindow(None, min(end, self.now), None, text, label, "until")
+        return None
+
+    def point(
+        self, atom: Atom, kind: str, begin: int | None = None, end: int | None = None
+    ) -> TimeWindow:
+        """From the time ``atom`` names to now, with that time as the onset."""
+        moment, label = self.place(atom)
+        moment = min(moment, self.now)
+        text = self._matched(atom.begin if begin is None else begin, end or atom.end)
+        if self.day and self.day[0] not in text:
+            text = f"{self.day[0]} {text}"
+        return TimeWindow(moment, self.now, moment, text, label, kind)
+
+    def ago(self) -> TimeWindow | None:
+        """ "75 minutes ago", "3小时前": that moment is the onset."""
+        match = _AGO.search(self.text)
+        if match is None:
+            return None
+        amount = parse_amount(match.group(1) or match.group(3))
+        onset = self.now - duration(amount, match.group(2) or match.group(4))
+        return TimeWindow(onset, self.now, onset, match.group(0).strip(), self.zone_name, "since")
+
+    def last(self) -> TimeWindow | None:
+        """ "in the last 30 minutes", "past hour", "最近30分钟": the window up to now."""
+        half = _HALF_HOUR.search(self.text)
+        match = _LAST.search(self.text)
+        if half is not None:
+            start = self.now - timedelta(minutes=30)
+            return TimeWindow(start, self.now, None, half.group(0), self.zone_name, "last")
+        if match is None:
+            return None
+        amount_text = match.group(1) or match.group(3)
+        amount = parse_amount(amount_text) if amount_text else 1.0
+        start = self.now - duration(amount, match.group(2) or match.group(4))
+        return TimeWindow(start, self.now, None, match.group(0).strip(), self.zone_name, "last")
+
+    def day_part(self) -> TimeWindow | None:
+        """ "this morning", "yesterday", "今天上午": that part of the day (up to now)."""
+        match = _DAY_PART.search(self.text)
+        if match is None:
+            if self.day is None:
+                return None
+            name, day = self.day
+            first = datetime.combine(day, time(0), tzinfo=self.zone)
+            start, end = first, first + timedelta(days=1)
+        else:
+            name = match.group(0)
+            back, first_hour, last_hour = _DAY_PARTS[name.lower()]
+            today = self.now.astimezone(self.zone).date()
+            midnight = datetime.combine(today - timedelta(days=back), time(0), tzinfo=self.zone)
+            start = midnight + timedelta(hours=first_hour)
+            end = midnight + timedelta(hours=last_hour)
+            if start > self.now:
+                start, end = start - timedelta(days=1), end - timedelta(days=1)
+        start, end = start.astimezone(timezone.utc), min(end, self.now).astimezone(timezone.utc)
+        return TimeWindow(start, end, None, name, self.zone_name, "day")
+
+
+def _day_reference(text: str, now: datetime) -> tuple[str, date] | None:
+    """The day a question refers to ("yesterday", "Nov 29", "昨天"), read by dateparser."""
+    match = _DATE_REF.search(text)
+    if match is None:
+        return None
+    if match.group(1):
+        return match.group(1), date.fromisoformat(match.group(1))
+    if match.group(2):
+        month, day_of_month = int(match.group(2)), int(match.group(3))
+        try:
+            day = date(now.year, month, day_of_month)
+        except ValueError:
+            return None
+        return match.group(0), day if day <= now.date() else day.replace(year=now.year - 1)
+    phrase = match.group(4) or match.group(5)
+    if phrase in ("昨晚",):
+        phrase = "昨天"
+    elif phrase in ("今晚", "今早"):
+        phrase = "今天"
+    parsed = _date_parser(now.replace(tzinfo=None)).get_date_data(phrase).date_obj
+    return (match.group(0), parsed.date()) if parsed is not None else None
+
+
+@lru_cache(maxsize=8)
+def _date_parser(relative_base: datetime) -> Any:
+    from dateparser.date import DateDataParser  # a heavy import, paid on first use only
+
+    return DateDataParser(
+        languages=["en", "zh"],
+        settings={"RELATIVE_BASE": relative_base, "PREFER_DATES_FROM": "past"},
+    )
+
+
+def _aware(moment: datetime) -> datetime:
+    if moment.tzinfo is None:
+        return moment.replace(tzinfo=timezone.utc)
+    return moment.astimezone(timezone.utc)
+
+
+def _iso(moment: datetime | None) -> str | None:
+    return moment.astimezone(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ") if moment else None

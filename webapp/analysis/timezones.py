@@ -1,0 +1,93 @@
+"""Time-zone names a question may use, resolved to ``tzinfo`` objects.
+
+Abbreviations map to the fixed offset they denote (``CET`` is +01:00, ``CEST`` +02:00, ``PST``
+-08:00, ``PDT`` -07:00): someone who writes "11:00 CET" means that offset, whatever the date.
+Ambiguous abbreviations (``CST``, ``IST``, ``BST``) are deliberately absent: guessing between
+China, Central US and Cuba would silently shift a window by up to 14 hours, so such a time falls
+back to the configured default zone and the resolved window shows which zone was used. IANA
+names (``Europe/Berlin``, ``Asia/Shanghai``) and numeric offsets (``+08:00``, ``UTC+8``,
+``GMT-5``) are read as such; ``北京时间`` / ``东八区`` are China Standard Time (+08:00).
+"""
+
+from __future__ import annotations
+
+import re
+from datetime import timedelta, timezone, tzinfo
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
+_HOURS = {
+    "UTC": 0,
+    "GMT": 0,
+    "Z": 0,
+    "WET": 0,
+    "WEST": 1,
+    "CET": 1,
+    "CEST": 2,
+    "MET": 1,
+    "MEST": 2,
+    "EET": 2,
+    "EEST": 3,
+    "MSK": 3,
+    "HKT": 8,
+    "SGT": 8,
+    "JST": 9,
+    "KST": 9,
+    "AEST": 10,
+    "AEDT": 11,
+    "NZST": 12,
+    "NZDT": 13,
+    "HST": -10,
+    "AKST": -9,
+    "AKDT": -8,
+    "PST": -8,
+    "PDT": -7,
+    "MST": -7,
+    "MDT": -6,
+    "EST": -5,
+    "EDT": -4,
+    "北京时间": 8,
+    "北京時間": 8,
+    "东八区": 8,
+}
+
+#: A zone written after (or, for the Chinese names, before) a clock time.
+ZONE_PATTERN = (
+    r"(?:(?:UTC|GMT)\s?[+-]\s?\d{1,2}(?::?\d{2})?|[+-]\d{2}:?\d{2}|[A-Z][a-z]+/[A-Za-z_]+"
+    r"|北京时间|北京時間|东八区|\b(?:" + "|".join(k for k in _HOURS if k.isascii()) + r")\b)"
+)
+_OFFSET = re.compile(r"^(?:UTC|GMT)?\s?([+-])\s?(\d{1,2})(?::?(\d{2}))?$")
+
+
+def zone_of(name: str | None) -> tzinfo | None:
+    """The zone ``name`` denotes, or None when it is not a zone this module knows."""
+    if not name:
+        return None
+    text = name.strip()
+    if text.upper() in _HOURS:
+        return _fixed(_HOURS[text.upper()], text.upper())
+    if text in _HOURS:
+        return _fixed(_HOURS[text], text)
+    if offset := _OFFSET.match(text.upper()):
+        sign = -1 if offset.group(1) == "-" else 1
+        hours, minutes = int(offset.group(2)), int(offset.group(3) or 0)
+        if hours > 14 or minutes > 59:
+            return None
+        return timezone(sign * timedelta(hours=hours, minutes=minutes))
+    try:
+        return ZoneInfo(text)
+    except (ZoneInfoNotFoundError, ValueError):
+        return None
+
+
+def zone_label(zone: tzinfo, name: str | None = None) -> str:
+    """How a resolved window names its zone: the name used, else the zone's own name."""
+    if name:
+        return name.strip()
+    key = getattr(zone, "key", None)
+    return str(key) if key else str(zone)
+
+
+def _fixed(hours: int, name: str) -> tzinfo:
+    if hours == 0:
+        return timezone.utc
+    return timezone(timedelta(hours=hours), name)

@@ -1,0 +1,116 @@
+"""The analysis tools of SPEC section 5: ``detect_anomalies`` and ``log_patterns``.
+
+Both read telemetry through the backend port only (``query_logs``, ``query_metrics``,
+``metrics_by_service``, ``reference_time``), so they work on every backend, and both are
+recorded like any other tool call, so their outputs are citable evidence. The window defaults
+to the backend's recent range (``RECENT_RANGE`` before its reference time), not to the last
+hour: an incident that began hours ago must still show its onset and the calm before it.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta
+from typing import Any
+
+from ..analysis.anomalies import service_anomalies, service_log_patterns
+from ..analysis.series import RECENT_RANGE, parse_stamp, recent_range
+from .backends import TelemetryBackend, TelemetryError
+from .registry import ToolError, ToolOutput, ToolSpec
+
+#: The longest window an analysis reads (as for query_logs and query_metrics).
+MAX_WINDOW = timedelta(days=7)
+
+_TIME = {
+    "type": "string",
+    "description": "ISO-8601 UTC timestamp, e.g. 2026-11-30T10:00:00Z",
+    "maxLength": 40,
+}
+
+
+def _time(name: str, value: str | None) -> datetime | None:
+    if value is None:
+        return None
+    try:
+        return parse_stamp(value)
+    except ValueError:
+        raise ToolError(
+            f"{name}={value!r} is not an ISO-8601 timestamp (e.g. 2026-11-30T10:00:00Z)"
+        ) from None
+
+
+def analysis_window(
+    backend: TelemetryBackend, arguments: dict[str, Any]
+) -> tuple[datetime, datetime]:
+    """``[start, end]`` from the arguments; defaults to the backend's recent range."""
+    recent_start, recent_end = recent_range(backend)
+    end = _time("end", arguments.get("end")) or recent_end
+    start = _time("start", arguments.get("start")) or min(recent_start, end - RECENT_RANGE)
+    if start >= end:
+        raise ToolError(
+            f"start ({start:%Y-%m-%dT%H:%M:%SZ}) must be before end ({end:%Y-%m-%dT%H:%M:%SZ})"
+        )
+    if end - start > MAX_WINDOW:
+        raise ToolError("the window may span at most 7 days")
+    return start, end
+
+
+def analysis_tools(backend: TelemetryBackend) -> list[ToolSpec]:
+    """``detect_anomalies`` and ``log_patterns`` over ``backend``."""
+    services = backend.services()
+    now = backend.reference_time().strftime("%Y-%m-%dT%H:%M:%SZ")
+    hours = int(RECENT_RANGE.total_seconds() // 3600)
+    service = {"type": "string", "enum": services, "description": "The service to analyse."}
+
+    def detect_anomalies(args: dict[str, Any]) -> ToolOutput:
+        start, end = analysis_window(backend, args)
+        try:
+            return ToolOutput(service_anomalies(backend, args["service"], start, end))
+        except TelemetryError as exc:
+            raise ToolError(str(exc)) from None
+
+    def log_patterns(args: dict[str, Any]) -> ToolOutput:
+        start, end = analysis_window(backend, args)
+        try:
+            return ToolOutput(
+                service_log_patterns(backend, args["service"], start, end, args.get("level"))
+            )
+        except TelemetryError as exc:
+            raise ToolError(str(exc)) from None
+
+    return [
+        ToolSpec(
+            "detect_anomalies",
+            "Find what changed in one service: every metric it has and its ERROR/WARN log rates "
+            "and log templates, each checked for a change point. A finding gives the onset, the "
+            "baseline before it (median, spread), the incident (median, peak, peak_at), the "
+            "change (x38.2 or +0.26), its significance (robust z against the baseline's own "
+            f"variability) and direction. Window defaults to the {hours} hours before now "
+            f"({now}); give a start well before the suspected onset so a baseline exists.",
+            {
+                "type": "object",
+                "properties": {"service": service, "start": _TIME, "end": _TIME},
+                "required": ["service"],
+                "additionalProperties": False,
+            },
+            detect_anomalies,
+        ),
+        ToolSpec(
+            "log_patterns",
+            "Group one service's log lines into templates (Drain) and count each before and "
+            "after the onset of its log rate; new=true marks templates never seen before the "
+            f"onset. Level defaults to ERROR and WARN. Window defaults to the {hours} hours "
+            f"before now ({now}).",
+            {
+                "type": "object",
+                "properties": {
+                    "service": service,
+                    "start": _TIME,
+                    "end": _TIME,
+                    "level": {"type": "string", "enum": ["ERROR", "WARN", "INFO"]},
+                },
+                "required": ["service"],
+                "additionalProperties": False,
+            },
+            log_patterns,
+        ),
+    ]
