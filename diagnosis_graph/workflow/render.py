@@ -124,7 +124,7 @@ def _origin(item: Mapping[str, Any], words: Mapping[str, str]) -> str:
     if not origin:
         return ""
     parts = [words["upload"] if origin.get("kind") == "upload" else str(origin.get("kind", ""))]
-    parts += [f"`{safe_text(origin[k])}`" for k in ("file_name", "uploaded_at") if origin.get(k)]
+    parts += [safe_text(origin[k]) for k in ("file_name", "uploaded_at") if origin.get(k)]
     return ", ".join(p for p in parts if p) + "; "
 
 
@@ -134,7 +134,7 @@ def evidence_lines(evidence: Sequence[EvidenceItem], language: str) -> list[str]
     return [
         f"- **{e['evidence_id']}** ({words.get(e.get('role') or 'reference', 'reference')}; "
         f"{_origin(e, words)}{safe_text(e.get('tool') or 'tool')} "
-        f"`{safe_text(e['source_invocation_id'])}` `{safe_text(e['raw_path'])}`): "
+        f"{safe_text(e['source_invocation_id'])} {safe_text(e['raw_path'])}): "
         f"{safe_text(_short(e['evidence_excerpt']))}"
         for e in evidence
     ]

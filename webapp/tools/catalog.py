@@ -9,7 +9,7 @@ from typing import Any, Protocol
 
 from ..context import current_run_or_none
 from .backends import TelemetryBackend, TelemetryError
-from .registry import ToolError, ToolOutput, ToolSpec
+from .registry import REFERENCE, TELEMETRY, ToolError, ToolOutput, ToolSpec
 
 #: Precedes the JSON map of metrics per service in the query_metrics description.
 METRICS_MARKER = "Metrics by service: "
@@ -128,6 +128,7 @@ def telemetry_tools(backend: TelemetryBackend) -> list[ToolSpec]:
                 "additionalProperties": False,
             },
             query_logs,
+            TELEMETRY,
         ),
         ToolSpec(
             "query_metrics",
@@ -147,6 +148,7 @@ def telemetry_tools(backend: TelemetryBackend) -> list[ToolSpec]:
                 "additionalProperties": False,
             },
             query_metrics,
+            TELEMETRY,
         ),
         ToolSpec(
             "query_alerts",
@@ -163,6 +165,7 @@ def telemetry_tools(backend: TelemetryBackend) -> list[ToolSpec]:
                 "additionalProperties": False,
             },
             query_alerts,
+            TELEMETRY,
         ),
     ]
 
@@ -197,6 +200,7 @@ def knowledge_tool(index: KnowledgeSearch, tracker: DocFilter | None) -> ToolSpe
             "additionalProperties": False,
         },
         lookup_knowledge,
+        REFERENCE,
     )
 
 
