@@ -9,8 +9,9 @@ when
 1. every number it states - a count, a value, a percentage, a duration - equals a number of the
    contexts after rounding the evidence number to the precision written in the statement
    (``4648.4`` grounds "4648" and "4648.4", never "4700"; a ratio ``0.27`` also grounds "27%");
-2. every clock time or date it states matches a timestamp of the contexts to the minute (in UTC
-   or the question's UTC offset);
+2. every clock time or date it states matches a timestamp of the contexts to the minute, read
+   as UTC or as the question's zone (``utc_offset_minutes``); an ISO timestamp with a zone is
+   converted to UTC first;
 3. every service name of the backend's catalog that it mentions appears in the contexts.
 
 Tokens are maximal runs of letters, digits, ``_``, ``-`` and ``.``; ISO timestamps and clock
@@ -25,7 +26,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from datetime import datetime, timedelta, timezone
+from datetime import datetime, timedelta
 from decimal import ROUND_HALF_UP, Decimal, InvalidOperation
 from functools import lru_cache
 from typing import Any
@@ -76,8 +77,8 @@ def _number(token: str) -> Number | None:
     return Number(token, value, len(fraction or ""), unit == "%")
 
 
-def _time_keys(iso: str, offset: timedelta) -> tuple[str | None, str]:
-    """``(YYYY-MM-DD HH:MM or None, YYYY-MM-DD)`` of an ISO text (shifted by ``offset``)."""
+def _time_keys(iso: str) -> tuple[str | None, str]:
+    """``(YYYY-MM-DD HH:MM or None, YYYY-MM-DD)`` of an ISO text, in UTC (no zone = UTC)."""
     parts = _ISO_PARTS.match(iso)
     if parts is None:  # pragma: no cover - called on _ISO matches only
         return None, iso[:10]
@@ -90,20 +91,18 @@ def _time_keys(iso: str, offset: timedelta) -> tuple[str | None, str]:
         hours, minutes = int(zone[1:3]), int(zone[-2:])
         sign = -1 if zone[0] == "-" else 1
         moment -= sign * timedelta(hours=hours, minutes=minutes)
-    moment = (moment.replace(tzinfo=timezone.utc) + offset).replace(tzinfo=None)
     return moment.strftime("%Y-%m-%d %H:%M"), moment.strftime("%Y-%m-%d")
 
 
 @lru_cache(maxsize=8192)
-def scan(text: str, offset_minutes: int = 0) -> Tokens:
+def scan(text: str) -> Tokens:
     """The numbers, times and dates ``text`` states (the tokens of the module docstring)."""
-    offset = timedelta(minutes=offset_minutes)
     numbers: list[Number] = []
     times: list[tuple[str, str]] = []
     dates: list[tuple[str, str]] = []
     for match in _SCAN.finditer(text):
         if iso := match.group("iso"):
-            full, day = _time_keys(iso, offset)
+            full, day = _time_keys(iso)
             if full:
                 times.append((full, iso))
             else:
@@ -181,6 +180,17 @@ def context_of(
     return Context(frozenset(numbers), frozenset(times), frozenset(dates), "\n".join(texts))
 
 
+def _in_utc(key: str, offset_minutes: int) -> str:
+    """A statement time written in the question's zone (UTC + offset), as a UTC key."""
+    if not offset_minutes:
+        return key
+    if len(key) == 5:
+        total = (int(key[:2]) * 60 + int(key[3:]) - offset_minutes) % (24 * 60)
+        return f"{total // 60:02d}:{total % 60:02d}"
+    moment = datetime.strptime(key, "%Y-%m-%d %H:%M") - timedelta(minutes=offset_minutes)
+    return moment.strftime("%Y-%m-%d %H:%M")
+
+
 def _rounds_to(evidence: Decimal, number: Number) -> bool:
     quantum = Decimal(1).scaleb(-number.decimals)
     candidates = [evidence, evidence * 100] if number.percent else [evidence]
@@ -203,9 +213,12 @@ def ungrounded_tokens(
     statement: str, context: Context, catalog: Sequence[str] = (), offset_minutes: int = 0
 ) -> list[str]:
     """The tokens of ``statement`` that ``context`` does not ground, in order; [] = grounded."""
-    tokens = scan(statement, offset_minutes)
-    offending: list[str] = []
-    offending += [written for key, written in tokens.times if key not in context.times]
+    tokens = scan(statement)
+    offending = [
+        written
+        for key, written in tokens.times
+        if key not in context.times and _in_utc(key, offset_minutes) not in context.times
+    ]
     offending += [written for key, written in tokens.dates if key not in context.dates]
     for number in tokens.numbers:
         if not any(_rounds_to(value, number) for value in context.numbers):

@@ -150,11 +150,7 @@ def metric_shift(done: Done, split: str, *, factor: float = 1.8) -> Shift | None
     index, point = min(before, key=lambda ip: abs(float(ip[1][1]) - base))
     midpoint = (base + late) / 2
     onset_at = next(
-        (
-            (i, p)
-            for i, p in after
-            if (float(p[1]) > midpoint if rose else float(p[1]) < midpoint)
-        ),
+        ((i, p) for i, p in after if (float(p[1]) > midpoint if rose else float(p[1]) < midpoint)),
         None,
     )
     onset = str(onset_at[1][0]) if onset_at else None

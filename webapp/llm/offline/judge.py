@@ -106,8 +106,9 @@ def compose(request: dict[str, Any]) -> dict[str, Any]:
         }
         for statement, group in _sections(claims)
     ]
+    # Reference evidence (runbooks, documents) never backs a conclusion on its own.
     conclusions = [
-        c for c in conclusions if any(roles.get(e) == "telemetry" for e in c["evidence_ids"])
+        c for c in conclusions if any(roles.get(e) != "reference" for e in c["evidence_ids"])
     ]
     if not conclusions:
         return _no_conclusion(limitations)
@@ -117,7 +118,7 @@ def compose(request: dict[str, Any]) -> dict[str, Any]:
         if (m := _RECOMMENDS.match(c["statement"]))
     ] or [{"text": GENERIC_STEP, "evidence_ids": []}]
     return {
-        "summary": " ".join(c["statement"] for c in conclusions[:3]),
+        "summary": " ".join(str(c["statement"]) for c in conclusions[:3]),
         "conclusions": conclusions,
         "limitations": limitations,
         "recommendations": recommendations,
