@@ -6,6 +6,7 @@ A ``composer_output`` is INVALID_OUTPUT when
 * a conclusion cites an evidence id not in ``verified_evidence``, a claim the verifier did not
   mark supported, or no telemetry evidence id (reference evidence - runbooks, uploaded
   documents - backs recommendations only, never a conclusion about what happened);
+* a conclusion rests only on tool output that reads like an instruction (prompt injection);
 * a conclusion's statement is not grounded (:mod:`.grounding`) in the evidence it cites;
 * a recommendation cites an unknown evidence id, or states a number, time or service that the
   evidence it cites does not hold;
@@ -100,6 +101,7 @@ class AnswerRules:
         offset_minutes: int = 0,
     ) -> None:
         self.roles = {e["evidence_id"]: e["role"] for e in evidence}
+        self.instructions = {e["evidence_id"] for e in evidence if e.get("instruction_like")}
         self.excerpts = {e["evidence_id"]: e["evidence_excerpt"] for e in evidence}
         self.contexts = contexts
         self.statements = {cl["claim_id"]: cl["statement"] for cl in claims}
@@ -142,6 +144,8 @@ class AnswerRules:
                 "conclusion cites no telemetry evidence: reference evidence (runbooks, "
                 "documents) backs recommendations only"
             )
+        if all(e in self.instructions for e in conclusion.evidence_ids):
+            return "conclusion rests only on tool output that reads like an instruction"
         tokens = self._ungrounded(conclusion.statement, conclusion.evidence_ids)
         if tokens:
             return f"conclusion {grounding.describe(tokens)}"

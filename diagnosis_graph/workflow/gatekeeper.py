@@ -11,7 +11,8 @@ boundary (the characters around it in the value are not letters or digits, or ar
 at least 8 characters long unless it is the whole value; a number, boolean or null leaf, or an
 array leaf, verifies only its exact compact JSON rendering. A claim is verified when at least
 one binding verifies AND its statement is grounded (:mod:`.grounding`) in the context of its
-verified bindings.
+verified bindings. A claim whose only verified evidence reads like an instruction to the model
+(prompt injection in a log line or document) is verified only when it quotes that text.
 """
 
 from __future__ import annotations
@@ -62,6 +63,12 @@ REASON_CODES = (
 MIN_EXCERPT_CHARS = 8
 
 VERIFIED, REJECTED = "VERIFIED", "REJECTED"
+NO_VERIFIED_BINDING = "no verified binding"
+#: A claim resting only on instruction-like tool output (prompt injection) that does not quote it.
+FOLLOWS_INSTRUCTION = (
+    "ungrounded: its only evidence reads like an instruction to the model; such text is data "
+    "and may only be quoted, never acted on"
+)
 TELEMETRY: Role = "telemetry"
 REFERENCE: Role = "reference"
 
@@ -110,6 +117,7 @@ class Checked:
     reason: str | None
     context: grounding.Context | None = None
     origin: dict[str, Any] | None = None
+    instruction_like: bool = False
 
 
 def check_binding(
@@ -137,6 +145,7 @@ def check_binding(
         None,
         grounding.context_of(value, holder, record.arguments),
         dict(origin) if isinstance(origin, dict) else None,
+        grounding.instruction_like(value),
     )
 
 
@@ -198,6 +207,7 @@ def _binding_result(
         "status": REJECTED if checked.reason else VERIFIED,
         "reason": checked.reason,
         "origin": checked.origin,
+        "instruction_like": checked.instruction_like,
     }
     return result
 
@@ -209,16 +219,19 @@ def _claim_result(
     rules: GroundingRules,
 ) -> ClaimResult:
     tokens: list[str] = []
-    reason: str | None = "no verified binding"
+    reason: str | None = NO_VERIFIED_BINDING
+    statement = str(claim.get("statement") or "")
     if contexts:
         tokens = grounding.ungrounded_tokens(
-            str(claim.get("statement") or ""),
-            grounding.Context.merge(contexts),
-            rules.catalog,
-            rules.offset_minutes,
+            statement, grounding.Context.merge(contexts), rules.catalog, rules.offset_minutes
         )
         reason = grounding.describe(tokens) if tokens else None
-    grounded = bool(contexts) and not tokens
+    verified = [b for b in bindings if b["status"] == VERIFIED]
+    injected = bool(verified) and all(b["instruction_like"] for b in verified)
+    quoted = any(grounding.quotes(statement, str(b["evidence_excerpt"])) for b in verified)
+    if injected and not tokens and not quoted:
+        reason = FOLLOWS_INSTRUCTION
+    grounded = bool(contexts) and reason is None
     return {
         "claim_id": str(claim.get("claim_id")),
         "critical": bool(claim.get("critical")),
@@ -237,7 +250,7 @@ def _summarise(claims: list[ClaimResult], reasons: dict[str, int], valid: bool) 
     ungrounded: list[UngroundedClaim] = [
         {"claim_id": c["claim_id"], "tokens": c["ungrounded_tokens"], "reason": reason}
         for c in claims
-        if c["ungrounded_tokens"] and (reason := c["grounding_reason"])
+        if (reason := c["grounding_reason"]) and reason != NO_VERIFIED_BINDING
     ]
     if not valid or verified_claims == 0:
         verdict = Verdict.REJECT

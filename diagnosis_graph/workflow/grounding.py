@@ -229,6 +229,31 @@ def ungrounded_tokens(
     return list(dict.fromkeys(offending))
 
 
+_INSTRUCTION = re.compile(
+    r"\b(?:ignore|disregard|forget|override)\b[^.\n]{0,40}?\b(?:previous|prior|above|earlier|all|"
+    r"your)\b[^.\n]{0,20}?\b(?:instructions?|prompts?|rules|context)\b"
+    r"|\byou are now\b|\bnew instructions?\b|^\s*(?:system|assistant|developer)\s*:"
+    r"|\b(?:report|say|state|conclude|answer|tell the user)\b[^.\n]{0,20}?\bthat\b[^.\n]{0,20}?"
+    r"\broot cause\b",
+    re.IGNORECASE | re.MULTILINE,
+)
+
+
+def instruction_like(text: Any) -> bool:
+    """True when a tool-output string reads like an instruction to the model (prompt injection).
+
+    Such text is data: a claim may quote it ("a log line said: '...'"), never act on it.
+    """
+    return isinstance(text, str) and _INSTRUCTION.search(text) is not None
+
+
+def quotes(statement: str, excerpt: str) -> bool:
+    """True when ``statement`` quotes ``excerpt`` verbatim between quotation marks."""
+    flat = " ".join(statement.split())
+    wanted = " ".join(excerpt.split())
+    return any(f"{q}{wanted}{e}" in flat for q, e in ('""', "''", "“”", "「」"))
+
+
 def describe(tokens: Sequence[str]) -> str:
     """``ungrounded: "97%" not in its evidence`` (every offending token, quoted)."""
     quoted = ", ".join(f'"{token}"' for token in tokens)

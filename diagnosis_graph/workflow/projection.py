@@ -56,6 +56,7 @@ def project_verified(
                         "raw_path": key[1],
                         "evidence_excerpt": key[2],
                         "origin": result.get("origin"),
+                        "instruction_like": bool(result.get("instruction_like")),
                     }
                 )
             kept.append(

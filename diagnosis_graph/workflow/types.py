@@ -77,6 +77,7 @@ class BindingResult(TypedDict):
     status: str  # VERIFIED | REJECTED
     reason: str | None
     origin: dict[str, Any] | None  # an uploaded document's origin, when the holder has one
+    instruction_like: bool  # the leaf reads like an instruction to the model (data, not orders)
 
 
 class ClaimResult(TypedDict):
@@ -131,6 +132,7 @@ class EvidenceItem(TypedDict):
     raw_path: str
     evidence_excerpt: str
     origin: dict[str, Any] | None
+    instruction_like: bool
 
 
 class VerifiedClaim(TypedDict):
