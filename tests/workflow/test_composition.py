@@ -67,7 +67,12 @@ SUPPORTED = {
     ],
     "critical_gaps": [],
 }
-GOOD = {
+CONCLUSION: dict[str, Any] = {
+    "statement": "payment-service exhausted its connection pool (50/50 active)",
+    "claim_ids": ["C1"],
+    "evidence_ids": ["E1"],
+}
+GOOD: dict[str, Any] = {
     "summary": "payment-service exhausted its connection pool (50/50 active).",
     "conclusions": [
         {
@@ -120,7 +125,7 @@ def test_a_valid_answer_is_rendered_by_the_product_with_roles_and_sources() -> N
 
 BAD = [
     (
-        {**GOOD, "conclusions": [{**GOOD["conclusions"][0], "evidence_ids": ["E2"]}]},
+        {**GOOD, "conclusions": [{**CONCLUSION, "evidence_ids": ["E2"]}]},
         "reference-only cause (a runbook title)",
     ),
     (
@@ -140,7 +145,7 @@ BAD = [
         {
             **GOOD,
             "conclusions": [
-                {**GOOD["conclusions"][0], "statement": "the pool was 97% used at 10:07"}
+                {**CONCLUSION, "statement": "the pool was 97% used at 10:07"}
             ],
         },
         "ungrounded number and time in a conclusion",
@@ -150,7 +155,7 @@ BAD = [
             **GOOD,
             "conclusions": [
                 {
-                    **GOOD["conclusions"][0],
+                    **CONCLUSION,
                     "statement": "Root cause: DNS resolution for mysql-primary failed",
                 }
             ],
