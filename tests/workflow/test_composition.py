@@ -144,9 +144,7 @@ BAD = [
     (
         {
             **GOOD,
-            "conclusions": [
-                {**CONCLUSION, "statement": "the pool was 97% used at 10:07"}
-            ],
+            "conclusions": [{**CONCLUSION, "statement": "the pool was 97% used at 10:07"}],
         },
         "ungrounded number and time in a conclusion",
     ),
