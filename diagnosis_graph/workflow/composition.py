@@ -23,14 +23,13 @@ of a no-conclusion answer is not shown at all.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 
 from . import contracts as c
 from . import grounding
-from .gatekeeper import TELEMETRY
+from .gatekeeper import TELEMETRY, ContextCache, check_binding
 from .outcomes import Verdict
 from .ports import InvocationRecord
-from .rawpath import locate
 from .types import EvidenceItem, VerifiedClaim
 
 MAX_SUMMARY_SENTENCES = 3
@@ -71,20 +70,31 @@ def content_words(text: str) -> list[str]:
 
 
 def evidence_contexts(
-    evidence: Sequence[EvidenceItem], records: Sequence[InvocationRecord]
+    evidence: Sequence[EvidenceItem],
+    records: Callable[[], Sequence[InvocationRecord]],
+    cache: ContextCache | None = None,
+    run_id: str = "",
 ) -> dict[str, grounding.Context]:
-    """The grounding context of every verified evidence item, from this run's records."""
-    by_id = {r.invocation_id: r for r in records}
+    """The grounding context of every verified evidence item of ``run_id``.
+
+    Contexts the gatekeeper left in ``cache`` are reused; the run's records are read only for
+    the others.
+    """
     contexts: dict[str, grounding.Context] = {}
+    missing: list[EvidenceItem] = []
     for item in evidence:
-        record = by_id.get(item["source_invocation_id"])
-        if record is None:
-            continue
-        try:
-            leaf, holder = locate(record.raw_output, item["raw_path"])
-        except LookupError:  # pragma: no cover - the gatekeeper verified this path
-            continue
-        contexts[item["evidence_id"]] = grounding.context_of(leaf, holder, record.arguments)
+        key = (run_id, item["source_invocation_id"], item["raw_path"])
+        hit = cache.get(key) if cache is not None else None
+        if hit is not None and hit.context is not None:
+            contexts[item["evidence_id"]] = hit.context
+        else:
+            missing.append(item)
+    if missing:
+        by_id = {r.invocation_id: r for r in records()}
+        for item in missing:
+            checked = check_binding(item, by_id, cache)
+            if checked.context is not None:
+                contexts[item["evidence_id"]] = checked.context
     return contexts
 
 

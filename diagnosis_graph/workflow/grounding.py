@@ -203,10 +203,22 @@ def _service_pattern(name: str) -> re.Pattern[str]:
     return re.compile(rf"(?<![A-Za-z0-9_-]){re.escape(name.lower())}(?![A-Za-z0-9_-])")
 
 
+@lru_cache(maxsize=64)
+def _catalog_pattern(catalog: tuple[str, ...]) -> re.Pattern[str] | None:
+    names = sorted({n.lower() for n in catalog if n}, key=len, reverse=True)
+    if not names:
+        return None
+    alternatives = "|".join(re.escape(n) for n in names)
+    return re.compile(rf"(?<![A-Za-z0-9_-])(?:{alternatives})(?![A-Za-z0-9_-])")
+
+
 def mentioned_services(statement: str, catalog: Sequence[str]) -> list[str]:
     """The catalog services ``statement`` names (case-insensitive, whole names)."""
-    lowered = statement.lower()
-    return [name for name in catalog if name and _service_pattern(name).search(lowered)]
+    pattern = _catalog_pattern(tuple(catalog))
+    if pattern is None:
+        return []
+    found = {m.group(0) for m in pattern.finditer(statement.lower())}
+    return [name for name in catalog if name.lower() in found]
 
 
 def ungrounded_tokens(

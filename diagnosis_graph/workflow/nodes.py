@@ -17,7 +17,7 @@ from ..config import RunConfig
 from . import contracts as c
 from .composition import AnswerRules, evidence_contexts
 from .fallback import fallback_answer
-from .gatekeeper import GroundingRules, run_gatekeeper
+from .gatekeeper import ContextCache, GroundingRules, run_gatekeeper
 from .outcomes import Outcome, StepResult, lower_verdict
 from .ports import AgentCall, DiagnosisPorts
 from .projection import project_verified
@@ -46,6 +46,9 @@ class DiagnosisNodes:
 
     def __init__(self, ports: DiagnosisPorts) -> None:
         self.ports = ports
+        # Binding contexts by (run, invocation, path): computed once by the gatekeeper, reused
+        # by the composer's grounding checks (bounded; outputs never change once recorded).
+        self.contexts: ContextCache = {}
 
     def nodes(self) -> dict[str, Any]:
         """The eight workflow nodes by name."""
@@ -188,10 +191,16 @@ class DiagnosisNodes:
         output, failed = self._agent("composer", c.COMPOSER_OUTPUT, payload, config)
         if failed:
             return failed
-        records = self.ports.invocations.invocations_for_run(run_id_of(config))
+        run_id = run_id_of(config)
+        contexts = evidence_contexts(
+            evidence,
+            lambda: self.ports.invocations.invocations_for_run(run_id),
+            self.contexts,
+            run_id,
+        )
         rules = AnswerRules(
             evidence,
-            evidence_contexts(evidence, records),
+            contexts,
             claims,
             catalog=tuple(self.ports.service_catalog()),
             offset_minutes=offset_of(state),
@@ -217,6 +226,7 @@ class DiagnosisNodes:
             run_id,
             roles=self.ports.tool_roles(),
             rules=rules,
+            cache=self.contexts,
         )
         return StepResult(Outcome.COMPLETED, {"gatekeeper_result": result})
 
