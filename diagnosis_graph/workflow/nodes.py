@@ -9,7 +9,7 @@ topology's job.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any, TypeVar
+from typing import Any, TypeVar, cast
 
 from pydantic import BaseModel
 
@@ -24,10 +24,13 @@ from .projection import project_verified
 from .render import render_answer
 from .state import MODE_EVIDENCE_GAP_ONLY, MODE_FULL
 from .types import (
+    ClaimState,
     ComposerOutputState,
     DiagnosisContext,
     EvidenceItem,
+    ExecutorOutputState,
     GatekeeperResult,
+    PlannerPlanState,
     VerifiedExecutorOutput,
     VerifierOutputState,
 )
@@ -101,7 +104,8 @@ class DiagnosisNodes:
         plan, failed = self._agent("planner", c.PLANNER_PLAN, payload, config)
         if failed:
             return failed
-        return StepResult(Outcome.COMPLETED, {"planner_plan": {**plan.model_dump(), "mode": mode}})
+        planned = cast(PlannerPlanState, {**plan.model_dump(), "mode": mode})
+        return StepResult(Outcome.COMPLETED, {"planner_plan": planned})
 
     def executor(self, state: State, config: RunConfig) -> StepResult:
         """Run the plan's queries with tools and return the full evidence snapshot."""
@@ -119,7 +123,7 @@ class DiagnosisNodes:
         evidence, failed = self._agent("executor", c.EXECUTOR_EVIDENCE, payload, config, tools=True)
         if failed:
             return failed
-        claims = [claim.model_dump() for claim in evidence.claims]
+        claims = [cast(ClaimState, claim.model_dump()) for claim in evidence.claims]
         ids = [claim["claim_id"] for claim in claims]
         if len(set(ids)) != len(ids):
             return StepResult(
@@ -129,9 +133,18 @@ class DiagnosisNodes:
         for claim in earlier if mode == MODE_EVIDENCE_GAP_ONLY else []:
             if claim["claim_id"] not in ids:
                 claims.append(
-                    {key: claim[key] for key in ("claim_id", "statement", "critical", "bindings")}
+                    {
+                        "claim_id": claim["claim_id"],
+                        "statement": claim["statement"],
+                        "critical": claim["critical"],
+                        "bindings": claim["bindings"],
+                    }
                 )
-        output = {"version": c.EXECUTOR_EVIDENCE, "claims": claims, "summary": evidence.summary}
+        output: ExecutorOutputState = {
+            "version": c.EXECUTOR_EVIDENCE,
+            "claims": claims,
+            "summary": evidence.summary,
+        }
         return StepResult(Outcome.COMPLETED, {"executor_output": output})
 
     def verifier(self, state: State, config: RunConfig) -> StepResult:
@@ -155,11 +168,14 @@ class DiagnosisNodes:
         unknown = [a.claim_id for a in output.claim_assessments if a.claim_id not in known]
         if unknown:
             return StepResult(Outcome.INVALID_OUTPUT, detail=f"assessed unknown claims {unknown}")
-        update: VerifierOutputState = {
-            **output.model_dump(),  # type: ignore[typeddict-item]
-            "verdict_ceiling": ceiling,
-            "effective_verdict": lower_verdict(output.verdict, ceiling).value,
-        }
+        update = cast(
+            VerifierOutputState,
+            {
+                **output.model_dump(),
+                "verdict_ceiling": ceiling,
+                "effective_verdict": lower_verdict(output.verdict, ceiling).value,
+            },
+        )
         return StepResult(Outcome.COMPLETED, {"verifier_output": update})
 
     def composer(self, state: State, config: RunConfig) -> StepResult:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import pytest
@@ -121,6 +122,8 @@ def test_a_valid_answer_is_rendered_by_the_product_with_roles_and_sources() -> N
     evidence = {e["evidence_id"]: e for e in result.state["verified_evidence"]}
     assert evidence["E1"]["role"] == "telemetry" and evidence["E2"]["role"] == "reference"
     assert evidence["E4"]["origin"] == RUNBOOK["documents"][1]["origin"]
+    # every typed state value stays plain JSON (the engine checkpoints, the app stores it)
+    assert json.loads(json.dumps(result.state)) == result.state
 
 
 BAD = [
