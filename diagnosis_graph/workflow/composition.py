@@ -13,7 +13,7 @@ A ``composer_output`` is INVALID_OUTPUT when
 * the ``summary`` has more than 3 sentences, is not grounded in the evidence of the conclusions
   it restates, or does not restate them: each sentence's content words (Latin words of 3+
   letters and CJK characters, minus stop words and a small set of connective words such as
-  "likely", "cause") must be at least two thirds words of the conclusions, the claims they
+  "likely", "cause") must be at least half words of the conclusions, the claims they
   cite and the cited excerpts. "The root cause is DNS. Restart CoreDNS." restates nothing.
 
 With no conclusion the renderer shows a fixed sentence instead of the summary, so the summary
@@ -34,7 +34,7 @@ from .types import EvidenceItem, VerifiedClaim
 
 MAX_SUMMARY_SENTENCES = 3
 #: Share of a summary sentence's content words that must come from what it restates.
-RESTATEMENT_SHARE = 2 / 3
+RESTATEMENT_SHARE = 1 / 2
 
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+|(?<=[。！？])")
 _WORD = re.compile(r"[A-Za-z][A-Za-z'-]{2,}|[\u3400-\u4dbf\u4e00-\u9fff]")

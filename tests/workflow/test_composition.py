@@ -283,3 +283,29 @@ def test_each_rule_reports_why_the_answer_is_invalid(answer: dict[str, Any], exp
     )
     problem = rules.problem(ComposerOutput.model_validate(answer), {"C1", "C2", "C3", "C4"}, "PASS")
     assert problem is not None and problem.startswith(expected)
+
+
+@pytest.mark.parametrize(
+    "summary",
+    [
+        "payment-service ran out of connection pool capacity.",
+        "Likely cause: payment-service exhausted its connection pool (50/50 active).",
+    ],
+)
+def test_a_summary_that_paraphrases_its_conclusions_is_accepted(summary: str) -> None:
+    result = run({**GOOD, "summary": summary})
+    assert composer_reasons(result) == ["completed"]
+    assert f"\n\n{summary}\n\n" in (result.answer or "")
+
+
+def test_a_chinese_summary_restating_a_chinese_conclusion_is_accepted() -> None:
+    chinese = {
+        **GOOD,
+        "summary": "payment-service 的连接池已耗尽。",
+        "conclusions": [
+            {**CONCLUSION, "statement": "payment-service 的连接池耗尽（50/50 active）"}
+        ],
+    }
+    result = run(chinese, question="为什么 payment-service 变慢了？")
+    assert composer_reasons(result) == ["completed"]
+    assert "payment-service 的连接池已耗尽。" in (result.answer or "")
