@@ -21,6 +21,7 @@ import json
 import unicodedata
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any
 
 from . import grounding
@@ -73,6 +74,7 @@ TELEMETRY: Role = "telemetry"
 REFERENCE: Role = "reference"
 
 
+@lru_cache(maxsize=8192)  # the same leaves are matched by several bindings and rounds
 def normalise(text: str) -> str:
     """Unicode NFC, every run of whitespace one space, the ends stripped."""
     return " ".join(unicodedata.normalize("NFC", text).split())
