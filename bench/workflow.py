@@ -47,7 +47,7 @@ def instrument(diagnoser: Diagnoser, clock: Clock) -> None:
     """Time the provider, every tool handler, and every node function of the graph."""
     diagnoser.model.complete = clock.wrap("provider", diagnoser.model.complete)  # type: ignore[method-assign]
     diagnoser.tools[:] = [
-        ToolSpec(t.name, t.description, t.parameters, clock.wrap("tools", t.handler))
+        ToolSpec(t.name, t.description, t.parameters, clock.wrap("tools", t.handler), t.role)
         for t in diagnoser.tools
     ]
     nodes = diagnoser.graph.nodes

@@ -28,6 +28,7 @@ from .llm.react import Budget
 from .llm.types import ChatModel
 from .tools.backends import TelemetryBackend
 from .tools.catalog import DocFilter, KnowledgeSearch, diagnosis_tools
+from .tools.registry import tool_roles
 
 
 class Audit(StepHook, InvocationRecorder, Protocol):
@@ -90,7 +91,13 @@ class Diagnoser:
             response_mode=response_mode,
             budget=budget or Budget(),
         )
-        ports = DiagnosisPorts(self.invoker, audit, self.invoker.tool_definitions)
+        ports = DiagnosisPorts(
+            self.invoker,
+            audit,
+            self.invoker.tool_definitions,
+            service_catalog=backend.services,
+            tool_roles=lambda: tool_roles(self.tools),
+        )
         self.graph = build_diagnosis_graph(ports)
 
     def diagnose(

@@ -3,6 +3,19 @@
 Each model is what one agent must answer with; its JSON schema is sent to the model as
 ``response_format`` (``json_schema`` named after the schema). :func:`parse_agent_output` turns
 the model's text into a validated model or raises :class:`ContractError` (INVALID_OUTPUT).
+
+Structured-output tolerance (the rule :func:`extract_json` applies, in this order):
+
+1. the whole content, stripped, is JSON: accepted;
+2. otherwise the content holds exactly one fenced code block (three backticks, optionally tagged
+   ``json``, closed by three backticks) whose body is JSON: accepted, whatever prose stands
+   before or after it ("Here is the result:" ... "Let me know");
+3. anything else is INVALID_OUTPUT: no fence and no JSON, two or more fenced blocks (the model
+   hedged between answers - we never pick one), an unclosed fence, a fence tagged with another
+   language, or a fenced body that is not JSON.
+
+Prose around the block is discarded, never shown: the answer the user reads is rendered by the
+product from the validated fields (:mod:`.render`).
 """
 
 from __future__ import annotations
@@ -11,7 +24,7 @@ import json
 import re
 from typing import Any, Literal, TypeVar
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 PLANNER_PLAN = "planner_plan"
 EXECUTOR_EVIDENCE = "executor_evidence_v2"
@@ -103,13 +116,30 @@ class Conclusion(_Contract):
     evidence_ids: list[str] = Field(min_length=1)
 
 
-class ComposerOutput(_Contract):
-    """``composer_output``: the answer in Markdown and its structured parts."""
+class Recommendation(_Contract):
+    """A next step and the verified evidence it rests on (reference evidence may back it)."""
 
-    answer_markdown: str = Field(min_length=1, max_length=20000)
+    text: str = Field(min_length=1, max_length=1000)
+    evidence_ids: list[str] = Field(default_factory=list, max_length=20)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _from_text(cls, value: Any) -> Any:
+        # A bare string is a recommendation without sources (it is rendered as such).
+        return {"text": value, "evidence_ids": []} if isinstance(value, str) else value
+
+
+class ComposerOutput(_Contract):
+    """``composer_output`` v2: the structured answer; the product renders its Markdown.
+
+    An ``answer_markdown`` a model still sends is ignored: no model-written prose reaches the
+    user unchecked (SPEC section 3).
+    """
+
+    summary: str = Field(min_length=1, max_length=2000)
     conclusions: list[Conclusion] = Field(default_factory=list, max_length=20)
     limitations: list[str] = Field(default_factory=list, max_length=20)
-    recommendations: list[str] = Field(default_factory=list, max_length=20)
+    recommendations: list[Recommendation] = Field(default_factory=list, max_length=20)
 
 
 CONTRACTS: dict[str, type[BaseModel]] = {
@@ -129,30 +159,43 @@ def json_schema(name: str) -> dict[str, Any]:
     return _SCHEMAS[name]
 
 
-# The whole content is one fence: ```json or ```, the body, a closing ```.
-_FENCE = re.compile(
-    r"```(?:json)?[ \t]*(?:\r?\n)?(?P<body>.*?)\r?\n?```", re.DOTALL | re.IGNORECASE
-)
+_FENCE = re.compile(r"```(?P<tag>[^\s`]*)(?P<body>.*?)```", re.DOTALL)
+
+
+def _fenced_body(text: str) -> str:
+    """The body of the one fenced block in ``text`` (ContractError unless exactly one)."""
+    blocks = list(_FENCE.finditer(text))
+    if not blocks:
+        raise ContractError("the output is neither JSON nor one fenced JSON block")
+    if len(blocks) > 1:
+        raise ContractError(f"the output holds {len(blocks)} fenced blocks; exactly one allowed")
+    if text.count("```") != 2:
+        raise ContractError("the output has an unclosed code fence")
+    tag = blocks[0].group("tag").lower()
+    if tag not in ("", "json"):
+        raise ContractError(f"the fenced block is tagged {tag!r}, not json")
+    return blocks[0].group("body")
 
 
 def extract_json(content: str | None) -> Any:
-    """Parse a model's JSON answer, tolerating surrounding whitespace and one fenced block.
-
-    Nothing else is tolerated (no prose around the JSON, no second fence).
-    """
+    """Parse a model's JSON answer under the structured-output tolerance rule (module doc)."""
     if content is None or not content.strip():
         raise ContractError("the model returned no content")
     text = content.strip()
-    where = "the output"
-    if text.startswith("```"):
-        fence = _FENCE.fullmatch(text)
-        if fence is None:
-            raise ContractError("the output is not exactly one fenced code block")
-        text, where = fence.group("body"), "the fenced block"
     try:
         return json.loads(text)
     except json.JSONDecodeError as exc:
-        raise ContractError(f"{where} is not valid JSON: {exc.msg} at char {exc.pos}") from None
+        if "```" not in text:
+            raise ContractError(
+                f"the output is not valid JSON: {exc.msg} at char {exc.pos}"
+            ) from None
+    body = _fenced_body(text)
+    try:
+        return json.loads(body)
+    except json.JSONDecodeError as exc:
+        raise ContractError(
+            f"the fenced block is not valid JSON: {exc.msg} at char {exc.pos}"
+        ) from None
 
 
 M = TypeVar("M", bound=BaseModel)

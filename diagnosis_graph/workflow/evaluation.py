@@ -7,6 +7,7 @@ from typing import Any
 
 from .gatekeeper import GATEKEEPER_VERSION
 from .ports import InvocationRecord
+from .types import GatekeeperResult
 
 
 def tool_statistics(invocations: Sequence[InvocationRecord]) -> dict[str, Any]:
@@ -21,11 +22,28 @@ def tool_statistics(invocations: Sequence[InvocationRecord]) -> dict[str, Any]:
     }
 
 
+def grounding_evaluation(gate: GatekeeperResult | None) -> dict[str, Any]:
+    """Per run: claims, verified, grounded, the ungrounded tokens, and the groundedness share."""
+    if not gate:
+        return {"claims": 0, "verified": 0, "grounded": 0, "ungrounded": [], "groundedness": None}
+    checked = [c for c in gate["claims"] if c["grounding_reason"] != "no verified binding"]
+    return {
+        "claims": gate["claim_count"],
+        "verified": gate["verified_claim_count"],
+        "grounded": gate["grounded_claim_count"],
+        "ungrounded": [dict(u) for u in gate["ungrounded_claims"]],
+        "groundedness": (
+            round(gate["grounded_claim_count"] / len(checked), 4) if checked else None
+        ),
+    }
+
+
 def rule_evaluation(
     state: Mapping[str, Any], invocations: Sequence[InvocationRecord], prompt_version: str | None
 ) -> dict[str, Any]:
     """Counts of tool calls, claims and bindings, and whether every citation was verified."""
-    gate = state.get("gatekeeper_result") or {}
+    result: GatekeeperResult | None = state.get("gatekeeper_result")
+    gate: Mapping[str, Any] = result or {}
     verified_ids = {e["evidence_id"] for e in state.get("verified_evidence") or []}
     composer = state.get("composer_output") or {}
     cited = sorted({e for c in composer.get("conclusions", []) for e in c.get("evidence_ids", [])})
@@ -41,6 +59,8 @@ def rule_evaluation(
         "all_cited_evidence_verified": all(e in verified_ids for e in cited),
         "prompt_version": prompt_version,
         "gatekeeper_version": gate.get("gatekeeper_version", GATEKEEPER_VERSION),
+        "grounding": grounding_evaluation(result),
+        "gatekeeper": dict(gate) if result else None,
     }
 
 

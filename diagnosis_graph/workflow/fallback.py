@@ -5,6 +5,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from .render import language_of, render_fallback
+
 _WHY: dict[tuple[str, str], str] = {
     ("planner", "retry_exhausted"): "the planner could not produce a valid investigation plan, "
     "even after one retry (invalid output or the model was unavailable)",
@@ -18,58 +20,48 @@ _WHY: dict[tuple[str, str], str] = {
     "(timeouts, rate limits or server errors, after retries)",
     ("executor", "non_retryable_failed"): "the model refused or rejected the evidence-gathering "
     "request",
-    ("gatekeeper", "gatekeeper_reject"): "none of the evidence cited could be traced to an exact "
-    "excerpt of a tool output recorded in this run, so no claim could be trusted",
+    ("gatekeeper", "gatekeeper_reject"): "no claim could be trusted: none of the evidence cited "
+    "could be traced to an exact excerpt of a tool output recorded in this run, or the numbers, "
+    "times or services the claims state are not in that evidence",
     ("verifier", "retry_exhausted"): "the verification step failed twice (invalid output or the "
     "model was unavailable)",
     ("verifier", "non_retryable_failed"): "the model refused or rejected the verification request",
     ("composer", "retry_exhausted"): "the answer could not be written within the rules "
-    "(it cited unverified evidence or was invalid twice)",
+    "(it cited unverified evidence, stated what its evidence does not show, or was invalid twice)",
     ("composer", "non_retryable_failed"): "the model refused or rejected the request to write "
     "the answer",
 }
 
 
-def why_fallback(events: list[Mapping[str, Any]] | Any) -> str:
+_WHY_ZH: dict[tuple[str, str], str] = {
+    ("planner", "retry_exhausted"): "规划步骤重试一次后仍无法生成有效的调查计划",
+    ("planner", "non_retryable_failed"): "模型拒绝了规划请求（例如认证或配置错误）",
+    ("executor", "invalid_output"): "收集到的证据不符合证据契约",
+    ("executor", "tool_blocked"): "取证代理的工具调用一再被拦截",
+    ("executor", "failed"): "取证过程意外失败",
+    ("executor", "retryable_failed"): "取证期间模型不可用（超时、限流或服务器错误）",
+    ("executor", "non_retryable_failed"): "模型拒绝了取证请求",
+    ("gatekeeper", "gatekeeper_reject"): "引用的证据都无法对应到"
+    "本次运行记录的工具输出中的确切片段，或其中的数字、时间、服务名没有证据支撑，因此没有可信的论断",
+    ("verifier", "retry_exhausted"): "验证步骤两次失败",
+    ("verifier", "non_retryable_failed"): "模型拒绝了验证请求",
+    ("composer", "retry_exhausted"): "回答两次违反规则（引用了未验证的证据或内容无证据支撑）",
+    ("composer", "non_retryable_failed"): "模型拒绝了撰写回答的请求",
+}
+
+
+def why_fallback(events: list[Mapping[str, Any]] | Any, language: str = "en") -> str:
     """The reason a run fell back, in words, from the event of the node that routed here."""
     source = next((e for e in reversed(list(events)) if e["node"] != "fallback"), None)
     if source is None:
-        return "the diagnosis could not start"
+        return "诊断未能开始" if language == "zh" else "the diagnosis could not start"
     key = (str(source["node"]), str(source["reason_code"]))
-    return _WHY.get(key, f"the {key[0]} step ended with '{key[1]}'")
+    table = _WHY_ZH if language == "zh" else _WHY
+    return table.get(key, f"the {key[0]} step ended with '{key[1]}'")
 
 
 def fallback_answer(state: Mapping[str, Any]) -> str:
     """What was asked, why no verified diagnosis, what did verify, and what to do next."""
-    question = str((state.get("diagnosis_context") or {}).get("question") or "(no question)")
-    evidence = state.get("verified_evidence") or []
-    why = why_fallback(state.get("orchestration_events") or [])
-    lines = [
-        "## Diagnosis incomplete",
-        "",
-        f"**Question:** {question}",
-        "",
-        f"A verified diagnosis could not be completed because {why}.",
-        "This answer makes no claim that is not backed by verified evidence.",
-        "",
-    ]
-    if evidence:
-        lines += ["### Evidence that did verify", ""]
-        lines += [
-            f"- `{e['evidence_id']}` ({e.get('tool') or 'tool'} `{e['source_invocation_id']}` "
-            f"`{e['raw_path']}`): {e['evidence_excerpt']}"
-            for e in evidence
-        ]
-        lines.append("")
-    else:
-        lines += ["No evidence was verified in this run.", ""]
-    lines += [
-        "### Next steps",
-        "",
-        "1. Open this run's trace to see which step failed and the tool outputs recorded so far.",
-        "2. Check the affected service's error logs and latency/error-rate dashboards for the "
-        "time window in the question.",
-        "3. Retry the question; if the model or a telemetry source was unavailable, it may "
-        "succeed now.",
-    ]
-    return "\n".join(lines) + "\n"
+    question = str((state.get("diagnosis_context") or {}).get("question") or "")
+    why = why_fallback(state.get("orchestration_events") or [], language_of(question))
+    return render_fallback(question, why, list(state.get("verified_evidence") or []))

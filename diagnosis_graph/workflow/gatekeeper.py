@@ -1,85 +1,83 @@
-"""The evidence gatekeeper: every binding checked against this run's recorded tool outputs.
+"""The evidence gatekeeper (``gatekeeper-v2``): every binding checked against this run's outputs.
 
 Reads only invocations of the current run, so an invocation id from another run or session is
-``invocation_not_found``. Reason codes, in the order they are checked: ``invocation_not_found``,
-``invocation_failed``, ``raw_path_invalid``, ``raw_path_not_found``, ``excerpt_empty``,
-``excerpt_mismatch`` (SPEC section 3).
+``invocation_not_found``. Reason codes, in the order they are checked (SPEC section 3):
+``invocation_not_found``, ``invocation_failed``, ``raw_path_invalid``, ``raw_path_not_found``,
+``raw_path_not_leaf``, ``excerpt_empty``, ``excerpt_too_short``, ``excerpt_mismatch``.
+
+Matching, after normalising both sides (Unicode NFC, every run of whitespace one space, ends
+stripped): a string leaf verifies an excerpt that is a substring beginning and ending on a token
+boundary (the characters around it in the value are not letters or digits, or are its ends) and
+at least 8 characters long unless it is the whole value; a number, boolean or null leaf, or an
+array leaf, verifies only its exact compact JSON rendering. A claim is verified when at least
+one binding verifies AND its statement is grounded (:mod:`.grounding`) in the context of its
+verified bindings. A claim whose only verified evidence reads like an instruction to the model
+(prompt injection in a log line or document) is verified only when it quotes that text.
 """
 
 from __future__ import annotations
 
 import json
-import re
+import unicodedata
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any
 
+from . import grounding
 from .outcomes import Verdict
 from .ports import SUCCESS, InvocationRecord
+from .rawpath import PathNotFound, RawPathError, is_leaf, locate, parse_raw_path, resolve_raw_path
+from .types import BindingResult, ClaimResult, GatekeeperResult, Role, UngroundedClaim
 
-GATEKEEPER_VERSION = "gatekeeper-v1"
+__all__ = [
+    "GATEKEEPER_VERSION",
+    "RawPathError",
+    "check_binding",
+    "parse_raw_path",
+    "resolve_raw_path",
+    "run_gatekeeper",
+]
+
+GATEKEEPER_VERSION = "gatekeeper-v2"
 
 INVOCATION_NOT_FOUND = "invocation_not_found"
 INVOCATION_FAILED = "invocation_failed"
 RAW_PATH_INVALID = "raw_path_invalid"
 RAW_PATH_NOT_FOUND = "raw_path_not_found"
+RAW_PATH_NOT_LEAF = "raw_path_not_leaf"
 EXCERPT_EMPTY = "excerpt_empty"
+EXCERPT_TOO_SHORT = "excerpt_too_short"
 EXCERPT_MISMATCH = "excerpt_mismatch"
+#: Every binding reason code, in the order the checks run.
+REASON_CODES = (
+    INVOCATION_NOT_FOUND,
+    INVOCATION_FAILED,
+    RAW_PATH_INVALID,
+    RAW_PATH_NOT_FOUND,
+    RAW_PATH_NOT_LEAF,
+    EXCERPT_EMPTY,
+    EXCERPT_TOO_SHORT,
+    EXCERPT_MISMATCH,
+)
+#: Minimum length of an excerpt that is not the whole string value.
+MIN_EXCERPT_CHARS = 8
 
 VERIFIED, REJECTED = "VERIFIED", "REJECTED"
-
-_NAME = re.compile(r"\.([A-Za-z_][A-Za-z0-9_-]*)")
-_INDEX = re.compile(r"\[(0|[1-9][0-9]*)\]")
-_KEY = re.compile(r'\[("(?:[^"\\]|\\.)*")\]')
-
-
-class RawPathError(ValueError):
-    """``raw_path`` does not follow the grammar."""
-
-
-class _NotFound(LookupError):
-    """``raw_path`` is valid but names nothing in the output."""
+NO_VERIFIED_BINDING = "no verified binding"
+#: A claim resting only on instruction-like tool output (prompt injection) that does not quote it.
+FOLLOWS_INSTRUCTION = (
+    "ungrounded: its only evidence reads like an instruction to the model; such text is data "
+    "and may only be quoted, never acted on"
+)
+TELEMETRY: Role = "telemetry"
+REFERENCE: Role = "reference"
 
 
-def parse_raw_path(path: str) -> list[str | int]:
-    """Split ``$.a["b"][0]`` into ``["a", "b", 0]``; raise RawPathError on any other syntax."""
-    if not isinstance(path, str) or not path.startswith("$"):
-        raise RawPathError("a raw_path starts with $")
-    steps: list[str | int] = []
-    pos = 1
-    while pos < len(path):
-        if match := _NAME.match(path, pos):
-            steps.append(match.group(1))
-        elif match := _INDEX.match(path, pos):
-            steps.append(int(match.group(1)))
-        elif match := _KEY.match(path, pos):
-            try:
-                steps.append(json.loads(match.group(1)))
-            except json.JSONDecodeError:
-                raise RawPathError(f"bad string key at {pos}") from None
-        else:
-            raise RawPathError(f"unexpected {path[pos]!r} at {pos}")
-        pos = match.end()
-    return steps
-
-
-def resolve_raw_path(document: Any, path: str) -> Any:
-    """Return the value at ``path`` in ``document`` (RawPathError / LookupError when absent)."""
-    value = document
-    for step in parse_raw_path(path):
-        if isinstance(step, int):
-            if not isinstance(value, list) or step >= len(value):
-                raise _NotFound(path)
-            value = value[step]
-        else:
-            if not isinstance(value, dict) or step not in value:
-                raise _NotFound(path)
-            value = value[step]
-    return value
-
-
+@lru_cache(maxsize=8192)  # the same leaves are matched by several bindings and rounds
 def normalise(text: str) -> str:
-    """Collapse every run of whitespace into one space and strip the ends."""
-    return " ".join(text.split())
+    """Unicode NFC, every run of whitespace one space, the ends stripped."""
+    return " ".join(unicodedata.normalize("NFC", text).split())
 
 
 def render(value: Any) -> str:
@@ -89,80 +87,210 @@ def render(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
 
 
+def _on_boundary(text: str, start: int, end: int) -> bool:
+    before = start == 0 or not text[start - 1].isalnum()
+    return before and (end == len(text) or not text[end].isalnum())
+
+
+def match_excerpt(value: Any, excerpt: str) -> str | None:
+    """None when ``excerpt`` verifies against the leaf ``value``, else the reason code."""
+    wanted = normalise(excerpt)
+    if not wanted:
+        return EXCERPT_EMPTY
+    if not isinstance(value, str):
+        return None if wanted == normalise(render(value)) else EXCERPT_MISMATCH
+    text = normalise(value)
+    if wanted == text:
+        return None
+    if len(wanted) < MIN_EXCERPT_CHARS:
+        return EXCERPT_TOO_SHORT
+    start = text.find(wanted)
+    while start >= 0:
+        if _on_boundary(text, start, start + len(wanted)):
+            return None
+        start = text.find(wanted, start + 1)
+    return EXCERPT_MISMATCH
+
+
+@dataclass(frozen=True)
+class Checked:
+    """One binding's reason code (None = verified) and, when verified, its context."""
+
+    reason: str | None
+    context: grounding.Context | None = None
+    origin: dict[str, Any] | None = None
+    instruction_like: bool = False
+
+
+#: Contexts already computed, by ``(run_id, invocation_id, raw_path)`` (a run's outputs never
+#: change once recorded); shared by the gatekeeper and the composer's checks of one run.
+ContextCache = dict[tuple[str, str, str], "Checked"]
+CONTEXT_CACHE_LIMIT = 4096
+
+
 def check_binding(
-    binding: Mapping[str, Any], invocations: Mapping[str, InvocationRecord]
-) -> str | None:
-    """Return None when the binding verifies, else the reason code of the first failed check."""
+    binding: Mapping[str, Any],
+    invocations: Mapping[str, InvocationRecord],
+    cache: ContextCache | None = None,
+) -> Checked:
+    """Run every check on one binding, in the order of :data:`REASON_CODES`."""
+    record = invocations.get(str(binding.get("source_invocation_id", "")))
+    if record is None or cache is None:
+        return _check(binding, invocations)
+    key = (record.run_id, record.invocation_id, str(binding.get("raw_path", "")))
+    located = cache.get(key)
+    if located is None:
+        if len(cache) >= CONTEXT_CACHE_LIMIT:
+            cache.clear()
+        located = cache[key] = _check({**binding, "evidence_excerpt": None}, invocations)
+    if located.reason not in (None, EXCERPT_EMPTY):
+        return located
+    try:
+        value = locate(record.raw_output, str(binding.get("raw_path", "")))[0]
+    except LookupError:  # pragma: no cover - located above
+        return Checked(RAW_PATH_NOT_FOUND)
+    reason = match_excerpt(value, str(binding.get("evidence_excerpt") or ""))
+    if reason:
+        return Checked(reason)
+    return Checked(None, located.context, located.origin, located.instruction_like)
+
+
+def _check(binding: Mapping[str, Any], invocations: Mapping[str, InvocationRecord]) -> Checked:
     record = invocations.get(str(binding.get("source_invocation_id", "")))
     if record is None:
-        return INVOCATION_NOT_FOUND
+        return Checked(INVOCATION_NOT_FOUND)
     if record.status != SUCCESS:
-        return INVOCATION_FAILED
+        return Checked(INVOCATION_FAILED)
     try:
-        value = resolve_raw_path(record.raw_output, str(binding.get("raw_path", "")))
+        value, holder = locate(record.raw_output, str(binding.get("raw_path", "")))
     except RawPathError:
-        return RAW_PATH_INVALID
-    except LookupError:
-        return RAW_PATH_NOT_FOUND
-    excerpt = normalise(str(binding.get("evidence_excerpt", "")))
-    if not excerpt:
-        return EXCERPT_EMPTY
-    if excerpt not in normalise(render(value)):
-        return EXCERPT_MISMATCH
-    return None
+        return Checked(RAW_PATH_INVALID)
+    except PathNotFound:
+        return Checked(RAW_PATH_NOT_FOUND)
+    if not is_leaf(value):
+        return Checked(RAW_PATH_NOT_LEAF)
+    excerpt = binding.get("evidence_excerpt")
+    reason = match_excerpt(value, str(excerpt or "")) if excerpt is not None else None
+    if reason:
+        return Checked(reason)
+    origin = (holder or {}).get("origin")
+    return Checked(
+        None,
+        grounding.context_of(value, holder, record.arguments),
+        dict(origin) if isinstance(origin, dict) else None,
+        grounding.instruction_like(value),
+    )
+
+
+@dataclass(frozen=True)
+class GroundingRules:
+    """What grounding needs besides the evidence: the service catalog and the UTC offset."""
+
+    catalog: Sequence[str] = ()
+    offset_minutes: int = 0
 
 
 def run_gatekeeper(
     executor_output: Mapping[str, Any] | None,
     records: Sequence[InvocationRecord],
     run_id: str,
-) -> dict[str, Any]:
-    """Check every binding of ``executor_output`` against ``records`` of ``run_id``.
+    *,
+    roles: Mapping[str, str] | None = None,
+    rules: GroundingRules | None = None,
+    cache: ContextCache | None = None,
+) -> GatekeeperResult:
+    """Check every binding and ground every claim of ``executor_output`` against ``records``.
 
-    Returns the ``gatekeeper_result``: verdict, verifier verdict ceiling, counts, and the
-    status and reason of every binding. A claim with no binding counts as unverified, so it
-    lowers a PASS to LOW_CONFID.
+    ``roles`` maps tool names to ``telemetry`` / ``reference`` (an undeclared tool is
+    reference: it can never back a conclusion). A claim with no binding counts as unverified.
+    ``cache`` (optional) keeps binding contexts for later checks of the same run.
     """
+    cache = {} if cache is None else cache
     invocations = {r.invocation_id: r for r in records if r.run_id == run_id}
-    claims_out: list[dict[str, Any]] = []
+    rules = rules or GroundingRules()
+    claims_out: list[ClaimResult] = []
     reasons: dict[str, int] = {}
     claims = (executor_output or {}).get("claims")
     for claim in claims if isinstance(claims, list) else []:
-        bindings_out = []
+        bindings_out: list[BindingResult] = []
+        contexts: list[grounding.Context] = []
         for binding in claim.get("bindings") or []:
-            reason = check_binding(binding, invocations)
+            checked = check_binding(binding, invocations, cache)
             record = invocations.get(str(binding.get("source_invocation_id", "")))
-            if reason:
-                reasons[reason] = reasons.get(reason, 0) + 1
-            bindings_out.append(
-                {
-                    "source_invocation_id": binding.get("source_invocation_id"),
-                    "tool": record.tool_name if record else None,
-                    "raw_path": binding.get("raw_path"),
-                    "evidence_excerpt": binding.get("evidence_excerpt"),
-                    "status": REJECTED if reason else VERIFIED,
-                    "reason": reason,
-                }
-            )
-        claims_out.append(
-            {
-                "claim_id": claim.get("claim_id"),
-                "critical": bool(claim.get("critical")),
-                "verified": any(b["status"] == VERIFIED for b in bindings_out),
-                "bindings": bindings_out,
-            }
-        )
+            if checked.reason:
+                reasons[checked.reason] = reasons.get(checked.reason, 0) + 1
+            elif checked.context is not None:
+                contexts.append(checked.context)
+            bindings_out.append(_binding_result(binding, record, checked, roles or {}))
+        claims_out.append(_claim_result(claim, bindings_out, contexts, rules))
     return _summarise(claims_out, reasons, isinstance(claims, list))
 
 
-def _summarise(
-    claims: list[dict[str, Any]], reasons: dict[str, int], valid: bool
-) -> dict[str, Any]:
+def _binding_result(
+    binding: Mapping[str, Any],
+    record: InvocationRecord | None,
+    checked: Checked,
+    roles: Mapping[str, str],
+) -> BindingResult:
+    tool = record.tool_name if record else None
+    role: Role = TELEMETRY if tool and roles.get(tool) == TELEMETRY else REFERENCE
+    result: BindingResult = {
+        "source_invocation_id": binding.get("source_invocation_id"),
+        "tool": tool,
+        "role": role if record else None,
+        "raw_path": binding.get("raw_path"),
+        "evidence_excerpt": binding.get("evidence_excerpt"),
+        "status": REJECTED if checked.reason else VERIFIED,
+        "reason": checked.reason,
+        "origin": checked.origin,
+        "instruction_like": checked.instruction_like,
+    }
+    return result
+
+
+def _claim_result(
+    claim: Mapping[str, Any],
+    bindings: list[BindingResult],
+    contexts: list[grounding.Context],
+    rules: GroundingRules,
+) -> ClaimResult:
+    tokens: list[str] = []
+    reason: str | None = NO_VERIFIED_BINDING
+    statement = str(claim.get("statement") or "")
+    if contexts:
+        tokens = grounding.ungrounded_tokens(
+            statement, grounding.Context.merge(contexts), rules.catalog, rules.offset_minutes
+        )
+        reason = grounding.describe(tokens) if tokens else None
+    verified = [b for b in bindings if b["status"] == VERIFIED]
+    injected = bool(verified) and all(b["instruction_like"] for b in verified)
+    quoted = any(grounding.quotes(statement, str(b["evidence_excerpt"])) for b in verified)
+    if injected and not tokens and not quoted:
+        reason = FOLLOWS_INSTRUCTION
+    grounded = bool(contexts) and reason is None
+    return {
+        "claim_id": str(claim.get("claim_id")),
+        "critical": bool(claim.get("critical")),
+        "verified": grounded,
+        "grounded": grounded,
+        "ungrounded_tokens": tokens,
+        "grounding_reason": reason,
+        "bindings": bindings,
+    }
+
+
+def _summarise(claims: list[ClaimResult], reasons: dict[str, int], valid: bool) -> GatekeeperResult:
     bindings = [b for claim in claims for b in claim["bindings"]]
     verified = sum(b["status"] == VERIFIED for b in bindings)
-    if not valid or verified == 0:
+    verified_claims = sum(c["verified"] for c in claims)
+    ungrounded: list[UngroundedClaim] = [
+        {"claim_id": c["claim_id"], "tokens": c["ungrounded_tokens"], "reason": reason}
+        for c in claims
+        if (reason := c["grounding_reason"]) and reason != NO_VERIFIED_BINDING
+    ]
+    if not valid or verified_claims == 0:
         verdict = Verdict.REJECT
-    elif verified == len(bindings) and all(claim["bindings"] for claim in claims):
+    elif verified == len(bindings) and all(c["bindings"] and c["verified"] for c in claims):
         verdict = Verdict.PASS
     else:
         verdict = Verdict.LOW_CONFID
@@ -172,10 +300,12 @@ def _summarise(
         "verdict": verdict.value,
         "verifier_verdict_ceiling": ceiling.value,
         "claim_count": len(claims),
-        "verified_claim_count": sum(c["verified"] for c in claims),
+        "verified_claim_count": verified_claims,
+        "grounded_claim_count": sum(c["grounded"] for c in claims),
         "binding_count": len(bindings),
         "verified_binding_count": verified,
         "reason_counts": reasons,
+        "ungrounded_claims": ungrounded,
         "claims": claims,
         "error": None if valid else "executor output is missing or invalid",
     }

@@ -9,18 +9,31 @@ topology's job.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any, TypeVar
+from typing import Any, TypeVar, cast
 
 from pydantic import BaseModel
 
 from ..config import RunConfig
 from . import contracts as c
+from .composition import AnswerRules, evidence_contexts
 from .fallback import fallback_answer
-from .gatekeeper import run_gatekeeper
-from .outcomes import Outcome, StepResult, Verdict, lower_verdict
+from .gatekeeper import ContextCache, GroundingRules, run_gatekeeper
+from .outcomes import Outcome, StepResult, lower_verdict
 from .ports import AgentCall, DiagnosisPorts
 from .projection import project_verified
+from .render import render_answer
 from .state import MODE_EVIDENCE_GAP_ONLY, MODE_FULL
+from .types import (
+    ClaimState,
+    ComposerOutputState,
+    DiagnosisContext,
+    EvidenceItem,
+    ExecutorOutputState,
+    GatekeeperResult,
+    PlannerPlanState,
+    VerifiedExecutorOutput,
+    VerifierOutputState,
+)
 
 State = Mapping[str, Any]
 M = TypeVar("M", bound=BaseModel)
@@ -36,6 +49,9 @@ class DiagnosisNodes:
 
     def __init__(self, ports: DiagnosisPorts) -> None:
         self.ports = ports
+        # Binding contexts by (run, invocation, path): computed once by the gatekeeper, reused
+        # by the composer's grounding checks (bounded; outputs never change once recorded).
+        self.contexts: ContextCache = {}
 
     def nodes(self) -> dict[str, Any]:
         """The eight workflow nodes by name."""
@@ -73,9 +89,9 @@ class DiagnosisNodes:
 
     def planner(self, state: State, config: RunConfig) -> StepResult:
         """Plan the queries (all of them, or only those closing the verifier's gaps)."""
-        context = state["diagnosis_context"]
+        context = context_of(state)
         mode = context.get("mode", MODE_FULL)
-        payload = {
+        payload: dict[str, Any] = {
             "question": context.get("question"),
             "reference_time": context.get("reference_time"),
             "mode": mode,
@@ -88,14 +104,15 @@ class DiagnosisNodes:
         plan, failed = self._agent("planner", c.PLANNER_PLAN, payload, config)
         if failed:
             return failed
-        return StepResult(Outcome.COMPLETED, {"planner_plan": {**plan.model_dump(), "mode": mode}})
+        planned = cast(PlannerPlanState, {**plan.model_dump(), "mode": mode})
+        return StepResult(Outcome.COMPLETED, {"planner_plan": planned})
 
     def executor(self, state: State, config: RunConfig) -> StepResult:
         """Run the plan's queries with tools and return the full evidence snapshot."""
-        context = state["diagnosis_context"]
+        context = context_of(state)
         mode = context.get("mode", MODE_FULL)
-        earlier = (state.get("verified_executor_output") or {}).get("claims", [])
-        payload = {
+        earlier = verified_output(state)["claims"]
+        payload: dict[str, Any] = {
             "question": context.get("question"),
             "reference_time": context.get("reference_time"),
             "mode": mode,
@@ -106,7 +123,7 @@ class DiagnosisNodes:
         evidence, failed = self._agent("executor", c.EXECUTOR_EVIDENCE, payload, config, tools=True)
         if failed:
             return failed
-        claims = [claim.model_dump() for claim in evidence.claims]
+        claims = [cast(ClaimState, claim.model_dump()) for claim in evidence.claims]
         ids = [claim["claim_id"] for claim in claims]
         if len(set(ids)) != len(ids):
             return StepResult(
@@ -116,49 +133,61 @@ class DiagnosisNodes:
         for claim in earlier if mode == MODE_EVIDENCE_GAP_ONLY else []:
             if claim["claim_id"] not in ids:
                 claims.append(
-                    {key: claim[key] for key in ("claim_id", "statement", "critical", "bindings")}
+                    {
+                        "claim_id": claim["claim_id"],
+                        "statement": claim["statement"],
+                        "critical": claim["critical"],
+                        "bindings": claim["bindings"],
+                    }
                 )
-        output = {"version": c.EXECUTOR_EVIDENCE, "claims": claims, "summary": evidence.summary}
+        output: ExecutorOutputState = {
+            "version": c.EXECUTOR_EVIDENCE,
+            "claims": claims,
+            "summary": evidence.summary,
+        }
         return StepResult(Outcome.COMPLETED, {"executor_output": output})
 
     def verifier(self, state: State, config: RunConfig) -> StepResult:
         """Judge the verified projection only - never the raw tool trace."""
-        projected = state.get("verified_executor_output") or {}
-        ceiling = (state.get("gatekeeper_result") or {}).get(
-            "verifier_verdict_ceiling", "LOW_CONFID"
-        )
+        projected = verified_output(state)
+        gate: GatekeeperResult | None = state.get("gatekeeper_result")
+        ceiling = gate["verifier_verdict_ceiling"] if gate else "LOW_CONFID"
         payload = {
-            "question": state["diagnosis_context"].get("question"),
+            "question": context_of(state).get("question"),
             "claims": [
                 {k: claim[k] for k in ("claim_id", "statement", "critical", "evidence_ids")}
-                for claim in projected.get("claims", [])
+                for claim in projected["claims"]
             ],
-            "evidence": state.get("verified_evidence") or [],
+            "evidence": verified_evidence(state),
             "verdict_ceiling": ceiling,
         }
         output, failed = self._agent("verifier", c.VERIFIER_OUTPUT, payload, config)
         if failed:
             return failed
-        known = {claim["claim_id"] for claim in payload["claims"]}
+        known = {claim["claim_id"] for claim in projected["claims"]}
         unknown = [a.claim_id for a in output.claim_assessments if a.claim_id not in known]
         if unknown:
             return StepResult(Outcome.INVALID_OUTPUT, detail=f"assessed unknown claims {unknown}")
-        effective = lower_verdict(output.verdict, ceiling)
-        update = {
-            **output.model_dump(),
-            "verdict_ceiling": ceiling,
-            "effective_verdict": effective.value,
-        }
+        update = cast(
+            VerifierOutputState,
+            {
+                **output.model_dump(),
+                "verdict_ceiling": ceiling,
+                "effective_verdict": lower_verdict(output.verdict, ceiling).value,
+            },
+        )
         return StepResult(Outcome.COMPLETED, {"verifier_output": update})
 
     def composer(self, state: State, config: RunConfig) -> StepResult:
-        """Write the answer from verified evidence and the verifier's assessments."""
-        verifier = state.get("verifier_output") or {}
-        supported = {a["claim_id"] for a in verifier.get("claim_assessments", []) if a["supported"]}
-        evidence = state.get("verified_evidence") or []
-        claims = (state.get("verified_executor_output") or {}).get("claims", [])
+        """Compose the answer from verified evidence; the product renders its Markdown."""
+        verifier: VerifierOutputState | None = state.get("verifier_output")
+        assessments = verifier["claim_assessments"] if verifier else []
+        supported = {a["claim_id"] for a in assessments if a["supported"]}
+        evidence = verified_evidence(state)
+        claims = verified_output(state)["claims"]
+        question = str(context_of(state).get("question") or "")
         payload = {
-            "question": state["diagnosis_context"].get("question"),
+            "question": question,
             "claims": [
                 {
                     "claim_id": cl["claim_id"],
@@ -170,34 +199,51 @@ class DiagnosisNodes:
             ],
             "evidence": evidence,
             "verifier": {
-                "effective_verdict": verifier.get("effective_verdict"),
-                "claim_assessments": verifier.get("claim_assessments", []),
-                "critical_gaps": verifier.get("critical_gaps", []),
+                "effective_verdict": verifier["effective_verdict"] if verifier else None,
+                "claim_assessments": assessments,
+                "critical_gaps": verifier["critical_gaps"] if verifier else [],
             },
         }
         output, failed = self._agent("composer", c.COMPOSER_OUTPUT, payload, config)
         if failed:
             return failed
-        problem = citation_problem(
-            output,
-            {e["evidence_id"] for e in evidence},
-            supported,
-            verifier.get("effective_verdict"),
+        run_id = run_id_of(config)
+        contexts = evidence_contexts(
+            evidence,
+            lambda: self.ports.invocations.invocations_for_run(run_id),
+            self.contexts,
+            run_id,
         )
+        rules = AnswerRules(
+            evidence,
+            contexts,
+            claims,
+            catalog=tuple(self.ports.service_catalog()),
+            offset_minutes=offset_of(state),
+        )
+        effective = verifier["effective_verdict"] if verifier else None
+        problem = rules.problem(output, supported, effective)
         if problem:
             return StepResult(Outcome.INVALID_OUTPUT, detail=problem)
-        return StepResult(
-            Outcome.COMPLETED,
-            {"composer_output": output.model_dump(), "final_answer": output.answer_markdown},
-        )
+        composed: ComposerOutputState = output.model_dump()
+        answer = render_answer(question, composed, evidence)
+        return StepResult(Outcome.COMPLETED, {"composer_output": composed, "final_answer": answer})
 
     # -- deterministic nodes ----------------------------------------------------------------
 
     def gatekeeper(self, state: State, config: RunConfig) -> StepResult:
-        """Verify every binding against this run's recorded tool invocations."""
+        """Verify every binding and ground every claim against this run's invocations."""
         run_id = run_id_of(config)
         records = self.ports.invocations.invocations_for_run(run_id)
-        result = run_gatekeeper(state.get("executor_output"), records, run_id)
+        rules = GroundingRules(tuple(self.ports.service_catalog()), offset_of(state))
+        result = run_gatekeeper(
+            state.get("executor_output"),
+            records,
+            run_id,
+            roles=self.ports.tool_roles(),
+            rules=rules,
+            cache=self.contexts,
+        )
         return StepResult(Outcome.COMPLETED, {"gatekeeper_result": result})
 
     def verified_input(self, state: State, config: RunConfig) -> StepResult:
@@ -212,11 +258,11 @@ class DiagnosisNodes:
 
     def evidence_retry(self, state: State, config: RunConfig) -> StepResult:
         """Send the planner back for the verifier's critical gaps only."""
-        gaps = (state.get("verifier_output") or {}).get("critical_gaps", [])
-        context = {
-            **state["diagnosis_context"],
+        verifier: VerifierOutputState | None = state.get("verifier_output")
+        context: DiagnosisContext = {
+            **context_of(state),
             "mode": MODE_EVIDENCE_GAP_ONLY,
-            "evidence_gaps": gaps,
+            "evidence_gaps": verifier["critical_gaps"] if verifier else [],
         }
         return StepResult(Outcome.COMPLETED, {"diagnosis_context": context})
 
@@ -225,17 +271,24 @@ class DiagnosisNodes:
         return StepResult(Outcome.COMPLETED, {"final_answer": fallback_answer(state)})
 
 
-def citation_problem(
-    output: c.ComposerOutput, evidence_ids: set[str], supported: set[str], effective: str | None
-) -> str | None:
-    """Why the composer's citations are invalid, or None when every citation is allowed."""
-    if effective == Verdict.FAIL.value and output.conclusions:
-        return "the verifier's verdict is FAIL: the answer may state no conclusion"
-    for conclusion in output.conclusions:
-        bad_evidence = [e for e in conclusion.evidence_ids if e not in evidence_ids]
-        if bad_evidence:
-            return f"conclusion cites evidence that was not verified: {bad_evidence}"
-        bad_claims = [cid for cid in conclusion.claim_ids if cid not in supported]
-        if bad_claims:
-            return f"conclusion cites claims the verifier did not support: {bad_claims}"
-    return None
+def context_of(state: State) -> DiagnosisContext:
+    """The run's ``diagnosis_context``."""
+    context: DiagnosisContext = state["diagnosis_context"]
+    return context
+
+
+def offset_of(state: State) -> int:
+    """The question's UTC offset in minutes (``utc_offset_minutes``; 0 = UTC)."""
+    return int(state["diagnosis_context"].get("utc_offset_minutes") or 0)
+
+
+def verified_output(state: State) -> VerifiedExecutorOutput:
+    """``verified_executor_output``, or an empty projection before ``verified_input`` ran."""
+    projected: VerifiedExecutorOutput | None = state.get("verified_executor_output")
+    return projected or {"version": c.EXECUTOR_EVIDENCE, "claims": [], "summary": ""}
+
+
+def verified_evidence(state: State) -> list[EvidenceItem]:
+    """``verified_evidence`` (empty before ``verified_input`` ran)."""
+    evidence: list[EvidenceItem] = list(state.get("verified_evidence") or [])
+    return evidence

@@ -70,10 +70,21 @@ class InvocationStore(Protocol):
         ...
 
 
+def _no_roles() -> Mapping[str, str]:
+    return {}
+
+
 @dataclass(frozen=True)
 class DiagnosisPorts:
-    """Everything the diagnosis nodes need from outside, handed to ``build_diagnosis_graph``."""
+    """Everything the diagnosis nodes need from outside, handed to ``build_diagnosis_graph``.
+
+    ``service_catalog`` lists the backend's service names (grounding checks every one a
+    statement mentions); ``tool_roles`` maps each tool name to ``telemetry`` or ``reference``
+    (a tool missing from it is treated as reference and can never back a conclusion).
+    """
 
     invoker: AgentInvoker
     invocations: InvocationStore
     tool_catalog: Callable[[], Sequence[Mapping[str, Any]]] = tuple
+    service_catalog: Callable[[], Sequence[str]] = tuple
+    tool_roles: Callable[[], Mapping[str, str]] = _no_roles

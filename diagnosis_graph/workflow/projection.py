@@ -2,29 +2,40 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
-from .gatekeeper import VERIFIED
+from .gatekeeper import REFERENCE, VERIFIED
+from .types import (
+    BindingState,
+    ClaimResult,
+    EvidenceItem,
+    GatekeeperResult,
+    VerifiedClaim,
+    VerifiedExecutorOutput,
+)
 
 
 def project_verified(
-    executor_output: Mapping[str, Any], gatekeeper_result: Mapping[str, Any]
-) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    executor_output: Mapping[str, Any], gatekeeper_result: GatekeeperResult | Mapping[str, Any]
+) -> tuple[VerifiedExecutorOutput, list[EvidenceItem]]:
     """Return ``(verified_executor_output, verified_evidence)``.
 
     Claims keep only their verified bindings, each pointing at an evidence id; a binding cited
-    by several claims is one evidence item. Evidence ids are ``E1..En`` in claim order.
+    by several claims is one evidence item. Evidence ids are ``E1..En`` in claim order; each
+    item carries its tool's ``role`` and, for an uploaded document, its ``origin``.
     """
-    statuses = {c["claim_id"]: c for c in gatekeeper_result.get("claims") or []}
-    evidence: list[dict[str, Any]] = []
+    checked_claims: Sequence[ClaimResult] = gatekeeper_result.get("claims") or []
+    statuses = {c["claim_id"]: c for c in checked_claims}
+    evidence: list[EvidenceItem] = []
     ids: dict[tuple[str, str, str], str] = {}
-    claims: list[dict[str, Any]] = []
+    claims: list[VerifiedClaim] = []
     for claim in executor_output.get("claims") or []:
         checked = statuses.get(claim.get("claim_id"))
         if not checked or not checked["verified"]:
             continue
-        kept, evidence_ids = [], []
+        kept: list[BindingState] = []
+        evidence_ids: list[str] = []
         for binding, result in zip(claim["bindings"], checked["bindings"], strict=False):
             if result["status"] != VERIFIED:
                 continue
@@ -41,11 +52,20 @@ def project_verified(
                         "claim_id": claim["claim_id"],
                         "source_invocation_id": key[0],
                         "tool": result.get("tool"),
+                        "role": result.get("role") or REFERENCE,
                         "raw_path": key[1],
                         "evidence_excerpt": key[2],
+                        "origin": result.get("origin"),
+                        "instruction_like": bool(result.get("instruction_like")),
                     }
                 )
-            kept.append(dict(binding))
+            kept.append(
+                {
+                    "source_invocation_id": key[0],
+                    "raw_path": key[1],
+                    "evidence_excerpt": key[2],
+                }
+            )
             evidence_ids.append(ids[key])
         claims.append(
             {
@@ -56,10 +76,10 @@ def project_verified(
                 "evidence_ids": evidence_ids,
             }
         )
-    projected = {
+    projected: VerifiedExecutorOutput = {
         "version": "executor_evidence_v2",
         "claims": claims,
-        "summary": executor_output.get("summary", ""),
+        "summary": str(executor_output.get("summary", "")),
     }
     return projected, evidence
 
@@ -68,14 +88,21 @@ def evidence_refs(state: Mapping[str, Any]) -> dict[str, list[dict[str, Any]]]:
     """Verified evidence per invocation id: what each tool output was cited for.
 
     Each ref: ``evidence_id``, ``claim_id``, the claim's ``statement``, ``raw_path``,
-    ``evidence_excerpt`` and ``cited`` (whether a conclusion of the answer cites it).
+    ``evidence_excerpt``, ``role`` and ``cited`` (whether a conclusion or recommendation of the
+    answer cites it).
     """
     statements = {
         c["claim_id"]: c["statement"]
         for c in (state.get("verified_executor_output") or {}).get("claims", [])
     }
-    conclusions = (state.get("composer_output") or {}).get("conclusions", [])
-    cited = {e for c in conclusions for e in c.get("evidence_ids", [])}
+    composer = state.get("composer_output") or {}
+    cited = {e for c in composer.get("conclusions", []) for e in c.get("evidence_ids", [])}
+    cited |= {
+        e
+        for r in composer.get("recommendations", [])
+        if isinstance(r, dict)
+        for e in r.get("evidence_ids", [])
+    }
     refs: dict[str, list[dict[str, Any]]] = {}
     for item in state.get("verified_evidence") or []:
         refs.setdefault(item["source_invocation_id"], []).append(
@@ -85,6 +112,7 @@ def evidence_refs(state: Mapping[str, Any]) -> dict[str, list[dict[str, Any]]]:
                 "statement": statements.get(item.get("claim_id")),
                 "raw_path": item["raw_path"],
                 "evidence_excerpt": item["evidence_excerpt"],
+                "role": item.get("role"),
                 "cited": item["evidence_id"] in cited,
             }
         )

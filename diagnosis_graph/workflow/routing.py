@@ -28,6 +28,7 @@ from .state import (
     VERIFIED_INPUT,
     VERIFIER,
 )
+from .types import GatekeeperResult, VerifierOutputState
 
 State = Mapping[str, Any]
 
@@ -70,10 +71,16 @@ def decide_after_executor(state: State, outcome: Outcome) -> Decision:
 
 
 def decide_after_gatekeeper(state: State, outcome: Outcome) -> Decision:
-    """PASS, or LOW_CONFID with at least one verified binding, continues; else fall back."""
-    result = state.get("gatekeeper_result") or {}
-    verdict = result.get("verdict")
-    verified = int(result.get("verified_binding_count") or 0)
+    """PASS, or LOW_CONFID with at least one verified binding, continues; else fall back.
+
+    A verified binding counts only on a verified (grounded) claim: bindings of ungrounded
+    claims never reach the projection.
+    """
+    result: GatekeeperResult | None = state.get("gatekeeper_result")
+    verdict = result["verdict"] if result else None
+    verified = 0
+    if result:
+        verified = min(result["verified_binding_count"], result["verified_claim_count"])
     if outcome is Outcome.COMPLETED and verdict == Verdict.PASS.value and verified > 0:
         return Decision("gatekeeper_pass")
     if outcome is Outcome.COMPLETED and verdict == Verdict.LOW_CONFID.value and verified > 0:
@@ -83,21 +90,23 @@ def decide_after_gatekeeper(state: State, outcome: Outcome) -> Decision:
 
 def effective_verdict(state: State) -> Verdict:
     """Return the lower of the verifier's verdict and the gatekeeper's ceiling for it."""
-    verifier = state.get("verifier_output") or {}
-    gatekeeper = state.get("gatekeeper_result") or {}
-    ceiling = gatekeeper.get("verifier_verdict_ceiling") or Verdict.LOW_CONFID.value
-    return lower_verdict(verifier.get("verdict") or Verdict.FAIL.value, ceiling)
+    verifier: VerifierOutputState | None = state.get("verifier_output")
+    gatekeeper: GatekeeperResult | None = state.get("gatekeeper_result")
+    ceiling = gatekeeper["verifier_verdict_ceiling"] if gatekeeper else Verdict.LOW_CONFID.value
+    return lower_verdict(verifier["verdict"] if verifier else Verdict.FAIL.value, ceiling)
 
 
 def evidence_retry_allowed(state: State) -> bool:
     """True when all four conditions of an evidence retry hold (SPEC section 2)."""
-    gatekeeper = state.get("gatekeeper_result") or {}
-    verifier = state.get("verifier_output") or {}
+    gatekeeper: GatekeeperResult | None = state.get("gatekeeper_result")
+    verifier: VerifierOutputState | None = state.get("verifier_output")
     return (
         int(state.get("evidence_retry_count") or 0) < MAX_EVIDENCE_RETRIES
-        and gatekeeper.get("verifier_verdict_ceiling") == Verdict.PASS.value
+        and gatekeeper is not None
+        and gatekeeper["verifier_verdict_ceiling"] == Verdict.PASS.value
         and effective_verdict(state) is Verdict.LOW_CONFID
-        and bool(verifier.get("critical_gaps"))
+        and verifier is not None
+        and bool(verifier["critical_gaps"])
     )
 
 

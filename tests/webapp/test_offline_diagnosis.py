@@ -56,13 +56,15 @@ def test_each_scenario_is_diagnosed_correctly(
     result = results[(variant, record["id"])]
     assert result.run.status == "SUCCESS" and not result.run.degraded, result.answer
     assert result.orchestration_trace["termination_reason"] == "composer_completed"
-    headline = (result.answer or "").splitlines()[0]
+    summary = result.run.state["composer_output"]["summary"]
+    conclusions = [c["statement"] for c in result.run.state["composer_output"]["conclusions"]]
+    assert (result.answer or "").startswith("## Diagnosis\n")
     if record["failure_type"] == "healthy":
-        assert headline == f"## {record['service']}: no evidence of a problem"
-        assert "No evidence of a problem" in (result.answer or "")
+        assert summary.startswith(f"No evidence of a problem with {record['service']}:")
     else:
-        assert headline == f"## {record['service']}: {record['runbook_title']}"
-        assert record["cause_service"] in (result.answer or "")
+        assert conclusions[0].startswith(f"{record['service']} degraded: ")
+        assert f"Likely cause: {record['runbook_title']}" in summary
+        assert record["cause_service"] in summary
 
 
 @pytest.mark.parametrize("case", CASES, ids=[_ids(c) for c in CASES])
@@ -73,11 +75,18 @@ def test_every_claim_is_bound_to_exact_excerpts_that_pass_the_gatekeeper(
     result = results[(variant, record["id"])]
     rules = result.self_evaluation["rule_evaluation"]
     assert rules["gatekeeper_verdict"] == "PASS"
+    assert rules["gatekeeper_version"] == "gatekeeper-v2"
     assert rules["verified_binding_count"] == rules["binding_count"] > 0
+    grounding = rules["grounding"]
+    assert grounding["ungrounded"] == [] and grounding["groundedness"] == 1.0
+    assert grounding["claims"] == grounding["verified"] == grounding["grounded"] > 0
+    assert all(c["grounded"] for c in rules["gatekeeper"]["claims"])
     assert rules["all_cited_evidence_verified"] and rules["cited_evidence_ids"]
     assert rules["tool_status_counts"] == {"SUCCESS": rules["tool_invocation_count"]}
     conclusions = result.run.state["composer_output"]["conclusions"]
     assert conclusions and all(c["evidence_ids"] for c in conclusions)
+    roles = {e["evidence_id"]: e["role"] for e in result.run.state["verified_evidence"]}
+    assert all(any(roles[e] == "telemetry" for e in c["evidence_ids"]) for c in conclusions)
     verifier = result.self_evaluation["verifier_evaluation"]
     assert verifier["effective_verdict"] == "PASS" and not verifier["unsupported_claim_ids"]
 

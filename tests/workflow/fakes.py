@@ -121,8 +121,17 @@ VERIFIED_PASS = {
     "critical_gaps": [],
 }
 ANSWER = {
-    "answer_markdown": "## Pool exhausted [E1]",
-    "conclusions": [{"statement": "pool exhausted", "claim_ids": ["C1"], "evidence_ids": ["E1"]}],
+    "summary": "The connection pool is exhausted.",
+    "conclusions": [
+        {
+            "statement": "The connection pool is exhausted",
+            "claim_ids": ["C1"],
+            "evidence_ids": ["E1"],
+        }
+    ],
     "limitations": [],
-    "recommendations": ["raise the pool size"],
+    "recommendations": [{"text": "raise the pool size", "evidence_ids": []}],
 }
+#: Tool roles and the service catalog the workflow tests run with.
+ROLES = {"query_logs": "telemetry", "query_metrics": "telemetry", "lookup_knowledge": "reference"}
+SERVICES = ("payment-service", "mysql-primary")

@@ -14,9 +14,18 @@ def gatekeeper_result(verdict: str = "PASS", verified: int = 2) -> dict[str, Any
     """A gatekeeper_result with a verdict, verified-binding count and the verifier ceiling."""
     ceiling = "PASS" if verdict == "PASS" else "LOW_CONFID"
     return {
+        "gatekeeper_version": "gatekeeper-v2",
         "verdict": verdict,
-        "verified_binding_count": verified,
         "verifier_verdict_ceiling": ceiling,
+        "claim_count": max(verified, 1),
+        "verified_claim_count": verified,
+        "grounded_claim_count": verified,
+        "binding_count": max(verified, 1),
+        "verified_binding_count": verified,
+        "reason_counts": {},
+        "ungrounded_claims": [],
+        "claims": [],
+        "error": None,
     }
 
 

@@ -13,6 +13,7 @@ from diagnosis_graph.workflow.gatekeeper import (
     resolve_raw_path,
     run_gatekeeper,
 )
+from diagnosis_graph.workflow.types import GatekeeperResult
 
 from .fakes import LOGS, METRICS, MemoryInvocations, claim, evidence
 
@@ -65,11 +66,11 @@ def test_resolve_walks_dicts_and_lists_only() -> None:
 
 def gate(
     *claims: dict[str, Any], store: MemoryInvocations, run_id: str = "run-1"
-) -> dict[str, Any]:
+) -> GatekeeperResult:
     return run_gatekeeper(evidence(*claims), store.invocations_for_run(run_id), run_id)
 
 
-def reasons(result: dict[str, Any]) -> list[str | None]:
+def reasons(result: GatekeeperResult) -> list[str | None]:
     return [b["reason"] for c in result["claims"] for b in c["bindings"]]
 
 
@@ -124,9 +125,24 @@ def test_non_string_values_are_matched_as_compact_json(store: MemoryInvocations)
         (("inv-blocked", "$.error", "budget"), "invocation_failed"),
         (("inv-logs", "$.records[*].message", "pool"), "raw_path_invalid"),
         (("inv-logs", "$.records[9].message", "pool"), "raw_path_not_found"),
+        (("inv-logs", "$", "pool"), "raw_path_not_leaf"),
+        (("inv-logs", "$.records", "pool"), "raw_path_not_leaf"),
+        (("inv-logs", "$.records[0]", "connection pool exhausted"), "raw_path_not_leaf"),
+        (("inv-metrics", "$.summary", "unit"), "raw_path_not_leaf"),
+        (("inv-metrics", "$.series[0].points", "3812.5"), "raw_path_not_leaf"),
         (("inv-logs", "$.records[0].message", " \n\t "), "excerpt_empty"),
+        (("inv-logs", "$.records[0].message", "a"), "excerpt_too_short"),
+        (("inv-logs", "$.records[0].message", "ool exh"), "excerpt_too_short"),
+        (("inv-logs", "$.records[0].message", "pool"), "excerpt_too_short"),
         (("inv-logs", "$.records[0].message", "pool exhausted (40/50"), "excerpt_mismatch"),
         (("inv-logs", "$.records[0].message", "Connection pool exhausted"), "excerpt_mismatch"),
+        (("inv-logs", "$.records[0].message", "onnection pool exhausted"), "excerpt_mismatch"),
+        (("inv-logs", "$.records[0].message", "connection pool exhaust"), "excerpt_mismatch"),
+        (("inv-metrics", "$.summary.max", "3"), "excerpt_mismatch"),
+        (("inv-metrics", "$.summary.max", "3812"), "excerpt_mismatch"),
+        (("inv-metrics", "$.summary.max", "3812.50"), "excerpt_mismatch"),
+        (("inv-logs", "$.truncated", "False"), "excerpt_mismatch"),
+        (("inv-metrics", "$.series[0].points[1]", "3812.5"), "excerpt_mismatch"),
     ],
 )
 def test_every_reason_code(
@@ -136,6 +152,56 @@ def test_every_reason_code(
     assert reasons(result) == [reason]
     assert result["verdict"] == "REJECT"
     assert result["reason_counts"] == {reason: 1}
+
+
+def test_reason_codes_are_checked_in_the_spec_order(store: MemoryInvocations) -> None:
+    # Each binding fails several checks; the first in SPEC order is the one reported.
+    result = gate(
+        claim("C1", ("inv-failed", "$[", "")),  # failed invocation, bad path, empty excerpt
+        claim("C2", ("inv-logs", "$.records[0", "")),  # bad path, empty excerpt
+        claim("C3", ("inv-logs", "$.nope", "")),  # not found, empty excerpt
+        claim("C4", ("inv-logs", "$", "")),  # not a leaf, empty excerpt
+        claim("C5", ("inv-logs", "$.records[0].message", " ")),  # empty beats too short
+        claim("C6", ("inv-logs", "$.records[0].message", "zz")),  # too short beats mismatch
+        store=store,
+    )
+    assert reasons(result) == [
+        "invocation_failed",
+        "raw_path_invalid",
+        "raw_path_not_found",
+        "raw_path_not_leaf",
+        "excerpt_empty",
+        "excerpt_too_short",
+    ]
+
+
+def test_a_short_excerpt_verifies_when_it_is_the_whole_value(store: MemoryInvocations) -> None:
+    result = gate(
+        claim("C1", ("inv-logs", "$.records[0].level", "ERROR")),
+        claim("C2", ("inv-logs", "$.records[0].trace_id", "ab12")),
+        claim("C3", ("inv-logs", "$.total", "2")),
+        claim("C4", ("inv-metrics", "$.series[0].labels.service", "payment-service")),
+        store=store,
+    )
+    assert reasons(result) == [None, None, None, None]
+
+
+def test_a_substring_must_start_and_end_on_token_boundaries(store: MemoryInvocations) -> None:
+    result = gate(
+        claim("C1", ("inv-logs", "$.records[0].message", "(50/50 active, 12 waiting)")),
+        claim("C2", ("inv-logs", "$.records[0].message", "pool exhausted")),
+        claim("C3", ("inv-logs", "$.records[0].message", "50/50 active")),
+        store=store,
+    )
+    assert reasons(result) == [None, None, None]
+
+
+def test_excerpts_and_values_are_compared_in_unicode_nfc() -> None:
+    store = MemoryInvocations()
+    store.add("inv-1", {"message": "caf\u00e9 r\u00e9sum\u00e9 service d\u00e9grad\u00e9"})
+    decomposed = "cafe\u0301 re\u0301sume\u0301"
+    result = gate(claim("C1", ("inv-1", "$.message", decomposed)), store=store)
+    assert reasons(result) == [None]
 
 
 def test_an_invocation_of_another_run_is_not_found_even_with_a_valid_excerpt(

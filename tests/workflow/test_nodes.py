@@ -16,6 +16,8 @@ from .fakes import (
     LOGS,
     METRICS,
     PLAN,
+    ROLES,
+    SERVICES,
     VERIFIED_PASS,
     MemoryInvocations,
     ScriptedInvoker,
@@ -37,7 +39,13 @@ def keys_in(value: Any) -> set[str]:
 
 
 def diagnose(invoker: ScriptedInvoker, store: MemoryInvocations, **kw: Any) -> Any:
-    ports = DiagnosisPorts(invoker, store, tool_catalog=lambda: [{"name": "query_logs"}])
+    ports = DiagnosisPorts(
+        invoker,
+        store,
+        tool_catalog=lambda: [{"name": "query_logs"}],
+        service_catalog=lambda: SERVICES,
+        tool_roles=lambda: ROLES,
+    )
     graph = build_diagnosis_graph(ports)
     return run_diagnosis(
         graph,
@@ -79,7 +87,10 @@ def happy(**overrides: list[Any]) -> ScriptedInvoker:
 def test_happy_path_answers_with_verified_evidence(store: MemoryInvocations) -> None:
     invoker = happy()
     run = diagnose(invoker, store)
-    assert (run.status, run.degraded, run.answer) == ("SUCCESS", False, "## Pool exhausted [E1]")
+    assert (run.status, run.degraded) == ("SUCCESS", False)
+    assert run.answer.startswith("## Diagnosis\n")
+    assert "1. The connection pool is exhausted [E1]" in run.answer
+    assert run.state["composer_output"]["summary"] == "The connection pool is exhausted."
     assert run.orchestration_trace["termination_reason"] == "composer_completed"
     assert [c.agent for c in invoker.calls] == ["planner", "executor", "verifier", "composer"]
     assert [e["evidence_id"] for e in run.state["verified_evidence"]] == ["E1", "E2"]
@@ -265,7 +276,7 @@ def test_composer_citing_unverified_evidence_or_unsupported_claims_is_invalid(
     assert [
         e["reason_code"] for e in run.state["orchestration_events"] if e["node"] == "composer"
     ] == ["invalid_output", "completed"]
-    assert run.answer == ANSWER["answer_markdown"]
+    assert "1. The connection pool is exhausted [E1]" in run.answer
 
 
 def test_composer_may_not_conclude_when_the_verdict_is_fail(store: MemoryInvocations) -> None:
@@ -275,13 +286,15 @@ def test_composer_may_not_conclude_when_the_verdict_is_fail(store: MemoryInvocat
         "critical_gaps": [],
     }
     honest = {
-        "answer_markdown": "No conclusion.",
+        "summary": "No conclusion.",
         "conclusions": [],
         "limitations": ["C1 unsupported"],
         "recommendations": ["check the DB"],
     }
     run = diagnose(happy(verifier=[fail], composer=[ANSWER, honest]), store)
-    assert run.answer == "No conclusion." and not run.degraded
+    assert not run.degraded
+    assert "The verified evidence does not support a conclusion." in run.answer
+    assert "- C1 unsupported" in run.answer and "check the DB" in run.answer
 
 
 def test_a_crashing_node_gives_a_failed_run_with_partial_trace(store: MemoryInvocations) -> None:

@@ -133,6 +133,15 @@ def test_gatekeeper_reject_or_no_verified_binding_falls_back(verdict: str, verif
     assert trace(final)["termination_reason"] == "fallback_gatekeeper_reject"
 
 
+def test_verified_bindings_of_only_ungrounded_claims_fall_back() -> None:
+    # gatekeeper-v2: bindings verified, but no claim grounded -> nothing reaches the verifier
+    result = {**gatekeeper_result("LOW_CONFID", 3), "verified_claim_count": 0}
+    script = Script(gatekeeper=[StepResult(C, {"gatekeeper_result": result})])
+    final = run(script)
+    assert script.calls == ["planner", "executor", "gatekeeper", "fallback"]
+    assert edges(final)[-1] == ("gatekeeper", "fallback", "gatekeeper_reject", 1)
+
+
 def test_verifier_gap_triggers_one_evidence_retry_through_the_planner() -> None:
     script = Script(verifier=[vf("LOW_CONFID", gaps=1), vf("LOW_CONFID", gaps=1)])
     final = run(script)

@@ -11,7 +11,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from diagnosis_graph.workflow.contracts import ExecutorEvidence
-from diagnosis_graph.workflow.gatekeeper import run_gatekeeper
+from diagnosis_graph.workflow.gatekeeper import GroundingRules, run_gatekeeper
 from diagnosis_graph.workflow.ports import SUCCESS, InvocationRecord
 from diagnosis_graph.workflow.projection import project_verified
 
@@ -38,12 +38,19 @@ def snapshot(evidence: ExecutorEvidence, earlier: Sequence[Mapping[str, Any]]) -
 
 
 def verify_round(
-    output: Mapping[str, Any], records: Sequence[InvocationRecord], run_id: str
+    output: Mapping[str, Any],
+    records: Sequence[InvocationRecord],
+    run_id: str,
+    *,
+    roles: Mapping[str, str] | None = None,
+    services: Sequence[str] = (),
 ) -> tuple[dict[str, Any], dict[str, Any], list[dict[str, Any]]]:
     """``(gatekeeper_result, verified_output, verified_evidence)`` of one executor snapshot."""
-    gate = run_gatekeeper(output, records, run_id)
+    gate = run_gatekeeper(
+        output, records, run_id, roles=roles, rules=GroundingRules(tuple(services))
+    )
     projected, evidence = project_verified(output, gate)
-    return gate, projected, evidence
+    return dict(gate), dict(projected), [dict(e) for e in evidence]
 
 
 def _names(service: str, text: str) -> bool:

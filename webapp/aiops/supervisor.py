@@ -36,7 +36,7 @@ from ..llm.react import Budget
 from ..llm.types import ChatModel
 from ..tools.backends import TelemetryBackend
 from ..tools.catalog import KnowledgeSearch, diagnosis_tools, telemetry_tools
-from ..tools.registry import ToolBox
+from ..tools.registry import ToolBox, tool_roles
 from .agents import AgentRunner, progress
 from .cases import AlertCase, priority
 from .contracts import AIOPS_PLAN, AIOPS_REPORT, MAX_ALERTS, AiOpsPlan, AiOpsReport, AlertPlan
@@ -265,7 +265,13 @@ class _Job:
     def verify(self, case: AlertCase, output: dict[str, Any]) -> list[dict[str, Any]]:
         """Gatekeeper over this run's invocations; returns the gaps a next round should close."""
         records = self.sup.audit.invocations_for_run(self.run_id)
-        gate, projected, evidence = verify_round(output, records, self.run_id)
+        gate, projected, evidence = verify_round(
+            output,
+            records,
+            self.run_id,
+            roles=tool_roles(self.sup.tools),
+            services=self.sup.backend.services(),
+        )
         case.verdicts.append(gate["verdict"])
         if evidence:
             case.gate, case.verified_output, case.local_evidence = gate, projected, evidence

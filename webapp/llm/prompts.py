@@ -7,7 +7,7 @@ from functools import cache
 from pathlib import Path
 
 PROMPT_DIR = Path(__file__).with_name("prompts")
-PROMPT_SET = "diagnosis-prompts-v1"
+PROMPT_SET = "diagnosis-prompts-v2"
 
 
 @cache
@@ -21,7 +21,7 @@ def system_prompt(agent: str) -> str:
 
 @cache
 def prompt_version() -> str:
-    """``diagnosis-prompts-v1+<hash>``: changes whenever any prompt file changes."""
+    """``diagnosis-prompts-v2+<hash>``: changes whenever any prompt file changes."""
     digest = hashlib.sha256()
     for path in sorted(PROMPT_DIR.glob("*.md")):
         digest.update(path.name.encode())

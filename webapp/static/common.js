@@ -186,6 +186,10 @@
         html(token) {
           return escapeHtml(token.text || token.raw || "");
         },
+        // An answer never fetches anything: an image is shown as its text and address.
+        image(token) {
+          return escapeHtml((token.text || "") + " (" + (token.href || "") + ")");
+        },
       },
     });
     return markdown;

@@ -10,7 +10,7 @@ from typing import Any, Protocol
 from ..context import current_run_or_none
 from .analysis import analysis_tools
 from .backends import TelemetryBackend, TelemetryError
-from .registry import ToolError, ToolOutput, ToolSpec
+from .registry import REFERENCE, TELEMETRY, ToolError, ToolOutput, ToolSpec
 
 #: Precedes the JSON map of metrics per service in the query_metrics description.
 METRICS_MARKER = "Metrics by service: "
@@ -149,6 +149,7 @@ def telemetry_tools(backend: TelemetryBackend) -> list[ToolSpec]:
                 "additionalProperties": False,
             },
             query_logs,
+            TELEMETRY,
         ),
         ToolSpec(
             "query_metrics",
@@ -168,6 +169,7 @@ def telemetry_tools(backend: TelemetryBackend) -> list[ToolSpec]:
                 "additionalProperties": False,
             },
             query_metrics,
+            TELEMETRY,
         ),
         ToolSpec(
             "query_alerts",
@@ -184,6 +186,7 @@ def telemetry_tools(backend: TelemetryBackend) -> list[ToolSpec]:
                 "additionalProperties": False,
             },
             query_alerts,
+            TELEMETRY,
         ),
     ]
 
@@ -258,6 +261,7 @@ def knowledge_tool(index: KnowledgeSearch, tracker: DocFilter | None) -> ToolSpe
             "additionalProperties": False,
         },
         lookup_knowledge,
+        REFERENCE,
     )
 
 

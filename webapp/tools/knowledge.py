@@ -25,6 +25,7 @@ import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass
+from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, TypedDict
 
@@ -62,7 +63,7 @@ _CJK_FUNCTION_CHARS = frozenset("的了吗呢吧么是在和与及或也都就")
 _SCHEMA = f"""
 CREATE TABLE documents (
     source TEXT PRIMARY KEY, origin TEXT NOT NULL, title TEXT NOT NULL,
-    hash TEXT NOT NULL, bytes INTEGER NOT NULL, chunks INTEGER NOT NULL
+    hash TEXT NOT NULL, bytes INTEGER NOT NULL, chunks INTEGER NOT NULL, added_at TEXT
 );
 CREATE VIRTUAL TABLE chunks USING fts5(
     title, content, doc_id UNINDEXED, source UNINDEXED, cjk,
@@ -292,6 +293,9 @@ class KnowledgeIndex:
                     "BEGIN; DROP TABLE IF EXISTS documents; DROP TABLE IF EXISTS chunks;"
                     f"{_SCHEMA} COMMIT;"
                 )
+            columns = {row[1] for row in conn.execute("PRAGMA table_info(documents)")}
+            if "added_at" not in columns:  # an index from before uploads kept their time
+                conn.execute("ALTER TABLE documents ADD COLUMN added_at TEXT")
         except BaseException:
             conn.close()
             raise
@@ -334,10 +338,11 @@ class KnowledgeIndex:
             chunks=len(chunks),
             bytes=len(data),
         )
+        added = datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
         conn.execute(
-            "INSERT OR REPLACE INTO documents (source, origin, title, hash, bytes, chunks) "
-            "VALUES (?, ?, ?, ?, ?, ?)",
-            (source, origin, summary["title"], _digest(data), len(data), len(chunks)),
+            "INSERT OR REPLACE INTO documents (source, origin, title, hash, bytes, chunks, "
+            "added_at) VALUES (?, ?, ?, ?, ?, ?, ?)",
+            (source, origin, summary["title"], _digest(data), len(data), len(chunks), added),
         )
         return summary
 
@@ -405,7 +410,10 @@ class KnowledgeIndex:
         """The ``top_k`` best chunks for free text, best first; [] when nothing matches.
 
         Each result is ``{"doc_id", "title", "source", "score", "content"}``; ``score`` is
-        ``-bm25`` rounded to 3 decimals (higher is better). Never raises on user text.
+        ``-bm25`` rounded to 3 decimals (higher is better). A chunk of an uploaded document also
+        carries ``origin``: ``{"kind": "upload", "file_name", "uploaded_at"}``, so wherever it is
+        cited the answer can say it came from an upload, not from the runbooks. Never raises on
+        user text.
         """
         match = build_match_query(query)
         if not match:
@@ -417,19 +425,38 @@ class KnowledgeIndex:
         try:
             with self._lock:
                 rows = self._conn.execute(_SEARCH, (match, limit)).fetchall()
+                uploads = self._uploads({row[2] for row in rows})
         except sqlite3.Error as exc:
             logger.warning("knowledge search failed for %r: %s", match, exc)
             return []
-        return [
-            {
+        found = []
+        for doc_id, title, source, content, rank in rows:
+            item: dict[str, Any] = {
                 "doc_id": doc_id,
                 "title": title,
                 "source": source,
                 "score": max(round(-rank, 3), 0.001),
                 "content": content,
             }
-            for doc_id, title, source, content, rank in rows
-        ]
+            if source in uploads:
+                item["origin"] = uploads[source]
+            found.append(item)
+        return found
+
+    def _uploads(self, sources: set[str]) -> dict[str, dict[str, Any]]:
+        """The origin of each uploaded document among ``sources`` (caller holds the lock)."""
+        if not sources:
+            return {}
+        marks = ",".join("?" * len(sources))
+        rows = self._conn.execute(
+            "SELECT source, added_at FROM documents "
+            f"WHERE origin = 'upload' AND source IN ({marks})",
+            sorted(sources),
+        ).fetchall()
+        return {
+            source: {"kind": "upload", "file_name": source.rsplit("/", 1)[-1], "uploaded_at": at}
+            for source, at in rows
+        }
 
     def stats(self) -> dict[str, int]:
         """Counts of documents (all, from the folder, uploaded) and of chunks."""

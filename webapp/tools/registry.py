@@ -37,14 +37,29 @@ class ToolOutput:
     retrieval_details: Any = None
 
 
+#: Source roles (SPEC section 3): telemetry says what happened; reference (runbooks, uploaded
+#: documents) says what to do - it backs recommendations, never a conclusion.
+TELEMETRY, REFERENCE = "telemetry", "reference"
+ROLES = (TELEMETRY, REFERENCE)
+
+
 @dataclass(frozen=True)
 class ToolSpec:
-    """A tool: name, description, JSON-schema parameters, and the function that runs it."""
+    """A tool: name, description, JSON-schema parameters, the function that runs it, its role.
+
+    ``role`` is required so every new tool declares whether its output is ``telemetry`` or
+    ``reference`` evidence.
+    """
 
     name: str
     description: str
     parameters: Mapping[str, Any]
     handler: Callable[[dict[str, Any]], ToolOutput]
+    role: str
+
+    def __post_init__(self) -> None:
+        if self.role not in ROLES:
+            raise ValueError(f"tool {self.name!r}: role must be one of {ROLES}, not {self.role!r}")
 
     def definition(self) -> dict[str, Any]:
         """The chat-completions ``tools`` entry."""
@@ -215,6 +230,11 @@ class ToolBox:
         else:
             message.update(status=status, error=error)
         return ToolCallResult(invocation_id, status, json.dumps(message, ensure_ascii=False))
+
+
+def tool_roles(specs: Sequence[ToolSpec]) -> dict[str, str]:
+    """``{tool name: role}`` for the gatekeeper's source roles."""
+    return {spec.name: spec.role for spec in specs}
 
 
 def _loads_or_text(raw: Any) -> Any:

@@ -24,7 +24,8 @@ def test_ask_prints_a_progress_line_per_node_then_the_answer_and_ids(app: Flask)
         "verifier",
         "composer",
     ]
-    assert "## shipping-service: Errors after a bad deployment" in result.output
+    assert "## Diagnosis" in result.output
+    assert "Likely cause: Errors after a bad deployment" in result.output
     assert re.search(
         r"session: sess-\w+  run: run-\w+  flow: complex  status: SUCCESS", result.output
     )

@@ -57,8 +57,10 @@ def test_progress_appears_live_and_the_answer_renders_as_markdown(
     assert first.locator(".attempt").inner_text() == "attempt 1"
     retry = turn.locator('.progress-item[data-node="verifier"]').first
     assert retry.locator(".reason").inner_text() == "evidence_gap"
-    heading = turn.locator(".answer h2").first
-    assert "Database connection pool exhaustion" in heading.inner_text()
+    assert turn.locator(".answer h2").first.inner_text() == "Diagnosis"
+    conclusions = turn.locator(".answer ol").first.inner_text()
+    assert "Likely cause: Database connection pool exhaustion" in conclusions
+    assert turn.locator(".answer img").count() == 0
     session_id = turn.get_attribute("data-session-id")
     run_id = turn.get_attribute("data-run-id")
     citation = turn.locator(".answer a.cite", has_text="[E1]").first

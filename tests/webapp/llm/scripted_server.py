@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 import threading
 from collections import deque
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
@@ -19,7 +19,11 @@ from typing import Any
 
 @dataclass(frozen=True)
 class ScriptedResponse:
-    """One canned answer: a JSON body (``json``) or exact bytes (``raw``), after ``delay`` s."""
+    """One canned answer: a JSON body (``json``) or exact bytes (``raw``), after ``delay`` s.
+
+    ``build``, when set, computes the JSON body from the request's JSON body instead - for a
+    scripted model whose answer must quote what the client sent (invocation ids of tool results).
+    """
 
     status: int = 200
     json: Any = None
@@ -27,11 +31,14 @@ class ScriptedResponse:
     headers: dict[str, str] = field(default_factory=dict)
     delay: float = 0.0
     content_type: str = "application/json"
+    build: Callable[[Any], Any] | None = None
 
-    def body(self) -> bytes:
+    def body(self, request: Any = None) -> bytes:
         """The exact bytes to send."""
         if self.raw is not None:
             return self.raw
+        if self.build is not None:
+            return json.dumps(self.build(request)).encode("utf-8")
         return json.dumps(self.json if self.json is not None else {}).encode("utf-8")
 
 
@@ -113,12 +120,12 @@ class ScriptedOpenAIServer:
                 except ValueError:
                     body = data
                 recorded = RecordedRequest("POST", self.path, dict(self.headers.items()), body)
-                self._reply(server._next(recorded))
+                self._reply(server._next(recorded), body)
 
-            def _reply(self, scripted: ScriptedResponse) -> None:
+            def _reply(self, scripted: ScriptedResponse, request: Any = None) -> None:
                 if scripted.delay and server._stopping.wait(scripted.delay):
                     return
-                payload = scripted.body()
+                payload = scripted.body(request)
                 try:
                     self.send_response(scripted.status)
                     self.send_header("Content-Type", scripted.content_type)

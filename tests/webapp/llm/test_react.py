@@ -34,7 +34,7 @@ def echo(args: dict[str, Any]) -> ToolOutput:
     return ToolOutput({"echo": args["text"]})
 
 
-TOOLS = [ToolSpec("echo", "Echo text.", ECHO_SCHEMA, echo)]
+TOOLS = [ToolSpec("echo", "Echo text.", ECHO_SCHEMA, echo, "telemetry")]
 CONFIG = RunConfig(thread_id="run-1", metadata={"session_id": "s1", "run_id": "run-1"})
 
 

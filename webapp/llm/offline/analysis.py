@@ -120,6 +120,8 @@ class Shift:
     extreme_path: str
     onset_time: str | None
     invocation_id: str
+    onset_index: int | None = None
+    onset_point: list[Any] | None = None
 
 
 def _points(done: Done) -> tuple[list[list[Any]], dict[str, Any]]:
@@ -147,14 +149,11 @@ def metric_shift(done: Done, split: str, *, factor: float = 1.8) -> Shift | None
         return None
     index, point = min(before, key=lambda ip: abs(float(ip[1][1]) - base))
     midpoint = (base + late) / 2
-    onset = next(
-        (
-            str(p[0])
-            for _, p in after
-            if (float(p[1]) > midpoint if rose else float(p[1]) < midpoint)
-        ),
+    onset_at = next(
+        ((i, p) for i, p in after if (float(p[1]) > midpoint if rose else float(p[1]) < midpoint)),
         None,
     )
+    onset = str(onset_at[1][0]) if onset_at else None
     extreme = summary.get("max") if rose else summary.get("min")
     if extreme is None:
         return None
@@ -170,6 +169,8 @@ def metric_shift(done: Done, split: str, *, factor: float = 1.8) -> Shift | None
         "$.summary.max" if rose else "$.summary.min",
         onset,
         done.invocation_id,
+        onset_at[0] if onset_at else None,
+        list(onset_at[1]) if onset_at else None,
     )
 
 

@@ -227,19 +227,7 @@ def write_claims(inv: Investigation, writer: ClaimWriter) -> None:
     for service in inv.services:
         shifts, patterns = inv.shifts(service), inv.patterns(service)
         for shift in shifts:
-            writer.add(
-                f"{service} {shift.metric} {shift.direction} from {_fmt(shift.baseline)} "
-                f"{shift.unit} before {inv.split} to {_fmt(shift.extreme)} {shift.unit} "
-                f"(starting around {shift.onset_time or inv.split})",
-                [
-                    (
-                        shift.invocation_id,
-                        f"$.series[0].points[{shift.baseline_index}]",
-                        shift.baseline_point,
-                    ),
-                    (shift.invocation_id, shift.extreme_path, shift.extreme),
-                ],
-            )
+            _shift_claim(service, shift, writer)
         for pattern in patterns:
             bindings: list[tuple[str, str, Any]] = [
                 (
@@ -270,9 +258,39 @@ def write_claims(inv: Investigation, writer: ClaimWriter) -> None:
     _runbook_claims(inv, writer)
 
 
+def _shift_claim(service: str, shift: Shift, writer: ClaimWriter) -> None:
+    """``<service> <metric> rose from <v> <unit> at <t> to <peak> <unit>, starting around <t>``.
+
+    Every number and time stated is in a bound leaf: the baseline point, the summary's
+    extreme and the first point past the midpoint (the onset).
+    """
+    bindings: list[tuple[str, str, Any]] = [
+        (shift.invocation_id, f"$.series[0].points[{shift.baseline_index}]", shift.baseline_point),
+        (shift.invocation_id, shift.extreme_path, shift.extreme),
+    ]
+    onset = ""
+    if shift.onset_index is not None and shift.onset_point is not None:
+        bindings.append(
+            (shift.invocation_id, f"$.series[0].points[{shift.onset_index}]", shift.onset_point)
+        )
+        onset = f", starting around {shift.onset_time}"
+    writer.add(
+        f"{service} {shift.metric} {shift.direction} from {_fmt(shift.baseline)} {shift.unit} "
+        f"at {shift.baseline_point[0]} to {_fmt(shift.extreme)} {shift.unit}{onset}",
+        bindings,
+    )
+
+
 def _around(message: str, name: str, width: int = 60) -> str:
+    """The text around ``name`` in ``message``, cut at whitespace so it starts and ends on a
+    token boundary (the gatekeeper's rule for a substring excerpt)."""
     at = message.lower().index(name.lower())
-    return message[max(0, at - width) : at + len(name) + width]
+    start, end = max(0, at - width), min(len(message), at + len(name) + width)
+    while start > 0 and not message[start - 1].isspace():
+        start -= 1
+    while end < len(message) and not message[end].isspace():
+        end += 1
+    return message[start:end].strip()
 
 
 def _change_claims(

@@ -85,37 +85,54 @@ def dependency_gaps(supported: Sequence[dict[str, Any]]) -> list[dict[str, Any]]
 
 
 def compose(request: dict[str, Any]) -> dict[str, Any]:
-    """``composer_output``: conclusions that cite only supported claims and verified evidence."""
-    question = str(request.get("question", ""))
+    """``composer_output`` v2: conclusions that cite supported claims and telemetry evidence.
+
+    The summary restates the conclusions (their statements, at most three); runbook steps become
+    recommendations citing the runbook's (reference) evidence. The product renders the Markdown.
+    """
     verifier = request.get("verifier") or {}
     claims = [c for c in request.get("claims") or [] if c.get("supported")]
     unsupported = [c for c in request.get("claims") or [] if not c.get("supported")]
-    evidence = request.get("evidence") or []
+    roles = {e["evidence_id"]: e.get("role") for e in request.get("evidence") or []}
     limitations = [f"Not supported by its evidence: {c['statement']}" for c in unsupported]
     limitations += [g["description"] for g in verifier.get("critical_gaps") or []]
     if verifier.get("effective_verdict") == "FAIL" or not claims:
-        return _no_conclusion(question, evidence, limitations)
-    sections = _sections(claims)
+        return _no_conclusion(limitations)
     conclusions = [
         {
             "statement": statement,
             "claim_ids": [c["claim_id"] for c in group],
             "evidence_ids": sorted({e for c in group for e in c["evidence_ids"]}, key=_eid),
         }
-        for statement, group in sections
+        for statement, group in _sections(claims)
     ]
-    steps = [m.group("step") for c in claims if (m := _RECOMMENDS.match(c["statement"]))]
-    recommendations = steps or [
-        "Check the services named above around the onset time and "
-        "compare with the last known good state."
+    # Reference evidence (runbooks, documents) never backs a conclusion on its own.
+    conclusions = [
+        c for c in conclusions if any(roles.get(e) != "reference" for e in c["evidence_ids"])
     ]
-    markdown = _markdown(question, claims, conclusions, evidence, recommendations, limitations)
+    if not conclusions:
+        return _no_conclusion(limitations)
+    recommendations = [
+        {"text": m.group("step"), "evidence_ids": list(c["evidence_ids"])}
+        for c in claims
+        if (m := _RECOMMENDS.match(c["statement"]))
+    ] or [{"text": GENERIC_STEP, "evidence_ids": []}]
     return {
-        "answer_markdown": markdown,
+        "summary": " ".join(str(c["statement"]) for c in conclusions[:3]),
         "conclusions": conclusions,
         "limitations": limitations,
         "recommendations": recommendations,
     }
+
+
+GENERIC_STEP = (
+    "Check the services named above around the onset time and compare with the last known good "
+    "state."
+)
+NO_CONCLUSION_STEPS = (
+    "Widen the time window or name the affected service explicitly, then ask again.",
+    "Check the service's error logs and latency dashboards by hand.",
+)
 
 
 def _eid(evidence_id: str) -> int:
@@ -186,88 +203,10 @@ def _sections(claims: Sequence[dict[str, Any]]) -> list[tuple[str, list[dict[str
     return sections
 
 
-def headline(claims: Sequence[dict[str, Any]]) -> str:
-    """``<service>: <runbook title>``, or that no problem was found."""
-    primary, title = _primary(claims), _runbook_title(claims)
-    steady = any(_STEADY.match(c["statement"]) for c in claims)
-    if title:
-        return f"{primary}: {title}"
-    if steady and not any(
-        _SHIFT.match(c["statement"]) or _PATTERN.match(c["statement"]) for c in claims
-    ):
-        return f"{primary}: no evidence of a problem"
-    return f"{primary or 'Diagnosis'}: what changed"
-
-
-def _shift_phrase(statement: str) -> str:
-    return statement.split(" (starting", 1)[0]
-
-
-def _markdown(
-    question: str,
-    claims: Sequence[dict[str, Any]],
-    conclusions: list[dict[str, Any]],
-    evidence: Sequence[dict[str, Any]],
-    recommendations: list[str],
-    limitations: list[str],
-) -> str:
-    ids = {c["claim_id"]: c for c in claims}
-    lines = [f"## {headline(claims)}", "", f"**Question:** {question}", ""]
-    for conclusion in conclusions:
-        cites = "".join(f"[{e}]" for e in conclusion["evidence_ids"])
-        lines.append(f"**{conclusion['statement']}** {cites}")
-        for claim_id in conclusion["claim_ids"]:
-            claim = ids[claim_id]
-            lines.append(
-                f"- {claim['statement']} " + "".join(f"[{e}]" for e in claim["evidence_ids"])
-            )
-        lines.append("")
-    lines += ["### Evidence", ""]
-    lines += [
-        f"- **{e['evidence_id']}** `{e.get('tool') or 'tool'}` `{e['source_invocation_id']}` "
-        f"`{e['raw_path']}`: {_short(e['evidence_excerpt'])}"
-        for e in evidence
-    ]
-    lines += ["", "### Recommended next steps", ""]
-    lines += [f"{n}. {step}" for n, step in enumerate(recommendations, 1)]
-    if limitations:
-        lines += ["", "### Limitations", ""] + [f"- {item}" for item in limitations]
-    lines += [
-        "",
-        "_Diagnosed by the offline rule-based model; every statement above cites "
-        "evidence verified against this run's tool outputs._",
-    ]
-    return "\n".join(lines) + "\n"
-
-
-def _short(text: str, width: int = 240) -> str:
-    flat = " ".join(str(text).split())
-    return flat if len(flat) <= width else flat[: width - 1] + "…"
-
-
-def _no_conclusion(
-    question: str, evidence: Sequence[dict[str, Any]], limitations: list[str]
-) -> dict[str, Any]:
-    lines = [
-        "## No verified conclusion",
-        "",
-        f"**Question:** {question}",
-        "",
-        "The verified evidence does not support a conclusion.",
-    ]
-    if evidence:
-        lines += ["", "### Evidence that verified", ""]
-        lines += [f"- **{e['evidence_id']}**: {_short(e['evidence_excerpt'])}" for e in evidence]
-    steps = [
-        "Widen the time window or name the affected service explicitly, then ask again.",
-        "Check the service's error logs and latency dashboards by hand.",
-    ]
-    lines += ["", "### Next steps", ""] + [f"{n}. {s}" for n, s in enumerate(steps, 1)]
-    if limitations:
-        lines += ["", "### Limitations", ""] + [f"- {item}" for item in limitations]
+def _no_conclusion(limitations: list[str]) -> dict[str, Any]:
     return {
-        "answer_markdown": "\n".join(lines) + "\n",
+        "summary": "The verified evidence does not support a conclusion.",
         "conclusions": [],
         "limitations": limitations or ["No claim was supported."],
-        "recommendations": steps,
+        "recommendations": [{"text": step, "evidence_ids": []} for step in NO_CONCLUSION_STEPS],
     }

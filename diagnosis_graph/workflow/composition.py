@@ -1,0 +1,186 @@
+"""The composer's invalid-output rules (SPEC section 3): citations, roles, grounding, summary.
+
+A ``composer_output`` is INVALID_OUTPUT when
+
+* the verifier's effective verdict is FAIL and it states a conclusion;
+* a conclusion cites an evidence id not in ``verified_evidence``, a claim the verifier did not
+  mark supported, or no telemetry evidence id (reference evidence - runbooks, uploaded
+  documents - backs recommendations only, never a conclusion about what happened);
+* a conclusion rests only on tool output that reads like an instruction (prompt injection);
+* a conclusion's statement is not grounded (:mod:`.grounding`) in the evidence it cites;
+* a recommendation cites an unknown evidence id, or states a number, time or service that the
+  evidence it cites does not hold;
+* the ``summary`` has more than 3 sentences, is not grounded in the evidence of the conclusions
+  it restates, or does not restate them: each sentence's content words (Latin words of 3+
+  letters and CJK characters, minus stop words and a small set of connective words such as
+  "likely", "cause") must be at least half words of the conclusions, the claims they
+  cite and the cited excerpts. "The root cause is DNS. Restart CoreDNS." restates nothing.
+
+With no conclusion the renderer shows a fixed sentence instead of the summary, so the summary
+of a no-conclusion answer is not shown at all.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterable, Mapping, Sequence
+
+from . import contracts as c
+from . import grounding
+from .gatekeeper import TELEMETRY, ContextCache, check_binding
+from .outcomes import Verdict
+from .ports import InvocationRecord
+from .types import EvidenceItem, VerifiedClaim
+
+MAX_SUMMARY_SENTENCES = 3
+#: Share of a summary sentence's content words that must come from what it restates.
+RESTATEMENT_SHARE = 1 / 2
+
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+|(?<=[。！？])")
+_WORD = re.compile(r"[A-Za-z][A-Za-z'-]{2,}|[\u3400-\u4dbf\u4e00-\u9fff]")
+_NEUTRAL_WORDS = (
+    "the and are was were has have had its for from with that this than then into onto "
+    "which while when where what who why how not but also very more most less all any "
+    "each been being over under after before since until about around between during "
+    "likely probably possibly apparently appears seems shows showed show indicates "
+    "cause caused causes causing root because due led leads result resulting reason "
+    "evidence verified diagnosis summary incident issue problem started began begin "
+    "there their them they our your one two both same other others"
+)
+_NEUTRAL_CJK = "的了是在和与及其因为所以导致可能原因显示表明证据问题开始"
+_NEUTRAL = frozenset(_NEUTRAL_WORDS.split(" ")) | frozenset(_NEUTRAL_CJK)
+
+
+def sentences(text: str) -> list[str]:
+    """``text`` split into sentences (., !, ? followed by space; 。！？)."""
+    return [s.strip() for s in _SENTENCE_END.split(text.strip()) if s.strip()]
+
+
+def _stem(word: str) -> str:
+    word = word.lower().strip("'-")
+    for suffix in ("ing", "ed", "es", "s"):
+        if word.endswith(suffix) and len(word) - len(suffix) >= 3:
+            return word[: -len(suffix)]
+    return word
+
+
+def content_words(text: str) -> list[str]:
+    """Stemmed content words of ``text`` (no stop or connective words)."""
+    return [_stem(w) for w in _WORD.findall(text) if w.lower().strip("'-") not in _NEUTRAL]
+
+
+def evidence_contexts(
+    evidence: Sequence[EvidenceItem],
+    records: Callable[[], Sequence[InvocationRecord]],
+    cache: ContextCache | None = None,
+    run_id: str = "",
+) -> dict[str, grounding.Context]:
+    """The grounding context of every verified evidence item of ``run_id``.
+
+    Contexts the gatekeeper left in ``cache`` are reused; the run's records are read only for
+    the others.
+    """
+    contexts: dict[str, grounding.Context] = {}
+    missing: list[EvidenceItem] = []
+    for item in evidence:
+        key = (run_id, item["source_invocation_id"], item["raw_path"])
+        hit = cache.get(key) if cache is not None else None
+        if hit is not None and hit.context is not None:
+            contexts[item["evidence_id"]] = hit.context
+        else:
+            missing.append(item)
+    if missing:
+        by_id = {r.invocation_id: r for r in records()}
+        for item in missing:
+            checked = check_binding(item, by_id, cache)
+            if checked.context is not None:
+                contexts[item["evidence_id"]] = checked.context
+    return contexts
+
+
+class AnswerRules:
+    """Checks one ``composer_output`` against the verified evidence and the verifier's view."""
+
+    def __init__(
+        self,
+        evidence: Sequence[EvidenceItem],
+        contexts: Mapping[str, grounding.Context],
+        claims: Sequence[VerifiedClaim],
+        *,
+        catalog: Sequence[str] = (),
+        offset_minutes: int = 0,
+    ) -> None:
+        self.roles = {e["evidence_id"]: e["role"] for e in evidence}
+        self.instructions = {e["evidence_id"] for e in evidence if e.get("instruction_like")}
+        self.excerpts = {e["evidence_id"]: e["evidence_excerpt"] for e in evidence}
+        self.contexts = contexts
+        self.statements = {cl["claim_id"]: cl["statement"] for cl in claims}
+        self.catalog = catalog
+        self.offset = offset_minutes
+
+    def _ungrounded(self, text: str, ids: Iterable[str]) -> list[str]:
+        context = grounding.Context.merge(self.contexts[e] for e in ids if e in self.contexts)
+        plain = re.sub(r"\[(?:[A-Za-z0-9]+-)?E\d+\]", " ", text)
+        return grounding.ungrounded_tokens(plain, context, self.catalog, self.offset)
+
+    def problem(
+        self, output: c.ComposerOutput, supported: set[str], effective: str | None
+    ) -> str | None:
+        """Why ``output`` is invalid, or None when every rule holds."""
+        if effective == Verdict.FAIL.value and output.conclusions:
+            return "the verifier's verdict is FAIL: the answer may state no conclusion"
+        for conclusion in output.conclusions:
+            problem = self._conclusion(conclusion, supported)
+            if problem:
+                return problem
+        for recommendation in output.recommendations:
+            unknown = [e for e in recommendation.evidence_ids if e not in self.roles]
+            if unknown:
+                return f"recommendation cites evidence that was not verified: {unknown}"
+            tokens = self._ungrounded(recommendation.text, recommendation.evidence_ids)
+            if tokens:
+                return f"recommendation {grounding.describe(tokens)}"
+        return self._summary(output) if output.conclusions else None
+
+    def _conclusion(self, conclusion: c.Conclusion, supported: set[str]) -> str | None:
+        unknown = [e for e in conclusion.evidence_ids if e not in self.roles]
+        if unknown:
+            return f"conclusion cites evidence that was not verified: {unknown}"
+        unsupported = [cid for cid in conclusion.claim_ids if cid not in supported]
+        if unsupported:
+            return f"conclusion cites claims the verifier did not support: {unsupported}"
+        if not any(self.roles[e] == TELEMETRY for e in conclusion.evidence_ids):
+            return (
+                "conclusion cites no telemetry evidence: reference evidence (runbooks, "
+                "documents) backs recommendations only"
+            )
+        if all(e in self.instructions for e in conclusion.evidence_ids):
+            return "conclusion rests only on tool output that reads like an instruction"
+        tokens = self._ungrounded(conclusion.statement, conclusion.evidence_ids)
+        if tokens:
+            return f"conclusion {grounding.describe(tokens)}"
+        return None
+
+    def _summary(self, output: c.ComposerOutput) -> str | None:
+        parts = sentences(re.sub(r"\[(?:[A-Za-z0-9]+-)?E\d+\]", " ", output.summary))
+        if len(parts) > MAX_SUMMARY_SENTENCES:
+            return f"the summary has {len(parts)} sentences; at most {MAX_SUMMARY_SENTENCES}"
+        ids = [e for conclusion in output.conclusions for e in conclusion.evidence_ids]
+        tokens = self._ungrounded(output.summary, ids)
+        if tokens:
+            return f"summary {grounding.describe(tokens)}"
+        material = " ".join(
+            [x.statement for x in output.conclusions]
+            + [self.statements.get(cid, "") for x in output.conclusions for cid in x.claim_ids]
+            + [self.excerpts[e] for e in ids]
+        )
+        known = set(content_words(material))
+        for sentence in parts:
+            words = content_words(sentence)
+            novel = [w for w in words if w not in known]
+            if words and len(words) - len(novel) < RESTATEMENT_SHARE * len(words):
+                return (
+                    f"the summary sentence {sentence[:80]!r} does not restate the conclusions "
+                    f"(new words: {', '.join(novel[:5])})"
+                )
+        return None

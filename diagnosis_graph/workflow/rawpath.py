@@ -1,0 +1,90 @@
+"""The ``raw_path`` grammar of SPEC section 3 and its evaluation against a raw tool output.
+
+``$`` then any sequence of ``.name`` (``[A-Za-z_][A-Za-z0-9_-]*``), ``["key"]`` (a JSON string
+literal) or ``[N]`` (N >= 0, no sign, no leading zero). Nothing else: no wildcards, filters or
+slices.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from functools import lru_cache
+from typing import Any
+
+_NAME = re.compile(r"\.([A-Za-z_][A-Za-z0-9_-]*)")
+_INDEX = re.compile(r"\[(0|[1-9][0-9]*)\]")
+_KEY = re.compile(r'\[("(?:[^"\\]|\\.)*")\]')
+
+
+class RawPathError(ValueError):
+    """``raw_path`` does not follow the grammar."""
+
+
+class PathNotFound(LookupError):
+    """``raw_path`` is valid but names nothing in the output."""
+
+
+def parse_raw_path(path: str) -> list[str | int]:
+    """Split ``$.a["b"][0]`` into ``["a", "b", 0]``; raise RawPathError on any other syntax."""
+    return list(_steps(path)) if isinstance(path, str) else list(_steps_uncached(path))
+
+
+@lru_cache(maxsize=4096)  # the same paths come back in every claim and every check
+def _steps(path: str) -> tuple[str | int, ...]:
+    return _steps_uncached(path)
+
+
+def _steps_uncached(path: Any) -> tuple[str | int, ...]:
+    if not isinstance(path, str) or not path.startswith("$"):
+        raise RawPathError("a raw_path starts with $")
+    steps: list[str | int] = []
+    pos = 1
+    while pos < len(path):
+        if match := _NAME.match(path, pos):
+            steps.append(match.group(1))
+        elif match := _INDEX.match(path, pos):
+            steps.append(int(match.group(1)))
+        elif match := _KEY.match(path, pos):
+            try:
+                steps.append(json.loads(match.group(1)))
+            except json.JSONDecodeError:
+                raise RawPathError(f"bad string key at {pos}") from None
+        else:
+            raise RawPathError(f"unexpected {path[pos]!r} at {pos}")
+        pos = match.end()
+    return tuple(steps)
+
+
+def locate(document: Any, path: str) -> tuple[Any, dict[str, Any] | None]:
+    """The value at ``path`` and the nearest object that holds it (directly or via arrays).
+
+    The holder of ``$.records[3].message`` is ``records[3]``; of ``$.series[0].points[7]`` it
+    is ``series[0]``; of ``$.total`` the root object. Raises RawPathError / PathNotFound.
+    """
+    value = document
+    holder: dict[str, Any] | None = None
+    for step in _steps(path) if isinstance(path, str) else _steps_uncached(path):
+        if isinstance(step, int):
+            if not isinstance(value, list) or step >= len(value):
+                raise PathNotFound(path)
+        elif not isinstance(value, dict) or step not in value:
+            raise PathNotFound(path)
+        if isinstance(value, dict):
+            holder = value
+        value = value[step]
+    return value, holder
+
+
+def resolve_raw_path(document: Any, path: str) -> Any:
+    """Return the value at ``path`` in ``document`` (RawPathError / LookupError when absent)."""
+    return locate(document, path)[0]
+
+
+def is_leaf(value: Any) -> bool:
+    """A string, number, boolean or null, or an array of those (a metric point)."""
+    if isinstance(value, dict):
+        return False
+    if isinstance(value, list):
+        return not any(isinstance(item, (dict, list)) for item in value)
+    return True

@@ -1,0 +1,196 @@
+"""The one product renderer: the answer Markdown a user reads, from validated structures only.
+
+Used for the composer's answer, for the fallback, and (through :func:`render_answer`) by any
+flow that shows a diagnosis. The model's own Markdown is never shown (SPEC section 3). Every
+piece of model- or tool-written text goes through :func:`safe_text`: citation markers the model
+wrote are dropped (citations are rendered from the validated ``evidence_ids``), Markdown images
+and links become plain text (``alt (http://...)``; non-http(s) targets are dropped), HTML is
+escaped as entities, Markdown punctuation is backslash-escaped, and line breaks are collapsed,
+so the rendering holds no raw HTML and fetches nothing. The language is the question's: Chinese
+when the question contains CJK characters, English otherwise.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from .types import ComposerOutputState, EvidenceItem
+
+_CJK = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
+_CITATION = re.compile(r"\s*\[(?:[A-Za-z0-9]+-)?E\d+\]")
+_IMAGE = re.compile(r"!\[([^\]]*)\]\(\s*<?([^)\s>]*)>?(?:\s+\"[^\"]*\")?\s*\)")
+_LINK = re.compile(r"\[([^\]]*)\]\(\s*<?([^)\s>]*)>?(?:\s+\"[^\"]*\")?\s*\)")
+_MARKDOWN = re.compile(r"([\\`*_\[\]!|~#{}])")
+_ENTITIES = (("&", "&amp;"), ("<", "&lt;"), (">", "&gt;"))
+
+LABELS: dict[str, dict[str, str]] = {
+    "en": {
+        "title": "Diagnosis",
+        "question": "Question",
+        "conclusions": "Conclusions",
+        "none": "The verified evidence does not support a conclusion.",
+        "evidence": "Evidence",
+        "recommendations": "Recommended next steps",
+        "unsourced": "general advice, no cited evidence",
+        "limitations": "Limitations",
+        "telemetry": "telemetry",
+        "reference": "reference",
+        "upload": "uploaded document",
+        "footer": "Every conclusion above cites evidence verified against this run's tool "
+        "outputs; the text is rendered by the product, not written by the model.",
+        "incomplete": "Diagnosis incomplete",
+        "because": "A verified diagnosis could not be completed because {why}.",
+        "no_claim": "This answer makes no claim that is not backed by verified evidence.",
+        "did_verify": "Evidence that did verify",
+        "nothing": "No evidence was verified in this run.",
+        "next": "Next steps",
+    },
+    "zh": {
+        "title": "诊断结果",
+        "question": "问题",
+        "conclusions": "结论",
+        "none": "已验证的证据不足以支持任何结论。",
+        "evidence": "证据",
+        "recommendations": "建议的后续步骤",
+        "unsourced": "一般性建议，未引用证据",
+        "limitations": "局限",
+        "telemetry": "遥测",
+        "reference": "参考",
+        "upload": "上传的文档",
+        "footer": "以上每条结论都引用了已对照本次运行的工具输出验证过的证据；"
+        "文本由产品渲染，而非模型撰写。",
+        "incomplete": "诊断未完成",
+        "because": "无法完成经过验证的诊断，原因：{why}。",
+        "no_claim": "本回答不包含任何未经验证证据支持的论断。",
+        "did_verify": "已通过验证的证据",
+        "nothing": "本次运行没有通过验证的证据。",
+        "next": "后续步骤",
+    },
+}
+
+NEXT_STEPS: dict[str, tuple[str, ...]] = {
+    "en": (
+        "Open this run's trace to see which step failed and the tool outputs recorded so far.",
+        "Check the affected service's error logs and latency/error-rate dashboards for the "
+        "time window in the question.",
+        "Retry the question; if the model or a telemetry source was unavailable, it may "
+        "succeed now.",
+    ),
+    "zh": (
+        "打开本次运行的追踪页面，查看失败的步骤以及已记录的工具输出。",
+        "检查受影响服务在问题时间窗口内的错误日志和延迟/错误率仪表盘。",
+        "重试该问题；如果模型或遥测数据源当时不可用，现在可能会成功。",
+    ),
+}
+
+
+def language_of(question: str) -> str:
+    """``zh`` when the question contains CJK characters, else ``en``."""
+    return "zh" if _CJK.search(question or "") else "en"
+
+
+def _plain_link(match: re.Match[str]) -> str:
+    text, target = match.group(1).strip(), match.group(2).strip()
+    if re.match(r"https?://", target, re.IGNORECASE):
+        return f"{text} ({target})" if text else target
+    return text
+
+
+def safe_text(text: Any, *, keep_citations: bool = False) -> str:
+    """Model- or tool-written text made inert for Markdown: no HTML, images, links or blocks."""
+    value = " ".join(str(text or "").split())
+    if not keep_citations:
+        value = _CITATION.sub("", value)
+    value = _IMAGE.sub(_plain_link, value)
+    value = _LINK.sub(_plain_link, value)
+    for raw, entity in _ENTITIES:
+        value = value.replace(raw, entity)
+    return _MARKDOWN.sub(r"\\\1", value).strip()
+
+
+def _cites(ids: Sequence[str]) -> str:
+    return "".join(f"[{e}]" for e in ids if re.fullmatch(r"E\d+", e))
+
+
+def _short(text: str, width: int = 240) -> str:
+    flat = " ".join(str(text).split())
+    return flat if len(flat) <= width else flat[: width - 1] + "…"
+
+
+def _origin(item: Mapping[str, Any], words: Mapping[str, str]) -> str:
+    origin = item.get("origin") or {}
+    if not origin:
+        return ""
+    parts = [words["upload"] if origin.get("kind") == "upload" else str(origin.get("kind", ""))]
+    parts += [safe_text(origin[k]) for k in ("file_name", "uploaded_at") if origin.get(k)]
+    return ", ".join(p for p in parts if p) + "; "
+
+
+def evidence_lines(evidence: Sequence[EvidenceItem], language: str) -> list[str]:
+    """One line per evidence item: id, role (and an upload's origin), source, excerpt."""
+    words = LABELS[language]
+    return [
+        f"- **{e['evidence_id']}** ({words.get(e.get('role') or 'reference', 'reference')}; "
+        f"{_origin(e, words)}{safe_text(e.get('tool') or 'tool')} "
+        f"{safe_text(e['source_invocation_id'])} {safe_text(e['raw_path'])}): "
+        f"{safe_text(_short(e['evidence_excerpt']))}"
+        for e in evidence
+    ]
+
+
+def render_answer(
+    question: str, output: ComposerOutputState | Mapping[str, Any], evidence: Sequence[EvidenceItem]
+) -> str:
+    """The answer Markdown from a validated ``composer_output`` and the verified evidence."""
+    language = language_of(question)
+    words = LABELS[language]
+    lines = [f"## {words['title']}", "", f"**{words['question']}:** {safe_text(question)}", ""]
+    lines += [safe_text(output.get("summary")), "", f"### {words['conclusions']}", ""]
+    conclusions = list(output.get("conclusions") or [])
+    lines += [
+        f"{n}. {safe_text(c['statement'])} {_cites(c['evidence_ids'])}"
+        for n, c in enumerate(conclusions, 1)
+    ] or [words["none"]]
+    cited = {e for c in conclusions for e in c["evidence_ids"]}
+    recommendations = list(output.get("recommendations") or [])
+    cited |= {e for r in recommendations for e in r["evidence_ids"]}
+    shown = [e for e in evidence if e["evidence_id"] in cited] or list(evidence)
+    if shown:
+        lines += ["", f"### {words['evidence']}", "", *evidence_lines(shown, language)]
+    if recommendations:
+        lines += ["", f"### {words['recommendations']}", ""]
+        lines += [
+            f"{n}. {safe_text(r['text'])} "
+            + (_cites(r["evidence_ids"]) or f"_({words['unsourced']})_")
+            for n, r in enumerate(recommendations, 1)
+        ]
+    limitations = list(output.get("limitations") or [])
+    if limitations:
+        lines += ["", f"### {words['limitations']}", ""]
+        lines += [f"- {safe_text(item)}" for item in limitations]
+    lines += ["", f"_{words['footer']}_"]
+    return "\n".join(lines) + "\n"
+
+
+def render_fallback(question: str, why: str, evidence: Sequence[EvidenceItem]) -> str:
+    """The fallback Markdown: what was asked, why no verified diagnosis, what verified, next."""
+    language = language_of(question)
+    words = LABELS[language]
+    lines = [
+        f"## {words['incomplete']}",
+        "",
+        f"**{words['question']}:** {safe_text(question or '(no question)')}",
+        "",
+        words["because"].format(why=why),
+        words["no_claim"],
+        "",
+    ]
+    if evidence:
+        lines += [f"### {words['did_verify']}", "", *evidence_lines(evidence, language), ""]
+    else:
+        lines += [words["nothing"], ""]
+    lines += [f"### {words['next']}", ""]
+    lines += [f"{n}. {step}" for n, step in enumerate(NEXT_STEPS[language], 1)]
+    return "\n".join(lines) + "\n"
