@@ -30,7 +30,7 @@ from .llm.types import ChatModel
 from .stores.memory import MemoryAudit
 from .tools.backends import TelemetryBackend, TelemetryError
 from .tools.catalog import KnowledgeSearch
-from .tools.registry import ToolError, ToolOutput, ToolSpec
+from .tools.registry import REFERENCE, ToolError, ToolOutput, ToolSpec, tool_roles
 
 FORMAT = "recorded-run-v1"
 _CITATIONS = re.compile(r"\s*\[E\d+\]")
@@ -112,8 +112,16 @@ def _server(recording: Recording, tool: str) -> Callable[[dict[str, Any]], ToolO
     return handler
 
 
-def replay_tools(definitions: Sequence[Mapping[str, Any]], recording: Recording) -> list[ToolSpec]:
-    """Tools with the given chat-completions definitions, answered by ``recording``."""
+def replay_tools(
+    definitions: Sequence[Mapping[str, Any]],
+    recording: Recording,
+    roles: Mapping[str, str],
+) -> list[ToolSpec]:
+    """Tools with the given chat-completions definitions, answered by ``recording``.
+
+    Each keeps the role the product's tool of that name has; a tool the product no longer has
+    is reference evidence, which can never back a conclusion on its own.
+    """
     specs = []
     for definition in definitions:
         function = definition["function"]
@@ -124,6 +132,7 @@ def replay_tools(definitions: Sequence[Mapping[str, Any]], recording: Recording)
                 str(function.get("description", "")),
                 dict(function.get("parameters") or {"type": "object", "properties": {}}),
                 _server(recording, name),
+                roles.get(name, REFERENCE),
             )
         )
     return specs
@@ -213,7 +222,7 @@ def replay_diagnoser(
         model=model, backend=backend, knowledge=knowledge or _NoKnowledge(), audit=MemoryAudit()
     )
     tools = definitions or [spec.definition() for spec in diagnoser.tools]
-    diagnoser.tools = replay_tools(tools, recording)
+    diagnoser.tools = replay_tools(tools, recording, tool_roles(diagnoser.tools))
     return diagnoser
 
 

@@ -15,7 +15,7 @@ from typing import Any
 from ..analysis.anomalies import service_anomalies, service_log_patterns
 from ..analysis.series import RECENT_RANGE, parse_stamp, recent_range
 from .backends import TelemetryBackend, TelemetryError
-from .registry import ToolError, ToolOutput, ToolSpec
+from .registry import TELEMETRY, ToolError, ToolOutput, ToolSpec
 
 #: The longest window an analysis reads (as for query_logs and query_metrics).
 MAX_WINDOW = timedelta(days=7)
@@ -93,6 +93,7 @@ def analysis_tools(backend: TelemetryBackend) -> list[ToolSpec]:
                 "additionalProperties": False,
             },
             detect_anomalies,
+            TELEMETRY,
         ),
         ToolSpec(
             "log_patterns",
@@ -112,5 +113,6 @@ def analysis_tools(backend: TelemetryBackend) -> list[ToolSpec]:
                 "additionalProperties": False,
             },
             log_patterns,
+            TELEMETRY,
         ),
     ]

@@ -228,6 +228,7 @@ def promql_tool(backend: Any) -> ToolSpec:
             "additionalProperties": False,
         },
         query_promql,
+        TELEMETRY,
     )
 
 
