@@ -15,8 +15,9 @@ from typing import Any
 from ..evaluation import tool_statistics
 from ..gatekeeper import GATEKEEPER_VERSION
 from ..ports import InvocationRecord
+from .nodes import max_alerts_of
 from .report import cited_ids, diagnosed, verified_ids
-from .state import MAX_ALERTS, MAX_ROUNDS
+from .state import MAX_ROUNDS
 
 _COUNTS = ("claim_count", "verified_claim_count", "binding_count", "verified_binding_count")
 
@@ -72,7 +73,7 @@ def aiops_rule_evaluation(
         "citations_verified": sum(1 for i in cited if i in verified),
         "cited_evidence_ids": cited,
         "all_citations_verified": all(i in verified for i in cited),
-        "max_alerts": MAX_ALERTS,
+        "max_alerts": max_alerts_of(state.get("aiops_context") or {}),
         "max_rounds_per_alert": MAX_ROUNDS,
         "prompt_version": prompt_version,
         "gatekeeper_version": GATEKEEPER_VERSION,

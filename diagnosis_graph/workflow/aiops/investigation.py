@@ -101,7 +101,7 @@ def _prefixed(prefix: str, ids: Sequence[Any]) -> list[str]:
     return [f"{prefix}-{i}" for i in ids]
 
 
-_INLINE_REF = re.compile(r"\[(?:[A-Za-z]\d+-)?[EC]\d+\]")
+_INLINE_REF = re.compile(r"\s*\[(?:[A-Za-z]\d+-)?[EC]\d+\]")
 
 
 def composed_output(prefix: str, composer: Mapping[str, Any]) -> dict[str, Any]:
