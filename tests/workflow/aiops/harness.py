@@ -83,7 +83,9 @@ def verifier_output(gaps: int = 0) -> dict[str, Any]:
     }
 
 
-def composer_output(*evidence_ids: str, statement: str = "The connection pool is exhausted.") -> dict:
+def composer_output(
+    *evidence_ids: str, statement: str = "The connection pool is exhausted."
+) -> dict:
     """A conclusion citing ``evidence_ids`` (valid for composer_output v1 and v2)."""
     return {
         "answer_markdown": "## Model prose that the report must not show [E7]",

@@ -20,8 +20,8 @@ from diagnosis_graph.workflow.aiops import (
     aiops_mermaid,
     build_aiops_graph,
 )
-from diagnosis_graph.workflow.ports import AgentReply
 from diagnosis_graph.workflow.outcomes import Outcome
+from diagnosis_graph.workflow.ports import AgentReply
 
 from .harness import RUN, alert, harness, healthy_script
 
