@@ -15,7 +15,7 @@ WORKERS ?= 2
 THREADS ?= 8
 
 .PHONY: help install run serve init-db test lint format fuzz bench-engine bench-workflow \
-	bench-api demo-data clean
+	bench-aiops bench-api demo-data clean
 
 help:
 	@echo "make run           serve the app on http://$(HOST):$(PORT) (creates .venv on first use)"
@@ -26,6 +26,7 @@ help:
 	@echo "make lint          ruff + mypy (strict on diagnosis_graph)"
 	@echo "make bench-engine  engine vs LangGraph vs a bare loop"
 	@echo "make bench-workflow  complete offline diagnoses of every demo scenario"
+	@echo "make bench-aiops   one complete offline AIOps run over every firing demo alert"
 	@echo "make demo-data     regenerate the bundled demo dataset (seed 7)"
 
 $(BIN)/python:
@@ -83,6 +84,9 @@ bench-engine: $(BENCH_STAMP)
 
 bench-workflow: $(DEV_STAMP)
 	$(BIN)/python bench/workflow.py
+
+bench-aiops: $(DEV_STAMP)
+	$(BIN)/python bench/aiops.py
 
 fuzz: $(FUZZ_STAMP)
 	$(BIN)/python bench/fuzz_api.py
