@@ -95,11 +95,20 @@ def _cites(ids: Iterable[str]) -> str:
     return "".join(f"[{i}]" for i in ids)
 
 
+def _origin(item: Mapping[str, Any]) -> str:
+    """`` (origin: upload, runbook.md, ...)`` for evidence that carries its origin, else ``""``."""
+    origin = item.get("origin")
+    if isinstance(origin, Mapping):
+        parts = [inert(v) for v in origin.values() if v not in (None, "")]
+        return f" (origin: {', '.join(parts)})" if parts else ""
+    return f" (origin: {inert(origin)})" if origin else ""
+
+
 def evidence_lines(investigation: Investigation) -> list[str]:
-    """One line per verified evidence item: id, tool, invocation, path, excerpt."""
+    """One line per verified evidence item: id, tool, invocation, path, origin, excerpt."""
     return [
         f"- **{e['evidence_id']}** `{e.get('tool') or 'tool'}` `{e['source_invocation_id']}` "
-        f"`{inert(e['raw_path'])}`: {_short(e['evidence_excerpt'])}"
+        f"`{inert(e['raw_path'])}`{_origin(e)}: {_short(e['evidence_excerpt'])}"
         for e in investigation.get("evidence") or []
     ]
 

@@ -114,3 +114,10 @@ def test_text_is_inert_html_and_images_do_not_render() -> None:
     assert inert("see ![x](http://evil/q.png)") == "see [x](http://evil/q.png)"
     assert inert("run `KILL <id>` now <b>") == "run `KILL <id>` now &lt;b&gt;"
     assert inert("two\nlines") == "two lines"
+
+
+def test_evidence_that_carries_its_origin_shows_it() -> None:
+    investigation = _investigation(conclusions=[])
+    investigation["evidence"][1]["origin"] = {"kind": "upload", "file_name": "notes.md"}
+    text = "\n".join(render_alert_section(investigation))
+    assert "`$.documents[0].title` (origin: upload, notes.md): Database connection" in text
