@@ -19,7 +19,21 @@ from .nodes import max_alerts_of
 from .report import cited_ids, diagnosed, verified_ids
 from .state import MAX_ROUNDS
 
-_COUNTS = ("claim_count", "verified_claim_count", "binding_count", "verified_binding_count")
+
+def gatekeeper_counts(investigations: Sequence[Mapping[str, Any]]) -> dict[str, int]:
+    """Every integer count of the investigations' gatekeeper results, summed over the alerts.
+
+    ``claim_count``, ``verified_claim_count``, ``binding_count``, ``verified_binding_count``, and
+    whatever count the gatekeeper adds (such as ``grounded_claim_count``).
+    """
+    totals: dict[str, int] = {}
+    for inv in investigations:
+        for key, value in inv["gatekeeper"].items():
+            if isinstance(value, int) and not isinstance(value, bool):
+                totals[key] = totals.get(key, 0) + value
+    for key in ("claim_count", "verified_claim_count", "binding_count", "verified_binding_count"):
+        totals.setdefault(key, 0)
+    return totals
 
 
 def _alert(investigation: Mapping[str, Any]) -> dict[str, Any]:
@@ -67,7 +81,12 @@ def aiops_rule_evaluation(
         "alerts_skipped": [a.get("alert_name") for a in skipped],
         "alerts": [_alert(inv) for inv in investigations],
         **tool_statistics(invocations),
-        **{k: sum(int(inv["gatekeeper"].get(k) or 0) for inv in investigations) for k in _COUNTS},
+        **gatekeeper_counts(investigations),
+        "ungrounded_claims": [
+            {"alert_id": inv["alert_id"], **claim}
+            for inv in investigations
+            for claim in inv["gatekeeper"].get("ungrounded_claims") or []
+        ],
         "rejection_reasons": rejected,
         "citations_total": len(cited),
         "citations_verified": sum(1 for i in cited if i in verified),

@@ -184,7 +184,7 @@ def summarise(
         "termination_reason": trace.get("termination_reason"),
         "why_not_composed": None if composed else _why(run),
         "rounds": 1 + int(state.get("evidence_retry_count") or 0),
-        "gatekeeper": {k: v for k, v in gate.items() if not isinstance(v, list)},
+        "gatekeeper": {k: v for k, v in gate.items() if k != "claims"},
         "rule_evaluation": evaluation["rule_evaluation"],
         "verifier_evaluation": evaluation["verifier_evaluation"],
         "verified_claims": claims,
