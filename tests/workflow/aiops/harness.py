@@ -8,7 +8,7 @@ citation checks; only the agents' answers are scripted.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from typing import Any
 
 from diagnosis_graph.workflow.aiops import AiOpsPorts, AiOpsRun, AlertsRead, run_aiops
@@ -18,6 +18,9 @@ from diagnosis_graph.workflow.ports import DiagnosisPorts
 from ..fakes import LOGS, PLAN, MemoryInvocations, ScriptedInvoker
 
 RUN = "run-1"
+#: Tool roles and the service catalog, for a ``DiagnosisPorts`` that declares them.
+ROLES = {"query_logs": "telemetry", "query_metrics": "telemetry", "lookup_knowledge": "reference"}
+SERVICES = ("payment-service",)
 EXCERPT = "connection pool exhausted (50/50 active, 12 waiting)"
 NOW = "2026-11-30T12:00:00Z"
 
@@ -118,7 +121,13 @@ class Harness:
     events: list[dict[str, Any]] = field(default_factory=list)
 
     def ports(self) -> AiOpsPorts:
-        chat = build_diagnosis_graph(DiagnosisPorts(self.invoker, self.invocations))
+        declared = {f.name for f in fields(DiagnosisPorts)}
+        extra: dict[str, Any] = {}
+        if "tool_roles" in declared:
+            extra["tool_roles"] = lambda: ROLES
+        if "service_catalog" in declared:
+            extra["service_catalog"] = lambda: SERVICES
+        chat = build_diagnosis_graph(DiagnosisPorts(self.invoker, self.invocations, **extra))
         return AiOpsPorts(self.alerts, self.invocations, chat, lambda: NOW, self.events.append)
 
     def run(self, request: str | None = None, **options: Any) -> AiOpsRun:
