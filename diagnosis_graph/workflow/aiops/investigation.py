@@ -71,14 +71,21 @@ def alert_question(alert: Mapping[str, Any], reference_time: str | None) -> str:
 
 
 def investigate(
-    ports: AiOpsPorts, item: Mapping[str, Any], config: RunConfig, reference_time: str | None
+    ports: AiOpsPorts,
+    item: Mapping[str, Any],
+    config: RunConfig,
+    reference_time: str | None,
+    seen: int = 0,
 ) -> dict[str, Any]:
-    """Run the chat diagnosis graph for one queued alert and summarise what verified."""
+    """Run the chat diagnosis graph for one queued alert and summarise what verified.
+
+    ``seen``: how many of the run's invocations (in creation order) existed before this
+    investigation; the ones after it are this alert's own (its tool statistics).
+    """
     alert_id, alert = str(item["alert_id"]), dict(item["alert"])
     question = alert_question(alert, reference_time)
     run_id = str(config.metadata.get("run_id") or config.thread_id or "")
     session_id = str(config.metadata.get("session_id") or "")
-    before = {r.invocation_id for r in ports.invocations.invocations_for_run(run_id)}
 
     def forward(event: dict[str, Any]) -> None:
         ports.listener({**event, "alert": alert.get("alert_name"), "alert_id": alert_id})
@@ -93,8 +100,9 @@ def investigate(
         config=config.child(recursion_limit=DIAGNOSIS_RECURSION_LIMIT),
     )
     records = ports.invocations.invocations_for_run(run_id)
-    own = [r for r in records if r.invocation_id not in before]
-    return summarise(alert_id, alert, question, run, records, own)
+    summary = summarise(alert_id, alert, question, run, records, records[seen:])
+    summary["invocations_seen"] = len(records)
+    return summary
 
 
 def _prefixed(prefix: str, ids: Sequence[Any]) -> list[str]:

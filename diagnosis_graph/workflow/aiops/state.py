@@ -25,7 +25,9 @@ def aiops_schema() -> dict[str, Reducer]:
     """The supervisor's state: the request, the alerts, the queue, the investigations, the report.
 
     * ``aiops_context``: ``{request, reference_time, max_alerts}``;
-    * ``alerts_read``: ``{ok, alerts, invocation_id, detail}`` of the recorded alert query;
+    * ``alerts_read``: ``{ok, alerts, invocation_id, detail, invocations_seen}`` of the
+      recorded alert query (``invocations_seen``: the run's invocations after it; each
+      investigation summary carries the same count, so an alert's own invocations are known);
     * ``queue``: the selected alerts still to investigate (``{alert_id, alert}``);
     * ``skipped``: firing alerts over the bound, listed in the report but not investigated;
     * ``investigations``: one JSON summary per investigated alert (append);

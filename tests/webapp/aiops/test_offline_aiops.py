@@ -148,6 +148,8 @@ def test_every_citation_is_verified_evidence(variant: str, runs: dict[str, Any])
     assert found["tool_status_counts"] == {"SUCCESS": found["tool_invocation_count"]}
     for alert in found["alerts"]:
         assert alert["rule_evaluation"]["gatekeeper_verdict"] == "PASS", alert["alert_name"]
+    own = [a["rule_evaluation"]["tool_invocation_count"] for a in found["alerts"]]
+    assert all(own) and sum(own) == found["tool_invocation_count"] - 1  # all but query_alerts
 
 
 @pytest.mark.parametrize("variant", VARIANTS)
