@@ -17,7 +17,7 @@ WORKERS ?= 2
 THREADS ?= 8
 
 .PHONY: help install run serve init-db test lint format fuzz bench-engine bench-workflow \
-	bench-api bench-telemetry bench-analysis demo-data eval clean
+	bench-aiops bench-api bench-telemetry bench-analysis demo-data eval clean
 
 help:
 	@echo "make run           serve the app on http://$(HOST):$(PORT) (creates .venv on first use)"
@@ -30,6 +30,7 @@ help:
 	@echo "make bench-workflow  complete offline diagnoses of every demo scenario"
 	@echo "make bench-telemetry  one diagnosis on the demo backend vs Prometheus + LOG_DIR"
 	@echo "make bench-analysis  the analysis tools and library over the demo dataset"
+	@echo "make bench-aiops   one complete offline AIOps run over every firing demo alert"
 	@echo "make demo-data     regenerate the bundled demo dataset (seed 7)"
 	@echo "make eval          diagnosis correctness over generated worlds (RECORDED=dir of runs)"
 
@@ -92,6 +93,9 @@ bench-workflow: $(DEV_STAMP)
 
 bench-analysis: $(DEV_STAMP)
 	$(BIN)/python bench/analysis.py
+
+bench-aiops: $(DEV_STAMP)
+	$(BIN)/python bench/aiops.py
 
 fuzz: $(FUZZ_STAMP)
 	$(BIN)/python bench/fuzz_api.py

@@ -6,7 +6,7 @@ from pathlib import Path
 
 from peewee import Database
 
-from .aiops import AiOpsService, AiOpsSupervisor
+from .aiops import AiOpsRunner, AiOpsService
 from .config import Settings
 from .db import bind, create_schema, open_database, schema_exists
 from .demo.backend import DemoTelemetryBackend
@@ -76,12 +76,12 @@ def offline_diagnoser(
     )
 
 
-def offline_supervisor(
+def offline_aiops(
     data_dir: str | Path | None = None, model: ChatModel | None = None
-) -> AiOpsSupervisor:
-    """An AIOps supervisor on the demo dataset, the offline model and in-memory audit rows."""
+) -> AiOpsRunner:
+    """An AIOps runner on the demo dataset, the offline model and in-memory audit rows."""
     backend = DemoTelemetryBackend(Path(data_dir) if data_dir else None)
-    return AiOpsSupervisor(
+    return AiOpsRunner(
         model=model or OfflineChatModel(),
         audit=MemoryAudit(),
         backend=backend,
@@ -215,7 +215,7 @@ def build_services(
         router=router,
         audit=audit,
     )
-    supervisor = AiOpsSupervisor(
+    aiops = AiOpsRunner(
         model=model,
         audit=audit,
         backend=backend,
@@ -233,5 +233,5 @@ def build_services(
         chat,
         RunRecords(database),
         RunWorkers(settings.run_workers),
-        aiops=AiOpsService(runs=runs, supervisor=supervisor, audit=audit),
+        aiops=AiOpsService(runs=runs, runner=aiops, audit=audit),
     )

@@ -66,12 +66,14 @@ def run_diagnosis(
     reference_time: str | None = None,
     history: Sequence[Mapping[str, Any]] = (),
     on_event: Callable[[dict[str, Any]], None] | None = None,
+    config: RunConfig | None = None,
 ) -> DiagnosisRun:
     """Run the graph once; never raises for a node failure or the recursion limit.
 
     ``on_event`` receives each orchestration event (``node, outcome, reason_code, attempt``)
-    as the node finishes. An unhandled node error or the recursion limit gives a FAILED run
-    that keeps the partial state and trace.
+    as the node finishes. ``config`` replaces the default :func:`diagnosis_config`: a parent
+    graph running this one nested passes its ``config.child(...)``. An unhandled node error or
+    the recursion limit gives a FAILED run that keeps the partial state and trace.
     """
 
     def forward(event: dict[str, Any]) -> None:
@@ -81,7 +83,8 @@ def run_diagnosis(
 
     start = initial_state(question, reference_time=reference_time, history=history)
     try:
-        result = graph.run(start, diagnosis_config(session_id, run_id), on_step=forward)
+        run_config = config or diagnosis_config(session_id, run_id)
+        result = graph.run(start, run_config, on_step=forward)
     except GraphRuntimeError as exc:
         limited = isinstance(exc, GraphRecursionError)
         reason = TERMINATION_RECURSION_LIMIT if limited else TERMINATION_ERROR

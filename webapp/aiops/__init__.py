@@ -1,25 +1,27 @@
-"""The AIOps flow: a bounded supervisor investigates every firing alert and writes a report.
+"""The AIOps flow's adapters: the supervisor graph of :mod:`diagnosis_graph.workflow.aiops` on
+the real agents, tools and stores, and the AIOps run lifecycle.
 
-Citations in the report pass the same evidence gatekeeper as the diagnosis; see
-:mod:`webapp.aiops.supervisor` for the loop and its bounds.
+The graph itself (topology, nodes, report, trace, evaluation) lives in the workflow package;
+this package only wires its ports (:mod:`.alerts`, :mod:`.runner`) and persists runs
+(:mod:`.service`).
 """
 
 from __future__ import annotations
 
-from .contracts import AIOPS_PLAN, AIOPS_REPORT, MAX_ALERTS, AiOpsPlan, AiOpsReport
+from diagnosis_graph.workflow.aiops import DEFAULT_REQUEST, MAX_ALERTS, MAX_ROUNDS
+
+from .alerts import SUPERVISOR, RecordedAlerts
+from .runner import AiOpsResult, AiOpsRunner
 from .service import FLOW, AiOpsService
-from .supervisor import DEFAULT_REQUEST, MAX_ROUNDS, AiOpsResult, AiOpsSupervisor
 
 __all__ = [
-    "AIOPS_PLAN",
-    "AIOPS_REPORT",
     "DEFAULT_REQUEST",
     "FLOW",
     "MAX_ALERTS",
     "MAX_ROUNDS",
-    "AiOpsPlan",
-    "AiOpsReport",
+    "SUPERVISOR",
     "AiOpsResult",
+    "AiOpsRunner",
     "AiOpsService",
-    "AiOpsSupervisor",
+    "RecordedAlerts",
 ]

@@ -1,10 +1,10 @@
 """The AIOps run lifecycle (``agent_flow=AI_OPS``, ``flow=aiops``), mirroring the chat's.
 
 ``start`` ensures the session and creates the run PENDING; ``execute`` marks it RUNNING, runs
-the supervisor under the run's identity, and saves the report with duration, step and tool
-counts and ``{"aiops_rule_evaluation": ...}`` as SUCCESS (``degraded`` for the fallback
-report), or FAILED with the error on an unhandled one. ``orchestration_trace`` stays null: the
-supervisor is a plain loop, not a StateGraph run.
+the supervisor graph under the run's identity, and saves the report with duration, step and
+tool counts, ``{"aiops_rule_evaluation": ...}`` and the ``aiops-stategraph-v1`` orchestration
+trace as SUCCESS (``degraded`` when part of the report is a fallback), or FAILED with the error
+and the partial trace.
 """
 
 from __future__ import annotations
@@ -13,10 +13,13 @@ import logging
 from collections.abc import Callable
 from typing import Any
 
+from diagnosis_graph.workflow.aiops import DEFAULT_REQUEST, build_aiops_trace
+from diagnosis_graph.workflow.trace import TERMINATION_ERROR
+
 from ..diagnosis import new_run_id
 from ..services.chat import ChatOutcome, RunCounts
 from ..services.runs import AI_OPS, SUCCESS, Finish, RunStore, new_session_id
-from .supervisor import DEFAULT_REQUEST, AiOpsSupervisor
+from .runner import AiOpsRunner
 
 log = logging.getLogger(__name__)
 
@@ -26,9 +29,9 @@ FLOW = "aiops"
 class AiOpsService:
     """Starts and executes AIOps runs; what ``POST /api/ai_ops`` calls."""
 
-    def __init__(self, *, runs: RunStore, supervisor: AiOpsSupervisor, audit: RunCounts) -> None:
+    def __init__(self, *, runs: RunStore, runner: AiOpsRunner, audit: RunCounts) -> None:
         self.runs = runs
-        self.supervisor = supervisor
+        self.runner = runner
         self.audit = audit
 
     def start(self, session_id: str | None, user_request: str | None) -> tuple[str, str]:
@@ -50,14 +53,23 @@ class AiOpsService:
         """Run a started AIOps run to its end; never raises for the run's failures."""
 
         def work() -> Finish:
-            result = self.supervisor.run(
+            result = self.runner.run(
                 user_request, session_id=session_id, run_id=run_id, on_event=on_event
             )
+            run = result.run
             return Finish(
-                SUCCESS, result.answer, result.degraded, self_evaluation=result.self_evaluation
+                run.status,
+                run.answer,
+                run.degraded,
+                run.error,
+                result.self_evaluation,
+                run.orchestration_trace,
             )
 
-        finish = self.runs.execute(run_id, work, self.audit.counts_for_run)
+        failed_trace = build_aiops_trace([], [], stopped_by=TERMINATION_ERROR)
+        finish = self.runs.execute(
+            run_id, work, self.audit.counts_for_run, failed_trace=failed_trace
+        )
         return ChatOutcome(
             finish.status == SUCCESS,
             finish.answer,

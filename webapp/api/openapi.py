@@ -596,7 +596,9 @@ def _stream_paths() -> dict[str, Any]:
             "post": {
                 "summary": "Investigate every firing alert and stream the report (SSE)",
                 "description": "Same event format as /api/chat_stream; the first event carries "
-                "sessionId and runId, the flow is `aiops`.",
+                "sessionId and runId, the flow is `aiops`. One progress event per node execution "
+                "of the supervisor graph and of each alert's nested diagnosis graph; the events "
+                "of an alert's investigation carry `alert` and `alert_id`.",
                 "requestBody": {
                     "required": True,
                     "content": {
@@ -619,7 +621,8 @@ def _stream_paths() -> dict[str, Any]:
         },
         "/api/diagnosis/{sessionId}/graph": {
             "get": {
-                "summary": "The diagnosis graph as Mermaid, this run's route highlighted",
+                "summary": "The run's graph as Mermaid (the diagnosis graph, or the AIOps "
+                "supervisor graph for an AIOps run), this run's route highlighted",
                 "parameters": [_path_id("sessionId"), run_query],
                 "responses": {
                     "200": _json(
@@ -632,10 +635,27 @@ def _stream_paths() -> dict[str, Any]:
                                     "flow": {"enum": ["complex", "simple", "aiops"]},
                                     "mermaid": NULLABLE_STRING,
                                     "route": {"type": "array", "items": {"type": "string"}},
+                                    "alerts": {
+                                        "type": "array",
+                                        "description": "AIOps runs: each alert's route "
+                                        "through its nested diagnosis graph",
+                                        "items": {
+                                            "type": "object",
+                                            "required": ["alertId", "alertName", "route"],
+                                            "properties": {
+                                                "alertId": {"type": ["string", "null"]},
+                                                "alertName": {"type": ["string", "null"]},
+                                                "route": {
+                                                    "type": "array",
+                                                    "items": {"type": "string"},
+                                                },
+                                            },
+                                        },
+                                    },
                                 },
                             }
                         ),
-                        "Null mermaid for runs that did not use the graph",
+                        "Null mermaid for runs that did not use a graph",
                     ),
                     **_errors(400, 404, *_COMMON),
                 },

@@ -9,6 +9,7 @@ from flask import Blueprint, Response, request
 from flask.typing import ResponseReturnValue
 
 from diagnosis_graph import END
+from diagnosis_graph.workflow.aiops import AIOPS_TRACE_VERSION, aiops_mermaid
 from diagnosis_graph.workflow.trace import route_edges
 
 from ..services.records import FEEDBACK
@@ -53,16 +54,37 @@ def _fragment(text: Any) -> orjson.Fragment:
 
 @bp.get("/diagnosis/<session_id>/graph")
 def graph(session_id: str) -> ResponseReturnValue:
-    """The diagnosis graph as Mermaid with the route this run took highlighted."""
+    """The run's graph as Mermaid with the route it took highlighted.
+
+    A chat run draws the diagnosis graph; an AIOps run (trace ``aiops-stategraph-v1``) draws
+    the supervisor graph, and ``alerts`` lists each alert's route through its nested diagnosis
+    graph.
+    """
     run_id = run_ref(session_id)
     run = services().records.run(session_id, run_id)
     trace = run["orchestration_trace"]
     if not trace:
         return ok({"runId": run_id, "flow": run["flow"], "mermaid": None, "route": []})
     edges = route_edges(trace)
-    route = [edges[0][1], *(to for _, to in edges[1:] if to != END)] if edges else []
-    mermaid = services().diagnoser.graph.to_mermaid(edges)
-    return ok({"runId": run_id, "flow": run["flow"], "mermaid": mermaid, "route": route})
+    data = {"runId": run_id, "flow": run["flow"], "route": _route(edges)}
+    if trace.get("version") == AIOPS_TRACE_VERSION:
+        data["mermaid"] = aiops_mermaid(edges)
+        data["alerts"] = [
+            {
+                "alertId": alert.get("alert_id"),
+                "alertName": alert.get("alert_name"),
+                "route": _route(route_edges(alert.get("trace") or {})),
+            }
+            for alert in trace.get("alerts") or []
+        ]
+    else:
+        data["mermaid"] = services().diagnoser.graph.to_mermaid(edges)
+    return ok(data)
+
+
+def _route(edges: list[tuple[str, str]]) -> list[str]:
+    """The node executions of a route, in order (START and END left out)."""
+    return [edges[0][1], *(to for _, to in edges[1:] if to != END)] if edges else []
 
 
 @bp.get("/diagnosis/<session_id>/runs")

@@ -128,7 +128,8 @@
 
   function routeSection(run, graph) {
     const diagram = h("div", { id: "route-diagram", class: "diagram" });
-    const box = section("route", "Route through the diagnosis graph", diagram);
+    const aiops = graph && Array.isArray(graph.alerts);
+    const box = section("route", aiops ? "Route through the AIOps supervisor graph" : "Route through the diagnosis graph", diagram);
     if (!graph || !graph.mermaid) {
       diagram.replaceWith(
         h(
@@ -147,6 +148,13 @@
       h("p", { class: "hint" }, "Highlighted: the nodes and edges this run took (" + graph.route.length + " node executions)."),
       h("ol", { class: "route-list" }, graph.route.map((node) => h("li", {}, node)))
     );
+    if (aiops) {
+      // Each alert was investigated by the diagnosis graph, nested: its route, node by node.
+      box.append(
+        h("h3", {}, "Per alert: route through the nested diagnosis graph"),
+        h("ul", { class: "alert-routes" }, graph.alerts.map((a) => h("li", {}, h("strong", {}, (a.alertId || "") + " " + (a.alertName || "")), ": " + a.route.join(" → "))))
+      );
+    }
     drawMermaid(diagram, graph.mermaid);
     return box;
   }
@@ -343,22 +351,31 @@
 
   function orchestrationSection(trace) {
     if (!trace) return section("orchestration", "Orchestration trace", h("p", { class: "hint" }, "Not recorded: this run did not go through the diagnosis graph."));
-    const transitions = Array.isArray(trace.transitions) ? trace.transitions : null;
     const rest = Object.assign({}, trace);
     delete rest.transitions;
-    const table = transitions
-      ? h(
-          "table",
-          { class: "grid" },
-          h("thead", {}, h("tr", {}, ["#", "From", "To", "Reason code", "Attempt"].map((t) => h("th", { scope: "col" }, t)))),
-          h(
-            "tbody",
-            {},
-            transitions.map((t, i) => h("tr", {}, h("td", {}, String(i + 1)), h("td", {}, t.from), h("td", {}, t.to), h("td", {}, h("code", {}, t.reason_code)), h("td", {}, String(t.attempt))))
-          )
-        )
-      : null;
-    return section("orchestration", "Orchestration trace", table, kvTable(rest), lazyJson("Raw JSON", trace));
+    // AIOps runs: one child trace per alert (the nested diagnosis graph), drawn the same way.
+    const alerts = Array.isArray(trace.alerts) ? trace.alerts : [];
+    delete rest.alerts;
+    const children = alerts.map((a) => {
+      const child = a.trace || {};
+      const title = (a.alert_id || "") + " · " + (a.alert_name || "") + " - " + a.rounds + " round(s), " + (child.termination_reason || "?");
+      return [h("h3", {}, title), transitionTable(child.transitions)];
+    });
+    return section("orchestration", "Orchestration trace", transitionTable(trace.transitions), kvTable(rest), children, lazyJson("Raw JSON", trace));
+  }
+
+  function transitionTable(transitions) {
+    if (!Array.isArray(transitions)) return null;
+    return h(
+      "table",
+      { class: "grid" },
+      h("thead", {}, h("tr", {}, ["#", "From", "To", "Reason code", "Attempt"].map((t) => h("th", { scope: "col" }, t)))),
+      h(
+        "tbody",
+        {},
+        transitions.map((t, i) => h("tr", {}, h("td", {}, String(i + 1)), h("td", {}, t.from), h("td", {}, t.to), h("td", {}, h("code", {}, t.reason_code)), h("td", {}, String(t.attempt))))
+      )
+    );
   }
 
   function indexEvidence() {

@@ -1,9 +1,16 @@
-"""A scripted ChatModel for the AIOps contract tests: scripted replies for chosen requests,
-the offline model for everything else, and a record of every request."""
+"""A scripted ChatModel for the AIOps tests: scripted replies for chosen requests, the offline
+model for everything else, and a record of every request.
+
+A request's script keys, most specific first: ``<schema>:<alert name>`` (the alert the nested
+diagnosis is about, read from its question ``Why is <service> firing <alert> ...``), then
+``<schema>``. A reply may be a function of the request and the offline model's own answer, so a
+test can alter what the offline model would have said.
+"""
 
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -11,20 +18,11 @@ from typing import Any
 from webapp.llm.offline import OfflineChatModel
 from webapp.llm.types import ChatResult, LLMError, Message
 
-#: A reply: a ChatResult, an LLMError to raise, or a function of the conversation so far.
-Reply = ChatResult | LLMError | Callable[[Sequence[Message]], ChatResult]
+Offline = Callable[[], ChatResult]
+#: A reply: a ChatResult, an LLMError to raise, or ``f(messages, offline) -> ChatResult``.
+Reply = ChatResult | LLMError | Callable[[Sequence[Message], Offline], ChatResult]
 
-
-def route_of(messages: Sequence[Message], response_format: dict[str, Any] | None) -> list[str]:
-    """Script keys for a request, most specific first: ``schema:alert`` then ``schema``."""
-    schema = str(((response_format or {}).get("json_schema") or {}).get("name", "text"))
-    user = next((m for m in messages if m.get("role") == "user"), {})
-    try:
-        payload = json.loads(str(user.get("content") or "{}"))
-    except json.JSONDecodeError:
-        payload = {}
-    alert = (payload.get("alert") or {}).get("alert_name") if isinstance(payload, dict) else None
-    return [f"{schema}:{alert}", schema] if alert else [schema]
+_ALERT = re.compile(r"\bfiring (?P<alert>\S+?)(?: since|\?)")
 
 
 def payload_of(request: dict[str, Any]) -> dict[str, Any]:
@@ -32,6 +30,24 @@ def payload_of(request: dict[str, Any]) -> dict[str, Any]:
     user = next(m for m in request["messages"] if m.get("role") == "user")
     data: dict[str, Any] = json.loads(user["content"])
     return data
+
+
+def alert_of(messages: Sequence[Message]) -> str | None:
+    """The alert a nested diagnosis request is about (from its question)."""
+    user = next((m for m in messages if m.get("role") == "user"), {})
+    try:
+        question = str(json.loads(str(user.get("content") or "{}")).get("question") or "")
+    except (json.JSONDecodeError, AttributeError):
+        return None
+    found = _ALERT.search(question)
+    return found.group("alert") if found else None
+
+
+def route_of(messages: Sequence[Message], response_format: dict[str, Any] | None) -> list[str]:
+    """Script keys for a request, most specific first: ``schema:alert`` then ``schema``."""
+    schema = str(((response_format or {}).get("json_schema") or {}).get("name", "text"))
+    alert = alert_of(messages)
+    return [f"{schema}:{alert}", schema] if alert else [schema]
 
 
 @dataclass
@@ -56,23 +72,22 @@ class Scripted:
     ) -> ChatResult:
         keys = route_of(messages, response_format)
         self.requests.append(
-            {
-                "keys": keys,
-                "messages": list(messages),
-                "tools": tools,
-                "response_format": response_format,
-            }
+            {"keys": keys, "messages": list(messages), "response_format": response_format}
         )
+
+        def offline() -> ChatResult:
+            result: ChatResult = self.inner.complete(
+                messages, tools=tools, response_format=response_format, tool_choice=tool_choice
+            )
+            return result
+
         for key in keys:
             if self.script.get(key):
                 reply = self.script[key].pop(0)
                 if isinstance(reply, LLMError):
                     raise reply
-                return reply(messages) if callable(reply) else reply
-        result: ChatResult = self.inner.complete(
-            messages, tools=tools, response_format=response_format, tool_choice=tool_choice
-        )
-        return result
+                return reply(messages, offline) if callable(reply) else reply
+        return offline()
 
     def sent(self, key: str) -> list[dict[str, Any]]:
         """Requests whose most specific or generic key is ``key``."""

@@ -7,7 +7,7 @@ from typing import Any
 from flask import Flask
 from peewee import Database
 
-from webapp.aiops import AiOpsResult, AiOpsService, AiOpsSupervisor
+from webapp.aiops import AiOpsResult, AiOpsRunner, AiOpsService
 from webapp.models import DiagnosisRun
 from webapp.services.runs import RunStore
 from webapp.stores.sql import SqlAudit
@@ -15,8 +15,8 @@ from webapp.stores.sql import SqlAudit
 from .test_aiops_api import stream, trace
 
 
-class Exploding(AiOpsSupervisor):
-    """A supervisor with a bug: the run must still end FAILED, with the error recorded."""
+class Exploding(AiOpsRunner):
+    """A runner with a bug: the run must still end FAILED, with the error recorded."""
 
     def __init__(self) -> None:  # no adapters: it never gets as far as using them
         self.status_seen: str | None = None
@@ -26,13 +26,13 @@ class Exploding(AiOpsSupervisor):
     ) -> AiOpsResult:
         with DiagnosisRun._meta.database.connection_context():
             self.status_seen = DiagnosisRun.get(DiagnosisRun.run_id == run_id).status
-        raise RuntimeError("supervisor bug")
+        raise RuntimeError("runner bug")
 
 
 def test_start_creates_the_run_pending_with_the_aiops_flow(database: Database) -> None:
     service = AiOpsService(
         runs=RunStore(database, 3600),
-        supervisor=Exploding(),
+        runner=Exploding(),
         audit=SqlAudit(database),
     )
     session_id, run_id = service.start(None, None)
@@ -49,29 +49,32 @@ def test_start_creates_the_run_pending_with_the_aiops_flow(database: Database) -
 
 
 def test_an_unhandled_error_ends_the_run_failed(database: Database) -> None:
-    supervisor = Exploding()
+    runner = Exploding()
     service = AiOpsService(
         runs=RunStore(database, 3600),
-        supervisor=supervisor,
+        runner=runner,
         audit=SqlAudit(database),
     )
     with database.connection_context():
         outcome = service.investigate("check the alerts", session_id="sess-x")
         run = DiagnosisRun.get(DiagnosisRun.run_id == outcome.run_id)
-    assert supervisor.status_seen == "RUNNING"
+    assert runner.status_seen == "RUNNING"
     assert (outcome.success, outcome.status, outcome.flow) == (False, "FAILED", "aiops")
-    assert outcome.error_message == "RuntimeError: supervisor bug"
-    assert run.status == "FAILED" and run.error_message == "RuntimeError: supervisor bug"
+    assert outcome.error_message == "RuntimeError: runner bug"
+    assert run.status == "FAILED" and run.error_message == "RuntimeError: runner bug"
     assert run.finished_at is not None and run.answer is None
+    assert run.orchestration_trace["version"] == "aiops-stategraph-v1"
+    assert run.orchestration_trace["termination_reason"] == "error"
 
 
 def test_a_failed_run_streams_an_error_before_done(app: Flask) -> None:
-    app.extensions["diagnosis"].aiops.supervisor = Exploding()
+    app.extensions["diagnosis"].aiops.runner = Exploding()
     events = stream(app, {"userRequest": "anything firing?"})
     kinds = [e["type"] for e in events]
     assert kinds == ["metadata", "error", "done"]
     done = events[-1]["data"]
     assert done["status"] == "FAILED" and not done["success"]
-    assert events[1]["data"]["message"] == "RuntimeError: supervisor bug"
+    assert events[1]["data"]["message"] == "RuntimeError: runner bug"
     run = trace(app, done["sessionId"], done["runId"])["run"]
     assert run["status"] == "FAILED" and run["agentFlow"] == "AI_OPS"
+    assert run["orchestrationTrace"]["termination_reason"] == "error"

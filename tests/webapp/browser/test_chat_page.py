@@ -140,7 +140,13 @@ def test_the_aiops_button_streams_a_report(page: Page, live: LiveApp) -> None:
     ref, invocation = refs[evidence_id]
     citation.click()  # the trace viewer opens at the cited excerpt
     page.locator("#trace[data-loaded]").wait_for()
-    assert "did not go through the diagnosis graph" in page.locator("#route-none").inner_text()
+    route = page.locator("#route")
+    assert "Route through the AIOps supervisor graph" in route.inner_text()
+    assert page.locator("#route-diagram").count() == 1 and page.locator("#route-none").count() == 0
+    assert page.locator(".alert-routes li").count() == 5
+    assert "planner" in page.locator(".alert-routes li").first.inner_text()
+    orchestration = page.locator("#orchestration").inner_text()
+    assert "aiops-stategraph-v1" in orchestration and "composer_completed" in orchestration
     assert page.locator(".invocation").count() == len(trace["toolInvocations"])
     mark = page.locator(f"#invocation-{invocation['invocationId']} mark.excerpt")
     assert mark.inner_text() == ref["evidence_excerpt"]

@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from ..types import ChatResult, Message, ToolCall
-from . import aiops, simple
+from . import simple
 from .conversation import Catalog, payload, schema_name, tool_results, tool_rounds
 from .executor import MAX_FOLLOW_UP_ROUNDS, Investigation, final_evidence
 from .judge import compose, verify
@@ -24,7 +24,7 @@ MODEL_NAME = "offline-rule-based-v1"
 
 
 class OfflineChatModel:
-    """Rule-based planner, executor, verifier, composer and AIOps agents in one ``ChatModel``."""
+    """Rule-based planner, executor, verifier and composer (chat and AIOps) in one ``ChatModel``."""
 
     @property
     def model_name(self) -> str:
@@ -51,10 +51,6 @@ class OfflineChatModel:
             return self._json(verify(request), messages)
         if name == "composer_output":
             return self._json(compose(request), messages)
-        if name == "aiops_plan":
-            return self._json(aiops.plan(request, catalog), messages)
-        if name == "aiops_report":
-            return self._json(aiops.report(request), messages)
         step = simple.next_step(messages, catalog)
         if isinstance(step, dict) and tool_choice != "none":
             return self._calls([step], messages, tool_rounds(messages))

@@ -21,8 +21,6 @@ SCHEMA_NAMES = (
     "executor_evidence_v2",
     "verifier_output",
     "composer_output",
-    "aiops_plan",
-    "aiops_report",
 )
 
 

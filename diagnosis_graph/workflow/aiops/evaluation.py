@@ -1,0 +1,99 @@
+"""``self_evaluation`` of an AIOps run: ``{"aiops_rule_evaluation": {...}}``.
+
+It records the alerts firing, investigated, covered (diagnosed with verified telemetry
+evidence) and skipped, the report's citations and how many of them are verified, the summed
+gatekeeper counts of the investigations, and per alert its rounds, termination reason, its
+chat ``rule_evaluation`` and ``verifier_evaluation`` (so any figure the chat evaluation gains is
+reported per alert too).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from ..evaluation import tool_statistics
+from ..gatekeeper import GATEKEEPER_VERSION
+from ..ports import InvocationRecord
+from .nodes import max_alerts_of
+from .report import cited_ids, diagnosed, verified_ids
+from .state import MAX_ROUNDS
+
+
+def gatekeeper_counts(investigations: Sequence[Mapping[str, Any]]) -> dict[str, int]:
+    """Every integer count of the investigations' gatekeeper results, summed over the alerts.
+
+    ``claim_count``, ``verified_claim_count``, ``binding_count``, ``verified_binding_count``, and
+    whatever count the gatekeeper adds (such as ``grounded_claim_count``).
+    """
+    totals: dict[str, int] = {}
+    for inv in investigations:
+        for key, value in inv["gatekeeper"].items():
+            if isinstance(value, int) and not isinstance(value, bool):
+                totals[key] = totals.get(key, 0) + value
+    for key in ("claim_count", "verified_claim_count", "binding_count", "verified_binding_count"):
+        totals.setdefault(key, 0)
+    return totals
+
+
+def _alert(investigation: Mapping[str, Any]) -> dict[str, Any]:
+    alert = investigation["alert"]
+    return {
+        "alert_id": investigation["alert_id"],
+        "alert_name": alert.get("alert_name"),
+        "service": alert.get("service"),
+        "severity": alert.get("severity"),
+        "rounds": investigation["rounds"],
+        "status": investigation["status"],
+        "termination_reason": investigation["termination_reason"],
+        "diagnosed": diagnosed(investigation),
+        "gatekeeper_verdict": investigation["gatekeeper"].get("verdict"),
+        "verified_evidence_count": len(investigation.get("evidence") or []),
+        "cited_evidence_ids": cited_ids(investigation),
+        "rule_evaluation": investigation.get("rule_evaluation"),
+        "verifier_evaluation": investigation.get("verifier_evaluation"),
+    }
+
+
+def aiops_rule_evaluation(
+    state: Mapping[str, Any], invocations: Sequence[InvocationRecord], prompt_version: str | None
+) -> dict[str, Any]:
+    """Alerts covered, citations verified, tool calls and gatekeeper counts of one AIOps run."""
+    investigations = list(state.get("investigations") or [])
+    skipped = list(state.get("skipped") or [])
+    read = state.get("alerts_read") or {}
+    verified = {i for inv in investigations for i in verified_ids(inv)}
+    cited = [i for inv in investigations for i in cited_ids(inv)]
+    rejected: dict[str, int] = {}
+    for inv in investigations:
+        for reason, n in (inv["gatekeeper"].get("reason_counts") or {}).items():
+            rejected[reason] = rejected.get(reason, 0) + int(n)
+    covered = [inv["alert"].get("alert_name") for inv in investigations if diagnosed(inv)]
+    return {
+        "alerts_read": bool(read.get("ok")),
+        "alerts_error": None if read.get("ok") else read.get("detail"),
+        "alerts_firing": len(investigations) + len(skipped),
+        "alerts_investigated": len(investigations),
+        "alerts_covered": len(covered),
+        "alerts_not_covered": [
+            inv["alert"].get("alert_name") for inv in investigations if not diagnosed(inv)
+        ],
+        "alerts_skipped": [a.get("alert_name") for a in skipped],
+        "alerts": [_alert(inv) for inv in investigations],
+        **tool_statistics(invocations),
+        **gatekeeper_counts(investigations),
+        "ungrounded_claims": [
+            {"alert_id": inv["alert_id"], **claim}
+            for inv in investigations
+            for claim in inv["gatekeeper"].get("ungrounded_claims") or []
+        ],
+        "rejection_reasons": rejected,
+        "citations_total": len(cited),
+        "citations_verified": sum(1 for i in cited if i in verified),
+        "cited_evidence_ids": cited,
+        "all_citations_verified": all(i in verified for i in cited),
+        "max_alerts": max_alerts_of(state.get("aiops_context") or {}),
+        "max_rounds_per_alert": MAX_ROUNDS,
+        "prompt_version": prompt_version,
+        "gatekeeper_version": GATEKEEPER_VERSION,
+    }

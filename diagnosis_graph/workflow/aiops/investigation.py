@@ -1,0 +1,208 @@
+"""One alert's investigation: the chat diagnosis graph run as a nested graph, and its summary.
+
+The child run gets the question derived from the alert and a child :class:`RunConfig` that
+carries only ``session_id``/``run_id`` (the engine's nested-graph rule), so its gatekeeper reads
+the tool invocations of the AIOps run. What the supervisor keeps of it is a JSON summary built
+only from the child's *validated* outputs: the verified projection (claims and evidence), the
+composer's output when the composer completed, the gatekeeper's counts, the verifier's
+evaluation and the child's orchestration trace. Evidence and claim ids get the alert's prefix
+(``E3`` of alert ``A2`` is ``A2-E3``) so they are unique in the report.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from datetime import datetime, timedelta, timezone
+from typing import Any
+
+from ...config import RunConfig
+from ..evaluation import build_self_evaluation
+from ..factory import DiagnosisRun, run_diagnosis
+from ..fallback import why_fallback
+from ..ports import InvocationRecord
+from ..state import RECURSION_LIMIT as DIAGNOSIS_RECURSION_LIMIT
+from .ports import AiOpsPorts
+
+#: An alert fires after its condition held for a while (``for:``), so the investigation window
+#: opens this long before the alert became active.
+ONSET_LEAD = timedelta(minutes=15)
+COMPOSED = "composer_completed"
+_SEVERITY_RANK = {"critical": 0, "error": 1, "major": 1, "warning": 2, "minor": 3, "info": 4}
+_BRIEF_KEYS = ("alert_name", "severity", "service", "description", "state", "active_at")
+#: Identity of the telemetry an evidence item came from (its invocation's arguments).
+_SOURCE_KEYS = ("service", "metric")
+
+
+def priority(alert: Mapping[str, Any]) -> tuple[int, str]:
+    """Sort key: the most severe first, then the one that fired earliest."""
+    severity = str(alert.get("severity", "")).lower()
+    return _SEVERITY_RANK.get(severity, 5), str(alert.get("active_at", ""))
+
+
+def brief(alert: Mapping[str, Any]) -> dict[str, Any]:
+    """The alert fields the investigation and the report use."""
+    return {key: alert.get(key) for key in _BRIEF_KEYS}
+
+
+def _parse(value: Any) -> datetime | None:
+    try:
+        moment = datetime.fromisoformat(str(value).replace("Z", "+00:00"))
+    except ValueError:
+        return None
+    return moment if moment.tzinfo else moment.replace(tzinfo=timezone.utc)
+
+
+def alert_question(alert: Mapping[str, Any], reference_time: str | None) -> str:
+    """The question the chat graph answers for ``alert``: why it fires, since shortly before."""
+    name = str(alert.get("alert_name") or "the alert")
+    service = str(alert.get("service") or "the service")
+    active = _parse(alert.get("active_at"))
+    now = _parse(reference_time)
+    since = ""
+    if active is not None:
+        onset = active - ONSET_LEAD
+        if now is not None:
+            onset = min(onset, now - timedelta(minutes=1))
+        since = " since " + onset.astimezone(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+    question = f"Why is {service} firing {name}{since}?"
+    description = " ".join(str(alert.get("description") or "").split())
+    return f"{question} The alert says: {description[:300]}" if description else question
+
+
+def investigate(
+    ports: AiOpsPorts,
+    item: Mapping[str, Any],
+    config: RunConfig,
+    reference_time: str | None,
+    seen: int = 0,
+) -> dict[str, Any]:
+    """Run the chat diagnosis graph for one queued alert and summarise what verified.
+
+    ``seen``: how many of the run's invocations (in creation order) existed before this
+    investigation; the ones after it are this alert's own (its tool statistics).
+    """
+    alert_id, alert = str(item["alert_id"]), dict(item["alert"])
+    question = alert_question(alert, reference_time)
+    run_id = str(config.metadata.get("run_id") or config.thread_id or "")
+    session_id = str(config.metadata.get("session_id") or "")
+
+    def forward(event: dict[str, Any]) -> None:
+        ports.listener({**event, "alert": alert.get("alert_name"), "alert_id": alert_id})
+
+    run = run_diagnosis(
+        ports.diagnosis,
+        question,
+        session_id=session_id,
+        run_id=run_id,
+        reference_time=reference_time,
+        on_event=forward,
+        config=config.child(recursion_limit=DIAGNOSIS_RECURSION_LIMIT),
+    )
+    records = ports.invocations.invocations_for_run(run_id)
+    summary = summarise(alert_id, alert, question, run, records, records[seen:])
+    summary["invocations_seen"] = len(records)
+    return summary
+
+
+def _prefixed(prefix: str, ids: Sequence[Any]) -> list[str]:
+    return [f"{prefix}-{i}" for i in ids]
+
+
+_INLINE_REF = re.compile(r"\s*\[(?:[A-Za-z]\d+-)?[EC]\d+\]")
+
+
+def composed_output(prefix: str, composer: Mapping[str, Any]) -> dict[str, Any]:
+    """The composer's validated parts with prefixed ids; its free Markdown is not kept."""
+    conclusions = [
+        {
+            "statement": _INLINE_REF.sub("", str(c.get("statement", ""))).strip(),
+            "claim_ids": _prefixed(prefix, c.get("claim_ids") or []),
+            "evidence_ids": _prefixed(prefix, c.get("evidence_ids") or []),
+        }
+        for c in composer.get("conclusions") or []
+    ]
+    recommendations = []
+    for item in composer.get("recommendations") or []:
+        if isinstance(item, Mapping):  # composer_output v2: {text, evidence_ids}
+            text, ids = str(item.get("text", "")), list(item.get("evidence_ids") or [])
+        else:
+            text, ids = str(item), []
+        clean = _INLINE_REF.sub("", text).strip()
+        recommendations.append({"text": clean, "evidence_ids": _prefixed(prefix, ids)})
+    summary = composer.get("summary")
+    return {
+        "summary": _INLINE_REF.sub("", str(summary)).strip() if summary else None,
+        "conclusions": conclusions,
+        "limitations": [
+            _INLINE_REF.sub("", str(x)).strip() for x in composer.get("limitations") or []
+        ],
+        "recommendations": recommendations,
+    }
+
+
+def _evidence(
+    prefix: str, evidence: Sequence[Mapping[str, Any]], records: Sequence[InvocationRecord]
+) -> list[dict[str, Any]]:
+    arguments = {r.invocation_id: r.arguments for r in records}
+    out = []
+    for item in evidence:
+        source = arguments.get(str(item.get("source_invocation_id"))) or {}
+        out.append(
+            {
+                **item,
+                "evidence_id": f"{prefix}-{item['evidence_id']}",
+                "claim_id": f"{prefix}-{item.get('claim_id')}",
+                **{k: source[k] for k in _SOURCE_KEYS if isinstance(source.get(k), str)},
+            }
+        )
+    return out
+
+
+def summarise(
+    alert_id: str,
+    alert: Mapping[str, Any],
+    question: str,
+    run: DiagnosisRun,
+    records: Sequence[InvocationRecord],
+    own: Sequence[InvocationRecord],
+) -> dict[str, Any]:
+    """The JSON summary of one alert's child run (what the supervisor's state keeps)."""
+    state, trace = run.state, run.orchestration_trace
+    composed = trace.get("termination_reason") == COMPOSED and run.status == "SUCCESS"
+    projected = state.get("verified_executor_output") or {}
+    claims = [
+        {
+            "claim_id": f"{alert_id}-{c['claim_id']}",
+            "statement": c["statement"],
+            "critical": bool(c.get("critical")),
+            "evidence_ids": _prefixed(alert_id, c.get("evidence_ids") or []),
+        }
+        for c in projected.get("claims") or []
+    ]
+    gate = state.get("gatekeeper_result") or {}
+    evaluation = build_self_evaluation(state, own, None)
+    return {
+        "alert_id": alert_id,
+        "alert": brief(alert),
+        "question": question,
+        "status": run.status,
+        "error": run.error,
+        "degraded": not composed,
+        "termination_reason": trace.get("termination_reason"),
+        "why_not_composed": None if composed else _why(run),
+        "rounds": 1 + int(state.get("evidence_retry_count") or 0),
+        "gatekeeper": {k: v for k, v in gate.items() if k != "claims"},
+        "rule_evaluation": evaluation["rule_evaluation"],
+        "verifier_evaluation": evaluation["verifier_evaluation"],
+        "verified_claims": claims,
+        "evidence": _evidence(alert_id, state.get("verified_evidence") or [], records),
+        "composer": composed_output(alert_id, state["composer_output"]) if composed else None,
+        "trace": trace,
+    }
+
+
+def _why(run: DiagnosisRun) -> str:
+    if run.status != "SUCCESS":
+        return f"the investigation failed ({run.error or 'unknown error'})"
+    return why_fallback(run.state.get("orchestration_events") or [])

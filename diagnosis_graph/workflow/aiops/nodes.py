@@ -1,0 +1,95 @@
+"""The supervisor's four nodes; each reaches the world only through :class:`AiOpsPorts`.
+
+``load_alerts`` reads the alerts once (the web app records the read as a ``query_alerts`` tool
+invocation of the run); ``select_alerts`` keeps the firing ones (pending alerts have not held
+their condition long enough and are skipped), most severe first, at most ``max_alerts``;
+``investigate`` runs the chat diagnosis graph nested for the first queued alert; ``report``
+renders the report from the investigations' validated outputs.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from ...config import RunConfig
+from ..outcomes import Outcome, StepResult
+from .investigation import brief, investigate, priority
+from .ports import AiOpsPorts
+from .report import render_report
+from .state import INVESTIGATE, LOAD_ALERTS, MAX_ALERTS, REPORT, SELECT_ALERTS
+
+State = Mapping[str, Any]
+
+
+def max_alerts_of(context: Mapping[str, Any]) -> int:
+    """The run's alert bound: the context's ``max_alerts`` clamped to 1..MAX_ALERTS."""
+    try:
+        wanted = int(context.get("max_alerts") or MAX_ALERTS)
+    except (TypeError, ValueError):
+        wanted = MAX_ALERTS
+    return max(1, min(wanted, MAX_ALERTS))
+
+
+class AiOpsNodes:
+    """Node functions bound to their ports; ``nodes()`` hands them to the topology."""
+
+    def __init__(self, ports: AiOpsPorts) -> None:
+        self.ports = ports
+
+    def nodes(self) -> dict[str, Any]:
+        """The four supervisor nodes by name."""
+        return {
+            LOAD_ALERTS: self.load_alerts,
+            SELECT_ALERTS: self.select_alerts,
+            INVESTIGATE: self.investigate,
+            REPORT: self.report,
+        }
+
+    def load_alerts(self, state: State, config: RunConfig) -> StepResult:
+        """Read the alerts once; FAILED (routed to the report) when they cannot be read."""
+        session_id = str(config.metadata.get("session_id") or "")
+        run_id = str(config.metadata.get("run_id") or config.thread_id or "")
+        read = self.ports.alerts.firing_alerts(session_id, run_id)
+        alerts = [dict(a) for a in read.alerts if isinstance(a, Mapping)] if read.ok else []
+        document = {
+            "ok": read.ok,
+            "alerts": alerts,
+            "invocation_id": read.invocation_id,
+            "detail": read.detail,
+            "invocations_seen": len(self.ports.invocations.invocations_for_run(run_id)),
+        }
+        outcome = Outcome.COMPLETED if read.ok else Outcome.FAILED
+        return StepResult(outcome, {"alerts_read": document}, detail=read.detail)
+
+    def select_alerts(self, state: State, config: RunConfig) -> StepResult:
+        """Firing alerts only, most severe first; the ones over the bound are skipped."""
+        alerts = (state.get("alerts_read") or {}).get("alerts") or []
+        firing = sorted((a for a in alerts if a.get("state") == "firing"), key=priority)
+        bound = max_alerts_of(state.get("aiops_context") or {})
+        queue = [{"alert_id": f"A{n}", "alert": brief(a)} for n, a in enumerate(firing[:bound], 1)]
+        skipped = [brief(a) for a in firing[bound:]]
+        return StepResult(Outcome.COMPLETED, {"queue": queue, "skipped": skipped})
+
+    def investigate(self, state: State, config: RunConfig) -> StepResult:
+        """Investigate the first queued alert with the nested chat diagnosis graph."""
+        queue = list(state.get("queue") or [])
+        reference_time = (state.get("aiops_context") or {}).get("reference_time")
+        earlier = state.get("investigations") or []
+        last = earlier[-1] if earlier else state.get("alerts_read") or {}
+        seen = int(last.get("invocations_seen") or 0)  # the run's invocations made before
+        summary = investigate(self.ports, queue[0], config, reference_time, seen)
+        return StepResult(Outcome.COMPLETED, {"queue": queue[1:], "investigations": [summary]})
+
+    def report(self, state: State, config: RunConfig) -> StepResult:
+        """Render the report from the investigations (deterministic, no model)."""
+        context = state.get("aiops_context") or {}
+        read = state.get("alerts_read") or {}
+        answer = render_report(
+            request=str(context.get("request") or ""),
+            reference_time=context.get("reference_time"),
+            investigations=state.get("investigations") or [],
+            skipped=state.get("skipped") or [],
+            alerts_error=None if read.get("ok") else str(read.get("detail") or "unknown error"),
+        )
+        return StepResult(Outcome.COMPLETED, {"final_answer": answer})

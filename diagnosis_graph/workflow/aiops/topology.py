@@ -1,0 +1,122 @@
+"""The AIOps supervisor graph's topology: four nodes, the routing table, and event recording.
+
+| from | condition | to | reason_code |
+| --- | --- | --- | --- |
+| load_alerts | the alerts were read | select_alerts | ``completed`` |
+| load_alerts | the alert query failed | report | ``alerts_unavailable`` |
+| select_alerts | at least one firing alert | investigate | ``alerts_selected`` |
+| select_alerts | no firing alert | report | ``no_firing_alerts`` |
+| investigate | alerts left in the queue | investigate | ``next_alert`` |
+| investigate | the queue is empty | report | ``all_investigated`` |
+| report | always | END | ``completed`` |
+
+As in the chat graph, the node wrapper decides the route once, records it as the event's
+``reason_code`` and in ``route_reason``, and the engine's router reads it back. ``investigate``
+runs once per alert; each execution is an alert of its own, not a retry, so its ``attempt`` is
+always 1 and its event names the ``alert``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from ...config import RunConfig
+from ...errors import GraphValidationError
+from ...graph import END, START, StateGraph
+from ..outcomes import Outcome, StepResult, orchestration_event
+from ..routing import route_by_reason
+from .state import INVESTIGATE, LOAD_ALERTS, NODE_NAMES, REPORT, SELECT_ALERTS, aiops_schema
+
+State = Mapping[str, Any]
+SupervisorNode = Callable[[State, RunConfig], StepResult]
+
+
+def decide_after_load(state: State, outcome: Outcome) -> str:
+    """The alerts were read, or the report says they could not be."""
+    read = state.get("alerts_read") or {}
+    return "completed" if outcome is Outcome.COMPLETED and read.get("ok") else "alerts_unavailable"
+
+
+def decide_after_select(state: State, outcome: Outcome) -> str:
+    """Investigate when an alert is queued, else report that nothing fires."""
+    return "alerts_selected" if state.get("queue") else "no_firing_alerts"
+
+
+def decide_after_investigate(state: State, outcome: Outcome) -> str:
+    """The next queued alert, or the report once the queue is empty."""
+    return "next_alert" if state.get("queue") else "all_investigated"
+
+
+def decide_after_report(state: State, outcome: Outcome) -> str:
+    """The report ends the run."""
+    return "completed"
+
+
+DECISIONS: dict[str, Callable[[State, Outcome], str]] = {
+    LOAD_ALERTS: decide_after_load,
+    SELECT_ALERTS: decide_after_select,
+    INVESTIGATE: decide_after_investigate,
+    REPORT: decide_after_report,
+}
+
+ROUTES: dict[str, Mapping[str, str]] = {
+    LOAD_ALERTS: {"completed": SELECT_ALERTS, "alerts_unavailable": REPORT},
+    SELECT_ALERTS: {"alerts_selected": INVESTIGATE, "no_firing_alerts": REPORT},
+    INVESTIGATE: {"next_alert": INVESTIGATE, "all_investigated": REPORT},
+    REPORT: {"completed": END},
+}
+
+
+def _alert_of(name: str, state: State) -> str | None:
+    if name != INVESTIGATE or not state.get("queue"):
+        return None
+    return str(state["queue"][0]["alert"].get("alert_name"))
+
+
+def recorded(name: str, node: SupervisorNode) -> Callable[[State, RunConfig], dict[str, Any]]:
+    """Wrap a supervisor node: run it, decide the route, append its orchestration event."""
+    decide = DECISIONS[name]
+
+    def run(state: State, config: RunConfig) -> dict[str, Any]:
+        alert = _alert_of(name, state)
+        result = node(state, config)
+        update = dict(result.update)
+        reason = decide({**state, **update}, result.outcome)
+        event = orchestration_event(name, result.outcome, reason, 1)
+        if alert is not None:
+            event["alert"] = alert
+        update["orchestration_events"] = [event]
+        update["route_reason"] = reason
+        return update
+
+    run.__name__ = run.__qualname__ = name
+    return run
+
+
+def build_aiops_topology(nodes: Mapping[str, SupervisorNode]) -> StateGraph:
+    """The uncompiled supervisor StateGraph over the given four nodes."""
+    missing = [name for name in NODE_NAMES if name not in nodes]
+    unknown = [name for name in nodes if name not in NODE_NAMES]
+    if missing or unknown:
+        raise GraphValidationError(
+            [f"missing AIOps node {name!r}" for name in missing]
+            + [f"unknown AIOps node {name!r}" for name in unknown]
+        )
+    graph = StateGraph(aiops_schema())
+    for name in NODE_NAMES:
+        graph.add_node(name, recorded(name, nodes[name]))
+    graph.add_edge(START, LOAD_ALERTS)
+    for name, routes in ROUTES.items():
+        graph.add_conditional_edges(name, route_by_reason, routes)
+    return graph
+
+
+def _placeholder(state: State, config: RunConfig) -> StepResult:
+    return StepResult(Outcome.COMPLETED)
+
+
+def aiops_mermaid(taken: Any = ()) -> str:
+    """The supervisor topology as Mermaid, ``taken`` edges highlighted (no ports needed)."""
+    nodes = dict.fromkeys(NODE_NAMES, _placeholder)
+    return build_aiops_topology(nodes).compile().to_mermaid(taken)

@@ -1,0 +1,123 @@
+"""The AIOps report cites only verified evidence; model prose and made-up ids never reach it."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from diagnosis_graph.workflow.aiops import aiops_rule_evaluation, render_alert_section
+from diagnosis_graph.workflow.aiops.report import inert
+
+from .harness import EXCERPT, alert, composer_output, executor_output, harness, healthy_script
+
+
+def cited(answer: str) -> set[str]:
+    return set(re.findall(r"\[([A-Z]\d+-E\d+)\]", answer))
+
+
+def test_the_report_renders_validated_conclusions_not_the_composers_markdown() -> None:
+    script = healthy_script()
+    script["composer"] = [composer_output("E1", statement="The pool is exhausted [E7].")]
+    run = harness([alert("PoolA")], script=script).run()
+    answer = run.answer or ""
+    assert "**Root cause:** The pool is exhausted. [A1-E1]" in answer
+    assert "Model prose" not in answer and "E7" not in answer
+    assert cited(answer) == {"A1-E1"}
+    assert f"**A1-E1** `query_logs` `inv-logs` `$.records[0].message`: {EXCERPT}" in answer
+
+
+def test_a_claim_bound_to_a_made_up_invocation_never_reaches_the_report() -> None:
+    made_up = executor_output("inv-does-not-exist", "DNS resolution failed for every host")
+    made_up["claims"][0].update(claim_id="C2", statement="Root cause: DNS. Restart CoreDNS.")
+    output = executor_output()
+    output["claims"].append(made_up["claims"][0])
+    script = healthy_script()
+    script["executor"] = [output]
+    run = harness([alert("PoolA")], script=script).run()
+    answer = run.answer or ""
+    assert "CoreDNS" not in answer and "DNS resolution" not in answer
+    [investigation] = run.state["investigations"]
+    assert [e["evidence_id"] for e in investigation["evidence"]] == ["A1-E1"]
+    assert investigation["gatekeeper"]["verdict"] == "LOW_CONFID"
+    assert cited(answer) == {"A1-E1"}
+
+
+def test_a_composer_citing_an_unverified_id_falls_back_and_the_id_is_not_cited() -> None:
+    script = healthy_script()
+    script["composer"] = [composer_output("E1", "E99")]  # both attempts cite E99
+    run = harness([alert("PoolA")], script=script).run()
+    [investigation] = run.state["investigations"]
+    assert investigation["termination_reason"] == "fallback_composer_retry_exhausted"
+    answer = run.answer or ""
+    assert "E99" not in answer and "**Root cause:**" not in answer
+    assert "**Not diagnosed:**" in answer and "**A1-E1**" in answer  # evidence still listed
+    assert cited(answer) == set()
+    rules = aiops_rule_evaluation(run.state, [], None)
+    assert rules["alerts_covered"] == 0 and rules["alerts_not_covered"] == ["PoolA"]
+    assert rules["citations_total"] == 0 and rules["all_citations_verified"]
+
+
+def _investigation(**composer: Any) -> dict[str, Any]:
+    return {
+        "alert_id": "A1",
+        "alert": alert("PoolA"),
+        "why_not_composed": None,
+        "evidence": [
+            {
+                "evidence_id": "A1-E1",
+                "tool": "query_logs",
+                "role": "telemetry",
+                "source_invocation_id": "inv-logs",
+                "raw_path": "$.records[0].message",
+                "evidence_excerpt": EXCERPT,
+            },
+            {
+                "evidence_id": "A1-E2",
+                "tool": "lookup_knowledge",
+                "role": "reference",
+                "source_invocation_id": "inv-doc",
+                "raw_path": "$.documents[0].title",
+                "evidence_excerpt": "Database connection pool exhaustion",
+            },
+        ],
+        "composer": {"summary": None, "limitations": [], "recommendations": [], **composer},
+    }
+
+
+def test_the_section_renderer_drops_ids_outside_the_verified_evidence() -> None:
+    investigation = _investigation(
+        conclusions=[
+            {"statement": "Pool exhausted.", "evidence_ids": ["A1-E1", "A1-E9"]},
+            {"statement": "Invented.", "evidence_ids": ["B7-E1"]},
+            {"statement": "Only a runbook says so.", "evidence_ids": ["A1-E2"]},
+        ],
+        recommendations=[{"text": "Kill the blocking query.", "evidence_ids": ["A1-E2", "X"]}],
+    )
+    text = "\n".join(render_alert_section(investigation))
+    assert "**Root cause:** Pool exhausted. [A1-E1]" in text
+    assert "Invented" not in text and "A1-E9" not in text and "B7-E1" not in text
+    assert "Only a runbook" not in text  # reference evidence alone backs no conclusion
+    assert "1. Kill the blocking query. [A1-E2]" in text and "[X]" not in text
+
+
+def test_a_section_without_a_telemetry_backed_conclusion_is_not_diagnosed() -> None:
+    investigation = _investigation(
+        conclusions=[{"statement": "Only a runbook says so.", "evidence_ids": ["A1-E2"]}]
+    )
+    investigation["why_not_composed"] = None
+    text = "\n".join(render_alert_section(investigation))
+    assert "**Not diagnosed:** the verified evidence supports no cause." in text
+
+
+def test_text_is_inert_html_and_images_do_not_render() -> None:
+    assert inert("<img src=x onerror=alert(1)>") == "&lt;img src=x onerror=alert(1)&gt;"
+    assert inert("see ![x](http://evil/q.png)") == "see [x](http://evil/q.png)"
+    assert inert("run `KILL <id>` now <b>") == "run `KILL <id>` now &lt;b&gt;"
+    assert inert("two\nlines") == "two lines"
+
+
+def test_evidence_that_carries_its_origin_shows_it() -> None:
+    investigation = _investigation(conclusions=[])
+    investigation["evidence"][1]["origin"] = {"kind": "upload", "file_name": "notes.md"}
+    text = "\n".join(render_alert_section(investigation))
+    assert "`$.documents[0].title` (origin: upload, notes.md): Database connection" in text
