@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from diagnosis_graph.workflow.ports import ERROR, SUCCESS
+from diagnosis_graph.workflow.render import LABELS
 
 from .diagnosis import Diagnoser, DiagnosisResult
 from .llm.types import ChatModel
@@ -34,6 +35,8 @@ from .tools.registry import REFERENCE, ToolError, ToolOutput, ToolSpec, tool_rol
 
 FORMAT = "recorded-run-v1"
 _CITATIONS = re.compile(r"\s*\[E\d+\]")
+_NUMBERED = re.compile(r"\s*\d+\. ")
+_ESCAPED = re.compile(r"\\(.)")
 
 
 def canonical_arguments(arguments: Any) -> str:
@@ -274,18 +277,36 @@ def export_recording(
 
 
 def conclusion_lines(answer: str | None) -> list[str]:
-    """The headline and bold statements of an answer (what it concludes), without markup."""
+    """What an answer concludes, without markup.
+
+    Reads the product's rendered answer (``diagnosis_graph.workflow.render``) in either
+    language: the numbered items of its conclusions section, or, when it has none (a fallback),
+    the lines between the question and the first section.
+    """
     if not answer:
         return ["(no answer)"]
-    lines = []
-    for line in answer.split("### ")[0].splitlines():
-        text = line.strip()
-        if text.startswith("**Question:**") or not text:
-            continue
-        if text.startswith("#") or text.startswith("**"):
-            plain = _CITATIONS.sub("", text.lstrip("# ").replace("**", "")).strip()
-            lines.append(plain)
-    return lines or [answer.strip().splitlines()[0]]
+    head, *sections = answer.split("\n### ")
+    skip = {f"## {w['title']}" for w in LABELS.values()}
+    asked = tuple(f"**{w['question']}:**" for w in LABELS.values())
+    lines = [
+        _plain(text)
+        for text in (line.strip() for line in head.splitlines())
+        if text and text not in skip and not text.startswith(asked)
+    ]
+    titles = {w["conclusions"] for w in LABELS.values()}
+    concluded = [
+        _plain(line.split(". ", 1)[-1])
+        for title, _, body in (section.partition("\n") for section in sections)
+        if title.strip() in titles
+        for line in body.splitlines()
+        if _NUMBERED.match(line)
+    ]
+    return concluded or lines or [answer.strip().splitlines()[0]]
+
+
+def _plain(text: str) -> str:
+    text = _CITATIONS.sub("", text.lstrip("# ").replace("**", ""))
+    return _ESCAPED.sub(r"\1", text).strip()
 
 
 def side_by_side(old: Sequence[str], new: Sequence[str], width: int = 58) -> list[str]:

@@ -62,7 +62,7 @@ def test_chinese_and_english_queries_find_their_documents(
 def test_results_return_the_original_text_not_the_bigrams(index: KnowledgeIndex) -> None:
     top = index.search("缓存命中率", 1)[0]
     assert "缓存命中率下降，数据库负载随之升高" in top["content"]
-    assert set(top) == {"doc_id", "title", "source", "score", "content"}
+    assert set(top) == {"doc_id", "title", "source", "score", "content", "origin"}
 
 
 def test_unrelated_chinese_finds_nothing(index: KnowledgeIndex) -> None:
