@@ -114,7 +114,8 @@ def _cites(ids: Sequence[str]) -> str:
     return "".join(f"[{e}]" for e in ids if re.fullmatch(r"E\d+", e))
 
 
-def _short(text: str, width: int = 240) -> str:
+def shorten(text: str, width: int = 240) -> str:
+    """``text`` on one line, cut to ``width`` characters with an ellipsis."""
     flat = " ".join(str(text).split())
     return flat if len(flat) <= width else flat[: width - 1] + "…"
 
@@ -135,7 +136,7 @@ def evidence_lines(evidence: Sequence[EvidenceItem], language: str) -> list[str]
         f"- **{e['evidence_id']}** ({words.get(e.get('role') or 'reference', 'reference')}; "
         f"{_origin(e, words)}{safe_text(e.get('tool') or 'tool')} "
         f"{safe_text(e['source_invocation_id'])} {safe_text(e['raw_path'])}): "
-        f"{safe_text(_short(e['evidence_excerpt']))}"
+        f"{safe_text(shorten(e['evidence_excerpt']))}"
         for e in evidence
     ]
 

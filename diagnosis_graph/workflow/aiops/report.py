@@ -13,38 +13,24 @@ can replace it without touching the supervisor.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
+from .. import render
 from ..gatekeeper import GATEKEEPER_VERSION
+from ..render import safe_text, shorten
 from .state import MAX_ALERTS
 
 Investigation = Mapping[str, Any]
 
 
-_CODE_SPAN = re.compile(r"(`[^`]*`)")
-
-
-def _escape(part: str) -> str:
-    part = part.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
-    return part.replace("![", "[")
-
-
 def inert(text: Any) -> str:
-    """One line of text that renders as itself: no HTML, no images.
-
-    Outside code spans ``<``, ``>`` and ``&`` become entities and ``![`` loses its ``!`` (an
-    image becomes a plain link); code spans render literally anyway and are kept.
-    """
-    flat = " ".join(str(text if text is not None else "-").split())
-    parts = _CODE_SPAN.split(flat)
-    return "".join(p if n % 2 else _escape(p) for n, p in enumerate(parts))
+    """Text that renders as itself (the chat renderer's rule: no HTML, images or links)."""
+    return safe_text("-" if text is None else text)
 
 
 def _short(text: Any, width: int = 240) -> str:
-    flat = inert(text)
-    return flat if len(flat) <= width else flat[: width - 1] + "…"
+    return inert(shorten(str(text if text is not None else "-"), width))
 
 
 def verified_ids(investigation: Investigation) -> dict[str, Mapping[str, Any]]:
@@ -95,22 +81,9 @@ def _cites(ids: Iterable[str]) -> str:
     return "".join(f"[{i}]" for i in ids)
 
 
-def _origin(item: Mapping[str, Any]) -> str:
-    """`` (origin: upload, runbook.md, ...)`` for evidence that carries its origin, else ``""``."""
-    origin = item.get("origin")
-    if isinstance(origin, Mapping):
-        parts = [inert(v) for v in origin.values() if v not in (None, "")]
-        return f" (origin: {', '.join(parts)})" if parts else ""
-    return f" (origin: {inert(origin)})" if origin else ""
-
-
 def evidence_lines(investigation: Investigation) -> list[str]:
-    """One line per verified evidence item: id, tool, invocation, path, origin, excerpt."""
-    return [
-        f"- **{e['evidence_id']}** `{e.get('tool') or 'tool'}` `{e['source_invocation_id']}` "
-        f"`{inert(e['raw_path'])}`{_origin(e)}: {_short(e['evidence_excerpt'])}"
-        for e in investigation.get("evidence") or []
-    ]
+    """One line per verified evidence item, as the chat answer shows it."""
+    return render.evidence_lines(investigation.get("evidence") or [], "en")
 
 
 def render_alert_section(investigation: Investigation) -> list[str]:

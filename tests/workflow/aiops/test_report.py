@@ -7,6 +7,7 @@ from typing import Any
 
 from diagnosis_graph.workflow.aiops import aiops_rule_evaluation, render_alert_section
 from diagnosis_graph.workflow.aiops.report import inert
+from diagnosis_graph.workflow.render import safe_text
 
 from .harness import EXCERPT, alert, composer_output, executor_output, harness, healthy_script
 
@@ -23,7 +24,10 @@ def test_the_report_renders_validated_conclusions_not_the_composers_markdown() -
     assert "**Root cause:** The pool is exhausted. [A1-E1]" in answer
     assert "Model prose" not in answer and "E7" not in answer
     assert cited(answer) == {"A1-E1"}
-    assert f"**A1-E1** `query_logs` `inv-logs` `$.records[0].message`: {EXCERPT}" in answer
+    assert (
+        "- **A1-E1** (telemetry; query\\_logs inv-logs $.records\\[0\\].message): "
+        + safe_text(EXCERPT)
+    ) in answer
 
 
 def test_a_claim_bound_to_a_made_up_invocation_never_reaches_the_report() -> None:
@@ -111,8 +115,9 @@ def test_a_section_without_a_telemetry_backed_conclusion_is_not_diagnosed() -> N
 
 def test_text_is_inert_html_and_images_do_not_render() -> None:
     assert inert("<img src=x onerror=alert(1)>") == "&lt;img src=x onerror=alert(1)&gt;"
-    assert inert("see ![x](http://evil/q.png)") == "see [x](http://evil/q.png)"
-    assert inert("run `KILL <id>` now <b>") == "run `KILL <id>` now &lt;b&gt;"
+    assert inert("see ![x](http://evil/q.png)") == "see x (http://evil/q.png)"
+    assert inert("a [link](http://evil/) here") == "a link (http://evil/) here"
+    assert inert("run `KILL <id>` now <b>") == "run \\`KILL &lt;id&gt;\\` now &lt;b&gt;"
     assert inert("two\nlines") == "two lines"
 
 
@@ -120,4 +125,5 @@ def test_evidence_that_carries_its_origin_shows_it() -> None:
     investigation = _investigation(conclusions=[])
     investigation["evidence"][1]["origin"] = {"kind": "upload", "file_name": "notes.md"}
     text = "\n".join(render_alert_section(investigation))
-    assert "`$.documents[0].title` (origin: upload, notes.md): Database connection" in text
+    assert "(reference; uploaded document, notes.md; lookup\\_knowledge inv-doc" in text
+    assert "$.documents\\[0\\].title): Database connection" in text
