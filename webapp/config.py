@@ -14,6 +14,7 @@ from typing import Any
 
 RESPONSE_FORMATS = ("json_schema", "json_object")
 BACKENDS = ("demo",)
+EXECUTORS = ("thread", "celery")
 
 
 class SettingsError(ValueError):
@@ -43,6 +44,13 @@ class Settings:
     port: int = 8000
     run_workers: int = 8
     create_schema: bool = True
+    # Execution at scale (SPEC section 11; README "Run it at scale").
+    run_executor: str = "thread"
+    run_lease_seconds: int = 60
+    run_queue_timeout_seconds: int = 900
+    celery_visibility_timeout_seconds: int = 7200
+    otel_exporter_otlp_endpoint: str | None = None
+    otel_service_name: str = "incident-diagnosis"
 
     @property
     def offline(self) -> bool:
@@ -84,9 +92,20 @@ class Settings:
             "max_upload_bytes",
             "port",
             "run_workers",
+            "run_lease_seconds",
+            "run_queue_timeout_seconds",
+            "celery_visibility_timeout_seconds",
         ):
             if getattr(self, name) < 1:
                 raise SettingsError(f"{name.upper()} must be a positive integer")
+        if self.run_executor not in EXECUTORS:
+            raise SettingsError(f"RUN_EXECUTOR must be one of {', '.join(EXECUTORS)}")
+        if self.run_executor == "celery" and not self.redis_url:
+            raise SettingsError("RUN_EXECUTOR=celery needs REDIS_URL (the broker)")
+        if self.celery_visibility_timeout_seconds <= self.run_queue_timeout_seconds:
+            raise SettingsError(
+                "CELERY_VISIBILITY_TIMEOUT_SECONDS must exceed RUN_QUEUE_TIMEOUT_SECONDS"
+            )
         if self.llm_timeout_seconds <= 0:
             raise SettingsError("LLM_TIMEOUT_SECONDS must be positive")
         if self.knowledge_dir and not Path(self.knowledge_dir).is_dir():

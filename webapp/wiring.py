@@ -11,6 +11,10 @@ from .config import Settings
 from .db import bind, create_schema, open_database, schema_exists
 from .demo.backend import DemoTelemetryBackend
 from .diagnosis import Diagnoser
+from .execution.events import EventLog, MemoryEventLog, RedisEventLog
+from .execution.executors import CeleryExecutor, Executor, ThreadExecutor
+from .execution.jobs import JobRunner
+from .execution.leases import LeaseKeeper
 from .llm.offline import OfflineChatModel
 from .llm.openai_client import OpenAIChatClient
 from .llm.types import ChatModel
@@ -21,7 +25,7 @@ from .services.records import RunRecords
 from .services.routing import FlowRouter
 from .services.runs import RunStore
 from .services.simple import SimpleChat
-from .services.streams import RunWorkers
+from .services.sql_history import SqlHistory
 from .stores.memory import MemoryAudit
 from .stores.sql import SqlAudit
 from .tools.backends import TelemetryBackend
@@ -88,11 +92,17 @@ def build_services(
     backend: TelemetryBackend | None = None,
     history: HistoryStore | None = None,
     model: ChatModel | None = None,
+    events: EventLog | None = None,
+    role: str = "web",
 ) -> Services:
-    """Every real adapter the app runs on, from ``settings``; tests may hand in some of them."""
+    """Every real adapter the app runs on, from ``settings``; tests may hand in some of them.
+
+    ``role`` is ``web`` (the Flask app: with ``RUN_EXECUTOR=celery`` it only enqueues runs) or
+    ``worker`` (a Celery worker: it executes them).
+    """
     database = bind(database or open_database(settings.database_url))
     if settings.create_schema and not schema_exists(database):
-        create_schema(database)
+        create_schema(database)  # under a database-level lock: safe with any number at once
     backend = backend or DemoTelemetryBackend()
     knowledge = knowledge_for(backend, settings.knowledge_db, settings.knowledge_dir)
     model = model or chat_model(settings)
@@ -108,14 +118,26 @@ def build_services(
     )
     # The simple flow's agent uses the same knowledge, log and metric tools as the executor.
     simple = SimpleChat(model, audit, audit, lambda: diagnoser.tools)
-    history = history or history_store(
-        settings.redis_url, settings.history_max_messages, settings.session_ttl_seconds
+    history = history or (
+        history_store(
+            settings.redis_url, settings.history_max_messages, settings.session_ttl_seconds
+        )
+        if settings.redis_url
+        else SqlHistory(database, settings.history_max_messages)
     )
     router = FlowRouter(
         backend.services,
         lambda: [a["alert_name"] for a in backend.query_alerts(state="all")["alerts"]],
     )
-    runs = RunStore(database, settings.session_ttl_seconds)
+    celery_mode = settings.run_executor == "celery"
+    runs = RunStore(
+        database,
+        settings.session_ttl_seconds,
+        lease_seconds=settings.run_lease_seconds,
+        # Queued on the broker, a run may wait for a free worker this long before it is failed.
+        pending_lease_seconds=settings.run_queue_timeout_seconds if celery_mode else None,
+        faults=audit,
+    )
     chat = ChatService(
         runs=runs,
         diagnoser=diagnoser,
@@ -131,6 +153,11 @@ def build_services(
         knowledge=knowledge,
         response_mode=settings.llm_response_format,
     )
+    aiops = AiOpsService(runs=runs, supervisor=supervisor, audit=audit)
+    if events is None:
+        events = RedisEventLog(settings.redis_url) if settings.redis_url else MemoryEventLog()
+    keeper = LeaseKeeper(runs, events, settings.run_lease_seconds)
+    runner = JobRunner(runs=runs, chat=chat, aiops=aiops, events=events, keeper=keeper)
     return Services(
         settings,
         database,
@@ -141,6 +168,17 @@ def build_services(
         diagnoser,
         chat,
         RunRecords(database),
-        RunWorkers(settings.run_workers),
-        aiops=AiOpsService(runs=runs, supervisor=supervisor, audit=audit),
+        executor_for(settings, runner, role),
+        aiops=aiops,
+        events=events,
+        runner=runner,
     )
+
+
+def executor_for(settings: Settings, runner: JobRunner, role: str) -> Executor:
+    """The pool in this process, or (web role, ``RUN_EXECUTOR=celery``) the Celery broker."""
+    if settings.run_executor == "celery" and role == "web":
+        from .execution.celery_app import create_celery
+
+        return CeleryExecutor(create_celery(settings), runner.keeper)
+    return ThreadExecutor(runner, settings.run_workers)

@@ -125,7 +125,7 @@ class ChatService:
         finish = self.runs.execute(
             run_id, work, self.audit.counts_for_run, failed_trace=failed_trace
         )
-        if finish.status == SUCCESS and finish.answer:
+        if finish.status == SUCCESS and finish.answer and not finish.replayed:
             self._remember(session_id, run_id, question, finish.answer)
         return ChatOutcome(
             finish.status == SUCCESS,
