@@ -130,6 +130,11 @@ def bind(database: Database) -> Database:
     return database
 
 
+def is_bound(database: Database) -> bool:
+    """True while the models are bound to ``database`` (they are process-wide)."""
+    return database_proxy.obj is database
+
+
 def is_mysql(database: Database) -> bool:
     """True for MySQL/MariaDB (which need explicit table options)."""
     return "mysql" in type(database).__name__.lower()

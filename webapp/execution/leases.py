@@ -14,6 +14,7 @@ from __future__ import annotations
 import logging
 import threading
 
+from ..db import is_bound
 from ..services.runs import FAILED, Reaped, RunStore
 from .events import DONE, EventLog
 
@@ -81,9 +82,13 @@ class LeaseKeeper:
             log.warning("could not publish the end of reaped run %s: %s", run.run_id, exc)
 
     def start(self) -> None:
-        """Tick now and then every ``interval`` seconds on a daemon thread (idempotent)."""
+        """Tick now (in the caller), then every ``interval`` s on a daemon thread (idempotent)."""
         if self._thread is not None:
             return
+        try:
+            self.tick()
+        except Exception as exc:  # the database may not be up yet; the thread tries again
+            log.warning("lease keeper start-up tick failed: %s", exc)
         self._thread = threading.Thread(target=self._loop, name="lease-keeper", daemon=True)
         self._thread.start()
 
@@ -92,7 +97,11 @@ class LeaseKeeper:
         self._stop.set()
 
     def _loop(self) -> None:
-        while not self._stop.is_set():
+        while not self._stop.wait(self._pause()):
+            if not is_bound(self.runs.database):
+                # The models were bound to another database (a newer app in this process, as
+                # in tests): this keeper's queries would land there, so it retires.
+                return
             try:
                 self.tick()
                 self._failures = 0
@@ -100,8 +109,10 @@ class LeaseKeeper:
                 self._failures += 1
                 if self._failures <= QUIET_AFTER_FAILURES:
                     log.warning("lease keeper tick failed: %s", exc)
-            # A process holding runs keeps its rhythm (a late renewal would get them reaped);
-            # one holding none (an idle app whose database is gone) tries less often.
-            idle_backoff = min(MAX_BACKOFF, 2 ** max(0, self._failures - QUIET_AFTER_FAILURES))
-            backoff = 1 if self.held() else idle_backoff
-            self._stop.wait(self.interval * backoff)
+
+    def _pause(self) -> float:
+        # A process holding runs keeps its rhythm (a late renewal would get them reaped); one
+        # holding none (an idle app whose database is gone) tries less often.
+        if self.held():
+            return self.interval
+        return self.interval * min(MAX_BACKOFF, 2 ** max(0, self._failures - QUIET_AFTER_FAILURES))
