@@ -16,16 +16,13 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import sys
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
-from pathlib import Path
 from typing import Any
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from cluster import Cluster, stream_run  # bench/cluster.py, next to this script
 
-from bench.cluster import Cluster, stream_run
 from webapp.db import bind, open_database
 from webapp.models import DiagnosisRun
 
