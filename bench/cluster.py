@@ -48,7 +48,9 @@ def wait_until(check: Any, timeout: float, what: str) -> None:
 class Cluster:
     """Starts and stops the processes; ``url`` is the web app's base URL."""
 
-    def __init__(self, *, lease_seconds: int = 10, web_workers: int = 1) -> None:
+    def __init__(
+        self, *, lease_seconds: int = 10, web_workers: int = 1, web_args: tuple[str, ...] = ()
+    ) -> None:
         self.dir = Path(tempfile.mkdtemp(prefix="bench-scale-"))
         self.procs: list[subprocess.Popen[bytes]] = []
         self.workers: list[subprocess.Popen[bytes]] = []
@@ -78,6 +80,7 @@ class Cluster:
         }
         self.port = free_port()
         self.web_workers = web_workers
+        self.web_args = web_args
         self.url = f"http://127.0.0.1:{self.port}"
 
     def _database(self) -> tuple[str, Any]:
@@ -122,6 +125,7 @@ class Cluster:
                 str(self.web_workers),
                 "--access-logfile",
                 "/dev/null",
+                *self.web_args,
             ],
             "web.log",
             self.env,

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 from peewee import Database
 
@@ -94,11 +95,13 @@ def build_services(
     model: ChatModel | None = None,
     events: EventLog | None = None,
     role: str = "web",
+    tracer_provider: Any = None,
 ) -> Services:
     """Every real adapter the app runs on, from ``settings``; tests may hand in some of them.
 
     ``role`` is ``web`` (the Flask app: with ``RUN_EXECUTOR=celery`` it only enqueues runs) or
-    ``worker`` (a Celery worker: it executes them).
+    ``worker`` (a Celery worker: it executes them). ``tracer_provider`` (an OpenTelemetry SDK
+    ``TracerProvider``) overrides the OTLP exporter ``OTEL_EXPORTER_OTLP_ENDPOINT`` configures.
     """
     database = bind(database or open_database(settings.database_url))
     if settings.create_schema and not schema_exists(database):
@@ -107,17 +110,20 @@ def build_services(
     knowledge = knowledge_for(backend, settings.knowledge_db, settings.knowledge_dir)
     model = model or chat_model(settings)
     audit = SqlAudit(database)
+    telemetry = run_telemetry(settings, tracer_provider)
+    # Model steps and tool invocations become spans where their audit rows are written.
+    traced: Any = audit if telemetry is None else _traced(audit, telemetry)
     tracker = RetrievedDocTracker()
     diagnoser = Diagnoser(
         model=model,
         backend=backend,
         knowledge=knowledge,
-        audit=audit,
+        audit=traced,
         tracker=tracker,
         response_mode=settings.llm_response_format,
     )
     # The simple flow's agent uses the same knowledge, log and metric tools as the executor.
-    simple = SimpleChat(model, audit, audit, lambda: diagnoser.tools)
+    simple = SimpleChat(model, traced, traced, lambda: diagnoser.tools)
     history = history or (
         history_store(
             settings.redis_url, settings.history_max_messages, settings.session_ttl_seconds
@@ -148,7 +154,7 @@ def build_services(
     )
     supervisor = AiOpsSupervisor(
         model=model,
-        audit=audit,
+        audit=traced,
         backend=backend,
         knowledge=knowledge,
         response_mode=settings.llm_response_format,
@@ -157,7 +163,9 @@ def build_services(
     if events is None:
         events = RedisEventLog(settings.redis_url) if settings.redis_url else MemoryEventLog()
     keeper = LeaseKeeper(runs, events, settings.run_lease_seconds)
-    runner = JobRunner(runs=runs, chat=chat, aiops=aiops, events=events, keeper=keeper)
+    runner = JobRunner(
+        runs=runs, chat=chat, aiops=aiops, events=events, keeper=keeper, telemetry=telemetry
+    )
     return Services(
         settings,
         database,
@@ -172,7 +180,26 @@ def build_services(
         aiops=aiops,
         events=events,
         runner=runner,
+        telemetry=telemetry,
     )
+
+
+def run_telemetry(settings: Settings, provider: Any = None) -> Any:
+    """Span export of runs: the given provider, or OTLP/HTTP when an endpoint is set, or None."""
+    if provider is None and not settings.otel_exporter_otlp_endpoint:
+        return None
+    from .execution.telemetry import RunTelemetry, otlp_provider
+
+    if provider is None:
+        assert settings.otel_exporter_otlp_endpoint is not None
+        provider = otlp_provider(settings.otel_exporter_otlp_endpoint, settings.otel_service_name)
+    return RunTelemetry(provider)
+
+
+def _traced(audit: SqlAudit, telemetry: Any) -> Any:
+    from .execution.telemetry import TracingAudit
+
+    return TracingAudit(audit, telemetry.tracer)
 
 
 def executor_for(settings: Settings, runner: JobRunner, role: str) -> Executor:

@@ -74,7 +74,9 @@ class JobRunner:
         aiops: AiOpsRuns | None,
         events: EventLog,
         keeper: LeaseKeeper,
+        telemetry: Any = None,
     ) -> None:
+        self.telemetry = telemetry
         self.runs = runs
         self.chat = chat
         self.aiops = aiops
@@ -92,7 +94,7 @@ class JobRunner:
         emit = publish(self.events, job.run_id)
         self.keeper.hold(job.run_id)
         try:
-            outcome = self._run(job, lambda event: emit("progress", event))
+            outcome = self._traced(job, lambda event: emit("progress", event))
             for kind, data in ending_events(outcome):
                 emit(kind, data)
         except Exception as exc:  # the lifecycle records its own failures; tell the client
@@ -101,6 +103,18 @@ class JobRunner:
             emit("done", {"sessionId": job.session_id, "runId": job.run_id, "status": "FAILED"})
         finally:
             self.keeper.release(job.run_id)
+
+    def _traced(self, job: RunJob, on_event: Any) -> ChatOutcome:
+        """:meth:`_run` inside the run's ``invoke_agent`` span when spans are exported."""
+        if self.telemetry is None:
+            return self._run(job, on_event)
+        agent = "aiops_supervisor" if job.kind == AIOPS else "diagnosis"
+        with self.telemetry.run(
+            agent=agent, session_id=job.session_id, run_id=job.run_id, flow=job.flow
+        ) as span:
+            outcome = self._run(job, on_event)
+            self.telemetry.finish(span, outcome.status, outcome.error_message)
+            return outcome
 
     def _run(self, job: RunJob, on_event: Any) -> ChatOutcome:
         if job.kind == AIOPS:

@@ -43,6 +43,7 @@ def services_for(
     backend: DemoTelemetryBackend,
     tmp_path: Path,
     model: ChatModel | None = None,
+    tracer_provider: Any = None,
     **overrides: Any,
 ) -> Services:
     """Services on ``database`` (any history and executor the overrides name)."""
@@ -54,7 +55,9 @@ def services_for(
             **overrides,
         },
     )
-    return build_services(settings, database=database, backend=backend, model=model)
+    return build_services(
+        settings, database=database, backend=backend, model=model, tracer_provider=tracer_provider
+    )
 
 
 def app_for(services: Services) -> Flask:
