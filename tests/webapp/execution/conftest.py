@@ -39,14 +39,14 @@ def demo_backend() -> DemoTelemetryBackend:
 
 
 def services_for(
-    database: Database,
+    database: Database | None,
     backend: DemoTelemetryBackend,
     tmp_path: Path,
     model: ChatModel | None = None,
     tracer_provider: Any = None,
     **overrides: Any,
 ) -> Services:
-    """Services on ``database`` (any history and executor the overrides name)."""
+    """Services on ``database`` (None: the ``database_url`` override's), any overrides."""
     settings = Settings.from_env(
         {},
         overrides={
