@@ -51,10 +51,12 @@ LATER_COLUMNS: tuple[tuple[type[BaseModel], str], ...] = (
     (ChatSession, "history_cleared_at"),
 )
 
+# busy_timeout first: switching a fresh file to WAL takes a lock that concurrent processes
+# must wait for, not fail on.
 SQLITE_PRAGMAS = {
+    "busy_timeout": 15000,
     "journal_mode": "wal",
     "foreign_keys": 1,
-    "busy_timeout": 15000,
     "synchronous": "normal",
 }
 POOL = {"max_connections": 32, "stale_timeout": 300, "timeout": 10}
@@ -171,7 +173,21 @@ def schema_lock(database: Database) -> Iterator[None]:
 
 
 def create_schema(database: Database) -> list[str]:
-    """Create the missing tables, indexes and columns under the schema lock; return new tables."""
+    """Create the missing tables, indexes and columns under the schema lock; return new tables.
+
+    On SQLite a process may still meet "database is locked" where SQLite does not wait (a
+    fresh file switching to WAL): that is retried, 5 attempts 0.1-0.8 s apart.
+    """
+    retrying = Retrying(
+        stop=stop_after_attempt(5 if not (is_mysql(database) or is_postgres(database)) else 1),
+        wait=wait_exponential(multiplier=0.1, max=0.8),
+        retry=retry_if_exception_type(OperationalError),
+        reraise=True,
+    )
+    return retrying(_create_schema, database)
+
+
+def _create_schema(database: Database) -> list[str]:
     with database.connection_context(), schema_lock(database):
         existing = set(database.get_tables())
         for model in MODELS:

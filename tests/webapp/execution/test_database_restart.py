@@ -121,8 +121,8 @@ def test_a_database_restart_mid_run_never_leaves_the_run_running(
         json={"Question": "Why is payment-service slow since 10:00?"},
         buffered=False,
     )
-    frames = iter(response.response)
-    first = next(frames).decode()  # type: ignore[union-attr]
+    frames: Iterator[bytes] = iter(response.response)  # type: ignore[arg-type]
+    first = next(frames).decode()
     run_id = first.split('"runId": "', 1)[1].split('"', 1)[0]
 
     def status() -> str | None:
@@ -145,7 +145,7 @@ def test_a_database_restart_mid_run_never_leaves_the_run_running(
         run = DiagnosisRun.get(DiagnosisRun.run_id == run_id)
     assert run.finished_at is not None
     assert run.status == "SUCCESS" or run.error_message  # FAILED always says why
-    rest = b"".join(frames).decode()  # type: ignore[arg-type]
+    rest = b"".join(frames).decode()
     assert '"type": "done"' in rest and f'"status": "{run.status}"' in rest
     services.workers.shutdown()
     close_database(database)
