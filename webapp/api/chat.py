@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from flask import Blueprint
+from flask import Blueprint, g
 from flask.typing import ResponseReturnValue
 
 from ..services.routing import MODES
@@ -39,7 +39,12 @@ def chat() -> ResponseReturnValue:
     question, session_id, mode = chat_request()
     found = services()
     session_id, run_id, flow = found.chat.start(question, session_id, mode)
-    for _frame in submit(found, RunJob(CHAT, session_id, run_id, question, flow)):
+    frames = submit(found, RunJob(CHAT, session_id, run_id, question, flow))
+    # Waiting may take minutes: give the request's pooled connection back meanwhile.
+    context = g.pop("db_context", None)
+    if context is not None:
+        context.__exit__(None, None, None)
+    for _frame in frames:
         pass
     row = found.chat.runs.status(run_id)
     assert row is not None

@@ -131,7 +131,8 @@ class RedisEventLog:
         ttl_seconds: int = TTL_SECONDS,
     ) -> None:
         # Reads block up to the keep-alive interval; the socket timeout must outlast them.
-        self.client = redis.Redis.from_url(url, socket_connect_timeout=5, socket_timeout=60)
+        # A down Redis must cost a run little per event: connecting gives up after 1 s.
+        self.client = redis.Redis.from_url(url, socket_connect_timeout=1, socket_timeout=60)
         self.prefix = key_prefix
         self.max_events = max_events
         self.ttl = ttl_seconds

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import logging
+import time
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -73,6 +74,7 @@ def relay(
         except Exception as exc:  # the log is gone (Redis down): finish from the database
             log.warning("event log of run %s unreadable: %s", run_id, exc)
             batch = []
+            time.sleep(min(1.0, keepalive or KEEPALIVE_SECONDS))  # no tight loop meanwhile
         for item in batch:
             position = item.id
             yield sse_event(item.kind, item.data, item.id)
