@@ -54,9 +54,31 @@ def throughput(workers: int, runs: int) -> dict[str, Any]:
         load(cluster, 2)  # warm-up: imports, connections, knowledge index
         wall, results = load(cluster, runs)
         ok = sum(r["status"] == "SUCCESS" for r in results)
-        return {"workers": workers, "runs": runs, "success": ok, "runs_per_s": runs / wall}
+        return {
+            "workers": workers,
+            "runs": runs,
+            "success": ok,
+            "runs_per_s": runs / wall,
+            "failures": failures(cluster, results),
+        }
     finally:
         cluster.stop()
+
+
+def failures(cluster: Cluster, results: list[dict[str, Any]]) -> dict[str, int]:
+    """Error messages of the runs that did not succeed, counted."""
+    ids = [r["run_id"] for r in results if r["run_id"] and r["status"] != "SUCCESS"]
+    if not ids:
+        return {}
+    database = bind(open_database(cluster.database_url))
+    with database.connection_context():
+        rows = list(DiagnosisRun.select().where(DiagnosisRun.run_id.in_(ids)))
+    database.close()
+    counted: dict[str, int] = {}
+    for row in rows:
+        key = f"{row.status}: {(row.error_message or '')[:80]}"
+        counted[key] = counted.get(key, 0) + 1
+    return counted
 
 
 def chaos(runs: int) -> dict[str, Any]:

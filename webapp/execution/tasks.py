@@ -31,6 +31,12 @@ class LazyRunner:
                 self._runner.keeper.start()
             return self._runner
 
+    def forget(self) -> None:
+        """Drop the runner inherited through a fork (its threads and connections are the
+        parent's): the child builds its own on its first task."""
+        self._lock = threading.Lock()
+        self._runner = None
+
 
 def register_tasks(app: Celery, runner: LazyRunner) -> Any:
     """Define the run task on ``app``; returns it."""

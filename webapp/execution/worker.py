@@ -8,7 +8,7 @@ reaps: runs whose holder died are failed ``interrupted`` by whichever process ti
 from __future__ import annotations
 
 from celery import Celery
-from celery.signals import worker_ready
+from celery.signals import worker_process_init, worker_ready
 
 from ..config import Settings
 from .celery_app import celery_config
@@ -35,3 +35,9 @@ execute_run = register_tasks(app, runner)
 def _start_reaping(**_: object) -> None:
     # Build at start-up (schema, reaper tick) rather than on the first task.
     runner.get()
+
+
+@worker_process_init.connect
+def _after_fork(**_: object) -> None:
+    # A prefork pool child must not share its parent's connections or lease-keeper thread.
+    runner.forget()
