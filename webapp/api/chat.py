@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from flask import Blueprint, g
+from flask import Blueprint
 from flask.typing import ResponseReturnValue
 
 from ..services.routing import MODES
@@ -39,13 +39,8 @@ def chat() -> ResponseReturnValue:
     question, session_id, mode = chat_request()
     found = services()
     session_id, run_id, flow = found.chat.start(question, session_id, mode)
-    frames = submit(found, RunJob(CHAT, session_id, run_id, question, flow))
-    # Waiting may take minutes: give the request's pooled connection back meanwhile.
-    context = g.pop("db_context", None)
-    if context is not None:
-        context.__exit__(None, None, None)
-    for _frame in frames:
-        pass
+    for _frame in submit(found, RunJob(CHAT, session_id, run_id, question, flow)):
+        pass  # waits for the run's done (the request's connection was given back)
     row = found.chat.runs.status(run_id)
     assert row is not None
     return ok(

@@ -14,7 +14,7 @@ import time
 from collections.abc import Iterator
 from typing import Any
 
-from flask import Blueprint, Response, request
+from flask import Blueprint, Response, g, request
 from flask.typing import ResponseReturnValue
 
 from ..execution.jobs import AIOPS, CHAT, RunJob
@@ -58,9 +58,18 @@ def settled_from_db(found: Services, run_id: str) -> Any:
     return settled
 
 
+def release_request_connection() -> None:
+    """Give the request's pooled connection back now: what follows (enqueueing, relaying, a
+    plain chat waiting for its run) may take long and needs none (its reads open their own)."""
+    context = g.pop("db_context", None)
+    if context is not None:
+        context.__exit__(None, None, None)
+
+
 def submit(found: Services, job: RunJob) -> Iterator[str]:
     """Publish ``metadata``, hand the job to the executor; the frames of its relayed events."""
     assert found.events is not None
+    release_request_connection()
     publish(found.events, job.run_id)(
         "metadata", {"sessionId": job.session_id, "runId": job.run_id, "flow": job.flow}
     )
