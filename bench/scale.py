@@ -88,13 +88,14 @@ def chaos(runs: int) -> dict[str, Any]:
         cluster.start_web()
         victim = cluster.start_worker()
         cluster.start_worker()
+        load(cluster, 4)  # warm-up: both workers have built their services
         results: list[dict[str, Any]] = []
         loader = threading.Thread(target=lambda: results.extend(load(cluster, runs)[1]))
         loader.start()
         time.sleep(3)
         cluster.kill(victim)
         cluster.start_worker()
-        loader.join(timeout=900)
+        loader.join(timeout=300)
         time.sleep(LEASE_SECONDS + LEASE_SECONDS / 3 + 1)
         database = bind(open_database(cluster.database_url))
         ids = [r["run_id"] for r in results if r["run_id"]]

@@ -59,7 +59,8 @@ SQLITE_PRAGMAS = {
     "foreign_keys": 1,
     "synchronous": "normal",
 }
-POOL = {"max_connections": 32, "stale_timeout": 300, "timeout": 10}
+# A burst of requests (greenlets under gevent) waits up to 30 s for one of 32 connections.
+POOL = {"max_connections": 32, "stale_timeout": 300, "timeout": 30}
 # Binary collation: ids compare case-sensitively (session "Foo" is not session "foo"), as they
 # do on SQLite and PostgreSQL. DATETIME(3): millisecond timestamps, as on the other backends.
 MYSQL_TABLE_SETTINGS = ["ENGINE=InnoDB", "DEFAULT CHARSET=utf8mb4", "COLLATE=utf8mb4_bin"]
