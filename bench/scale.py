@@ -16,6 +16,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import subprocess
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
@@ -81,8 +82,35 @@ def failures(cluster: Cluster, results: list[dict[str, Any]]) -> dict[str, int]:
     return counted
 
 
-def chaos(runs: int) -> dict[str, Any]:
-    """Kill a worker mid-load; account for every run."""
+def running_on(cluster: Cluster, worker: Any, timeout: float = 180) -> bool:
+    """Wait until a run is RUNNING in ``worker``'s process tree (so a kill interrupts one)."""
+    pids = {str(worker.pid)}
+    found = subprocess.run(
+        ["pgrep", "-P", str(worker.pid)], capture_output=True, text=True, check=False
+    )
+    pids.update(found.stdout.split())
+    database = bind(open_database(cluster.database_url))
+    deadline = time.monotonic() + timeout
+    try:
+        while time.monotonic() < deadline:
+            with database.connection_context():
+                owners = [
+                    str(r.lease_owner)
+                    for r in DiagnosisRun.select(DiagnosisRun.lease_owner).where(
+                        DiagnosisRun.status == "RUNNING"
+                    )
+                ]
+            if any(owner.rsplit(":", 1)[-1] in pids for owner in owners):
+                return True
+            time.sleep(0.1)
+        return False
+    finally:
+        database.close()
+
+
+def chaos(runs: int, kills: int = 2) -> dict[str, Any]:
+    """SIGKILL a worker mid-run ``kills`` times under load (a fresh one replaces it each time);
+    account for every run."""
     cluster = Cluster(lease_seconds=LEASE_SECONDS)
     try:
         cluster.start_web()
@@ -92,9 +120,11 @@ def chaos(runs: int) -> dict[str, Any]:
         results: list[dict[str, Any]] = []
         loader = threading.Thread(target=lambda: results.extend(load(cluster, runs)[1]))
         loader.start()
-        time.sleep(3)
-        cluster.kill(victim)
-        cluster.start_worker()
+        killed_mid_run = 0
+        for _ in range(kills):
+            killed_mid_run += running_on(cluster, victim)
+            cluster.kill(victim)
+            victim = cluster.start_worker()
         loader.join(timeout=300)
         time.sleep(LEASE_SECONDS + LEASE_SECONDS / 3 + 1)
         database = bind(open_database(cluster.database_url))
@@ -104,6 +134,7 @@ def chaos(runs: int) -> dict[str, Any]:
         database.close()
         interrupted = [r for r in rows if (r.error_message or "").startswith("interrupted")]
         return {
+            "workers_killed_mid_run": killed_mid_run,
             "started": len(ids),
             "finished": sum(r.status == "SUCCESS" for r in rows),
             "failed_interrupted": len(interrupted),
@@ -120,9 +151,10 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=int(os.environ.get("BENCH_RUNS", "40")))
     parser.add_argument("--workers", default="1,2,4")
     parser.add_argument("--skip-chaos", action="store_true")
+    parser.add_argument("--only-chaos", action="store_true")
     args = parser.parse_args()
     report: dict[str, Any] = {"cpus": os.cpu_count(), "throughput": []}
-    for n in [int(w) for w in args.workers.split(",")]:
+    for n in [] if args.only_chaos else [int(w) for w in args.workers.split(",")]:
         figures = throughput(n, args.runs)
         report["throughput"].append(figures)
         print(
