@@ -3,9 +3,10 @@
 A throwaway deployment (:mod:`bench.cluster`): one gunicorn web worker with ``make serve``'s
 gevent config, ``RUN_EXECUTOR=celery`` with two Celery worker processes, private Redis, a
 scratch MariaDB database. ``--streams`` clients each POST ``/api/chat_stream`` at once and keep
-reading; once all are open, ``/healthz`` is requested every 20 ms for ``--seconds`` while they
-stay open. Reported: time to first event (p50/p95) and ``/healthz`` latency (p50/p95/max). The
-target is ``/healthz`` p95 under 200 ms with 200 streams. ``--threaded`` runs the same against
+reading; from then on ``/healthz`` is requested every 20 ms for ``--seconds`` (default 30),
+while the streams open and run. Reported: how many streams had their first event within that
+window, its time (p50/p95), and ``/healthz`` latency (p50/p95/max). The target is ``/healthz``
+p95 under 200 ms with 200 streams. ``--threaded`` runs the same against
 the previous setup (gthread, 2 workers x 8 threads) for comparison.
 """
 
@@ -75,9 +76,6 @@ def measure(streams: int, seconds: float, web_args: tuple[str, ...], web_workers
         ]
         for client in clients:
             client.start()
-        deadline = time.monotonic() + 120
-        while len(opened) < streams and time.monotonic() < deadline:
-            time.sleep(0.05)
         samples: list[float] = []
         end = time.monotonic() + seconds
         while time.monotonic() < end:
@@ -101,7 +99,7 @@ def measure(streams: int, seconds: float, web_args: tuple[str, ...], web_workers
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--streams", type=int, default=200)
-    parser.add_argument("--seconds", type=float, default=20)
+    parser.add_argument("--seconds", type=float, default=30)
     parser.add_argument("--threaded", action="store_true", help="gthread 2x8 instead of gevent")
     args = parser.parse_args()
     if args.threaded:
