@@ -14,14 +14,18 @@ RECORDED ?=
 PORT ?= 8000
 HOST ?= 127.0.0.1
 WORKERS ?= 2
-THREADS ?= 8
+CONCURRENCY ?= 2
 
-.PHONY: help install run serve init-db test lint format fuzz bench-engine bench-workflow \
-	bench-aiops bench-api bench-telemetry bench-analysis demo-data eval clean
+.PHONY: help install run serve worker init-db test lint format fuzz bench-engine \
+	bench-workflow bench-aiops bench-api bench-telemetry bench-analysis bench-streams \
+	bench-scale demo-data eval clean
 
 help:
 	@echo "make run           serve the app on http://$(HOST):$(PORT) (creates .venv on first use)"
-	@echo "make serve         the same under gunicorn ($(WORKERS) workers x $(THREADS) threads)"
+	@echo "make serve         the same under gunicorn ($(WORKERS) gevent workers)"
+	@echo "make worker        a Celery worker for RUN_EXECUTOR=celery ($(CONCURRENCY) processes)"
+	@echo "make bench-streams 200 open streams vs /healthz latency (gevent web + Celery workers)"
+	@echo "make bench-scale   runs/s with 1, 2 and 4 Celery workers, and a chaos run"
 	@echo "make test          run the test suite (creates .venv on first use)"
 	@echo "make fuzz          schemathesis against the app's OpenAPI document"
 	@echo "make bench-api     server-side latency of chat runs and of the trace API"
@@ -65,8 +69,13 @@ run: $(DEV_STAMP)
 	$(BIN)/flask --app webapp run --host $(HOST) --port $(PORT)
 
 serve: $(SERVE_STAMP)
-	$(BIN)/gunicorn 'webapp:create_app()' --bind $(HOST):$(PORT) --workers $(WORKERS) \
-		--threads $(THREADS) --timeout 300 --access-logfile -
+	$(BIN)/gunicorn 'webapp:create_app()' -c python:webapp.execution.gunicorn_conf \
+		--bind $(HOST):$(PORT) --workers $(WORKERS)
+
+# RUN_EXECUTOR=celery and REDIS_URL (the broker) must be set, as for the web processes.
+worker: $(SERVE_STAMP)
+	$(BIN)/celery -A webapp.execution.worker worker --concurrency $(CONCURRENCY) \
+		--loglevel INFO --without-gossip --without-mingle
 
 init-db: $(DEV_STAMP)
 	$(BIN)/flask --app webapp init-db
@@ -105,6 +114,12 @@ bench-telemetry: $(DEV_STAMP)
 
 bench-api: $(DEV_STAMP)
 	$(BIN)/python bench/api.py
+
+bench-streams: $(SERVE_STAMP)
+	$(BIN)/python bench/streams.py
+
+bench-scale: $(SERVE_STAMP)
+	$(BIN)/python bench/scale.py
 
 demo-data: $(DEV_STAMP)
 	$(BIN)/python -m webapp.demo.generate --out webapp/demo/data --seed 7

@@ -18,6 +18,7 @@ CREATE TABLE IF NOT EXISTS `chat_session` (
   `created_at` DATETIME(3) NOT NULL,
   `updated_at` DATETIME(3) NOT NULL,
   `expires_at` DATETIME(3),
+  `history_cleared_at` DATETIME(3),
   UNIQUE KEY `chat_session_session_id` (`session_id`)
 ) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin;
 
@@ -41,6 +42,8 @@ CREATE TABLE IF NOT EXISTS `diagnosis_run` (
   `feedback_comment` TEXT,
   `started_at` DATETIME(3) NOT NULL,
   `finished_at` DATETIME(3),
+  `lease_owner` VARCHAR(128),
+  `lease_expires_at` DATETIME(3),
   UNIQUE KEY `diagnosis_run_run_id` (`run_id`),
   KEY `diagnosis_run_session_id` (`session_id`),
   KEY `diagnosis_run_status` (`status`),

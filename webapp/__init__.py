@@ -29,6 +29,9 @@ def create_app(config: Mapping[str, Any] | None = None, services: Any = None) ->
     app.extensions["diagnosis"] = services if services is not None else build_services(settings)
     register_api(app)
     register_cli(app)
+    found = app.extensions["diagnosis"]
+    if hasattr(found, "start_background"):
+        found.start_background()  # heartbeats, and the reaper at start-up then periodically
     # The dataset, indexes and compiled graphs live as long as the process: keep them out of
     # the garbage collector's full passes (they cost up to ~150 ms on a big trace response).
     gc.freeze()

@@ -15,6 +15,11 @@ from typing import Any, Protocol
 from diagnosis_graph.workflow.ports import InvocationRecord
 
 
+class AuditWriteError(RuntimeError):
+    """A step or invocation row could not be written: the run's record would be incomplete, so
+    the run must end FAILED with this cause rather than carry on as if the model had failed."""
+
+
 def new_invocation_id() -> str:
     """``inv-`` plus 16 random hex characters."""
     return f"inv-{secrets.token_hex(8)}"

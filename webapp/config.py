@@ -29,6 +29,7 @@ SOURCE_SETTINGS = (
 )
 LOG_SOURCES = ("loki_url", "elasticsearch_url", "log_dir")
 FIELD_MAP_KEYS = ("timestamp", "service", "level", "message", "trace_id")
+EXECUTORS = ("thread", "celery")
 
 
 class SettingsError(ValueError):
@@ -100,6 +101,13 @@ class Settings:
     elasticsearch_index: str = "logs-*"
     elasticsearch_field_map: str | None = None
     alert_webhook_token: str | None = field(default=None, repr=False)
+    # Execution at scale (SPEC section 11; README "Run it at scale").
+    run_executor: str = "thread"
+    run_lease_seconds: int = 60
+    run_queue_timeout_seconds: int = 900
+    celery_visibility_timeout_seconds: int = 7200
+    otel_exporter_otlp_endpoint: str | None = None
+    otel_service_name: str = "incident-diagnosis"
 
     @property
     def offline(self) -> bool:
@@ -142,9 +150,20 @@ class Settings:
             "max_upload_bytes",
             "port",
             "run_workers",
+            "run_lease_seconds",
+            "run_queue_timeout_seconds",
+            "celery_visibility_timeout_seconds",
         ):
             if getattr(self, name) < 1:
                 raise SettingsError(f"{name.upper()} must be a positive integer")
+        if self.run_executor not in EXECUTORS:
+            raise SettingsError(f"RUN_EXECUTOR must be one of {', '.join(EXECUTORS)}")
+        if self.run_executor == "celery" and not self.redis_url:
+            raise SettingsError("RUN_EXECUTOR=celery needs REDIS_URL (the broker)")
+        if self.celery_visibility_timeout_seconds <= self.run_queue_timeout_seconds:
+            raise SettingsError(
+                "CELERY_VISIBILITY_TIMEOUT_SECONDS must exceed RUN_QUEUE_TIMEOUT_SECONDS"
+            )
         if self.llm_timeout_seconds <= 0:
             raise SettingsError("LLM_TIMEOUT_SECONDS must be positive")
         if self.knowledge_dir and not Path(self.knowledge_dir).is_dir():

@@ -4,26 +4,63 @@
 a busy timeout for concurrent writers), ``mysql://user:password@host:3306/db`` (PyMySQL,
 utf8mb4, pooled) and ``postgresql://user:password@host:5432/db`` (psycopg2, pooled). Nothing
 connects at import time; the app connects per request and the run lifecycle per run.
+
+Schema creation is race-free with any number of processes booting at once (web workers and
+Celery workers alike): :func:`ensure_schema` holds a database-level lock while it creates what
+is missing - ``GET_LOCK`` on MySQL/MariaDB, ``pg_advisory_lock`` on PostgreSQL, a
+``BEGIN IMMEDIATE`` write transaction on SQLite - so the second process waits, then finds
+everything there. A lock rather than creation in the gunicorn master: it also covers Celery
+workers, ``flask init-db`` and several machines starting together.
 """
 
 from __future__ import annotations
 
+import hashlib
+import logging
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 from urllib.parse import parse_qsl, unquote, urlparse
 
-from peewee import Database, SqliteDatabase
-from playhouse.pool import PooledMySQLDatabase, PooledPostgresqlDatabase, PooledSqliteDatabase
+from peewee import Database, InterfaceError, OperationalError, SqliteDatabase
+from playhouse.migrate import SchemaMigrator, migrate
+from playhouse.pool import (
+    PooledDatabase,
+    PooledMySQLDatabase,
+    PooledPostgresqlDatabase,
+    PooledSqliteDatabase,
+)
+from tenacity import Retrying, retry_if_exception_type, stop_after_attempt, wait_exponential
 
-from .models import MODELS, database_proxy
+from .models import MODELS, BaseModel, ChatSession, DiagnosisRun, database_proxy
 
+log = logging.getLogger(__name__)
+T = TypeVar("T")
+
+SCHEMA_LOCK = "diagnosis_schema"
+SCHEMA_LOCK_SECONDS = 120
+#: Final writes of a run (answer, status, trace) get 4 attempts, each on a fresh connection,
+#: 0.2, 0.4 then 0.8 s apart: a dropped connection or a server restart of a second or two
+#: costs a retry, not a run stranded RUNNING.
+WRITE_ATTEMPTS = 4
+#: Columns added to tables created before they existed (by :func:`create_schema`).
+LATER_COLUMNS: tuple[tuple[type[BaseModel], str], ...] = (
+    (DiagnosisRun, "lease_owner"),
+    (DiagnosisRun, "lease_expires_at"),
+    (ChatSession, "history_cleared_at"),
+)
+
+# busy_timeout first: switching a fresh file to WAL takes a lock that concurrent processes
+# must wait for, not fail on.
 SQLITE_PRAGMAS = {
+    "busy_timeout": 15000,
     "journal_mode": "wal",
     "foreign_keys": 1,
-    "busy_timeout": 15000,
     "synchronous": "normal",
 }
-POOL = {"max_connections": 32, "stale_timeout": 300, "timeout": 10}
+# A burst of requests (greenlets under gevent) waits up to 30 s for one of 32 connections.
+POOL = {"max_connections": 32, "stale_timeout": 300, "timeout": 30}
 # Binary collation: ids compare case-sensitively (session "Foo" is not session "foo"), as they
 # do on SQLite and PostgreSQL. DATETIME(3): millisecond timestamps, as on the other backends.
 MYSQL_TABLE_SETTINGS = ["ENGINE=InnoDB", "DEFAULT CHARSET=utf8mb4", "COLLATE=utf8mb4_bin"]
@@ -96,23 +133,137 @@ def bind(database: Database) -> Database:
     return database
 
 
+def is_bound(database: Database) -> bool:
+    """True while the models are bound to ``database`` (they are process-wide)."""
+    return database_proxy.obj is database
+
+
 def is_mysql(database: Database) -> bool:
     """True for MySQL/MariaDB (which need explicit table options)."""
     return "mysql" in type(database).__name__.lower()
 
 
+def is_postgres(database: Database) -> bool:
+    """True for PostgreSQL."""
+    return "postgres" in type(database).__name__.lower()
+
+
+@contextmanager
+def schema_lock(database: Database) -> Iterator[None]:
+    """Hold the database-wide schema lock (on the open connection) for the block."""
+    if is_mysql(database):
+        got = database.execute_sql(
+            "SELECT GET_LOCK(%s, %s)", (SCHEMA_LOCK, SCHEMA_LOCK_SECONDS)
+        ).fetchone()[0]
+        if got != 1:
+            raise OperationalError(f"schema lock not acquired in {SCHEMA_LOCK_SECONDS} s")
+        try:
+            yield
+        finally:
+            database.execute_sql("SELECT RELEASE_LOCK(%s)", (SCHEMA_LOCK,))
+    elif is_postgres(database):
+        key = int.from_bytes(hashlib.sha256(SCHEMA_LOCK.encode()).digest()[:8], "big", signed=True)
+        database.execute_sql("SELECT pg_advisory_lock(%s)", (key,))
+        try:
+            yield
+        finally:
+            database.execute_sql("SELECT pg_advisory_unlock(%s)", (key,))
+    else:
+        with database.atomic("IMMEDIATE"):  # SQLite: one writer at a time, DDL included
+            yield
+
+
 def create_schema(database: Database) -> list[str]:
-    """Create the missing tables and indexes (idempotent); return the tables created."""
-    with database.connection_context():
+    """Create the missing tables, indexes and columns under the schema lock; return new tables.
+
+    On SQLite a process may still meet "database is locked" where SQLite does not wait (a
+    fresh file switching to WAL): that is retried, 5 attempts 0.1-0.8 s apart.
+    """
+    retrying = Retrying(
+        stop=stop_after_attempt(5 if not (is_mysql(database) or is_postgres(database)) else 1),
+        wait=wait_exponential(multiplier=0.1, max=0.8),
+        retry=retry_if_exception_type(OperationalError),
+        reraise=True,
+    )
+    return retrying(_create_schema, database)
+
+
+def _create_schema(database: Database) -> list[str]:
+    with database.connection_context(), schema_lock(database):
         existing = set(database.get_tables())
         for model in MODELS:
             model._meta.table_settings = MYSQL_TABLE_SETTINGS if is_mysql(database) else []
         database.create_tables(MODELS, safe=True)
+        _add_later_columns(database, existing)
     return [m._meta.table_name for m in MODELS if m._meta.table_name not in existing]
 
 
+def _add_later_columns(database: Database, existing: set[str]) -> None:
+    """Add the columns of :data:`LATER_COLUMNS` a table created before them lacks."""
+    migrator = SchemaMigrator.from_database(database)
+    for model, name in LATER_COLUMNS:
+        table = model._meta.table_name
+        if table not in existing:
+            continue
+        if name not in {c.name for c in database.get_columns(table)}:
+            migrate(migrator.add_column(table, name, model._meta.fields[name]))
+            log.info("added column %s to %s", name, table)
+
+
 def schema_exists(database: Database) -> bool:
-    """True when every table of the models exists."""
+    """True when every table and column of the models exists."""
     with database.connection_context():
         existing = set(database.get_tables())
-    return all(m._meta.table_name in existing for m in MODELS)
+        if not all(m._meta.table_name in existing for m in MODELS):
+            return False
+        columns = {
+            table: {c.name for c in database.get_columns(table)}
+            for table in {m._meta.table_name for m, _ in LATER_COLUMNS}
+        }
+    return all(name in columns[m._meta.table_name] for m, name in LATER_COLUMNS)
+
+
+def discard_connection(database: Database) -> None:
+    """Throw away this thread's connection (never back to the pool): it may be broken.
+
+    Connection contexts opened further up this thread (a request's) keep working: they get a
+    fresh connection, or none if the server cannot be reached (the next query then says so).
+    """
+    if database.is_closed():
+        return
+    state: Any = getattr(database, "_state")  # noqa: B009 - peewee's per-thread state
+    outer = list(state.ctx)
+    try:
+        if isinstance(database, PooledDatabase):
+            database.manual_close()
+        elif not (isinstance(database, SqliteDatabase) and database.database == ":memory:"):
+            database.close()
+    except Exception:  # the connection is broken anyway; the next use opens a fresh one
+        log.debug("discarding a broken connection failed", exc_info=True)
+        state.reset()
+    if outer:
+        try:
+            database.connect(reuse_if_open=True)
+        except Exception:
+            log.debug("no fresh connection after discarding a broken one", exc_info=True)
+        state.ctx = outer
+
+
+def write_with_retry(database: Database, write: Callable[[], T]) -> T:
+    """``write()`` in a connection context; on a connection error, a fresh one, 4 times."""
+
+    def attempt() -> T:
+        with database.connection_context():
+            try:
+                return write()
+            except (OperationalError, InterfaceError):
+                discard_connection(database)
+                raise
+
+    retrying = Retrying(
+        stop=stop_after_attempt(WRITE_ATTEMPTS),
+        wait=wait_exponential(multiplier=0.2, max=0.8),
+        retry=retry_if_exception_type((OperationalError, InterfaceError)),
+        reraise=True,
+    )
+    return retrying(attempt)

@@ -79,6 +79,8 @@ class ChatSession(BaseModel):
     created_at = DateTimeField(default=utcnow)
     updated_at = DateTimeField(default=utcnow)
     expires_at = DateTimeField(null=True)
+    # Without Redis, history is read from the session's runs started after this (SqlHistory).
+    history_cleared_at = DateTimeField(null=True)
 
     class Meta:
         table_name = "chat_session"
@@ -105,6 +107,10 @@ class DiagnosisRun(BaseModel):
     feedback_comment = TextField(null=True)
     started_at = DateTimeField(default=utcnow)
     finished_at = DateTimeField(null=True)
+    # The lease of a PENDING or RUNNING run: who holds it (``host:pid``) and until when. Its
+    # holder renews it while the run is alive; a reaper fails runs whose lease ran out.
+    lease_owner = CharField(max_length=128, null=True)
+    lease_expires_at = DateTimeField(null=True)
 
     class Meta:
         table_name = "diagnosis_run"

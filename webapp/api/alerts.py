@@ -13,8 +13,8 @@ from collections.abc import Callable
 from flask import Blueprint, request
 from flask.typing import ResponseReturnValue
 
+from ..execution.jobs import AIOPS, RunJob
 from ..services.alerts import STATES, AlertInbox, PayloadError, parse_payload
-from ..services.streams import Emit
 from .context import services
 from .errors import ApiError, envelope, ok
 from .requests import json_body, page, valid_choice
@@ -30,14 +30,9 @@ def _inbox() -> AlertInbox:
 
     def start_run(request_text: str) -> tuple[str, str, Callable[[], None]]:
         session_id, run_id = aiops.start(None, request_text)
-
-        def work(emit: Emit) -> None:
-            aiops.execute(session_id, run_id, request_text)
-
-        def launch() -> None:
-            found.workers.start(work)  # nobody relays the events: the run is read from the DB
-
-        return session_id, run_id, launch
+        job = RunJob(AIOPS, session_id, run_id, request_text, "aiops")
+        # Executed like any AIOps run (thread pool or Celery); its events go to the run's stream.
+        return session_id, run_id, lambda: found.workers.submit(job)
 
     return AlertInbox(found.database, start_run)
 

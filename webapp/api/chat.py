@@ -27,19 +27,32 @@ def chat_request() -> tuple[str, str | None, str]:
 
 @bp.post("/chat")
 def chat() -> ResponseReturnValue:
-    """Run one chat turn and answer with its outcome (a FAILED run is still HTTP 200)."""
+    """Run one chat turn and answer with its outcome (a FAILED run is still HTTP 200).
+
+    The run executes on the configured executor like a streamed one (never in this request
+    with ``RUN_EXECUTOR=celery``); the request waits for its ``done``, then answers from the
+    run's row.
+    """
+    from ..execution.jobs import CHAT, RunJob
+    from .stream import submit
+
     question, session_id, mode = chat_request()
-    outcome = services().chat.chat(question, session_id=session_id, mode=mode)
+    found = services()
+    session_id, run_id, flow = found.chat.start(question, session_id, mode)
+    for _frame in submit(found, RunJob(CHAT, session_id, run_id, question, flow)):
+        pass  # waits for the run's done (the request's connection was given back)
+    row = found.chat.runs.status(run_id)
+    assert row is not None
     return ok(
         {
-            "success": outcome.success,
-            "answer": outcome.answer,
-            "errorMessage": outcome.error_message,
-            "sessionId": outcome.session_id,
-            "runId": outcome.run_id,
-            "flow": outcome.flow,
-            "status": outcome.status,
-            "degraded": outcome.degraded,
+            "success": row.status == "SUCCESS",
+            "answer": row.answer,
+            "errorMessage": row.error_message,
+            "sessionId": session_id,
+            "runId": run_id,
+            "flow": flow,
+            "status": row.status,
+            "degraded": bool(row.degraded),
         }
     )
 

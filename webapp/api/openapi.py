@@ -60,6 +60,7 @@ _SSE = {
                 "type": "object",
                 "required": ["event", "data"],
                 "properties": {
+                    "id": {"type": "string"},
                     "event": {"const": "message"},
                     "data": {
                         "type": "string",
@@ -617,6 +618,23 @@ def _stream_paths() -> dict[str, Any]:
                     },
                 },
                 "responses": {"200": _SSE, **_errors(400, 413, 415, *_COMMON)},
+            }
+        },
+        "/api/diagnosis/{sessionId}/runs/{runId}/events": {
+            "get": {
+                "summary": "Attach to a run's events (running or finished), from any web worker",
+                "description": "The events of /api/chat_stream or /api/ai_ops for this run, each "
+                "with an `id`; `Last-Event-ID` (header, or the `lastEventId` query parameter) "
+                "resumes after that event. With REDIS_URL set the run may execute in any "
+                "process; without it, progress is relayed only by the process executing the "
+                "run, and other processes send `metadata` then the run's end from its record.",
+                "parameters": [
+                    _path_id("sessionId"),
+                    _path_id("runId"),
+                    {"name": "Last-Event-ID", "in": "header", "schema": {"type": "string"}},
+                    {"name": "lastEventId", "in": "query", "schema": {"type": "string"}},
+                ],
+                "responses": {"200": _SSE, **_errors(400, 404, *_COMMON)},
             }
         },
         "/api/diagnosis/{sessionId}/graph": {

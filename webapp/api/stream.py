@@ -1,18 +1,27 @@
 """Server-sent events: the chat and AIOps runs streamed as they happen (SPEC section 8).
 
-Event ``message`` frames with data ``{"type", "data"}``: ``metadata`` first (``sessionId``,
-``runId``, ``flow``), one ``progress`` per node execution, ``content`` chunks of the answer,
-``error`` when the run failed, ``done`` last.
+Event ``message`` frames with data ``{"type", "data"}``, each with an ``id``: ``metadata`` first
+(``sessionId``, ``runId``, ``flow``), one ``progress`` per node execution, ``content`` chunks of
+the answer, ``error`` when the run failed, ``done`` last. The run executes on the configured
+executor (this process's pool, or a Celery worker) and its events are relayed from its event
+log, so ``GET /api/diagnosis/<sessionId>/runs/<runId>/events`` can attach to any run - running
+or finished, executing anywhere - and resume after ``Last-Event-ID``.
 """
 
 from __future__ import annotations
 
+import time
+from collections.abc import Iterator
 from typing import Any
 
-from flask import Blueprint, Response
+from flask import Blueprint, Response, g, request
 from flask.typing import ResponseReturnValue
 
-from ..services.streams import Emit, chunks
+from ..execution.jobs import AIOPS, CHAT, RunJob
+from ..services import streams
+from ..services.container import Services
+from ..services.runs import ACTIVE
+from ..services.streams import ending_events, publish, relay, sse_event
 from .chat import chat_request
 from .context import services
 from .errors import ApiError
@@ -24,25 +33,53 @@ SSE_HEADERS = {"Cache-Control": "no-cache", "X-Accel-Buffering": "no"}
 MAX_AIOPS_REQUEST_CHARS = 1000
 
 
-def finish(emit: Emit, outcome: Any) -> None:
-    """``content`` chunks (or ``error``) then ``done`` for a finished run."""
-    if outcome.answer:
-        for piece in chunks(outcome.answer):
-            emit("content", {"text": piece})
-    if not outcome.success:
-        emit(
-            "error", {"message": outcome.error_message or "the run failed", "runId": outcome.run_id}
-        )
-    emit(
-        "done",
-        {
-            "sessionId": outcome.session_id,
-            "runId": outcome.run_id,
-            "status": outcome.status,
-            "success": outcome.success,
-            "degraded": outcome.degraded,
-        },
+class _Ending:
+    """A finished run as the outcome ``ending_events`` reads, from its database row."""
+
+    def __init__(self, row: Any) -> None:
+        self.answer = row.answer
+        self.success = row.status == "SUCCESS"
+        self.error_message = row.error_message
+        self.run_id = row.run_id
+        self.session_id = row.session_id
+        self.status = row.status
+        self.degraded = bool(row.degraded)
+
+
+def settled_from_db(found: Services, run_id: str) -> Any:
+    """A relay's check: the ending events of ``run_id`` once its row is finished, else None."""
+
+    def settled() -> list[tuple[str, Any]] | None:
+        row = found.chat.runs.status(run_id)
+        if row is None or row.status in ACTIVE:
+            return None
+        return ending_events(_Ending(row))
+
+    return settled
+
+
+def release_request_connection() -> None:
+    """Give the request's pooled connection back now: what follows (enqueueing, relaying, a
+    plain chat waiting for its run) may take long and needs none (its reads open their own)."""
+    context = g.pop("db_context", None)
+    if context is not None:
+        context.__exit__(None, None, None)
+
+
+def submit(found: Services, job: RunJob) -> Iterator[str]:
+    """Publish ``metadata``, hand the job to the executor; the frames of its relayed events."""
+    assert found.events is not None
+    release_request_connection()
+    publish(found.events, job.run_id)(
+        "metadata", {"sessionId": job.session_id, "runId": job.run_id, "flow": job.flow}
     )
+    found.workers.submit(job)
+    return relay(found.events, job.run_id, settled_from_db(found, job.run_id))
+
+
+def submit_and_relay(found: Services, job: RunJob) -> Response:
+    """:func:`submit`, answered as an event stream."""
+    return Response(submit(found, job), mimetype="text/event-stream", headers=SSE_HEADERS)
 
 
 @bp.post("/chat_stream")
@@ -50,18 +87,8 @@ def chat_stream() -> ResponseReturnValue:
     """Stream one chat turn."""
     question, session_id, mode = chat_request()
     found = services()
-    chat = found.chat
-    session_id, run_id, flow = chat.start(question, session_id, mode)
-
-    def work(emit: Emit) -> None:
-        outcome = chat.execute(
-            question, session_id, run_id, flow, on_event=lambda event: emit("progress", event)
-        )
-        finish(emit, outcome)
-
-    channel = found.workers.start(work)
-    first = ("metadata", {"sessionId": session_id, "runId": run_id, "flow": flow})
-    return Response(channel.relay(first), mimetype="text/event-stream", headers=SSE_HEADERS)
+    session_id, run_id, flow = found.chat.start(question, session_id, mode)
+    return submit_and_relay(found, RunJob(CHAT, session_id, run_id, question, flow))
 
 
 @bp.post("/ai_ops")
@@ -80,15 +107,38 @@ def ai_ops() -> ResponseReturnValue:
     found = services()
     if found.aiops is None:
         raise ApiError(503, "the AIOps flow is not available")
-    aiops = found.aiops
-    session_id, run_id = aiops.start(session_id, request_text)
+    session_id, run_id = found.aiops.start(session_id, request_text)
+    return submit_and_relay(found, RunJob(AIOPS, session_id, run_id, request_text, "aiops"))
 
-    def work(emit: Emit) -> None:
-        outcome = aiops.execute(
-            session_id, run_id, request_text, on_event=lambda event: emit("progress", event)
-        )
-        finish(emit, outcome)
 
-    channel = found.workers.start(work)
-    first = ("metadata", {"sessionId": session_id, "runId": run_id, "flow": "aiops"})
-    return Response(channel.relay(first), mimetype="text/event-stream", headers=SSE_HEADERS)
+@bp.get("/diagnosis/<session_id>/runs/<run_id>/events")
+def run_events(session_id: str, run_id: str) -> ResponseReturnValue:
+    """Attach to a run's events (running or finished); resume after ``Last-Event-ID``."""
+    valid_id(session_id, "sessionId")
+    valid_id(run_id, "runId")
+    found = services()
+    row = found.chat.runs.status(run_id)
+    if row is None or row.session_id != session_id:
+        raise ApiError(404, f"run {run_id} not found in session {session_id}")
+    after = request.headers.get("Last-Event-ID") or request.args.get("lastEventId") or None
+    assert found.events is not None
+    settled = settled_from_db(found, run_id)
+    if found.events.exists(run_id):
+        frames: Iterator[str] = relay(found.events, run_id, settled, after=after)
+    else:  # the log expired, or the run executes in a process whose log this one cannot read
+        frames = _from_record(row, settled)
+    return Response(frames, mimetype="text/event-stream", headers=SSE_HEADERS)
+
+
+def _from_record(row: Any, settled: Any) -> Iterator[str]:
+    """``metadata``, then the run's ending read from its row once it is finished."""
+    meta = {"sessionId": row.session_id, "runId": row.run_id, "flow": row.flow}
+    yield sse_event("metadata", meta)
+    while True:
+        ending = settled()
+        if ending is not None:
+            for kind, data in ending:
+                yield sse_event(kind, data)
+            return
+        yield ": keep-alive\n\n"
+        time.sleep(streams.KEEPALIVE_SECONDS)

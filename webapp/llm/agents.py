@@ -11,7 +11,7 @@ from diagnosis_graph import RunConfig
 from diagnosis_graph.workflow.outcomes import Outcome
 from diagnosis_graph.workflow.ports import AgentCall, AgentReply
 
-from ..audit import InvocationRecorder, StepHook
+from ..audit import AuditWriteError, InvocationRecorder, StepHook
 from ..context import run_scope
 from ..tools.registry import ToolBox, ToolSpec
 from .prompts import prompt_version, system_prompt
@@ -82,6 +82,8 @@ class LLMAgentInvoker:
                 return AgentReply(Outcome.COMPLETED, result.content, None, version)
         except LLMError as exc:
             return AgentReply(exc.outcome, None, str(exc), version)
+        except AuditWriteError:  # not the agent's failure: the run must stop, FAILED
+            raise
         except Exception as exc:  # an adapter bug must degrade the run, not crash it
             log.exception("agent %s failed", call.agent)
             return AgentReply(Outcome.FAILED, None, f"{type(exc).__name__}: {exc}", version)

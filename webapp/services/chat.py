@@ -114,7 +114,8 @@ class ChatService:
         def work() -> Finish:
             history = self.history.load(session_id)
             if flow == COMPLEX:
-                return self._complex(question, session_id, run_id, history, on_event)
+                events = self._tracing(run_id, on_event)
+                return self._complex(question, session_id, run_id, history, events)
             return self._simple(question, session_id, run_id, history)
 
         failed_trace = (
@@ -125,7 +126,7 @@ class ChatService:
         finish = self.runs.execute(
             run_id, work, self.audit.counts_for_run, failed_trace=failed_trace
         )
-        if finish.status == SUCCESS and finish.answer:
+        if finish.status == SUCCESS and finish.answer and not finish.replayed:
             self._remember(session_id, run_id, question, finish.answer)
         return ChatOutcome(
             finish.status == SUCCESS,
@@ -137,6 +138,24 @@ class ChatService:
             finish.status,
             finish.degraded,
         )
+
+    def _tracing(
+        self, run_id: str, on_event: Callable[[dict[str, Any]], None] | None
+    ) -> Callable[[dict[str, Any]], None]:
+        """``on_event`` that also keeps the trace so far on the run (an interrupted run's)."""
+        seen: list[dict[str, Any]] = []
+
+        def forward(event: dict[str, Any]) -> None:
+            seen.append(event)
+            try:
+                trace = build_orchestration_trace(seen, 0, stopped_by=TERMINATION_ERROR)
+                self.runs.save_partial_trace(run_id, trace)
+            except Exception as exc:  # the final trace is written anyway; this is insurance
+                log.warning("partial trace of run %s not saved: %s", run_id, exc)
+            if on_event is not None:
+                on_event(event)
+
+        return forward
 
     def _complex(
         self,

@@ -9,13 +9,15 @@ from peewee import Database
 
 from ..config import Settings
 from ..diagnosis import Diagnoser
+from ..execution.events import EventLog
+from ..execution.executors import Executor
+from ..execution.jobs import JobRunner
 from ..llm.types import ChatModel
 from ..tools.backends import TelemetryBackend
 from ..tools.knowledge import KnowledgeIndex
 from .chat import ChatService
 from .history import HistoryStore
 from .records import RunRecords
-from .streams import RunWorkers
 
 
 @dataclass
@@ -31,5 +33,12 @@ class Services:
     diagnoser: Diagnoser
     chat: ChatService
     records: RunRecords
-    workers: RunWorkers
+    workers: Executor
     aiops: Any = None
+    events: EventLog | None = None
+    runner: JobRunner | None = None
+    telemetry: Any = None
+
+    def start_background(self) -> None:
+        """Start the lease keeper (heartbeats and the reaper's first pass, then periodic)."""
+        self.workers.keeper.start()

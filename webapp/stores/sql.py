@@ -7,17 +7,22 @@ of the trace API, which issue a constant number of queries whatever the size of 
 
 from __future__ import annotations
 
+import logging
+import threading
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from typing import Any
 
-from peewee import CharField, Database, IntegrityError
+from peewee import CharField, Database, DatabaseError, IntegrityError, InterfaceError
 
 from diagnosis_graph.workflow.ports import InvocationRecord
 
-from ..audit import InvocationDraft, StepEnd, StepStart, new_invocation_id
-from ..context import current_run
+from ..audit import AuditWriteError, InvocationDraft, StepEnd, StepStart, new_invocation_id
+from ..context import current_run, current_run_or_none
+from ..db import discard_connection
 from ..models import AgentStep, ToolInvocation
+
+log = logging.getLogger(__name__)
 
 RUNNING = "RUNNING"
 #: Inserting a step retries this many times when its index was taken by a concurrent writer of
@@ -54,6 +59,31 @@ class SqlAudit:
 
     def __init__(self, database: Database) -> None:
         self.database = database
+        self._failures: dict[str, str] = {}
+        self._lock = threading.Lock()
+
+    @contextmanager
+    def _writing(self, what: str) -> Iterator[None]:
+        """A write of the current run: on a database error, discard the connection (it may be
+        broken: a packet over ``max_allowed_packet`` closes it server-side), remember the cause
+        for the run lifecycle (:meth:`take_write_failure`) and raise :class:`AuditWriteError`."""
+        try:
+            with self._connection():
+                yield
+        except (DatabaseError, InterfaceError) as exc:
+            discard_connection(self.database)
+            cause = f"audit write failed ({what}): {type(exc).__name__}: {exc}"[:2000]
+            identity = current_run_or_none()
+            if identity is not None:
+                with self._lock:
+                    self._failures.setdefault(identity.run_id, cause)
+            log.error("%s", cause)
+            raise AuditWriteError(cause) from exc
+
+    def take_write_failure(self, run_id: str) -> str | None:
+        """The first failed write of ``run_id`` (then forgotten), or None."""
+        with self._lock:
+            return self._failures.pop(run_id, None)
 
     @contextmanager
     def _connection(self) -> Iterator[None]:
@@ -78,7 +108,7 @@ class SqlAudit:
             AgentStep.model_input: start.model_input,
             AgentStep.status: RUNNING,
         }
-        with self._connection():
+        with self._writing("agent_step insert"):
             for attempt in range(STEP_INDEX_ATTEMPTS):
                 index = self._next_step_index(identity.run_id)
                 try:
@@ -91,7 +121,7 @@ class SqlAudit:
 
     def after_model(self, step_id: int, end: StepEnd) -> None:
         """Complete step ``step_id`` with the output, tokens, attempts, timing and status."""
-        with self._connection():
+        with self._writing("agent_step update"):
             AgentStep.update(
                 {
                     AgentStep.model_output: end.model_output,
@@ -122,7 +152,7 @@ class SqlAudit:
         """Insert an invocation of the current run and return its new ``inv-...`` id."""
         identity = current_run()
         invocation_id = new_invocation_id()
-        with self._connection():
+        with self._writing("tool_invocation insert"):
             ToolInvocation.insert(
                 {
                     ToolInvocation.invocation_id: invocation_id,

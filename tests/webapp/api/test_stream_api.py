@@ -37,10 +37,16 @@ def frames(chunks: Iterator[bytes]) -> Iterator[str]:
             yield frame
 
 
+def fields(frame: str) -> dict[str, str]:
+    """The SSE fields of one frame (``id``, ``event``, ``data``)."""
+    return dict(line.split(": ", 1) for line in frame.splitlines() if ": " in line)
+
+
 def event(frame: str) -> dict[str, Any]:
-    assert frame.startswith("event: message\ndata: "), frame
-    parsed: dict[str, Any] = json.loads(frame.split("data: ", 1)[1])
-    return parsed
+    parsed = fields(frame)
+    assert parsed.get("event") == "message" and "data" in parsed, frame
+    data: dict[str, Any] = json.loads(parsed["data"])
+    return data
 
 
 def stream(app: Flask, path: str, body: dict[str, Any]) -> Any:

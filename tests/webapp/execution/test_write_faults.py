@@ -1,0 +1,57 @@
+"""A step write the database refuses ends the run FAILED with its cause, on both paths.
+
+The fault is real: a 20 MB model reply exceeds MariaDB's 16 MB ``max_allowed_packet``; the
+server answers with an error and drops the connection, so the FAILED write must go through a
+fresh one.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from peewee import Database
+
+from webapp.demo.backend import DemoTelemetryBackend
+from webapp.models import DiagnosisRun
+
+from .conftest import app_for, services_for
+from .models import HugeOutputModel
+
+QUESTION = "Why is payment-service slow since 10:00?"
+TWENTY_MB = 20 * 1024 * 1024
+
+
+def stored(database: Database, run_id: str) -> DiagnosisRun:
+    with database.connection_context():
+        return DiagnosisRun.get(DiagnosisRun.run_id == run_id)
+
+
+@pytest.mark.parametrize("database", ["mysql"], indirect=True)
+def test_a_refused_step_write_fails_the_plain_chat_run_with_its_cause(
+    database: Database, demo_backend: DemoTelemetryBackend, tmp_path: Path
+) -> None:
+    app = app_for(services_for(database, demo_backend, tmp_path, HugeOutputModel(TWENTY_MB)))
+    body = app.test_client().post("/api/chat", json={"Question": QUESTION}).json["data"]
+    assert body["status"] == "FAILED" and body["success"] is False
+    assert "audit write failed (agent_step update)" in body["errorMessage"]
+    run = stored(database, body["runId"])
+    assert run.status == "FAILED" and run.degraded is False and run.finished_at is not None
+    assert "max_allowed_packet" in str(run.error_message) or "1153" in str(run.error_message)
+
+
+@pytest.mark.parametrize("database", ["mysql"], indirect=True)
+def test_a_refused_step_write_fails_the_streamed_run_never_success_degraded(
+    database: Database, demo_backend: DemoTelemetryBackend, tmp_path: Path
+) -> None:
+    app = app_for(services_for(database, demo_backend, tmp_path, HugeOutputModel(TWENTY_MB)))
+    response = app.test_client().post("/api/chat_stream", json={"Question": QUESTION})
+    frames = [f for f in response.get_data(as_text=True).split("\n\n") if "data: " in f]
+    events = [json.loads(f.split("data: ", 1)[1]) for f in frames]
+    done = events[-1]["data"]
+    assert events[-1]["type"] == "done" and done["status"] == "FAILED"
+    assert done["degraded"] is False
+    errors = [e["data"]["message"] for e in events if e["type"] == "error"]
+    assert errors and "audit write failed" in errors[0]
+    assert stored(database, done["runId"]).status == "FAILED"

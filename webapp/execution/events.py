@@ -1,0 +1,173 @@
+"""Each run's events, in order, readable by anyone from any point (SSE ``Last-Event-ID``).
+
+:class:`RedisEventLog` (``REDIS_URL`` set): one Redis Stream per run, ``XADD``-ed with an
+approximate ``MAXLEN`` cap and an ``EXPIRE`` refreshed on every event, read with blocking
+``XREAD`` - so any web worker can relay a run that executes in any other process, and a client
+that reconnects resumes after the last id it saw. :class:`MemoryEventLog` (no Redis): the same
+in process, for runs executing in this process, kept a while after they end.
+
+An event is ``(id, kind, data)``; ``done`` is always a run's last event.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from collections import OrderedDict
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+import redis
+
+DONE = "done"
+#: A stream keeps at most about this many events (a run emits a few dozen to a few hundred).
+MAX_EVENTS = 5000
+#: A run's stream expires this long after its last event (attach to a finished run within it).
+TTL_SECONDS = 3600
+#: The in-process log keeps the events of at most this many runs.
+MAX_RUNS = 2000
+
+
+@dataclass(frozen=True)
+class Event:
+    """One event of a run: its id in the run's log, its kind and its data."""
+
+    id: str
+    kind: str
+    data: Any
+
+
+class EventLog(Protocol):
+    """Append-only per-run event logs."""
+
+    def append(self, run_id: str, kind: str, data: Any) -> str:
+        """Add one event to ``run_id``'s log; return its id."""
+        ...
+
+    def read(self, run_id: str, after: str | None, timeout: float) -> list[Event]:
+        """Events after id ``after`` (all when None), waiting up to ``timeout`` s for one."""
+        ...
+
+    def exists(self, run_id: str) -> bool:
+        """True while ``run_id`` has a log."""
+        ...
+
+
+@dataclass
+class _RunLog:
+    events: list[Event] = field(default_factory=list)
+    touched: float = field(default_factory=time.monotonic)
+
+
+class MemoryEventLog:
+    """Event logs in this process (no Redis): only runs executed here can be relayed."""
+
+    def __init__(self, max_runs: int = MAX_RUNS, ttl_seconds: float = TTL_SECONDS) -> None:
+        self._logs: OrderedDict[str, _RunLog] = OrderedDict()
+        self._changed = threading.Condition()
+        self.max_runs = max_runs
+        self.ttl = ttl_seconds
+
+    def append(self, run_id: str, kind: str, data: Any) -> str:
+        """Add one event; ids are ``1``, ``2``, ... per run."""
+        with self._changed:
+            log = self._logs.get(run_id)
+            if log is None:
+                log = self._logs[run_id] = _RunLog()
+                self._evict()
+            event = Event(str(len(log.events) + 1), kind, data)
+            log.events.append(event)
+            log.touched = time.monotonic()
+            self._logs.move_to_end(run_id)
+            self._changed.notify_all()
+            return event.id
+
+    def read(self, run_id: str, after: str | None, timeout: float) -> list[Event]:
+        """Events after ``after``; blocks up to ``timeout`` s when there are none yet."""
+        start = _position(after)
+        deadline = time.monotonic() + timeout
+        with self._changed:
+            while True:
+                log = self._logs.get(run_id)
+                if log is not None and len(log.events) > start:
+                    return log.events[start:]
+                remaining = deadline - time.monotonic()
+                if remaining <= 0:
+                    return []
+                self._changed.wait(remaining)
+
+    def exists(self, run_id: str) -> bool:
+        """True while the run's events are kept."""
+        with self._changed:
+            return run_id in self._logs
+
+    def _evict(self) -> None:
+        now = time.monotonic()
+        while self._logs:
+            oldest = next(iter(self._logs.values()))
+            if len(self._logs) <= self.max_runs and now - oldest.touched < self.ttl:
+                return
+            self._logs.popitem(last=False)
+
+
+def _position(after: str | None) -> int:
+    try:
+        return max(0, int(after)) if after else 0
+    except ValueError:
+        return 0
+
+
+class RedisEventLog:
+    """One capped, expiring Redis Stream per run: ``<prefix><run_id>``."""
+
+    def __init__(
+        self,
+        url: str,
+        *,
+        key_prefix: str = "diagnosis:events:",
+        max_events: int = MAX_EVENTS,
+        ttl_seconds: int = TTL_SECONDS,
+    ) -> None:
+        # Reads block up to the keep-alive interval; the socket timeout must outlast them.
+        # A down Redis must cost a run little per event: connecting gives up after 1 s.
+        self.client = redis.Redis.from_url(url, socket_connect_timeout=1, socket_timeout=60)
+        self.prefix = key_prefix
+        self.max_events = max_events
+        self.ttl = ttl_seconds
+
+    def append(self, run_id: str, kind: str, data: Any) -> str:
+        """``XADD`` (capped) and refresh the stream's TTL, in one round trip."""
+        key = self.prefix + run_id
+        body = json.dumps({"kind": kind, "data": data}, ensure_ascii=False, default=str)
+        pipe = self.client.pipeline(transaction=False)
+        pipe.xadd(key, {"e": body}, maxlen=self.max_events, approximate=True)
+        pipe.expire(key, self.ttl)
+        event_id, _ = pipe.execute()
+        return _text(event_id)
+
+    def read(self, run_id: str, after: str | None, timeout: float) -> list[Event]:
+        """``XREAD BLOCK`` after ``after`` (from the start when None)."""
+        key = self.prefix + run_id
+        reply: Sequence[Any] = self.client.xread(
+            {key: after or "0-0"}, block=max(1, int(timeout * 1000))
+        )
+        events: list[Event] = []
+        for _stream, entries in reply or ():
+            for event_id, fields in entries:
+                body = json.loads(_text(fields.get(b"e") or fields.get("e") or "{}"))
+                events.append(Event(_text(event_id), body.get("kind", ""), body.get("data")))
+        return events
+
+    def exists(self, run_id: str) -> bool:
+        """True while the stream exists (it expires ``ttl`` s after its last event)."""
+        return bool(self.client.exists(self.prefix + run_id))
+
+    def close(self) -> None:
+        """Close the connection pool."""
+        self.client.close()
+
+
+def _text(value: Any) -> str:
+    return value.decode() if isinstance(value, bytes) else str(value)

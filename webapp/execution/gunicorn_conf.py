@@ -1,0 +1,34 @@
+"""gunicorn settings for ``make serve``: gevent workers, so an open stream costs no thread.
+
+An SSE stream is open for a whole run (seconds to minutes). With threaded workers each stream
+holds one of ``workers x threads`` request threads and everything else queues behind them; with
+gevent each request is a greenlet, so 1,000 open streams per worker cost ~1,000 small stacks
+and ``/healthz`` stays fast. The database drivers must be cooperative under gevent: PyMySQL and
+redis-py are pure Python (their sockets are patched with the rest); psycopg2 is C, made
+cooperative by psycogreen's wait callback, installed here in every worker. Runs executing in
+this process (``RUN_EXECUTOR=thread``) become greenlets too: fine for LLM calls (network
+waits), while CPU-heavy offline analysis belongs on Celery workers (``RUN_EXECUTOR=celery``).
+
+Schema creation needs nothing here: every process creates what is missing under a database
+lock (:func:`webapp.db.create_schema`).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+worker_class = "gevent"
+worker_connections = 1000
+timeout = 300
+graceful_timeout = 30
+keepalive = 5
+accesslog = "-"
+
+
+def post_fork(server: Any, worker: Any) -> None:
+    """Make psycopg2 cooperative in the worker (before any connection is made)."""
+    try:
+        from psycogreen.gevent import patch_psycopg
+    except ImportError:  # PostgreSQL support not installed: nothing to patch
+        return
+    patch_psycopg()

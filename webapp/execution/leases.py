@@ -1,0 +1,118 @@
+"""Leases of runs in flight, and the reaper of runs whose holder died (SPEC section 11).
+
+Every process that holds runs (a web process executing on its pool, a Celery worker) renews
+their ``lease_expires_at`` every third of the lease; every process (web and worker alike) also
+reaps, at start-up and then on the same tick: a PENDING or RUNNING run whose lease ran out is
+failed ``interrupted: ...`` with its partial trace, and its event log gets ``error`` + ``done``
+so relays end. A run whose worker is SIGKILLed is therefore FAILED within its lease plus one
+tick. The lease is ``RUN_LEASE_SECONDS`` (default 60): it must outlast the longest pause of a
+healthy holder (a stop-the-world GC, a database failover), not the run itself.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+
+from ..db import is_bound
+from ..services.runs import FAILED, Reaped, RunStore
+from .events import DONE, EventLog
+
+log = logging.getLogger(__name__)
+
+#: After this many ticks in a row that failed (database unreachable), tick less often.
+QUIET_AFTER_FAILURES = 3
+MAX_BACKOFF = 8
+
+
+class LeaseKeeper:
+    """Renews the leases of the runs this process holds; reaps expired runs of anyone."""
+
+    def __init__(self, runs: RunStore, events: EventLog | None, lease_seconds: float) -> None:
+        self.runs = runs
+        self.events = events
+        self.interval = max(0.2, lease_seconds / 3)
+        self._held: set[str] = set()
+        self._lock = threading.Lock()
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+        self._failures = 0
+
+    def hold(self, run_id: str) -> None:
+        """Renew ``run_id``'s lease from now on, until :meth:`release`."""
+        with self._lock:
+            self._held.add(run_id)
+
+    def release(self, run_id: str) -> None:
+        """Stop renewing ``run_id``'s lease."""
+        with self._lock:
+            self._held.discard(run_id)
+
+    def held(self) -> list[str]:
+        """The runs whose lease this process renews."""
+        with self._lock:
+            return sorted(self._held)
+
+    def tick(self) -> list[Reaped]:
+        """One heartbeat and one reaper pass; returns the runs reaped."""
+        self.runs.renew(self.held())
+        reaped = self.runs.reap()
+        for run in reaped:
+            self._announce(run)
+        return reaped
+
+    def _announce(self, run: Reaped) -> None:
+        if self.events is None:
+            return
+        try:
+            error = {"message": run.error_message, "runId": run.run_id}
+            self.events.append(run.run_id, "error", error)
+            self.events.append(
+                run.run_id,
+                DONE,
+                {
+                    "sessionId": run.session_id,
+                    "runId": run.run_id,
+                    "status": FAILED,
+                    "success": False,
+                    "degraded": False,
+                },
+            )
+        except Exception as exc:
+            log.warning("could not publish the end of reaped run %s: %s", run.run_id, exc)
+
+    def start(self) -> None:
+        """Tick now (in the caller), then every ``interval`` s on a daemon thread (idempotent)."""
+        if self._thread is not None:
+            return
+        try:
+            self.tick()
+        except Exception as exc:  # the database may not be up yet; the thread tries again
+            log.warning("lease keeper start-up tick failed: %s", exc)
+        self._thread = threading.Thread(target=self._loop, name="lease-keeper", daemon=True)
+        self._thread.start()
+
+    def stop(self) -> None:
+        """Stop ticking."""
+        self._stop.set()
+
+    def _loop(self) -> None:
+        while not self._stop.wait(self._pause()):
+            if not is_bound(self.runs.database):
+                # The models were bound to another database (a newer app in this process, as
+                # in tests): this keeper's queries would land there, so it retires.
+                return
+            try:
+                self.tick()
+                self._failures = 0
+            except Exception as exc:
+                self._failures += 1
+                if self._failures <= QUIET_AFTER_FAILURES:
+                    log.warning("lease keeper tick failed: %s", exc)
+
+    def _pause(self) -> float:
+        # A process holding runs keeps its rhythm (a late renewal would get them reaped); one
+        # holding none (an idle app whose database is gone) tries less often.
+        if self.held():
+            return self.interval
+        return self.interval * min(MAX_BACKOFF, 2 ** max(0, self._failures - QUIET_AFTER_FAILURES))

@@ -1,0 +1,162 @@
+"""OpenTelemetry export of runs as GenAI-convention spans (off unless configured).
+
+With ``OTEL_EXPORTER_OTLP_ENDPOINT`` set, every run executed by this process is exported over
+OTLP/HTTP (``<endpoint>/v1/traces``) by the official SDK, batched off the run's thread:
+
+* ``invoke_agent <agent>`` - the root span of a run (``gen_ai.operation.name=invoke_agent``,
+  ``gen_ai.agent.name``, ``gen_ai.conversation.id`` = session id, ``diagnosis.run_id``,
+  ``diagnosis.session_id``, ``diagnosis.flow``; status ERROR when the run FAILED);
+* ``chat <model>`` - one per model step (``gen_ai.request.model``, ``gen_ai.usage.input_tokens``,
+  ``gen_ai.usage.output_tokens``, the agent, the step status);
+* ``execute_tool <name>`` - one per tool invocation (``gen_ai.tool.name``, its status and
+  ``gen_ai.tool.call.id`` = the invocation id).
+
+Model and tool spans are recorded where the audit rows are written (:class:`TracingAudit`
+wraps the audit store), so they are exactly the steps and invocations the trace API shows.
+Message contents are not exported: nothing leaves the process but ids, names, counts, timings.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from typing import Any
+
+from opentelemetry.sdk.resources import Resource
+from opentelemetry.sdk.trace import TracerProvider
+from opentelemetry.sdk.trace.export import BatchSpanProcessor
+from opentelemetry.trace import Span, SpanKind, Status, StatusCode, Tracer
+
+from diagnosis_graph.workflow.ports import InvocationRecord
+
+from ..audit import InvocationDraft, StepEnd, StepStart
+
+SCOPE = "webapp.execution"
+PROVIDER = "openai"
+
+
+def otlp_provider(endpoint: str, service_name: str) -> TracerProvider:
+    """A tracer provider exporting over OTLP/HTTP to ``endpoint`` (batched)."""
+    from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
+
+    provider = TracerProvider(resource=Resource.create({"service.name": service_name}))
+    exporter = OTLPSpanExporter(endpoint=endpoint.rstrip("/") + "/v1/traces")
+    provider.add_span_processor(BatchSpanProcessor(exporter))
+    return provider
+
+
+class RunTelemetry:
+    """Opens the root span of each run; hands out the tracer for its model and tool spans."""
+
+    def __init__(self, provider: TracerProvider) -> None:
+        self.provider = provider
+        self.tracer: Tracer = provider.get_tracer(SCOPE)
+
+    @contextmanager
+    def run(self, *, agent: str, session_id: str, run_id: str, flow: str) -> Iterator[Span]:
+        """The ``invoke_agent`` span, current for the block (children attach to it)."""
+        attributes = {
+            "gen_ai.operation.name": "invoke_agent",
+            "gen_ai.agent.name": agent,
+            "gen_ai.conversation.id": session_id,
+            "diagnosis.run_id": run_id,
+            "diagnosis.session_id": session_id,
+            "diagnosis.flow": flow,
+        }
+        with self.tracer.start_as_current_span(
+            f"invoke_agent {agent}", kind=SpanKind.INTERNAL, attributes=attributes
+        ) as span:
+            yield span
+
+    @staticmethod
+    def finish(span: Span, status: str, error: str | None) -> None:
+        """Record the run's final status on its span."""
+        span.set_attribute("diagnosis.status", status)
+        if status != "SUCCESS":
+            span.set_status(Status(StatusCode.ERROR, error or status))
+
+    def shutdown(self) -> None:
+        """Flush pending spans and stop exporting."""
+        self.provider.shutdown()
+
+
+class TracingAudit:
+    """An audit store that also records ``chat`` and ``execute_tool`` spans; delegates the rest."""
+
+    def __init__(self, inner: Any, tracer: Tracer) -> None:
+        self.inner = inner
+        self.tracer = tracer
+        self._open: dict[int, Span] = {}
+        self._lock = threading.Lock()
+
+    def before_model(self, start: StepStart) -> int:
+        """Write the step, and open its ``chat <model>`` span."""
+        span = self.tracer.start_span(
+            f"chat {start.model}",
+            kind=SpanKind.CLIENT,
+            attributes={
+                "gen_ai.operation.name": "chat",
+                "gen_ai.provider.name": PROVIDER,
+                "gen_ai.request.model": start.model,
+                "gen_ai.agent.name": start.agent_name,
+            },
+        )
+        try:
+            step_id = int(self.inner.before_model(start))
+        except Exception as exc:
+            span.set_status(Status(StatusCode.ERROR, str(exc)[:200]))
+            span.end()
+            raise
+        with self._lock:
+            self._open[step_id] = span
+        return step_id
+
+    def after_model(self, step_id: int, end: StepEnd) -> None:
+        """Complete the step, and close its span with the token usage."""
+        with self._lock:
+            span = self._open.pop(step_id, None)
+        try:
+            self.inner.after_model(step_id, end)
+        finally:
+            if span is not None:
+                span.set_attribute("gen_ai.usage.input_tokens", end.prompt_tokens)
+                span.set_attribute("gen_ai.usage.output_tokens", end.completion_tokens)
+                span.set_attribute("diagnosis.step_status", end.status)
+                if end.status != "SUCCESS":
+                    span.set_status(Status(StatusCode.ERROR, (end.error or end.status)[:200]))
+                span.end()
+
+    def record(self, draft: InvocationDraft) -> str:
+        """Write the invocation, and an ``execute_tool <name>`` span covering its duration."""
+        invocation_id = str(self.inner.record(draft))
+        now = time.time_ns()
+        span = self.tracer.start_span(
+            f"execute_tool {draft.tool_name}",
+            kind=SpanKind.INTERNAL,
+            start_time=now - draft.duration_ms * 1_000_000,
+            attributes={
+                "gen_ai.operation.name": "execute_tool",
+                "gen_ai.tool.name": draft.tool_name,
+                "gen_ai.tool.call.id": invocation_id,
+                "gen_ai.agent.name": draft.agent_name,
+                "diagnosis.tool_status": draft.status,
+            },
+        )
+        if draft.status != "SUCCESS":
+            span.set_status(Status(StatusCode.ERROR, (draft.error_message or draft.status)[:200]))
+        span.end(end_time=now)
+        return invocation_id
+
+    def invocations_for_run(self, run_id: str) -> Sequence[InvocationRecord]:
+        """Delegated."""
+        result: Sequence[InvocationRecord] = self.inner.invocations_for_run(run_id)
+        return result
+
+    def attach_evidence(self, refs: Mapping[str, list[dict[str, Any]]]) -> None:
+        """Delegated."""
+        self.inner.attach_evidence(refs)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.inner, name)

@@ -1,0 +1,43 @@
+"""The Celery worker's entry point: ``celery -A webapp.execution.worker worker`` (``make worker``).
+
+Configuration is read from the environment lazily (when Celery first needs it, never at
+import); the services are built once per worker process, on its first task. The worker also
+reaps: runs whose holder died are failed ``interrupted`` by whichever process ticks first.
+"""
+
+from __future__ import annotations
+
+from celery import Celery
+from celery.signals import worker_process_init, worker_ready
+
+from ..config import Settings
+from .celery_app import celery_config
+from .jobs import JobRunner
+from .tasks import LazyRunner, register_tasks
+
+
+def build_runner() -> JobRunner:
+    """The services of a worker process, from the environment."""
+    from ..wiring import build_services
+
+    services = build_services(Settings.from_env(), role="worker")
+    assert services.runner is not None
+    return services.runner
+
+
+app = Celery("diagnosis")
+app.add_defaults(lambda: celery_config(Settings.from_env()))
+runner = LazyRunner(build_runner)
+execute_run = register_tasks(app, runner)
+
+
+@worker_ready.connect
+def _start_reaping(**_: object) -> None:
+    # Build at start-up (schema, reaper tick) rather than on the first task.
+    runner.get()
+
+
+@worker_process_init.connect
+def _after_fork(**_: object) -> None:
+    # A prefork pool child must not share its parent's connections or lease-keeper thread.
+    runner.forget()

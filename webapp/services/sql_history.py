@@ -1,0 +1,85 @@
+"""Session history read from the SQL record of the session's runs (no Redis configured).
+
+Decision (issue 11 item 6): without ``REDIS_URL`` the history of a session is its runs in the
+database - each SUCCESS chat run gives its question and answer - so any number of web workers
+and Celery workers see the same history, and it survives restarts. Nothing extra is written:
+the run record already holds both turns (``append`` is a no-op). ``clear`` stamps
+``chat_session.history_cleared_at``; runs started before it are no longer history (they stay
+the audit record). The newest ``max_messages`` messages count, as with Redis; a session past
+its ``expires_at`` has none.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from peewee import Database, DatabaseError, InterfaceError
+
+from ..models import ChatSession, DiagnosisRun, utcnow
+from .history import HistoryLoad, HistoryMessage, HistoryWrite, check_session_id
+from .runs import CHAT, SUCCESS
+
+
+class SqlHistory:
+    """A :class:`~webapp.services.history.HistoryStore` over ``diagnosis_run`` rows."""
+
+    def __init__(self, database: Database, max_messages: int) -> None:
+        self.database = database
+        self.max_messages = max_messages
+
+    def load(self, session_id: str) -> HistoryLoad:
+        """The newest question/answer pairs of the session's successful chat runs."""
+        check_session_id(session_id)
+        try:
+            with self.database.connection_context():
+                return HistoryLoad(self._messages(session_id))
+        except (DatabaseError, InterfaceError) as exc:
+            return HistoryLoad([], available=False, error=f"{type(exc).__name__}: {exc}")
+
+    def _messages(self, session_id: str) -> list[HistoryMessage]:
+        session = ChatSession.get_or_none(ChatSession.session_id == session_id)
+        if session is None or (session.expires_at and session.expires_at < utcnow()):
+            return []
+        query = DiagnosisRun.select(
+            DiagnosisRun.run_id, DiagnosisRun.question, DiagnosisRun.answer, DiagnosisRun.started_at
+        ).where(
+            (DiagnosisRun.session_id == session_id)
+            & (DiagnosisRun.agent_flow == CHAT)
+            & (DiagnosisRun.status == SUCCESS)
+            & DiagnosisRun.answer.is_null(False)
+        )
+        if session.history_cleared_at is not None:
+            query = query.where(DiagnosisRun.started_at > session.history_cleared_at)
+        pairs = (self.max_messages + 1) // 2
+        rows = list(query.order_by(DiagnosisRun.started_at.desc()).limit(pairs))
+        messages: list[HistoryMessage] = []
+        for row in reversed(rows):
+            at = row.started_at.isoformat(timespec="milliseconds") + "Z"
+            messages.append(HistoryMessage("user", row.question, row.run_id, at))
+            messages.append(HistoryMessage("assistant", row.answer, row.run_id, at))
+        return messages[-self.max_messages :]
+
+    def append(self, session_id: str, messages: Sequence[HistoryMessage]) -> HistoryWrite:
+        """Nothing to write: the finished run is the history."""
+        check_session_id(session_id)
+        return HistoryWrite()
+
+    def clear(self, session_id: str) -> int:
+        """Start the session's history afresh; return how many messages it had."""
+        had = len(self.load(session_id).messages)
+        with self.database.connection_context():
+            (
+                ChatSession.update(history_cleared_at=utcnow())
+                .where(ChatSession.session_id == session_id)
+                .execute()
+            )
+        return had
+
+    def ping(self) -> bool:
+        """True when the database answers."""
+        try:
+            with self.database.connection_context():
+                self.database.execute_sql("SELECT 1")
+            return True
+        except (DatabaseError, InterfaceError):
+            return False
