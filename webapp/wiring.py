@@ -51,6 +51,10 @@ def chat_model(settings: Settings) -> ChatModel:
         model=settings.llm_model,
         base_url=settings.openai_base_url,
         timeout_seconds=settings.llm_timeout_seconds,
+        response_format=settings.llm_response_format,
+        max_tokens=settings.max_tokens_table(),
+        temperature=settings.llm_temperature,
+        stream=settings.llm_stream,
     )
 
 
@@ -96,6 +100,8 @@ def build_services(
     backend = backend or DemoTelemetryBackend()
     knowledge = knowledge_for(backend, settings.knowledge_db, settings.knowledge_dir)
     model = model or chat_model(settings)
+    # Agents ask for json_schema; the OpenAI-compatible client adapts it to
+    # LLM_RESPONSE_FORMAT and to what its endpoint supports (webapp.llm.formats).
     audit = SqlAudit(database)
     tracker = RetrievedDocTracker()
     diagnoser = Diagnoser(
@@ -104,8 +110,8 @@ def build_services(
         knowledge=knowledge,
         audit=audit,
         tracker=tracker,
-        response_mode=settings.llm_response_format,
     )
+    diagnoser.invoker.run_deadline_seconds = settings.run_deadline_seconds
     # The simple flow's agent uses the same knowledge, log and metric tools as the executor.
     simple = SimpleChat(model, audit, audit, lambda: diagnoser.tools)
     history = history or history_store(
@@ -129,8 +135,8 @@ def build_services(
         audit=audit,
         backend=backend,
         knowledge=knowledge,
-        response_mode=settings.llm_response_format,
     )
+    supervisor.invoker.run_deadline_seconds = settings.run_deadline_seconds
     return Services(
         settings,
         database,

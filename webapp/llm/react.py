@@ -5,12 +5,19 @@ tool calls run in one node execution; calls beyond the budget, unknown tools and
 fail the tool's schema are BLOCKED (recorded, and the model is told why); once the budget is
 spent the model is asked for its final output with tools disabled; ``max_blocked`` blocked calls
 end the execution with TOOL_BLOCKED.
+
+Tool calls arrive natively (``tool_calls``) or, for a model whose ``native_tools`` is False (the
+capability probe saw its server ignore tools), through the JSON action protocol of
+:mod:`webapp.llm.actions`. A native-mode reply whose content is a JSON ``call`` action is taken
+as a call too (a server that ignored the tools while the model knew the protocol). Each model
+call is one ``agent_step``; a failed call records its cause and a final output that does not
+validate records the first schema error (``agent_step.error``, status FAILED).
 """
 
 from __future__ import annotations
 
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -19,12 +26,18 @@ from diagnosis_graph.workflow.ports import BLOCKED
 
 from ..audit import StepEnd, StepHook, StepStart
 from ..tools.registry import ToolBox
-from .types import ChatModel, ChatResult, LLMError, Message
+from . import actions
+from .errors import cause_of
+from .types import ChatModel, ChatResult, LLMError, Message, ToolCall
 
 FINAL_ANSWER_NOW = (
     "The tool budget for this step is spent. Do not call tools any more: answer now with the "
     "final JSON object, using only the evidence you already have."
 )
+FINAL_ACTION_NOW = FINAL_ANSWER_NOW + ' Reply with {"action": "final", "output": {...}}.'
+
+#: Returns the first validation error of a final output, or None when it is valid.
+Validator = Callable[[str | None], str | None]
 
 
 @dataclass(frozen=True)
@@ -56,8 +69,14 @@ def call_model(
     tools: Sequence[dict[str, Any]] | None = None,
     tool_choice: str | None = None,
     response_format: dict[str, Any] | None = None,
+    validate: Validator | None = None,
+    read_calls: Callable[[ChatResult], list[ToolCall]] | None = None,
 ) -> tuple[ChatResult, int]:
-    """One logical model call recorded as one ``agent_step``; returns the result and step id."""
+    """One logical model call recorded as one ``agent_step``; returns the result and step id.
+
+    ``read_calls`` says which tool calls the reply makes (default: its native ``tool_calls``);
+    a reply without calls is the final output, checked with ``validate`` when given.
+    """
     model_input = {
         "messages": list(messages),
         "tools": [t["function"]["name"] for t in tools or []],
@@ -71,37 +90,59 @@ def call_model(
             messages, tools=tools, response_format=response_format, tool_choice=tool_choice
         )
     except LLMError as exc:
-        hook.after_model(
-            step_id,
-            StepEnd(
-                {"error": str(exc), "kind": exc.kind},
-                False,
-                0,
-                0,
-                exc.attempts,
-                _ms(started),
-                "FAILED",
-                str(exc),
-            ),
-        )
+        cause = cause_of(exc)
+        output = {"error": str(exc), "kind": exc.kind}
+        end = StepEnd(output, False, 0, 0, exc.attempts, _ms(started), "FAILED", cause)
+        hook.after_model(step_id, end)
         raise
+    calls = read_calls(result) if read_calls else result.tool_calls
+    problem = validate(result.content) if validate and not calls else None
     hook.after_model(
         step_id,
         StepEnd(
-            result.as_message(),
-            bool(result.tool_calls),
+            _recorded_output(result),
+            bool(calls),
             result.prompt_tokens,
             result.completion_tokens,
             result.attempts,
             _ms(started),
-            "SUCCESS",
+            "FAILED" if problem else "SUCCESS",
+            f"invalid output: {problem}" if problem else None,
         ),
     )
     return result, step_id
 
 
+def _recorded_output(result: ChatResult) -> dict[str, Any]:
+    output = result.as_message()
+    if result.response_mode is not None:
+        output["response_mode"] = result.response_mode
+    if result.downgrades:
+        output["response_format_downgrades"] = list(result.downgrades)
+    if result.finish_reason is not None:
+        output["finish_reason"] = result.finish_reason
+    return output
+
+
 def _ms(started: float) -> int:
     return int((time.perf_counter() - started) * 1000)
+
+
+def native_tools(model: ChatModel) -> bool:
+    """False when the model's endpoint ignores native tool calling (capability probe)."""
+    return bool(getattr(model, "native_tools", True))
+
+
+def _action_calls(round_no: int) -> Callable[[ChatResult], list[ToolCall]]:
+    def read(result: ChatResult) -> list[ToolCall]:
+        if result.tool_calls:
+            return result.tool_calls
+        action = actions.parse(result.content)
+        if action.kind != actions.CALL:
+            return []
+        return [ToolCall(f"action_{round_no}", action.tool, action.arguments)]
+
+    return read
 
 
 def run_react(
@@ -113,45 +154,51 @@ def run_react(
     *,
     response_format: dict[str, Any] | None = None,
     budget: Budget | None = None,
+    validate: Validator | None = None,
 ) -> AgentRun:
     """Let the model call tools within ``budget``, then return its final content."""
     budget = budget or Budget()
+    native = native_tools(model)
+    definitions = toolbox.definitions()
     conversation = list(messages)
+    if not native:
+        conversation = actions.with_instruction(conversation, definitions)
+        response_format = actions.response_format(response_format, definitions)
     calls = blocked = 0
     for round_no in range(budget.max_rounds + 1):
         spent = round_no == budget.max_rounds or calls >= budget.max_tool_calls
         if spent and round_no > 0:
-            conversation.append({"role": "user", "content": FINAL_ANSWER_NOW})
+            nudge = FINAL_ANSWER_NOW if native else FINAL_ACTION_NOW
+            conversation.append({"role": "user", "content": nudge})
+        read = _action_calls(round_no)
         try:
             result, step_id = call_model(
                 model,
                 hook,
                 agent,
                 conversation,
-                tools=toolbox.definitions(),
-                tool_choice="none" if spent else None,
+                tools=definitions if native else None,
+                tool_choice="none" if spent and native else None,
                 response_format=response_format,
+                validate=_final_validator(validate),
+                read_calls=read,
             )
         except LLMError as exc:
-            return AgentRun(exc.outcome, detail=str(exc), tool_calls=calls, blocked=blocked)
-        if not result.tool_calls:
-            return AgentRun(Outcome.COMPLETED, result.content, tool_calls=calls, blocked=blocked)
-        conversation.append(result.as_message())
-        for call in result.tool_calls:
+            return AgentRun(exc.outcome, detail=cause_of(exc), tool_calls=calls, blocked=blocked)
+        requested = read(result)
+        if not requested:
+            content = actions.parse(result.content).content
+            return AgentRun(Outcome.COMPLETED, content, tool_calls=calls, blocked=blocked)
+        conversation.append(_assistant_turn(result, requested, native))
+        for call in requested:
             if spent or calls >= budget.max_tool_calls:
-                outcome = toolbox.block(
-                    call.name,
-                    call.arguments,
-                    f"tool budget spent ({budget.max_tool_calls} calls)",
-                    step_id,
-                )
+                reason = f"tool budget spent ({budget.max_tool_calls} calls)"
+                outcome = toolbox.block(call.name, call.arguments, reason, step_id)
             else:
                 calls += 1
                 outcome = toolbox.call(call.name, call.arguments, step_id)
             blocked += outcome.status == BLOCKED
-            conversation.append(
-                {"role": "tool", "tool_call_id": call.id, "content": outcome.content}
-            )
+            conversation.append(_tool_turn(call, outcome.content, native))
             if blocked >= budget.max_blocked:
                 return AgentRun(
                     Outcome.TOOL_BLOCKED,
@@ -167,3 +214,23 @@ def run_react(
         tool_calls=calls,
         blocked=blocked,
     )
+
+
+def _final_validator(validate: Validator | None) -> Validator | None:
+    if validate is None:
+        return None
+    return lambda content: validate(actions.parse(content).content)
+
+
+def _assistant_turn(result: ChatResult, requested: list[ToolCall], native: bool) -> Message:
+    if not native:
+        return {"role": "assistant", "content": result.content}
+    # Native conversations pair every call with a tool message by id, including a JSON action
+    # the model wrote in its content.
+    return ChatResult(content=result.content, tool_calls=requested).as_message()
+
+
+def _tool_turn(call: ToolCall, content: str, native: bool) -> Message:
+    if native:
+        return {"role": "tool", "tool_call_id": call.id, "content": content}
+    return actions.result_message(call.name, content)
