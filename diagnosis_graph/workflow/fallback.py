@@ -36,7 +36,18 @@ def why_fallback(events: list[Mapping[str, Any]] | Any) -> str:
     if source is None:
         return "the diagnosis could not start"
     key = (str(source["node"]), str(source["reason_code"]))
-    return _WHY.get(key, f"the {key[0]} step ended with '{key[1]}'")
+    why = _WHY.get(key, f"the {key[0]} step ended with '{key[1]}'")
+    return why + _cause(source)
+
+
+def _cause(event: Mapping[str, Any]) -> str:
+    """The node's own explanation (the real cause), when its event carries one."""
+    detail = str(event.get("detail") or "").strip().rstrip(".")
+    if not detail:
+        return ""
+    if event.get("outcome") == "INVALID_OUTPUT":
+        detail = f"invalid output, {detail}"
+    return f" - cause: {detail}"
 
 
 def fallback_answer(state: Mapping[str, Any]) -> str:

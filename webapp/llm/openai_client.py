@@ -76,6 +76,8 @@ logger = logging.getLogger(__name__)
 #: Passed explicitly so the SDK never falls back to ``OPENAI_BASE_URL`` from the environment.
 OPENAI_BASE_URL = "https://api.openai.com/v1"
 MAX_TOTAL_SECONDS_CAP = 300.0
+#: Each probe request's timeout (at most the call timeout): small answers, one attempt.
+PROBE_TIMEOUT_SECONDS = 20.0
 # An attempt with less time than this cannot get an answer; it only turns a 5xx into a timeout.
 _MIN_ATTEMPT_SECONDS = 0.05
 # What a call can fail with that is about the endpoint, not about this code: the SDK's errors,
@@ -168,7 +170,11 @@ class OpenAIChatClient:
 
     def _probe(self, caps: Capabilities) -> None:
         probe(
-            self._client, self._model, caps, timeout=min(self._timeout, 30.0), secret=self._api_key
+            self._client,
+            self._model,
+            caps,
+            timeout=min(self._timeout, PROBE_TIMEOUT_SECONDS),
+            secret=self._api_key,
         )
 
     def complete(
