@@ -44,8 +44,8 @@ def instruction(tools: Sequence[dict[str, Any]]) -> str:
     lines = [
         "Tool calling works through JSON replies here. Reply with exactly one JSON object:",
         '- to call a tool: {"action": "call", "tool": "<tool name>", "arguments": {...}}',
-        '- when you have the final answer: {"action": "final", "output": {...the final JSON '
-        "object...}}",
+        '- when you are done: {"action": "final", "output": <the final answer: the JSON object '
+        "asked for, or text when none is asked for>}",
         "Call one tool per reply; its result comes back in the next message.",
         "Tools (name: description; arguments as a JSON schema):",
     ]

@@ -157,63 +157,81 @@ def run_react(
     validate: Validator | None = None,
 ) -> AgentRun:
     """Let the model call tools within ``budget``, then return its final content."""
-    budget = budget or Budget()
-    native = native_tools(model)
+    loop = _Loop(budget or Budget(), toolbox, native_tools(model), list(messages))
     definitions = toolbox.definitions()
-    conversation = list(messages)
-    if not native:
-        conversation = actions.with_instruction(conversation, definitions)
+    if not loop.native:
+        loop.conversation = actions.with_instruction(loop.conversation, definitions)
         response_format = actions.response_format(response_format, definitions)
-    calls = blocked = 0
-    for round_no in range(budget.max_rounds + 1):
-        spent = round_no == budget.max_rounds or calls >= budget.max_tool_calls
+    for round_no in range(loop.budget.max_rounds + 1):
+        spent = loop.spent(round_no)
         if spent and round_no > 0:
-            nudge = FINAL_ANSWER_NOW if native else FINAL_ACTION_NOW
-            conversation.append({"role": "user", "content": nudge})
+            nudge = FINAL_ANSWER_NOW if loop.native else FINAL_ACTION_NOW
+            loop.conversation.append({"role": "user", "content": nudge})
         read = _action_calls(round_no)
         try:
             result, step_id = call_model(
                 model,
                 hook,
                 agent,
-                conversation,
-                tools=definitions if native else None,
-                tool_choice="none" if spent and native else None,
+                loop.conversation,
+                tools=definitions if loop.native else None,
+                tool_choice="none" if spent and loop.native else None,
                 response_format=response_format,
                 validate=_final_validator(validate),
                 read_calls=read,
             )
         except LLMError as exc:
-            return AgentRun(exc.outcome, detail=cause_of(exc), tool_calls=calls, blocked=blocked)
+            return loop.ended(exc.outcome, detail=cause_of(exc))
         requested = read(result)
         if not requested:
-            content = actions.parse(result.content).content
-            return AgentRun(Outcome.COMPLETED, content, tool_calls=calls, blocked=blocked)
-        conversation.append(_assistant_turn(result, requested, native))
+            return loop.ended(Outcome.COMPLETED, actions.parse(result.content).content)
+        stopped = loop.run_calls(result, requested, step_id, spent)
+        if stopped is not None or spent:
+            return stopped or loop.kept_calling()
+    return loop.kept_calling()
+
+
+class _Loop:
+    """The state of one ReAct execution: conversation, counters, and how tool calls run."""
+
+    def __init__(
+        self, budget: Budget, toolbox: ToolBox, native: bool, conversation: list[Message]
+    ) -> None:
+        self.budget, self.toolbox, self.native = budget, toolbox, native
+        self.conversation = conversation
+        self.calls = self.blocked = 0
+
+    def spent(self, round_no: int) -> bool:
+        return round_no == self.budget.max_rounds or self.calls >= self.budget.max_tool_calls
+
+    def ended(
+        self, outcome: Outcome, content: str | None = None, *, detail: str | None = None
+    ) -> AgentRun:
+        return AgentRun(outcome, content, detail, tool_calls=self.calls, blocked=self.blocked)
+
+    def kept_calling(self) -> AgentRun:
+        return self.ended(
+            Outcome.TOOL_BLOCKED, detail="the model kept calling tools after its budget"
+        )
+
+    def run_calls(
+        self, result: ChatResult, requested: list[ToolCall], step_id: int, spent: bool
+    ) -> AgentRun | None:
+        """Run (or block) each requested call; an AgentRun when too many were blocked."""
+        self.conversation.append(_assistant_turn(result, requested, self.native))
         for call in requested:
-            if spent or calls >= budget.max_tool_calls:
-                reason = f"tool budget spent ({budget.max_tool_calls} calls)"
-                outcome = toolbox.block(call.name, call.arguments, reason, step_id)
+            if spent or self.calls >= self.budget.max_tool_calls:
+                reason = f"tool budget spent ({self.budget.max_tool_calls} calls)"
+                outcome = self.toolbox.block(call.name, call.arguments, reason, step_id)
             else:
-                calls += 1
-                outcome = toolbox.call(call.name, call.arguments, step_id)
-            blocked += outcome.status == BLOCKED
-            conversation.append(_tool_turn(call, outcome.content, native))
-            if blocked >= budget.max_blocked:
-                return AgentRun(
-                    Outcome.TOOL_BLOCKED,
-                    detail=f"{blocked} tool calls were blocked",
-                    tool_calls=calls,
-                    blocked=blocked,
-                )
-        if spent:
-            break
-    return AgentRun(
-        Outcome.TOOL_BLOCKED,
-        detail="the model kept calling tools after its budget",
-        tool_calls=calls,
-        blocked=blocked,
-    )
+                self.calls += 1
+                outcome = self.toolbox.call(call.name, call.arguments, step_id)
+            self.blocked += outcome.status == BLOCKED
+            self.conversation.append(_tool_turn(call, outcome.content, self.native))
+            if self.blocked >= self.budget.max_blocked:
+                detail = f"{self.blocked} tool calls were blocked"
+                return self.ended(Outcome.TOOL_BLOCKED, detail=detail)
+        return None
 
 
 def _final_validator(validate: Validator | None) -> Validator | None:
