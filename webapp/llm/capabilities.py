@@ -173,10 +173,10 @@ def probe(
     """Fill ``caps`` from at most four small requests (module docstring)."""
     caps.probe_error = None
     try:
-        caps.models = [m.id for m in client.models.list(timeout=timeout)]
-    except openai.OpenAIError:
-        caps.models = None  # many servers do not serve /models; not an error by itself
-    try:
+        try:
+            caps.models = [m.id for m in client.models.list(timeout=timeout)]
+        except openai.APIStatusError:
+            caps.models = None  # many servers do not serve /models; not an error by itself
         if caps.adaptive:
             caps.json_schema = _json_probe(client, model, timeout, _schema_format())
             if caps.json_schema is False:
@@ -184,6 +184,7 @@ def probe(
                 caps.json_object_schema = _json_probe(client, model, timeout, object_schema)
         caps.tool_calls = _tool_probe(client, model, timeout)
     except openai.OpenAIError as exc:
+        # An unreachable endpoint fails on the models list already: one timeout, not four.
         # Unreachable, auth, rate limited: capabilities stay unknown; the cause is reported.
         caps.probe_error = str(classify_error(exc, secret=secret))
 

@@ -7,6 +7,7 @@ the right mode or in an honest fallback, and the number of requests it took is a
 from __future__ import annotations
 
 import json
+import socket
 import time
 from collections.abc import Iterator
 from typing import Any
@@ -300,3 +301,18 @@ def test_the_run_deadline_falls_back_with_a_clear_reason() -> None:
 def test_the_recorded_llamacpp_body_is_a_format_rejection() -> None:
     # Guard the fixture text the emulation uses: it must name the field the client looks for.
     assert "'response_format'" in LLAMACPP_JSON_SCHEMA_REJECTED
+
+
+def test_an_unreachable_endpoint_leaves_capabilities_unknown_with_the_cause() -> None:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    model = OpenAIChatClient(
+        api_key="local", model="m", base_url=f"http://127.0.0.1:{port}/v1", timeout_seconds=2.0
+    )
+
+    caps = model.ensure_capabilities()
+
+    assert caps.probe_error is not None and "connection" in caps.probe_error
+    assert (caps.json_schema, caps.tool_calls) == (None, None)
+    assert caps.mode == formats.JSON_SCHEMA and model.native_tools  # unknown: assume the best
