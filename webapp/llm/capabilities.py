@@ -112,6 +112,12 @@ class Capabilities:
                     self.json_object_schema = False
             return self.mode
 
+    def saw_tools_ignored(self) -> None:
+        """A tool request came back as plain content that is not the expected output."""
+        with self._lock:
+            if self.tool_calls is None:
+                self.tool_calls = False
+
     def record_call(
         self, outcome: str, *, kind: str | None = None, detail: str | None = None
     ) -> None:
@@ -170,22 +176,27 @@ class Prober:
 def probe(
     client: openai.OpenAI, model: str, caps: Capabilities, *, timeout: float, secret: str
 ) -> None:
-    """Fill ``caps`` from at most four small requests (module docstring)."""
+    """Fill what ``caps`` does not know yet from at most four small requests (module doc).
+
+    A repeated probe (after one that failed) asks only about what is still unknown.
+    """
     caps.probe_error = None
     try:
-        try:
-            caps.models = [m.id for m in client.models.list(timeout=timeout)]
-        except openai.APIStatusError:
-            caps.models = None  # many servers do not serve /models; not an error by itself
-        if caps.adaptive:
+        if caps.models is None:
+            try:
+                caps.models = [m.id for m in client.models.list(timeout=timeout)]
+            except openai.APIStatusError:
+                caps.models = []  # many servers do not serve /models; not an error by itself
+        if caps.adaptive and caps.json_schema is None:
             caps.json_schema = _json_probe(client, model, timeout, _schema_format())
-            if caps.json_schema is False:
-                object_schema = {"type": "json_object", "schema": _PROBE_SCHEMA}
-                caps.json_object_schema = _json_probe(client, model, timeout, object_schema)
-        caps.tool_calls = _tool_probe(client, model, timeout)
+        if caps.adaptive and caps.json_schema is False and caps.json_object_schema is None:
+            object_schema = {"type": "json_object", "schema": _PROBE_SCHEMA}
+            caps.json_object_schema = _json_probe(client, model, timeout, object_schema)
+        if caps.tool_calls is None:
+            caps.tool_calls = _tool_probe(client, model, timeout)
     except openai.OpenAIError as exc:
-        # An unreachable endpoint fails on the models list already: one timeout, not four.
-        # Unreachable, auth, rate limited: capabilities stay unknown; the cause is reported.
+        # Unreachable, auth, rate limited, too slow: what is unknown stays unknown, the cause is
+        # reported; an unreachable endpoint fails on the models list already (one timeout).
         caps.probe_error = str(classify_error(exc, secret=secret))
 
 

@@ -9,7 +9,9 @@ name; the OpenAI-compatible client adapts it to the endpoint's mode:
 * ``json_object`` - ``{"type": "json_object"}``: some JSON object, nothing more.
 * ``prompt`` - no ``response_format`` at all, for servers that reject every JSON mode.
 
-Below ``json_schema`` the schema travels as text too: the full instruction is appended to the
+Below ``json_schema`` the schema is sent without length, count and pattern constraints
+(:func:`grammar_schema`: they make llama.cpp's schema grammar explode, and validation enforces
+them after the call), and it travels as text too: the full instruction is appended to the
 last user message (chat templates such as gemma's drop the system message) and the system
 message points to it. ``LLM_RESPONSE_FORMAT=auto`` starts from what the capability probe found
 and steps down this ladder, one rung per rejected request; an explicit mode is never changed.
@@ -51,13 +53,34 @@ def adapt(
         return list(messages), response_format
     spec = response_format.get("json_schema") or {}
     name = str(spec.get("name") or "output")
-    schema = dict(spec.get("schema") or {})
+    schema = grammar_schema(dict(spec.get("schema") or {}))
     adapted = with_schema_instruction(messages, name, schema)
     if mode == JSON_OBJECT_SCHEMA:
         return adapted, {"type": JSON_OBJECT, "schema": schema}
     if mode == JSON_OBJECT:
         return adapted, {"type": JSON_OBJECT}
     return adapted, None
+
+
+#: Constraints that blow up a grammar built from the schema (llama.cpp expands a
+#: ``maxLength`` of 2000 into 2000 nested optional rules and then refuses the grammar) and
+#: that the pydantic validation after the call enforces anyway.
+_GRAMMAR_HEAVY = frozenset(
+    {"maxLength", "minLength", "maxItems", "minItems", "pattern", "format", "uniqueItems"}
+)
+
+
+def grammar_schema(schema: Any) -> Any:
+    """``schema`` without length, count and pattern constraints (shorter prompt, usable grammar)."""
+    if isinstance(schema, dict):
+        return {
+            key: value if key in ("enum", "const", "default") else grammar_schema(value)
+            for key, value in schema.items()
+            if key not in _GRAMMAR_HEAVY or not isinstance(value, (int, str, bool))
+        }
+    if isinstance(schema, list):
+        return [grammar_schema(item) for item in schema]
+    return schema
 
 
 def with_schema_instruction(

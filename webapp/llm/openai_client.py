@@ -77,7 +77,7 @@ logger = logging.getLogger(__name__)
 OPENAI_BASE_URL = "https://api.openai.com/v1"
 MAX_TOTAL_SECONDS_CAP = 300.0
 #: Each probe request's timeout (at most the call timeout): small answers, one attempt.
-PROBE_TIMEOUT_SECONDS = 20.0
+PROBE_TIMEOUT_SECONDS = 60.0
 # An attempt with less time than this cannot get an answer; it only turns a 5xx into a timeout.
 _MIN_ATTEMPT_SECONDS = 0.05
 # What a call can fail with that is about the endpoint, not about this code: the SDK's errors,
@@ -161,6 +161,10 @@ class OpenAIChatClient:
     def native_tools(self) -> bool:
         """Whether tool calling is native (False: the ReAct loop uses JSON actions)."""
         return self.ensure_capabilities().native_tools
+
+    def tools_ignored(self) -> None:
+        """The ReAct loop saw the server answer a tool request without calling any tool."""
+        self.capabilities.saw_tools_ignored()
 
     def ensure_capabilities(self) -> Capabilities:
         """Probe the endpoint unless a cached probe result is still good (capabilities module)."""

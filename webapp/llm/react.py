@@ -9,7 +9,10 @@ end the execution with TOOL_BLOCKED.
 Tool calls arrive natively (``tool_calls``) or, for a model whose ``native_tools`` is False (the
 capability probe saw its server ignore tools), through the JSON action protocol of
 :mod:`webapp.llm.actions`. A native-mode reply whose content is a JSON ``call`` action is taken
-as a call too (a server that ignored the tools while the model knew the protocol). Each model
+as a call too (a server that ignored the tools while the model knew the protocol). When the
+probe could not tell whether tools are native and the first reply to a tool request has no
+calls and an invalid output, the server is taken to ignore tools: it is recorded in the
+capabilities and the loop goes on with JSON actions (that first reply counts as a round). Each model
 call is one ``agent_step``; a failed call records its cause and a final output that does not
 validate records the first schema error (``agent_step.error``, status FAILED).
 """
@@ -183,6 +186,13 @@ def run_react(
         except LLMError as exc:
             return loop.ended(exc.outcome, detail=cause_of(exc))
         requested = read(result)
+        if not requested and round_no == 0 and _ignored_tools(model, loop, result, validate):
+            # The server answered a tool request without calls and the output is not valid:
+            # it ignores tools (unknown to the probe). Go on with the JSON action protocol.
+            loop.native = False
+            loop.conversation = actions.with_instruction(list(messages), definitions)
+            response_format = actions.response_format(response_format, definitions)
+            continue
         if not requested:
             return loop.ended(Outcome.COMPLETED, actions.parse(result.content).content)
         stopped = loop.run_calls(result, requested, step_id, spent)
@@ -232,6 +242,22 @@ class _Loop:
                 detail = f"{self.blocked} tool calls were blocked"
                 return self.ended(Outcome.TOOL_BLOCKED, detail=detail)
         return None
+
+
+def _ignored_tools(
+    model: ChatModel, loop: _Loop, result: ChatResult, validate: Validator | None
+) -> bool:
+    """True when an endpoint whose tool support is unknown just ignored the tools offered."""
+    caps = getattr(model, "capabilities", None)
+    if not loop.native or caps is None or getattr(caps, "tool_calls", True) is not None:
+        return False
+    check = _final_validator(validate)
+    if check is None or check(result.content) is None:
+        return False
+    noted = getattr(model, "tools_ignored", None)
+    if callable(noted):
+        noted()
+    return True
 
 
 def _final_validator(validate: Validator | None) -> Validator | None:

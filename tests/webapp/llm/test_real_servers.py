@@ -316,3 +316,39 @@ def test_an_unreachable_endpoint_leaves_capabilities_unknown_with_the_cause() ->
     assert caps.probe_error is not None and "connection" in caps.probe_error
     assert (caps.json_schema, caps.tool_calls) == (None, None)
     assert caps.mode == formats.JSON_SCHEMA and model.native_tools  # unknown: assume the best
+
+
+def test_a_server_ignoring_tools_unknown_to_the_probe_is_detected_and_gets_json_actions(
+    server: ScriptedOpenAIServer,
+) -> None:
+    def brain(kept: list[dict[str, Any]], body: dict[str, Any]) -> str:
+        text = "\n".join(str(m["content"]) for m in kept)
+        if "Tool calling works through JSON replies" not in text:
+            return "Sure, I will look at the logs."  # tools ignored, no protocol known yet
+        if "Result of the tool call echo" in str(kept[-1]["content"]):
+            return json.dumps({"action": "final", "output": {"steps": []}})
+        return json.dumps({"action": "call", "tool": "echo", "arguments": {"text": "a"}})
+
+    server.responder = llamacpp(brain)
+    audit = MemoryAudit()
+    model = client(server, probe_capabilities=False, response_format="json_object_schema")
+
+    def validate(content: str | None) -> str | None:
+        return None if content and content.startswith("{") else "not JSON"
+
+    with run_scope("s1", "run-1"):
+        run = run_react(
+            model,
+            audit,
+            "executor",
+            MESSAGES,
+            ToolBox(TOOLS, audit, "executor"),
+            response_format=PLAN,
+            validate=validate,
+        )
+
+    assert run.outcome is Outcome.COMPLETED and run.content == '{"steps": []}'
+    assert model.capabilities.tool_calls is False and not model.native_tools
+    assert len(server.chat_requests) == 3  # the ignored tool request, a call, the final
+    assert "tools" in server.chat_requests[0].body and "tools" not in server.chat_requests[1].body
+    assert [s["status"] for s in audit.steps] == ["FAILED", "SUCCESS", "SUCCESS"]
