@@ -12,6 +12,8 @@ from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any
 
+from .llm.limits import parse_max_tokens
+
 RESPONSE_FORMATS = ("auto", "json_schema", "json_object_schema", "json_object", "prompt")
 BACKENDS = ("demo",)
 
@@ -56,8 +58,6 @@ class Settings:
 
     def max_tokens_table(self) -> dict[str, int]:
         """``LLM_MAX_TOKENS`` merged over the per-schema defaults."""
-        from .llm.limits import parse_max_tokens
-
         return parse_max_tokens(self.llm_max_tokens)
 
     @classmethod
