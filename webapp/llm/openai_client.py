@@ -173,13 +173,12 @@ class OpenAIChatClient:
         return self._prober.ensure()
 
     def _probe(self, caps: Capabilities) -> None:
-        probe(
-            self._client,
-            self._model,
-            caps,
-            timeout=min(self._timeout, PROBE_TIMEOUT_SECONDS),
-            secret=self._api_key,
-        )
+        timeout = min(self._timeout, PROBE_TIMEOUT_SECONDS)
+        deadline = limits.current_deadline()
+        if deadline is not None:
+            # Probing inside a run: its (at most four) requests fit in what the run has left.
+            timeout = min(timeout, max(1.0, (deadline - time.monotonic()) / 4))
+        probe(self._client, self._model, caps, timeout=timeout, secret=self._api_key)
 
     def complete(
         self,

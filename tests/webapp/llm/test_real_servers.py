@@ -16,7 +16,7 @@ import pytest
 
 from diagnosis_graph.workflow.outcomes import Outcome
 from webapp.context import run_scope
-from webapp.llm import formats
+from webapp.llm import formats, limits
 from webapp.llm.openai_client import OpenAIChatClient
 from webapp.llm.react import run_react
 from webapp.llm.structured import response_format_for
@@ -352,3 +352,15 @@ def test_a_server_ignoring_tools_unknown_to_the_probe_is_detected_and_gets_json_
     assert len(server.chat_requests) == 3  # the ignored tool request, a call, the final
     assert "tools" in server.chat_requests[0].body and "tools" not in server.chat_requests[1].body
     assert [s["status"] for s in audit.steps] == ["FAILED", "SUCCESS", "SUCCESS"]
+
+
+def test_a_probe_inside_a_run_fits_in_what_the_run_has_left(server: ScriptedOpenAIServer) -> None:
+    server.default = ScriptedResponse(json=completion('{"ok": true}'), delay=3.0)
+    model = client(server, timeout_seconds=30.0)
+
+    started = time.monotonic()
+    with limits.run_deadline(started + 2.0):
+        caps = model.ensure_capabilities()
+
+    assert caps.probe_error is not None and "timeout" in caps.probe_error
+    assert time.monotonic() - started < 2.0  # one 1 s probe request, not a 30 s one
