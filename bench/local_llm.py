@@ -107,15 +107,17 @@ def report(result: Any, steps: list[dict[str, Any]], seconds: float) -> dict[str
     }
 
 
-def run_questions(port: int, budget: float, deadline_per_run: float) -> list[dict[str, Any]]:
+def run_questions(port: int, args: argparse.Namespace) -> list[dict[str, Any]]:
+    budget = args.budget
     settings = Settings.from_env(
         {},
         overrides={
             "openai_api_key": "local-placeholder",
             "openai_base_url": f"http://127.0.0.1:{port}/v1",
             "llm_model": ALIAS,
-            "llm_timeout_seconds": 120.0,
-            "run_deadline_seconds": deadline_per_run,
+            "llm_timeout_seconds": args.timeout,
+            "llm_max_tokens": args.max_tokens,
+            "run_deadline_seconds": args.run_deadline,
         },
     )
     model = chat_model(settings)
@@ -126,7 +128,7 @@ def run_questions(port: int, budget: float, deadline_per_run: float) -> list[dic
     caps = model.ensure_capabilities()  # type: ignore[attr-defined]
     print(f"probe ({time.monotonic() - probe_started:.1f} s): {json.dumps(caps.as_dict())}")
     results = []
-    for record in scenario_records("default"):
+    for record in scenario_records("default")[: args.questions]:
         if time.monotonic() - started > budget:
             results.append({"id": record["id"], "outcome": "not run: budget spent"})
             continue
@@ -147,6 +149,9 @@ def main() -> int:
     parser.add_argument("--python", default=".venv-local-llm/bin/python")
     parser.add_argument("--budget", type=float, default=1200.0, help="seconds for all questions")
     parser.add_argument("--run-deadline", type=float, default=300.0, help="RUN_DEADLINE_SECONDS")
+    parser.add_argument("--timeout", type=float, default=120.0, help="LLM_TIMEOUT_SECONDS")
+    parser.add_argument("--max-tokens", default="", help="LLM_MAX_TOKENS (default per schema)")
+    parser.add_argument("--questions", type=int, default=5, help="how many demo questions")
     args = parser.parse_args()
     MODEL_DIR.mkdir(parents=True, exist_ok=True)
     gguf = assemble(args.python)
@@ -154,7 +159,7 @@ def main() -> int:
     server = start_server(args.python, gguf, port, MODEL_DIR / "llama-server.log")
     try:
         wait_ready(port, server, timeout=180)
-        results = run_questions(port, args.budget, args.run_deadline)
+        results = run_questions(port, args)
     finally:
         server.terminate()
         try:
