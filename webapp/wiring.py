@@ -64,6 +64,10 @@ def chat_model(settings: Settings) -> ChatModel:
         model=settings.llm_model,
         base_url=settings.openai_base_url,
         timeout_seconds=settings.llm_timeout_seconds,
+        response_format=settings.llm_response_format,
+        max_tokens=settings.max_tokens_table(),
+        temperature=settings.llm_temperature,
+        stream=settings.llm_stream,
     )
 
 
@@ -201,6 +205,8 @@ def build_services(
     backend = backend or telemetry_backend(settings)
     knowledge = knowledge_for(backend, settings.knowledge_db, settings.knowledge_dir)
     model = model or chat_model(settings)
+    # Agents ask for json_schema; the OpenAI-compatible client adapts it to
+    # LLM_RESPONSE_FORMAT and to what its endpoint supports (webapp.llm.formats).
     audit = SqlAudit(database)
     telemetry = run_telemetry(settings, tracer_provider)
     # Model steps and tool invocations become spans where their audit rows are written.
@@ -212,8 +218,8 @@ def build_services(
         knowledge=knowledge,
         audit=traced,
         tracker=tracker,
-        response_mode=settings.llm_response_format,
     )
+    diagnoser.invoker.run_deadline_seconds = settings.run_deadline_seconds
     # The simple flow's agent uses the same knowledge, log and metric tools as the executor.
     simple = SimpleChat(model, traced, traced, lambda: diagnoser.tools)
     history = history or (
@@ -248,9 +254,9 @@ def build_services(
         audit=traced,
         backend=backend,
         knowledge=knowledge,
-        response_mode=settings.llm_response_format,
     )
     aiops = AiOpsService(runs=runs, runner=aiops_runner, audit=audit)
+    aiops_runner.diagnoser.invoker.run_deadline_seconds = settings.run_deadline_seconds
     if events is None:
         events = RedisEventLog(settings.redis_url) if settings.redis_url else MemoryEventLog()
     keeper = LeaseKeeper(runs, events, settings.run_lease_seconds)

@@ -57,7 +57,18 @@ def why_fallback(events: list[Mapping[str, Any]] | Any, language: str = "en") ->
         return "诊断未能开始" if language == "zh" else "the diagnosis could not start"
     key = (str(source["node"]), str(source["reason_code"]))
     table = _WHY_ZH if language == "zh" else _WHY
-    return table.get(key, f"the {key[0]} step ended with '{key[1]}'")
+    why = table.get(key, f"the {key[0]} step ended with '{key[1]}'")
+    return why + _cause(source)
+
+
+def _cause(event: Mapping[str, Any]) -> str:
+    """The node's own explanation (the real cause), when its event carries one."""
+    detail = str(event.get("detail") or "").strip().rstrip(".")
+    if not detail:
+        return ""
+    if event.get("outcome") == "INVALID_OUTPUT":
+        detail = f"invalid output, {detail}"
+    return f" - cause: {detail}"
 
 
 def fallback_answer(state: Mapping[str, Any]) -> str:

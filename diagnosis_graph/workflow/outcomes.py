@@ -62,7 +62,14 @@ class StepResult:
 
 
 def orchestration_event(
-    node: str, outcome: Outcome, reason_code: str, attempt: int
+    node: str, outcome: Outcome, reason_code: str, attempt: int, detail: str | None = None
 ) -> dict[str, Any]:
-    """Return the plain-dict event stored in ``orchestration_events``."""
-    return {"node": node, "outcome": outcome.value, "reason_code": reason_code, "attempt": attempt}
+    """Return the plain-dict event stored in ``orchestration_events``.
+
+    ``detail`` (only present when given) is the node's explanation of a non-COMPLETED outcome:
+    the model call's real cause or the output's first schema error, which the fallback names.
+    """
+    event = {"node": node, "outcome": outcome.value, "reason_code": reason_code, "attempt": attempt}
+    if detail:
+        event["detail"] = detail
+    return event

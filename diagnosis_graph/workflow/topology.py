@@ -74,7 +74,8 @@ def recorded(
         produced = result.update
         reason, counters = decide({**state, **produced} if produced else state, outcome)
         update = {**produced, **counters} if counters else dict(produced)
-        event = orchestration_event(name, outcome, reason, next_attempt(state, name))
+        detail = result.detail if outcome is not Outcome.COMPLETED else None
+        event = orchestration_event(name, outcome, reason, next_attempt(state, name), detail)
         update["orchestration_events"] = [event]
         update["route_reason"] = reason
         return update

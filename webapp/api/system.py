@@ -74,12 +74,40 @@ def readyz() -> ResponseReturnValue:
         "model": found.model.model_name,
         "telemetry": telemetry_readiness(found.backend),
     }
+    capabilities = _llm_capabilities(found.model)
+    if capabilities is not None:
+        data["llmCapabilities"] = capabilities
     if database != "ok":
         return envelope(503, "the database is unavailable", data)
-    problems = [name for name, bad in (("session history", redis == "unavailable"),) if bad]
-    problems += [f"{t['backend']} telemetry" for t in data["telemetry"] if not t["reachable"]]
-    status = f"degraded: {', '.join(problems)} unavailable" if problems else "success"
+    problems = ["session history unavailable"] if redis == "unavailable" else []
+    problems += [
+        f"{t['backend']} telemetry unavailable" for t in data["telemetry"] if not t["reachable"]
+    ]
+    problems += _llm_problems(capabilities)
+    status = f"degraded: {'; '.join(problems)}" if problems else "success"
     return envelope(200, status, data)
+
+
+def _llm_capabilities(model: object) -> dict[str, Any] | None:
+    """The endpoint's probed capabilities and last call (probing once, then cached)."""
+    ensure = getattr(model, "ensure_capabilities", None)
+    if ensure is None:
+        return None  # the offline model has nothing to probe
+    caps: Any = ensure()
+    result: dict[str, Any] = caps.as_dict()
+    return result
+
+
+def _llm_problems(capabilities: dict[str, Any] | None) -> list[str]:
+    """Why the model is not fit to answer, from the probe and the last call."""
+    if capabilities is None:
+        return []
+    if capabilities.get("probeError"):
+        return [f"the model endpoint failed its probe ({capabilities['probeError']})"]
+    last = capabilities.get("lastCall") or {}
+    if last.get("outcome") == "failed":
+        return [f"the last model call failed ({last.get('detail')})"]
+    return []
 
 
 @bp.get("/openapi.json")

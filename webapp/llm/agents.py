@@ -1,25 +1,51 @@
-"""The AgentInvoker adapter: prompts + structured output + the ReAct loop over a ChatModel."""
+"""The AgentInvoker adapter: prompts + structured output + the ReAct loop over a ChatModel.
+
+Structured output: agents ask for ``json_schema`` with the schema's name; the OpenAI-compatible
+client adapts that to the mode its endpoint supports (``webapp.llm.formats``: below
+``json_schema`` the schema instruction goes into the last user message). An explicit
+``response_mode="json_object"`` builds a ``json_object`` request here instead, with the schema
+in the system message, for chat models that are not the OpenAI-compatible client.
+
+Honest failures: a failed model call's detail is its real cause (``errors.cause_of``: timeout,
+authentication, rate limiting, unsupported format, ...), and a final output that does not match
+its contract is recorded on its ``agent_step`` with the first schema error.
+
+Run deadline: the first agent of a run starts the run's clock; every later model call's budget
+is cut to what remains of ``run_deadline_seconds``, and an agent that would start after it
+fails at once (NON_RETRYABLE_FAILED, so the workflow falls back without a retry) with a detail
+naming ``RUN_DEADLINE_SECONDS``.
+"""
 
 from __future__ import annotations
 
 import json
 import logging
-from collections.abc import Callable, Sequence
+import threading
+import time
+from collections import OrderedDict
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
+from pydantic import BaseModel
+
 from diagnosis_graph import RunConfig
+from diagnosis_graph.workflow.contracts import CONTRACTS, ContractError, parse_agent_output
 from diagnosis_graph.workflow.outcomes import Outcome
 from diagnosis_graph.workflow.ports import AgentCall, AgentReply
 
 from ..audit import AuditWriteError, InvocationRecorder, StepHook
 from ..context import run_scope
 from ..tools.registry import ToolBox, ToolSpec
+from . import formats, limits
+from .errors import cause_of
 from .prompts import prompt_version, system_prompt
-from .react import Budget, call_model, run_react
+from .react import Budget, Validator, call_model, run_react
 from .structured import response_format_for, schema_instruction
 from .types import ChatModel, LLMError, Message
 
 log = logging.getLogger(__name__)
+#: Runs whose start time is remembered for the deadline (oldest forgotten first).
+_TRACKED_RUNS = 1024
 
 
 class LLMAgentInvoker:
@@ -34,6 +60,8 @@ class LLMAgentInvoker:
         *,
         response_mode: str = "json_schema",
         budget: Budget | None = None,
+        run_deadline_seconds: float = limits.DEFAULT_RUN_DEADLINE_SECONDS,
+        contracts: Mapping[str, type[BaseModel]] | None = None,
     ) -> None:
         self.model = model
         self.hook = hook
@@ -41,52 +69,98 @@ class LLMAgentInvoker:
         self.tools = tools
         self.response_mode = response_mode
         self.budget = budget or Budget()
+        self.run_deadline_seconds = run_deadline_seconds
+        self.contracts = dict(CONTRACTS if contracts is None else contracts)
+        self._started: OrderedDict[str, float] = OrderedDict()
+        self._lock = threading.Lock()
 
     def messages(self, call: AgentCall) -> list[Message]:
-        """System prompt (plus the schema in json_object mode) and the payload as JSON."""
-        system = system_prompt(call.agent)
-        if self.response_mode == "json_object":
-            system += "\n\n" + schema_instruction(call.schema_name, dict(call.output_schema))
-        payload = json.dumps(call.payload, ensure_ascii=False, default=str)
-        return [{"role": "system", "content": system}, {"role": "user", "content": payload}]
+        """System prompt and the payload as compact JSON (plus the schema in json_object mode)."""
+        payload = json.dumps(call.payload, ensure_ascii=False, default=str, separators=(",", ":"))
+        messages: list[Message] = [
+            {"role": "system", "content": system_prompt(call.agent)},
+            {"role": "user", "content": payload},
+        ]
+        if self.response_mode == formats.JSON_OBJECT:
+            instruction = schema_instruction(call.schema_name, dict(call.output_schema))
+            messages[0]["content"] += "\n\n" + instruction
+        return messages
 
     def invoke(self, call: AgentCall, config: RunConfig) -> AgentReply:
         """Run ``call`` inside the identity carried by ``config`` and report its outcome."""
         version = prompt_version()
         session_id = str(config.metadata.get("session_id", ""))
         run_id = str(config.metadata.get("run_id") or config.thread_id or "")
-        response_format = response_format_for(
-            call.schema_name, dict(call.output_schema), self.response_mode
-        )
+        deadline = self._deadline(run_id)
+        if time.monotonic() >= deadline:
+            limit = f"RUN_DEADLINE_SECONDS={self.run_deadline_seconds:g}"
+            detail = (
+                f"the run's deadline was reached: {limit} passed before the {call.agent} "
+                "step could start"
+            )
+            return AgentReply(Outcome.NON_RETRYABLE_FAILED, None, detail, version)
         try:
-            with run_scope(session_id, run_id):
-                if call.tools:
-                    toolbox = ToolBox(self.tools(), self.recorder, call.agent)
-                    run = run_react(
-                        self.model,
-                        self.hook,
-                        call.agent,
-                        self.messages(call),
-                        toolbox,
-                        response_format=response_format,
-                        budget=self.budget,
-                    )
-                    return AgentReply(run.outcome, run.content, run.detail, version)
-                result, _ = call_model(
-                    self.model,
-                    self.hook,
-                    call.agent,
-                    self.messages(call),
-                    response_format=response_format,
-                )
-                return AgentReply(Outcome.COMPLETED, result.content, None, version)
+            with run_scope(session_id, run_id), limits.run_deadline(deadline):
+                return self._run(call, version)
         except LLMError as exc:
-            return AgentReply(exc.outcome, None, str(exc), version)
+            return AgentReply(exc.outcome, None, cause_of(exc), version)
         except AuditWriteError:  # not the agent's failure: the run must stop, FAILED
             raise
         except Exception as exc:  # an adapter bug must degrade the run, not crash it
             log.exception("agent %s failed", call.agent)
             return AgentReply(Outcome.FAILED, None, f"{type(exc).__name__}: {exc}", version)
+
+    def _run(self, call: AgentCall, version: str) -> AgentReply:
+        mode = formats.JSON_OBJECT if self.response_mode == formats.JSON_OBJECT else "json_schema"
+        response_format = response_format_for(call.schema_name, dict(call.output_schema), mode)
+        validate = self._validator(call.schema_name)
+        if call.tools:
+            toolbox = ToolBox(self.tools(), self.recorder, call.agent)
+            run = run_react(
+                self.model,
+                self.hook,
+                call.agent,
+                self.messages(call),
+                toolbox,
+                response_format=response_format,
+                budget=self.budget,
+                validate=validate,
+            )
+            return AgentReply(run.outcome, run.content, run.detail, version)
+        result, _ = call_model(
+            self.model,
+            self.hook,
+            call.agent,
+            self.messages(call),
+            response_format=response_format,
+            validate=validate,
+        )
+        return AgentReply(Outcome.COMPLETED, result.content, None, version)
+
+    def _validator(self, schema_name: str) -> Validator | None:
+        contract = self.contracts.get(schema_name)
+        if contract is None:
+            return None
+
+        def validate(content: str | None) -> str | None:
+            try:
+                parse_agent_output(contract, content)
+            except ContractError as exc:
+                return str(exc)
+            return None
+
+        return validate
+
+    def _deadline(self, run_id: str) -> float:
+        now = time.monotonic()
+        if not run_id:
+            return now + self.run_deadline_seconds
+        with self._lock:
+            started = self._started.setdefault(run_id, now)
+            self._started.move_to_end(run_id)
+            while len(self._started) > _TRACKED_RUNS:
+                self._started.popitem(last=False)
+        return started + self.run_deadline_seconds
 
     def tool_definitions(self) -> list[dict[str, Any]]:
         """The tools the executor may call, for the planner's payload."""

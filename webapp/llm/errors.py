@@ -8,7 +8,15 @@ Outcome table (``LLMError.kind`` in brackets):
   JSON, a non-JSON 200 or a completion without choices [``malformed_response``].
 * NON_RETRYABLE_FAILED - repeating the same request cannot help: 401/403 [``auth``], 400
   [``bad_request``], 404 [``not_found``], 422 and every other 4xx [``client_error``], a model
-  refusal or content filter [``refusal``].
+  refusal or content filter [``refusal``], a request rejected for its ``response_format``
+  [``format_unsupported``] (see :func:`is_format_rejection`), a call that would outlive the
+  run's deadline [``deadline``].
+
+A *format rejection* is a 4xx other than 401/403/404/408/429 whose body names
+``response_format``, ``json_schema`` or ``json_object``, or a 5xx whose body names
+``response_format`` (llama-cpp-python answers an unsupported ``json_schema`` with a 500
+validation error). It is never retried as transient: the same request fails the same way, so the
+client steps its structured-output mode down instead (``webapp.llm.formats``).
 
 A malformed *server* body is classified RETRYABLE because in practice it is a truncated
 response or an error page from a proxy, which is transient. It is deliberately not retried by
@@ -51,6 +59,48 @@ def is_transient(exc: BaseException) -> bool:
     return False
 
 
+_NOT_FORMAT = (401, 403, 404, 408, 429)
+_FORMAT_WORDS_4XX = ("response_format", "json_schema", "json_object")
+
+
+def body_text(exc: BaseException) -> str:
+    """The server's error body as text (the SDK's message plus the parsed body)."""
+    if not isinstance(exc, openai.APIStatusError):
+        return str(exc)
+    return f"{exc.message} {exc.body!s}"
+
+
+def is_format_rejection(exc: BaseException) -> bool:
+    """True when the server rejected the request for its ``response_format`` (module doc)."""
+    if not isinstance(exc, openai.APIStatusError):
+        return False
+    status = exc.status_code
+    if status < 400 or status in _NOT_FORMAT:
+        return False
+    text = body_text(exc).lower()
+    if status >= 500:
+        return "response_format" in text
+    return any(word in text for word in _FORMAT_WORDS_4XX)
+
+
+def names_field(exc: BaseException, field: str) -> bool:
+    """True for a 4xx/5xx (not auth, not rate limiting) whose body names ``field``."""
+    if not isinstance(exc, openai.APIStatusError):
+        return False
+    if exc.status_code < 400 or exc.status_code in _NOT_FORMAT:
+        return False
+    return field in body_text(exc).lower()
+
+
+def is_retryable_transport(exc: BaseException) -> bool:
+    """Transient and not a rejection of the request's shape: what the transport loop retries."""
+    return (
+        is_transient(exc)
+        and not is_format_rejection(exc)
+        and not names_field(exc, "stream_options")
+    )
+
+
 def classify_error(exc: BaseException, *, attempts: int = 1, secret: str | None = None) -> LLMError:
     """Map an exception raised while calling the model to an :class:`LLMError`."""
     outcome, kind, status = _classify(exc)
@@ -82,6 +132,8 @@ def _classify(exc: BaseException) -> tuple[Outcome, str, int | None]:
     if isinstance(exc, openai.APIResponseValidationError):
         return RETRYABLE, "malformed_response", exc.status_code
     if isinstance(exc, openai.APIStatusError):
+        if is_format_rejection(exc):
+            return NON_RETRYABLE, "format_unsupported", exc.status_code
         return _classify_status(exc.status_code)
     if isinstance(exc, openai.ContentFilterFinishReasonError):
         return NON_RETRYABLE, "refusal", None
@@ -166,3 +218,25 @@ def _as_float(raw: str | None) -> float | None:
     except ValueError:
         return None
     return value if math.isfinite(value) and value >= 0 else None
+
+
+_CAUSES = {
+    "timeout": "the model did not answer in time (timeout)",
+    "connection": "the model endpoint could not be reached (connection error)",
+    "rate_limited": "the model endpoint is rate limiting requests (HTTP 429)",
+    "server_error": "the model server kept failing (server error)",
+    "malformed_response": "the model server's response was not a chat completion",
+    "auth": "the model endpoint rejected the credentials (authentication error)",
+    "bad_request": "the model endpoint rejected the request (bad request)",
+    "not_found": "the model endpoint or model was not found",
+    "client_error": "the model endpoint rejected the request",
+    "format_unsupported": "the model server does not support the structured-output format",
+    "refusal": "the model refused to answer",
+    "deadline": "the run's deadline was reached",
+}
+
+
+def cause_of(error: LLMError) -> str:
+    """The failure's real cause in words, followed by the classified message."""
+    cause = _CAUSES.get(error.kind, "the model call failed")
+    return f"{cause}: {error}"

@@ -19,6 +19,18 @@ Retry budget (the one place transport retries happen; the SDK runs with ``max_re
 
 With the defaults and a 60 s timeout a call therefore makes at most 3 requests in at most 130 s;
 with the workflow's one technical retry per node, a node makes at most 6 requests.
+
+Not retried as transient: a request rejected for its ``response_format``
+(:func:`webapp.llm.errors.is_format_rejection`). With ``LLM_RESPONSE_FORMAT=auto`` the client
+steps its mode down one rung (``webapp.llm.formats``), records the downgrade in its
+:class:`~webapp.llm.capabilities.Capabilities` and on the call's result, and sends the request
+again at once (counted as an attempt, inside the same budget); an explicit mode fails with
+``format_unsupported`` naming the setting to change. A rejected ``stream_options`` is dropped
+the same way.
+
+Every request is streamed (``webapp.llm.streaming``) with ``max_tokens`` (per schema,
+``webapp.llm.limits``) and ``temperature`` (default 0); the budget is also cut to what is left
+of the run's deadline.
 """
 
 from __future__ import annotations
@@ -26,7 +38,8 @@ from __future__ import annotations
 import json
 import logging
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import openai
@@ -38,18 +51,22 @@ from tenacity import (
     stop_after_attempt,
     wait_random_exponential,
 )
-from tenacity.stop import stop_base
-from tenacity.wait import wait_base
 
+from diagnosis_graph.workflow.outcomes import Outcome
+from webapp.llm import formats, limits
+from webapp.llm.budget import Budget, StopWhenBudgetSpent, WaitRetryAfterOrBackoff
+from webapp.llm.capabilities import Capabilities, Prober, probe
 from webapp.llm.errors import (
     MalformedResponseError,
     classify_error,
-    is_transient,
+    is_format_rejection,
+    is_retryable_transport,
+    names_field,
     redact,
     refusal_error,
-    retry_after_seconds,
 )
-from webapp.llm.types import ChatResult, Message, ToolCall
+from webapp.llm.streaming import Assembled, collect
+from webapp.llm.types import ChatResult, LLMError, Message, ToolCall
 
 if TYPE_CHECKING:
     import httpx2
@@ -59,6 +76,8 @@ logger = logging.getLogger(__name__)
 #: Passed explicitly so the SDK never falls back to ``OPENAI_BASE_URL`` from the environment.
 OPENAI_BASE_URL = "https://api.openai.com/v1"
 MAX_TOTAL_SECONDS_CAP = 300.0
+#: Each probe request's timeout (at most the call timeout): small answers, one attempt.
+PROBE_TIMEOUT_SECONDS = 60.0
 # An attempt with less time than this cannot get an answer; it only turns a 5xx into a timeout.
 _MIN_ATTEMPT_SECONDS = 0.05
 # What a call can fail with that is about the endpoint, not about this code: the SDK's errors,
@@ -69,46 +88,6 @@ _CLASSIFIED = (openai.OpenAIError, json.JSONDecodeError, UnicodeDecodeError, Mal
 def default_max_total_seconds(timeout_seconds: float) -> float:
     """Two full-length attempts plus room for backoff, capped at five minutes."""
     return min(2 * timeout_seconds + 10.0, MAX_TOTAL_SECONDS_CAP)
-
-
-class _Budget:
-    """The wall-time budget of one logical call, measured on the injected clock."""
-
-    def __init__(self, clock: Callable[[], float], total: float) -> None:
-        self._clock = clock
-        self.total = total
-        self._start = clock()
-
-    def elapsed(self) -> float:
-        return self._clock() - self._start
-
-    def remaining(self) -> float:
-        return max(0.0, self.total - self.elapsed())
-
-
-class _StopWhenBudgetSpent(stop_base):
-    """Stop before a retry whose wait would reach the end of the budget."""
-
-    def __init__(self, budget: _Budget) -> None:
-        self._budget = budget
-
-    def __call__(self, retry_state: RetryCallState) -> bool:
-        return self._budget.elapsed() + retry_state.upcoming_sleep >= self._budget.total
-
-
-class _WaitRetryAfterOrBackoff(wait_base):
-    """Wait what the server asked for (Retry-After), else back off; never past the budget."""
-
-    def __init__(self, budget: _Budget, backoff: wait_base) -> None:
-        self._budget = budget
-        self._backoff = backoff
-
-    def __call__(self, retry_state: RetryCallState) -> float:
-        outcome = retry_state.outcome
-        exc = outcome.exception() if outcome is not None else None
-        hinted = retry_after_seconds(exc) if exc is not None else None
-        delay = hinted if hinted is not None else self._backoff(retry_state)
-        return min(delay, self._budget.remaining())
 
 
 class OpenAIChatClient:
@@ -126,6 +105,11 @@ class OpenAIChatClient:
         sleep: Callable[[float], None] = time.sleep,
         clock: Callable[[], float] = time.monotonic,
         http_client: httpx2.Client | None = None,
+        response_format: str = formats.AUTO,
+        max_tokens: Mapping[str, int] | None = None,
+        temperature: float | None = 0.0,
+        stream: bool = True,
+        probe_capabilities: bool = True,
     ) -> None:
         if not api_key:
             raise ValueError("api_key is required (local servers accept any placeholder)")
@@ -133,6 +117,8 @@ class OpenAIChatClient:
             raise ValueError("model is required")
         if timeout_seconds <= 0 or max_attempts < 1:
             raise ValueError("timeout_seconds must be > 0 and max_attempts >= 1")
+        if response_format not in formats.SETTINGS:
+            raise ValueError(f"response_format must be one of {formats.SETTINGS}")
         self._api_key = api_key
         self._model = model
         self._timeout = float(timeout_seconds)
@@ -148,6 +134,9 @@ class OpenAIChatClient:
         self._sleep = sleep
         self._clock = clock
         self._backoff = wait_random_exponential(multiplier=0.5, max=8)
+        self._max_tokens = dict(max_tokens or limits.DEFAULT_MAX_TOKENS)
+        self._temperature = temperature
+        self._stream = stream
         self._client = openai.OpenAI(
             api_key=api_key,
             base_url=base_url or OPENAI_BASE_URL,
@@ -155,6 +144,8 @@ class OpenAIChatClient:
             max_retries=0,
             http_client=http_client,
         )
+        self.capabilities = Capabilities(setting=response_format)
+        self._prober = Prober(self.capabilities, self._probe) if probe_capabilities else None
 
     @property
     def model_name(self) -> str:
@@ -166,6 +157,29 @@ class OpenAIChatClient:
         """The wall-time budget of one call, retries included."""
         return self._max_total
 
+    @property
+    def native_tools(self) -> bool:
+        """Whether tool calling is native (False: the ReAct loop uses JSON actions)."""
+        return self.ensure_capabilities().native_tools
+
+    def tools_ignored(self) -> None:
+        """The ReAct loop saw the server answer a tool request without calling any tool."""
+        self.capabilities.saw_tools_ignored()
+
+    def ensure_capabilities(self) -> Capabilities:
+        """Probe the endpoint unless a cached probe result is still good (capabilities module)."""
+        if self._prober is None:
+            return self.capabilities
+        return self._prober.ensure()
+
+    def _probe(self, caps: Capabilities) -> None:
+        timeout = min(self._timeout, PROBE_TIMEOUT_SECONDS)
+        deadline = limits.current_deadline()
+        if deadline is not None:
+            # Probing inside a run: its (at most four) requests fit in what the run has left.
+            timeout = min(timeout, max(1.0, (deadline - time.monotonic()) / 4))
+        probe(self._client, self._model, caps, timeout=timeout, secret=self._api_key)
+
     def complete(
         self,
         messages: Sequence[Message],
@@ -175,38 +189,123 @@ class OpenAIChatClient:
         tool_choice: str | None = None,
     ) -> ChatResult:
         """Send one chat-completions request (retrying transient failures) and map the reply."""
-        request: dict[str, Any] = {"model": self._model, "messages": list(messages)}
+        caps = self.ensure_capabilities()
+        budget = Budget(self._clock, self._call_budget())
+        call = _Call(caps.mode, [], 0, _schema_name(response_format) is not None)
+        try:
+            while True:
+                try:
+                    return self._attempts(
+                        call, budget, messages, tools, response_format, tool_choice
+                    )
+                except openai.APIStatusError as exc:
+                    if not self._adjust(call, exc, response_format):
+                        raise
+        except _CLASSIFIED as exc:
+            # ``from None``: the SDK exception carries the request (and its Authorization
+            # header); the classified message already says what went wrong.
+            error = classify_error(exc, attempts=call.attempts, secret=self._api_key)
+            if error.kind == "format_unsupported" and not caps.adaptive:
+                error = _explicit_format_error(error, caps.mode)
+            caps.record_call("failed", kind=error.kind, detail=str(error))
+            raise error from None
+
+    def _call_budget(self) -> float:
+        deadline = limits.current_deadline()
+        if deadline is None:
+            return self._max_total
+        left = deadline - time.monotonic()
+        if left <= 0:
+            error = LLMError(
+                "LLM call not started: the run's deadline has passed",
+                outcome=Outcome.NON_RETRYABLE_FAILED,
+                attempts=0,
+                kind="deadline",
+            )
+            self.capabilities.record_call("failed", kind=error.kind, detail=str(error))
+            raise error
+        return min(self._max_total, left)
+
+    def _adjust(
+        self, call: _Call, exc: openai.APIStatusError, response_format: dict[str, Any] | None
+    ) -> bool:
+        """Change the request after a rejection of its shape; False when nothing is left to try."""
+        if names_field(exc, "stream_options") and self.capabilities.stream_usage:
+            self.capabilities.stream_usage = False
+            return True
+        structured = response_format is not None and response_format.get("type") == "json_schema"
+        if not structured or not is_format_rejection(exc):
+            return False
+        lower = self.capabilities.downgrade(call.mode, _short(exc))
+        if lower is None or lower == call.mode:
+            return False
+        call.downgrades.append(f"{call.mode} -> {lower}")
+        call.mode = lower
+        logger.warning("LLM server rejected response_format; now using %s", lower)
+        return True
+
+    def _attempts(
+        self,
+        call: _Call,
+        budget: Budget,
+        messages: Sequence[Message],
+        tools: Sequence[dict[str, Any]] | None,
+        response_format: dict[str, Any] | None,
+        tool_choice: str | None,
+    ) -> ChatResult:
+        sent, wire_format = formats.adapt(messages, response_format, call.mode)
+        request = self._request(sent, tools, wire_format, tool_choice, response_format)
+
+        def attempt() -> object:
+            call.attempts += 1
+            timeout = max(min(self._timeout, budget.remaining()), _MIN_ATTEMPT_SECONDS)
+            return self._send(request, timeout)
+
+        retrying = Retrying(
+            retry=retry_if_exception(is_retryable_transport),
+            stop=stop_after_attempt(self._max_attempts) | StopWhenBudgetSpent(budget),
+            wait=WaitRetryAfterOrBackoff(budget, self._backoff),
+            sleep=self._sleep,
+            before_sleep=self._log_retry,
+            reraise=True,
+        )
+        response = retrying(attempt)
+        result = self._to_result(response, call)
+        self.capabilities.record_call("ok")
+        return result
+
+    def _request(
+        self,
+        messages: list[Message],
+        tools: Sequence[dict[str, Any]] | None,
+        wire_format: dict[str, Any] | None,
+        tool_choice: str | None,
+        asked_format: dict[str, Any] | None,
+    ) -> dict[str, Any]:
+        request: dict[str, Any] = {"model": self._model, "messages": messages}
         if tools:
             # Some servers reject an empty list, so "no tools" means leaving the key out.
             request["tools"] = list(tools)
             if tool_choice is not None:
                 request["tool_choice"] = tool_choice
-        if response_format is not None:
-            request["response_format"] = response_format
-        budget = _Budget(self._clock, self._max_total)
-        attempts = 0
+        if wire_format is not None:
+            request["response_format"] = wire_format
+        request["max_tokens"] = limits.max_tokens_for(self._max_tokens, _schema_name(asked_format))
+        if self._temperature is not None:
+            request["temperature"] = self._temperature
+        if self._stream:
+            request["stream"] = True
+            if self.capabilities.stream_usage:
+                request["stream_options"] = {"include_usage": True}
+        return request
 
-        def attempt() -> object:
-            nonlocal attempts
-            attempts += 1
-            timeout = max(min(self._timeout, budget.remaining()), _MIN_ATTEMPT_SECONDS)
+    def _send(self, request: dict[str, Any], timeout: float) -> object:
+        if not self._stream:
             return self._client.chat.completions.create(**request, timeout=timeout)
-
-        retrying = Retrying(
-            retry=retry_if_exception(is_transient),
-            stop=stop_after_attempt(self._max_attempts) | _StopWhenBudgetSpent(budget),
-            wait=_WaitRetryAfterOrBackoff(budget, self._backoff),
-            sleep=self._sleep,
-            before_sleep=self._log_retry,
-            reraise=True,
-        )
-        try:
-            response = retrying(attempt)
-            return self._to_result(response, attempts)
-        except _CLASSIFIED as exc:
-            # ``from None``: the SDK exception carries the request (and its Authorization
-            # header); the classified message already says what went wrong.
-            raise classify_error(exc, attempts=attempts, secret=self._api_key) from None
+        stream = self._client.chat.completions.create(**request, timeout=timeout)
+        if isinstance(stream, ChatCompletion):
+            return stream  # a server that answered a streamed request in one body
+        return collect(stream, deadline=self._clock() + timeout, clock=self._clock)
 
     def _log_retry(self, retry_state: RetryCallState) -> None:
         outcome = retry_state.outcome
@@ -218,30 +317,75 @@ class OpenAIChatClient:
             retry_state.upcoming_sleep,
         )
 
-    def _to_result(self, response: object, attempts: int) -> ChatResult:
-        choice = _first_choice(response)
-        message = choice.message
-        if message is None:
-            raise MalformedResponseError("choice without a message")
-        finish_reason = choice.finish_reason
-        refusal = getattr(message, "refusal", None)
+    def _to_result(self, response: object, call: _Call) -> ChatResult:
+        if isinstance(response, Assembled):
+            if response.chunks == 0:
+                raise MalformedResponseError("the stream ended without a completion chunk")
+            message: Any = response
+            finish_reason, refusal = response.finish_reason, response.refusal
+            usage, model, raw_calls = response.usage, response.model, response.tool_calls
+        else:
+            choice = _first_choice(response)
+            message = choice.message
+            if message is None:
+                raise MalformedResponseError("choice without a message")
+            finish_reason, refusal = choice.finish_reason, getattr(message, "refusal", None)
+            usage, model = getattr(response, "usage", None), getattr(response, "model", None)
+            raw_calls = message.tool_calls or []
         if refusal or finish_reason == "content_filter":
             reason = refusal if isinstance(refusal, str) else "finish_reason content_filter"
-            raise refusal_error(reason, attempts=attempts, secret=self._api_key)
+            raise refusal_error(reason, attempts=call.attempts, secret=self._api_key)
         content = message.content
         if content is not None and not isinstance(content, str):
             raise MalformedResponseError("message content is not a string")
-        usage = getattr(response, "usage", None)
         return ChatResult(
             content=content,
-            tool_calls=_tool_calls(message.tool_calls or []),
-            model=getattr(response, "model", None) or self._model,
+            tool_calls=_tool_calls(raw_calls),
+            model=model or self._model,
             prompt_tokens=_token_count(usage, "prompt_tokens"),
             completion_tokens=_token_count(usage, "completion_tokens"),
-            attempts=attempts,
+            attempts=call.attempts,
             finish_reason=finish_reason if isinstance(finish_reason, str) else None,
             refusal=None,
+            response_mode=call.mode if call.structured else None,
+            downgrades=tuple(call.downgrades),
         )
+
+
+@dataclass
+class _Call:
+    """The state of one logical call across its attempts."""
+
+    mode: str
+    downgrades: list[str]
+    attempts: int
+    structured: bool
+
+
+def _schema_name(response_format: dict[str, Any] | None) -> str | None:
+    if not response_format:
+        return None
+    spec = response_format.get("json_schema")
+    name = spec.get("name") if isinstance(spec, dict) else None
+    return str(name) if name else None
+
+
+def _short(exc: openai.APIStatusError) -> str:
+    return f"HTTP {exc.status_code}"
+
+
+def _explicit_format_error(error: LLMError, mode: str) -> LLMError:
+    message = (
+        f"{error} - the server does not accept LLM_RESPONSE_FORMAT={mode}; set "
+        "LLM_RESPONSE_FORMAT=auto (or a weaker mode such as json_object)"
+    )
+    return LLMError(
+        message,
+        outcome=error.outcome,
+        attempts=error.attempts,
+        status_code=error.status_code,
+        kind=error.kind,
+    )
 
 
 def _first_choice(response: object) -> Any:

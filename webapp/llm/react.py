@@ -5,12 +5,22 @@ tool calls run in one node execution; calls beyond the budget, unknown tools and
 fail the tool's schema are BLOCKED (recorded, and the model is told why); once the budget is
 spent the model is asked for its final output with tools disabled; ``max_blocked`` blocked calls
 end the execution with TOOL_BLOCKED.
+
+Tool calls arrive natively (``tool_calls``) or, for a model whose ``native_tools`` is False (the
+capability probe saw its server ignore tools), through the JSON action protocol of
+:mod:`webapp.llm.actions`. A native-mode reply whose content is a JSON ``call`` action is taken
+as a call too (a server that ignored the tools while the model knew the protocol). When the
+probe could not tell whether tools are native and the first reply to a tool request has no
+calls and an invalid output, the server is taken to ignore tools: it is recorded in the
+capabilities and the loop goes on with JSON actions (that first reply counts as a round). Each model
+call is one ``agent_step``; a failed call records its cause and a final output that does not
+validate records the first schema error (``agent_step.error``, status FAILED).
 """
 
 from __future__ import annotations
 
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -19,12 +29,18 @@ from diagnosis_graph.workflow.ports import BLOCKED
 
 from ..audit import StepEnd, StepHook, StepStart
 from ..tools.registry import ToolBox
-from .types import ChatModel, ChatResult, LLMError, Message
+from . import actions
+from .errors import cause_of
+from .types import ChatModel, ChatResult, LLMError, Message, ToolCall
 
 FINAL_ANSWER_NOW = (
     "The tool budget for this step is spent. Do not call tools any more: answer now with the "
     "final JSON object, using only the evidence you already have."
 )
+FINAL_ACTION_NOW = FINAL_ANSWER_NOW + ' Reply with {"action": "final", "output": {...}}.'
+
+#: Returns the first validation error of a final output, or None when it is valid.
+Validator = Callable[[str | None], str | None]
 
 
 @dataclass(frozen=True)
@@ -56,8 +72,14 @@ def call_model(
     tools: Sequence[dict[str, Any]] | None = None,
     tool_choice: str | None = None,
     response_format: dict[str, Any] | None = None,
+    validate: Validator | None = None,
+    read_calls: Callable[[ChatResult], list[ToolCall]] | None = None,
 ) -> tuple[ChatResult, int]:
-    """One logical model call recorded as one ``agent_step``; returns the result and step id."""
+    """One logical model call recorded as one ``agent_step``; returns the result and step id.
+
+    ``read_calls`` says which tool calls the reply makes (default: its native ``tool_calls``);
+    a reply without calls is the final output, checked with ``validate`` when given.
+    """
     model_input = {
         "messages": list(messages),
         "tools": [t["function"]["name"] for t in tools or []],
@@ -71,37 +93,59 @@ def call_model(
             messages, tools=tools, response_format=response_format, tool_choice=tool_choice
         )
     except LLMError as exc:
-        hook.after_model(
-            step_id,
-            StepEnd(
-                {"error": str(exc), "kind": exc.kind},
-                False,
-                0,
-                0,
-                exc.attempts,
-                _ms(started),
-                "FAILED",
-                str(exc),
-            ),
-        )
+        cause = cause_of(exc)
+        output = {"error": str(exc), "kind": exc.kind}
+        end = StepEnd(output, False, 0, 0, exc.attempts, _ms(started), "FAILED", cause)
+        hook.after_model(step_id, end)
         raise
+    calls = read_calls(result) if read_calls else result.tool_calls
+    problem = validate(result.content) if validate and not calls else None
     hook.after_model(
         step_id,
         StepEnd(
-            result.as_message(),
-            bool(result.tool_calls),
+            _recorded_output(result),
+            bool(calls),
             result.prompt_tokens,
             result.completion_tokens,
             result.attempts,
             _ms(started),
-            "SUCCESS",
+            "FAILED" if problem else "SUCCESS",
+            f"invalid output: {problem}" if problem else None,
         ),
     )
     return result, step_id
 
 
+def _recorded_output(result: ChatResult) -> dict[str, Any]:
+    output = result.as_message()
+    if result.response_mode is not None:
+        output["response_mode"] = result.response_mode
+    if result.downgrades:
+        output["response_format_downgrades"] = list(result.downgrades)
+    if result.finish_reason is not None:
+        output["finish_reason"] = result.finish_reason
+    return output
+
+
 def _ms(started: float) -> int:
     return int((time.perf_counter() - started) * 1000)
+
+
+def native_tools(model: ChatModel) -> bool:
+    """False when the model's endpoint ignores native tool calling (capability probe)."""
+    return bool(getattr(model, "native_tools", True))
+
+
+def _action_calls(round_no: int) -> Callable[[ChatResult], list[ToolCall]]:
+    def read(result: ChatResult) -> list[ToolCall]:
+        if result.tool_calls:
+            return result.tool_calls
+        action = actions.parse(result.content)
+        if action.kind != actions.CALL:
+            return []
+        return [ToolCall(f"action_{round_no}", action.tool, action.arguments)]
+
+    return read
 
 
 def run_react(
@@ -113,57 +157,124 @@ def run_react(
     *,
     response_format: dict[str, Any] | None = None,
     budget: Budget | None = None,
+    validate: Validator | None = None,
 ) -> AgentRun:
     """Let the model call tools within ``budget``, then return its final content."""
-    budget = budget or Budget()
-    conversation = list(messages)
-    calls = blocked = 0
-    for round_no in range(budget.max_rounds + 1):
-        spent = round_no == budget.max_rounds or calls >= budget.max_tool_calls
+    loop = _Loop(budget or Budget(), toolbox, native_tools(model), list(messages))
+    definitions = toolbox.definitions()
+    if not loop.native:
+        loop.conversation = actions.with_instruction(loop.conversation, definitions)
+        response_format = actions.response_format(response_format, definitions)
+    for round_no in range(loop.budget.max_rounds + 1):
+        spent = loop.spent(round_no)
         if spent and round_no > 0:
-            conversation.append({"role": "user", "content": FINAL_ANSWER_NOW})
+            nudge = FINAL_ANSWER_NOW if loop.native else FINAL_ACTION_NOW
+            loop.conversation.append({"role": "user", "content": nudge})
+        read = _action_calls(round_no)
         try:
             result, step_id = call_model(
                 model,
                 hook,
                 agent,
-                conversation,
-                tools=toolbox.definitions(),
-                tool_choice="none" if spent else None,
+                loop.conversation,
+                tools=definitions if loop.native else None,
+                tool_choice="none" if spent and loop.native else None,
                 response_format=response_format,
+                validate=_final_validator(validate),
+                read_calls=read,
             )
         except LLMError as exc:
-            return AgentRun(exc.outcome, detail=str(exc), tool_calls=calls, blocked=blocked)
-        if not result.tool_calls:
-            return AgentRun(Outcome.COMPLETED, result.content, tool_calls=calls, blocked=blocked)
-        conversation.append(result.as_message())
-        for call in result.tool_calls:
-            if spent or calls >= budget.max_tool_calls:
-                outcome = toolbox.block(
-                    call.name,
-                    call.arguments,
-                    f"tool budget spent ({budget.max_tool_calls} calls)",
-                    step_id,
-                )
+            return loop.ended(exc.outcome, detail=cause_of(exc))
+        requested = read(result)
+        if not requested and round_no == 0 and _ignored_tools(model, loop, result, validate):
+            # The server answered a tool request without calls and the output is not valid:
+            # it ignores tools (unknown to the probe). Go on with the JSON action protocol.
+            loop.native = False
+            loop.conversation = actions.with_instruction(list(messages), definitions)
+            response_format = actions.response_format(response_format, definitions)
+            continue
+        if not requested:
+            return loop.ended(Outcome.COMPLETED, actions.parse(result.content).content)
+        stopped = loop.run_calls(result, requested, step_id, spent)
+        if stopped is not None or spent:
+            return stopped or loop.kept_calling()
+    return loop.kept_calling()
+
+
+class _Loop:
+    """The state of one ReAct execution: conversation, counters, and how tool calls run."""
+
+    def __init__(
+        self, budget: Budget, toolbox: ToolBox, native: bool, conversation: list[Message]
+    ) -> None:
+        self.budget, self.toolbox, self.native = budget, toolbox, native
+        self.conversation = conversation
+        self.calls = self.blocked = 0
+
+    def spent(self, round_no: int) -> bool:
+        return round_no == self.budget.max_rounds or self.calls >= self.budget.max_tool_calls
+
+    def ended(
+        self, outcome: Outcome, content: str | None = None, *, detail: str | None = None
+    ) -> AgentRun:
+        return AgentRun(outcome, content, detail, tool_calls=self.calls, blocked=self.blocked)
+
+    def kept_calling(self) -> AgentRun:
+        return self.ended(
+            Outcome.TOOL_BLOCKED, detail="the model kept calling tools after its budget"
+        )
+
+    def run_calls(
+        self, result: ChatResult, requested: list[ToolCall], step_id: int, spent: bool
+    ) -> AgentRun | None:
+        """Run (or block) each requested call; an AgentRun when too many were blocked."""
+        self.conversation.append(_assistant_turn(result, requested, self.native))
+        for call in requested:
+            if spent or self.calls >= self.budget.max_tool_calls:
+                reason = f"tool budget spent ({self.budget.max_tool_calls} calls)"
+                outcome = self.toolbox.block(call.name, call.arguments, reason, step_id)
             else:
-                calls += 1
-                outcome = toolbox.call(call.name, call.arguments, step_id)
-            blocked += outcome.status == BLOCKED
-            conversation.append(
-                {"role": "tool", "tool_call_id": call.id, "content": outcome.content}
-            )
-            if blocked >= budget.max_blocked:
-                return AgentRun(
-                    Outcome.TOOL_BLOCKED,
-                    detail=f"{blocked} tool calls were blocked",
-                    tool_calls=calls,
-                    blocked=blocked,
-                )
-        if spent:
-            break
-    return AgentRun(
-        Outcome.TOOL_BLOCKED,
-        detail="the model kept calling tools after its budget",
-        tool_calls=calls,
-        blocked=blocked,
-    )
+                self.calls += 1
+                outcome = self.toolbox.call(call.name, call.arguments, step_id)
+            self.blocked += outcome.status == BLOCKED
+            self.conversation.append(_tool_turn(call, outcome.content, self.native))
+            if self.blocked >= self.budget.max_blocked:
+                detail = f"{self.blocked} tool calls were blocked"
+                return self.ended(Outcome.TOOL_BLOCKED, detail=detail)
+        return None
+
+
+def _ignored_tools(
+    model: ChatModel, loop: _Loop, result: ChatResult, validate: Validator | None
+) -> bool:
+    """True when an endpoint whose tool support is unknown just ignored the tools offered."""
+    caps = getattr(model, "capabilities", None)
+    if not loop.native or caps is None or getattr(caps, "tool_calls", True) is not None:
+        return False
+    check = _final_validator(validate)
+    if check is None or check(result.content) is None:
+        return False
+    noted = getattr(model, "tools_ignored", None)
+    if callable(noted):
+        noted()
+    return True
+
+
+def _final_validator(validate: Validator | None) -> Validator | None:
+    if validate is None:
+        return None
+    return lambda content: validate(actions.parse(content).content)
+
+
+def _assistant_turn(result: ChatResult, requested: list[ToolCall], native: bool) -> Message:
+    if not native:
+        return {"role": "assistant", "content": result.content}
+    # Native conversations pair every call with a tool message by id, including a JSON action
+    # the model wrote in its content.
+    return ChatResult(content=result.content, tool_calls=requested).as_message()
+
+
+def _tool_turn(call: ToolCall, content: str, native: bool) -> Message:
+    if native:
+        return {"role": "tool", "tool_call_id": call.id, "content": content}
+    return actions.result_message(call.name, content)

@@ -38,6 +38,10 @@ class ChatResult:
     attempts: int = 1
     finish_reason: str | None = None
     refusal: str | None = None
+    #: The structured-output mode the request went out in (None: not a structured request).
+    response_mode: str | None = None
+    #: Mode downgrades made during this call (``"json_schema -> json_object_schema"``).
+    downgrades: tuple[str, ...] = ()
 
     def as_message(self) -> Message:
         """The assistant message to append to the conversation."""

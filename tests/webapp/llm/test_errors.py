@@ -12,6 +12,8 @@ from diagnosis_graph.workflow.outcomes import Outcome
 from webapp.llm.errors import (
     MalformedResponseError,
     classify_error,
+    is_format_rejection,
+    is_retryable_transport,
     is_transient,
     parse_retry_after,
 )
@@ -113,3 +115,34 @@ def test_parse_retry_after_reads_seconds_millis_and_http_dates() -> None:
     assert parse_retry_after({"Retry-After": "soon"}) is None
     assert parse_retry_after({"Retry-After": "-3"}) is None
     assert parse_retry_after({}) is None
+
+
+def error_with(status: int, message: str) -> openai.APIStatusError:
+    body = {"error": {"message": message, "type": "x"}}
+    response = httpx2.Response(status, request=REQUEST, json=body)
+    cls = _CLASSES.get(status, openai.APIStatusError)
+    return cls(f"Error code: {status} - {body}", response=response, body=body["error"])
+
+
+@pytest.mark.parametrize(
+    ("status", "message", "rejected"),
+    [
+        (500, "1 validation error: loc ('body', 'response_format', 'type')", True),
+        (400, "Invalid parameter: 'response_format' of type 'json_schema' is not supported", True),
+        (422, "json_schema is not supported by this model", True),
+        (500, "CUDA out of memory", False),
+        (503, "json_schema backend warming up", False),
+        (401, "bad key for response_format", False),
+        (429, "response_format requests are rate limited", False),
+        (400, "maximum context length exceeded", False),
+    ],
+)
+def test_format_rejections_are_told_apart_from_transient_errors(
+    status: int, message: str, rejected: bool
+) -> None:
+    exc = error_with(status, message)
+    assert is_format_rejection(exc) is rejected
+    assert is_retryable_transport(exc) is (is_transient(exc) and not rejected)
+    if rejected:
+        error = classify_error(exc)
+        assert (error.kind, error.outcome) == ("format_unsupported", NON_RETRYABLE)

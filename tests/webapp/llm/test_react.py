@@ -153,7 +153,7 @@ def test_model_errors_become_outcomes_and_failed_steps(audit: MemoryAudit) -> No
     assert (step["status"], step["attempts"], step["error"]) == (
         "FAILED",
         3,
-        "429 after 3 attempts",
+        "the model endpoint is rate limiting requests (HTTP 429): 429 after 3 attempts",
     )
 
 

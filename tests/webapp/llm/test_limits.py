@@ -1,0 +1,46 @@
+"""``LLM_MAX_TOKENS``, ``LLM_TEMPERATURE``, ``RUN_DEADLINE_SECONDS`` and the format settings."""
+
+from __future__ import annotations
+
+import pytest
+
+from webapp.config import Settings, SettingsError
+from webapp.llm.limits import DEFAULT_MAX_TOKENS, max_tokens_for, parse_max_tokens
+
+
+def test_defaults_are_per_schema_with_a_default_for_plain_rounds() -> None:
+    table = parse_max_tokens("")
+    assert max_tokens_for(table, "executor_evidence_v2") == 2048
+    assert max_tokens_for(table, "planner_plan") == 1024
+    assert max_tokens_for(table, None) == max_tokens_for(table, "unknown") == 1024
+
+
+def test_one_number_applies_to_every_agent() -> None:
+    assert set(parse_max_tokens("512").values()) == {512}
+
+
+def test_pairs_override_only_the_named_schemas() -> None:
+    table = parse_max_tokens("planner_plan=300, default=200")
+    assert table["planner_plan"] == 300 and table["default"] == 200
+    assert table["composer_output"] == DEFAULT_MAX_TOKENS["composer_output"]
+
+
+@pytest.mark.parametrize(
+    ("variable", "value"),
+    [
+        ("LLM_MAX_TOKENS", "planner_plan=-1"),
+        ("LLM_MAX_TOKENS", "planner_plan"),
+        ("LLM_TEMPERATURE", "3"),
+        ("RUN_DEADLINE_SECONDS", "0"),
+        ("LLM_RESPONSE_FORMAT", "xml"),
+    ],
+)
+def test_unusable_values_stop_the_app_naming_the_variable(variable: str, value: str) -> None:
+    with pytest.raises(SettingsError, match=variable):
+        Settings.from_env({variable: value})
+
+
+def test_auto_is_the_default_format_and_explicit_modes_are_accepted() -> None:
+    assert Settings.from_env({}).llm_response_format == "auto"
+    for mode in ("json_schema", "json_object_schema", "json_object", "prompt"):
+        assert Settings.from_env({"LLM_RESPONSE_FORMAT": mode}).llm_response_format == mode

@@ -1,0 +1,68 @@
+"""``/readyz`` reports the model endpoint's probed capabilities and its last call's outcome."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from flask.testing import FlaskClient
+
+from webapp import create_app
+from webapp.config import Settings
+from webapp.wiring import build_services
+
+from .scripted_server import ScriptedOpenAIServer, ScriptedResponse, error_body, serve
+from .servers import llamacpp
+
+
+@pytest.fixture
+def server() -> Iterator[ScriptedOpenAIServer]:
+    yield from serve()
+
+
+def app_for(server: ScriptedOpenAIServer, tmp_path: Path) -> FlaskClient:
+    settings = Settings.from_env(
+        {},
+        overrides={
+            "database_url": f"sqlite:///{tmp_path / 'app.db'}",
+            "knowledge_db": str(tmp_path / "knowledge.db"),
+            "openai_api_key": "local-placeholder",
+            "openai_base_url": server.base_url,
+            "llm_model": "gemma3-270m",
+        },
+    )
+    return create_app(services=build_services(settings)).test_client()
+
+
+def test_readyz_probes_once_and_reports_the_mode(
+    server: ScriptedOpenAIServer, tmp_path: Path
+) -> None:
+    server.responder = llamacpp(lambda kept, body: '{"steps": []}')
+    server.models = ["gemma3-270m"]
+    client = app_for(server, tmp_path)
+    assert server.requests == []  # nothing connects while the app is built
+
+    first = client.get("/readyz").json
+    second = client.get("/readyz").json
+
+    caps = first["data"]["llmCapabilities"]
+    assert first["message"] == "success" and second["data"]["llmCapabilities"] == caps
+    assert caps["mode"] == "json_object_schema" and caps["nativeTools"] is False
+    assert caps["models"] == ["gemma3-270m"] and caps["probeError"] is None
+    assert len(server.chat_requests) == 3  # cached: the second readiness check probed nothing
+
+
+def test_readyz_is_degraded_when_the_probe_fails_with_the_cause(
+    server: ScriptedOpenAIServer, tmp_path: Path
+) -> None:
+    server.default = ScriptedResponse(status=401, json=error_body("Invalid API key"))
+    client = app_for(server, tmp_path)
+
+    response = client.get("/readyz")
+    body = response.json or {}
+
+    assert response.status_code == 200  # the database is the only hard dependency
+    assert body["message"].startswith("degraded: the model endpoint failed its probe")
+    assert "auth" in body["message"] and "Invalid API key" in body["message"]
+    assert body["data"]["llmCapabilities"]["mode"] == "json_schema"  # unknown: the strongest

@@ -1,0 +1,255 @@
+"""What an OpenAI-compatible endpoint can do, found by probing it once, and its last outcome.
+
+The probe (:func:`probe`) makes at most four small requests, each with one attempt, a short
+``max_tokens`` and temperature 0: the models list, a ``json_schema`` request, a ``json_object``
+request carrying the schema (only when ``json_schema`` was refused), and a request offering one
+tool. Each capability is True (works), False (refused or ignored) or None (unknown: the probe
+could not tell, for example because the endpoint was unreachable).
+
+When it runs: lazily, on the first model call and on ``GET /readyz``, never at import or in
+``create_app`` - an app whose model server is still starting must come up, and a probe must not
+delay every test that builds an app. A successful probe is cached for the process; a probe that
+could not reach the endpoint is repeated after ``RETRY_PROBE_SECONDS``.
+
+What it decides: with ``LLM_RESPONSE_FORMAT=auto`` the structured-output mode is the strongest
+one the probe saw work (``webapp.llm.formats``); an explicit setting is used as is. Tool calling
+is native unless the probe saw the server answer a tool request without ``tool_calls`` (the
+ReAct loop then speaks the JSON action protocol of ``webapp.llm.actions``). Downgrades made at
+run time (a request rejected for its format) and the last call's outcome are recorded here too,
+so ``/readyz`` shows them.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import openai
+
+from . import formats
+from .errors import classify_error, is_format_rejection, names_field
+
+RETRY_PROBE_SECONDS = 60.0
+PROBE_MAX_TOKENS = 48
+_PROBE_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {"ok": {"type": "boolean"}},
+    "required": ["ok"],
+    "additionalProperties": False,
+}
+_PROBE_JSON = [
+    {"role": "user", "content": 'Reply with the JSON object {"ok": true} and nothing else.'}
+]
+_PROBE_TOOL = {
+    "type": "function",
+    "function": {
+        "name": "report_status",
+        "description": "Report that the service is up.",
+        "parameters": _PROBE_SCHEMA,
+    },
+}
+_PROBE_TOOL_MESSAGES = [
+    {"role": "user", "content": "Call the report_status tool with ok set to true."}
+]
+
+
+@dataclass
+class Capabilities:
+    """Probe results, the mode in force, run-time downgrades and the last call's outcome."""
+
+    setting: str = formats.AUTO
+    probed_at: float | None = None
+    probe_error: str | None = None
+    models: list[str] | None = None
+    json_schema: bool | None = None
+    json_object_schema: bool | None = None
+    tool_calls: bool | None = None
+    stream_usage: bool = True
+    downgrades: list[str] = field(default_factory=list)
+    last_call: dict[str, Any] | None = None
+    _mode: str | None = None
+    _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
+
+    @property
+    def mode(self) -> str:
+        """The structured-output mode requests use now."""
+        if self.setting != formats.AUTO:
+            return self.setting
+        if self._mode is not None:
+            return self._mode
+        if self.json_schema is False:
+            return formats.JSON_OBJECT_SCHEMA if self.json_object_schema else formats.JSON_OBJECT
+        return formats.JSON_SCHEMA
+
+    @property
+    def adaptive(self) -> bool:
+        """True when the mode may be stepped down (``LLM_RESPONSE_FORMAT=auto``)."""
+        return self.setting == formats.AUTO
+
+    @property
+    def native_tools(self) -> bool:
+        """False only when the probe saw tool requests answered without tool calls."""
+        return self.tool_calls is not False
+
+    def downgrade(self, rejected: str, reason: str) -> str | None:
+        """Step down from ``rejected`` (auto only); the new mode, or None when none is left."""
+        with self._lock:
+            if not self.adaptive:
+                return None
+            lower = formats.next_mode(rejected)
+            if lower is None:
+                return None
+            if self.mode == rejected:
+                self._mode = lower
+                self.downgrades.append(f"{rejected} -> {lower}: {reason}")
+                if rejected == formats.JSON_SCHEMA:
+                    self.json_schema = False
+                elif rejected == formats.JSON_OBJECT_SCHEMA:
+                    self.json_object_schema = False
+            return self.mode
+
+    def saw_tools_ignored(self) -> None:
+        """A tool request came back as plain content that is not the expected output."""
+        with self._lock:
+            if self.tool_calls is None:
+                self.tool_calls = False
+
+    def record_call(
+        self, outcome: str, *, kind: str | None = None, detail: str | None = None
+    ) -> None:
+        """Remember how the last model call ended."""
+        self.last_call = {
+            "outcome": outcome,
+            "kind": kind,
+            "detail": detail,
+            "at": time.time(),
+        }
+
+    def needs_probe(self, now: float) -> bool:
+        """True before the first probe and after a probe that could not reach the endpoint."""
+        if self.probed_at is None:
+            return True
+        return self.probe_error is not None and now - self.probed_at >= RETRY_PROBE_SECONDS
+
+    def as_dict(self) -> dict[str, Any]:
+        """The JSON shape ``/readyz`` reports."""
+        return {
+            "setting": self.setting,
+            "mode": self.mode,
+            "probed": self.probed_at is not None,
+            "probeError": self.probe_error,
+            "models": self.models,
+            "jsonSchema": self.json_schema,
+            "jsonObjectSchema": self.json_object_schema,
+            "toolCalls": self.tool_calls,
+            "nativeTools": self.native_tools,
+            "downgrades": list(self.downgrades),
+            "lastCall": dict(self.last_call) if self.last_call else None,
+        }
+
+
+class Prober:
+    """Runs :func:`probe` at most once at a time and only when the cache says so."""
+
+    def __init__(self, capabilities: Capabilities, run: Callable[[Capabilities], None]) -> None:
+        self.capabilities = capabilities
+        self._run = run
+        self._lock = threading.Lock()
+
+    def ensure(self) -> Capabilities:
+        """Probe if needed (callers that arrive meanwhile wait for the same probe)."""
+        if not self.capabilities.needs_probe(time.monotonic()):
+            return self.capabilities
+        with self._lock:
+            if self.capabilities.needs_probe(time.monotonic()):
+                try:
+                    self._run(self.capabilities)
+                finally:
+                    self.capabilities.probed_at = time.monotonic()
+        return self.capabilities
+
+
+def probe(
+    client: openai.OpenAI, model: str, caps: Capabilities, *, timeout: float, secret: str
+) -> None:
+    """Fill what ``caps`` does not know yet from at most four small requests (module doc).
+
+    A repeated probe (after one that failed) asks only about what is still unknown.
+    """
+    caps.probe_error = None
+    try:
+        if caps.models is None:
+            try:
+                caps.models = [m.id for m in client.models.list(timeout=timeout)]
+            except openai.APIStatusError:
+                caps.models = []  # many servers do not serve /models; not an error by itself
+        if caps.adaptive and caps.json_schema is None:
+            caps.json_schema = _json_probe(client, model, timeout, _schema_format())
+        if caps.adaptive and caps.json_schema is False and caps.json_object_schema is None:
+            object_schema = {"type": "json_object", "schema": _PROBE_SCHEMA}
+            caps.json_object_schema = _json_probe(client, model, timeout, object_schema)
+        if caps.tool_calls is None:
+            caps.tool_calls = _tool_probe(client, model, timeout)
+    except openai.OpenAIError as exc:
+        # Unreachable, auth, rate limited, too slow: what is unknown stays unknown, the cause is
+        # reported; an unreachable endpoint fails on the models list already (one timeout).
+        caps.probe_error = str(classify_error(exc, secret=secret))
+
+
+def _schema_format() -> dict[str, Any]:
+    return {
+        "type": "json_schema",
+        "json_schema": {"name": "probe", "schema": _PROBE_SCHEMA, "strict": False},
+    }
+
+
+def _json_probe(
+    client: openai.OpenAI, model: str, timeout: float, response_format: dict[str, Any]
+) -> bool:
+    try:
+        reply = _create(
+            client, model, timeout, messages=_PROBE_JSON, response_format=response_format
+        )
+    except openai.APIStatusError as exc:
+        if is_format_rejection(exc):
+            return False
+        raise
+    content = _content(reply)
+    try:
+        return isinstance(json.loads(content or ""), dict)
+    except json.JSONDecodeError:
+        return False
+
+
+def _tool_probe(client: openai.OpenAI, model: str, timeout: float) -> bool:
+    try:
+        reply = _create(client, model, timeout, messages=_PROBE_TOOL_MESSAGES, tools=[_PROBE_TOOL])
+    except openai.APIStatusError as exc:
+        if names_field(exc, "tool"):
+            return False
+        raise
+    choices = getattr(reply, "choices", None) or []
+    message = getattr(choices[0], "message", None) if choices else None
+    return bool(getattr(message, "tool_calls", None))
+
+
+def _create(client: openai.OpenAI, model: str, timeout: float, **fields: Any) -> object:
+    request: dict[str, Any] = {
+        "model": model,
+        "max_tokens": PROBE_MAX_TOKENS,
+        "temperature": 0,
+        "timeout": timeout,
+        **fields,
+    }
+    return client.chat.completions.create(**request)
+
+
+def _content(reply: object) -> str | None:
+    choices = getattr(reply, "choices", None) or []
+    message = getattr(choices[0], "message", None) if choices else None
+    content = getattr(message, "content", None)
+    return content if isinstance(content, str) else None

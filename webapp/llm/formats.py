@@ -1,0 +1,106 @@
+"""Structured-output modes and how a request is adapted to the mode a server supports.
+
+Agents always ask for the strongest form, ``response_format`` ``json_schema`` with the schema's
+name; the OpenAI-compatible client adapts it to the endpoint's mode:
+
+* ``json_schema`` - sent as is (OpenAI, vLLM, Ollama, recent llama.cpp ``llama-server``).
+* ``json_object_schema`` - ``{"type": "json_object", "schema": ...}``: JSON mode constrained by
+  the schema, as llama-cpp-python's server accepts it (it rejects ``json_schema`` with a 500).
+* ``json_object`` - ``{"type": "json_object"}``: some JSON object, nothing more.
+* ``prompt`` - no ``response_format`` at all, for servers that reject every JSON mode.
+
+Below ``json_schema`` the schema is sent without length, count and pattern constraints
+(:func:`grammar_schema`: they make llama.cpp's schema grammar explode, and validation enforces
+them after the call), and it travels as text too: the full instruction is appended to the
+last user message (chat templates such as gemma's drop the system message) and the system
+message points to it. ``LLM_RESPONSE_FORMAT=auto`` starts from what the capability probe found
+and steps down this ladder, one rung per rejected request; an explicit mode is never changed.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from .structured import schema_instruction
+from .types import Message
+
+AUTO = "auto"
+JSON_SCHEMA = "json_schema"
+JSON_OBJECT_SCHEMA = "json_object_schema"
+JSON_OBJECT = "json_object"
+PROMPT = "prompt"
+#: Strongest first; ``auto`` walks it downwards.
+LADDER = (JSON_SCHEMA, JSON_OBJECT_SCHEMA, JSON_OBJECT, PROMPT)
+SETTINGS = (AUTO, *LADDER)
+
+
+def next_mode(mode: str) -> str | None:
+    """The next weaker mode, or None at the bottom of the ladder."""
+    index = LADDER.index(mode)
+    return LADDER[index + 1] if index + 1 < len(LADDER) else None
+
+
+def adapt(
+    messages: Sequence[Message], response_format: dict[str, Any] | None, mode: str
+) -> tuple[list[Message], dict[str, Any] | None]:
+    """The messages and ``response_format`` to send for a ``json_schema`` request in ``mode``.
+
+    Anything that is not a ``json_schema`` request (plain chat, a caller's own ``json_object``)
+    is sent unchanged.
+    """
+    if response_format is None or response_format.get("type") != JSON_SCHEMA or mode == JSON_SCHEMA:
+        return list(messages), response_format
+    spec = response_format.get("json_schema") or {}
+    name = str(spec.get("name") or "output")
+    schema = grammar_schema(dict(spec.get("schema") or {}))
+    adapted = with_schema_instruction(messages, name, schema)
+    if mode == JSON_OBJECT_SCHEMA:
+        return adapted, {"type": JSON_OBJECT, "schema": schema}
+    if mode == JSON_OBJECT:
+        return adapted, {"type": JSON_OBJECT}
+    return adapted, None
+
+
+#: Constraints that blow up a grammar built from the schema (llama.cpp expands a
+#: ``maxLength`` of 2000 into 2000 nested optional rules and then refuses the grammar) and
+#: that the pydantic validation after the call enforces anyway.
+_GRAMMAR_HEAVY = frozenset(
+    {"maxLength", "minLength", "maxItems", "minItems", "pattern", "format", "uniqueItems"}
+)
+
+
+def grammar_schema(schema: Any) -> Any:
+    """``schema`` without length, count and pattern constraints (shorter prompt, usable grammar)."""
+    if isinstance(schema, dict):
+        return {
+            key: value if key in ("enum", "const", "default") else grammar_schema(value)
+            for key, value in schema.items()
+            if key not in _GRAMMAR_HEAVY or not isinstance(value, (int, str, bool))
+        }
+    if isinstance(schema, list):
+        return [grammar_schema(item) for item in schema]
+    return schema
+
+
+def with_schema_instruction(
+    messages: Sequence[Message], name: str, schema: dict[str, Any]
+) -> list[Message]:
+    """``messages`` with the schema instruction in the last user message (and a pointer to it
+    in the system message); a new user message carries it when there is no text one."""
+    result = [dict(m) for m in messages]
+    instruction = schema_instruction(name, schema)
+    pointer = (
+        f"Reply with only a JSON object that matches the JSON schema `{name}` "
+        "given in the last user message."
+    )
+    for message in result:
+        if message.get("role") == "system" and isinstance(message.get("content"), str):
+            message["content"] = f"{message['content']}\n\n{pointer}"
+            break
+    for message in reversed(result):
+        if message.get("role") == "user" and isinstance(message.get("content"), str):
+            message["content"] = f"{message['content']}\n\n{instruction}"
+            return result
+    result.append({"role": "user", "content": instruction})
+    return result
