@@ -181,6 +181,6 @@ class AnswerRules:
             if words and len(words) - len(novel) < RESTATEMENT_SHARE * len(words):
                 return (
                     f"the summary sentence {sentence[:80]!r} does not restate the conclusions "
-                    f"(new words: {', '.join(novel[:5])})"
+                    f"(new words: {', '.join(repr(w) for w in novel[:5])})"
                 )
         return None

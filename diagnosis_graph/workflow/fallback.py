@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from typing import Any
 
@@ -61,9 +62,17 @@ def why_fallback(events: list[Mapping[str, Any]] | Any, language: str = "en") ->
     return why + _cause(source)
 
 
+_QUOTED = re.compile(r"'[^']*'|\"[^\"]*\"")
+
+
 def _cause(event: Mapping[str, Any]) -> str:
-    """The node's own explanation (the real cause), when its event carries one."""
-    detail = str(event.get("detail") or "").strip().rstrip(".")
+    """The node's own explanation (the real cause), when its event carries one.
+
+    A cause may quote what the model wrote (a rejected summary sentence, its new words); the
+    user never reads unchecked model text, so quoted fragments are left out (the validators
+    quote whatever they take from the model's output).
+    """
+    detail = _QUOTED.sub("...", str(event.get("detail") or "")).strip().rstrip(".")
     if not detail:
         return ""
     if event.get("outcome") == "INVALID_OUTPUT":

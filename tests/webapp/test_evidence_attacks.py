@@ -96,8 +96,14 @@ def demo() -> DemoTelemetryBackend:
 
 
 def diagnoser(server: ScriptedOpenAIServer, backend: Any) -> Any:
+    # The evidence contract under test, not capability detection: a declared json_schema model.
     client = OpenAIChatClient(
-        api_key="sk-test", model="gpt-test", base_url=server.base_url, max_attempts=1
+        api_key="sk-test",
+        model="gpt-test",
+        base_url=server.base_url,
+        max_attempts=1,
+        response_format="json_schema",
+        probe_capabilities=False,
     )
     knowledge = knowledge_for(backend)
     knowledge.add_document("incident-notes.md", UPLOAD)
