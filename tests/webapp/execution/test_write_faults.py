@@ -38,7 +38,11 @@ def test_a_refused_step_write_fails_the_plain_chat_run_with_its_cause(
     assert "audit write failed (agent_step update)" in body["errorMessage"]
     run = stored(database, body["runId"])
     assert run.status == "FAILED" and run.degraded is False and run.finished_at is not None
-    assert "max_allowed_packet" in str(run.error_message) or "1153" in str(run.error_message)
+    # MariaDB answers an oversized packet with 1153, or (timing-dependent) just drops the
+    # connection: 2006/2013. Either way the database's own error is the recorded cause.
+    assert any(
+        code in str(run.error_message) for code in ("max_allowed_packet", "1153", "2006", "2013")
+    )
 
 
 @pytest.mark.parametrize("database", ["mysql"], indirect=True)
