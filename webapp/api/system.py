@@ -9,6 +9,7 @@ from peewee import PeeweeException
 from .context import services
 from .errors import ApiError, envelope, ok
 from .openapi import openapi_document
+from .requests import body_bytes
 
 bp = Blueprint("system", __name__)
 
@@ -20,6 +21,7 @@ def upload() -> ResponseReturnValue:
     """Index an uploaded ``.md``/``.txt`` file into the knowledge base."""
     if not request.mimetype.startswith("multipart/form-data"):
         raise ApiError(415, "upload a file as multipart/form-data (field 'file')")
+    body_bytes()  # a chunked body over the limit is 413 before the form parser truncates it
     file = request.files.get("file")
     if file is None or not file.filename:
         raise ApiError(400, "the multipart field 'file' with a file name is required")

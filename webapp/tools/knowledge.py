@@ -22,6 +22,7 @@ import logging
 import re
 import sqlite3
 import threading
+import unicodedata
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass
@@ -120,10 +121,22 @@ def _validate_text(text: str | bytes) -> str:
     return body
 
 
+MAX_NAME_CHARS = 255
+
+
 def _clean_name(name: str) -> str:
+    """The file name part of ``name``; ValueError for a hidden, odd or overlong name.
+
+    Control and format characters (NUL, newlines, bidirectional overrides that make
+    ``evil\u202egpj.md`` read as another name) and unpaired surrogates are refused outright.
+    """
+    if any(unicodedata.category(char) in ("Cc", "Cf", "Cs") for char in str(name)):
+        raise ValueError("the file name contains control or format characters")
     filename = str(name).replace("\\", "/").rsplit("/", 1)[-1].strip()
     if not filename or filename.startswith("."):
         raise ValueError("the document needs a file name ending in .md or .txt")
+    if len(filename) > MAX_NAME_CHARS:
+        raise ValueError(f"the file name is longer than {MAX_NAME_CHARS} characters")
     suffix = Path(filename).suffix.lower()
     if suffix not in SUFFIXES:
         shown = f"'{suffix}'" if suffix else "none"
