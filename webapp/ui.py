@@ -11,6 +11,7 @@ from flask import Blueprint, current_app, redirect, render_template, url_for
 from flask.typing import ResponseReturnValue
 
 from .api.requests import is_id
+from .api.security import GRAPH_PAGE_POLICY
 
 bp = Blueprint("ui", __name__)
 
@@ -37,7 +38,8 @@ def trace(session_id: str, run_id: str) -> ResponseReturnValue:
         valid=valid,
         auth_required=_auth_required(),
     )
-    return page, 200 if valid else 404
+    # Mermaid styles the route graph inline: this page's policy allows inline styles only.
+    return page, 200 if valid else 404, {"Content-Security-Policy": GRAPH_PAGE_POLICY}
 
 
 @bp.get("/favicon.ico")

@@ -7,6 +7,7 @@ import hmac
 from flask import Flask, g, request
 
 from .errors import ApiError, register_error_handlers
+from .security import install_security
 
 # Endpoints that need no database connection and no API key.
 OPEN_ENDPOINTS = {
@@ -28,6 +29,7 @@ def register_api(app: Flask) -> None:
     for blueprint in (chat.bp, runs.bp, stream.bp, system.bp, ui.bp):
         app.register_blueprint(blueprint)
     register_error_handlers(app)
+    install_security(app)
 
     @app.before_request
     def authenticate() -> None:
