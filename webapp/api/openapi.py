@@ -149,6 +149,8 @@ SCHEMAS: dict[str, Any] = {
         ],
         "properties": {
             "id": {"type": "integer"},
+            "runId": ID,
+            "sessionId": ID,
             "stepIndex": {"type": "integer"},
             "agentName": {"type": "string"},
             "model": {"type": "string"},
@@ -184,6 +186,8 @@ SCHEMAS: dict[str, Any] = {
         ],
         "properties": {
             "id": {"type": "integer"},
+            "runId": ID,
+            "sessionId": ID,
             "invocationId": {"type": "string"},
             "stepId": NULLABLE_INT,
             "agentName": {"type": "string"},

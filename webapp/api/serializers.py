@@ -64,6 +64,8 @@ def step(row: dict[str, Any], json_value: Callable[[Any], Any] = _same) -> dict[
     """One ``agent_step``; ``json_value`` wraps the stored JSON documents (e.g. raw text)."""
     return {
         "id": row["id"],
+        "runId": row["run_id"],
+        "sessionId": row["session_id"],
         "stepIndex": row["step_index"],
         "agentName": row["agent_name"],
         "model": row["model"],
@@ -85,6 +87,8 @@ def invocation(row: dict[str, Any], json_value: Callable[[Any], Any] = _same) ->
     """One ``tool_invocation`` with its raw output; ``json_value`` as for :func:`step`."""
     return {
         "id": row["id"],
+        "runId": row["run_id"],
+        "sessionId": row["session_id"],
         "invocationId": row["invocation_id"],
         "stepId": row["step"],
         "agentName": row["agent_name"],
