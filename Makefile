@@ -15,7 +15,7 @@ WORKERS ?= 2
 THREADS ?= 8
 
 .PHONY: help install run serve init-db test lint format fuzz bench-engine bench-workflow \
-	bench-api demo-data clean
+	bench-api bench-knowledge demo-data clean
 
 help:
 	@echo "make run           serve the app on http://$(HOST):$(PORT) (creates .venv on first use)"
@@ -23,6 +23,7 @@ help:
 	@echo "make test          run the test suite (creates .venv on first use)"
 	@echo "make fuzz          schemathesis against the app's OpenAPI document"
 	@echo "make bench-api     server-side latency of chat runs and of the trace API"
+	@echo "make bench-knowledge  upload time per size and shape; searches during big uploads"
 	@echo "make lint          ruff + mypy (strict on diagnosis_graph)"
 	@echo "make bench-engine  engine vs LangGraph vs a bare loop"
 	@echo "make bench-workflow  complete offline diagnoses of every demo scenario"
@@ -89,6 +90,9 @@ fuzz: $(FUZZ_STAMP)
 
 bench-api: $(DEV_STAMP)
 	$(BIN)/python bench/api.py
+
+bench-knowledge: $(DEV_STAMP)
+	$(BIN)/python bench/knowledge_upload.py
 
 demo-data: $(DEV_STAMP)
 	$(BIN)/python -m webapp.demo.generate --out webapp/demo/data --seed 7

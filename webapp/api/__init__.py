@@ -24,9 +24,9 @@ OPEN_ENDPOINTS = {
 def register_api(app: Flask) -> None:
     """Install blueprints, error handlers, authentication and connection handling."""
     from .. import ui
-    from . import chat, runs, stream, system
+    from . import chat, knowledge, runs, stream, system
 
-    for blueprint in (chat.bp, runs.bp, stream.bp, system.bp, ui.bp):
+    for blueprint in (chat.bp, knowledge.bp, runs.bp, stream.bp, system.bp, ui.bp):
         app.register_blueprint(blueprint)
     register_error_handlers(app)
     install_security(app)

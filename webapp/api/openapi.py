@@ -483,6 +483,28 @@ def _paths() -> dict[str, Any]:
                 },
             }
         },
+        "/api/knowledge": {
+            "get": {
+                "summary": "The knowledge documents with their origin",
+                "responses": {
+                    "200": _json(ok({"type": "object"}), "The documents"),
+                    **_errors(*_COMMON),
+                },
+            }
+        },
+        "/api/knowledge/{docId}": {
+            "delete": {
+                "summary": "Delete an uploaded document",
+                "parameters": [
+                    {"name": "docId", "in": "path", "required": True, "schema": {"type": "string"}}
+                ],
+                "responses": {
+                    "200": _json(ok({"type": "object"}), "The deleted document"),
+                    **_errors(400, 404, *_COMMON),
+                    "403": _json(_ref("Error"), "A bundled runbook is read-only"),
+                },
+            }
+        },
         "/api/upload": {
             "post": {
                 "summary": "Add a .md or .txt document to the knowledge base",

@@ -1,49 +1,16 @@
-"""Knowledge upload, liveness, readiness and the OpenAPI document."""
+"""Liveness, readiness and the OpenAPI document."""
 
 from __future__ import annotations
 
-from flask import Blueprint, jsonify, request
+from flask import Blueprint, jsonify
 from flask.typing import ResponseReturnValue
 from peewee import PeeweeException
 
 from .context import services
-from .errors import ApiError, envelope, ok
+from .errors import envelope, ok
 from .openapi import openapi_document
-from .requests import body_bytes
 
 bp = Blueprint("system", __name__)
-
-UPLOAD_TYPES = (".md", ".txt")
-
-
-@bp.post("/api/upload")
-def upload() -> ResponseReturnValue:
-    """Index an uploaded ``.md``/``.txt`` file into the knowledge base."""
-    if not request.mimetype.startswith("multipart/form-data"):
-        raise ApiError(415, "upload a file as multipart/form-data (field 'file')")
-    body_bytes()  # a chunked body over the limit is 413 before the form parser truncates it
-    file = request.files.get("file")
-    if file is None or not file.filename:
-        raise ApiError(400, "the multipart field 'file' with a file name is required")
-    if not file.filename.lower().endswith(UPLOAD_TYPES):
-        raise ApiError(400, "only .md and .txt files can be uploaded")
-    limit = services().settings.max_upload_bytes
-    content = file.stream.read(limit + 1)
-    if len(content) > limit:
-        raise ApiError(413, f"the file is too large: the limit is {limit} bytes")
-    try:
-        summary = services().knowledge.add_document(file.filename, content)
-    except ValueError as exc:
-        raise ApiError(400, str(exc)) from None
-    return ok(
-        {
-            "docId": summary["doc_id"],
-            "title": summary["title"],
-            "source": summary["source"],
-            "chunks": summary["chunks"],
-            "bytes": summary["bytes"],
-        }
-    )
 
 
 @bp.get("/healthz")
