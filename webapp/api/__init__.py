@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import hmac
 
-from flask import Flask, g, request
+from flask import Blueprint, Flask, g, request
 
 from .errors import ApiError, register_error_handlers
 from .security import install_security
@@ -21,12 +21,18 @@ OPEN_ENDPOINTS = {
 }
 
 
+def blueprints() -> list[Blueprint]:
+    """The API's blueprints; their routes are the OpenAPI document (:mod:`.openapi`)."""
+    from . import chat, knowledge, runs, stream, system
+
+    return [chat.bp, knowledge.bp, runs.bp, stream.bp, system.bp]
+
+
 def register_api(app: Flask) -> None:
     """Install blueprints, error handlers, authentication and connection handling."""
     from .. import ui
-    from . import chat, knowledge, runs, stream, system
 
-    for blueprint in (chat.bp, knowledge.bp, runs.bp, stream.bp, system.bp, ui.bp):
+    for blueprint in [*blueprints(), ui.bp]:
         app.register_blueprint(blueprint)
     register_error_handlers(app)
     install_security(app)

@@ -3,22 +3,23 @@
 from __future__ import annotations
 
 from flask import Blueprint, request
-from flask.typing import ResponseReturnValue
 
 from ..tools.knowledge import DocumentNotFound, ReadOnlyDocument
 from .context import services
-from .errors import ApiError, ok
+from .contract import operation
+from .errors import ApiError
 from .requests import body_bytes, has_control
+from .responses import Deleted, KnowledgeList, UploadResult
 
 bp = Blueprint("knowledge", __name__, url_prefix="/api")
 
 UPLOAD_TYPES = (".md", ".txt")
-MAX_DOC_ID_CHARS = 300
 
 
 @bp.post("/upload")
-def upload() -> ResponseReturnValue:
-    """Index an uploaded ``.md``/``.txt`` file into the knowledge base."""
+@operation(upload=True, response=UploadResult, errors=(400, 413, 415))
+def upload() -> UploadResult:
+    """Add a .md or .txt document to the knowledge base (multipart field ``file``)."""
     if not request.mimetype.startswith("multipart/form-data"):
         raise ApiError(415, "upload a file as multipart/form-data (field 'file')")
     body_bytes()  # a chunked body over the limit is 413 before the form parser truncates it
@@ -35,49 +36,32 @@ def upload() -> ResponseReturnValue:
         summary = services().knowledge.add_document(file.filename, content)
     except ValueError as exc:
         raise ApiError(400, str(exc)) from None
-    return ok(
-        {
-            "docId": summary["doc_id"],
-            "title": summary["title"],
-            "source": summary["source"],
-            "chunks": summary["chunks"],
-            "bytes": summary["bytes"],
-        }
-    )
+    return UploadResult.model_validate(summary)
 
 
 @bp.get("/knowledge")
-def documents() -> ResponseReturnValue:
-    """Every knowledge document: uploads (newest first), then the bundled runbooks."""
+@operation(response=KnowledgeList)
+def documents() -> KnowledgeList:
+    """Every knowledge document with its origin: uploads (newest first), then bundled runbooks."""
     rows = services().knowledge.documents()
-    return ok(
+    return KnowledgeList.model_validate(
         {
-            "documents": [
-                {
-                    "docId": row["doc_id"],
-                    "title": row["title"],
-                    "origin": row["origin"],
-                    "chunks": row["chunks"],
-                    "bytes": row["bytes"],
-                    "uploadedAt": row["uploaded_at"],
-                    "deletable": row["origin"] == "upload",
-                }
-                for row in rows
-            ],
+            "documents": [{**row, "deletable": row["origin"] == "upload"} for row in rows],
             "total": len(rows),
         }
     )
 
 
 @bp.delete("/knowledge/<path:doc_id>")
-def delete(doc_id: str) -> ResponseReturnValue:
-    """Remove an uploaded document; the bundled runbooks are read-only (403)."""
-    if len(doc_id) > MAX_DOC_ID_CHARS or has_control(doc_id):
-        raise ApiError(400, f"docId must be at most {MAX_DOC_ID_CHARS} printable characters")
+@operation(response=Deleted, errors=(403, 404))
+def delete(doc_id: str) -> Deleted:
+    """Delete an uploaded document; the bundled runbooks are read-only (403)."""
+    if has_control(doc_id):
+        raise ApiError(400, "docId contains control characters")
     try:
         removed = services().knowledge.delete_document(doc_id)
     except DocumentNotFound as exc:
         raise ApiError(404, str(exc)) from None
     except ReadOnlyDocument as exc:
         raise ApiError(403, str(exc)) from None
-    return ok({"docId": removed["doc_id"], "title": removed["title"], "deleted": True})
+    return Deleted(doc_id=removed["doc_id"], title=removed["title"], deleted=True)

@@ -1,4 +1,4 @@
-"""Reading requests defensively: JSON bodies, aliases, ids, questions, pagination.
+"""Reading request bodies defensively, and the id and text checks the models use.
 
 A JSON body is read as bytes and parsed by orjson, which refuses what the standard library
 lets through and later fails on: lone surrogates (``"\\ud800"``, which no database or encoder
@@ -24,7 +24,6 @@ ID_PATTERN = re.compile(r"[A-Za-z0-9_.:-]{1,64}")
 ID_MESSAGE = "must be 1-64 characters of letters, digits and _ . : -"
 MAX_JSON_DEPTH = 64
 # C0/C1 control characters other than tab, newline and carriage return.
-_COUNT = re.compile(r"[0-9]{1,9}")  # ASCII digits only: int() also reads "٣" and "1_0"
 _CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]")
 
 
@@ -89,65 +88,6 @@ def json_body() -> dict[str, Any]:
     return data
 
 
-def pick(body: dict[str, Any], *names: str) -> Any:
-    """The first present value among the accepted spellings of a field."""
-    for name in names:
-        if name in body and body[name] is not None:
-            return body[name]
-    return None
-
-
-def valid_id(value: Any, field: str, *, required: bool = True) -> str | None:
-    """A session or run id: 1-64 characters of ``[A-Za-z0-9_.:-]``, else 400."""
-    if value is None:
-        if required:
-            raise ApiError(400, f"{field} is required")
-        return None
-    if not is_id(value):
-        raise ApiError(400, f"{field} {ID_MESSAGE}")
-    return str(value)
-
-
 def has_control(text: str) -> bool:
     """True when ``text`` holds a control character other than tab and line breaks."""
     return _CONTROL.search(text) is not None
-
-
-def valid_text(value: Any, field: str, max_chars: int, *, required: bool = True) -> str | None:
-    """Stripped text of 1..``max_chars`` characters without control characters, else 400."""
-    if value is None:
-        if required:
-            raise ApiError(400, f"{field} is required")
-        return None
-    if not isinstance(value, str):
-        raise ApiError(400, f"{field} must be a string")
-    text = value.strip()
-    if not text:
-        if required:
-            raise ApiError(400, f"{field} must not be blank")
-        return None
-    if len(text) > max_chars:
-        raise ApiError(400, f"{field} is too long: {len(text)} characters, at most {max_chars}")
-    if has_control(text):
-        raise ApiError(400, f"{field} contains control characters")
-    return text
-
-
-def valid_choice(value: Any, field: str, choices: tuple[str, ...], default: str) -> str:
-    """One of ``choices`` (default when absent), else 400."""
-    if value is None:
-        return default
-    if not isinstance(value, str) or value not in choices:
-        raise ApiError(400, f"{field} must be one of: {', '.join(choices)}")
-    return value
-
-
-def page() -> tuple[int, int]:
-    """``limit`` (1-200, default 50) and ``offset`` (0-1000000) from the query string."""
-    raw_limit, raw_offset = request.args.get("limit", "50"), request.args.get("offset", "0")
-    if not (_COUNT.fullmatch(raw_limit) and _COUNT.fullmatch(raw_offset)):
-        raise ApiError(400, "limit and offset must be integers")
-    limit, offset = int(raw_limit), int(raw_offset)
-    if not 1 <= limit <= 200 or offset > 1_000_000:
-        raise ApiError(400, "limit must be 1-200 and offset 0-1000000")
-    return limit, offset

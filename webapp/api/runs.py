@@ -5,114 +5,105 @@ from __future__ import annotations
 from typing import Any
 
 import orjson
-from flask import Blueprint, Response, request
-from flask.typing import ResponseReturnValue
+from flask import Blueprint, Response
 
 from diagnosis_graph import END
 from diagnosis_graph.workflow.trace import route_edges
 
-from ..services.records import FEEDBACK
-from . import serializers
 from .context import services
-from .errors import ApiError, ok
-from .requests import json_body, page, pick, valid_choice, valid_id, valid_text
+from .contract import operation
+from .models import FeedbackRequest, PageQuery, RunQuery
+from .responses import Case, CaseList, Graph, RunList, RunSummary, Trace
 
 bp = Blueprint("runs", __name__, url_prefix="/api")
-
-
-def run_ref(session_id: str) -> str:
-    """The ``runId`` query parameter, with both ids validated (400 otherwise)."""
-    valid_id(session_id, "sessionId")
-    run_id = valid_id(request.args.get("runId"), "runId")
-    assert run_id is not None
-    return run_id
+_JSON_COLUMNS = {
+    "model_input",
+    "model_output",
+    "arguments",
+    "raw_output",
+    "retrieval_details",
+    "evidence_refs",
+}
 
 
 @bp.get("/diagnosis/<session_id>/trace")
-def trace(session_id: str) -> ResponseReturnValue:
+@operation(query=RunQuery, response=Trace, errors=(404,))
+def trace(session_id: str, query: RunQuery) -> Response:
     """Everything about one run of this session; another session's run is 404 like any other.
 
     The stored JSON documents of steps and invocations are spliced into the response as the
     text they are stored as (orjson fragments): a 1,000-step trace is several megabytes, and
     decoding it only to encode it again would dominate the request.
     """
-    found = services().records.trace(session_id, run_ref(session_id), raw_json=True)
-    data = {
-        "session": serializers.session(found.session) if found.session else None,
-        "run": serializers.run_detail(found.run),
-        "steps": [serializers.step(s, _fragment) for s in found.steps],
-        "toolInvocations": [serializers.invocation(i, _fragment) for i in found.invocations],
-    }
-    body = orjson.dumps({"code": 200, "message": "success", "data": data})
-    return Response(body, mimetype="application/json")
+    found = services().records.trace(session_id, query.run_id, raw_json=True)
+    data = Trace.model_validate(
+        {
+            "session": found.session,
+            "run": found.run,
+            "steps": [_fragments(row) for row in found.steps],
+            "tool_invocations": [_fragments(row) for row in found.invocations],
+        }
+    )
+    body = {"code": 200, "message": "success", "data": data.model_dump(by_alias=True)}
+    return Response(orjson.dumps(body), mimetype="application/json")
 
 
-def _fragment(text: Any) -> orjson.Fragment:
-    return orjson.Fragment(text)
+def _fragments(row: dict[str, Any]) -> dict[str, Any]:
+    """The row with its stored JSON text wrapped as orjson fragments (emitted verbatim)."""
+    return {k: orjson.Fragment(v) if k in _JSON_COLUMNS else v for k, v in row.items()}
 
 
 @bp.get("/diagnosis/<session_id>/graph")
-def graph(session_id: str) -> ResponseReturnValue:
-    """The diagnosis graph as Mermaid with the route this run took highlighted."""
-    run_id = run_ref(session_id)
-    run = services().records.run(session_id, run_id)
+@operation(query=RunQuery, response=Graph, errors=(404,))
+def graph(session_id: str, query: RunQuery) -> Graph:
+    """The diagnosis graph as Mermaid with the route this run took highlighted.
+
+    ``mermaid`` is null for runs that did not go through the graph.
+    """
+    run = services().records.run(session_id, query.run_id)
     trace = run["orchestration_trace"]
     if not trace:
-        return ok({"runId": run_id, "flow": run["flow"], "mermaid": None, "route": []})
+        return Graph(run_id=query.run_id, flow=run["flow"], mermaid=None, route=[])
     edges = route_edges(trace)
     route = [edges[0][1], *(to for _, to in edges[1:] if to != END)] if edges else []
     mermaid = services().diagnoser.graph.to_mermaid(edges)
-    return ok({"runId": run_id, "flow": run["flow"], "mermaid": mermaid, "route": route})
+    return Graph(run_id=query.run_id, flow=run["flow"], mermaid=mermaid, route=route)
 
 
 @bp.get("/diagnosis/<session_id>/runs")
-def runs(session_id: str) -> ResponseReturnValue:
+@operation(query=PageQuery, response=RunList, errors=(404,))
+def runs(session_id: str, query: PageQuery) -> RunList:
     """The session's runs, newest first."""
-    valid_id(session_id, "sessionId")
-    limit, offset = page()
-    rows = services().records.runs(session_id, limit, offset)
-    return ok(
-        {
-            "sessionId": session_id,
-            "runs": [serializers.run_summary(r) for r in rows],
-            "limit": limit,
-            "offset": offset,
-        }
+    rows = services().records.runs(session_id, query.limit, query.offset)
+    return RunList.model_validate(
+        {"session_id": session_id, "runs": rows, "limit": query.limit, "offset": query.offset}
     )
 
 
 @bp.post("/feedback")
-def feedback() -> ResponseReturnValue:
-    """Rate a run; ``useful`` puts it in the case library, ``not_useful`` takes it out."""
-    body = json_body()
-    session_id = valid_id(pick(body, "sessionId", "SessionId", "Id", "id"), "sessionId")
-    run_id = valid_id(pick(body, "runId", "RunId"), "runId")
-    if pick(body, "feedback", "Feedback") is None:
-        raise ApiError(400, "feedback is required")
-    value = valid_choice(pick(body, "feedback", "Feedback"), "feedback", FEEDBACK, "")
-    comment = valid_text(pick(body, "comment", "Comment"), "comment", 2000, required=False)
-    assert session_id is not None and run_id is not None
-    run = services().records.feedback(session_id, run_id, value, comment)
-    return ok(serializers.run_summary(run))
+@operation(body=FeedbackRequest, response=RunSummary, errors=(404, 409))
+def feedback(body: FeedbackRequest) -> RunSummary:
+    """Rate a run; ``useful`` puts it in the case library, ``not_useful`` takes it out.
+
+    Idempotent: the same feedback again is 200 with the run unchanged, also when sent
+    concurrently. Feedback never changes the run's status.
+    """
+    run = services().records.feedback(body.session_id, body.run_id, body.feedback, body.comment)
+    return RunSummary.model_validate(run)
 
 
 @bp.get("/cases")
-def cases() -> ResponseReturnValue:
+@operation(query=PageQuery, response=CaseList)
+def cases(query: PageQuery) -> CaseList:
     """The case library, newest first."""
-    limit, offset = page()
-    rows, total = services().records.cases(limit, offset)
-    return ok(
-        {
-            "cases": [serializers.case(r) for r in rows],
-            "total": total,
-            "limit": limit,
-            "offset": offset,
-        }
+    rows, total = services().records.cases(query.limit, query.offset)
+    return CaseList.model_validate(
+        {"cases": rows, "total": total, "limit": query.limit, "offset": query.offset}
     )
 
 
 @bp.get("/cases/<run_id>")
-def case(run_id: str) -> ResponseReturnValue:
+@operation(response=Case, errors=(404,))
+def case(run_id: str) -> Case:
     """One case of the library."""
-    valid_id(run_id, "runId")
-    return ok(serializers.case(services().records.case(run_id)))
+    return Case.model_validate(services().records.case(run_id))

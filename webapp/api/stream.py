@@ -13,15 +13,14 @@ from flask import Blueprint, Response
 from flask.typing import ResponseReturnValue
 
 from ..services.streams import Emit, chunks
-from .chat import chat_request
 from .context import services
+from .contract import operation
 from .errors import ApiError
-from .requests import json_body, pick, valid_id, valid_text
+from .models import AiOpsRequest, ChatRequest
 
 bp = Blueprint("stream", __name__, url_prefix="/api")
 
 SSE_HEADERS = {"Cache-Control": "no-cache", "X-Accel-Buffering": "no"}
-MAX_AIOPS_REQUEST_CHARS = 1000
 
 
 def finish(emit: Emit, outcome: Any) -> None:
@@ -46,12 +45,19 @@ def finish(emit: Emit, outcome: Any) -> None:
 
 
 @bp.post("/chat_stream")
-def chat_stream() -> ResponseReturnValue:
-    """Stream one chat turn."""
-    question, session_id, mode = chat_request()
+@operation(body=ChatRequest, stream=True)
+def chat_stream(body: ChatRequest) -> ResponseReturnValue:
+    """Ask a question and stream the run as server-sent events.
+
+    Events named `message`, data `{"type", "data"}`: `metadata` first (sessionId, runId,
+    flow), one `progress` per node execution (node, outcome, reason_code, attempt), `content`
+    chunks of the answer, `error`, `done` last. Keep-alive comments on long gaps. A client that
+    disconnects does not stop the run.
+    """
     found = services()
     chat = found.chat
-    session_id, run_id, flow = chat.start(question, session_id, mode)
+    question = body.question
+    session_id, run_id, flow = chat.start(question, body.session_id, body.mode)
 
     def work(emit: Emit) -> None:
         outcome = chat.execute(
@@ -65,23 +71,19 @@ def chat_stream() -> ResponseReturnValue:
 
 
 @bp.post("/ai_ops")
-def ai_ops() -> ResponseReturnValue:
-    """Investigate every firing alert and stream the report."""
-    body = json_body()
-    session_id = valid_id(
-        pick(body, "sessionId", "SessionId", "Id", "id"), "sessionId", required=False
-    )
-    request_text = valid_text(
-        pick(body, "userRequest", "UserRequest"),
-        "userRequest",
-        MAX_AIOPS_REQUEST_CHARS,
-        required=False,
-    )
+@operation(body=AiOpsRequest, stream=True)
+def ai_ops(body: AiOpsRequest) -> ResponseReturnValue:
+    """Investigate every firing alert and stream the report (SSE).
+
+    Same event format as /api/chat_stream; the first event carries sessionId and runId, the
+    flow is `aiops`.
+    """
     found = services()
     if found.aiops is None:
         raise ApiError(503, "the AIOps flow is not available")
     aiops = found.aiops
-    session_id, run_id = aiops.start(session_id, request_text)
+    request_text = body.user_request
+    session_id, run_id = aiops.start(body.session_id, request_text)
 
     def work(emit: Emit) -> None:
         outcome = aiops.execute(

@@ -2,24 +2,28 @@
 
 from __future__ import annotations
 
-from flask import Blueprint, jsonify
+from flask import Blueprint, current_app, jsonify
 from flask.typing import ResponseReturnValue
 from peewee import PeeweeException
 
 from .context import services
-from .errors import envelope, ok
-from .openapi import openapi_document
+from .contract import operation
+from .errors import envelope
+from .openapi import build_document
+from .responses import Health, Readiness
 
 bp = Blueprint("system", __name__)
 
 
 @bp.get("/healthz")
-def healthz() -> ResponseReturnValue:
+@operation(response=Health)
+def healthz() -> Health:
     """Liveness: the process answers."""
-    return ok({"status": "ok"})
+    return Health(status="ok")
 
 
 @bp.get("/readyz")
+@operation(response=Readiness, extra_responses={503: "The database is unavailable"})
 def readyz() -> ResponseReturnValue:
     """Readiness: the database answers (required); Redis and the LLM configuration reported."""
     found = services()
@@ -43,4 +47,7 @@ def readyz() -> ResponseReturnValue:
 @bp.get("/openapi.json")
 def openapi() -> ResponseReturnValue:
     """The OpenAPI 3.1 description of this API (a bare document, not an envelope)."""
-    return jsonify(openapi_document())
+    document = current_app.extensions.get("openapi")
+    if document is None:
+        document = current_app.extensions["openapi"] = build_document(current_app)
+    return jsonify(document)

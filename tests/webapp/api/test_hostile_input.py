@@ -120,10 +120,10 @@ CASES: list[tuple[str, str, dict[str, Any], int, str]] = [
     (*upload_case("latin1.md", b"caf\xe9 au lait"), 400, "UTF-8"),
     (*upload_case("blank.md", b"  \n\n\t\n"), 400, "empty"),
     # pagination: only plain ASCII digits in range
-    ("GET", "/api/cases?limit=%D9%A3", {}, 400, "integers"),
-    ("GET", "/api/cases?limit=1_0", {}, 400, "integers"),
-    ("GET", "/api/cases?offset=" + "9" * 5000, {}, 400, "integers"),
-    ("GET", "/api/cases?limit=%200", {}, 400, "integers"),
+    ("GET", "/api/cases?limit=%D9%A3", {}, 400, "must be an integer"),
+    ("GET", "/api/cases?limit=1_0", {}, 400, "must be an integer"),
+    ("GET", "/api/cases?offset=" + "9" * 5000, {}, 400, "must be an integer"),
+    ("GET", "/api/cases?limit=%200", {}, 400, "must be an integer"),
 ]
 
 
