@@ -43,6 +43,7 @@ class Settings:
     port: int = 8000
     run_workers: int = 8
     create_schema: bool = True
+    rate_limit: str | None = None  # e.g. "30/minute" per client or API key; unset: unlimited
 
     @property
     def offline(self) -> bool:
@@ -89,6 +90,16 @@ class Settings:
                 raise SettingsError(f"{name.upper()} must be a positive integer")
         if self.llm_timeout_seconds <= 0:
             raise SettingsError("LLM_TIMEOUT_SECONDS must be positive")
+        if self.rate_limit:
+            from limits import parse_many
+
+            try:
+                parse_many(self.rate_limit)
+            except ValueError:
+                raise SettingsError(
+                    f"RATE_LIMIT={self.rate_limit!r} is not a rate such as '30/minute' "
+                    "or '5/second;100/hour'"
+                ) from None
         if self.knowledge_dir and not Path(self.knowledge_dir).is_dir():
             raise SettingsError(f"KNOWLEDGE_DIR {self.knowledge_dir!r} is not a directory")
 

@@ -7,6 +7,7 @@ import hmac
 from flask import Blueprint, Flask, g, request
 
 from .errors import ApiError, register_error_handlers
+from .limits import install_rate_limit
 from .security import install_security
 
 # Endpoints that need no database connection and no API key.
@@ -36,6 +37,7 @@ def register_api(app: Flask) -> None:
         app.register_blueprint(blueprint)
     register_error_handlers(app)
     install_security(app)
+    install_rate_limit(app, app.extensions["diagnosis"].settings)
 
     @app.before_request
     def authenticate() -> None:
