@@ -22,7 +22,6 @@ import logging
 import re
 import sqlite3
 import threading
-import unicodedata
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass
@@ -31,21 +30,34 @@ from pathlib import Path
 from typing import Any, TypedDict
 
 from .chunking import MAX_CHUNK_CHARS, chunk_document, chunk_with_title, split_paragraphs
+from .documents import (
+    MAX_DOCUMENT_BYTES,
+    SUFFIXES,
+    DocumentNotFound,
+    ReadOnlyDocument,
+    clean_name,
+    validate_text,
+)
 
-__all__ = ["MAX_CHUNK_CHARS", "KnowledgeIndex", "chunk_document", "split_paragraphs"]
+__all__ = [
+    "MAX_CHUNK_CHARS",
+    "MAX_DOCUMENT_BYTES",
+    "DocumentNotFound",
+    "KnowledgeIndex",
+    "ReadOnlyDocument",
+    "chunk_document",
+    "split_paragraphs",
+]
 
 logger = logging.getLogger(__name__)
 
 SCHEMA_VERSION = "1"  # bump when the tables or the chunking change: the index is then rebuilt
-SUFFIXES = frozenset({".md", ".txt"})
 DIRECTORY, UPLOAD = "directory", "upload"  # a document's origin: the folder, or an upload
-MAX_DOCUMENT_BYTES = 2 * 1024 * 1024
 MAX_TOP_K = 50
 MAX_QUERY_TOKENS = 32
 TITLE_WEIGHT, CONTENT_WEIGHT = 5.0, 1.0
 
 _WORD = re.compile(r"[^\W_]+")  # the same token characters as FTS5's unicode61 tokenizer
-_CONTROL = re.compile(r"[\x00-\x08\x0b\x0e-\x1f\x7f]")
 _STOPWORD_TEXT = (
     "a an and are as at be been but by can do does for from has have how i if in into is it its "
     "me my of on or our so than that the their then there these this to was we were what when "
@@ -99,50 +111,6 @@ class SyncReport:
     def as_dict(self) -> dict[str, int]:
         """The counts as a plain dict."""
         return asdict(self)
-
-
-_BINARY = "the file is binary, not text: upload a UTF-8 .md or .txt file"
-
-
-def _validate_text(text: str | bytes) -> str:
-    """The text, newlines normalised; ValueError when empty, binary, not UTF-8 or too large."""
-    try:
-        body = text.decode("utf-8-sig") if isinstance(text, bytes) else text
-        size = len(body.encode("utf-8"))
-    except UnicodeError as exc:
-        binary = isinstance(text, bytes) and b"\x00" in text
-        raise ValueError(_BINARY if binary else "the file is not valid UTF-8 text") from exc
-    if size > MAX_DOCUMENT_BYTES:
-        raise ValueError(f"the document is too large ({size} bytes; limit {MAX_DOCUMENT_BYTES})")
-    if "\x00" in body or len(_CONTROL.findall(body)) > max(8, len(body) // 100):
-        raise ValueError(_BINARY)
-    body = body.lstrip("\ufeff").replace("\r\n", "\n").replace("\r", "\n")
-    if not body.strip():
-        raise ValueError("the document is empty")
-    return body
-
-
-MAX_NAME_CHARS = 255
-
-
-def _clean_name(name: str) -> str:
-    """The file name part of ``name``; ValueError for a hidden, odd or overlong name.
-
-    Control and format characters (NUL, newlines, bidirectional overrides that make
-    ``evil\u202egpj.md`` read as another name) and unpaired surrogates are refused outright.
-    """
-    if any(unicodedata.category(char) in ("Cc", "Cf", "Cs") for char in str(name)):
-        raise ValueError("the file name contains control or format characters")
-    filename = str(name).replace("\\", "/").rsplit("/", 1)[-1].strip()
-    if not filename or filename.startswith("."):
-        raise ValueError("the document needs a file name ending in .md or .txt")
-    if len(filename) > MAX_NAME_CHARS:
-        raise ValueError(f"the file name is longer than {MAX_NAME_CHARS} characters")
-    suffix = Path(filename).suffix.lower()
-    if suffix not in SUFFIXES:
-        shown = f"'{suffix}'" if suffix else "none"
-        raise ValueError(f"unsupported file type ({shown}): upload a .md or .txt file")
-    return filename
 
 
 def build_match_query(query: object) -> str:
@@ -257,7 +225,7 @@ class KnowledgeIndex:
                 if not file.is_file():
                     continue
                 data = file.read_bytes()
-                text = _validate_text(data)
+                text = validate_text(data)
             except (OSError, ValueError) as exc:
                 logger.warning("knowledge: skipping %s: %s", file, exc)
                 skipped += 1
@@ -289,8 +257,8 @@ class KnowledgeIndex:
 
         Raises ValueError (message fit for the user) for a bad name, extension or content.
         """
-        filename = _clean_name(name)
-        body = _validate_text(text)
+        filename = clean_name(name)
+        body = validate_text(text)
         label = source.strip().strip("/") or "upload"
         # The expensive part (chunking) runs before the write lock: a big upload holds the
         # index only for its inserts, so chats searching meanwhile wait milliseconds at most.
@@ -391,14 +359,6 @@ class KnowledgeIndex:
             conn.execute("DELETE FROM chunks WHERE source = ?", (source,))
             conn.execute("DELETE FROM documents WHERE source = ?", (source,))
         return DocumentSummary(doc_id=source, title=title, source=source, chunks=chunks, bytes=size)
-
-
-class DocumentNotFound(LookupError):
-    """No document has that id."""
-
-
-class ReadOnlyDocument(PermissionError):
-    """The document belongs to the knowledge folder: only uploads can be deleted."""
 
 
 class DocumentInfo(DocumentSummary):

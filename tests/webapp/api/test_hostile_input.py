@@ -119,6 +119,12 @@ CASES: list[tuple[str, str, dict[str, Any], int, str]] = [
     (*upload_case("binary.md", b"\x00\x01\x02\x03" * 100), 400, "binary"),
     (*upload_case("latin1.md", b"caf\xe9 au lait"), 400, "UTF-8"),
     (*upload_case("blank.md", b"  \n\n\t\n"), 400, "empty"),
+    # knowledge deletion: bundled runbooks are read-only, odd ids are refused or unknown
+    ("DELETE", "/api/knowledge/runbooks/bad_deploy.md", {}, 403, "read-only"),
+    ("DELETE", "/api/knowledge/upload/a%00b.md", {}, 400, "control characters"),
+    ("DELETE", "/api/knowledge/upload/..%2F..%2Fetc%2Fpasswd", {}, 404, "no knowledge document"),
+    ("DELETE", "/api/knowledge/" + "x" * 400, {}, 400, "too long"),
+    ("DELETE", "/api/knowledge/upload/%27%20OR%201%3D1%20--", {}, 404, "no knowledge document"),
     # pagination: only plain ASCII digits in range
     ("GET", "/api/cases?limit=%D9%A3", {}, 400, "must be an integer"),
     ("GET", "/api/cases?limit=1_0", {}, 400, "must be an integer"),
