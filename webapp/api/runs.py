@@ -13,7 +13,17 @@ from diagnosis_graph.workflow.trace import route_edges
 from .context import services
 from .contract import operation
 from .models import FeedbackRequest, PageQuery, RunQuery
-from .responses import Case, CaseList, Graph, RunList, RunSummary, Trace
+from .responses import (
+    Case,
+    CaseList,
+    Graph,
+    Invocation,
+    RunList,
+    RunSummary,
+    Step,
+    Trace,
+    dump_rows,
+)
 
 bp = Blueprint("runs", __name__, url_prefix="/api")
 _JSON_COLUMNS = {
@@ -36,15 +46,12 @@ def trace(session_id: str, query: RunQuery) -> Response:
     decoding it only to encode it again would dominate the request.
     """
     found = services().records.trace(session_id, query.run_id, raw_json=True)
-    data = Trace.model_validate(
-        {
-            "session": found.session,
-            "run": found.run,
-            "steps": [_fragments(row) for row in found.steps],
-            "tool_invocations": [_fragments(row) for row in found.invocations],
-        }
-    )
-    body = {"code": 200, "message": "success", "data": data.model_dump(by_alias=True)}
+    head = Trace.model_validate(
+        {"session": found.session, "run": found.run, "steps": [], "tool_invocations": []}
+    ).model_dump(by_alias=True)
+    head["steps"] = dump_rows(Step, map(_fragments, found.steps))
+    head["toolInvocations"] = dump_rows(Invocation, map(_fragments, found.invocations))
+    body = {"code": 200, "message": "success", "data": head}
     return Response(orjson.dumps(body), mimetype="application/json")
 
 
