@@ -312,7 +312,9 @@ def report(tally: Tally, started: float, describe: Callable[[], str]) -> int:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--examples", type=int, default=80, help="per operation and mode (>= 2,000 requests in all)")
+    parser.add_argument(
+        "--examples", type=int, default=80, help="per operation and mode (>= 2,000 requests in all)"
+    )
     parser.add_argument("--seed", type=int, default=7, help="hypothesis seed")
     args = parser.parse_args()
     if int(version("schemathesis").split(".")[0]) < 4:

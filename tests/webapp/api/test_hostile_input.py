@@ -91,6 +91,19 @@ CASES: list[tuple[str, str, dict[str, Any], int, str]] = [
     (*json_case("/api/chat", b'{"Question": NaN}'), 400, "not valid JSON"),
     (*json_case("/api/chat", b'\xef\xbb\xbf{"Question": "hi"}'), 400, "not valid JSON"),
     (*json_case("/api/chat", b'{"Question": "hi"} trailing'), 400, "not valid JSON"),
+    (*json_case("/api/chat", b'{"Question": "hi", "mode": 1e999}'), 400, "not valid JSON"),
+    (*json_case("/api/chat", b'{"Question": "hi", "Question": "\\ud800"}'), 400, "surrogate"),
+    (
+        "POST",
+        "/api/chat",
+        {
+            "data": '{"Question": "hi"}'.encode("utf-16"),
+            "content_type": "application/json; charset=utf-16",
+        },
+        400,
+        "not UTF-8",
+    ),
+    (*json_case("/api/chat", b'{"Question": "hi", "Id": ["s1"]}'), 400, "Id must be 1-64"),
     # control characters and wrong types in fields
     (*json_case("/api/chat", b'{"Question": "hi\\u007f"}'), 400, "control characters"),
     (*json_case("/api/chat", b'{"Question": "hi", "mode": "auto\\n"}'), 400, "mode must be one of"),
