@@ -44,10 +44,11 @@ def json_case(path: str, body: bytes) -> tuple[str, str, dict[str, Any]]:
 
 
 def upload_case(name: str, content: bytes = b"# Notes\n\nSome text.\n") -> tuple[str, str, Any]:
+    # The file is made per request: a stream shared by the parametrized backends is read once.
     return (
         "POST",
         "/api/upload",
-        {"data": {"file": (BytesIO(content), name)}, "content_type": "multipart/form-data"},
+        {"data": lambda: {"file": (BytesIO(content), name)}, "content_type": "multipart/form-data"},
     )
 
 
@@ -167,6 +168,7 @@ def test_hostile_input_is_a_4xx_and_writes_nothing(
     message: str,
 ) -> None:
     before = snapshot(app)
+    kwargs = {k: v() if callable(v) else v for k, v in kwargs.items()}
     response = client.open(path, method=method, **kwargs)
     assert response.status_code == status, response.get_data(as_text=True)[:300]
     assert response.json == {"code": status, "message": response.json["message"], "data": None}

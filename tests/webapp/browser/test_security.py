@@ -62,7 +62,10 @@ def test_another_origin_cannot_upload_a_runbook(
     page.goto(attacker + "/")
     page.wait_for_function("document.title !== ''")
     assert page.title() == "fetched"  # no-cors: the browser sent it, the page learns nothing
-    with page.expect_response(lambda r: r.url.endswith("/api/upload")) as submitted:
+    with (
+        page.expect_navigation(),
+        page.expect_response(lambda r: r.url.endswith("/api/upload")) as submitted,
+    ):
         page.evaluate("document.getElementById('f').submit()")
     assert submitted.value.status == 403
     assert statuses and set(statuses) == {403}
