@@ -233,15 +233,31 @@ def _plan(model: type[ResponseModel]) -> list[tuple[str, str, Callable[[Any], An
     return plan
 
 
-def dump_rows(model: type[ResponseModel], rows: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
+def dump_rows(
+    model: type[ResponseModel],
+    rows: Iterable[dict[str, Any]],
+    raw: Callable[[Any], Any] | None = None,
+) -> list[dict[str, Any]]:
     """Rows of our own tables serialised as ``model`` would, without per-value validation.
 
-    The trace's hot path (thousands of steps and invocations, their JSON columns passed through
-    as orjson fragments): the field set, the camelCase names and the timestamp format are the
-    model's; only pydantic's per-value work is skipped, for rows the app wrote itself.
+    The trace's hot path (thousands of steps and invocations): the field set, the camelCase
+    names and the timestamp format are the model's; only pydantic's per-value work is skipped,
+    for rows the app wrote itself. ``raw`` wraps the ``JsonValue`` fields (the trace passes
+    their stored text through as orjson fragments).
     """
-    plan = _plan(model)
+    plan = [
+        (key, out, raw if raw is not None and _is_json(model, key) else convert)
+        for key, out, convert in _plan(model)
+    ]
     return [
         {out: (convert(row[key]) if convert else row[key]) for key, out, convert in plan}
         for row in rows
     ]
+
+
+def _is_json(model: type[ResponseModel], key: str) -> bool:
+    """True for a ``JsonValue`` field (any JSON, documented as ``{}``)."""
+    info = model.model_fields.get(key)
+    if info is None or info.annotation is not Any:
+        return False
+    return any(getattr(item, "json_schema", None) == {} for item in info.metadata)

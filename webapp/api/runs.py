@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 import orjson
 from flask import Blueprint, Response
 
@@ -26,14 +24,6 @@ from .responses import (
 )
 
 bp = Blueprint("runs", __name__, url_prefix="/api")
-_JSON_COLUMNS = {
-    "model_input",
-    "model_output",
-    "arguments",
-    "raw_output",
-    "retrieval_details",
-    "evidence_refs",
-}
 
 
 @bp.get("/diagnosis/<session_id>/trace")
@@ -49,15 +39,10 @@ def trace(session_id: str, query: RunQuery) -> Response:
     head = Trace.model_validate(
         {"session": found.session, "run": found.run, "steps": [], "tool_invocations": []}
     ).model_dump(by_alias=True)
-    head["steps"] = dump_rows(Step, map(_fragments, found.steps))
-    head["toolInvocations"] = dump_rows(Invocation, map(_fragments, found.invocations))
+    head["steps"] = dump_rows(Step, found.steps, raw=orjson.Fragment)
+    head["toolInvocations"] = dump_rows(Invocation, found.invocations, raw=orjson.Fragment)
     body = {"code": 200, "message": "success", "data": head}
     return Response(orjson.dumps(body), mimetype="application/json")
-
-
-def _fragments(row: dict[str, Any]) -> dict[str, Any]:
-    """The row with its stored JSON text wrapped as orjson fragments (emitted verbatim)."""
-    return {k: orjson.Fragment(v) if k in _JSON_COLUMNS else v for k, v in row.items()}
 
 
 @bp.get("/diagnosis/<session_id>/graph")
