@@ -19,7 +19,7 @@ CONCURRENCY ?= 2
 .PHONY: help install run serve worker init-db test lint format fuzz bench-engine \
 	bench-workflow bench-aiops bench-api bench-telemetry bench-analysis bench-streams \
 	bench-scale demo-data eval clean \
-	test-local-llm
+	bench-knowledge test-local-llm
 
 help:
 	@echo "make run           serve the app on http://$(HOST):$(PORT) (creates .venv on first use)"
@@ -30,6 +30,7 @@ help:
 	@echo "make test          run the test suite (creates .venv on first use)"
 	@echo "make fuzz          schemathesis against the app's OpenAPI document"
 	@echo "make bench-api     server-side latency of chat runs and of the trace API"
+	@echo "make bench-knowledge  upload time per size and shape; searches during big uploads"
 	@echo "make lint          ruff + mypy (strict on diagnosis_graph)"
 	@echo "make bench-engine  engine vs LangGraph vs a bare loop"
 	@echo "make bench-workflow  complete offline diagnoses of every demo scenario"
@@ -139,6 +140,9 @@ $(LOCAL_LLM_STAMP):
 test-local-llm: $(DEV_STAMP) $(LOCAL_LLM_STAMP)
 	$(BIN)/python bench/local_llm.py --python $(LOCAL_LLM_VENV)/bin/python \
 		--budget $(LOCAL_LLM_BUDGET) $(LOCAL_LLM_ARGS)
+
+bench-knowledge: $(DEV_STAMP)
+	$(BIN)/python bench/knowledge_upload.py
 
 demo-data: $(DEV_STAMP)
 	$(BIN)/python -m webapp.demo.generate --out webapp/demo/data --seed 7

@@ -237,9 +237,9 @@ def explicit(schema: Any, app: Flask, session_id: str, run_id: str, tally: Tally
     """Requests generation cannot make: feedback on a real run, a follow-up, a real upload."""
     rated = {"sessionId": session_id, "runId": run_id}
     bodies = [
-        ("/api/feedback", {**rated, "feedback": "useful"}),  # 409: already useful
+        ("/api/feedback", {**rated, "feedback": "useful"}),  # 200: idempotent repeat
         ("/api/feedback", {**rated, "feedback": "not_useful", "comment": "wrong cause"}),
-        ("/api/feedback", {**rated, "feedback": "not_useful", "comment": "wrong cause"}),  # 409
+        ("/api/feedback", {**rated, "feedback": "not_useful", "comment": "wrong cause"}),  # again
         ("/api/chat", {"Id": session_id, "Question": "Why is order-service returning errors?"}),
         ("/api/chat_stream", {"Id": session_id, "Question": "Is user-service healthy?"}),
         ("/api/chat/clear", {"Id": session_id}),
@@ -312,7 +312,9 @@ def report(tally: Tally, started: float, describe: Callable[[], str]) -> int:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--examples", type=int, default=25, help="per operation and mode")
+    parser.add_argument(
+        "--examples", type=int, default=80, help="per operation and mode (>= 2,000 requests in all)"
+    )
     parser.add_argument("--seed", type=int, default=7, help="hypothesis seed")
     args = parser.parse_args()
     if int(version("schemathesis").split(".")[0]) < 4:

@@ -115,6 +115,7 @@ class Settings:
     celery_visibility_timeout_seconds: int = 7200
     otel_exporter_otlp_endpoint: str | None = None
     otel_service_name: str = "incident-diagnosis"
+    rate_limit: str | None = None  # e.g. "30/minute" per client or API key; unset: unlimited
 
     @property
     def offline(self) -> bool:
@@ -185,6 +186,16 @@ class Settings:
             self.max_tokens_table()
         except ValueError as exc:
             raise SettingsError(f"LLM_MAX_TOKENS: {exc}") from None
+        if self.rate_limit:
+            from limits import parse_many
+
+            try:
+                parse_many(self.rate_limit)
+            except ValueError:
+                raise SettingsError(
+                    f"RATE_LIMIT={self.rate_limit!r} is not a rate such as '30/minute' "
+                    "or '5/second;100/hour'"
+                ) from None
         if self.knowledge_dir and not Path(self.knowledge_dir).is_dir():
             raise SettingsError(f"KNOWLEDGE_DIR {self.knowledge_dir!r} is not a directory")
 

@@ -10,7 +10,8 @@ from __future__ import annotations
 from flask import Blueprint, current_app, redirect, render_template, url_for
 from flask.typing import ResponseReturnValue
 
-from .api.requests import ID_PATTERN
+from .api.requests import is_id
+from .api.security import GRAPH_PAGE_POLICY
 
 bp = Blueprint("ui", __name__)
 
@@ -29,7 +30,7 @@ def chat() -> ResponseReturnValue:
 @bp.get("/trace/<session_id>/<run_id>")
 def trace(session_id: str, run_id: str) -> ResponseReturnValue:
     """The trace viewer of one run; an id that can never exist is a 404 page right away."""
-    valid = bool(ID_PATTERN.match(session_id) and ID_PATTERN.match(run_id))
+    valid = is_id(session_id) and is_id(run_id)
     page = render_template(
         "trace.html",
         session_id=session_id,
@@ -37,7 +38,8 @@ def trace(session_id: str, run_id: str) -> ResponseReturnValue:
         valid=valid,
         auth_required=_auth_required(),
     )
-    return page, 200 if valid else 404
+    # Mermaid styles the route graph inline: this page's policy allows inline styles only.
+    return page, 200 if valid else 404, {"Content-Security-Policy": GRAPH_PAGE_POLICY}
 
 
 @bp.get("/favicon.ico")

@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import hmac
 
-from flask import Flask, g, request
+from flask import Blueprint, Flask, g, request
 
 from .errors import ApiError, register_error_handlers
+from .limits import install_rate_limit
+from .security import install_security
 
 # Endpoints that need no database connection and no API key.
 OPEN_ENDPOINTS = {
@@ -21,14 +23,22 @@ OPEN_ENDPOINTS = {
 }
 
 
+def blueprints() -> list[Blueprint]:
+    """The API's blueprints; their routes are the OpenAPI document (:mod:`.openapi`)."""
+    from . import alerts, chat, knowledge, runs, stream, system
+
+    return [alerts.bp, chat.bp, knowledge.bp, runs.bp, stream.bp, system.bp]
+
+
 def register_api(app: Flask) -> None:
     """Install blueprints, error handlers, authentication and connection handling."""
     from .. import ui
-    from . import alerts, chat, runs, stream, system
 
-    for blueprint in (alerts.bp, chat.bp, runs.bp, stream.bp, system.bp, ui.bp):
+    for blueprint in [*blueprints(), ui.bp]:
         app.register_blueprint(blueprint)
     register_error_handlers(app)
+    install_security(app)
+    install_rate_limit(app, app.extensions["diagnosis"].settings)
 
     @app.before_request
     def authenticate() -> None:

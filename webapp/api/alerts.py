@@ -14,10 +14,12 @@ from flask import Blueprint, request
 from flask.typing import ResponseReturnValue
 
 from ..execution.jobs import AIOPS, RunJob
-from ..services.alerts import STATES, AlertInbox, PayloadError, parse_payload
+from ..services.alerts import AlertInbox, WebhookPayload
 from .context import services
-from .errors import ApiError, envelope, ok
-from .requests import json_body, page, valid_choice
+from .contract import operation
+from .errors import ApiError, envelope
+from .models import AlertQuery
+from .responses import AlertList, WebhookReceipt
 
 bp = Blueprint("alerts", __name__, url_prefix="/api")
 
@@ -37,7 +39,11 @@ def _inbox() -> AlertInbox:
     return AlertInbox(found.database, start_run)
 
 
+@bp.before_request
 def _authenticate() -> None:
+    """The webhook's own bearer token, checked before its body is read."""
+    if request.endpoint != "alerts.alertmanager":
+        return
     token = services().settings.alert_webhook_token
     if not token:
         raise ApiError(503, "the Alertmanager webhook is disabled: set ALERT_WEBHOOK_TOKEN")
@@ -50,32 +56,33 @@ def _authenticate() -> None:
 
 
 @bp.post("/alerts/alertmanager")
-def alertmanager() -> ResponseReturnValue:
-    """Store a webhook notification's alerts; investigate a firing group."""
-    _authenticate()
-    try:
-        payload = parse_payload(json_body())
-    except PayloadError as exc:
-        raise ApiError(400, str(exc)) from None
-    receipt = _inbox().receive(payload)
-    return envelope(
-        202,
-        "success",
-        {
-            "stored": receipt.stored,
-            "firing": receipt.firing,
-            "resolved": receipt.resolved,
-            "sessionId": receipt.session_id,
-            "runId": receipt.run_id,
-            "joinedRunningRun": receipt.joined,
-        },
+@operation(
+    body=WebhookPayload,
+    response=WebhookReceipt,
+    errors=(401, 503),
+    extra_responses={202: "Stored; a firing group's AIOps run started or joined"},
+)
+def alertmanager(body: WebhookPayload) -> ResponseReturnValue:
+    """Store a webhook notification's alerts (Alertmanager version 4); investigate a firing group.
+
+    Authenticated by `Authorization: Bearer $ALERT_WEBHOOK_TOKEN` (not `API_KEY`); 503 while
+    no token is configured. Alerts are de-duplicated by fingerprint; answers 202.
+    """
+    receipt = _inbox().receive(body)
+    answer = WebhookReceipt(
+        stored=receipt.stored,
+        firing=receipt.firing,
+        resolved=receipt.resolved,
+        session_id=receipt.session_id,
+        run_id=receipt.run_id,
+        joined_running_run=receipt.joined,
     )
+    return envelope(202, "success", answer.model_dump(mode="json"))
 
 
 @bp.get("/alerts")
-def alerts() -> ResponseReturnValue:
+@operation(query=AlertQuery, response=AlertList)
+def alerts(query: AlertQuery) -> AlertList:
     """Received alerts with their investigation runs, most recently updated first."""
-    state = valid_choice(request.args.get("state"), "state", STATES, "all")
-    limit, offset = page()
-    rows, total = _inbox().page(state, limit, offset)
-    return ok({"alerts": rows, "total": total, "limit": limit, "offset": offset})
+    rows, total = _inbox().page(query.state, query.limit, query.offset)
+    return AlertList(alerts=rows, total=total, limit=query.limit, offset=query.offset)

@@ -47,6 +47,7 @@ _MESSAGES = {
     405: "method not allowed",
     413: "request too large",
     415: "unsupported media type",
+    429: "too many requests",
 }
 
 
@@ -70,6 +71,8 @@ def register_error_handlers(app: Flask) -> None:
         message = _MESSAGES.get(code, (error.name or "error").lower())
         if code == 404:
             message = f"not found: {request.path}"
+        elif code == 429:
+            message = f"too many requests ({error.description}); retry after the Retry-After delay"
         elif code == 405:
             message = f"method {request.method} not allowed on {request.path}"
         response = envelope(code, message)

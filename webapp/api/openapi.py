@@ -1,66 +1,55 @@
-"""The OpenAPI 3.1 document of the HTTP API, written by hand to say exactly what it does.
+"""The OpenAPI 3.1 document, generated from the app's routes and their ``@operation`` models.
 
-Tests validate real responses against it, and ``make fuzz`` feeds it to schemathesis.
+Decision (issue 13): pydantic's own JSON Schema (``models_json_schema``) plus the route table
+Flask already has, rather than an integration such as flask-openapi3 or spectree. Those bring
+their own blueprint classes, their own 422 error shape and their own validation hooks; this
+API's contract (the ``{code, message, data}`` envelope, 400 for bad input, SSE operations, the
+orjson-spliced trace) would need overriding in each of them. Here every route of the API
+blueprints is one operation; its parameters, body and ``data`` schema come from the models the
+view itself parses and returns (:mod:`webapp.api.contract`), so the document cannot drift from
+the code: a route without ``@operation`` fails the build of the document.
+
+Adding an endpoint: write its request/response models (``models.py``/``responses.py``),
+decorate the view with ``@operation(...)`` and register its blueprint in
+:func:`webapp.api.blueprints`. Nothing here changes.
 """
 
 from __future__ import annotations
 
+import re
+from collections.abc import Iterable
 from functools import cache
 from typing import Any
 
-ID = {"type": "string", "pattern": "^[A-Za-z0-9_.:-]{1,64}$"}
-NULLABLE_STRING = {"type": ["string", "null"]}
-NULLABLE_INT = {"type": ["integer", "null"]}
-TIMESTAMP = {"type": ["string", "null"], "format": "date-time"}
-JSON_DOC = {"type": ["object", "null"]}
+from flask import Flask
+from pydantic import BaseModel, TypeAdapter
+from pydantic.json_schema import models_json_schema
 
+from .contract import PATH_PARAMETERS, Operation
 
-def _ref(name: str) -> dict[str, str]:
-    return {"$ref": f"#/components/schemas/{name}"}
-
-
-def _envelope(data: dict[str, Any] | None) -> dict[str, Any]:
-    return {
-        "type": "object",
-        "required": ["code", "message", "data"],
-        "properties": {
-            "code": {"type": "integer"},
-            "message": {"type": "string"},
-            "data": data if data is not None else {"type": "null"},
-        },
-        "additionalProperties": False,
-    }
-
-
-def _json(schema: dict[str, Any], description: str) -> dict[str, Any]:
-    return {"description": description, "content": {"application/json": {"schema": schema}}}
-
-
-def _errors(*codes: int) -> dict[str, Any]:
-    text = {
-        400: "Bad input: malformed JSON, missing/blank/oversized fields, bad ids",
-        401: "API_KEY is set and the bearer token is missing or wrong",
-        404: "Unknown session or run (another session's run is also not found)",
-        405: "Method not allowed",
-        409: "Conflicts with the run's state",
-        413: "Request or file too large",
-        415: "Wrong content type",
-        503: "A dependency is unavailable: the database (or, for clear, session history)",
-    }
-    return {str(code): _json(_ref("Error"), text[code]) for code in codes}
-
-
-_COMMON = (401, 405, 503)
-_EVENT_TYPES = ["metadata", "progress", "content", "error", "done"]
-_SSE = {
-    "description": "A stream of server-sent events; each event is described by the schema",
+REF = "#/components/schemas/{model}"
+EVENT_TYPES = ["metadata", "progress", "content", "error", "done"]
+ERRORS = {
+    400: "Bad input: malformed JSON, missing/blank/oversized fields, bad ids",
+    401: "API_KEY is set and the bearer token is missing or wrong",
+    403: "Refused: a state change from another origin, or a read-only resource",
+    404: "Not found (another session's run is not found either)",
+    405: "Method not allowed",
+    409: "Conflicts with the run's state",
+    413: "Request or file too large",
+    415: "Wrong content type",
+    429: "Rate limit exceeded (RATE_LIMIT); Retry-After says when to try again",
+    503: "A dependency is unavailable (the database, or session history)",
+}
+OPEN_PATHS = ("/healthz", "/readyz")  # exempt from API_KEY and rate limits
+SSE_RESPONSE = {
+    "description": "Server-sent events; each event is described by the schema",
     "content": {
         "text/event-stream": {
             "schema": {
                 "type": "object",
                 "required": ["event", "data"],
                 "properties": {
-                    "id": {"type": "string"},
                     "event": {"const": "message"},
                     "data": {
                         "type": "string",
@@ -68,7 +57,7 @@ _SSE = {
                         "contentSchema": {
                             "type": "object",
                             "required": ["type", "data"],
-                            "properties": {"type": {"enum": _EVENT_TYPES}, "data": {}},
+                            "properties": {"type": {"enum": EVENT_TYPES}, "data": {}},
                         },
                     },
                 },
@@ -76,734 +65,71 @@ _SSE = {
         }
     },
 }
-
-SCHEMAS: dict[str, Any] = {
-    "Error": _envelope(None),
-    "RunSummary": {
-        "type": "object",
-        "required": [
-            "runId",
-            "sessionId",
-            "agentFlow",
-            "flow",
-            "status",
-            "question",
-            "answer",
-            "degraded",
-            "errorMessage",
-            "stepCount",
-            "toolCount",
-            "durationMs",
-            "feedback",
-            "feedbackComment",
-            "startedAt",
-            "finishedAt",
-        ],
-        "properties": {
-            "runId": ID,
-            "sessionId": ID,
-            "agentFlow": {"enum": ["CHAT", "AI_OPS"]},
-            "flow": {"enum": ["complex", "simple", "aiops"]},
-            "status": {"enum": ["PENDING", "RUNNING", "SUCCESS", "FAILED"]},
-            "question": {"type": "string"},
-            "answer": NULLABLE_STRING,
-            "degraded": {"type": "boolean"},
-            "errorMessage": NULLABLE_STRING,
-            "stepCount": {"type": "integer"},
-            "toolCount": {"type": "integer"},
-            "durationMs": NULLABLE_INT,
-            "feedback": {"enum": ["useful", "not_useful", None]},
-            "feedbackComment": NULLABLE_STRING,
-            "startedAt": TIMESTAMP,
-            "finishedAt": TIMESTAMP,
-        },
-    },
-    "Session": {
-        "type": "object",
-        "required": ["sessionId", "title", "createdAt", "updatedAt", "expiresAt"],
-        "properties": {
-            "sessionId": ID,
-            "title": {"type": "string"},
-            "createdAt": TIMESTAMP,
-            "updatedAt": TIMESTAMP,
-            "expiresAt": TIMESTAMP,
-        },
-    },
-    "Step": {
-        "type": "object",
-        "required": [
-            "id",
-            "stepIndex",
-            "agentName",
-            "model",
-            "modelInput",
-            "modelOutput",
-            "hasToolCall",
-            "promptTokens",
-            "completionTokens",
-            "tokenCount",
-            "attempts",
-            "durationMs",
-            "status",
-            "error",
-            "createdAt",
-        ],
-        "properties": {
-            "id": {"type": "integer"},
-            "stepIndex": {"type": "integer"},
-            "agentName": {"type": "string"},
-            "model": {"type": "string"},
-            "modelInput": {},
-            "modelOutput": {},
-            "hasToolCall": {"type": "boolean"},
-            "promptTokens": {"type": "integer"},
-            "completionTokens": {"type": "integer"},
-            "tokenCount": {"type": "integer"},
-            "attempts": {"type": "integer"},
-            "durationMs": NULLABLE_INT,
-            "status": {"enum": ["RUNNING", "SUCCESS", "FAILED"]},
-            "error": NULLABLE_STRING,
-            "createdAt": TIMESTAMP,
-        },
-    },
-    "ToolInvocation": {
-        "type": "object",
-        "required": [
-            "id",
-            "invocationId",
-            "stepId",
-            "agentName",
-            "toolName",
-            "arguments",
-            "rawOutput",
-            "status",
-            "errorMessage",
-            "durationMs",
-            "retrievalDetails",
-            "evidenceRefs",
-            "createdAt",
-        ],
-        "properties": {
-            "id": {"type": "integer"},
-            "invocationId": {"type": "string"},
-            "stepId": NULLABLE_INT,
-            "agentName": {"type": "string"},
-            "toolName": {"type": "string"},
-            "arguments": {},
-            "rawOutput": {},
-            "status": {"enum": ["SUCCESS", "ERROR", "BLOCKED"]},
-            "errorMessage": NULLABLE_STRING,
-            "durationMs": {"type": "integer"},
-            "retrievalDetails": {},
-            "evidenceRefs": {},
-            "createdAt": TIMESTAMP,
-        },
-    },
-    "Case": {
-        "type": "object",
-        "required": ["runId", "sessionId", "question", "answer", "createdAt"],
-        "properties": {
-            "runId": ID,
-            "sessionId": ID,
-            "question": {"type": "string"},
-            "answer": {"type": "string"},
-            "createdAt": TIMESTAMP,
-        },
-    },
-    "ChatRequest": {
-        "type": "object",
-        "required": ["Question"],
-        "properties": {
-            "Id": {
-                "type": ["string", "null"],
-                "pattern": ID["pattern"],
-                "description": "Session id; a new session when absent or null (alias: id)",
-            },
-            "Question": {
-                "type": "string",
-                "minLength": 1,
-                "maxLength": 4000,
-                "pattern": "\\S",
-                "description": "The question (alias: question); surrounding whitespace is "
-                "trimmed, control characters other than tab and newlines are refused (400)",
-            },
-            "mode": {"enum": ["auto", "simple", "complex", None], "default": "auto"},
-        },
-    },
-    "ChatResult": {
-        "type": "object",
-        "required": [
-            "success",
-            "answer",
-            "errorMessage",
-            "sessionId",
-            "runId",
-            "flow",
-            "status",
-            "degraded",
-        ],
-        "properties": {
-            "success": {"type": "boolean"},
-            "answer": NULLABLE_STRING,
-            "errorMessage": NULLABLE_STRING,
-            "sessionId": ID,
-            "runId": ID,
-            "flow": {"enum": ["complex", "simple"]},
-            "status": {"enum": ["SUCCESS", "FAILED"]},
-            "degraded": {"type": "boolean"},
-        },
-    },
-    "FeedbackRequest": {
-        "type": "object",
-        "required": ["sessionId", "runId", "feedback"],
-        "properties": {
-            "sessionId": ID,
-            "runId": ID,
-            "feedback": {"enum": ["useful", "not_useful"]},
-            "comment": {"type": "string", "maxLength": 2000},
-        },
-    },
-}
-
-_PAGE = [
-    {
-        "name": "limit",
-        "in": "query",
-        "schema": {"type": "integer", "minimum": 1, "maximum": 200, "default": 50},
-    },
-    {
-        "name": "offset",
-        "in": "query",
-        "schema": {"type": "integer", "minimum": 0, "maximum": 1000000, "default": 0},
-    },
-]
-
-
-def _path_id(name: str) -> dict[str, Any]:
-    return {"name": name, "in": "path", "required": True, "schema": ID}
-
-
-def _paths() -> dict[str, Any]:
-    ok = _envelope
-    return {
-        "/api/chat": {
-            "post": {
-                "summary": "Ask a question (complex evidence-verified flow or simple chat)",
-                "requestBody": {
-                    "required": True,
-                    "content": {"application/json": {"schema": _ref("ChatRequest")}},
-                },
-                "responses": {
-                    "200": _json(
-                        ok(_ref("ChatResult")),
-                        "The run's outcome; a FAILED run is still 200 with its runId",
-                    ),
-                    **_errors(400, 413, 415, *_COMMON),
+UPLOAD_BODY = {
+    "required": True,
+    "content": {
+        "multipart/form-data": {
+            "schema": {
+                "type": "object",
+                "required": ["file"],
+                "properties": {
+                    "file": {"type": "string", "contentMediaType": "application/octet-stream"}
                 },
             }
-        },
-        "/api/feedback": {
-            "post": {
-                "summary": "Rate a run: useful adds it to the case library, not_useful removes it",
-                "requestBody": {
-                    "required": True,
-                    "content": {"application/json": {"schema": _ref("FeedbackRequest")}},
-                },
-                "responses": {
-                    "200": _json(ok(_ref("RunSummary")), "The updated run"),
-                    **_errors(400, 404, 409, 413, 415, *_COMMON),
-                },
-            }
-        },
-        "/api/diagnosis/{sessionId}/trace": {
-            "get": {
-                "summary": "The exact run's trace: run, steps, tool invocations",
-                "parameters": [
-                    _path_id("sessionId"),
-                    {"name": "runId", "in": "query", "required": True, "schema": ID},
-                ],
-                "responses": {
-                    "200": _json(
-                        ok(
-                            {
-                                "type": "object",
-                                "required": ["session", "run", "steps", "toolInvocations"],
-                                "properties": {
-                                    "session": {"anyOf": [_ref("Session"), {"type": "null"}]},
-                                    "run": {
-                                        "allOf": [
-                                            _ref("RunSummary"),
-                                            {
-                                                "type": "object",
-                                                "required": [
-                                                    "selfEvaluation",
-                                                    "orchestrationTrace",
-                                                ],
-                                                "properties": {
-                                                    "selfEvaluation": JSON_DOC,
-                                                    "orchestrationTrace": JSON_DOC,
-                                                },
-                                            },
-                                        ]
-                                    },
-                                    "steps": {"type": "array", "items": _ref("Step")},
-                                    "toolInvocations": {
-                                        "type": "array",
-                                        "items": _ref("ToolInvocation"),
-                                    },
-                                },
-                            }
-                        ),
-                        "The trace",
-                    ),
-                    **_errors(400, 404, *_COMMON),
-                },
-            }
-        },
-        "/api/diagnosis/{sessionId}/runs": {
-            "get": {
-                "summary": "The session's runs, newest first",
-                "parameters": [_path_id("sessionId"), *_PAGE],
-                "responses": {
-                    "200": _json(
-                        ok(
-                            {
-                                "type": "object",
-                                "required": ["sessionId", "runs", "limit", "offset"],
-                                "properties": {
-                                    "sessionId": ID,
-                                    "runs": {"type": "array", "items": _ref("RunSummary")},
-                                    "limit": {"type": "integer"},
-                                    "offset": {"type": "integer"},
-                                },
-                            }
-                        ),
-                        "The runs",
-                    ),
-                    **_errors(400, 404, *_COMMON),
-                },
-            }
-        },
-        "/api/chat/session/{sessionId}": {
-            "get": {
-                "summary": "Session metadata",
-                "parameters": [_path_id("sessionId")],
-                "responses": {
-                    "200": _json(
-                        ok(
-                            {
-                                "allOf": [
-                                    _ref("Session"),
-                                    {
-                                        "type": "object",
-                                        "required": [
-                                            "runCount",
-                                            "historyMessages",
-                                            "historyAvailable",
-                                        ],
-                                        "properties": {
-                                            "runCount": {"type": "integer"},
-                                            "historyMessages": {"type": "integer"},
-                                            "historyAvailable": {"type": "boolean"},
-                                        },
-                                    },
-                                ]
-                            }
-                        ),
-                        "The session",
-                    ),
-                    **_errors(400, 404, *_COMMON),
-                },
-            }
-        },
-        "/api/chat/clear": {
-            "post": {
-                "summary": "Clear a session's history (its runs stay)",
-                "requestBody": {
-                    "required": True,
-                    "content": {
-                        "application/json": {
-                            "schema": {
-                                "type": "object",
-                                "required": ["Id"],
-                                "properties": {"Id": ID},
-                            }
-                        }
-                    },
-                },
-                "responses": {
-                    "200": _json(
-                        ok(
-                            {
-                                "type": "object",
-                                "required": ["sessionId", "cleared"],
-                                "properties": {"sessionId": ID, "cleared": {"type": "integer"}},
-                            }
-                        ),
-                        "Cleared",
-                    ),
-                    **_errors(400, 404, 413, 415, *_COMMON),
-                },
-            }
-        },
-        "/api/cases": {
-            "get": {
-                "summary": "The case library, newest first",
-                "parameters": _PAGE,
-                "responses": {
-                    "200": _json(
-                        ok(
-                            {
-                                "type": "object",
-                                "required": ["cases", "total", "limit", "offset"],
-                                "properties": {
-                                    "cases": {"type": "array", "items": _ref("Case")},
-                                    "total": {"type": "integer"},
-                                    "limit": {"type": "integer"},
-                                    "offset": {"type": "integer"},
-                                },
-                            }
-                        ),
-                        "The cases",
-                    ),
-                    **_errors(400, *_COMMON),
-                },
-            }
-        },
-        "/api/cases/{runId}": {
-            "get": {
-                "summary": "One case",
-                "parameters": [_path_id("runId")],
-                "responses": {
-                    "200": _json(ok(_ref("Case")), "The case"),
-                    **_errors(400, 404, *_COMMON),
-                },
-            }
-        },
-        "/api/upload": {
-            "post": {
-                "summary": "Add a .md or .txt document to the knowledge base",
-                "requestBody": {
-                    "required": True,
-                    "content": {
-                        "multipart/form-data": {
-                            "schema": {
-                                "type": "object",
-                                "required": ["file"],
-                                "properties": {
-                                    "file": {
-                                        "type": "string",
-                                        "contentMediaType": "application/octet-stream",
-                                    }
-                                },
-                            }
-                        }
-                    },
-                },
-                "responses": {
-                    "200": _json(
-                        ok(
-                            {
-                                "type": "object",
-                                "required": ["docId", "title", "source", "chunks", "bytes"],
-                                "properties": {
-                                    "docId": {"type": "string"},
-                                    "title": {"type": "string"},
-                                    "source": {"type": "string"},
-                                    "chunks": {"type": "integer"},
-                                    "bytes": {"type": "integer"},
-                                },
-                            }
-                        ),
-                        "The indexed document",
-                    ),
-                    **_errors(400, 413, 415, *_COMMON),
-                },
-            }
-        },
-        "/healthz": {
-            "get": {
-                "summary": "Liveness",
-                "security": [],
-                "responses": {
-                    "200": _json(
-                        ok(
-                            {
-                                "type": "object",
-                                "required": ["status"],
-                                "properties": {"status": {"const": "ok"}},
-                            }
-                        ),
-                        "Alive",
-                    ),
-                    "405": _errors(405)["405"],
-                },
-            }
-        },
-        "/readyz": {
-            "get": {
-                "summary": "Readiness of the database, Redis and the LLM configuration",
-                "security": [],
-                "responses": {
-                    **{
-                        code: _json(
-                            ok(
-                                {
-                                    "type": "object",
-                                    "required": ["database", "redis", "llm", "model"],
-                                    "properties": {
-                                        "telemetry": {"type": "array", "items": _TELEMETRY},
-                                        "database": {"enum": ["ok", "unavailable"]},
-                                        "redis": {"enum": ["ok", "unavailable", "disabled"]},
-                                        "llm": {"enum": ["offline", "openai-compatible"]},
-                                        "model": {"type": "string"},
-                                    },
-                                }
-                            ),
-                            text,
-                        )
-                        for code, text in (
-                            ("200", "Ready (maybe degraded)"),
-                            ("503", "The database is unavailable"),
-                        )
-                    },
-                    "405": _errors(405)["405"],
-                },
-            }
-        },
-    }
-
-
-def _stream_paths() -> dict[str, Any]:
-    ok = _envelope
-    run_query = {"name": "runId", "in": "query", "required": True, "schema": ID}
-    return {
-        "/api/chat_stream": {
-            "post": {
-                "summary": "Ask a question and stream the run as server-sent events",
-                "description": 'Events named `message`, data `{"type", "data"}`: `metadata` '
-                "first (sessionId, runId, flow), one `progress` per node execution (node, outcome, "
-                "reason_code, attempt), `content` chunks of the answer, `error`, `done` last. "
-                "Keep-alive comments on long gaps. A client that disconnects does not stop the "
-                "run.",
-                "requestBody": {
-                    "required": True,
-                    "content": {"application/json": {"schema": _ref("ChatRequest")}},
-                },
-                "responses": {"200": _SSE, **_errors(400, 413, 415, *_COMMON)},
-            }
-        },
-        "/api/ai_ops": {
-            "post": {
-                "summary": "Investigate every firing alert and stream the report (SSE)",
-                "description": "Same event format as /api/chat_stream; the first event carries "
-                "sessionId and runId, the flow is `aiops`. One progress event per node execution "
-                "of the supervisor graph and of each alert's nested diagnosis graph; the events "
-                "of an alert's investigation carry `alert` and `alert_id`.",
-                "requestBody": {
-                    "required": True,
-                    "content": {
-                        "application/json": {
-                            "schema": {
-                                "type": "object",
-                                "properties": {
-                                    "sessionId": {
-                                        "type": ["string", "null"],
-                                        "pattern": ID["pattern"],
-                                    },
-                                    "userRequest": {"type": ["string", "null"], "maxLength": 1000},
-                                },
-                            }
-                        }
-                    },
-                },
-                "responses": {"200": _SSE, **_errors(400, 413, 415, *_COMMON)},
-            }
-        },
-        "/api/diagnosis/{sessionId}/runs/{runId}/events": {
-            "get": {
-                "summary": "Attach to a run's events (running or finished), from any web worker",
-                "description": "The events of /api/chat_stream or /api/ai_ops for this run, each "
-                "with an `id`; `Last-Event-ID` (header, or the `lastEventId` query parameter) "
-                "resumes after that event. With REDIS_URL set the run may execute in any "
-                "process; without it, progress is relayed only by the process executing the "
-                "run, and other processes send `metadata` then the run's end from its record.",
-                "parameters": [
-                    _path_id("sessionId"),
-                    _path_id("runId"),
-                    {"name": "Last-Event-ID", "in": "header", "schema": {"type": "string"}},
-                    {"name": "lastEventId", "in": "query", "schema": {"type": "string"}},
-                ],
-                "responses": {"200": _SSE, **_errors(400, 404, *_COMMON)},
-            }
-        },
-        "/api/diagnosis/{sessionId}/graph": {
-            "get": {
-                "summary": "The run's graph as Mermaid (the diagnosis graph, or the AIOps "
-                "supervisor graph for an AIOps run), this run's route highlighted",
-                "parameters": [_path_id("sessionId"), run_query],
-                "responses": {
-                    "200": _json(
-                        ok(
-                            {
-                                "type": "object",
-                                "required": ["runId", "flow", "mermaid", "route"],
-                                "properties": {
-                                    "runId": ID,
-                                    "flow": {"enum": ["complex", "simple", "aiops"]},
-                                    "mermaid": NULLABLE_STRING,
-                                    "route": {"type": "array", "items": {"type": "string"}},
-                                    "alerts": {
-                                        "type": "array",
-                                        "description": "AIOps runs: each alert's route "
-                                        "through its nested diagnosis graph",
-                                        "items": {
-                                            "type": "object",
-                                            "required": ["alertId", "alertName", "route"],
-                                            "properties": {
-                                                "alertId": {"type": ["string", "null"]},
-                                                "alertName": {"type": ["string", "null"]},
-                                                "route": {
-                                                    "type": "array",
-                                                    "items": {"type": "string"},
-                                                },
-                                            },
-                                        },
-                                    },
-                                },
-                            }
-                        ),
-                        "Null mermaid for runs that did not use a graph",
-                    ),
-                    **_errors(400, 404, *_COMMON),
-                },
-            }
-        },
-    }
-
-
-_TELEMETRY = {
-    "type": "object",
-    "required": ["backend", "signals", "reachable"],
-    "properties": {
-        "backend": {"type": "string"},
-        "signals": {"type": "array", "items": {"type": "string"}},
-        "system": {"type": "string"},
-        "url": NULLABLE_STRING,
-        "reachable": {"type": "boolean"},
-        "version": NULLABLE_STRING,
-        "latencyMs": {"type": ["number", "null"]},
-        "error": NULLABLE_STRING,
-    },
-}
-_ALERT_RUN = {
-    "type": "object",
-    "required": ["runId", "sessionId", "status", "startedAt"],
-    "properties": {
-        "runId": ID,
-        "sessionId": ID,
-        "status": {"type": "string"},
-        "startedAt": TIMESTAMP,
-    },
-}
-_ALERT = {
-    "type": "object",
-    "required": ["fingerprint", "alertName", "status", "labels", "groupKey", "runs"],
-    "properties": {
-        "fingerprint": {"type": "string"},
-        "alertName": {"type": "string"},
-        "status": {"enum": ["firing", "resolved"]},
-        "severity": {"type": "string"},
-        "service": {"type": "string"},
-        "labels": {"type": "object"},
-        "annotations": JSON_DOC,
-        "startsAt": TIMESTAMP,
-        "endsAt": TIMESTAMP,
-        "groupKey": {"type": "string"},
-        "receiver": {"type": "string"},
-        "receivedCount": {"type": "integer"},
-        "updatedAt": TIMESTAMP,
-        "runs": {"type": "array", "items": _ALERT_RUN},
+        }
     },
 }
 
 
-def _alert_paths() -> dict[str, Any]:
-    """The Alertmanager webhook receiver and the alert list (``webapp.api.alerts``)."""
-    receipt = {
-        "type": "object",
-        "required": ["stored", "firing", "resolved", "sessionId", "runId", "joinedRunningRun"],
-        "properties": {
-            "stored": {"type": "integer"},
-            "firing": {"type": "integer"},
-            "resolved": {"type": "integer"},
-            "sessionId": {"type": ["string", "null"]},
-            "runId": {"type": ["string", "null"]},
-            "joinedRunningRun": {"type": "boolean"},
-        },
-    }
-    listing = {
-        "type": "object",
-        "required": ["alerts", "total", "limit", "offset"],
-        "properties": {
-            "alerts": {"type": "array", "items": _ALERT},
-            "total": {"type": "integer"},
-            "limit": {"type": "integer"},
-            "offset": {"type": "integer"},
-        },
-    }
-    page = [
-        {"name": "state", "in": "query", "schema": {"enum": ["firing", "resolved", "all"]}},
-        {
-            "name": "limit",
-            "in": "query",
-            "schema": {"type": "integer", "minimum": 1, "maximum": 200},
-        },
-        {"name": "offset", "in": "query", "schema": {"type": "integer", "minimum": 0}},
-    ]
-    return {
-        "/api/alerts/alertmanager": {
-            "post": {
-                "summary": "Alertmanager webhook (payload version 4); bearer ALERT_WEBHOOK_TOKEN",
-                "security": [{"bearer": []}],
-                "requestBody": {
-                    "required": True,
-                    "content": {"application/json": {"schema": {"type": "object"}}},
-                },
-                "responses": {
-                    "202": _json(_envelope(receipt), "Stored; a firing group is investigated"),
-                    **_errors(400, 401, 405, 413, 415, 503),
-                },
-            }
-        },
-        "/api/alerts": {
-            "get": {
-                "summary": "Received alerts with their investigation runs, newest first",
-                "parameters": page,
-                "responses": {
-                    "200": _json(_envelope(listing), "A page of alerts"),
-                    **_errors(400, *_COMMON),
-                },
-            }
-        },
-    }
+def routes(app: Flask) -> Iterable[tuple[str, str, Operation]]:
+    """``(OpenAPI path, method, operation)`` for every API route of ``app``."""
+    for rule in sorted(app.url_map.iter_rules(), key=lambda r: r.rule):
+        if (
+            rule.endpoint == "static"
+            or rule.endpoint.startswith("ui.")
+            or rule.rule == "/openapi.json"
+        ):
+            continue
+        spec = getattr(app.view_functions[rule.endpoint], "operation", None)
+        if spec is None:
+            raise LookupError(f"{rule.rule} ({rule.endpoint}) has no @operation declaration")
+        path = re.sub(
+            r"<(?:[^:>]+:)?([^>]+)>", lambda m: "{" + PATH_PARAMETERS[m[1]][0] + "}", rule.rule
+        )
+        for method in sorted((rule.methods or set()) - {"HEAD", "OPTIONS"}):
+            yield path, method.lower(), spec
 
 
-@cache
-def openapi_document() -> dict[str, Any]:
-    """The document served at ``/openapi.json``."""
+def build_document(app: Flask) -> dict[str, Any]:
+    """The whole document for ``app``'s routes."""
+    found = list(routes(app))
+    models: set[type[BaseModel]] = set()
+    for _, _, spec in found:
+        models.update(m for m in (spec.body, spec.response) if m is not None)
+    _, schemas = models_json_schema(
+        [
+            (m, "validation" if _is_request(m, found) else "serialization")
+            for m in sorted(models, key=lambda m: m.__name__)
+        ],
+        ref_template=REF,
+    )
+    components = dict(schemas.get("$defs", {}))
+    components["Error"] = _envelope({"type": "null"})
+    paths: dict[str, dict[str, Any]] = {}
+    for path, method, spec in found:
+        paths.setdefault(path, {})[method] = _operation(path, method, spec)
     return {
         "openapi": "3.1.0",
         "info": {
             "title": "Incident diagnosis API",
             "version": "1.0.0",
-            "description": "Evidence-grounded incident diagnosis. Every JSON response is "
-            "an envelope {code, message, data}.",
+            "description": "Evidence-grounded incident diagnosis. Every JSON response is an "
+            "envelope {code, message, data}.",
         },
         "servers": [{"url": "/"}],
-        "paths": {**_paths(), **_stream_paths(), **_alert_paths()},
+        "paths": paths,
         "components": {
-            "schemas": SCHEMAS,
+            "schemas": components,
             "securitySchemes": {
                 "bearer": {
                     "type": "http",
@@ -814,3 +140,103 @@ def openapi_document() -> dict[str, Any]:
         },
         "security": [{"bearer": []}, {}],
     }
+
+
+def _is_request(model: type[BaseModel], found: list[tuple[str, str, Operation]]) -> bool:
+    return any(spec.body is model for _, _, spec in found)
+
+
+def _operation(path: str, method: str, spec: Operation) -> dict[str, Any]:
+    operation: dict[str, Any] = {"summary": spec.summary}
+    if spec.description:
+        operation["description"] = spec.description
+    parameters = [_path_parameter(name) for name in re.findall(r"\{([^}]+)\}", path)]
+    if spec.query is not None:
+        parameters += _query_parameters(spec.query)
+    if parameters:
+        operation["parameters"] = parameters
+    if spec.body is not None:
+        operation["requestBody"] = {
+            "required": True,
+            "content": {
+                "application/json": {"schema": {"$ref": REF.format(model=spec.body.__name__)}}
+            },
+        }
+    elif spec.upload:
+        operation["requestBody"] = UPLOAD_BODY
+    responses = {"200": _success(spec), **_errors(path, method, spec)}
+    for code, description in spec.extra_responses.items():
+        responses[str(code)] = {**_success(spec), "description": description}
+    operation["responses"] = responses
+    if path in OPEN_PATHS:
+        operation["security"] = [{}]
+    return operation
+
+
+def _success(spec: Operation) -> dict[str, Any]:
+    if spec.stream:
+        return SSE_RESPONSE
+    data = {"$ref": REF.format(model=spec.response.__name__)} if spec.response else {}
+    return _json(_envelope(data), spec.summary)
+
+
+def _errors(path: str, method: str, spec: Operation) -> dict[str, Any]:
+    codes = set(spec.errors) | {405}
+    if path not in OPEN_PATHS:
+        codes |= {401, 429, 503}
+    if method not in ("get", "head", "options"):
+        codes.add(403)
+    if spec.body is not None or spec.upload:
+        codes |= {400, 413, 415}
+    if spec.query is not None or "{" in path:
+        codes.add(400)
+    return {
+        str(code): _json({"$ref": REF.format(model="Error")}, ERRORS[code])
+        for code in sorted(codes)
+    }
+
+
+def _path_parameter(name: str) -> dict[str, Any]:
+    kind = next(k for n, k in PATH_PARAMETERS.values() if n == name)
+    return {"name": name, "in": "path", "required": True, "schema": TypeAdapter(kind).json_schema()}
+
+
+def _query_parameters(model: type[BaseModel]) -> list[dict[str, Any]]:
+    schema = model.model_json_schema(mode="validation")
+    required = set(schema.get("required", []))
+    return [
+        {"name": name, "in": "query", "required": name in required, "schema": _clean(prop)}
+        for name, prop in schema["properties"].items()
+    ]
+
+
+def _clean(schema: dict[str, Any]) -> dict[str, Any]:
+    return {k: v for k, v in schema.items() if k != "title"}
+
+
+def _envelope(data: dict[str, Any]) -> dict[str, Any]:
+    return {
+        "type": "object",
+        "required": ["code", "message", "data"],
+        "properties": {
+            "code": {"type": "integer"},
+            "message": {"type": "string"},
+            "data": data,
+        },
+        "additionalProperties": False,
+    }
+
+
+def _json(schema: dict[str, Any], description: str) -> dict[str, Any]:
+    return {"description": description, "content": {"application/json": {"schema": schema}}}
+
+
+@cache
+def openapi_document() -> dict[str, Any]:
+    """The document of the API blueprints (the same routes every app registers)."""
+    from . import blueprints
+
+    app = Flask(__name__)
+    for blueprint in blueprints():
+        app.register_blueprint(blueprint)
+    return build_document(app)

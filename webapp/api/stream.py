@@ -22,15 +22,14 @@ from ..services import streams
 from ..services.container import Services
 from ..services.runs import ACTIVE
 from ..services.streams import ending_events, publish, relay, sse_event
-from .chat import chat_request
 from .context import services
+from .contract import operation
 from .errors import ApiError
-from .requests import json_body, pick, valid_id, valid_text
+from .models import AiOpsRequest, ChatRequest
 
 bp = Blueprint("stream", __name__, url_prefix="/api")
 
 SSE_HEADERS = {"Cache-Control": "no-cache", "X-Accel-Buffering": "no"}
-MAX_AIOPS_REQUEST_CHARS = 1000
 
 
 class _Ending:
@@ -83,39 +82,43 @@ def submit_and_relay(found: Services, job: RunJob) -> Response:
 
 
 @bp.post("/chat_stream")
-def chat_stream() -> ResponseReturnValue:
-    """Stream one chat turn."""
-    question, session_id, mode = chat_request()
+@operation(body=ChatRequest, stream=True)
+def chat_stream(body: ChatRequest) -> ResponseReturnValue:
+    """Ask a question and stream the run as server-sent events.
+
+    Events named `message`, data `{"type", "data"}`: `metadata` first (sessionId, runId,
+    flow), one `progress` per node execution (node, outcome, reason_code, attempt), `content`
+    chunks of the answer, `error`, `done` last. Keep-alive comments on long gaps. A client that
+    disconnects does not stop the run.
+    """
     found = services()
-    session_id, run_id, flow = found.chat.start(question, session_id, mode)
-    return submit_and_relay(found, RunJob(CHAT, session_id, run_id, question, flow))
+    session_id, run_id, flow = found.chat.start(body.question, body.session_id, body.mode)
+    return submit_and_relay(found, RunJob(CHAT, session_id, run_id, body.question, flow))
 
 
 @bp.post("/ai_ops")
-def ai_ops() -> ResponseReturnValue:
-    """Investigate every firing alert and stream the report."""
-    body = json_body()
-    session_id = valid_id(
-        pick(body, "sessionId", "SessionId", "Id", "id"), "sessionId", required=False
-    )
-    request_text = valid_text(
-        pick(body, "userRequest", "UserRequest"),
-        "userRequest",
-        MAX_AIOPS_REQUEST_CHARS,
-        required=False,
-    )
+@operation(body=AiOpsRequest, stream=True)
+def ai_ops(body: AiOpsRequest) -> ResponseReturnValue:
+    """Investigate every firing alert and stream the report (SSE).
+
+    Same event format as /api/chat_stream; the first event carries sessionId and runId, the
+    flow is `aiops`.
+    """
     found = services()
     if found.aiops is None:
         raise ApiError(503, "the AIOps flow is not available")
-    session_id, run_id = found.aiops.start(session_id, request_text)
-    return submit_and_relay(found, RunJob(AIOPS, session_id, run_id, request_text, "aiops"))
+    session_id, run_id = found.aiops.start(body.session_id, body.user_request)
+    return submit_and_relay(found, RunJob(AIOPS, session_id, run_id, body.user_request, "aiops"))
 
 
 @bp.get("/diagnosis/<session_id>/runs/<run_id>/events")
+@operation(stream=True, errors=(404,))
 def run_events(session_id: str, run_id: str) -> ResponseReturnValue:
-    """Attach to a run's events (running or finished); resume after ``Last-Event-ID``."""
-    valid_id(session_id, "sessionId")
-    valid_id(run_id, "runId")
+    """Attach to a run's events as server-sent events, running or finished.
+
+    The same frames as /api/chat_stream, each with an `id`; a `Last-Event-ID` header (or
+    `lastEventId` query parameter) resumes after that event.
+    """
     found = services()
     row = found.chat.runs.status(run_id)
     if row is None or row.session_id != session_id:

@@ -1,59 +1,32 @@
-"""Knowledge upload, liveness, readiness and the OpenAPI document."""
+"""Liveness, readiness and the OpenAPI document."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from flask import Blueprint, jsonify, request
+from flask import Blueprint, current_app, jsonify
 from flask.typing import ResponseReturnValue
 from peewee import PeeweeException
 
 from ..tools.backends.readiness import telemetry_readiness
 from .context import services
-from .errors import ApiError, envelope, ok
-from .openapi import openapi_document
+from .contract import operation
+from .errors import envelope
+from .openapi import build_document
+from .responses import Health, Readiness
 
 bp = Blueprint("system", __name__)
 
-UPLOAD_TYPES = (".md", ".txt")
-
-
-@bp.post("/api/upload")
-def upload() -> ResponseReturnValue:
-    """Index an uploaded ``.md``/``.txt`` file into the knowledge base."""
-    if not request.mimetype.startswith("multipart/form-data"):
-        raise ApiError(415, "upload a file as multipart/form-data (field 'file')")
-    file = request.files.get("file")
-    if file is None or not file.filename:
-        raise ApiError(400, "the multipart field 'file' with a file name is required")
-    if not file.filename.lower().endswith(UPLOAD_TYPES):
-        raise ApiError(400, "only .md and .txt files can be uploaded")
-    limit = services().settings.max_upload_bytes
-    content = file.stream.read(limit + 1)
-    if len(content) > limit:
-        raise ApiError(413, f"the file is too large: the limit is {limit} bytes")
-    try:
-        summary = services().knowledge.add_document(file.filename, content)
-    except ValueError as exc:
-        raise ApiError(400, str(exc)) from None
-    return ok(
-        {
-            "docId": summary["doc_id"],
-            "title": summary["title"],
-            "source": summary["source"],
-            "chunks": summary["chunks"],
-            "bytes": summary["bytes"],
-        }
-    )
-
 
 @bp.get("/healthz")
-def healthz() -> ResponseReturnValue:
+@operation(response=Health)
+def healthz() -> Health:
     """Liveness: the process answers."""
-    return ok({"status": "ok"})
+    return Health(status="ok")
 
 
 @bp.get("/readyz")
+@operation(response=Readiness, extra_responses={503: "The database is unavailable"})
 def readyz() -> ResponseReturnValue:
     """Readiness: the database answers (required); Redis and the LLM configuration reported."""
     found = services()
@@ -113,4 +86,7 @@ def _llm_problems(capabilities: dict[str, Any] | None) -> list[str]:
 @bp.get("/openapi.json")
 def openapi() -> ResponseReturnValue:
     """The OpenAPI 3.1 description of this API (a bare document, not an envelope)."""
-    return jsonify(openapi_document())
+    document = current_app.extensions.get("openapi")
+    if document is None:
+        document = current_app.extensions["openapi"] = build_document(current_app)
+    return jsonify(document)

@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from peewee import Database, IntegrityError, fn
+from peewee import Database, SqliteDatabase, fn
 
 from ..models import (
     AgentStep,
@@ -133,15 +133,20 @@ class RunRecords:
     ) -> dict[str, Any]:
         """Record feedback; ``useful`` adds the run to the case library, ``not_useful`` removes it.
 
-        Feedback never changes the run's status. The same feedback twice is a Conflict (nothing
-        is written); changing it is allowed. Only an answered, finished run can be useful.
+        Idempotent: the feedback and comment the run already has are a success that writes
+        nothing. Feedback never changes the run's status; only an answered, finished run can be
+        useful (Conflict otherwise). Concurrent requests on one run are serialised by a write
+        lock taken before the run is read (``BEGIN IMMEDIATE`` on SQLite, which then waits out
+        the busy timeout instead of failing a lock upgrade; ``SELECT ... FOR UPDATE`` on
+        MariaDB/PostgreSQL), so the last writer wins and the case library always agrees with
+        the run's feedback.
         """
-        with self.database.atomic():
-            run = self.run(session_id, run_id)
+        with self._write_lock():
+            run = self._locked_run(session_id, run_id)
             if run["status"] in (PENDING, RUNNING):
                 raise Conflict(f"run {run_id} is still {run['status']}; give feedback when it ends")
             if run["feedback"] == value and (run["feedback_comment"] or None) == comment:
-                raise Conflict(f"feedback {value!r} is already recorded for run {run_id}")
+                return run
             if value == USEFUL and (run["status"] != SUCCESS or not run["answer"]):
                 raise Conflict(f"run {run_id} has no answer, so it cannot join the case library")
             (
@@ -155,20 +160,37 @@ class RunRecords:
                 CaseLibrary.delete().where(CaseLibrary.run_id == run_id).execute()
         return self.run(session_id, run_id)
 
+    def _write_lock(self) -> Any:
+        """A transaction that holds the write lock from its first statement on."""
+        if isinstance(self.database, SqliteDatabase):
+            return self.database.atomic("IMMEDIATE")
+        return self.database.atomic()
+
+    def _locked_run(self, session_id: str, run_id: str) -> dict[str, Any]:
+        """:meth:`run`, with the row locked until the transaction ends (not on SQLite)."""
+        query = DiagnosisRun.select().where(
+            (DiagnosisRun.run_id == run_id) & (DiagnosisRun.session_id == session_id)
+        )
+        if not isinstance(self.database, SqliteDatabase):
+            query = query.for_update()
+        row = _first(query)
+        if row is None or row["session_id"] != session_id or row["run_id"] != run_id:
+            raise NotFound(f"run {run_id} not found in session {session_id}")
+        return row
+
     def _add_case(self, run: dict[str, Any]) -> None:
-        exists = CaseLibrary.select().where(CaseLibrary.run_id == run["run_id"]).exists()
-        if not exists:
-            try:
-                with self.database.atomic():
-                    CaseLibrary.create(
-                        run_id=run["run_id"],
-                        session_id=run["session_id"],
-                        question=run["question"],
-                        answer=run["answer"],
-                        created_at=utcnow(),
-                    )
-            except IntegrityError:  # a concurrent request added it first
-                pass
+        """Insert the run's case unless it is there (INSERT OR IGNORE / ON CONFLICT DO NOTHING)."""
+        (
+            CaseLibrary.insert(
+                run_id=run["run_id"],
+                session_id=run["session_id"],
+                question=run["question"],
+                answer=run["answer"],
+                created_at=utcnow(),
+            )
+            .on_conflict_ignore()
+            .execute()
+        )
 
     def cases(self, limit: int, offset: int) -> tuple[list[dict[str, Any]], int]:
         """The case library, newest first, and its size."""

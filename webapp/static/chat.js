@@ -245,25 +245,27 @@
   }
 
   async function sendFeedback(view, value) {
+    const repeat = view.useful.getAttribute("aria-pressed") === "true" ? "useful"
+      : view.notUseful.getAttribute("aria-pressed") === "true" ? "not_useful" : null;
     view.feedbackStatus.textContent = "Sending…";
     view.feedbackStatus.className = "feedback-status";
     try {
+      // Idempotent on the server: the same value again is a success that changes nothing.
       await api("/api/feedback", { method: "POST", body: { sessionId: view.sessionId, runId: view.runId, feedback: value } });
       markFeedback(view, value);
+      if (repeat === value) {
+        view.feedbackStatus.textContent = "Your feedback for this answer is already recorded. Thank you!";
+        view.feedbackStatus.classList.add("info");
+        return;
+      }
       view.feedbackStatus.textContent =
         value === "useful"
           ? "Thanks: marked useful and added to the case library."
           : "Thanks: marked not useful (kept out of the case library).";
       view.feedbackStatus.classList.add("ok");
     } catch (error) {
-      if (error.status === 409) {
-        markFeedback(view, value);
-        view.feedbackStatus.textContent = "Your feedback for this answer is already recorded. Thank you!";
-        view.feedbackStatus.classList.add("info");
-      } else {
-        view.feedbackStatus.textContent = error.message;
-        view.feedbackStatus.classList.add("error");
-      }
+      view.feedbackStatus.textContent = error.message;
+      view.feedbackStatus.classList.add(error.status === 409 ? "info" : "error");
     }
   }
 

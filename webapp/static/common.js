@@ -186,13 +186,34 @@
         html(token) {
           return escapeHtml(token.text || token.raw || "");
         },
-        // An answer never fetches anything: an image is shown as its text and address.
+        // An image from another origin would be fetched when the answer is shown (a tracking
+        // pixel, or a leak of what was asked): only same-origin and data: images are drawn,
+        // any other is replaced by its alt text.
         image(token) {
-          return escapeHtml((token.text || "") + " (" + (token.href || "") + ")");
+          if (sameOriginUrl(token.href)) return false; // marked's own <img> rendering
+          const alt = token.text ? "[image: " + token.text + "]" : "[image]";
+          return escapeHtml(alt);
         },
       },
     });
+    // Belt and braces: whatever reaches DOMPurify, an <img>/<source> pointing elsewhere goes.
+    window.DOMPurify.addHook("uponSanitizeAttribute", (node, data) => {
+      if ((data.attrName === "src" || data.attrName === "srcset") && !sameOriginUrl(data.attrValue)) {
+        data.keepAttr = false;
+      }
+    });
     return markdown;
+  }
+
+  /** True for a URL that stays on this page's origin (relative, same-origin or data:image). */
+  function sameOriginUrl(value) {
+    const text = String(value || "").trim();
+    if (/^data:image\/(png|gif|jpeg|webp);/i.test(text)) return true;
+    try {
+      return new URL(text, window.location.href).origin === window.location.origin;
+    } catch (_) {
+      return false;
+    }
   }
 
   function escapeHtml(text) {
@@ -249,7 +270,11 @@
       return;
     }
     const html = parser.parse(text || "");
-    el.innerHTML = window.DOMPurify.sanitize(html, { USE_PROFILES: { html: true } });
+    el.innerHTML = window.DOMPurify.sanitize(html, {
+      USE_PROFILES: { html: true },
+      FORBID_TAGS: ["style", "form", "input", "button", "textarea", "select", "video", "audio"],
+      FORBID_ATTR: ["style", "srcset"],
+    });
     for (const link of el.querySelectorAll("a[href]")) {
       if (/^https?:/i.test(link.getAttribute("href"))) link.setAttribute("rel", "noopener noreferrer");
     }

@@ -29,22 +29,35 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, TypedDict
 
+from .chunking import MAX_CHUNK_CHARS, chunk_document, chunk_with_title, split_paragraphs
+from .documents import (
+    MAX_DOCUMENT_BYTES,
+    SUFFIXES,
+    DocumentNotFound,
+    ReadOnlyDocument,
+    clean_name,
+    validate_text,
+)
+
+__all__ = [
+    "MAX_CHUNK_CHARS",
+    "MAX_DOCUMENT_BYTES",
+    "DocumentNotFound",
+    "KnowledgeIndex",
+    "ReadOnlyDocument",
+    "chunk_document",
+    "split_paragraphs",
+]
+
 logger = logging.getLogger(__name__)
 
 SCHEMA_VERSION = "2"  # bump when the tables or the chunking change: the index is then rebuilt
-SUFFIXES = frozenset({".md", ".txt"})
-MAX_CHUNK_CHARS = 1500
-MIN_SECTION_CHARS = 100  # a section body shorter than this is merged into a neighbour
-MAX_DOCUMENT_BYTES = 2 * 1024 * 1024
+DIRECTORY, UPLOAD = "directory", "upload"  # a document's origin: the folder, or an upload
 MAX_TOP_K = 50
 MAX_QUERY_TOKENS = 32
 TITLE_WEIGHT, CONTENT_WEIGHT, CJK_WEIGHT = 5.0, 1.0, 1.0
 
-_HEADING = re.compile(r"^ {0,3}(#{1,3})[ \t]+(.+?)(?:[ \t]+#+)?[ \t]*$")
-_FENCE = re.compile(r"^ {0,3}(```|~~~)")
-_PARAGRAPH_BREAK = re.compile(r"\n[ \t]*\n")
 _WORD = re.compile(r"[^\W_]+")  # the same token characters as FTS5's unicode61 tokenizer
-_CONTROL = re.compile(r"[\x00-\x08\x0b\x0e-\x1f\x7f]")
 _STOPWORD_TEXT = (
     "a an and are as at be been but by can do does for from has have how i if in into is it its "
     "me my of on or our so than that the their then there these this to was we were what when "
@@ -63,7 +76,7 @@ _CJK_FUNCTION_CHARS = frozenset("的了吗呢吧么是在和与及或也都就")
 _SCHEMA = f"""
 CREATE TABLE documents (
     source TEXT PRIMARY KEY, origin TEXT NOT NULL, title TEXT NOT NULL,
-    hash TEXT NOT NULL, bytes INTEGER NOT NULL, chunks INTEGER NOT NULL, added_at TEXT
+    hash TEXT NOT NULL, bytes INTEGER NOT NULL, chunks INTEGER NOT NULL, uploaded_at TEXT
 );
 CREATE VIRTUAL TABLE chunks USING fts5(
     title, content, doc_id UNINDEXED, source UNINDEXED, cjk,
@@ -106,133 +119,6 @@ class SyncReport:
     def as_dict(self) -> dict[str, int]:
         """The counts as a plain dict."""
         return asdict(self)
-
-
-_BINARY = "the file is binary, not text: upload a UTF-8 .md or .txt file"
-
-
-def _validate_text(text: str | bytes) -> str:
-    """The text, newlines normalised; ValueError when empty, binary, not UTF-8 or too large."""
-    try:
-        body = text.decode("utf-8-sig") if isinstance(text, bytes) else text
-        size = len(body.encode("utf-8"))
-    except UnicodeError as exc:
-        binary = isinstance(text, bytes) and b"\x00" in text
-        raise ValueError(_BINARY if binary else "the file is not valid UTF-8 text") from exc
-    if size > MAX_DOCUMENT_BYTES:
-        raise ValueError(f"the document is too large ({size} bytes; limit {MAX_DOCUMENT_BYTES})")
-    if "\x00" in body or len(_CONTROL.findall(body)) > max(8, len(body) // 100):
-        raise ValueError(_BINARY)
-    body = body.lstrip("\ufeff").replace("\r\n", "\n").replace("\r", "\n")
-    if not body.strip():
-        raise ValueError("the document is empty")
-    return body
-
-
-def _clean_name(name: str) -> str:
-    filename = str(name).replace("\\", "/").rsplit("/", 1)[-1].strip()
-    if not filename or filename.startswith("."):
-        raise ValueError("the document needs a file name ending in .md or .txt")
-    suffix = Path(filename).suffix.lower()
-    if suffix not in SUFFIXES:
-        shown = f"'{suffix}'" if suffix else "none"
-        raise ValueError(f"unsupported file type ({shown}): upload a .md or .txt file")
-    return filename
-
-
-def _split_sections(text: str, fallback_title: str) -> list[tuple[str, str, str]]:
-    """``(title, heading line + body, body)`` per section; fenced code is never a heading."""
-    sections: list[tuple[str, str, str]] = []
-    path: list[tuple[int, str]] = []
-    title, heading, lines = fallback_title, "", list[str]()
-    in_fence = False
-
-    def flush() -> None:
-        body = "\n".join(lines).strip()
-        if heading or body:
-            sections.append((title, f"{heading}\n{body}".strip(), body))
-
-    for line in text.split("\n"):
-        if _FENCE.match(line):
-            in_fence = not in_fence
-        match = None if in_fence else _HEADING.match(line)
-        if match is None:
-            lines.append(line)
-            continue
-        flush()
-        level, name = len(match.group(1)), match.group(2).strip()
-        path = [*(item for item in path if item[0] < level), (level, name)]
-        title, heading, lines = " > ".join(n for _, n in path), line.strip(), []
-    flush()
-    return sections
-
-
-def _merge_small(sections: list[tuple[str, str, str]]) -> list[list[str]]:
-    """Heading-only and tiny sections join the previous chunk, or the next when first."""
-    chunks: list[list[str]] = []  # [title, text]
-    pending = ""
-    for title, section_text, body in sections:
-        if not body:
-            pending = f"{pending}\n\n{section_text}".strip()
-            continue
-        text = f"{pending}\n\n{section_text}".strip()
-        pending = ""
-        if len(body) >= MIN_SECTION_CHARS:
-            chunks.append([title, text])
-        elif chunks and len(chunks[-1][1]) + len(text) + 2 <= MAX_CHUNK_CHARS:
-            chunks[-1][1] = f"{chunks[-1][1]}\n\n{text}"
-        elif chunks:
-            chunks.append([title, text])
-        else:
-            pending = text
-    if pending:
-        if chunks and len(chunks[-1][1]) + len(pending) + 2 <= MAX_CHUNK_CHARS:
-            chunks[-1][1] = f"{chunks[-1][1]}\n\n{pending}"
-        else:
-            chunks.append([sections[0][0], pending])
-    return chunks
-
-
-def _hard_wrap(text: str, limit: int) -> list[str]:
-    pieces: list[str] = []
-    while len(text) > limit:
-        cut = text.rfind(" ", limit // 2, limit)
-        cut = cut if cut > 0 else limit
-        pieces.append(text[:cut].strip())
-        text = text[cut:].strip()
-    return [*pieces, text] if text else pieces
-
-
-def split_paragraphs(text: str, limit: int = MAX_CHUNK_CHARS) -> list[str]:
-    """Pack blank-line paragraphs into pieces of at most ``limit`` characters."""
-    units: list[str] = []
-    for paragraph in _PARAGRAPH_BREAK.split(text.strip()):
-        paragraph = paragraph.strip("\n")
-        if len(paragraph) <= limit:
-            units.append(paragraph)
-            continue
-        for line in paragraph.split("\n"):
-            units.extend(_hard_wrap(line, limit) if len(line) > limit else [line])
-    pieces: list[str] = []
-    for unit in filter(str.strip, units):
-        if pieces and len(pieces[-1]) + len(unit) + 2 <= limit:
-            pieces[-1] = f"{pieces[-1]}\n\n{unit}"
-        else:
-            pieces.append(unit)
-    return pieces
-
-
-def chunk_document(text: str, filename: str) -> list[tuple[str, str]]:
-    """Split a document into ``(title, content)`` chunks by Markdown heading, else paragraph."""
-    sections = _split_sections(text.replace("\r\n", "\n"), filename)
-    merged = _merge_small(sections)
-    return [(title, piece) for title, body in merged for piece in split_paragraphs(body)]
-
-
-def document_title(text: str, filename: str) -> str:
-    """The first level-1 heading, else the file name."""
-    sections = _split_sections(text, filename)
-    return next((title for title, body, _ in sections if body.startswith("# ")), filename)
 
 
 def cjk_bigrams(text: str) -> list[str]:
@@ -293,9 +179,7 @@ class KnowledgeIndex:
                     "BEGIN; DROP TABLE IF EXISTS documents; DROP TABLE IF EXISTS chunks;"
                     f"{_SCHEMA} COMMIT;"
                 )
-            columns = {row[1] for row in conn.execute("PRAGMA table_info(documents)")}
-            if "added_at" not in columns:  # an index from before uploads kept their time
-                conn.execute("ALTER TABLE documents ADD COLUMN added_at TEXT")
+            _add_missing_columns(conn)
         except BaseException:
             conn.close()
             raise
@@ -317,32 +201,26 @@ class KnowledgeIndex:
                 raise
             self._conn.execute("COMMIT")
 
-    def _store(
-        self, conn: sqlite3.Connection, source: str, origin: str, filename: str, text: str
-    ) -> DocumentSummary:
-        """Replace every chunk of ``source``; the caller holds a write transaction."""
-        chunks = chunk_document(text, filename)
-        conn.execute("DELETE FROM chunks WHERE source = ?", (source,))
+    def _store(self, conn: sqlite3.Connection, doc: _Prepared) -> DocumentSummary:
+        """Replace every chunk of ``doc.source``; the caller holds a write transaction."""
+        conn.execute("DELETE FROM chunks WHERE source = ?", (doc.source,))
         conn.executemany(
             "INSERT INTO chunks (doc_id, source, title, content, cjk) VALUES (?, ?, ?, ?, ?)",
-            [
-                (f"{source}#{n}", source, title, body, " ".join(cjk_bigrams(f"{title}\n{body}")))
-                for n, (title, body) in enumerate(chunks)
-            ],
+            doc.rows,
         )
-        data = text.encode("utf-8")
-        summary = DocumentSummary(
-            doc_id=source,
-            title=document_title(text, filename),
-            source=source,
-            chunks=len(chunks),
-            bytes=len(data),
-        )
-        added = datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+        summary = doc.summary
         conn.execute(
             "INSERT OR REPLACE INTO documents (source, origin, title, hash, bytes, chunks, "
-            "added_at) VALUES (?, ?, ?, ?, ?, ?, ?)",
-            (source, origin, summary["title"], _digest(data), len(data), len(chunks), added),
+            "uploaded_at) VALUES (?, ?, ?, ?, ?, ?, ?)",
+            (
+                doc.source,
+                doc.origin,
+                summary["title"],
+                doc.digest,
+                summary["bytes"],
+                summary["chunks"],
+                _now() if doc.origin == UPLOAD else None,
+            ),
         )
         return summary
 
@@ -368,7 +246,7 @@ class KnowledgeIndex:
                 if not file.is_file():
                     continue
                 data = file.read_bytes()
-                text = _validate_text(data)
+                text = validate_text(data)
             except (OSError, ValueError) as exc:
                 logger.warning("knowledge: skipping %s: %s", file, exc)
                 unreadable.add(f"{prefix}/{rel.as_posix()}")
@@ -376,18 +254,19 @@ class KnowledgeIndex:
                 continue
             found[f"{prefix}/{rel.as_posix()}"] = (_digest(text.encode("utf-8")), text, file.name)
         counts = {"added": 0, "updated": 0, "removed": 0, "unchanged": 0}
-        with self._write() as conn:
+        with self._lock:
             existing = dict(
-                conn.execute("SELECT source, hash FROM documents WHERE origin = 'directory'")
+                self._conn.execute("SELECT source, hash FROM documents WHERE origin = 'directory'")
             )
-            for source, (digest, text, filename) in found.items():
-                old = existing.pop(source, None)
-                if old == digest:
-                    counts["unchanged"] += 1
-                    continue
-                self._store(conn, source, "directory", filename, text)
-                counts["added" if old is None else "updated"] += 1
-            for source in sorted(set(existing) - unreadable):
+        changed = {s: v for s, v in found.items() if existing.get(s) != v[0]}
+        counts["unchanged"] = len(found) - len(changed)
+        # Chunked before the write lock is taken: searches meanwhile are not held up.
+        prepared = [_prepare(s, DIRECTORY, name, text) for s, (_, text, name) in changed.items()]
+        with self._write() as conn:
+            for doc in prepared:
+                self._store(conn, doc)
+                counts["added" if doc.source not in existing else "updated"] += 1
+            for source in set(existing) - set(found) - unreadable:
                 conn.execute("DELETE FROM chunks WHERE source = ?", (source,))
                 conn.execute("DELETE FROM documents WHERE source = ?", (source,))
                 counts["removed"] += 1
@@ -400,11 +279,14 @@ class KnowledgeIndex:
 
         Raises ValueError (message fit for the user) for a bad name, extension or content.
         """
-        filename = _clean_name(name)
-        body = _validate_text(text)
+        filename = clean_name(name)
+        body = validate_text(text)
         label = source.strip().strip("/") or "upload"
+        # The expensive part (chunking) runs before the write lock: a big upload holds the
+        # index only for its inserts, so chats searching meanwhile wait milliseconds at most.
+        doc = _prepare(f"{label}/{filename}", UPLOAD, filename, body)
         with self._write() as conn:
-            return self._store(conn, f"{label}/{filename}", "upload", filename, body)
+            return self._store(conn, doc)
 
     def search(self, query: str, top_k: int = 3) -> list[dict[str, Any]]:
         """The ``top_k`` best chunks for free text, best first; [] when nothing matches.
@@ -449,7 +331,7 @@ class KnowledgeIndex:
             return {}
         marks = ",".join("?" * len(sources))
         rows = self._conn.execute(
-            "SELECT source, added_at FROM documents "
+            "SELECT source, uploaded_at FROM documents "
             f"WHERE origin = 'upload' AND source IN ({marks})",
             sorted(sources),
         ).fetchall()
@@ -478,6 +360,97 @@ class KnowledgeIndex:
             DocumentSummary(doc_id=source, title=title, source=source, chunks=n, bytes=size)
             for source, title, n, size in rows
         ]
+
+    def documents(self) -> list[DocumentInfo]:
+        """Every indexed document with its origin and upload time, uploads first, newest first."""
+        with self._lock:
+            rows = self._conn.execute(
+                "SELECT source, title, chunks, bytes, origin, uploaded_at FROM documents "
+                "ORDER BY origin = 'upload' DESC, uploaded_at DESC, source"
+            ).fetchall()
+        return [
+            DocumentInfo(
+                doc_id=source,
+                title=title,
+                source=source,
+                chunks=n,
+                bytes=size,
+                origin=origin,
+                uploaded_at=uploaded_at,
+            )
+            for source, title, n, size, origin, uploaded_at in rows
+        ]
+
+    def delete_document(self, doc_id: str) -> DocumentSummary:
+        """Remove an uploaded document and its chunks; return what was removed.
+
+        Raises DocumentNotFound for an unknown id and ReadOnlyDocument for a document of the
+        knowledge folder (the folder owns those: change the folder instead).
+        """
+        with self._write() as conn:
+            row = conn.execute(
+                "SELECT source, title, chunks, bytes, origin FROM documents WHERE source = ?",
+                (doc_id,),
+            ).fetchone()
+            if row is None:
+                raise DocumentNotFound(f"no knowledge document {doc_id!r}")
+            source, title, chunks, size, origin = row
+            if origin != UPLOAD:
+                raise ReadOnlyDocument(
+                    f"{doc_id} is a bundled runbook from the knowledge folder and is read-only; "
+                    "only uploaded documents can be deleted"
+                )
+            conn.execute("DELETE FROM chunks WHERE source = ?", (source,))
+            conn.execute("DELETE FROM documents WHERE source = ?", (source,))
+        return DocumentSummary(doc_id=source, title=title, source=source, chunks=chunks, bytes=size)
+
+
+class DocumentInfo(DocumentSummary):
+    """A document as listed: its summary, where it came from and when it was uploaded."""
+
+    origin: str
+    uploaded_at: str | None
+
+
+#: Columns added after schema version 1, added in place (uploads live only in the index, so
+#: a rebuild would lose them).
+_LATER_COLUMNS = {"uploaded_at": "TEXT"}
+
+
+def _add_missing_columns(conn: sqlite3.Connection) -> None:
+    present = {row[1] for row in conn.execute("PRAGMA table_info(documents)")}
+    for name, kind in _LATER_COLUMNS.items():
+        if name not in present:
+            conn.execute(f"ALTER TABLE documents ADD COLUMN {name} {kind}")
+
+
+@dataclass(frozen=True)
+class _Prepared:
+    """A document chunked and summarised, ready to be written."""
+
+    source: str
+    origin: str
+    digest: str
+    rows: list[tuple[str, str, str, str, str]]  # (doc_id, source, title, content, cjk) per chunk
+    summary: DocumentSummary
+
+
+def _prepare(source: str, origin: str, filename: str, text: str) -> _Prepared:
+    title, chunks = chunk_with_title(text, filename)
+    data = text.encode("utf-8")
+    rows = [
+        (f"{source}#{n}", source, name, body, " ".join(cjk_bigrams(f"{name}\n{body}")))
+        for n, (name, body) in enumerate(chunks)
+    ]
+    summary = DocumentSummary(
+        doc_id=source, title=title, source=source, chunks=len(chunks), bytes=len(data)
+    )
+    return _Prepared(source, origin, _digest(data), rows, summary)
+
+
+def _now() -> str:
+    """UTC now as ``2026-11-30T10:00:00.123Z``."""
+    return datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%f")[:-3] + "Z"
 
 
 def _digest(data: bytes) -> str:

@@ -20,7 +20,8 @@ REGISTRY = Registry().with_resource(
 
 def _template(path: str) -> tuple[str, dict[str, Any]]:
     for template, operations in DOCUMENT["paths"].items():
-        pattern = "^" + re.sub(r"\{[^}]+\}", r"[^/]+", template) + "$"
+        # a document id is a path ("upload/kafka.md"): it may hold slashes
+        pattern = "^" + re.sub(r"\{[^}]+\}", r"[^/]+", template.replace("{docId}", ".+")) + "$"
         if re.match(pattern, path):
             return template, operations
     raise AssertionError(f"{path} is not described in openapi.json")

@@ -37,6 +37,9 @@ def test_the_trace_replays_the_run(client: FlaskClient, answered: dict[str, Any]
     cited = set(re.findall(r"inv-[0-9a-f]{16}", run["answer"]))
     assert cited and cited <= {i["invocationId"] for i in invocations}
     assert run["stepCount"] == len(steps) and run["toolCount"] == len(invocations)
+    owner = {"runId": answered["runId"], "sessionId": answered["sessionId"]}
+    for row in [*steps, *invocations]:  # an auditor checks ownership row by row
+        assert {"runId": row["runId"], "sessionId": row["sessionId"]} == owner
 
 
 def test_the_trace_requires_the_run_id(client: FlaskClient, answered: dict[str, Any]) -> None:
@@ -92,14 +95,17 @@ def test_not_useful_later_takes_the_run_out_and_status_never_changes(
     assert client.get(f"/api/cases/{answered['runId']}").status_code == 404
 
 
-def test_repeated_feedback_is_a_conflict_and_writes_nothing(
+def test_repeated_feedback_is_a_success_that_changes_nothing(
     client: FlaskClient, answered: dict[str, Any]
 ) -> None:
     ids = {"sessionId": answered["sessionId"], "runId": answered["runId"]}
-    assert feedback(client, **ids, feedback="useful").status_code == 200
-    again = feedback(client, **ids, feedback="useful")
-    assert again.status_code == 409 and "already recorded" in again.json["message"]
+    first = feedback(client, **ids, feedback="useful", comment="right cause")
+    assert first.status_code == 200
+    case_before = client.get(f"/api/cases/{answered['runId']}").json["data"]
+    again = feedback(client, **ids, feedback="useful", comment="right cause")
+    assert again.status_code == 200 and again.json["data"] == first.json["data"]
     assert client.get("/api/cases").json["data"]["total"] == 1
+    assert client.get(f"/api/cases/{answered['runId']}").json["data"] == case_before
 
 
 @pytest.mark.parametrize("value", ["great", "", "USEFUL", None, 1])

@@ -101,10 +101,12 @@ def test_useful_feedback_is_confirmed_and_joins_the_case_library(
     assert turn.locator('button[data-feedback="useful"]').get_attribute("aria-pressed") == "true"
     cases = read_json(page, live.url + "/api/cases")["cases"]
     assert ids["runId"] in [case["runId"] for case in cases]
-    console.allow("409")  # the browser logs the refused request; the page explains it
-    turn.locator('button[data-feedback="useful"]').click()
+    turn.locator('button[data-feedback="useful"]').click()  # idempotent: 200, nothing changes
     status.filter(has_text="already recorded").wait_for()
     assert "error" not in (status.get_attribute("class") or "")
+    assert [c["runId"] for c in read_json(page, live.url + "/api/cases")["cases"]].count(
+        ids["runId"]
+    ) == 1
 
 
 def test_the_open_trace_link_leads_to_the_run(page: Page, live: LiveApp) -> None:

@@ -1,0 +1,158 @@
+"""Request models: every field of every request, its accepted spellings and its limits, once.
+
+Each model is what a view receives (parsed by :mod:`webapp.api.contract`) and what the OpenAPI
+document says the endpoint accepts. Field names are snake_case; the accepted spellings are
+declared here and nowhere else (``Id``/``id``/``sessionId``; ``Question``/``question``; other
+fields in camelCase and PascalCase). Limits are constraints on the types, so they show in the
+document; a limit that is a setting (``MAX_QUESTION_CHARS``) is checked against the validation
+context on top of the documented maximum.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal
+
+from pydantic import (
+    AliasChoices,
+    AliasGenerator,
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    StringConstraints,
+    ValidationInfo,
+    field_validator,
+)
+from pydantic.alias_generators import to_camel, to_pascal
+from pydantic_core import PydanticCustomError
+
+from .requests import ID_MESSAGE, has_control, is_id
+
+ID_REGEX = "^[A-Za-z0-9_.:-]{1,64}$"  # the documented form; the check is a full match
+MAX_QUESTION_CHARS = 4000
+MAX_AIOPS_REQUEST_CHARS = 1000
+MAX_COMMENT_CHARS = 2000
+MAX_DOC_ID_CHARS = 300
+MAX_PAGE_LIMIT, MAX_OFFSET = 200, 1_000_000
+Mode = Literal["auto", "simple", "complex"]
+FeedbackValue = Literal["useful", "not_useful"]
+
+
+def _id(value: Any) -> Any:
+    if value is not None and not is_id(value):
+        raise PydanticCustomError("bad_id", ID_MESSAGE)
+    return value
+
+
+def _text(value: Any) -> Any:
+    """Strip a string; refuse control characters (other types fall through to the type check)."""
+    if isinstance(value, str):
+        value = value.strip()
+        if has_control(value):
+            raise PydanticCustomError("control_characters", "contains control characters")
+    return value
+
+
+def _optional_text(value: Any) -> Any:
+    """As :func:`_text`, and blank counts as absent."""
+    value = _text(value)
+    return None if value == "" else value
+
+
+def _count(value: Any) -> Any:
+    """A query-string count: plain ASCII digits only (``int()`` would also read ``"٣"``)."""
+    if isinstance(value, str) and not (value.isascii() and value.isdigit() and len(value) <= 9):
+        raise PydanticCustomError("int_parsing", "must be an integer")
+    return value
+
+
+#: A session or run id, matched as a whole string (a final newline is a bad id).
+Id = Annotated[str, StringConstraints(pattern=ID_REGEX), BeforeValidator(_id)]
+DocId = Annotated[str, StringConstraints(min_length=1, max_length=MAX_DOC_ID_CHARS)]
+Question = Annotated[
+    str, StringConstraints(min_length=1, max_length=MAX_QUESTION_CHARS), BeforeValidator(_text)
+]
+Comment = Annotated[
+    str | None, StringConstraints(max_length=MAX_COMMENT_CHARS), BeforeValidator(_optional_text)
+]
+Count = BeforeValidator(_count)
+
+
+def spellings(*names: str) -> Any:
+    """A field accepted under each of ``names``; the first is the documented one."""
+    return Field(validation_alias=AliasChoices(*names))
+
+
+class RequestModel(BaseModel):
+    """Base of request bodies and queries: camelCase (and PascalCase) names, extras ignored."""
+
+    model_config = ConfigDict(
+        alias_generator=AliasGenerator(
+            validation_alias=lambda name: AliasChoices(to_camel(name), to_pascal(name))
+        ),
+        extra="ignore",
+        frozen=True,
+    )
+
+
+class ChatRequest(RequestModel):
+    """One chat turn: ``POST /api/chat`` and ``POST /api/chat_stream``."""
+
+    question: Question = spellings("Question", "question")
+    session_id: Annotated[Id | None, spellings("Id", "id", "sessionId")] = None
+    mode: Mode = "auto"
+
+    @field_validator("question")
+    @classmethod
+    def _configured_limit(cls, value: str, info: ValidationInfo) -> str:
+        limit = (info.context or {}).get("max_question_chars", MAX_QUESTION_CHARS)
+        if len(value) > limit:
+            raise PydanticCustomError(
+                "string_too_long", "is too long", {"max_length": limit, "length": len(value)}
+            )
+        return value
+
+
+class AiOpsRequest(RequestModel):
+    """``POST /api/ai_ops``: an optional session and an optional instruction."""
+
+    session_id: Annotated[Id | None, spellings("sessionId", "SessionId", "Id", "id")] = None
+    user_request: Annotated[
+        str | None,
+        StringConstraints(max_length=MAX_AIOPS_REQUEST_CHARS),
+        BeforeValidator(_optional_text),
+    ] = None
+
+
+class FeedbackRequest(RequestModel):
+    """``POST /api/feedback``: rate one run of one session."""
+
+    session_id: Annotated[Id, spellings("sessionId", "SessionId", "Id", "id")]
+    run_id: Id
+    feedback: FeedbackValue
+    comment: Comment = None
+
+
+class ClearRequest(RequestModel):
+    """``POST /api/chat/clear``: the session whose history is forgotten."""
+
+    session_id: Annotated[Id, spellings("Id", "id", "sessionId")]
+
+
+class PageQuery(RequestModel):
+    """``limit`` and ``offset`` of a list."""
+
+    limit: Annotated[int, Field(ge=1, le=MAX_PAGE_LIMIT), Count] = 50
+    offset: Annotated[int, Field(ge=0, le=MAX_OFFSET), Count] = 0
+
+
+class AlertQuery(PageQuery):
+    """Which received alerts to list."""
+
+    state: Literal["firing", "resolved", "all"] = "all"
+
+
+class RunQuery(RequestModel):
+    """The run a trace or graph request is about."""
+
+    run_id: Id

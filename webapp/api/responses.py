@@ -1,0 +1,296 @@
+"""Response models: what each endpoint's ``data`` holds, in camelCase by alias generator.
+
+Views build these from store rows (snake_case dicts, validated by field name) and the contract
+serialises them by alias; the OpenAPI document shows the same models. Stored JSON documents
+(``selfEvaluation``, ``orchestrationTrace``, a step's model input, a tool's raw output) are
+``JsonValue`` fields: any JSON, passed through untouched (the trace API hands in raw stored
+text as orjson fragments so megabytes are not decoded only to be encoded again).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from datetime import datetime
+from functools import cache
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, PlainSerializer, WithJsonSchema
+from pydantic.alias_generators import to_camel
+
+from .models import ID_REGEX, FeedbackValue
+
+
+def iso(value: datetime | None) -> str | None:
+    """``2026-11-30T10:00:00.123Z`` for a naive-UTC datetime."""
+    if value is None:
+        return None
+    return value.strftime("%Y-%m-%dT%H:%M:%S.") + f"{value.microsecond // 1000:03d}Z"
+
+
+Timestamp = Annotated[
+    datetime | None,
+    PlainSerializer(iso, when_used="always"),
+    WithJsonSchema({"type": ["string", "null"], "format": "date-time"}),
+]
+IdOut = Annotated[str, WithJsonSchema({"type": "string", "pattern": ID_REGEX})]
+JsonValue = Annotated[Any, WithJsonSchema({})]
+JsonDocument = Annotated[Any, WithJsonSchema({"type": ["object", "null"]})]
+
+
+class ResponseModel(BaseModel):
+    """Base of response data: camelCase out, snake_case (store rows) or camelCase in."""
+
+    model_config = ConfigDict(
+        alias_generator=to_camel,
+        validate_by_name=True,
+        validate_by_alias=True,
+        serialize_by_alias=True,
+        extra="ignore",
+    )
+
+
+class ChatResult(ResponseModel):
+    success: bool
+    answer: str | None
+    error_message: str | None
+    session_id: IdOut
+    run_id: IdOut
+    flow: Literal["complex", "simple", "aiops"]
+    status: Literal["PENDING", "RUNNING", "SUCCESS", "FAILED"]
+    degraded: bool
+
+
+class RunSummary(ResponseModel):
+    run_id: IdOut
+    session_id: IdOut
+    agent_flow: Literal["CHAT", "AI_OPS"]
+    flow: Literal["complex", "simple", "aiops"]
+    status: Literal["PENDING", "RUNNING", "SUCCESS", "FAILED"]
+    question: str
+    answer: str | None
+    degraded: bool
+    error_message: str | None
+    step_count: int
+    tool_count: int
+    duration_ms: int | None
+    feedback: FeedbackValue | None
+    feedback_comment: str | None
+    started_at: Timestamp
+    finished_at: Timestamp
+
+
+class RunDetail(RunSummary):
+    self_evaluation: JsonDocument
+    orchestration_trace: JsonDocument
+
+
+class Session(ResponseModel):
+    session_id: IdOut
+    title: str | None
+    created_at: Timestamp
+    updated_at: Timestamp
+    expires_at: Timestamp
+
+
+class SessionInfo(Session):
+    run_count: int
+    history_messages: int
+    history_available: bool
+
+
+class Step(ResponseModel):
+    id: int
+    run_id: IdOut
+    session_id: IdOut
+    step_index: int
+    agent_name: str
+    model: str
+    model_input: JsonValue
+    model_output: JsonValue
+    has_tool_call: bool
+    prompt_tokens: int
+    completion_tokens: int
+    token_count: int
+    attempts: int
+    duration_ms: int | None
+    status: Literal["RUNNING", "SUCCESS", "FAILED"]
+    error: str | None
+    created_at: Timestamp
+
+
+class Invocation(ResponseModel):
+    id: int
+    run_id: IdOut
+    session_id: IdOut
+    invocation_id: str
+    step_id: int | None = Field(validation_alias="step")
+    agent_name: str
+    tool_name: str
+    arguments: JsonValue
+    raw_output: JsonValue
+    status: Literal["SUCCESS", "ERROR", "BLOCKED"]
+    error_message: str | None
+    duration_ms: int | None
+    retrieval_details: JsonValue
+    evidence_refs: JsonValue
+    created_at: Timestamp
+
+
+class Trace(ResponseModel):
+    session: Session | None
+    run: RunDetail
+    steps: list[Step]
+    tool_invocations: list[Invocation]
+
+
+class RunList(ResponseModel):
+    session_id: IdOut
+    runs: list[RunSummary]
+    limit: int
+    offset: int
+
+
+class AlertRoute(ResponseModel):
+    """One alert of an AIOps run: its route through its nested diagnosis graph."""
+
+    alert_id: str | None
+    alert_name: str | None
+    route: list[str]
+
+
+class Graph(ResponseModel):
+    run_id: IdOut
+    flow: Literal["complex", "simple", "aiops"]
+    mermaid: str | None
+    route: list[str]
+    alerts: list[AlertRoute] | None = None  # AIOps runs only
+
+
+class WebhookReceipt(ResponseModel):
+    """What one Alertmanager notification did."""
+
+    stored: int
+    firing: int
+    resolved: int
+    session_id: str | None
+    run_id: str | None
+    joined_running_run: bool
+
+
+class AlertList(ResponseModel):
+    """Received alerts, each with its investigation runs (``runId``, ``status``, ...)."""
+
+    alerts: list[dict[str, Any]]
+    total: int
+    limit: int
+    offset: int
+
+
+class Case(ResponseModel):
+    run_id: IdOut
+    session_id: IdOut
+    question: str
+    answer: str | None
+    created_at: Timestamp
+
+
+class CaseList(ResponseModel):
+    cases: list[Case]
+    total: int
+    limit: int
+    offset: int
+
+
+class Cleared(ResponseModel):
+    session_id: IdOut
+    cleared: int  # messages removed
+
+
+class UploadResult(ResponseModel):
+    doc_id: str
+    title: str
+    source: str
+    chunks: int
+    bytes: int
+
+
+class KnowledgeDocument(ResponseModel):
+    doc_id: str
+    title: str
+    origin: Literal["directory", "upload"]
+    chunks: int
+    bytes: int
+    uploaded_at: str | None = Field(json_schema_extra={"format": "date-time"})
+    deletable: bool
+
+
+class KnowledgeList(ResponseModel):
+    documents: list[KnowledgeDocument]
+    total: int
+
+
+class Deleted(ResponseModel):
+    doc_id: str
+    title: str
+    deleted: bool
+
+
+class Health(ResponseModel):
+    status: Literal["ok"]
+
+
+class Readiness(ResponseModel):
+    database: Literal["ok", "unavailable"]
+    redis: Literal["ok", "unavailable", "disabled"]
+    llm: Literal["offline", "openai-compatible"]
+    model: str
+    #: Each configured telemetry backend: signals, reachable, version, latency.
+    telemetry: list[dict[str, Any]]
+    #: The model endpoint's probed capabilities and last call (absent for the offline model).
+    llm_capabilities: dict[str, Any] | None = None
+
+
+@cache
+def _plan(model: type[ResponseModel]) -> list[tuple[str, str, Callable[[Any], Any] | None]]:
+    """``(row key, output name, converter)`` per field of ``model``, from its declaration."""
+    plan = []
+    for name, info in model.model_fields.items():
+        explicit = isinstance(info.validation_alias, str) and info.validation_alias != info.alias
+        source = str(info.validation_alias) if explicit else name
+        convert: Callable[[Any], Any] | None = None
+        if info.annotation in (datetime, datetime | None):
+            convert = iso
+        elif info.annotation is bool:
+            convert = bool
+        plan.append((source, info.alias or name, convert))
+    return plan
+
+
+def dump_rows(
+    model: type[ResponseModel],
+    rows: Iterable[dict[str, Any]],
+    raw: Callable[[Any], Any] | None = None,
+) -> list[dict[str, Any]]:
+    """Rows of our own tables serialised as ``model`` would, without per-value validation.
+
+    The trace's hot path (thousands of steps and invocations): the field set, the camelCase
+    names and the timestamp format are the model's; only pydantic's per-value work is skipped,
+    for rows the app wrote itself. ``raw`` wraps the ``JsonValue`` fields (the trace passes
+    their stored text through as orjson fragments).
+    """
+    plan = [
+        (key, out, raw if raw is not None and _is_json(model, key) else convert)
+        for key, out, convert in _plan(model)
+    ]
+    return [
+        {out: (convert(row[key]) if convert else row[key]) for key, out, convert in plan}
+        for row in rows
+    ]
+
+
+def _is_json(model: type[ResponseModel], key: str) -> bool:
+    """True for a ``JsonValue`` field (any JSON, documented as ``{}``)."""
+    info = model.model_fields.get(key)
+    if info is None or info.annotation is not Any:
+        return False
+    return any(getattr(item, "json_schema", None) == {} for item in info.metadata)

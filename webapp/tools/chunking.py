@@ -1,0 +1,169 @@
+"""Splitting a document into search chunks: by Markdown heading, else by paragraph.
+
+Each chunk is titled with its heading path (``Database connection pool exhaustion >
+Diagnosis``); text without headings is split on blank-line paragraphs; chunks are at most about
+``MAX_CHUNK_CHARS`` characters. Every step is linear in the document's size: text is gathered
+in lists and joined once (a document of 250,000 empty headings used to be rebuilt as one
+growing string per heading), and long lines are cut by position, not by re-slicing the rest.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+MAX_CHUNK_CHARS = 1500
+MIN_SECTION_CHARS = 100  # a section body shorter than this is merged into a neighbour
+SEPARATOR = "\n\n"
+
+# A heading (``#`` to ``###``) or a code fence, each a whole line.
+_MARKERS = re.compile(
+    r"^(?:(?P<fence> {0,3}(?:```|~~~)).*"
+    r"| {0,3}(?P<level>#{1,3})[ \t]+(?P<name>.+?)(?:[ \t]+#+)?[ \t]*)$",
+    re.MULTILINE,
+)
+_PARAGRAPH_BREAK = re.compile(r"\n[ \t]*\n")
+
+
+@dataclass
+class _Parts:
+    """Text pieces to be joined with blank lines, with the joined length kept up to date."""
+
+    title: str = ""
+    parts: list[str] = field(default_factory=list)
+    size: int = 0
+
+    def add(self, text: str) -> None:
+        self.size += len(text) + (len(SEPARATOR) if self.parts else 0)
+        self.parts.append(text)
+
+    def fits(self, text: str, limit: int) -> bool:
+        return self.size + len(SEPARATOR) + len(text) <= limit
+
+    def text(self) -> str:
+        return SEPARATOR.join(self.parts)
+
+
+def split_sections(text: str, fallback_title: str) -> list[tuple[str, str, str]]:
+    """``(title, heading line + body, body)`` per section; fenced code is never a heading.
+
+    One regular-expression scan finds the heading and fence lines; the bodies between them are
+    sliced out of the text, so plain lines cost no Python work at all.
+    """
+    sections: list[tuple[str, str, str]] = []
+    levels: list[int] = []  # the open headings, strictly increasing levels
+    names: list[str] = []
+    title, heading, start = fallback_title, "", 0
+    in_fence = False
+    for match in _MARKERS.finditer(text):
+        fence, hashes, name = match.group("fence", "level", "name")
+        if fence is not None:
+            in_fence = not in_fence
+            continue
+        if in_fence:
+            continue
+        body = text[start : match.start()].strip()
+        if heading or body:
+            sections.append((title, f"{heading}\n{body}".strip() if body else heading, body))
+        while levels and levels[-1] >= len(hashes):
+            levels.pop()
+            names.pop()
+        levels.append(len(hashes))
+        names.append(name.strip())
+        title, heading, start = " > ".join(names), match.group(0).strip(), match.end()
+    body = text[start:].strip()
+    if heading or body:
+        sections.append((title, f"{heading}\n{body}".strip(), body))
+    return sections
+
+
+def merge_small(sections: list[tuple[str, str, str]]) -> list[tuple[str, str]]:
+    """Heading-only and tiny sections join the previous chunk, or the next when first."""
+    chunks: list[_Parts] = []
+    pending = _Parts()
+    for title, section_text, body in sections:
+        pending.add(section_text)
+        if not body:
+            continue
+        if not chunks and len(body) < MIN_SECTION_CHARS:
+            continue  # still nothing to join: it waits for the next section, as headings do
+        text, pending = pending.text(), _Parts()
+        if len(body) >= MIN_SECTION_CHARS:
+            chunks.append(_Parts(title, [text], len(text)))
+        elif chunks[-1].fits(text, MAX_CHUNK_CHARS):
+            chunks[-1].add(text)
+        else:
+            chunks.append(_Parts(title, [text], len(text)))
+    if pending.parts:
+        if chunks and chunks[-1].fits(pending.text(), MAX_CHUNK_CHARS):
+            chunks[-1].add(pending.text())
+        else:
+            chunks.append(_Parts(sections[0][0], [pending.text()], pending.size))
+    return [(chunk.title, chunk.text()) for chunk in chunks]
+
+
+def hard_wrap(text: str, limit: int) -> list[str]:
+    """Cut a line longer than ``limit`` at spaces (or anywhere when there is none)."""
+    pieces: list[str] = []
+    text = text.strip()
+    start, end = 0, len(text)
+    while end - start > limit:
+        cut = text.rfind(" ", start + limit // 2, start + limit)
+        if cut <= start:
+            cut = start + limit
+        pieces.append(text[start:cut].strip())
+        start = cut
+        while start < end and text[start].isspace():
+            start += 1
+    if start < end:
+        pieces.append(text[start:end])
+    return pieces
+
+
+def split_paragraphs(text: str, limit: int = MAX_CHUNK_CHARS) -> list[str]:
+    """Pack blank-line paragraphs into pieces of at most ``limit`` characters."""
+    units: list[str] = []
+    for paragraph in _PARAGRAPH_BREAK.split(text.strip()):
+        paragraph = paragraph.strip("\n")
+        if len(paragraph) <= limit:
+            units.append(paragraph)
+            continue
+        for line in paragraph.split("\n"):
+            units.extend(hard_wrap(line, limit) if len(line) > limit else [line])
+    pieces: list[str] = []
+    current: list[str] = []
+    size = 0
+    for unit in units:
+        if not unit.strip():
+            continue
+        if current and size + len(SEPARATOR) + len(unit) > limit:
+            pieces.append(SEPARATOR.join(current))
+            current = []
+        size = size + len(SEPARATOR) + len(unit) if current else len(unit)
+        current.append(unit)
+    if current:
+        pieces.append(SEPARATOR.join(current))
+    return pieces
+
+
+def chunk_document(text: str, filename: str) -> list[tuple[str, str]]:
+    """Split a document into ``(title, content)`` chunks by Markdown heading, else paragraph."""
+    return chunk_with_title(text, filename)[1]
+
+
+def document_title(text: str, filename: str) -> str:
+    """The first level-1 heading, else the file name."""
+    return _title(split_sections(text, filename), filename)
+
+
+def chunk_with_title(text: str, filename: str) -> tuple[str, list[tuple[str, str]]]:
+    """The document's title and its chunks, from one pass over its sections."""
+    sections = split_sections(text.replace("\r\n", "\n"), filename)
+    chunks = [
+        (title, piece) for title, body in merge_small(sections) for piece in split_paragraphs(body)
+    ]
+    return _title(sections, filename), chunks
+
+
+def _title(sections: list[tuple[str, str, str]], filename: str) -> str:
+    return next((title for title, body, _ in sections if body.startswith("# ")), filename)
