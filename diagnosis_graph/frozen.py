@@ -11,7 +11,13 @@ replaces the raw one inside the parent, so later reads return the same object. E
 reading items through a frozen container (indexing, slicing, iteration, ``get``, ``values``,
 ``items``, ``copy``, ``+``, ``|``, ``reversed``, ``dict()``, ``json.dumps``) goes through
 those accessors and so hands out frozen items. The raw value a frozen container was made from
-is never written to, so :func:`thaw` can give the caller back exactly what was written.
+is never written to, so :func:`unfreeze` can give the caller back exactly what was written.
+
+One way around remains, and it is deliberate: C code that reads a dict's or list's storage
+directly (pydantic-core validating a model, orjson) sees a nested value that was not read yet
+as the raw object. It reads the same content, but a pydantic ``Any`` field keeps that raw
+object, so a node could mutate state through it; copying every nested value eagerly would close
+it at a cost that grows with the state.
 """
 
 from __future__ import annotations
