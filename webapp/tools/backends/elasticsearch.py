@@ -16,7 +16,6 @@ from __future__ import annotations
 import time
 from collections.abc import Mapping
 from datetime import datetime
-from pathlib import Path
 from typing import Any
 
 from opensearchpy import OpenSearch
@@ -35,6 +34,7 @@ from .common import (
 )
 from .common import window as checked_window
 from .http import HttpOptions
+from .logsource import LogSource
 from .port import TelemetryError
 
 DEFAULT_FIELDS = {
@@ -77,8 +77,10 @@ def _get(source: Mapping[str, Any], dotted: str) -> Any:
     return value
 
 
-class ElasticsearchBackend:
+class ElasticsearchBackend(LogSource):
     """The logs signal of ``TelemetryBackend`` over an Elasticsearch/OpenSearch index."""
+
+    system = "Elasticsearch"
 
     name = "elasticsearch"
 
@@ -144,30 +146,6 @@ class ElasticsearchBackend:
             return []
         buckets = (answer.get("aggregations") or {}).get("services", {}).get("buckets", [])
         return sorted(str(b["key"]) for b in buckets if isinstance(b, dict) and "key" in b)
-
-    def metric_names(self) -> list[str]:
-        """No metrics."""
-        return []
-
-    def metrics_by_service(self) -> dict[str, list[str]]:
-        """No metrics."""
-        return {}
-
-    def service_aliases(self) -> dict[str, list[str]]:
-        """Configured aliases (``SERVICE_ALIASES``)."""
-        return {s: list(names) for s, names in self._aliases.items()}
-
-    def runbook_dir(self) -> Path | None:
-        """No runbooks."""
-        return None
-
-    def query_metrics(self, **_: Any) -> dict[str, Any]:
-        """Not a metric source."""
-        raise TelemetryError("Elasticsearch holds no metrics here")
-
-    def query_alerts(self, **_: Any) -> dict[str, Any]:
-        """Not an alert source."""
-        raise TelemetryError("Elasticsearch holds no alerts here")
 
     def search_body(
         self,

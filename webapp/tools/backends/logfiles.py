@@ -43,6 +43,7 @@ from .common import (
     utc_now,
 )
 from .common import window as checked_window
+from .logsource import LogSource
 from .port import TelemetryError
 
 _TIME_KEYS = ("timestamp", "@timestamp", "time", "ts", "datetime")
@@ -125,8 +126,10 @@ def parse_line(line: str) -> tuple[datetime, str, str, Any] | None:
     return moment, canonical_level(level), message, trace.group(1) if trace else None
 
 
-class LogFileBackend:
+class LogFileBackend(LogSource):
     """The logs signal of ``TelemetryBackend`` over a folder of log files."""
+
+    system = "log files"
 
     name = "log_dir"
 
@@ -166,30 +169,10 @@ class LogFileBackend:
         except TelemetryError:
             return []
 
-    def metric_names(self) -> list[str]:
-        """No metrics."""
-        return []
-
-    def metrics_by_service(self) -> dict[str, list[str]]:
-        """No metrics."""
-        return {}
-
     def service_aliases(self) -> dict[str, list[str]]:
         """Configured aliases of services that have log files."""
         known = set(self.services())
         return {s: list(names) for s, names in self._aliases.items() if s in known}
-
-    def runbook_dir(self) -> Path | None:
-        """No runbooks."""
-        return None
-
-    def query_metrics(self, **_: Any) -> dict[str, Any]:
-        """Not a metric source."""
-        raise TelemetryError("log files hold no metrics")
-
-    def query_alerts(self, **_: Any) -> dict[str, Any]:
-        """Not an alert source."""
-        raise TelemetryError("log files hold no alerts")
 
     def _index(self, service: str, files: list[Path]) -> _Index:
         signature = tuple((str(p), p.stat().st_size, p.stat().st_mtime_ns) for p in files)

@@ -15,7 +15,6 @@ from __future__ import annotations
 import json
 import re
 from datetime import datetime, timezone
-from pathlib import Path
 from typing import Any
 
 from .common import (
@@ -30,12 +29,15 @@ from .common import (
 )
 from .common import window as checked_window
 from .http import HttpSource
+from .logsource import LogSource
 from .port import TelemetryError
 from .prometheus import selector_value
 
 
-class LokiBackend:
+class LokiBackend(LogSource):
     """The logs signal of ``TelemetryBackend`` over Loki."""
+
+    system = "Loki"
 
     name = "loki"
 
@@ -78,30 +80,6 @@ class LokiBackend:
             return self._services()
         except TelemetryError:
             return []
-
-    def metric_names(self) -> list[str]:
-        """No metrics."""
-        return []
-
-    def metrics_by_service(self) -> dict[str, list[str]]:
-        """No metrics."""
-        return {}
-
-    def service_aliases(self) -> dict[str, list[str]]:
-        """Configured aliases (``SERVICE_ALIASES``)."""
-        return {s: list(names) for s, names in self._aliases.items()}
-
-    def runbook_dir(self) -> Path | None:
-        """No runbooks."""
-        return None
-
-    def query_metrics(self, **_: Any) -> dict[str, Any]:
-        """Not a metric source."""
-        raise TelemetryError("Loki holds no metrics")
-
-    def query_alerts(self, **_: Any) -> dict[str, Any]:
-        """Not an alert source."""
-        raise TelemetryError("Loki holds no alerts")
 
     def selector(self, service: str, level: str | None, keyword: str | None) -> str:
         """The LogQL log query for the filters."""
