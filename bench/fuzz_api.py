@@ -168,6 +168,15 @@ def check_response(case: Any, response: Any, tally: Tally) -> None:
             tally.passed[SSE_CHECK] += 1
 
 
+WEBHOOK_TOKEN = "fuzz-webhook-token"
+WEBHOOK_PATH = "/api/alerts/alertmanager"
+
+
+def _auth(case: Any) -> dict[str, str] | None:
+    """The webhook's bearer token (Alertmanager always sends it); other endpoints need none."""
+    return {"Authorization": f"Bearer {WEBHOOK_TOKEN}"} if case.path == WEBHOOK_PATH else None
+
+
 def exercise(label: str, strategy: Any, tally: Tally, examples: int, seed: int, app: Flask) -> None:
     """Send ``examples`` generated cases (no shrinking: every failure is counted, none hidden)."""
 
@@ -184,7 +193,7 @@ def exercise(label: str, strategy: Any, tally: Tally, examples: int, seed: int, 
     def send(case: Any) -> None:
         tally.requests[case.operation.label] += 1
         try:
-            response = case.call(app=app)
+            response = case.call(app=app, headers=_auth(case))
         except Exception as exc:  # the app raised through WSGI instead of answering
             tally.fail("not_a_server_error", case, None, type(exc).__name__, str(exc))
             return
@@ -203,6 +212,8 @@ def build_app(workdir: Path) -> Flask:
         overrides={
             "database_url": f"sqlite:///{workdir / 'fuzz.db'}",
             "knowledge_db": str(workdir / "knowledge.db"),
+            # The webhook answers 503 while disabled; with a token its bodies are fuzzed too.
+            "alert_webhook_token": WEBHOOK_TOKEN,
         },
     )
     services = build_services(settings, history=MemoryHistory(max_messages=12, ttl_seconds=3600))
