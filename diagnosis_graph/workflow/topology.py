@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from ..config import RunConfig
@@ -84,15 +84,20 @@ def recorded(
     return run
 
 
-def build_topology(nodes: Mapping[str, WorkflowNode]) -> StateGraph:
-    """Return the uncompiled diagnosis StateGraph over the given eight workflow nodes."""
-    missing = [name for name in NODE_NAMES if name not in nodes]
-    unknown = [name for name in nodes if name not in NODE_NAMES]
+def require_nodes(kind: str, expected: Sequence[str], nodes: Mapping[str, Any]) -> None:
+    """Raise GraphValidationError naming every missing and unknown node of a topology."""
+    missing = [name for name in expected if name not in nodes]
+    unknown = [name for name in nodes if name not in expected]
     if missing or unknown:
         raise GraphValidationError(
-            [f"missing workflow node {name!r}" for name in missing]
-            + [f"unknown workflow node {name!r}" for name in unknown]
+            [f"missing {kind} node {name!r}" for name in missing]
+            + [f"unknown {kind} node {name!r}" for name in unknown]
         )
+
+
+def build_topology(nodes: Mapping[str, WorkflowNode]) -> StateGraph:
+    """Return the uncompiled diagnosis StateGraph over the given eight workflow nodes."""
+    require_nodes("workflow", NODE_NAMES, nodes)
     graph = StateGraph(diagnosis_schema())
     for name in NODE_NAMES:
         graph.add_node(name, recorded(name, nodes[name]))

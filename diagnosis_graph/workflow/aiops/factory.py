@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any
 
 from ...config import RunConfig
 from ...errors import GraphRecursionError, GraphRuntimeError
 from ...runtime import CompiledGraph
+from ..factory import DiagnosisRun
 from ..trace import TERMINATION_ERROR, TERMINATION_RECURSION_LIMIT
 from .nodes import AiOpsNodes
 from .ports import AiOpsPorts
@@ -32,16 +32,9 @@ def aiops_config(session_id: str, run_id: str) -> RunConfig:
     )
 
 
-@dataclass(frozen=True)
-class AiOpsRun:
-    """The result of one AIOps run: SUCCESS with the report (maybe degraded) or FAILED."""
-
-    status: str
-    answer: str | None
-    degraded: bool
-    state: dict[str, Any]
-    orchestration_trace: dict[str, Any]
-    error: str | None = None
+#: The result of one AIOps run: the chat run's result type (SUCCESS with the report, maybe
+#: degraded, or FAILED with the partial state and trace).
+AiOpsRun = DiagnosisRun
 
 
 def run_aiops(

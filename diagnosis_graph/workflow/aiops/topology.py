@@ -22,10 +22,10 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from ...config import RunConfig
-from ...errors import GraphValidationError
 from ...graph import END, START, StateGraph
 from ..outcomes import Outcome, StepResult, orchestration_event
 from ..routing import route_by_reason
+from ..topology import require_nodes
 from .state import INVESTIGATE, LOAD_ALERTS, NODE_NAMES, REPORT, SELECT_ALERTS, aiops_schema
 
 State = Mapping[str, Any]
@@ -96,13 +96,7 @@ def recorded(name: str, node: SupervisorNode) -> Callable[[State, RunConfig], di
 
 def build_aiops_topology(nodes: Mapping[str, SupervisorNode]) -> StateGraph:
     """The uncompiled supervisor StateGraph over the given four nodes."""
-    missing = [name for name in NODE_NAMES if name not in nodes]
-    unknown = [name for name in nodes if name not in NODE_NAMES]
-    if missing or unknown:
-        raise GraphValidationError(
-            [f"missing AIOps node {name!r}" for name in missing]
-            + [f"unknown AIOps node {name!r}" for name in unknown]
-        )
+    require_nodes("AIOps", NODE_NAMES, nodes)
     graph = StateGraph(aiops_schema())
     for name in NODE_NAMES:
         graph.add_node(name, recorded(name, nodes[name]))
