@@ -3,8 +3,10 @@
 One webhook call is one notification of one alert group (``groupKey``). Each alert is upserted
 by its fingerprint (Alertmanager's hash of the label set, stable across notifications): the
 status, end time, annotations and ``received_count`` are updated, never duplicated. When the
-call has firing alerts, the group gets an investigation: the AIOps run already PENDING or
-RUNNING for this group is joined (its alerts linked to it), otherwise a new run is started.
+call has firing alerts, the group gets an investigation. A run of the group still PENDING is
+joined (it reads the firing alerts when it starts); a RUNNING one is joined only by alerts
+already linked to it (a repeated notification), because it has read its alerts already. Any
+other case starts a new run, so no firing alert is left uninvestigated.
 Resolved alerts are recorded as resolved and start nothing. A payload that fails validation
 stores nothing (the whole call is one transaction).
 """
@@ -125,7 +127,7 @@ class AlertInbox:
             session_id = run_id = None
             joined = False
             if firing:
-                running = self._running_run(payload.groupKey)
+                running = self._joinable_run(payload.groupKey, [row.id for row in firing])
                 joined = running is not None
                 if running is None:
                     session_id, run_id, launch = self.start_run(investigation_request(payload))
@@ -163,15 +165,21 @@ class AlertInbox:
         ).execute()
         return AlertRecord.get_by_id(found.id)
 
-    def _running_run(self, group_key: str) -> tuple[str, str] | None:
+    def _joinable_run(self, group_key: str, alert_ids: list[int]) -> tuple[str, str] | None:
         row = (
-            DiagnosisRun.select(DiagnosisRun.session_id, DiagnosisRun.run_id)
+            DiagnosisRun.select(DiagnosisRun.session_id, DiagnosisRun.run_id, DiagnosisRun.status)
             .join(AlertRun, on=AlertRun.run_id == DiagnosisRun.run_id)
             .join(AlertRecord, on=AlertRecord.id == AlertRun.alert)
             .where(AlertRecord.group_key == group_key, DiagnosisRun.status.in_([PENDING, RUNNING]))
             .order_by(DiagnosisRun.started_at.desc())
             .first()
         )
+        if row is not None and row.status == RUNNING:
+            linked = AlertRun.select().where(
+                AlertRun.run_id == row.run_id, AlertRun.alert.in_(alert_ids)
+            )
+            if linked.count() < len(set(alert_ids)):
+                return None  # it read its alerts before these fired
         return (row.session_id, row.run_id) if row else None
 
     def page(self, state: str, limit: int, offset: int) -> tuple[list[dict[str, Any]], int]:

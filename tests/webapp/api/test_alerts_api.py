@@ -18,7 +18,7 @@ from webapp.demo.backend import DemoTelemetryBackend
 from webapp.models import AlertRecord, AlertRun, DiagnosisRun
 from webapp.services.alerts import AlertInbox, parse_payload
 from webapp.services.history import HistoryStore
-from webapp.services.runs import AI_OPS, PENDING, RunStore
+from webapp.services.runs import AI_OPS, PENDING, RUNNING, RunStore
 
 from .conftest import make_app
 from .openapi_check import assert_documented
@@ -99,18 +99,25 @@ def test_the_same_fingerprint_is_updated_and_resolution_is_recorded(
     assert client.get("/api/alerts?state=firing").json["data"]["total"] == 0
 
 
-def test_a_group_with_a_running_investigation_joins_it(database: Database) -> None:
+def _pending_runs(
+    database: Database, started: list[str]
+) -> Callable[[str], tuple[str, str, Callable[[], None]]]:
+    """A ``start_run`` that records PENDING runs ``run-0``, ``run-1``... and launches nothing."""
     runs = RunStore(database, 3600)
-    started: list[str] = []
 
-    def start_run(text: str) -> tuple[str, str, Callable[[], None]]:  # a run left PENDING
+    def start_run(text: str) -> tuple[str, str, Callable[[], None]]:
         run_id = f"run-{len(started)}"
         runs.ensure_session("sess-1", text)
         runs.create_run(run_id, "sess-1", AI_OPS, "aiops", text)
         started.append(run_id)
         return "sess-1", run_id, lambda: None
 
-    inbox = AlertInbox(database, start_run)
+    return start_run
+
+
+def test_a_group_with_a_running_investigation_joins_it(database: Database) -> None:
+    started: list[str] = []
+    inbox = AlertInbox(database, _pending_runs(database, started))
     payload = real_payload()
     first = inbox.receive(parse_payload(payload))
     second = copy.deepcopy(payload)
@@ -120,6 +127,26 @@ def test_a_group_with_a_running_investigation_joins_it(database: Database) -> No
     with database.connection_context():
         assert AlertRun.select().where(AlertRun.run_id == "run-0").count() == 2
         assert DiagnosisRun.get(DiagnosisRun.run_id == "run-0").status == PENDING
+
+
+def test_a_running_investigation_is_joined_only_by_the_alerts_it_already_has(
+    database: Database,
+) -> None:
+    started: list[str] = []
+    inbox = AlertInbox(database, _pending_runs(database, started))
+    payload = real_payload()
+    first = inbox.receive(parse_payload(payload))
+    with database.connection_context():  # the worker has read its alerts and is running
+        DiagnosisRun.update(status=RUNNING).where(DiagnosisRun.run_id == first.run_id).execute()
+    repeat = inbox.receive(parse_payload(payload))
+    assert repeat.joined and repeat.run_id == first.run_id
+    newer = copy.deepcopy(payload)
+    newer["alerts"][0]["fingerprint"] = "0000aaaabbbbcccc"
+    fresh = inbox.receive(parse_payload(newer))
+    assert started == ["run-0", "run-1"] and not fresh.joined and fresh.run_id == "run-1"
+    with database.connection_context():
+        linked = {link.run_id for link in AlertRun.select()}
+    assert linked == {"run-0", "run-1"}
 
 
 def _mutations() -> list[tuple[str, Any]]:
