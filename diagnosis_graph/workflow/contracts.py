@@ -48,13 +48,42 @@ class PlannedQuery(_Contract):
     purpose: str = Field(default="", max_length=500)
 
 
+class PlanWindow(_Contract):
+    """The time window the planner read from the question (ISO-8601 UTC; SPEC 5a).
+
+    ``text`` is the expression it was read from (None when the question gave no time),
+    ``zone`` the zone it was read in, ``kind`` the shape (range, since, last, ... or none).
+    """
+
+    start: str | None = Field(default=None, max_length=40)
+    end: str | None = Field(default=None, max_length=40)
+    onset: str | None = Field(default=None, max_length=40)
+    text: str | None = Field(default=None, max_length=200)
+    zone: str | None = Field(default=None, max_length=64)
+    kind: str | None = Field(default=None, max_length=16)
+
+
+class UnknownService(_Contract):
+    """A service the question names that the backend has no telemetry for, and the closest."""
+
+    name: str = Field(min_length=1, max_length=200)
+    suggestions: list[str] = Field(default_factory=list, max_length=5)
+
+
 class PlannerPlan(_Contract):
-    """``planner_plan``: hypotheses to test and the queries that test them."""
+    """``planner_plan``: hypotheses to test and the queries that test them.
+
+    ``window`` and ``unknown_services`` are optional: what the planner understood of the
+    question's time and names; the product shows them with the answer (after checking the
+    unknown names against the service catalog).
+    """
 
     mode: Literal["FULL", "EVIDENCE_GAP_ONLY"] = "FULL"
     summary: str = Field(default="", max_length=2000)
     hypotheses: list[str] = Field(default_factory=list, max_length=10)
     queries: list[PlannedQuery] = Field(min_length=1, max_length=12)
+    window: PlanWindow | None = None
+    unknown_services: list[UnknownService] = Field(default_factory=list, max_length=5)
 
 
 class Binding(_Contract):

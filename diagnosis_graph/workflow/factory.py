@@ -11,6 +11,7 @@ from ..errors import GraphRecursionError, GraphRuntimeError
 from ..runtime import CompiledGraph
 from .nodes import DiagnosisNodes
 from .ports import DiagnosisPorts
+from .render import language_of
 from .state import MODE_FULL, RECURSION_LIMIT
 from .topology import build_topology
 from .trace import TERMINATION_ERROR, TERMINATION_RECURSION_LIMIT, build_orchestration_trace
@@ -41,6 +42,7 @@ def initial_state(
             "history": [dict(turn) for turn in history],
             "mode": MODE_FULL,
             "evidence_gaps": [],
+            "language": language_of(question),
         }
     }
 

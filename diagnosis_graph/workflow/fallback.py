@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
-from .render import language_of, render_fallback
+from .render import answer_language, render_fallback, unknown_services
 
 _WHY: dict[tuple[str, str], str] = {
     ("planner", "retry_exhausted"): "the planner could not produce a valid investigation plan, "
@@ -80,8 +80,18 @@ def _cause(event: Mapping[str, Any]) -> str:
     return f" - cause: {detail}"
 
 
-def fallback_answer(state: Mapping[str, Any]) -> str:
+def fallback_answer(state: Mapping[str, Any], catalog: Sequence[str] = ()) -> str:
     """What was asked, why no verified diagnosis, what did verify, and what to do next."""
-    question = str((state.get("diagnosis_context") or {}).get("question") or "")
-    why = why_fallback(state.get("orchestration_events") or [], language_of(question))
-    return render_fallback(question, why, list(state.get("verified_evidence") or []))
+    context = state.get("diagnosis_context") or {}
+    question = str(context.get("question") or "")
+    language = answer_language(context.get("language"), question)
+    why = why_fallback(state.get("orchestration_events") or [], language)
+    plan = state.get("planner_plan") or {}
+    return render_fallback(
+        question,
+        why,
+        list(state.get("verified_evidence") or []),
+        language=language,
+        window=plan.get("window"),
+        unknown=unknown_services(plan, catalog),
+    )

@@ -21,7 +21,7 @@ from .gatekeeper import ContextCache, GroundingRules, run_gatekeeper
 from .outcomes import Outcome, StepResult, lower_verdict
 from .ports import AgentCall, DiagnosisPorts
 from .projection import project_verified
-from .render import render_answer
+from .render import render_answer, unknown_services
 from .state import MODE_EVIDENCE_GAP_ONLY, MODE_FULL
 from .types import (
     ClaimState,
@@ -226,7 +226,15 @@ class DiagnosisNodes:
         if problem:
             return StepResult(Outcome.INVALID_OUTPUT, detail=problem)
         composed: ComposerOutputState = output.model_dump()
-        answer = render_answer(question, composed, evidence)
+        plan = state.get("planner_plan") or {}
+        answer = render_answer(
+            question,
+            composed,
+            evidence,
+            language=context_of(state).get("language"),
+            window=plan.get("window"),
+            unknown=unknown_services(plan, self.ports.service_catalog()),
+        )
         return StepResult(Outcome.COMPLETED, {"composer_output": composed, "final_answer": answer})
 
     # -- deterministic nodes ----------------------------------------------------------------
@@ -268,7 +276,8 @@ class DiagnosisNodes:
 
     def fallback(self, state: State, config: RunConfig) -> StepResult:
         """A deterministic, safe answer when a verified diagnosis could not be completed."""
-        return StepResult(Outcome.COMPLETED, {"final_answer": fallback_answer(state)})
+        answer = fallback_answer(state, tuple(self.ports.service_catalog()))
+        return StepResult(Outcome.COMPLETED, {"final_answer": answer})
 
 
 def context_of(state: State) -> DiagnosisContext:

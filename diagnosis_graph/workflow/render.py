@@ -46,6 +46,16 @@ LABELS: dict[str, dict[str, str]] = {
         "did_verify": "Evidence that did verify",
         "nothing": "No evidence was verified in this run.",
         "next": "Next steps",
+        "window": "Window",
+        "window_range": "{start} to {end}",
+        "window_until": "until {end}",
+        "window_from": ' (read from "{text}", in {zone})',
+        "window_none": "no time given: looked over the recent range up to {end}",
+        "unknown": "Unknown service",
+        "unknown_line": "{name} is not a known service: this system has no telemetry for it.",
+        "suggest": " Did you mean {names}?",
+        "or": " or ",
+        "comma": ", ",
     },
     "zh": {
         "title": "诊断结果",
@@ -67,6 +77,16 @@ LABELS: dict[str, dict[str, str]] = {
         "did_verify": "已通过验证的证据",
         "nothing": "本次运行没有通过验证的证据。",
         "next": "后续步骤",
+        "window": "时间范围",
+        "window_range": "{start} 至 {end}",
+        "window_until": "截至 {end}",
+        "window_from": "（依据“{text}”，按 {zone} 解读）",
+        "window_none": "问题未给出时间：查看了截至 {end} 的近期范围",
+        "unknown": "未知服务",
+        "unknown_line": "{name} 不是已知的服务：本系统没有它的遥测数据。",
+        "suggest": "您是否指的是 {names}？",
+        "or": " 或 ",
+        "comma": "、",
     },
 }
 
@@ -89,6 +109,70 @@ NEXT_STEPS: dict[str, tuple[str, ...]] = {
 def language_of(question: str) -> str:
     """``zh`` when the question contains CJK characters, else ``en``."""
     return "zh" if _CJK.search(question or "") else "en"
+
+
+def answer_language(language: str | None, question: str) -> str:
+    """``language`` when it is one the renderer has labels for, else the question's."""
+    return language if language in LABELS else language_of(question)
+
+
+def window_line(window: Mapping[str, Any] | None, language: str) -> str | None:
+    """``**Window:** <start> to <end> (read from "<text>", in <zone>)``; None without a window."""
+    if not window or not window.get("end"):
+        return None
+    words = LABELS[language]
+    end = safe_text(window["end"])
+    if not window.get("text"):
+        span = words["window_none"].format(end=end)
+    else:
+        start = window.get("start")
+        span = (
+            words["window_range"].format(start=safe_text(start), end=end)
+            if start
+            else words["window_until"].format(end=end)
+        )
+        span += words["window_from"].format(
+            text=safe_text(window["text"]), zone=safe_text(window.get("zone") or "UTC")
+        )
+    return f"**{words['window']}:** {span}"
+
+
+def unknown_lines(unknown: Sequence[Mapping[str, Any]], language: str) -> list[str]:
+    """One line per unknown service name, with the closest known names."""
+    words = LABELS[language]
+    lines = []
+    for item in unknown:
+        line = words["unknown_line"].format(name=safe_text(item.get("name")))
+        names = [safe_text(n) for n in item.get("suggestions") or [] if n]
+        if names:
+            listed = words["comma"].join(names[:-1]) + words["or"] + names[-1]
+            line += words["suggest"].format(names=listed if len(names) > 1 else names[0])
+        lines.append(f"**{words['unknown']}:** {line}")
+    return lines
+
+
+def unknown_services(plan: Mapping[str, Any], catalog: Sequence[str]) -> list[dict[str, Any]]:
+    """The plan's ``unknown_services`` checked against ``catalog``: a name the catalog has is
+    dropped (it is known), and so is a suggestion it lacks (only real names are offered)."""
+    known = {name.lower(): name for name in catalog}
+    checked = []
+    for item in plan.get("unknown_services") or []:
+        name = str(item.get("name") or "")
+        if not name or name.lower() in known:
+            continue
+        offered = [known[s.lower()] for s in item.get("suggestions") or [] if s.lower() in known]
+        checked.append({"name": name, "suggestions": offered})
+    return checked
+
+
+def _preamble(
+    window: Mapping[str, Any] | None, unknown: Sequence[Mapping[str, Any]], language: str
+) -> list[str]:
+    lines = unknown_lines(unknown, language)
+    line = window_line(window, language)
+    if line:
+        lines.append(line)
+    return [part for line in lines for part in (line, "")]
 
 
 def _plain_link(match: re.Match[str]) -> str:
@@ -142,12 +226,24 @@ def evidence_lines(evidence: Sequence[EvidenceItem], language: str) -> list[str]
 
 
 def render_answer(
-    question: str, output: ComposerOutputState | Mapping[str, Any], evidence: Sequence[EvidenceItem]
+    question: str,
+    output: ComposerOutputState | Mapping[str, Any],
+    evidence: Sequence[EvidenceItem],
+    *,
+    language: str | None = None,
+    window: Mapping[str, Any] | None = None,
+    unknown: Sequence[Mapping[str, Any]] = (),
 ) -> str:
-    """The answer Markdown from a validated ``composer_output`` and the verified evidence."""
-    language = language_of(question)
+    """The answer Markdown from a validated ``composer_output`` and the verified evidence.
+
+    ``language`` picks the labels (default: the question's); ``window`` (the plan's) and
+    ``unknown`` (service names without telemetry, already checked against the catalog) are
+    shown under the question.
+    """
+    language = answer_language(language, question)
     words = LABELS[language]
     lines = [f"## {words['title']}", "", f"**{words['question']}:** {safe_text(question)}", ""]
+    lines += _preamble(window, unknown, language)
     lines += [safe_text(output.get("summary")), "", f"### {words['conclusions']}", ""]
     conclusions = list(output.get("conclusions") or [])
     lines += [
@@ -175,15 +271,24 @@ def render_answer(
     return "\n".join(lines) + "\n"
 
 
-def render_fallback(question: str, why: str, evidence: Sequence[EvidenceItem]) -> str:
+def render_fallback(
+    question: str,
+    why: str,
+    evidence: Sequence[EvidenceItem],
+    *,
+    language: str | None = None,
+    window: Mapping[str, Any] | None = None,
+    unknown: Sequence[Mapping[str, Any]] = (),
+) -> str:
     """The fallback Markdown: what was asked, why no verified diagnosis, what verified, next."""
-    language = language_of(question)
+    language = answer_language(language, question)
     words = LABELS[language]
     lines = [
         f"## {words['incomplete']}",
         "",
         f"**{words['question']}:** {safe_text(question or '(no question)')}",
         "",
+        *_preamble(window, unknown, language),
         words["because"].format(why=why),
         words["no_claim"],
         "",

@@ -22,6 +22,7 @@ class DiagnosisContext(TypedDict, total=False):
     history: list[dict[str, Any]]
     mode: str
     evidence_gaps: list[dict[str, Any]]
+    language: str  # the answer's language, "en" or "zh": the question's
 
 
 class PlannedQueryState(TypedDict):
@@ -32,8 +33,32 @@ class PlannedQueryState(TypedDict):
     purpose: str
 
 
-class PlannerPlanState(TypedDict):
-    """``planner_plan`` as stored in state (the validated contract plus the mode)."""
+class PlanWindowState(TypedDict, total=False):
+    """The window the planner read from the question (ISO-8601 UTC strings or None)."""
+
+    start: str | None
+    end: str | None
+    onset: str | None
+    text: str | None
+    zone: str | None
+    kind: str | None
+
+
+class UnknownServiceState(TypedDict):
+    """A named service without telemetry, and the closest known names."""
+
+    name: str
+    suggestions: list[str]
+
+
+class _PlanUnderstanding(TypedDict, total=False):
+    window: PlanWindowState | None
+    unknown_services: list[UnknownServiceState]
+
+
+class PlannerPlanState(_PlanUnderstanding):
+    """``planner_plan`` as stored in state (the validated contract plus the mode), with what
+    the planner understood of the question (optional: ``window``, ``unknown_services``)."""
 
     mode: str
     summary: str

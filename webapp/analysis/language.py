@@ -1,4 +1,5 @@
-"""The language a question is written in: ``zh`` when it carries Chinese, else ``en``.
+"""The language a question is written in (``zh`` when it carries Chinese, else ``en``), and
+the words by which a follow-up refers back to the previous turn.
 
 Only the two languages the product answers in are told apart. A question counts as Chinese
 when at least ``CJK_SHARE`` of its letters are CJK ideographs, or it has at least
@@ -28,3 +29,27 @@ def question_language(text: str) -> str:
 def has_cjk(text: str) -> bool:
     """True when ``text`` contains a CJK ideograph."""
     return _CJK.search(text) is not None
+
+
+#: Words by which a question points back at what the previous turn was about.
+_REFERS_BACK = re.compile(
+    r"\b(it|its|it's|that service|this service|the same service|same one|that one|they|their|"
+    r"them)\b|\b(and|what|how) about\b|它|这个服务|那个服务|该服务|同一个服务|那个|这个",
+    re.IGNORECASE,
+)
+#: Words naming what a service depends on ("its database", "它的缓存").
+_DEPENDENCY = re.compile(
+    r"\b(database|db|datastore|store|cache|queue|broker|topic|dependency|dependencies|"
+    r"upstream|downstream|backend)s?\b|数据库|缓存|队列|依赖|下游|上游|存储",
+    re.IGNORECASE,
+)
+
+
+def refers_back(text: str) -> bool:
+    """True when ``text`` refers to something named earlier ("it", "that service", "它")."""
+    return _REFERS_BACK.search(text) is not None
+
+
+def asks_dependency(text: str) -> bool:
+    """True when ``text`` asks about a dependency ("its database", "它的数据库")."""
+    return _DEPENDENCY.search(text) is not None

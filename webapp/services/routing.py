@@ -5,8 +5,9 @@ distinctive part of its name, an alias the backend declares, or a misspelling of
 alert goes to the complex, evidence-verified flow; small talk and knowledge questions ("what
 does the runbook say about ...", "how do I ...") go to the simple flow. Chinese questions are
 routed the same way: "为什么" / "原因" ask why; "报错", "变慢", "延迟", "告警", "超时" ... are
-signals; "文档", "手册", "如何", "什么是" ask for knowledge. The choice is stored on the run
-(``flow``).
+signals; "文档", "手册", "如何", "什么是" ask for knowledge. A follow-up asking about what the
+previous turn's service depends on ("and what about its database?", "那它的数据库呢?") is a
+diagnosis too. The choice is stored on the run (``flow``).
 """
 
 from __future__ import annotations
@@ -14,12 +15,17 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Mapping, Sequence
 
+from ..analysis.language import asks_dependency, refers_back
 from ..analysis.names import resolve_services
 
 COMPLEX, SIMPLE = "complex", "simple"
 MODES = ("auto", "simple", "complex")
 
-_WHY = re.compile(r"\bwhy\b|为什么|为啥|为何|什么原因|原因是|原因|怎么回事|根因", re.IGNORECASE)
+_WHY = re.compile(
+    r"\bwhy\b|\bwhat(?:'s| is| was)? (?:causing|caused|behind|wrong|going on|happening|happened)\b"
+    r"|\broot cause|为什么|为啥|为何|什么原因|原因是|原因|怎么回事|根因",
+    re.IGNORECASE,
+)
 _SIGNALS = re.compile(
     r"\b(error|errors|5\d\d|latency|slow|slower|sluggish|timeout|timeouts|timing out|down|outage|"
     r"failing|fails|failed|failure|incident|alert|alerts|firing|degraded|spike|crash|crashing|"
@@ -57,6 +63,8 @@ class FlowRouter:
         if _KNOWLEDGE.search(question):
             return SIMPLE
         if _SIGNALS.search(question):
+            return COMPLEX
+        if refers_back(question) and asks_dependency(question):  # "and its database?"
             return COMPLEX
         if resolve_services(question, self.services(), self.aliases()).services:
             return COMPLEX

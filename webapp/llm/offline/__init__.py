@@ -13,8 +13,9 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
+from ...analysis.timeexpr import DEFAULT_TIMEZONE
 from ..types import ChatResult, Message, ToolCall
-from . import simple
+from . import alerts, simple
 from .conversation import Catalog, payload, schema_name, tool_results, tool_rounds
 from .executor import MAX_FOLLOW_UP_ROUNDS, Investigation, final_evidence
 from .judge import compose, verify
@@ -24,7 +25,14 @@ MODEL_NAME = "offline-rule-based-v1"
 
 
 class OfflineChatModel:
-    """Rule-based planner, executor, verifier and composer (chat and AIOps) in one ``ChatModel``."""
+    """Rule-based planner, executor, verifier and composer (chat and AIOps) in one ``ChatModel``.
+
+    ``default_timezone`` (an IANA name; ``DEFAULT_TIMEZONE`` setting) is the zone of a time the
+    question writes without one.
+    """
+
+    def __init__(self, default_timezone: str = DEFAULT_TIMEZONE) -> None:
+        self.default_timezone = default_timezone
 
     @property
     def model_name(self) -> str:
@@ -44,13 +52,13 @@ class OfflineChatModel:
         request = payload(messages)
         catalog = Catalog(tools if tools else request.get("tools"))
         if name == "planner_plan":
-            return self._json(plan(request, catalog), messages)
+            return self._json(plan(request, catalog, self.default_timezone), messages)
         if name == "executor_evidence_v2":
             return self._execute(request, catalog, messages, tool_choice)
         if name == "verifier_output":
             return self._json(verify(request), messages)
         if name == "composer_output":
-            return self._json(compose(request), messages)
+            return self._json(alerts.compose(request, compose), messages)
         step = simple.next_step(messages, catalog)
         if isinstance(step, dict) and tool_choice != "none":
             return self._calls([step], messages, tool_rounds(messages))
@@ -76,9 +84,11 @@ class OfflineChatModel:
                     return self._calls(queries, messages, rounds)
             elif rounds <= MAX_FOLLOW_UP_ROUNDS:
                 follow = Investigation(request, catalog, done).follow_ups()
+                follow += alerts.follow_ups(request, catalog, done)
                 if follow:
                     return self._calls(follow, messages, rounds)
-        return self._json(final_evidence(request, catalog, done), messages)
+        evidence = final_evidence(request, catalog, done)
+        return self._json(alerts.add_claims(evidence, request, done), messages)
 
     def _calls(
         self, queries: list[dict[str, Any]], messages: Sequence[Message], rounds: int

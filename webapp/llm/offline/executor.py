@@ -15,9 +15,10 @@ from datetime import timedelta
 from functools import cache
 from typing import Any
 
+from . import alerts
 from .analysis import Pattern, Shift, change_events, linked_metrics, metric_shift, new_patterns
 from .conversation import Catalog, Done
-from .question import iso, parse_time, question_window
+from .question import iso, parse_time
 
 MAX_FOLLOW_UP_ROUNDS = 2
 _ACTION_SECTION = re.compile(r"mitigat|remediat|fix|action|resolution|recover", re.I)
@@ -30,9 +31,7 @@ class Investigation:
         self.request = request
         self.catalog = catalog
         self.done = [d for d in done if d.status == "SUCCESS"]
-        self.window = question_window(
-            str(request.get("question", "")), request.get("reference_time")
-        )
+        self.window = alerts.window(request, done)
         self.split = iso(self.window.split)
         self.services = _ordered(
             d.arguments.get("service")

@@ -11,8 +11,9 @@ from __future__ import annotations
 from datetime import timedelta
 from typing import Any
 
+from ...analysis.timeexpr import DEFAULT_TIMEZONE
 from .conversation import Catalog
-from .question import Window, iso, question_window, understand
+from .question import Understanding, Window, iso, request_window, understand, window_record
 
 #: Services the plan follows, each with its own trail (first named first).
 MAX_SERVICES = 3
@@ -118,28 +119,32 @@ def alert_query() -> dict[str, Any]:
     }
 
 
-def plan(request: dict[str, Any], catalog: Catalog) -> dict[str, Any]:
-    """A ``planner_plan`` for the question (FULL) or for the verifier's gaps."""
+def plan(
+    request: dict[str, Any], catalog: Catalog, default_timezone: str = DEFAULT_TIMEZONE
+) -> dict[str, Any]:
+    """A ``planner_plan`` for the question (FULL) or for the verifier's gaps.
+
+    The plan records the window it resolved and the names it could not (``window``,
+    ``unknown_services``); a gap plan keeps the first plan's window.
+    """
     question = str(request.get("question", ""))
     if request.get("mode") == "EVIDENCE_GAP_ONLY":
-        window = question_window(question, request.get("reference_time"))
-        return gap_plan(request, catalog, window)
+        window = request_window(request, default_timezone)
+        return {**gap_plan(request, catalog, window), "window": window_record(window)}
     seen = understand(
         question,
         request.get("reference_time"),
         catalog.services,
         catalog.aliases,
         [h for h in request.get("history") or [] if isinstance(h, dict)],
+        default_timezone,
     )
+    services = (seen.dependencies + seen.services)[:MAX_SERVICES]
     queries: list[dict[str, Any]] = []
     if seen.asks_alerts and catalog.has("query_alerts"):
         queries.append(alert_query())
-    queries += trails(catalog, seen.services, seen.window)
-    notes = [
-        f"{u.text} is not a service this system has telemetry for"
-        + (f" (closest: {', '.join(u.suggestions)})" if u.suggestions else "")
-        for u in seen.unknown
-    ]
+    queries += trails(catalog, services, seen.window)
+    notes = _unknown_notes(seen)
     if not queries:
         queries = [
             {
@@ -148,23 +153,47 @@ def plan(request: dict[str, Any], catalog: Catalog) -> dict[str, Any]:
                 "purpose": "; ".join(notes) or "no known service is named: look for runbooks",
             }
         ]
-    services = seen.services[:MAX_SERVICES]
-    named = ", ".join(services) or "no known service"
-    window = seen.window
-    when = window.resolved.describe() if window.resolved else iso(window.split)
     return {
         "mode": "FULL",
-        "summary": " ".join(
-            [
-                f"Compare {named} before and after {iso(window.split)} ({when}): new log "
-                "patterns, latency and error-rate shifts, then follow what they point at.",
-                *(f"{note}." for note in notes),
-            ]
-        )[:2000],
-        "hypotheses": [f"{s} changed behaviour at {iso(window.split)}" for s in services]
-        + [f"{note}" for note in notes][: 10 - len(services)],
+        "summary": _summary(seen, services, notes)[:2000],
+        "hypotheses": (
+            [f"{s} changed behaviour at {iso(seen.window.split)}" for s in services] + notes
+        )[:10],
         "queries": queries[:MAX_QUERIES],
+        "window": window_record(seen.window),
+        "unknown_services": [
+            {"name": u.text, "suggestions": list(u.suggestions)} for u in seen.unknown[:5]
+        ],
     }
+
+
+def _unknown_notes(seen: Understanding) -> list[str]:
+    return [
+        f"{u.text} is not a service this system has telemetry for"
+        + (f" (closest: {', '.join(u.suggestions)})" if u.suggestions else "")
+        for u in seen.unknown
+    ]
+
+
+def _summary(seen: Understanding, services: list[str], notes: list[str]) -> str:
+    window = seen.window
+    when = window.resolved.describe() if window.resolved else iso(window.split)
+    parts = []
+    if services:
+        parts.append(
+            f"Compare {', '.join(services)} before and after {iso(window.split)} ({when}): new "
+            "log patterns, latency and error-rate shifts, then follow what they point at."
+        )
+    if seen.follow_up:
+        parts.append("A follow-up: the services and window come from the previous turn.")
+    if seen.dependencies:
+        parts.append(
+            f"It asks about a dependency: {', '.join(seen.dependencies)}, which the previous "
+            "answer found in the data."
+        )
+    if seen.asks_alerts:
+        parts.append("It asks about alerts: read the firing alerts.")
+    return " ".join(parts + [f"{note}." for note in notes]) or "No known service is named."
 
 
 def gap_plan(request: dict[str, Any], catalog: Catalog, window: Window) -> dict[str, Any]:

@@ -6,7 +6,14 @@ and ``question_language``. ``question_window``, ``parse_time``, ``iso``, ``menti
 and ``Window`` keep the shapes the executor has always imported.
 
 Follow-ups: a question that names no service but refers back to one ("it", "its database",
-"that service", "它", "它的数据库") is about the services the previous user turn named.
+"that service", "它", "它的数据库") is about the services the previous user turn named, over
+that turn's window when it states none of its own. "Its database" (cache, queue, dependency)
+is the other service the previous answer found from the data - the services its conclusions
+name besides the subject - never a name guessed from the words.
+
+The window the planner resolved is recorded in the plan (``window_record``) and every later
+agent reads it back from there (``request_window``), so the planner, executor and answer agree
+on it - also for a follow-up whose window came from an earlier turn.
 """
 
 from __future__ import annotations
@@ -17,7 +24,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
 from typing import Any
 
-from ...analysis.language import question_language
+from ...analysis.language import asks_dependency, question_language, refers_back
 from ...analysis.names import Resolution, UnknownName, resolve_services
 from ...analysis.timeexpr import DEFAULT_TIMEZONE, TimeWindow, resolve_window
 
@@ -26,11 +33,8 @@ from ...analysis.timeexpr import DEFAULT_TIMEZONE, TimeWindow, resolve_window
 DEFAULT_SPLIT = timedelta(hours=1)
 
 _ALERTS = re.compile(r"\b(alerts?|alerting|firing|pager|paged|pages)\b|告警|报警|警报", re.I)
-_REFERS_BACK = re.compile(
-    r"\b(it|its|it's|that service|this service|the same service|that one|they|their|them)\b"
-    r"|\b(and|what) about\b|它|它的|这个服务|那个服务|该服务|同一个服务",
-    re.I,
-)
+#: Where a rendered answer's own conclusions end (its evidence list and next steps follow).
+_ANSWER_TAIL = re.compile(r"^#{2,4} (evidence|recommended|limitations|证据|建议|局限)", re.I | re.M)
 
 
 def mentioned_services(
@@ -83,11 +87,45 @@ def question_window(
 ) -> Window:
     """The window a question is about, resolved against ``reference_time`` (now)."""
     now = parse_time(reference_time) or datetime.now(timezone.utc).replace(microsecond=0)
-    resolved = resolve_window(question, now, default_timezone)
+    return _window(resolve_window(question, now, default_timezone))
+
+
+def _window(resolved: TimeWindow) -> Window:
     onset = resolved.onset or resolved.start
     if onset is not None and onset >= resolved.end:
         onset = None
     return Window(onset, resolved.end, resolved)
+
+
+def window_record(window: Window) -> dict[str, Any]:
+    """The plan's ``window``: the resolved window as ISO-8601 UTC strings (SPEC 5a)."""
+    resolved = window.resolved
+    if resolved is None:
+        return {"start": None, "end": iso(window.end), "onset": None, "text": None, "kind": "none"}
+    record = resolved.as_dict()
+    record.pop("found", None)
+    return record
+
+
+def request_window(request: Mapping[str, Any], default_timezone: str = DEFAULT_TIMEZONE) -> Window:
+    """The window of a request: the one its plan recorded, else read from its question."""
+    plan = request.get("plan") or request.get("previous_plan") or {}
+    recorded = plan.get("window") if isinstance(plan, Mapping) else None
+    end = parse_time((recorded or {}).get("end"))
+    if not recorded or end is None:
+        return question_window(
+            str(request.get("question", "")), request.get("reference_time"), default_timezone
+        )
+    kind = str(recorded.get("kind") or "none")
+    resolved = TimeWindow(
+        parse_time(recorded.get("start")),
+        end,
+        parse_time(recorded.get("onset")),
+        recorded.get("text"),
+        str(recorded.get("zone") or default_timezone),
+        kind if recorded.get("text") else "none",
+    )
+    return _window(resolved)
 
 
 def iso(moment: datetime) -> str:
@@ -106,6 +144,8 @@ class Understanding:
     language: str
     asks_alerts: bool
     follow_up: bool = False
+    #: For "its database" and the like: the dependency the previous answer found.
+    dependencies: list[str] = field(default_factory=list)
 
 
 def understand(
@@ -116,23 +156,68 @@ def understand(
     history: Sequence[Mapping[str, Any]] = (),
     default_timezone: str = DEFAULT_TIMEZONE,
 ) -> Understanding:
-    """Read ``question`` (and, for a follow-up, the previous user turns in ``history``)."""
+    """Read ``question`` (and, for a follow-up, the earlier turns in ``history``)."""
     names: Resolution = resolve_services(question, services, aliases)
-    found, follow_up = names.services, False
-    if not found and not names.unknown and _REFERS_BACK.search(question):
-        for turn in reversed(list(history)):
-            if turn.get("role") != "user" or str(turn.get("content", "")) == question:
-                continue
-            earlier = resolve_services(str(turn.get("content", "")), services, aliases)
-            if earlier.services:
-                found, follow_up = earlier.services, True
-                break
+    window = question_window(question, reference_time, default_timezone)
+    found, follow_up, dependencies = names.services, False, []
+    if not found and not names.unknown and refers_back(question):
+        earlier = _previous_turn(question, history, services, aliases)
+        if earlier is not None:
+            asked, answer = earlier
+            found, follow_up = asked.services, True
+            if window.resolved is None or not window.resolved.found:
+                window = question_window(asked.question, reference_time, default_timezone)
+            if asks_dependency(question):
+                dependencies = [
+                    s
+                    for s in resolve_services(_conclusions(answer), services, aliases).services
+                    if s not in found
+                ]
     return Understanding(
         question,
-        question_window(question, reference_time, default_timezone),
+        window,
         found,
         names.unknown,
         question_language(question),
         bool(_ALERTS.search(question)),
         follow_up,
+        dependencies,
     )
+
+
+@dataclass(frozen=True)
+class _Asked:
+    question: str
+    services: list[str]
+
+
+def _previous_turn(
+    question: str,
+    history: Sequence[Mapping[str, Any]],
+    services: Sequence[str],
+    aliases: Mapping[str, Sequence[str]] | None,
+) -> tuple[_Asked, str] | None:
+    """The latest earlier user turn that named a service, and the latest answer since."""
+    turns = [t for t in history if isinstance(t, Mapping)]
+    for index in range(len(turns) - 1, -1, -1):
+        turn = turns[index]
+        text = str(turn.get("content", ""))
+        if turn.get("role") != "user" or text == question:
+            continue
+        named = resolve_services(text, services, aliases).services
+        if named:
+            answers = [
+                str(t.get("content", ""))
+                for t in turns[index + 1 :]
+                if t.get("role") == "assistant"
+            ]
+            answer = answers[-1] if answers else ""
+            return _Asked(text, named), answer
+    return None
+
+
+def _conclusions(answer: str) -> str:
+    """A rendered answer without its question line, evidence list and next steps."""
+    cut = _ANSWER_TAIL.search(answer)
+    head = answer[: cut.start()] if cut else answer
+    return "\n".join(line for line in head.splitlines() if not line.startswith("**"))

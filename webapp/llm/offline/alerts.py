@@ -1,0 +1,227 @@
+"""Alert answers of the offline model: which alerts fire, each one a claim bound to its fields.
+
+A question about alerts ("what alerts are firing right now?", "any alerts?", "有哪些告警?")
+is planned as a ``query_alerts`` read (``planner.alert_query``). This module turns that output
+into evidence and an answer:
+
+* ``add_claims`` - one claim per firing alert (name, service, severity, since, description),
+  each value bound to its own leaf of the ``query_alerts`` output, in the question's language;
+  "no alert is firing" is bound to the empty ``$.alerts`` list;
+* ``follow_ups`` - "why is <alert name> firing?": the alert's service gets the same trail a
+  question naming that service gets, so the diagnosis follows;
+* ``compose`` - the alert claims become one conclusion each, listed in the summary; any other
+  claims are composed by the diagnosis composer as usual.
+
+An alert claim's statement is written and read back here only (``statement`` and
+``alert_named``), so its shape lives in one place.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Mapping, Sequence
+from datetime import timedelta
+from typing import Any
+
+from ...analysis.language import question_language
+from .conversation import Catalog, Done
+from .planner import trails
+from .question import Window, parse_time, request_window
+
+TOOL = "query_alerts"
+#: An alert fires once its condition has held for a while (Prometheus ``for:``, typically a
+#: few minutes), so the trouble began before ``active_at``: a question about one alert that
+#: states no time is read from this long before it.
+ALERT_LEAD = timedelta(minutes=10)
+#: Alerts listed one by one; more would crowd out the diagnosis (the executor contract holds
+#: at most 30 claims). The rest are counted in the limitations.
+MAX_ALERTS = 12
+
+_STATEMENT = re.compile(
+    r"^(?:Alert (?P<en>\S+) is firing|No alert is firing"
+    r"|告警 (?P<zh>\S+) 正在触发|当前没有正在触发的告警)"
+)
+
+
+def statement(alert: Mapping[str, Any], language: str) -> str:
+    """The claim sentence for one firing alert (every value quoted as the output has it)."""
+    name, service = alert.get("alert_name"), alert.get("service")
+    severity, since = alert.get("severity"), alert.get("active_at")
+    description = str(alert.get("description") or "").strip()
+    if language == "zh":
+        text = f"告警 {name} 正在触发"
+        details = [f"服务 {service}" if service else "", f"级别 {severity}" if severity else ""]
+        details.append(f"自 {since} 起" if since else "")
+        text += "：" + "，".join(d for d in details if d) if any(details) else ""
+        return text + (f"。描述：“{description}”" if description else "")
+    text = f"Alert {name} is firing" + (f" on {service}" if service else "")
+    details = [f"severity {severity}" if severity else "", f"since {since}" if since else ""]
+    text += f" ({', '.join(d for d in details if d)})" if any(details) else ""
+    return text + (f' - "{description}"' if description else "")
+
+
+def is_alert_claim(text: str) -> bool:
+    """True when ``text`` is a statement written by ``statement`` (or the no-alert one)."""
+    return _STATEMENT.match(text) is not None
+
+
+def alert_named(text: str) -> str | None:
+    """The alert a statement is about (None for the no-alert statement or another claim)."""
+    match = _STATEMENT.match(text)
+    return (match.group("en") or match.group("zh")) if match else None
+
+
+def outputs(done: Sequence[Done]) -> list[Done]:
+    """The successful ``query_alerts`` results of the conversation."""
+    return [d for d in done if d.tool == TOOL and d.status == "SUCCESS" and d.result]
+
+
+def _alerts(result: Any) -> list[Any]:
+    alerts = result.get("alerts") if isinstance(result, Mapping) else None
+    return alerts if isinstance(alerts, list) else []
+
+
+def _claim(claim_id: str, text: str, bindings: list[tuple[str, str, str]]) -> dict[str, Any]:
+    return {
+        "claim_id": claim_id,
+        "statement": text,
+        "critical": True,
+        "bindings": [
+            {"source_invocation_id": i, "raw_path": p, "evidence_excerpt": e}
+            for i, p, e in bindings
+        ],
+    }
+
+
+_FIELDS = ("alert_name", "service", "severity", "active_at", "description")
+
+
+def add_claims(
+    evidence: dict[str, Any], request: Mapping[str, Any], done: Sequence[Done]
+) -> dict[str, Any]:
+    """``evidence`` with one claim per firing alert of the latest ``query_alerts`` output."""
+    found = outputs(done)
+    if not found:
+        return evidence
+    latest = found[-1]
+    language = question_language(str(request.get("question", "")))
+    claims = list(evidence.get("claims") or [])
+    numbers = [int(c["claim_id"][1:]) for c in claims if re.fullmatch(r"C\d+", c["claim_id"])]
+    following = max(numbers, default=0) + 1
+    every = _alerts(latest.result)
+    asked = {id(a) for a in named(request, [latest])}
+    # "why is <alert> firing?": that alert, not the whole list.
+    alerts = [(i, a) for i, a in enumerate(every) if not asked or id(a) in asked]
+    alerts = [(i, a) for i, a in alerts if isinstance(a, Mapping) and a.get("alert_name")]
+    room = max(0, min(MAX_ALERTS, 30 - len(claims)))
+    added = []
+    for index, alert in alerts[:room]:
+        bindings = [
+            (latest.invocation_id, f"$.alerts[{index}].{key}", str(alert[key]))
+            for key in _FIELDS
+            if isinstance(alert.get(key), str) and alert[key].strip()
+        ]
+        added.append(_claim(f"C{following + len(added)}", statement(alert, language), bindings))
+    if not every and len(claims) < 30:
+        text = "当前没有正在触发的告警" if language == "zh" else "No alert is firing"
+        added.append(_claim(f"C{following}", text, [(latest.invocation_id, "$.alerts", "[]")]))
+    if not added:
+        return evidence
+    more = len(alerts) - room
+    summary = str(evidence.get("summary") or "")
+    summary += f" {len(added)} alert claims" + (
+        f"; {more} more alerts not listed." if more > 0 else "."
+    )
+    return {**evidence, "claims": claims + added, "summary": summary.strip()[:4000]}
+
+
+def named(request: Mapping[str, Any], done: Sequence[Done]) -> list[Mapping[str, Any]]:
+    """The alerts of the ``query_alerts`` outputs that the question names (whole names)."""
+    question = str(request.get("question", "")).lower()
+    found: dict[str, Mapping[str, Any]] = {}
+    for output in outputs(done):
+        for alert in _alerts(output.result):
+            if not isinstance(alert, Mapping):
+                continue
+            name = str(alert.get("alert_name") or "")
+            if name and re.search(rf"(?<![\w-]){re.escape(name.lower())}(?![\w-])", question):
+                found.setdefault(name, alert)
+    return list(found.values())
+
+
+def window(request: Mapping[str, Any], done: Sequence[Done]) -> Window:
+    """The request's window; for a question about one alert that states no time, from
+    ``ALERT_LEAD`` before the alert became active to the end."""
+    base = request_window(request)
+    if base.resolved is not None and base.resolved.found:
+        return base
+    starts = [
+        moment - ALERT_LEAD
+        for alert in named(request, done)
+        if (moment := parse_time(str(alert.get("active_at") or ""))) is not None
+    ]
+    onset = min(starts, default=None)
+    if onset is None or onset >= base.end:
+        return base
+    return Window(onset, base.end, base.resolved)
+
+
+def follow_ups(
+    request: Mapping[str, Any], catalog: Catalog, done: Sequence[Done]
+) -> list[dict[str, Any]]:
+    """For "why is <alert> firing?": the trail of each named alert's service, once."""
+    investigated = {
+        d.arguments.get("service") for d in done if d.tool in ("query_logs", "query_metrics")
+    }
+    services = [
+        str(alert["service"])
+        for alert in named(request, done)
+        if alert.get("service") in catalog.services and alert.get("service") not in investigated
+    ]
+    if not services:
+        return []
+    return trails(catalog, list(dict.fromkeys(services)), window(request, done))
+
+
+def compose(
+    request: dict[str, Any], diagnosis: Callable[[dict[str, Any]], dict[str, Any]]
+) -> dict[str, Any]:
+    """``composer_output``: the diagnosis composer's answer for the other claims, plus one
+    conclusion per supported alert claim, listed in the summary."""
+    claims = list(request.get("claims") or [])
+    alert_claims = [c for c in claims if is_alert_claim(str(c.get("statement", "")))]
+    if not alert_claims:
+        return diagnosis(request)
+    listed = [c for c in alert_claims if c.get("supported") and c.get("evidence_ids")]
+    others = [c for c in claims if c not in alert_claims]
+    if not listed:
+        return diagnosis(request)
+    conclusions = [
+        {
+            "statement": str(c["statement"]),
+            "claim_ids": [c["claim_id"]],
+            "evidence_ids": list(c["evidence_ids"]),
+        }
+        for c in listed
+    ]
+    language = question_language(str(request.get("question", "")))
+    base = diagnosis({**request, "claims": others}) if others else None
+    if base and base.get("conclusions"):
+        return {**base, "conclusions": list(base["conclusions"]) + conclusions}
+    names = [n for c in listed if (n := alert_named(str(c["statement"])))]
+    if language == "zh":
+        summary = (
+            "正在触发的告警：" + "、".join(names) + "。" if names else "当前没有正在触发的告警。"
+        )
+    else:
+        summary = "Firing now: " + ", ".join(names) + "." if names else "No alert is firing."
+    limitations = list((base or {}).get("limitations") or [])
+    limitations += [
+        f"Not supported by its evidence: {c['statement']}" for c in alert_claims if c not in listed
+    ]
+    return {
+        "summary": summary[:2000],
+        "conclusions": conclusions[:20],
+        "limitations": limitations[:20],
+        "recommendations": [],
+    }
