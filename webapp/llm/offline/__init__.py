@@ -15,7 +15,7 @@ from typing import Any
 
 from ...analysis.timeexpr import DEFAULT_TIMEZONE
 from ..types import ChatResult, Message, ToolCall
-from . import alerts, simple
+from . import alerts, simple, window
 from .conversation import Catalog, payload, schema_name, tool_results, tool_rounds
 from .executor import MAX_FOLLOW_UP_ROUNDS, Investigation, final_evidence
 from .judge import compose, verify
@@ -84,7 +84,7 @@ class OfflineChatModel:
                     return self._calls(queries, messages, rounds)
             elif rounds <= MAX_FOLLOW_UP_ROUNDS:
                 follow = Investigation(request, catalog, done).follow_ups()
-                follow += alerts.follow_ups(request, catalog, done)
+                follow += window.follow_ups(request, catalog, done)
                 if follow:
                     return self._calls(follow, messages, rounds)
         evidence = final_evidence(request, catalog, done)

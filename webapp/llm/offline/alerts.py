@@ -7,8 +7,8 @@ into evidence and an answer:
 * ``add_claims`` - one claim per firing alert (name, service, severity, since, description),
   each value bound to its own leaf of the ``query_alerts`` output, in the question's language;
   "no alert is firing" is bound to the empty ``$.alerts`` list;
-* ``follow_ups`` - "why is <alert name> firing?": the alert's service gets the same trail a
-  question naming that service gets, so the diagnosis follows;
+* ``services`` and ``onset`` - "why is <alert name> firing?": the alert's service is then
+  investigated (``window.follow_ups``) from shortly before the alert became active;
 * ``compose`` - the alert claims become one conclusion each, listed in the summary; any other
   claims are composed by the diagnosis composer as usual.
 
@@ -20,13 +20,12 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Mapping, Sequence
-from datetime import timedelta
+from datetime import datetime, timedelta
 from typing import Any
 
 from ...analysis.language import question_language
 from .conversation import Catalog, Done
-from .planner import trails
-from .question import Window, parse_time, request_window
+from .question import parse_time
 
 TOOL = "query_alerts"
 #: An alert fires once its condition has held for a while (Prometheus ``for:``, typically a
@@ -149,38 +148,24 @@ def named(request: Mapping[str, Any], done: Sequence[Done]) -> list[Mapping[str,
     return list(found.values())
 
 
-def window(request: Mapping[str, Any], done: Sequence[Done]) -> Window:
-    """The request's window; for a question about one alert that states no time, from
-    ``ALERT_LEAD`` before the alert became active to the end."""
-    base = request_window(request)
-    if base.resolved is not None and base.resolved.found:
-        return base
+def onset(request: Mapping[str, Any], done: Sequence[Done]) -> datetime | None:
+    """For a question naming alerts: ``ALERT_LEAD`` before the first of them became active."""
     starts = [
         moment - ALERT_LEAD
         for alert in named(request, done)
         if (moment := parse_time(str(alert.get("active_at") or ""))) is not None
     ]
-    onset = min(starts, default=None)
-    if onset is None or onset >= base.end:
-        return base
-    return Window(onset, base.end, base.resolved)
+    return min(starts, default=None)
 
 
-def follow_ups(
-    request: Mapping[str, Any], catalog: Catalog, done: Sequence[Done]
-) -> list[dict[str, Any]]:
-    """For "why is <alert> firing?": the trail of each named alert's service, once."""
-    investigated = {
-        d.arguments.get("service") for d in done if d.tool in ("query_logs", "query_metrics")
-    }
-    services = [
+def services(request: Mapping[str, Any], catalog: Catalog, done: Sequence[Done]) -> list[str]:
+    """The services of the alerts the question names ("why is <alert> firing?")."""
+    found = [
         str(alert["service"])
         for alert in named(request, done)
-        if alert.get("service") in catalog.services and alert.get("service") not in investigated
+        if alert.get("service") in catalog.services
     ]
-    if not services:
-        return []
-    return trails(catalog, list(dict.fromkeys(services)), window(request, done))
+    return list(dict.fromkeys(found))
 
 
 def compose(

@@ -15,10 +15,10 @@ from datetime import timedelta
 from functools import cache
 from typing import Any
 
-from . import alerts
 from .analysis import Pattern, Shift, change_events, linked_metrics, metric_shift, new_patterns
 from .conversation import Catalog, Done
 from .question import iso, parse_time
+from .window import investigation_window
 
 MAX_FOLLOW_UP_ROUNDS = 2
 _ACTION_SECTION = re.compile(r"mitigat|remediat|fix|action|resolution|recover", re.I)
@@ -31,7 +31,7 @@ class Investigation:
         self.request = request
         self.catalog = catalog
         self.done = [d for d in done if d.status == "SUCCESS"]
-        self.window = alerts.window(request, done)
+        self.window = investigation_window(request, done)
         self.split = iso(self.window.split)
         self.services = _ordered(
             d.arguments.get("service")

@@ -88,24 +88,36 @@ def analysis_query(service: str, window: Window) -> dict[str, Any]:
     return {"tool": "detect_anomalies", "arguments": arguments, "purpose": purpose}
 
 
+def stated(window: Window) -> bool:
+    """True when the question stated a time (else the window is the recent range)."""
+    return window.resolved is not None and window.resolved.found
+
+
 def trails(catalog: Catalog, services: list[str], window: Window) -> list[dict[str, Any]]:
     """One trail per service, within the plan's ``MAX_QUERIES``.
 
-    The first service gets the full comparison (logs and golden metrics before and after the
-    split); without a stated time it also gets ``detect_anomalies`` over the recent range,
-    since "the last hour" may miss an incident that began earlier. Every further service gets
-    the full comparison while room remains, else ``detect_anomalies`` alone.
+    Without a stated time, "the last hour" may miss an incident that began earlier: each
+    service first gets ``detect_anomalies`` over the recent range, and the comparisons follow
+    at the onset it finds (``window.follow_ups``). With a stated time each service gets the
+    comparisons across it (``comparisons``).
     """
-    no_time = window.resolved is None or not window.resolved.found
+    services = services[:MAX_SERVICES]
+    if not stated(window) and catalog.has(ANALYSE):
+        return [analysis_query(service, window) for service in services]
+    return comparisons(catalog, services, window)
+
+
+def comparisons(
+    catalog: Catalog, services: list[str], window: Window, limit: int = MAX_QUERIES
+) -> list[dict[str, Any]]:
+    """Logs and golden metrics before and after the split for each service while room
+    remains in ``limit``; a service that no longer fits gets ``detect_anomalies`` alone."""
     queries: list[dict[str, Any]] = []
-    for n, service in enumerate(services[:MAX_SERVICES]):
+    for service in services[:MAX_SERVICES]:
         full = service_queries(catalog, service, window)
-        if n == 0:
-            head = [analysis_query(service, window)] if no_time and catalog.has(ANALYSE) else []
-            queries += head + full
-        elif len(queries) + len(full) <= MAX_QUERIES:
+        if len(queries) + len(full) <= limit:
             queries += full
-        elif catalog.has(ANALYSE) and len(queries) < MAX_QUERIES:
+        elif catalog.has(ANALYSE) and len(queries) < limit:
             queries.append(analysis_query(service, window))
     return queries
 
