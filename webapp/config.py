@@ -14,6 +14,7 @@ from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any
 
+from .analysis.timezones import zone_of
 from .llm.limits import parse_max_tokens
 
 RESPONSE_FORMATS = ("auto", "json_schema", "json_object_schema", "json_object", "prompt")
@@ -60,6 +61,8 @@ class Settings:
     api_key: str | None = field(default=None, repr=False)
     session_ttl_seconds: int = 86400
     history_max_messages: int = 12
+    #: The IANA zone of a time a question writes without one ("since 10:00").
+    default_timezone: str = "UTC"
     max_question_chars: int = 4000
     max_request_bytes: int = 2 * 1024 * 1024
     max_upload_bytes: int = 1024 * 1024
@@ -196,6 +199,11 @@ class Settings:
                     f"RATE_LIMIT={self.rate_limit!r} is not a rate such as '30/minute' "
                     "or '5/second;100/hour'"
                 ) from None
+        if zone_of(self.default_timezone) is None:
+            raise SettingsError(
+                f"DEFAULT_TIMEZONE {self.default_timezone!r} is not a time zone (an IANA name "
+                "such as Europe/Berlin or Asia/Shanghai, or UTC)"
+            )
         if self.knowledge_dir and not Path(self.knowledge_dir).is_dir():
             raise SettingsError(f"KNOWLEDGE_DIR {self.knowledge_dir!r} is not a directory")
 

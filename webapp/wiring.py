@@ -58,7 +58,7 @@ def knowledge_for(
 def chat_model(settings: Settings) -> ChatModel:
     """The OpenAI-compatible client when an API key is set, else the offline provider."""
     if settings.offline:
-        return OfflineChatModel()
+        return OfflineChatModel(settings.default_timezone)
     return OpenAIChatClient(
         api_key=settings.openai_api_key or "",
         model=settings.llm_model,

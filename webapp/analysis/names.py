@@ -10,7 +10,10 @@
    whose *stem* (the name without generic parts such as ``service``, ``svc``, ``api``) is
    within ``FUZZY_THRESHOLD`` (rapidfuzz's normalised Levenshtein ratio) of a service's stem;
 4. **partial** - a distinctive part of a service's name used as a word ("billing is slow" ->
-   ``billing-service``), also when misspelt by a letter or two (``PART_THRESHOLD``).
+   ``billing-service``), also when misspelt by a letter or two (``PART_THRESHOLD``,
+   ``MIN_TYPO_WORD``).
+
+A misspelt name resolves only when one service is clearly closest (``CLEAR_MARGIN``).
 
 A service-shaped token that resolves to nothing is **unknown** and comes back with the closest
 names as suggestions - the caller says the service is unknown instead of guessing.
@@ -23,6 +26,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 from rapidfuzz import fuzz, process
+from rapidfuzz.distance import OSA
 
 #: Stem similarity (0-100) for a misspelt service-shaped token to resolve: "biling" vs
 #: "billing" is 92, "ledgre" vs "ledger" 83; "search" vs "user" is 60.
@@ -31,6 +35,13 @@ FUZZY_THRESHOLD = 80.0
 #: ``MIN_FUZZY_WORD`` letters long) to count: ordinary words sit well below it.
 PART_THRESHOLD = 88.0
 MIN_FUZZY_WORD = 5
+#: A word at least this long that is one typo (a dropped, doubled, swapped or changed letter:
+#: optimal-string-alignment distance 1) from a distinctive name part counts too: "loyalytd"
+#: for "loyaltyd" scores only 87.5 on the ratio, since a swap costs two edits there.
+MIN_TYPO_WORD = 6
+#: A misspelt name resolves only when it is clearly closest: the runner-up must score at
+#: least this much lower, else the caller offers both as suggestions instead of guessing.
+CLEAR_MARGIN = 5.0
 #: Suggestions offered for an unknown service.
 SUGGESTIONS = 3
 
@@ -164,10 +175,13 @@ def _closest_stem(word: str, services: Sequence[str]) -> tuple[str, float] | Non
     stems = {stem(s): s for s in services}
     if not stems:
         return None
-    best = process.extractOne(stem(word), list(stems), scorer=fuzz.ratio)
-    if best is None or best[1] < FUZZY_THRESHOLD:
+    ranked = process.extract(stem(word), list(stems), scorer=fuzz.ratio, limit=2)
+    if not ranked or ranked[0][1] < FUZZY_THRESHOLD:
         return None
-    return stems[best[0]], float(best[1])
+    best, score = ranked[0][0], float(ranked[0][1])
+    if len(ranked) > 1 and score < 100 and score - ranked[1][1] < CLEAR_MARGIN:
+        return None  # two names are about as close: suggest them, do not pick one
+    return stems[best], score
 
 
 def _partial(text: str, services: Sequence[str]) -> list[tuple[int, NameMatch]]:
@@ -195,5 +209,7 @@ def _part_hit(words: list[tuple[int, str]], parts: list[str]) -> tuple[int, str,
         for part in parts:
             score = fuzz.ratio(word, part)
             if len(part) >= MIN_FUZZY_WORD and score >= PART_THRESHOLD:
+                return at, word, float(score)
+            if len(word) >= MIN_TYPO_WORD and OSA.distance(word, part) <= 1:
                 return at, word, float(score)
     return None

@@ -113,7 +113,7 @@ def add_claims(
     alerts = [(i, a) for i, a in enumerate(every) if not asked or id(a) in asked]
     alerts = [(i, a) for i, a in alerts if isinstance(a, Mapping) and a.get("alert_name")]
     room = max(0, min(MAX_ALERTS, 30 - len(claims)))
-    added = []
+    added: list[dict[str, Any]] = []
     for index, alert in alerts[:room]:
         bindings = [
             (latest.invocation_id, f"$.alerts[{index}].{key}", str(alert[key]))

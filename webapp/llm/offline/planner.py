@@ -142,7 +142,14 @@ def plan(
     question = str(request.get("question", ""))
     if request.get("mode") == "EVIDENCE_GAP_ONLY":
         window = request_window(request, default_timezone)
-        return {**gap_plan(request, catalog, window), "window": window_record(window)}
+        gaps = gap_plan(request, catalog, window)
+        named = [
+            q["arguments"]["service"] for q in gaps["queries"] if q["arguments"].get("service")
+        ]
+        if named and not stated(window) and catalog.has(ANALYSE):
+            # No stated time: the gap's services too are compared across their own onset.
+            gaps["queries"] = trails(catalog, list(dict.fromkeys(named)), window)
+        return {**gaps, "window": window_record(window)}
     seen = understand(
         question,
         request.get("reference_time"),
