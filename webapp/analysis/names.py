@@ -126,6 +126,7 @@ def resolve_services(
                 found.append((at, NameMatch(service, "alias", name)))
                 break
     unknown: list[UnknownName] = []
+    masked = text  # the text without its unknown names, for the partial matching below
     taken = {m.service for _, m in found}
     for token in _TOKEN.finditer(text):
         word = token.group(0)
@@ -137,8 +138,9 @@ def resolve_services(
             taken.add(best[0])
         else:
             unknown.append(UnknownName(word, suggest(word, services)))
+            masked = masked[: token.start()] + " " * len(word) + masked[token.end() :]
     if not found:
-        found = _partial(text, services)
+        found = _partial(masked, services)
     found.sort(key=lambda item: item[0])
     return Resolution([m for _, m in found], unknown)
 

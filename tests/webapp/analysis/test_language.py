@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from webapp.analysis.language import has_cjk, question_language
+from webapp.analysis.language import asks_dependency, has_cjk, question_language, refers_back
 
 
 @pytest.mark.parametrize(
@@ -25,3 +25,22 @@ def test_the_language_is_told_apart(question: str, language: str) -> None:
 
 def test_cjk_is_detected() -> None:
     assert has_cjk("看看") and not has_cjk("look")
+
+
+@pytest.mark.parametrize(
+    ("text", "back", "dependency"),
+    [
+        ("why is it slow?", True, False),
+        ("and what about its database?", True, True),
+        ("那它的数据库呢?", True, True),
+        ("它为什么报错?", True, False),
+        ("is the same service still failing?", True, False),
+        ("why is billing-api slow?", False, False),
+        ("what is a connection pool?", False, False),
+    ],
+)
+def test_follow_ups_are_told_by_how_they_refer_back(
+    text: str, back: bool, dependency: bool
+) -> None:
+    assert refers_back(text) is back
+    assert asks_dependency(text) is dependency

@@ -106,3 +106,18 @@ def test_stems_drop_generic_parts_and_suggestions_rank_by_similarity() -> None:
     assert stem("order-svc") == "order"
     assert stem("api-gateway") == "gateway"
     assert suggest("paymnt-service", SERVICES)[0] == "payment-service"
+
+
+def test_a_swapped_letter_in_a_bare_name_part_still_resolves() -> None:
+    services = ["loyaltyd", "ledger-api", "quote-svc"]
+    assert resolve_services("why is loyalytd throwing errors", services).services == ["loyaltyd"]
+    # An ordinary short word one letter off a name part is not taken for it.
+    assert resolve_services("the quota is fine", services).services == []
+
+
+def test_a_misspelling_about_as_close_to_two_services_is_suggested_not_guessed() -> None:
+    services = ["billing-api", "bulling-api", "ledger-api"]
+    resolution = resolve_services("why is bolling-api down?", services)
+    assert resolution.services == []
+    assert [u.text for u in resolution.unknown] == ["bolling-api"]
+    assert set(resolution.unknown[0].suggestions[:2]) == {"billing-api", "bulling-api"}

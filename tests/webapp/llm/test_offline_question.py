@@ -10,7 +10,12 @@ import pytest
 from webapp.demo.backend import DemoTelemetryBackend
 from webapp.llm.offline.conversation import Catalog
 from webapp.llm.offline.planner import plan
-from webapp.llm.offline.question import mentioned_services, question_window, understand
+from webapp.llm.offline.question import (
+    mentioned_services,
+    question_window,
+    request_window,
+    understand,
+)
 from webapp.tools.catalog import diagnosis_tools
 from webapp.tools.knowledge import KnowledgeIndex
 
@@ -138,3 +143,31 @@ def test_aliases_declared_by_any_backend_reach_the_planner() -> None:
 
 def test_the_language_is_recorded_for_the_answer() -> None:
     assert understand("订单服务报错了,帮我看看", NOW, SERVICES).language == "zh"
+
+
+def test_the_plan_records_its_window_and_later_agents_read_it_back(catalog: Catalog) -> None:
+    result = planned(catalog, "why is payment-service slow since 11:00 CET?")
+    assert result["window"]["start"] == "2026-11-30T10:00:00Z"
+    assert result["window"]["text"] == "since 11:00 CET"
+    # The executor's request carries the plan, not the history: the window comes from it.
+    window = request_window({"question": "why is it slow?", "reference_time": NOW, "plan": result})
+    assert window.split.strftime("%H:%M") == "10:00"
+
+
+def test_its_database_is_the_dependency_the_previous_answer_found_not_a_guess() -> None:
+    services = ["ledger-api", "ledger-db", "pg-main"]
+    history = [
+        {"role": "user", "content": "ledger-api is slow since 10:00"},
+        {
+            "role": "assistant",
+            "content": "## Diagnosis\n\n**Question:** ledger-api is slow\n\nledger-api degraded; "
+            "the trail leads to pg-main.\n\n### Evidence\n\n- ledger-db mentioned in a log",
+        },
+    ]
+    seen = understand("and what about its database?", NOW, services, history=history)
+    assert seen.follow_up and seen.services == ["ledger-api"]
+    # pg-main is what the data showed; ledger-db only looks like a database by its name.
+    assert seen.dependencies == ["pg-main"]
+    assert seen.window.resolved is not None and seen.window.resolved.text == "since 10:00"
+    alone = understand("and what about its database?", NOW, services, history=history[:1])
+    assert alone.dependencies == [] and alone.services == ["ledger-api"]

@@ -38,6 +38,14 @@ def router() -> FlowRouter:
         ("你好", SIMPLE),
         ("运行手册里怎么处理证书过期?", SIMPLE),
         ("什么是连接池?", SIMPLE),
+        # Follow-ups: about the previous turn's service, so a diagnosis like it.
+        ("and what about its database?", COMPLEX),
+        ("那它的数据库呢?", COMPLEX),
+        ("what is causing it?", COMPLEX),
+        ("why is it slow?", COMPLEX),
+        ("它为什么报错?", COMPLEX),
+        ("any alerts?", COMPLEX),
+        ("what causes connection pool exhaustion in general?", SIMPLE),
     ],
 )
 def test_questions_are_routed_by_what_they_ask(

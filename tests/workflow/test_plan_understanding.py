@@ -1,0 +1,106 @@
+"""What the planner understood of the question - its window and the names it could not
+resolve - is recorded in the plan and shown by the product with the answer (and the fallback),
+in the question's language; unknown names are checked against the service catalog first."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+
+from diagnosis_graph.workflow.contracts import ContractError, PlannerPlan, parse_agent_output
+from diagnosis_graph.workflow.factory import DiagnosisRun, build_diagnosis_graph, run_diagnosis
+from diagnosis_graph.workflow.ports import DiagnosisPorts
+from diagnosis_graph.workflow.render import unknown_services, window_line
+
+from .fakes import LOGS, PLAN, ROLES, SERVICES, MemoryInvocations, ScriptedInvoker, evidence
+from .test_composition import CLAIMS, GOOD, RUNBOOK, SUPPORTED
+
+WINDOW = {
+    "start": "2026-11-30T10:00:00Z",
+    "end": "2026-11-30T12:00:00Z",
+    "onset": "2026-11-30T10:00:00Z",
+    "text": "since 11:00 CET",
+    "zone": "CET",
+    "kind": "since",
+}
+UNKNOWN = [
+    {"name": "search-service", "suggestions": ["payment-service", "made-up-service"]},
+    {"name": "mysql-primary", "suggestions": []},  # known after all: not shown as unknown
+]
+
+
+def run(
+    plan: dict[str, Any], question: str = "Why is payment-service slow since 11:00 CET?", **kw: Any
+) -> DiagnosisRun:
+    store = MemoryInvocations()
+    store.add("inv-logs", LOGS)
+    store.add("inv-kb", RUNBOOK, tool="lookup_knowledge")
+    invoker = ScriptedInvoker(
+        {
+            "planner": [plan],
+            "executor": [evidence(*CLAIMS)],
+            "verifier": [SUPPORTED],
+            "composer": kw.get("composer", [GOOD]),
+        }
+    )
+    ports = DiagnosisPorts(
+        invoker, store, service_catalog=lambda: SERVICES, tool_roles=lambda: ROLES
+    )
+    return run_diagnosis(build_diagnosis_graph(ports), question, session_id="s1", run_id="run-1")
+
+
+def test_the_plan_records_the_window_and_the_answer_shows_it() -> None:
+    result = run({**PLAN, "window": WINDOW, "unknown_services": UNKNOWN})
+    assert result.state["planner_plan"]["window"] == WINDOW
+    answer = result.answer or ""
+    assert (
+        "**Window:** 2026-11-30T10:00:00Z to 2026-11-30T12:00:00Z "
+        '(read from "since 11:00 CET", in CET)' in answer
+    )
+    assert (
+        "**Unknown service:** search-service is not a known service: this system has no "
+        "telemetry for it. Did you mean payment-service?" in answer
+    )
+    assert "mysql-primary is not a known service" not in answer
+    assert "made-up-service" not in answer
+
+
+def test_a_chinese_question_gets_chinese_window_and_unknown_lines() -> None:
+    plan = {**PLAN, "window": {**WINDOW, "text": None, "kind": "none"}, "unknown_services": UNKNOWN}
+    result = run(plan, question="search-service 为什么变慢?")
+    answer = result.answer or ""
+    assert result.state["diagnosis_context"]["language"] == "zh"
+    assert "**时间范围:** 问题未给出时间：查看了截至 2026-11-30T12:00:00Z 的近期范围" in answer
+    assert "**未知服务:** search-service 不是已知的服务" in answer
+
+
+def test_the_fallback_shows_them_too() -> None:
+    result = run({**PLAN, "window": WINDOW, "unknown_services": UNKNOWN}, composer=[{}, {}, {}])
+    answer = result.answer or ""
+    assert answer.startswith("## Diagnosis incomplete")
+    assert "**Window:**" in answer and "**Unknown service:** search-service" in answer
+
+
+def test_a_plan_without_them_renders_as_before() -> None:
+    answer = run(PLAN).answer or ""
+    assert "**Window:**" not in answer and "Unknown service" not in answer
+
+
+def test_the_plan_contract_bounds_the_new_fields() -> None:
+    too_many = [{"name": f"svc-{n}"} for n in range(6)]
+    with pytest.raises(ContractError, match="unknown_services"):
+        parse_agent_output(PlannerPlan, json.dumps({**PLAN, "unknown_services": too_many}))
+    plan = parse_agent_output(PlannerPlan, json.dumps({**PLAN, "window": WINDOW}))
+    assert plan.window is not None and plan.window.text == "since 11:00 CET"
+
+
+def test_unknown_names_and_windows_are_checked_before_they_are_shown() -> None:
+    assert unknown_services({"unknown_services": UNKNOWN}, SERVICES) == [
+        {"name": "search-service", "suggestions": ["payment-service"]}
+    ]
+    assert window_line(None, "en") is None
+    assert window_line({"end": "2026-11-30T12:00:00Z", "text": "x<b>", "start": None}, "en") == (
+        '**Window:** until 2026-11-30T12:00:00Z (read from "x&lt;b&gt;", in UTC)'
+    )
