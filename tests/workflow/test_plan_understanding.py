@@ -17,7 +17,7 @@ from diagnosis_graph.workflow.render import unknown_services, window_line
 from .fakes import LOGS, PLAN, ROLES, SERVICES, MemoryInvocations, ScriptedInvoker, evidence
 from .test_composition import CLAIMS, GOOD, RUNBOOK, SUPPORTED
 
-WINDOW = {
+WINDOW: dict[str, Any] = {
     "start": "2026-11-30T10:00:00Z",
     "end": "2026-11-30T12:00:00Z",
     "onset": "2026-11-30T10:00:00Z",
