@@ -68,7 +68,8 @@ def test_the_plan_records_the_window_and_the_answer_shows_it() -> None:
 
 
 def test_a_chinese_question_gets_chinese_window_and_unknown_lines() -> None:
-    plan = {**PLAN, "window": {**WINDOW, "text": None, "kind": "none"}, "unknown_services": UNKNOWN}
+    window: dict[str, Any] = {**WINDOW, "text": None, "kind": "none"}
+    plan: dict[str, Any] = {**PLAN, "window": window, "unknown_services": UNKNOWN}
     result = run(plan, question="search-service 为什么变慢?")
     answer = result.answer or ""
     assert result.state["diagnosis_context"]["language"] == "zh"
