@@ -31,7 +31,7 @@ _SIGNALS = re.compile(
     r"failing|fails|failed|failure|incident|alert|alerts|firing|degraded|spike|crash|crashing|"
     r"exception|unavailable|broken|healthy|p95|p99)\b"
     r"|报错|错误|异常|失败|超时|变慢|很慢|太慢|慢了|延迟|卡顿|宕机|挂了|不可用|故障|告警|报警|警报"
-    r"|下降|升高|飙升|激增|崩溃|重启|打不开|无法访问|健康",
+    r"|下降|升高|飙升|激增|崩溃|重启|打不开|无法访问|健康|正常吗|是否正常|有问题|出问题|没问题吗",
     re.IGNORECASE,
 )
 _KNOWLEDGE = re.compile(

@@ -45,6 +45,7 @@ def router() -> FlowRouter:
         ("why is it slow?", COMPLEX),
         ("它为什么报错?", COMPLEX),
         ("any alerts?", COMPLEX),
+        ("路径规划服务正常吗?", COMPLEX),
         ("what causes connection pool exhaustion in general?", SIMPLE),
     ],
 )

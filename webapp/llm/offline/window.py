@@ -22,8 +22,10 @@ from .conversation import Catalog, Done
 from .planner import ANALYSE, comparisons, stated
 from .question import Window, parse_time, request_window
 
-#: Findings at least this share of the strongest one's significance can set the onset.
-STRONG_SHARE = 0.5
+#: Findings at least this share of the strongest one's significance can set the onset. A
+#: quarter, not a half: a step in a counter (restarts) scores far above the slow ramp of the
+#: same incident's latency or memory, and the ramp is what began first.
+STRONG_SHARE = 0.25
 #: The split lies this long before the onset found, so "after" holds the incident's start.
 ONSET_MARGIN = timedelta(minutes=3)
 #: Tool calls one executor run may make (the ReAct loop's default ``max_tool_calls``), and
