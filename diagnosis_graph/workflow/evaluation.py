@@ -60,7 +60,19 @@ def rule_evaluation(
         "prompt_version": prompt_version,
         "gatekeeper_version": gate.get("gatekeeper_version", GATEKEEPER_VERSION),
         "grounding": grounding_evaluation(result),
+        "understanding": understanding(state),
         "gatekeeper": dict(gate) if result else None,
+    }
+
+
+def understanding(state: Mapping[str, Any]) -> dict[str, Any]:
+    """What the run read from the question: its window (SPEC 5a), unknown names, language."""
+    plan = state.get("planner_plan") or {}
+    context = state.get("diagnosis_context") or {}
+    return {
+        "window": plan.get("window"),
+        "unknown_services": list(plan.get("unknown_services") or []),
+        "language": context.get("language"),
     }
 
 

@@ -116,6 +116,8 @@ def test_a_follow_up_resolves_its_database_from_the_previous_answer(demo: Diagno
     assert "payment-service" in services
     assert plan["window"]["text"] == "since 10:00"
     assert 'read from "since 10:00"' in (second.answer or "")
+    recorded = second.self_evaluation["rule_evaluation"]["understanding"]
+    assert recorded["window"] == plan["window"] and recorded["language"] == "en"
 
 
 @pytest.mark.parametrize("question", ["why is it slow?", "它为什么变慢?", "what is causing it?"])
