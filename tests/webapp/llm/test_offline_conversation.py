@@ -16,6 +16,8 @@ import pytest
 
 from webapp.demo.backend import DEFAULT_DATA_DIR, DemoTelemetryBackend
 from webapp.diagnosis import Diagnoser, DiagnosisResult
+from webapp.llm.offline import simple
+from webapp.llm.offline.conversation import Catalog
 from webapp.wiring import offline_diagnoser
 
 
@@ -152,3 +154,32 @@ def test_a_question_without_a_time_compares_across_the_onset_the_data_shows(
     assert "2026-11-30T11:00:00Z" not in starts
     answer = result.answer or ""
     assert "no time given" in answer and "No evidence of a problem" not in answer
+
+
+def test_the_simple_chat_answers_in_the_questions_language(demo: Diagnoser) -> None:
+    catalog = Catalog([t.definition() for t in demo.tools])
+    assert simple.next_step([{"role": "user", "content": "你好"}], catalog) == simple.HELP_ZH
+    assert simple.next_step([{"role": "user", "content": "hello"}], catalog) == simple.HELP
+    call = simple.next_step([{"role": "user", "content": "什么是连接池?"}], catalog)
+    assert isinstance(call, dict) and call["tool"] == "lookup_knowledge"
+    messages: list[dict[str, Any]] = [
+        {"role": "user", "content": "什么是连接池?"},
+        {
+            "role": "assistant",
+            "content": None,
+            "tool_calls": [
+                {
+                    "id": "c1",
+                    "type": "function",
+                    "function": {"name": "lookup_knowledge", "arguments": "{}"},
+                }
+            ],
+        },
+        {
+            "role": "tool",
+            "tool_call_id": "c1",
+            "content": json.dumps({"result": {"documents": []}}),
+        },
+    ]
+    answer = simple.next_step(messages, catalog)
+    assert isinstance(answer, str) and answer.startswith("运行手册中没有找到相关内容")
