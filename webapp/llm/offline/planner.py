@@ -179,11 +179,20 @@ def plan(
             [f"{s} changed behaviour at {iso(seen.window.split)}" for s in services] + notes
         )[:10],
         "queries": queries[:MAX_QUERIES],
-        "window": window_record(seen.window),
+        # A plan reading no telemetry over time (alerts now, unknown names) shows no window.
+        "window": window_record(seen.window) if _windowed(queries) else None,
         "unknown_services": [
             {"name": u.text, "suggestions": list(u.suggestions)} for u in seen.unknown[:5]
         ],
     }
+
+
+#: Tools whose reading depends on a time window.
+WINDOWED = ("query_logs", "query_metrics", ANALYSE, "log_patterns")
+
+
+def _windowed(queries: list[dict[str, Any]]) -> bool:
+    return any(q.get("tool") in WINDOWED for q in queries)
 
 
 def _unknown_notes(seen: Understanding) -> list[str]:
