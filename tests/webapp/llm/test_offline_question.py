@@ -171,3 +171,12 @@ def test_its_database_is_the_dependency_the_previous_answer_found_not_a_guess() 
     assert seen.window.resolved is not None and seen.window.resolved.text == "since 10:00"
     alone = understand("and what about its database?", NOW, services, history=history[:1])
     assert alone.dependencies == [] and alone.services == ["ledger-api"]
+
+
+def test_what_about_another_service_keeps_the_previous_window() -> None:
+    history = [{"role": "user", "content": "why is payment-service slow since 10:00?"}]
+    seen = understand("and what about shipping-service?", NOW, SERVICES, history=history)
+    assert seen.services == ["shipping-service"] and not seen.follow_up
+    assert seen.window.split.strftime("%H:%M") == "10:00"
+    fresh = understand("why is shipping-service failing?", NOW, SERVICES, history=history)
+    assert fresh.window.resolved is not None and not fresh.window.resolved.found

@@ -7,7 +7,8 @@ and ``Window`` keep the shapes the executor has always imported.
 
 Follow-ups: a question that names no service but refers back to one ("it", "its database",
 "that service", "它", "它的数据库") is about the services the previous user turn named, over
-that turn's window when it states none of its own. "Its database" (cache, queue, dependency)
+that turn's window when it states none of its own; "and what about <another service>?" keeps
+that window too. "Its database" (cache, queue, dependency)
 is the other service the previous answer found from the data - the services its conclusions
 name besides the subject - never a name guessed from the words.
 
@@ -165,7 +166,7 @@ def understand(
         if earlier is not None:
             asked, answer = earlier
             found, follow_up = asked.services, True
-            if window.resolved is None or not window.resolved.found:
+            if not _stated(window):
                 window = question_window(asked.question, reference_time, default_timezone)
             if asks_dependency(question):
                 dependencies = [
@@ -173,6 +174,11 @@ def understand(
                     for s in resolve_services(_conclusions(answer), services, aliases).services
                     if s not in found
                 ]
+    elif found and refers_back(question) and not _stated(window):
+        # "and what about shipping-service?": another service, over the previous turn's time.
+        earlier = _previous_turn(question, history, services, aliases)
+        if earlier is not None:
+            window = question_window(earlier[0].question, reference_time, default_timezone)
     return Understanding(
         question,
         window,
@@ -183,6 +189,10 @@ def understand(
         follow_up,
         dependencies,
     )
+
+
+def _stated(window: Window) -> bool:
+    return window.resolved is not None and window.resolved.found
 
 
 @dataclass(frozen=True)
