@@ -87,13 +87,17 @@ GOOD: dict[str, Any] = {
 }
 
 
-def run(*composer: dict[str, Any], question: str = "Why is payment-service slow?") -> DiagnosisRun:
+def run(
+    *composer: dict[str, Any],
+    question: str = "Why is payment-service slow?",
+    plan: dict[str, Any] | None = None,
+) -> DiagnosisRun:
     store = MemoryInvocations()
     store.add("inv-logs", LOGS)
     store.add("inv-kb", RUNBOOK, tool="lookup_knowledge")
     invoker = ScriptedInvoker(
         {
-            "planner": [PLAN],
+            "planner": [plan or PLAN],
             "executor": [evidence(*CLAIMS)],
             "verifier": [SUPPORTED],
             "composer": list(composer),

@@ -10,12 +10,12 @@ from typing import Any
 import pytest
 
 from diagnosis_graph.workflow.contracts import ContractError, PlannerPlan, parse_agent_output
-from diagnosis_graph.workflow.factory import DiagnosisRun, build_diagnosis_graph, run_diagnosis
-from diagnosis_graph.workflow.ports import DiagnosisPorts
+from diagnosis_graph.workflow.factory import DiagnosisRun
 from diagnosis_graph.workflow.render import unknown_services, window_line
 
-from .fakes import LOGS, PLAN, ROLES, SERVICES, MemoryInvocations, ScriptedInvoker, evidence
-from .test_composition import CLAIMS, GOOD, RUNBOOK, SUPPORTED
+from . import test_composition
+from .fakes import PLAN, SERVICES
+from .test_composition import GOOD
 
 WINDOW: dict[str, Any] = {
     "start": "2026-11-30T10:00:00Z",
@@ -34,21 +34,7 @@ UNKNOWN = [
 def run(
     plan: dict[str, Any], question: str = "Why is payment-service slow since 11:00 CET?", **kw: Any
 ) -> DiagnosisRun:
-    store = MemoryInvocations()
-    store.add("inv-logs", LOGS)
-    store.add("inv-kb", RUNBOOK, tool="lookup_knowledge")
-    invoker = ScriptedInvoker(
-        {
-            "planner": [plan],
-            "executor": [evidence(*CLAIMS)],
-            "verifier": [SUPPORTED],
-            "composer": kw.get("composer", [GOOD]),
-        }
-    )
-    ports = DiagnosisPorts(
-        invoker, store, service_catalog=lambda: SERVICES, tool_roles=lambda: ROLES
-    )
-    return run_diagnosis(build_diagnosis_graph(ports), question, session_id="s1", run_id="run-1")
+    return test_composition.run(*kw.get("composer", [GOOD]), question=question, plan=plan)
 
 
 def test_the_plan_records_the_window_and_the_answer_shows_it() -> None:
