@@ -175,7 +175,7 @@ def understand(
                     if s not in found
                 ]
     elif found and refers_back(question) and not _stated(window):
-        # "and what about shipping-service?": another service, over the previous turn's time.
+        # "and what about <another service>?": that service, over the previous turn's time.
         earlier = _previous_turn(question, history, services, aliases)
         if earlier is not None:
             window = question_window(earlier[0].question, reference_time, default_timezone)
