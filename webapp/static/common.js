@@ -291,10 +291,56 @@
     return (ms / 1000).toFixed(ms < 10000 ? 2 : 1) + " s";
   }
 
-  function formatTime(iso) {
+  const pad = (n) => String(n).padStart(2, "0");
+
+  /** ``2026-11-30 10:02:00 UTC`` (``short``: ``10:02 UTC``, no date, no seconds). */
+  function formatTime(iso, short) {
     if (!iso) return "–";
     const date = new Date(iso);
-    return isNaN(date) ? iso : date.toLocaleString();
+    if (isNaN(date)) return String(iso);
+    const clock = pad(date.getUTCHours()) + ":" + pad(date.getUTCMinutes());
+    if (short) return clock + " UTC";
+    const day = date.getUTCFullYear() + "-" + pad(date.getUTCMonth() + 1) + "-" + pad(date.getUTCDate());
+    return day + " " + clock + ":" + pad(date.getUTCSeconds()) + " UTC";
+  }
+
+  /** The browser's local rendering of a time, for the hover text of a UTC time. */
+  function localTime(iso) {
+    const date = new Date(iso);
+    const label = window.I18n ? window.I18n.t("local_time") : "Local time";
+    return isNaN(date) ? "" : label + ": " + date.toLocaleString();
+  }
+
+  /** A <time> in UTC with its zone shown; the local time on hover. */
+  function timeEl(iso, short) {
+    if (!iso) return h("span", { class: "quiet" }, "–");
+    return h("time", { datetime: iso, class: "utc", title: localTime(iso) }, formatTime(iso, short));
+  }
+
+  // 2026-11-30T10:02:00Z, 2026-11-30T10:02:00.123Z (a UTC instant written by a tool or the product)
+  const ISO_UTC = /\b\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?Z\b/g;
+
+  /** Every ISO UTC timestamp in the text of ``root`` (outside code) shown as a UTC <time>. */
+  function utcTimes(root) {
+    const walker = document.createTreeWalker(root, NodeFilter.SHOW_TEXT);
+    const targets = [];
+    while (walker.nextNode()) {
+      const node = walker.currentNode;
+      if (node.parentElement.closest("code, pre, time, q.evidence-excerpt")) continue;
+      ISO_UTC.lastIndex = 0;
+      if (ISO_UTC.test(node.nodeValue)) targets.push(node);
+    }
+    for (const node of targets) {
+      const text = node.nodeValue;
+      const fragment = document.createDocumentFragment();
+      let last = 0;
+      for (const match of text.matchAll(ISO_UTC)) {
+        fragment.append(text.slice(last, match.index), timeEl(match[0]));
+        last = match.index + match[0].length;
+      }
+      fragment.append(text.slice(last));
+      node.replaceWith(fragment);
+    }
   }
 
   function setupSettings() {
@@ -334,8 +380,11 @@
     formatDuration,
     formatTime,
     h,
+    localTime,
     renderMarkdown,
     streamEvents,
+    timeEl,
     traceUrl,
+    utcTimes,
   };
 })();
