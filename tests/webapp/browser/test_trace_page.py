@@ -118,7 +118,7 @@ def test_a_citation_in_the_answer_highlights_its_excerpt(
     # a metric point: compact JSON with Python's number spelling, e.g. ["...",0.0]
     point = next(e for e, (ref, _) in refs.items() if ".points[" in ref["raw_path"])
     open_trace(page, live, complex_run)
-    page.locator("#summary .answer a.cite", has_text=f"[{point}]").first.click()
+    page.locator(f'#summary .answer a.cite-chip[data-evidence="{point}"]').first.click()
     ref, invocation = refs[point]
     mark = page.locator(f"#invocation-{invocation['invocationId']} mark.excerpt")
     assert mark.inner_text() == ref["evidence_excerpt"]
