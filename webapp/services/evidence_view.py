@@ -49,8 +49,7 @@ def evidence_view(
     cited = [(inv, ref) for inv in successful for ref in _refs(inv)]
     analyses = [i for i in successful if i.get("tool_name") == ANOMALIES]
     charts = _metric_charts(cited, analyses)
-    drawn = {(c["service"], c["metric"]) for c in charts}
-    charts += _finding_charts(cited, drawn)
+    charts += _finding_charts(cited, {(c["service"], c["metric"]): c for c in charts})
     evaluation = run.get("self_evaluation") or {}
     window = evaluation.get("question_window") if isinstance(evaluation, Mapping) else None
     return {
@@ -257,9 +256,11 @@ def _computed_windows(points: Sequence[list[Any]]) -> dict[str, Any] | None:
 
 
 def _finding_charts(
-    cited: Iterable[tuple[Mapping[str, Any], Mapping[str, Any]]], drawn: set[tuple[str, str]]
+    cited: Iterable[tuple[Mapping[str, Any], Mapping[str, Any]]],
+    drawn: Mapping[tuple[str, str], dict[str, Any]],
 ) -> list[dict[str, Any]]:
-    """Cited ``detect_anomalies`` findings whose series the run did not record."""
+    """Cited ``detect_anomalies`` findings whose series the run did not record; a finding of
+    a drawn series is cited on that series' chart instead."""
     charts: dict[tuple[str, int], dict[str, Any]] = {}
     for invocation, ref in cited:
         if invocation.get("tool_name") != ANOMALIES:
@@ -270,7 +271,16 @@ def _finding_charts(
         output, index = _output(invocation), int(match.group(1))
         finding = _at(output.get("findings"), index)
         service = str(_arguments(invocation).get("service") or "")
-        if not isinstance(finding, Mapping) or (service, finding.get("signal")) in drawn:
+        if not isinstance(finding, Mapping):
+            continue
+        cite = {
+            "evidence_id": ref.get("evidence_id"),
+            "index": None,
+            "raw_path": ref.get("raw_path"),
+            "point": None,
+        }
+        if (service, str(finding.get("signal"))) in drawn:
+            drawn[(service, str(finding.get("signal")))]["cited"].append(cite)
             continue
         key = (invocation["invocation_id"], index)
         if key not in charts:
@@ -289,14 +299,7 @@ def _finding_charts(
                 "windows": _windows(finding, end, ANOMALIES, invocation["invocation_id"]),
                 "finding": dict(finding),
             }
-        charts[key]["cited"].append(
-            {
-                "evidence_id": ref.get("evidence_id"),
-                "index": None,
-                "raw_path": ref.get("raw_path"),
-                "point": None,
-            }
-        )
+        charts[key]["cited"].append(cite)
     return list(charts.values())
 
 

@@ -154,8 +154,9 @@
     }
     if (chart.windows && !isNaN(ms(w.onset))) {
       const px = round(sc.x(ms(w.onset)));
+      const citedOnset = chart.cited.some((c) => /\.onset$/.test(c.rawPath || ""));
       svg.append(
-        s("line", { class: "onset", x1: px, x2: px, y1: PAD.top, y2: H - PAD.bottom, "data-onset": w.onset }, s("title", { text: t("onset", lang) + " " + formatTime(w.onset) })),
+        s("line", { class: "onset" + (citedOnset ? " cited-onset" : ""), x1: px, x2: px, y1: PAD.top, y2: H - PAD.bottom, "data-onset": w.onset }, s("title", { text: t("onset", lang) + " " + formatTime(w.onset) })),
         s("text", { class: "onset-label", x: px + 4, y: PAD.top + 10, text: t("onset", lang) + " " + formatTime(w.onset, true) })
       );
     }

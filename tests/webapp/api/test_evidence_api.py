@@ -97,6 +97,8 @@ def test_analysis_outputs_give_windows_log_tables_and_finding_charts(
     cited = {c["evidenceId"]: c for c in chart["cited"]}
     assert cited["E1"]["index"] == 2 and cited["E1"]["point"] == recorded[2]
     assert cited["E2"]["point"][1] == max(v for _, v in recorded)
+    # the cited onset of the same metric's finding is cited on this chart, at no one point
+    assert cited["E3"]["rawPath"].endswith(".onset") and cited["E3"]["index"] is None
     # the cited log finding has no recorded series: drawn from the finding itself
     findings = [c for c in data["charts"] if c["kind"] == "finding"]
     assert all(c["invocationId"] == anomalies["invocationId"] for c in findings)

@@ -194,6 +194,7 @@ def test_log_patterns_are_a_table_and_analysis_windows_are_drawn(
         svg.locator("rect.band.baseline").get_attribute("data-from") == finding["baseline"]["start"]
     )
     assert svg.locator("line.onset").get_attribute("data-onset") == finding["onset"]
+    assert svg.locator("line.onset.cited-onset").count() == 1  # the finding's onset is cited
     # a cited finding whose series was not recorded is drawn from the finding alone
     for chart in turn.locator('svg.evidence-chart[data-kind="finding"]').all():
         assert chart.locator("rect.band.incident").count() == 1
