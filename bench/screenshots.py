@@ -22,7 +22,13 @@ from typing import TYPE_CHECKING
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))  # the harness lives with the browser tests
 
-from tests.webapp.browser.harness import LiveApp, browser_missing, chromium, start_app  # noqa: E402
+from tests.webapp.browser.harness import (  # noqa: E402
+    VIEWPORT,
+    LiveApp,
+    browser_missing,
+    chromium,
+    start_app,
+)
 from tests.webapp.evidence_seed import seed_analysis_run  # noqa: E402
 
 if TYPE_CHECKING:
@@ -63,7 +69,7 @@ def chat_screenshot(page: Page, live: LiveApp, path: Path) -> str:
 
 def panel_screenshot(page: Page, path: Path) -> None:
     """The evidence panel of the last answer: its window and the charts of the cited series."""
-    page.set_viewport_size(TALL)
+    page.set_viewport_size(TALL)  # type: ignore[arg-type]
     panel = page.locator(".turn").last.locator(".evidence-panel")
     panel.evaluate("p => p.scrollIntoView({block: 'start'})")
     page.mouse.move(0, 0)
@@ -94,7 +100,7 @@ def patterns_screenshot(page: Page, live: LiveApp, path: Path) -> None:
     turn.locator(".answer h2").evaluate("h => h.scrollIntoView({block: 'start'})")
     page.mouse.move(0, 0)
     page.screenshot(path=str(path))
-    page.set_viewport_size({"width": 1280, "height": 900})
+    page.set_viewport_size(VIEWPORT)  # type: ignore[arg-type]
 
 
 def trace_screenshot(page: Page, live: LiveApp, href: str, path: Path) -> None:

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 from ..evidence_seed import seed_analysis_run
-from .conftest import ask, read_json
+from .conftest import asked_run
 from .harness import LiveApp
 
 if TYPE_CHECKING:
@@ -23,15 +23,7 @@ PIXEL = 0.06  # the chart rounds coordinates to 0.01 of its viewBox
 @pytest.fixture(scope="module")
 def chat_run(live: LiveApp, browser: Any) -> dict[str, Any]:
     """One finished complex run asked through the UI, with its trace and evidence."""
-    page = browser.new_page()
-    try:
-        ids = ask(page, live)
-        base = f"{live.url}/api/diagnosis/{ids['sessionId']}"
-        trace = read_json(page, f"{base}/trace?runId={ids['runId']}")
-        evidence = read_json(page, f"{base}/evidence?runId={ids['runId']}")
-    finally:
-        page.close()
-    return {**ids, "trace": trace, "evidence": evidence}
+    return asked_run(live, browser, "trace", "evidence")
 
 
 @pytest.fixture(scope="module")

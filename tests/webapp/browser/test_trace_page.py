@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from .conftest import Console, ask, read_json
+from .conftest import Console, ask, asked_run
 from .harness import LiveApp
 
 if TYPE_CHECKING:
@@ -20,15 +20,7 @@ HIGHLIGHT = "rgb(192, 57, 43)"  # the stroke the graph API gives the route's edg
 @pytest.fixture(scope="module")
 def complex_run(live: LiveApp, browser: Any) -> dict[str, Any]:
     """One finished complex run and its trace, asked once for the module through the UI."""
-    page = browser.new_page()
-    try:
-        ids = ask(page, live)
-        base = f"{live.url}/api/diagnosis/{ids['sessionId']}"
-        trace = read_json(page, f"{base}/trace?runId={ids['runId']}")
-        graph = read_json(page, f"{base}/graph?runId={ids['runId']}")
-    finally:
-        page.close()
-    return {**ids, "trace": trace, "graph": graph}
+    return asked_run(live, browser, "trace", "graph")
 
 
 def open_trace(page: Page, live: LiveApp, run: dict[str, Any], anchor: str = "") -> None:
