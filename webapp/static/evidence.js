@@ -336,10 +336,16 @@
    * lines whose id and invocation match a verified item are rewritten.
    */
   function readableEvidenceList(root, make, lang) {
+    // An AIOps report scopes ids by alert ([A1-E1]): an item is found by its id without the
+    // scope and the invocation its line names.
+    const bare = (id) => id.replace(/^[A-Za-z0-9]+-(?=E\d+$)/, "");
+    const bySource = new Map();
+    for (const item of make.items.values()) bySource.set(bare(item.evidenceId) + " " + item.invocationId, item);
     for (const strong of Array.from(root.querySelectorAll("li > strong:first-child"))) {
       const li = strong.parentElement;
-      const item = make.items.get(strong.textContent.trim());
-      if (!item || !li.textContent.includes(item.invocationId)) continue;
+      const named = (li.textContent.match(/\binv-[0-9a-f]+\b/) || [""])[0];
+      const item = bySource.get(bare(strong.textContent.trim()) + " " + named);
+      if (!item) continue;
       li.classList.add("evidence-line");
       li.replaceChildren();
       Diag.append(li, [make(item.evidenceId), " ", h("span", { class: "evidence-source" }, sourceLine(item, lang)), item.timestamp ? [" · ", timeEl(item.timestamp)] : "", ": ", h("q", { class: "evidence-excerpt" }, item.excerpt)]);

@@ -245,3 +245,17 @@ def test_the_evidence_pages_keep_the_policy(
         page.locator("#trace[data-loaded]").wait_for()
         page.locator("#charts svg.evidence-chart").first.wait_for()
     assert violations == []
+
+
+def test_an_aiops_report_gets_chips_readable_evidence_and_charts(page: Page, live: LiveApp) -> None:
+    page.goto(live.url + "/")
+    page.click("#aiops")
+    turn = page.locator(".turn.aiops[data-evidence=ready]").last
+    turn.wait_for()
+    answer = turn.locator(".answer")
+    assert "inv-" not in (answer.text_content() or "")
+    chip = answer.locator("a.cite-chip").first
+    assert re.fullmatch(r"A\d+-E\d+", chip.inner_text())
+    chip.hover()
+    assert page.locator("#cite-card .card-excerpt").inner_text()
+    assert turn.locator("svg.evidence-chart path.series").count() > 0
