@@ -59,8 +59,8 @@ def evidence(session_id: str, query: RunQuery) -> RunEvidence:
     `log_patterns` output as rows, each evidence item with its source, and the question's
     resolved time window.
     """
-    found = services().records.trace(session_id, query.run_id)
-    return RunEvidence.model_validate(evidence_view(found.run, found.invocations))
+    run, invocations = services().records.invocations(session_id, query.run_id)
+    return RunEvidence.model_validate(evidence_view(run, invocations))
 
 
 @bp.get("/diagnosis/<session_id>/graph")

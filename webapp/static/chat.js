@@ -128,7 +128,7 @@
 
   async function loadTurns(sessionId) {
     el.turns.replaceChildren();
-    setStatus("Loading the session…");
+    setStatus(t("loading_session"));
     try {
       const data = await api("/api/diagnosis/" + encodeURIComponent(sessionId) + "/runs?limit=50");
       if (current !== sessionId) return;
@@ -338,7 +338,7 @@
     el.turns.append(view.root);
     scrollToEnd();
     setBusy(true);
-    setStatus(kind === "aiops" ? "Investigating the firing alerts…" : "Diagnosing…");
+    setStatus(kind === "aiops" ? t("investigating") : t("diagnosing"));
     let text = "";
     let done = null;
     const started = performance.now();
@@ -365,12 +365,12 @@
         setState(view, done.status, done.degraded);
         view.feedback.hidden = false;
         view.meta.textContent = formatDuration(Math.round(performance.now() - started));
-        setStatus(done.success ? "Done." : "The run failed; its partial trace is recorded.", done.success ? "" : "error");
+        setStatus(done.success ? t("done") : t("run_failed"), done.success ? "" : "error");
         await showEvidence(view);
       } else {
         setState(view, "interrupted");
         showError(view, "The stream ended before the run finished. It keeps running on the server: open the trace to see how it ends.");
-        setStatus("Stream interrupted.", "error");
+        setStatus(t("interrupted"), "error");
       }
     } catch (error) {
       setState(view, "failed");

@@ -89,6 +89,12 @@
       f_session: "Session",
       answer: "Answer",
       no_charts: "No metric series or log patterns were cited in this run.",
+      loading_session: "Loading the session…",
+      investigating: "Investigating the firing alerts…",
+      diagnosing: "Diagnosing…",
+      done: "Done.",
+      run_failed: "The run failed; its partial trace is recorded.",
+      interrupted: "Stream interrupted.",
     },
     zh: {
       nav_chat: "对话",
@@ -173,6 +179,12 @@
       f_session: "会话",
       answer: "回答",
       no_charts: "本次运行没有引用指标序列或日志模式。",
+      loading_session: "正在加载会话…",
+      investigating: "正在调查触发中的告警…",
+      diagnosing: "正在诊断…",
+      done: "完成。",
+      run_failed: "运行失败；其部分追踪已记录。",
+      interrupted: "流已中断。",
     },
   };
 
