@@ -20,6 +20,7 @@ from diagnosis_graph.workflow.factory import DiagnosisRun, build_diagnosis_graph
 from diagnosis_graph.workflow.ports import DiagnosisPorts
 from diagnosis_graph.workflow.projection import evidence_refs
 
+from .analysis.timeexpr import resolve_window
 from .audit import InvocationRecorder, StepHook
 from .context import run_scope
 from .llm.agents import LLMAgentInvoker
@@ -112,6 +113,7 @@ class Diagnoser:
         """Diagnose ``question``; never raises for model, tool or node failures."""
         run_id = run_id or new_run_id()
         started = time.perf_counter()
+        now = self.backend.reference_time()
         with run_scope(session_id, run_id):
             try:
                 run = run_diagnosis(
@@ -119,7 +121,7 @@ class Diagnoser:
                     question,
                     session_id=session_id,
                     run_id=run_id,
-                    reference_time=self.backend.reference_time().strftime("%Y-%m-%dT%H:%M:%SZ"),
+                    reference_time=now.strftime("%Y-%m-%dT%H:%M:%SZ"),
                     history=history,
                     on_event=on_event,
                 )
@@ -127,6 +129,8 @@ class Diagnoser:
                 if self.tracker is not None and hasattr(self.tracker, "clear"):
                     self.tracker.clear(f"{session_id}:{run_id}")
         evaluation = self._evaluate(run, run_id)
+        # SPEC 5a: the question's window, recorded on the run and shown with the answer
+        evaluation["question_window"] = resolve_window(question, now).as_dict()
         self._attach_evidence(run_id, run)
         duration = int((time.perf_counter() - started) * 1000)
         return DiagnosisResult(session_id, run_id, run, evaluation, duration)

@@ -166,6 +166,106 @@ class Graph(ResponseModel):
     alerts: list[AlertRoute] | None = None  # AIOps runs only
 
 
+class QuestionWindow(ResponseModel):
+    """The question's time window as resolved when the run started (SPEC 5a), in UTC."""
+
+    start: str | None
+    end: str | None
+    onset: str | None
+    text: str | None
+    zone: str | None
+    kind: str
+    found: bool
+
+
+class EvidenceSource(ResponseModel):
+    """One verified evidence item and where its excerpt comes from."""
+
+    evidence_id: str
+    claim_id: str | None
+    invocation_id: str
+    tool: str
+    role: str
+    raw_path: str
+    excerpt: str
+    statement: str | None
+    service: str | None
+    signal: str | None  # the metric, log level or analysed signal
+    timestamp: str | None  # the time of the cited point, record, finding or template
+
+
+class CitedPoint(ResponseModel):
+    evidence_id: str
+    index: int | None  # the point of ``points`` it cites; None for a value of no one point
+    raw_path: str
+    point: JsonValue
+
+
+class ChartWindows(ResponseModel):
+    """The analysed windows of a series: from ``detect_anomalies`` or its recorded points."""
+
+    source: Literal["detect_anomalies", "recorded_points"]
+    source_invocation_id: str | None
+    baseline_start: str | None
+    baseline_end: str | None
+    onset: str | None
+    incident_end: str | None
+    baseline_median: float | None
+    incident_median: float | None
+    peak: float | None
+    peak_at: str | None
+    change: str | None
+
+
+class EvidenceChart(ResponseModel):
+    """A cited metric series (``kind=series``) or a cited finding without one (``finding``)."""
+
+    kind: Literal["series", "finding"]
+    invocation_id: str
+    tool: str
+    series_index: int
+    service: str
+    metric: str
+    labels: dict[str, Any]
+    unit: str | None
+    points: list[JsonValue]  # [timestamp, value] as recorded
+    cited: list[CitedPoint]
+    windows: ChartWindows | None
+    finding: JsonDocument
+
+
+class LogPatternRow(ResponseModel):
+    index: int
+    template: str | None
+    example: str | None
+    count_before: int | None
+    count_after: int | None
+    new: bool
+    first_seen: str | None
+    evidence_ids: list[str]
+
+
+class LogPatternTable(ResponseModel):
+    invocation_id: str
+    service: str | None
+    level: str | None
+    window: dict[str, str | None]
+    patterns: list[LogPatternRow]
+    evidence_ids: list[str]
+
+
+class RunEvidence(ResponseModel):
+    """What the pages draw for a run's cited evidence, from its recorded tool outputs."""
+
+    run_id: IdOut
+    session_id: IdOut
+    language: Literal["en", "zh"]
+    window: QuestionWindow | None
+    evidence: list[EvidenceSource]
+    charts: list[EvidenceChart]
+    log_tables: list[LogPatternTable]
+
+
 class WebhookReceipt(ResponseModel):
     """What one Alertmanager notification did."""
 

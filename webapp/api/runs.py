@@ -9,6 +9,7 @@ from diagnosis_graph import END
 from diagnosis_graph.workflow.aiops import AIOPS_TRACE_VERSION, aiops_mermaid
 from diagnosis_graph.workflow.trace import route_edges
 
+from ..services.evidence_view import evidence_view
 from .context import services
 from .contract import operation
 from .models import FeedbackRequest, PageQuery, RunQuery
@@ -18,6 +19,7 @@ from .responses import (
     CaseList,
     Graph,
     Invocation,
+    RunEvidence,
     RunList,
     RunSummary,
     Step,
@@ -45,6 +47,20 @@ def trace(session_id: str, query: RunQuery) -> Response:
     head["toolInvocations"] = dump_rows(Invocation, found.invocations, raw=orjson.Fragment)
     body = {"code": 200, "message": "success", "data": head}
     return Response(orjson.dumps(body), mimetype="application/json")
+
+
+@bp.get("/diagnosis/<session_id>/evidence")
+@operation(query=RunQuery, response=RunEvidence, errors=(404,))
+def evidence(session_id: str, query: RunQuery) -> RunEvidence:
+    """The run's cited evidence as the pages draw it: charts, log-pattern tables, the window.
+
+    Read from the recorded tool outputs the evidence cites: each cited metric series with its
+    points, cited points and analysed windows (baseline, onset, incident), each cited
+    `log_patterns` output as rows, each evidence item with its source, and the question's
+    resolved time window.
+    """
+    run, invocations = services().records.invocations(session_id, query.run_id)
+    return RunEvidence.model_validate(evidence_view(run, invocations))
 
 
 @bp.get("/diagnosis/<session_id>/graph")

@@ -111,6 +111,18 @@ class RunRecords:
         )
         return Trace(self.session(session_id), run, steps, invocations)
 
+    def invocations(
+        self, session_id: str, run_id: str
+    ) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+        """The exact run and its tool invocations (JSON parsed), without its model steps."""
+        run = self.run(session_id, run_id)
+        invocations = _rows(
+            ToolInvocation.select(*_columns(ToolInvocation, False))
+            .where(ToolInvocation.run_id == run_id)
+            .order_by(ToolInvocation.id)
+        )
+        return run, invocations
+
     def runs(self, session_id: str, limit: int, offset: int) -> list[dict[str, Any]]:
         """The session's runs, newest first; NotFound for an unknown session."""
         if self.session(session_id) is None:

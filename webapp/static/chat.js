@@ -3,7 +3,8 @@
 "use strict";
 
 (function () {
-  const { api, h, renderMarkdown, streamEvents, traceUrl, formatDuration } = window.Diag;
+  const { api, h, renderMarkdown, streamEvents, traceUrl, formatDuration, utcTimes } = window.Diag;
+  const { t, languageFor } = window.I18n;
   const SESSIONS = "diagnosis.sessions";
   const CURRENT = "diagnosis.currentSession";
   const TITLE_CHARS = 80;
@@ -79,7 +80,7 @@
               dataset: { sessionId: s.id },
               onclick: () => selectSession(s.id),
             },
-            h("span", { class: "session-title" }, s.title || "Untitled session"),
+            h("span", { class: "session-title", lang: languageFor(s.title) === "zh" ? "zh" : null }, s.title || "Untitled session"),
             h("span", { class: "session-id" }, s.missing ? "not found on the server" : s.id)
           )
         )
@@ -127,7 +128,7 @@
 
   async function loadTurns(sessionId) {
     el.turns.replaceChildren();
-    setStatus("Loading the session…");
+    setStatus(t("loading_session"));
     try {
       const data = await api("/api/diagnosis/" + encodeURIComponent(sessionId) + "/runs?limit=50");
       if (current !== sessionId) return;
@@ -153,36 +154,39 @@
   /** The element of one turn: the question, live progress, the answer and its actions. */
   function turnView(questionText, kind) {
     const view = {};
+    // An answer to a Chinese question gets Chinese labels, whatever the browser's language.
+    const lang = (view.lang = languageFor(questionText));
     view.flow = h("span", { class: "badge flow" }, kind === "aiops" ? "aiops" : "…");
-    view.state = h("span", { class: "badge state running" }, "running");
+    view.state = h("span", { class: "badge state running" }, t("running", lang));
     view.count = h("span", { class: "count" }, "0");
     view.progress = h("ol", { class: "progress-list" });
     view.progressBox = h(
       "details",
       { class: "progress", open: true },
-      h("summary", {}, "Progress: ", view.count, " node executions"),
+      h("summary", {}, t("progress", lang), view.count, t("node_executions", lang)),
       view.progress
     );
     view.answer = h("div", { class: "answer markdown" });
+    view.evidence = h("div", { class: "turn-evidence" });
     view.error = h("div", { class: "notice error turn-error", role: "alert", hidden: true });
-    view.traceLink = h("a", { class: "trace-link", hidden: true }, "Open trace");
+    view.traceLink = h("a", { class: "trace-link", hidden: true }, t("open_trace", lang));
     view.feedbackStatus = h("span", { class: "feedback-status", role: "status" });
-    view.useful = h("button", { type: "button", class: "secondary small", dataset: { feedback: "useful" }, "aria-pressed": "false" }, "Useful");
-    view.notUseful = h("button", { type: "button", class: "secondary small", dataset: { feedback: "not_useful" }, "aria-pressed": "false" }, "Not useful");
+    view.useful = h("button", { type: "button", class: "secondary small", dataset: { feedback: "useful" }, "aria-pressed": "false" }, t("useful", lang));
+    view.notUseful = h("button", { type: "button", class: "secondary small", dataset: { feedback: "not_useful" }, "aria-pressed": "false" }, t("not_useful", lang));
     view.feedback = h(
       "div",
-      { class: "feedback", role: "group", "aria-label": "Was this answer useful?", hidden: true },
+      { class: "feedback", role: "group", "aria-label": t("was_useful", lang), hidden: true },
       view.useful,
       view.notUseful
     );
     view.meta = h("span", { class: "turn-meta" });
     view.root = h(
       "article",
-      { class: "turn" + (kind === "aiops" ? " aiops" : "") },
+      { class: "turn" + (kind === "aiops" ? " aiops" : ""), lang: lang === "zh" ? "zh-CN" : "en", dataset: { lang: lang } },
       h(
         "div",
         { class: "question" },
-        h("span", { class: "who" }, kind === "aiops" ? "AIOps" : "You"),
+        h("span", { class: "who" }, kind === "aiops" ? "AIOps" : t("you", lang)),
         h("p", {}, questionText)
       ),
       h(
@@ -191,6 +195,7 @@
         h("div", { class: "reply-head" }, view.flow, view.state, view.meta),
         view.progressBox,
         view.answer,
+        view.evidence,
         view.error,
         h("div", { class: "turn-foot" }, view.traceLink, view.feedback, view.feedbackStatus)
       )
@@ -226,13 +231,38 @@
     return (id) => traceUrl(view.sessionId, view.runId) + "#evidence-" + id;
   }
 
+  function showAnswer(view, text) {
+    renderMarkdown(view.answer, text, view.runId ? citationHref(view) : null);
+    utcTimes(view.answer);
+  }
+
+  /** The finished answer made readable: chips, evidence lines, charts, tables, the window. */
+  async function showEvidence(view) {
+    if (!view.runId || !view.answer.childElementCount) return;
+    let data;
+    try {
+      data = await window.Evidence.load(view.sessionId, view.runId);
+    } catch (_) {
+      return; // the answer stays readable as rendered; its citations still open the trace
+    }
+    const make = window.Evidence.chips(data, citationHref(view), view.lang);
+    window.Evidence.readableEvidenceList(view.answer, make, view.lang);
+    window.Evidence.chipCitations(view.answer, make);
+    const panel = window.Evidence.panel(data, view.lang, make);
+    view.evidence.replaceChildren(...(panel ? [panel] : []));
+    view.root.dataset.evidence = "ready";
+  }
+
   function pastTurn(run) {
     const view = turnView(run.question || "", run.flow === "aiops" ? "aiops" : "chat");
     setRun(view, run.sessionId, run.runId, run.flow);
     setState(view, run.status, run.degraded);
     view.meta.textContent = formatDuration(run.durationMs) + " · " + run.stepCount + " model steps · " + run.toolCount + " tool calls";
     view.progressBox.hidden = true;
-    if (run.answer) renderMarkdown(view.answer, run.answer, citationHref(view));
+    if (run.answer) {
+      showAnswer(view, run.answer);
+      showEvidence(view);
+    }
     if (run.errorMessage) showError(view, run.errorMessage);
     view.feedback.hidden = false;
     markFeedback(view, run.feedback);
@@ -308,7 +338,7 @@
     el.turns.append(view.root);
     scrollToEnd();
     setBusy(true);
-    setStatus(kind === "aiops" ? "Investigating the firing alerts…" : "Diagnosing…");
+    setStatus(kind === "aiops" ? t("investigating") : t("diagnosing"));
     let text = "";
     let done = null;
     const started = performance.now();
@@ -321,7 +351,7 @@
         view.count.textContent = String(view.progress.children.length);
       } else if (type === "content") {
         text += data.text || "";
-        renderMarkdown(view.answer, text, view.runId ? citationHref(view) : null);
+        showAnswer(view, text);
       } else if (type === "error") {
         showError(view, "The run failed: " + (data.message || "unknown error"));
       } else if (type === "done") {
@@ -335,11 +365,12 @@
         setState(view, done.status, done.degraded);
         view.feedback.hidden = false;
         view.meta.textContent = formatDuration(Math.round(performance.now() - started));
-        setStatus(done.success ? "Done." : "The run failed; its partial trace is recorded.", done.success ? "" : "error");
+        setStatus(done.success ? t("done") : t("run_failed"), done.success ? "" : "error");
+        await showEvidence(view);
       } else {
         setState(view, "interrupted");
         showError(view, "The stream ended before the run finished. It keeps running on the server: open the trace to see how it ends.");
-        setStatus("Stream interrupted.", "error");
+        setStatus(t("interrupted"), "error");
       }
     } catch (error) {
       setState(view, "failed");

@@ -227,39 +227,46 @@
   // [E1], or [A1-E27] in AIOps reports (evidence ids scoped by alert)
   const CITATION = /\[((?:[A-Za-z0-9]+-)?E\d+)\]/g;
 
-  /** Turn every "[E1]" / "[A1-E1]" in text (outside code and links) into a link made by ``href(id)``. */
-  function linkCitations(root, href) {
+  /**
+   * Replace every match of ``pattern`` (a /g regex) in the text nodes of ``root`` - outside
+   * elements matching ``skip`` - by the node ``make(match)`` returns.
+   */
+  function replaceInText(root, pattern, skip, make) {
     const walker = document.createTreeWalker(root, NodeFilter.SHOW_TEXT);
     const targets = [];
     while (walker.nextNode()) {
       const node = walker.currentNode;
-      if (node.parentElement.closest("code, pre, a")) continue;
-      CITATION.lastIndex = 0;
-      if (CITATION.test(node.nodeValue)) targets.push(node);
+      if (node.parentElement.closest(skip)) continue;
+      pattern.lastIndex = 0;
+      if (pattern.test(node.nodeValue)) targets.push(node);
     }
     for (const node of targets) {
       const text = node.nodeValue;
       const fragment = document.createDocumentFragment();
       let last = 0;
-      for (const match of text.matchAll(CITATION)) {
-        fragment.append(text.slice(last, match.index));
-        fragment.append(
-          h(
-            "a",
-            {
-              class: "cite",
-              href: href(match[1]),
-              dataset: { evidence: match[1] },
-              title: "Evidence " + match[1] + ": open the excerpt it was verified against",
-            },
-            match[0]
-          )
-        );
+      for (const match of text.matchAll(pattern)) {
+        fragment.append(text.slice(last, match.index), make(match));
         last = match.index + match[0].length;
       }
       fragment.append(text.slice(last));
       node.replaceWith(fragment);
     }
+  }
+
+  /** Turn every "[E1]" / "[A1-E1]" in text (outside code and links) into a link made by ``href(id)``. */
+  function linkCitations(root, href) {
+    replaceInText(root, CITATION, "code, pre, a", (match) =>
+      h(
+        "a",
+        {
+          class: "cite",
+          href: href(match[1]),
+          dataset: { evidence: match[1] },
+          title: "Evidence " + match[1] + ": open the excerpt it was verified against",
+        },
+        match[0]
+      )
+    );
   }
 
   /** Render Markdown into ``el``, sanitised, with citations linked by ``citationHref``. */
@@ -291,10 +298,38 @@
     return (ms / 1000).toFixed(ms < 10000 ? 2 : 1) + " s";
   }
 
-  function formatTime(iso) {
+  const pad = (n) => String(n).padStart(2, "0");
+
+  /** ``2026-11-30 10:02:00 UTC`` (``short``: ``10:02 UTC``, no date, no seconds). */
+  function formatTime(iso, short) {
     if (!iso) return "–";
     const date = new Date(iso);
-    return isNaN(date) ? iso : date.toLocaleString();
+    if (isNaN(date)) return String(iso);
+    const clock = pad(date.getUTCHours()) + ":" + pad(date.getUTCMinutes());
+    if (short) return clock + " UTC";
+    const day = date.getUTCFullYear() + "-" + pad(date.getUTCMonth() + 1) + "-" + pad(date.getUTCDate());
+    return day + " " + clock + ":" + pad(date.getUTCSeconds()) + " UTC";
+  }
+
+  /** The browser's local rendering of a time, for the hover text of a UTC time. */
+  function localTime(iso) {
+    const date = new Date(iso);
+    const label = window.I18n ? window.I18n.t("local_time") : "Local time";
+    return isNaN(date) ? "" : label + ": " + date.toLocaleString();
+  }
+
+  /** A <time> in UTC with its zone shown; the local time on hover. */
+  function timeEl(iso, short) {
+    if (!iso) return h("span", { class: "quiet" }, "–");
+    return h("time", { datetime: iso, class: "utc", title: localTime(iso) }, formatTime(iso, short));
+  }
+
+  // 2026-11-30T10:02:00Z, 2026-11-30T10:02:00.123Z (a UTC instant written by a tool or the product)
+  const ISO_UTC = /\b\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?Z\b/g;
+
+  /** Every ISO UTC timestamp in the text of ``root`` (outside code and quoted excerpts) shown as a UTC <time>. */
+  function utcTimes(root) {
+    replaceInText(root, ISO_UTC, "code, pre, time, q.evidence-excerpt", (match) => timeEl(match[0]));
   }
 
   function setupSettings() {
@@ -334,8 +369,11 @@
     formatDuration,
     formatTime,
     h,
+    localTime,
     renderMarkdown,
     streamEvents,
+    timeEl,
     traceUrl,
+    utcTimes,
   };
 })();

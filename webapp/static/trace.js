@@ -4,8 +4,11 @@
 "use strict";
 
 (function () {
-  const { api, h, renderMarkdown, formatDuration, formatTime } = window.Diag;
+  const { api, h, renderMarkdown, formatDuration, timeEl, utcTimes } = window.Diag;
   const JV = window.JsonView;
+  const EV = window.Evidence;
+  let lang = window.I18n.page; // the question's language once the run is loaded
+  const T = (key) => window.I18n.t(key, lang);
 
   const root = document.getElementById("trace");
   const status = document.getElementById("trace-status");
@@ -13,7 +16,9 @@
   const sessionId = root.dataset.sessionId;
   const runId = root.dataset.runId;
 
-  const invocations = []; // {data, el, rawNode, rawBox, view, caption}
+  const invocations = []; // {data, el, rawNode, rawBox, view, caption, charts}
+  let evidenceData = null; // GET .../evidence: charts, log tables, window, evidence sources
+  let chipMaker = null;
   const evidence = new Map(); // evidence id -> [{ref, inv}]
   const claims = new Map(); // claim id -> {statement, refs: [{ref, inv}], cited}
 
@@ -101,35 +106,40 @@
   function summarySection(trace) {
     const run = trace.run;
     const answer = h("div", { class: "answer markdown" });
-    if (run.answer) renderMarkdown(answer, run.answer, (id) => "#evidence-" + id);
+    if (run.answer) {
+      renderMarkdown(answer, run.answer, (id) => "#evidence-" + id);
+      utcTimes(answer);
+      if (chipMaker) EV.chipCitations(answer, chipMaker);
+    }
     else answer.append(h("p", { class: "hint" }, "No answer was recorded."));
     const facts = [
-      ["Status", statusBadge(run.status, run.degraded)],
-      ["Flow", run.flow + " (" + run.agentFlow + ")"],
-      ["Degraded", run.degraded ? "yes: a fallback answer" : "no"],
-      ["Duration", formatDuration(run.durationMs)],
-      ["Started", formatTime(run.startedAt)],
-      ["Finished", formatTime(run.finishedAt)],
-      ["Model steps", String(run.stepCount)],
-      ["Tool calls", String(run.toolCount)],
-      ["Feedback", run.feedback ? run.feedback + (run.feedbackComment ? ": " + run.feedbackComment : "") : "none yet"],
-      ["Session", trace.session ? trace.session.title || trace.session.sessionId : sessionId],
+      [T("f_status"), statusBadge(run.status, run.degraded)],
+      [T("f_flow"), run.flow + " (" + run.agentFlow + ")"],
+      [T("f_degraded"), run.degraded ? "yes: a fallback answer" : "no"],
+      [T("f_duration"), formatDuration(run.durationMs)],
+      [T("f_started"), timeEl(run.startedAt)],
+      [T("f_finished"), timeEl(run.finishedAt)],
+      [T("f_steps"), String(run.stepCount)],
+      [T("f_tools"), String(run.toolCount)],
+      [T("f_feedback"), run.feedback ? run.feedback + (run.feedbackComment ? ": " + run.feedbackComment : "") : "none yet"],
+      [T("f_session"), trace.session ? trace.session.title || trace.session.sessionId : sessionId],
     ];
     return section(
       "summary",
-      "Run summary",
+      T("run_summary"),
       h("dl", { class: "facts" }, facts.map(([k, v]) => [h("dt", {}, k), h("dd", {}, v)])),
-      h("h3", {}, "Question"),
+      h("h3", {}, T("question")),
       h("p", { class: "question-text" }, run.question),
+      evidenceData ? EV.windowLine(evidenceData.window, lang) : null,
       run.errorMessage ? h("div", { class: "notice error", role: "alert" }, run.errorMessage) : null,
-      h("details", { class: "answer-box", open: true }, h("summary", {}, h("h3", {}, "Answer")), answer)
+      h("details", { class: "answer-box", open: true }, h("summary", {}, h("h3", {}, T("answer"))), answer)
     );
   }
 
   function routeSection(run, graph) {
     const diagram = h("div", { id: "route-diagram", class: "diagram" });
     const aiops = graph && Array.isArray(graph.alerts);
-    const box = section("route", aiops ? "Route through the AIOps supervisor graph" : "Route through the diagnosis graph", diagram);
+    const box = section("route", aiops ? T("route_aiops") : T("route_diagnosis"), diagram);
     if (!graph || !graph.mermaid) {
       diagram.replaceWith(
         h(
@@ -217,7 +227,7 @@
       { class: "hint" },
       "Each claim the gatekeeper verified, with the evidence bound to it. Select a claim or an evidence id to open the tool output and highlight the exact excerpt at its raw_path."
     );
-    return section("claims", "Claims and their evidence", intro, ordered.length ? list : h("p", { class: "hint" }, "This run recorded no verified evidence."));
+    return section("claims", T("claims_title"), intro, ordered.length ? list : h("p", { class: "hint" }, "This run recorded no verified evidence."));
   }
 
   const chipIds = new Set();
@@ -259,7 +269,7 @@
           "div",
           { class: "step-body" },
           step.error ? h("p", { class: "notice error" }, step.error) : null,
-          h("p", { class: "hint" }, "Attempts: " + step.attempts + " · started " + formatTime(step.createdAt)),
+          h("p", { class: "hint" }, "Attempts: " + step.attempts + " · started ", timeEl(step.createdAt)),
           calls.length
             ? h("p", {}, "Tool calls: ", calls.map((inv, i) => [i ? ", " : "", h("a", { href: "#invocation-" + inv.data.invocationId }, "#" + inv.data.id + " " + inv.data.toolName)]))
             : null,
@@ -269,7 +279,7 @@
       );
     });
     const hint = h("p", { class: "hint" }, "Every model call in order; open a step for its model input and output.");
-    return section("steps", "Timeline of model steps", steps.length ? [hint, h("div", { class: "steps" }, head, rows)] : h("p", { class: "hint" }, "No model step was recorded."));
+    return section("steps", T("steps_title"), steps.length ? [hint, h("div", { class: "steps" }, head, rows)] : h("p", { class: "hint" }, "No model step was recorded."));
   }
 
   function invocationView(inv, index) {
@@ -281,6 +291,7 @@
       if (inv.rawBox.open) ensureRendered(inv);
     });
     inv.caption = h("div", { class: "highlight-caption", role: "status" });
+    inv.charts = h("div", { class: "invocation-charts" });
     const step = data.stepId ? h("a", { href: "#step-" + data.stepId }, "model step " + data.stepId) : "no model step";
     inv.el = h(
       "details",
@@ -299,7 +310,7 @@
       h(
         "div",
         { class: "invocation-body" },
-        h("p", { class: "hint" }, "Called by ", data.agentName || "?", " from ", step, " · ", formatTime(data.createdAt)),
+        h("p", { class: "hint" }, "Called by ", data.agentName || "?", " from ", step, " · ", timeEl(data.createdAt)),
         data.errorMessage ? h("p", { class: "notice error" }, data.errorMessage) : null,
         h("h4", {}, "Arguments"),
         h("pre", { class: "json" }, pretty(data.arguments)),
@@ -312,6 +323,7 @@
               refs.map((ref) => h("a", { href: "#evidence-" + ref.evidence_id, class: "evidence-link", dataset: { evidence: ref.evidence_id } }, ref.evidence_id))
             )
           : null,
+        inv.charts,
         inv.caption,
         inv.rawBox
       )
@@ -333,10 +345,30 @@
     return inv.view;
   }
 
+  /** The cited series as charts and the cited log patterns as tables (also in their invocation). */
+  function chartsSection() {
+    const data = evidenceData;
+    const parts = [];
+    if (data) {
+      for (const chart of data.charts) {
+        parts.push(EV.chartCard(chart, lang, chipMaker));
+        const inv = invocations.find((i) => i.data.invocationId === chart.invocationId);
+        if (inv) inv.charts.append(EV.chartCard(chart, lang, chipMaker));
+      }
+      for (const table of data.logTables) {
+        parts.push(EV.logTable(table, lang, chipMaker));
+        const inv = invocations.find((i) => i.data.invocationId === table.invocationId);
+        if (inv) inv.charts.append(EV.logTable(table, lang, chipMaker));
+      }
+    }
+    const body = parts.length ? h("div", { class: "charts" }, parts) : h("p", { class: "hint" }, T("no_charts"));
+    return section("charts", T("charts"), body);
+  }
+
   function invocationsSection() {
     return section(
       "invocations",
-      "Tool invocations",
+      T("invocations_title"),
       invocations.length ? h("div", { class: "invocations" }, invocations.map(invocationView)) : h("p", { class: "hint" }, "No tool was called.")
     );
   }
@@ -344,13 +376,13 @@
   function evaluationSection(evaluation) {
     const parts = evaluation && typeof evaluation === "object" ? Object.entries(evaluation) : [];
     if (!parts.length || !parts.every(([, v]) => v && typeof v === "object" && !Array.isArray(v))) {
-      return section("evaluation", "Self evaluation", kvTable(evaluation));
+      return section("evaluation", T("evaluation_title"), kvTable(evaluation));
     }
-    return section("evaluation", "Self evaluation", parts.map(([name, value]) => [h("h3", {}, name.replace(/_/g, " ")), kvTable(value)]));
+    return section("evaluation", T("evaluation_title"), parts.map(([name, value]) => [h("h3", {}, name.replace(/_/g, " ")), kvTable(value)]));
   }
 
   function orchestrationSection(trace) {
-    if (!trace) return section("orchestration", "Orchestration trace", h("p", { class: "hint" }, "Not recorded: this run did not go through the diagnosis graph."));
+    if (!trace) return section("orchestration", T("orchestration_title"), h("p", { class: "hint" }, "Not recorded: this run did not go through the diagnosis graph."));
     const rest = Object.assign({}, trace);
     delete rest.transitions;
     // AIOps runs: one child trace per alert (the nested diagnosis graph), drawn the same way.
@@ -361,7 +393,7 @@
       const title = (a.alert_id || "") + " · " + (a.alert_name || "") + " - " + a.rounds + " round(s), " + (child.termination_reason || "?");
       return [h("h3", {}, title), transitionTable(child.transitions)];
     });
-    return section("orchestration", "Orchestration trace", transitionTable(trace.transitions), kvTable(rest), children, lazyJson("Raw JSON", trace));
+    return section("orchestration", T("orchestration_title"), transitionTable(trace.transitions), kvTable(rest), children, lazyJson("Raw JSON", trace));
   }
 
   function transitionTable(transitions) {
@@ -505,21 +537,28 @@
       invocations.push({ data: data, rawNode: rawNode, rawSize: JV.compact(rawNode).length });
     });
     indexEvidence();
+    lang = window.I18n.languageFor(trace.run.question);
+    try {
+      evidenceData = await EV.load(sessionId, runId);
+    } catch (_) {
+      evidenceData = null; // the charts are optional; the section says there are none
+    }
+    chipMaker = evidenceData ? EV.chips(evidenceData, (id) => "#evidence-" + id, lang) : null;
     document.title = "Trace " + runId + " · " + (trace.run.question || "") + " · Incident diagnosis";
+    const calls = invocationsSection(); // before the charts: they also go into their invocation
+    const charts = chartsSection();
     body.append(
       h(
         "nav",
         { class: "toc card", "aria-label": "Sections" },
-        ["summary:Summary", "route:Route", "claims:Claims", "steps:Steps", "invocations:Tool invocations", "evaluation:Self evaluation", "orchestration:Orchestration"].map((s) => {
-          const [id, label] = s.split(":");
-          return h("a", { href: "#" + id }, label);
-        })
+        ["summary", "route", "charts", "claims", "steps", "invocations", "evaluation", "orchestration"].map((id) => h("a", { href: "#" + id }, T("toc_" + id)))
       ),
       summarySection(trace),
       routeSection(trace.run, graph),
+      charts,
       claimsSection(),
       stepsSection(trace.steps),
-      invocationsSection(),
+      calls,
       evaluationSection(trace.run.selfEvaluation),
       orchestrationSection(trace.run.orchestrationTrace)
     );

@@ -47,7 +47,8 @@ def test_a_diagnosis_question_runs_the_complex_flow_and_is_persisted(
     assert run.answer == data["answer"]
     assert run.finished_at is not None and run.finished_at >= run.started_at
     assert run.orchestration_trace["termination_reason"] == "composer_completed"
-    assert set(run.self_evaluation) == {"rule_evaluation", "verifier_evaluation"}
+    assert set(run.self_evaluation) == {"rule_evaluation", "verifier_evaluation", "question_window"}
+    assert run.self_evaluation["question_window"]["text"] == "since 10:00"
     assert run.self_evaluation["rule_evaluation"]["history"] == {
         "available": True,
         "messages": 0,

@@ -147,3 +147,16 @@ def ask(page: Page, live: LiveApp, question: str = QUESTION, mode: str = "auto")
         "sessionId": turn.get_attribute("data-session-id") or "",
         "runId": turn.get_attribute("data-run-id") or "",
     }
+
+
+def asked_run(live: LiveApp, browser: BrowserContext, *endpoints: str) -> dict[str, Any]:
+    """Ask :data:`QUESTION` once through the UI; its ids and the data of each run endpoint
+    (``trace``, ``graph``, ``evidence``: ``GET /api/diagnosis/<sessionId>/<name>?runId=``)."""
+    page = browser.new_page()
+    try:
+        ids = ask(page, live)
+        base = f"{live.url}/api/diagnosis/{ids['sessionId']}"
+        found = {name: read_json(page, f"{base}/{name}?runId={ids['runId']}") for name in endpoints}
+    finally:
+        page.close()
+    return {**ids, **found}

@@ -63,7 +63,7 @@ def test_progress_appears_live_and_the_answer_renders_as_markdown(
     assert turn.locator(".answer img").count() == 0
     session_id = turn.get_attribute("data-session-id")
     run_id = turn.get_attribute("data-run-id")
-    citation = turn.locator(".answer a.cite", has_text="[E1]").first
+    citation = turn.locator('.answer a.cite-chip[data-evidence="E1"]').first
     assert citation.get_attribute("href") == f"/trace/{session_id}/{run_id}#evidence-E1"
     assert turn.locator(".answer script, .answer [onerror]").count() == 0
     route = read_json(page, f"{live.url}/api/diagnosis/{session_id}/graph?runId={run_id}")
@@ -129,7 +129,7 @@ def test_the_aiops_button_streams_a_report(page: Page, live: LiveApp) -> None:
     assert turn.locator(".progress-item").count() > 0
     assert turn.locator(".progress-item .alert").count() > 0
     assert turn.locator(".answer h1, .answer h2, .answer h3").count() > 0
-    citation = turn.locator(".answer a.cite").first
+    citation = turn.locator(".answer a.cite-chip").first
     evidence_id = citation.get_attribute("data-evidence")
     session_id, run_id = turn.get_attribute("data-session-id"), turn.get_attribute("data-run-id")
     assert citation.get_attribute("href") == f"/trace/{session_id}/{run_id}#evidence-{evidence_id}"

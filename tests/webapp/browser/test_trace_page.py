@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from .conftest import Console, ask, read_json
+from .conftest import Console, ask, asked_run
 from .harness import LiveApp
 
 if TYPE_CHECKING:
@@ -20,15 +20,7 @@ HIGHLIGHT = "rgb(192, 57, 43)"  # the stroke the graph API gives the route's edg
 @pytest.fixture(scope="module")
 def complex_run(live: LiveApp, browser: Any) -> dict[str, Any]:
     """One finished complex run and its trace, asked once for the module through the UI."""
-    page = browser.new_page()
-    try:
-        ids = ask(page, live)
-        base = f"{live.url}/api/diagnosis/{ids['sessionId']}"
-        trace = read_json(page, f"{base}/trace?runId={ids['runId']}")
-        graph = read_json(page, f"{base}/graph?runId={ids['runId']}")
-    finally:
-        page.close()
-    return {**ids, "trace": trace, "graph": graph}
+    return asked_run(live, browser, "trace", "graph")
 
 
 def open_trace(page: Page, live: LiveApp, run: dict[str, Any], anchor: str = "") -> None:
@@ -118,7 +110,7 @@ def test_a_citation_in_the_answer_highlights_its_excerpt(
     # a metric point: compact JSON with Python's number spelling, e.g. ["...",0.0]
     point = next(e for e, (ref, _) in refs.items() if ".points[" in ref["raw_path"])
     open_trace(page, live, complex_run)
-    page.locator("#summary .answer a.cite", has_text=f"[{point}]").first.click()
+    page.locator(f'#summary .answer a.cite-chip[data-evidence="{point}"]').first.click()
     ref, invocation = refs[point]
     mark = page.locator(f"#invocation-{invocation['invocationId']} mark.excerpt")
     assert mark.inner_text() == ref["evidence_excerpt"]

@@ -1,0 +1,345 @@
+"""What the pages draw for a run's cited evidence, read from the recorded tool outputs.
+
+``evidence_view(run, invocations)`` turns a finished run's stored rows into the data of
+``GET /api/diagnosis/<sessionId>/evidence``:
+
+* ``evidence``: every verified evidence item (from the invocations' ``evidence_refs``) with
+  the facts a reader needs to place it - the tool, the service, the metric or log level, the
+  time of the cited point or record - so a citation chip can say where its excerpt comes from;
+* ``charts``: one per cited metric series of a ``query_metrics`` output (its points as
+  recorded, the cited points marked), and one per cited ``detect_anomalies`` finding whose
+  series no ``query_metrics`` call of the run recorded (drawn from the finding alone). Each
+  carries the analysed windows: the baseline, the onset and the incident, taken from a
+  ``detect_anomalies`` finding of the same run for the same service and metric when there is
+  one, otherwise from the change-point detector of the analysis tools run on the recorded
+  points themselves (``windows.source`` says which);
+* ``log_tables``: the templates of every cited ``log_patterns`` output, with their counts
+  before and after its onset, the cited rows marked;
+* ``window``: the question's resolved time window as recorded on the run
+  (``self_evaluation.question_window``), or None for runs that recorded none.
+
+Nothing here calls a telemetry backend: every number comes from a recorded output.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from datetime import datetime
+from typing import Any
+
+from diagnosis_graph.workflow.render import language_of
+
+from ..analysis.onsets import Finding, detect_onset
+from ..analysis.series import parse_stamp
+
+METRICS, ANOMALIES, LOG_PATTERNS = "query_metrics", "detect_anomalies", "log_patterns"
+_SERIES = re.compile(r"^\$\.series\[(\d+)\](?:\.points\[(\d+)\])?")
+_SUMMARY = re.compile(r"^\$\.summary\.(min|max|last)$")
+_FINDING = re.compile(r"^\$\.findings\[(\d+)\]")
+_PATTERN = re.compile(r"^\$\.patterns\[(\d+)\]")
+_RECORD = re.compile(r"^\$\.records\[(\d+)\]")
+
+
+def evidence_view(
+    run: Mapping[str, Any], invocations: Sequence[Mapping[str, Any]]
+) -> dict[str, Any]:
+    """The ``RunEvidence`` data of ``run`` from its invocation rows (parsed JSON columns)."""
+    successful = [i for i in invocations if i.get("status") == "SUCCESS"]
+    cited = [(inv, ref) for inv in successful for ref in _refs(inv)]
+    analyses = [i for i in successful if i.get("tool_name") == ANOMALIES]
+    charts = _metric_charts(cited, analyses)
+    charts += _finding_charts(cited, {(c["service"], c["metric"]): c for c in charts})
+    evaluation = run.get("self_evaluation") or {}
+    window = evaluation.get("question_window") if isinstance(evaluation, Mapping) else None
+    return {
+        "run_id": run["run_id"],
+        "session_id": run["session_id"],
+        "language": language_of(run.get("question") or ""),
+        "window": window if isinstance(window, Mapping) else None,
+        "evidence": [_item(inv, ref) for inv, ref in cited],
+        "charts": charts,
+        "log_tables": _log_tables(cited),
+    }
+
+
+def _refs(invocation: Mapping[str, Any]) -> list[Mapping[str, Any]]:
+    """The verified evidence refs cited from ``invocation`` (all of them if none says cited)."""
+    refs = [r for r in invocation.get("evidence_refs") or [] if isinstance(r, Mapping)]
+    return [r for r in refs if r.get("cited", True) is not False]
+
+
+def _output(invocation: Mapping[str, Any]) -> Mapping[str, Any]:
+    raw = invocation.get("raw_output")
+    return raw if isinstance(raw, Mapping) else {}
+
+
+def _mapping(value: Any) -> Mapping[str, Any]:
+    return value if isinstance(value, Mapping) else {}
+
+
+def _arguments(invocation: Mapping[str, Any]) -> Mapping[str, Any]:
+    args = invocation.get("arguments")
+    return args if isinstance(args, Mapping) else {}
+
+
+def _at(items: Any, index: int) -> Any:
+    return items[index] if isinstance(items, list) and 0 <= index < len(items) else None
+
+
+def _item(invocation: Mapping[str, Any], ref: Mapping[str, Any]) -> dict[str, Any]:
+    """One evidence item with where it comes from (service, signal, time of the leaf)."""
+    output, args, path = _output(invocation), _arguments(invocation), str(ref.get("raw_path"))
+    signal = args.get("metric") or args.get("level")
+    moment = None
+    if match := _SERIES.match(path):
+        series = _at(output.get("series"), int(match.group(1))) or {}
+        signal = series.get("metric") or signal
+        point = _at(series.get("points"), int(match.group(2))) if match.group(2) else None
+        moment = point[0] if isinstance(point, list) and point else None
+    elif match := _RECORD.match(path):
+        record = _at(output.get("records"), int(match.group(1))) or {}
+        moment, signal = record.get("timestamp"), record.get("level") or signal
+    elif match := _FINDING.match(path):
+        finding = _at(output.get("findings"), int(match.group(1))) or {}
+        moment, signal = finding.get("onset"), finding.get("signal") or signal
+    elif match := _PATTERN.match(path):
+        pattern = _at(output.get("patterns"), int(match.group(1))) or {}
+        moment = pattern.get("first_seen")
+    return {
+        "evidence_id": ref.get("evidence_id"),
+        "claim_id": ref.get("claim_id"),
+        "invocation_id": invocation["invocation_id"],
+        "tool": invocation.get("tool_name"),
+        "role": ref.get("role") or "telemetry",
+        "raw_path": path,
+        "excerpt": ref.get("evidence_excerpt") or "",
+        "statement": ref.get("statement"),
+        "service": args.get("service"),
+        "signal": signal if isinstance(signal, str) else None,
+        "timestamp": moment if isinstance(moment, str) else None,
+    }
+
+
+def _metric_charts(
+    cited: Iterable[tuple[Mapping[str, Any], Mapping[str, Any]]],
+    analyses: Sequence[Mapping[str, Any]],
+) -> list[dict[str, Any]]:
+    """One chart per cited series of a ``query_metrics`` output, in citation order."""
+    charts: dict[tuple[str, int], dict[str, Any]] = {}
+    for invocation, ref in cited:
+        if invocation.get("tool_name") != METRICS:
+            continue
+        output, path = _output(invocation), str(ref.get("raw_path"))
+        series_list = output.get("series") if isinstance(output.get("series"), list) else []
+        point_index: int | None = None
+        if match := _SERIES.match(path):
+            index = int(match.group(1))
+            point_index = int(match.group(2)) if match.group(2) else None
+        elif _SUMMARY.match(path) or path.startswith("$.summary"):
+            index = 0
+        else:
+            continue
+        series = _at(series_list, index)
+        if not isinstance(series, Mapping):
+            continue
+        key = (invocation["invocation_id"], index)
+        if key not in charts:
+            charts[key] = _series_chart(invocation, index, series, output, analyses)
+        chart = charts[key]
+        summary = _SUMMARY.match(path)
+        if point_index is None and summary:
+            point_index = _summary_point(chart["points"], summary.group(1), ref)
+        chart["cited"].append(
+            {
+                "evidence_id": ref.get("evidence_id"),
+                "index": point_index,
+                "raw_path": path,
+                "point": _at(chart["points"], point_index) if point_index is not None else None,
+            }
+        )
+    return list(charts.values())
+
+
+def _series_chart(
+    invocation: Mapping[str, Any],
+    index: int,
+    series: Mapping[str, Any],
+    output: Mapping[str, Any],
+    analyses: Sequence[Mapping[str, Any]],
+) -> dict[str, Any]:
+    args = _arguments(invocation)
+    points = [p for p in series.get("points") or [] if isinstance(p, list) and len(p) == 2]
+    metric = str(series.get("metric") or args.get("metric") or "")
+    service = str(args.get("service") or (series.get("labels") or {}).get("service") or "")
+    summary = _mapping(output.get("summary"))
+    return {
+        "kind": "series",
+        "invocation_id": invocation["invocation_id"],
+        "tool": METRICS,
+        "series_index": index,
+        "service": service,
+        "metric": metric,
+        "labels": dict(_mapping(series.get("labels"))),
+        "unit": summary.get("unit"),
+        "points": points,
+        "cited": [],
+        "windows": _analysed_windows(service, metric, analyses) or _computed_windows(points),
+        "finding": None,
+    }
+
+
+def _summary_point(points: Sequence[list[Any]], which: str, ref: Mapping[str, Any]) -> int | None:
+    """The point a cited ``summary.min``/``max``/``last`` is (the first one with that value)."""
+    if not points:
+        return None
+    if which == "last":
+        return len(points) - 1
+    try:
+        wanted = float(str(ref.get("evidence_excerpt")))
+    except ValueError:
+        return None
+    for n, (_, value) in enumerate(points):
+        if isinstance(value, (int, float)) and float(value) == wanted:
+            return n
+    return None
+
+
+def _windows(
+    finding: Mapping[str, Any], end: Any, source: str, invocation: str | None
+) -> dict[str, Any]:
+    baseline = finding.get("baseline") or {}
+    incident = finding.get("incident") or {}
+    return {
+        "source": source,
+        "source_invocation_id": invocation,
+        "baseline_start": baseline.get("start"),
+        "baseline_end": baseline.get("end"),
+        "onset": finding.get("onset"),
+        "incident_end": end,
+        "baseline_median": baseline.get("median"),
+        "incident_median": incident.get("median"),
+        "peak": incident.get("peak"),
+        "peak_at": incident.get("peak_at"),
+        "change": finding.get("change"),
+    }
+
+
+def _analysed_windows(
+    service: str, metric: str, analyses: Sequence[Mapping[str, Any]]
+) -> dict[str, Any] | None:
+    """The windows a ``detect_anomalies`` call of this run found for ``service``'s ``metric``."""
+    for invocation in reversed(analyses):  # the latest analysis first
+        if _arguments(invocation).get("service") != service:
+            continue
+        output = _output(invocation)
+        for finding in output.get("findings") or []:
+            if isinstance(finding, Mapping) and finding.get("signal") == metric:
+                end = (output.get("window") or {}).get("end")
+                return _windows(finding, end, ANOMALIES, invocation["invocation_id"])
+    return None
+
+
+def _computed_windows(points: Sequence[list[Any]]) -> dict[str, Any] | None:
+    """The change point of the recorded points themselves (the analysis tools' detector)."""
+    parsed: list[tuple[datetime, float]] = []
+    for stamp, value in points:
+        if isinstance(value, (int, float)) and not isinstance(value, bool):
+            try:
+                parsed.append((parse_stamp(stamp), float(value)))
+            except ValueError:
+                continue
+    found: Finding | None = detect_onset(parsed, signal="series", kind="metric")
+    if found is None:
+        return None
+    return _windows(found.as_dict(), points[-1][0], "recorded_points", None)
+
+
+def _finding_charts(
+    cited: Iterable[tuple[Mapping[str, Any], Mapping[str, Any]]],
+    drawn: Mapping[tuple[str, str], dict[str, Any]],
+) -> list[dict[str, Any]]:
+    """Cited ``detect_anomalies`` findings whose series the run did not record; a finding of
+    a drawn series is cited on that series' chart instead."""
+    charts: dict[tuple[str, int], dict[str, Any]] = {}
+    for invocation, ref in cited:
+        if invocation.get("tool_name") != ANOMALIES:
+            continue
+        match = _FINDING.match(str(ref.get("raw_path")))
+        if not match:
+            continue
+        output, index = _output(invocation), int(match.group(1))
+        finding = _at(output.get("findings"), index)
+        service = str(_arguments(invocation).get("service") or "")
+        if not isinstance(finding, Mapping):
+            continue
+        cite = {
+            "evidence_id": ref.get("evidence_id"),
+            "index": None,
+            "raw_path": ref.get("raw_path"),
+            "point": None,
+        }
+        if (service, str(finding.get("signal"))) in drawn:
+            drawn[(service, str(finding.get("signal")))]["cited"].append(cite)
+            continue
+        key = (invocation["invocation_id"], index)
+        if key not in charts:
+            end = (output.get("window") or {}).get("end")
+            charts[key] = {
+                "kind": "finding",
+                "invocation_id": invocation["invocation_id"],
+                "tool": ANOMALIES,
+                "series_index": index,
+                "service": service,
+                "metric": str(finding.get("signal") or ""),
+                "labels": {"kind": str(finding.get("kind") or "")},
+                "unit": None,
+                "points": [],
+                "cited": [],
+                "windows": _windows(finding, end, ANOMALIES, invocation["invocation_id"]),
+                "finding": dict(finding),
+            }
+        charts[key]["cited"].append(cite)
+    return list(charts.values())
+
+
+def _log_tables(
+    cited: Iterable[tuple[Mapping[str, Any], Mapping[str, Any]]],
+) -> list[dict[str, Any]]:
+    """The templates of every cited ``log_patterns`` output, cited rows marked."""
+    tables: dict[str, dict[str, Any]] = {}
+    for invocation, ref in cited:
+        if invocation.get("tool_name") != LOG_PATTERNS:
+            continue
+        inv_id = invocation["invocation_id"]
+        if inv_id not in tables:
+            output = _output(invocation)
+            window = _mapping(output.get("window"))
+            tables[inv_id] = {
+                "invocation_id": inv_id,
+                "service": _arguments(invocation).get("service"),
+                "level": _arguments(invocation).get("level"),
+                "window": {k: window.get(k) for k in ("start", "end", "onset")},
+                "patterns": [
+                    {
+                        "index": n,
+                        "template": p.get("template"),
+                        "example": p.get("example"),
+                        "count_before": p.get("count_before"),
+                        "count_after": p.get("count_after"),
+                        "new": bool(p.get("new")),
+                        "first_seen": p.get("first_seen"),
+                        "evidence_ids": [],
+                    }
+                    for n, p in enumerate(output.get("patterns") or [])
+                    if isinstance(p, Mapping)
+                ],
+                "evidence_ids": [],
+            }
+        table = tables[inv_id]
+        table["evidence_ids"].append(ref.get("evidence_id"))
+        if match := _PATTERN.match(str(ref.get("raw_path"))):
+            row = _at(table["patterns"], int(match.group(1)))
+            if row is not None:
+                row["evidence_ids"].append(ref.get("evidence_id"))
+    return list(tables.values())
