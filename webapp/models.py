@@ -84,6 +84,7 @@ class ChatSession(BaseModel):
 
     class Meta:
         table_name = "chat_session"
+        indexes = ((("updated_at", "session_id"), False),)  # the sessions list
 
 
 class DiagnosisRun(BaseModel):
@@ -114,7 +115,11 @@ class DiagnosisRun(BaseModel):
 
     class Meta:
         table_name = "diagnosis_run"
-        indexes = ((("session_id", "started_at"), False),)
+        # The runs list and a session's runs, newest first (webapp.services.listing).
+        indexes = (
+            (("session_id", "started_at", "run_id"), False),
+            (("started_at", "run_id"), False),
+        )
 
 
 class AgentStep(BaseModel):
@@ -183,6 +188,7 @@ class CaseLibrary(BaseModel):
 
     class Meta:
         table_name = "case_library"
+        indexes = ((("created_at", "run_id"), False),)  # the case library, newest first
 
 
 class AlertRecord(BaseModel):

@@ -148,6 +148,53 @@ class RunList(ResponseModel):
     runs: list[RunSummary]
     limit: int
     offset: int
+    next_cursor: str | None = None  # pass as ``cursor`` for the next page; null on the last
+
+
+class RunPage(ResponseModel):
+    """A page of runs, newest first; ``nextCursor`` is null on the last page."""
+
+    runs: list[RunSummary]
+    next_cursor: str | None
+    limit: int
+
+
+class SessionSummary(Session):
+    run_count: int
+
+
+class SessionPage(ResponseModel):
+    """A page of sessions by last activity, newest first."""
+
+    sessions: list[SessionSummary]
+    next_cursor: str | None
+    limit: int
+
+
+class StepPage(ResponseModel):
+    """A page of a run's steps in ``stepIndex`` order."""
+
+    run_id: IdOut
+    steps: list[Step]
+    next_cursor: str | None
+    limit: int
+
+
+class InvocationPage(ResponseModel):
+    """A page of a run's tool invocations in creation order."""
+
+    run_id: IdOut
+    tool_invocations: list[Invocation]
+    next_cursor: str | None
+    limit: int
+
+
+class Investigation(ResponseModel):
+    """The AIOps run started for one alert (linked to it in ``alert_run``)."""
+
+    fingerprint: str
+    session_id: IdOut
+    run_id: IdOut
 
 
 class AlertRoute(ResponseModel):
@@ -195,10 +242,12 @@ class Case(ResponseModel):
 
 
 class CaseList(ResponseModel):
+    """A page of the case library; no total is counted (``nextCursor`` says if there is more)."""
+
     cases: list[Case]
-    total: int
     limit: int
     offset: int
+    next_cursor: str | None
 
 
 class Cleared(ResponseModel):
