@@ -105,7 +105,7 @@ class RunRecords:
         query = (
             DiagnosisRun.select(*RUN_COLUMNS)
             .where(DiagnosisRun.session_id == session_id)
-            .order_by(DiagnosisRun.started_at.desc(), DiagnosisRun.id.desc())
+            .order_by(DiagnosisRun.started_at.desc(), DiagnosisRun.run_id.desc())
             .limit(limit)
             .offset(offset)
         )
