@@ -336,6 +336,7 @@
         view.feedback.hidden = false;
         view.meta.textContent = formatDuration(Math.round(performance.now() - started));
         setStatus(done.success ? "Done." : "The run failed; its partial trace is recorded.", done.success ? "" : "error");
+        document.dispatchEvent(new CustomEvent("diagnosis:run-finished"));
       } else {
         setState(view, "interrupted");
         showError(view, "The stream ended before the run finished. It keeps running on the server: open the trace to see how it ends.");
@@ -397,6 +398,12 @@
     });
   }
 
+  // A session opened from the server's list (sessions.js, the runs page): ?session=<id>.
+  const linked = new URLSearchParams(location.search).get("session");
+  if (linked) {
+    remember(linked, null);
+    history.replaceState(null, "", location.pathname);
+  }
   renderSessions();
   if (current && sessions.some((s) => s.id === current)) loadTurns(current);
   else current = null;
