@@ -62,12 +62,15 @@
     let nextCursor = null;
 
     async function show(index) {
+      root.dataset.state = "loading";
+      next.disabled = true;
       const cursor = stack[index];
       nextCursor = await load(cursor);
       stack.length = index + 1;
       first.disabled = previous.disabled = index === 0;
       next.disabled = !nextCursor;
       label.textContent = "Page " + (index + 1);
+      root.dataset.state = "ready"; // the page, its buttons and its label are shown
     }
 
     first.addEventListener("click", () => show(0));

@@ -21,7 +21,7 @@
       {},
       h(
         "a",
-        { class: "session server-session", href, dataset: { sessionId: session.sessionId } },
+        { class: "server-session", href, dataset: { sessionId: session.sessionId } },
         h("span", { class: "session-title" }, shorten(session.title, 80) || "Untitled session"),
         h(
           "span",

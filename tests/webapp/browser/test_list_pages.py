@@ -133,7 +133,7 @@ def rows(page: Page) -> list[str]:
 
 
 def wait_rows(page: Page) -> None:
-    page.locator("#runs-table[data-state=ready]").wait_for(state="attached")
+    page.locator("#runs-pager[data-state=ready]").wait_for(state="attached")
 
 
 def test_the_runs_page_pages_through_every_run_and_filters(page: Page, live: LiveApp) -> None:
@@ -198,7 +198,7 @@ def test_the_case_library_shows_useful_answers(page: Page, live: LiveApp) -> Non
     assert UTC_LABEL.match(case.locator("time").inner_text())
     page.fill("input[name=text]", "no case reads like this")
     page.click("#case-filters button[type=submit]")
-    page.locator("#case-list[data-state=ready]").wait_for(state="attached")
+    page.locator("#cases-pager[data-state=ready]").wait_for(state="attached")
     assert page.locator("#case-list li").count() == 0
     assert "No case yet" in page.locator("#cases-status").inner_text()
 
