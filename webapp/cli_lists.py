@@ -113,7 +113,9 @@ def register_list_commands(app: Flask) -> None:
 
     @app.cli.command("alerts")
     @click.option(
-        "--state", type=click.Choice(("firing", "resolved", "all")), default="all",
+        "--state",
+        type=click.Choice(("firing", "resolved", "all")),
+        default="all",
         show_default=True,
     )
     @limit_option

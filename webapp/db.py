@@ -220,9 +220,10 @@ def _add_missing_indexes(database: Database, existing: set[str]) -> None:
             continue
         present = {index.name for index in database.get_indexes(table)}
         for index in model._meta.fields_to_index():
-            name = index._name  # noqa: SLF001 - peewee's generated index name
+            name = index._name
             if name not in present:
-                database.execute(model._schema._create_index(index, safe=False))
+                schema: Any = getattr(model, "_schema")  # noqa: B009 - peewee's schema manager
+                database.execute(schema._create_index(index, safe=False))
                 log.info("added index %s to %s", name, table)
 
 

@@ -14,8 +14,8 @@ from datetime import datetime, timezone
 from typing import Annotated, Any, Literal
 
 from pydantic import (
-    AliasChoices,
     AfterValidator,
+    AliasChoices,
     AliasGenerator,
     BaseModel,
     BeforeValidator,

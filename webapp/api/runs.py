@@ -220,7 +220,6 @@ def cases(query: CasesQuery) -> CaseList:
     )
 
 
-
 @bp.get("/cases/<run_id>")
 @operation(response=Case, errors=(404,))
 def case(run_id: str) -> Case:

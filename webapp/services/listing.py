@@ -24,7 +24,7 @@ import json
 from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
+from typing import Any, cast
 
 from peewee import JOIN, Database, Field, fn
 
@@ -81,20 +81,19 @@ def decode_cursor(kind: str, cursor: str, *types: type) -> tuple[Any, ...]:
         raise CursorError("cursor is not a cursor this server handed out") from None
     if not isinstance(decoded, list) or len(decoded) != len(types) + 1 or decoded[0] != kind:
         raise CursorError(f"cursor is not a cursor of the {kind} list")
-    values: list[Any] = []
-    for value, kind_of in zip(decoded[1:], types, strict=True):
-        try:
-            if kind_of is datetime:
-                values.append(datetime.fromisoformat(value))
-            elif kind_of is int and isinstance(value, int) and not isinstance(value, bool):
-                values.append(value)
-            elif kind_of is str and isinstance(value, str):
-                values.append(value)
-            else:
-                raise TypeError(value)
-        except (TypeError, ValueError):
-            raise CursorError(f"cursor is not a cursor of the {kind} list") from None
-    return tuple(values)
+    try:
+        return tuple(_typed(v, t) for v, t in zip(decoded[1:], types, strict=True))
+    except (TypeError, ValueError):
+        raise CursorError(f"cursor is not a cursor of the {kind} list") from None
+
+
+def _typed(value: Any, kind: type) -> Any:
+    """``value`` as a key part of type ``kind`` (TypeError/ValueError when it is not one)."""
+    if kind is datetime:
+        return datetime.fromisoformat(value)
+    if isinstance(value, bool) or not isinstance(value, kind):
+        raise TypeError(value)
+    return value
 
 
 @dataclass(frozen=True)
@@ -144,6 +143,11 @@ def _contains(field: Any, text: str) -> Any:
     return fn.LOWER(field).contains(text.lower())
 
 
+def _dicts(query: Any) -> list[dict[str, Any]]:
+    """Every row of ``query`` as a plain dict (cheaper than model instances)."""
+    return list(query.dicts())
+
+
 def _page(rows: list[dict[str, Any]], limit: int, kind: str, *key_names: str) -> Page:
     """The first ``limit`` of ``limit + 1`` rows, with the next cursor when there are more."""
     if len(rows) <= limit:
@@ -168,6 +172,7 @@ class Listing:
         if cursor:
             key = decode_cursor("runs", cursor, datetime, str)
             query = query.where(_before(DiagnosisRun.started_at, DiagnosisRun.run_id, key))
+        order: tuple[Any, ...]
         if filters.session_id is not None:
             order = (
                 DiagnosisRun.session_id.desc(),
@@ -177,7 +182,7 @@ class Listing:
         else:
             order = (DiagnosisRun.started_at.desc(), DiagnosisRun.run_id.desc())
         with self.database.connection_context():
-            rows = list(query.order_by(*order).limit(limit + 1).dicts())
+            rows = _dicts(query.order_by(*order).limit(limit + 1))
         for row in rows:
             row["degraded"] = bool(row["degraded"])
         return _page(rows, limit, "runs", "started_at", "run_id")
@@ -203,7 +208,9 @@ class Listing:
         if filters.until is not None:
             conditions.append(run.started_at < filters.until)
         if filters.text:
-            conditions.append(_contains(run.question, filters.text) | _contains(run.answer, filters.text))
+            conditions.append(
+                _contains(run.question, filters.text) | _contains(run.answer, filters.text)
+            )
         if filters.service:
             conditions.append(_names_service(filters.service))
         return conditions
@@ -230,10 +237,10 @@ class Listing:
             key = decode_cursor("sessions", cursor, datetime, str)
             query = query.where(_before(session.updated_at, session.session_id, key))
         with self.database.connection_context():
-            rows = list(
-                query.order_by(session.updated_at.desc(), session.session_id.desc())
-                .limit(limit + 1)
-                .dicts()
+            rows = _dicts(
+                query.order_by(session.updated_at.desc(), session.session_id.desc()).limit(
+                    limit + 1
+                )
             )
             page = _page(rows, limit, "sessions", "updated_at", "session_id")
             counts = self._run_counts([row["session_id"] for row in page.rows])
@@ -252,7 +259,7 @@ class Listing:
             .group_by(DiagnosisRun.session_id)
             .tuples()
         )
-        return {session_id: int(count) for session_id, count in query}
+        return {session_id: int(count) for session_id, count in cast(Any, query)}
 
     # -- cases -----------------------------------------------------------------------------
 
@@ -268,8 +275,8 @@ class Listing:
             key = decode_cursor("cases", cursor, datetime, str)
             query = query.where(_before(case.created_at, case.run_id, key))
         with self.database.connection_context():
-            rows = list(
-                query.order_by(case.created_at.desc(), case.run_id.desc()).limit(limit + 1).dicts()
+            rows = _dicts(
+                query.order_by(case.created_at.desc(), case.run_id.desc()).limit(limit + 1)
             )
         return _page(rows, limit, "cases", "created_at", "run_id")
 
@@ -280,7 +287,7 @@ class Listing:
             case.run_id, case.session_id, case.question, case.answer, case.created_at
         ).order_by(case.created_at.desc(), case.run_id.desc())
         with self.database.connection_context():
-            rows = list(query.limit(limit + 1).offset(offset).dicts())
+            rows = _dicts(query.limit(limit + 1).offset(offset))
         return _page(rows, limit, "cases", "created_at", "run_id")
 
     # -- a run's steps and invocations -----------------------------------------------------
@@ -314,9 +321,7 @@ class Listing:
                 return
             after = rows[-1]["step_index"]
 
-    def stream_invocations(
-        self, run_id: str, *, raw_json: bool = True
-    ) -> Iterator[dict[str, Any]]:
+    def stream_invocations(self, run_id: str, *, raw_json: bool = True) -> Iterator[dict[str, Any]]:
         """Every invocation of the run, read :data:`STREAM_BATCH` at a time."""
         after: int | None = None
         while True:
@@ -331,7 +336,7 @@ class Listing:
         query = AgentStep.select(*columns_of(AgentStep, raw)).where(AgentStep.run_id == run_id)
         if after is not None:
             query = query.where(AgentStep.step_index > after)
-        return list(query.order_by(AgentStep.step_index).limit(limit).dicts())
+        return _dicts(query.order_by(AgentStep.step_index).limit(limit))
 
     @staticmethod
     def _invocation_rows(
@@ -342,7 +347,7 @@ class Listing:
         )
         if after is not None:
             query = query.where(ToolInvocation.id > after)
-        return list(query.order_by(ToolInvocation.id).limit(limit).dicts())
+        return _dicts(query.order_by(ToolInvocation.id).limit(limit))
 
 
 def columns_of(model: Any, raw_json: bool) -> list[Any]:
@@ -365,7 +370,8 @@ def _names_service(service: str) -> Any:
     """
     pattern = json.dumps({"service": service}, ensure_ascii=False, separators=(",", ":"))[1:-1]
     called = ToolInvocation.select(ToolInvocation.id).where(
-        (ToolInvocation.run_id == DiagnosisRun.run_id) & _contains(ToolInvocation.arguments, pattern)
+        (ToolInvocation.run_id == DiagnosisRun.run_id)
+        & _contains(ToolInvocation.arguments, pattern)
     )
     alerted = (
         AlertRun.select(AlertRun.id)

@@ -117,9 +117,12 @@ def test_runs_pages_cover_every_run_once_in_a_stable_order_across_ties(
             "since=2026-11-30T10:00:02.123Z&until=2026-11-30T18:00:04.123%2B08:00",
             lambda r: T0 + timedelta(seconds=2) <= r["started_at"] < T0 + timedelta(seconds=4),
         ),
-        ("status=SUCCESS&flow=complex&text=deployment", lambda r: (
-            r["status"] == "SUCCESS" and r["flow"] == "complex" and "deployment" in r["answer"]
-        )),
+        (
+            "status=SUCCESS&flow=complex&text=deployment",
+            lambda r: (
+                r["status"] == "SUCCESS" and r["flow"] == "complex" and "deployment" in r["answer"]
+            ),
+        ),
     ],
 )
 def test_runs_filters_select_exactly_the_matching_runs_on_every_page(
@@ -154,8 +157,12 @@ def test_the_service_filter_follows_tool_calls_and_alerts(
             status="SUCCESS",
         )
         alert = AlertRecord.create(
-            fingerprint="f1", alert_name="High", status="firing", service="check_out",
-            labels={}, group_key="g",
+            fingerprint="f1",
+            alert_name="High",
+            status="firing",
+            service="check_out",
+            labels={},
+            group_key="g",
         )
         AlertRun.create(alert=alert.id, run_id="run-10", session_id="sess-y")
     listed = walk(client, "/api/runs?service=check_out", "runs", 1)
@@ -166,10 +173,17 @@ def test_the_service_filter_follows_tool_calls_and_alerts(
     ("query", "message"),
     [
         ("cursor=not-a-cursor", "cursor is not a cursor"),
-        ("cursor=" + base64.urlsafe_b64encode(b'["sessions","2026-01-01T00:00:00","s"]')
-         .decode().rstrip("="), "cursor is not a cursor of the runs list"),
-        ("cursor=" + base64.urlsafe_b64encode(b'["runs",1,2]').decode().rstrip("="),
-         "cursor is not a cursor of the runs list"),
+        (
+            "cursor="
+            + base64.urlsafe_b64encode(b'["sessions","2026-01-01T00:00:00","s"]')
+            .decode()
+            .rstrip("="),
+            "cursor is not a cursor of the runs list",
+        ),
+        (
+            "cursor=" + base64.urlsafe_b64encode(b'["runs",1,2]').decode().rstrip("="),
+            "cursor is not a cursor of the runs list",
+        ),
         ("cursor=abc%24", "cursor string should match pattern"),
         ("status=DONE", "status must be one of"),
         ("flow=fast", "flow must be one of"),
@@ -252,22 +266,37 @@ def long_run(database: Database) -> dict[str, Any]:
         ChatSession.create(session_id="sess-t", title="t")
         ChatSession.create(session_id="sess-other", title="o")
         DiagnosisRun.create(
-            run_id="run-t", session_id="sess-t", agent_flow="CHAT", flow="complex",
-            status="SUCCESS", question="q", orchestration_trace={"version": "v", "k": [1]},
+            run_id="run-t",
+            session_id="sess-t",
+            agent_flow="CHAT",
+            flow="complex",
+            status="SUCCESS",
+            question="q",
+            orchestration_trace={"version": "v", "k": [1]},
         )
         steps = [
             AgentStep.create(
-                run_id="run-t", session_id="sess-t", step_index=i, agent_name="executor",
-                model="m", model_input={"messages": [{"content": f"step {i} ünï"}]},
-                model_output=None if i == 3 else {"text": i}, status="SUCCESS",
+                run_id="run-t",
+                session_id="sess-t",
+                step_index=i,
+                agent_name="executor",
+                model="m",
+                model_input={"messages": [{"content": f"step {i} ünï"}]},
+                model_output=None if i == 3 else {"text": i},
+                status="SUCCESS",
             )
             for i in range(7)
         ]
         for i in range(11):
             ToolInvocation.create(
-                invocation_id=f"inv-t{i}", run_id="run-t", session_id="sess-t",
-                step=steps[i % 7].id if i % 2 == 0 else None, agent_name="executor",
-                tool_name="query_logs", arguments={"n": i}, raw_output={"rows": [i] * i},
+                invocation_id=f"inv-t{i}",
+                run_id="run-t",
+                session_id="sess-t",
+                step=steps[i % 7].id if i % 2 == 0 else None,
+                agent_name="executor",
+                tool_name="query_logs",
+                arguments={"n": i},
+                raw_output={"rows": [i] * i},
                 status="SUCCESS",
             )
     return {"sessionId": "sess-t", "runId": "run-t"}
@@ -302,9 +331,9 @@ def test_trace_pages_of_another_session_or_with_a_bad_cursor_are_refused(
     assert client.get("/api/diagnosis/sess-other/runs/run-t/steps").status_code == 404
     assert client.get("/api/diagnosis/sess-other/runs/run-t/invocations").status_code == 404
     assert client.get("/api/diagnosis/sess-other/trace?runId=run-t").status_code == 404
-    steps_cursor = client.get(
-        "/api/diagnosis/sess-t/runs/run-t/steps?limit=1"
-    ).json["data"]["nextCursor"]
+    steps_cursor = client.get("/api/diagnosis/sess-t/runs/run-t/steps?limit=1").json["data"][
+        "nextCursor"
+    ]
     wrong = client.get(f"/api/diagnosis/sess-t/runs/run-t/invocations?cursor={steps_cursor}")
     assert wrong.status_code == 400 and "invocations list" in wrong.json["message"]
     too_many = client.get("/api/diagnosis/sess-t/runs/run-t/steps?limit=1001")
@@ -315,8 +344,12 @@ def test_an_empty_trace_streams_as_valid_json(client: FlaskClient, database: Dat
     with database.connection_context():
         ChatSession.create(session_id="sess-e", title="e")
         DiagnosisRun.create(
-            run_id="run-e", session_id="sess-e", agent_flow="CHAT", flow="simple",
-            status="RUNNING", question="q",
+            run_id="run-e",
+            session_id="sess-e",
+            agent_flow="CHAT",
+            flow="simple",
+            status="RUNNING",
+            question="q",
         )
     data = json.loads(client.get("/api/diagnosis/sess-e/trace?runId=run-e").get_data())["data"]
     assert data["steps"] == [] and data["toolInvocations"] == []

@@ -138,9 +138,9 @@ def wait_rows(page: Page) -> None:
 
 def test_the_runs_page_pages_through_every_run_and_filters(page: Page, live: LiveApp) -> None:
     response = page.goto(live.url + "/runs")
-    assert response is not None and "default-src 'self'" in response.headers[
-        "content-security-policy"
-    ]
+    assert (
+        response is not None and "default-src 'self'" in response.headers["content-security-policy"]
+    )
     no_inline_script(page)
     wait_rows(page)
     every = [r["runId"] for r in walk_api(page, live, "/api/runs")]
@@ -226,9 +226,9 @@ def test_the_inbox_shows_a_webhook_alert_its_run_and_investigates_it_now(
     first_run = posted.json()["data"]["runId"]
     wait_finished(page, live, first_run)
     response = page.goto(live.url + "/alerts")
-    assert response is not None and "default-src 'self'" in response.headers[
-        "content-security-policy"
-    ]
+    assert (
+        response is not None and "default-src 'self'" in response.headers["content-security-policy"]
+    )
     no_inline_script(page)
     page.locator("#alert-groups[data-state=ready]").wait_for(state="attached")
     group = page.locator(".alert-group").first
