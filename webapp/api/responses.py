@@ -14,6 +14,7 @@ from datetime import datetime
 from functools import cache
 from typing import Annotated, Any, Literal
 
+import orjson
 from pydantic import BaseModel, ConfigDict, Field, PlainSerializer, WithJsonSchema
 from pydantic.alias_generators import to_camel
 
@@ -343,3 +344,29 @@ def _is_json(model: type[ResponseModel], key: str) -> bool:
     if info is None or info.annotation is not Any:
         return False
     return any(getattr(item, "json_schema", None) == {} for item in info.metadata)
+
+
+def stamp(value: datetime | str | None) -> str | None:
+    """:func:`iso` of a timestamp as a driver returns it: a datetime, or SQLite's text."""
+    if isinstance(value, str):
+        value = datetime.fromisoformat(value)
+    return iso(value)
+
+
+def dump_raw_rows(
+    model: type[ResponseModel], names: list[str], rows: Iterable[tuple[Any, ...]]
+) -> list[dict[str, Any]]:
+    """Raw driver rows (values in ``names`` order) serialised as :func:`dump_rows` would with
+    ``raw=orjson.Fragment``: the streamed trace's path, which skips the ORM's per-value work.
+    ``JsonValue`` fields must hold JSON text; timestamps may be datetimes or SQLite text."""
+    plan: list[tuple[int, str, Callable[[Any], Any] | None]] = []
+    for key, out, convert in _plan(model):
+        if convert is iso:
+            convert = stamp
+        elif _is_json(model, key):
+            convert = orjson.Fragment
+        plan.append((names.index(key), out, convert))
+    return [
+        {out: (convert(row[at]) if convert else row[at]) for at, out, convert in plan}
+        for row in rows
+    ]

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import itertools
 from collections.abc import Iterator
 from typing import Any
 
@@ -13,7 +12,8 @@ from diagnosis_graph import END
 from diagnosis_graph.workflow.aiops import AIOPS_TRACE_VERSION, aiops_mermaid
 from diagnosis_graph.workflow.trace import route_edges
 
-from ..services.listing import STREAM_BATCH, Listing, Page, RunFilter
+from ..models import AgentStep, ToolInvocation
+from ..services.listing import Listing, Page, RunFilter, raw_columns
 from ..services.records import NotFound
 from .context import services
 from .contract import operation
@@ -31,6 +31,7 @@ from .responses import (
     Step,
     StepPage,
     Trace,
+    dump_raw_rows,
     dump_rows,
 )
 
@@ -69,20 +70,21 @@ def _trace_body(head: dict[str, Any], listing: Listing, run_id: str) -> Iterator
     """The trace envelope as JSON text, a batch of rows per chunk."""
     opening = orjson.dumps({"code": 200, "message": "success", "data": head})
     yield opening[:-2] + b',"steps":['
-    yield from _json_rows(Step, listing.stream_steps(run_id))
+    yield from _json_rows(Step, raw_columns(AgentStep), listing.stream_steps(run_id))
     yield b'],"toolInvocations":['
-    yield from _json_rows(Invocation, listing.stream_invocations(run_id))
+    yield from _json_rows(
+        Invocation, raw_columns(ToolInvocation), listing.stream_invocations(run_id)
+    )
     yield b"]}}"
 
 
-def _json_rows(model: type[ResponseModel], rows: Iterator[dict[str, Any]]) -> Iterator[bytes]:
-    """Rows as comma-separated JSON objects, one chunk per :data:`STREAM_BATCH` rows."""
-    first = True
-    while batch := list(itertools.islice(rows, STREAM_BATCH)):
-        text = orjson.dumps(dump_rows(model, batch, raw=orjson.Fragment))[1:-1]
-        if text:
-            yield text if first else b"," + text
-            first = False
+def _json_rows(
+    model: type[ResponseModel], names: list[str], batches: Iterator[list[tuple[Any, ...]]]
+) -> Iterator[bytes]:
+    """Batches of raw rows as comma-separated JSON objects, one chunk per batch."""
+    for number, batch in enumerate(batches):
+        text = orjson.dumps(dump_raw_rows(model, names, batch))[1:-1]
+        yield text if number == 0 else b"," + text
 
 
 @bp.get("/diagnosis/<session_id>/runs/<run_id>/steps")

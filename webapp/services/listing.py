@@ -48,6 +48,7 @@ __all__ = [
     "columns_of",
     "decode_cursor",
     "encode_cursor",
+    "raw_columns",
 ]
 
 #: Rows read per batch when a whole trace is streamed (memory is one batch, not the run).
@@ -310,26 +311,32 @@ class Listing:
             rows = self._invocation_rows(run_id, after, limit + 1, raw_json)
         return _page(rows, limit, "invocations", "id")
 
-    def stream_steps(self, run_id: str, *, raw_json: bool = True) -> Iterator[dict[str, Any]]:
-        """Every step of the run, read :data:`STREAM_BATCH` at a time (call within a
-        connection context)."""
-        after: int | None = None
-        while True:
-            rows = self._step_rows(run_id, after, STREAM_BATCH, raw_json)
-            yield from rows
-            if len(rows) < STREAM_BATCH:
-                return
-            after = rows[-1]["step_index"]
+    def stream_steps(self, run_id: str) -> Iterator[list[tuple[Any, ...]]]:
+        """Every step of the run in batches of :data:`STREAM_BATCH` raw rows (call within a
+        connection context): the driver's values in :func:`raw_columns` order, unconverted,
+        JSON documents as their stored text."""
+        return self._stream(AgentStep, AgentStep.step_index, run_id)
 
-    def stream_invocations(self, run_id: str, *, raw_json: bool = True) -> Iterator[dict[str, Any]]:
-        """Every invocation of the run, read :data:`STREAM_BATCH` at a time."""
-        after: int | None = None
+    def stream_invocations(self, run_id: str) -> Iterator[list[tuple[Any, ...]]]:
+        """Every invocation of the run, as :meth:`stream_steps`."""
+        return self._stream(ToolInvocation, ToolInvocation.id, run_id)
+
+    def _stream(self, model: Any, key: Any, run_id: str) -> Iterator[list[tuple[Any, ...]]]:
+        """Keyset batches on ``key`` (the columns' position of ``key`` gives the next start)."""
+        columns = columns_of(model, raw_json=True)
+        at = raw_columns(model).index(key.name)
+        after: Any = None
         while True:
-            rows = self._invocation_rows(run_id, after, STREAM_BATCH, raw_json)
-            yield from rows
+            query = model.select(*columns).where(model.run_id == run_id)
+            if after is not None:
+                query = query.where(key > after)
+            cursor = self.database.execute(query.order_by(key).limit(STREAM_BATCH))
+            rows = cursor.fetchall()
+            if rows:
+                yield rows
             if len(rows) < STREAM_BATCH:
                 return
-            after = rows[-1]["id"]
+            after = rows[-1][at]
 
     @staticmethod
     def _step_rows(run_id: str, after: int | None, limit: int, raw: bool) -> list[dict[str, Any]]:
@@ -348,6 +355,12 @@ class Listing:
         if after is not None:
             query = query.where(ToolInvocation.id > after)
         return _dicts(query.order_by(ToolInvocation.id).limit(limit))
+
+
+def raw_columns(model: Any) -> list[str]:
+    """The field names of the rows :meth:`Listing.stream_steps` and
+    :meth:`Listing.stream_invocations` yield, in order."""
+    return [field.name for field in model._meta.sorted_fields]
 
 
 def columns_of(model: Any, raw_json: bool) -> list[Any]:
