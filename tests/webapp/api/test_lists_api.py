@@ -17,6 +17,7 @@ from flask import Flask
 from flask.testing import FlaskClient
 from peewee import Database
 
+from webapp.db import create_schema
 from webapp.demo.backend import DemoTelemetryBackend
 from webapp.models import (
     AgentStep,
@@ -382,3 +383,20 @@ def test_investigate_now_starts_a_linked_aiops_run_for_the_alert(
     assert missing.status_code == 404 and "not found" in missing.json["message"]
     bad = client.post("/api/alerts/bad%0A/investigate", headers=AUTH)
     assert bad.status_code == 400
+
+
+def test_a_database_made_before_the_list_indexes_gets_them(database: Database) -> None:
+    names = ("diagnosis_run_started_at_run_id", "case_library_created_at_run_id")
+    with database.connection_context():
+        for name, table in zip(names, ("diagnosis_run", "case_library"), strict=True):
+            on = f" ON {table}" if "mysql" in type(database).__name__.lower() else ""
+            database.execute_sql(f"DROP INDEX {name}{on}")
+        assert not set(names) & {
+            i.name for t in ("diagnosis_run", "case_library") for i in database.get_indexes(t)
+        }
+    create_schema(database)
+    with database.connection_context():
+        present = {
+            i.name for t in ("diagnosis_run", "case_library") for i in database.get_indexes(t)
+        }
+    assert set(names) <= present
