@@ -47,9 +47,9 @@ CREATE TABLE IF NOT EXISTS `diagnosis_run` (
   `lease_expires_at` DATETIME(3),
   UNIQUE KEY `diagnosis_run_run_id` (`run_id`),
   KEY `diagnosis_run_session_id` (`session_id`),
-  KEY `diagnosis_run_status` (`status`),
   KEY `diagnosis_run_session_id_started_at_run_id` (`session_id`, `started_at`, `run_id`),
-  KEY `diagnosis_run_started_at_run_id` (`started_at`, `run_id`)
+  KEY `diagnosis_run_started_at_run_id` (`started_at`, `run_id`),
+  KEY `diagnosis_run_status_started_at_run_id` (`status`, `started_at`, `run_id`)
 ) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin;
 
 CREATE TABLE IF NOT EXISTS `agent_step` (

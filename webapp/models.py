@@ -94,7 +94,7 @@ class DiagnosisRun(BaseModel):
     session_id = CharField(max_length=ID_LENGTH, index=True)
     agent_flow = CharField(max_length=16)
     flow = CharField(max_length=16)
-    status = CharField(max_length=16, index=True)
+    status = CharField(max_length=16)  # indexed with the list order (Meta.indexes)
     question = TextField()
     answer = LongTextField(null=True)
     degraded = BooleanField(default=False)
@@ -119,6 +119,8 @@ class DiagnosisRun(BaseModel):
         indexes = (
             (("session_id", "started_at", "run_id"), False),
             (("started_at", "run_id"), False),
+            # A status filter in list order; its prefix serves the reaper's status lookups.
+            (("status", "started_at", "run_id"), False),
         )
 
 
