@@ -15,6 +15,7 @@ from functools import cache
 from typing import Annotated, Any, Literal
 
 import orjson
+from flask import Response
 from pydantic import BaseModel, ConfigDict, Field, PlainSerializer, WithJsonSchema
 from pydantic.alias_generators import to_camel
 
@@ -370,3 +371,10 @@ def dump_raw_rows(
         {out: (convert(row[at]) if convert else row[at]) for at, out, convert in plan}
         for row in rows
     ]
+
+
+def json_envelope(data: dict[str, Any]) -> Response:
+    """The success envelope of ``data`` (already camelCase, e.g. from :func:`dump_rows`),
+    encoded by orjson: the list and trace endpoints' path."""
+    body = {"code": 200, "message": "success", "data": data}
+    return Response(orjson.dumps(body), mimetype="application/json")

@@ -33,6 +33,7 @@ from .responses import (
     Trace,
     dump_raw_rows,
     dump_rows,
+    json_envelope,
 )
 
 bp = Blueprint("runs", __name__, url_prefix="/api")
@@ -101,7 +102,7 @@ def steps(session_id: str, run_id: str, query: TracePageQuery) -> Response:
         "nextCursor": page.next_cursor,
         "limit": query.limit,
     }
-    return _json_response(data)
+    return json_envelope(data)
 
 
 @bp.get("/diagnosis/<session_id>/runs/<run_id>/invocations")
@@ -118,12 +119,7 @@ def invocations(session_id: str, run_id: str, query: TracePageQuery) -> Response
         "nextCursor": page.next_cursor,
         "limit": query.limit,
     }
-    return _json_response(data)
-
-
-def _json_response(data: dict[str, Any]) -> Response:
-    body = {"code": 200, "message": "success", "data": data}
-    return Response(orjson.dumps(body), mimetype="application/json")
+    return json_envelope(data)
 
 
 @bp.get("/diagnosis/<session_id>/graph")
@@ -167,7 +163,7 @@ def _route(edges: list[tuple[str, str]]) -> list[str]:
 
 @bp.get("/diagnosis/<session_id>/runs")
 @operation(query=SessionRunsQuery, response=RunList, errors=(404,))
-def runs(session_id: str, query: SessionRunsQuery) -> RunList:
+def runs(session_id: str, query: SessionRunsQuery) -> Response:
     """The session's runs, newest first: keyset pages by ``cursor`` (``nextCursor``), or by
     ``offset`` as before."""
     found = services()
@@ -179,13 +175,13 @@ def runs(session_id: str, query: SessionRunsQuery) -> RunList:
         page = Page(rows, None)
     else:
         page = listing.runs(filters, query.limit, query.cursor)
-    return RunList.model_validate(
+    return json_envelope(
         {
-            "session_id": session_id,
-            "runs": page.rows,
+            "sessionId": session_id,
+            "runs": dump_rows(RunSummary, page.rows),
             "limit": query.limit,
             "offset": query.offset,
-            "next_cursor": page.next_cursor,
+            "nextCursor": page.next_cursor,
         }
     )
 
