@@ -92,34 +92,27 @@ def _json_rows(
 @operation(query=TracePageQuery, response=StepPage, errors=(404,))
 def steps(session_id: str, run_id: str, query: TracePageQuery) -> Response:
     """A page of the run's steps in ``stepIndex`` order; ``nextCursor`` leads to the next."""
-    found = services()
-    found.records.run(session_id, run_id)
-    listing = Listing(found.database)
-    page = listing.steps(run_id, query.limit, query.cursor, raw_json=True)
-    data = {
-        "runId": run_id,
-        "steps": dump_rows(Step, page.rows, raw=orjson.Fragment),
-        "nextCursor": page.next_cursor,
-        "limit": query.limit,
-    }
-    return json_envelope(data)
+    return _trace_page(session_id, run_id, query, "steps")
 
 
 @bp.get("/diagnosis/<session_id>/runs/<run_id>/invocations")
 @operation(query=TracePageQuery, response=InvocationPage, errors=(404,))
 def invocations(session_id: str, run_id: str, query: TracePageQuery) -> Response:
     """A page of the run's tool invocations in creation order."""
+    return _trace_page(session_id, run_id, query, "toolInvocations")
+
+
+def _trace_page(session_id: str, run_id: str, query: TracePageQuery, key: str) -> Response:
+    """One page of the run's steps or invocations (after the ownership check)."""
     found = services()
     found.records.run(session_id, run_id)
     listing = Listing(found.database)
-    page = listing.invocations(run_id, query.limit, query.cursor, raw_json=True)
-    data = {
-        "runId": run_id,
-        "toolInvocations": dump_rows(Invocation, page.rows, raw=orjson.Fragment),
-        "nextCursor": page.next_cursor,
-        "limit": query.limit,
-    }
-    return json_envelope(data)
+    read, model = (listing.steps, Step) if key == "steps" else (listing.invocations, Invocation)
+    page = read(run_id, query.limit, query.cursor, raw_json=True)
+    rows = dump_rows(model, page.rows, raw=orjson.Fragment)
+    return json_envelope(
+        {"runId": run_id, key: rows, "nextCursor": page.next_cursor, "limit": query.limit}
+    )
 
 
 @bp.get("/diagnosis/<session_id>/graph")

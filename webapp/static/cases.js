@@ -3,7 +3,7 @@
 
 (function () {
   const { api, h, traceUrl } = window.Diag;
-  const { fillForm, formParams, keysetPager, shorten, utcTime } = window.DiagLists;
+  const { filteredList, formParams, shorten, utcTime } = window.DiagLists;
   const PAGE = 20;
 
   const form = document.getElementById("case-filters");
@@ -47,13 +47,5 @@
     }
   }
 
-  const pager = keysetPager(document.getElementById("cases-pager"), load);
-  fillForm(form, new URLSearchParams(location.search));
-  form.addEventListener("submit", (event) => {
-    event.preventDefault();
-    const params = formParams(form);
-    history.replaceState(null, "", params.toString() ? "?" + params : location.pathname);
-    pager.reset();
-  });
-  pager.reset();
+  filteredList(form, document.getElementById("cases-pager"), load);
 })();

@@ -83,5 +83,23 @@
     return { reset: () => show(0) };
   }
 
-  window.DiagLists = { fillForm, formParams, keysetPager, shorten, statusBadge, utcTime };
+  /**
+   * A filtered, keyset-paged list: the form's filters come from and go to the address (a
+   * shareable link); submitting shows the first page again. Returns the pager.
+   */
+  function filteredList(form, pagerRoot, load) {
+    const pager = keysetPager(pagerRoot, load);
+    fillForm(form, new URLSearchParams(location.search));
+    form.addEventListener("submit", (event) => {
+      event.preventDefault();
+      const params = formParams(form);
+      history.replaceState(null, "", params.toString() ? "?" + params : location.pathname);
+      pager.reset();
+    });
+    form.addEventListener("reset", () => setTimeout(() => form.requestSubmit(), 0));
+    pager.reset();
+    return pager;
+  }
+
+  window.DiagLists = { filteredList, fillForm, formParams, keysetPager, shorten, statusBadge, utcTime };
 })();

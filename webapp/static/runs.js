@@ -4,7 +4,7 @@
 
 (function () {
   const { api, h, traceUrl, formatDuration } = window.Diag;
-  const { fillForm, formParams, keysetPager, shorten, statusBadge, utcTime } = window.DiagLists;
+  const { filteredList, formParams, shorten, statusBadge, utcTime } = window.DiagLists;
   const PAGE = 25;
 
   const form = document.getElementById("run-filters");
@@ -52,16 +52,5 @@
     }
   }
 
-  const pager = keysetPager(document.getElementById("runs-pager"), load);
-  fillForm(form, new URLSearchParams(location.search));
-  form.addEventListener("submit", (event) => {
-    event.preventDefault();
-    const params = formParams(form);
-    history.replaceState(null, "", params.toString() ? "?" + params : location.pathname);
-    pager.reset();
-  });
-  form.addEventListener("reset", () => {
-    setTimeout(() => form.requestSubmit(), 0);
-  });
-  pager.reset();
+  filteredList(form, document.getElementById("runs-pager"), load);
 })();
