@@ -29,7 +29,7 @@ help:
 	@echo "make bench-scale   runs/s with 1, 2 and 4 Celery workers, and a chaos run"
 	@echo "make test          run the test suite (creates .venv on first use)"
 	@echo "make fuzz          schemathesis against the app's OpenAPI document"
-	@echo "make bench-api     server-side latency of chat runs and of the trace API"
+	@echo "make bench-api     server-side latency of chat runs, the trace API and list pages"
 	@echo "make bench-knowledge  upload time per size and shape; searches during big uploads"
 	@echo "make lint          ruff + mypy (strict on diagnosis_graph)"
 	@echo "make bench-engine  engine vs LangGraph vs a bare loop"
@@ -117,6 +117,7 @@ bench-telemetry: $(DEV_STAMP)
 
 bench-api: $(DEV_STAMP)
 	$(BIN)/python bench/api.py
+	$(BIN)/python bench/api_lists.py
 
 bench-streams: $(SERVE_STAMP)
 	$(BIN)/python bench/streams.py

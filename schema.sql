@@ -19,7 +19,8 @@ CREATE TABLE IF NOT EXISTS `chat_session` (
   `updated_at` DATETIME(3) NOT NULL,
   `expires_at` DATETIME(3),
   `history_cleared_at` DATETIME(3),
-  UNIQUE KEY `chat_session_session_id` (`session_id`)
+  UNIQUE KEY `chat_session_session_id` (`session_id`),
+  KEY `chat_session_updated_at_session_id` (`updated_at`, `session_id`)
 ) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin;
 
 CREATE TABLE IF NOT EXISTS `diagnosis_run` (
@@ -46,8 +47,9 @@ CREATE TABLE IF NOT EXISTS `diagnosis_run` (
   `lease_expires_at` DATETIME(3),
   UNIQUE KEY `diagnosis_run_run_id` (`run_id`),
   KEY `diagnosis_run_session_id` (`session_id`),
-  KEY `diagnosis_run_status` (`status`),
-  KEY `diagnosis_run_session_id_started_at` (`session_id`, `started_at`)
+  KEY `diagnosis_run_session_id_started_at_run_id` (`session_id`, `started_at`, `run_id`),
+  KEY `diagnosis_run_started_at_run_id` (`started_at`, `run_id`),
+  KEY `diagnosis_run_status_started_at_run_id` (`status`, `started_at`, `run_id`)
 ) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin;
 
 CREATE TABLE IF NOT EXISTS `agent_step` (
@@ -104,7 +106,8 @@ CREATE TABLE IF NOT EXISTS `case_library` (
   `answer` LONGTEXT NOT NULL,
   `created_at` DATETIME(3) NOT NULL,
   UNIQUE KEY `case_library_run_id` (`run_id`),
-  KEY `case_library_session_id` (`session_id`)
+  KEY `case_library_session_id` (`session_id`),
+  KEY `case_library_created_at_run_id` (`created_at`, `run_id`)
 ) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin;
 
 CREATE TABLE IF NOT EXISTS `alert_record` (

@@ -1,4 +1,5 @@
-"""``flask --app webapp <command>``: init-db, ask, trace, graph, replay."""
+"""``flask --app webapp <command>``: init-db, ask, trace, graph, replay (and the lists:
+``runs``, ``alerts``, ``cases``, in :mod:`webapp.cli_lists`)."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ from flask import Flask, current_app
 
 from diagnosis_graph.workflow.trace import route_edges
 
+from .cli_lists import register_list_commands
 from .db import create_schema
 from .replay import (
     Recording,
@@ -38,6 +40,7 @@ def _short(value: Any, width: int = 160) -> str:
 
 def register_cli(app: Flask) -> None:
     """Attach the commands to ``app``."""
+    register_list_commands(app)
 
     @app.cli.command("init-db")
     def init_db() -> None:

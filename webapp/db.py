@@ -195,6 +195,7 @@ def _create_schema(database: Database) -> list[str]:
             model._meta.table_settings = MYSQL_TABLE_SETTINGS if is_mysql(database) else []
         database.create_tables(MODELS, safe=True)
         _add_later_columns(database, existing)
+        _add_missing_indexes(database, existing)
     return [m._meta.table_name for m in MODELS if m._meta.table_name not in existing]
 
 
@@ -208,6 +209,22 @@ def _add_later_columns(database: Database, existing: set[str]) -> None:
         if name not in {c.name for c in database.get_columns(table)}:
             migrate(migrator.add_column(table, name, model._meta.fields[name]))
             log.info("added column %s to %s", name, table)
+
+
+def _add_missing_indexes(database: Database, existing: set[str]) -> None:
+    """Create the declared indexes a table created before them lacks (MySQL/MariaDB skip a
+    table that exists; the other backends create them with IF NOT EXISTS anyway)."""
+    for model in MODELS:
+        table = model._meta.table_name
+        if table not in existing:
+            continue
+        present = {index.name for index in database.get_indexes(table)}
+        for index in model._meta.fields_to_index():
+            name = index._name
+            if name not in present:
+                schema: Any = getattr(model, "_schema")  # noqa: B009 - peewee's schema manager
+                database.execute(schema._create_index(index, safe=False))
+                log.info("added index %s to %s", name, table)
 
 
 def schema_exists(database: Database) -> bool:

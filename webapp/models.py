@@ -84,6 +84,7 @@ class ChatSession(BaseModel):
 
     class Meta:
         table_name = "chat_session"
+        indexes = ((("updated_at", "session_id"), False),)  # the sessions list
 
 
 class DiagnosisRun(BaseModel):
@@ -93,7 +94,7 @@ class DiagnosisRun(BaseModel):
     session_id = CharField(max_length=ID_LENGTH, index=True)
     agent_flow = CharField(max_length=16)
     flow = CharField(max_length=16)
-    status = CharField(max_length=16, index=True)
+    status = CharField(max_length=16)  # indexed with the list order (Meta.indexes)
     question = TextField()
     answer = LongTextField(null=True)
     degraded = BooleanField(default=False)
@@ -114,7 +115,13 @@ class DiagnosisRun(BaseModel):
 
     class Meta:
         table_name = "diagnosis_run"
-        indexes = ((("session_id", "started_at"), False),)
+        # The runs list and a session's runs, newest first (webapp.services.listing).
+        indexes = (
+            (("session_id", "started_at", "run_id"), False),
+            (("started_at", "run_id"), False),
+            # A status filter in list order; its prefix serves the reaper's status lookups.
+            (("status", "started_at", "run_id"), False),
+        )
 
 
 class AgentStep(BaseModel):
@@ -183,6 +190,7 @@ class CaseLibrary(BaseModel):
 
     class Meta:
         table_name = "case_library"
+        indexes = ((("created_at", "run_id"), False),)  # the case library, newest first
 
 
 class AlertRecord(BaseModel):

@@ -1,4 +1,4 @@
-"""The browser UI: the chat page and the shareable trace viewer.
+"""The browser UI: the chat page, the trace viewer, the runs, cases and alert pages.
 
 Both are static HTML shells; their scripts read everything from the JSON API, sending the bearer
 key the user stored in the browser. The pages themselves need no key and open no database
@@ -40,6 +40,24 @@ def trace(session_id: str, run_id: str) -> ResponseReturnValue:
     )
     # Mermaid styles the route graph inline: this page's policy allows inline styles only.
     return page, 200 if valid else 404, {"Content-Security-Policy": GRAPH_PAGE_POLICY}
+
+
+@bp.get("/runs")
+def runs() -> ResponseReturnValue:
+    """Every run on the server: filters (text, service, status, flow, ...) and keyset pages."""
+    return render_template("runs.html", auth_required=_auth_required())
+
+
+@bp.get("/cases")
+def cases() -> ResponseReturnValue:
+    """The case library: runs marked useful, newest first."""
+    return render_template("cases.html", auth_required=_auth_required())
+
+
+@bp.get("/alerts")
+def alerts() -> ResponseReturnValue:
+    """The alert inbox: firing and resolved alerts by group, their runs, investigate now."""
+    return render_template("alerts.html", auth_required=_auth_required())
 
 
 @bp.get("/favicon.ico")

@@ -20,14 +20,17 @@ OPEN_ENDPOINTS = {
     "ui.chat",
     "ui.trace",
     "ui.favicon",
+    "ui.runs",
+    "ui.cases",
+    "ui.alerts",
 }
 
 
 def blueprints() -> list[Blueprint]:
     """The API's blueprints; their routes are the OpenAPI document (:mod:`.openapi`)."""
-    from . import alerts, chat, knowledge, runs, stream, system
+    from . import alerts, chat, knowledge, lists, runs, stream, system
 
-    return [alerts.bp, chat.bp, knowledge.bp, runs.bp, stream.bp, system.bp]
+    return [alerts.bp, chat.bp, knowledge.bp, lists.bp, runs.bp, stream.bp, system.bp]
 
 
 def register_api(app: Flask) -> None:

@@ -19,7 +19,7 @@ from .context import services
 from .contract import operation
 from .errors import ApiError, envelope
 from .models import AlertQuery
-from .responses import AlertList, WebhookReceipt
+from .responses import AlertList, Investigation, WebhookReceipt
 
 bp = Blueprint("alerts", __name__, url_prefix="/api")
 
@@ -86,3 +86,19 @@ def alerts(query: AlertQuery) -> AlertList:
     """Received alerts with their investigation runs, most recently updated first."""
     rows, total = _inbox().page(query.state, query.limit, query.offset)
     return AlertList(alerts=rows, total=total, limit=query.limit, offset=query.offset)
+
+
+@bp.post("/alerts/<fingerprint>/investigate")
+@operation(
+    response=Investigation,
+    errors=(404, 503),
+    extra_responses={202: "The AIOps run was started; follow its events or trace"},
+)
+def investigate(fingerprint: str) -> ResponseReturnValue:
+    """Investigate one received alert now: a new AIOps run, linked to the alert.
+
+    Answers 202 with the run's ``sessionId`` and ``runId``; 404 for an unknown fingerprint.
+    """
+    session_id, run_id = _inbox().investigate(fingerprint)
+    answer = Investigation(fingerprint=fingerprint, session_id=session_id, run_id=run_id)
+    return envelope(202, "success", answer.model_dump(mode="json"))

@@ -35,6 +35,7 @@ PATH_PARAMETERS: dict[str, tuple[str, Any]] = {
     "session_id": ("sessionId", Id),
     "run_id": ("runId", Id),
     "doc_id": ("docId", DocId),
+    "fingerprint": ("fingerprint", Id),
 }
 _ADAPTERS = {name: TypeAdapter(kind) for name, (_, kind) in PATH_PARAMETERS.items()}
 

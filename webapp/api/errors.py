@@ -15,6 +15,7 @@ from peewee import DatabaseError, InterfaceError, OperationalError
 from werkzeug.exceptions import HTTPException, RequestEntityTooLarge
 
 from ..services.history import HistoryUnavailable
+from ..services.listing import CursorError
 from ..services.records import Conflict, NotFound
 
 log = logging.getLogger(__name__)
@@ -84,6 +85,10 @@ def register_error_handlers(app: Flask) -> None:
     @app.errorhandler(NotFound)
     def not_found(error: NotFound) -> ResponseReturnValue:
         return envelope(404, str(error))
+
+    @app.errorhandler(CursorError)
+    def bad_cursor(error: CursorError) -> ResponseReturnValue:
+        return envelope(400, str(error))
 
     @app.errorhandler(Conflict)
     def conflict(error: Conflict) -> ResponseReturnValue:

@@ -10,9 +10,11 @@ context on top of the documented maximum.
 
 from __future__ import annotations
 
+from datetime import datetime, timezone
 from typing import Annotated, Any, Literal
 
 from pydantic import (
+    AfterValidator,
     AliasChoices,
     AliasGenerator,
     BaseModel,
@@ -34,6 +36,9 @@ MAX_AIOPS_REQUEST_CHARS = 1000
 MAX_COMMENT_CHARS = 2000
 MAX_DOC_ID_CHARS = 300
 MAX_PAGE_LIMIT, MAX_OFFSET = 200, 1_000_000
+MAX_TRACE_PAGE_LIMIT = 1000  # steps or invocations per page of a trace
+MAX_CURSOR_CHARS = 512
+MAX_FILTER_CHARS = 200
 Mode = Literal["auto", "simple", "complex"]
 FeedbackValue = Literal["useful", "not_useful"]
 
@@ -150,6 +155,90 @@ class AlertQuery(PageQuery):
     """Which received alerts to list."""
 
     state: Literal["firing", "resolved", "all"] = "all"
+
+
+def _utc(value: datetime | None) -> datetime | None:
+    """Naive UTC (what the tables store); a time without a zone is UTC."""
+    if value is None or value.tzinfo is None:
+        return value
+    return value.astimezone(timezone.utc).replace(tzinfo=None)
+
+
+UtcTime = Annotated[datetime | None, AfterValidator(_utc)]
+Cursor = Annotated[
+    str | None,
+    StringConstraints(max_length=MAX_CURSOR_CHARS, pattern=r"^[A-Za-z0-9_-]*$"),
+    BeforeValidator(_optional_text),
+]
+FilterText = Annotated[
+    str | None, StringConstraints(max_length=MAX_FILTER_CHARS), BeforeValidator(_optional_text)
+]
+#: A service name as tools and alerts carry it (no quotes or backslashes: they are JSON-escaped).
+ServiceName = Annotated[
+    str | None,
+    StringConstraints(max_length=MAX_FILTER_CHARS, pattern=r'^[^"\\]+$'),
+    BeforeValidator(_optional_text),
+]
+
+
+class CursorQuery(RequestModel):
+    """``limit`` and the opaque ``cursor`` of the next page (from the previous page's
+    ``nextCursor``)."""
+
+    limit: Annotated[int, Field(ge=1, le=MAX_PAGE_LIMIT), Count] = 50
+    cursor: Cursor = None
+
+
+class TimeRange(CursorQuery):
+    """``since`` (inclusive) and ``until`` (exclusive), ISO-8601; without a zone, UTC."""
+
+    since: UtcTime = None
+    until: UtcTime = None
+
+    @field_validator("until")
+    @classmethod
+    def _after_since(cls, until: datetime | None, info: ValidationInfo) -> datetime | None:
+        since = info.data.get("since")
+        if since is not None and until is not None and since >= until:
+            raise PydanticCustomError("time_range", "must be after since")
+        return until
+
+
+class RunsQuery(TimeRange):
+    """``GET /api/runs``: filters on top of keyset paging (newest first)."""
+
+    text: FilterText = None  # in the question or the answer, case-insensitive
+    service: ServiceName = None  # named by one of the run's tool calls or alerts
+    status: Literal["PENDING", "RUNNING", "SUCCESS", "FAILED"] | None = None
+    flow: Literal["complex", "simple", "aiops"] | None = None
+    degraded: bool | None = None
+    feedback: Literal["useful", "not_useful", "none"] | None = None
+    session_id: Annotated[Id | None, spellings("sessionId", "SessionId")] = None
+
+
+class SessionsQuery(TimeRange):
+    """``GET /api/sessions``: title text and last activity, keyset paging."""
+
+    text: FilterText = None
+
+
+class SessionRunsQuery(PageQuery):
+    """A session's runs: ``cursor`` (keyset) or the original ``offset``."""
+
+    cursor: Cursor = None
+
+
+class CasesQuery(SessionRunsQuery):
+    """The case library: ``cursor`` (keyset) or ``offset``, and a text filter."""
+
+    text: FilterText = None
+
+
+class TracePageQuery(RequestModel):
+    """One page of a run's steps or invocations."""
+
+    limit: Annotated[int, Field(ge=1, le=MAX_TRACE_PAGE_LIMIT), Count] = 100
+    cursor: Cursor = None
 
 
 class RunQuery(RequestModel):

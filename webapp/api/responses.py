@@ -14,6 +14,8 @@ from datetime import datetime
 from functools import cache
 from typing import Annotated, Any, Literal
 
+import orjson
+from flask import Response
 from pydantic import BaseModel, ConfigDict, Field, PlainSerializer, WithJsonSchema
 from pydantic.alias_generators import to_camel
 
@@ -148,6 +150,53 @@ class RunList(ResponseModel):
     runs: list[RunSummary]
     limit: int
     offset: int
+    next_cursor: str | None = None  # pass as ``cursor`` for the next page; null on the last
+
+
+class RunPage(ResponseModel):
+    """A page of runs, newest first; ``nextCursor`` is null on the last page."""
+
+    runs: list[RunSummary]
+    next_cursor: str | None
+    limit: int
+
+
+class SessionSummary(Session):
+    run_count: int
+
+
+class SessionPage(ResponseModel):
+    """A page of sessions by last activity, newest first."""
+
+    sessions: list[SessionSummary]
+    next_cursor: str | None
+    limit: int
+
+
+class StepPage(ResponseModel):
+    """A page of a run's steps in ``stepIndex`` order."""
+
+    run_id: IdOut
+    steps: list[Step]
+    next_cursor: str | None
+    limit: int
+
+
+class InvocationPage(ResponseModel):
+    """A page of a run's tool invocations in creation order."""
+
+    run_id: IdOut
+    tool_invocations: list[Invocation]
+    next_cursor: str | None
+    limit: int
+
+
+class Investigation(ResponseModel):
+    """The AIOps run started for one alert (linked to it in ``alert_run``)."""
+
+    fingerprint: str
+    session_id: IdOut
+    run_id: IdOut
 
 
 class AlertRoute(ResponseModel):
@@ -295,10 +344,12 @@ class Case(ResponseModel):
 
 
 class CaseList(ResponseModel):
+    """A page of the case library; no total is counted (``nextCursor`` says if there is more)."""
+
     cases: list[Case]
-    total: int
     limit: int
     offset: int
+    next_cursor: str | None
 
 
 class Cleared(ResponseModel):
@@ -394,3 +445,36 @@ def _is_json(model: type[ResponseModel], key: str) -> bool:
     if info is None or info.annotation is not Any:
         return False
     return any(getattr(item, "json_schema", None) == {} for item in info.metadata)
+
+
+def stamp(value: datetime | str | None) -> str | None:
+    """:func:`iso` of a timestamp as a driver returns it: a datetime, or SQLite's text."""
+    if isinstance(value, str):
+        value = datetime.fromisoformat(value)
+    return iso(value)
+
+
+def dump_raw_rows(
+    model: type[ResponseModel], names: list[str], rows: Iterable[tuple[Any, ...]]
+) -> list[dict[str, Any]]:
+    """Raw driver rows (values in ``names`` order) serialised as :func:`dump_rows` would with
+    ``raw=orjson.Fragment``: the streamed trace's path, which skips the ORM's per-value work.
+    ``JsonValue`` fields must hold JSON text; timestamps may be datetimes or SQLite text."""
+    plan: list[tuple[int, str, Callable[[Any], Any] | None]] = []
+    for key, out, convert in _plan(model):
+        if convert is iso:
+            convert = stamp
+        elif _is_json(model, key):
+            convert = orjson.Fragment
+        plan.append((names.index(key), out, convert))
+    return [
+        {out: (convert(row[at]) if convert else row[at]) for at, out, convert in plan}
+        for row in rows
+    ]
+
+
+def json_envelope(data: dict[str, Any]) -> Response:
+    """The success envelope of ``data`` (already camelCase, e.g. from :func:`dump_rows`),
+    encoded by orjson: the list and trace endpoints' path."""
+    body = {"code": 200, "message": "success", "data": data}
+    return Response(orjson.dumps(body), mimetype="application/json")

@@ -1,30 +1,41 @@
-"""The exact-run trace, a session's runs, feedback and the case library."""
+"""The exact-run trace (streamed, and paged), a session's runs, feedback and the case library."""
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from typing import Any
+
 import orjson
-from flask import Blueprint, Response
+from flask import Blueprint, Response, stream_with_context
 
 from diagnosis_graph import END
 from diagnosis_graph.workflow.aiops import AIOPS_TRACE_VERSION, aiops_mermaid
 from diagnosis_graph.workflow.trace import route_edges
 
+from ..models import AgentStep, ToolInvocation
 from ..services.evidence_view import evidence_view
+from ..services.listing import Listing, Page, RunFilter, raw_columns
+from ..services.records import NotFound
 from .context import services
 from .contract import operation
-from .models import FeedbackRequest, PageQuery, RunQuery
+from .models import CasesQuery, FeedbackRequest, RunQuery, SessionRunsQuery, TracePageQuery
 from .responses import (
     AlertRoute,
     Case,
     CaseList,
     Graph,
     Invocation,
+    InvocationPage,
+    ResponseModel,
     RunEvidence,
     RunList,
     RunSummary,
     Step,
+    StepPage,
     Trace,
+    dump_raw_rows,
     dump_rows,
+    json_envelope,
 )
 
 bp = Blueprint("runs", __name__, url_prefix="/api")
@@ -35,18 +46,75 @@ bp = Blueprint("runs", __name__, url_prefix="/api")
 def trace(session_id: str, query: RunQuery) -> Response:
     """Everything about one run of this session; another session's run is 404 like any other.
 
-    The stored JSON documents of steps and invocations are spliced into the response as the
-    text they are stored as (orjson fragments): a 1,000-step trace is several megabytes, and
-    decoding it only to encode it again would dominate the request.
+    Streamed: the run and its session first, then the steps and the invocations read in
+    batches of 500 rows (memory is one batch, whatever the run's size). Their stored JSON
+    documents are spliced in as the text they are stored as (orjson fragments), never decoded
+    only to be encoded again. ``/steps`` and ``/invocations`` page the same rows.
     """
-    found = services().records.trace(session_id, query.run_id, raw_json=True)
+    found = services()
+    run = found.records.run(session_id, query.run_id)  # 404 before anything is sent
     head = Trace.model_validate(
-        {"session": found.session, "run": found.run, "steps": [], "tool_invocations": []}
+        {
+            "session": found.records.session(session_id),
+            "run": run,
+            "steps": [],
+            "tool_invocations": [],
+        }
     ).model_dump(by_alias=True)
-    head["steps"] = dump_rows(Step, found.steps, raw=orjson.Fragment)
-    head["toolInvocations"] = dump_rows(Invocation, found.invocations, raw=orjson.Fragment)
-    body = {"code": 200, "message": "success", "data": head}
-    return Response(orjson.dumps(body), mimetype="application/json")
+    del head["steps"], head["toolInvocations"]
+    listing = Listing(found.database)
+    return Response(
+        stream_with_context(_trace_body(head, listing, query.run_id)),
+        mimetype="application/json",
+    )
+
+
+def _trace_body(head: dict[str, Any], listing: Listing, run_id: str) -> Iterator[bytes]:
+    """The trace envelope as JSON text, a batch of rows per chunk."""
+    opening = orjson.dumps({"code": 200, "message": "success", "data": head})
+    yield opening[:-2] + b',"steps":['
+    yield from _json_rows(Step, raw_columns(AgentStep), listing.stream_steps(run_id))
+    yield b'],"toolInvocations":['
+    yield from _json_rows(
+        Invocation, raw_columns(ToolInvocation), listing.stream_invocations(run_id)
+    )
+    yield b"]}}"
+
+
+def _json_rows(
+    model: type[ResponseModel], names: list[str], batches: Iterator[list[tuple[Any, ...]]]
+) -> Iterator[bytes]:
+    """Batches of raw rows as comma-separated JSON objects, one chunk per batch."""
+    for number, batch in enumerate(batches):
+        text = orjson.dumps(dump_raw_rows(model, names, batch))[1:-1]
+        yield text if number == 0 else b"," + text
+
+
+@bp.get("/diagnosis/<session_id>/runs/<run_id>/steps")
+@operation(query=TracePageQuery, response=StepPage, errors=(404,))
+def steps(session_id: str, run_id: str, query: TracePageQuery) -> Response:
+    """A page of the run's steps in ``stepIndex`` order; ``nextCursor`` leads to the next."""
+    return _trace_page(session_id, run_id, query, "steps")
+
+
+@bp.get("/diagnosis/<session_id>/runs/<run_id>/invocations")
+@operation(query=TracePageQuery, response=InvocationPage, errors=(404,))
+def invocations(session_id: str, run_id: str, query: TracePageQuery) -> Response:
+    """A page of the run's tool invocations in creation order."""
+    return _trace_page(session_id, run_id, query, "toolInvocations")
+
+
+def _trace_page(session_id: str, run_id: str, query: TracePageQuery, key: str) -> Response:
+    """One page of the run's steps or invocations (after the ownership check)."""
+    found = services()
+    found.records.run(session_id, run_id)
+    listing = Listing(found.database)
+    read, model = (listing.steps, Step) if key == "steps" else (listing.invocations, Invocation)
+    page = read(run_id, query.limit, query.cursor, raw_json=True)
+    rows = dump_rows(model, page.rows, raw=orjson.Fragment)
+    return json_envelope(
+        {"runId": run_id, key: rows, "nextCursor": page.next_cursor, "limit": query.limit}
+    )
 
 
 @bp.get("/diagnosis/<session_id>/evidence")
@@ -103,12 +171,27 @@ def _route(edges: list[tuple[str, str]]) -> list[str]:
 
 
 @bp.get("/diagnosis/<session_id>/runs")
-@operation(query=PageQuery, response=RunList, errors=(404,))
-def runs(session_id: str, query: PageQuery) -> RunList:
-    """The session's runs, newest first."""
-    rows = services().records.runs(session_id, query.limit, query.offset)
-    return RunList.model_validate(
-        {"session_id": session_id, "runs": rows, "limit": query.limit, "offset": query.offset}
+@operation(query=SessionRunsQuery, response=RunList, errors=(404,))
+def runs(session_id: str, query: SessionRunsQuery) -> Response:
+    """The session's runs, newest first: keyset pages by ``cursor`` (``nextCursor``), or by
+    ``offset`` as before."""
+    found = services()
+    if found.records.session(session_id) is None:
+        raise NotFound(f"session {session_id} not found")
+    listing, filters = Listing(found.database), RunFilter(session_id=session_id)
+    if query.offset and not query.cursor:
+        rows = found.records.runs(session_id, query.limit, query.offset)
+        page = Page(rows, None)
+    else:
+        page = listing.runs(filters, query.limit, query.cursor)
+    return json_envelope(
+        {
+            "sessionId": session_id,
+            "runs": dump_rows(RunSummary, page.rows),
+            "limit": query.limit,
+            "offset": query.offset,
+            "nextCursor": page.next_cursor,
+        }
     )
 
 
@@ -125,12 +208,22 @@ def feedback(body: FeedbackRequest) -> RunSummary:
 
 
 @bp.get("/cases")
-@operation(query=PageQuery, response=CaseList)
-def cases(query: PageQuery) -> CaseList:
-    """The case library, newest first."""
-    rows, total = services().records.cases(query.limit, query.offset)
+@operation(query=CasesQuery, response=CaseList)
+def cases(query: CasesQuery) -> CaseList:
+    """The case library, newest first: keyset pages by ``cursor`` (``nextCursor``), or by
+    ``offset``; ``text`` filters question and answer."""
+    listing = Listing(services().database)
+    if query.offset and not query.cursor and not query.text:
+        page = listing.cases_at(query.limit, query.offset)
+    else:
+        page = listing.cases(query.limit, query.cursor, query.text)
     return CaseList.model_validate(
-        {"cases": rows, "total": total, "limit": query.limit, "offset": query.offset}
+        {
+            "cases": page.rows,
+            "limit": query.limit,
+            "offset": query.offset,
+            "next_cursor": page.next_cursor,
+        }
     )
 
 

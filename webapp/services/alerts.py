@@ -22,6 +22,7 @@ from peewee import Database, fn
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from ..models import AlertRecord, AlertRun, DiagnosisRun, utcnow
+from .records import NotFound
 from .runs import PENDING, RUNNING
 
 STATES = ("firing", "resolved", "all")
@@ -181,6 +182,24 @@ class AlertInbox:
             if linked.count() < len(set(alert_ids)):
                 return None  # it read its alerts before these fired
         return (row.session_id, row.run_id) if row else None
+
+    def investigate(self, fingerprint: str) -> tuple[str, str]:
+        """Start an AIOps run for one stored alert now, linked to it; ``(session_id, run_id)``.
+
+        Always a new run (a person asked for it), whatever runs the alert already has; the
+        alert and its link are read and written in one transaction, the run launched after.
+        """
+        with self.database.connection_context(), self.database.atomic():
+            alert = AlertRecord.get_or_none(AlertRecord.fingerprint == fingerprint)
+            if alert is None or alert.fingerprint != fingerprint:
+                raise NotFound(f"alert {fingerprint} not found")
+            name = f"{alert.alert_name} ({alert.service or '-'})"
+            session_id, run_id, launch = self.start_run(
+                f"Investigate the Alertmanager alert {name}"[:MAX_REQUEST_CHARS]
+            )
+            AlertRun.insert(alert=alert.id, run_id=run_id, session_id=session_id).execute()
+        launch()
+        return session_id, run_id
 
     def page(self, state: str, limit: int, offset: int) -> tuple[list[dict[str, Any]], int]:
         """Alerts in ``state`` (firing, resolved, all), most recently updated first."""

@@ -10,18 +10,17 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from peewee import Database, SqliteDatabase, fn
+from peewee import Database, SqliteDatabase
 
 from ..models import (
     AgentStep,
-    BaseModel,
     CaseLibrary,
     ChatSession,
     DiagnosisRun,
-    JSONField,
     ToolInvocation,
     utcnow,
 )
+from .listing import RUN_COLUMNS, columns_of
 from .runs import PENDING, RUNNING, SUCCESS
 
 USEFUL, NOT_USEFUL = "useful", "not_useful"
@@ -44,18 +43,6 @@ class Trace:
     run: dict[str, Any]
     steps: list[dict[str, Any]]
     invocations: list[dict[str, Any]]
-
-
-def _columns(model: type[BaseModel], raw_json: bool) -> list[Any]:
-    """Every column of ``model``; JSON columns as their stored text when ``raw_json``."""
-    columns: list[Any] = []
-    for field in model._meta.sorted_fields:
-        if raw_json and isinstance(field, JSONField):
-            # coerce(False): no field converter, the text stays text; NULL reads as JSON null.
-            columns.append(fn.COALESCE(field, "null").coerce(False).alias(field.name))
-        else:
-            columns.append(field)
-    return columns
 
 
 def _rows(query: Any) -> list[dict[str, Any]]:
@@ -100,12 +87,12 @@ class RunRecords:
         """
         run = self.run(session_id, run_id)
         steps = _rows(
-            AgentStep.select(*_columns(AgentStep, raw_json))
+            AgentStep.select(*columns_of(AgentStep, raw_json))
             .where(AgentStep.run_id == run_id)
             .order_by(AgentStep.step_index)
         )
         invocations = _rows(
-            ToolInvocation.select(*_columns(ToolInvocation, raw_json))
+            ToolInvocation.select(*columns_of(ToolInvocation, raw_json))
             .where(ToolInvocation.run_id == run_id)
             .order_by(ToolInvocation.id)
         )
@@ -128,9 +115,9 @@ class RunRecords:
         if self.session(session_id) is None:
             raise NotFound(f"session {session_id} not found")
         query = (
-            DiagnosisRun.select()
+            DiagnosisRun.select(*RUN_COLUMNS)
             .where(DiagnosisRun.session_id == session_id)
-            .order_by(DiagnosisRun.started_at.desc(), DiagnosisRun.id.desc())
+            .order_by(DiagnosisRun.started_at.desc(), DiagnosisRun.run_id.desc())
             .limit(limit)
             .offset(offset)
         )
@@ -203,16 +190,6 @@ class RunRecords:
             .on_conflict_ignore()
             .execute()
         )
-
-    def cases(self, limit: int, offset: int) -> tuple[list[dict[str, Any]], int]:
-        """The case library, newest first, and its size."""
-        query = (
-            CaseLibrary.select()
-            .order_by(CaseLibrary.created_at.desc(), CaseLibrary.id.desc())
-            .limit(limit)
-            .offset(offset)
-        )
-        return _rows(query), CaseLibrary.select().count()
 
     def case(self, run_id: str) -> dict[str, Any]:
         """One case; NotFound when the run is not in the library."""

@@ -367,6 +367,7 @@
         view.meta.textContent = formatDuration(Math.round(performance.now() - started));
         setStatus(done.success ? t("done") : t("run_failed"), done.success ? "" : "error");
         await showEvidence(view);
+        document.dispatchEvent(new CustomEvent("diagnosis:run-finished"));
       } else {
         setState(view, "interrupted");
         showError(view, "The stream ended before the run finished. It keeps running on the server: open the trace to see how it ends.");
@@ -428,6 +429,12 @@
     });
   }
 
+  // A session opened from the server's list (sessions.js, the runs page): ?session=<id>.
+  const linked = new URLSearchParams(location.search).get("session");
+  if (linked) {
+    remember(linked, null);
+    history.replaceState(null, "", location.pathname);
+  }
   renderSessions();
   if (current && sessions.some((s) => s.id === current)) loadTurns(current);
   else current = null;

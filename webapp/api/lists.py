@@ -1,0 +1,59 @@
+"""Runs and sessions from the server: filtered, keyset-paged lists (issue 14, SPEC section 8).
+
+Rows are the app's own, so they are serialised by their response model's plan
+(:func:`~webapp.api.responses.dump_rows`) without per-value validation; the OpenAPI document
+still shows ``RunPage`` and ``SessionPage``.
+"""
+
+from __future__ import annotations
+
+from flask import Blueprint, Response
+
+from ..services.listing import Listing, RunFilter, SessionFilter
+from .context import services
+from .contract import operation
+from .models import RunsQuery, SessionsQuery
+from .responses import RunPage, RunSummary, SessionPage, SessionSummary, dump_rows, json_envelope
+
+bp = Blueprint("lists", __name__, url_prefix="/api")
+
+
+@bp.get("/runs")
+@operation(query=RunsQuery, response=RunPage)
+def runs(query: RunsQuery) -> Response:
+    """Runs of every session, newest first (by ``startedAt``, then ``runId``).
+
+    Filters: ``text`` (in the question or the answer, case-insensitive), ``service`` (named by
+    one of the run's tool calls or investigated alerts), ``status``, ``flow``, ``degraded``,
+    ``feedback`` (``none`` for runs without), ``since``/``until`` (ISO-8601 on ``startedAt``,
+    UTC without a zone), ``sessionId``. Pass ``nextCursor`` back as ``cursor`` for the next page.
+    """
+    filters = RunFilter(
+        text=query.text,
+        service=query.service,
+        status=query.status,
+        flow=query.flow,
+        degraded=query.degraded,
+        feedback=query.feedback,
+        since=query.since,
+        until=query.until,
+        session_id=query.session_id,
+    )
+    listing = Listing(services().database)
+    page = listing.runs(filters, query.limit, query.cursor)
+    runs = dump_rows(RunSummary, page.rows)
+    return json_envelope({"runs": runs, "nextCursor": page.next_cursor, "limit": query.limit})
+
+
+@bp.get("/sessions")
+@operation(query=SessionsQuery, response=SessionPage)
+def sessions(query: SessionsQuery) -> Response:
+    """Sessions by last activity, newest first, with their number of runs.
+
+    Filters: ``text`` (in the title), ``since``/``until`` (on ``updatedAt``).
+    """
+    filters = SessionFilter(text=query.text, since=query.since, until=query.until)
+    listing = Listing(services().database)
+    page = listing.sessions(filters, query.limit, query.cursor)
+    rows = dump_rows(SessionSummary, page.rows)
+    return json_envelope({"sessions": rows, "nextCursor": page.next_cursor, "limit": query.limit})

@@ -1,0 +1,394 @@
+"""Keyset-paged lists: runs, sessions, the case library, a run's steps and its invocations.
+
+Every list has one stable order, newest first, on a key that is unique and indexed:
+``(started_at, run_id)`` for runs (``(session_id, started_at, run_id)`` within a session),
+``(updated_at, session_id)`` for sessions, ``(created_at, run_id)`` for cases; steps are read by
+``step_index`` and invocations by ``id``, oldest first. A page is the first ``limit`` rows after
+the cursor - an index range scan, O(log n + limit) whatever the page's depth - and the cursor of
+the next page is the key of the last row, encoded (:func:`encode_cursor`): clients pass it back
+untouched and never count or skip rows. No COUNT is run per request.
+
+Filters that are columns (status, flow, degraded, feedback, time range) narrow the same range
+scan. The text filter (question or answer, case-insensitive) and the service filter (a run whose
+tool calls named the service, or that investigated an alert of it) are checked row by row on
+that scan, newest first, until a page is filled: their cost grows with how rare the match is,
+not with the table's size. Rows come back as plain dicts; JSON documents the list does not show
+(``self_evaluation``, ``orchestration_trace``) are never selected.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import json
+from collections.abc import Iterator
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any, cast
+
+from peewee import JOIN, Database, Field, fn
+
+from ..models import (
+    AgentStep,
+    AlertRecord,
+    AlertRun,
+    CaseLibrary,
+    ChatSession,
+    DiagnosisRun,
+    JSONField,
+    ToolInvocation,
+)
+
+__all__ = [
+    "CursorError",
+    "Listing",
+    "Page",
+    "RunFilter",
+    "SessionFilter",
+    "columns_of",
+    "decode_cursor",
+    "encode_cursor",
+    "raw_columns",
+]
+
+#: Rows read per batch when a whole trace is streamed (memory is one batch, not the run).
+STREAM_BATCH = 500
+#: Run columns a list shows: every column but the two JSON documents and the lease.
+RUN_COLUMNS: tuple[Field, ...] = tuple(
+    field
+    for field in DiagnosisRun._meta.sorted_fields
+    if not isinstance(field, JSONField) and field.name not in ("lease_owner", "lease_expires_at")
+)
+NO_FEEDBACK = "none"
+
+
+class CursorError(ValueError):
+    """A cursor that this list did not hand out (or that was altered)."""
+
+
+def encode_cursor(kind: str, *key: Any) -> str:
+    """The opaque cursor of a position in the list ``kind``."""
+    values = [v.isoformat() if isinstance(v, datetime) else v for v in key]
+    text = json.dumps([kind, *values], separators=(",", ":"), ensure_ascii=False)
+    return base64.urlsafe_b64encode(text.encode()).decode().rstrip("=")
+
+
+def decode_cursor(kind: str, cursor: str, *types: type) -> tuple[Any, ...]:
+    """The key a cursor of ``kind`` holds, each value of the given type; CursorError otherwise."""
+    try:
+        raw = base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4))
+        decoded = json.loads(raw.decode())
+    except (binascii.Error, ValueError, UnicodeDecodeError):
+        raise CursorError("cursor is not a cursor this server handed out") from None
+    if not isinstance(decoded, list) or len(decoded) != len(types) + 1 or decoded[0] != kind:
+        raise CursorError(f"cursor is not a cursor of the {kind} list")
+    try:
+        return tuple(_typed(v, t) for v, t in zip(decoded[1:], types, strict=True))
+    except (TypeError, ValueError):
+        raise CursorError(f"cursor is not a cursor of the {kind} list") from None
+
+
+def _typed(value: Any, kind: type) -> Any:
+    """``value`` as a key part of type ``kind`` (TypeError/ValueError when it is not one)."""
+    if kind is datetime:
+        return datetime.fromisoformat(value)
+    if isinstance(value, bool) or not isinstance(value, kind):
+        raise TypeError(value)
+    return value
+
+
+@dataclass(frozen=True)
+class Page:
+    """One page of a list and the cursor of the next (None on the last page)."""
+
+    rows: list[dict[str, Any]]
+    next_cursor: str | None
+
+
+@dataclass(frozen=True)
+class RunFilter:
+    """Which runs to list; every field optional (None: no condition)."""
+
+    text: str | None = None
+    service: str | None = None
+    status: str | None = None
+    flow: str | None = None
+    degraded: bool | None = None
+    feedback: str | None = None  # useful, not_useful, or "none" for runs without feedback
+    since: datetime | None = None  # started_at >= since (naive UTC)
+    until: datetime | None = None  # started_at < until
+    session_id: str | None = None
+
+
+@dataclass(frozen=True)
+class SessionFilter:
+    """Which sessions to list: title text and a range of last activity."""
+
+    text: str | None = None
+    since: datetime | None = None
+    until: datetime | None = None
+
+
+def _before(first: Any, second: Any, key: tuple[Any, Any]) -> Any:
+    """Rows strictly before ``key`` in descending ``(first, second)`` order.
+
+    Written as a range on ``first`` plus a tie-break, so every backend scans the index range.
+    """
+    at, tie = key
+    return (first <= at) & ((first < at) | (second < tie))
+
+
+def _contains(field: Any, text: str) -> Any:
+    """Case-insensitive substring match, the same on every backend (MySQL's columns are binary
+    collated, so LIKE alone would be case-sensitive there)."""
+    return fn.LOWER(field).contains(text.lower())
+
+
+def _dicts(query: Any) -> list[dict[str, Any]]:
+    """Every row of ``query`` as a plain dict (cheaper than model instances)."""
+    return list(query.dicts())
+
+
+def _page(rows: list[dict[str, Any]], limit: int, kind: str, *key_names: str) -> Page:
+    """The first ``limit`` of ``limit + 1`` rows, with the next cursor when there are more."""
+    if len(rows) <= limit:
+        return Page(rows, None)
+    last = rows[limit - 1]
+    return Page(rows[:limit], encode_cursor(kind, *(last[name] for name in key_names)))
+
+
+class Listing:
+    """The list queries; each opens its own connection context."""
+
+    def __init__(self, database: Database) -> None:
+        self.database = database
+
+    # -- runs ------------------------------------------------------------------------------
+
+    def runs(self, filters: RunFilter, limit: int, cursor: str | None = None) -> Page:
+        """Runs matching ``filters``, newest first."""
+        query = DiagnosisRun.select(*RUN_COLUMNS)
+        for condition in self._run_conditions(filters):
+            query = query.where(condition)
+        if cursor:
+            key = decode_cursor("runs", cursor, datetime, str)
+            query = query.where(_before(DiagnosisRun.started_at, DiagnosisRun.run_id, key))
+        order: tuple[Any, ...]
+        if filters.session_id is not None:
+            order = (
+                DiagnosisRun.session_id.desc(),
+                DiagnosisRun.started_at.desc(),
+                DiagnosisRun.run_id.desc(),
+            )
+        else:
+            order = (DiagnosisRun.started_at.desc(), DiagnosisRun.run_id.desc())
+        with self.database.connection_context():
+            rows = _dicts(query.order_by(*order).limit(limit + 1))
+        for row in rows:
+            row["degraded"] = bool(row["degraded"])
+        return _page(rows, limit, "runs", "started_at", "run_id")
+
+    @staticmethod
+    def _run_conditions(filters: RunFilter) -> list[Any]:
+        run = DiagnosisRun
+        conditions: list[Any] = []
+        if filters.session_id is not None:
+            conditions.append(run.session_id == filters.session_id)
+        if filters.status:
+            conditions.append(run.status == filters.status)
+        if filters.flow:
+            conditions.append(run.flow == filters.flow)
+        if filters.degraded is not None:
+            conditions.append(run.degraded == filters.degraded)
+        if filters.feedback == NO_FEEDBACK:
+            conditions.append(run.feedback.is_null())
+        elif filters.feedback:
+            conditions.append(run.feedback == filters.feedback)
+        if filters.since is not None:
+            conditions.append(run.started_at >= filters.since)
+        if filters.until is not None:
+            conditions.append(run.started_at < filters.until)
+        if filters.text:
+            conditions.append(
+                _contains(run.question, filters.text) | _contains(run.answer, filters.text)
+            )
+        if filters.service:
+            conditions.append(_names_service(filters.service))
+        return conditions
+
+    # -- sessions --------------------------------------------------------------------------
+
+    def sessions(self, filters: SessionFilter, limit: int, cursor: str | None = None) -> Page:
+        """Sessions by last activity, newest first, each with its number of runs."""
+        session = ChatSession
+        query = session.select(
+            session.session_id,
+            session.title,
+            session.created_at,
+            session.updated_at,
+            session.expires_at,
+        )
+        if filters.text:
+            query = query.where(_contains(session.title, filters.text))
+        if filters.since is not None:
+            query = query.where(session.updated_at >= filters.since)
+        if filters.until is not None:
+            query = query.where(session.updated_at < filters.until)
+        if cursor:
+            key = decode_cursor("sessions", cursor, datetime, str)
+            query = query.where(_before(session.updated_at, session.session_id, key))
+        with self.database.connection_context():
+            rows = _dicts(
+                query.order_by(session.updated_at.desc(), session.session_id.desc()).limit(
+                    limit + 1
+                )
+            )
+            page = _page(rows, limit, "sessions", "updated_at", "session_id")
+            counts = self._run_counts([row["session_id"] for row in page.rows])
+        for row in page.rows:
+            row["run_count"] = counts.get(row["session_id"], 0)
+        return page
+
+    @staticmethod
+    def _run_counts(session_ids: list[str]) -> dict[str, int]:
+        """Runs per session for one page of sessions (one grouped query on the session index)."""
+        if not session_ids:
+            return {}
+        query = (
+            DiagnosisRun.select(DiagnosisRun.session_id, fn.COUNT(DiagnosisRun.id).alias("n"))
+            .where(DiagnosisRun.session_id.in_(session_ids))
+            .group_by(DiagnosisRun.session_id)
+            .tuples()
+        )
+        return {session_id: int(count) for session_id, count in cast(Any, query)}
+
+    # -- cases -----------------------------------------------------------------------------
+
+    def cases(self, limit: int, cursor: str | None = None, text: str | None = None) -> Page:
+        """The case library, newest first."""
+        case = CaseLibrary
+        query = case.select(
+            case.run_id, case.session_id, case.question, case.answer, case.created_at
+        )
+        if text:
+            query = query.where(_contains(case.question, text) | _contains(case.answer, text))
+        if cursor:
+            key = decode_cursor("cases", cursor, datetime, str)
+            query = query.where(_before(case.created_at, case.run_id, key))
+        with self.database.connection_context():
+            rows = _dicts(
+                query.order_by(case.created_at.desc(), case.run_id.desc()).limit(limit + 1)
+            )
+        return _page(rows, limit, "cases", "created_at", "run_id")
+
+    def cases_at(self, limit: int, offset: int) -> Page:
+        """A page of cases by offset (the original paging, kept for existing clients)."""
+        case = CaseLibrary
+        query = case.select(
+            case.run_id, case.session_id, case.question, case.answer, case.created_at
+        ).order_by(case.created_at.desc(), case.run_id.desc())
+        with self.database.connection_context():
+            rows = _dicts(query.limit(limit + 1).offset(offset))
+        return _page(rows, limit, "cases", "created_at", "run_id")
+
+    # -- a run's steps and invocations -----------------------------------------------------
+
+    def steps(
+        self, run_id: str, limit: int, cursor: str | None = None, *, raw_json: bool = False
+    ) -> Page:
+        """The run's steps in ``step_index`` order, from after the cursor."""
+        after = decode_cursor("steps", cursor, int)[0] if cursor else None
+        with self.database.connection_context():
+            rows = self._step_rows(run_id, after, limit + 1, raw_json)
+        return _page(rows, limit, "steps", "step_index")
+
+    def invocations(
+        self, run_id: str, limit: int, cursor: str | None = None, *, raw_json: bool = False
+    ) -> Page:
+        """The run's tool invocations in creation order, from after the cursor."""
+        after = decode_cursor("invocations", cursor, int)[0] if cursor else None
+        with self.database.connection_context():
+            rows = self._invocation_rows(run_id, after, limit + 1, raw_json)
+        return _page(rows, limit, "invocations", "id")
+
+    def stream_steps(self, run_id: str) -> Iterator[list[tuple[Any, ...]]]:
+        """Every step of the run in batches of :data:`STREAM_BATCH` raw rows (call within a
+        connection context): the driver's values in :func:`raw_columns` order, unconverted,
+        JSON documents as their stored text."""
+        return self._stream(AgentStep, AgentStep.step_index, run_id)
+
+    def stream_invocations(self, run_id: str) -> Iterator[list[tuple[Any, ...]]]:
+        """Every invocation of the run, as :meth:`stream_steps`."""
+        return self._stream(ToolInvocation, ToolInvocation.id, run_id)
+
+    def _stream(self, model: Any, key: Any, run_id: str) -> Iterator[list[tuple[Any, ...]]]:
+        """Keyset batches on ``key`` (the columns' position of ``key`` gives the next start)."""
+        columns = columns_of(model, raw_json=True)
+        at = raw_columns(model).index(key.name)
+        after: Any = None
+        while True:
+            query = model.select(*columns).where(model.run_id == run_id)
+            if after is not None:
+                query = query.where(key > after)
+            cursor = self.database.execute(query.order_by(key).limit(STREAM_BATCH))
+            rows = cursor.fetchall()
+            if rows:
+                yield rows
+            if len(rows) < STREAM_BATCH:
+                return
+            after = rows[-1][at]
+
+    @staticmethod
+    def _step_rows(run_id: str, after: int | None, limit: int, raw: bool) -> list[dict[str, Any]]:
+        query = AgentStep.select(*columns_of(AgentStep, raw)).where(AgentStep.run_id == run_id)
+        if after is not None:
+            query = query.where(AgentStep.step_index > after)
+        return _dicts(query.order_by(AgentStep.step_index).limit(limit))
+
+    @staticmethod
+    def _invocation_rows(
+        run_id: str, after: int | None, limit: int, raw: bool
+    ) -> list[dict[str, Any]]:
+        query = ToolInvocation.select(*columns_of(ToolInvocation, raw)).where(
+            ToolInvocation.run_id == run_id
+        )
+        if after is not None:
+            query = query.where(ToolInvocation.id > after)
+        return _dicts(query.order_by(ToolInvocation.id).limit(limit))
+
+
+def raw_columns(model: Any) -> list[str]:
+    """The field names of the rows :meth:`Listing.stream_steps` and
+    :meth:`Listing.stream_invocations` yield, in order."""
+    return [field.name for field in model._meta.sorted_fields]
+
+
+def columns_of(model: Any, raw_json: bool) -> list[Any]:
+    """Every column of ``model``; JSON columns as their stored text when ``raw_json``."""
+    columns: list[Any] = []
+    for field in model._meta.sorted_fields:
+        if raw_json and isinstance(field, JSONField):
+            # coerce(False): no field converter, the text stays text; NULL reads as JSON null.
+            columns.append(fn.COALESCE(field, "null").coerce(False).alias(field.name))
+        else:
+            columns.append(field)
+    return columns
+
+
+def _names_service(service: str) -> Any:
+    """The run called a tool with ``"service":"<service>"``, or investigated an alert of it.
+
+    Both are correlated EXISTS probes on indexed ``run_id`` columns, evaluated per candidate
+    run of the page's range scan.
+    """
+    pattern = json.dumps({"service": service}, ensure_ascii=False, separators=(",", ":"))[1:-1]
+    called = ToolInvocation.select(ToolInvocation.id).where(
+        (ToolInvocation.run_id == DiagnosisRun.run_id)
+        & _contains(ToolInvocation.arguments, pattern)
+    )
+    alerted = (
+        AlertRun.select(AlertRun.id)
+        .join(AlertRecord, JOIN.INNER, on=AlertRecord.id == AlertRun.alert)
+        .where((AlertRun.run_id == DiagnosisRun.run_id) & (AlertRecord.service == service))
+    )
+    return fn.EXISTS(called) | fn.EXISTS(alerted)

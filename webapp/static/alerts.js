@@ -1,0 +1,153 @@
+// The alert inbox: alerts received from Alertmanager (GET /api/alerts), grouped by their
+// Alertmanager group, each with its investigation runs and an "Investigate now" button
+// (POST /api/alerts/<fingerprint>/investigate starts an AIOps run linked to the alert).
+"use strict";
+
+(function () {
+  const { api, h, traceUrl } = window.Diag;
+  const { statusBadge, utcTime } = window.DiagLists;
+  const PAGE = 50;
+
+  const groups = document.getElementById("alert-groups");
+  const status = document.getElementById("alerts-status");
+  const state = document.getElementById("alert-state");
+  const previous = document.getElementById("alerts-previous");
+  const next = document.getElementById("alerts-next");
+  const label = document.getElementById("alerts-page");
+  let offset = 0;
+
+  function setStatus(content, kind) {
+    status.replaceChildren(...(Array.isArray(content) ? content : [content || ""]));
+    status.className = "status" + (kind ? " " + kind : "");
+  }
+
+  function runItem(run) {
+    return h(
+      "li",
+      { class: "alert-run", dataset: { runId: run.runId } },
+      statusBadge(run.status),
+      " ",
+      h("a", { href: traceUrl(run.sessionId, run.runId) }, run.runId),
+      " ",
+      utcTime(run.startedAt)
+    );
+  }
+
+  function alertItem(alert) {
+    const button = h(
+      "button",
+      { type: "button", class: "secondary small investigate", dataset: { fingerprint: alert.fingerprint } },
+      "Investigate now"
+    );
+    button.addEventListener("click", () => investigate(alert, button));
+    const summary = (alert.annotations || {}).summary || (alert.annotations || {}).description || "";
+    return h(
+      "article",
+      { class: "alert-item " + alert.status, dataset: { fingerprint: alert.fingerprint, status: alert.status } },
+      h(
+        "div",
+        { class: "alert-head" },
+        h("span", { class: "badge " + (alert.status === "firing" ? "failed" : "ok") }, alert.status),
+        h("strong", { class: "alert-name" }, alert.alertName),
+        alert.service ? h("span", { class: "badge flow" }, alert.service) : null,
+        alert.severity ? h("span", { class: "badge" }, alert.severity) : null,
+        button
+      ),
+      summary ? h("p", { class: "alert-summary" }, summary) : null,
+      h(
+        "p",
+        { class: "hint" },
+        "Since ", utcTime(alert.startsAt),
+        alert.endsAt ? [" · resolved ", utcTime(alert.endsAt)] : null,
+        " · received " + alert.receivedCount + "× · updated ", utcTime(alert.updatedAt)
+      ),
+      alert.runs.length
+        ? h("ul", { class: "alert-runs" }, ...alert.runs.map(runItem))
+        : h("p", { class: "hint no-runs" }, "Not investigated yet.")
+    );
+  }
+
+  function render(alerts) {
+    const byGroup = new Map();
+    for (const alert of alerts) {
+      if (!byGroup.has(alert.groupKey)) byGroup.set(alert.groupKey, []);
+      byGroup.get(alert.groupKey).push(alert);
+    }
+    groups.replaceChildren(
+      ...[...byGroup].map(([key, members]) => {
+        const firing = members.filter((a) => a.status === "firing").length;
+        return h(
+          "section",
+          { class: "alert-group card", dataset: { groupKey: key } },
+          h(
+            "h2",
+            { class: "alert-group-title" },
+            h("code", {}, key),
+            h("span", { class: "hint" }, " " + firing + " firing, " + (members.length - firing) + " resolved")
+          ),
+          ...members.map(alertItem)
+        );
+      })
+    );
+  }
+
+  async function load() {
+    groups.dataset.state = "loading";
+    setStatus("Loading alerts…");
+    const params = new URLSearchParams({ state: state.value, limit: String(PAGE), offset: String(offset) });
+    try {
+      const data = await api("/api/alerts?" + params);
+      render(data.alerts);
+      previous.disabled = offset === 0;
+      next.disabled = offset + data.alerts.length >= data.total;
+      label.textContent = data.total
+        ? "Alerts " + (offset + 1) + "–" + (offset + data.alerts.length) + " of " + data.total
+        : "";
+      const none =
+        state.value === "all"
+          ? "No alert received yet: point an Alertmanager webhook at /api/alerts/alertmanager."
+          : "No " + state.value + " alert.";
+      setStatus(data.total ? "" : none);
+      groups.dataset.state = "ready";
+    } catch (error) {
+      setStatus(error.message, "error");
+      groups.dataset.state = "ready";
+    }
+  }
+
+  async function investigate(alert, button) {
+    button.disabled = true;
+    try {
+      const data = await api("/api/alerts/" + encodeURIComponent(alert.fingerprint) + "/investigate", {
+        method: "POST",
+      });
+      await load();
+      setStatus(
+        [
+          "Investigation of " + alert.alertName + " started: ",
+          h("a", { href: traceUrl(data.sessionId, data.runId), class: "started-run" }, data.runId),
+        ],
+        "ok"
+      );
+    } catch (error) {
+      setStatus(error.message, "error");
+      button.disabled = false;
+    }
+  }
+
+  state.value = new URLSearchParams(location.search).get("state") || "all";
+  state.addEventListener("change", () => {
+    offset = 0;
+    history.replaceState(null, "", state.value === "all" ? location.pathname : "?state=" + state.value);
+    load();
+  });
+  previous.addEventListener("click", () => {
+    offset = Math.max(0, offset - PAGE);
+    load();
+  });
+  next.addEventListener("click", () => {
+    offset += PAGE;
+    load();
+  });
+  load();
+})();
