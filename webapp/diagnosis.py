@@ -20,7 +20,7 @@ from diagnosis_graph.workflow.factory import DiagnosisRun, build_diagnosis_graph
 from diagnosis_graph.workflow.ports import DiagnosisPorts
 from diagnosis_graph.workflow.projection import evidence_refs
 
-from .analysis.timeexpr import resolve_window
+from .analysis.timeexpr import DEFAULT_TIMEZONE, resolve_window
 from .audit import InvocationRecorder, StepHook
 from .context import run_scope
 from .llm.agents import LLMAgentInvoker
@@ -78,8 +78,10 @@ class Diagnoser:
         tracker: Any = None,
         response_mode: str = "json_schema",
         budget: Budget | None = None,
+        default_timezone: str = DEFAULT_TIMEZONE,
     ) -> None:
         self.model = model
+        self.default_timezone = default_timezone
         self.backend = backend
         self.audit = audit
         self.tracker: DocFilter | None = tracker
@@ -129,8 +131,14 @@ class Diagnoser:
                 if self.tracker is not None and hasattr(self.tracker, "clear"):
                     self.tracker.clear(f"{session_id}:{run_id}")
         evaluation = self._evaluate(run, run_id)
-        # SPEC 5a: the question's window, recorded on the run and shown with the answer
-        evaluation["question_window"] = resolve_window(question, now).as_dict()
+        # SPEC 5a: the question's window, recorded on the run and shown with the answer: the
+        # one the planner worked with (a follow-up keeps the previous turn's), else read here.
+        planned = (evaluation.get("understanding") or {}).get("window")
+        evaluation["question_window"] = (
+            {**planned, "found": planned.get("kind") not in (None, "none")}
+            if planned
+            else resolve_window(question, now, self.default_timezone).as_dict()
+        )
         self._attach_evidence(run_id, run)
         duration = int((time.perf_counter() - started) * 1000)
         return DiagnosisResult(session_id, run_id, run, evaluation, duration)

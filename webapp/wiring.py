@@ -218,6 +218,7 @@ def build_services(
         knowledge=knowledge,
         audit=traced,
         tracker=tracker,
+        default_timezone=settings.default_timezone,
     )
     diagnoser.invoker.run_deadline_seconds = settings.run_deadline_seconds
     # The simple flow's agent uses the same knowledge, log and metric tools as the executor.
