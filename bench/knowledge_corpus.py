@@ -2,9 +2,9 @@
 
 Documents look like operations runbooks: a level-1 title, sections (symptoms, diagnosis,
 mitigation, ...) with paragraphs, bullet lists and fenced shell snippets, sizes spread from a
-few hundred bytes to tens of kilobytes (log-normal). Words are drawn with a Zipf-like skew from
-a generic operations vocabulary plus a long tail of made-up component names, so common words
-match most documents and rare ones a handful - as in a real runbook folder. Queries read like
+few hundred bytes to tens of kilobytes (log-normal). Words are drawn by Zipf's law (frequency
+~ 1/rank) from function words, a generic operations vocabulary and a long tail of made-up
+names, so common words match most chunks and rare ones a handful - as in a real runbook folder. Queries read like
 the questions the analyser sends: several content words, a few stopwords, sometimes a made-up
 component name.
 """
@@ -57,6 +57,12 @@ _OPS_WORDS, _VERBS = _OPS_TEXT.split(), _VERBS_TEXT.split()
 _FILLER, _SYLLABLES = _FILLER_TEXT.split(), _SYLLABLE_TEXT.split()
 
 
+#: Distinct made-up words (component, host and table names, rare terms). Heaps' law
+#: (V ~ 30 * sqrt(words)) puts a real 50 MB runbook folder at ~90,000 distinct words; a small
+#: vocabulary would make every word common and every query match most chunks.
+TAIL_WORDS = 40_000
+
+
 class Corpus:
     """Deterministic documents and queries from ``seed``."""
 
@@ -64,15 +70,18 @@ class Corpus:
         self._rng = random.Random(seed)
         rng = self._rng
         self.components = sorted(
-            {"".join(rng.choice(_SYLLABLES) for _ in range(rng.randint(2, 3))) for _ in range(900)}
+            {
+                "".join(rng.choice(_SYLLABLES) for _ in range(rng.randint(2, 4)))
+                for _ in range(TAIL_WORDS)
+            }
         )
         ops = _OPS_WORDS + _VERBS
         rng.shuffle(ops)
-        # Most frequent first: function words, then operations words, then component names.
-        self._words = _FILLER + ops + self.components
-        self._weights = list(
-            accumulate(1.0 / (rank + 1) ** 0.9 for rank in range(len(self._words)))
-        )
+        tail = list(self.components)
+        rng.shuffle(tail)
+        # Most frequent first: function words, then operations words, then the long tail.
+        self._words = _FILLER + ops + tail
+        self._weights = list(accumulate(1.0 / (rank + 1) for rank in range(len(self._words))))
 
     def _pick(self, count: int) -> list[str]:
         return self._rng.choices(self._words, cum_weights=self._weights, k=count)

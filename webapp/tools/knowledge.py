@@ -51,12 +51,14 @@ import sqlite3
 import threading
 import time
 from collections.abc import Iterable, Iterator
+from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, TypedDict
 
+from .bm25_pruning import Plan, phrase_query
 from .chunking import MAX_CHUNK_CHARS, chunk_document, chunk_with_title, split_paragraphs
 from .documents import (
     MAX_DOCUMENT_BYTES,
@@ -89,6 +91,10 @@ BUSY_RETRY_SECONDS = 0.05  # pause between attempts to open a locked file
 BATCH_CHUNKS = 5000
 #: Extra rows a search fetches so that ties at the cut can be ordered by chunk id in Python.
 TIE_MARGIN = 8
+#: First passes a search tries over its rarer terms before it scores every match (bm25_pruning).
+MAX_PROBES = 3
+#: Term frequencies remembered between writes (they change only when the index does).
+MAX_CACHED_TERMS = 50_000
 #: Read connections kept open for reuse; a burst beyond this opens (and then closes) more.
 MAX_IDLE_READERS = 8
 MAX_TOP_K = 50
@@ -133,20 +139,26 @@ CREATE VIRTUAL TABLE chunks USING fts5(
 _MIGRATIONS = {
     "2": f"{_CHUNK_ROWS} INSERT INTO chunk_rows (chunk, source) SELECT rowid, source FROM chunks;",
 }
-_SEARCH = """
-SELECT doc_id, title, source, content, rank FROM chunks
-WHERE chunks MATCH ? AND rank MATCH ? ORDER BY rank LIMIT ?
-"""
-_SEARCH_EXACT = f"""
-SELECT doc_id, title, source, content, bm25(chunks, {TITLE_WEIGHT}, {CONTENT_WEIGHT}, 0.0, 0.0,
-       {CJK_WEIGHT}) AS score
-FROM chunks WHERE chunks MATCH ? ORDER BY score, doc_id LIMIT ?
-"""
+_SCORE = f"bm25(chunks, {TITLE_WEIGHT}, {CONTENT_WEIGHT}, 0.0, 0.0, {CJK_WEIGHT})"
+_PROBE = "SELECT rank FROM chunks WHERE chunks MATCH ? AND rank MATCH ? ORDER BY rank LIMIT ?"
+_MATCH = "chunks MATCH ?"
+_MATCH_EXCEPT = f"{_MATCH} AND rowid NOT IN (SELECT rowid FROM chunks WHERE chunks MATCH ?)"
+# FTS5 sorts (rowid, rank) pairs and reads only the chunks returned; the exact form carries
+# every match through SQLite's sorter but orders ties by chunk id itself.
+_TOP = (
+    "SELECT doc_id, title, source, content, rank FROM chunks WHERE {} AND rank MATCH ? "
+    "ORDER BY rank LIMIT ?"
+)
+_TOP_EXACT = (
+    f"SELECT doc_id, title, source, content, {_SCORE} AS score FROM chunks WHERE {{}} "
+    "ORDER BY score, doc_id LIMIT ?"
+)
 _DELETE_CHUNKS = (
     "DELETE FROM chunks WHERE rowid IN (SELECT chunk FROM chunk_rows WHERE source = ?)",
     "DELETE FROM chunk_rows WHERE source = ?",
 )
 # SQLite primary result codes (https://sqlite.org/rescode.html): corruption vs a lock.
+_NEXT_GENERATION = "UPDATE meta SET value = CAST(value AS INTEGER) + 1 WHERE key = 'generation'"
 _CORRUPT = frozenset({11, 26})  # SQLITE_CORRUPT ("malformed"), SQLITE_NOTADB
 _BUSY = frozenset({5, 6})  # SQLITE_BUSY, SQLITE_LOCKED ("database is locked")
 
@@ -191,8 +203,14 @@ def cjk_bigrams(text: str) -> list[str]:
 
 def build_match_query(query: object) -> str:
     """Turn free text into a safe FTS5 query: quoted word tokens joined with OR ('' if none)."""
+    # Tokens hold only letters and digits, so quoting them neutralises AND/OR/NOT/NEAR too.
+    return phrase_query(match_terms(query))
+
+
+def match_terms(query: object) -> list[str]:
+    """The search terms of free text: CJK bigrams, then words, without stopwords or repeats."""
     if not isinstance(query, str):
-        return ""
+        return []
     tokens: list[str] = []
     for gram in cjk_bigrams(query[:4000]):
         if not set(gram) & _CJK_FUNCTION_CHARS and gram not in tokens:
@@ -202,8 +220,7 @@ def build_match_query(query: object) -> str:
             continue
         if raw not in _STOPWORDS and raw not in tokens:
             tokens.append(raw)
-    # Tokens hold only letters and digits, so quoting them neutralises AND/OR/NOT/NEAR too.
-    return " OR ".join(f'"{token}"' for token in tokens[:MAX_QUERY_TOKENS])
+    return tokens[:MAX_QUERY_TOKENS]
 
 
 class KnowledgeIndex:
@@ -216,6 +233,11 @@ class KnowledgeIndex:
         self._lock = threading.RLock()  # the write connection (and, in memory, every read)
         self._idle: queue.SimpleQueue[sqlite3.Connection] = queue.SimpleQueue()
         self._closed = False
+        # Chunks per term (and in all) at one index generation: see _frequencies.
+        self._frequency_lock = threading.Lock()
+        self._frequency_generation: str | None = None
+        self._hits: dict[str, int] = {}
+        self._rows: int | None = None
         self._writer = self._open_writer()
 
     # --- connections ----------------------------------------------------------------------
@@ -283,6 +305,7 @@ class KnowledgeIndex:
             self._writer.execute("BEGIN IMMEDIATE")
             try:
                 yield self._writer
+                self._writer.execute(_NEXT_GENERATION)
             except BaseException:
                 self._writer.execute("ROLLBACK")
                 raise
@@ -353,19 +376,23 @@ class KnowledgeIndex:
         )
 
     def _store_batched(self, docs: Iterable[_Prepared]) -> None:
-        """Write ``docs`` in transactions of about ``BATCH_CHUNKS`` chunks each."""
-        batch: list[_Prepared] = []
-        size = 0
-        for doc in docs:
-            batch.append(doc)
-            size += len(doc.rows)
-            if size >= BATCH_CHUNKS:
-                with self._write() as conn:
-                    self._store(conn, batch)
-                batch, size = [], 0
-        if batch:
-            with self._write() as conn:
-                self._store(conn, batch)
+        """Write ``docs`` in transactions of about ``BATCH_CHUNKS`` chunks each.
+
+        A pipeline of two: while one batch is written on a helper thread (SQLite releases the
+        GIL while it works), the next is chunked here; at most one batch waits in memory.
+        """
+        with ThreadPoolExecutor(max_workers=1, thread_name_prefix="knowledge-sync") as pool:
+            pending: Future[None] | None = None
+            for batch in _batches(docs):
+                if pending is not None:
+                    pending.result()
+                pending = pool.submit(self._write_batch, batch)
+            if pending is not None:
+                pending.result()
+
+    def _write_batch(self, docs: list[_Prepared]) -> None:
+        with self._write() as conn:
+            self._store(conn, docs)
 
     def sync_directory(self, path: Path) -> SyncReport:
         """Index every .md/.txt under ``path``; only changed files are re-chunked and written.
@@ -470,19 +497,19 @@ class KnowledgeIndex:
         "file_name", "uploaded_at"}``, so wherever it is cited the answer can say it came from
         an upload, not from the runbooks. Never raises on user text.
         """
-        match = build_match_query(query)
-        if not match:
+        terms = match_terms(query)
+        if not terms:
             return []
         try:
             limit = min(max(int(top_k), 1), MAX_TOP_K)
         except (TypeError, ValueError):
             limit = 3
+        match = phrase_query(terms)
         try:
             with self._read() as conn:
-                rows = conn.execute(_SEARCH, (match, _RANK, limit + TIE_MARGIN)).fetchall()
-                if len(rows) == limit + TIE_MARGIN and rows[limit - 1][4] == rows[-1][4]:
-                    rows = conn.execute(_SEARCH_EXACT, (match, limit)).fetchall()
-                rows = sorted(rows, key=lambda row: (row[4], row[0]))[:limit]
+                rows = self._pruned(conn, terms, limit)
+                if rows is None:
+                    rows = _top(conn, limit, match)
                 uploads = _uploads(conn, {row[2] for row in rows})
         except sqlite3.Error as exc:
             log = logger.error if _is_corrupt(exc) else logger.warning
@@ -501,6 +528,66 @@ class KnowledgeIndex:
                 item["origin"] = uploads[source]
             found.append(item)
         return found
+
+    def _pruned(self, conn: sqlite3.Connection, terms: list[str], limit: int) -> list[Any] | None:
+        """The top ``limit`` rows scoring only chunks with a rarer term; None when no pruning.
+
+        A probe ranks the chunks holding an essential term by those terms alone; its k-th
+        score bounds the final k-th score from below, and the common terms are left out when
+        their bounds add up to less (:mod:`.bm25_pruning`).
+        """
+        if len(terms) < 2:
+            return None
+        plan = Plan.of(*self._frequencies(conn, terms))
+        for _ in range(MAX_PROBES):
+            if not plan.useful:
+                return None
+            probe = conn.execute(_PROBE, (phrase_query(plan.essential), _RANK, limit)).fetchall()
+            if len(probe) < limit:
+                plan.promote()  # too few chunks to bound the k-th score: widen the first pass
+                continue
+            if not plan.fit(-probe[-1][0]):
+                return None
+            # Chunks with essential and common terms, scored over all terms; then chunks with
+            # essential terms only, whose score over those is their full score (a common term
+            # absent adds 0) - bm25 over the essential terms alone spares FTS5 from counting
+            # the common terms' chunks a second time.
+            both, alone = plan.queries()
+            found = _top(conn, limit, both) + _top(conn, limit, alone, both)
+            return sorted(found, key=lambda row: (row[4], row[0]))[:limit]
+        return None
+
+    def _frequencies(
+        self, conn: sqlite3.Connection, terms: list[str]
+    ) -> tuple[dict[str, int], int]:
+        """How many chunks hold each term, and how many there are, in ``conn``'s snapshot.
+
+        Counting a common term reads its whole posting list, so counts are remembered until
+        the next write: every write transaction bumps the ``generation`` in ``meta``, also
+        when another process writes.
+        """
+        row = conn.execute("SELECT value FROM meta WHERE key = 'generation'").fetchone()
+        generation = None if row is None else str(row[0])  # None: not cached at all
+        with self._frequency_lock:
+            if generation != self._frequency_generation:
+                self._frequency_generation, self._rows = generation, None
+                self._hits = {}
+            hits = {term: self._hits[term] for term in terms if term in self._hits}
+            rows = self._rows
+        if rows is None:
+            (rows,) = conn.execute("SELECT COUNT(*) FROM chunk_rows").fetchone()
+        for term in terms:
+            if term not in hits:
+                (hits[term],) = conn.execute(
+                    "SELECT COUNT(*) FROM chunks WHERE chunks MATCH ?", (phrase_query([term]),)
+                ).fetchone()
+        with self._frequency_lock:
+            if generation is not None and generation == self._frequency_generation:
+                if len(self._hits) > MAX_CACHED_TERMS:
+                    self._hits = {}
+                self._hits.update(hits)
+                self._rows = rows
+        return hits, rows
 
     def stats(self) -> dict[str, int]:
         """Counts of documents (all, from the folder, uploaded) and of chunks."""
@@ -589,6 +676,20 @@ def _migrate(conn: sqlite3.Connection) -> None:
     conn.execute(
         "INSERT OR REPLACE INTO meta (key, value) VALUES ('schema_version', ?)", (SCHEMA_VERSION,)
     )
+    conn.execute("INSERT OR IGNORE INTO meta (key, value) VALUES ('generation', '0')")
+
+
+def _top(conn: sqlite3.Connection, limit: int, match: str, *exclude: str) -> list[Any]:
+    """The ``limit`` best chunks for ``match`` (minus those of ``exclude``), ties by chunk id.
+
+    FTS5's ``ORDER BY rank`` orders equal scores its own way, so ``TIE_MARGIN`` more rows are
+    fetched and sorted here; should the tie run past them, the exact form answers instead.
+    """
+    where = _MATCH_EXCEPT if exclude else _MATCH
+    rows = conn.execute(_TOP.format(where), (match, *exclude, _RANK, limit + TIE_MARGIN)).fetchall()
+    if len(rows) == limit + TIE_MARGIN and rows[limit - 1][4] == rows[-1][4]:
+        rows = conn.execute(_TOP_EXACT.format(where), (match, *exclude, limit)).fetchall()
+    return sorted(rows, key=lambda row: (row[4], row[0]))[:limit]
 
 
 def _uploads(conn: sqlite3.Connection, sources: set[str]) -> dict[str, dict[str, Any]]:
@@ -636,14 +737,35 @@ class _Prepared:
 def _prepare(source: str, origin: str, filename: str, text: str) -> _Prepared:
     title, chunks = chunk_with_title(text, filename)
     data = text.encode("utf-8")
+    cjk = not text.isascii()  # an ASCII document (most runbooks) has no CJK run to look for
     rows = [
-        (f"{source}#{n}", source, name, body, " ".join(cjk_bigrams(f"{name}\n{body}")))
+        (
+            f"{source}#{n}",
+            source,
+            name,
+            body,
+            " ".join(cjk_bigrams(f"{name}\n{body}")) if cjk else "",
+        )
         for n, (name, body) in enumerate(chunks)
     ]
     summary = DocumentSummary(
         doc_id=source, title=title, source=source, chunks=len(chunks), bytes=len(data)
     )
     return _Prepared(source, origin, _digest(data), rows, summary)
+
+
+def _batches(docs: Iterable[_Prepared]) -> Iterator[list[_Prepared]]:
+    """``docs`` in lists of about ``BATCH_CHUNKS`` chunks (a document is never split)."""
+    batch: list[_Prepared] = []
+    size = 0
+    for doc in docs:
+        batch.append(doc)
+        size += len(doc.rows)
+        if size >= BATCH_CHUNKS:
+            yield batch
+            batch, size = [], 0
+    if batch:
+        yield batch
 
 
 def _now() -> str:
