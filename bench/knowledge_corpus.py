@@ -4,9 +4,9 @@ Documents look like operations runbooks: a level-1 title, sections (symptoms, di
 mitigation, ...) with paragraphs, bullet lists and fenced shell snippets, sizes spread from a
 few hundred bytes to tens of kilobytes (log-normal). Words are drawn by Zipf's law (frequency
 ~ 1/rank) from function words, a generic operations vocabulary and a long tail of made-up
-names, so common words match most chunks and rare ones a handful - as in a real runbook folder. Queries read like
-the questions the analyser sends: several content words, a few stopwords, sometimes a made-up
-component name.
+names, so common words match many chunks and rare ones a handful, as in a real runbook folder.
+Queries read like the questions the analyser sends: several words drawn the same way (function
+words included: the index drops them), sometimes a component name.
 """
 
 from __future__ import annotations

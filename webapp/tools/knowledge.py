@@ -8,24 +8,31 @@ The index file is a derived cache, separate from the application database: it is
 its schema version is unknown or when SQLite reports it corrupt; uploads live only here, so a
 known older schema is migrated in place instead.
 
-How it scales (10,000 runbooks, ~76,000 chunks: `make bench-knowledge`):
+How it scales (10,000 runbooks, ~67,000 chunks: ``make bench-knowledge``):
 
 * Writes. ``sync_directory`` compares each file's SHA-256 with the stored one and re-chunks
   only changed files; an unchanged folder writes nothing (not even a transaction). Changed
   documents are chunked outside any lock and written in bounded batches (``BATCH_CHUNKS``
   chunks per ``BEGIN IMMEDIATE`` transaction, ``executemany`` per statement): few commits, and
-  an upload waits for one batch at most, not for the whole sync. A document is always written
-  whole in one batch, so a reader sees either its old or its new chunks, never a mix.
+  an upload waits for one batch at most, not for the whole sync. While a helper thread writes
+  one batch (SQLite releases the GIL), the next is chunked. A document is always written whole
+  in one batch, so a reader sees either its old or its new chunks, never a mix.
 * Lookups by source go through ``chunk_rows`` (chunk rowid -> source, indexed by source).
   FTS5 cannot index an ``UNINDEXED`` column, and ``DELETE FROM chunks WHERE source = ?`` was a
   scan of every chunk per document: the initial sync was quadratic (195 s at 10k documents).
   Chunk rowids are assigned by the writer (``MAX + 1`` inside its transaction).
-* Ranking stays FTS5 ``bm25`` with the same column weights and the same tie order (score,
-  then chunk id). It is FTS5's own ``rank`` (``ORDER BY rank LIMIT``): FTS5 then sorts only
-  (rowid, score) pairs and reads the text of the chunks returned, where ``ORDER BY bm25(...)``
-  had SQLite's sorter carry every matching chunk's text. The fetch takes ``TIE_MARGIN`` more
-  rows than asked and breaks ties by chunk id in Python; if equal scores run past the margin,
-  the exact ``ORDER BY score, doc_id`` query answers instead (rare: identical chunks).
+* Ranking stays FTS5 ``bm25`` with the same column weights and the same order (score, then
+  chunk id); only the work changes. A query's common terms match most chunks, and FTS5 scores
+  every match: MaxScore pruning (:mod:`.bm25_pruning`) first ranks the chunks holding the
+  rarer terms, and when the common terms' score bounds add up to less than that k-th score,
+  the chunks holding only common terms are never scored; otherwise every match is. (A pruned
+  score sums the same terms in another order, so it may differ in the last bit of a double;
+  results carry scores to 3 decimals.) Term counts
+  for the bounds are cached until the next write (a ``generation`` in ``meta``). Rows come
+  from FTS5's own ``rank`` (``ORDER BY rank LIMIT``): FTS5 then sorts (rowid, score) pairs
+  and reads the text of the chunks returned only; ``TIE_MARGIN`` extra rows let ties be
+  ordered by chunk id here, and when equal scores run past them the exact
+  ``ORDER BY score, doc_id`` query answers instead.
 * Concurrency. File-backed indexes are in WAL mode: readers do not block the writer nor each
   other. Searches take a connection from a small pool of read connections (``MAX_IDLE_READERS``
   kept open; more are opened under load) and run in one read transaction (one snapshot per
