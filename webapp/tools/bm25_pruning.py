@@ -22,6 +22,7 @@ This module only plans; :mod:`.knowledge` runs the queries.
 from __future__ import annotations
 
 import math
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 K1 = 1.2  # FTS5's bm25 constant (b = 0.75 does not enter the bound)
@@ -58,9 +59,16 @@ class Plan:
     rest: list[tuple[str, float]]
 
     @classmethod
-    def of(cls, hits: dict[str, int], rows: int) -> Plan:
-        """Split a query's terms by how many chunks hold each (``hits``)."""
-        ordered = sorted(hits, key=lambda term: (hits[term], term))
+    def of(cls, hits: dict[str, int], rows: int, exact: Iterable[str] | None = None) -> Plan:
+        """Split a query's terms by how many chunks hold each: ``hits``, lower bounds.
+
+        A term no chunk holds (a count of 0 among the ``exact`` ones, all when None) is left
+        out of both parts: it matches nothing and adds 0 to every score, and as an essential
+        term it would only make the first pass come up short.
+        """
+        counted = set(hits if exact is None else exact)
+        kept = [term for term in hits if hits[term] > 0 or term not in counted]
+        ordered = sorted(kept, key=lambda term: (hits[term], term))
         common = {term for term in ordered if hits[term] > COMMON_SHARE * rows}
         plan = cls(
             [term for term in ordered if term not in common],

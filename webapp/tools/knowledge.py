@@ -28,7 +28,7 @@ How it scales (10,000 runbooks, ~67,000 chunks: ``make bench-knowledge``):
   the chunks holding only common terms are never scored; otherwise every match is. (A pruned
   score sums the same terms in another order, so it may differ in the last bit of a double;
   results carry scores to 3 decimals.) Term counts
-  for the bounds are cached until the next write (a ``generation`` in ``meta``). Rows come
+  for the bounds are remembered and stay valid bounds across writes (:mod:`.term_counts`). Rows come
   from FTS5's own ``rank`` (``ORDER BY rank LIMIT``): FTS5 then sorts (rowid, score) pairs
   and reads the text of the chunks returned only; ``TIE_MARGIN`` extra rows let ties be
   ordered by chunk id here, and when equal scores run past them the exact
@@ -75,6 +75,7 @@ from .documents import (
     clean_name,
     validate_text,
 )
+from .term_counts import TermCounts
 
 __all__ = [
     "MAX_CHUNK_CHARS",
@@ -100,8 +101,10 @@ BATCH_CHUNKS = 5000
 TIE_MARGIN = 8
 #: First passes a search tries over its rarer terms before it scores every match (bm25_pruning).
 MAX_PROBES = 3
-#: Term frequencies remembered between writes (they change only when the index does).
-MAX_CACHED_TERMS = 50_000
+#: Bytes of the index file a read connection maps into memory: pages are then read in place,
+#: not copied into each connection's page cache - which SQLite empties whenever another
+#: connection writes, so that every search after an upload would re-read its pages.
+READ_MMAP_BYTES = 1 << 30
 #: Read connections kept open for reuse; a burst beyond this opens (and then closes) more.
 MAX_IDLE_READERS = 8
 MAX_TOP_K = 50
@@ -160,11 +163,6 @@ _TOP_EXACT = (
     f"SELECT doc_id, title, source, content, {_SCORE} AS score FROM chunks WHERE {{}} "
     "ORDER BY score, doc_id LIMIT ?"
 )
-_DELETE_CHUNKS = (
-    "DELETE FROM chunks WHERE rowid IN (SELECT chunk FROM chunk_rows WHERE source = ?)",
-    "DELETE FROM chunk_rows WHERE source = ?",
-)
-# SQLite primary result codes (https://sqlite.org/rescode.html): corruption vs a lock.
 _NEXT_GENERATION = "UPDATE meta SET value = CAST(value AS INTEGER) + 1 WHERE key = 'generation'"
 _CORRUPT = frozenset({11, 26})  # SQLITE_CORRUPT ("malformed"), SQLITE_NOTADB
 _BUSY = frozenset({5, 6})  # SQLITE_BUSY, SQLITE_LOCKED ("database is locked")
@@ -240,11 +238,7 @@ class KnowledgeIndex:
         self._lock = threading.RLock()  # the write connection (and, in memory, every read)
         self._idle: queue.SimpleQueue[sqlite3.Connection] = queue.SimpleQueue()
         self._closed = False
-        # Chunks per term (and in all) at one index generation: see _frequencies.
-        self._frequency_lock = threading.Lock()
-        self._frequency_generation: str | None = None
-        self._hits: dict[str, int] = {}
-        self._rows: int | None = None
+        self._counts = TermCounts()  # chunks per query term, for the pruning bounds
         self._writer = self._open_writer()
 
     # --- connections ----------------------------------------------------------------------
@@ -330,6 +324,7 @@ class KnowledgeIndex:
         except queue.Empty:
             conn = self._connect()
             conn.execute("PRAGMA query_only = ON")
+            conn.execute(f"PRAGMA mmap_size = {READ_MMAP_BYTES}")
         try:
             conn.execute("BEGIN")
             try:
@@ -348,9 +343,7 @@ class KnowledgeIndex:
 
     def _store(self, conn: sqlite3.Connection, docs: list[_Prepared]) -> None:
         """Replace the chunks and row of every document; the caller holds a write transaction."""
-        sources = [(doc.source,) for doc in docs]
-        for statement in _DELETE_CHUNKS:
-            conn.executemany(statement, sources)
+        _delete_chunks(conn, [doc.source for doc in docs])
         (last,) = conn.execute("SELECT COALESCE(MAX(chunk), 0) FROM chunk_rows").fetchone()
         chunks: list[tuple[int, str, str, str, str, str]] = []
         owners: list[tuple[int, str]] = []
@@ -365,6 +358,7 @@ class KnowledgeIndex:
             chunks,
         )
         conn.executemany("INSERT INTO chunk_rows (chunk, source) VALUES (?, ?)", owners)
+        _add_to_meta(conn, "chunks", len(owners))
         conn.executemany(
             "INSERT OR REPLACE INTO documents (source, origin, title, hash, bytes, chunks, "
             "uploaded_at) VALUES (?, ?, ?, ?, ?, ?, ?)",
@@ -442,8 +436,10 @@ class KnowledgeIndex:
         )
         if gone:
             with self._write() as conn:
-                for statement in (*_DELETE_CHUNKS, "DELETE FROM documents WHERE source = ?"):
-                    conn.executemany(statement, [(source,) for source in gone])
+                _delete_chunks(conn, gone)
+                conn.executemany(
+                    "DELETE FROM documents WHERE source = ?", [(source,) for source in gone]
+                )
         added = sum(source not in existing for source in changed)
         report = SyncReport(
             added=added,
@@ -489,8 +485,8 @@ class KnowledgeIndex:
                     f"{doc_id} is a bundled runbook from the knowledge folder and is read-only; "
                     "only uploaded documents can be deleted"
                 )
-            for statement in (*_DELETE_CHUNKS, "DELETE FROM documents WHERE source = ?"):
-                conn.execute(statement, (source,))
+            _delete_chunks(conn, [source])
+            conn.execute("DELETE FROM documents WHERE source = ?", (source,))
         return DocumentSummary(doc_id=source, title=title, source=source, chunks=chunks, bytes=size)
 
     # --- reads ----------------------------------------------------------------------------
@@ -545,7 +541,8 @@ class KnowledgeIndex:
         """
         if len(terms) < 2:
             return None
-        plan = Plan.of(*self._frequencies(conn, terms))
+        counts = self._counts.counts(conn, terms)
+        plan = Plan.of(counts.hits, counts.rows, counts.exact)
         for _ in range(MAX_PROBES):
             if not plan.useful:
                 return None
@@ -563,38 +560,6 @@ class KnowledgeIndex:
             found = _top(conn, limit, both) + _top(conn, limit, alone, both)
             return sorted(found, key=lambda row: (row[4], row[0]))[:limit]
         return None
-
-    def _frequencies(
-        self, conn: sqlite3.Connection, terms: list[str]
-    ) -> tuple[dict[str, int], int]:
-        """How many chunks hold each term, and how many there are, in ``conn``'s snapshot.
-
-        Counting a common term reads its whole posting list, so counts are remembered until
-        the next write: every write transaction bumps the ``generation`` in ``meta``, also
-        when another process writes.
-        """
-        row = conn.execute("SELECT value FROM meta WHERE key = 'generation'").fetchone()
-        generation = None if row is None else str(row[0])  # None: not cached at all
-        with self._frequency_lock:
-            if generation != self._frequency_generation:
-                self._frequency_generation, self._rows = generation, None
-                self._hits = {}
-            hits = {term: self._hits[term] for term in terms if term in self._hits}
-            rows = self._rows
-        if rows is None:
-            (rows,) = conn.execute("SELECT COUNT(*) FROM chunk_rows").fetchone()
-        for term in terms:
-            if term not in hits:
-                (hits[term],) = conn.execute(
-                    "SELECT COUNT(*) FROM chunks WHERE chunks MATCH ?", (phrase_query([term]),)
-                ).fetchone()
-        with self._frequency_lock:
-            if generation is not None and generation == self._frequency_generation:
-                if len(self._hits) > MAX_CACHED_TERMS:
-                    self._hits = {}
-                self._hits.update(hits)
-                self._rows = rows
-        return hits, rows
 
     def stats(self) -> dict[str, int]:
         """Counts of documents (all, from the folder, uploaded) and of chunks."""
@@ -683,7 +648,29 @@ def _migrate(conn: sqlite3.Connection) -> None:
     conn.execute(
         "INSERT OR REPLACE INTO meta (key, value) VALUES ('schema_version', ?)", (SCHEMA_VERSION,)
     )
-    conn.execute("INSERT OR IGNORE INTO meta (key, value) VALUES ('generation', '0')")
+    # Running totals for the term counts (term_counts.py); see _NEXT_GENERATION, _add_to_meta.
+    (chunks,) = conn.execute("SELECT COUNT(*) FROM chunk_rows").fetchone()
+    conn.execute("INSERT OR REPLACE INTO meta (key, value) VALUES ('chunks', ?)", (chunks,))
+    for key in ("generation", "deleted"):
+        conn.execute("INSERT OR IGNORE INTO meta (key, value) VALUES (?, '0')", (key,))
+
+
+def _delete_chunks(conn: sqlite3.Connection, sources: list[str]) -> None:
+    """Delete the chunks of ``sources`` and add them to the running total in ``meta``."""
+    params = [(source,) for source in sources]
+    conn.executemany(
+        "DELETE FROM chunks WHERE rowid IN (SELECT chunk FROM chunk_rows WHERE source = ?)",
+        params,
+    )
+    removed = conn.executemany("DELETE FROM chunk_rows WHERE source = ?", params).rowcount
+    if removed > 0:
+        _add_to_meta(conn, "deleted", removed)
+        _add_to_meta(conn, "chunks", -removed)
+
+
+def _add_to_meta(conn: sqlite3.Connection, key: str, amount: int) -> None:
+    """Add to one of the running totals of ``meta`` (``chunks``, ``deleted``)."""
+    conn.execute("UPDATE meta SET value = CAST(value AS INTEGER) + ? WHERE key = ?", (amount, key))
 
 
 def _top(conn: sqlite3.Connection, limit: int, match: str, *exclude: str) -> list[Any]:

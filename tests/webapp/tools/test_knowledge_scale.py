@@ -57,28 +57,40 @@ def guarded(errors: list[BaseException], target: Callable[[], None]) -> threadin
 
 
 def test_pruned_searches_rank_exactly_as_scoring_every_match(tmp_path: Path) -> None:
-    write_corpus(tmp_path / "runbooks", 300)
+    folder = tmp_path / "runbooks"
+    write_corpus(folder, 300)
     db = tmp_path / "knowledge.db"
     kb = KnowledgeIndex(db)
-    kb.sync_directory(tmp_path / "runbooks")
+    kb.sync_directory(folder)
     raw = sqlite3.connect(db)
     rng = random.Random(3)
     queries = [
         " ".join(
             rng.choice(RARE if rng.random() < 0.3 else COMMON) for _ in range(rng.randint(2, 7))
         )
-        for _ in range(60)
+        for _ in range(40)
     ]
-    prunable = 0
-    for query in queries:
-        for top_k in (1, 3, 10):
-            found = kb.search(query, top_k)
-            expected = raw.execute(EXACT, (build_match_query(query), top_k)).fetchall()
-            assert [(d["doc_id"], d["score"]) for d in found] == [
-                (doc_id, max(round(-score, 3), 0.001)) for doc_id, score in expected
-            ], query
-        prunable += is_prunable(raw, query, 3)
-    assert prunable >= len(queries) // 4  # the comparison above covered the pruned path
+
+    def assert_exact() -> int:
+        prunable = 0
+        for query in queries:
+            for top_k in (1, 3, 10):
+                found = kb.search(query, top_k)
+                expected = raw.execute(EXACT, (build_match_query(query), top_k)).fetchall()
+                assert [(d["doc_id"], d["score"]) for d in found] == [
+                    (doc_id, max(round(-score, 3), 0.001)) for doc_id, score in expected
+                ], query
+            prunable += is_prunable(raw, query, 3)
+        return prunable
+
+    assert assert_exact() >= len(queries) // 4  # the comparison covered the pruned path
+    # Counts remembered from before these writes now serve as bounds: still exact.
+    for n in range(0, 300, 30):  # few enough deletions that common counts are reused
+        (folder / f"doc-{n:04d}.md").unlink()
+    kb.sync_directory(folder)
+    for n in range(20):
+        kb.add_document(f"extra-{n}.md", corpus_text(rng, 6))
+    assert_exact()
 
 
 def is_prunable(raw: sqlite3.Connection, query: str, top_k: int) -> bool:
@@ -120,6 +132,12 @@ def test_a_query_of_common_terms_only_still_prunes_from_its_rarest() -> None:
     plan = Plan.of({"a": 900, "b": 400}, 1000)
 
     assert (plan.essential, [term for term, _ in plan.rest]) == (["b"], ["a"])
+
+
+def test_terms_no_chunk_holds_are_left_out_of_the_plan() -> None:
+    plan = Plan.of({"absent": 0, "rare": 2, "common": 500}, 1000)
+
+    assert plan.queries() == ('("rare") AND ("common")', '"rare"')
 
 
 # --- concurrency ------------------------------------------------------------------------------
@@ -313,3 +331,7 @@ def test_a_resync_rewrites_only_the_changed_documents(tmp_path: Path) -> None:
     assert written == sorted(doc for doc in after.values() if doc.startswith("runbooks/doc-0005"))
     (chunks,) = [d["chunks"] for d in kb.documents() if d["doc_id"].endswith("0005.md")]
     assert len(written) == chunks
+    # The running total the pruning bounds use matches the table.
+    assert observer.execute("SELECT value FROM meta WHERE key = 'chunks'").fetchone() == (
+        str(len(after)),
+    )
