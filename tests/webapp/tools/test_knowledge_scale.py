@@ -43,6 +43,16 @@ def write_corpus(folder: Path, count: int, seed: int = 7) -> None:
         (folder / f"doc-{n:04d}.md").write_text(corpus_text(rng), encoding="utf-8")
 
 
+def synced_corpus(tmp_path: Path, count: int) -> tuple[Path, KnowledgeIndex, sqlite3.Connection]:
+    """A folder of ``count`` runbooks synced into an index file, and a connection of its own."""
+    folder = tmp_path / "runbooks"
+    write_corpus(folder, count)
+    db = tmp_path / "knowledge.db"
+    kb = KnowledgeIndex(db)
+    kb.sync_directory(folder)
+    return folder, kb, sqlite3.connect(db)
+
+
 def guarded(errors: list[BaseException], target: Callable[[], None]) -> threading.Thread:
     def run() -> None:
         try:
@@ -57,12 +67,7 @@ def guarded(errors: list[BaseException], target: Callable[[], None]) -> threadin
 
 
 def test_pruned_searches_rank_exactly_as_scoring_every_match(tmp_path: Path) -> None:
-    folder = tmp_path / "runbooks"
-    write_corpus(folder, 300)
-    db = tmp_path / "knowledge.db"
-    kb = KnowledgeIndex(db)
-    kb.sync_directory(folder)
-    raw = sqlite3.connect(db)
+    folder, kb, raw = synced_corpus(tmp_path, 300)
     rng = random.Random(3)
     queries = [
         " ".join(
@@ -303,12 +308,7 @@ def test_an_index_of_the_previous_schema_is_migrated_keeping_uploads(tmp_path: P
 
 
 def test_a_resync_rewrites_only_the_changed_documents(tmp_path: Path) -> None:
-    folder = tmp_path / "runbooks"
-    write_corpus(folder, 20)
-    db = tmp_path / "knowledge.db"
-    kb = KnowledgeIndex(db)
-    kb.sync_directory(folder)
-    observer = sqlite3.connect(db)
+    folder, kb, observer = synced_corpus(tmp_path, 20)
 
     def chunk_rows() -> dict[int, str]:
         return dict(observer.execute("SELECT rowid, doc_id FROM chunks").fetchall())
