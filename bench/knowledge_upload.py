@@ -9,9 +9,11 @@ from __future__ import annotations
 
 import argparse
 import statistics
+import tempfile
 import threading
 import time
 from collections.abc import Callable
+from pathlib import Path
 
 from webapp.tools.knowledge import KnowledgeIndex
 
@@ -35,9 +37,12 @@ def timed_upload(text: str, repeats: int) -> float:
     return statistics.median(times)
 
 
-def searches_during_uploads(uploads: int, size: int) -> tuple[float, float]:
-    """Median and worst search latency (ms) while ``uploads`` big uploads run in threads."""
-    index = KnowledgeIndex(":memory:")
+def searches_during_uploads(uploads: int, size: int, folder: Path) -> tuple[float, float]:
+    """Median and worst search latency (ms) while ``uploads`` big uploads run in threads.
+
+    On an index file, as deployed: searches read through their own WAL connections.
+    """
+    index = KnowledgeIndex(folder / "knowledge.db")
     index.add_document("seed.md", "# Failover\n\nPromote the replica when the primary dies.\n")
     text = SHAPES["empty headings"](size)
     workers = [
@@ -65,7 +70,8 @@ def main() -> None:
     for name, make in SHAPES.items():
         cells = [timed_upload(make(size), args.repeats) for size in (MIB // 4, MIB // 2, MIB)]
         print(f"{name:<16}" + "".join(f"{cell:>10.3f}" for cell in cells))
-    median, worst = searches_during_uploads(4, MIB)
+    with tempfile.TemporaryDirectory(prefix="bench-uploads-") as tmp:
+        median, worst = searches_during_uploads(4, MIB, Path(tmp))
     print(f"\nsearch while 4 x 1 MiB uploads index: median {median:.1f} ms, worst {worst:.1f} ms")
 
 

@@ -1,0 +1,184 @@
+"""Knowledge index at scale: initial sync of 1k and 10k documents, re-sync, search latency.
+
+A seeded corpus of runbook-like Markdown (bench/knowledge_corpus.py) is written to a temporary
+folder and synced into a fresh index file; then the same folder is synced again with nothing
+changed, and seeded incident questions are searched at 10k documents, single-threaded and from
+4 threads at once, and each right after an upload (no cached term counts). Targets (issue 12):
+10k documents indexed in < 10 s, search p95 < 20 ms.
+
+``--baseline REV`` loads ``webapp/tools/knowledge.py`` as it was at git revision ``REV`` and
+measures it in the same run, so before and after share the machine and its load (the machine
+is shared: compare only figures of one run). Figures are medians over ``--repeats`` runs.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, Protocol
+
+from knowledge_corpus import Corpus  # bench/ is the script folder: on sys.path
+
+from webapp.tools.knowledge import KnowledgeIndex
+
+ROOT = Path(__file__).resolve().parent.parent
+THREADS = 4
+COLD_QUERIES = 40
+
+
+class Index(Protocol):
+    def sync_directory(self, path: Path) -> Any: ...
+    def search(self, query: str, top_k: int = 3) -> list[dict[str, Any]]: ...
+    def add_document(self, name: str, text: str) -> Any: ...
+    def close(self) -> None: ...
+
+
+Factory = Callable[[Path], Index]
+
+
+def baseline_class(revision: str, workdir: Path) -> Factory:
+    """``KnowledgeIndex`` from ``webapp/tools/knowledge.py`` at git ``revision``."""
+    source = subprocess.run(
+        ["git", "show", f"{revision}:webapp/tools/knowledge.py"],
+        cwd=ROOT,
+        check=True,
+        capture_output=True,
+        text=True,
+    ).stdout
+    path = workdir / "knowledge_baseline.py"
+    path.write_text(source, encoding="utf-8")
+    # Named inside webapp.tools so that its relative imports (chunking, documents) resolve.
+    spec = importlib.util.spec_from_file_location("webapp.tools._knowledge_baseline", path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module
+    spec.loader.exec_module(module)
+    cls: Factory = module.KnowledgeIndex
+    return cls
+
+
+def percentile(values: list[float], fraction: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(fraction * len(ordered)))]
+
+
+def timed_sync(cls: Factory, folder: Path, db: Path) -> float:
+    for suffix in ("", "-wal", "-shm"):
+        Path(f"{db}{suffix}").unlink(missing_ok=True)
+    index = cls(db)
+    started = time.perf_counter()
+    index.sync_directory(folder)
+    elapsed = time.perf_counter() - started
+    index.close()
+    return elapsed
+
+
+def search_latencies(index: Index, queries: list[str], threads: int) -> list[float]:
+    """Per-search latency (ms) with ``threads`` threads each running every query."""
+    latencies: list[float] = []
+    lock = threading.Lock()
+    start = threading.Barrier(threads)
+
+    def run(offset: int) -> None:
+        mine = []
+        start.wait()
+        for n in range(len(queries)):
+            query = queries[(n + offset * 7) % len(queries)]
+            began = time.perf_counter()
+            index.search(query, 5)
+            mine.append((time.perf_counter() - began) * 1000)
+        with lock:
+            latencies.extend(mine)
+
+    workers = [threading.Thread(target=run, args=(n,)) for n in range(threads)]
+    for worker in workers:
+        worker.start()
+    for worker in workers:
+        worker.join()
+    return latencies
+
+
+def measure(
+    cls: Factory, label: str, dirs: tuple[Path, Path, Path], queries: list[str], repeats: int
+) -> dict[str, float]:
+    """Sync, re-sync and search figures of one implementation (``dirs``: 1k, 10k, work)."""
+    small, large, work = dirs
+    db = work / f"{label}.db"
+    figures: dict[str, float] = {}
+    figures["sync 1k (s)"] = statistics.median(timed_sync(cls, small, db) for _ in range(repeats))
+    figures["sync 10k (s)"] = statistics.median(timed_sync(cls, large, db) for _ in range(repeats))
+    index = cls(db)
+    resync = []
+    for _ in range(repeats):
+        started = time.perf_counter()
+        index.sync_directory(large)
+        resync.append(time.perf_counter() - started)
+    figures["re-sync 10k unchanged (s)"] = statistics.median(resync)
+    search_latencies(index, queries[:20], 1)  # warm the page cache
+    for threads in (1, THREADS):
+        runs = [search_latencies(index, queries, threads) for _ in range(repeats)]
+        shape = f"{threads} thread{'s' if threads > 1 else ''}"
+        figures[f"search p50 10k, {shape} (ms)"] = statistics.median(
+            percentile(run, 0.5) for run in runs
+        )
+        figures[f"search p95 10k, {shape} (ms)"] = statistics.median(
+            percentile(run, 0.95) for run in runs
+        )
+    # Term counts are cached until the next write: time searches that each follow an upload.
+    cold = []
+    for n, query in enumerate(queries[:COLD_QUERIES]):
+        index.add_document(f"note-{n}.md", f"# Note {n}\n\nRevision {n} of a short note.\n")
+        began = time.perf_counter()
+        index.search(query, 5)
+        cold.append((time.perf_counter() - began) * 1000)
+    figures["search p50 10k, after a write (ms)"] = percentile(cold, 0.5)
+    figures["search p95 10k, after a write (ms)"] = percentile(cold, 0.95)
+    index.close()
+    return figures
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--queries", type=int, default=200)
+    parser.add_argument("--seed", type=int, default=12)
+    parser.add_argument("--baseline", metavar="REV", help="also measure knowledge.py at REV")
+    parser.add_argument("--baseline-repeats", type=int, default=1)
+    args = parser.parse_args()
+    corpus = Corpus(args.seed)
+    with tempfile.TemporaryDirectory(prefix="bench-knowledge-") as tmp:
+        work = Path(tmp)
+        large, small = work / "large" / "runbooks", work / "small" / "runbooks"
+        paths = corpus.write(large, 10_000)
+        size = sum(path.stat().st_size for path in paths)
+        for path in paths[:1000]:
+            target = small / path.relative_to(large)
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_bytes(path.read_bytes())
+        queries = [corpus.query() for _ in range(args.queries)]
+        print(f"corpus: 10,000 documents, {size / 1e6:.1f} MB (seed {args.seed})")
+        columns: dict[str, dict[str, float]] = {}
+        if args.baseline:
+            old = baseline_class(args.baseline, work)
+            columns[f"before ({args.baseline[:8]})"] = measure(
+                old, "before", (small, large, work), queries, args.baseline_repeats
+            )
+        columns["after"] = measure(
+            KnowledgeIndex, "after", (small, large, work), queries, args.repeats
+        )
+    names = list(next(iter(columns.values())))
+    print(f"\n{'(medians)':<32}" + "".join(f"{name:>20}" for name in columns))
+    for name in names:
+        print(f"{name:<32}" + "".join(f"{col[name]:>20.3f}" for col in columns.values()))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,337 @@
+"""The knowledge index under load: pruned ranking, concurrent readers, locks, corruption, re-sync.
+
+Real SQLite files and real threads throughout; nothing here measures time (the figures are in
+``make bench-knowledge``).
+"""
+
+from __future__ import annotations
+
+import random
+import sqlite3
+import threading
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from webapp.tools.bm25_pruning import Plan, bound, phrase_query
+from webapp.tools.knowledge import KnowledgeIndex, build_match_query, match_terms
+
+# The ranking as it was before pruning: bm25 over every match, ties by chunk id.
+EXACT = (
+    "SELECT doc_id, bm25(chunks, 5.0, 1.0, 0.0, 0.0, 1.0) AS score FROM chunks "
+    "WHERE chunks MATCH ? ORDER BY score, doc_id LIMIT ?"
+)
+COMMON_TEXT = "error latency timeout restart replica disk memory queue cache network"
+COMMON = COMMON_TEXT.split()
+RARE = [f"zq{n:03d}x" for n in range(400)]
+
+
+def corpus_text(rng: random.Random, sections: int = 4) -> str:
+    """A runbook whose sections mix common words with a few rare ones (Zipf-like)."""
+    parts = [f"# Runbook {rng.choice(RARE)} {rng.choice(COMMON)}"]
+    for n in range(sections):
+        words = [rng.choice(RARE) if rng.random() < 0.08 else rng.choice(COMMON) for _ in range(30)]
+        parts.append(f"## Step {n}\n\n" + " ".join(words) + ".")
+    return "\n\n".join(parts) + "\n"
+
+
+def write_corpus(folder: Path, count: int, seed: int = 7) -> None:
+    rng = random.Random(seed)
+    folder.mkdir(parents=True, exist_ok=True)
+    for n in range(count):
+        (folder / f"doc-{n:04d}.md").write_text(corpus_text(rng), encoding="utf-8")
+
+
+def synced_corpus(tmp_path: Path, count: int) -> tuple[Path, KnowledgeIndex, sqlite3.Connection]:
+    """A folder of ``count`` runbooks synced into an index file, and a connection of its own."""
+    folder = tmp_path / "runbooks"
+    write_corpus(folder, count)
+    db = tmp_path / "knowledge.db"
+    kb = KnowledgeIndex(db)
+    kb.sync_directory(folder)
+    return folder, kb, sqlite3.connect(db)
+
+
+def guarded(errors: list[BaseException], target: Callable[[], None]) -> threading.Thread:
+    def run() -> None:
+        try:
+            target()
+        except BaseException as exc:  # surfaced by the test's assertion
+            errors.append(exc)
+
+    return threading.Thread(target=run)
+
+
+# --- ranking ----------------------------------------------------------------------------------
+
+
+def test_pruned_searches_rank_exactly_as_scoring_every_match(tmp_path: Path) -> None:
+    folder, kb, raw = synced_corpus(tmp_path, 300)
+    rng = random.Random(3)
+    queries = [
+        " ".join(
+            rng.choice(RARE if rng.random() < 0.3 else COMMON) for _ in range(rng.randint(2, 7))
+        )
+        for _ in range(40)
+    ]
+
+    def assert_exact() -> int:
+        prunable = 0
+        for query in queries:
+            for top_k in (1, 3, 10):
+                found = kb.search(query, top_k)
+                expected = raw.execute(EXACT, (build_match_query(query), top_k)).fetchall()
+                assert [(d["doc_id"], d["score"]) for d in found] == [
+                    (doc_id, max(round(-score, 3), 0.001)) for doc_id, score in expected
+                ], query
+            prunable += is_prunable(raw, query, 3)
+        return prunable
+
+    assert assert_exact() >= len(queries) // 4  # the comparison covered the pruned path
+    # Counts remembered from before these writes now serve as bounds: still exact.
+    for n in range(0, 300, 30):  # few enough deletions that common counts are reused
+        (folder / f"doc-{n:04d}.md").unlink()
+    kb.sync_directory(folder)
+    for n in range(20):
+        kb.add_document(f"extra-{n}.md", corpus_text(rng, 6))
+    assert_exact()
+
+
+def is_prunable(raw: sqlite3.Connection, query: str, top_k: int) -> bool:
+    """Whether the first pass of the plan can leave the common terms out for ``query``."""
+    terms = match_terms(query)
+    rows = raw.execute("SELECT COUNT(*) FROM chunk_rows").fetchone()[0]
+    hits = {
+        term: raw.execute(
+            "SELECT COUNT(*) FROM chunks WHERE chunks MATCH ?", (phrase_query([term]),)
+        ).fetchone()[0]
+        for term in terms
+    }
+    plan = Plan.of(hits, rows)
+    if not plan.useful:
+        return False
+    probe = raw.execute(
+        "SELECT bm25(chunks, 5.0, 1.0, 0.0, 0.0, 1.0) AS s FROM chunks WHERE chunks MATCH ? "
+        "ORDER BY s LIMIT ?",
+        (phrase_query(plan.essential), top_k),
+    ).fetchall()
+    return len(probe) == top_k and plan.fit(-probe[-1][0])
+
+
+def test_a_plan_promotes_common_terms_until_their_bound_is_below_the_kth_score() -> None:
+    hits = {"rare": 5, "mid": 300, "common": 5000}
+    plan = Plan.of(hits, 10_000)
+
+    assert plan.essential == ["rare"]
+    assert [term for term, _ in plan.rest] == ["mid", "common"]
+    assert plan.fit(bound(10_000, 300) + bound(10_000, 5000) + 0.01)
+    assert [term for term, _ in plan.rest] == ["mid", "common"]
+    assert plan.fit(bound(10_000, 5000) + 0.01)
+    assert plan.essential == ["rare", "mid"]
+    assert not plan.fit(0.0)
+    assert not plan.useful
+
+
+def test_a_query_of_common_terms_only_still_prunes_from_its_rarest() -> None:
+    plan = Plan.of({"a": 900, "b": 400}, 1000)
+
+    assert (plan.essential, [term for term, _ in plan.rest]) == (["b"], ["a"])
+
+
+def test_terms_no_chunk_holds_are_left_out_of_the_plan() -> None:
+    plan = Plan.of({"absent": 0, "rare": 2, "common": 500}, 1000)
+
+    assert plan.queries() == ('("rare") AND ("common")', '"rare"')
+
+
+# --- concurrency ------------------------------------------------------------------------------
+
+
+def test_searches_while_a_sync_rewrites_every_document_stay_consistent(tmp_path: Path) -> None:
+    folder = tmp_path / "runbooks"
+    body = "\n\n".join(
+        f"## Step {n}\n\nChecklist for the {{version}} release: drain the node, verify the "
+        "replicas, then restart the service and watch the error rate for ten minutes."
+        for n in range(5)
+    )
+
+    def write(version: str) -> None:
+        folder.mkdir(exist_ok=True)
+        for n in range(1100):  # 5,500 chunks: more than one write batch (BATCH_CHUNKS)
+            (folder / f"doc-{n:04d}.md").write_text(
+                f"# Doc {n}\n\n" + body.format(version=version), encoding="utf-8"
+            )
+
+    write("alpha")
+    kb = KnowledgeIndex(tmp_path / "knowledge.db")
+    kb.sync_directory(folder)
+    errors: list[BaseException] = []
+    done = threading.Event()
+    searches = [0]
+
+    def searcher() -> None:
+        while not done.is_set():
+            found = kb.search("checklist drain verify replicas restart", 10)
+            assert len(found) == 10
+            assert len({d["doc_id"] for d in found}) == 10
+            versions: dict[str, set[str]] = {}
+            for d in found:
+                version = "alpha" if " alpha " in d["content"] else "omega"
+                versions.setdefault(d["source"], set()).add(version)
+            assert all(len(seen) == 1 for seen in versions.values()), versions
+            searches[0] += 1
+
+    threads = [guarded(errors, searcher) for _ in range(3)]
+    for thread in threads:
+        thread.start()
+    try:
+        write("omega")
+        before = searches[0]
+        assert kb.sync_directory(folder).updated == 1100
+        during = searches[0] - before
+    finally:
+        done.set()
+        for thread in threads:
+            thread.join()
+
+    assert errors == []
+    assert during > 0
+    assert all(" omega " in d["content"] for d in kb.search("checklist", 5))
+
+
+# --- locks and corruption ---------------------------------------------------------------------
+
+
+def hold_exclusive_lock(db: Path) -> sqlite3.Connection:
+    """A connection that keeps every other connection out of ``db`` until it is closed."""
+    blocker = sqlite3.connect(db, isolation_level=None, check_same_thread=False)
+    blocker.execute("PRAGMA locking_mode = EXCLUSIVE")
+    blocker.execute("BEGIN EXCLUSIVE")
+    blocker.execute("UPDATE meta SET value = value WHERE key = 'schema_version'")
+    return blocker
+
+
+@pytest.fixture
+def index_with_upload(tmp_path: Path) -> Path:
+    db = tmp_path / "knowledge.db"
+    kb = KnowledgeIndex(db)
+    kb.add_document("drill.md", "# Drill\n\nThe quarterly failover drill is on Friday.\n")
+    kb.close()
+    return db
+
+
+def test_a_locked_index_file_is_waited_for_and_kept(index_with_upload: Path) -> None:
+    blocker = hold_exclusive_lock(index_with_upload)
+    released = threading.Event()
+
+    def release() -> None:
+        with pytest.raises(sqlite3.OperationalError, match="locked"):
+            sqlite3.connect(index_with_upload, timeout=0).execute("SELECT 1 FROM meta").fetchall()
+        blocker.execute("COMMIT")
+        released.set()
+        blocker.close()
+
+    timer = threading.Timer(0.5, release)
+    timer.start()
+    kb = KnowledgeIndex(index_with_upload, busy_timeout=30)
+    timer.join()
+
+    assert released.is_set()  # it returned only once the lock was gone
+    assert [d["doc_id"] for d in kb.documents()] == ["upload/drill.md"]
+    assert kb.search("failover drill")[0]["source"] == "upload/drill.md"
+
+
+def test_a_lock_outlasting_the_timeout_raises_and_deletes_nothing(
+    index_with_upload: Path,
+) -> None:
+    blocker = hold_exclusive_lock(index_with_upload)
+    try:
+        with pytest.raises(sqlite3.OperationalError, match="locked"):
+            KnowledgeIndex(index_with_upload, busy_timeout=0.3)
+    finally:
+        blocker.execute("COMMIT")
+        blocker.close()
+
+    kb = KnowledgeIndex(index_with_upload)
+    assert [d["doc_id"] for d in kb.documents()] == ["upload/drill.md"]
+
+
+def test_an_index_file_with_a_damaged_schema_page_is_rebuilt(
+    index_with_upload: Path, tmp_path: Path
+) -> None:
+    data = bytearray(index_with_upload.read_bytes())
+    data[100:4096] = b"\xa5" * (4096 - 100)  # page 1 after the header: the schema table
+    index_with_upload.write_bytes(bytes(data))
+    with pytest.raises(sqlite3.DatabaseError, match="malformed"):
+        sqlite3.connect(index_with_upload).execute("SELECT * FROM meta").fetchall()
+    write_corpus(tmp_path / "runbooks", 3)
+
+    kb = KnowledgeIndex(index_with_upload)
+
+    assert kb.stats()["documents"] == 0
+    assert kb.sync_directory(tmp_path / "runbooks").added == 3
+
+
+def test_an_index_of_the_previous_schema_is_migrated_keeping_uploads(tmp_path: Path) -> None:
+    db = tmp_path / "knowledge.db"
+    old = sqlite3.connect(db, isolation_level=None)
+    old.executescript(
+        """
+        CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT);
+        INSERT INTO meta VALUES ('schema_version', '2');
+        CREATE TABLE documents (
+            source TEXT PRIMARY KEY, origin TEXT NOT NULL, title TEXT NOT NULL,
+            hash TEXT NOT NULL, bytes INTEGER NOT NULL, chunks INTEGER NOT NULL, uploaded_at TEXT
+        );
+        CREATE VIRTUAL TABLE chunks USING fts5(
+            title, content, doc_id UNINDEXED, source UNINDEXED, cjk,
+            tokenize = 'porter unicode61 remove_diacritics 2'
+        );
+        INSERT INTO documents VALUES
+            ('upload/drill.md', 'upload', 'Drill', 'h', 40, 1, '2026-11-30T10:00:00.000Z');
+        INSERT INTO chunks (title, content, doc_id, source, cjk) VALUES
+            ('Drill', 'The quarterly failover drill is on Friday.', 'upload/drill.md#0',
+             'upload/drill.md', '');
+        """
+    )
+    old.close()
+
+    kb = KnowledgeIndex(db)
+
+    assert kb.search("failover drill")[0]["doc_id"] == "upload/drill.md#0"
+    assert kb.delete_document("upload/drill.md")["chunks"] == 1
+    assert kb.search("failover drill") == []
+
+
+# --- incremental sync -------------------------------------------------------------------------
+
+
+def test_a_resync_rewrites_only_the_changed_documents(tmp_path: Path) -> None:
+    folder, kb, observer = synced_corpus(tmp_path, 20)
+
+    def chunk_rows() -> dict[int, str]:
+        return dict(observer.execute("SELECT rowid, doc_id FROM chunks").fetchall())
+
+    before, version = chunk_rows(), observer.execute("PRAGMA data_version").fetchone()
+    report = kb.sync_directory(folder)
+
+    assert (report.unchanged, report.changed) == (20, False)
+    assert observer.execute("PRAGMA data_version").fetchone() == version  # no commit at all
+    assert chunk_rows() == before
+
+    (folder / "doc-0005.md").write_text(corpus_text(random.Random(99), 6), encoding="utf-8")
+    report = kb.sync_directory(folder)
+    after = chunk_rows()
+
+    assert (report.updated, report.unchanged) == (1, 19)
+    kept = {row: doc for row, doc in before.items() if not doc.startswith("runbooks/doc-0005")}
+    assert {row: doc for row, doc in after.items() if row in kept} == kept
+    written = sorted(doc for row, doc in after.items() if row not in before)
+    assert written == sorted(doc for doc in after.values() if doc.startswith("runbooks/doc-0005"))
+    (chunks,) = [d["chunks"] for d in kb.documents() if d["doc_id"].endswith("0005.md")]
+    assert len(written) == chunks
+    # The running total the pruning bounds use matches the table.
+    assert observer.execute("SELECT value FROM meta WHERE key = 'chunks'").fetchone() == (
+        str(len(after)),
+    )
