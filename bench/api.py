@@ -44,11 +44,11 @@ from playhouse.pool import PooledDatabase
 
 from webapp import create_app
 from webapp.config import Settings
-from webapp.db import bind
 from webapp.demo.backend import DemoTelemetryBackend
 from webapp.demo.scenarios import scenario_records
-from webapp.models import AgentStep, ChatSession, DiagnosisRun, ToolInvocation, utcnow
-from webapp.services.history import MemoryHistory
+from webapp.persistence.db import bind
+from webapp.persistence.history import MemoryHistory
+from webapp.persistence.models import AgentStep, ChatSession, DiagnosisRun, ToolInvocation, utcnow
 from webapp.wiring import build_services, offline_diagnoser
 
 SEQUENTIAL_ROUNDS = 8  # x 5 questions = 40 sequential runs per backend

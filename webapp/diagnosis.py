@@ -20,12 +20,12 @@ from diagnosis_graph.workflow.factory import DiagnosisRun, build_diagnosis_graph
 from diagnosis_graph.workflow.ports import DiagnosisPorts
 from diagnosis_graph.workflow.projection import evidence_refs
 
-from .audit import InvocationRecorder, StepHook
-from .context import run_scope
 from .llm.agents import LLMAgentInvoker
 from .llm.prompts import prompt_version
 from .llm.react import Budget
 from .llm.types import ChatModel
+from .persistence.audit import InvocationRecorder, StepHook
+from .persistence.context import run_scope
 from .tools.backends import TelemetryBackend
 from .tools.catalog import DocFilter, KnowledgeSearch, diagnosis_tools
 from .tools.registry import tool_roles

@@ -13,8 +13,8 @@ import logging
 from diagnosis_graph.workflow.aiops import AlertsRead
 from diagnosis_graph.workflow.ports import SUCCESS
 
-from ..audit import InvocationRecorder
-from ..context import run_scope
+from ..persistence.audit import InvocationRecorder
+from ..persistence.context import run_scope
 from ..tools.backends import TelemetryBackend
 from ..tools.catalog import telemetry_tools
 from ..tools.registry import ToolBox

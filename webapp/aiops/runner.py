@@ -28,11 +28,11 @@ from diagnosis_graph.workflow.aiops import (
 )
 from diagnosis_graph.workflow.projection import evidence_refs
 
-from ..context import run_scope
 from ..diagnosis import Audit, Diagnoser
 from ..llm.prompts import prompt_version
 from ..llm.react import Budget
 from ..llm.types import ChatModel
+from ..persistence.context import run_scope
 from ..tools.backends import TelemetryBackend
 from ..tools.catalog import KnowledgeSearch
 from .alerts import RecordedAlerts

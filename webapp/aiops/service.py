@@ -17,8 +17,8 @@ from diagnosis_graph.workflow.aiops import DEFAULT_REQUEST, build_aiops_trace
 from diagnosis_graph.workflow.trace import TERMINATION_ERROR
 
 from ..diagnosis import new_run_id
+from ..persistence.runs import AI_OPS, SUCCESS, Finish, RunStore, new_session_id
 from ..services.chat import ChatOutcome, RunCounts
-from ..services.runs import AI_OPS, SUCCESS, Finish, RunStore, new_session_id
 from .runner import AiOpsRunner
 
 log = logging.getLogger(__name__)

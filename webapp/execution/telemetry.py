@@ -31,7 +31,7 @@ from opentelemetry.trace import Span, SpanKind, Status, StatusCode, Tracer
 
 from diagnosis_graph.workflow.ports import InvocationRecord
 
-from ..audit import InvocationDraft, StepEnd, StepStart
+from ..persistence.audit import InvocationDraft, StepEnd, StepStart
 
 SCOPE = "webapp.execution"
 PROVIDER = "openai"

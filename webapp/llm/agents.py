@@ -33,8 +33,8 @@ from diagnosis_graph.workflow.contracts import CONTRACTS, ContractError, parse_a
 from diagnosis_graph.workflow.outcomes import Outcome
 from diagnosis_graph.workflow.ports import AgentCall, AgentReply
 
-from ..audit import AuditWriteError, InvocationRecorder, StepHook
-from ..context import run_scope
+from ..persistence.audit import AuditWriteError, InvocationRecorder, StepHook
+from ..persistence.context import run_scope
 from ..tools.registry import ToolBox, ToolSpec
 from . import formats, limits
 from .errors import cause_of

@@ -27,7 +27,7 @@ from typing import Any
 from diagnosis_graph.workflow.outcomes import Outcome
 from diagnosis_graph.workflow.ports import BLOCKED
 
-from ..audit import StepEnd, StepHook, StepStart
+from ..persistence.audit import StepEnd, StepHook, StepStart
 from ..tools.registry import ToolBox
 from . import actions
 from .errors import cause_of

@@ -21,9 +21,9 @@ from diagnosis_graph.workflow.outcomes import Outcome
 from diagnosis_graph.workflow.trace import TERMINATION_ERROR, build_orchestration_trace
 
 from ..diagnosis import Diagnoser, new_run_id
-from .history import HistoryLoad, HistoryMessage, HistoryStore
+from ..persistence.history import HistoryLoad, HistoryMessage, HistoryStore
+from ..persistence.runs import CHAT, FAILED, SUCCESS, Finish, RunStore, new_session_id
 from .routing import COMPLEX, FlowRouter
-from .runs import CHAT, FAILED, SUCCESS, Finish, RunStore, new_session_id
 from .simple import SimpleChat
 
 log = logging.getLogger(__name__)

@@ -16,7 +16,7 @@ from typing import Any
 
 from diagnosis_graph.workflow.ports import BLOCKED, ERROR, SUCCESS
 
-from ..audit import InvocationDraft, InvocationRecorder
+from ..persistence.audit import InvocationDraft, InvocationRecorder
 
 log = logging.getLogger(__name__)
 

@@ -19,10 +19,10 @@ from peewee import Database
 from pytest_mock import MockerFixture
 
 from tests.environment import unavailable
-from webapp.db import open_database
 from webapp.demo.backend import DemoTelemetryBackend
-from webapp.models import AgentStep, DiagnosisRun, ToolInvocation
-from webapp.services.history import MemoryHistory, RedisHistory
+from webapp.persistence.db import open_database
+from webapp.persistence.history import MemoryHistory, RedisHistory
+from webapp.persistence.models import AgentStep, DiagnosisRun, ToolInvocation
 
 from .conftest import make_app
 from .openapi_check import assert_documented

@@ -14,7 +14,7 @@ import pytest
 from peewee import Database
 
 from webapp.demo.backend import DemoTelemetryBackend
-from webapp.models import DiagnosisRun
+from webapp.persistence.models import DiagnosisRun
 
 from .conftest import app_for, services_for
 from .models import HugeOutputModel

@@ -14,9 +14,9 @@ import pytest
 from peewee import Database, chunked
 
 from diagnosis_graph.workflow.ports import InvocationRecord
-from webapp.context import run_scope
-from webapp.models import AgentStep, ToolInvocation
-from webapp.stores.sql import TEXT_MAX_BYTES, SqlAudit
+from webapp.persistence.context import run_scope
+from webapp.persistence.models import AgentStep, ToolInvocation
+from webapp.persistence.sql_audit import TEXT_MAX_BYTES, SqlAudit
 
 from .helpers import draft, end, start
 

@@ -2,7 +2,7 @@
 
 Both are written as the run happens: a step row before every model call, completed after it;
 an invocation row as each tool call finishes, linked to the model step that asked for it.
-Identity (session_id, run_id) comes from :mod:`webapp.context`.
+Identity (session_id, run_id) comes from :mod:`webapp.persistence.context`.
 """
 
 from __future__ import annotations

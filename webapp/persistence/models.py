@@ -61,7 +61,7 @@ class JSONField(LongTextField):
 
 
 class BaseModel(Model):
-    """Every table lives on the proxy bound by ``webapp.db``."""
+    """Every table lives on the proxy bound by ``webapp.persistence.db``."""
 
     # The primary key peewee would add implicitly, declared so type checkers know ``Model.id``.
     id = AutoField()

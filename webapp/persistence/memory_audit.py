@@ -11,8 +11,8 @@ from typing import Any
 
 from diagnosis_graph.workflow.ports import InvocationRecord
 
-from ..audit import InvocationDraft, StepEnd, StepStart, new_invocation_id
-from ..context import current_run
+from .audit import InvocationDraft, StepEnd, StepStart, new_invocation_id
+from .context import current_run
 
 
 class MemoryAudit:

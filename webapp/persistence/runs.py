@@ -8,7 +8,7 @@ Leases: a PENDING or RUNNING run carries ``lease_expires_at``; whoever holds the
 ran out with ``error_message`` "interrupted: ..." and the partial trace saved so far. Claiming
 (PENDING -> RUNNING) is one conditional UPDATE, so a redelivered run executes at most once; the
 final writes only touch a run still PENDING or RUNNING (a reaped run stays FAILED) and retry on
-a fresh connection (:func:`webapp.db.write_with_retry`).
+a fresh connection (:func:`webapp.persistence.db.write_with_retry`).
 """
 
 from __future__ import annotations
@@ -28,8 +28,8 @@ from peewee import Database, IntegrityError
 
 from diagnosis_graph.workflow.trace import TERMINATION_ERROR, build_orchestration_trace
 
-from ..db import write_with_retry
-from ..models import ChatSession, DiagnosisRun, utcnow
+from .db import write_with_retry
+from .models import ChatSession, DiagnosisRun, utcnow
 
 log = logging.getLogger(__name__)
 

@@ -1,8 +1,8 @@
 """Peewee audit store: ``agent_step`` and ``tool_invocation`` rows, written as the run happens.
 
 One class implements the step hook, the invocation recorder and the workflow's invocation store
-(:mod:`webapp.audit`), mirroring :class:`webapp.stores.memory.MemoryAudit`, plus the read helpers
-of the trace API, which issue a constant number of queries whatever the size of the run.
+(:mod:`webapp.persistence.audit`), mirroring :class:`.memory_audit.MemoryAudit`, plus the read
+helpers of the trace API, which issue a constant number of queries whatever the size of the run.
 """
 
 from __future__ import annotations
@@ -17,10 +17,10 @@ from peewee import CharField, Database, DatabaseError, IntegrityError, Interface
 
 from diagnosis_graph.workflow.ports import InvocationRecord
 
-from ..audit import AuditWriteError, InvocationDraft, StepEnd, StepStart, new_invocation_id
-from ..context import current_run, current_run_or_none
-from ..db import discard_connection
-from ..models import AgentStep, ToolInvocation
+from .audit import AuditWriteError, InvocationDraft, StepEnd, StepStart, new_invocation_id
+from .context import current_run, current_run_or_none
+from .db import discard_connection
+from .models import AgentStep, ToolInvocation
 
 log = logging.getLogger(__name__)
 
@@ -52,9 +52,9 @@ def _clip_text(value: str | None) -> str | None:
 class SqlAudit:
     """``StepHook`` + ``InvocationRecorder`` + ``InvocationStore`` on the bound peewee models.
 
-    ``database`` is the database the models are bound to (:func:`webapp.db.bind`). Every call
-    runs in its own short connection context unless the calling thread already holds a
-    connection (a request), which it then reuses and leaves open for its owner.
+    ``database`` is the database the models are bound to (:func:`.db.bind`). Every call runs in
+    its own short connection context unless the calling thread already holds a connection (a
+    request), which it then reuses and leaves open for its owner.
     """
 
     def __init__(self, database: Database) -> None:

@@ -12,7 +12,7 @@ from typing import Any
 
 from peewee import Database, SqliteDatabase, fn
 
-from ..models import (
+from .models import (
     AgentStep,
     BaseModel,
     CaseLibrary,

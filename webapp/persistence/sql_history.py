@@ -15,13 +15,13 @@ from collections.abc import Sequence
 
 from peewee import Database, DatabaseError, InterfaceError
 
-from ..models import ChatSession, DiagnosisRun, utcnow
 from .history import HistoryLoad, HistoryMessage, HistoryWrite, check_session_id
+from .models import ChatSession, DiagnosisRun, utcnow
 from .runs import CHAT, SUCCESS
 
 
 class SqlHistory:
-    """A :class:`~webapp.services.history.HistoryStore` over ``diagnosis_run`` rows."""
+    """A :class:`~webapp.persistence.history.HistoryStore` over ``diagnosis_run`` rows."""
 
     def __init__(self, database: Database, max_messages: int) -> None:
         self.database = database
