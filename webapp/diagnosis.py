@@ -13,7 +13,7 @@ import time
 import uuid
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any
 
 from diagnosis_graph.workflow.evaluation import build_self_evaluation
 from diagnosis_graph.workflow.factory import DiagnosisRun, build_diagnosis_graph, run_diagnosis
@@ -24,15 +24,11 @@ from .llm.agents import LLMAgentInvoker
 from .llm.prompts import prompt_version
 from .llm.react import Budget
 from .llm.types import ChatModel
-from .persistence.audit import InvocationRecorder, StepHook
+from .persistence.audit import Audit
 from .persistence.context import run_scope
 from .tools.backends import TelemetryBackend
 from .tools.catalog import DocFilter, KnowledgeSearch, diagnosis_tools
 from .tools.registry import tool_roles
-
-
-class Audit(StepHook, InvocationRecorder, Protocol):
-    """A store that is both the step hook and the invocation recorder."""
 
 
 @dataclass(frozen=True)
@@ -126,8 +122,9 @@ class Diagnoser:
             finally:
                 if self.tracker is not None and hasattr(self.tracker, "clear"):
                     self.tracker.clear(f"{session_id}:{run_id}")
-        evaluation = self._evaluate(run, run_id)
-        self._attach_evidence(run_id, run)
+            # inside the run: the invocations come from its journal, not from the database
+            evaluation = self._evaluate(run, run_id)
+            self._attach_evidence(run_id, run)
         duration = int((time.perf_counter() - started) * 1000)
         return DiagnosisResult(session_id, run_id, run, evaluation, duration)
 

@@ -239,7 +239,6 @@ def build_services(
         lease_seconds=settings.run_lease_seconds,
         # Queued on the broker, a run may wait for a free worker this long before it is failed.
         pending_lease_seconds=settings.run_queue_timeout_seconds if celery_mode else None,
-        faults=audit,
     )
     chat = ChatService(
         runs=runs,

@@ -1,8 +1,11 @@
-"""Audit ports: the agent-step hook and the tool-invocation recorder (seed 003 sections 5-6).
+"""The audit port: agent steps and tool invocations of a run (seed 003 sections 5-6).
 
-Both are written as the run happens: a step row before every model call, completed after it;
-an invocation row as each tool call finishes, linked to the model step that asked for it.
-Identity (session_id, run_id) comes from :mod:`webapp.persistence.context`.
+Written as the run goes, in few statements (issue 12): a step row when its model call returns
+(input and output in one INSERT; the input holds only the messages new since the agent's
+previous step, see :mod:`.step_inputs`); tool invocations are held in the run's journal and
+written in one multi-row INSERT at the end of each agent's execution (a node) and before the run
+finishes. So a run's steps are visible in its trace as each one completes, and its invocations
+as each node completes. Identity comes from the current :class:`.context.RunContext`.
 """
 
 from __future__ import annotations
@@ -63,23 +66,24 @@ class InvocationDraft:
     retrieval_details: Any = None
 
 
-class StepHook(Protocol):
-    """Writes ``agent_step`` rows around every model call."""
+class Audit(Protocol):
+    """The audit store of runs: the one protocol the step hook, the tool recorder, the
+    workflow's ``InvocationStore`` and the run lifecycle all use.
+
+    Every call works for the run current in :mod:`webapp.persistence.context`; what the run
+    wrote is kept in its journal, so reads of the current run never go to the database.
+    """
 
     def before_model(self, start: StepStart) -> int:
-        """Insert the step (input only) and return its id."""
+        """Note a model call about to start; return the ticket :meth:`after_model` takes."""
         ...
 
-    def after_model(self, step_id: int, end: StepEnd) -> None:
-        """Complete the step with the output, timing, tokens and status."""
+    def after_model(self, ticket: int, end: StepEnd) -> int:
+        """Record the finished step (input and output) and return its id."""
         ...
-
-
-class InvocationRecorder(Protocol):
-    """Writes ``tool_invocation`` rows; assigns ``inv-...`` ids."""
 
     def record(self, draft: InvocationDraft) -> str:
-        """Persist the invocation for the current run and return its invocation id."""
+        """Record a tool invocation of the current run and return its ``inv-...`` id."""
         ...
 
     def invocations_for_run(self, run_id: str) -> Sequence[InvocationRecord]:
@@ -88,4 +92,8 @@ class InvocationRecorder(Protocol):
 
     def attach_evidence(self, refs: Mapping[str, list[dict[str, Any]]]) -> None:
         """Store, per invocation id, the verified evidence the answer drew from it."""
+        ...
+
+    def flush(self) -> None:
+        """Write what the current run still holds back (its pending invocations)."""
         ...

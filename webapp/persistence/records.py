@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+import orjson
 from peewee import Database, SqliteDatabase, fn
 
 from .models import (
@@ -23,6 +24,7 @@ from .models import (
     utcnow,
 )
 from .runs import PENDING, RUNNING, SUCCESS
+from .step_inputs import rebuild_inputs
 
 USEFUL, NOT_USEFUL = "useful", "not_useful"
 FEEDBACK = (USEFUL, NOT_USEFUL)
@@ -61,6 +63,21 @@ def _columns(model: type[BaseModel], raw_json: bool) -> list[Any]:
 def _rows(query: Any) -> list[dict[str, Any]]:
     """Every row of ``query`` as a plain dict (no model instances: cheaper for big traces)."""
     return [dict(row) for row in query.dicts()]
+
+
+def _full_inputs(steps: list[dict[str, Any]], raw_json: bool) -> None:
+    """Each step's full model input, rebuilt from the new messages each step stores.
+
+    In ``raw_json`` form only the inputs are decoded (and encoded again): a step's full input
+    is its predecessors' messages, which the response must repeat.
+    """
+    if raw_json:
+        for step in steps:
+            step["model_input"] = orjson.loads(step["model_input"])
+    rebuild_inputs(steps)
+    if raw_json:
+        for step in steps:
+            step["model_input"] = orjson.dumps(step["model_input"]).decode()
 
 
 def _first(query: Any) -> dict[str, Any] | None:
@@ -109,6 +126,7 @@ class RunRecords:
             .where(ToolInvocation.run_id == run_id)
             .order_by(ToolInvocation.id)
         )
+        _full_inputs(steps, raw_json)
         return Trace(self.session(session_id), run, steps, invocations)
 
     def runs(self, session_id: str, limit: int, offset: int) -> list[dict[str, Any]]:

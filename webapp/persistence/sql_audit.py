@@ -1,26 +1,28 @@
-"""Peewee audit store: ``agent_step`` and ``tool_invocation`` rows, written as the run happens.
+"""Peewee audit store: ``agent_step`` and ``tool_invocation`` rows, written as the run goes.
 
-One class implements the step hook, the invocation recorder and the workflow's invocation store
-(:mod:`webapp.persistence.audit`), mirroring :class:`.memory_audit.MemoryAudit`, plus the read
-helpers of the trace API, which issue a constant number of queries whatever the size of the run.
+One class implements :class:`webapp.persistence.audit.Audit`, mirroring
+:class:`.memory_audit.MemoryAudit`, plus the read helpers of the trace API, which issue a
+constant number of queries whatever the size of the run.
 """
 
 from __future__ import annotations
 
+import itertools
 import logging
 import threading
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from typing import Any
 
-from peewee import CharField, Database, DatabaseError, IntegrityError, InterfaceError
+from peewee import Case, CharField, Database, DatabaseError, IntegrityError, InterfaceError
 
 from diagnosis_graph.workflow.ports import InvocationRecord
 
 from .audit import AuditWriteError, InvocationDraft, StepEnd, StepStart, new_invocation_id
-from .context import current_run, current_run_or_none
-from .db import discard_connection
-from .models import AgentStep, ToolInvocation
+from .context import RunContext, RunJournal, current_run, current_run_or_none
+from .db import connection, discard_connection
+from .models import AgentStep, ToolInvocation, utcnow
+from .step_inputs import stored_input
 
 log = logging.getLogger(__name__)
 
@@ -50,93 +52,98 @@ def _clip_text(value: str | None) -> str | None:
 
 
 class SqlAudit:
-    """``StepHook`` + ``InvocationRecorder`` + ``InvocationStore`` on the bound peewee models.
+    """The :class:`~.audit.Audit` store on the bound peewee models, plus the trace reads.
 
     ``database`` is the database the models are bound to (:func:`.db.bind`). Every call runs in
-    its own short connection context unless the calling thread already holds a connection (a
-    request), which it then reuses and leaves open for its owner.
+    the calling thread's connection when it has one (a run holds one for its whole duration,
+    a request its own) and in a short connection context otherwise.
+
+    Per run (its :class:`~.context.RunJournal`): the next step index is counted, not selected;
+    invocations are kept in memory for the gatekeeper and the evaluation and written in one
+    multi-row INSERT per :meth:`flush`; a step's row holds only its new messages.
     """
 
     def __init__(self, database: Database) -> None:
         self.database = database
-        self._failures: dict[str, str] = {}
+        self._tickets = itertools.count(1)
+        self._open: dict[int, tuple[RunContext, StepStart]] = {}
         self._lock = threading.Lock()
 
     @contextmanager
-    def _writing(self, what: str) -> Iterator[None]:
-        """A write of the current run: on a database error, discard the connection (it may be
-        broken: a packet over ``max_allowed_packet`` closes it server-side), remember the cause
-        for the run lifecycle (:meth:`take_write_failure`) and raise :class:`AuditWriteError`."""
+    def _writing(self, what: str, journal: RunJournal | None) -> Iterator[None]:
+        """A write of a run: on a database error, discard the connection (it may be broken: a
+        packet over ``max_allowed_packet`` closes it server-side), remember the cause in the
+        run's journal for the run lifecycle and raise :class:`AuditWriteError`."""
         try:
-            with self._connection():
+            with connection(self.database):
                 yield
         except (DatabaseError, InterfaceError) as exc:
             discard_connection(self.database)
             cause = f"audit write failed ({what}): {type(exc).__name__}: {exc}"[:2000]
-            identity = current_run_or_none()
-            if identity is not None:
-                with self._lock:
-                    self._failures.setdefault(identity.run_id, cause)
+            if journal is not None:
+                journal.fail(cause)
             log.error("%s", cause)
             raise AuditWriteError(cause) from exc
 
-    def take_write_failure(self, run_id: str) -> str | None:
-        """The first failed write of ``run_id`` (then forgotten), or None."""
-        with self._lock:
-            return self._failures.pop(run_id, None)
-
-    @contextmanager
-    def _connection(self) -> Iterator[None]:
-        # connection_context() closes the thread's connection on exit, even one it did not open:
-        # a request's connection must survive an audit write made on its thread.
-        if not self.database.is_closed():
-            yield
-            return
-        with self.database.connection_context():
-            yield
-
-    # -- StepHook -------------------------------------------------------------------------
+    # -- the step hook --------------------------------------------------------------------
 
     def before_model(self, start: StepStart) -> int:
-        """Insert a RUNNING step (input only) for the current run and return its id."""
-        identity = current_run()
+        """Note the call for the current run (nothing is written yet); return its ticket."""
+        run = current_run()
+        ticket = next(self._tickets)
+        with self._lock:
+            self._open[ticket] = (run, start)
+        return ticket
+
+    def after_model(self, ticket: int, end: StepEnd) -> int:
+        """Insert the finished step: new input messages, output, tokens, timing, status."""
+        with self._lock:
+            run, start = self._open.pop(ticket)
+        journal = run.journal
+        model_input = start.model_input
+        if isinstance(model_input, Mapping) and "messages" in model_input:
+            with journal.lock:
+                previous = journal.conversations.get(start.agent_name)
+            stored: Any = stored_input(model_input, previous)
+        else:
+            previous, stored = None, model_input
+        index = journal.take_step_index()
         row = {
-            AgentStep.run_id: identity.run_id,
-            AgentStep.session_id: identity.session_id,
+            AgentStep.run_id: run.run_id,
+            AgentStep.session_id: run.session_id,
+            AgentStep.step_index: index,
             AgentStep.agent_name: _clip(start.agent_name, AgentStep.agent_name),
             AgentStep.model: _clip(start.model, AgentStep.model),
-            AgentStep.model_input: start.model_input,
-            AgentStep.status: RUNNING,
+            AgentStep.model_input: stored,
+            AgentStep.model_output: end.model_output,
+            AgentStep.has_tool_call: bool(end.has_tool_call),
+            AgentStep.prompt_tokens: end.prompt_tokens,
+            AgentStep.completion_tokens: end.completion_tokens,
+            AgentStep.token_count: end.prompt_tokens + end.completion_tokens,
+            AgentStep.attempts: end.attempts,
+            AgentStep.duration_ms: end.duration_ms,
+            AgentStep.status: _clip(end.status, AgentStep.status),
+            AgentStep.error: _clip_text(end.error),
         }
-        with self._writing("agent_step insert"):
+        with self._writing("agent_step insert", journal):
             for attempt in range(STEP_INDEX_ATTEMPTS):
-                index = self._next_step_index(identity.run_id)
                 try:
-                    return int(AgentStep.insert({**row, AgentStep.step_index: index}).execute())
+                    step_id = int(AgentStep.insert(row).execute())
+                    break
                 except IntegrityError:
-                    # (run_id, step_index) is unique: another writer of this run won the index.
+                    # (run_id, step_index) is unique: another writer of this run (a second
+                    # process on a redelivered run) took the index; continue after its last.
                     if attempt == STEP_INDEX_ATTEMPTS - 1:
                         raise
-        raise AssertionError("unreachable")  # pragma: no cover
+                    row[AgentStep.step_index] = index = self._after_last_step(run.run_id)
+        with journal.lock:
+            journal.steps += 1
+            journal.next_step_index = max(journal.next_step_index, index + 1)
+            if isinstance(model_input, Mapping) and "messages" in model_input:
+                journal.conversations[start.agent_name] = (index, list(model_input["messages"]))
+        return step_id
 
-    def after_model(self, step_id: int, end: StepEnd) -> None:
-        """Complete step ``step_id`` with the output, tokens, attempts, timing and status."""
-        with self._writing("agent_step update"):
-            AgentStep.update(
-                {
-                    AgentStep.model_output: end.model_output,
-                    AgentStep.has_tool_call: bool(end.has_tool_call),
-                    AgentStep.prompt_tokens: end.prompt_tokens,
-                    AgentStep.completion_tokens: end.completion_tokens,
-                    AgentStep.token_count: end.prompt_tokens + end.completion_tokens,
-                    AgentStep.attempts: end.attempts,
-                    AgentStep.duration_ms: end.duration_ms,
-                    AgentStep.status: _clip(end.status, AgentStep.status),
-                    AgentStep.error: _clip_text(end.error),
-                }
-            ).where(AgentStep.id == step_id).execute()
-
-    def _next_step_index(self, run_id: str) -> int:
+    def _after_last_step(self, run_id: str) -> int:
         last = (
             AgentStep.select(AgentStep.step_index)
             .where(AgentStep.run_id == run_id)
@@ -146,45 +153,78 @@ class SqlAudit:
         )
         return 0 if last is None else int(last) + 1
 
-    # -- InvocationRecorder ---------------------------------------------------------------
+    # -- the invocation recorder ----------------------------------------------------------
 
     def record(self, draft: InvocationDraft) -> str:
-        """Insert an invocation of the current run and return its new ``inv-...`` id."""
-        identity = current_run()
+        """Keep an invocation of the current run (written at the next :meth:`flush`)."""
+        run = current_run()
         invocation_id = new_invocation_id()
-        with self._writing("tool_invocation insert"):
-            ToolInvocation.insert(
-                {
-                    ToolInvocation.invocation_id: invocation_id,
-                    ToolInvocation.run_id: identity.run_id,
-                    ToolInvocation.session_id: identity.session_id,
-                    ToolInvocation.step: draft.step_id,
-                    ToolInvocation.agent_name: _clip(draft.agent_name, ToolInvocation.agent_name),
-                    ToolInvocation.tool_name: _clip(draft.tool_name, ToolInvocation.tool_name),
-                    ToolInvocation.arguments: draft.arguments,
-                    ToolInvocation.raw_output: draft.raw_output,
-                    ToolInvocation.status: _clip(draft.status, ToolInvocation.status),
-                    ToolInvocation.error_message: _clip_text(draft.error_message),
-                    ToolInvocation.duration_ms: draft.duration_ms,
-                    ToolInvocation.retrieval_details: draft.retrieval_details,
-                }
-            ).execute()
+        row = {
+            ToolInvocation.invocation_id: invocation_id,
+            ToolInvocation.run_id: run.run_id,
+            ToolInvocation.session_id: run.session_id,
+            ToolInvocation.step: draft.step_id,
+            ToolInvocation.agent_name: _clip(draft.agent_name, ToolInvocation.agent_name),
+            ToolInvocation.tool_name: _clip(draft.tool_name, ToolInvocation.tool_name),
+            ToolInvocation.arguments: draft.arguments,
+            ToolInvocation.raw_output: draft.raw_output,
+            ToolInvocation.status: _clip(draft.status, ToolInvocation.status),
+            ToolInvocation.error_message: _clip_text(draft.error_message),
+            ToolInvocation.duration_ms: draft.duration_ms,
+            ToolInvocation.retrieval_details: draft.retrieval_details,
+            ToolInvocation.created_at: utcnow(),
+        }
+        record = InvocationRecord(
+            invocation_id=invocation_id,
+            run_id=run.run_id,
+            tool_name=draft.tool_name,
+            status=draft.status,
+            raw_output=draft.raw_output,
+            arguments=draft.arguments or {},
+        )
+        with run.journal.lock:
+            run.journal.invocations.append(record)
+            run.journal.pending.append(row)
         return invocation_id
 
+    def flush(self) -> None:
+        """Write the current run's pending invocations in one multi-row INSERT."""
+        run = current_run_or_none()
+        if run is None:
+            return
+        with run.journal.lock:
+            rows, run.journal.pending = run.journal.pending, []
+        if not rows:
+            return
+        with self._writing("tool_invocation insert", run.journal):
+            ToolInvocation.insert_many(rows).execute()
+
     def attach_evidence(self, refs: Mapping[str, list[dict[str, Any]]]) -> None:
-        """Store on each invocation the verified evidence cited from it (``evidence_refs``)."""
+        """Store on each invocation the verified evidence cited from it, in one UPDATE."""
         if not refs:
             return
-        with self._connection(), self.database.atomic():
-            for invocation_id, items in refs.items():
-                (
-                    ToolInvocation.update(evidence_refs=items)
-                    .where(ToolInvocation.invocation_id == invocation_id)
-                    .execute()
-                )
+        self.flush()
+        ids = list(refs)
+        value = Case(
+            ToolInvocation.invocation_id,
+            [
+                (invocation_id, ToolInvocation.evidence_refs.db_value(refs[invocation_id]))
+                for invocation_id in ids
+            ],
+        )
+        with connection(self.database):
+            (
+                ToolInvocation.update({ToolInvocation.evidence_refs: value})
+                .where(ToolInvocation.invocation_id.in_(ids))
+                .execute()
+            )
 
     def invocations_for_run(self, run_id: str) -> Sequence[InvocationRecord]:
-        """Invocations of ``run_id`` in creation order (the auto-increment id)."""
+        """Invocations of ``run_id`` in creation order: from memory for the current run."""
+        run = current_run_or_none()
+        if run is not None and run.run_id == run_id:
+            with run.journal.lock:
+                return list(run.journal.invocations)
         query = (
             ToolInvocation.select(
                 ToolInvocation.invocation_id,
@@ -197,7 +237,7 @@ class SqlAudit:
             .where(ToolInvocation.run_id == run_id)
             .order_by(ToolInvocation.id)
         )
-        with self._connection():
+        with connection(self.database):
             rows = list(query)
         return [
             InvocationRecord(
@@ -216,7 +256,7 @@ class SqlAudit:
     def steps_for_run(self, run_id: str) -> list[AgentStep]:
         """Steps of ``run_id`` ordered by step index."""
         query = AgentStep.select().where(AgentStep.run_id == run_id).order_by(AgentStep.step_index)
-        with self._connection():
+        with connection(self.database):
             return list(query)
 
     def invocations_rows_for_run(self, run_id: str) -> list[ToolInvocation]:
@@ -226,12 +266,12 @@ class SqlAudit:
             .where(ToolInvocation.run_id == run_id)
             .order_by(ToolInvocation.id)
         )
-        with self._connection():
+        with connection(self.database):
             return list(query)
 
     def counts_for_run(self, run_id: str) -> tuple[int, int]:
         """``(step_count, tool_count)`` of ``run_id``."""
-        with self._connection():
+        with connection(self.database):
             steps = AgentStep.select().where(AgentStep.run_id == run_id).count()
             tools = ToolInvocation.select().where(ToolInvocation.run_id == run_id).count()
         return int(steps), int(tools)
