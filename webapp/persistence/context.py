@@ -2,9 +2,10 @@
 
 A run's identity (session id, run id) and its :class:`RunJournal` - what the run has written so
 far, kept in the run's memory - travel together in one object. The service layer opens it once
-per run (``run_scope``); the audit store, the tools and the agents read it with
-:func:`current_run`. Nothing else carries the identity: the engine's config metadata is only the
-workflow port's own copy, which the adapters do not read back.
+per run (:class:`webapp.services.lifecycle.RunLifecycle`); the audit store, the tools and the
+agents read it with :func:`current_run`. The engine's config metadata is the workflow port's
+own copy of the identity; the agent invoker reads it only when driven outside a run (the engine
+on its own, in tests and benchmarks).
 
 ``run_scope`` always resets, so two runs in parallel threads, or one after another in the same
 thread, never see each other's context. Entered again for the run already current (an adapter

@@ -5,6 +5,7 @@ Used by the offline example, tests and benchmarks; thread-safe; keeps everything
 
 from __future__ import annotations
 
+import itertools
 import threading
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -23,14 +24,13 @@ class MemoryAudit:
         self.steps: list[dict[str, Any]] = []
         self.invocations: list[dict[str, Any]] = []
         self._open: dict[int, tuple[RunContext, StepStart]] = {}
+        self._tickets = itertools.count(1)
 
     def before_model(self, start: StepStart) -> int:
         """Note the call for the current run; return its ticket."""
         run = current_run()
+        ticket = next(self._tickets)
         with self._lock:
-            ticket = len(self._open) + len(self.steps) + 1
-            while ticket in self._open:
-                ticket += 1
             self._open[ticket] = (run, start)
         return ticket
 
