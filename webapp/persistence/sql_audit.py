@@ -14,14 +14,22 @@ from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from typing import Any
 
-from peewee import Case, CharField, Database, DatabaseError, IntegrityError, InterfaceError
+from peewee import (
+    Case,
+    CharField,
+    Database,
+    DatabaseError,
+    Field,
+    IntegrityError,
+    InterfaceError,
+)
 
 from diagnosis_graph.workflow.ports import InvocationRecord
 
 from .audit import AuditWriteError, InvocationDraft, StepEnd, StepStart, new_invocation_id
 from .context import RunContext, RunJournal, current_run, current_run_or_none
-from .db import connection, discard_connection
-from .models import AgentStep, ToolInvocation, utcnow
+from .db import connection, discard_connection, is_postgres
+from .models import AgentStep, BaseModel, ToolInvocation, utcnow
 from .step_inputs import stored_input
 
 log = logging.getLogger(__name__)
@@ -51,6 +59,39 @@ def _clip_text(value: str | None) -> str | None:
     return encoded[:TEXT_MAX_BYTES].decode("utf-8", errors="ignore")
 
 
+class Inserts:
+    """INSERT statements of one table, built once per row count and reused.
+
+    peewee builds a query object and renders its SQL on every call - after JSON encoding the
+    largest CPU cost of writing a run's steps. Every column but the primary key is always
+    written (missing values get the field's default), so the SQL text depends on the row count
+    only; values go through each field's ``db_value`` as peewee's own would.
+    """
+
+    def __init__(self, database: Database, model: type[BaseModel]) -> None:
+        self.database = database
+        self.fields = [f for f in model._meta.sorted_fields if f is not model._meta.primary_key]
+        self.model = model
+        self._sql: dict[int, str] = {}
+        self.returning = is_postgres(database)
+
+    def __call__(self, rows: Sequence[Mapping[Any, Any]]) -> int:
+        """Insert ``rows``; the id of the first one."""
+        sql = self._sql.get(len(rows))
+        if sql is None:
+            blank = [dict.fromkeys(self.fields) for _ in rows]
+            sql = self._sql[len(rows)] = self.model.insert_many(blank).sql()[0]
+        params = [field.db_value(_value(row, field)) for row in rows for field in self.fields]
+        cursor = self.database.execute_sql(sql, params)
+        return int(cursor.fetchone()[0] if self.returning else cursor.lastrowid)
+
+
+def _value(row: Mapping[Any, Any], field: Field) -> Any:
+    if field in row:
+        return row[field]
+    return field.default() if callable(field.default) else field.default
+
+
 class SqlAudit:
     """The :class:`~.audit.Audit` store on the bound peewee models, plus the trace reads.
 
@@ -68,6 +109,8 @@ class SqlAudit:
         self._tickets = itertools.count(1)
         self._open: dict[int, tuple[RunContext, StepStart]] = {}
         self._lock = threading.Lock()
+        self._insert_step = Inserts(database, AgentStep)
+        self._insert_invocations = Inserts(database, ToolInvocation)
 
     @contextmanager
     def _writing(self, what: str, journal: RunJournal | None) -> Iterator[None]:
@@ -124,11 +167,12 @@ class SqlAudit:
             AgentStep.duration_ms: end.duration_ms,
             AgentStep.status: _clip(end.status, AgentStep.status),
             AgentStep.error: _clip_text(end.error),
+            AgentStep.created_at: utcnow(),
         }
         with self._writing("agent_step insert", journal):
             for attempt in range(STEP_INDEX_ATTEMPTS):
                 try:
-                    step_id = int(AgentStep.insert(row).execute())
+                    step_id = self._insert_step([row])
                     break
                 except IntegrityError:
                     # (run_id, step_index) is unique: another writer of this run (a second
@@ -197,7 +241,7 @@ class SqlAudit:
         if not rows:
             return
         with self._writing("tool_invocation insert", run.journal):
-            ToolInvocation.insert_many(rows).execute()
+            self._insert_invocations(rows)
 
     def attach_evidence(self, refs: Mapping[str, list[dict[str, Any]]]) -> None:
         """Store on each invocation the verified evidence cited from it, in one UPDATE."""
