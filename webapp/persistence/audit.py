@@ -10,12 +10,16 @@ as each node completes. Identity comes from the current :class:`.context.RunCont
 
 from __future__ import annotations
 
+import itertools
 import secrets
+import threading
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
 from diagnosis_graph.workflow.ports import InvocationRecord
+
+from .context import RunContext, current_run
 
 
 class AuditWriteError(RuntimeError):
@@ -64,6 +68,40 @@ class InvocationDraft:
     duration_ms: int
     step_id: int | None = None
     retrieval_details: Any = None
+
+
+class OpenCalls:
+    """Model calls a step hook was told of and has not written yet: ticket -> (run, start)."""
+
+    def __init__(self) -> None:
+        self._tickets = itertools.count(1)
+        self._open: dict[int, tuple[RunContext, StepStart]] = {}
+        self._lock = threading.Lock()
+
+    def open(self, start: StepStart) -> int:
+        """Note a call of the current run (raises outside a run); return its ticket."""
+        run = current_run()
+        ticket = next(self._tickets)
+        with self._lock:
+            self._open[ticket] = (run, start)
+        return ticket
+
+    def close(self, ticket: int) -> tuple[RunContext, StepStart]:
+        """The run and start of the call ``ticket`` (then forgotten)."""
+        with self._lock:
+            return self._open.pop(ticket)
+
+
+def invocation_record(invocation_id: str, run_id: str, draft: InvocationDraft) -> InvocationRecord:
+    """What the gatekeeper and the evaluation read of a recorded invocation."""
+    return InvocationRecord(
+        invocation_id=invocation_id,
+        run_id=run_id,
+        tool_name=draft.tool_name,
+        status=draft.status,
+        raw_output=draft.raw_output,
+        arguments=draft.arguments or {},
+    )
 
 
 class Audit(Protocol):

@@ -5,15 +5,21 @@ Used by the offline example, tests and benchmarks; thread-safe; keeps everything
 
 from __future__ import annotations
 
-import itertools
 import threading
 from collections.abc import Mapping, Sequence
 from typing import Any
 
 from diagnosis_graph.workflow.ports import InvocationRecord
 
-from .audit import InvocationDraft, StepEnd, StepStart, new_invocation_id
-from .context import RunContext, current_run
+from .audit import (
+    InvocationDraft,
+    OpenCalls,
+    StepEnd,
+    StepStart,
+    invocation_record,
+    new_invocation_id,
+)
+from .context import current_run
 
 
 class MemoryAudit:
@@ -23,21 +29,16 @@ class MemoryAudit:
         self._lock = threading.Lock()
         self.steps: list[dict[str, Any]] = []
         self.invocations: list[dict[str, Any]] = []
-        self._open: dict[int, tuple[RunContext, StepStart]] = {}
-        self._tickets = itertools.count(1)
+        self._calls = OpenCalls()
 
     def before_model(self, start: StepStart) -> int:
         """Note the call for the current run; return its ticket."""
-        run = current_run()
-        ticket = next(self._tickets)
-        with self._lock:
-            self._open[ticket] = (run, start)
-        return ticket
+        return self._calls.open(start)
 
     def after_model(self, ticket: int, end: StepEnd) -> int:
         """Store the finished step of the run and return its id."""
+        run, start = self._calls.close(ticket)
         with self._lock:
-            run, start = self._open.pop(ticket)
             step = {
                 "id": len(self.steps) + 1,
                 "run_id": run.run_id,
@@ -69,16 +70,7 @@ class MemoryAudit:
                 }
             )
         with run.journal.lock:
-            run.journal.invocations.append(
-                InvocationRecord(
-                    invocation_id=invocation_id,
-                    run_id=run.run_id,
-                    tool_name=draft.tool_name,
-                    status=draft.status,
-                    raw_output=draft.raw_output,
-                    arguments=draft.arguments or {},
-                )
-            )
+            run.journal.invocations.append(invocation_record(invocation_id, run.run_id, draft))
         return invocation_id
 
     def attach_evidence(self, refs: Mapping[str, list[dict[str, Any]]]) -> None:

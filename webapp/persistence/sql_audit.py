@@ -7,9 +7,7 @@ constant number of queries whatever the size of the run.
 
 from __future__ import annotations
 
-import itertools
 import logging
-import threading
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from typing import Any
@@ -26,8 +24,16 @@ from peewee import (
 
 from diagnosis_graph.workflow.ports import InvocationRecord
 
-from .audit import AuditWriteError, InvocationDraft, StepEnd, StepStart, new_invocation_id
-from .context import RunContext, RunJournal, current_run, current_run_or_none
+from .audit import (
+    AuditWriteError,
+    InvocationDraft,
+    OpenCalls,
+    StepEnd,
+    StepStart,
+    invocation_record,
+    new_invocation_id,
+)
+from .context import RunJournal, current_run, current_run_or_none
 from .db import connection, discard_connection, is_postgres
 from .models import AgentStep, BaseModel, ToolInvocation, utcnow
 from .step_inputs import stored_input
@@ -106,9 +112,7 @@ class SqlAudit:
 
     def __init__(self, database: Database) -> None:
         self.database = database
-        self._tickets = itertools.count(1)
-        self._open: dict[int, tuple[RunContext, StepStart]] = {}
-        self._lock = threading.Lock()
+        self._calls = OpenCalls()
         self._insert_step = Inserts(database, AgentStep)
         self._insert_invocations = Inserts(database, ToolInvocation)
 
@@ -132,16 +136,11 @@ class SqlAudit:
 
     def before_model(self, start: StepStart) -> int:
         """Note the call for the current run (nothing is written yet); return its ticket."""
-        run = current_run()
-        ticket = next(self._tickets)
-        with self._lock:
-            self._open[ticket] = (run, start)
-        return ticket
+        return self._calls.open(start)
 
     def after_model(self, ticket: int, end: StepEnd) -> int:
         """Insert the finished step: new input messages, output, tokens, timing, status."""
-        with self._lock:
-            run, start = self._open.pop(ticket)
+        run, start = self._calls.close(ticket)
         journal = run.journal
         model_input = start.model_input
         if isinstance(model_input, Mapping) and "messages" in model_input:
@@ -218,16 +217,8 @@ class SqlAudit:
             ToolInvocation.retrieval_details: draft.retrieval_details,
             ToolInvocation.created_at: utcnow(),
         }
-        record = InvocationRecord(
-            invocation_id=invocation_id,
-            run_id=run.run_id,
-            tool_name=draft.tool_name,
-            status=draft.status,
-            raw_output=draft.raw_output,
-            arguments=draft.arguments or {},
-        )
         with run.journal.lock:
-            run.journal.invocations.append(record)
+            run.journal.invocations.append(invocation_record(invocation_id, run.run_id, draft))
             run.journal.pending.append(row)
         return invocation_id
 
