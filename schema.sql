@@ -1,6 +1,6 @@
 -- MySQL/MariaDB DDL of the audit tables (SPEC section 6).
 --
--- This file must match the peewee models in webapp/models.py exactly: the same tables, columns
+-- This file must match the peewee models in webapp/persistence/models.py exactly: the same tables, columns
 -- (names, types, nullability), indexes (names, columns, uniqueness) and foreign key that
 -- webapp.db.create_schema creates on MySQL/MariaDB. A test enforces it: it applies this file
 -- to a scratch MariaDB database and compares it with the models' schema through

@@ -1,13 +1,17 @@
-"""Benchmark: server-side latency of chat runs and of the trace API, on SQLite and MariaDB.
+"""Benchmark: a chat run's own cost and the trace API, on SQLite and MariaDB.
 
 The real Flask app runs in process behind ``app.test_client()`` (no network, so every figure is
 the server's own time) with the offline provider and in-process history. Chat runs cycle through
-the five demo questions, sequentially and from 8 concurrent clients; the system's own overhead
-is a chat run minus the in-memory diagnosis of the same question (the workflow alone, without
-HTTP, database or history). The trace API is timed on runs of 1,000 steps and 1,000 invocations
-inserted directly with the models, and the SQL statements one request issues are counted for
-runs of 10 and 1,000 steps. Figures are medians (and nearest-rank p95); a readable table is
-followed by one JSON line. Run with ``make bench-api``; ``--profile`` adds cProfile top entries.
+the five demo questions (their model inputs average ~36 KB a step, as real runs' do),
+sequentially and from 8 concurrent clients. Own overhead, per backend, is a chat run minus the
+in-memory diagnosis of the same question timed right after it (the workflow alone, without HTTP,
+database or history). Statements per run are counted with peewee's query hooks
+(:mod:`webapp.persistence.statements`: every statement that reached the DB-API cursor), stored
+bytes per run summed from the run's rows; ReAct runs of 2, 5 and 10 rounds with ~36 KB tool
+results show how stored bytes grow with steps. The trace API is timed on runs of 1,000 steps
+(~36 KB model inputs) and 1,000 invocations inserted directly with the models, and of 10.
+Figures are medians (and nearest-rank p95); a readable table is followed by one JSON line. Run
+with ``make bench-api``; ``--profile`` adds cProfile top entries.
 
 MariaDB is the server ``BENCH_MYSQL_URL`` names (default ``mysql://root@127.0.0.1:3306/test``;
 set it empty to skip); a scratch database ``bench_<pid>`` is created there and dropped at the
@@ -29,8 +33,8 @@ import sys
 import tempfile
 import threading
 import time
-from collections.abc import Callable, Iterator
-from contextlib import ExitStack, contextmanager
+from collections.abc import Callable
+from contextlib import ExitStack
 from dataclasses import dataclass, field
 from importlib.metadata import version
 from pathlib import Path
@@ -39,24 +43,34 @@ from urllib.parse import unquote, urlparse
 
 from flask import Flask
 from flask.testing import FlaskClient
-from peewee import Database
+from peewee import Database, fn
 from playhouse.pool import PooledDatabase
 
 from webapp import create_app
 from webapp.config import Settings
-from webapp.db import bind
 from webapp.demo.backend import DemoTelemetryBackend
 from webapp.demo.scenarios import scenario_records
-from webapp.models import AgentStep, ChatSession, DiagnosisRun, ToolInvocation, utcnow
-from webapp.services.history import MemoryHistory
+from webapp.llm.react import Budget, run_react
+from webapp.llm.types import ChatResult, ToolCall
+from webapp.persistence.context import run_scope
+from webapp.persistence.db import bind
+from webapp.persistence.history import MemoryHistory
+from webapp.persistence.models import AgentStep, ChatSession, DiagnosisRun, ToolInvocation, utcnow
+from webapp.persistence.sql_audit import SqlAudit
+from webapp.persistence.statements import count_statements
+from webapp.tools.registry import ToolBox, ToolOutput, ToolSpec
 from webapp.wiring import build_services, offline_diagnoser
 
 SEQUENTIAL_ROUNDS = 8  # x 5 questions = 40 sequential runs per backend
 CLIENTS, RUNS_PER_CLIENT = 8, 10
-TRACE_CALLS = 20
+TRACE_CALLS = 5
 BIG, SMALL = 1_000, 10
 BATCH = 100  # rows per multi-row INSERT
-OVERHEAD_TARGET_MS, TRACE_TARGET_MS = 30, 50
+#: Own overhead of a chat run (time not in the model), issue 12 target 2.
+OVERHEAD_TARGETS_MS = {"sqlite": 10, "mariadb": 25}
+TRACE_TARGET_MS = 50
+#: Statements a run may issue besides one per model step (issue 12 target 2).
+SQL_PER_RUN_TARGET = 12
 DEFAULT_MYSQL_URL = "mysql://root@127.0.0.1:3306/test"
 QUESTIONS = [record["question"] for record in scenario_records("default")]
 
@@ -92,21 +106,40 @@ def require(condition: bool, message: str) -> None:
         raise AssertionError(message)
 
 
-@contextmanager
-def count_queries(database: Database) -> Iterator[list[int]]:
-    """Count the statements ``database.execute_sql`` runs inside the block (one-item list)."""
-    counter = [0]
-    original = database.execute_sql
+def run_bytes(database: Database, run_id: str) -> int:
+    """Bytes (characters on SQLite) the run's rows store in their JSON and text columns."""
 
-    def counting(sql: str, params: Any = None, *args: Any, **kwargs: Any) -> Any:
-        counter[0] += 1
-        return original(sql, params, *args, **kwargs)
+    def total(model: Any, *columns: Any) -> int:
+        lengths: list[Any] = [fn.COALESCE(fn.LENGTH(column), 0) for column in columns]
+        summed: Any = lengths[0]
+        for length in lengths[1:]:
+            summed = summed + length
+        query = model.select(fn.COALESCE(fn.SUM(summed), 0)).where(model.run_id == run_id)
+        return int(query.scalar() or 0)
 
-    database.execute_sql = counting  # type: ignore[method-assign]
-    try:
-        yield counter
-    finally:
-        del database.execute_sql  # back to the class's method
+    with database.connection_context():
+        return (
+            total(AgentStep, AgentStep.model_input, AgentStep.model_output)
+            + total(
+                ToolInvocation,
+                ToolInvocation.arguments,
+                ToolInvocation.raw_output,
+                ToolInvocation.retrieval_details,
+                ToolInvocation.evidence_refs,
+            )
+            + total(
+                DiagnosisRun,
+                DiagnosisRun.answer,
+                DiagnosisRun.self_evaluation,
+                DiagnosisRun.orchestration_trace,
+            )
+        )
+
+
+def step_count(database: Database, run_id: str) -> int:
+    """The run's ``agent_step`` rows."""
+    with database.connection_context():
+        return int(AgentStep.select().where(AgentStep.run_id == run_id).count())
 
 
 # -- building the targets ------------------------------------------------------------------------
@@ -172,6 +205,11 @@ def mariadb_scratch(stack: ExitStack) -> tuple[str | None, str]:
 
 def timed_chat(client: FlaskClient, question: str) -> float:
     """Milliseconds of one ``POST /api/chat``; the run must be a complex SUCCESS."""
+    return chat_run(client, question)[0]
+
+
+def chat_run(client: FlaskClient, question: str) -> tuple[float, str]:
+    """``(milliseconds, run id)`` of one ``POST /api/chat``, checked a complex SUCCESS."""
     started = time.perf_counter()
     response = client.post("/api/chat", json={"Question": question})
     elapsed = (time.perf_counter() - started) * 1000
@@ -179,7 +217,7 @@ def timed_chat(client: FlaskClient, question: str) -> float:
     require(response.status_code == 200, f"chat answered {response.status_code}")
     require(data.get("status") == "SUCCESS" and data.get("success") is True, f"chat run {data}")
     require(data.get("flow") == "complex", f"{question!r} took the {data.get('flow')} flow")
-    return elapsed
+    return elapsed, str(data["runId"])
 
 
 def warm_up(targets: list[Target], diagnose: Callable[[str], Any]) -> None:
@@ -190,20 +228,29 @@ def warm_up(targets: list[Target], diagnose: Callable[[str], Any]) -> None:
         for question in QUESTIONS:
             timed_chat(client, question)
             diagnose(question)
-        counts = []
+        counts, fixed, stored, per_step = [], [], [], []
         for question in QUESTIONS:
-            with count_queries(target.database) as counter:
-                timed_chat(client, question)
-            counts.append(counter[0])
+            with count_statements(target.database) as statements:
+                _, run_id = chat_run(client, question)
+            steps = step_count(target.database, run_id)
+            size = run_bytes(target.database, run_id)
+            counts.append(len(statements))
+            fixed.append(len(statements) - steps)
+            stored.append(size)
+            per_step.append(size / steps)
         target.figures["chat_sql"] = [min(counts), max(counts)]
+        target.figures["chat_sql_beyond_one_per_step"] = [min(fixed), max(fixed)]
         target.figures["chat_sql_by_question"] = dict(zip(QUESTIONS, counts, strict=True))
+        target.figures["stored_bytes_per_run"] = round(statistics.median(stored))
+        target.figures["stored_bytes_per_step"] = round(statistics.median(per_step))
 
 
-def sequential(targets: list[Target], diagnose: Callable[[str], Any]) -> dict[str, Any]:
-    """Rounds of the five questions, targets interleaved; the in-memory run follows each chat."""
+def sequential(targets: list[Target], diagnose: Callable[[str], Any]) -> None:
+    """Rounds of the five questions, targets interleaved; each chat run is followed by the
+    in-memory run of the same question, and its own overhead is the difference."""
     chat: dict[str, list[float]] = {t.label: [] for t in targets}
-    memory: list[float] = []
-    paired: list[float] = []
+    memory: dict[str, list[float]] = {t.label: [] for t in targets}
+    paired: dict[str, list[float]] = {t.label: [] for t in targets}
     clients = {t.label: t.app.test_client() for t in targets}
     for _ in range(SEQUENTIAL_ROUNDS):
         for target in targets:
@@ -211,23 +258,22 @@ def sequential(targets: list[Target], diagnose: Callable[[str], Any]) -> dict[st
             for question in QUESTIONS:
                 elapsed = timed_chat(clients[target.label], question)
                 chat[target.label].append(elapsed)
-                if target.label == "sqlite":
-                    started = time.perf_counter()
-                    result = diagnose(question)
-                    alone = (time.perf_counter() - started) * 1000
-                    require(result.run.status == "SUCCESS", f"in-memory run of {question!r}")
-                    memory.append(alone)
-                    paired.append(elapsed - alone)
+                started = time.perf_counter()
+                result = diagnose(question)
+                alone = (time.perf_counter() - started) * 1000
+                require(result.run.status == "SUCCESS", f"in-memory run of {question!r}")
+                memory[target.label].append(alone)
+                paired[target.label].append(elapsed - alone)
     for target in targets:
         target.figures["chat_sequential"] = {
             "runs": len(chat[target.label]),
             **summary(chat[target.label]),
         }
-    return {
-        **summary(paired),
-        "in_memory_diagnosis": summary(memory),
-        "target_ms": OVERHEAD_TARGET_MS,
-    }
+        target.figures["in_memory_diagnosis"] = summary(memory[target.label])
+        target.figures["own_overhead"] = {
+            **summary(paired[target.label]),
+            "target_ms": OVERHEAD_TARGETS_MS[target.label],
+        }
 
 
 def concurrent(target: Target) -> None:
@@ -282,9 +328,9 @@ def words(rng: random.Random, chars: int) -> str:
 
 
 def step_row(rng: random.Random, run_id: str, session_id: str, index: int) -> dict[str, Any]:
-    """An ``agent_step`` with a 2-4 KB model input and a ~0.5 KB model output."""
+    """An ``agent_step`` with a ~36 KB model input (what real runs send) and a ~0.5 KB output."""
     user = {"question": words(rng, 60), "reference_time": "2026-11-30T12:00:00Z"}
-    user["plan"] = words(rng, rng.randint(1000, 2800))
+    user["plan"] = words(rng, rng.randint(30_000, 33_000))
     tool_args = {"service": "payment-service", "level": "ERROR", "limit": 100}
     return {
         "run_id": run_id,
@@ -398,7 +444,7 @@ def trace_figures(target: Target) -> None:
         session_id, run_id = f"sess-bench-{size}", f"run-bench-{size}"
         row_bytes = insert_run(target.database, session_id, run_id, size)
         body = get_trace(client, session_id, run_id, size)  # warm-up
-        with count_queries(target.database) as counter:
+        with count_statements(target.database) as counter:
             get_trace(client, session_id, run_id, size)
         timings = []
         for _ in range(TRACE_CALLS):
@@ -406,12 +452,76 @@ def trace_figures(target: Target) -> None:
             client.get(f"/api/diagnosis/{session_id}/trace?runId={run_id}")
             timings.append((time.perf_counter() - started) * 1000)
         figures[str(size)] = {
-            "queries": counter[0],
+            "queries": len(counter),
             **summary(timings),
             "bytes": body,
             "mean_row_bytes": row_bytes,
         }
     target.figures["trace"] = figures
+
+
+# -- stored bytes vs ReAct rounds ----------------------------------------------------------------
+
+#: A tool result of ~36 KB: each round's model input grows by one of these.
+TOOL_RESULT = "upstream latency rose after the deploy; pool waits climbed " * 600
+GROWTH_ROUNDS = (2, 5, 10)
+
+
+@dataclass
+class ScriptedReact:
+    """A ``ChatModel`` that asks for one tool call per round, then answers."""
+
+    rounds: int
+    calls: int = 0
+
+    @property
+    def model_name(self) -> str:
+        return "bench-scripted"
+
+    def complete(self, messages: Any, **_: Any) -> ChatResult:
+        self.calls += 1
+        if self.calls <= self.rounds:
+            call = ToolCall(f"call-{self.calls}", "lookup", json.dumps({"n": self.calls}))
+            return ChatResult(None, [call], "bench-scripted", 10, 5)
+        return ChatResult('{"done": true}', [], "bench-scripted", 10, 5)
+
+
+def react_growth(target: Target) -> None:
+    """Stored bytes and statements of ReAct runs of 2, 5 and 10 rounds (36 KB per result)."""
+    target.bind()
+    schema = {"type": "object", "properties": {"n": {"type": "integer"}}, "required": ["n"]}
+    tools = [
+        ToolSpec(
+            "lookup", "Look up.", schema, lambda a: ToolOutput({"text": TOOL_RESULT}), "telemetry"
+        )
+    ]
+    audit = SqlAudit(target.database)
+    figures: dict[str, Any] = {}
+    for rounds in GROWTH_ROUNDS:
+        run_id = f"run-growth-{rounds}"
+        messages: list[Any] = [{"role": "user", "content": "why?"}]
+        with (
+            run_scope("sess-growth", run_id),
+            target.database.connection_context(),
+            count_statements(target.database) as statements,
+        ):
+            run_react(
+                ScriptedReact(rounds),
+                audit,
+                "executor",
+                messages,
+                ToolBox(tools, audit, "executor"),
+                budget=Budget(max_rounds=rounds + 2, max_tool_calls=rounds + 2),
+            )
+            audit.flush()
+        size = run_bytes(target.database, run_id)
+        figures[str(rounds)] = {
+            "steps": rounds + 1,
+            "statements": len(statements),
+            "bytes": size,
+            "bytes_per_step": round(size / (rounds + 1)),
+        }
+    target.figures["react_growth"] = figures
 
 
 # -- profiles and the report ---------------------------------------------------------------------
@@ -434,7 +544,7 @@ def profile(label: str, action: Callable[[], Any], repeat: int = 5, top: int = 1
         print(body[body.find("   ncalls") :].rstrip())
 
 
-def report(targets: dict[str, Target], overhead: dict[str, Any], notes: list[str]) -> None:
+def report(targets: dict[str, Target], notes: list[str]) -> None:
     """The table, then one JSON line with every figure."""
 
     def cells(show: Callable[[dict[str, Any]], str]) -> list[str]:
@@ -444,14 +554,37 @@ def report(targets: dict[str, Target], overhead: dict[str, Any], notes: list[str
         return f"{figures['median_ms']:.1f} / {figures['p95_ms']:.1f}"
 
     seq, conc, big, small = "chat_sequential", "chat_concurrent", str(BIG), str(SMALL)
+    targets_ms = "/".join(f"{v}" for v in OVERHEAD_TARGETS_MS.values())
+
+    def growth_cell(rounds: int) -> Callable[[dict[str, Any]], str]:
+        def show(f: dict[str, Any]) -> str:
+            g = f["react_growth"][str(rounds)]
+            return f"{g['statements']} / {g['bytes'] / 1000:.0f} / {g['bytes_per_step'] / 1000:.0f}"
+
+        return show
+
+    def stored(f: dict[str, Any]) -> str:
+        return f"{f['stored_bytes_per_run'] / 1000:.0f} / {f['stored_bytes_per_step'] / 1000:.1f}"
+
+    growth = [
+        (f"  {rounds} ReAct rounds: statements / KB / KB per step", cells(growth_cell(rounds)))
+        for rounds in GROWTH_ROUNDS
+    ]
     rows = [
         ("chat run, offline model, server-side ms", ["", ""]),
         ("  sequential: median / p95", cells(lambda f: ms(f[seq]))),
         (f"  {CLIENTS} concurrent clients: median / p95", cells(lambda f: ms(f[conc]))),
         (f"  {CLIENTS} concurrent clients: runs/s", cells(lambda f: f"{f[conc]['runs_per_s']}")),
+        ("  in-memory diagnosis: median / p95", cells(lambda f: ms(f["in_memory_diagnosis"]))),
+        (f"  own overhead per run (target {targets_ms})", cells(lambda f: ms(f["own_overhead"]))),
         ("  SQL statements per run (min-max)", cells(lambda f: "{}-{}".format(*f["chat_sql"]))),
-        ("  in-memory diagnosis: median / p95", [ms(overhead["in_memory_diagnosis"]), ""]),
-        (f"  own overhead per run (target < {OVERHEAD_TARGET_MS:.0f})", [ms(overhead), ""]),
+        (
+            f"  ... beyond one per step (target <= {SQL_PER_RUN_TARGET})",
+            cells(lambda f: "{}-{}".format(*f["chat_sql_beyond_one_per_step"])),
+        ),
+        ("  stored KB per run / per step", cells(stored)),
+        ("stored bytes vs ReAct rounds (36 KB tool results)", ["", ""]),
+        *growth,
         (f"trace API, ms (target < {TRACE_TARGET_MS:.0f} at {BIG:,} steps)", ["", ""]),
         (
             f"  {BIG:,} steps + {BIG:,} invocations: median / p95",
@@ -467,16 +600,15 @@ def report(targets: dict[str, Target], overhead: dict[str, Any], notes: list[str
         ),
         (f"  response bytes, {BIG:,} steps", cells(lambda f: f"{f['trace'][big]['bytes']:,}")),
     ]
-    print(f"\n{'':<54}{'SQLite':>16}{'MariaDB':>16}")
+    print(f"\n{'':<58}{'SQLite':>16}{'MariaDB':>16}")
     for name, (lite, maria) in rows:
-        print(f"{name:<54}{lite:>16}{maria:>16}")
+        print(f"{name:<58}{lite:>16}{maria:>16}")
     for note in notes:
         print(f"note: {note}")
     figures = {
         "python": sys.version.split()[0],
         "peewee": version("peewee"),
         "notes": notes,
-        "overhead_sqlite": overhead,
         **{label: target.figures for label, target in targets.items()},
     }
     print(json.dumps(figures))
@@ -512,14 +644,15 @@ def main() -> None:
             targets.append(make_target("mariadb", mysql_url, workdir, backend))
             stack.callback(close_target, targets[1])
         warm_up(targets, diagnose)
-        overhead = sequential(targets, diagnose)
+        sequential(targets, diagnose)
         for target in targets:
             concurrent(target)
+            react_growth(target)
             trace_figures(target)
         if args.profile:
             profiles(targets[0], diagnose)
         notes.append(f"total {time.perf_counter() - started:.0f} s")
-        report({t.label: t for t in targets}, overhead, notes)
+        report({t.label: t for t in targets}, notes)
 
 
 if __name__ == "__main__":

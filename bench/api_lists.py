@@ -45,8 +45,14 @@ from peewee import fn
 
 from webapp.api.responses import Invocation, Step, Trace, dump_rows
 from webapp.demo.backend import DemoTelemetryBackend
-from webapp.models import AgentStep, CaseLibrary, ChatSession, DiagnosisRun, ToolInvocation
-from webapp.services.listing import RUN_COLUMNS, encode_cursor
+from webapp.persistence.listing import RUN_COLUMNS, encode_cursor
+from webapp.persistence.models import (
+    AgentStep,
+    CaseLibrary,
+    ChatSession,
+    DiagnosisRun,
+    ToolInvocation,
+)
 
 RUNS, SESSIONS, STEPS = 100_000, 1_000, 10_000
 PAGE = 50

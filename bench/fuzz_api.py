@@ -49,7 +49,7 @@ from schemathesis.specs.openapi.checks import (
 
 from webapp import create_app
 from webapp.config import Settings
-from webapp.services.history import MemoryHistory
+from webapp.persistence.history import MemoryHistory
 from webapp.wiring import build_services
 
 CHECKS: dict[str, Any] = {

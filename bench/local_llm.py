@@ -32,7 +32,7 @@ from typing import Any
 
 from webapp.config import Settings
 from webapp.demo.scenarios import scenario_records
-from webapp.stores.memory import MemoryAudit
+from webapp.persistence.memory_audit import MemoryAudit
 from webapp.wiring import chat_model, offline_diagnoser
 
 MODEL_DIR = Path("instance/models")

@@ -24,8 +24,8 @@ from typing import Any
 
 from cluster import Cluster, stream_run  # bench/cluster.py, next to this script
 
-from webapp.db import bind, open_database
-from webapp.models import DiagnosisRun
+from webapp.persistence.db import bind, open_database
+from webapp.persistence.models import DiagnosisRun
 
 QUESTIONS = [
     "Why is payment-service slow since 10:00?",

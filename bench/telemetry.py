@@ -23,7 +23,7 @@ from webapp.demo.export import write_log_dir, write_openmetrics
 from webapp.demo.scenarios import scenario_records
 from webapp.diagnosis import Diagnoser
 from webapp.llm.offline import OfflineChatModel
-from webapp.stores.memory import MemoryAudit
+from webapp.persistence.memory_audit import MemoryAudit
 from webapp.tools.backends.composite import CompositeBackend, Signals
 from webapp.tools.backends.http import HttpOptions, HttpSource
 from webapp.tools.backends.logfiles import LogFileBackend

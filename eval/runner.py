@@ -21,7 +21,7 @@ from eval.questions import Case
 from eval.scoring import Verdict, score
 from webapp.diagnosis import Diagnoser, new_run_id
 from webapp.llm.types import ChatModel
-from webapp.services.history import HistoryMessage
+from webapp.persistence.history import HistoryMessage
 from webapp.services.routing import COMPLEX, FlowRouter
 from webapp.services.simple import SimpleChat
 from webapp.tools.backends import TelemetryBackend, TelemetryError

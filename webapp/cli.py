@@ -13,7 +13,8 @@ from flask import Flask, current_app
 from diagnosis_graph.workflow.trace import route_edges
 
 from .cli_lists import register_list_commands
-from .db import create_schema
+from .persistence.db import create_schema
+from .persistence.records import NotFound
 from .replay import (
     Recording,
     conclusion_lines,
@@ -23,7 +24,6 @@ from .replay import (
     side_by_side,
 )
 from .services.container import Services
-from .services.records import NotFound
 from .services.routing import MODES
 
 

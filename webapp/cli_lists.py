@@ -1,7 +1,7 @@
 """``flask --app webapp runs|alerts|cases``: the lists of the web pages, in the terminal.
 
 The same queries as ``GET /api/runs``, ``/api/alerts`` and ``/api/cases``
-(:mod:`webapp.services.listing`, :class:`webapp.services.alerts.AlertInbox`); times are UTC and
+(:mod:`webapp.persistence.listing`, :class:`webapp.services.alerts.AlertInbox`); times are UTC and
 say so. A page that has more ends with the ``--cursor`` of the next one.
 """
 
@@ -14,8 +14,8 @@ from typing import Any
 import click
 from flask import Flask, current_app
 
+from .persistence.listing import CursorError, Listing, Page, RunFilter
 from .services.alerts import AlertInbox
-from .services.listing import CursorError, Listing, Page, RunFilter
 
 STATUSES = ("PENDING", "RUNNING", "SUCCESS", "FAILED")
 FLOWS = ("complex", "simple", "aiops")

@@ -13,7 +13,7 @@ import time
 import uuid
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any
 
 from diagnosis_graph.workflow.evaluation import build_self_evaluation
 from diagnosis_graph.workflow.factory import DiagnosisRun, build_diagnosis_graph, run_diagnosis
@@ -21,19 +21,15 @@ from diagnosis_graph.workflow.ports import DiagnosisPorts
 from diagnosis_graph.workflow.projection import evidence_refs
 
 from .analysis.timeexpr import DEFAULT_TIMEZONE, resolve_window
-from .audit import InvocationRecorder, StepHook
-from .context import run_scope
 from .llm.agents import LLMAgentInvoker
 from .llm.prompts import prompt_version
 from .llm.react import Budget
 from .llm.types import ChatModel
+from .persistence.audit import Audit
+from .persistence.context import run_scope
 from .tools.backends import TelemetryBackend
 from .tools.catalog import DocFilter, KnowledgeSearch, diagnosis_tools
 from .tools.registry import tool_roles
-
-
-class Audit(StepHook, InvocationRecorder, Protocol):
-    """A store that is both the step hook and the invocation recorder."""
 
 
 @dataclass(frozen=True)
@@ -130,16 +126,18 @@ class Diagnoser:
             finally:
                 if self.tracker is not None and hasattr(self.tracker, "clear"):
                     self.tracker.clear(f"{session_id}:{run_id}")
-        evaluation = self._evaluate(run, run_id)
-        # SPEC 5a: the question's window, recorded on the run and shown with the answer: the
-        # one the planner worked with (a follow-up keeps the previous turn's), else read here.
-        planned = (evaluation.get("understanding") or {}).get("window")
-        evaluation["question_window"] = (
-            {**planned, "found": planned.get("kind") not in (None, "none")}
-            if planned
-            else resolve_window(question, now, self.default_timezone).as_dict()
-        )
-        self._attach_evidence(run_id, run)
+            # inside the run: the invocations come from its journal, not from the database
+            evaluation = self._evaluate(run, run_id)
+            # SPEC 5a: the question's window, recorded on the run and shown with the answer:
+            # the one the planner worked with (a follow-up keeps the previous turn's), else
+            # read here.
+            planned = (evaluation.get("understanding") or {}).get("window")
+            evaluation["question_window"] = (
+                {**planned, "found": planned.get("kind") not in (None, "none")}
+                if planned
+                else resolve_window(question, now, self.default_timezone).as_dict()
+            )
+            self._attach_evidence(run_id, run)
         duration = int((time.perf_counter() - started) * 1000)
         return DiagnosisResult(session_id, run_id, run, evaluation, duration)
 

@@ -28,7 +28,7 @@ from diagnosis_graph.workflow.render import LABELS
 
 from .diagnosis import Diagnoser, DiagnosisResult
 from .llm.types import ChatModel
-from .stores.memory import MemoryAudit
+from .persistence.memory_audit import MemoryAudit
 from .tools.backends import TelemetryBackend, TelemetryError
 from .tools.catalog import KnowledgeSearch
 from .tools.registry import REFERENCE, ToolError, ToolOutput, ToolSpec, tool_roles

@@ -9,7 +9,6 @@ from peewee import Database
 
 from .aiops import AiOpsRunner, AiOpsService
 from .config import Settings
-from .db import bind, create_schema, open_database, schema_exists
 from .demo.backend import DemoTelemetryBackend
 from .diagnosis import Diagnoser
 from .execution.events import EventLog, MemoryEventLog, RedisEventLog
@@ -19,16 +18,17 @@ from .execution.leases import LeaseKeeper
 from .llm.offline import OfflineChatModel
 from .llm.openai_client import OpenAIChatClient
 from .llm.types import ChatModel
+from .persistence.db import bind, create_schema, open_database, schema_exists
+from .persistence.history import HistoryStore, history_store
+from .persistence.memory_audit import MemoryAudit
+from .persistence.records import RunRecords
+from .persistence.runs import RunStore
+from .persistence.sql_audit import SqlAudit
+from .persistence.sql_history import SqlHistory
 from .services.chat import ChatService
 from .services.container import Services
-from .services.history import HistoryStore, history_store
-from .services.records import RunRecords
 from .services.routing import FlowRouter
-from .services.runs import RunStore
 from .services.simple import SimpleChat
-from .services.sql_history import SqlHistory
-from .stores.memory import MemoryAudit
-from .stores.sql import SqlAudit
 from .tools.backends import TelemetryBackend, TelemetryError
 from .tools.backends.alertmanager import AlertmanagerBackend
 from .tools.backends.composite import CompositeBackend, Signals
@@ -240,7 +240,6 @@ def build_services(
         lease_seconds=settings.run_lease_seconds,
         # Queued on the broker, a run may wait for a free worker this long before it is failed.
         pending_lease_seconds=settings.run_queue_timeout_seconds if celery_mode else None,
-        faults=audit,
     )
     chat = ChatService(
         runs=runs,

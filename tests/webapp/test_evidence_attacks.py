@@ -18,7 +18,7 @@ import pytest
 from webapp.demo.backend import DemoTelemetryBackend
 from webapp.diagnosis import Diagnoser, DiagnosisResult
 from webapp.llm.openai_client import OpenAIChatClient
-from webapp.stores.memory import MemoryAudit
+from webapp.persistence.memory_audit import MemoryAudit
 from webapp.tools.doc_tracker import RetrievedDocTracker
 from webapp.wiring import knowledge_for
 

@@ -13,8 +13,8 @@ import logging
 from diagnosis_graph.workflow.aiops import AlertsRead
 from diagnosis_graph.workflow.ports import SUCCESS
 
-from ..audit import InvocationRecorder
-from ..context import run_scope
+from ..persistence.audit import Audit
+from ..persistence.context import run_scope
 from ..tools.backends import TelemetryBackend
 from ..tools.catalog import telemetry_tools
 from ..tools.registry import ToolBox
@@ -27,7 +27,7 @@ SUPERVISOR = "aiops_supervisor"
 class RecordedAlerts:
     """``AlertSource`` over the backend's ``query_alerts`` tool and the run's recorder."""
 
-    def __init__(self, backend: TelemetryBackend, recorder: InvocationRecorder) -> None:
+    def __init__(self, backend: TelemetryBackend, recorder: Audit) -> None:
         self.tools = [t for t in telemetry_tools(backend) if t.name == "query_alerts"]
         self.recorder = recorder
 

@@ -28,11 +28,11 @@ from diagnosis_graph.workflow.aiops import (
 )
 from diagnosis_graph.workflow.projection import evidence_refs
 
-from ..context import run_scope
 from ..diagnosis import Audit, Diagnoser
 from ..llm.prompts import prompt_version
 from ..llm.react import Budget
 from ..llm.types import ChatModel
+from ..persistence.context import run_scope
 from ..tools.backends import TelemetryBackend
 from ..tools.catalog import KnowledgeSearch
 from .alerts import RecordedAlerts
@@ -134,8 +134,9 @@ class AiOpsRunner:
             run = run_aiops(
                 ports, request, session_id=session_id, run_id=run_id, max_alerts=self.max_alerts
             )
-        evaluation = self._evaluate(run, run_id)
-        self._attach_evidence(run_id, run.state.get("investigations") or [])
+            # inside the run: the invocations come from its journal, not from the database
+            evaluation = self._evaluate(run, run_id)
+            self._attach_evidence(run_id, run.state.get("investigations") or [])
         return AiOpsResult(session_id, run_id, run, evaluation, events)
 
     def _evaluate(self, run: AiOpsRun, run_id: str) -> dict[str, Any]:

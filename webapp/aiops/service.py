@@ -17,8 +17,11 @@ from diagnosis_graph.workflow.aiops import DEFAULT_REQUEST, build_aiops_trace
 from diagnosis_graph.workflow.trace import TERMINATION_ERROR
 
 from ..diagnosis import new_run_id
-from ..services.chat import ChatOutcome, RunCounts
-from ..services.runs import AI_OPS, SUCCESS, Finish, RunStore, new_session_id
+from ..persistence.audit import Audit
+from ..persistence.context import RunContext
+from ..persistence.runs import AI_OPS, SUCCESS, Finish, RunStore, new_session_id
+from ..services.chat import ChatOutcome
+from ..services.lifecycle import RunLifecycle
 from .runner import AiOpsRunner
 
 log = logging.getLogger(__name__)
@@ -29,17 +32,19 @@ FLOW = "aiops"
 class AiOpsService:
     """Starts and executes AIOps runs; what ``POST /api/ai_ops`` calls."""
 
-    def __init__(self, *, runs: RunStore, runner: AiOpsRunner, audit: RunCounts) -> None:
+    def __init__(self, *, runs: RunStore, runner: AiOpsRunner, audit: Audit) -> None:
         self.runs = runs
         self.runner = runner
         self.audit = audit
+        self.lifecycle = RunLifecycle(runs, audit)
 
     def start(self, session_id: str | None, user_request: str | None) -> tuple[str, str]:
         """Ensure the session and create the run PENDING; returns ``(session_id, run_id)``."""
+        new = not session_id
         session_id = session_id or new_session_id()
         run_id = new_run_id()
         question = user_request or DEFAULT_REQUEST
-        self.runs.ensure_session(session_id, question)
+        self.runs.ensure_session(session_id, question, new=new)
         self.runs.create_run(run_id, session_id, AI_OPS, FLOW, question)
         return session_id, run_id
 
@@ -52,9 +57,12 @@ class AiOpsService:
     ) -> ChatOutcome:
         """Run a started AIOps run to its end; never raises for the run's failures."""
 
-        def work() -> Finish:
+        def work(context: RunContext) -> Finish:
             result = self.runner.run(
-                user_request, session_id=session_id, run_id=run_id, on_event=on_event
+                user_request,
+                session_id=context.session_id,
+                run_id=context.run_id,
+                on_event=on_event,
             )
             run = result.run
             return Finish(
@@ -67,9 +75,7 @@ class AiOpsService:
             )
 
         failed_trace = build_aiops_trace([], [], stopped_by=TERMINATION_ERROR)
-        finish = self.runs.execute(
-            run_id, work, self.audit.counts_for_run, failed_trace=failed_trace
-        )
+        finish = self.lifecycle.execute(session_id, run_id, work, failed_trace=failed_trace)
         return ChatOutcome(
             finish.status == SUCCESS,
             finish.answer,

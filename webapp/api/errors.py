@@ -14,9 +14,9 @@ from flask.typing import ResponseReturnValue
 from peewee import DatabaseError, InterfaceError, OperationalError
 from werkzeug.exceptions import HTTPException, RequestEntityTooLarge
 
-from ..services.history import HistoryUnavailable
-from ..services.listing import CursorError
-from ..services.records import Conflict, NotFound
+from ..persistence.history import HistoryUnavailable
+from ..persistence.listing import CursorError
+from ..persistence.records import Conflict, NotFound
 
 log = logging.getLogger(__name__)
 

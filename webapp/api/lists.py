@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from flask import Blueprint, Response
 
-from ..services.listing import Listing, RunFilter, SessionFilter
+from ..persistence.listing import Listing, RunFilter, SessionFilter
 from .context import services
 from .contract import operation
 from .models import RunsQuery, SessionsQuery

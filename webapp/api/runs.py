@@ -12,10 +12,10 @@ from diagnosis_graph import END
 from diagnosis_graph.workflow.aiops import AIOPS_TRACE_VERSION, aiops_mermaid
 from diagnosis_graph.workflow.trace import route_edges
 
-from ..models import AgentStep, ToolInvocation
+from ..persistence.listing import Listing, Page, RunFilter, raw_columns
+from ..persistence.models import AgentStep, ToolInvocation
+from ..persistence.records import NotFound
 from ..services.evidence_view import evidence_view
-from ..services.listing import Listing, Page, RunFilter, raw_columns
-from ..services.records import NotFound
 from .context import services
 from .contract import operation
 from .models import CasesQuery, FeedbackRequest, RunQuery, SessionRunsQuery, TracePageQuery

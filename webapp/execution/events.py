@@ -15,7 +15,6 @@ import json
 import threading
 import time
 from collections import OrderedDict
-from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -150,9 +149,7 @@ class RedisEventLog:
     def read(self, run_id: str, after: str | None, timeout: float) -> list[Event]:
         """``XREAD BLOCK`` after ``after`` (from the start when None)."""
         key = self.prefix + run_id
-        reply: Sequence[Any] = self.client.xread(
-            {key: after or "0-0"}, block=max(1, int(timeout * 1000))
-        )
+        reply: Any = self.client.xread({key: after or "0-0"}, block=max(1, int(timeout * 1000)))
         events: list[Event] = []
         for _stream, entries in reply or ():
             for event_id, fields in entries:

@@ -14,8 +14,8 @@ from collections.abc import Mapping
 from dataclasses import asdict, dataclass
 from typing import Any, Protocol
 
+from ..persistence.runs import PENDING, RunStore
 from ..services.chat import ChatOutcome, ChatService
-from ..services.runs import PENDING, RunStore
 from ..services.streams import ending_events, publish
 from .events import EventLog
 from .leases import LeaseKeeper

@@ -14,8 +14,8 @@ from __future__ import annotations
 import logging
 import threading
 
-from ..db import is_bound
-from ..services.runs import FAILED, Reaped, RunStore
+from ..persistence.db import is_bound
+from ..persistence.runs import FAILED, Reaped, RunStore
 from .events import DONE, EventLog
 
 log = logging.getLogger(__name__)

@@ -31,7 +31,7 @@ from opentelemetry.trace import Span, SpanKind, Status, StatusCode, Tracer
 
 from diagnosis_graph.workflow.ports import InvocationRecord
 
-from ..audit import InvocationDraft, StepEnd, StepStart
+from ..persistence.audit import InvocationDraft, StepEnd, StepStart
 
 SCOPE = "webapp.execution"
 PROVIDER = "openai"
@@ -113,12 +113,12 @@ class TracingAudit:
             self._open[step_id] = span
         return step_id
 
-    def after_model(self, step_id: int, end: StepEnd) -> None:
+    def after_model(self, step_id: int, end: StepEnd) -> int:
         """Complete the step, and close its span with the token usage."""
         with self._lock:
             span = self._open.pop(step_id, None)
         try:
-            self.inner.after_model(step_id, end)
+            return int(self.inner.after_model(step_id, end))
         finally:
             if span is not None:
                 span.set_attribute("gen_ai.usage.input_tokens", end.prompt_tokens)
@@ -157,6 +157,10 @@ class TracingAudit:
     def attach_evidence(self, refs: Mapping[str, list[dict[str, Any]]]) -> None:
         """Delegated."""
         self.inner.attach_evidence(refs)
+
+    def flush(self) -> None:
+        """Delegated."""
+        self.inner.flush()
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self.inner, name)

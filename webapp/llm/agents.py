@@ -33,8 +33,8 @@ from diagnosis_graph.workflow.contracts import CONTRACTS, ContractError, parse_a
 from diagnosis_graph.workflow.outcomes import Outcome
 from diagnosis_graph.workflow.ports import AgentCall, AgentReply
 
-from ..audit import AuditWriteError, InvocationRecorder, StepHook
-from ..context import run_scope
+from ..persistence.audit import Audit, AuditWriteError
+from ..persistence.context import current_run_or_none, run_scope
 from ..tools.registry import ToolBox, ToolSpec
 from . import formats, limits
 from .errors import cause_of
@@ -54,8 +54,8 @@ class LLMAgentInvoker:
     def __init__(
         self,
         model: ChatModel,
-        hook: StepHook,
-        recorder: InvocationRecorder,
+        hook: Audit,
+        recorder: Audit,
         tools: Callable[[], Sequence[ToolSpec]],
         *,
         response_mode: str = "json_schema",
@@ -89,8 +89,11 @@ class LLMAgentInvoker:
     def invoke(self, call: AgentCall, config: RunConfig) -> AgentReply:
         """Run ``call`` inside the identity carried by ``config`` and report its outcome."""
         version = prompt_version()
-        session_id = str(config.metadata.get("session_id", ""))
-        run_id = str(config.metadata.get("run_id") or config.thread_id or "")
+        # The run is the current RunContext; the engine's config metadata is read only when
+        # the invoker is driven outside one (the engine on its own, in tests and benchmarks).
+        run = current_run_or_none()
+        session_id = run.session_id if run else str(config.metadata.get("session_id", ""))
+        run_id = run.run_id if run else str(config.metadata.get("run_id") or config.thread_id or "")
         deadline = self._deadline(run_id)
         if time.monotonic() >= deadline:
             limit = f"RUN_DEADLINE_SECONDS={self.run_deadline_seconds:g}"
@@ -101,7 +104,10 @@ class LLMAgentInvoker:
             return AgentReply(Outcome.NON_RETRYABLE_FAILED, None, detail, version)
         try:
             with run_scope(session_id, run_id), limits.run_deadline(deadline):
-                return self._run(call, version)
+                try:
+                    return self._run(call, version)
+                finally:  # the node's invocations, in one write
+                    self.recorder.flush()
         except LLMError as exc:
             return AgentReply(exc.outcome, None, cause_of(exc), version)
         except AuditWriteError:  # not the agent's failure: the run must stop, FAILED

@@ -27,7 +27,7 @@ from typing import Any
 from diagnosis_graph.workflow.outcomes import Outcome
 from diagnosis_graph.workflow.ports import BLOCKED
 
-from ..audit import StepEnd, StepHook, StepStart
+from ..persistence.audit import Audit, StepEnd, StepStart
 from ..tools.registry import ToolBox
 from . import actions
 from .errors import cause_of
@@ -65,7 +65,7 @@ class AgentRun:
 
 def call_model(
     model: ChatModel,
-    hook: StepHook,
+    hook: Audit,
     agent: str,
     messages: Sequence[Message],
     *,
@@ -86,7 +86,7 @@ def call_model(
         "response_format": response_format,
         "tool_choice": tool_choice,
     }
-    step_id = hook.before_model(StepStart(agent, model.model_name, model_input))
+    ticket = hook.before_model(StepStart(agent, model.model_name, model_input))
     started = time.perf_counter()
     try:
         result = model.complete(
@@ -96,12 +96,12 @@ def call_model(
         cause = cause_of(exc)
         output = {"error": str(exc), "kind": exc.kind}
         end = StepEnd(output, False, 0, 0, exc.attempts, _ms(started), "FAILED", cause)
-        hook.after_model(step_id, end)
+        hook.after_model(ticket, end)
         raise
     calls = read_calls(result) if read_calls else result.tool_calls
     problem = validate(result.content) if validate and not calls else None
-    hook.after_model(
-        step_id,
+    step_id = hook.after_model(
+        ticket,
         StepEnd(
             _recorded_output(result),
             bool(calls),
@@ -150,7 +150,7 @@ def _action_calls(round_no: int) -> Callable[[ChatResult], list[ToolCall]]:
 
 def run_react(
     model: ChatModel,
-    hook: StepHook,
+    hook: Audit,
     agent: str,
     messages: Sequence[Message],
     toolbox: ToolBox,

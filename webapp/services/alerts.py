@@ -21,9 +21,9 @@ from typing import Any, Literal, cast
 from peewee import Database, fn
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-from ..models import AlertRecord, AlertRun, DiagnosisRun, utcnow
-from .records import NotFound
-from .runs import PENDING, RUNNING
+from ..persistence.models import AlertRecord, AlertRun, DiagnosisRun, utcnow
+from ..persistence.records import NotFound
+from ..persistence.runs import PENDING, RUNNING
 
 STATES = ("firing", "resolved", "all")
 MAX_ALERTS_PER_CALL = 1000

@@ -5,40 +5,37 @@ then RUNNING); 3-5. build the agents' context (session history) and execute the 
 run's identity; 6-7. on an answer save it with duration, counts, self evaluation and
 orchestration trace, SUCCESS (``degraded`` for a fallback answer); 8. on an unhandled error
 save what is known best-effort and mark FAILED; 9. per-run context is always cleared
-(``run_scope`` resets, the retrieval tracker is cleared by the diagnoser).
+(``run_scope`` resets, the retrieval tracker is cleared by the diagnoser). Steps 2 (claim) and
+6-9 are :class:`~webapp.services.lifecycle.RunLifecycle`'s, shared with AIOps runs.
 """
 
 from __future__ import annotations
 
 import logging
+import math
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime, timezone
-from typing import Any, Protocol
+from typing import Any
 
 from diagnosis_graph.workflow.evaluation import tool_statistics
 from diagnosis_graph.workflow.outcomes import Outcome
 from diagnosis_graph.workflow.trace import TERMINATION_ERROR, build_orchestration_trace
 
 from ..diagnosis import Diagnoser, new_run_id
-from .history import HistoryLoad, HistoryMessage, HistoryStore
+from ..persistence.audit import Audit
+from ..persistence.context import RunContext
+from ..persistence.history import HistoryLoad, HistoryMessage, HistoryStore
+from ..persistence.runs import CHAT, FAILED, SUCCESS, Finish, RunStore, new_session_id
+from .lifecycle import RunLifecycle
 from .routing import COMPLEX, FlowRouter
-from .runs import CHAT, FAILED, SUCCESS, Finish, RunStore, new_session_id
 from .simple import SimpleChat
 
 log = logging.getLogger(__name__)
-
-
-class RunCounts(Protocol):
-    """Counts of a run's audit rows."""
-
-    def counts_for_run(self, run_id: str) -> tuple[int, int]:
-        """``(step_count, tool_count)``."""
-        ...
-
-    def invocations_for_run(self, run_id: str) -> Any:
-        """The run's invocations."""
-        ...
+#: The partial trace of a complex run (what an interrupted run is left with) is saved on its
+#: first node event, then at most once a second: a run the reaper fails loses under a second.
+PARTIAL_TRACE_SECONDS = 1.0
 
 
 @dataclass(frozen=True)
@@ -70,7 +67,7 @@ class ChatService:
         simple: SimpleChat,
         history: HistoryStore,
         router: FlowRouter,
-        audit: RunCounts,
+        audit: Audit,
     ) -> None:
         self.runs = runs
         self.diagnoser = diagnoser
@@ -78,13 +75,15 @@ class ChatService:
         self.history = history
         self.router = router
         self.audit = audit
+        self.lifecycle = RunLifecycle(runs, audit)
 
     def start(self, question: str, session_id: str | None, mode: str) -> tuple[str, str, str]:
         """Steps 1-2: session and run rows; returns ``(session_id, run_id, flow)``."""
+        new = not session_id
         session_id = session_id or new_session_id()
         run_id = new_run_id()
         flow = self.router.route(question, mode)
-        self.runs.ensure_session(session_id, question)
+        self.runs.ensure_session(session_id, question, new=new)
         self.runs.create_run(run_id, session_id, CHAT, flow, question)
         return session_id, run_id, flow
 
@@ -111,21 +110,19 @@ class ChatService:
     ) -> ChatOutcome:
         """Steps 3-9 for a run created by :meth:`start`; never raises for the run's failures."""
 
-        def work() -> Finish:
-            history = self.history.load(session_id)
+        def work(run: RunContext) -> Finish:
+            history = self.history.load(run.session_id)
             if flow == COMPLEX:
-                events = self._tracing(run_id, on_event)
-                return self._complex(question, session_id, run_id, history, events)
-            return self._simple(question, session_id, run_id, history)
+                events = self._tracing(run.run_id, on_event)
+                return self._complex(question, run, history, events)
+            return self._simple(question, run, history)
 
         failed_trace = (
             build_orchestration_trace([], 0, stopped_by=TERMINATION_ERROR)
             if flow == COMPLEX
             else None
         )
-        finish = self.runs.execute(
-            run_id, work, self.audit.counts_for_run, failed_trace=failed_trace
-        )
+        finish = self.lifecycle.execute(session_id, run_id, work, failed_trace=failed_trace)
         if finish.status == SUCCESS and finish.answer and not finish.replayed:
             self._remember(session_id, run_id, question, finish.answer)
         return ChatOutcome(
@@ -142,16 +139,25 @@ class ChatService:
     def _tracing(
         self, run_id: str, on_event: Callable[[dict[str, Any]], None] | None
     ) -> Callable[[dict[str, Any]], None]:
-        """``on_event`` that also keeps the trace so far on the run (an interrupted run's)."""
+        """``on_event`` that also keeps the trace so far on the run (an interrupted run's).
+
+        The first event's trace is saved at once, later ones at most every
+        :data:`PARTIAL_TRACE_SECONDS`: one UPDATE per node would be a statement per node for a
+        record that only matters if the run is interrupted.
+        """
         seen: list[dict[str, Any]] = []
+        saved = [-math.inf]
 
         def forward(event: dict[str, Any]) -> None:
             seen.append(event)
-            try:
-                trace = build_orchestration_trace(seen, 0, stopped_by=TERMINATION_ERROR)
-                self.runs.save_partial_trace(run_id, trace)
-            except Exception as exc:  # the final trace is written anyway; this is insurance
-                log.warning("partial trace of run %s not saved: %s", run_id, exc)
+            now = time.monotonic()
+            if now - saved[0] >= PARTIAL_TRACE_SECONDS:
+                saved[0] = now
+                try:
+                    trace = build_orchestration_trace(seen, 0, stopped_by=TERMINATION_ERROR)
+                    self.runs.save_partial_trace(run_id, trace)
+                except Exception as exc:  # the final trace is written anyway: insurance
+                    log.warning("partial trace of run %s not saved: %s", run_id, exc)
             if on_event is not None:
                 on_event(event)
 
@@ -160,15 +166,14 @@ class ChatService:
     def _complex(
         self,
         question: str,
-        session_id: str,
-        run_id: str,
+        run: RunContext,
         history: HistoryLoad,
         on_event: Callable[[dict[str, Any]], None] | None,
     ) -> Finish:
         result = self.diagnoser.diagnose(
             question,
-            session_id=session_id,
-            run_id=run_id,
+            session_id=run.session_id,
+            run_id=run.run_id,
             history=[m.to_dict() for m in history.messages],
             on_event=on_event,
         )
@@ -177,16 +182,23 @@ class ChatService:
             **evaluation["rule_evaluation"],
             "history": _history_note(history),
         }
-        run = result.run
+        done = result.run
         return Finish(
-            run.status, run.answer, run.degraded, run.error, evaluation, run.orchestration_trace
+            done.status,
+            done.answer,
+            done.degraded,
+            done.error,
+            evaluation,
+            done.orchestration_trace,
         )
 
-    def _simple(self, question: str, session_id: str, run_id: str, history: HistoryLoad) -> Finish:
-        reply = self.simple.answer(question, history.messages, session_id=session_id, run_id=run_id)
+    def _simple(self, question: str, run: RunContext, history: HistoryLoad) -> Finish:
+        reply = self.simple.answer(
+            question, history.messages, session_id=run.session_id, run_id=run.run_id
+        )
         evaluation = {
             "rule_evaluation": {
-                **tool_statistics(self.audit.invocations_for_run(run_id)),
+                **tool_statistics(self.audit.invocations_for_run(run.run_id)),
                 "outcome": reply.outcome.value,
                 "prompt_version": reply.prompt_version,
                 "history": _history_note(history),

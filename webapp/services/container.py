@@ -13,11 +13,11 @@ from ..execution.events import EventLog
 from ..execution.executors import Executor
 from ..execution.jobs import JobRunner
 from ..llm.types import ChatModel
+from ..persistence.history import HistoryStore
+from ..persistence.records import RunRecords
 from ..tools.backends import TelemetryBackend
 from ..tools.knowledge import KnowledgeIndex
 from .chat import ChatService
-from .history import HistoryStore
-from .records import RunRecords
 
 
 @dataclass

@@ -7,13 +7,13 @@ from dataclasses import dataclass
 
 from diagnosis_graph.workflow.outcomes import Outcome
 
-from ..audit import InvocationRecorder, StepHook
-from ..context import run_scope
 from ..llm.prompts import prompt_version, system_prompt
 from ..llm.react import Budget, run_react
 from ..llm.types import ChatModel, Message
+from ..persistence.audit import Audit
+from ..persistence.context import run_scope
+from ..persistence.history import HistoryMessage
 from ..tools.registry import ToolBox, ToolSpec
-from .history import HistoryMessage
 
 AGENT = "assistant"
 
@@ -34,8 +34,8 @@ class SimpleChat:
     def __init__(
         self,
         model: ChatModel,
-        hook: StepHook,
-        recorder: InvocationRecorder,
+        hook: Audit,
+        recorder: Audit,
         tools: Callable[[], Sequence[ToolSpec]],
         budget: Budget | None = None,
     ) -> None:

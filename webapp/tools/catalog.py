@@ -7,7 +7,7 @@ from collections.abc import Callable, Sequence
 from datetime import datetime, timedelta, timezone
 from typing import Any, Protocol
 
-from ..context import current_run_or_none
+from ..persistence.context import current_run_or_none
 from .analysis import analysis_tools
 from .backends import TelemetryBackend, TelemetryError
 from .registry import REFERENCE, TELEMETRY, ToolError, ToolOutput, ToolSpec

@@ -16,7 +16,7 @@ from typing import Any
 
 from diagnosis_graph.workflow.ports import BLOCKED, ERROR, SUCCESS
 
-from ..audit import InvocationDraft, InvocationRecorder
+from ..persistence.audit import Audit, InvocationDraft
 
 log = logging.getLogger(__name__)
 
@@ -134,7 +134,7 @@ class ToolCallResult:
 class ToolBox:
     """The tools one agent execution may use, recording every call against the current run."""
 
-    def __init__(self, specs: Sequence[ToolSpec], recorder: InvocationRecorder, agent_name: str):
+    def __init__(self, specs: Sequence[ToolSpec], recorder: Audit, agent_name: str):
         self.specs = {spec.name: spec for spec in specs}
         self.recorder = recorder
         self.agent_name = agent_name

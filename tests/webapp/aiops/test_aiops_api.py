@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 from flask import Flask
 
-from webapp.models import DiagnosisRun
+from webapp.persistence.models import DiagnosisRun
 
 from ..api.openapi_check import assert_documented
 from ..api.test_stream_api import event, frames

@@ -18,7 +18,7 @@ from diagnosis_graph.workflow.outcomes import Outcome
 from webapp.aiops import AiOpsResult, AiOpsRunner
 from webapp.demo.backend import DemoTelemetryBackend
 from webapp.llm.types import ChatResult, LLMError, Message
-from webapp.stores.memory import MemoryAudit
+from webapp.persistence.memory_audit import MemoryAudit
 from webapp.tools.knowledge import KnowledgeIndex
 from webapp.wiring import knowledge_for
 

@@ -8,9 +8,9 @@ from flask import Flask
 from peewee import Database
 
 from webapp.aiops import AiOpsResult, AiOpsRunner, AiOpsService
-from webapp.models import DiagnosisRun
-from webapp.services.runs import RunStore
-from webapp.stores.sql import SqlAudit
+from webapp.persistence.models import DiagnosisRun
+from webapp.persistence.runs import RunStore
+from webapp.persistence.sql_audit import SqlAudit
 
 from .test_aiops_api import stream, trace
 

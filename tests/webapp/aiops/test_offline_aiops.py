@@ -19,7 +19,7 @@ from diagnosis_graph.workflow.aiops import cited_ids, diagnosed
 from webapp.aiops import AiOpsResult, AiOpsRunner
 from webapp.demo.scenarios import ALERTS, NEW_VERSION, OLD_VERSION, scenario_records
 from webapp.demo.system import service_name, variant_index
-from webapp.stores.memory import MemoryAudit
+from webapp.persistence.memory_audit import MemoryAudit
 from webapp.wiring import offline_aiops
 
 from .scripted import Scripted

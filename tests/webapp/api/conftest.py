@@ -17,7 +17,7 @@ from peewee import Database
 from webapp import create_app
 from webapp.config import Settings
 from webapp.demo.backend import DemoTelemetryBackend
-from webapp.services.history import HistoryStore, MemoryHistory, RedisHistory
+from webapp.persistence.history import HistoryStore, MemoryHistory, RedisHistory
 from webapp.wiring import build_services
 
 

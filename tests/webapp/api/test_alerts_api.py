@@ -15,10 +15,10 @@ from flask.testing import FlaskClient
 from peewee import Database
 
 from webapp.demo.backend import DemoTelemetryBackend
-from webapp.models import AlertRecord, AlertRun, DiagnosisRun
+from webapp.persistence.history import HistoryStore
+from webapp.persistence.models import AlertRecord, AlertRun, DiagnosisRun
+from webapp.persistence.runs import AI_OPS, PENDING, RUNNING, RunStore
 from webapp.services.alerts import AlertInbox, parse_payload
-from webapp.services.history import HistoryStore
-from webapp.services.runs import AI_OPS, PENDING, RUNNING, RunStore
 
 from .conftest import make_app
 from .openapi_check import assert_documented

@@ -28,7 +28,7 @@ from tests.webapp.tools.backends.servers import (
 )
 from webapp.demo.backend import DEFAULT_DATA_DIR, DemoTelemetryBackend
 from webapp.demo.export import shift_to_now, write_log_dir, write_openmetrics, write_rules
-from webapp.models import AlertRecord, AlertRun, DiagnosisRun
+from webapp.persistence.models import AlertRecord, AlertRun, DiagnosisRun
 from webapp.tools.backends.alertmanager import AlertmanagerBackend
 from webapp.tools.backends.composite import CompositeBackend, Signals
 from webapp.tools.backends.http import HttpOptions, HttpSource

@@ -8,7 +8,7 @@ import pytest
 from flask import Flask
 from flask.testing import FlaskClient
 
-from webapp.models import CaseLibrary, ChatSession, DiagnosisRun
+from webapp.persistence.models import CaseLibrary, ChatSession, DiagnosisRun
 
 from .openapi_check import assert_documented
 

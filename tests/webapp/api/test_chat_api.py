@@ -7,7 +7,7 @@ from typing import Any
 from flask import Flask
 from flask.testing import FlaskClient
 
-from webapp.models import AgentStep, ChatSession, DiagnosisRun, ToolInvocation
+from webapp.persistence.models import AgentStep, ChatSession, DiagnosisRun, ToolInvocation
 
 from .openapi_check import assert_documented
 

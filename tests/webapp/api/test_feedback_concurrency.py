@@ -9,7 +9,7 @@ from typing import Any
 from flask import Flask
 from flask.testing import FlaskClient
 
-from webapp.models import CaseLibrary, DiagnosisRun
+from webapp.persistence.models import CaseLibrary, DiagnosisRun
 
 CLIENTS = 20
 ROUNDS = 3

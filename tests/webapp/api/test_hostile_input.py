@@ -18,7 +18,13 @@ from flask import Flask
 from flask.testing import FlaskClient
 from werkzeug.serving import make_server
 
-from webapp.models import AgentStep, CaseLibrary, ChatSession, DiagnosisRun, ToolInvocation
+from webapp.persistence.models import (
+    AgentStep,
+    CaseLibrary,
+    ChatSession,
+    DiagnosisRun,
+    ToolInvocation,
+)
 
 DEEP = b'{"Question": ' + b"[" * 100_000 + b"]" * 100_000 + b"}"
 JUST_TOO_DEEP = b'{"Question": "x", "mode": ' + b"[" * 64 + b"]" * 64 + b"}"

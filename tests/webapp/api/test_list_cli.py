@@ -10,7 +10,7 @@ from flask import Flask
 from peewee import Database
 
 from webapp.demo.backend import DemoTelemetryBackend
-from webapp.services.history import HistoryStore
+from webapp.persistence.history import HistoryStore
 
 from .conftest import make_app
 from .test_alerts_api import TOKEN, post, real_payload, wait_finished

@@ -17,9 +17,10 @@ from flask import Flask
 from flask.testing import FlaskClient
 from peewee import Database
 
-from webapp.db import create_schema
 from webapp.demo.backend import DemoTelemetryBackend
-from webapp.models import (
+from webapp.persistence.db import create_schema
+from webapp.persistence.history import HistoryStore
+from webapp.persistence.models import (
     AgentStep,
     AlertRecord,
     AlertRun,
@@ -28,7 +29,6 @@ from webapp.models import (
     DiagnosisRun,
     ToolInvocation,
 )
-from webapp.services.history import HistoryStore
 
 from .conftest import make_app
 from .openapi_check import assert_documented

@@ -11,7 +11,7 @@ from peewee import Database
 
 from webapp.config import Settings, SettingsError
 from webapp.demo.backend import DemoTelemetryBackend
-from webapp.services.history import HistoryStore, MemoryHistory
+from webapp.persistence.history import HistoryStore, MemoryHistory
 
 from .conftest import make_app
 from .openapi_check import assert_documented

@@ -10,7 +10,7 @@ from peewee import Database
 from tests.webapp.tools.backends.servers import free_port
 from webapp import create_app
 from webapp.config import Settings
-from webapp.services.history import MemoryHistory
+from webapp.persistence.history import MemoryHistory
 from webapp.wiring import build_services, telemetry_backend
 
 from .openapi_check import assert_documented

@@ -19,10 +19,10 @@ from peewee import Database
 from pytest_mock import MockerFixture
 
 from tests.environment import unavailable
-from webapp.db import open_database
 from webapp.demo.backend import DemoTelemetryBackend
-from webapp.models import AgentStep, DiagnosisRun, ToolInvocation
-from webapp.services.history import MemoryHistory, RedisHistory
+from webapp.persistence.db import open_database
+from webapp.persistence.history import MemoryHistory, RedisHistory
+from webapp.persistence.models import AgentStep, DiagnosisRun, ToolInvocation
 
 from .conftest import make_app
 from .openapi_check import assert_documented
@@ -162,9 +162,13 @@ def test_sixteen_concurrent_chats_never_write_each_others_ids(app: Flask) -> Non
             assert [s.step_index for s in sorted(steps, key=lambda s: s.step_index)] == list(
                 range(len(steps))
             )
-            for step in steps:
+            for step in steps:  # a step stores only its new messages: no other run's ticket
                 assert step.session_id == result["sessionId"]
                 tickets = set(re.findall(r"ticket-\d\d", str(step.model_input)))
+                assert tickets <= {f"ticket-{n:02d}"}, (n, tickets)
+            records = app.extensions["diagnosis"].records
+            for full in records.trace(result["sessionId"], result["runId"]).steps:
+                tickets = set(re.findall(r"ticket-\d\d", str(full["model_input"])))
                 assert tickets == {f"ticket-{n:02d}"}, (n, tickets)
             step_ids = {s.id for s in steps}
             invocations = list(

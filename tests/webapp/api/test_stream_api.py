@@ -16,9 +16,9 @@ from peewee import Database
 from webapp.demo.backend import DemoTelemetryBackend
 from webapp.llm.offline import OfflineChatModel
 from webapp.llm.types import ChatResult, Message
-from webapp.models import DiagnosisRun
+from webapp.persistence.history import HistoryStore
+from webapp.persistence.models import DiagnosisRun
 from webapp.services import streams
-from webapp.services.history import HistoryStore
 from webapp.wiring import build_services
 
 from .conftest import make_app

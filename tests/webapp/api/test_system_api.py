@@ -12,7 +12,7 @@ from flask.testing import FlaskClient
 from peewee import Database
 
 from webapp.demo.backend import DemoTelemetryBackend
-from webapp.services.history import HistoryStore
+from webapp.persistence.history import HistoryStore
 
 from .conftest import make_app
 from .openapi_check import DOCUMENT, assert_documented

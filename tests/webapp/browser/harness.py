@@ -19,11 +19,11 @@ from werkzeug.serving import BaseWSGIServer, make_server
 
 from webapp import create_app
 from webapp.config import Settings
-from webapp.db import bind, create_schema, open_database
 from webapp.demo.backend import DemoTelemetryBackend
 from webapp.llm.types import ChatModel
+from webapp.persistence.db import bind, create_schema, open_database
+from webapp.persistence.history import MemoryHistory
 from webapp.services.container import Services
-from webapp.services.history import MemoryHistory
 from webapp.tools.backends import TelemetryBackend
 from webapp.wiring import build_services
 

@@ -16,7 +16,7 @@ import pytest
 
 from tests.webapp.api.test_alerts_api import real_payload
 from webapp.demo.backend import DemoTelemetryBackend
-from webapp.models import DiagnosisRun
+from webapp.persistence.models import DiagnosisRun
 
 from .conftest import TIMEOUT_MS, Console, GatedModel, ask, read_json, require_browser
 from .harness import LiveApp, chromium, start_app

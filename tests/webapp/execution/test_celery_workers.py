@@ -24,7 +24,7 @@ from tests.conftest import ScratchServers, close_database
 from webapp import create_app
 from webapp.config import Settings
 from webapp.demo.backend import DemoTelemetryBackend
-from webapp.models import DiagnosisRun
+from webapp.persistence.models import DiagnosisRun
 from webapp.wiring import build_services
 
 from .conftest import RedisServer, wait_for

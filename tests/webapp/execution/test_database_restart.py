@@ -21,7 +21,7 @@ from tests.conftest import close_database
 from tests.environment import unavailable
 from webapp import create_app
 from webapp.demo.backend import DemoTelemetryBackend
-from webapp.models import DiagnosisRun
+from webapp.persistence.models import DiagnosisRun
 
 from .conftest import free_port, services_for, wait_for
 from .models import SlowModel

@@ -7,7 +7,7 @@ from pathlib import Path
 from peewee import Database
 
 from webapp.demo.backend import DemoTelemetryBackend
-from webapp.services.sql_history import SqlHistory
+from webapp.persistence.sql_history import SqlHistory
 
 from .conftest import app_for, services_for
 

@@ -11,8 +11,8 @@ from peewee import Database
 from webapp.demo.backend import DemoTelemetryBackend
 from webapp.execution.jobs import CHAT, RunJob
 from webapp.execution.leases import LeaseKeeper
-from webapp.models import DiagnosisRun, utcnow
-from webapp.services.runs import SUCCESS, Finish, RunStore
+from webapp.persistence.models import DiagnosisRun, utcnow
+from webapp.persistence.runs import SUCCESS, Finish, RunStore
 
 from .conftest import services_for, wait_for
 from .models import GatedModel

@@ -17,7 +17,7 @@ from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanE
 from peewee import Database
 
 from webapp.demo.backend import DemoTelemetryBackend
-from webapp.models import AgentStep, ToolInvocation
+from webapp.persistence.models import AgentStep, ToolInvocation
 
 from .conftest import app_for, free_port, services_for
 

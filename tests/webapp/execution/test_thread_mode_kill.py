@@ -13,10 +13,10 @@ import time
 from pathlib import Path
 
 from tests.conftest import close_database
-from webapp.db import bind, create_schema, open_database
 from webapp.execution.leases import LeaseKeeper
-from webapp.models import DiagnosisRun
-from webapp.services.runs import RunStore
+from webapp.persistence.db import bind, create_schema, open_database
+from webapp.persistence.models import DiagnosisRun
+from webapp.persistence.runs import RunStore
 
 from .conftest import free_port, wait_for
 

@@ -14,7 +14,7 @@ import pytest
 from peewee import Database
 
 from webapp.demo.backend import DemoTelemetryBackend
-from webapp.models import DiagnosisRun
+from webapp.persistence.models import DiagnosisRun
 
 from .conftest import app_for, services_for
 from .models import HugeOutputModel
@@ -35,7 +35,7 @@ def test_a_refused_step_write_fails_the_plain_chat_run_with_its_cause(
     app = app_for(services_for(database, demo_backend, tmp_path, HugeOutputModel(TWENTY_MB)))
     body = app.test_client().post("/api/chat", json={"Question": QUESTION}).json["data"]
     assert body["status"] == "FAILED" and body["success"] is False
-    assert "audit write failed (agent_step update)" in body["errorMessage"]
+    assert "audit write failed (agent_step insert)" in body["errorMessage"]
     run = stored(database, body["runId"])
     assert run.status == "FAILED" and run.degraded is False and run.finished_at is not None
     # MariaDB answers an oversized packet with 1153, or (timing-dependent) just drops the

@@ -11,11 +11,11 @@ from diagnosis_graph import RunConfig
 from diagnosis_graph.workflow.contracts import json_schema
 from diagnosis_graph.workflow.outcomes import Outcome
 from diagnosis_graph.workflow.ports import AgentCall
-from webapp.context import run_scope
 from webapp.llm.agents import LLMAgentInvoker
 from webapp.llm.react import FINAL_ANSWER_NOW, Budget, run_react
 from webapp.llm.types import LLMError
-from webapp.stores.memory import MemoryAudit
+from webapp.persistence.context import run_scope
+from webapp.persistence.memory_audit import MemoryAudit
 from webapp.tools.registry import ToolBox, ToolError, ToolOutput, ToolSpec
 
 from .fake_model import ScriptedModel, answer, calls

@@ -15,13 +15,13 @@ from typing import Any
 import pytest
 
 from diagnosis_graph.workflow.outcomes import Outcome
-from webapp.context import run_scope
 from webapp.llm import formats, limits
 from webapp.llm.openai_client import OpenAIChatClient
 from webapp.llm.react import run_react
 from webapp.llm.structured import response_format_for
 from webapp.llm.types import LLMError
-from webapp.stores.memory import MemoryAudit
+from webapp.persistence.context import run_scope
+from webapp.persistence.memory_audit import MemoryAudit
 from webapp.tools.registry import ToolBox
 from webapp.wiring import offline_diagnoser
 

@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 from peewee import Database
 
-from webapp.stores.sql import SqlAudit
+from webapp.persistence.sql_audit import SqlAudit
 
 
 @pytest.fixture

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any
 
-from webapp.audit import InvocationDraft, StepEnd, StepStart
+from webapp.persistence.audit import InvocationDraft, StepEnd, StepStart
 
 
 def start(agent: str = "planner", model_input: Any = None, **changes: Any) -> StepStart:

@@ -10,8 +10,14 @@ from peewee import Database, SqliteDatabase
 from playhouse.pool import PooledMySQLDatabase, PooledPostgresqlDatabase
 
 from tests.conftest import ScratchServers
-from webapp.db import DatabaseURLError, bind, create_schema, open_database, schema_exists
-from webapp.models import MODELS, ChatSession
+from webapp.persistence.db import (
+    DatabaseURLError,
+    bind,
+    create_schema,
+    open_database,
+    schema_exists,
+)
+from webapp.persistence.models import MODELS, ChatSession
 
 
 @pytest.mark.parametrize(

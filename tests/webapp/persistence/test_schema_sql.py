@@ -17,8 +17,14 @@ import pytest
 from peewee import Database, MySQLDatabase, SchemaManager
 
 from tests.conftest import ScratchServers, close_database
-from webapp.db import MYSQL_FIELD_TYPES, MYSQL_TABLE_SETTINGS, bind, create_schema, open_database
-from webapp.models import MODELS
+from webapp.persistence.db import (
+    MYSQL_FIELD_TYPES,
+    MYSQL_TABLE_SETTINGS,
+    bind,
+    create_schema,
+    open_database,
+)
+from webapp.persistence.models import MODELS
 
 SCHEMA_SQL = Path(__file__).resolve().parents[3] / "schema.sql"
 TABLES = sorted(m._meta.table_name for m in MODELS)

@@ -14,36 +14,39 @@ import pytest
 from peewee import Database, chunked
 
 from diagnosis_graph.workflow.ports import InvocationRecord
-from webapp.context import run_scope
-from webapp.models import AgentStep, ToolInvocation
-from webapp.stores.sql import TEXT_MAX_BYTES, SqlAudit
+from webapp.persistence.audit import StepEnd, StepStart
+from webapp.persistence.context import run_scope
+from webapp.persistence.models import AgentStep, ToolInvocation
+from webapp.persistence.sql_audit import TEXT_MAX_BYTES, SqlAudit
 
 from .helpers import draft, end, start
 
 CountQueries = Callable[[Callable[[], Any]], int]
 
 
-def test_steps_are_numbered_per_run_and_completed_by_after_model(audit: SqlAudit) -> None:
-    with run_scope("sess-a", "run-a"):
-        a0 = audit.before_model(start("planner", {"messages": ["hi"]}))
-    with run_scope("sess-b", "run-b"):
-        b0 = audit.before_model(start("planner"))
-    with run_scope("sess-a", "run-a"):
-        a1 = audit.before_model(start("executor"))
+def step(audit: SqlAudit, first: StepStart, last: StepEnd) -> int:
+    """One model call: noted by ``before_model``, written by ``after_model``; its row id."""
+    return audit.after_model(audit.before_model(first), last)
 
-    running = audit.steps_for_run("run-a")
-    assert [(s.id, s.step_index, s.status) for s in running] == [
-        (a0, 0, "RUNNING"),
-        (a1, 1, "RUNNING"),
-    ]
-    assert running[0].model_input == {"messages": ["hi"]}
-    assert running[0].model_output is None
 
-    audit.after_model(a0, end(prompt_tokens=100, completion_tokens=23, duration_ms=450))
-    audit.after_model(
-        a1, end("ERROR", has_tool_call=True, attempts=3, error="timeout", model_output=None)
-    )
+def test_steps_are_numbered_per_run_and_written_when_the_call_returns(audit: SqlAudit) -> None:
+    with run_scope("sess-a", "run-a"):
+        ticket = audit.before_model(start("planner", {"messages": ["hi"]}))
+        assert audit.steps_for_run("run-a") == []  # nothing written before the call returns
+        a0 = audit.after_model(
+            ticket, end(prompt_tokens=100, completion_tokens=23, duration_ms=450)
+        )
+        with run_scope("sess-b", "run-b"):
+            b0 = step(audit, start("planner"), end())
+        a1 = step(
+            audit,
+            start("executor"),
+            end("ERROR", has_tool_call=True, attempts=3, error="timeout", model_output=None),
+        )
+
     done = audit.steps_for_run("run-a")
+    assert [(s.id, s.step_index) for s in done] == [(a0, 0), (a1, 1)]
+    assert done[0].model_input == {"messages": ["hi"]}
     assert (done[0].status, done[0].token_count, done[0].duration_ms) == ("SUCCESS", 123, 450)
     assert (done[0].prompt_tokens, done[0].completion_tokens) == (100, 23)
     assert done[0].model_output == {"answer": "ok"}
@@ -67,36 +70,41 @@ def test_before_model_outside_a_run_raises_and_writes_nothing(audit: SqlAudit) -
 
 
 def test_step_index_taken_by_a_concurrent_writer_is_retried(
-    audit: SqlAudit, monkeypatch: pytest.MonkeyPatch
+    audit: SqlAudit, database: Database
 ) -> None:
     with run_scope("sess-a", "run-a"):
-        audit.before_model(start())
-        real = audit._next_step_index
-        stale = [0]  # the first attempt sees a stale index 0, as if another writer raced it
-
-        def racing(run_id: str) -> int:
-            return stale.pop() if stale else real(run_id)
-
-        monkeypatch.setattr(audit, "_next_step_index", racing)
-        second = audit.before_model(start())
-        assert not stale
-    assert [(s.id, s.step_index) for s in audit.steps_for_run("run-a")][-1] == (second, 1)
+        step(audit, start(), end())
+        with database.connection_context():  # another writer of the same run takes index 1
+            AgentStep.insert(
+                run_id="run-a",
+                session_id="sess-a",
+                step_index=1,
+                agent_name="x",
+                model="m",
+                status="SUCCESS",
+            ).execute()
+        second = step(audit, start(), end())
+        third = step(audit, start(), end())
+    indexes = [(s.id, s.step_index) for s in audit.steps_for_run("run-a")]
+    assert indexes[-2:] == [(second, 2), (third, 3)]
 
 
 def test_invocations_are_linked_to_the_step_that_asked_for_them(audit: SqlAudit) -> None:
     with run_scope("sess-a", "run-a"):
-        step = audit.before_model(start("executor"))
-        first = audit.record(draft(step, retrieval_details={"hits": [{"doc": "runbook.md"}]}))
+        step_id = step(audit, start("executor"), end())
+        first = audit.record(draft(step_id, retrieval_details={"hits": [{"doc": "runbook.md"}]}))
         second = audit.record(
-            draft(step, tool_name="search_logs", status="ERROR", error_message="backend down")
+            draft(step_id, tool_name="search_logs", status="ERROR", error_message="backend down")
         )
         orphan = audit.record(draft(None, duration_ms=0))
+        assert audit.invocations_rows_for_run("run-a") == []  # held until the node ends
+        audit.flush()
 
     assert first.startswith("inv-") and len({first, second, orphan}) == 3
     rows = audit.invocations_rows_for_run("run-a")
     assert [(r.invocation_id, r.step_id) for r in rows] == [
-        (first, step),
-        (second, step),
+        (first, step_id),
+        (second, step_id),
         (orphan, None),
     ]
     assert rows[0].retrieval_details == {"hits": [{"doc": "runbook.md"}]}
@@ -119,8 +127,10 @@ def test_invocations_for_run_returns_only_that_run_in_creation_order(audit: SqlA
         run = "run-a" if i % 2 == 0 else "run-b"
         with run_scope(f"sess-{run}", run):
             expected[run].append(audit.record(draft(None, tool_name=f"tool_{i}", raw_output=[i])))
+            audit.flush()
     with run_scope("sess-run-a", "run-a"):
         expected["run-a"].append(audit.record(draft(None, arguments=None)))
+        audit.flush()
 
     records = audit.invocations_for_run("run-a")
     assert [r.invocation_id for r in records] == expected["run-a"]
@@ -150,6 +160,9 @@ def test_raw_output_round_trips_verbatim(audit: SqlAudit, kind: str) -> None:
     raw = RAW_OUTPUTS[kind]
     with run_scope("sess-a", "run-a"):
         audit.record(draft(None, raw_output=raw, arguments={"q": raw}))
+        audit.flush()
+        [in_memory] = audit.invocations_for_run("run-a")
+    assert in_memory.raw_output is raw
     [record] = audit.invocations_for_run("run-a")
     [row] = audit.invocations_rows_for_run("run-a")
     # dumps equality also pins key order, which a plain == on dicts would not
@@ -162,8 +175,7 @@ def test_large_raw_output_exceeds_64_kib(audit: SqlAudit) -> None:
     text = json.dumps(LARGE, ensure_ascii=False).encode("utf-8")
     assert len(text) > 4 * 65_536  # larger than TEXT on MySQL; LONGTEXT keeps it whole
     with run_scope("sess-a", "run-a"):
-        step = audit.before_model(start(model_input=LARGE))
-        audit.after_model(step, end(model_output=LARGE))
+        step(audit, start(model_input=LARGE), end(model_output=LARGE))
     [row] = audit.steps_for_run("run-a")
     assert row.model_input == LARGE and row.model_output == LARGE
 
@@ -175,6 +187,7 @@ def test_values_that_are_not_json_do_not_crash_the_run(audit: SqlAudit) -> None:
         audit.record(draft(None, raw_output={"at": datetime(2024, 5, 1, 10, 0, 0), "ids": {7}}))
         audit.record(draft(None, raw_output={(1, 2): "tuple key"}))
         audit.record(draft(None, raw_output=circular, arguments={"obj": object()}))
+        audit.flush()
     first, second, third = audit.invocations_for_run("run-a")
     assert first.raw_output == {"at": "2024-05-01 10:00:00", "ids": "{7}"}
     assert second.raw_output == "{(1, 2): 'tuple key'}"
@@ -185,9 +198,13 @@ def test_values_that_are_not_json_do_not_crash_the_run(audit: SqlAudit) -> None:
 def test_overlong_names_and_error_texts_are_cut_not_fatal(audit: SqlAudit) -> None:
     error = "é🔥" * 40_000  # 240,000 bytes: more than a MySQL TEXT column holds
     with run_scope("sess-a", "run-a"):
-        step = audit.before_model(start("a" * 100, model="m" * 300))
-        audit.after_model(step, end("FAILED_WITH_A_VERY_LONG_STATUS", error=error))
-        audit.record(draft(step, tool_name="t" * 200, error_message=error))
+        step_id = step(
+            audit,
+            start("a" * 100, model="m" * 300),
+            end("FAILED_WITH_A_VERY_LONG_STATUS", error=error),
+        )
+        audit.record(draft(step_id, tool_name="t" * 200, error_message=error))
+        audit.flush()
     [row] = audit.steps_for_run("run-a")
     [invocation] = audit.invocations_rows_for_run("run-a")
     assert (row.agent_name, row.model, row.status) == ("a" * 32, "m" * 128, "FAILED_WITH_A_VE")
@@ -205,9 +222,13 @@ def test_concurrent_runs_keep_their_own_rows(audit: SqlAudit, database: Database
         barrier.wait()
         with run_scope(f"sess-{n}", f"run-{n}"):
             for i in range(steps_per_run):
-                step = audit.before_model(start(f"agent-{n}", {"run": n, "i": i}))
-                audit.record(draft(step, arguments={"run": n, "i": i}))
-                audit.after_model(step, end(prompt_tokens=n, completion_tokens=i))
+                step_id = step(
+                    audit,
+                    start(f"agent-{n}", {"run": n, "i": i}),
+                    end(prompt_tokens=n, completion_tokens=i),
+                )
+                audit.record(draft(step_id, arguments={"run": n, "i": i}))
+            audit.flush()
         return database.is_closed()  # this worker thread kept no connection
 
     with ThreadPoolExecutor(max_workers=runs) as pool:
@@ -236,9 +257,9 @@ def test_the_store_leaves_no_connection_open_and_keeps_the_callers(
 ) -> None:
     assert database.is_closed()
     with run_scope("sess-a", "run-a"):
-        step = audit.before_model(start())
-        audit.after_model(step, end())
-        audit.record(draft(step))
+        step_id = step(audit, start(), end())
+        audit.record(draft(step_id))
+        audit.flush()
     audit.invocations_for_run("run-a")
     assert database.is_closed()
     assert not getattr(database, "_in_use", {})
@@ -247,7 +268,8 @@ def test_the_store_leaves_no_connection_open_and_keeps_the_callers(
     try:
         connection = database.connection()
         with run_scope("sess-a", "run-a"):
-            audit.record(draft(step))
+            audit.record(draft(step_id))
+            audit.flush()
         assert audit.counts_for_run("run-a") == (1, 2)
         assert not database.is_closed() and database.connection() is connection
     finally:
@@ -326,9 +348,10 @@ def test_step_rows_survive_their_invocations_deletion_and_vice_versa(
     audit: SqlAudit, database: Database
 ) -> None:
     with run_scope("sess-a", "run-a"):
-        step = audit.before_model(start())
-        audit.record(draft(step))
+        step_id = step(audit, start(), end())
+        audit.record(draft(step_id))
+        audit.flush()
     with database.connection_context():
-        AgentStep.delete().where(AgentStep.id == step).execute()
+        AgentStep.delete().where(AgentStep.id == step_id).execute()
     [row] = audit.invocations_rows_for_run("run-a")
     assert row.step_id is None  # ON DELETE SET NULL: the audit of the tool call is kept

@@ -18,7 +18,7 @@ from redis.backoff import NoBackoff
 from redis.retry import Retry
 
 from tests.environment import unavailable
-from webapp.services.history import (
+from webapp.persistence.history import (
     HistoryMessage,
     HistoryUnavailable,
     MemoryHistory,

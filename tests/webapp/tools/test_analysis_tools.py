@@ -9,9 +9,9 @@ from typing import Any
 
 import pytest
 
-from webapp.context import run_scope
 from webapp.demo.backend import DemoTelemetryBackend
-from webapp.stores.memory import MemoryAudit
+from webapp.persistence.context import run_scope
+from webapp.persistence.memory_audit import MemoryAudit
 from webapp.tools.analysis import analysis_tools
 from webapp.tools.catalog import ALIASES_MARKER, diagnosis_tools
 from webapp.tools.doc_tracker import RetrievedDocTracker

@@ -7,9 +7,9 @@ from typing import Any
 
 import pytest
 
-from webapp.context import run_scope
 from webapp.demo.backend import DemoTelemetryBackend
-from webapp.stores.memory import MemoryAudit
+from webapp.persistence.context import run_scope
+from webapp.persistence.memory_audit import MemoryAudit
 from webapp.tools.catalog import METRICS_MARKER, diagnosis_tools, telemetry_tools
 from webapp.tools.doc_tracker import RetrievedDocTracker
 from webapp.tools.knowledge import KnowledgeIndex

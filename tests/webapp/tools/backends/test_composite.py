@@ -9,9 +9,9 @@ from pathlib import Path
 import pytest
 
 from webapp.config import Settings, SettingsError
-from webapp.context import run_scope
 from webapp.demo.backend import DEFAULT_DATA_DIR, DemoTelemetryBackend
-from webapp.stores.memory import MemoryAudit
+from webapp.persistence.context import run_scope
+from webapp.persistence.memory_audit import MemoryAudit
 from webapp.tools.backends.composite import CompositeBackend, Signals
 from webapp.tools.backends.logfiles import LogFileBackend
 from webapp.tools.backends.prometheus import PrometheusBackend

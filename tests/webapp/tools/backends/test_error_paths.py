@@ -17,8 +17,8 @@ from pytest_httpserver import HTTPServer
 from werkzeug import Request, Response
 
 from tests.webapp.tools.backends.servers import free_port
-from webapp.context import run_scope
-from webapp.stores.memory import MemoryAudit
+from webapp.persistence.context import run_scope
+from webapp.persistence.memory_audit import MemoryAudit
 from webapp.tools.backends.alertmanager import AlertmanagerBackend
 from webapp.tools.backends.composite import CompositeBackend, Signals
 from webapp.tools.backends.elasticsearch import ElasticsearchBackend

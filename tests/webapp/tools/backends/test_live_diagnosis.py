@@ -18,7 +18,7 @@ from webapp.demo.backend import DemoTelemetryBackend
 from webapp.demo.scenarios import scenario_records
 from webapp.diagnosis import Diagnoser, DiagnosisResult
 from webapp.llm.offline import OfflineChatModel
-from webapp.stores.memory import MemoryAudit
+from webapp.persistence.memory_audit import MemoryAudit
 from webapp.tools.backends.composite import CompositeBackend, Signals
 from webapp.tools.backends.logfiles import LogFileBackend
 from webapp.tools.doc_tracker import RetrievedDocTracker

@@ -9,9 +9,9 @@ import pytest
 
 from tests.webapp.tools.backends.conftest import metrics_backend
 from tests.webapp.tools.backends.servers import Server
-from webapp.context import run_scope
 from webapp.demo.backend import DemoTelemetryBackend
-from webapp.stores.memory import MemoryAudit
+from webapp.persistence.context import run_scope
+from webapp.persistence.memory_audit import MemoryAudit
 from webapp.tools.backends import TelemetryError
 from webapp.tools.backends.composite import CompositeBackend, Signals
 from webapp.tools.backends.prometheus import PrometheusOptions, validate_promql

@@ -1,14 +1,16 @@
 """Run rows: sessions, the run status machine, and finishing a run (seed 003 section 4).
 
-PENDING -> RUNNING -> SUCCESS | FAILED; feedback never changes the status. Every function
-opens its own short connection context, so it works from request threads and worker threads.
+PENDING -> RUNNING -> SUCCESS | FAILED; feedback never changes the status. Plain persistence:
+the lifecycle steps run in order in :mod:`webapp.services.lifecycle`. Every method runs in a
+connection context, nested in the caller's when it holds one (a run keeps one connection for
+its whole duration), so it works from request threads and worker threads.
 
 Leases: a PENDING or RUNNING run carries ``lease_expires_at``; whoever holds the run renews it
 (:class:`webapp.execution.leases.LeaseKeeper`), and :meth:`RunStore.reap` fails runs whose lease
 ran out with ``error_message`` "interrupted: ..." and the partial trace saved so far. Claiming
 (PENDING -> RUNNING) is one conditional UPDATE, so a redelivered run executes at most once; the
 final writes only touch a run still PENDING or RUNNING (a reaped run stays FAILED) and retry on
-a fresh connection (:func:`webapp.db.write_with_retry`).
+a fresh connection (:func:`webapp.persistence.db.write_with_retry`).
 """
 
 from __future__ import annotations
@@ -17,19 +19,18 @@ import logging
 import os
 import secrets
 import socket
-import time
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from contextlib import suppress
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from datetime import timedelta
-from typing import Any, Protocol
+from typing import Any
 
 from peewee import Database, IntegrityError
 
 from diagnosis_graph.workflow.trace import TERMINATION_ERROR, build_orchestration_trace
 
-from ..db import write_with_retry
-from ..models import ChatSession, DiagnosisRun, utcnow
+from .db import write_with_retry
+from .models import ChatSession, DiagnosisRun, utcnow
 
 log = logging.getLogger(__name__)
 
@@ -44,14 +45,6 @@ COMPLEX_FLOW = "complex"
 def worker_id() -> str:
     """``host:pid`` of this process: who holds a run's lease."""
     return f"{socket.gethostname()}:{os.getpid()}"[:128]
-
-
-class WriteFaults(Protocol):
-    """An audit store that remembers the first write it could not make for a run."""
-
-    def take_write_failure(self, run_id: str) -> str | None:
-        """The failed write's cause for ``run_id`` (forgotten once taken), or None."""
-        ...
 
 
 @dataclass(frozen=True)
@@ -95,21 +88,24 @@ class RunStore:
         *,
         lease_seconds: int = 60,
         pending_lease_seconds: int | None = None,
-        faults: WriteFaults | None = None,
     ) -> None:
         self.database = database
         self.ttl = timedelta(seconds=session_ttl_seconds)
         self.lease = timedelta(seconds=lease_seconds)
         self.pending_lease = timedelta(seconds=pending_lease_seconds or lease_seconds)
-        self.faults = faults
         self.owner = worker_id()
 
-    def ensure_session(self, session_id: str, title: str) -> None:
-        """Create the session row, or refresh its ``updated_at``/``expires_at``."""
+    def ensure_session(self, session_id: str, title: str, *, new: bool = False) -> None:
+        """Create the session row, or refresh its ``updated_at``/``expires_at``.
+
+        ``new``: the id was just generated, so there is nothing to refresh (one INSERT).
+        """
         now = utcnow()
         with self.database.connection_context():
             updated = (
-                ChatSession.update(updated_at=now, expires_at=now + self.ttl)
+                0
+                if new
+                else ChatSession.update(updated_at=now, expires_at=now + self.ttl)
                 .where(ChatSession.session_id == session_id)
                 .execute()
             )
@@ -262,71 +258,3 @@ class RunStore:
             self.finish(run_id, finish)
         except Exception:
             log.exception("could not mark run %s FAILED", run_id)
-
-    def execute(
-        self,
-        run_id: str,
-        work: Callable[[], Finish],
-        counts: Callable[[str], tuple[int, int]],
-        *,
-        failed_trace: dict[str, Any] | None = None,
-    ) -> Finish:
-        """Claim the run, ``work()``, then save its Finish with counts and duration.
-
-        Never raises. A run already claimed or finished (a redelivered task) is not executed
-        again: the stored outcome is returned. Anything unhandled (``work`` itself, the counts,
-        the save), or an audit write that failed while it ran, ends the run FAILED with the
-        cause, ``failed_trace`` and the duration, saved best-effort.
-        """
-        started = time.perf_counter()
-        try:
-            if not self.claim(run_id):
-                return self._stored(run_id)
-            finish = work()
-            fault = self.faults.take_write_failure(run_id) if self.faults else None
-            if fault is not None:
-                raise AuditWriteFailed(fault)
-            steps, tools = counts(run_id)
-            finish = replace(
-                finish, step_count=steps, tool_count=tools, duration_ms=_elapsed_ms(started)
-            )
-            self.finish(run_id, finish)
-        except Exception as exc:
-            log.exception("run %s failed", run_id)
-            if self.faults is not None:
-                self.faults.take_write_failure(run_id)
-            finish = Finish(
-                FAILED,
-                None,
-                error_message=str(exc)
-                if isinstance(exc, AuditWriteFailed)
-                else f"{type(exc).__name__}: {exc}",
-                orchestration_trace=failed_trace,
-                duration_ms=_elapsed_ms(started),
-            )
-            self.fail_best_effort(run_id, finish)
-        return finish
-
-    def _stored(self, run_id: str) -> Finish:
-        row = self.status(run_id)
-        if row is None:
-            return Finish(FAILED, None, error_message=f"run {run_id} does not exist")
-        log.info("run %s is already %s: not executed again", run_id, row.status)
-        return Finish(
-            row.status,
-            row.answer,
-            bool(row.degraded),
-            row.error_message,
-            step_count=row.step_count,
-            tool_count=row.tool_count,
-            duration_ms=row.duration_ms or 0,
-            replayed=True,
-        )
-
-
-class AuditWriteFailed(Exception):
-    """A step or invocation row of the run could not be written: the run cannot be trusted."""
-
-
-def _elapsed_ms(started: float) -> int:
-    return int((time.perf_counter() - started) * 1000)

@@ -15,13 +15,13 @@ from collections.abc import Sequence
 
 from peewee import Database, DatabaseError, InterfaceError
 
-from ..models import ChatSession, DiagnosisRun, utcnow
 from .history import HistoryLoad, HistoryMessage, HistoryWrite, check_session_id
+from .models import ChatSession, DiagnosisRun, utcnow
 from .runs import CHAT, SUCCESS
 
 
 class SqlHistory:
-    """A :class:`~webapp.services.history.HistoryStore` over ``diagnosis_run`` rows."""
+    """A :class:`~webapp.persistence.history.HistoryStore` over ``diagnosis_run`` rows."""
 
     def __init__(self, database: Database, max_messages: int) -> None:
         self.database = database
@@ -37,19 +37,28 @@ class SqlHistory:
             return HistoryLoad([], available=False, error=f"{type(exc).__name__}: {exc}")
 
     def _messages(self, session_id: str) -> list[HistoryMessage]:
-        session = ChatSession.get_or_none(ChatSession.session_id == session_id)
-        if session is None or (session.expires_at and session.expires_at < utcnow()):
-            return []
-        query = DiagnosisRun.select(
-            DiagnosisRun.run_id, DiagnosisRun.question, DiagnosisRun.answer, DiagnosisRun.started_at
-        ).where(
-            (DiagnosisRun.session_id == session_id)
-            & (DiagnosisRun.agent_flow == CHAT)
-            & (DiagnosisRun.status == SUCCESS)
-            & DiagnosisRun.answer.is_null(False)
+        # One query: the session's conditions (not expired, runs after a clear) are joined in.
+        session = ChatSession.alias()
+        query = (
+            DiagnosisRun.select(
+                DiagnosisRun.run_id,
+                DiagnosisRun.question,
+                DiagnosisRun.answer,
+                DiagnosisRun.started_at,
+            )
+            .join(session, on=(session.session_id == DiagnosisRun.session_id))
+            .where(
+                (DiagnosisRun.session_id == session_id)
+                & (DiagnosisRun.agent_flow == CHAT)
+                & (DiagnosisRun.status == SUCCESS)
+                & DiagnosisRun.answer.is_null(False)
+                & (session.expires_at.is_null() | (session.expires_at >= utcnow()))
+                & (
+                    session.history_cleared_at.is_null()
+                    | (DiagnosisRun.started_at > session.history_cleared_at)
+                )
+            )
         )
-        if session.history_cleared_at is not None:
-            query = query.where(DiagnosisRun.started_at > session.history_cleared_at)
         pairs = (self.max_messages + 1) // 2
         rows = list(query.order_by(DiagnosisRun.started_at.desc()).limit(pairs))
         messages: list[HistoryMessage] = []

@@ -28,7 +28,7 @@ from typing import Any, cast
 
 from peewee import JOIN, Database, Field, fn
 
-from ..models import (
+from .models import (
     AgentStep,
     AlertRecord,
     AlertRun,

@@ -10,9 +10,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+import orjson
 from peewee import Database, SqliteDatabase
 
-from ..models import (
+from .listing import RUN_COLUMNS, columns_of
+from .models import (
     AgentStep,
     CaseLibrary,
     ChatSession,
@@ -20,8 +22,8 @@ from ..models import (
     ToolInvocation,
     utcnow,
 )
-from .listing import RUN_COLUMNS, columns_of
 from .runs import PENDING, RUNNING, SUCCESS
+from .step_inputs import CONTINUES, rebuild_inputs
 
 USEFUL, NOT_USEFUL = "useful", "not_useful"
 FEEDBACK = (USEFUL, NOT_USEFUL)
@@ -48,6 +50,40 @@ class Trace:
 def _rows(query: Any) -> list[dict[str, Any]]:
     """Every row of ``query`` as a plain dict (no model instances: cheaper for big traces)."""
     return [dict(row) for row in query.dicts()]
+
+
+def _full_inputs(steps: list[dict[str, Any]], raw_json: bool) -> None:
+    """Each step's full model input, rebuilt from the new messages each step stores.
+
+    In ``raw_json`` form only the inputs taking part in a continuation are decoded - the
+    continuing steps and the steps they continue - and only the continuing ones are encoded
+    again; every other input stays the stored text.
+    """
+    if not raw_json:
+        rebuild_inputs(steps)
+        return
+    marker = f'"{CONTINUES}":'
+    continuing = [s for s in steps if marker in (s["model_input"] or "")]
+    if not continuing:
+        return
+    parsed = {id(s): orjson.loads(s["model_input"]) for s in continuing}
+    wanted = {
+        int(p[CONTINUES]["step_index"])
+        for p in parsed.values()
+        if isinstance(p, dict) and isinstance(p.get(CONTINUES), dict)
+    }
+    chain = []
+    for step in steps:
+        if id(step) in parsed:
+            chain.append({"step_index": step["step_index"], "model_input": parsed[id(step)]})
+        elif step["step_index"] in wanted:
+            chain.append(
+                {"step_index": step["step_index"], "model_input": orjson.loads(step["model_input"])}
+            )
+    rebuild_inputs(chain)
+    rebuilt = {c["step_index"]: c["model_input"] for c in chain}
+    for step in continuing:
+        step["model_input"] = orjson.dumps(rebuilt[step["step_index"]]).decode()
 
 
 def _first(query: Any) -> dict[str, Any] | None:
@@ -96,6 +132,7 @@ class RunRecords:
             .where(ToolInvocation.run_id == run_id)
             .order_by(ToolInvocation.id)
         )
+        _full_inputs(steps, raw_json)
         return Trace(self.session(session_id), run, steps, invocations)
 
     def invocations(
@@ -104,7 +141,7 @@ class RunRecords:
         """The exact run and its tool invocations (JSON parsed), without its model steps."""
         run = self.run(session_id, run_id)
         invocations = _rows(
-            ToolInvocation.select(*_columns(ToolInvocation, False))
+            ToolInvocation.select(*columns_of(ToolInvocation, False))
             .where(ToolInvocation.run_id == run_id)
             .order_by(ToolInvocation.id)
         )

@@ -240,6 +240,21 @@ def schema_exists(database: Database) -> bool:
     return all(name in columns[m._meta.table_name] for m, name in LATER_COLUMNS)
 
 
+@contextmanager
+def connection(database: Database) -> Iterator[None]:
+    """The calling thread's open connection if it has one, else a short connection context.
+
+    ``connection_context()`` closes the thread's connection on exit, even one it did not open:
+    a run's connection (held for its whole duration) and a request's must survive the calls
+    made on their thread.
+    """
+    if not database.is_closed():
+        yield
+        return
+    with database.connection_context():
+        yield
+
+
 def discard_connection(database: Database) -> None:
     """Throw away this thread's connection (never back to the pool): it may be broken.
 

@@ -1,4 +1,4 @@
-"""In-memory audit store: the step hook, invocation recorder and invocation store in one.
+"""In-memory audit store: :class:`webapp.persistence.audit.Audit` as dicts.
 
 Used by the offline example, tests and benchmarks; thread-safe; keeps everything until cleared.
 """
@@ -11,8 +11,15 @@ from typing import Any
 
 from diagnosis_graph.workflow.ports import InvocationRecord
 
-from ..audit import InvocationDraft, StepEnd, StepStart, new_invocation_id
-from ..context import current_run
+from .audit import (
+    InvocationDraft,
+    OpenCalls,
+    StepEnd,
+    StepStart,
+    invocation_record,
+    new_invocation_id,
+)
+from .context import current_run
 
 
 class MemoryAudit:
@@ -22,42 +29,48 @@ class MemoryAudit:
         self._lock = threading.Lock()
         self.steps: list[dict[str, Any]] = []
         self.invocations: list[dict[str, Any]] = []
+        self._calls = OpenCalls()
 
     def before_model(self, start: StepStart) -> int:
-        """Insert a step for the current run and return its id."""
-        identity = current_run()
+        """Note the call for the current run; return its ticket."""
+        return self._calls.open(start)
+
+    def after_model(self, ticket: int, end: StepEnd) -> int:
+        """Store the finished step of the run and return its id."""
+        run, start = self._calls.close(ticket)
         with self._lock:
-            index = sum(1 for s in self.steps if s["run_id"] == identity.run_id)
             step = {
                 "id": len(self.steps) + 1,
-                "run_id": identity.run_id,
-                "session_id": identity.session_id,
-                "step_index": index,
+                "run_id": run.run_id,
+                "session_id": run.session_id,
+                "step_index": run.journal.take_step_index(),
                 **vars(start),
-                "status": "RUNNING",
+                **vars(end),
             }
             self.steps.append(step)
-            return int(step["id"])
+        with run.journal.lock:
+            run.journal.steps += 1
+        return int(step["id"])
 
-    def after_model(self, step_id: int, end: StepEnd) -> None:
-        """Complete step ``step_id``."""
-        with self._lock:
-            self.steps[step_id - 1].update(vars(end))
+    def flush(self) -> None:
+        """Nothing is held back in memory."""
 
     def record(self, draft: InvocationDraft) -> str:
         """Store an invocation of the current run and return its new id."""
-        identity = current_run()
+        run = current_run()
         invocation_id = new_invocation_id()
         with self._lock:
             self.invocations.append(
                 {
                     "id": len(self.invocations) + 1,
                     "invocation_id": invocation_id,
-                    "run_id": identity.run_id,
-                    "session_id": identity.session_id,
+                    "run_id": run.run_id,
+                    "session_id": run.session_id,
                     **vars(draft),
                 }
             )
+        with run.journal.lock:
+            run.journal.invocations.append(invocation_record(invocation_id, run.run_id, draft))
         return invocation_id
 
     def attach_evidence(self, refs: Mapping[str, list[dict[str, Any]]]) -> None:

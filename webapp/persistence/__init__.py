@@ -1,0 +1,2 @@
+"""Everything a run leaves behind and reads back: models, database binding, run store, audit
+store, run records and session history."""

@@ -1,0 +1,312 @@
+"""Peewee audit store: ``agent_step`` and ``tool_invocation`` rows, written as the run goes.
+
+One class implements :class:`webapp.persistence.audit.Audit`, mirroring
+:class:`.memory_audit.MemoryAudit`, plus the read helpers of the trace API, which issue a
+constant number of queries whatever the size of the run.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from typing import Any
+
+from peewee import (
+    Case,
+    CharField,
+    Database,
+    DatabaseError,
+    Field,
+    IntegrityError,
+    InterfaceError,
+)
+
+from diagnosis_graph.workflow.ports import InvocationRecord
+
+from .audit import (
+    AuditWriteError,
+    InvocationDraft,
+    OpenCalls,
+    StepEnd,
+    StepStart,
+    invocation_record,
+    new_invocation_id,
+)
+from .context import RunJournal, current_run, current_run_or_none
+from .db import connection, discard_connection, is_postgres
+from .models import AgentStep, BaseModel, ToolInvocation, utcnow
+from .step_inputs import stored_input
+
+log = logging.getLogger(__name__)
+
+RUNNING = "RUNNING"
+#: Inserting a step retries this many times when its index was taken by a concurrent writer of
+#: the same run (runs are sequential within themselves, so one attempt is the normal case).
+STEP_INDEX_ATTEMPTS = 5
+#: MySQL/MariaDB ``TEXT`` holds 65,535 bytes; longer error texts are cut, not allowed to fail.
+TEXT_MAX_BYTES = 65_535
+
+
+def _clip(value: Any, field: CharField) -> Any:
+    """``value`` cut to the column's length (strict SQL modes reject longer strings)."""
+    if isinstance(value, str) and field.max_length and len(value) > field.max_length:
+        return value[: field.max_length]
+    return value
+
+
+def _clip_text(value: str | None) -> str | None:
+    """``value`` cut to what a MySQL ``TEXT`` column holds, on a character boundary."""
+    if value is None or len(value) * 4 <= TEXT_MAX_BYTES:
+        return value
+    encoded = value.encode("utf-8")
+    if len(encoded) <= TEXT_MAX_BYTES:
+        return value
+    return encoded[:TEXT_MAX_BYTES].decode("utf-8", errors="ignore")
+
+
+class Inserts:
+    """INSERT statements of one table, built once per row count and reused.
+
+    peewee builds a query object and renders its SQL on every call - after JSON encoding the
+    largest CPU cost of writing a run's steps. Every column but the primary key is always
+    written (missing values get the field's default), so the SQL text depends on the row count
+    only; values go through each field's ``db_value`` as peewee's own would.
+    """
+
+    def __init__(self, database: Database, model: type[BaseModel]) -> None:
+        self.database = database
+        self.fields = [f for f in model._meta.sorted_fields if f is not model._meta.primary_key]
+        self.model = model
+        self._sql: dict[int, str] = {}
+        self.returning = is_postgres(database)
+
+    def __call__(self, rows: Sequence[Mapping[Any, Any]]) -> int:
+        """Insert ``rows``; the id of the first one."""
+        sql = self._sql.get(len(rows))
+        if sql is None:
+            blank = [dict.fromkeys(self.fields) for _ in rows]
+            sql = self._sql[len(rows)] = self.model.insert_many(blank).sql()[0]
+        params = [field.db_value(_value(row, field)) for row in rows for field in self.fields]
+        cursor = self.database.execute_sql(sql, params)
+        return int(cursor.fetchone()[0] if self.returning else cursor.lastrowid)
+
+
+def _value(row: Mapping[Any, Any], field: Field) -> Any:
+    if field in row:
+        return row[field]
+    return field.default() if callable(field.default) else field.default
+
+
+class SqlAudit:
+    """The :class:`~.audit.Audit` store on the bound peewee models, plus the trace reads.
+
+    ``database`` is the database the models are bound to (:func:`.db.bind`). Every call runs in
+    the calling thread's connection when it has one (a run holds one for its whole duration,
+    a request its own) and in a short connection context otherwise.
+
+    Per run (its :class:`~.context.RunJournal`): the next step index is counted, not selected;
+    invocations are kept in memory for the gatekeeper and the evaluation and written in one
+    multi-row INSERT per :meth:`flush`; a step's row holds only its new messages.
+    """
+
+    def __init__(self, database: Database) -> None:
+        self.database = database
+        self._calls = OpenCalls()
+        self._insert_step = Inserts(database, AgentStep)
+        self._insert_invocations = Inserts(database, ToolInvocation)
+
+    @contextmanager
+    def _writing(self, what: str, journal: RunJournal | None) -> Iterator[None]:
+        """A write of a run: on a database error, discard the connection (it may be broken: a
+        packet over ``max_allowed_packet`` closes it server-side), remember the cause in the
+        run's journal for the run lifecycle and raise :class:`AuditWriteError`."""
+        try:
+            with connection(self.database):
+                yield
+        except (DatabaseError, InterfaceError) as exc:
+            discard_connection(self.database)
+            cause = f"audit write failed ({what}): {type(exc).__name__}: {exc}"[:2000]
+            if journal is not None:
+                journal.fail(cause)
+            log.error("%s", cause)
+            raise AuditWriteError(cause) from exc
+
+    # -- the step hook --------------------------------------------------------------------
+
+    def before_model(self, start: StepStart) -> int:
+        """Note the call for the current run (nothing is written yet); return its ticket."""
+        return self._calls.open(start)
+
+    def after_model(self, ticket: int, end: StepEnd) -> int:
+        """Insert the finished step: new input messages, output, tokens, timing, status."""
+        run, start = self._calls.close(ticket)
+        journal = run.journal
+        model_input = start.model_input
+        if isinstance(model_input, Mapping) and "messages" in model_input:
+            with journal.lock:
+                previous = journal.conversations.get(start.agent_name)
+            stored: Any = stored_input(model_input, previous)
+        else:
+            previous, stored = None, model_input
+        index = journal.take_step_index()
+        row = {
+            AgentStep.run_id: run.run_id,
+            AgentStep.session_id: run.session_id,
+            AgentStep.step_index: index,
+            AgentStep.agent_name: _clip(start.agent_name, AgentStep.agent_name),
+            AgentStep.model: _clip(start.model, AgentStep.model),
+            AgentStep.model_input: stored,
+            AgentStep.model_output: end.model_output,
+            AgentStep.has_tool_call: bool(end.has_tool_call),
+            AgentStep.prompt_tokens: end.prompt_tokens,
+            AgentStep.completion_tokens: end.completion_tokens,
+            AgentStep.token_count: end.prompt_tokens + end.completion_tokens,
+            AgentStep.attempts: end.attempts,
+            AgentStep.duration_ms: end.duration_ms,
+            AgentStep.status: _clip(end.status, AgentStep.status),
+            AgentStep.error: _clip_text(end.error),
+            AgentStep.created_at: utcnow(),
+        }
+        with self._writing("agent_step insert", journal):
+            for attempt in range(STEP_INDEX_ATTEMPTS):
+                try:
+                    step_id = self._insert_step([row])
+                    break
+                except IntegrityError:
+                    # (run_id, step_index) is unique: another writer of this run (a second
+                    # process on a redelivered run) took the index; continue after its last.
+                    if attempt == STEP_INDEX_ATTEMPTS - 1:
+                        raise
+                    row[AgentStep.step_index] = index = self._after_last_step(run.run_id)
+        with journal.lock:
+            journal.steps += 1
+            journal.next_step_index = max(journal.next_step_index, index + 1)
+            if isinstance(model_input, Mapping) and "messages" in model_input:
+                journal.conversations[start.agent_name] = (index, list(model_input["messages"]))
+        return step_id
+
+    def _after_last_step(self, run_id: str) -> int:
+        last = (
+            AgentStep.select(AgentStep.step_index)
+            .where(AgentStep.run_id == run_id)
+            .order_by(AgentStep.step_index.desc())
+            .limit(1)
+            .scalar()
+        )
+        return 0 if last is None else int(last) + 1
+
+    # -- the invocation recorder ----------------------------------------------------------
+
+    def record(self, draft: InvocationDraft) -> str:
+        """Keep an invocation of the current run (written at the next :meth:`flush`)."""
+        run = current_run()
+        invocation_id = new_invocation_id()
+        row = {
+            ToolInvocation.invocation_id: invocation_id,
+            ToolInvocation.run_id: run.run_id,
+            ToolInvocation.session_id: run.session_id,
+            ToolInvocation.step: draft.step_id,
+            ToolInvocation.agent_name: _clip(draft.agent_name, ToolInvocation.agent_name),
+            ToolInvocation.tool_name: _clip(draft.tool_name, ToolInvocation.tool_name),
+            ToolInvocation.arguments: draft.arguments,
+            ToolInvocation.raw_output: draft.raw_output,
+            ToolInvocation.status: _clip(draft.status, ToolInvocation.status),
+            ToolInvocation.error_message: _clip_text(draft.error_message),
+            ToolInvocation.duration_ms: draft.duration_ms,
+            ToolInvocation.retrieval_details: draft.retrieval_details,
+            ToolInvocation.created_at: utcnow(),
+        }
+        with run.journal.lock:
+            run.journal.invocations.append(invocation_record(invocation_id, run.run_id, draft))
+            run.journal.pending.append(row)
+        return invocation_id
+
+    def flush(self) -> None:
+        """Write the current run's pending invocations in one multi-row INSERT."""
+        run = current_run_or_none()
+        if run is None:
+            return
+        with run.journal.lock:
+            rows, run.journal.pending = run.journal.pending, []
+        if not rows:
+            return
+        with self._writing("tool_invocation insert", run.journal):
+            self._insert_invocations(rows)
+
+    def attach_evidence(self, refs: Mapping[str, list[dict[str, Any]]]) -> None:
+        """Store on each invocation the verified evidence cited from it, in one UPDATE."""
+        if not refs:
+            return
+        self.flush()
+        ids = list(refs)
+        value = Case(
+            ToolInvocation.invocation_id,
+            [
+                (invocation_id, ToolInvocation.evidence_refs.db_value(refs[invocation_id]))
+                for invocation_id in ids
+            ],
+        )
+        with connection(self.database):
+            (
+                ToolInvocation.update({ToolInvocation.evidence_refs: value})
+                .where(ToolInvocation.invocation_id.in_(ids))
+                .execute()
+            )
+
+    def invocations_for_run(self, run_id: str) -> Sequence[InvocationRecord]:
+        """Invocations of ``run_id`` in creation order: from memory for the current run."""
+        run = current_run_or_none()
+        if run is not None and run.run_id == run_id:
+            with run.journal.lock:
+                return list(run.journal.invocations)
+        query = (
+            ToolInvocation.select(
+                ToolInvocation.invocation_id,
+                ToolInvocation.run_id,
+                ToolInvocation.tool_name,
+                ToolInvocation.status,
+                ToolInvocation.raw_output,
+                ToolInvocation.arguments,
+            )
+            .where(ToolInvocation.run_id == run_id)
+            .order_by(ToolInvocation.id)
+        )
+        with connection(self.database):
+            rows = list(query)
+        return [
+            InvocationRecord(
+                invocation_id=row.invocation_id,
+                run_id=row.run_id,
+                tool_name=row.tool_name,
+                status=row.status,
+                raw_output=row.raw_output,
+                arguments=row.arguments or {},
+            )
+            for row in rows
+        ]
+
+    # -- trace reads: one query each, whatever the size of the run -------------------------
+
+    def steps_for_run(self, run_id: str) -> list[AgentStep]:
+        """Steps of ``run_id`` ordered by step index."""
+        query = AgentStep.select().where(AgentStep.run_id == run_id).order_by(AgentStep.step_index)
+        with connection(self.database):
+            return list(query)
+
+    def invocations_rows_for_run(self, run_id: str) -> list[ToolInvocation]:
+        """Invocation rows of ``run_id`` ordered by id; read ``step_id``, never ``.step``."""
+        query = (
+            ToolInvocation.select()
+            .where(ToolInvocation.run_id == run_id)
+            .order_by(ToolInvocation.id)
+        )
+        with connection(self.database):
+            return list(query)
+
+    def counts_for_run(self, run_id: str) -> tuple[int, int]:
+        """``(step_count, tool_count)`` of ``run_id``."""
+        with connection(self.database):
+            steps = AgentStep.select().where(AgentStep.run_id == run_id).count()
+            tools = ToolInvocation.select().where(ToolInvocation.run_id == run_id).count()
+        return int(steps), int(tools)

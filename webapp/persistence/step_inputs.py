@@ -1,0 +1,62 @@
+"""A step stores only its new messages; the trace rebuilds each step's full model input.
+
+An agent's ReAct loop sends the whole conversation on every call, so storing every step's full
+input makes a run's bytes grow with the square of its rounds. Instead a step whose messages
+begin with those of the same agent's previous step stores the rest only, and says so::
+
+    {"messages": [<new messages>], "continues": {"step_index": 3, "messages": 5}, ...}
+
+meaning: the first 5 messages of step 3's (rebuilt) input, then these. Stored bytes are then
+linear in the number of steps. :func:`rebuild_inputs` restores the full inputs of a run's steps,
+in step order; a step without ``continues`` is stored whole.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+CONTINUES = "continues"
+
+
+def common_prefix(previous: Sequence[Any], messages: Sequence[Any]) -> int:
+    """How many leading messages ``messages`` shares with ``previous``."""
+    shared = 0
+    for old, new in zip(previous, messages, strict=False):
+        if old != new:
+            break
+        shared += 1
+    return shared
+
+
+def stored_input(
+    model_input: Mapping[str, Any], previous: tuple[int, Sequence[Any]] | None
+) -> dict[str, Any]:
+    """What a step stores of ``model_input`` after ``previous`` ``(step index, messages)``."""
+    stored = dict(model_input)
+    messages = list(model_input.get("messages") or [])
+    shared = common_prefix(previous[1], messages) if previous is not None else 0
+    if previous is not None and shared:
+        stored["messages"] = messages[shared:]
+        stored[CONTINUES] = {"step_index": previous[0], "messages": shared}
+    return stored
+
+
+def rebuild_inputs(steps: Sequence[dict[str, Any]], key: str = "model_input") -> None:
+    """Replace, in place, each step's stored ``key`` by its full input (steps in index order).
+
+    A step continuing one that is missing (a partial page) keeps its stored form.
+    """
+    full: dict[int, list[Any]] = {}
+    for step in steps:
+        stored = step.get(key)
+        if not isinstance(stored, dict):
+            continue
+        link = stored.get(CONTINUES)
+        messages = list(stored.get("messages") or [])
+        if isinstance(link, Mapping) and link.get("step_index") in full:
+            messages = full[int(link["step_index"])][: int(link.get("messages", 0))] + messages
+            step[key] = {k: v for k, v in stored.items() if k != CONTINUES} | {"messages": messages}
+        elif isinstance(link, Mapping):
+            continue  # its base is not here: neither it nor its continuations can be rebuilt
+        full[int(step.get("step_index", -1))] = messages

@@ -1,0 +1,109 @@
+"""The run lifecycle in order, for chat and AIOps runs alike (seed 000 section 2, steps 2-9).
+
+:meth:`RunLifecycle.execute` opens the run's :class:`~webapp.persistence.context.RunContext` and
+one database connection for the run's whole duration, then, in order:
+
+1. claims the run (PENDING -> RUNNING, one conditional UPDATE: a redelivered run is not
+   executed twice - the stored outcome is returned instead);
+2. runs ``work(run)`` - the flow, whose steps and invocations go to the run's journal and rows;
+3. writes what the audit store still holds back (:meth:`Audit.flush`);
+4. fails the run if any audit write failed while it ran (its record would be incomplete);
+5. saves the Finish with the step and tool counts the journal kept (no COUNT queries) and the
+   duration, retried on a fresh connection (:meth:`RunStore.finish`);
+6. on anything unhandled, saves FAILED with the cause, ``failed_trace`` and the duration,
+   best-effort. The context is always reset.
+
+The run store (:class:`~webapp.persistence.runs.RunStore`) only reads and writes rows.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Callable
+from dataclasses import replace
+from typing import Any
+
+from ..persistence.audit import Audit
+from ..persistence.context import RunContext, run_scope
+from ..persistence.runs import FAILED, Finish, RunStore
+
+log = logging.getLogger(__name__)
+
+
+class AuditWriteFailed(Exception):
+    """A step or invocation row of the run could not be written: the run cannot be trusted."""
+
+
+class RunLifecycle:
+    """Executes started runs: claim, work, flush, check, finish - or fail."""
+
+    def __init__(self, runs: RunStore, audit: Audit) -> None:
+        self.runs = runs
+        self.audit = audit
+
+    def execute(
+        self,
+        session_id: str,
+        run_id: str,
+        work: Callable[[RunContext], Finish],
+        *,
+        failed_trace: dict[str, Any] | None = None,
+    ) -> Finish:
+        """Run ``work`` as the run ``run_id`` and save its outcome; never raises."""
+        started = time.perf_counter()
+        with run_scope(session_id, run_id) as run, self.runs.database.connection_context():
+            try:
+                if not self.runs.claim(run_id):
+                    return self._stored(run_id)
+                finish = work(run)
+                self._flush(run)
+                fault = run.journal.take_failure()
+                if fault is not None:
+                    raise AuditWriteFailed(fault)
+                steps, tools = run.journal.counts()
+                finish = replace(
+                    finish, step_count=steps, tool_count=tools, duration_ms=_elapsed_ms(started)
+                )
+                self.runs.finish(run_id, finish)
+            except Exception as exc:
+                log.exception("run %s failed", run_id)
+                run.journal.take_failure()
+                finish = Finish(
+                    FAILED,
+                    None,
+                    error_message=str(exc)
+                    if isinstance(exc, AuditWriteFailed)
+                    else f"{type(exc).__name__}: {exc}",
+                    orchestration_trace=failed_trace,
+                    duration_ms=_elapsed_ms(started),
+                )
+                self.runs.fail_best_effort(run_id, finish)
+        return finish
+
+    def _flush(self, run: RunContext) -> None:
+        """Write the held-back rows; a failure is in the journal (step 4 reports it)."""
+        try:
+            self.audit.flush()
+        except Exception as exc:
+            run.journal.fail(f"audit write failed (flush): {type(exc).__name__}: {exc}"[:2000])
+
+    def _stored(self, run_id: str) -> Finish:
+        row = self.runs.status(run_id)
+        if row is None:
+            return Finish(FAILED, None, error_message=f"run {run_id} does not exist")
+        log.info("run %s is already %s: not executed again", run_id, row.status)
+        return Finish(
+            row.status,
+            row.answer,
+            bool(row.degraded),
+            row.error_message,
+            step_count=row.step_count,
+            tool_count=row.tool_count,
+            duration_ms=row.duration_ms or 0,
+            replayed=True,
+        )
+
+
+def _elapsed_ms(started: float) -> int:
+    return int((time.perf_counter() - started) * 1000)
