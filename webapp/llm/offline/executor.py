@@ -1,9 +1,22 @@
-"""The offline executor: run the plan, follow what the outputs point at, bind claims to them.
+"""The offline executor: analyse each service, follow what the data names, bind claims to it.
 
-Rounds (each a model call in the ReAct loop): 1) the plan's queries; 2) follow-ups the outputs
-suggest - metrics whose names share words with the new log patterns, the log lines around the
-onset (looking for a change), and the runbooks for the pattern; 3) the final evidence JSON.
-Claims state only what an output shows and bind to the exact path and text that shows it.
+Rounds (each a model call in the ReAct loop, every tool output recorded and citable):
+
+1. the plan's queries - ``detect_anomalies`` and ``log_patterns`` for each service in scope;
+2. for each service with a significant symptom: its ERROR/WARN lines from its onset on (the
+   services they name are its dependencies, as the data says) and its INFO lines' rare
+   templates around the onset (a deploy, a job start: events);
+3. the same analysis for each named dependency, then its lines, and so on down the chain,
+   while the tool budget lasts; a runbook lookup for the cause kind found comes last;
+4. the final ``executor_evidence_v2``.
+
+Reasoning (no fixed ratio anywhere): a signal moved when ``detect_anomalies`` found a
+change point whose robust z against the baseline before it is significant (see
+``webapp.analysis.onsets``). A service is healthy when none of its symptoms moved. In a
+cascade the culprit is the service along the named-dependency chain whose trouble began first
+(no later than ``ORIGIN_SLACK`` after its caller's, no earlier than ``ORIGIN_LOOKBACK``
+before); the cause kind comes from ``causes.classify`` over the culprit's and its callers'
+evidence. Claims are rendered by ``claims`` kinds and bound to exact leaves of the outputs.
 """
 
 from __future__ import annotations
@@ -11,163 +24,217 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Sequence
-from datetime import timedelta
-from functools import cache
+from datetime import datetime, timedelta
 from typing import Any
 
-from .analysis import Pattern, Shift, change_events, linked_metrics, metric_shift, new_patterns
+from ..react import Budget
+from . import claims as kinds
+from .causes import Item, Match, classify
 from .conversation import Catalog, Done
-from .question import iso, parse_time, question_window
+from .findings import Reading, Signal, Template, readings
+from .question import iso
 
-MAX_FOLLOW_UP_ROUNDS = 2
+#: Follow-up rounds after the plan's (the ReAct loop allows six tool rounds in all).
+MAX_FOLLOW_UP_ROUNDS = 5
+#: Tool calls the executor may make in one run (the ReAct loop's default budget).
+TOOL_CALLS = Budget().max_tool_calls
+#: A dependency's trouble must begin no later than this after its caller's to be the origin:
+#: onsets are found per bucket (up to three minutes at the default six-hour range).
+ORIGIN_SLACK = timedelta(minutes=5)
+#: ... and no earlier than this before it (an older change elsewhere is another story).
+ORIGIN_LOOKBACK = timedelta(minutes=90)
+#: Lines read for names of other services: from just before the onset to the window's end
+#: (the newest ``NAMES_LIMIT``), or this long when the window is not known.
+NAMES_BEFORE = timedelta(minutes=1)
+NAMES_WINDOW = timedelta(minutes=30)
+NAMES_LIMIT = 200
+#: INFO lines read for rare events: this long before the onset and after it.
+EVENTS_BEFORE = timedelta(minutes=10)
+EVENTS_AFTER = timedelta(minutes=3)
+#: Dependencies followed per service (the most often named first).
+MAX_DEPENDENCIES = 2
+#: Claims per service: the most significant symptoms and the new log messages.
+MAX_MOVED = 3
+MAX_NEW_LOGS = 2
+MAX_EVENTS = 2
+MAX_STEPS = 3
 _ACTION_SECTION = re.compile(r"mitigat|remediat|fix|action|resolution|recover", re.I)
+_ANALYSIS = ("detect_anomalies", "log_patterns")
+
+
+def first_round(queries: Sequence[dict[str, Any]], catalog: Catalog) -> list[dict[str, Any]]:
+    """The plan's queries the model may call, each once, within the tool budget."""
+    seen: list[tuple[str, str]] = []
+    kept = []
+    for query in queries:
+        key = (str(query.get("tool", "")), json.dumps(query.get("arguments", {}), sort_keys=True))
+        if catalog.has(key[0]) and key not in seen:
+            seen.append(key)
+            kept.append(query)
+    return kept[:TOOL_CALLS]
 
 
 class Investigation:
-    """What the tool results of one executor conversation show."""
+    """What the tool results of one executor conversation show, and what to ask next."""
 
     def __init__(self, request: dict[str, Any], catalog: Catalog, done: Sequence[Done]) -> None:
         self.request = request
         self.catalog = catalog
+        self.calls_made = len(done)
+        self.made = [(d.tool, d.arguments) for d in done]
         self.done = [d for d in done if d.status == "SUCCESS"]
-        self.window = question_window(
-            str(request.get("question", "")), request.get("reference_time")
-        )
-        self.split = iso(self.window.split)
-        self.services = _ordered(
-            d.arguments.get("service")
-            for d in self.done
-            if d.tool in ("query_logs", "query_metrics")
-        )
+        self.readings = readings(self.done, catalog.services, catalog.aliases)
+        self.asked = _ordered(
+            str(q.get("arguments", {}).get("service", ""))
+            for q in (request.get("plan") or {}).get("queries", [])
+        ) or list(self.readings)
 
-    def _logs(self, service: str, level: str, *, after: bool) -> Done | None:
+    # -- the window -----------------------------------------------------------------------
+    def window(self) -> dict[str, str]:
+        """The analysis window of the first asked service's ``detect_anomalies`` (if stated)."""
         for d in self.done:
-            args = d.arguments
-            if (
-                d.tool == "query_logs"
-                and args.get("service") == service
-                and args.get("level") == level
-            ):
-                starts_at_split = args.get("start") == self.split
-                if starts_at_split == after and args.get("end") != args.get("start"):
-                    return d
-        return None
+            if d.tool == "detect_anomalies":
+                return {k: d.arguments[k] for k in ("start", "end") if d.arguments.get(k)}
+        return {}
 
-    @cache  # noqa: B019 - an Investigation lives for one model call
-    def patterns(self, service: str) -> list[Pattern]:
-        """The two most frequent new ERROR patterns and new WARN patterns of ``service``."""
-        found = []
-        for level in ("ERROR", "WARN"):
-            after = self._logs(service, level, after=True)
-            if after is not None:
-                found += new_patterns(after, self._logs(service, level, after=False))[:2]
-        return found
-
-    @cache  # noqa: B019
-    def shifts(self, service: str) -> list[Shift]:
-        """Metrics of ``service`` that moved across the split."""
-        found = []
-        for d in self.done:
-            if d.tool == "query_metrics" and d.arguments.get("service") == service:
-                shift = metric_shift(d, self.split)
-                if shift is not None:
-                    found.append(shift)
-        return found
-
-    def onset(self, service: str) -> str:
-        """When the trouble began: the earliest metric onset, else the question's split."""
-        onsets = [s.onset_time for s in self.shifts(service) if s.onset_time]
-        return min(onsets) if onsets else self.split
-
-    def dependencies(self, service: str) -> list[tuple[Pattern, str]]:
-        """Other known services that ``service``'s new patterns name."""
-        found: dict[str, Pattern] = {}
-        for pattern in self.patterns(service):
-            for other in self.catalog.services:
-                if other != service and other.lower() in pattern.example.lower():
-                    found.setdefault(other, pattern)
-        return [(pattern, other) for other, pattern in found.items()]
-
-    def follow_ups(self) -> list[dict[str, Any]]:
-        """Queries the results so far call for, minus those already made."""
-        wanted: list[dict[str, Any]] = []
-        for service in self.services:
-            patterns = self.patterns(service)
-            texts = [p.example for p in patterns]
-            for metric in linked_metrics(texts, self.catalog.metrics_of(service))[:3]:
-                wanted.append(
-                    {
-                        "tool": "query_metrics",
-                        "arguments": {
-                            "service": service,
-                            "metric": metric,
-                            "start": iso(self.window.before()[0]),
-                            "end": iso(self.window.end),
-                        },
-                    }
-                )
-            full = self.request.get("mode") != "EVIDENCE_GAP_ONLY"
-            if patterns and full and service == self.services[0]:
-                onset = parse_time(self.onset(service)) or self.window.split
-                wanted.append(
-                    {
-                        "tool": "query_logs",
-                        "arguments": {
-                            "service": service,
-                            "level": "INFO",
-                            "start": iso(onset - timedelta(minutes=3)),
-                            "end": iso(onset + timedelta(minutes=1)),
-                            "limit": 200,
-                        },
-                    }
-                )
-                query = _knowledge_query(patterns[0], self.shifts(service))
-                wanted.append(
-                    {"tool": "lookup_knowledge", "arguments": {"query": query, "top_k": 5}}
-                )
-        title = self.runbook_title()
-        if title and self.runbook_actions() is None:
-            wanted.append(
-                {
-                    "tool": "lookup_knowledge",
-                    "arguments": {"query": f"{title} mitigation remediation", "top_k": 3},
-                }
-            )
-        made = [(d.tool, d.arguments) for d in self.done]
-        return [
-            w
-            for w in wanted
-            if (w["tool"], w["arguments"]) not in made and self.catalog.has(w["tool"])
+    # -- following the data ---------------------------------------------------------------
+    def dependencies(self, service: str) -> list[str]:
+        """Known services named by ``service``'s lines, most often named first."""
+        reading = self.readings.get(service)
+        if reading is None:
+            return []
+        ranked = sorted(reading.mentions.items(), key=lambda kv: (-len(kv[1]), kv[0]))
+        return [other for other, _ in ranked if other in self.catalog.services][
+            :MAX_DEPENDENCIES
         ]
 
-    def _knowledge(self) -> list[tuple[Done, list[dict[str, Any]]]]:
+    def chain_services(self) -> list[str]:
+        """The asked services, then every dependency found from them, breadth first."""
+        order = list(self.asked)
+        for service in order:
+            for dep in self.dependencies(service):
+                if dep not in order:
+                    order.append(dep)
+        return order
+
+    def follow_ups(self) -> list[dict[str, Any]]:
+        """The next round's calls (none already made), within the tool budget."""
+        wanted: list[dict[str, Any]] = []
+        for service in self.chain_services():
+            reading = self.readings.get(service)
+            if reading is None or reading.detect is None:
+                wanted += self._analyse(service)
+                continue
+            onset = reading.onset
+            if onset is None:
+                continue
+            if not reading.logs_read:
+                wanted += self._lines(reading, onset)
+            if not reading.events:
+                wanted.append(self._events(service, onset))
+        if not wanted:
+            wanted = self._knowledge()
+        room = TOOL_CALLS - self.calls_made
+        fresh = [
+            w
+            for w in wanted
+            if (w["tool"], w["arguments"]) not in self.made and self.catalog.has(w["tool"])
+        ]
+        return fresh[: max(room, 0)]
+
+    def _analyse(self, service: str) -> list[dict[str, Any]]:
+        arguments = {"service": service, **self.window()}
+        return [{"tool": tool, "arguments": dict(arguments)} for tool in _ANALYSIS]
+
+    def _lines(self, reading: Reading, onset: datetime) -> list[dict[str, Any]]:
+        """ERROR and WARN lines from the onset on, for the levels whose lines moved (or both)."""
+        levels = ["ERROR"] + [s.signal for s in reading.symptoms if s.kind == "log_rate"]
+        return [
+            {
+                "tool": "query_logs",
+                "arguments": {
+                    "service": reading.service,
+                    "level": level,
+                    "start": iso(onset - NAMES_BEFORE),
+                    "end": _window_end(reading) or iso(onset + NAMES_WINDOW),
+                    "limit": NAMES_LIMIT,
+                },
+            }
+            for level in sorted(set(levels) & {"ERROR", "WARN"}) or ["ERROR"]
+        ]
+
+    def _events(self, service: str, onset: datetime) -> dict[str, Any]:
+        return {
+            "tool": "log_patterns",
+            "arguments": {
+                "service": service,
+                "level": "INFO",
+                "start": iso(onset - EVENTS_BEFORE),
+                "end": iso(onset + EVENTS_AFTER),
+            },
+        }
+
+    def _knowledge(self) -> list[dict[str, Any]]:
+        if self.request.get("mode") == "EVIDENCE_GAP_ONLY" or self.knowledge():
+            return []
+        matches = [m for s in self.asked if (m := self.diagnosis(s)[1]) is not None]
+        if not matches:
+            return []
+        query = " ".join(dict.fromkeys(m.kind.label for m in matches))
+        return [{"tool": "lookup_knowledge", "arguments": {"query": query[:300], "top_k": 5}}]
+
+    # -- conclusions ----------------------------------------------------------------------
+    def chain(self, service: str) -> list[Reading]:
+        """``service`` and the dependencies, hop by hop, whose trouble began no later than
+        their caller's: the last is the culprit. Empty when ``service`` has no symptom."""
+        current = self.readings.get(service)
+        if current is None or current.onset is None:
+            return []
+        path = [current]
+        while True:
+            onset = current.onset
+            assert onset is not None
+            candidates = [
+                dep
+                for name in self.dependencies(current.service)
+                if all(name != r.service for r in path)
+                and (dep := self.readings.get(name)) is not None
+                and dep.onset is not None
+                and onset - ORIGIN_LOOKBACK <= dep.onset <= onset + ORIGIN_SLACK
+            ]
+            if not candidates:
+                return path
+            current = min(candidates, key=lambda r: (r.onset, r.service))
+            path.append(current)
+
+    def diagnosis(self, service: str) -> tuple[Reading | None, Match | None]:
+        """``service``'s culprit and the cause kind its evidence indicates."""
+        path = self.chain(service)
+        if not path:
+            return None, None
+        culprit = path[-1]
+        items: list[Item] = []
+        for reading in _unique([culprit, self.readings[service]]):
+            own = reading is culprit
+            items += [Item("metric", s.signal, own) for s in reading.signals if s.kind == "metric"]
+            items += [Item("log", s.signal, own) for s in reading.symptoms if s.kind == "log_pattern"]
+            items += [Item("log", t.template, own) for t in reading.new_templates()]
+            items += [Item("event", t.example, own) for t in reading.events]
+        return culprit, classify(items)
+
+    def knowledge(self) -> list[tuple[Done, list[dict[str, Any]]]]:
+        """The knowledge lookups that found documents."""
         return [
             (d, list((d.result or {}).get("documents") or []))
             for d in self.done
             if d.tool == "lookup_knowledge" and (d.result or {}).get("documents")
         ]
 
-    def runbook_title(self) -> str | None:
-        """The title of the best runbook of the first lookup that found one."""
-        for _, documents in self._knowledge():
-            return str(documents[0].get("title", "")).split(" > ")[0] or None
-        return None
 
-    def runbook_actions(self) -> tuple[Done, int, list[str]] | None:
-        """The action steps of that runbook, from whichever lookup returned them."""
-        title = self.runbook_title()
-        for done, documents in self._knowledge():
-            for index, doc in enumerate(documents):
-                heading = str(doc.get("title", ""))
-                if heading.split(" > ")[0] == title and _ACTION_SECTION.search(heading):
-                    steps = [
-                        line.strip()[2:].strip()
-                        for line in str(doc.get("content", "")).splitlines()
-                        if re.match(r"\s*[-*]\s", line)
-                    ]
-                    if steps:
-                        return done, index, steps
-        return None
+def _window_end(reading: Reading) -> str | None:
+    result = reading.detect.result if reading.detect is not None else None
+    window = result.get("window") if isinstance(result, dict) else None
+    return str(window["end"]) if isinstance(window, dict) and window.get("end") else None
 
 
 def _ordered(values: Any) -> list[str]:
@@ -178,28 +245,35 @@ def _ordered(values: Any) -> list[str]:
     return seen
 
 
-def _knowledge_query(pattern: Pattern, shifts: Sequence[Shift]) -> str:
-    words = re.findall(r"[A-Za-z][A-Za-z]{2,}", pattern.template)
-    symptom = " ".join(f"{s.metric.replace('_', ' ')} {s.direction}" for s in shifts[:2])
-    return " ".join(dict.fromkeys(words[:24])) + " " + symptom
+def _unique(items: Sequence[Reading]) -> list[Reading]:
+    out: list[Reading] = []
+    for item in items:
+        if all(item is not o for o in out):
+            out.append(item)
+    return out
 
 
 class ClaimWriter:
-    """Numbers claims and keeps their statements in the shapes the verifier and composer read."""
+    """Numbers claims; each is rendered by its kind and bound to exact leaves."""
 
     def __init__(self, first: int = 1) -> None:
         self.claims: list[dict[str, Any]] = []
         self.next = first
+        self.written: set[str] = set()
 
     def add(
-        self, statement: str, bindings: list[tuple[str, str, Any]], critical: bool = True
+        self, kind: kinds.ClaimKind, bindings: list[tuple[str, str, Any]], **fields: object
     ) -> None:
-        """Add a claim bound to ``(invocation_id, raw_path, excerpt)`` triples."""
+        """Add a claim of ``kind`` bound to ``(invocation_id, raw_path, excerpt)`` triples."""
+        statement = kind.render(**fields)
+        if statement in self.written or not bindings:
+            return
+        self.written.add(statement)
         self.claims.append(
             {
                 "claim_id": f"C{self.next}",
                 "statement": statement,
-                "critical": critical,
+                "critical": kind.critical,
                 "bindings": [
                     {"source_invocation_id": i, "raw_path": p, "evidence_excerpt": _text(e)}
                     for i, p, e in bindings
@@ -217,74 +291,170 @@ def _text(value: Any) -> str:
     )
 
 
-def _fmt(value: float) -> str:
+def _number(value: Any) -> str:
     # The same text the gatekeeper renders the value as, so the statement quotes it exactly.
     return json.dumps(value)
 
 
-def write_claims(inv: Investigation, writer: ClaimWriter) -> None:
-    """Claims for every service the results cover, in the order they were investigated."""
-    for service in inv.services:
-        shifts, patterns = inv.shifts(service), inv.patterns(service)
-        for shift in shifts:
-            _shift_claim(service, shift, writer)
-        for pattern in patterns:
-            bindings: list[tuple[str, str, Any]] = [
-                (
-                    pattern.invocation_id,
-                    f"$.records[{pattern.record_index}].message",
-                    pattern.example,
-                ),
-                (pattern.invocation_id, "$.total", pattern.total_after),
-            ]
-            if pattern.before_invocation_id:
-                bindings.append((pattern.before_invocation_id, "$.total", pattern.total_before))
-            writer.add(
-                f"{service} logged {pattern.total_after} {pattern.level} lines since {inv.split} "
-                f"(vs {pattern.total_before} in the hour before); a new one reads: "
-                f'"{pattern.example}"',
-                bindings,
-            )
-        for pattern, other in inv.dependencies(service):
-            excerpt = _around(pattern.example, other)
-            writer.add(
-                f"{service}'s new {pattern.level} lines name {other} as the dependency "
-                f'involved: "{excerpt}"',
-                [(pattern.invocation_id, f"$.records[{pattern.record_index}].message", excerpt)],
-            )
-        _change_claims(inv, service, patterns, writer)
-        if not shifts and not patterns:
-            _healthy_claims(inv, service, writer)
-    _runbook_claims(inv, writer)
+def _clock(moment: datetime) -> str:
+    return moment.strftime("%Y-%m-%d %H:%M UTC")
 
 
-def _shift_claim(service: str, shift: Shift, writer: ClaimWriter) -> None:
-    """``<service> <metric> rose from <v> <unit> at <t> to <peak> <unit>, starting around <t>``.
+def _signal_binding(signal: Signal) -> tuple[str, str, Any]:
+    return (signal.invocation_id, signal.path, signal.signal)
 
-    Every number and time stated is in a bound leaf: the baseline point, the summary's
-    extreme and the first point past the midpoint (the onset).
-    """
-    bindings: list[tuple[str, str, Any]] = [
-        (shift.invocation_id, f"$.series[0].points[{shift.baseline_index}]", shift.baseline_point),
-        (shift.invocation_id, shift.extreme_path, shift.extreme),
-    ]
-    onset = ""
-    if shift.onset_index is not None and shift.onset_point is not None:
-        bindings.append(
-            (shift.invocation_id, f"$.series[0].points[{shift.onset_index}]", shift.onset_point)
-        )
-        onset = f", starting around {shift.onset_time}"
+
+def _moved(writer: ClaimWriter, signal: Signal) -> None:
+    raw = signal.raw
     writer.add(
-        f"{service} {shift.metric} {shift.direction} from {_fmt(shift.baseline)} {shift.unit} "
-        f"at {shift.baseline_point[0]} to {_fmt(shift.extreme)} {shift.unit}{onset}",
-        bindings,
+        kinds.MOVED,
+        [_signal_binding(signal)],
+        service=signal.service,
+        signal=signal.signal,
+        direction=str(raw.get("direction", "")),
+        onset=_clock(signal.onset),
+        incident=_number((raw.get("incident") or {}).get("median")),
+        baseline=_number((raw.get("baseline") or {}).get("median")),
+        change=str(raw.get("change", "")),
+        z=_number(raw.get("significance")),
     )
 
 
+def _top_symptoms(reading: Reading) -> list[Signal]:
+    """The most significant symptoms, metrics first (they carry the magnitudes)."""
+    ranked = sorted(
+        reading.symptoms, key=lambda s: (s.kind != "metric", -s.significance, s.onset, s.signal)
+    )
+    return ranked[:MAX_MOVED]
+
+
+def _new_logs(writer: ClaimWriter, template: Template) -> None:
+    writer.add(
+        kinds.NEW_LOGS,
+        [
+            (template.invocation_id, template.example_path, template.example),
+            (
+                template.invocation_id,
+                f"$.patterns[{template.index}].count_after",
+                template.raw.get("count_after"),
+            ),
+            (
+                template.invocation_id,
+                f"$.patterns[{template.index}].first_seen",
+                template.raw.get("first_seen"),
+            ),
+        ],
+        service=template.service,
+        count=_number(template.raw.get("count_after")),
+        first_seen=str(template.raw.get("first_seen", "")),
+        example=template.example,
+    )
+
+
+def _event(writer: ClaimWriter, template: Template) -> None:
+    writer.add(
+        kinds.EVENT,
+        [
+            (template.invocation_id, template.example_path, template.example),
+            (
+                template.invocation_id,
+                f"$.patterns[{template.index}].first_seen",
+                template.raw.get("first_seen"),
+            ),
+        ],
+        service=template.service,
+        time=str(template.raw.get("first_seen", "")),
+        message=template.example,
+    )
+
+
+def _steady(writer: ClaimWriter, reading: Reading) -> None:
+    detect = reading.detect
+    result = detect.result if detect is not None and isinstance(detect.result, dict) else None
+    if detect is None or result is None:
+        return
+    window = result.get("window") or {}
+    writer.add(
+        kinds.STEADY,
+        [
+            (detect.invocation_id, "$.healthy_signals", result.get("healthy_signals")),
+            (detect.invocation_id, "$.window.start", window.get("start")),
+            (detect.invocation_id, "$.window.end", window.get("end")),
+        ],
+        service=reading.service,
+        count=_number(result.get("healthy_signals")),
+        start=str(window.get("start", "")),
+        end=str(window.get("end", "")),
+    )
+
+
+def _cause(writer: ClaimWriter, culprit: Reading, match: Match, readings_: list[Reading]) -> None:
+    """``<culprit> shows the signs of <kind>: <matched metrics>``, bound to every matched item."""
+    bindings: list[tuple[str, str, Any]] = []
+    names: list[str] = []
+    for reading in readings_:
+        for signal in reading.signals:
+            if signal.kind == "metric" and any(
+                i.kind == "metric" and i.text == signal.signal for i in match.items
+            ):
+                bindings.append(_signal_binding(signal))
+                if reading is culprit:
+                    names.append(signal.signal)
+        for template in [*reading.new_templates(), *reading.events]:
+            if any(i.kind in ("log", "event") and i.text in (template.template, template.example)
+                   for i in match.items):
+                bindings.append((template.invocation_id, template.example_path, template.example))
+        for signal in reading.symptoms:
+            if signal.kind == "log_pattern" and any(
+                i.kind == "log" and i.text == signal.signal for i in match.items
+            ):
+                bindings.append(_signal_binding(signal))
+    if culprit.detect is not None:
+        bindings.append((culprit.detect.invocation_id, "$.window.start",
+                         (culprit.detect.result or {}).get("window", {}).get("start")))
+    signs = ", ".join(dict.fromkeys(names)) or "its log messages"
+    writer.add(kinds.CAUSE, bindings[:8], culprit=culprit.service, mechanism=match.kind.label,
+               signals=signs)
+
+
+def _origin(writer: ClaimWriter, culprit: Reading, victim: Reading) -> None:
+    first, theirs = culprit.first, victim.first
+    if first is None or theirs is None:
+        return
+    writer.add(
+        kinds.ORIGIN,
+        [_signal_binding(first), _signal_binding(theirs)],
+        culprit=culprit.service,
+        signal=first.signal,
+        onset=_clock(first.onset),
+        victim=victim.service,
+        victim_onset=_clock(theirs.onset),
+    )
+
+
+def _names(writer: ClaimWriter, path: Sequence[Reading]) -> None:
+    """Each hop of the chain: the line by which a service names the next one."""
+    for caller, callee in zip(path, path[1:], strict=False):
+        named = [
+            m for m in caller.mentions.get(callee.service, [])
+            if callee.service.lower() in m.message.lower()
+        ]
+        for mention in named[:1]:
+            excerpt = _around(mention.message, callee.service)
+            writer.add(
+                kinds.NAMES,
+                [(mention.invocation_id, mention.path, excerpt)],
+                service=caller.service,
+                dependency=callee.service,
+                excerpt=excerpt,
+            )
+
+
 def _around(message: str, name: str, width: int = 60) -> str:
-    """The text around ``name`` in ``message``, cut at whitespace so it starts and ends on a
-    token boundary (the gatekeeper's rule for a substring excerpt)."""
-    at = message.lower().index(name.lower())
+    """The text around ``name`` in ``message``, cut at whitespace (a token boundary)."""
+    at = message.lower().find(name.lower())
+    if at < 0:
+        return message
     start, end = max(0, at - width), min(len(message), at + len(name) + width)
     while start > 0 and not message[start - 1].isspace():
         start -= 1
@@ -293,68 +463,65 @@ def _around(message: str, name: str, width: int = 60) -> str:
     return message[start:end].strip()
 
 
-def _change_claims(
-    inv: Investigation, service: str, patterns: list[Pattern], writer: ClaimWriter
-) -> None:
-    if not patterns:
-        return
-    for d in inv.done:
-        if (
-            d.tool == "query_logs"
-            and d.arguments.get("service") == service
-            and d.arguments.get("level") == "INFO"
-        ):
-            for index, message in change_events(d)[:1]:
-                writer.add(
-                    f'{service} logged a change shortly before the new errors began: "{message}"',
-                    [(d.invocation_id, f"$.records[{index}].message", message)],
-                )
+def _events_first(reading: Reading, match: Match | None) -> list[Template]:
+    """Rare lines around the onset, those that are signs of the cause kind first."""
+    matched = {i.text for i in match.items if i.kind == "event"} if match else set()
+    ranked = sorted(reading.events, key=lambda t: (t.example not in matched, t.index))
+    return [t for t in ranked if t.example in matched][:MAX_EVENTS]
 
 
-def _healthy_claims(inv: Investigation, service: str, writer: ClaimWriter) -> None:
-    errors = inv._logs(service, "ERROR", after=True)
-    if errors is not None:
-        total = int((errors.result or {}).get("total", 0))
-        writer.add(
-            f"{service} had {total} ERROR lines since {inv.split}",
-            [(errors.invocation_id, "$.total", total)],
-        )
-    for d in inv.done:
-        if d.tool == "query_metrics" and d.arguments.get("service") == service:
-            summary = (d.result or {}).get("summary") or {}
-            if "min" in summary and "max" in summary:
-                writer.add(
-                    f"{service} {d.arguments.get('metric')} stayed between "
-                    f"{_fmt(summary['min'])} and {_fmt(summary['max'])} "
-                    f"{summary.get('unit', '')} from {d.arguments.get('start')} to "
-                    f"{d.arguments.get('end')}",
-                    [
-                        (d.invocation_id, "$.summary.min", summary["min"]),
-                        (d.invocation_id, "$.summary.max", summary["max"]),
-                    ],
-                )
+def write_claims(inv: Investigation, writer: ClaimWriter) -> None:
+    """One finding per asked service: its symptoms, the culprit and the cause kind."""
+    for service in inv.asked:
+        reading = inv.readings.get(service)
+        if reading is None or reading.detect is None:
+            continue
+        if reading.onset is None:
+            _steady(writer, reading)
+            continue
+        culprit, match = inv.diagnosis(service)
+        assert culprit is not None
+        for signal in _top_symptoms(reading):
+            _moved(writer, signal)
+        for template in reading.new_templates()[:MAX_NEW_LOGS]:
+            _new_logs(writer, template)
+        if culprit is not reading:
+            _names(writer, inv.chain(service))
+            for signal in _top_symptoms(culprit):
+                _moved(writer, signal)
+            for template in culprit.new_templates()[:MAX_NEW_LOGS]:
+                _new_logs(writer, template)
+            _origin(writer, culprit, reading)
+        for template in _events_first(culprit, match):
+            _event(writer, template)
+        if match is not None:
+            _cause(writer, culprit, match, _unique([culprit, reading]))
+    _runbook_claims(inv, writer)
 
 
 def _runbook_claims(inv: Investigation, writer: ClaimWriter) -> None:
-    title = inv.runbook_title()
-    if not title:
+    for done, documents in inv.knowledge():
+        title = str(documents[0].get("title", "")).split(" > ")[0]
+        if not title:
+            continue
+        writer.add(kinds.RUNBOOK, [(done.invocation_id, "$.documents[0].title", title)], title=title)
+        for index, doc in enumerate(documents):
+            heading = str(doc.get("title", ""))
+            if heading.split(" > ")[0] != title or not _ACTION_SECTION.search(heading):
+                continue
+            steps = [
+                line.strip()[2:].strip()
+                for line in str(doc.get("content", "")).splitlines()
+                if re.match(r"\s*[-*]\s", line)
+            ]
+            for step in steps[:MAX_STEPS]:
+                writer.add(
+                    kinds.STEP,
+                    [(done.invocation_id, f"$.documents[{index}].content", step)],
+                    step=step,
+                )
+            return
         return
-    for done, documents in inv._knowledge():
-        if str(documents[0].get("title", "")).split(" > ")[0] == title:
-            writer.add(
-                f'The symptoms match the runbook "{title}"',
-                [(done.invocation_id, "$.documents[0].title", title)],
-            )
-            break
-    actions = inv.runbook_actions()
-    if actions:
-        done, index, steps = actions
-        for step in steps[:3]:
-            writer.add(
-                f"The runbook recommends: {step}",
-                [(done.invocation_id, f"$.documents[{index}].content", step)],
-                critical=False,
-            )
 
 
 def final_evidence(
@@ -364,6 +531,7 @@ def final_evidence(
     earlier = list(request.get("verified_claims") or [])
     numbers = [int(c["claim_id"][1:]) for c in earlier if re.fullmatch(r"C\d+", c["claim_id"])]
     writer = ClaimWriter(first=max(numbers, default=0) + 1)
+    writer.written = {str(c.get("statement")) for c in earlier}
     investigation = Investigation(request, catalog, done)
     write_claims(investigation, writer)
     keep = [{k: c[k] for k in ("claim_id", "statement", "critical", "bindings")} for c in earlier]
@@ -372,5 +540,5 @@ def final_evidence(
         "version": "executor_evidence_v2",
         "claims": claims,
         "summary": f"{len(claims)} claims from {len(done)} tool results about "
-        f"{', '.join(investigation.services) or 'no service'}.",
+        f"{', '.join(investigation.asked) or 'no service'}.",
     }
