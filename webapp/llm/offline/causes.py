@@ -53,7 +53,7 @@ def _words(pattern: str) -> re.Pattern[str]:
 CAUSE_KINDS: tuple[CauseKind, ...] = (
     CauseKind(
         "pool_exhaustion",
-        "database connection pool exhaustion: slow queries and lock waits hold the "
+        "database connection pool exhaustion - slow queries and lock waits hold the "
         "connections, so requests queue for one",
         _words(r"^(pool|hikari\w*|hikaricp|dbcp|c3p0|jdbc|slowlog|slow|locks?|deadlocks?)$"),
         _words(
@@ -64,7 +64,7 @@ CAUSE_KINDS: tuple[CauseKind, ...] = (
     ),
     CauseKind(
         "disk_full",
-        "disk full: the volume has no space left, so writes fail",
+        "disk full - the volume has no space left, so writes fail",
         _words(r"^(disk|disks|volume|vol|fs|filesystem|storage|inodes?|space)$"),
         _words(
             r"no space left|disk (is )?full|disk quota|enospc|could not (write|extend)"
@@ -73,20 +73,20 @@ CAUSE_KINDS: tuple[CauseKind, ...] = (
     ),
     CauseKind(
         "cert_expiry",
-        "an expired TLS certificate: handshakes fail, so calls are rejected",
+        "an expired TLS certificate - handshakes fail, so calls are rejected",
         _words(r"^(cert|certs|certificate|tls|ssl|x509|expiry|notafter|chain)$"),
         _words(r"certificate|x509|\btls\b|\bssl|handshake|pkix"),
     ),
     CauseKind(
         "memory_leak",
-        "a memory leak: memory grows until the process runs out of memory (OOM) and is "
+        "a memory leak - memory grows until the process runs out of memory (OOM) and is "
         "restarted",
         _words(r"^(rss|heap|mem|memory|oom|oomkilled|restarts?)$"),
         _words(r"out ?of ?memory|outofmemory|\boom|heap space|exit code 137|memory"),
     ),
     CauseKind(
         "cache_eviction",
-        "cache eviction: the cache is full and evicts keys, so reads miss it and fall back",
+        "cache eviction - the cache is full and evicts keys, so reads miss it and fall back",
         _words(
             r"^(cache|hits?|miss(es)?|evict\w*|expel\w*|kv|redis|valkey|memcached?|keyspace)$"
         ),
@@ -97,13 +97,13 @@ CAUSE_KINDS: tuple[CauseKind, ...] = (
     ),
     CauseKind(
         "queue_lag",
-        "consumer lag: the consumers fall behind the queue and a backlog builds up",
+        "consumer lag - the consumers fall behind the queue and a backlog builds up",
         _words(r"^(lag|offset|consumer\w*|backlog|unacked|queued?|behind|pending)$"),
         _words(r"rebalanc|\blag\b|partitions?|consumer|offset|backlog|revok"),
     ),
     CauseKind(
         "downstream_timeout",
-        "a slow dependency: calls to it time out",
+        "a slow dependency - calls to it time out",
         _words(r"^(gc|stw|pause|pauses|upstream|downstream)$"),
         _words(
             r"time(d)? ?out|timeout|deadline|upstream|gateway|breaker|\bgc\b|pause full"
@@ -112,14 +112,14 @@ CAUSE_KINDS: tuple[CauseKind, ...] = (
     ),
     CauseKind(
         "bad_deploy",
-        "a bad deploy: the failures began when a new version was rolled out",
+        "a bad deploy - the failures began when a new version was rolled out",
         _words(r"^(version|build|revision|rev|release|deploy\w*)$"),
         _words(r"nullpointer|typeerror|keyerror|attributeerror|unhandled exception|stack trace"),
         _words(r"deploy|rolling update|rolled out|rollout|release|upgrade|new version|replaces"),
     ),
     CauseKind(
         "cpu_saturation",
-        "CPU saturation: a runaway job takes the processor, so requests wait for it",
+        "CPU saturation - a runaway job takes the processor, so requests wait for it",
         _words(r"^(cpu|load|throttl\w*|processor)$"),
         _words(r"event loop blocked|cpu|throttl|free worker|starv"),
         _words(r"job|batch|scheduler|cron|task"),

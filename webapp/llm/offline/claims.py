@@ -29,17 +29,18 @@ class ClaimKind:
     fields: tuple[str, ...] = field(init=False, default=())
 
     def __post_init__(self) -> None:
-        names = tuple(f for _, f, _, _ in Formatter().parse(self.template) if f)
+        names = tuple(dict.fromkeys(f for _, f, _, _ in Formatter().parse(self.template) if f))
         object.__setattr__(self, "fields", names)
 
     @cached_property
     def pattern(self) -> re.Pattern[str]:
         """The template as an anchored regular expression, one named group per field."""
-        parts = []
+        parts, seen = [], set()
         for literal, name, _, _ in Formatter().parse(self.template):
             parts.append(re.escape(literal))
-            if name:
-                parts.append(f"(?P<{name}>.+?)")
+            if name:  # a field used twice must hold the same text both times
+                parts.append(f"(?P={name})" if name in seen else f"(?P<{name}>.+?)")
+                seen.add(name)
         return re.compile("^" + "".join(parts) + "$", re.DOTALL)
 
     def render(self, **values: object) -> str:
@@ -76,16 +77,17 @@ NEW_LOGS = ClaimKind(
 NAMES = ClaimKind(
     "names", '{service} log lines name {dependency}: "{excerpt}"', role="link", critical=False
 )
-#: The culprit's trouble began no later than the asked service's (the cascade's origin).
+#: The asked service's trouble leads to ``culprit``: a named dependency whose trouble began
+#: with it (the cascade's origin).
 ORIGIN = ClaimKind(
     "origin",
-    "{culprit} changed first: its {signal} moved at {onset}, no later than {victim} "
-    "at {victim_onset}",
+    "{victim} leads to {culprit}, whose {signal} moved at {onset}, as {victim}'s trouble "
+    "began at {victim_onset}",
     role="origin",
 )
 #: The evidence of ``culprit`` matches a cause kind (a row of ``causes.CAUSE_KINDS``).
 CAUSE = ClaimKind(
-    "cause", "{culprit} shows the signs of {mechanism}: {signals}", role="cause"
+    "cause", "{culprit} shows the signs of {mechanism} (seen in {signals})", role="cause"
 )
 #: A rare log line just before or at the onset (a deploy, a job, a client that connected).
 EVENT = ClaimKind(

@@ -25,6 +25,7 @@ import json
 import re
 from collections.abc import Sequence
 from datetime import datetime, timedelta
+from functools import cached_property
 from typing import Any
 
 from ..react import Budget
@@ -32,17 +33,24 @@ from . import claims as kinds
 from .causes import Item, Match, classify
 from .conversation import Catalog, Done
 from .findings import Reading, Signal, Template, readings
-from .question import iso
+from .question import iso, question_window
 
 #: Follow-up rounds after the plan's (the ReAct loop allows six tool rounds in all).
 MAX_FOLLOW_UP_ROUNDS = 5
 #: Tool calls the executor may make in one run (the ReAct loop's default budget).
 TOOL_CALLS = Budget().max_tool_calls
-#: A dependency's trouble must begin no later than this after its caller's to be the origin:
-#: onsets are found per bucket (up to three minutes at the default six-hour range).
+#: A dependency is on the chain when one of its symptoms began within this of its caller's
+#: onset, before it (a cause precedes its effect) ...
+ORIGIN_BEFORE = timedelta(minutes=15)
+#: ... or at most this after it (onsets are found per bucket: up to three minutes at the
+#: default six-hour range).
 ORIGIN_SLACK = timedelta(minutes=5)
-#: ... and no earlier than this before it (an older change elsewhere is another story).
-ORIGIN_LOOKBACK = timedelta(minutes=90)
+#: The culprit's evidence (for its cause kind) reaches back this far before its onset: a disk
+#: fills, a cache grows, for a while before anything fails.
+CAUSE_LOOKBACK = timedelta(minutes=90)
+#: With a stated time, the asked service's onset is its first at most this before that time
+#: (people say "since 10am" for trouble that began at 10:07, rarely for 9:40).
+STATED_SLACK = timedelta(minutes=10)
 #: Lines read for names of other services: from just before the onset to the window's end
 #: (the newest ``NAMES_LIMIT``), or this long when the window is not known.
 NAMES_BEFORE = timedelta(minutes=1)
@@ -108,43 +116,50 @@ class Investigation:
             :MAX_DEPENDENCIES
         ]
 
-    def chain_services(self) -> list[str]:
-        """The asked services, then every dependency found from them, breadth first."""
-        order = list(self.asked)
-        for service in order:
-            for dep in self.dependencies(service):
-                if dep not in order:
-                    order.append(dep)
-        return order
-
     def follow_ups(self) -> list[dict[str, Any]]:
-        """The next round's calls (none already made), within the tool budget."""
+        """The next round's calls (none already made), within the tool budget.
+
+        Along each asked service's chain, step by step: the chain's end gets its lines read
+        for names, then each dependency they name gets ``detect_anomalies`` (its log-template
+        findings are enough to classify it); when no dependency extends the chain, its end (the
+        culprit) gets its rare INFO lines. A runbook lookup comes last.
+        """
         wanted: list[dict[str, Any]] = []
-        for service in self.chain_services():
+        for service in self.asked:
             reading = self.readings.get(service)
             if reading is None or reading.detect is None:
-                wanted += self._analyse(service)
+                wanted += self._analyse(service, asked=True)
                 continue
-            onset = reading.onset
-            if onset is None:
+            path = self.chain(service)
+            if not path:
                 continue
-            if not reading.logs_read:
-                wanted += self._lines(reading, onset)
-            if not reading.events:
-                wanted.append(self._events(service, onset))
+            end, onset = path[-1]
+            if not end.logs_read:
+                wanted += self._lines(end, onset)
+                continue
+            fresh = [
+                dep
+                for dep in self.dependencies(end.service)
+                if dep not in self.readings or self.readings[dep].detect is None
+            ]
+            if fresh:
+                wanted += [c for dep in fresh for c in self._analyse(dep, asked=False)]
+            elif not end.events_read:
+                wanted.append(self._events(end.service, onset))
         if not wanted:
             wanted = self._knowledge()
         room = TOOL_CALLS - self.calls_made
-        fresh = [
+        calls = [
             w
             for w in wanted
             if (w["tool"], w["arguments"]) not in self.made and self.catalog.has(w["tool"])
         ]
-        return fresh[: max(room, 0)]
+        return calls[: max(room, 0)]
 
-    def _analyse(self, service: str) -> list[dict[str, Any]]:
+    def _analyse(self, service: str, *, asked: bool) -> list[dict[str, Any]]:
         arguments = {"service": service, **self.window()}
-        return [{"tool": tool, "arguments": dict(arguments)} for tool in _ANALYSIS]
+        tools = _ANALYSIS if asked else _ANALYSIS[:1]
+        return [{"tool": tool, "arguments": dict(arguments)} for tool in tools]
 
     def _lines(self, reading: Reading, onset: datetime) -> list[dict[str, Any]]:
         """ERROR and WARN lines from the onset on, for the levels whose lines moved (or both)."""
@@ -184,40 +199,61 @@ class Investigation:
         return [{"tool": "lookup_knowledge", "arguments": {"query": query[:300], "top_k": 5}}]
 
     # -- conclusions ----------------------------------------------------------------------
-    def chain(self, service: str) -> list[Reading]:
-        """``service`` and the dependencies, hop by hop, whose trouble began no later than
-        their caller's: the last is the culprit. Empty when ``service`` has no symptom."""
+    @cached_property
+    def stated(self) -> datetime | None:
+        """The onset the question states, if it states one."""
+        window = question_window(
+            str(self.request.get("question", "")), self.request.get("reference_time")
+        )
+        found = window.resolved is not None and window.resolved.found
+        return window.onset if found else None
+
+    def focus(self, reading: Reading) -> datetime | None:
+        """An asked service's onset: its first at or after the stated time (less
+        ``STATED_SLACK``), else its first."""
+        onsets = reading.onsets
+        stated = self.stated
+        if stated is not None:
+            later = [o for o in onsets if o >= stated - STATED_SLACK]
+            return later[0] if later else (onsets[0] if onsets else None)
+        return onsets[0] if onsets else None
+
+    def chain(self, service: str) -> list[tuple[Reading, datetime]]:
+        """``service`` and the named dependencies, hop by hop, whose trouble began with their
+        caller's (``ORIGIN_BEFORE`` before it to ``ORIGIN_SLACK`` after), each with that onset:
+        the last is the culprit. Empty when ``service`` has no symptom."""
         current = self.readings.get(service)
-        if current is None or current.onset is None:
+        onset = self.focus(current) if current is not None else None
+        if current is None or onset is None:
             return []
-        path = [current]
+        path = [(current, onset)]
         while True:
-            onset = current.onset
-            assert onset is not None
-            candidates = [
-                dep
-                for name in self.dependencies(current.service)
-                if all(name != r.service for r in path)
-                and (dep := self.readings.get(name)) is not None
-                and dep.onset is not None
-                and onset - ORIGIN_LOOKBACK <= dep.onset <= onset + ORIGIN_SLACK
-            ]
+            candidates = []
+            for name in self.dependencies(current.service):
+                dep = self.readings.get(name)
+                if dep is None or any(name == r.service for r, _ in path):
+                    continue
+                near = [o for o in dep.onsets if onset - ORIGIN_BEFORE <= o <= onset + ORIGIN_SLACK]
+                if near:
+                    candidates.append((dep, near[0]))
             if not candidates:
                 return path
-            current = min(candidates, key=lambda r: (r.onset, r.service))
-            path.append(current)
+            current, onset = candidates[0]  # the most often named (dependencies() order)
+            path.append((current, onset))
 
     def diagnosis(self, service: str) -> tuple[Reading | None, Match | None]:
         """``service``'s culprit and the cause kind its evidence indicates."""
         path = self.chain(service)
         if not path:
             return None, None
-        culprit = path[-1]
+        culprit, onset = path[-1]
         items: list[Item] = []
-        for reading in _unique([culprit, self.readings[service]]):
+        for reading, at in path:
             own = reading is culprit
-            items += [Item("metric", s.signal, own) for s in reading.signals if s.kind == "metric"]
-            items += [Item("log", s.signal, own) for s in reading.symptoms if s.kind == "log_pattern"]
+            since = at - (CAUSE_LOOKBACK if own else ORIGIN_BEFORE)
+            relevant = [s for s in reading.signals if s.onset >= since]
+            items += [Item("metric", s.signal, own) for s in relevant if s.kind == "metric"]
+            items += [Item("log", s.signal, own) for s in relevant if s.kind == "log_pattern"]
             items += [Item("log", t.template, own) for t in reading.new_templates()]
             items += [Item("event", t.example, own) for t in reading.events]
         return culprit, classify(items)
@@ -243,14 +279,6 @@ def _ordered(values: Any) -> list[str]:
         if value and value not in seen:
             seen.append(value)
     return seen
-
-
-def _unique(items: Sequence[Reading]) -> list[Reading]:
-    out: list[Reading] = []
-    for item in items:
-        if all(item is not o for o in out):
-            out.append(item)
-    return out
 
 
 class ClaimWriter:
@@ -320,12 +348,13 @@ def _moved(writer: ClaimWriter, signal: Signal) -> None:
     )
 
 
-def _top_symptoms(reading: Reading) -> list[Signal]:
-    """The most significant symptoms, metrics first (they carry the magnitudes)."""
+def _top_symptoms(reading: Reading, since: datetime, limit: int = MAX_MOVED) -> list[Signal]:
+    """The most significant symptoms since ``since``, metrics first (they carry magnitudes)."""
     ranked = sorted(
-        reading.symptoms, key=lambda s: (s.kind != "metric", -s.significance, s.onset, s.signal)
+        reading.since(since),
+        key=lambda s: (s.kind != "metric", -s.significance, s.onset, s.signal),
     )
-    return ranked[:MAX_MOVED]
+    return ranked[:limit]
 
 
 def _new_logs(writer: ClaimWriter, template: Template) -> None:
@@ -417,17 +446,23 @@ def _cause(writer: ClaimWriter, culprit: Reading, match: Match, readings_: list[
                signals=signs)
 
 
-def _origin(writer: ClaimWriter, culprit: Reading, victim: Reading) -> None:
-    first, theirs = culprit.first, victim.first
+def _origin(
+    writer: ClaimWriter, culprit: tuple[Reading, datetime], victim: tuple[Reading, datetime]
+) -> None:
+    """The culprit's earliest relevant symptom against the victim's onset."""
+    reading, onset = culprit
+    since = onset - CAUSE_LOOKBACK
+    first = min(reading.since(since), key=lambda s: (s.onset, -s.significance), default=None)
+    theirs = victim[0].at(victim[1])
     if first is None or theirs is None:
         return
     writer.add(
         kinds.ORIGIN,
         [_signal_binding(first), _signal_binding(theirs)],
-        culprit=culprit.service,
+        culprit=reading.service,
         signal=first.signal,
         onset=_clock(first.onset),
-        victim=victim.service,
+        victim=victim[0].service,
         victim_onset=_clock(theirs.onset),
     )
 
@@ -436,7 +471,8 @@ def _names(writer: ClaimWriter, path: Sequence[Reading]) -> None:
     """Each hop of the chain: the line by which a service names the next one."""
     for caller, callee in zip(path, path[1:], strict=False):
         named = [
-            m for m in caller.mentions.get(callee.service, [])
+            m
+            for m in caller.mentions.get(callee.service, [])
             if callee.service.lower() in m.message.lower()
         ]
         for mention in named[:1]:
@@ -471,31 +507,36 @@ def _events_first(reading: Reading, match: Match | None) -> list[Template]:
 
 
 def write_claims(inv: Investigation, writer: ClaimWriter) -> None:
-    """One finding per asked service: its symptoms, the culprit and the cause kind."""
+    """One finding per asked service: its symptoms, the chain to the culprit, the cause kind."""
     for service in inv.asked:
         reading = inv.readings.get(service)
         if reading is None or reading.detect is None:
             continue
-        if reading.onset is None:
+        path = inv.chain(service)
+        if not path:
             _steady(writer, reading)
             continue
         culprit, match = inv.diagnosis(service)
         assert culprit is not None
-        for signal in _top_symptoms(reading):
+        onset = path[0][1]
+        for signal in _top_symptoms(reading, onset - ORIGIN_BEFORE):
             _moved(writer, signal)
         for template in reading.new_templates()[:MAX_NEW_LOGS]:
             _new_logs(writer, template)
-        if culprit is not reading:
-            _names(writer, inv.chain(service))
-            for signal in _top_symptoms(culprit):
+        if len(path) > 1:
+            _names(writer, [r for r, _ in path])
+            for hop, at in path[1:-1]:  # every service on the way has its own evidence
+                for signal in _top_symptoms(hop, at - ORIGIN_BEFORE, 1):
+                    _moved(writer, signal)
+            for signal in _top_symptoms(culprit, path[-1][1] - CAUSE_LOOKBACK):
                 _moved(writer, signal)
             for template in culprit.new_templates()[:MAX_NEW_LOGS]:
                 _new_logs(writer, template)
-            _origin(writer, culprit, reading)
+            _origin(writer, path[-1], path[0])
         for template in _events_first(culprit, match):
             _event(writer, template)
         if match is not None:
-            _cause(writer, culprit, match, _unique([culprit, reading]))
+            _cause(writer, culprit, match, [r for r, _ in path])
     _runbook_claims(inv, writer)
 
 

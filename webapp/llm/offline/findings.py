@@ -14,10 +14,10 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import lru_cache
 from datetime import datetime
 from typing import Any
 
-from ...analysis.logpatterns import named_services
 from .causes import metric_tokens
 from .conversation import Done
 from .question import parse_time
@@ -26,8 +26,6 @@ from .question import parse_time
 MARKER_WORDS = re.compile(r"^(version|build|revision|rev|release)$", re.IGNORECASE)
 #: A rare line is one whose template occurs at most this often in the window around an onset.
 RARE_COUNT = 3
-#: At most this many lines naming one other service are kept (the first few are enough).
-MENTIONS_KEPT = 3
 
 
 @dataclass(frozen=True)
@@ -112,6 +110,8 @@ class Reading:
     mentions: dict[str, list[Mention]] = field(default_factory=dict)
     #: Services whose logs were read for names (so a follow-up does not read them again).
     logs_read: bool = False
+    #: Whether its INFO lines around the onset were read for rare events.
+    events_read: bool = False
 
     @property
     def symptoms(self) -> list[Signal]:
@@ -123,16 +123,18 @@ class Reading:
         return [s for s in self.signals if s.marker]
 
     @property
-    def onset(self) -> datetime | None:
-        """When its trouble began: the earliest symptom's onset."""
-        return min((s.onset for s in self.symptoms), default=None)
+    def onsets(self) -> list[datetime]:
+        """The onsets of its symptoms, earliest first."""
+        return sorted({s.onset for s in self.symptoms})
 
-    @property
-    def first(self) -> Signal | None:
-        """The earliest symptom, the most significant of those at that onset."""
-        if not self.symptoms:
-            return None
-        return min(self.symptoms, key=lambda s: (s.onset, -s.significance))
+    def at(self, onset: datetime) -> Signal | None:
+        """The most significant symptom that began at ``onset``."""
+        found = [s for s in self.symptoms if s.onset == onset]
+        return max(found, key=lambda s: (s.significance, s.kind == "metric")) if found else None
+
+    def since(self, moment: datetime) -> list[Signal]:
+        """Symptoms that began at or after ``moment``."""
+        return [s for s in self.symptoms if s.onset >= moment]
 
     @property
     def healthy_signals(self) -> int | None:
@@ -179,23 +181,39 @@ def read_templates(done: Done) -> list[Template]:
     ]
 
 
+@lru_cache(maxsize=64)
+def _boundary(name: str) -> re.Pattern[str]:
+    """``name`` as a whole name (Chinese names as substrings: CJK has no word boundaries)."""
+    escaped = re.escape(name.lower())
+    return re.compile(escaped if not name.isascii() else rf"(?<![\w-]){escaped}(?![\w-])")
+
+
 def read_mentions(
     done: Done, services: Sequence[str], aliases: Mapping[str, Sequence[str]]
 ) -> list[Mention]:
-    """Records of one ``query_logs`` result that name another known service."""
+    """Records of one ``query_logs`` result that name another known service (or its alias).
+
+    A cheap substring test first, the whole-name check only on a hit: lines are many, names
+    few, hits rare."""
     service = str(done.arguments.get("service", ""))
+    names = [
+        (name.lower(), other)
+        for other in services
+        if other != service
+        for name in (other, *aliases.get(other, ()))
+        if name
+    ]
     records = [r for r in _result(done).get("records") or [] if isinstance(r, dict)]
     found: list[Mention] = []
-    kept: dict[str, int] = {}
     for index, record in enumerate(records):
-        named = named_services([record], services, exclude=service, aliases=aliases)
-        for other in named:
-            if kept.get(other, 0) < MENTIONS_KEPT:
-                kept[other] = kept.get(other, 0) + 1
-                message = str(record.get("message", ""))
-                found.append(
-                    Mention(service, other, done.invocation_id, f"$.records[{index}].message", message)
-                )
+        message = str(record.get("message", ""))
+        lowered = message.lower()
+        named = {
+            other for name, other in names if name in lowered and _boundary(name).search(lowered)
+        }
+        for other in sorted(named):
+            path = f"$.records[{index}].message"
+            found.append(Mention(service, other, done.invocation_id, path, message))
     return found
 
 
@@ -220,6 +238,7 @@ def readings(
             reading.detect = d
             reading.signals = read_signals(d)
         elif is_event_query(d):
+            reading.events_read = True
             reading.events += [t for t in read_templates(d) if t.count <= RARE_COUNT]
         elif d.tool == "log_patterns" and not reading.patterns:
             reading.patterns = read_templates(d)

@@ -198,15 +198,17 @@ def _finding_conclusions(finding: Finding, items: Sequence[Read]) -> list[dict[s
     support = ([cause] if cause else []) + ([finding.origin] if finding.origin else [])
     if culprit != finding.service:
         support += behind + links
-        where = f" in {culprit}; {culprit} changed first and {finding.service} is affected"
+        where = f"in {culprit} (which {finding.service} depends on)"
     else:
-        where = f" in {culprit} itself"
+        where = f"in {culprit} itself"
     support += events
     if not support:
         return out
-    what = f"Likely cause: {cause.fields['mechanism']}" if cause else "What moved first"
+    what = f"Likely cause {where}: {cause.fields['mechanism']}" if cause else (
+        f"What moved first: {where}"
+    )
     when = "; a change was logged as the trouble began" if events else ""
-    out.append(_conclusion(f"{what}{where}{when}.", support))
+    out.append(_conclusion(f"{what}{when}.", support))
     return out
 
 
