@@ -79,17 +79,14 @@ CAUSE_KINDS: tuple[CauseKind, ...] = (
     ),
     CauseKind(
         "memory_leak",
-        "a memory leak - memory grows until the process runs out of memory (OOM) and is "
-        "restarted",
+        "a memory leak - memory grows until the process runs out of memory (OOM) and is restarted",
         _words(r"^(rss|heap|mem|memory|oom|oomkilled|restarts?)$"),
         _words(r"out ?of ?memory|outofmemory|\boom|heap space|exit code 137|memory"),
     ),
     CauseKind(
         "cache_eviction",
         "cache eviction - the cache is full and evicts keys, so reads miss it and fall back",
-        _words(
-            r"^(cache|hits?|miss(es)?|evict\w*|expel\w*|kv|redis|valkey|memcached?|keyspace)$"
-        ),
+        _words(r"^(cache|hits?|miss(es)?|evict\w*|expel\w*|kv|redis|valkey|memcached?|keyspace)$"),
         _words(
             r"evict|expel|maxmemory|\blru\b|keys? (dropped|removed|evicted)|cache miss"
             r"|fell back to|fall(ing)? back to|absent from"

@@ -70,7 +70,7 @@ MOVED = ClaimKind(
 #: A log message shape new (or surging) since the onset (a ``log_patterns`` pattern).
 NEW_LOGS = ClaimKind(
     "new_logs",
-    '{service} logged {count} lines of a message first seen at {first_seen} and new since '
+    "{service} logged {count} lines of a message first seen at {first_seen} and new since "
     'its onset, such as "{example}"',
 )
 #: A log line of ``service`` naming another known service (what the data says it depends on).

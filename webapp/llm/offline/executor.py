@@ -21,6 +21,7 @@ evidence. Claims are rendered by ``claims`` kinds and bound to exact leaves of t
 
 from __future__ import annotations
 
+import itertools
 import json
 import re
 from collections.abc import Sequence
@@ -112,9 +113,7 @@ class Investigation:
         if reading is None:
             return []
         ranked = sorted(reading.mentions.items(), key=lambda kv: (-len(kv[1]), kv[0]))
-        return [other for other, _ in ranked if other in self.catalog.services][
-            :MAX_DEPENDENCIES
-        ]
+        return [other for other, _ in ranked if other in self.catalog.services][:MAX_DEPENDENCIES]
 
     def follow_ups(self) -> list[dict[str, Any]]:
         """The next round's calls (none already made), within the tool budget.
@@ -246,7 +245,7 @@ class Investigation:
         path = self.chain(service)
         if not path:
             return None, None
-        culprit, onset = path[-1]
+        culprit = path[-1][0]
         items: list[Item] = []
         for reading, at in path:
             own = reading is culprit
@@ -430,8 +429,10 @@ def _cause(writer: ClaimWriter, culprit: Reading, match: Match, readings_: list[
                 if reading is culprit:
                     names.append(signal.signal)
         for template in [*reading.new_templates(), *reading.events]:
-            if any(i.kind in ("log", "event") and i.text in (template.template, template.example)
-                   for i in match.items):
+            if any(
+                i.kind in ("log", "event") and i.text in (template.template, template.example)
+                for i in match.items
+            ):
                 bindings.append((template.invocation_id, template.example_path, template.example))
         for signal in reading.symptoms:
             if signal.kind == "log_pattern" and any(
@@ -439,11 +440,21 @@ def _cause(writer: ClaimWriter, culprit: Reading, match: Match, readings_: list[
             ):
                 bindings.append(_signal_binding(signal))
     if culprit.detect is not None:
-        bindings.append((culprit.detect.invocation_id, "$.window.start",
-                         (culprit.detect.result or {}).get("window", {}).get("start")))
+        bindings.append(
+            (
+                culprit.detect.invocation_id,
+                "$.window.start",
+                (culprit.detect.result or {}).get("window", {}).get("start"),
+            )
+        )
     signs = ", ".join(dict.fromkeys(names)) or "its log messages"
-    writer.add(kinds.CAUSE, bindings[:8], culprit=culprit.service, mechanism=match.kind.label,
-               signals=signs)
+    writer.add(
+        kinds.CAUSE,
+        bindings[:8],
+        culprit=culprit.service,
+        mechanism=match.kind.label,
+        signals=signs,
+    )
 
 
 def _origin(
@@ -469,7 +480,7 @@ def _origin(
 
 def _names(writer: ClaimWriter, path: Sequence[Reading]) -> None:
     """Each hop of the chain: the line by which a service names the next one."""
-    for caller, callee in zip(path, path[1:], strict=False):
+    for caller, callee in itertools.pairwise(path):
         named = [
             m
             for m in caller.mentions.get(callee.service, [])
@@ -545,7 +556,9 @@ def _runbook_claims(inv: Investigation, writer: ClaimWriter) -> None:
         title = str(documents[0].get("title", "")).split(" > ")[0]
         if not title:
             continue
-        writer.add(kinds.RUNBOOK, [(done.invocation_id, "$.documents[0].title", title)], title=title)
+        writer.add(
+            kinds.RUNBOOK, [(done.invocation_id, "$.documents[0].title", title)], title=title
+        )
         for index, doc in enumerate(documents):
             heading = str(doc.get("title", ""))
             if heading.split(" > ")[0] != title or not _ACTION_SECTION.search(heading):

@@ -14,8 +14,8 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from functools import lru_cache
 from datetime import datetime
+from functools import cached_property, lru_cache
 from typing import Any
 
 from .causes import metric_tokens
@@ -45,7 +45,7 @@ class Signal:
         """The raw path of the finding's signal name (the leaf a claim binds to)."""
         return f"$.findings[{self.index}].signal"
 
-    @property
+    @cached_property
     def marker(self) -> bool:
         """A version/build gauge: a change, not a symptom."""
         return self.kind == "metric" and any(
@@ -113,7 +113,7 @@ class Reading:
     #: Whether its INFO lines around the onset were read for rare events.
     events_read: bool = False
 
-    @property
+    @cached_property
     def symptoms(self) -> list[Signal]:
         """Significant findings that are not change markers, earliest first."""
         return [s for s in self.signals if not s.marker]
@@ -182,38 +182,57 @@ def read_templates(done: Done) -> list[Template]:
 
 
 @lru_cache(maxsize=64)
-def _boundary(name: str) -> re.Pattern[str]:
-    """``name`` as a whole name (Chinese names as substrings: CJK has no word boundaries)."""
-    escaped = re.escape(name.lower())
-    return re.compile(escaped if not name.isascii() else rf"(?<![\w-]){escaped}(?![\w-])")
+def _finder(names: tuple[str, ...]) -> re.Pattern[str]:
+    """Any of ``names`` (lower case), longest first."""
+    return re.compile("|".join(re.escape(n) for n in sorted(names, key=len, reverse=True)))
+
+
+def _whole(text: str, start: int, end: int, name: str) -> bool:
+    """A whole name: not inside a longer word (Chinese names: anywhere, CJK has no spaces)."""
+    if not name.isascii():
+        return True
+    before = text[start - 1] if start > 0 else " "
+    after = text[end] if end < len(text) else " "
+    return not (before.isalnum() or before in "_-") and not (after.isalnum() or after in "_-")
+
+
+#: Mentions found per ``query_logs`` invocation (each round of a run reads the same results).
+_MENTIONS: dict[tuple[str, str, tuple[str, ...]], list[Mention]] = {}
+MENTIONS_CACHE = 512
 
 
 def read_mentions(
     done: Done, services: Sequence[str], aliases: Mapping[str, Sequence[str]]
 ) -> list[Mention]:
-    """Records of one ``query_logs`` result that name another known service (or its alias).
-
-    A cheap substring test first, the whole-name check only on a hit: lines are many, names
-    few, hits rare."""
+    """Records of one ``query_logs`` result that name another known service (or its alias)."""
     service = str(done.arguments.get("service", ""))
-    names = [
-        (name.lower(), other)
+    owner = {
+        name.lower(): other
         for other in services
         if other != service
         for name in (other, *aliases.get(other, ()))
         if name
-    ]
-    records = [r for r in _result(done).get("records") or [] if isinstance(r, dict)]
+    }
+    key = (done.invocation_id, service, tuple(sorted(owner)))
+    if key in _MENTIONS:
+        return _MENTIONS[key]
     found: list[Mention] = []
-    for index, record in enumerate(records):
-        message = str(record.get("message", ""))
-        lowered = message.lower()
-        named = {
-            other for name, other in names if name in lowered and _boundary(name).search(lowered)
-        }
-        for other in sorted(named):
+    if owner:
+        finder = _finder(tuple(owner))
+        records = [r for r in _result(done).get("records") or [] if isinstance(r, dict)]
+        for index, record in enumerate(records):
+            message = str(record.get("message", ""))
+            lowered = message.lower()
+            named = {
+                owner[m.group(0)]
+                for m in finder.finditer(lowered)
+                if _whole(lowered, m.start(), m.end(), m.group(0))
+            }
             path = f"$.records[{index}].message"
-            found.append(Mention(service, other, done.invocation_id, path, message))
+            found += [Mention(service, o, done.invocation_id, path, message) for o in sorted(named)]
+    if len(_MENTIONS) >= MENTIONS_CACHE:
+        _MENTIONS.clear()
+    _MENTIONS[key] = found
     return found
 
 

@@ -204,8 +204,10 @@ def _finding_conclusions(finding: Finding, items: Sequence[Read]) -> list[dict[s
     support += events
     if not support:
         return out
-    what = f"Likely cause {where}: {cause.fields['mechanism']}" if cause else (
-        f"What moved first: {where}"
+    what = (
+        f"Likely cause {where}: {cause.fields['mechanism']}"
+        if cause
+        else (f"What moved first: {where}")
     )
     when = "; a change was logged as the trouble began" if events else ""
     out.append(_conclusion(f"{what}{when}.", support))
