@@ -56,7 +56,7 @@ STATED_SLACK = timedelta(minutes=10)
 #: (the newest ``NAMES_LIMIT``), or this long when the window is not known.
 NAMES_BEFORE = timedelta(minutes=1)
 NAMES_WINDOW = timedelta(minutes=30)
-NAMES_LIMIT = 200
+NAMES_LIMIT = 100
 #: INFO lines read for rare events: this long before the onset and after it.
 EVENTS_BEFORE = timedelta(minutes=10)
 EVENTS_AFTER = timedelta(minutes=3)
@@ -136,13 +136,15 @@ class Investigation:
             if not end.logs_read:
                 wanted += self._lines(end, onset)
                 continue
+            # One dependency at a time, most often named first: the chain did not extend to
+            # the ones analysed so far.
             fresh = [
                 dep
                 for dep in self.dependencies(end.service)
                 if dep not in self.readings or self.readings[dep].detect is None
             ]
             if fresh:
-                wanted += [c for dep in fresh for c in self._analyse(dep, asked=False)]
+                wanted += self._analyse(fresh[0], asked=False)
             elif not end.events_read:
                 wanted.append(self._events(end.service, onset))
         if not wanted:
