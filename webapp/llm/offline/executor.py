@@ -361,19 +361,7 @@ def _top_symptoms(reading: Reading, since: datetime, limit: int = MAX_MOVED) -> 
 def _new_logs(writer: ClaimWriter, template: Template) -> None:
     writer.add(
         kinds.NEW_LOGS,
-        [
-            (template.invocation_id, template.example_path, template.example),
-            (
-                template.invocation_id,
-                f"$.patterns[{template.index}].count_after",
-                template.raw.get("count_after"),
-            ),
-            (
-                template.invocation_id,
-                f"$.patterns[{template.index}].first_seen",
-                template.raw.get("first_seen"),
-            ),
-        ],
+        [template.leaf("example"), template.leaf("count_after"), template.leaf("first_seen")],
         service=template.service,
         count=_number(template.raw.get("count_after")),
         first_seen=str(template.raw.get("first_seen", "")),
@@ -384,14 +372,7 @@ def _new_logs(writer: ClaimWriter, template: Template) -> None:
 def _event(writer: ClaimWriter, template: Template) -> None:
     writer.add(
         kinds.EVENT,
-        [
-            (template.invocation_id, template.example_path, template.example),
-            (
-                template.invocation_id,
-                f"$.patterns[{template.index}].first_seen",
-                template.raw.get("first_seen"),
-            ),
-        ],
+        [template.leaf("example"), template.leaf("first_seen")],
         service=template.service,
         time=str(template.raw.get("first_seen", "")),
         message=template.example,

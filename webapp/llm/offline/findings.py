@@ -86,6 +86,10 @@ class Template:
     def example_path(self) -> str:
         return f"$.patterns[{self.index}].example"
 
+    def leaf(self, name: str) -> tuple[str, str, Any]:
+        """``(invocation_id, raw_path, value)`` of one field of the pattern (a claim binding)."""
+        return (self.invocation_id, f"$.patterns[{self.index}].{name}", self.raw.get(name))
+
 
 @dataclass(frozen=True)
 class Mention:
