@@ -3,19 +3,20 @@
 Rounds (each a model call in the ReAct loop, every tool output recorded and citable):
 
 1. the plan's queries - ``detect_anomalies`` and ``log_patterns`` for each service in scope;
-2. for each service with a significant symptom: its ERROR/WARN lines from its onset on (the
-   services they name are its dependencies, as the data says) and its INFO lines' rare
-   templates around the onset (a deploy, a job start: events);
-3. the same analysis for each named dependency, then its lines, and so on down the chain,
-   while the tool budget lasts; a runbook lookup for the cause kind found comes last;
+2. along each asked service's chain, step by step: the chain's end gets its ERROR/WARN lines
+   from its onset on read for the names of other known services (its dependencies, as the data
+   says), then the most often named dependency not yet analysed gets ``detect_anomalies``;
+3. when no dependency extends the chain, its end - the culprit - gets the rare templates of its
+   INFO lines around the onset (``log_patterns level=INFO``: a deploy, a job start: events);
+   a runbook lookup for the cause kind found comes last, while the tool budget lasts;
 4. the final ``executor_evidence_v2``.
 
 Reasoning (no fixed ratio anywhere): a signal moved when ``detect_anomalies`` found a
 change point whose robust z against the baseline before it is significant (see
 ``webapp.analysis.onsets``). A service is healthy when none of its symptoms moved. In a
-cascade the culprit is the service along the named-dependency chain whose trouble began first
-(no later than ``ORIGIN_SLACK`` after its caller's, no earlier than ``ORIGIN_LOOKBACK``
-before); the cause kind comes from ``causes.classify`` over the culprit's and its callers'
+cascade the culprit is the last service along the named-dependency chain, where a dependency
+joins when one of its symptoms began with its caller's (``ORIGIN_BEFORE`` before it to
+``ORIGIN_SLACK`` after); the cause kind comes from ``causes.classify`` over the culprit's and its callers'
 evidence. Claims are rendered by ``claims`` kinds and bound to exact leaves of the outputs.
 """
 
