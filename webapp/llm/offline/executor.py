@@ -17,7 +17,8 @@ change point whose robust z against the baseline before it is significant (see
 cascade the culprit is the last service along the named-dependency chain, where a dependency
 joins when one of its symptoms began with its caller's (``ORIGIN_BEFORE`` before it to
 ``ORIGIN_SLACK`` after); the cause kind comes from ``causes.classify`` over the evidence of
-the culprit and of the services on the way to it. Claims are rendered by ``claims`` kinds and bound to exact leaves of the outputs.
+the culprit and of the services on the way to it. Claims are rendered by ``claims`` kinds and
+bound to exact leaves of the outputs.
 """
 
 from __future__ import annotations
