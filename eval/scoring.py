@@ -67,6 +67,9 @@ _UNKNOWN = re.compile(
 )
 _CUT = re.compile(r"^#{2,4} (evidence|recommended|证据|建议)", re.IGNORECASE | re.MULTILINE)
 # Quoted text (log lines, runbook titles in quotes) is the data speaking, not the answer.
+# Markdown backslash escapes (the renderer escapes ``_`` ``*`` ``[`` ...): the reader sees the
+# character itself.
+_ESCAPE = re.compile(r"\\([\\`*_\[\]!|~#{}()<>+.-])")
 _QUOTED = re.compile(r'"[^"\n]{3,}"|“[^”\n]{3,}”|`[^`\n]{3,}`')
 SHOTGUN_CATEGORIES = 3
 SHOTGUN_EXTRA_SERVICES = 3
@@ -88,6 +91,7 @@ def conclusion(answer: str, turns: Sequence[str]) -> str:
     line that says "certificate has expired" is the data talking, not the answer naming the
     cause; a quoted runbook title likewise).
     """
+    answer = _ESCAPE.sub(r"\1", answer)  # read as rendered: "feed\\_svc" shows as "feed_svc"
     cut = _CUT.search(answer)
     text = answer[: cut.start()] if cut else answer
     lines = [line for line in text.splitlines() if not line.startswith("**Question:**")]

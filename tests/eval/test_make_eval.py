@@ -54,14 +54,14 @@ def test_recorded_runs_are_replayed_as_fixtures(
     scored["expected"] = {"outcome": "incident", "causes": [["shipping-service", "bad_deploy"]]}
     (folder / "a-scored.json").write_text(json.dumps(scored), encoding="utf-8")
     unscored = export_recording(
-        {**run, "answer": result.answer}, rows[:1], diagnoser.backend, definitions
+        {**run, "answer": result.answer}, [], diagnoser.backend, definitions
     )
     (folder / "b-headline.json").write_text(json.dumps(unscored), encoding="utf-8")
     assert main(["--worlds", "0", "--no-demo", "--recorded", str(folder)]) == 0
     document = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
     assert document["fixtures"] == ["recorded"] and document["questions"] == 2
     assert document["by_family"]["bad_deploy"]["correct"] == 1
-    # With most of its tool outputs missing the replay cannot reach the recorded headline.
+    # With its tool outputs missing the replay cannot reach the recorded headline.
     assert document["by_family"]["recorded"]["correct"] == 0
 
 

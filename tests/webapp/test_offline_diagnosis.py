@@ -14,6 +14,7 @@ from typing import Any
 
 import pytest
 
+from eval.scoring import categories
 from webapp.demo.generate import generate
 from webapp.demo.scenarios import TEMPLATES, scenario_records
 from webapp.diagnosis import Diagnoser, DiagnosisResult
@@ -63,8 +64,9 @@ def test_each_scenario_is_diagnosed_correctly(
         assert summary.startswith(f"No evidence of a problem with {record['service']}:")
     else:
         assert conclusions[0].startswith(f"{record['service']} degraded: ")
-        assert f"Likely cause: {record['runbook_title']}" in summary
-        assert record["cause_service"] in summary
+        # The cause kind comes from the evidence, named in words any write-up of it uses.
+        assert summary.startswith(f"Likely cause in {record['cause_service']}")
+        assert record["failure_type"] in categories(summary), summary
 
 
 @pytest.mark.parametrize("case", CASES, ids=[_ids(c) for c in CASES])
@@ -92,19 +94,21 @@ def test_every_claim_is_bound_to_exact_excerpts_that_pass_the_gatekeeper(
 
 
 @pytest.mark.parametrize("variant", ["default", "renamed"])
-def test_a_dependency_gap_exercises_the_evidence_retry(
+def test_a_named_dependency_is_followed_within_the_same_run(
     variant: str, results: dict[tuple[str, str], DiagnosisResult]
 ) -> None:
     for record in scenario_records(variant):
         result = results[(variant, record["id"])]
-        retried = result.orchestration_trace["evidence_retry_count"]
-        assert retried == (1 if record["cause_service"] != record["service"] else 0), record["id"]
-        if retried:
-            reasons = [t["reason_code"] for t in result.orchestration_trace["transitions"]]
-            assert "evidence_gap" in reasons and "evidence_gap_only" in reasons
+        assert result.orchestration_trace["evidence_retry_count"] == 0, record["id"]
+        if record["cause_service"] and record["cause_service"] != record["service"]:
+            analysed = {
+                i["arguments"].get("service")
+                for i in _invocations(result)
+                if i["tool_name"] == "detect_anomalies"
+            }
+            assert {record["service"], record["cause_service"]} <= analysed, record["id"]
             executor_calls = [s for s in _steps(result) if s["agent_name"] == "executor"]
-            services = {i["arguments"].get("service") for i in _invocations(result)}
-            assert record["cause_service"] in services and len(executor_calls) >= 4
+            assert len(executor_calls) >= 3
 
 
 def _steps(result: DiagnosisResult) -> list[dict[str, Any]]:

@@ -70,7 +70,7 @@ def test_a_call_the_recording_lacks_is_a_miss_and_never_reaches_a_backend(
     recorded: tuple[Diagnoser, dict[str, Any], list[dict[str, Any]]],
 ) -> None:
     document = _document(recorded)
-    dropped = next(r for r in document["invocations"] if r["tool_name"] == "query_metrics")
+    dropped = next(r for r in document["invocations"] if r["tool_name"] == "query_logs")
     rows = [r for r in document["invocations"] if r is not dropped]
     recording = Recording.from_invocations(rows)
     diagnoser = replay_diagnoser(
@@ -78,7 +78,7 @@ def test_a_call_the_recording_lacks_is_a_miss_and_never_reaches_a_backend(
     )
     outcome = replay(diagnoser, recording, QUESTION, old_answer=document["answer"])
     # The dropped call is the first miss; without its output the model may go on differently.
-    assert outcome.misses[0].tool == "query_metrics"
+    assert outcome.misses[0].tool == "query_logs"
     assert outcome.misses[0].arguments == canonical_arguments(dropped["arguments"])
     assert outcome.new_answer  # the run still answers, with what it was served
     errors = [r for r in diagnoser.audit.invocations if r["status"] == "ERROR"]  # type: ignore[attr-defined]

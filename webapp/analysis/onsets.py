@@ -52,6 +52,10 @@ BIC_PENALTY = 2.0
 #: Robust z an incident's median must reach to count as a change (Iglewicz and Hoaglin flag
 #: single points at 3.5; a sustained segment must clear a slightly higher bar).
 Z_SIGNIFICANT = 4.0
+#: A metric segment shorter than this many points that is followed by a return to the baseline
+#: is a transient (a periodic burst caught in one bucket or two), not an incident. Not applied
+#: to event counts: a new error at a few lines per bucket varies more than that and goes on.
+MIN_SUSTAINED = 6
 #: Robust z at which a point just before the breakpoint already belongs to the incident.
 Z_ONSET = 3.0
 #: A flat baseline's spread is at least this fraction of the level it sits at: a change of
@@ -213,7 +217,9 @@ def _assess(
     incident = statistics.median(segment)
     spread = baseline_spread(base, level=max(abs(centre), abs(incident)), counts=counts)
     z = (incident - centre) / spread
-    if abs(z) < Z_SIGNIFICANT:
+    if abs(z) < Z_SIGNIFICANT or (
+        not counts and _transient(values, breakpoints, segment_end, centre, spread)
+    ):
         return None
     after = list(points[onset:])
     peak_at, peak = (max if z > 0 else min)(after, key=lambda p: p[1])
@@ -229,6 +235,22 @@ def _assess(
     )
 
 
+def _transient(
+    values: Sequence[float],
+    breakpoints: Sequence[int],
+    segment_end: int,
+    centre: float,
+    spread: float,
+) -> bool:
+    """A short segment after which the series is back within ``Z_SIGNIFICANT`` of the baseline."""
+    start = max((b for b in breakpoints if b < segment_end), default=0)
+    if segment_end - start >= MIN_SUSTAINED or segment_end >= len(values):
+        return False
+    following = next((b for b in breakpoints if b > segment_end), len(values))
+    back = statistics.median(values[segment_end:following])
+    return abs(back - centre) / spread < Z_SIGNIFICANT
+
+
 def _refine(values: Sequence[float], index: int, centre: float, spread: float, sign: float) -> int:
     """Move the onset back over points that already deviate by ``Z_ONSET`` in the same sense."""
     while index > MIN_BASELINE and sign * (values[index - 1] - centre) >= Z_ONSET * spread:
@@ -238,7 +260,7 @@ def _refine(values: Sequence[float], index: int, centre: float, spread: float, s
 
 def _mad(values: Sequence[float]) -> float:
     centre = statistics.median(values)
-    return float(statistics.median(abs(v - centre) for v in values))
+    return float(statistics.median([abs(v - centre) for v in values]))
 
 
 def _signed(delta: float) -> str:

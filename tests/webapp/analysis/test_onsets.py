@@ -170,3 +170,15 @@ def test_the_spread_is_floored_relative_to_the_level_and_for_counts() -> None:
     assert baseline_spread([100.0] * 10, level=100.0) == pytest.approx(1.0)
     assert baseline_spread([0.0] * 10, level=0.0, counts=True) == 0.5
     assert baseline_spread([1.0, 2.0, 3.0, 4.0, 5.0], level=3.0) == pytest.approx(1.4826)
+
+
+def test_a_periodic_burst_at_the_start_is_a_transient_not_an_onset() -> None:
+    # A two-bucket burst every 20 buckets (a cron job) right after a short calm: no finding;
+    # the same burst that stays up is an onset.
+    values = noisy(130.0, 5.0, 60, seed=7)
+    for start in range(7, 60, 20):
+        values[start] = values[start + 1] = 210.0
+    assert detect_onset(series(values), signal="resp_p99") is None
+    values[27:] = [210.0 + v - 130.0 for v in noisy(130.0, 5.0, 33, seed=8)]
+    found = detect_onset(series(values), signal="resp_p99")
+    assert found is not None and found.onset == at(27)

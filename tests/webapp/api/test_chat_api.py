@@ -36,7 +36,8 @@ def test_a_diagnosis_question_runs_the_complex_flow_and_is_persisted(
         False,
     )
     assert data["answer"].startswith("## Diagnosis\n")
-    assert "Likely cause: Database connection pool exhaustion" in data["answer"]
+    assert "Likely cause in mysql-primary" in data["answer"]
+    assert "connection pool exhaustion" in data["answer"]
     run = stored_run(app, data["runId"])
     assert (run.session_id, run.agent_flow, run.status, run.flow) == (
         data["sessionId"],

@@ -25,7 +25,7 @@ def test_ask_prints_a_progress_line_per_node_then_the_answer_and_ids(app: Flask)
         "composer",
     ]
     assert "## Diagnosis" in result.output
-    assert "Likely cause: Errors after a bad deployment" in result.output
+    assert "Likely cause in shipping-service itself: a bad deploy" in result.output
     assert re.search(
         r"session: sess-\w+  run: run-\w+  flow: complex  status: SUCCESS", result.output
     )
@@ -37,7 +37,7 @@ def test_trace_and_graph_read_the_run_back(app: Flask) -> None:
     session_id, run_id = re.search(r"session: (\S+)  run: (\S+)", asked.output).groups()  # type: ignore[union-attr]
     trace = runner.invoke(args=["trace", session_id, run_id])
     assert trace.exit_code == 0
-    assert "route (composer_completed):" in trace.output and "evidence_retry" in trace.output
+    assert "route (composer_completed):" in trace.output and "executor" in trace.output
     assert re.search(r"E1 \(cited\) \$\.", trace.output) and "answer:" in trace.output
     graph = runner.invoke(args=["graph", "--session", session_id, "--run", run_id])
     assert graph.output.startswith("flowchart TD") and "linkStyle" in graph.output

@@ -25,7 +25,7 @@ def test_replay_prints_old_and_new_conclusions_and_exports_a_fixture(
     assert re.search(r"served from the recording: [1-9]\d*, misses: 0", result.output)
     rows = [line for line in result.output.splitlines() if " | " in line]
     assert rows[1].startswith("catalog-service degraded")
-    assert any("Cache eviction" in row for row in rows[1:])
+    assert any("cache eviction" in row for row in rows[1:])
     old, new = zip(*(row.split(" | ", 1) for row in rows[1:]), strict=True)
     assert [o.strip() for o in old] == [n.strip() for n in new]  # same data, same model
     document = json.loads(target.read_text(encoding="utf-8"))

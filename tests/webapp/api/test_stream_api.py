@@ -165,7 +165,7 @@ def test_the_graph_highlights_the_route_of_the_run(app: Flask, answered: dict[st
     assert_documented(response, "GET", path)
     data = response.json["data"]
     assert data["route"][0] == "planner" and data["route"][-1] == "composer"
-    assert "evidence_retry" in data["route"] and "fallback" not in data["route"]
+    assert "executor" in data["route"] and "fallback" not in data["route"]
     assert data["mermaid"].startswith("flowchart TD") and "linkStyle" in data["mermaid"]
     assert "n_fallback" not in data["mermaid"].split("class ", 1)[1].split("\n", 1)[0]
 

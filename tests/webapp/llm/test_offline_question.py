@@ -73,11 +73,11 @@ def test_a_question_without_a_time_looks_for_onsets_over_the_recent_range(
     assert len(result["queries"]) <= 12
 
 
-def test_a_question_with_a_time_keeps_the_before_and_after_comparison(catalog: Catalog) -> None:
+def test_a_question_with_a_time_analyses_from_an_hour_before_it(catalog: Catalog) -> None:
     result = planned(catalog, "Why is payment-service slow since 10:00?")
     tools = [q["tool"] for q in result["queries"]]
-    assert tools[:4] == ["query_logs"] * 4 and "detect_anomalies" not in tools
-    assert result["queries"][0]["arguments"]["start"] == "2026-11-30T10:00:00Z"
+    assert tools == ["detect_anomalies", "log_patterns"]
+    assert result["queries"][0]["arguments"]["start"] == "2026-11-30T09:00:00Z"
     assert "since 10:00" in result["summary"]
 
 
@@ -108,9 +108,9 @@ def test_several_services_get_one_trail_each(catalog: Catalog) -> None:
         catalog, "why are order-service, shipping-service and redis-cache failing since 10:20?"
     )
     services = [q["arguments"].get("service") for q in result["queries"]]
-    assert services[:6] == ["order-service"] * 6
-    assert services[6:12] == ["shipping-service"] * 6
-    assert len(result["queries"]) == 12
+    assert services == [
+        s for s in ("order-service", "shipping-service", "redis-cache") for _ in "ab"
+    ]
     assert [h.split(" ")[0] for h in result["hypotheses"]] == [
         "order-service",
         "shipping-service",

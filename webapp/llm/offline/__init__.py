@@ -17,7 +17,7 @@ from ...analysis.timeexpr import DEFAULT_TIMEZONE
 from ..types import ChatResult, Message, ToolCall
 from . import alerts, simple, window
 from .conversation import Catalog, payload, schema_name, tool_results, tool_rounds
-from .executor import MAX_FOLLOW_UP_ROUNDS, Investigation, final_evidence
+from .executor import MAX_FOLLOW_UP_ROUNDS, Investigation, final_evidence, first_round
 from .judge import compose, verify
 from .planner import plan
 
@@ -75,11 +75,7 @@ class OfflineChatModel:
         rounds = tool_rounds(messages)
         if tool_choice != "none":
             if rounds == 0:
-                queries = [
-                    q
-                    for q in (request.get("plan") or {}).get("queries", [])
-                    if catalog.has(q.get("tool", ""))
-                ]
+                queries = first_round((request.get("plan") or {}).get("queries", []), catalog)
                 if queries:
                     return self._calls(queries, messages, rounds)
             elif rounds <= MAX_FOLLOW_UP_ROUNDS:

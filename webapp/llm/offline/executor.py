@@ -1,172 +1,277 @@
-"""The offline executor: run the plan, follow what the outputs point at, bind claims to them.
+"""The offline executor: analyse each service, follow what the data names, bind claims to it.
 
-Rounds (each a model call in the ReAct loop): 1) the plan's queries; 2) follow-ups the outputs
-suggest - metrics whose names share words with the new log patterns, the log lines around the
-onset (looking for a change), and the runbooks for the pattern; 3) the final evidence JSON.
-Claims state only what an output shows and bind to the exact path and text that shows it.
+Rounds (each a model call in the ReAct loop, every tool output recorded and citable):
+
+1. the plan's queries - ``detect_anomalies`` and ``log_patterns`` for each service in scope;
+2. along each asked service's chain, step by step: the chain's end gets its ERROR/WARN lines
+   from its onset on read for the names of other known services (its dependencies, as the data
+   says), then the most often named dependency not yet analysed gets ``detect_anomalies``;
+3. when no dependency extends the chain, its end - the culprit - gets the rare templates of its
+   INFO lines around the onset (``log_patterns level=INFO``: a deploy, a job start: events);
+   a runbook lookup for the cause kind found comes last, while the tool budget lasts;
+4. the final ``executor_evidence_v2``.
+
+Reasoning (no fixed ratio anywhere): a signal moved when ``detect_anomalies`` found a
+change point whose robust z against the baseline before it is significant (see
+``webapp.analysis.onsets``). A service is healthy when none of its symptoms moved. In a
+cascade the culprit is the last service along the named-dependency chain, where a dependency
+joins when one of its symptoms began with its caller's (``ORIGIN_BEFORE`` before it to
+``ORIGIN_SLACK`` after); the cause kind comes from ``causes.classify`` over the evidence of
+the culprit and of the services on the way to it. Claims are rendered by ``claims`` kinds and
+bound to exact leaves of the outputs.
 """
 
 from __future__ import annotations
 
+import itertools
 import json
 import re
 from collections.abc import Sequence
-from datetime import timedelta
-from functools import cache
+from datetime import datetime, timedelta
+from functools import cached_property
 from typing import Any
 
-from .analysis import Pattern, Shift, change_events, linked_metrics, metric_shift, new_patterns
+from ..react import Budget
+from . import claims as kinds
+from .causes import Item, Match, classify
 from .conversation import Catalog, Done
-from .question import iso, parse_time
-from .window import investigation_window
+from .findings import Reading, Signal, Template, readings
+from .question import iso, request_window
 
-MAX_FOLLOW_UP_ROUNDS = 2
+#: Follow-up rounds after the plan's (the ReAct loop allows six tool rounds in all).
+MAX_FOLLOW_UP_ROUNDS = 5
+#: Tool calls the executor may make in one run (the ReAct loop's default budget).
+TOOL_CALLS = Budget().max_tool_calls
+#: A dependency is on the chain when one of its symptoms began within this of its caller's
+#: onset, before it (a cause precedes its effect) ...
+ORIGIN_BEFORE = timedelta(minutes=15)
+#: ... or at most this after it (onsets are found per bucket: up to three minutes at the
+#: default six-hour range).
+ORIGIN_SLACK = timedelta(minutes=5)
+#: The culprit's evidence (for its cause kind) reaches back this far before its onset: a disk
+#: fills, a cache grows, for a while before anything fails.
+CAUSE_LOOKBACK = timedelta(minutes=90)
+#: With a stated time, the asked service's onset is its first at most this before that time
+#: (people say "since 10am" for trouble that began at 10:07, rarely for 9:40).
+STATED_SLACK = timedelta(minutes=10)
+#: Lines read for names of other services: from just before the onset to the window's end
+#: (the newest ``NAMES_LIMIT``), or this long when the window is not known.
+NAMES_BEFORE = timedelta(minutes=1)
+NAMES_WINDOW = timedelta(minutes=30)
+NAMES_LIMIT = 100
+#: INFO lines read for rare events: this long before the onset and after it.
+EVENTS_BEFORE = timedelta(minutes=10)
+EVENTS_AFTER = timedelta(minutes=3)
+#: Dependencies followed per service (the most often named first).
+MAX_DEPENDENCIES = 2
+#: Claims per service: the most significant symptoms and the new log messages.
+MAX_MOVED = 3
+MAX_NEW_LOGS = 2
+MAX_EVENTS = 2
+MAX_STEPS = 3
 _ACTION_SECTION = re.compile(r"mitigat|remediat|fix|action|resolution|recover", re.I)
+_ANALYSIS = ("detect_anomalies", "log_patterns")
+
+
+def first_round(queries: Sequence[dict[str, Any]], catalog: Catalog) -> list[dict[str, Any]]:
+    """The plan's queries the model may call, each once, within the tool budget."""
+    seen: list[tuple[str, str]] = []
+    kept = []
+    for query in queries:
+        key = (str(query.get("tool", "")), json.dumps(query.get("arguments", {}), sort_keys=True))
+        if catalog.has(key[0]) and key not in seen:
+            seen.append(key)
+            kept.append(query)
+    return kept[:TOOL_CALLS]
 
 
 class Investigation:
-    """What the tool results of one executor conversation show."""
+    """What the tool results of one executor conversation show, and what to ask next."""
 
     def __init__(self, request: dict[str, Any], catalog: Catalog, done: Sequence[Done]) -> None:
         self.request = request
         self.catalog = catalog
+        self.calls_made = len(done)
+        self.made = [(d.tool, d.arguments) for d in done]
         self.done = [d for d in done if d.status == "SUCCESS"]
-        self.window = investigation_window(request, done)
-        self.split = iso(self.window.split)
-        self.services = _ordered(
-            d.arguments.get("service")
-            for d in self.done
-            if d.tool in ("query_logs", "query_metrics")
-        )
+        self.readings = readings(self.done, catalog.services, catalog.aliases)
+        self.asked = _ordered(
+            str(q.get("arguments", {}).get("service", ""))
+            for q in (request.get("plan") or {}).get("queries", [])
+        ) or list(self.readings)
 
-    def _logs(self, service: str, level: str, *, after: bool) -> Done | None:
+    # -- the window -----------------------------------------------------------------------
+    def window(self) -> dict[str, str]:
+        """The analysis window of the first asked service's ``detect_anomalies`` (if stated)."""
         for d in self.done:
-            args = d.arguments
-            if (
-                d.tool == "query_logs"
-                and args.get("service") == service
-                and args.get("level") == level
-            ):
-                starts_at_split = args.get("start") == self.split
-                if starts_at_split == after and args.get("end") != args.get("start"):
-                    return d
-        return None
+            if d.tool == "detect_anomalies":
+                return {k: d.arguments[k] for k in ("start", "end") if d.arguments.get(k)}
+        return {}
 
-    @cache  # noqa: B019 - an Investigation lives for one model call
-    def patterns(self, service: str) -> list[Pattern]:
-        """The two most frequent new ERROR patterns and new WARN patterns of ``service``."""
-        found = []
-        for level in ("ERROR", "WARN"):
-            after = self._logs(service, level, after=True)
-            if after is not None:
-                found += new_patterns(after, self._logs(service, level, after=False))[:2]
-        return found
-
-    @cache  # noqa: B019
-    def shifts(self, service: str) -> list[Shift]:
-        """Metrics of ``service`` that moved across the split."""
-        found = []
-        for d in self.done:
-            if d.tool == "query_metrics" and d.arguments.get("service") == service:
-                shift = metric_shift(d, self.split)
-                if shift is not None:
-                    found.append(shift)
-        return found
-
-    def onset(self, service: str) -> str:
-        """When the trouble began: the earliest metric onset, else the question's split."""
-        onsets = [s.onset_time for s in self.shifts(service) if s.onset_time]
-        return min(onsets) if onsets else self.split
-
-    def dependencies(self, service: str) -> list[tuple[Pattern, str]]:
-        """Other known services that ``service``'s new patterns name."""
-        found: dict[str, Pattern] = {}
-        for pattern in self.patterns(service):
-            for other in self.catalog.services:
-                if other != service and other.lower() in pattern.example.lower():
-                    found.setdefault(other, pattern)
-        return [(pattern, other) for other, pattern in found.items()]
+    # -- following the data ---------------------------------------------------------------
+    def dependencies(self, service: str) -> list[str]:
+        """Known services named by ``service``'s lines, most often named first."""
+        reading = self.readings.get(service)
+        if reading is None:
+            return []
+        ranked = sorted(reading.mentions.items(), key=lambda kv: (-len(kv[1]), kv[0]))
+        return [other for other, _ in ranked if other in self.catalog.services][:MAX_DEPENDENCIES]
 
     def follow_ups(self) -> list[dict[str, Any]]:
-        """Queries the results so far call for, minus those already made."""
+        """The next round's calls (none already made), within the tool budget.
+
+        Along each asked service's chain, step by step: the chain's end gets its lines read
+        for names, then each dependency they name gets ``detect_anomalies`` (its log-template
+        findings are enough to classify it); when no dependency extends the chain, its end (the
+        culprit) gets its rare INFO lines. A runbook lookup comes last.
+        """
         wanted: list[dict[str, Any]] = []
-        for service in self.services:
-            patterns = self.patterns(service)
-            texts = [p.example for p in patterns]
-            for metric in linked_metrics(texts, self.catalog.metrics_of(service))[:3]:
-                wanted.append(
-                    {
-                        "tool": "query_metrics",
-                        "arguments": {
-                            "service": service,
-                            "metric": metric,
-                            "start": iso(self.window.before()[0]),
-                            "end": iso(self.window.end),
-                        },
-                    }
-                )
-            full = self.request.get("mode") != "EVIDENCE_GAP_ONLY"
-            if patterns and full and service == self.services[0]:
-                onset = parse_time(self.onset(service)) or self.window.split
-                wanted.append(
-                    {
-                        "tool": "query_logs",
-                        "arguments": {
-                            "service": service,
-                            "level": "INFO",
-                            "start": iso(onset - timedelta(minutes=3)),
-                            "end": iso(onset + timedelta(minutes=1)),
-                            "limit": 200,
-                        },
-                    }
-                )
-                query = _knowledge_query(patterns[0], self.shifts(service))
-                wanted.append(
-                    {"tool": "lookup_knowledge", "arguments": {"query": query, "top_k": 5}}
-                )
-        title = self.runbook_title()
-        if title and self.runbook_actions() is None:
-            wanted.append(
-                {
-                    "tool": "lookup_knowledge",
-                    "arguments": {"query": f"{title} mitigation remediation", "top_k": 3},
-                }
-            )
-        made = [(d.tool, d.arguments) for d in self.done]
-        return [
+        for service in self.asked:
+            reading = self.readings.get(service)
+            if reading is None or reading.detect is None:
+                wanted += self._analyse(service, asked=True)
+                continue
+            path = self.chain(service)
+            if not path:
+                continue
+            end, onset = path[-1]
+            if not end.logs_read:
+                wanted += self._lines(end, onset)
+                continue
+            # One dependency at a time, most often named first: the chain did not extend to
+            # the ones analysed so far.
+            fresh = [
+                dep
+                for dep in self.dependencies(end.service)
+                if dep not in self.readings or self.readings[dep].detect is None
+            ]
+            if fresh:
+                wanted += self._analyse(fresh[0], asked=False)
+            elif not end.events_read:
+                wanted.append(self._events(end.service, onset))
+        if not wanted:
+            wanted = self._knowledge()
+        room = TOOL_CALLS - self.calls_made
+        calls = [
             w
             for w in wanted
-            if (w["tool"], w["arguments"]) not in made and self.catalog.has(w["tool"])
+            if (w["tool"], w["arguments"]) not in self.made and self.catalog.has(w["tool"])
+        ]
+        return calls[: max(room, 0)]
+
+    def _analyse(self, service: str, *, asked: bool) -> list[dict[str, Any]]:
+        arguments = {"service": service, **self.window()}
+        tools = _ANALYSIS if asked else _ANALYSIS[:1]
+        return [{"tool": tool, "arguments": dict(arguments)} for tool in tools]
+
+    def _lines(self, reading: Reading, onset: datetime) -> list[dict[str, Any]]:
+        """ERROR and WARN lines from the onset on, for the levels whose lines moved (or both)."""
+        levels = ["ERROR"] + [s.signal for s in reading.symptoms if s.kind == "log_rate"]
+        return [
+            {
+                "tool": "query_logs",
+                "arguments": {
+                    "service": reading.service,
+                    "level": level,
+                    "start": iso(onset - NAMES_BEFORE),
+                    "end": _window_end(reading) or iso(onset + NAMES_WINDOW),
+                    "limit": NAMES_LIMIT,
+                },
+            }
+            for level in sorted(set(levels) & {"ERROR", "WARN"}) or ["ERROR"]
         ]
 
-    def _knowledge(self) -> list[tuple[Done, list[dict[str, Any]]]]:
+    def _events(self, service: str, onset: datetime) -> dict[str, Any]:
+        return {
+            "tool": "log_patterns",
+            "arguments": {
+                "service": service,
+                "level": "INFO",
+                "start": iso(onset - EVENTS_BEFORE),
+                "end": iso(onset + EVENTS_AFTER),
+            },
+        }
+
+    def _knowledge(self) -> list[dict[str, Any]]:
+        if self.request.get("mode") == "EVIDENCE_GAP_ONLY" or self.knowledge():
+            return []
+        matches = [m for s in self.asked if (m := self.diagnosis(s)[1]) is not None]
+        if not matches:
+            return []
+        query = " ".join(dict.fromkeys(m.kind.label for m in matches))
+        return [{"tool": "lookup_knowledge", "arguments": {"query": query[:300], "top_k": 5}}]
+
+    # -- conclusions ----------------------------------------------------------------------
+    @cached_property
+    def stated(self) -> datetime | None:
+        """The onset the question states, if it states one."""
+        window = request_window(self.request)  # the plan's: a follow-up keeps the last one
+        found = window.resolved is not None and window.resolved.found
+        return window.onset if found else None
+
+    def focus(self, reading: Reading) -> datetime | None:
+        """An asked service's onset: its first at or after the stated time (less
+        ``STATED_SLACK``), else its first."""
+        onsets = reading.onsets
+        stated = self.stated
+        if stated is not None:
+            later = [o for o in onsets if o >= stated - STATED_SLACK]
+            return later[0] if later else (onsets[0] if onsets else None)
+        return onsets[0] if onsets else None
+
+    def chain(self, service: str) -> list[tuple[Reading, datetime]]:
+        """``service`` and the named dependencies, hop by hop, whose trouble began with their
+        caller's (``ORIGIN_BEFORE`` before it to ``ORIGIN_SLACK`` after), each with that onset:
+        the last is the culprit. Empty when ``service`` has no symptom."""
+        current = self.readings.get(service)
+        onset = self.focus(current) if current is not None else None
+        if current is None or onset is None:
+            return []
+        path = [(current, onset)]
+        while True:
+            candidates = []
+            for name in self.dependencies(current.service):
+                dep = self.readings.get(name)
+                if dep is None or any(name == r.service for r, _ in path):
+                    continue
+                near = [o for o in dep.onsets if onset - ORIGIN_BEFORE <= o <= onset + ORIGIN_SLACK]
+                if near:
+                    candidates.append((dep, near[0]))
+            if not candidates:
+                return path
+            current, onset = candidates[0]  # the most often named (dependencies() order)
+            path.append((current, onset))
+
+    def diagnosis(self, service: str) -> tuple[Reading | None, Match | None]:
+        """``service``'s culprit and the cause kind its evidence indicates."""
+        path = self.chain(service)
+        if not path:
+            return None, None
+        culprit = path[-1][0]
+        items: list[Item] = []
+        for reading, at in path:
+            own = reading is culprit
+            since = at - (CAUSE_LOOKBACK if own else ORIGIN_BEFORE)
+            relevant = [s for s in reading.signals if s.onset >= since]
+            items += [Item("metric", s.signal, own) for s in relevant if s.kind == "metric"]
+            items += [Item("log", s.signal, own) for s in relevant if s.kind == "log_pattern"]
+            items += [Item("log", t.template, own) for t in reading.new_templates()]
+            items += [Item("event", t.example, own) for t in reading.events]
+        return culprit, classify(items)
+
+    def knowledge(self) -> list[tuple[Done, list[dict[str, Any]]]]:
+        """The knowledge lookups that found documents."""
         return [
             (d, list((d.result or {}).get("documents") or []))
             for d in self.done
             if d.tool == "lookup_knowledge" and (d.result or {}).get("documents")
         ]
 
-    def runbook_title(self) -> str | None:
-        """The title of the best runbook of the first lookup that found one."""
-        for _, documents in self._knowledge():
-            return str(documents[0].get("title", "")).split(" > ")[0] or None
-        return None
 
-    def runbook_actions(self) -> tuple[Done, int, list[str]] | None:
-        """The action steps of that runbook, from whichever lookup returned them."""
-        title = self.runbook_title()
-        for done, documents in self._knowledge():
-            for index, doc in enumerate(documents):
-                heading = str(doc.get("title", ""))
-                if heading.split(" > ")[0] == title and _ACTION_SECTION.search(heading):
-                    steps = [
-                        line.strip()[2:].strip()
-                        for line in str(doc.get("content", "")).splitlines()
-                        if re.match(r"\s*[-*]\s", line)
-                    ]
-                    if steps:
-                        return done, index, steps
-        return None
+def _window_end(reading: Reading) -> str | None:
+    result = reading.detect.result if reading.detect is not None else None
+    window = result.get("window") if isinstance(result, dict) else None
+    return str(window["end"]) if isinstance(window, dict) and window.get("end") else None
 
 
 def _ordered(values: Any) -> list[str]:
@@ -177,28 +282,27 @@ def _ordered(values: Any) -> list[str]:
     return seen
 
 
-def _knowledge_query(pattern: Pattern, shifts: Sequence[Shift]) -> str:
-    words = re.findall(r"[A-Za-z][A-Za-z]{2,}", pattern.template)
-    symptom = " ".join(f"{s.metric.replace('_', ' ')} {s.direction}" for s in shifts[:2])
-    return " ".join(dict.fromkeys(words[:24])) + " " + symptom
-
-
 class ClaimWriter:
-    """Numbers claims and keeps their statements in the shapes the verifier and composer read."""
+    """Numbers claims; each is rendered by its kind and bound to exact leaves."""
 
     def __init__(self, first: int = 1) -> None:
         self.claims: list[dict[str, Any]] = []
         self.next = first
+        self.written: set[str] = set()
 
     def add(
-        self, statement: str, bindings: list[tuple[str, str, Any]], critical: bool = True
+        self, kind: kinds.ClaimKind, bindings: list[tuple[str, str, Any]], **fields: object
     ) -> None:
-        """Add a claim bound to ``(invocation_id, raw_path, excerpt)`` triples."""
+        """Add a claim of ``kind`` bound to ``(invocation_id, raw_path, excerpt)`` triples."""
+        statement = kind.render(**fields)
+        if statement in self.written or not bindings:
+            return
+        self.written.add(statement)
         self.claims.append(
             {
                 "claim_id": f"C{self.next}",
                 "statement": statement,
-                "critical": critical,
+                "critical": kind.critical,
                 "bindings": [
                     {"source_invocation_id": i, "raw_path": p, "evidence_excerpt": _text(e)}
                     for i, p, e in bindings
@@ -216,74 +320,171 @@ def _text(value: Any) -> str:
     )
 
 
-def _fmt(value: float) -> str:
+def _number(value: Any) -> str:
     # The same text the gatekeeper renders the value as, so the statement quotes it exactly.
     return json.dumps(value)
 
 
-def write_claims(inv: Investigation, writer: ClaimWriter) -> None:
-    """Claims for every service the results cover, in the order they were investigated."""
-    for service in inv.services:
-        shifts, patterns = inv.shifts(service), inv.patterns(service)
-        for shift in shifts:
-            _shift_claim(service, shift, writer)
-        for pattern in patterns:
-            bindings: list[tuple[str, str, Any]] = [
-                (
-                    pattern.invocation_id,
-                    f"$.records[{pattern.record_index}].message",
-                    pattern.example,
-                ),
-                (pattern.invocation_id, "$.total", pattern.total_after),
-            ]
-            if pattern.before_invocation_id:
-                bindings.append((pattern.before_invocation_id, "$.total", pattern.total_before))
-            writer.add(
-                f"{service} logged {pattern.total_after} {pattern.level} lines since {inv.split} "
-                f"(vs {pattern.total_before} in the hour before); a new one reads: "
-                f'"{pattern.example}"',
-                bindings,
-            )
-        for pattern, other in inv.dependencies(service):
-            excerpt = _around(pattern.example, other)
-            writer.add(
-                f"{service}'s new {pattern.level} lines name {other} as the dependency "
-                f'involved: "{excerpt}"',
-                [(pattern.invocation_id, f"$.records[{pattern.record_index}].message", excerpt)],
-            )
-        _change_claims(inv, service, patterns, writer)
-        if not shifts and not patterns:
-            _healthy_claims(inv, service, writer)
-    _runbook_claims(inv, writer)
+def _clock(moment: datetime) -> str:
+    return moment.strftime("%Y-%m-%d %H:%M UTC")
 
 
-def _shift_claim(service: str, shift: Shift, writer: ClaimWriter) -> None:
-    """``<service> <metric> rose from <v> <unit> at <t> to <peak> <unit>, starting around <t>``.
+def _signal_binding(signal: Signal) -> tuple[str, str, Any]:
+    return (signal.invocation_id, signal.path, signal.signal)
 
-    Every number and time stated is in a bound leaf: the baseline point, the summary's
-    extreme and the first point past the midpoint (the onset).
-    """
-    bindings: list[tuple[str, str, Any]] = [
-        (shift.invocation_id, f"$.series[0].points[{shift.baseline_index}]", shift.baseline_point),
-        (shift.invocation_id, shift.extreme_path, shift.extreme),
-    ]
-    onset = ""
-    if shift.onset_index is not None and shift.onset_point is not None:
-        bindings.append(
-            (shift.invocation_id, f"$.series[0].points[{shift.onset_index}]", shift.onset_point)
-        )
-        onset = f", starting around {shift.onset_time}"
+
+def _moved(writer: ClaimWriter, signal: Signal) -> None:
+    raw = signal.raw
     writer.add(
-        f"{service} {shift.metric} {shift.direction} from {_fmt(shift.baseline)} {shift.unit} "
-        f"at {shift.baseline_point[0]} to {_fmt(shift.extreme)} {shift.unit}{onset}",
-        bindings,
+        kinds.MOVED,
+        [_signal_binding(signal)],
+        service=signal.service,
+        signal=signal.signal,
+        direction=str(raw.get("direction", "")),
+        onset=_clock(signal.onset),
+        incident=_number((raw.get("incident") or {}).get("median")),
+        baseline=_number((raw.get("baseline") or {}).get("median")),
+        change=str(raw.get("change", "")),
+        z=_number(raw.get("significance")),
     )
 
 
+def _top_symptoms(reading: Reading, since: datetime, limit: int = MAX_MOVED) -> list[Signal]:
+    """The most significant symptoms since ``since``, metrics first (they carry magnitudes)."""
+    ranked = sorted(
+        reading.since(since),
+        key=lambda s: (s.kind != "metric", -s.significance, s.onset, s.signal),
+    )
+    return ranked[:limit]
+
+
+def _new_logs(writer: ClaimWriter, template: Template) -> None:
+    writer.add(
+        kinds.NEW_LOGS,
+        [template.leaf("example"), template.leaf("count_after"), template.leaf("first_seen")],
+        service=template.service,
+        count=_number(template.raw.get("count_after")),
+        first_seen=str(template.raw.get("first_seen", "")),
+        example=template.example,
+    )
+
+
+def _event(writer: ClaimWriter, template: Template) -> None:
+    writer.add(
+        kinds.EVENT,
+        [template.leaf("example"), template.leaf("first_seen")],
+        service=template.service,
+        time=str(template.raw.get("first_seen", "")),
+        message=template.example,
+    )
+
+
+def _steady(writer: ClaimWriter, reading: Reading) -> None:
+    detect = reading.detect
+    result = detect.result if detect is not None and isinstance(detect.result, dict) else None
+    if detect is None or result is None:
+        return
+    window = result.get("window") or {}
+    writer.add(
+        kinds.STEADY,
+        [
+            (detect.invocation_id, "$.healthy_signals", result.get("healthy_signals")),
+            (detect.invocation_id, "$.window.start", window.get("start")),
+            (detect.invocation_id, "$.window.end", window.get("end")),
+        ],
+        service=reading.service,
+        count=_number(result.get("healthy_signals")),
+        start=str(window.get("start", "")),
+        end=str(window.get("end", "")),
+    )
+
+
+def _cause(writer: ClaimWriter, culprit: Reading, match: Match, readings_: list[Reading]) -> None:
+    """``<culprit> shows the signs of <kind>: <matched metrics>``, bound to every matched item."""
+    bindings: list[tuple[str, str, Any]] = []
+    names: list[str] = []
+    for reading in readings_:
+        for signal in reading.signals:
+            if signal.kind == "metric" and any(
+                i.kind == "metric" and i.text == signal.signal for i in match.items
+            ):
+                bindings.append(_signal_binding(signal))
+                if reading is culprit:
+                    names.append(signal.signal)
+        for template in [*reading.new_templates(), *reading.events]:
+            if any(
+                i.kind in ("log", "event") and i.text in (template.template, template.example)
+                for i in match.items
+            ):
+                bindings.append((template.invocation_id, template.example_path, template.example))
+        for signal in reading.symptoms:
+            if signal.kind == "log_pattern" and any(
+                i.kind == "log" and i.text == signal.signal for i in match.items
+            ):
+                bindings.append(_signal_binding(signal))
+    if culprit.detect is not None:
+        bindings.append(
+            (
+                culprit.detect.invocation_id,
+                "$.window.start",
+                (culprit.detect.result or {}).get("window", {}).get("start"),
+            )
+        )
+    signs = ", ".join(dict.fromkeys(names)) or "its log messages"
+    writer.add(
+        kinds.CAUSE,
+        bindings[:8],
+        culprit=culprit.service,
+        mechanism=match.kind.label,
+        signals=signs,
+    )
+
+
+def _origin(
+    writer: ClaimWriter, culprit: tuple[Reading, datetime], victim: tuple[Reading, datetime]
+) -> None:
+    """The culprit's earliest relevant symptom against the victim's onset."""
+    reading, onset = culprit
+    since = onset - CAUSE_LOOKBACK
+    first = min(reading.since(since), key=lambda s: (s.onset, -s.significance), default=None)
+    theirs = victim[0].at(victim[1])
+    if first is None or theirs is None:
+        return
+    writer.add(
+        kinds.ORIGIN,
+        [_signal_binding(first), _signal_binding(theirs)],
+        culprit=reading.service,
+        signal=first.signal,
+        onset=_clock(first.onset),
+        victim=victim[0].service,
+        victim_onset=_clock(theirs.onset),
+    )
+
+
+def _names(writer: ClaimWriter, path: Sequence[Reading]) -> None:
+    """Each hop of the chain: the line by which a service names the next one."""
+    for caller, callee in itertools.pairwise(path):
+        named = [
+            m
+            for m in caller.mentions.get(callee.service, [])
+            if callee.service.lower() in m.message.lower()
+        ]
+        for mention in named[:1]:
+            excerpt = _around(mention.message, callee.service)
+            writer.add(
+                kinds.NAMES,
+                [(mention.invocation_id, mention.path, excerpt)],
+                service=caller.service,
+                dependency=callee.service,
+                excerpt=excerpt,
+            )
+
+
 def _around(message: str, name: str, width: int = 60) -> str:
-    """The text around ``name`` in ``message``, cut at whitespace so it starts and ends on a
-    token boundary (the gatekeeper's rule for a substring excerpt)."""
-    at = message.lower().index(name.lower())
+    """The text around ``name`` in ``message``, cut at whitespace (a token boundary)."""
+    at = message.lower().find(name.lower())
+    if at < 0:
+        return message
     start, end = max(0, at - width), min(len(message), at + len(name) + width)
     while start > 0 and not message[start - 1].isspace():
         start -= 1
@@ -292,68 +493,72 @@ def _around(message: str, name: str, width: int = 60) -> str:
     return message[start:end].strip()
 
 
-def _change_claims(
-    inv: Investigation, service: str, patterns: list[Pattern], writer: ClaimWriter
-) -> None:
-    if not patterns:
-        return
-    for d in inv.done:
-        if (
-            d.tool == "query_logs"
-            and d.arguments.get("service") == service
-            and d.arguments.get("level") == "INFO"
-        ):
-            for index, message in change_events(d)[:1]:
-                writer.add(
-                    f'{service} logged a change shortly before the new errors began: "{message}"',
-                    [(d.invocation_id, f"$.records[{index}].message", message)],
-                )
+def _events_first(reading: Reading, match: Match | None) -> list[Template]:
+    """Rare lines around the onset, those that are signs of the cause kind first."""
+    matched = {i.text for i in match.items if i.kind == "event"} if match else set()
+    ranked = sorted(reading.events, key=lambda t: (t.example not in matched, t.index))
+    return [t for t in ranked if t.example in matched][:MAX_EVENTS]
 
 
-def _healthy_claims(inv: Investigation, service: str, writer: ClaimWriter) -> None:
-    errors = inv._logs(service, "ERROR", after=True)
-    if errors is not None:
-        total = int((errors.result or {}).get("total", 0))
-        writer.add(
-            f"{service} had {total} ERROR lines since {inv.split}",
-            [(errors.invocation_id, "$.total", total)],
-        )
-    for d in inv.done:
-        if d.tool == "query_metrics" and d.arguments.get("service") == service:
-            summary = (d.result or {}).get("summary") or {}
-            if "min" in summary and "max" in summary:
-                writer.add(
-                    f"{service} {d.arguments.get('metric')} stayed between "
-                    f"{_fmt(summary['min'])} and {_fmt(summary['max'])} "
-                    f"{summary.get('unit', '')} from {d.arguments.get('start')} to "
-                    f"{d.arguments.get('end')}",
-                    [
-                        (d.invocation_id, "$.summary.min", summary["min"]),
-                        (d.invocation_id, "$.summary.max", summary["max"]),
-                    ],
-                )
+def write_claims(inv: Investigation, writer: ClaimWriter) -> None:
+    """One finding per asked service: its symptoms, the chain to the culprit, the cause kind."""
+    for service in inv.asked:
+        reading = inv.readings.get(service)
+        if reading is None or reading.detect is None:
+            continue
+        path = inv.chain(service)
+        if not path:
+            _steady(writer, reading)
+            continue
+        culprit, match = inv.diagnosis(service)
+        assert culprit is not None
+        onset = path[0][1]
+        for signal in _top_symptoms(reading, onset - ORIGIN_BEFORE):
+            _moved(writer, signal)
+        for template in reading.new_templates()[:MAX_NEW_LOGS]:
+            _new_logs(writer, template)
+        if len(path) > 1:
+            _names(writer, [r for r, _ in path])
+            for hop, at in path[1:-1]:  # every service on the way has its own evidence
+                for signal in _top_symptoms(hop, at - ORIGIN_BEFORE, 1):
+                    _moved(writer, signal)
+            for signal in _top_symptoms(culprit, path[-1][1] - CAUSE_LOOKBACK):
+                _moved(writer, signal)
+            for template in culprit.new_templates()[:MAX_NEW_LOGS]:
+                _new_logs(writer, template)
+            _origin(writer, path[-1], path[0])
+        for template in _events_first(culprit, match):
+            _event(writer, template)
+        if match is not None:
+            _cause(writer, culprit, match, [r for r, _ in path])
+    _runbook_claims(inv, writer)
 
 
 def _runbook_claims(inv: Investigation, writer: ClaimWriter) -> None:
-    title = inv.runbook_title()
-    if not title:
+    for done, documents in inv.knowledge():
+        title = str(documents[0].get("title", "")).split(" > ")[0]
+        if not title:
+            continue
+        writer.add(
+            kinds.RUNBOOK, [(done.invocation_id, "$.documents[0].title", title)], title=title
+        )
+        for index, doc in enumerate(documents):
+            heading = str(doc.get("title", ""))
+            if heading.split(" > ")[0] != title or not _ACTION_SECTION.search(heading):
+                continue
+            steps = [
+                line.strip()[2:].strip()
+                for line in str(doc.get("content", "")).splitlines()
+                if re.match(r"\s*[-*]\s", line)
+            ]
+            for step in steps[:MAX_STEPS]:
+                writer.add(
+                    kinds.STEP,
+                    [(done.invocation_id, f"$.documents[{index}].content", step)],
+                    step=step,
+                )
+            return
         return
-    for done, documents in inv._knowledge():
-        if str(documents[0].get("title", "")).split(" > ")[0] == title:
-            writer.add(
-                f'The symptoms match the runbook "{title}"',
-                [(done.invocation_id, "$.documents[0].title", title)],
-            )
-            break
-    actions = inv.runbook_actions()
-    if actions:
-        done, index, steps = actions
-        for step in steps[:3]:
-            writer.add(
-                f"The runbook recommends: {step}",
-                [(done.invocation_id, f"$.documents[{index}].content", step)],
-                critical=False,
-            )
 
 
 def final_evidence(
@@ -363,6 +568,7 @@ def final_evidence(
     earlier = list(request.get("verified_claims") or [])
     numbers = [int(c["claim_id"][1:]) for c in earlier if re.fullmatch(r"C\d+", c["claim_id"])]
     writer = ClaimWriter(first=max(numbers, default=0) + 1)
+    writer.written = {str(c.get("statement")) for c in earlier}
     investigation = Investigation(request, catalog, done)
     write_claims(investigation, writer)
     keep = [{k: c[k] for k in ("claim_id", "statement", "critical", "bindings")} for c in earlier]
@@ -371,5 +577,5 @@ def final_evidence(
         "version": "executor_evidence_v2",
         "claims": claims,
         "summary": f"{len(claims)} claims from {len(done)} tool results about "
-        f"{', '.join(investigation.services) or 'no service'}.",
+        f"{', '.join(investigation.asked) or 'no service'}.",
     }

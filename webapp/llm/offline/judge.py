@@ -1,110 +1,232 @@
 """The offline verifier and composer: judge verified claims, then write the answer.
 
-Both read claim statements in the shapes the offline executor writes them (``<service>
-<metric> rose from ...``, ``... name <service> as the dependency involved``, ``The symptoms
-match the runbook "<title>"``); with a real model these are free text and the judgement is the
-model's.
+Both read claim statements back through the claim kinds of :mod:`.claims` (the same templates
+the offline executor rendered them with); a statement no kind reads is free text (a real
+model's), judged only on whether its excerpts say what it says.
+
+The answer has one finding per service asked about: what moved (its symptoms), and the likely
+cause - the cause kind and the culprit, which is the service whose trouble began first along
+the dependency chain (an ``origin`` claim), else the service itself. "No evidence of a problem"
+is said only of a service whose every signal stayed within its baseline (a ``steady`` claim).
 """
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
+from dataclasses import dataclass, field
 from typing import Any
 
 from diagnosis_graph.workflow.gatekeeper import normalise
 
-_DEPENDENCY = re.compile(r"name (?P<dep>\S+) as the dependency")
-_RUNBOOK = re.compile(r'match the runbook "(?P<title>[^"]+)"')
-_RECOMMENDS = re.compile(r"^The runbook recommends: (?P<step>.+)$")
-_SHIFT = re.compile(r"^(?P<svc>\S+) (?P<metric>\S+) (?P<dir>rose|fell) from")
-_PATTERN = re.compile(r"^(?P<svc>\S+) logged (?P<n>\d+) (?P<level>ERROR|WARN) lines since")
-_CHANGE = re.compile(r"^(?P<svc>\S+) logged a change shortly before")
-_STEADY = re.compile(r"^(?P<svc>\S+) (?:had \d+ ERROR lines|\S+ stayed between)")
+from . import claims as kinds
+from .claims import ClaimKind, clean
+
+#: At most this many signals are listed in a "degraded" conclusion.
+LISTED_SIGNALS = 3
 
 
-def _supported(claim: dict[str, Any], evidence: dict[str, dict[str, Any]]) -> tuple[bool, str]:
-    """A claim is supported when its statement states what its excerpts show."""
-    statement = normalise(claim.get("statement", ""))
+@dataclass(frozen=True)
+class Read:
+    """A claim of the payload with its kind and fields (kind None: free text)."""
+
+    claim: dict[str, Any]
+    kind: ClaimKind | None
+    fields: dict[str, str]
+
+    @property
+    def service(self) -> str:
+        return self.fields.get("service") or self.fields.get("culprit") or ""
+
+
+def read_all(claims: Sequence[dict[str, Any]]) -> list[Read]:
+    """Every claim with its kind and fields."""
+    found = []
+    for claim in claims:
+        parsed = kinds.read(str(claim.get("statement", "")))
+        kind, values = parsed if parsed else (None, {})
+        found.append(Read(claim, kind, values))
+    return found
+
+
+_QUOTED = {"example", "excerpt", "message", "title", "step"}
+
+
+def _supported(item: Read, evidence: dict[str, dict[str, Any]]) -> tuple[bool, str]:
+    """A claim is supported when its excerpts show what it states.
+
+    A claim of a known kind: a quoted field (a log line, a title, a step) must be one of its
+    verified excerpts; any other kind needs one verified excerpt that the statement states or
+    that is one of its fields. Free text: some excerpt must occur in the statement.
+    """
     excerpts = [
-        evidence[e]["evidence_excerpt"] for e in claim.get("evidence_ids", []) if e in evidence
+        str(evidence[e]["evidence_excerpt"])
+        for e in item.claim.get("evidence_ids", [])
+        if e in evidence
     ]
     if not excerpts:
         return False, "no verified evidence"
-    shown = [
-        x
-        for x in excerpts
-        if normalise(x) in statement
-        or any(n in statement for n in re.findall(r"-?\d+(?:\.\d+)?", x)[-1:])
-    ]
-    if not shown:
-        return False, "the excerpts do not show what the statement says"
-    return True, f"{len(shown)} of {len(excerpts)} excerpts state it directly"
+    statement = normalise(str(item.claim.get("statement", "")))
+    shown = [x for x in excerpts if normalise(clean(x)) in statement]
+    if item.kind is None:
+        if not shown:
+            return False, "the excerpts do not show what the statement says"
+        return True, f"{len(shown)} of {len(excerpts)} excerpts state it directly"
+    quoted = [item.fields[f] for f in item.kind.fields if f in _QUOTED]
+    if quoted and not any(normalise(q) in {normalise(clean(x)) for x in excerpts} for q in quoted):
+        return False, "the quoted text is not one of its excerpts"
+    return True, f"a {item.kind.name} claim; {len(shown)} of {len(excerpts)} excerpts quoted"
 
 
 def verify(request: dict[str, Any]) -> dict[str, Any]:
     """``verifier_output`` over the verified projection."""
     evidence = {e["evidence_id"]: e for e in request.get("evidence") or []}
-    claims = request.get("claims") or []
+    items = read_all(request.get("claims") or [])
     assessments = []
-    for claim in claims:
-        ok, reason = _supported(claim, evidence)
-        assessments.append({"claim_id": claim["claim_id"], "supported": ok, "reason": reason})
-    supported = [c for c, a in zip(claims, assessments, strict=True) if a["supported"]]
+    for item in items:
+        ok, reason = _supported(item, evidence)
+        assessments.append({"claim_id": item.claim["claim_id"], "supported": ok, "reason": reason})
+    supported = [i for i, a in zip(items, assessments, strict=True) if a["supported"]]
     gaps = dependency_gaps(supported)
     critical_missing = any(
-        c.get("critical") and not a["supported"] for c, a in zip(claims, assessments, strict=True)
+        i.claim.get("critical") and not a["supported"]
+        for i, a in zip(items, assessments, strict=True)
     )
     verdict = "FAIL" if not supported else "LOW_CONFID" if gaps or critical_missing else "PASS"
     return {"verdict": verdict, "claim_assessments": assessments, "critical_gaps": gaps}
 
 
-def dependency_gaps(supported: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
-    """A gap per dependency named as involved but without evidence from its own telemetry."""
-    about = {
-        m.group("svc")
-        for c in supported
-        for rx in (_SHIFT, _PATTERN, _STEADY)
-        if (m := rx.match(c["statement"]))
-    }
+def dependency_gaps(supported: Sequence[Read]) -> list[dict[str, Any]]:
+    """A gap per dependency named by the logs but without evidence from its own telemetry."""
+    about = {i.service for i in supported if i.kind in (kinds.MOVED, kinds.STEADY)}
     gaps = []
-    for claim in supported:
-        match = _DEPENDENCY.search(claim["statement"])
-        if match and match.group("dep") not in about:
-            dep = match.group("dep")
+    for item in supported:
+        dep = item.fields.get("dependency") if item.kind is kinds.NAMES else None
+        if dep and dep not in about:
             about.add(dep)
             gaps.append(
                 {
-                    "description": f"The errors point at {dep}, but no evidence from {dep}'s own "
-                    f"logs or metrics shows what happened there.",
-                    "suggested_tool": "query_logs",
+                    "description": f"The logs name {dep}, but no evidence from {dep}'s own "
+                    f"signals shows what happened there.",
+                    "suggested_tool": "detect_anomalies",
                     "suggested_arguments": {"service": dep},
                 }
             )
     return gaps
 
 
-def compose(request: dict[str, Any]) -> dict[str, Any]:
-    """``composer_output`` v2: conclusions that cite supported claims and telemetry evidence.
+@dataclass
+class Finding:
+    """One asked service's part of the answer."""
 
-    The summary restates the conclusions (their statements, at most three); runbook steps become
-    recommendations citing the runbook's (reference) evidence. The product renders the Markdown.
+    service: str
+    moved: list[Read] = field(default_factory=list)
+    logs: list[Read] = field(default_factory=list)
+    steady: list[Read] = field(default_factory=list)
+    origin: Read | None = None
+
+    @property
+    def culprit(self) -> str:
+        return self.origin.fields["culprit"] if self.origin else self.service
+
+
+def findings(items: Sequence[Read]) -> list[Finding]:
+    """The asked services (first claimed first), each with its claims.
+
+    A service is a culprit, not an asked one, when an ``origin`` claim names it as such.
     """
+    culprits = {i.fields["culprit"]: i for i in items if i.kind is kinds.ORIGIN}
+    victims = {i.fields["victim"] for i in items if i.kind is kinds.ORIGIN}
+    found: dict[str, Finding] = {}
+    for item in items:
+        if item.kind not in (kinds.MOVED, kinds.STEADY, kinds.NEW_LOGS):
+            continue
+        service = item.service
+        if service in culprits and service not in victims and service not in found:
+            continue
+        finding = found.setdefault(service, Finding(service))
+        if item.kind is kinds.MOVED:
+            finding.moved.append(item)
+        elif item.kind is kinds.STEADY:
+            finding.steady.append(item)
+        else:
+            finding.logs.append(item)
+    for item in items:
+        if item.kind is kinds.ORIGIN and item.fields["victim"] in found:
+            found[item.fields["victim"]].origin = item
+    return list(found.values())
+
+
+def _ids(items: Sequence[Read]) -> list[str]:
+    return [str(i.claim["claim_id"]) for i in items]
+
+
+def _evidence(items: Sequence[Read]) -> list[str]:
+    return sorted({e for i in items for e in i.claim["evidence_ids"]}, key=_eid)
+
+
+def _eid(evidence_id: str) -> int:
+    return int(evidence_id[1:]) if evidence_id[1:].isdigit() else 0
+
+
+def _conclusion(statement: str, items: Sequence[Read]) -> dict[str, Any]:
+    return {"statement": statement, "claim_ids": _ids(items), "evidence_ids": _evidence(items)}
+
+
+def _finding_conclusions(finding: Finding, items: Sequence[Read]) -> list[dict[str, Any]]:
+    if not finding.moved and not finding.logs:
+        if not finding.steady:
+            return []
+        fields = finding.steady[0].fields
+        return [
+            _conclusion(
+                f"No evidence of a problem with {finding.service}: none of its "
+                f"{fields['count']} signals moved significantly from {fields['start']} to "
+                f"{fields['end']}.",
+                finding.steady,
+            )
+        ]
+    culprit = finding.culprit
+    listed = [f"{i.fields['signal']} {i.fields['direction']}" for i in finding.moved]
+    moved = ", ".join(listed[:LISTED_SIGNALS]) or "new error messages"
+    out = [_conclusion(f"{finding.service} degraded: {moved}.", finding.moved + finding.logs)]
+    cause = next(
+        (i for i in items if i.kind is kinds.CAUSE and i.fields["culprit"] == culprit), None
+    )
+    behind = [i for i in items if i.service == culprit and i.kind in (kinds.MOVED, kinds.NEW_LOGS)]
+    events = [i for i in items if i.kind is kinds.EVENT and i.service == culprit]
+    links = [i for i in items if i.kind is kinds.NAMES]
+    support = ([cause] if cause else []) + ([finding.origin] if finding.origin else [])
+    if culprit != finding.service:
+        support += behind + links
+        where = f"in {culprit} (which {finding.service} depends on)"
+    else:
+        where = f"in {culprit} itself"
+    support += events
+    if not support:
+        return out
+    what = (
+        f"Likely cause {where}: {cause.fields['mechanism']}"
+        if cause
+        else (f"What moved first: {where}")
+    )
+    when = "; a change was logged as the trouble began" if events else ""
+    out.append(_conclusion(f"{what}{when}.", support))
+    return out
+
+
+def compose(request: dict[str, Any]) -> dict[str, Any]:
+    """``composer_output`` v2: a finding per asked service, citing supported claims."""
     verifier = request.get("verifier") or {}
-    claims = [c for c in request.get("claims") or [] if c.get("supported")]
-    unsupported = [c for c in request.get("claims") or [] if not c.get("supported")]
+    payload = request.get("claims") or []
+    supported = read_all([c for c in payload if c.get("supported")])
+    unsupported = [c for c in payload if not c.get("supported")]
     roles = {e["evidence_id"]: e.get("role") for e in request.get("evidence") or []}
     limitations = [f"Not supported by its evidence: {c['statement']}" for c in unsupported]
     limitations += [g["description"] for g in verifier.get("critical_gaps") or []]
-    if verifier.get("effective_verdict") == "FAIL" or not claims:
+    if verifier.get("effective_verdict") == "FAIL" or not supported:
         return _no_conclusion(limitations)
     conclusions = [
-        {
-            "statement": statement,
-            "claim_ids": [c["claim_id"] for c in group],
-            "evidence_ids": sorted({e for c in group for e in c["evidence_ids"]}, key=_eid),
-        }
-        for statement, group in _sections(claims)
+        c for finding in findings(supported) for c in _finding_conclusions(finding, supported)
     ]
     # Reference evidence (runbooks, documents) never backs a conclusion on its own.
     conclusions = [
@@ -112,17 +234,23 @@ def compose(request: dict[str, Any]) -> dict[str, Any]:
     ]
     if not conclusions:
         return _no_conclusion(limitations)
+    steps = [i for i in supported if i.kind is kinds.STEP]
     recommendations = [
-        {"text": m.group("step"), "evidence_ids": list(c["evidence_ids"])}
-        for c in claims
-        if (m := _RECOMMENDS.match(c["statement"]))
+        {"text": i.fields["step"], "evidence_ids": list(i.claim["evidence_ids"])} for i in steps
     ] or [{"text": GENERIC_STEP, "evidence_ids": []}]
     return {
-        "summary": " ".join(str(c["statement"]) for c in conclusions[:3]),
+        "summary": _summary(conclusions),
         "conclusions": conclusions,
         "limitations": limitations,
         "recommendations": recommendations,
     }
+
+
+def _summary(conclusions: Sequence[dict[str, Any]]) -> str:
+    """At most three conclusions: the causes first (one per finding), then the rest."""
+    causes = [c for c in conclusions if c["statement"].startswith(("Likely cause", "What moved"))]
+    rest = [c for c in conclusions if c not in causes]
+    return " ".join(str(c["statement"]) for c in (causes + rest)[:3])
 
 
 GENERIC_STEP = (
@@ -133,74 +261,6 @@ NO_CONCLUSION_STEPS = (
     "Widen the time window or name the affected service explicitly, then ask again.",
     "Check the service's error logs and latency dashboards by hand.",
 )
-
-
-def _eid(evidence_id: str) -> int:
-    return int(evidence_id[1:]) if evidence_id[1:].isdigit() else 0
-
-
-def _primary(claims: Sequence[dict[str, Any]]) -> str | None:
-    return next(
-        (
-            m.group("svc")
-            for c in claims
-            for rx in (_SHIFT, _PATTERN, _STEADY)
-            if (m := rx.match(c["statement"]))
-        ),
-        None,
-    )
-
-
-def _runbook_title(claims: Sequence[dict[str, Any]]) -> str | None:
-    return next((m.group("title") for c in claims if (m := _RUNBOOK.search(c["statement"]))), None)
-
-
-def _sections(claims: Sequence[dict[str, Any]]) -> list[tuple[str, list[dict[str, Any]]]]:
-    primary, title = _primary(claims), _runbook_title(claims)
-    symptom = [
-        c for c in claims if (m := _SHIFT.match(c["statement"])) and m.group("svc") == primary
-    ]
-    steady = [c for c in claims if _STEADY.match(c["statement"])]
-    runbook = [c for c in claims if _RUNBOOK.search(c["statement"])]
-    cause = [
-        c
-        for c in claims
-        if c not in symptom
-        and c not in steady
-        and c not in runbook
-        and not _RECOMMENDS.match(c["statement"])
-    ]
-    if steady and not symptom and not cause:
-        return [
-            (
-                f"No evidence of a problem with {primary}: no new errors, and its key metrics "
-                f"stayed within their usual range.",
-                steady,
-            )
-        ]
-    sections: list[tuple[str, list[dict[str, Any]]]] = []
-    if symptom:
-        moved = ", ".join(
-            f"{m.group('metric')} {m.group('dir')}"
-            for c in symptom
-            if (m := _SHIFT.match(c["statement"]))
-        )
-        sections.append((f"{primary} degraded: {moved}.", symptom))
-    others = sorted(
-        {
-            m.group("svc")
-            for c in cause
-            for rx in (_SHIFT, _PATTERN, _CHANGE)
-            if (m := rx.match(c["statement"])) and m.group("svc") != primary
-        }
-    )
-    changed = any(_CHANGE.match(c["statement"]) for c in cause)
-    if cause or runbook:
-        what = f"Likely cause: {title}" if title else "What the evidence points at"
-        where = f"; the trail leads to {', '.join(others)}" if others else ""
-        when = "; a change was rolled out just before the errors began" if changed else ""
-        sections.append((f"{what}{where}{when}.", cause + runbook))
-    return sections
 
 
 def _no_conclusion(limitations: list[str]) -> dict[str, Any]:

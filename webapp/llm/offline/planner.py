@@ -22,6 +22,7 @@ MAX_QUERIES = 12
 #: How much calm before a stated onset detect_anomalies is asked to read.
 BASELINE = timedelta(hours=1)
 ANALYSE = "detect_anomalies"
+PATTERNS = "log_patterns"
 
 
 def golden_metrics(catalog: Catalog, service: str) -> list[str]:
@@ -40,24 +41,30 @@ def golden_metrics(catalog: Catalog, service: str) -> list[str]:
 
 
 def service_queries(catalog: Catalog, service: str, window: Window) -> list[dict[str, Any]]:
-    """Logs before/after the split per level, and the golden metrics across it."""
+    """``detect_anomalies`` and ``log_patterns`` over the question's window (the executor
+    follows what they show); without the analysis tools, logs and golden metrics."""
+    if catalog.has(ANALYSE) and catalog.has(PATTERNS):
+        analyse = analysis_query(service, window)
+        patterns = {
+            "tool": PATTERNS,
+            "arguments": dict(analyse["arguments"]),
+            "purpose": f"log templates of {service}, new ones flagged",
+        }
+        return [analyse, patterns]
     after, before = window.after(), window.before()
-    queries = []
-    for level in ("ERROR", "WARN"):
-        for label, (start, end) in (("after", after), ("before", before)):
-            queries.append(
-                {
-                    "tool": "query_logs",
-                    "arguments": {
-                        "service": service,
-                        "level": level,
-                        "start": iso(start),
-                        "end": iso(end),
-                        "limit": 100,
-                    },
-                    "purpose": f"{level} lines {label} {iso(window.split)}",
-                }
-            )
+    queries = [
+        {
+            "tool": "query_logs",
+            "arguments": {
+                "service": service,
+                "level": "ERROR",
+                "start": iso(after[0]),
+                "end": iso(after[1]),
+                "limit": 100,
+            },
+            "purpose": f"ERROR lines after {iso(window.split)}",
+        }
+    ]
     for metric in golden_metrics(catalog, service):
         queries.append(
             {

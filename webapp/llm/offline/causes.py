@@ -1,0 +1,176 @@
+"""Cause kinds as data: the signal shapes that indicate each mechanism, and matching them.
+
+Each :class:`CauseKind` lists the words of metric names (split on ``_ . -`` and case) and of log
+templates that an SRE reads as signs of that mechanism - general vocabulary of the trade
+(``pool``, ``hikari``, ``evict``, ``x509``, ``OutOfMemory``, ``rebalance``...), not the phrasing
+of any dataset. :func:`classify` scores every kind over the evidence of a culprit (its moved
+metrics, its new or surging log templates, the rare lines logged as its trouble began) and of
+the services it hurt, and returns the best kind with the items that matched it. Runbooks play
+no part here: they can only support the kind found, never be the cause.
+
+Weights (named below): a log template that matches counts more than a metric name (a message
+says what happened, a metric name only where), the culprit's own evidence counts more than its
+callers', and generic resource signals (processor use) count less than specific ones, since a
+processor also gets busy in almost every other mechanism.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+#: Weight of one matching metric finding.
+METRIC_WEIGHT = 1.0
+#: Weight of one matching log template (new or surging since the onset).
+LOG_WEIGHT = 1.5
+#: Weight of one matching rare line at the onset (a deploy, a job start).
+EVENT_WEIGHT = 2.0
+#: Evidence of the culprit itself counts this much more than evidence of its callers.
+OWN_FACTOR = 2.0
+#: Below this score no kind is named: the evidence does not say which mechanism it is.
+MIN_SCORE = 1.5
+
+
+@dataclass(frozen=True)
+class CauseKind:
+    """One mechanism: how to say it, and the metric and log words that indicate it."""
+
+    key: str
+    #: What the answer calls it (the words a write-up of this mechanism uses).
+    label: str
+    metric_words: re.Pattern[str]
+    log_words: re.Pattern[str]
+    event_words: re.Pattern[str] | None = None
+    #: Multiplies every match (generic resource signals are weaker indications).
+    strength: float = 1.0
+
+
+def _words(pattern: str) -> re.Pattern[str]:
+    return re.compile(pattern, re.IGNORECASE)
+
+
+CAUSE_KINDS: tuple[CauseKind, ...] = (
+    CauseKind(
+        "pool_exhaustion",
+        "database connection pool exhaustion - slow queries and lock waits hold the "
+        "connections, so requests queue for one",
+        _words(r"^(pool|hikari\w*|hikaricp|dbcp|c3p0|jdbc|slowlog|slow|locks?|deadlocks?)$"),
+        _words(
+            r"\bpool\b|hikari|jdbc|connection is not available|acquire .{0,20}(connection|handle)"
+            r"|too many connections|\block(s|ed)?\b|sharelock|deadlock|slow (query|statement)"
+            r"|statement: (select|update|insert|delete)"
+        ),
+    ),
+    CauseKind(
+        "disk_full",
+        "disk full - the volume has no space left, so writes fail",
+        _words(r"^(disk|disks|volume|vol|fs|filesystem|storage|inodes?|space)$"),
+        _words(
+            r"no space left|disk (is )?full|disk quota|enospc|could not (write|extend)"
+            r"|read-only file ?system|archive command failed"
+        ),
+    ),
+    CauseKind(
+        "cert_expiry",
+        "an expired TLS certificate - handshakes fail, so calls are rejected",
+        _words(r"^(cert|certs|certificate|tls|ssl|x509|expiry|notafter|chain)$"),
+        _words(r"certificate|x509|\btls\b|\bssl|handshake|pkix"),
+    ),
+    CauseKind(
+        "memory_leak",
+        "a memory leak - memory grows until the process runs out of memory (OOM) and is restarted",
+        _words(r"^(rss|heap|mem|memory|oom|oomkilled|restarts?)$"),
+        _words(r"out ?of ?memory|outofmemory|\boom|heap space|exit code 137|memory"),
+    ),
+    CauseKind(
+        "cache_eviction",
+        "cache eviction - the cache is full and evicts keys, so reads miss it and fall back",
+        _words(r"^(cache|hits?|miss(es)?|evict\w*|expel\w*|kv|redis|valkey|memcached?|keyspace)$"),
+        _words(
+            r"evict|expel|maxmemory|\blru\b|keys? (dropped|removed|evicted)|cache miss"
+            r"|fell back to|fall(ing)? back to|absent from"
+        ),
+    ),
+    CauseKind(
+        "queue_lag",
+        "consumer lag - the consumers fall behind the queue and a backlog builds up",
+        _words(r"^(lag|offset|consumer\w*|backlog|unacked|queued?|behind|pending)$"),
+        _words(r"rebalanc|\blag\b|partitions?|consumer|offset|backlog|revok"),
+    ),
+    CauseKind(
+        "downstream_timeout",
+        "a slow dependency - calls to it time out",
+        _words(r"^(gc|stw|pause|pauses|upstream|downstream)$"),
+        _words(
+            r"time(d)? ?out|timeout|deadline|upstream|gateway|breaker|\bgc\b|pause full"
+            r"|handler threads|stop-the-world"
+        ),
+    ),
+    CauseKind(
+        "bad_deploy",
+        "a bad deploy - the failures began when a new version was rolled out",
+        _words(r"^(version|build|revision|rev|release|deploy\w*)$"),
+        _words(r"nullpointer|typeerror|keyerror|attributeerror|unhandled exception|stack trace"),
+        _words(r"deploy|rolling update|rolled out|rollout|release|upgrade|new version|replaces"),
+    ),
+    CauseKind(
+        "cpu_saturation",
+        "CPU saturation - a runaway job takes the processor, so requests wait for it",
+        _words(r"^(cpu|load|throttl\w*|processor)$"),
+        _words(r"event loop blocked|cpu|throttl|free worker|starv"),
+        _words(r"job|batch|scheduler|cron|task"),
+        strength=0.6,
+    ),
+)
+
+BY_KEY = {kind.key: kind for kind in CAUSE_KINDS}
+
+
+@dataclass(frozen=True)
+class Item:
+    """One piece of evidence offered to :func:`classify`."""
+
+    kind: str  # "metric", "log" or "event"
+    text: str  # the metric name, the log template or the event line
+    own: bool  # evidence of the culprit itself (else of a service it hurt)
+
+
+@dataclass(frozen=True)
+class Match:
+    """The best cause kind and the evidence items that indicate it."""
+
+    kind: CauseKind
+    score: float
+    items: tuple[Item, ...]
+
+
+def metric_tokens(name: str) -> list[str]:
+    """The words of a metric name: split on ``_ . - :`` and between lower and upper case."""
+    spaced = re.sub(r"([a-z])([A-Z])", r"\1 \2", name)
+    return [t for t in re.split(r"[_.\-:/\s]+", spaced) if t]
+
+
+def matches(kind: CauseKind, item: Item) -> bool:
+    """Whether ``item`` is a sign of ``kind``."""
+    if item.kind == "metric":
+        return any(kind.metric_words.match(token) for token in metric_tokens(item.text))
+    if item.kind == "event":
+        return kind.event_words is not None and kind.event_words.search(item.text) is not None
+    return kind.log_words.search(item.text) is not None
+
+
+_WEIGHTS = {"metric": METRIC_WEIGHT, "log": LOG_WEIGHT, "event": EVENT_WEIGHT}
+
+
+def classify(items: Sequence[Item]) -> Match | None:
+    """The cause kind the evidence indicates most strongly, or None below ``MIN_SCORE``."""
+    best: Match | None = None
+    for kind in CAUSE_KINDS:
+        found = [item for item in items if matches(kind, item)]
+        score = kind.strength * sum(
+            _WEIGHTS[item.kind] * (OWN_FACTOR if item.own else 1.0) for item in found
+        )
+        if found and score >= MIN_SCORE and (best is None or score > best.score):
+            best = Match(kind, score, tuple(found))
+    return best

@@ -1,0 +1,272 @@
+"""What the analysis tools said about each service, read from the recorded tool results.
+
+``detect_anomalies`` findings become :class:`Signal` (with the raw path of the finding, so a
+claim can bind to it); ``log_patterns`` patterns become :class:`Template`; log records that
+name another known service become :class:`Mention`. :class:`Reading` gathers one service's.
+
+Which signals are symptoms: every significant finding except *change markers* - metrics whose
+name says they count versions or builds (a new build number is a change, not a symptom; it is
+reported as an event). A service is healthy when no symptom is significant.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from functools import cached_property, lru_cache
+from typing import Any
+
+from .causes import metric_tokens
+from .conversation import Done
+from .question import parse_time
+
+#: Metric-name words of a change marker (a version or build gauge), not a symptom.
+MARKER_WORDS = re.compile(r"^(version|build|revision|rev|release)$", re.IGNORECASE)
+#: A rare line is one whose template occurs at most this often in the window around an onset.
+RARE_COUNT = 3
+
+
+@dataclass(frozen=True)
+class Signal:
+    """One ``detect_anomalies`` finding."""
+
+    service: str
+    invocation_id: str
+    index: int
+    signal: str
+    kind: str
+    onset: datetime
+    raw: Mapping[str, Any]
+
+    @property
+    def path(self) -> str:
+        """The raw path of the finding's signal name (the leaf a claim binds to)."""
+        return f"$.findings[{self.index}].signal"
+
+    @cached_property
+    def marker(self) -> bool:
+        """A version/build gauge: a change, not a symptom."""
+        return self.kind == "metric" and any(
+            MARKER_WORDS.match(t) for t in metric_tokens(self.signal)
+        )
+
+    @property
+    def significance(self) -> float:
+        return float(self.raw.get("significance") or 0.0)
+
+
+@dataclass(frozen=True)
+class Template:
+    """One ``log_patterns`` pattern."""
+
+    service: str
+    invocation_id: str
+    index: int
+    raw: Mapping[str, Any]
+
+    @property
+    def template(self) -> str:
+        return str(self.raw.get("template", ""))
+
+    @property
+    def example(self) -> str:
+        return str(self.raw.get("example", ""))
+
+    @property
+    def count(self) -> int:
+        return int(self.raw.get("count_before", 0)) + int(self.raw.get("count_after", 0))
+
+    @property
+    def new(self) -> bool:
+        return bool(self.raw.get("new"))
+
+    @property
+    def example_path(self) -> str:
+        return f"$.patterns[{self.index}].example"
+
+    def leaf(self, name: str) -> tuple[str, str, Any]:
+        """``(invocation_id, raw_path, value)`` of one field of the pattern (a claim binding)."""
+        return (self.invocation_id, f"$.patterns[{self.index}].{name}", self.raw.get(name))
+
+
+@dataclass(frozen=True)
+class Mention:
+    """A log record of ``service`` that names ``other``."""
+
+    service: str
+    other: str
+    invocation_id: str
+    path: str
+    message: str
+
+
+@dataclass
+class Reading:
+    """Everything the tool results say about one service."""
+
+    service: str
+    detect: Done | None = None
+    signals: list[Signal] = field(default_factory=list)
+    patterns: list[Template] = field(default_factory=list)
+    events: list[Template] = field(default_factory=list)
+    mentions: dict[str, list[Mention]] = field(default_factory=dict)
+    #: Services whose logs were read for names (so a follow-up does not read them again).
+    logs_read: bool = False
+    #: Whether its INFO lines around the onset were read for rare events.
+    events_read: bool = False
+
+    @cached_property
+    def symptoms(self) -> list[Signal]:
+        """Significant findings that are not change markers, earliest first."""
+        return [s for s in self.signals if not s.marker]
+
+    @property
+    def markers(self) -> list[Signal]:
+        return [s for s in self.signals if s.marker]
+
+    @property
+    def onsets(self) -> list[datetime]:
+        """The onsets of its symptoms, earliest first."""
+        return sorted({s.onset for s in self.symptoms})
+
+    def at(self, onset: datetime) -> Signal | None:
+        """The most significant symptom that began at ``onset``."""
+        found = [s for s in self.symptoms if s.onset == onset]
+        return max(found, key=lambda s: (s.significance, s.kind == "metric")) if found else None
+
+    def since(self, moment: datetime) -> list[Signal]:
+        """Symptoms that began at or after ``moment``."""
+        return [s for s in self.symptoms if s.onset >= moment]
+
+    @property
+    def healthy_signals(self) -> int | None:
+        result = self.detect.result if self.detect else None
+        return int(result.get("healthy_signals", 0)) if isinstance(result, dict) else None
+
+    def new_templates(self) -> list[Template]:
+        """Log templates new since the onset of the service's log rate."""
+        return [t for t in self.patterns if t.new]
+
+
+def _result(done: Done) -> dict[str, Any]:
+    return done.result if isinstance(done.result, dict) else {}
+
+
+def read_signals(done: Done) -> list[Signal]:
+    """The findings of one ``detect_anomalies`` result."""
+    service = str(done.arguments.get("service", ""))
+    found = []
+    for index, raw in enumerate(_result(done).get("findings") or []):
+        onset = parse_time(str(raw.get("onset", "")))
+        if isinstance(raw, dict) and onset is not None:
+            found.append(
+                Signal(
+                    service,
+                    done.invocation_id,
+                    index,
+                    str(raw.get("signal", "")),
+                    str(raw.get("kind", "")),
+                    onset,
+                    raw,
+                )
+            )
+    return found
+
+
+def read_templates(done: Done) -> list[Template]:
+    """The patterns of one ``log_patterns`` result."""
+    service = str(done.arguments.get("service", ""))
+    return [
+        Template(service, done.invocation_id, index, raw)
+        for index, raw in enumerate(_result(done).get("patterns") or [])
+        if isinstance(raw, dict)
+    ]
+
+
+@lru_cache(maxsize=64)
+def _finder(names: tuple[str, ...]) -> re.Pattern[str]:
+    """Any of ``names`` (lower case), longest first."""
+    return re.compile("|".join(re.escape(n) for n in sorted(names, key=len, reverse=True)))
+
+
+def _whole(text: str, start: int, end: int, name: str) -> bool:
+    """A whole name: not inside a longer word (Chinese names: anywhere, CJK has no spaces)."""
+    if not name.isascii():
+        return True
+    before = text[start - 1] if start > 0 else " "
+    after = text[end] if end < len(text) else " "
+    return not (before.isalnum() or before in "_-") and not (after.isalnum() or after in "_-")
+
+
+#: Mentions found per ``query_logs`` invocation (each round of a run reads the same results).
+_MENTIONS: dict[tuple[str, str, tuple[str, ...]], list[Mention]] = {}
+MENTIONS_CACHE = 512
+
+
+def read_mentions(
+    done: Done, services: Sequence[str], aliases: Mapping[str, Sequence[str]]
+) -> list[Mention]:
+    """Records of one ``query_logs`` result that name another known service (or its alias)."""
+    service = str(done.arguments.get("service", ""))
+    owner = {
+        name.lower(): other
+        for other in services
+        if other != service
+        for name in (other, *aliases.get(other, ()))
+        if name
+    }
+    key = (done.invocation_id, service, tuple(sorted(owner)))
+    if key in _MENTIONS:
+        return _MENTIONS[key]
+    found: list[Mention] = []
+    if owner:
+        finder = _finder(tuple(owner))
+        records = [r for r in _result(done).get("records") or [] if isinstance(r, dict)]
+        for index, record in enumerate(records):
+            message = str(record.get("message", ""))
+            lowered = message.lower()
+            named = {
+                owner[m.group(0)]
+                for m in finder.finditer(lowered)
+                if _whole(lowered, m.start(), m.end(), m.group(0))
+            }
+            path = f"$.records[{index}].message"
+            found += [Mention(service, o, done.invocation_id, path, message) for o in sorted(named)]
+    if len(_MENTIONS) >= MENTIONS_CACHE:
+        _MENTIONS.clear()
+    _MENTIONS[key] = found
+    return found
+
+
+def is_event_query(done: Done) -> bool:
+    """A ``log_patterns`` call over INFO lines around an onset (rare lines = events)."""
+    return done.tool == "log_patterns" and str(done.arguments.get("level", "")).upper() == "INFO"
+
+
+def readings(
+    done: Sequence[Done], services: Sequence[str], aliases: Mapping[str, Sequence[str]]
+) -> dict[str, Reading]:
+    """One :class:`Reading` per service the successful results cover, in first-seen order."""
+    found: dict[str, Reading] = {}
+    for d in done:
+        if d.status != "SUCCESS":
+            continue
+        service = str(d.arguments.get("service", ""))
+        if not service or d.tool not in ("detect_anomalies", "log_patterns", "query_logs"):
+            continue
+        reading = found.setdefault(service, Reading(service))
+        if d.tool == "detect_anomalies" and reading.detect is None:
+            reading.detect = d
+            reading.signals = read_signals(d)
+        elif is_event_query(d):
+            reading.events_read = True
+            reading.events += [t for t in read_templates(d) if t.count <= RARE_COUNT]
+        elif d.tool == "log_patterns" and not reading.patterns:
+            reading.patterns = read_templates(d)
+        elif d.tool == "query_logs":
+            reading.logs_read = True
+            for mention in read_mentions(d, services, aliases):
+                reading.mentions.setdefault(mention.other, []).append(mention)
+    return found
