@@ -26,6 +26,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, cast
 
+import orjson
 from peewee import JOIN, Database, Field, fn
 
 from .models import (
@@ -38,6 +39,7 @@ from .models import (
     JSONField,
     ToolInvocation,
 )
+from .step_inputs import InputRebuilder
 
 __all__ = [
     "CursorError",
@@ -300,7 +302,35 @@ class Listing:
         after = decode_cursor("steps", cursor, int)[0] if cursor else None
         with self.database.connection_context():
             rows = self._step_rows(run_id, after, limit + 1, raw_json)
+            self._full_inputs(run_id, rows, raw_json)
         return _page(rows, limit, "steps", "step_index")
+
+    @staticmethod
+    def _full_inputs(run_id: str, rows: list[dict[str, Any]], raw_json: bool) -> None:
+        """Rebuild the page's inputs; a step continuing one on an earlier page needs its
+        agent's earlier steps, read first (a run's agent has a few dozen steps at most)."""
+        if not rows:
+            return
+        agents = {row["agent_name"] for row in rows}
+        earlier = _dicts(
+            AgentStep.select(
+                AgentStep.agent_name, AgentStep.step_index, _raw(AgentStep.model_input)
+            )
+            .where(
+                AgentStep.run_id == run_id,
+                AgentStep.agent_name.in_(sorted(agents)),
+                AgentStep.step_index < rows[0]["step_index"],
+            )
+            .order_by(AgentStep.step_index)
+        )
+        rebuilder = InputRebuilder()
+        for row in earlier:
+            rebuilder.full(row["agent_name"], row["step_index"], row["model_input"])
+        for row in rows:
+            stored = row["model_input"]
+            text = stored if raw_json or stored is None else orjson.dumps(stored).decode()
+            full = rebuilder.full(row["agent_name"], row["step_index"], text)
+            row["model_input"] = full if raw_json or full is None else orjson.loads(full)
 
     def invocations(
         self, run_id: str, limit: int, cursor: str | None = None, *, raw_json: bool = False
@@ -314,8 +344,17 @@ class Listing:
     def stream_steps(self, run_id: str) -> Iterator[list[tuple[Any, ...]]]:
         """Every step of the run in batches of :data:`STREAM_BATCH` raw rows (call within a
         connection context): the driver's values in :func:`raw_columns` order, unconverted,
-        JSON documents as their stored text."""
-        return self._stream(AgentStep, AgentStep.step_index, run_id)
+        JSON documents as their stored text, each model input rebuilt in full."""
+        names = raw_columns(AgentStep)
+        agent, index, stored = (names.index(n) for n in ("agent_name", "step_index", "model_input"))
+        rebuilder = InputRebuilder()
+        for batch in self._stream(AgentStep, AgentStep.step_index, run_id):
+            rows = []
+            for row in batch:
+                values = list(row)
+                values[stored] = rebuilder.full(row[agent], row[index], row[stored])
+                rows.append(tuple(values))
+            yield rows
 
     def stream_invocations(self, run_id: str) -> Iterator[list[tuple[Any, ...]]]:
         """Every invocation of the run, as :meth:`stream_steps`."""
@@ -363,13 +402,18 @@ def raw_columns(model: Any) -> list[str]:
     return [field.name for field in model._meta.sorted_fields]
 
 
+def _raw(field: Any) -> Any:
+    """``field``'s stored JSON text (no field converter; NULL reads as JSON null)."""
+    return fn.COALESCE(field, "null").coerce(False).alias(field.name)
+
+
 def columns_of(model: Any, raw_json: bool) -> list[Any]:
     """Every column of ``model``; JSON columns as their stored text when ``raw_json``."""
     columns: list[Any] = []
     for field in model._meta.sorted_fields:
         if raw_json and isinstance(field, JSONField):
             # coerce(False): no field converter, the text stays text; NULL reads as JSON null.
-            columns.append(fn.COALESCE(field, "null").coerce(False).alias(field.name))
+            columns.append(_raw(field))
         else:
             columns.append(field)
     return columns

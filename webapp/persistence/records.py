@@ -10,7 +10,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-import orjson
 from peewee import Database, SqliteDatabase
 
 from .listing import RUN_COLUMNS, columns_of
@@ -23,7 +22,7 @@ from .models import (
     utcnow,
 )
 from .runs import PENDING, RUNNING, SUCCESS
-from .step_inputs import CONTINUES, rebuild_inputs
+from .step_inputs import InputRebuilder, rebuild_inputs
 
 USEFUL, NOT_USEFUL = "useful", "not_useful"
 FEEDBACK = (USEFUL, NOT_USEFUL)
@@ -53,37 +52,16 @@ def _rows(query: Any) -> list[dict[str, Any]]:
 
 
 def _full_inputs(steps: list[dict[str, Any]], raw_json: bool) -> None:
-    """Each step's full model input, rebuilt from the new messages each step stores.
-
-    In ``raw_json`` form only the inputs taking part in a continuation are decoded - the
-    continuing steps and the steps they continue - and only the continuing ones are encoded
-    again; every other input stays the stored text.
-    """
+    """Each step's full model input, rebuilt from the new messages each step stores (in
+    ``raw_json`` form only the continuing steps and the steps they continue are decoded)."""
     if not raw_json:
         rebuild_inputs(steps)
         return
-    marker = f'"{CONTINUES}":'
-    continuing = [s for s in steps if marker in (s["model_input"] or "")]
-    if not continuing:
-        return
-    parsed = {id(s): orjson.loads(s["model_input"]) for s in continuing}
-    wanted = {
-        int(p[CONTINUES]["step_index"])
-        for p in parsed.values()
-        if isinstance(p, dict) and isinstance(p.get(CONTINUES), dict)
-    }
-    chain = []
+    rebuilder = InputRebuilder()
     for step in steps:
-        if id(step) in parsed:
-            chain.append({"step_index": step["step_index"], "model_input": parsed[id(step)]})
-        elif step["step_index"] in wanted:
-            chain.append(
-                {"step_index": step["step_index"], "model_input": orjson.loads(step["model_input"])}
-            )
-    rebuild_inputs(chain)
-    rebuilt = {c["step_index"]: c["model_input"] for c in chain}
-    for step in continuing:
-        step["model_input"] = orjson.dumps(rebuilt[step["step_index"]]).decode()
+        step["model_input"] = rebuilder.full(
+            step["agent_name"], step["step_index"], step["model_input"]
+        )
 
 
 def _first(query: Any) -> dict[str, Any] | None:

@@ -8,13 +8,16 @@ begin with those of the same agent's previous step stores the rest only, and say
 
 meaning: the first 5 messages of step 3's (rebuilt) input, then these. Stored bytes are then
 linear in the number of steps. :func:`rebuild_inputs` restores the full inputs of a run's steps,
-in step order; a step without ``continues`` is stored whole.
+in step order; a step without ``continues`` is stored whole. :class:`InputRebuilder` does the
+same for steps read as stored JSON text, batch by batch (the streamed trace, trace pages).
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from typing import Any
+
+import orjson
 
 CONTINUES = "continues"
 
@@ -60,3 +63,39 @@ def rebuild_inputs(steps: Sequence[dict[str, Any]], key: str = "model_input") ->
         elif isinstance(link, Mapping):
             continue  # its base is not here: neither it nor its continuations can be rebuilt
         full[int(step.get("step_index", -1))] = messages
+
+
+class InputRebuilder:
+    """Full model inputs of steps stored as JSON text, read in step order in any batches.
+
+    A step continues its own agent's previous step, so holding the last step of each agent
+    is enough: memory is one conversation per agent, whatever the run's length. An input that
+    continues nothing is returned as stored (and only decoded if a later step continues it).
+    """
+
+    def __init__(self) -> None:
+        self._last: dict[str, tuple[int, str | list[Any]]] = {}
+
+    def full(self, agent: str, step_index: int, stored: str | None) -> str | None:
+        """The full input of ``agent``'s step ``step_index``, stored as ``stored``."""
+        if stored is None or f'"{CONTINUES}":' not in stored:
+            if stored is not None:
+                self._last[agent] = (step_index, stored)
+            return stored
+        document = orjson.loads(stored)
+        link = document.get(CONTINUES) if isinstance(document, dict) else None
+        base = self._last.pop(agent, None)
+        if not isinstance(link, Mapping) or base is None or base[0] != link.get("step_index"):
+            return stored  # its base was not read: it and its continuations stay as stored
+        messages = _messages(base[1])[: int(link.get("messages", 0))]
+        messages += list(document.get("messages") or [])
+        self._last[agent] = (step_index, messages)
+        document = {k: v for k, v in document.items() if k != CONTINUES} | {"messages": messages}
+        return orjson.dumps(document).decode()
+
+
+def _messages(base: str | list[Any]) -> list[Any]:
+    if isinstance(base, list):
+        return base
+    document = orjson.loads(base)
+    return list(document.get("messages") or []) if isinstance(document, dict) else []

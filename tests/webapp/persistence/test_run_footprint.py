@@ -13,6 +13,7 @@ from tests.webapp.llm.fake_model import ScriptedModel, answer, calls
 from webapp.llm.react import Budget, run_react
 from webapp.llm.types import ChatResult, LLMError
 from webapp.persistence.context import run_scope
+from webapp.persistence.listing import Listing, raw_columns
 from webapp.persistence.models import AgentStep
 from webapp.persistence.records import RunRecords
 from webapp.persistence.runs import CHAT, RunStore
@@ -150,3 +151,30 @@ def test_a_run_reads_its_own_invocations_from_memory_and_writes_them_in_one_stat
     assert [r.invocation_id for r in audit.invocations_for_run("run-m")] == [
         r.invocation_id for r in records
     ]
+
+
+@pytest.mark.parametrize("limit", [1, 3, 7])
+def test_streamed_and_paged_steps_carry_every_full_input(
+    audit: SqlAudit, records: RunRecords, database: Database, limit: int
+) -> None:
+    model = react_run(audit, "run-6", rounds=6)
+    listing = Listing(database)
+    with database.connection_context():
+        names = raw_columns(AgentStep)
+        streamed = [
+            dict(zip(names, row, strict=True))
+            for batch in listing.stream_steps("run-6")
+            for row in batch
+        ]
+    paged: list[dict[str, Any]] = []
+    cursor = None
+    while True:  # pages cut continuations: a page's first step continues the previous page's
+        page = listing.steps("run-6", limit, cursor, raw_json=True)
+        paged += page.rows
+        if (cursor := page.next_cursor) is None:
+            break
+    parsed = listing.steps("run-6", 2, listing.steps("run-6", 3).next_cursor).rows
+    sent = [request["messages"] for request in model.requests]
+    assert [json.loads(s["model_input"])["messages"] for s in streamed] == sent
+    assert [json.loads(s["model_input"])["messages"] for s in paged] == sent
+    assert [s["model_input"]["messages"] for s in parsed] == sent[3:5]
