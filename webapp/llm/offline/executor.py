@@ -235,6 +235,8 @@ class Investigation:
                 if dep is None or any(name == r.service for r, _ in path):
                     continue
                 near = [o for o in dep.onsets if onset - ORIGIN_BEFORE <= o <= onset + ORIGIN_SLACK]
+                if near and near[0] > onset and current.service in self.dependencies(name):
+                    continue  # they name each other: the one whose trouble began later follows
                 if near:
                     candidates.append((dep, near[0]))
             if not candidates:
