@@ -235,8 +235,13 @@ class Investigation:
                 if dep is None or any(name == r.service for r, _ in path):
                     continue
                 near = [o for o in dep.onsets if onset - ORIGIN_BEFORE <= o <= onset + ORIGIN_SLACK]
-                if near and near[0] > onset and current.service in self.dependencies(name):
-                    continue  # they name each other: the one whose trouble began later follows
+                if near and current.service in self.dependencies(name):
+                    # They name each other: the one whose trouble began later follows; at the
+                    # same minute, the one that spells the other's own name more often leads
+                    # (a caller's errors name what failed; a server logs its clients' aliases).
+                    ahead = _literal(current, name) > _literal(dep, current.service)
+                    if near[0] > onset or (near[0] == onset and not ahead):
+                        continue
                 if near:
                     candidates.append((dep, near[0]))
             if not candidates:
@@ -268,6 +273,11 @@ class Investigation:
             for d in self.done
             if d.tool == "lookup_knowledge" and (d.result or {}).get("documents")
         ]
+
+
+def _literal(reading: Reading, other: str) -> int:
+    """How many of ``reading``'s lines spell ``other``'s own name."""
+    return sum(m.literal for m in reading.mentions.get(other, ()))
 
 
 def _window_end(reading: Reading) -> str | None:

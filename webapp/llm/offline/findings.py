@@ -100,6 +100,7 @@ class Mention:
     invocation_id: str
     path: str
     message: str
+    literal: bool = False  # the line spells ``other``'s own name, not one of its aliases
 
 
 @dataclass
@@ -227,13 +228,16 @@ def read_mentions(
         for index, record in enumerate(records):
             message = str(record.get("message", ""))
             lowered = message.lower()
-            named = {
-                owner[m.group(0)]
-                for m in finder.finditer(lowered)
-                if _whole(lowered, m.start(), m.end(), m.group(0))
-            }
+            named: dict[str, bool] = {}
+            for m in finder.finditer(lowered):
+                if _whole(lowered, m.start(), m.end(), m.group(0)):
+                    other = owner[m.group(0)]
+                    named[other] = named.get(other, False) or m.group(0) == other.lower()
             path = f"$.records[{index}].message"
-            found += [Mention(service, o, done.invocation_id, path, message) for o in sorted(named)]
+            found += [
+                Mention(service, o, done.invocation_id, path, message, named[o])
+                for o in sorted(named)
+            ]
     if len(_MENTIONS) >= MENTIONS_CACHE:
         _MENTIONS.clear()
     _MENTIONS[key] = found
