@@ -32,6 +32,22 @@ class RunResult:
     dropped: dict[str, int] = field(default_factory=dict)
 
 
+class _NodeTable(dict[str, tuple[NodeFn, bool]]):
+    """``name -> (fn, takes_config)``; replacing an entry (to instrument a node) updates the plan
+    the step loop reads, so a wrapped node runs from the next run on."""
+
+    def __init__(self, plans: dict[str, _Plan]) -> None:
+        super().__init__({name: plan[:2] for name, plan in plans.items()})
+        self._plans = plans
+
+    def __setitem__(self, name: str, entry: tuple[NodeFn, bool]) -> None:
+        if name not in self:
+            raise KeyError(f"no node {name!r} to replace")
+        fn, takes_config = entry
+        super().__setitem__(name, (fn, takes_config))
+        self._plans[name] = (fn, takes_config, *self._plans[name][2:])
+
+
 class _Run:
     """One execution between calls of the step loop: its view, next node, step count, drops."""
 
@@ -96,6 +112,7 @@ class CompiledGraph:
             name: (spec.fn, spec.takes_config, *_way_out(edges[name]))
             for name, spec in nodes.items()
         }
+        self.nodes = _NodeTable(self._plans)
         self._start_plan = _way_out(edges[START])
         self._known_keys = frozenset(self.schema)
         # Keys whose reducer is plain Replace are written inline, without a method call.

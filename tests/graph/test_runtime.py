@@ -358,3 +358,17 @@ def test_conditional_edges_from_start_route_on_the_input() -> None:
     app = graph.compile()
     assert app.invoke({"x": 9})["path"] == ["big"]
     assert [e["node"] for e in app.stream({"x": 1})] == ["small"]
+
+
+def test_replacing_a_node_function_after_compiling_runs_the_new_one() -> None:
+    app = counter_graph(limit_to=2).compile()
+    calls: list[int] = []
+    fn, takes_config = app.nodes["work"]
+
+    def wrapped(state: Mapping[str, Any]) -> Any:
+        calls.append(state["count"])
+        return fn(state)
+
+    app.nodes["work"] = (wrapped, takes_config)
+    assert app.invoke({"count": 0})["count"] == 2
+    assert calls == [0, 1]
