@@ -229,16 +229,18 @@ def unfreeze(value: Any) -> Any:
 
 
 def _unfrozen_items(items: Iterable[Any]) -> list[Any]:
-    out = []
+    out: list[Any] = []
+    append = out.append
     for item in items:
         kind = type(item)
-        if kind in _SCALARS:
-            out.append(item)
-        elif kind is FrozenDict or kind is FrozenList:
-            source = getattr(item, "_source", None)
-            out.append(source if source is not None else unfreeze(item))
+        if kind is FrozenDict or kind is FrozenList:
+            try:
+                source = item._source
+            except AttributeError:
+                source = None
+            append(source if source is not None else unfreeze(item))
         else:
-            out.append(thaw(item))
+            append(item if kind in _SCALARS else thaw(item))
     return out
 
 

@@ -9,13 +9,18 @@ from typing import Any
 
 from .config import RunConfig
 from .errors import GraphRecursionError, InvalidRouteError, InvalidUpdateError, NodeError
-from .frozen import _FROZEN, FrozenList, freeze, freeze_new, thaw
-from .graph import END, START, Branch, NodeSpec, Target
+from .frozen import _FROZEN, FrozenDict, FrozenList, freeze, freeze_new, thaw
+from .graph import END, START, Branch, NodeFn, NodeSpec, Router, Target
 from .mermaid import render_mermaid
 from .state import Append, Reducer, Replace
 from .view import StateView, as_plain
 
 _DEFAULT_CONFIG = RunConfig()
+
+#: What a node compiles to: its function, whether it takes the config, and its way out - a
+#: fixed next node, or a router and its mapping (``None`` where it does not apply).
+_Plan = tuple[NodeFn, bool, str | None, Router | None, Mapping[Any, str] | None]
+_OnStep = Callable[[dict[str, Any]], None]
 
 
 @dataclass
@@ -27,44 +32,67 @@ class RunResult:
     dropped: dict[str, int] = field(default_factory=dict)
 
 
+class _NodeTable(dict[str, tuple[NodeFn, bool]]):
+    """``name -> (fn, takes_config)``; replacing an entry (to instrument a node) updates the plan
+    the step loop reads, so a wrapped node runs from the next run on."""
+
+    def __init__(self, plans: dict[str, _Plan]) -> None:
+        super().__init__({name: plan[:2] for name, plan in plans.items()})
+        self._plans = plans
+
+    def __setitem__(self, name: str, entry: tuple[NodeFn, bool]) -> None:
+        if name not in self:
+            raise KeyError(f"no node {name!r} to replace")
+        fn, takes_config = entry
+        super().__setitem__(name, (fn, takes_config))
+        self._plans[name] = (fn, takes_config, *self._plans[name][2:])
+
+
 class _Run:
-    """The bookkeeping of one execution: the current view, the step count, dropped items."""
+    """One execution between calls of the step loop: its view, next node, step count, drops."""
 
-    __slots__ = ("dropped", "step", "values")
+    __slots__ = ("dropped", "node", "step", "values")
 
-    def __init__(self, values: StateView) -> None:
+    def __init__(self, values: StateView, node: str, dropped: dict[str, int]) -> None:
         self.values = values
+        self.node = node
         self.step = 0
-        self.dropped: dict[str, int] = {}
-
-    def snapshot(self) -> dict[str, Any]:
-        """A plain deep copy of the state so far, for errors carrying the partial state."""
-        return {key: thaw(value) for key, value in dict.items(self.values)}
+        self.dropped = dropped
 
 
 # Updating in place without breaking snapshots. Every view a node or router was given must keep
 # showing the state of its step, yet copying the state (or an append-only list in it) for every
 # update makes a step cost grow with the state. So the engine writes an update into the current
 # view, and extends an append-only list, in place exactly when nothing but the engine can see
-# it: when the view (or list) is referenced only by the run and by the local variable at hand.
-# A node or router that kept the view, the list, or an older view holding the list adds a
-# reference, and then the view or list is copied first (copy-on-write). CPython's reference
-# counts tell exactly that - the check CPython itself makes to concatenate strings in place.
-# ``_PRIVATE_REFS`` is what ``getrefcount`` reports for an object held in one slot and one local,
-# measured once here so the check follows the interpreter's own counting; an interpreter
-# without ``sys.getrefcount`` always copies.
-_getrefcount: Callable[[Any], int] | None = getattr(sys, "getrefcount", None)
+# it: when the view is referenced only by the step loop's local variable, and the list only by
+# the view and a local. A node or router that kept the view, the list, or an older view holding
+# the list adds a reference, and then the view or list is copied first (copy-on-write).
+# CPython's reference counts tell exactly that - the check CPython itself makes to concatenate
+# strings in place. The counts are measured once here, so the check follows the interpreter's
+# own counting; an interpreter without ``sys.getrefcount`` always copies.
+def _no_refcount(value: object) -> int:
+    return 0
 
 
-def _private_refs() -> int:
-    if _getrefcount is None:
-        return -1
+_getrefcount: Callable[[Any], int] = getattr(sys, "getrefcount", _no_refcount)
+
+
+def _local_refs() -> int:
+    """What ``getrefcount`` reports for an object held by one local variable only."""
+    value = FrozenList()
+    return _getrefcount(value) if _getrefcount is not _no_refcount else -1
+
+
+def _slot_refs() -> int:
+    """What ``getrefcount`` reports for an object held by one dict slot and one local."""
     box = {"key": FrozenList()}
-    value = dict.get(box, "key")
-    return _getrefcount(value)
+    value = box["key"]
+    return _getrefcount(value) if _getrefcount is not _no_refcount else -1
 
 
-_PRIVATE_REFS = _private_refs()
+_VIEW_REFS = _local_refs()
+_LIST_REFS = _slot_refs()
+_PLACEHOLDER = StateView()  # what a run holds while the step loop has its view in a local
 
 
 class CompiledGraph:
@@ -77,44 +105,47 @@ class CompiledGraph:
         edges: Mapping[str, Target],
     ) -> None:
         self.schema = dict(schema)
-        self.nodes = {name: (spec.fn, spec.takes_config) for name, spec in nodes.items()}
         self.specs = dict(nodes)
         self.edges = dict(edges)
+        # Everything the step loop asks per node, resolved once: the loop does one lookup.
+        self._plans: dict[str, _Plan] = {
+            name: (spec.fn, spec.takes_config, *_way_out(edges[name]))
+            for name, spec in nodes.items()
+        }
+        self.nodes = _NodeTable(self._plans)
+        self._start_plan = _way_out(edges[START])
+        self._known_keys = frozenset(self.schema)
         # Keys whose reducer is plain Replace are written inline, without a method call.
         self._replace_keys = frozenset(k for k, r in self.schema.items() if type(r) is Replace)
-        self._known_keys = frozenset(self.schema)
-        # Router mappings as plain dicts: the step loop looks a key up on every routed step.
-        self._routes = {
-            name: (edge.router, dict(edge.mapping))
-            for name, edge in self.edges.items()
-            if isinstance(edge, Branch)
-        }
-        self._merge_keys = tuple(k for k in self.schema if k not in self._replace_keys)
-        self._merge_key_set = frozenset(self._merge_keys)
+        # Append keys and their bounds, for the in-place append the step loop inlines.
         self._appends = {k: r.max_len for k, r in self.schema.items() if type(r) is Append}
         # Initial values: plain Replace defaults are frozen once and shared by every run; the
         # others (append-only lists, default factories) are made anew for each run.
+        self._fresh_lists = tuple(k for k, r in self.schema.items() if type(r) is Append)
         self._fresh_initial = tuple(
-            k for k, r in self.schema.items() if type(r) is not Replace or r.has_factory
-        )
-        self._shared_initial = {
-            k: freeze_new(r.initial())
+            (k, r)
             for k, r in self.schema.items()
-            if k not in self._fresh_initial
+            if type(r) is not Append and (type(r) is not Replace or r.has_factory)
+        )
+        fresh = {*self._fresh_lists, *(k for k, _ in self._fresh_initial)}
+        self._shared_initial = {
+            k: freeze_new(r.initial()) for k, r in self.schema.items() if k not in fresh
         }
 
     def invoke(
         self, state: Mapping[str, Any] | None = None, config: RunConfig | None = None
     ) -> dict[str, Any]:
         """Run to END and return the final state as plain, JSON-friendly dicts and lists."""
-        return self.run(state, config).state
+        run = self._start(state)
+        self._advance(run, config or _DEFAULT_CONFIG, None, False)
+        return as_plain(run.values)
 
     def run(
         self,
         state: Mapping[str, Any] | None = None,
         config: RunConfig | None = None,
         *,
-        on_step: Callable[[dict[str, Any]], None] | None = None,
+        on_step: _OnStep | None = None,
     ) -> RunResult:
         """Run to END and return a :class:`RunResult` (state, step count, dropped items).
 
@@ -122,9 +153,7 @@ class CompiledGraph:
         what it returns is ignored; what it raises stops the run).
         """
         run = self._start(state)
-        for node, step, update, target in self._steps(run, config or _DEFAULT_CONFIG):
-            if on_step is not None:
-                on_step({"node": node, "step": step, "update": dict(update or {}), "next": target})
+        self._advance(run, config or _DEFAULT_CONFIG, on_step, False)
         return RunResult(as_plain(run.values), run.step, run.dropped)
 
     def stream(
@@ -137,8 +166,11 @@ class CompiledGraph:
         next (``END`` after the last).
         """
         run = self._start(state)
-        for node, step, update, target in self._steps(run, config or _DEFAULT_CONFIG):
-            yield {"node": node, "step": step, "update": dict(update or {}), "next": target}
+        config = config or _DEFAULT_CONFIG
+        events: list[dict[str, Any]] = []
+        while run.node != END:
+            self._advance(run, config, events.append, True)
+            yield events.pop()
 
     def to_mermaid(self, taken: Iterable[tuple[str, str]] = ()) -> str:
         """Render the graph as a Mermaid flowchart (conditional edges labelled with keys).
@@ -149,172 +181,222 @@ class CompiledGraph:
 
     def _start(self, state: Mapping[str, Any] | None) -> _Run:
         values = StateView(self._shared_initial)
-        for key in self._fresh_initial:
-            dict.__setitem__(values, key, freeze_new(self.schema[key].initial()))
-        run = _Run(values)
+        for key in self._fresh_lists:  # Append.initial() inlined: a new empty list
+            fresh = FrozenList()
+            fresh._source = None
+            dict.__setitem__(values, key, fresh)
+        for key, reducer in self._fresh_initial:
+            dict.__setitem__(values, key, freeze_new(reducer.initial()))
+        dropped: dict[str, int] = {}
         if state:
-            self._apply(run, START, state)
-        return run
+            values = self._apply(values, dropped, START, 0, state)
+        fixed, router, mapping = self._start_plan
+        first = fixed if fixed is not None else _route(values, START, 0, router, mapping)
+        return _Run(values, first, dropped)
 
-    def _steps(self, run: _Run, config: RunConfig) -> Iterator[tuple[str, int, Any, str]]:
-        # The hot loop of every run: locals only. The view is read from ``run.values`` at each
-        # use and never kept in a local, so that _apply can tell whether anyone else holds it.
+    def _advance(self, run: _Run, config: RunConfig, on_step: _OnStep | None, single: bool) -> None:
+        """Run steps from ``run.node`` to END (only one if ``single``), then save the run.
+
+        The hot loop of every run: locals only, the common update inlined. The view lives in
+        the local ``values`` alone while the loop runs, so that a reference count of one local
+        means no node or router kept it (see above).
+        """
         limit = config.recursion_limit
-        nodes, edges, routes = self.nodes, self.edges, self._routes
-        known_keys, merge_keys = self._known_keys, self._merge_key_set
-        frozen, dict_set = _FROZEN, dict.__setitem__
-        getrefcount, private_refs = _getrefcount, _PRIVATE_REFS
-        dict_get, list_extend, appends = dict.get, list.extend, self._appends
-        target = self._route(run, START, edges[START], run.values)
-        while target != END:
-            if run.step >= limit:
-                raise GraphRecursionError(
-                    f"recursion limit of {limit} reached: {run.step} steps ran and node "
-                    f"{target!r} was next",
-                    node=target,
-                    step=run.step,
-                    state=run.snapshot(),
-                )
-            node = target
-            fn, takes_config = nodes[node]
-            run.step += 1
-            try:
-                update = fn(run.values, config) if takes_config else fn(run.values)
-            except Exception as exc:
-                raise NodeError(
-                    f"node {node!r} raised {type(exc).__name__}: {exc}",
-                    node=node,
-                    step=run.step,
-                    state=run.snapshot(),
-                    original=exc,
-                ) from exc
-            if update:
-                if type(update) is dict and known_keys.issuperset(update):
-                    values = run.values
-                    private = getrefcount is not None and getrefcount(values) == private_refs
-                    if not private:
-                        values = run.values = StateView(values)  # a kept view stays as it was
-                    for key, value in update.items():
-                        if key not in merge_keys:
-                            dict_set(values, key, value if type(value) in frozen else freeze(value))
+        plans, known, replace, appends = (
+            self._plans,
+            self._known_keys,
+            self._replace_keys,
+            self._appends,
+        )
+        frozen, dict_set, list_append = _FROZEN, dict.__setitem__, list.append
+        getrefcount, view_refs, list_refs = _getrefcount, _VIEW_REFS, _LIST_REFS
+        dropped = run.dropped
+        values, node, step = run.values, run.node, run.step
+        run.values = _PLACEHOLDER
+        try:
+            while node != END:
+                if step >= limit:
+                    raise GraphRecursionError(
+                        f"recursion limit of {limit} reached: {step} steps ran and node "
+                        f"{node!r} was next",
+                        node=node,
+                        step=step,
+                        state=_snapshot(values),
+                    )
+                fn, takes_config, fixed, router, mapping = plans[node]
+                step += 1
+                try:
+                    update = fn(values, config) if takes_config else fn(values)
+                except Exception as exc:
+                    raise NodeError(
+                        f"node {node!r} raised {type(exc).__name__}: {exc}",
+                        node=node,
+                        step=step,
+                        state=_snapshot(values),
+                        original=exc,
+                    ) from exc
+                if type(update) is dict and update:
+                    if getrefcount(values) != view_refs:
+                        values = StateView(values)  # a kept view stays as it was
+                    for key in update:
+                        value = update[key]
+                        if key in replace:
+                            kind = type(value)
+                            if kind in frozen:
+                                dict_set(values, key, value)
+                            elif kind is dict:  # freeze() inlined for the common containers
+                                frozen_dict = FrozenDict(value)
+                                frozen_dict._source = value
+                                dict_set(values, key, frozen_dict)
+                            elif kind is list:
+                                frozen_list = FrozenList(value)
+                                frozen_list._source = value
+                                dict_set(values, key, frozen_list)
+                            else:
+                                dict_set(values, key, freeze(value))
                             continue
-                        current = dict_get(values, key)
+                        if key not in known:
+                            raise self._unknown_key(values, node, step, key)
+                        current = values[key]
                         if (  # the common append, inlined: see _merge_key
-                            private
-                            and type(value) is list
+                            type(value) is list
                             and type(current) is FrozenList
                             and key in appends
-                            and getrefcount(current) == private_refs  # type: ignore[misc]
+                            and getrefcount(current) == list_refs
                         ):
-                            items = [v if type(v) in frozen else freeze(v) for v in value]
-                            list_extend(current, items)
+                            for item in value:
+                                kind = type(item)
+                                if kind is dict:
+                                    frozen_item = FrozenDict(item)
+                                    frozen_item._source = item
+                                    list_append(current, frozen_item)
+                                else:
+                                    list_append(current, item if kind in frozen else freeze(item))
                             bound = appends[key]
                             if bound is not None and len(current) > bound:
-                                run.dropped[key] = run.dropped.get(key, 0) + len(current) - bound
+                                dropped[key] = dropped.get(key, 0) + len(current) - bound
                                 list.__delitem__(current, slice(0, len(current) - bound))
                         else:
-                            self._merge_key(values, private, run, key, value, node)
+                            self._merge_key(values, dropped, key, value, node, step)
                         del current
-                    del values
+                elif update is not None and (update or type(update) is not dict):
+                    values = self._apply(values, dropped, node, step, update)
+                ran = node
+                if fixed is not None:
+                    node = fixed
                 else:
-                    self._apply(run, node, update)
-            elif update is not None:
-                self._apply(run, node, update)
-            edge = edges[node]
-            if type(edge) is str:
-                target = edge
-            else:
-                router, mapping = routes[node]
-                try:  # the hot path; _route re-asks a (pure) router only to report a fault
-                    target = mapping[router(run.values)]
-                except Exception:
-                    target = self._route(run, node, edge, run.values)
-            yield node, run.step, update, target
+                    try:
+                        node = mapping[router(values)]  # type: ignore[index,misc]
+                    except Exception:  # ask again, to report the fault (routers are pure)
+                        node = _route(values, ran, step, router, mapping)
+                if on_step is not None:
+                    on_step({"node": ran, "step": step, "update": dict(update or {}), "next": node})
+                if single:
+                    break
+        finally:
+            run.values, run.node, run.step = values, node, step
 
-    def _apply(self, run: _Run, node: str, update: Any) -> None:
-        """Validate and apply an update (the general path; _steps inlines the common one)."""
+    def _apply(
+        self, values: StateView, dropped: dict[str, int], node: str, step: int, update: Any
+    ) -> StateView:
+        """Validate and apply an update (the general path); return the view it went into."""
         if type(update) is not dict and not isinstance(update, Mapping):
-            raise self._update_error(
-                run,
+            raise _update_error(
+                values,
                 node,
+                step,
                 f"returned {type(update).__name__}; a node returns a dict of state updates or None",
             )
         if not self._known_keys.issuperset(update):
             unknown = next(key for key in update if key not in self.schema)
-            raise self._update_error(
-                run,
-                node,
-                f"wrote unknown state key {unknown!r}; "
-                f"declared keys: {', '.join(sorted(self.schema))}",
-            )
-        values = run.values
-        private = _getrefcount is not None and _getrefcount(values) == _PRIVATE_REFS
-        if not private:
-            values = run.values = StateView(values)  # a kept view stays as it was
-        self._merge_into(values, private, run, update, node)
-
-    def _merge_into(
-        self, values: StateView, private: bool, run: _Run, update: Any, node: str
-    ) -> None:
-        """Write ``update`` into ``values``, the run's view (only the engine's if ``private``)."""
-        merge_keys = self._merge_key_set
+            raise self._unknown_key(values, node, step, unknown)
+        # The caller's local, this parameter and getrefcount's argument: nobody else.
+        if _getrefcount(values) != _VIEW_REFS + 1:
+            values = StateView(values)  # a kept view stays as it was
         for key, value in update.items():
-            if key in merge_keys:
-                self._merge_key(values, private, run, key, value, node)
-            else:
+            if key in self._replace_keys:
                 dict.__setitem__(values, key, value if type(value) in _FROZEN else freeze(value))
+            else:
+                self._merge_key(values, dropped, key, value, node, step)
+        return values
+
+    def _unknown_key(self, values: StateView, node: str, step: int, key: Any) -> InvalidUpdateError:
+        declared = ", ".join(sorted(self.schema))
+        return _update_error(
+            values, node, step, f"wrote unknown state key {key!r}; declared keys: {declared}"
+        )
 
     def _merge_key(
-        self, values: StateView, private: bool, run: _Run, key: str, value: Any, node: str
+        self,
+        values: StateView,
+        dropped: dict[str, int],
+        key: str,
+        value: Any,
+        node: str,
+        step: int,
     ) -> None:
         """Merge one written value into a key whose reducer is not Replace."""
         reducer, current = self.schema[key], dict.get(values, key)
         try:
             if (
-                private
-                and type(reducer) is Append
+                type(reducer) is Append
                 and type(current) is FrozenList
-                and _getrefcount(current) == _PRIVATE_REFS  # type: ignore[misc]
+                and _getrefcount(current) == _LIST_REFS
             ):
-                merged, dropped = current, reducer.extend(current, value)
+                merged, lost = current, reducer.extend(current, value)
             else:
-                merged, dropped = reducer.merge(current, value)
+                merged, lost = reducer.merge(current, value)
         except TypeError as exc:
-            raise self._update_error(
-                run, node, f"wrote an invalid value to state key {key!r}: {exc}"
+            raise _update_error(
+                values, node, step, f"wrote an invalid value to state key {key!r}: {exc}"
             ) from exc
         dict.__setitem__(values, key, merged if type(merged) in _FROZEN else freeze(merged))
-        if dropped:
-            run.dropped[key] = run.dropped.get(key, 0) + dropped
+        if lost:
+            dropped[key] = dropped.get(key, 0) + lost
 
-    @staticmethod
-    def _update_error(run: _Run, node: str, problem: str) -> InvalidUpdateError:
-        return InvalidUpdateError(
-            f"node {node!r} {problem}", node=node, step=run.step, state=run.snapshot()
-        )
 
-    @staticmethod
-    def _route(run: _Run, node: str, target: Target, view: StateView) -> str:
-        if type(target) is str:
-            return target
-        assert isinstance(target, Branch)
-        try:
-            key = target.router(view)
-        except Exception as exc:
-            raise NodeError(
-                f"router after node {node!r} raised {type(exc).__name__}: {exc}",
-                node=node,
-                step=run.step,
-                state=run.snapshot(),
-                original=exc,
-            ) from exc
-        try:
-            return target.mapping[key]
-        except (KeyError, TypeError):
-            raise InvalidRouteError(
-                f"router after node {node!r} returned {key!r}, which is not one of "
-                f"{sorted(target.mapping)}",
-                node=node,
-                step=run.step,
-                state=run.snapshot(),
-            ) from None
+def _way_out(target: Target) -> tuple[str | None, Router | None, Mapping[Any, str] | None]:
+    if isinstance(target, Branch):
+        return None, target.router, dict(target.mapping)
+    return target, None, None
+
+
+def _route(
+    values: StateView,
+    node: str,
+    step: int,
+    router: Router | None,
+    mapping: Mapping[Any, str] | None,
+) -> str:
+    """The node after ``node``: ``mapping[router(values)]``, or an error naming the fault."""
+    assert router is not None and mapping is not None
+    try:
+        key = router(values)
+    except Exception as exc:
+        raise NodeError(
+            f"router after node {node!r} raised {type(exc).__name__}: {exc}",
+            node=node,
+            step=step,
+            state=_snapshot(values),
+            original=exc,
+        ) from exc
+    try:
+        return mapping[key]
+    except (KeyError, TypeError):
+        raise InvalidRouteError(
+            f"router after node {node!r} returned {key!r}, which is not one of {sorted(mapping)}",
+            node=node,
+            step=step,
+            state=_snapshot(values),
+        ) from None
+
+
+def _snapshot(values: StateView) -> dict[str, Any]:
+    """A plain deep copy of the state so far, for errors carrying the partial state."""
+    return {key: thaw(value) for key, value in dict.items(values)}
+
+
+def _update_error(values: StateView, node: str, step: int, problem: str) -> InvalidUpdateError:
+    return InvalidUpdateError(
+        f"node {node!r} {problem}", node=node, step=step, state=_snapshot(values)
+    )

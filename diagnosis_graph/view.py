@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from typing import Any
 
 from .frozen import FrozenDict, FrozenList, _read_only, unfreeze
@@ -35,7 +34,10 @@ class StateView(dict):  # type: ignore[type-arg]
         return f"StateView({dict.__repr__(self)})"
 
 
-def as_plain(values: Mapping[str, Any]) -> dict[str, Any]:
+_CONTAINERS = frozenset({FrozenDict, FrozenList})
+
+
+def as_plain(values: StateView) -> dict[str, Any]:
     """Return the caller-facing final state: each value as it was written.
 
     A value a node or the caller wrote comes back as that very object; what the engine made
@@ -43,9 +45,13 @@ def as_plain(values: Mapping[str, Any]) -> dict[str, Any]:
     a node copied into its own output from a view stays a (JSON-serialisable) read-only
     dict/list subclass.
     """
-    plain = dict(values)
+    plain: dict[str, Any] = dict.copy(values)
     for key, value in plain.items():
-        kind = type(value)
-        if kind is FrozenList or kind is FrozenDict:
-            plain[key] = unfreeze(value)  # a new value for an existing key: safe while iterating
+        if type(value) in _CONTAINERS:
+            try:
+                source = value._source
+            except AttributeError:  # a frozen value some node made itself
+                source = None
+            # A new value for an existing key: safe while iterating.
+            plain[key] = source if source is not None else unfreeze(value)
     return plain

@@ -328,3 +328,47 @@ def test_to_mermaid_highlights_the_route_a_run_took() -> None:
     ]
     assert "    linkStyle 0,1 stroke:#c0392b,stroke-width:3px" in lines
     assert "    class __start__,n_work taken" in lines
+
+
+def test_a_router_that_keeps_its_view_sees_the_state_of_its_step() -> None:
+    kept: list[Mapping[str, Any]] = []
+
+    def router(state: Mapping[str, Any]) -> str:
+        kept.append(state)
+        return "again" if state["n"] < 3 else "done"
+
+    graph = StateGraph({"n": Replace(default=0), "log": Append()})
+    graph.add_node("work", lambda s: {"n": s["n"] + 1, "log": [s["n"]]})
+    graph.add_edge(START, "work")
+    graph.add_conditional_edges("work", router, {"again": "work", "done": END})
+    assert graph.compile().invoke() == {"n": 3, "log": [0, 1, 2]}
+    assert [(view["n"], list(view["log"])) for view in kept] == [
+        (1, [0]),
+        (2, [0, 1]),
+        (3, [0, 1, 2]),
+    ]
+
+
+def test_conditional_edges_from_start_route_on_the_input() -> None:
+    graph = StateGraph({"x": Replace(default=0), "path": Append()})
+    graph.add_node("small", lambda s: {"path": ["small"]})
+    graph.add_node("big", lambda s: {"path": ["big"]})
+    graph.add_conditional_edges(START, lambda s: "big" if s["x"] > 5 else "small", ["small", "big"])
+    graph.add_edge("small", END).add_edge("big", END)
+    app = graph.compile()
+    assert app.invoke({"x": 9})["path"] == ["big"]
+    assert [e["node"] for e in app.stream({"x": 1})] == ["small"]
+
+
+def test_replacing_a_node_function_after_compiling_runs_the_new_one() -> None:
+    app = counter_graph(limit_to=2).compile()
+    calls: list[int] = []
+    fn, takes_config = app.nodes["work"]
+
+    def wrapped(state: Mapping[str, Any]) -> Any:
+        calls.append(state["count"])
+        return fn(state)
+
+    app.nodes["work"] = (wrapped, takes_config)
+    assert app.invoke({"count": 0})["count"] == 2
+    assert calls == [0, 1]
