@@ -58,6 +58,7 @@ def seed_analysis_run(
             raw = tools[name].handler(arguments).raw_output
             draft = InvocationDraft("executor", name, arguments, raw, "SUCCESS", None, 5)
             outputs[name] = (audit.record(draft), raw)
+        audit.flush()  # invocations are written at the end of a node (write-behind)
     pattern_rows = [
         n for n, p in enumerate(outputs["log_patterns"][1]["patterns"]) if p["new"]
     ] or [0]
@@ -96,7 +97,8 @@ def seed_analysis_run(
                 "cited": True,
             }
         )
-    audit.attach_evidence(refs)
+    with run_scope(session_id, run_id):
+        audit.attach_evidence(refs)
     ids = [e["evidence_id"] for e in evidence]
     composed = {
         "summary": f"{service} changed behaviour.",

@@ -345,7 +345,10 @@
       const li = strong.parentElement;
       const named = (li.textContent.match(/\binv-[0-9a-f]+\b/) || [""])[0];
       const item = bySource.get(bare(strong.textContent.trim()) + " " + named);
-      if (!item) continue;
+      if (!item) {
+        stripIds(li); // not among the verified items drawn here: keep the line, drop its ids
+        continue;
+      }
       li.classList.add("evidence-line");
       li.replaceChildren();
       Diag.append(li, [make(item.evidenceId), " ", h("span", { class: "evidence-source" }, sourceLine(item, lang)), item.timestamp ? [" · ", timeEl(item.timestamp)] : "", ": ", h("q", { class: "evidence-excerpt" }, item.excerpt)]);
@@ -357,6 +360,14 @@
       const box = h("details", { class: "evidence-list" }, h("summary", {}, heading.textContent + " (" + list.children.length + ")"));
       heading.replaceWith(box);
       box.append(list);
+    }
+  }
+
+  /** Remove invocation ids and JSON paths from a line's text (they belong in the trace). */
+  function stripIds(el) {
+    const walker = document.createTreeWalker(el, NodeFilter.SHOW_TEXT);
+    for (let node = walker.nextNode(); node; node = walker.nextNode()) {
+      node.nodeValue = node.nodeValue.replace(/ ?\binv-[0-9a-f]+\b(?: \$\S*?(?=\)|$))?/g, "");
     }
   }
 

@@ -34,26 +34,25 @@ def test_every_cited_series_comes_with_its_recorded_points_and_windows(
     data = response.json["data"]
     trace = trace_of(client, answered)
     outputs = {i["invocationId"]: i for i in trace["toolInvocations"]}
-    cited_series = {
-        i["invocationId"]
+    # The offline analyser cites detect_anomalies findings (not raw series): each cited finding
+    # is drawn from the finding, with the windows the finding states.
+    cited_findings = {
+        (i["invocationId"], int(m.group(1)))
         for i in trace["toolInvocations"]
-        if i["toolName"] == "query_metrics" and i["evidenceRefs"]
+        if i["toolName"] == "detect_anomalies"
+        for ref in i["evidenceRefs"] or []
+        if (m := re.match(r"^\$\.findings\[(\d+)\]", ref["raw_path"]))
     }
-    assert cited_series and {c["invocationId"] for c in data["charts"]} == cited_series
+    drawn = {(c["invocationId"], c["seriesIndex"]) for c in data["charts"]}
+    assert cited_findings and drawn == cited_findings
     for chart in data["charts"]:
-        recorded = outputs[chart["invocationId"]]["rawOutput"]["series"][chart["seriesIndex"]]
-        assert chart["points"] == recorded["points"] and chart["metric"] == recorded["metric"]
-        for cite in chart["cited"]:
-            assert cite["index"] is not None, cite
-            assert cite["point"] == recorded["points"][cite["index"]]
-            if re.fullmatch(r"\$\.series\[0\]\.points\[\d+\]", cite["rawPath"]):
-                assert cite["index"] == int(cite["rawPath"].split("[")[-1][:-1])
-        # no detect_anomalies in this run: the windows are the change point of these points
+        finding = outputs[chart["invocationId"]]["rawOutput"]["findings"][chart["seriesIndex"]]
+        assert chart["kind"] == "finding" and chart["metric"] == finding["signal"]
+        assert chart["points"] == [] and chart["cited"]
         windows = chart["windows"]
-        assert windows["source"] == "recorded_points"
-        assert windows["baselineStart"] < windows["baselineEnd"] <= windows["onset"]
-        assert windows["onset"] < windows["incidentEnd"] == recorded["points"][-1][0]
-    assert data["logTables"] == []
+        assert windows["source"] == "detect_anomalies"
+        assert windows["onset"] == finding["onset"]
+        assert windows["baselineStart"] == finding["baseline"]["start"]
     # every evidence id of the answer is described, with its source
     ids = set(re.findall(r"\*\*(E\d+)\*\*", answered["answer"]))
     items = {e["evidenceId"]: e for e in data["evidence"]}

@@ -7,6 +7,7 @@ import json
 import re
 from typing import TYPE_CHECKING, Any
 
+import httpx
 import pytest
 
 from ..evidence_seed import seed_analysis_run
@@ -32,6 +33,21 @@ def analysis_run(live: LiveApp) -> dict[str, Any]:
     return seed_analysis_run(live.services, "payment-service", ZH_QUESTION)
 
 
+@pytest.fixture(scope="module")
+def series_run(
+    live: LiveApp, analysis_run: dict[str, Any], chat_run: dict[str, Any]
+) -> dict[str, Any]:
+    """The seeded analysis run (it cites a recorded series), with its trace and evidence.
+
+    After ``chat_run``: once a page has opened the seeded session, the browser's current
+    session is that one, and a question asked through the UI would join it.
+    """
+    base = f"{live.url}/api/diagnosis/{analysis_run['sessionId']}"
+    query = f"?runId={analysis_run['runId']}"
+    found = {n: httpx.get(f"{base}/{n}{query}").json()["data"] for n in ("trace", "evidence")}
+    return {**analysis_run, **found}
+
+
 def open_session(page: Page, live: LiveApp, session_id: str, title: str) -> Locator:
     """The chat page with ``session_id`` as the current session; its last turn, evidence drawn."""
     page.goto(live.url + "/static/favicon.svg")
@@ -41,7 +57,7 @@ def open_session(page: Page, live: LiveApp, session_id: str, title: str) -> Loca
         " localStorage.setItem('diagnosis.currentSession', id); }",
         [sessions, session_id],
     )
-    page.goto(live.url + "/")
+    page.goto(f"{live.url}/?session={session_id}")
     turn = page.locator(".turn[data-evidence=ready]").last
     turn.wait_for()
     return turn
@@ -72,14 +88,15 @@ def assert_drawn(svg: Locator, points: list[list[Any]]) -> None:
 
 
 def test_each_cited_series_is_drawn_with_its_windows_and_cited_points(
-    page: Page, live: LiveApp, chat_run: dict[str, Any]
+    page: Page, live: LiveApp, series_run: dict[str, Any]
 ) -> None:
-    turn = open_session(page, live, chat_run["sessionId"], "payment")
-    outputs = {i["invocationId"]: i["rawOutput"] for i in chat_run["trace"]["toolInvocations"]}
-    charts = chat_run["evidence"]["charts"]
-    assert charts, "the run cites metric series"
+    turn = open_session(page, live, series_run["sessionId"], "payment")
+    outputs = {i["invocationId"]: i["rawOutput"] for i in series_run["trace"]["toolInvocations"]}
+    charts = series_run["evidence"]["charts"]
+    assert any(c["points"] for c in charts), "the run cites a metric series"
     assert turn.locator("svg.evidence-chart").count() == len(charts)
-    for chart in charts:
+    series = [chart for chart in charts if chart["points"]]
+    for chart in series:
         recorded = outputs[chart["invocationId"]]["series"][chart["seriesIndex"]]["points"]
         svg = turn.locator(f'svg.evidence-chart[data-invocation-id="{chart["invocationId"]}"]')
         assert svg.get_attribute("data-metric") == chart["metric"]
@@ -91,15 +108,15 @@ def test_each_cited_series_is_drawn_with_its_windows_and_cited_points(
         incident = svg.locator("rect.band.incident")
         assert incident.get_attribute("data-from") == windows["onset"]
         assert svg.locator("line.onset").get_attribute("data-onset") == windows["onset"]
-        for cite in chart["cited"]:
+        for cite in (c for c in chart["cited"] if c["index"] is not None):  # cited points
             dot = svg.locator(f'circle.cited[data-evidence="{cite["evidenceId"]}"]')
             assert dot.get_attribute("data-time") == recorded[cite["index"]][0]
             assert float(dot.get_attribute("data-value") or "nan") == recorded[cite["index"]][1]
     # the trace viewer draws the same charts, in its charts section and in each invocation
-    page.goto(f"{live.url}/trace/{chat_run['sessionId']}/{chat_run['runId']}")
+    page.goto(f"{live.url}/trace/{series_run['sessionId']}/{series_run['runId']}")
     page.locator("#trace[data-loaded]").wait_for()
     assert page.locator("#charts svg.evidence-chart").count() == len(charts)
-    first = charts[0]
+    first = series[0]
     inside = page.locator(f"#invocation-{first['invocationId']} svg.evidence-chart")
     assert_drawn(inside, outputs[first["invocationId"]]["series"][first["seriesIndex"]]["points"])
 
@@ -258,4 +275,4 @@ def test_an_aiops_report_gets_chips_readable_evidence_and_charts(page: Page, liv
     assert re.fullmatch(r"A\d+-E\d+", chip.inner_text())
     chip.hover()
     assert page.locator("#cite-card .card-excerpt").inner_text()
-    assert turn.locator("svg.evidence-chart path.series").count() > 0
+    assert turn.locator("svg.evidence-chart").count() > 0  # the analyser cites findings

@@ -107,8 +107,13 @@ def test_a_citation_in_the_answer_highlights_its_excerpt(
         for refs in claims_of(complex_run["trace"]).values()
         for ref, inv in refs
     }
-    # a metric point: compact JSON with Python's number spelling, e.g. ["...",0.0]
-    point = next(e for e, (ref, _) in refs.items() if ".points[" in ref["raw_path"])
+    # a number of a tool output (a log pattern's count, a median, a metric point): its excerpt is
+    # the compact JSON spelling of that leaf
+    point = next(
+        e
+        for e, (ref, _) in refs.items()
+        if ".points[" in ref["raw_path"] or ref["raw_path"].endswith((".median", ".count_after"))
+    )
     open_trace(page, live, complex_run)
     page.locator(f'#summary .answer a.cite-chip[data-evidence="{point}"]').first.click()
     ref, invocation = refs[point]
