@@ -12,8 +12,6 @@ Run with ``.venv/bin/python bench/screenshots.py [--out docs]``.
 
 from __future__ import annotations
 
-import argparse
-import logging
 import sys
 import tempfile
 from pathlib import Path
@@ -25,8 +23,8 @@ sys.path.insert(0, str(ROOT))  # the harness lives with the browser tests
 from tests.webapp.browser.harness import (  # noqa: E402
     VIEWPORT,
     LiveApp,
-    browser_missing,
     chromium,
+    screenshot_folder,
     start_app,
 )
 from tests.webapp.evidence_seed import seed_analysis_run  # noqa: E402
@@ -131,27 +129,21 @@ def trace_screenshot(page: Page, live: LiveApp, href: str, path: Path) -> None:
 
 def main() -> int:
     """Write both screenshots; exit 1 with the reason when no browser can be driven."""
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--out", type=Path, default=ROOT / "docs")
-    args = parser.parse_args()
-    reason = browser_missing()
-    if reason:
-        print(f"screenshots: {reason}", file=sys.stderr)
+    out = screenshot_folder(__doc__.splitlines()[0], ROOT / "docs")
+    if out is None:
         return 1
-    logging.getLogger("werkzeug").setLevel(logging.ERROR)
-    args.out.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory() as scratch:
         live = start_app(Path(scratch))
         try:
             with chromium(Path(scratch) / "profile") as browser:
                 page = browser.new_page()
-                href = chat_screenshot(page, live, args.out / "chat.png")
-                panel_screenshot(page, args.out / "evidence.png")
-                patterns_screenshot(page, live, args.out / "patterns.png")
-                trace_screenshot(page, live, href, args.out / "trace.png")
+                href = chat_screenshot(page, live, out / "chat.png")
+                panel_screenshot(page, out / "evidence.png")
+                patterns_screenshot(page, live, out / "patterns.png")
+                trace_screenshot(page, live, href, out / "trace.png")
         finally:
             live.stop()
-    names = ", ".join(f"{args.out / n}.png" for n in ("chat", "evidence", "patterns", "trace"))
+    names = ", ".join(f"{out / n}.png" for n in ("chat", "evidence", "patterns", "trace"))
     print(f"screenshots: wrote {names}")
     return 0
 

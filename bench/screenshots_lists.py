@@ -8,9 +8,7 @@ after "Investigate now". Run with ``.venv/bin/python bench/screenshots_lists.py 
 
 from __future__ import annotations
 
-import argparse
 import json
-import logging
 import sys
 import tempfile
 import time
@@ -19,7 +17,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))  # the harness lives with the browser tests
 
-from tests.webapp.browser.harness import browser_missing, chromium, start_app  # noqa: E402
+from tests.webapp.browser.harness import chromium, screenshot_folder, start_app  # noqa: E402
 
 TOKEN = "screenshot-token"
 QUESTIONS = (
@@ -32,15 +30,9 @@ WEBHOOK = ROOT / "tests/webapp/tools/backends/recorded/alertmanager-0.25-webhook
 
 def main() -> int:
     """Write both screenshots; exit 1 with the reason when no browser can be driven."""
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--out", type=Path, default=ROOT / "docs")
-    args = parser.parse_args()
-    reason = browser_missing()
-    if reason:
-        print(f"screenshots: {reason}", file=sys.stderr)
+    out = screenshot_folder(__doc__.splitlines()[0], ROOT / "docs")
+    if out is None:
         return 1
-    logging.getLogger("werkzeug").setLevel(logging.ERROR)
-    args.out.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory() as scratch:
         live = start_app(Path(scratch), alert_webhook_token=TOKEN)
         try:
@@ -59,16 +51,16 @@ def main() -> int:
                 page.goto(live.url + "/runs")
                 page.locator("#runs-pager[data-state=ready]").wait_for(state="attached")
                 page.mouse.move(0, 0)
-                page.screenshot(path=str(args.out / "runs.png"))
+                page.screenshot(path=str(out / "runs.png"))
                 page.goto(live.url + "/alerts")
                 page.locator("#alert-groups[data-state=ready]").wait_for(state="attached")
                 page.locator("button.investigate").first.click()
                 page.locator("#alerts-status a.started-run").wait_for()
                 page.mouse.move(0, 0)
-                page.screenshot(path=str(args.out / "alerts.png"))
+                page.screenshot(path=str(out / "alerts.png"))
         finally:
             live.stop()
-    print(f"screenshots: wrote {args.out / 'runs.png'} and {args.out / 'alerts.png'}")
+    print(f"screenshots: wrote {out / 'runs.png'} and {out / 'alerts.png'}")
     return 0
 
 

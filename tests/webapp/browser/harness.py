@@ -6,7 +6,10 @@ Shared by the browser tests and ``bench/screenshots.py``. The browser is Debian'
 
 from __future__ import annotations
 
+import argparse
 import importlib.util
+import logging
+import sys
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -52,6 +55,21 @@ def browser_missing() -> str | None:
     if not CHROMIUM.is_file():
         return f"no browser at {CHROMIUM} (apt-get install chromium)"
     return None
+
+
+def screenshot_folder(description: str, default: Path) -> Path | None:
+    """The README screenshot scripts' start: ``--out`` (created), or None - the reason
+    printed - when no browser can be driven here."""
+    parser = argparse.ArgumentParser(description=description)
+    parser.add_argument("--out", type=Path, default=default)
+    out: Path = parser.parse_args().out
+    reason = browser_missing()
+    if reason:
+        print(f"screenshots: {reason}", file=sys.stderr)
+        return None
+    logging.getLogger("werkzeug").setLevel(logging.ERROR)
+    out.mkdir(parents=True, exist_ok=True)
+    return out
 
 
 @dataclass
