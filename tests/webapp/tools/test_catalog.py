@@ -10,10 +10,10 @@ import pytest
 from webapp.demo.backend import DemoTelemetryBackend
 from webapp.persistence.context import run_scope
 from webapp.persistence.memory_audit import MemoryAudit
-from webapp.tools.catalog import METRICS_MARKER, diagnosis_tools, telemetry_tools
+from webapp.tools.catalog import METRICS_MARKER, diagnosis_tools, promql_tool, telemetry_tools
 from webapp.tools.doc_tracker import RetrievedDocTracker
 from webapp.tools.knowledge import KnowledgeIndex
-from webapp.tools.registry import ToolBox
+from webapp.tools.registry import ToolBox, ToolOutput, ToolSpec, tool_roles
 
 
 @pytest.fixture(scope="module")
@@ -131,3 +131,27 @@ def test_knowledge_lookups_are_deduplicated_within_a_run(box: ToolBox) -> None:
         recorded["retrieval_details"]["already_retrieved"]
         == recorded["retrieval_details"]["doc_ids"]
     )
+
+
+def test_every_tool_declares_the_source_role_of_spec_section_3(
+    backend: DemoTelemetryBackend,
+) -> None:
+    tools = [*diagnosis_tools(backend, KnowledgeIndex(":memory:"), None), promql_tool(backend)]
+    assert tool_roles(tools) == {
+        "lookup_knowledge": "reference",
+        "query_logs": "telemetry",
+        "query_metrics": "telemetry",
+        "query_alerts": "telemetry",
+        "detect_anomalies": "telemetry",
+        "log_patterns": "telemetry",
+        "query_promql": "telemetry",
+    }
+
+
+def test_a_tool_without_a_known_role_is_refused() -> None:
+    with pytest.raises(ValueError, match="role must be one of"):
+        ToolSpec("guess", "A tool of no declared kind.", {"type": "object"}, nothing, "data")
+
+
+def nothing(arguments: dict[str, Any]) -> ToolOutput:
+    return ToolOutput(None)
