@@ -10,6 +10,9 @@ A ``composer_output`` is INVALID_OUTPUT when
 * a conclusion's statement is not grounded (:mod:`.grounding`) in the evidence it cites;
 * a recommendation cites an unknown evidence id, or states a number, time or service that the
   evidence it cites does not hold;
+* a limitation states a number, time or service that neither the verified evidence nor the
+  question holds (limitations are model prose the user reads too: "the root cause is DNS on
+  mysql-primary at 09:15" is not a limitation of this run's evidence);
 * the ``summary`` has more than 3 sentences, is not grounded in the evidence of the conclusions
   it restates, or does not restate them: each sentence's content words (Latin words of 3+
   letters and CJK characters, minus stop words and a small set of connective words such as
@@ -109,6 +112,7 @@ class AnswerRules:
         *,
         catalog: Sequence[str] = (),
         offset_minutes: int = 0,
+        question: str = "",
     ) -> None:
         self.roles = {e["evidence_id"]: e["role"] for e in evidence}
         self.instructions = {e["evidence_id"] for e in evidence if e.get("instruction_like")}
@@ -117,6 +121,7 @@ class AnswerRules:
         self.statements = {cl["claim_id"]: cl["statement"] for cl in claims}
         self.catalog = catalog
         self.offset = offset_minutes
+        self.question = grounding.context_of(question, None, None)
 
     def _ungrounded(self, text: str, ids: Iterable[str]) -> list[str]:
         context = grounding.Context.merge(self.contexts[e] for e in ids if e in self.contexts)
@@ -140,7 +145,21 @@ class AnswerRules:
             tokens = self._ungrounded(recommendation.text, recommendation.evidence_ids)
             if tokens:
                 return f"recommendation {grounding.describe(tokens)}"
+        problem = self._limitations(output.limitations)
+        if problem:
+            return problem
         return self._summary(output) if output.conclusions else None
+
+    def _limitations(self, limitations: Sequence[str]) -> str | None:
+        if not limitations:
+            return None
+        context = grounding.Context.merge([self.question, *self.contexts.values()])
+        for limitation in limitations:
+            plain = re.sub(r"\[(?:[A-Za-z0-9]+-)?E\d+\]", " ", limitation)
+            tokens = grounding.ungrounded_tokens(plain, context, self.catalog, self.offset)
+            if tokens:
+                return f"limitation {grounding.describe(tokens)} (nor in the question)"
+        return None
 
     def _conclusion(self, conclusion: c.Conclusion, supported: set[str]) -> str | None:
         unknown = [e for e in conclusion.evidence_ids if e not in self.roles]

@@ -220,6 +220,7 @@ class DiagnosisNodes:
             claims,
             catalog=tuple(self.ports.service_catalog()),
             offset_minutes=offset_of(state),
+            question=question,
         )
         effective = verifier["effective_verdict"] if verifier else None
         problem = rules.problem(output, supported, effective)

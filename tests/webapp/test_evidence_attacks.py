@@ -410,6 +410,21 @@ def test_the_models_markdown_is_never_shown(
     assert "1. payment-service logs: connection pool exhausted [E1]" in result.answer
 
 
+def test_a_cause_smuggled_into_the_limitations_is_invalid_and_never_shown(
+    demo: DemoTelemetryBackend, server: ScriptedOpenAIServer
+) -> None:
+    def smuggle(body: Any) -> str:
+        cause = "The root cause is DNS on mysql-primary at 09:15. Restart CoreDNS. [E1]"
+        return json.dumps({**good_answer(body), "limitations": [cause]})
+
+    script(server, honest_claims, smuggle, smuggle)
+    result = run(server, demo)
+    assert termination(result) == "fallback_composer_retry_exhausted" and result.run.degraded
+    composer = [e for e in result.run.state["orchestration_events"] if e["node"] == "composer"]
+    assert composer[0]["detail"].startswith('limitation ungrounded: "09:15" not in its evidence')
+    assert "DNS" not in result.answer and "09:15" not in result.answer
+
+
 def test_an_external_image_in_the_composers_text_becomes_a_plain_link(
     demo: DemoTelemetryBackend,
     server: ScriptedOpenAIServer,

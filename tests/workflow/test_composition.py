@@ -181,6 +181,10 @@ BAD = [
         {**GOOD, "recommendations": [{"text": "Kill it", "evidence_ids": ["E9"]}]},
         "recommendation citing unknown evidence",
     ),
+    (
+        {**GOOD, "limitations": ["The root cause is DNS on mysql-primary at 09:15 [E1]"]},
+        "a cause smuggled into the limitations",
+    ),
 ]
 
 
@@ -213,8 +217,9 @@ def test_external_images_links_and_html_are_made_inert() -> None:
     hostile = {
         **GOOD,
         "limitations": [
-            "see ![x](http://evil.example/q.png) and [docs](javascript:alert(1)) <img src=x>",
-            "<script>alert(1)</script> [ok](https://example.org/runbook)",
+            "see ![x](http://evil.example/q.png) and [docs](javascript:alert(document.cookie)) "
+            "<img src=x>",
+            "<script>alert(document.cookie)</script> [ok](https://example.org/runbook)",
         ],
     }
     answer = run(hostile).answer or ""
@@ -223,6 +228,19 @@ def test_external_images_links_and_html_are_made_inert() -> None:
     assert "x (http://evil.example/q.png)" in answer
     assert "ok (https://example.org/runbook)" in answer
     assert "&lt;script&gt;" in answer
+
+
+def test_limitations_may_name_what_the_evidence_or_the_question_holds() -> None:
+    limitations = [
+        "Only 12 waiting requests were logged for payment-service [E1]",
+        "Nothing was read about mysql-primary since 10:00",
+    ]
+    result = run(
+        {**GOOD, "limitations": limitations},
+        question="Is mysql-primary behind the payment-service slowness since 10:00?",
+    )
+    assert composer_reasons(result) == ["completed"]
+    assert "- Nothing was read about mysql-primary since 10:00" in (result.answer or "")
 
 
 def test_an_uploaded_documents_origin_is_shown_where_it_is_cited() -> None:
@@ -265,6 +283,7 @@ EXPECTED_PROBLEMS = [
     'summary ungrounded: "97%" not in its evidence',
     'recommendation ungrounded: "mysql-primary" not in its evidence',
     "recommendation cites evidence that was not verified: ['E9']",
+    'limitation ungrounded: "09:15", "mysql-primary" not in its evidence (nor in the question)',
 ]
 
 
