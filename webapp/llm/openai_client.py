@@ -166,6 +166,10 @@ class OpenAIChatClient:
         """The ReAct loop saw the server answer a tool request without calling any tool."""
         self.capabilities.saw_tools_ignored()
 
+    def invalid_output(self, detail: str) -> None:
+        """The last reply arrived but failed its schema: the last call's outcome is a failure."""
+        self.capabilities.record_call("failed", kind="invalid_output", detail=detail)
+
     def ensure_capabilities(self) -> Capabilities:
         """Probe the endpoint unless a cached probe result is still good (capabilities module)."""
         if self._prober is None:

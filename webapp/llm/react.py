@@ -100,6 +100,9 @@ def call_model(
         raise
     calls = read_calls(result) if read_calls else result.tool_calls
     problem = validate(result.content) if validate and not calls else None
+    noted = getattr(model, "invalid_output", None) if problem else None
+    if noted is not None:  # the endpoint answered, but not usably: /readyz says so
+        noted(f"invalid output: {problem}")
     step_id = hook.after_model(
         ticket,
         StepEnd(

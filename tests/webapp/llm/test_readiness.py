@@ -66,3 +66,28 @@ def test_readyz_is_degraded_when_the_probe_fails_with_the_cause(
     assert body["message"].startswith("degraded: the model endpoint failed its probe")
     assert "auth" in body["message"] and "Invalid API key" in body["message"]
     assert body["data"]["llmCapabilities"]["mode"] == "json_schema"  # unknown: the strongest
+
+
+def test_a_failing_run_shows_each_steps_cause_in_the_trace_and_on_readyz(
+    server: ScriptedOpenAIServer, tmp_path: Path
+) -> None:
+    # The probe works; every plan then misses its required `queries` (llama.cpp's 270M model).
+    server.responder = llamacpp(lambda kept, body: '{"summary": "looks fine"}')
+    client = app_for(server, tmp_path)
+    assert client.get("/readyz").json["message"] == "success"
+
+    answered = client.post("/api/chat", json={"Question": "why is payment-service slow?"})
+    data = answered.json["data"]
+    trace = client.get(f"/api/diagnosis/{data['sessionId']}/trace?runId={data['runId']}").json
+
+    assert trace["data"]["run"]["degraded"] and "Field required" in data["answer"]
+    steps = trace["data"]["steps"]
+    assert [(s["agentName"], s["status"]) for s in steps] == [("planner", "FAILED")] * 2
+    assert all(s["error"].startswith("invalid output") and "queries" in s["error"] for s in steps)
+    route = trace["data"]["run"]["orchestrationTrace"]["transitions"]
+    assert [t["reason_code"] for t in route] == ["invalid_output", "retry_exhausted"]
+    ready = client.get("/readyz").json
+    last = ready["data"]["llmCapabilities"]["lastCall"]
+    assert last["outcome"] == "failed" and last["kind"] == "invalid_output"
+    assert "queries" in last["detail"]
+    assert ready["message"].startswith("degraded: the last model call failed (invalid output")

@@ -287,6 +287,37 @@ def test_a_model_that_times_out_falls_back_saying_so(server: ScriptedOpenAIServe
     assert len(server.chat_requests) == 2  # the planner and its one technical retry
 
 
+@pytest.mark.parametrize(
+    ("status", "headers", "cause", "requests"),
+    [
+        (401, {}, "rejected the credentials (authentication error)", 1),
+        (429, {"Retry-After": "0"}, "is rate limiting requests (HTTP 429)", 4),
+    ],
+    ids=["auth", "rate-limit"],
+)
+def test_auth_and_rate_limit_failures_fall_back_naming_the_cause(
+    server: ScriptedOpenAIServer,
+    status: int,
+    headers: dict[str, str],
+    cause: str,
+    requests: int,
+) -> None:
+    error = {"error": {"message": f"HTTP {status} from the endpoint", "type": "error"}}
+    server.default = ScriptedResponse(status=status, json=error, headers=headers)
+    model = client(server, max_attempts=2, probe_capabilities=False)
+    diagnoser = offline_diagnoser(model=model)
+
+    result = diagnoser.diagnose("why is checkout slow?")
+
+    assert result.run.degraded and cause in (result.answer or "")
+    # 401 is non-retryable: one request, no graph retry. 429 is transient: two transport
+    # attempts for the planner and two for its one graph retry.
+    assert len(server.chat_requests) == requests
+    steps = diagnoser.audit.steps  # type: ignore[attr-defined]
+    assert [s["status"] for s in steps] == ["FAILED"] * (1 if status == 401 else 2)
+    assert all(cause in (s["error"] or "") for s in steps)
+
+
 def test_the_run_deadline_falls_back_with_a_clear_reason() -> None:
     diagnoser = offline_diagnoser()
     diagnoser.invoker.run_deadline_seconds = 0.0
