@@ -17,7 +17,7 @@ import pytest
 from diagnosis_graph.workflow.outcomes import Outcome
 from webapp.llm import formats, limits
 from webapp.llm.openai_client import OpenAIChatClient
-from webapp.llm.react import run_react
+from webapp.llm.react import FINAL_ACTION_NOW, Budget, run_react
 from webapp.llm.structured import response_format_for
 from webapp.llm.types import LLMError
 from webapp.persistence.context import run_scope
@@ -165,6 +165,52 @@ def test_llamacpp_template_dropping_system_and_tool_messages_gets_tools_as_json_
     first, second = audit.steps
     assert invocation["step_id"] == first["id"] and first["has_tool_call"]
     assert not second["has_tool_call"] and second["status"] == "SUCCESS"
+
+
+NOPE = {"action": "call", "tool": "nope", "arguments": {}}
+ECHO = {"action": "call", "tool": "echo", "arguments": {"text": "a"}}
+FINAL = {"action": "final", "output": {"steps": ["done"]}}
+
+
+@pytest.mark.parametrize(
+    ("script", "outcome", "statuses"),
+    [
+        ([NOPE, ECHO, FINAL], Outcome.COMPLETED, ["BLOCKED", "SUCCESS"]),
+        ([NOPE, ECHO, ECHO], Outcome.TOOL_BLOCKED, ["BLOCKED", "SUCCESS", "BLOCKED"]),
+    ],
+    ids=["final-after-the-budget", "calling-after-the-budget"],
+)
+def test_json_actions_keep_the_budgets_and_blocked_calls_of_native_tool_calling(
+    server: ScriptedOpenAIServer,
+    script: list[dict[str, Any]],
+    outcome: Outcome,
+    statuses: list[str],
+) -> None:
+    def brain(kept: list[dict[str, Any]], body: dict[str, Any]) -> str:
+        rounds = sum(m["role"] == "assistant" for m in kept)
+        return json.dumps(script[min(rounds, len(script) - 1)])
+
+    server.responder = llamacpp(brain)
+    audit = MemoryAudit()
+    with run_scope("s1", "run-1"):
+        run = run_react(
+            client(server),
+            audit,
+            "executor",
+            MESSAGES,
+            ToolBox(TOOLS, audit, "executor"),
+            response_format=PLAN,
+            budget=Budget(max_rounds=5, max_tool_calls=2, max_blocked=3),
+        )
+
+    assert run.outcome is outcome
+    rows = audit.invocations
+    assert [r["status"] for r in rows] == statuses
+    assert "unknown tool" in rows[0]["error_message"]
+    assert all("budget spent" in r["error_message"] for r in rows[2:])
+    assert FINAL_ACTION_NOW in str(server.chat_requests[-1].body["messages"][-1]["content"])
+    steps = {s["id"] for s in audit.steps}
+    assert len(steps) == 3 and all(r["step_id"] in steps for r in rows)
 
 
 # --- vLLM and Ollama -----------------------------------------------------------------------------
