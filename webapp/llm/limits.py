@@ -4,11 +4,13 @@
 them: one number for every agent, or ``name=number`` pairs separated by commas, where a name is
 a schema name below or ``default``):
 
-* ``planner_plan`` 1024 and ``aiops_plan`` 1024 - a summary, hypotheses and up to a dozen
-  queries;
+* ``planner_plan`` 1024 - a summary, hypotheses and up to a dozen queries;
 * ``executor_evidence_v2`` 2048 - the evidence snapshot quotes excerpts of tool outputs;
 * ``verifier_output`` 1024 - one assessment per claim;
-* ``composer_output`` 1536 and ``aiops_report`` 1536 - the Markdown answer;
+* ``composer_output`` 1536 - the answer's summary, conclusions, limitations and
+  recommendations (the product renders the Markdown);
+* ``aiops_plan`` and ``aiops_report`` - kept so an ``LLM_MAX_TOKENS`` naming them stays valid;
+  AIOps runs the chat agents now, so their schemas are the ones above;
 * ``default`` 1024 - everything else (tool-calling rounds, the simple assistant).
 
 Without a limit a small local model can generate until its context is full (8,000 tokens and
