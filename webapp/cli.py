@@ -1,10 +1,11 @@
-"""``flask --app webapp <command>``: init-db, ask, trace, graph, replay (and the lists:
-``runs``, ``alerts``, ``cases``, in :mod:`webapp.cli_lists`)."""
+"""``flask --app webapp <command>``: init-db, ask, trace, graph, replay, export-telemetry (and
+the lists: ``runs``, ``alerts``, ``cases``, in :mod:`webapp.cli_lists`)."""
 
 from __future__ import annotations
 
 import json
 import sys
+from pathlib import Path
 from typing import Any
 
 import click
@@ -13,6 +14,7 @@ from flask import Flask, current_app
 from diagnosis_graph.workflow.trace import route_edges
 
 from .cli_lists import register_list_commands
+from .demo.snapshot import write_snapshot
 from .persistence.db import create_schema
 from .persistence.records import NotFound
 from .replay import (
@@ -25,6 +27,8 @@ from .replay import (
 )
 from .services.container import Services
 from .services.routing import MODES
+from .tools.backends.common import parse_timestamp
+from .tools.backends.port import TelemetryError
 
 
 def _services() -> Services:
@@ -108,6 +112,31 @@ def register_cli(app: Flask) -> None:
         """
         for line in replay_lines(_services(), session_id, run_id, export_path):
             click.echo(line)
+
+    @app.cli.command("export-telemetry")
+    @click.option("--out", "out", required=True, type=click.Path(file_okay=False))
+    @click.option("--start", "start", required=True, help="ISO-8601, e.g. 2026-12-01T09:00:00Z")
+    @click.option("--end", "end", default=None, help="ISO-8601; default: now")
+    @click.option("--step", "step", type=click.IntRange(1, 86400), default=60, show_default=True)
+    def export_telemetry(out: str, start: str, end: str | None, step: int) -> None:
+        """Write a window of the configured telemetry to a TELEMETRY_DIR folder."""
+        backend = _services().backend
+        begins = parse_timestamp(start)
+        ends = parse_timestamp(end) if end else backend.reference_time()
+        if begins is None or ends is None:
+            raise click.BadParameter("--start and --end must be ISO-8601 times")
+        try:
+            summary = write_snapshot(backend, Path(out), start=begins, end=ends, step_seconds=step)
+        except TelemetryError as exc:
+            raise click.ClickException(str(exc)) from None
+        click.echo(
+            f"{out}: {summary['services']} services, {summary['series']} series, "
+            f"{summary['log_records']} log records, {summary['alerts']} alerts"
+        )
+        for line in summary["skipped"]:
+            click.echo(f"skipped {line}")
+        for line in summary["truncated"]:
+            click.echo(f"truncated {line}")
 
     @app.cli.command("graph")
     @click.option("--session", "session_id", default=None, help="Highlight this run's route.")

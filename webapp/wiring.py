@@ -37,6 +37,7 @@ from .tools.backends.http import HttpOptions, HttpSource
 from .tools.backends.logfiles import LogFileBackend
 from .tools.backends.loki import LokiBackend
 from .tools.backends.prometheus import PrometheusBackend, PrometheusOptions
+from .tools.backends.webhook_alerts import WebhookAlertsBackend
 from .tools.catalog import declared_aliases
 from .tools.doc_tracker import RetrievedDocTracker
 from .tools.knowledge import KnowledgeIndex
@@ -133,12 +134,13 @@ def _log_backend(settings: Settings) -> TelemetryBackend | None:
     return None
 
 
-def telemetry_backend(settings: Settings) -> TelemetryBackend:
+def telemetry_backend(settings: Settings, database: Database | None = None) -> TelemetryBackend:
     """The demo dataset, or (``TELEMETRY_BACKEND=live``) a backend per configured signal.
 
     Per signal, first configured wins: metrics PROMETHEUS_URL, TELEMETRY_DIR; logs LOKI_URL,
     ELASTICSEARCH_URL, LOG_DIR (only one may be set), TELEMETRY_DIR; alerts ALERTMANAGER_URL,
-    PROMETHEUS_URL (rule alerts), TELEMETRY_DIR; runbooks TELEMETRY_DIR.
+    PROMETHEUS_URL (rule alerts), TELEMETRY_DIR, else (ALERT_WEBHOOK_TOKEN set, ``database``
+    given) the alerts the webhook received; runbooks TELEMETRY_DIR.
     """
     if settings.telemetry_backend == "demo":
         return DemoTelemetryBackend()
@@ -164,11 +166,14 @@ def telemetry_backend(settings: Settings) -> TelemetryBackend:
             service_label=settings.service_label,
             fallback_label=settings.service_fallback_label,
         )
+    received = None
+    if settings.alert_webhook_token and database is not None:
+        received = WebhookAlertsBackend(database, service_label=settings.service_label)
     return CompositeBackend(
         Signals(
             metrics=prometheus or folder,
             logs=_log_backend(settings) or folder,
-            alerts=alertmanager or prometheus or folder,
+            alerts=alertmanager or prometheus or folder or received,
             runbooks=folder,
         )
     )
@@ -202,7 +207,7 @@ def build_services(
     database = bind(database or open_database(settings.database_url))
     if settings.create_schema and not schema_exists(database):
         create_schema(database)  # under a database-level lock: safe with any number at once
-    backend = backend or telemetry_backend(settings)
+    backend = backend or telemetry_backend(settings, database)
     knowledge = knowledge_for(backend, settings.knowledge_db, settings.knowledge_dir)
     model = model or chat_model(settings)
     # Agents ask for json_schema; the OpenAI-compatible client adapts it to

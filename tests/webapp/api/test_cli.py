@@ -1,11 +1,15 @@
-"""``flask --app webapp ask|trace|graph|init-db`` through Flask's CLI runner."""
+"""``flask --app webapp ask|trace|graph|init-db|export-telemetry`` through Flask's CLI runner."""
 
 from __future__ import annotations
 
 import re
+from pathlib import Path
 
 import pytest
 from flask import Flask
+
+from webapp.config import Settings
+from webapp.demo.backend import DemoTelemetryBackend
 
 pytestmark = pytest.mark.parametrize("database", ["sqlite"], indirect=True)
 
@@ -53,3 +57,18 @@ def test_trace_of_an_unknown_or_foreign_run_fails_cleanly(app: Flask) -> None:
 def test_init_db_is_idempotent(app: Flask) -> None:
     first = app.test_cli_runner().invoke(args=["init-db"])
     assert first.exit_code == 0 and "schema already up to date" in first.output
+
+
+def test_export_telemetry_writes_a_folder_the_settings_accept(app: Flask, tmp_path: Path) -> None:
+    out = tmp_path / "incident"
+    runner = app.test_cli_runner()
+    result = runner.invoke(
+        args=["export-telemetry", "--out", str(out), "--start", "2026-11-30T10:00:00Z"]
+    )
+    assert result.exit_code == 0, result.output
+    assert re.match(r"\S+: 9 services, \d+ series, \d+ log records, \d+ alerts", result.output)
+    folder = DemoTelemetryBackend(out)
+    assert folder.reference_time() == DemoTelemetryBackend().reference_time()
+    assert Settings.from_env({"TELEMETRY_BACKEND": "live", "TELEMETRY_DIR": str(out)})
+    bad = runner.invoke(args=["export-telemetry", "--out", str(out), "--start", "10am"])
+    assert bad.exit_code == 2 and "ISO-8601" in bad.output

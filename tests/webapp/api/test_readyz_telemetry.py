@@ -64,5 +64,8 @@ def test_an_unreachable_source_is_reported_and_degrades_readiness(
         not entries["prometheus"]["reachable"] and "unreachable" in entries["prometheus"]["error"]
     )
     assert entries["log_dir"]["reachable"] and entries["log_dir"]["signals"] == ["logs"]
+    for entry in entries.values():  # each backend: reachable, version and latency
+        assert {"reachable", "version", "latencyMs"} <= set(entry)
+        assert isinstance(entry["latencyMs"], float) and entry["latencyMs"] >= 0
     chat = client.post("/api/chat", json={"Question": "Why is api slow?"})
     assert chat.status_code == 200 and chat.json["data"]["runId"]

@@ -24,6 +24,7 @@ import gzip
 import json
 import re
 import threading
+import time
 from bisect import bisect_left
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -238,7 +239,8 @@ class LogFileBackend(LogSource):
         }
 
     def probe(self) -> dict[str, Any]:
-        """Whether the folder is readable and how many services it holds."""
+        """Whether the folder is readable, how many services it holds, and how long listing took."""
+        started = time.perf_counter()
         try:
             count = len(self._files())
             error = None
@@ -249,7 +251,7 @@ class LogFileBackend(LogSource):
             "url": str(self.folder),
             "reachable": error is None,
             "version": None,
-            "latencyMs": 0.0,
+            "latencyMs": round((time.perf_counter() - started) * 1000, 1),
             "services": count,
             "error": error,
         }

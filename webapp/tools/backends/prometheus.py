@@ -11,6 +11,7 @@
   at most ``max_points`` points per series and ``max_series`` series (``truncated`` says so);
 * units from ``/api/v1/metadata`` when the server has them (scraped targets), else from naming
   conventions (``_seconds``, ``_bytes``, ``_ratio``, ``_ms``, ``_per_second``, counters ``/s``);
+  the ``_count``/``_sum``/``_bucket`` series of a histogram or summary are counters too;
 * ``query_alerts``: ``/api/v1/alerts`` (rule alerts, firing and pending);
 * ``query_promql``: one validated PromQL range query with the same caps.
 
@@ -45,6 +46,9 @@ from .units import is_counter, unit_for
 
 MAX_QUERY_CHARS = 2000
 _HIDDEN_METRICS = ("ALERTS", "ALERTS_FOR_STATE")
+#: Series of a histogram or summary family, which count up like counters.
+_FAMILY_SUFFIXES = ("_count", "_sum", "_bucket")
+_FAMILIES = ("histogram", "summary", "gaugehistogram")
 
 
 @dataclass(frozen=True)
@@ -110,6 +114,7 @@ class PrometheusBackend:
         self._label = self.options.service_label
         self._loaded_at = -math.inf
         self._metadata: dict[str, dict[str, Any]] | None = None
+        self._metadata_at = -math.inf
 
     # -- catalog ---------------------------------------------------------------------------
     def reference_time(self) -> datetime:
@@ -193,18 +198,33 @@ class PrometheusBackend:
         raise TelemetryError(f"{self.http.system} holds no logs")
 
     def _metadata_for(self, metric: str) -> dict[str, Any]:
-        if self._metadata is None:
+        """The metric's type and unit from ``/api/v1/metadata`` (reloaded like the catalog).
+
+        A histogram's or summary's ``_count``, ``_sum`` and ``_bucket`` series are counters
+        (``_sum`` in the family's unit); servers without metadata answer ``{}``.
+        """
+        stale = time.monotonic() - self._metadata_at >= self.options.catalog_ttl_seconds
+        if self._metadata is None or stale:
             try:
                 found = self._data("/api/v1/metadata")
             except TelemetryError:
-                found = {}
-            self._metadata = {
-                name: entries[0]
-                for name, entries in (found if isinstance(found, dict) else {}).items()
-                if isinstance(entries, list) and entries and isinstance(entries[0], dict)
-            }
-        base = metric.removesuffix("_total")
-        return self._metadata.get(metric) or self._metadata.get(base) or {}
+                found = None  # try again after the catalog's TTL; keep what was known
+            if found is not None or self._metadata is None:
+                self._metadata = {
+                    name: entries[0]
+                    for name, entries in (found if isinstance(found, dict) else {}).items()
+                    if isinstance(entries, list) and entries and isinstance(entries[0], dict)
+                }
+            self._metadata_at = time.monotonic()
+        own = self._metadata.get(metric) or self._metadata.get(metric.removesuffix("_total"))
+        if own:
+            return own
+        for suffix in _FAMILY_SUFFIXES:
+            family = self._metadata.get(metric.removesuffix(suffix))
+            if metric.endswith(suffix) and family and family.get("type") in _FAMILIES:
+                unit = family.get("unit", "") if suffix == "_sum" else ""
+                return {"type": "counter", "unit": unit}
+        return {}
 
     # -- queries ---------------------------------------------------------------------------
     def _step(self, start: datetime, end: datetime, step_seconds: int | None) -> tuple[int, bool]:

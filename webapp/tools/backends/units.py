@@ -33,7 +33,7 @@ def is_counter(metric: str, kind: str | None = None) -> bool:
 
 def unit_for(metric: str, metadata_unit: str | None = None, counter: bool = False) -> str:
     """The unit of ``metric``'s values as queried (a counter's rate is per second)."""
-    base = metric.removesuffix("_total") if counter else metric
+    base = metric.removesuffix("_total").removesuffix("_sum") if counter else metric
     unit = (metadata_unit or "").strip()
     if not unit:
         unit = next((u for suffix, u in SUFFIX_UNITS if base.endswith(suffix)), "")

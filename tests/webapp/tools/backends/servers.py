@@ -128,6 +128,44 @@ def start_prometheus(
     return start("prometheus", argv, f"http://127.0.0.1:{port}", "/-/ready", workdir)
 
 
+def start_scraping_prometheus(workdir: Path) -> Server:
+    """Prometheus scraping itself every second (job ``self``, no ``service`` label)."""
+    port = free_port()
+    target = f"127.0.0.1:{port}"
+    config = {
+        "global": {"scrape_interval": "1s"},
+        "scrape_configs": [{"job_name": "self", "static_configs": [{"targets": [target]}]}],
+    }
+    (workdir / "prometheus.yml").write_text(json.dumps(config))
+    argv = [
+        binary(PROMETHEUS),
+        f"--config.file={workdir / 'prometheus.yml'}",
+        f"--storage.tsdb.path={workdir / 'data'}",
+        f"--web.listen-address={target}",
+    ]
+    return start("prometheus", argv, f"http://{target}", "/-/ready", workdir)
+
+
+def start_scraping_victoria(workdir: Path) -> Server:
+    """VictoriaMetrics scraping itself every second (job ``self``, no ``service`` label)."""
+    port = free_port()
+    target = f"127.0.0.1:{port}"
+    config = {
+        "global": {"scrape_interval": "1s"},
+        "scrape_configs": [{"job_name": "self", "static_configs": [{"targets": [target]}]}],
+    }
+    (workdir / "scrape.yml").write_text(json.dumps(config))
+    argv = [
+        binary(VICTORIA),
+        f"-storageDataPath={workdir / 'vm-data'}",
+        f"-httpListenAddr={target}",
+        f"-promscrape.config={workdir / 'scrape.yml'}",
+        "-search.disableCache",
+        "-search.latencyOffset=0s",
+    ]
+    return start("victoria-metrics", argv, f"http://{target}", "/health", workdir)
+
+
 def start_alertmanager(
     workdir: Path, webhook_url: str, token: str, port: int | None = None
 ) -> Server:

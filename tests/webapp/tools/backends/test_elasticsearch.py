@@ -81,3 +81,20 @@ def test_readiness_reports_an_opensearch_version(httpserver: HTTPServer) -> None
     httpserver.expect_request("/", method="GET").respond_with_json(recorded("opensearch-info.json"))
     probe = elastic(httpserver).probe()
     assert probe["reachable"] is True and probe["version"] == "2.11.1"
+
+
+def test_bearer_tokens_and_basic_auth_are_sent(httpserver: HTTPServer) -> None:
+    url = httpserver.url_for("/").rstrip("/")
+    for options, header in (
+        (HttpOptions(url=url, attempts=1, bearer_token="s3cret"), "Bearer s3cret"),
+        (HttpOptions(url=url, attempts=1, username="u", password="p"), "Basic dTpw"),
+    ):
+        httpserver.expect_request(
+            "/logs-*/_search", headers={"Authorization": header}
+        ).respond_with_json(recorded("elasticsearch-services.json"))
+        assert ElasticsearchBackend(options, "logs-*").services() == [
+            "cart",
+            "checkout",
+            "payments",
+        ]
+        httpserver.clear()

@@ -10,6 +10,7 @@ import json
 import re
 import time
 from collections.abc import Callable, Iterator
+from datetime import datetime, timezone
 from typing import Any
 
 import pytest
@@ -19,6 +20,7 @@ from werkzeug import Request, Response
 from tests.webapp.tools.backends.servers import free_port
 from webapp.persistence.context import run_scope
 from webapp.persistence.memory_audit import MemoryAudit
+from webapp.tools.backends import TelemetryError
 from webapp.tools.backends.alertmanager import AlertmanagerBackend
 from webapp.tools.backends.composite import CompositeBackend, Signals
 from webapp.tools.backends.elasticsearch import ElasticsearchBackend
@@ -140,4 +142,27 @@ def test_transient_server_errors_are_retried_up_to_the_attempt_budget(
     httpserver.expect_request("/api/v2/alerts").respond_with_data("busy", status=503)
     with pytest.raises(Exception, match="after 3 attempt"):
         backend.query_alerts()
+    assert len(httpserver.log) == 3
+
+
+def test_elasticsearch_retries_transient_errors_with_its_client(httpserver: HTTPServer) -> None:
+    answers = [Response("busy", status=503), Response("busy", status=502)]
+    empty = {"hits": {"total": {"value": 0, "relation": "eq"}, "hits": []}}
+
+    def search(request: Request) -> Response:
+        if answers:
+            return answers.pop(0)
+        return Response(json.dumps(empty), content_type="application/json")
+
+    httpserver.expect_request("/logs-*/_search").respond_with_handler(search)
+    options = HttpOptions(url=httpserver.url_for("/").rstrip("/"), attempts=3)
+    backend = ElasticsearchBackend(options, "logs-*")
+    moment = datetime(2026, 12, 1, 10, tzinfo=timezone.utc)
+    answer = backend.query_logs(service="checkout", start=moment, end=moment)
+    assert answer == {"records": [], "total": 0, "truncated": False}
+    assert len(httpserver.log) == 3 + 1  # two failures, the answer, then the service catalog
+    httpserver.clear()
+    httpserver.expect_request("/logs-*/_search").respond_with_data("busy", status=503)
+    with pytest.raises(TelemetryError, match="HTTP 503"):
+        backend.query_logs(service="checkout", start=moment, end=moment)
     assert len(httpserver.log) == 3

@@ -111,3 +111,15 @@ def test_bearer_tokens_and_basic_auth_are_sent(httpserver: HTTPServer) -> None:
         "/loki/api/v1/label/service_name/values", headers={"Authorization": "Basic dTpw"}
     ).respond_with_json(recorded("loki-label-values.json"))
     assert loki(httpserver, username="u", password="p").services()[0] == "cart"
+
+
+def test_records_stand_when_the_count_query_fails(httpserver: HTTPServer) -> None:
+    httpserver.expect_request("/loki/api/v1/query_range").respond_with_json(
+        recorded("loki-query-range.json")
+    )
+    httpserver.expect_request("/loki/api/v1/query").respond_with_json(
+        {"status": "error", "error": "query too large"}, status=400
+    )
+    answer = loki(httpserver).query_logs(service="checkout", start=START, end=NOW, limit=2)
+    assert len(answer["records"]) == 2 and answer["records"][0]["level"] == "ERROR"
+    assert answer["truncated"] is True and answer["total_unknown"] is True

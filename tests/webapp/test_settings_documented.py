@@ -1,0 +1,40 @@
+"""Every variable the settings read is in ``.env.example`` once and in the README's tables."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import fields
+from pathlib import Path
+
+from webapp.config import HTTP_SOURCES, Settings
+
+ROOT = Path(__file__).resolve().parents[2]
+#: The per-source variables the README's "Connect your stack" table writes as ``<P>_...``.
+PER_SOURCE = re.compile(
+    "^(" + "|".join(s.upper() for s in HTTP_SOURCES) + ")_"
+    r"(BEARER_TOKEN|USERNAME|PASSWORD|TLS_VERIFY|CA_BUNDLE|TIMEOUT_SECONDS)$"
+)
+
+
+def variables() -> list[str]:
+    return [spec.name.upper() for spec in fields(Settings)]
+
+
+def test_env_example_sets_every_variable_once() -> None:
+    text = (ROOT / ".env.example").read_text()
+    for name in variables():
+        assert len(re.findall(rf"^{name}=", text, re.M)) == 1, name
+
+
+def test_the_readme_tables_name_every_variable() -> None:
+    readme = (ROOT / "README.md").read_text()
+    configuration = readme.split("### Configuration", 1)[1].split("\n### ", 1)[0]
+    stack = readme.split("## Connect your stack", 1)[1].split("\n### ", 1)[0]
+    for name in variables():
+        match = PER_SOURCE.match(name)
+        if match:
+            assert f"`<P>_{match.group(2)}`" in stack and f"`{match.group(1)}`" in stack, name
+        elif name.split("_")[0] in ("PROMETHEUS", "ALERTMANAGER", "LOKI", "ELASTICSEARCH"):
+            assert f"`{name}`" in stack, name
+        else:
+            assert f"`{name}`" in configuration or f"`{name}`" in stack, name

@@ -1,0 +1,114 @@
+"""Alerts received by the Alertmanager webhook (the ``alert_record`` table) as an alert source.
+
+The alert signal of last resort: with ``ALERT_WEBHOOK_TOKEN`` set and no ``ALERTMANAGER_URL``,
+``PROMETHEUS_URL`` or ``TELEMETRY_DIR``, the alerts Alertmanager posted are the firing alerts,
+so a webhook's AIOps run investigates them instead of reading "not configured". An alert is
+firing until a notification resolves it (``send_resolved: true`` in the receiver); there is no
+``pending`` state. The most recently updated ``MAX_ALERTS`` are answered.
+"""
+
+from __future__ import annotations
+
+import time
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+from peewee import Database, PeeweeException
+
+from ...persistence.models import AlertRecord
+from .common import Clock, alert_state, iso, utc_now
+from .port import TelemetryError
+
+MAX_ALERTS = 500
+
+
+class WebhookAlertsBackend:
+    """The alerts signal of ``TelemetryBackend`` over the alerts the webhook stored."""
+
+    name = "alert_webhook"
+
+    def __init__(
+        self, database: Database, *, service_label: str = "service", clock: Clock = utc_now
+    ) -> None:
+        self.database = database
+        self.service_label = service_label
+        self._clock = clock
+
+    def reference_time(self) -> datetime:
+        """The clock."""
+        return self._clock()
+
+    def services(self) -> list[str]:
+        """No service catalog."""
+        return []
+
+    def metric_names(self) -> list[str]:
+        """No metrics."""
+        return []
+
+    def metrics_by_service(self) -> dict[str, list[str]]:
+        """No metrics."""
+        return {}
+
+    def service_aliases(self) -> dict[str, list[str]]:
+        """No aliases."""
+        return {}
+
+    def runbook_dir(self) -> Path | None:
+        """No runbooks."""
+        return None
+
+    def query_logs(self, **_: Any) -> dict[str, Any]:
+        """Not a log source."""
+        raise TelemetryError("the alert webhook holds no logs")
+
+    def query_metrics(self, **_: Any) -> dict[str, Any]:
+        """Not a metric source."""
+        raise TelemetryError("the alert webhook holds no metrics")
+
+    def query_alerts(self, *, state: str = "firing") -> dict[str, Any]:
+        """Received alerts no notification has resolved yet, most recently updated first."""
+        if alert_state(state) == "pending":
+            return {"alerts": []}
+        try:
+            with self.database.connection_context():
+                rows = list(
+                    AlertRecord.select()
+                    .where(AlertRecord.status == "firing")
+                    .order_by(AlertRecord.updated_at.desc(), AlertRecord.id.desc())
+                    .limit(MAX_ALERTS)
+                )
+        except PeeweeException as exc:
+            raise TelemetryError(f"the received alerts cannot be read: {exc}") from None
+        return {"alerts": [self._alert(row) for row in rows]}
+
+    def _alert(self, row: AlertRecord) -> dict[str, Any]:
+        labels = row.labels if isinstance(row.labels, dict) else {}
+        notes = row.annotations if isinstance(row.annotations, dict) else {}
+        started = row.starts_at
+        return {
+            "alert_name": row.alert_name,
+            "severity": row.severity,
+            "service": labels.get(self.service_label) or row.service,
+            "description": notes.get("description") or notes.get("summary") or "",
+            "state": "firing",
+            "active_at": iso(started.replace(tzinfo=timezone.utc)) if started else None,
+        }
+
+    def probe(self) -> dict[str, Any]:
+        """Whether the stored alerts can be read (the database), and how quickly."""
+        started = time.perf_counter()
+        try:
+            self.query_alerts(state="firing")
+            error = None
+        except TelemetryError as exc:
+            error = str(exc)
+        return {
+            "system": "alert webhook",
+            "url": None,
+            "reachable": error is None,
+            "version": None,
+            "latencyMs": round((time.perf_counter() - started) * 1000, 1),
+            "error": error,
+        }
