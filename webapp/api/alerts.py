@@ -83,9 +83,15 @@ def alertmanager(body: WebhookPayload) -> ResponseReturnValue:
 @bp.get("/alerts")
 @operation(query=AlertQuery, response=AlertList)
 def alerts(query: AlertQuery) -> AlertList:
-    """Received alerts with their investigation runs, most recently updated first."""
-    rows, total = _inbox().page(query.state, query.limit, query.offset)
-    return AlertList(alerts=rows, total=total, limit=query.limit, offset=query.offset)
+    """Received alerts with their investigation runs, most recently updated first.
+
+    Keyset pages: pass ``nextCursor`` back as ``cursor`` (null on the last page); ``offset``
+    without a cursor still pages by position. No total is counted.
+    """
+    page = _inbox().page(query.state, query.limit, query.cursor, query.offset)
+    return AlertList(
+        alerts=page.rows, limit=query.limit, offset=query.offset, next_cursor=page.next_cursor
+    )
 
 
 @bp.post("/alerts/<fingerprint>/investigate")

@@ -327,12 +327,13 @@ class WebhookReceipt(ResponseModel):
 
 
 class AlertList(ResponseModel):
-    """Received alerts, each with its investigation runs (``runId``, ``status``, ...)."""
+    """A page of received alerts, each with its investigation runs (``runId``, ``status``,
+    ...); no total is counted (``nextCursor`` says if there is more)."""
 
     alerts: list[dict[str, Any]]
-    total: int
     limit: int
     offset: int
+    next_cursor: str | None
 
 
 class Case(ResponseModel):

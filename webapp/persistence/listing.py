@@ -1,8 +1,10 @@
-"""Keyset-paged lists: runs, sessions, the case library, a run's steps and its invocations.
+"""Keyset-paged lists: runs, sessions, the case library, received alerts, a run's steps and its
+invocations.
 
 Every list has one stable order, newest first, on a key that is unique and indexed:
 ``(started_at, run_id)`` for runs (``(session_id, started_at, run_id)`` within a session),
-``(updated_at, session_id)`` for sessions, ``(created_at, run_id)`` for cases; steps are read by
+``(updated_at, session_id)`` for sessions, ``(created_at, run_id)`` for cases, ``(updated_at,
+id)`` for alerts (``(status, updated_at, id)`` in one state); steps are read by
 ``step_index`` and invocations by ``id``, oldest first. A page is the first ``limit`` rows after
 the cursor - an index range scan, O(log n + limit) whatever the page's depth - and the cursor of
 the next page is the key of the last row, encoded (:func:`encode_cursor`): clients pass it back
@@ -292,6 +294,32 @@ class Listing:
         with self.database.connection_context():
             rows = _dicts(query.limit(limit + 1).offset(offset))
         return _page(rows, limit, "cases", "created_at", "run_id")
+
+    # -- received alerts -------------------------------------------------------------------
+
+    def alerts(self, state: str | None, limit: int, cursor: str | None = None) -> Page:
+        """Received alerts (of one ``state``, or all), most recently updated first."""
+        query = self._alert_query(state)
+        if cursor:
+            key = decode_cursor("alerts", cursor, datetime, int)
+            query = query.where(_before(AlertRecord.updated_at, AlertRecord.id, key))
+        with self.database.connection_context():
+            rows = _dicts(query.limit(limit + 1))
+        return _page(rows, limit, "alerts", "updated_at", "id")
+
+    def alerts_at(self, state: str | None, limit: int, offset: int) -> Page:
+        """A page of alerts by offset (the original paging, kept for existing clients)."""
+        with self.database.connection_context():
+            rows = _dicts(self._alert_query(state).limit(limit + 1).offset(offset))
+        return _page(rows, limit, "alerts", "updated_at", "id")
+
+    @staticmethod
+    def _alert_query(state: str | None) -> Any:
+        alert = AlertRecord
+        query = alert.select(*(f for f in alert._meta.sorted_fields if f.name != "created_at"))
+        if state is not None:
+            query = query.where(alert.status == state)
+        return query.order_by(alert.updated_at.desc(), alert.id.desc())
 
     # -- a run's steps and invocations -----------------------------------------------------
 
