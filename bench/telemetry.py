@@ -9,6 +9,7 @@ side. Run with ``make bench-telemetry``.
 
 from __future__ import annotations
 
+import json
 import statistics
 import sys
 import tempfile
@@ -90,6 +91,8 @@ def main() -> None:
         for name in diagnosers
     ]
     print(f"{'all':<10}{overall[0]:>10.1f}{overall[1]:>22.1f}")
+    medians = dict(zip(("demo", "prometheus_log_dir"), overall, strict=True))
+    print(json.dumps({"median_ms": medians}))
 
 
 if __name__ == "__main__":

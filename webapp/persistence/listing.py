@@ -41,7 +41,7 @@ from .models import (
     JSONField,
     ToolInvocation,
 )
-from .step_inputs import InputRebuilder
+from .step_inputs import InputRebuilder, continues
 
 __all__ = [
     "CursorError",
@@ -336,27 +336,43 @@ class Listing:
     @staticmethod
     def _full_inputs(run_id: str, rows: list[dict[str, Any]], raw_json: bool) -> None:
         """Rebuild the page's inputs; a step continuing one on an earlier page needs its
-        agent's earlier steps, read first (a run's agent has a few dozen steps at most)."""
+        agent's earlier steps, read first (a run's agent has a few dozen steps at most). An
+        agent whose first step on the page continues nothing needs none: its earlier steps
+        are not read, so a page costs the same at any depth of a run of whole inputs."""
         if not rows:
             return
-        agents = {row["agent_name"] for row in rows}
-        earlier = _dicts(
-            AgentStep.select(
-                AgentStep.agent_name, AgentStep.step_index, _raw(AgentStep.model_input)
+        texts = [
+            row["model_input"]
+            if raw_json or row["model_input"] is None
+            else orjson.dumps(row["model_input"]).decode()
+            for row in rows
+        ]
+        agents: set[str] = set()
+        seen: set[str] = set()
+        for row, text in zip(rows, texts, strict=True):
+            if row["agent_name"] not in seen:
+                seen.add(row["agent_name"])
+                if text is not None and continues(text):
+                    agents.add(row["agent_name"])
+        earlier = (
+            []
+            if not agents
+            else _dicts(
+                AgentStep.select(
+                    AgentStep.agent_name, AgentStep.step_index, _raw(AgentStep.model_input)
+                )
+                .where(
+                    AgentStep.run_id == run_id,
+                    AgentStep.agent_name.in_(sorted(agents)),
+                    AgentStep.step_index < rows[0]["step_index"],
+                )
+                .order_by(AgentStep.step_index)
             )
-            .where(
-                AgentStep.run_id == run_id,
-                AgentStep.agent_name.in_(sorted(agents)),
-                AgentStep.step_index < rows[0]["step_index"],
-            )
-            .order_by(AgentStep.step_index)
         )
         rebuilder = InputRebuilder()
         for row in earlier:
             rebuilder.full(row["agent_name"], row["step_index"], row["model_input"])
-        for row in rows:
-            stored = row["model_input"]
-            text = stored if raw_json or stored is None else orjson.dumps(stored).decode()
+        for row, text in zip(rows, texts, strict=True):
             full = rebuilder.full(row["agent_name"], row["step_index"], text)
             row["model_input"] = full if raw_json or full is None else orjson.loads(full)
 
