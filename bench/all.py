@@ -56,26 +56,22 @@ def num(value: float, unit: str = "") -> str:
     return text + (f" {unit}" if unit else "")
 
 
-def at_most(name: str, value: float | None, limit: float, unit: str, what: str = "") -> Row:
-    if value is None:
-        return (name, what or "not measured", f"<= {num(limit, unit)}", "-")
-    return (
-        name,
-        (what + " " if what else "") + num(value, unit),
-        f"<= {num(limit, unit)}",
-        met(value <= limit),
-    )
+def at_most(name: str, value: float | None, limit: float, unit: str, note: str = "") -> Row:
+    """A row for ``value <= limit`` (``note``: shown after the figure)."""
+    return _row(name, value, limit, unit, note, "<=")
 
 
-def at_least(name: str, value: float | None, limit: float, unit: str, what: str = "") -> Row:
+def at_least(name: str, value: float | None, limit: float, unit: str, note: str = "") -> Row:
+    """A row for ``value >= limit``."""
+    return _row(name, value, limit, unit, note, ">=")
+
+
+def _row(name: str, value: float | None, limit: float, unit: str, note: str, op: str) -> Row:
+    bound = f"{op} {num(limit, unit)}"
     if value is None:
-        return (name, what or "not measured", f">= {num(limit, unit)}", "-")
-    return (
-        name,
-        (what + " " if what else "") + num(value, unit),
-        f">= {num(limit, unit)}",
-        met(value >= limit),
-    )
+        return (name, note or "not measured", bound, "-")
+    ok = value <= limit if op == "<=" else value >= limit
+    return (name, num(value, unit) + (f" {note}" if note else ""), bound, met(ok))
 
 
 def info(name: str, text: str) -> Row:
@@ -184,8 +180,8 @@ def chat_runs(data: dict[str, Any], _: str) -> list[Row]:
             rows.append(
                 info(
                     f"chat run own overhead, {label}",
-                    "skipped: " + "; ".join(data.get("notes", [])),
-                )[:120]
+                    ("skipped: " + "; ".join(data.get("notes", [])))[:120],
+                )
             )
             continue
         overhead = figures["own_overhead"]
@@ -204,7 +200,7 @@ def chat_runs(data: dict[str, Any], _: str) -> list[Row]:
                 max(beyond),
                 12,
                 "",
-                f"{beyond[0]}-",
+                f"(the most; {beyond[0]}-{beyond[1]})",
             )
         )
         growth = figures["react_growth"]
@@ -247,11 +243,19 @@ def lists(data: dict[str, Any], _: str) -> list[Row]:
 
 def knowledge_index(data: dict[str, Any], _: str) -> list[Row]:
     figures = data["after"]
-    p95 = max(v for k, v in figures.items() if k.startswith("search p95 10k"))
-    return [
+    single = figures["search p95 10k, 1 thread (ms)"]
+    others = {
+        k: v for k, v in figures.items() if k.startswith("search p95 10k") and "1 thread" not in k
+    }
+    worst = max(others, key=lambda k: others[k]) if others else None
+    rows = [
         at_most("knowledge: 10,000 documents indexed", figures["sync 10k (s)"], 10, "s"),
-        at_most("knowledge: search p95 at 10,000 documents (worst case)", p95, 20, "ms"),
+        at_most("knowledge: search p95 at 10,000 documents", single, 20, "ms"),
     ]
+    if worst is not None:
+        shape = worst.split(", ", 1)[1].removesuffix(" (ms)")
+        rows.append(at_most(f"knowledge: search p95, {shape}", others[worst], 20, "ms"))
+    return rows
 
 
 def knowledge_upload(data: dict[str, Any], _: str) -> list[Row]:
