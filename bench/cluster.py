@@ -49,12 +49,34 @@ class Cluster:
     """Starts and stops the processes; ``url`` is the web app's base URL."""
 
     def __init__(
-        self, *, lease_seconds: int = 10, web_workers: int = 1, web_args: tuple[str, ...] = ()
+        self,
+        *,
+        lease_seconds: int = 10,
+        web_workers: int = 1,
+        web_args: tuple[str, ...] = (),
+        redis: bool = True,
     ) -> None:
         self.dir = Path(tempfile.mkdtemp(prefix="bench-scale-"))
         self.procs: list[subprocess.Popen[bytes]] = []
         self.workers: list[subprocess.Popen[bytes]] = []
         self.redis_port = free_port()
+        self.database_url, self._drop = self._database()
+        self.env = {
+            **os.environ,
+            "DATABASE_URL": self.database_url,
+            "RUN_LEASE_SECONDS": str(lease_seconds),
+            "KNOWLEDGE_DB": str(self.dir / "knowledge.db"),
+        }
+        self.port = free_port()
+        self.web_workers = web_workers
+        self.web_args = web_args
+        self.url = f"http://127.0.0.1:{self.port}"
+        if not redis:  # runs in the web processes, events in process: make serve's default
+            for name in ("REDIS_URL", "RUN_EXECUTOR"):
+                self.env.pop(name, None)
+            return
+        self.env["REDIS_URL"] = f"redis://127.0.0.1:{self.redis_port}/0"
+        self.env["RUN_EXECUTOR"] = "celery"
         self._start(
             [
                 shutil.which("redis-server") or "redis-server",
@@ -69,19 +91,6 @@ class Cluster:
             ],
             "redis.log",
         )
-        self.database_url, self._drop = self._database()
-        self.env = {
-            **os.environ,
-            "DATABASE_URL": self.database_url,
-            "REDIS_URL": f"redis://127.0.0.1:{self.redis_port}/0",
-            "RUN_EXECUTOR": "celery",
-            "RUN_LEASE_SECONDS": str(lease_seconds),
-            "KNOWLEDGE_DB": str(self.dir / "knowledge.db"),
-        }
-        self.port = free_port()
-        self.web_workers = web_workers
-        self.web_args = web_args
-        self.url = f"http://127.0.0.1:{self.port}"
 
     def _database(self) -> tuple[str, Any]:
         server = os.environ.get("BENCH_MYSQL_URL", "mysql://root@127.0.0.1:3306/test")

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import argparse
 import importlib.util
+import json
 import statistics
 import subprocess
 import sys
@@ -178,6 +179,7 @@ def main() -> None:
     print(f"\n{'(medians)':<32}" + "".join(f"{name:>20}" for name in columns))
     for name in names:
         print(f"{name:<32}" + "".join(f"{col[name]:>20.3f}" for col in columns.values()))
+    print(json.dumps(columns))
 
 
 if __name__ == "__main__":

@@ -8,6 +8,7 @@ answer in milliseconds. Prints medians (the machine is shared: compare runs side
 from __future__ import annotations
 
 import argparse
+import json
 import statistics
 import tempfile
 import threading
@@ -67,12 +68,22 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=5)
     args = parser.parse_args()
     print(f"{'shape':<16}{'256 KiB':>10}{'512 KiB':>10}{'1 MiB':>10}   (median seconds)")
+    uploads: dict[str, list[float]] = {}
     for name, make in SHAPES.items():
         cells = [timed_upload(make(size), args.repeats) for size in (MIB // 4, MIB // 2, MIB)]
+        uploads[name] = cells
         print(f"{name:<16}" + "".join(f"{cell:>10.3f}" for cell in cells))
     with tempfile.TemporaryDirectory(prefix="bench-uploads-") as tmp:
         median, worst = searches_during_uploads(4, MIB, Path(tmp))
     print(f"\nsearch while 4 x 1 MiB uploads index: median {median:.1f} ms, worst {worst:.1f} ms")
+    print(
+        json.dumps(
+            {
+                "upload_s_256k_512k_1m": uploads,
+                "search_during_uploads_ms": {"median": median, "worst": worst},
+            }
+        )
+    )
 
 
 if __name__ == "__main__":

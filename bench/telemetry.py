@@ -10,6 +10,7 @@ the live side's wall time also waits on Prometheus). Run with ``make bench-telem
 
 from __future__ import annotations
 
+import json
 import statistics
 import sys
 import tempfile
@@ -96,6 +97,8 @@ def main() -> None:
     print(f"{'all':<10}{overall[0]:>10.1f}{overall[1]:>22.1f}")
     cpu_ms = [statistics.median(cpu[name]) for name in diagnosers]
     print(f"{'cpu (all)':<10}{cpu_ms[0]:>10.1f}{cpu_ms[1]:>22.1f}")
+    medians = dict(zip(("demo", "prometheus_log_dir"), overall, strict=True))
+    print(json.dumps({"median_ms": medians}))
 
 
 if __name__ == "__main__":

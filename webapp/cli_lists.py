@@ -119,16 +119,18 @@ def register_list_commands(app: Flask) -> None:
         show_default=True,
     )
     @limit_option
-    def alerts(state: str, limit: int) -> None:
-        """List received alerts by group, each with its investigation runs."""
+    @cursor_option
+    def alerts(state: str, limit: int, cursor: str | None) -> None:
+        """List received alerts by group (most recently updated first), with their runs."""
 
         def read_only(_: str) -> Any:
             raise click.ClickException("listing alerts starts no run")
 
-        rows, total = AlertInbox(_database(), read_only).page(state, limit, 0)
-        click.echo(f"{total} {state if state != 'all' else ''} alert(s)".replace("  ", " "))
+        page = _read(lambda: AlertInbox(_database(), read_only).page(state, limit, cursor))
+        if not page.rows:
+            click.echo("no alerts" if state == "all" else f"no {state} alerts")
         groups: dict[str, list[dict[str, Any]]] = {}
-        for row in rows:  # most recently updated group first
+        for row in page.rows:  # most recently updated group first
             groups.setdefault(row["groupKey"], []).append(row)
         for group, members in groups.items():
             click.echo(f"group {group}")
@@ -142,3 +144,4 @@ def register_list_commands(app: Flask) -> None:
                         f"    run {run['runId']}  {run['status']}  {utc(run['startedAt'])}  "
                         f"session {run['sessionId']}"
                     )
+        _next(page)

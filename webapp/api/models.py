@@ -151,12 +151,6 @@ class PageQuery(RequestModel):
     offset: Annotated[int, Field(ge=0, le=MAX_OFFSET), Count] = 0
 
 
-class AlertQuery(PageQuery):
-    """Which received alerts to list."""
-
-    state: Literal["firing", "resolved", "all"] = "all"
-
-
 def _utc(value: datetime | None) -> datetime | None:
     """Naive UTC (what the tables store); a time without a zone is UTC."""
     if value is None or value.tzinfo is None:
@@ -232,6 +226,12 @@ class CasesQuery(SessionRunsQuery):
     """The case library: ``cursor`` (keyset) or ``offset``, and a text filter."""
 
     text: FilterText = None
+
+
+class AlertQuery(SessionRunsQuery):
+    """Which received alerts to list: ``cursor`` (keyset) or the original ``offset``."""
+
+    state: Literal["firing", "resolved", "all"] = "all"
 
 
 class TracePageQuery(RequestModel):

@@ -1,8 +1,10 @@
-"""Keyset-paged lists: runs, sessions, the case library, a run's steps and its invocations.
+"""Keyset-paged lists: runs, sessions, the case library, received alerts, a run's steps and its
+invocations.
 
 Every list has one stable order, newest first, on a key that is unique and indexed:
 ``(started_at, run_id)`` for runs (``(session_id, started_at, run_id)`` within a session),
-``(updated_at, session_id)`` for sessions, ``(created_at, run_id)`` for cases; steps are read by
+``(updated_at, session_id)`` for sessions, ``(created_at, run_id)`` for cases, ``(updated_at,
+id)`` for alerts (``(status, updated_at, id)`` in one state); steps are read by
 ``step_index`` and invocations by ``id``, oldest first. A page is the first ``limit`` rows after
 the cursor - an index range scan, O(log n + limit) whatever the page's depth - and the cursor of
 the next page is the key of the last row, encoded (:func:`encode_cursor`): clients pass it back
@@ -39,7 +41,7 @@ from .models import (
     JSONField,
     ToolInvocation,
 )
-from .step_inputs import InputRebuilder
+from .step_inputs import InputRebuilder, continues
 
 __all__ = [
     "CursorError",
@@ -293,6 +295,32 @@ class Listing:
             rows = _dicts(query.limit(limit + 1).offset(offset))
         return _page(rows, limit, "cases", "created_at", "run_id")
 
+    # -- received alerts -------------------------------------------------------------------
+
+    def alerts(self, state: str | None, limit: int, cursor: str | None = None) -> Page:
+        """Received alerts (of one ``state``, or all), most recently updated first."""
+        query = self._alert_query(state)
+        if cursor:
+            key = decode_cursor("alerts", cursor, datetime, int)
+            query = query.where(_before(AlertRecord.updated_at, AlertRecord.id, key))
+        with self.database.connection_context():
+            rows = _dicts(query.limit(limit + 1))
+        return _page(rows, limit, "alerts", "updated_at", "id")
+
+    def alerts_at(self, state: str | None, limit: int, offset: int) -> Page:
+        """A page of alerts by offset (the original paging, kept for existing clients)."""
+        with self.database.connection_context():
+            rows = _dicts(self._alert_query(state).limit(limit + 1).offset(offset))
+        return _page(rows, limit, "alerts", "updated_at", "id")
+
+    @staticmethod
+    def _alert_query(state: str | None) -> Any:
+        alert = AlertRecord
+        query = alert.select(*(f for f in alert._meta.sorted_fields if f.name != "created_at"))
+        if state is not None:
+            query = query.where(alert.status == state)
+        return query.order_by(alert.updated_at.desc(), alert.id.desc())
+
     # -- a run's steps and invocations -----------------------------------------------------
 
     def steps(
@@ -308,27 +336,43 @@ class Listing:
     @staticmethod
     def _full_inputs(run_id: str, rows: list[dict[str, Any]], raw_json: bool) -> None:
         """Rebuild the page's inputs; a step continuing one on an earlier page needs its
-        agent's earlier steps, read first (a run's agent has a few dozen steps at most)."""
+        agent's earlier steps, read first (a run's agent has a few dozen steps at most). An
+        agent whose first step on the page continues nothing needs none: its earlier steps
+        are not read, so a page costs the same at any depth of a run of whole inputs."""
         if not rows:
             return
-        agents = {row["agent_name"] for row in rows}
-        earlier = _dicts(
-            AgentStep.select(
-                AgentStep.agent_name, AgentStep.step_index, _raw(AgentStep.model_input)
+        texts = [
+            row["model_input"]
+            if raw_json or row["model_input"] is None
+            else orjson.dumps(row["model_input"]).decode()
+            for row in rows
+        ]
+        agents: set[str] = set()
+        seen: set[str] = set()
+        for row, text in zip(rows, texts, strict=True):
+            if row["agent_name"] not in seen:
+                seen.add(row["agent_name"])
+                if text is not None and continues(text):
+                    agents.add(row["agent_name"])
+        earlier = (
+            []
+            if not agents
+            else _dicts(
+                AgentStep.select(
+                    AgentStep.agent_name, AgentStep.step_index, _raw(AgentStep.model_input)
+                )
+                .where(
+                    AgentStep.run_id == run_id,
+                    AgentStep.agent_name.in_(sorted(agents)),
+                    AgentStep.step_index < rows[0]["step_index"],
+                )
+                .order_by(AgentStep.step_index)
             )
-            .where(
-                AgentStep.run_id == run_id,
-                AgentStep.agent_name.in_(sorted(agents)),
-                AgentStep.step_index < rows[0]["step_index"],
-            )
-            .order_by(AgentStep.step_index)
         )
         rebuilder = InputRebuilder()
         for row in earlier:
             rebuilder.full(row["agent_name"], row["step_index"], row["model_input"])
-        for row in rows:
-            stored = row["model_input"]
-            text = stored if raw_json or stored is None else orjson.dumps(stored).decode()
+        for row, text in zip(rows, texts, strict=True):
             full = rebuilder.full(row["agent_name"], row["step_index"], text)
             row["model_input"] = full if raw_json or full is None else orjson.loads(full)
 

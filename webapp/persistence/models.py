@@ -215,7 +215,7 @@ class AlertRecord(BaseModel):
 
     fingerprint = CharField(max_length=64, unique=True)
     alert_name = CharField(max_length=200, index=True)
-    status = CharField(max_length=16, index=True)
+    status = CharField(max_length=16)
     severity = CharField(max_length=32, default="")
     service = CharField(max_length=200, default="")
     labels = JSONField()
@@ -227,10 +227,12 @@ class AlertRecord(BaseModel):
     generator_url = TextField(null=True)
     received_count = IntegerField(default=1)
     created_at = DateTimeField(default=utcnow)
-    updated_at = DateTimeField(default=utcnow, index=True)
+    updated_at = DateTimeField(default=utcnow)
 
     class Meta:
         table_name = "alert_record"
+        # The alert list, most recently updated first: all alerts, or those of one state.
+        indexes = ((("updated_at", "id"), False), (("status", "updated_at", "id"), False))
 
 
 class AlertRun(BaseModel):

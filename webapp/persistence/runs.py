@@ -30,7 +30,12 @@ from peewee import Database, IntegrityError
 from diagnosis_graph.workflow.trace import TERMINATION_ERROR, build_orchestration_trace
 
 from .db import write_with_retry
-from .models import ChatSession, DiagnosisRun, utcnow
+from .models import ChatSession, DiagnosisRun, JSONField, utcnow
+
+#: The columns :meth:`RunStore.status` reads: all but the JSON documents.
+STATUS_COLUMNS = tuple(
+    field for field in DiagnosisRun._meta.sorted_fields if not isinstance(field, JSONField)
+)
 
 log = logging.getLogger(__name__)
 
@@ -174,9 +179,15 @@ class RunStore:
             )
 
     def status(self, run_id: str) -> DiagnosisRun | None:
-        """The run row (status, answer, error...), or None."""
+        """The run row (status, answer, error, counts...), or None; its two JSON documents
+        (``self_evaluation``, ``orchestration_trace``) are not read: every run reads its row
+        twice, and parsing them cost more than the rest of both reads."""
         with self.database.connection_context():
-            return DiagnosisRun.get_or_none(DiagnosisRun.run_id == run_id)
+            return (
+                DiagnosisRun.select(*STATUS_COLUMNS)
+                .where(DiagnosisRun.run_id == run_id)
+                .get_or_none()
+            )
 
     def finish(self, run_id: str, finish: Finish) -> None:
         """PENDING/RUNNING -> SUCCESS or FAILED, retried on a fresh connection.

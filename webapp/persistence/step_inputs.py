@@ -65,6 +65,17 @@ def rebuild_inputs(steps: Sequence[dict[str, Any]], key: str = "model_input") ->
         full[int(step.get("step_index", -1))] = messages
 
 
+def continues(stored: str) -> bool:
+    """Whether stored JSON text has a ``continues`` link: :func:`stored_input` adds it last, so
+    only the text's tail is searched (a step is tens of KB; the link is its last ~60 bytes).
+    ``"continues":`` cannot occur inside a JSON string (its quotes would be escaped)."""
+    return f'"{CONTINUES}":' in stored[-TAIL_CHARS:]
+
+
+#: How far from the end of a stored input its ``continues`` link can start.
+TAIL_CHARS = 96
+
+
 class InputRebuilder:
     """Full model inputs of steps stored as JSON text, read in step order in any batches.
 
@@ -78,7 +89,7 @@ class InputRebuilder:
 
     def full(self, agent: str, step_index: int, stored: str | None) -> str | None:
         """The full input of ``agent``'s step ``step_index``, stored as ``stored``."""
-        if stored is None or f'"{CONTINUES}":' not in stored:
+        if stored is None or not continues(stored):
             if stored is not None:
                 self._last[agent] = (step_index, stored)
             return stored

@@ -18,9 +18,10 @@ from dataclasses import dataclass
 from datetime import datetime, timezone
 from typing import Any, Literal, cast
 
-from peewee import Database, fn
+from peewee import Database
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
+from ..persistence.listing import Listing, Page
 from ..persistence.models import AlertRecord, AlertRun, DiagnosisRun, utcnow
 from ..persistence.records import NotFound
 from ..persistence.runs import PENDING, RUNNING
@@ -201,20 +202,20 @@ class AlertInbox:
         launch()
         return session_id, run_id
 
-    def page(self, state: str, limit: int, offset: int) -> tuple[list[dict[str, Any]], int]:
-        """Alerts in ``state`` (firing, resolved, all), most recently updated first."""
+    def page(self, state: str, limit: int, cursor: str | None = None, offset: int = 0) -> Page:
+        """Alerts in ``state`` (firing, resolved, all), most recently updated first, each with
+        its investigation runs: a keyset page after ``cursor`` (CursorError for one this list
+        did not hand out), or by ``offset`` without a cursor. Nothing is counted."""
+        listing = Listing(self.database)
+        only = None if state == "all" else state
+        if offset and not cursor:
+            found = listing.alerts_at(only, limit, offset)
+        else:
+            found = listing.alerts(only, limit, cursor)
         with self.database.connection_context():
-            query = AlertRecord.select()
-            if state != "all":
-                query = query.where(AlertRecord.status == state)
-            total = query.select(fn.COUNT(AlertRecord.id)).scalar() or 0
-            rows = list(
-                query.order_by(AlertRecord.updated_at.desc(), AlertRecord.id.desc())
-                .limit(limit)
-                .offset(offset)
-            )
-            runs = self._runs_of([row.id for row in rows])
-        return [_alert_view(row, runs.get(row.id, [])) for row in rows], int(total)
+            runs = self._runs_of([row["id"] for row in found.rows])
+        views = [_alert_view(row, runs.get(row["id"], [])) for row in found.rows]
+        return Page(views, found.next_cursor)
 
     @staticmethod
     def _runs_of(ids: list[int]) -> dict[int, list[dict[str, Any]]]:
@@ -254,20 +255,20 @@ def _iso(moment: datetime | None) -> str | None:
     )
 
 
-def _alert_view(row: AlertRecord, runs: list[dict[str, Any]]) -> dict[str, Any]:
+def _alert_view(row: dict[str, Any], runs: list[dict[str, Any]]) -> dict[str, Any]:
     return {
-        "fingerprint": row.fingerprint,
-        "alertName": row.alert_name,
-        "status": row.status,
-        "severity": row.severity,
-        "service": row.service,
-        "labels": row.labels,
-        "annotations": row.annotations,
-        "startsAt": _iso(row.starts_at),
-        "endsAt": _iso(row.ends_at),
-        "groupKey": row.group_key,
-        "receiver": row.receiver,
-        "receivedCount": row.received_count,
-        "updatedAt": _iso(row.updated_at),
+        "fingerprint": row["fingerprint"],
+        "alertName": row["alert_name"],
+        "status": row["status"],
+        "severity": row["severity"],
+        "service": row["service"],
+        "labels": row["labels"],
+        "annotations": row["annotations"],
+        "startsAt": _iso(row["starts_at"]),
+        "endsAt": _iso(row["ends_at"]),
+        "groupKey": row["group_key"],
+        "receiver": row["receiver"],
+        "receivedCount": row["received_count"],
+        "updatedAt": _iso(row["updated_at"]),
         "runs": runs,
     }

@@ -5,16 +5,12 @@
 
 (function () {
   const { api, h, traceUrl } = window.Diag;
-  const { statusBadge, utcTime } = window.DiagLists;
+  const { keysetPager, statusBadge, utcTime } = window.DiagLists;
   const PAGE = 50;
 
   const groups = document.getElementById("alert-groups");
   const status = document.getElementById("alerts-status");
   const state = document.getElementById("alert-state");
-  const previous = document.getElementById("alerts-previous");
-  const next = document.getElementById("alerts-next");
-  const label = document.getElementById("alerts-page");
-  let offset = 0;
 
   function setStatus(content, kind) {
     status.replaceChildren(...(Array.isArray(content) ? content : [content || ""]));
@@ -91,27 +87,26 @@
     );
   }
 
-  async function load() {
+  // One keyset page (GET /api/alerts?cursor=...); resolves to the next page's cursor.
+  async function load(cursor) {
     groups.dataset.state = "loading";
     setStatus("Loading alerts…");
-    const params = new URLSearchParams({ state: state.value, limit: String(PAGE), offset: String(offset) });
+    const params = new URLSearchParams({ state: state.value, limit: String(PAGE) });
+    if (cursor) params.set("cursor", cursor);
     try {
       const data = await api("/api/alerts?" + params);
       render(data.alerts);
-      previous.disabled = offset === 0;
-      next.disabled = offset + data.alerts.length >= data.total;
-      label.textContent = data.total
-        ? "Alerts " + (offset + 1) + "–" + (offset + data.alerts.length) + " of " + data.total
-        : "";
       const none =
         state.value === "all"
           ? "No alert received yet: point an Alertmanager webhook at /api/alerts/alertmanager."
           : "No " + state.value + " alert.";
-      setStatus(data.total ? "" : none);
+      setStatus(data.alerts.length || cursor ? "" : none);
       groups.dataset.state = "ready";
+      return data.nextCursor;
     } catch (error) {
       setStatus(error.message, "error");
       groups.dataset.state = "ready";
+      return null;
     }
   }
 
@@ -121,7 +116,7 @@
       const data = await api("/api/alerts/" + encodeURIComponent(alert.fingerprint) + "/investigate", {
         method: "POST",
       });
-      await load();
+      await pager.reload();
       setStatus(
         [
           "Investigation of " + alert.alertName + " started: ",
@@ -136,18 +131,10 @@
   }
 
   state.value = new URLSearchParams(location.search).get("state") || "all";
+  const pager = keysetPager(document.getElementById("alerts-pager"), load);
   state.addEventListener("change", () => {
-    offset = 0;
     history.replaceState(null, "", state.value === "all" ? location.pathname : "?state=" + state.value);
-    load();
+    pager.reset();
   });
-  previous.addEventListener("click", () => {
-    offset = Math.max(0, offset - PAGE);
-    load();
-  });
-  next.addEventListener("click", () => {
-    offset += PAGE;
-    load();
-  });
-  load();
+  pager.reset();
 })();

@@ -80,7 +80,7 @@
       stack.push(nextCursor);
       show(stack.length - 1);
     });
-    return { reset: () => show(0) };
+    return { reset: () => show(0), reload: () => show(stack.length - 1) };
   }
 
   /**

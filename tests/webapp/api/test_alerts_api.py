@@ -95,8 +95,9 @@ def test_the_same_fingerprint_is_updated_and_resolution_is_recorded(
         rows = list(AlertRecord.select())
     assert len(rows) == 1 and rows[0].status == "resolved" and rows[0].received_count == 2
     page = client.get("/api/alerts?state=resolved").json["data"]
-    assert page["total"] == 1 and page["alerts"][0]["endsAt"] == "2026-12-01T08:10:00.000Z"
-    assert client.get("/api/alerts?state=firing").json["data"]["total"] == 0
+    assert len(page["alerts"]) == 1 and page["alerts"][0]["endsAt"] == "2026-12-01T08:10:00.000Z"
+    assert page["nextCursor"] is None and "total" not in page
+    assert client.get("/api/alerts?state=firing").json["data"]["alerts"] == []
 
 
 def _pending_runs(

@@ -260,6 +260,57 @@ def test_the_case_library_pages_by_cursor_filters_by_text_and_keeps_offset(
     assert client.get("/api/cases?cursor=zzz").status_code == 400
 
 
+def test_alerts_page_by_cursor_in_each_state_with_their_runs_and_keep_offset(
+    client: FlaskClient, database: Database, runs: list[dict[str, Any]]
+) -> None:
+    with database.connection_context():
+        for n in range(11):  # groups of 3 share an updated_at to the millisecond
+            AlertRecord.create(
+                fingerprint=f"fp-{n:02d}",
+                alert_name=f"Alert{n}",
+                status="resolved" if n % 3 == 0 else "firing",
+                service=f"svc-{n % 2}",
+                labels={"alertname": f"Alert{n}"},
+                group_key=f"group-{n % 4}",
+                updated_at=T0 + timedelta(seconds=n // 3),
+            )
+        AlertRun.create(alert=AlertRecord.get(fingerprint="fp-04"), run_id="run-05", session_id="s")
+    by_key = sorted(range(11), key=lambda n: (n // 3, n), reverse=True)  # (updatedAt, id) desc
+    expected = {
+        "all": [f"fp-{n:02d}" for n in by_key],
+        "firing": [f"fp-{n:02d}" for n in by_key if n % 3],
+        "resolved": [f"fp-{n:02d}" for n in by_key if n % 3 == 0],
+    }
+    response = client.get("/api/alerts?limit=2")
+    assert_documented(response, "GET", "/api/alerts")
+    assert "total" not in response.json["data"]
+    for state, fingerprints in expected.items():
+        for limit in (1, 4):
+            listed = walk(client, f"/api/alerts?state={state}", "alerts", limit)
+            assert [a["fingerprint"] for a in listed] == fingerprints, (state, limit)
+    linked = walk(client, "/api/alerts?state=firing", "alerts", 3)
+    assert next(a["runs"] for a in linked if a["fingerprint"] == "fp-04")[0]["runId"] == "run-05"
+    assert all(a["runs"] == [] for a in linked if a["fingerprint"] != "fp-04")
+    by_offset = client.get("/api/alerts?limit=3&offset=3").json["data"]
+    assert [a["fingerprint"] for a in by_offset["alerts"]] == expected["all"][3:6]
+    runs_cursor = client.get("/api/runs?limit=1").json["data"]["nextCursor"]
+    alerts_cursor = client.get("/api/alerts?limit=1").json["data"]["nextCursor"]
+    for url in (
+        f"/api/alerts?cursor={runs_cursor}",
+        "/api/alerts?cursor=zzz",
+        f"/api/alerts?cursor={_forged('alerts', 'yesterday', 1)}",
+        f"/api/runs?cursor={alerts_cursor}",
+    ):
+        wrong = client.get(url)
+        assert_documented(wrong, "GET", url.split("?")[0])
+        assert wrong.status_code == 400 and "cursor" in wrong.json["message"], url
+
+
+def _forged(*key: Any) -> str:
+    text = json.dumps(list(key)).encode()
+    return base64.urlsafe_b64encode(text).decode().rstrip("=")
+
+
 @pytest.fixture
 def long_run(database: Database) -> dict[str, Any]:
     """A run with 7 steps and 11 invocations (every other one without a step)."""
@@ -386,17 +437,19 @@ def test_investigate_now_starts_a_linked_aiops_run_for_the_alert(
 
 
 def test_a_database_made_before_the_list_indexes_gets_them(database: Database) -> None:
-    names = ("diagnosis_run_started_at_run_id", "case_library_created_at_run_id")
+    indexes = {
+        "diagnosis_run_started_at_run_id": "diagnosis_run",
+        "case_library_created_at_run_id": "case_library",
+        "alert_record_updated_at_id": "alert_record",
+        "alert_record_status_updated_at_id": "alert_record",
+    }
+    tables = set(indexes.values())
     with database.connection_context():
-        for name, table in zip(names, ("diagnosis_run", "case_library"), strict=True):
+        for name, table in indexes.items():
             on = f" ON {table}" if "mysql" in type(database).__name__.lower() else ""
             database.execute_sql(f"DROP INDEX {name}{on}")
-        assert not set(names) & {
-            i.name for t in ("diagnosis_run", "case_library") for i in database.get_indexes(t)
-        }
+        assert not set(indexes) & {i.name for t in tables for i in database.get_indexes(t)}
     create_schema(database)
     with database.connection_context():
-        present = {
-            i.name for t in ("diagnosis_run", "case_library") for i in database.get_indexes(t)
-        }
-    assert set(names) <= present
+        present = {i.name for t in tables for i in database.get_indexes(t)}
+    assert set(indexes) <= present

@@ -4,12 +4,14 @@ each step's full input, and the run never reads its own invocations back from th
 from __future__ import annotations
 
 import json
+from datetime import datetime
 from typing import Any
 
 import pytest
 from peewee import Database
 
 from tests.webapp.llm.fake_model import ScriptedModel, answer, calls
+from webapp.api.responses import iso, stamp
 from webapp.llm.react import Budget, run_react
 from webapp.llm.types import ChatResult, LLMError
 from webapp.persistence.context import run_scope
@@ -178,3 +180,39 @@ def test_streamed_and_paged_steps_carry_every_full_input(
     assert [json.loads(s["model_input"])["messages"] for s in streamed] == sent
     assert [json.loads(s["model_input"])["messages"] for s in paged] == sent
     assert [s["model_input"]["messages"] for s in parsed] == sent[3:5]
+
+
+def test_a_page_of_steps_reads_earlier_steps_only_for_a_continuation_across_it(
+    audit: SqlAudit, records: RunRecords, database: Database
+) -> None:
+    react_run(audit, "run-6", rounds=6)  # every step after the first continues its predecessor
+    with database.connection_context():
+        for i in range(6):  # run-1: whole inputs, with "continues" as a message text too
+            text = '{"continues": {"step_index": 0}} ' * 3
+            AgentStep.create(
+                run_id="run-1",
+                session_id="sess-a",
+                step_index=i,
+                agent_name="executor",
+                model="m",
+                model_input={"messages": [{"role": "user", "content": text}], "n": i},
+                status="SUCCESS",
+            )
+    listing = Listing(database)
+    deep = listing.steps("run-1", 2, listing.steps("run-1", 3).next_cursor)
+    with count_statements(database) as whole:
+        again = listing.steps("run-1", 2, listing.steps("run-1", 3).next_cursor, raw_json=True)
+    with count_statements(database) as continued:
+        page = listing.steps("run-6", 2, listing.steps("run-6", 3).next_cursor)
+    assert [s["model_input"]["n"] for s in deep.rows] == [3, 4]
+    assert [json.loads(s["model_input"])["n"] for s in again.rows] == [3, 4]
+    # (each count includes the first page's query, which needed no earlier steps)
+    assert len(whole) == 2 and len(continued) == 3  # run-6: one read of its earlier steps
+    assert len(page.rows[0]["model_input"]["messages"]) == 2 + 2 * 3  # rebuilt, not stored
+
+
+def test_sqlite_timestamp_text_is_formatted_as_the_api_formats_datetimes() -> None:
+    for moment in (datetime(2026, 11, 30, 10, 0, 0, 123456), datetime(2026, 1, 2, 3, 4, 5)):
+        assert stamp(str(moment)) == iso(moment) == stamp(moment)
+    assert stamp("2026-11-30T10:00:00.5") == "2026-11-30T10:00:00.500Z"  # other text: parsed
+    assert iso(datetime(2026, 11, 30, 10, 0, 0, 123456)) == "2026-11-30T10:00:00.123Z"
