@@ -31,6 +31,7 @@ from datetime import datetime, timedelta
 from functools import cached_property
 from typing import Any
 
+from ...analysis.language import question_language
 from ..react import Budget
 from . import claims as kinds
 from .causes import Item, Match, classify
@@ -71,6 +72,8 @@ MAX_EVENTS = 2
 MAX_STEPS = 3
 _ACTION_SECTION = re.compile(r"mitigat|remediat|fix|action|resolution|recover", re.I)
 _ANALYSIS = ("detect_anomalies", "log_patterns")
+#: A cause claim's signs when no metric of the culprit matched, by language.
+_LOG_MESSAGES = {"en": "its log messages", "zh": "其日志消息"}
 
 
 def first_round(queries: Sequence[dict[str, Any]], catalog: Catalog) -> list[dict[str, Any]]:
@@ -297,7 +300,8 @@ def _ordered(values: Any) -> list[str]:
 class ClaimWriter:
     """Numbers claims; each is rendered by its kind and bound to exact leaves."""
 
-    def __init__(self, first: int = 1) -> None:
+    def __init__(self, first: int = 1, language: str = "en") -> None:
+        self.language = language
         self.claims: list[dict[str, Any]] = []
         self.next = first
         self.written: set[str] = set()
@@ -305,8 +309,9 @@ class ClaimWriter:
     def add(
         self, kind: kinds.ClaimKind, bindings: list[tuple[str, str, Any]], **fields: object
     ) -> None:
-        """Add a claim of ``kind`` bound to ``(invocation_id, raw_path, excerpt)`` triples."""
-        statement = kind.render(**fields)
+        """Add a claim of ``kind`` bound to ``(invocation_id, raw_path, excerpt)`` triples, in
+        the writer's language."""
+        statement = kind.render(self.language, **fields)
         if statement in self.written or not bindings:
             return
         self.written.add(statement)
@@ -352,7 +357,7 @@ def _moved(writer: ClaimWriter, signal: Signal) -> None:
         [_signal_binding(signal)],
         service=signal.service,
         signal=signal.signal,
-        direction=str(raw.get("direction", "")),
+        direction=kinds.direction(str(raw.get("direction", "")), writer.language),
         onset=_clock(signal.onset),
         incident=_number((raw.get("incident") or {}).get("median")),
         baseline=_number((raw.get("baseline") or {}).get("median")),
@@ -442,12 +447,14 @@ def _cause(writer: ClaimWriter, culprit: Reading, match: Match, readings_: list[
                 (culprit.detect.result or {}).get("window", {}).get("start"),
             )
         )
-    signs = ", ".join(dict.fromkeys(names)) or "its log messages"
+    signs = ", ".join(dict.fromkeys(names)) or _LOG_MESSAGES.get(
+        writer.language, "its log messages"
+    )
     writer.add(
         kinds.CAUSE,
         bindings[:8],
         culprit=culprit.service,
-        mechanism=match.kind.label,
+        mechanism=match.kind.says(writer.language),
         signals=signs,
     )
 
@@ -579,7 +586,8 @@ def final_evidence(
     """The ``executor_evidence_v2`` snapshot: earlier verified claims plus new ones."""
     earlier = list(request.get("verified_claims") or [])
     numbers = [int(c["claim_id"][1:]) for c in earlier if re.fullmatch(r"C\d+", c["claim_id"])]
-    writer = ClaimWriter(first=max(numbers, default=0) + 1)
+    language = question_language(str(request.get("question", "")))
+    writer = ClaimWriter(first=max(numbers, default=0) + 1, language=language)
     writer.written = {str(c.get("statement")) for c in earlier}
     investigation = Investigation(request, catalog, done)
     write_claims(investigation, writer)
