@@ -214,3 +214,12 @@ def test_exact_and_partial_names_are_unchanged() -> None:
         "quote_jobs",
     ]
     assert resolve_names("why are jobs lagging?", CATALOG).services == ["quote_jobs", "search_jobs"]
+
+
+def test_a_name_written_against_chinese_words_is_a_whole_name() -> None:
+    catalog = ["reportd", "mysql-report-01"]
+    # Read as parts, "reportd" would also name mysql-report-01 (a near spelling of "report").
+    assert resolve_names("reportd报错了,帮我看看", catalog).services == ["reportd"]
+    assert resolve_names("为什么mysql-report-01变慢了", catalog).services == ["mysql-report-01"]
+    aliases = {"reportd": ["报表app"]}
+    assert resolve_names("报表app报错了", catalog, aliases).services == ["reportd"]

@@ -131,6 +131,16 @@ ORIGIN = ClaimKind(
     "{victim_onset}",
     role="origin",
 )
+#: The same, for a ``culprit`` no line of the victim names: the link rests on timing alone (its
+#: trouble began with the victim's), which the statement says.
+ORIGIN_TIMING = ClaimKind(
+    "origin_timing",
+    "{victim} may depend on {culprit}: no log line names it, but its {signal} moved at {onset}, "
+    "as {victim}'s trouble began at {victim_onset}",
+    "{victim} 可能依赖 {culprit}: 没有日志提到它, 但其 {signal} 于 {onset} 变化, 而 {victim} "
+    "的问题始于 {victim_onset}",
+    role="origin",
+)
 #: The evidence of ``culprit`` matches a cause kind (a row of ``causes.CAUSE_KINDS``).
 CAUSE = ClaimKind(
     "cause",
@@ -170,6 +180,7 @@ KINDS: tuple[ClaimKind, ...] = (
     NEW_LOGS,
     NAMES,
     ORIGIN,
+    ORIGIN_TIMING,
     CAUSE,
     EVENT,
     STEADY,

@@ -22,6 +22,8 @@ from ...analysis.language import question_language
 from . import claims as kinds
 from .claims import ClaimKind, clean
 
+#: The claim kinds that lead a victim to its culprit.
+ORIGINS = (kinds.ORIGIN, kinds.ORIGIN_TIMING)
 #: At most this many signals are listed in a "degraded" conclusion.
 LISTED_SIGNALS = 3
 
@@ -34,6 +36,8 @@ TEXTS: dict[str, dict[str, str]] = {
         "degraded": "{service} degraded: {moved}.",
         "new_errors": "new error messages",
         "depends": "in {culprit} (which {service} depends on)",
+        "timed": "in {culprit} (which {service} may depend on: no log line names it, but its "
+        "trouble began with {service}'s - the link rests on timing alone)",
         "itself": "in {culprit} itself",
         "cause": "Likely cause {where}: {mechanism}",
         "first": "What moved first: {where}",
@@ -55,6 +59,8 @@ TEXTS: dict[str, dict[str, str]] = {
         "degraded": "{service} 出现异常: {moved}。",
         "new_errors": "出现新的错误消息",
         "depends": "在 {culprit} ({service} 依赖它)",
+        "timed": "在 {culprit} ({service} 可能依赖它: 没有日志提到它, 但它的问题与 {service} "
+        "同时开始 - 这一关联仅基于时间)",
         "itself": "在 {culprit} 本身",
         "cause": "可能的原因{where}: {mechanism}",
         "first": "最先出现变化{where}",
@@ -192,8 +198,8 @@ def findings(items: Sequence[Read]) -> list[Finding]:
 
     A service is a culprit, not an asked one, when an ``origin`` claim names it as such.
     """
-    culprits = {i.fields["culprit"]: i for i in items if i.kind is kinds.ORIGIN}
-    victims = {i.fields["victim"] for i in items if i.kind is kinds.ORIGIN}
+    culprits = {i.fields["culprit"]: i for i in items if i.kind in ORIGINS}
+    victims = {i.fields["victim"] for i in items if i.kind in ORIGINS}
     found: dict[str, Finding] = {}
     for item in items:
         if item.kind not in (kinds.MOVED, kinds.STEADY, kinds.NEW_LOGS):
@@ -209,7 +215,7 @@ def findings(items: Sequence[Read]) -> list[Finding]:
         else:
             finding.logs.append(item)
     for item in items:
-        if item.kind is kinds.ORIGIN and item.fields["victim"] in found:
+        if item.kind in ORIGINS and item.fields["victim"] in found:
             found[item.fields["victim"]].origin = item
     return list(found.values())
 
@@ -266,7 +272,10 @@ def _finding_conclusions(
     support = ([cause] if cause else []) + ([finding.origin] if finding.origin else [])
     if culprit != finding.service:
         support += behind + links
-        where = words["depends"].format(culprit=culprit, service=finding.service)
+        timed = finding.origin is not None and finding.origin.kind is kinds.ORIGIN_TIMING
+        where = words["timed" if timed else "depends"].format(
+            culprit=culprit, service=finding.service
+        )
     else:
         where = words["itself"].format(culprit=culprit)
     support += events

@@ -63,11 +63,17 @@ def resolve_names(
     The library reads a compound token that does not end like a service name (``core-boking``,
     ``quoote_jobs``) word by word, so its parts can name different services (``core`` names
     ``core-booking``, ``boking`` names ``mysql-booking-01``): the user named one service and
-    would get an answer about two, one of them healthy. A compound token that is no known
+    would get an answer about two, one of them healthy. Chinese writes a name against its
+    words ("reportd报错了"): a space is put between Chinese and Latin letters or digits first,
+    so the name is a whole word (else only its parts match, and ``mysql-report-01`` with
+    them). A compound token that is no known
     name is compared whole with every service's full name: within ``WHOLE_NAME_EDITS`` of
     exactly one, it names that one alone; equally close to several, it is ambiguous and comes
     back unknown with those names as suggestions (the answer asks which), never a guess.
     """
+    text = _apart(text)
+    if aliases:
+        aliases = {service: [_apart(name) for name in names] for service, names in aliases.items()}
     resolution = resolve_services(text, services, aliases)
     matches, unknown = list(resolution.matches), list(resolution.unknown)
     known = {s.lower() for s in services}
@@ -90,6 +96,15 @@ def resolve_names(
         else:
             unknown.append(UnknownName(word, closest))
     return Resolution(matches, unknown)
+
+
+_CJK = "\u3000-\u303f\u3400-\u9fff\uff00-\uffef"
+_SCRIPT_EDGE = re.compile(rf"(?<=[A-Za-z0-9])(?=[{_CJK}])|(?<=[{_CJK}])(?=[A-Za-z0-9])")
+
+
+def _apart(text: str) -> str:
+    """``text`` with a space wherever Chinese meets a Latin letter or digit."""
+    return _SCRIPT_EDGE.sub(" ", text)
 
 
 def _closest_whole(word: str, services: Sequence[str]) -> list[str]:
