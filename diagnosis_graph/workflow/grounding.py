@@ -14,11 +14,12 @@ when
    converted to UTC first;
 3. every service name of the backend's catalog that it mentions appears in the contexts.
 
-Tokens are maximal runs of letters, digits, ``_``, ``-`` and ``.``; ISO timestamps and clock
-times are read first, as times. A token is a number when it is digits with at most one decimal
-point (thousands commas allowed), optionally signed and optionally followed by a unit of letters
-or ``%``; any other token holding a digit (``2.8.0``, ``p95``, ``http-nio-8080``, ``inv-...``)
-is an identifier and ignored.
+Tokens are maximal runs of ASCII letters, digits, ``_``, ``-`` and ``.`` (a Chinese character
+ends a token: "共144行" states 144); ISO timestamps and clock times are read first, as times,
+also next to Chinese characters ("从10:00开始"). A token is a number when it is digits with at
+most one decimal point (thousands commas allowed), optionally signed and optionally followed by
+a unit of letters or ``%``; any other token holding a digit (``2.8.0``, ``p95``,
+``http-nio-8080``, ``inv-...``) is an identifier and ignored.
 """
 
 from __future__ import annotations
@@ -31,11 +32,13 @@ from decimal import ROUND_HALF_UP, Decimal, InvalidOperation
 from functools import lru_cache
 from typing import Any
 
+# Boundaries are ASCII word characters: Chinese writes a time next to its words with no space
+# ("从10:00开始", "于2026-03-05T08:38Z"), and a Unicode ``\w`` would hide such a time.
 _ISO = (
-    r"(?<![\w-])\d{4}-\d{2}-\d{2}"
-    r"(?:[T ]\d{1,2}:\d{2}(?::\d{2}(?:\.\d+)?)?(?:Z|[+-]\d{2}:?\d{2})?)?(?![\w:])"
+    r"(?<![A-Za-z0-9_-])\d{4}-\d{2}-\d{2}"
+    r"(?:[T ]\d{1,2}:\d{2}(?::\d{2}(?:\.\d+)?)?(?:Z|[+-]\d{2}:?\d{2})?)?(?![A-Za-z0-9_:])"
 )
-_CLOCK = r"(?<![\w:.])\d{1,2}:\d{2}(?::\d{2}(?:\.\d+)?)?(?![\w:])"
+_CLOCK = r"(?<![A-Za-z0-9_:.])\d{1,2}:\d{2}(?::\d{2}(?:\.\d+)?)?(?![A-Za-z0-9_:])"
 _TOKEN = r"[A-Za-z0-9_.\-]+(?:,\d{3}(?!\d))*%?"
 _SCAN = re.compile(f"(?P<iso>{_ISO})|(?P<clock>{_CLOCK})|(?P<token>{_TOKEN})")
 _NUMBER = re.compile(r"^([+-]?)(\d{1,3}(?:,\d{3})+|\d+)(?:\.(\d+))?([A-Za-z]+|%)?$")

@@ -253,7 +253,11 @@ def render_answer(
     cited = {e for c in conclusions for e in c["evidence_ids"]}
     recommendations = list(output.get("recommendations") or [])
     cited |= {e for r in recommendations for e in r["evidence_ids"]}
-    shown = [e for e in evidence if e["evidence_id"] in cited] or list(evidence)
+    shown = [e for e in evidence if e["evidence_id"] in cited]
+    if not shown and not unknown:
+        # Nothing cited: what was verified. Not for a service the system does not know: what
+        # a search found for its name is about something else.
+        shown = list(evidence)
     if shown:
         lines += ["", f"### {words['evidence']}", "", *evidence_lines(shown, language)]
     if recommendations:

@@ -189,3 +189,33 @@ GENERIC_WORDS = {
     "restarting",
     "remediation",
 }
+
+
+_CJK = re.compile(r"[\u4e00-\u9fff]")
+
+
+@pytest.mark.parametrize("variant", ["default", "renamed"])
+def test_a_chinese_question_gets_chinese_claims_and_conclusions_that_are_grounded(
+    variant: str, diagnosers: dict[str, Diagnoser]
+) -> None:
+    for record in scenario_records(variant):
+        clock = re.search(r"\d{1,2}:\d{2}", record["question"])
+        assert clock is not None
+        question = f"{record['service']} 从{clock.group(0)}开始有什么问题?"
+        result = diagnosers[variant].diagnose(question, session_id=f"zh-{variant}")
+        assert result.run.status == "SUCCESS" and not result.run.degraded, result.answer
+        rules = result.self_evaluation["rule_evaluation"]
+        assert rules["gatekeeper_verdict"] == "PASS"
+        assert rules["grounding"]["ungrounded"] == [], rules["grounding"]
+        claims = [c["statement"] for c in result.run.state["executor_output"]["claims"]]
+        composed = result.run.state["composer_output"]
+        texts = [c["statement"] for c in composed["conclusions"]] + [composed["summary"]]
+        texts += [r["text"] for r in composed["recommendations"] if not r["evidence_ids"]]
+        for text in claims + texts:
+            assert _CJK.search(text), text
+        assert not any(re.search(r"\b(degraded|Likely cause|No evidence)\b", t) for t in texts)
+        if record["failure_type"] == "healthy":
+            assert composed["summary"].startswith(f"没有证据表明 {record['service']} 有问题")
+        else:
+            assert composed["summary"].startswith(f"可能的原因在 {record['cause_service']}")
+            assert record["failure_type"] in categories(composed["summary"]), composed["summary"]

@@ -231,3 +231,20 @@ def test_a_claim_acting_on_an_instruction_in_its_evidence_is_not_verified(
 )
 def test_instruction_like_text_is_recognised(text: str, flagged: bool) -> None:
     assert instruction_like(text) is flagged
+
+
+def test_chinese_text_around_numbers_times_and_services_does_not_hide_them() -> None:
+    tokens = scan("payment-service从10:00开始变慢,在2026-11-30T10:02:37Z首次出现,共144行,上升了27%")
+    assert [t for _, t in tokens.times] == ["10:00", "2026-11-30T10:02:37Z"]
+    assert [n.text for n in tokens.numbers] == ["144", "27%"]
+    context = context_of(
+        {"message": "pool exhausted", "timestamp": "2026-11-30T10:02:37Z", "count": 144},
+        {"service": "payment-service", "ratio": 0.27},
+        None,
+    )
+    catalog = ["payment-service", "mysql-primary"]
+    grounded = "payment-service 于2026-11-30T10:02:37Z首次出现,共144行,占27%"
+    assert ungrounded_tokens(grounded, context, catalog) == []
+    # The same sentence with a time, a count and a service the evidence does not hold.
+    wrong = "mysql-primary从10:05开始,共145行"
+    assert ungrounded_tokens(wrong, context, catalog) == ["10:05", "145", "mysql-primary"]

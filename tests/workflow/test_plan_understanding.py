@@ -11,7 +11,7 @@ import pytest
 
 from diagnosis_graph.workflow.contracts import ContractError, PlannerPlan, parse_agent_output
 from diagnosis_graph.workflow.factory import DiagnosisRun
-from diagnosis_graph.workflow.render import unknown_services, window_line
+from diagnosis_graph.workflow.render import render_answer, unknown_services, window_line
 
 from . import test_composition
 from .fakes import PLAN, SERVICES
@@ -91,3 +91,23 @@ def test_unknown_names_and_windows_are_checked_before_they_are_shown() -> None:
     assert window_line({"end": "2026-11-30T12:00:00Z", "text": "x<b>", "start": None}, "en") == (
         '**Window:** until 2026-11-30T12:00:00Z (read from "x&lt;b&gt;", in UTC)'
     )
+
+
+def test_an_unknown_service_answer_lists_no_uncited_evidence() -> None:
+    evidence: list[Any] = [
+        {
+            "evidence_id": "E1",
+            "role": "reference",
+            "source_tool": "lookup_knowledge",
+            "source_invocation_id": "inv-1",
+            "raw_path": "$.documents[0].title",
+            "evidence_excerpt": "Connection pool exhaustion",
+        }
+    ]
+    output = {"summary": "none", "conclusions": [], "limitations": [], "recommendations": []}
+    unknown = [{"name": "search-service", "suggestions": ["payment-service"]}]
+    about_unknown = render_answer("why is search-service slow?", output, evidence, unknown=unknown)
+    assert "search-service is not a known service" in about_unknown
+    assert "Connection pool exhaustion" not in about_unknown and "### Evidence" not in about_unknown
+    # A question about known services still shows what was verified.
+    assert "Connection pool exhaustion" in render_answer("why is x slow?", output, evidence)

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from webapp.llm.offline import claims
-from webapp.llm.offline.causes import CAUSE_KINDS
+from webapp.llm.offline.causes import CAUSE_KINDS, CauseKind
 
 VALUES = {
     "service": "ledger-writer",
@@ -33,19 +35,34 @@ VALUES = {
     "title": "Volume full: what to do",
     "step": "Free space: delete old archives (keep 2 days).",
 }
+#: Field values a Chinese claim holds in Chinese (the rest are data: names, numbers, log lines).
+ZH = {"direction": claims.direction("up", "zh"), "mechanism": CAUSE_KINDS[0].says("zh")}
 
 
+@pytest.mark.parametrize("language", ["en", "zh"])
 @pytest.mark.parametrize("kind", claims.KINDS, ids=[k.name for k in claims.KINDS])
-def test_every_kind_reads_back_what_it_rendered(kind: claims.ClaimKind) -> None:
+def test_every_kind_reads_back_what_it_rendered(kind: claims.ClaimKind, language: str) -> None:
     values = {name: VALUES[name] for name in kind.fields}
-    statement = kind.render(**values)
+    if language == "zh":
+        values = {**values, **{k: v for k, v in ZH.items() if k in values}}
+    statement = kind.render(language, **values)
     assert claims.read(statement) == (kind, values)
+    assert (language == "zh") == bool(re.search(r"[\u4e00-\u9fff]", kind.templates[language]))
 
 
+@pytest.mark.parametrize("language", ["en", "zh"])
 @pytest.mark.parametrize("cause", CAUSE_KINDS, ids=[c.key for c in CAUSE_KINDS])
-def test_every_cause_label_survives_a_cause_claim(cause: object) -> None:
-    values = {**{n: VALUES[n] for n in claims.CAUSE.fields}, "mechanism": cause.label}  # type: ignore[attr-defined]
-    assert claims.read(claims.CAUSE.render(**values)) == (claims.CAUSE, values)
+def test_every_cause_label_survives_a_cause_claim(cause: CauseKind, language: str) -> None:
+    values = {**{n: VALUES[n] for n in claims.CAUSE.fields}, "mechanism": cause.says(language)}
+    statement = claims.CAUSE.render(language, **values)
+    assert claims.read(statement) == (claims.CAUSE, values)
+    assert cause.says(language) != cause.says("zh" if language == "en" else "en")
+
+
+def test_every_kind_has_a_chinese_template_with_its_fields() -> None:
+    assert all(kind.zh for kind in claims.KINDS)
+    with pytest.raises(ValueError, match="zh template"):
+        claims.ClaimKind("x", "{a} and {b}", "{a} 和 {c}")
 
 
 def test_quotes_and_line_breaks_in_a_field_cannot_end_it_early() -> None:

@@ -14,6 +14,7 @@ from webapp.llm.offline.question import (
     mentioned_services,
     question_window,
     request_window,
+    resolve_names,
     understand,
 )
 from webapp.tools.catalog import diagnosis_tools
@@ -180,3 +181,45 @@ def test_what_about_another_service_keeps_the_previous_window() -> None:
     assert seen.window.split.strftime("%H:%M") == "10:00"
     fresh = understand("why is shipping-service failing?", NOW, SERVICES, history=history)
     assert fresh.window.resolved is not None and not fresh.window.resolved.found
+
+
+CATALOG = ["core-booking", "mysql-booking-01", "quote_jobs", "search_jobs", "cx-wallet"]
+
+
+@pytest.mark.parametrize(
+    ("question", "service"),
+    [
+        # Read word by word, each part names another service (core / booking, quote / jobs).
+        ("why is core-boking throwing errors since 08:34", "core-booking"),
+        ("why is quoote_jobs lagging behind", "quote_jobs"),
+        ("why is cx-wlalet failing requests", "cx-wallet"),
+    ],
+)
+def test_a_misspelt_compound_name_names_one_service(question: str, service: str) -> None:
+    resolution = resolve_names(question, CATALOG)
+    assert resolution.services == [service] and not resolution.unknown
+
+
+def test_a_compound_name_as_close_to_two_services_is_asked_about_not_guessed() -> None:
+    resolution = resolve_names("why is pay-ap slow?", ["pay-api", "pay-app"])
+    assert resolution.services == []
+    assert [(u.text, sorted(u.suggestions)) for u in resolution.unknown] == [
+        ("pay-ap", ["pay-api", "pay-app"])
+    ]
+
+
+def test_exact_and_partial_names_are_unchanged() -> None:
+    assert resolve_names("is core-booking or quote_jobs slow?", CATALOG).services == [
+        "core-booking",
+        "quote_jobs",
+    ]
+    assert resolve_names("why are jobs lagging?", CATALOG).services == ["quote_jobs", "search_jobs"]
+
+
+def test_a_name_written_against_chinese_words_is_a_whole_name() -> None:
+    catalog = ["reportd", "mysql-report-01"]
+    # Read as parts, "reportd" would also name mysql-report-01 (a near spelling of "report").
+    assert resolve_names("reportd报错了,帮我看看", catalog).services == ["reportd"]
+    assert resolve_names("为什么mysql-report-01变慢了", catalog).services == ["mysql-report-01"]
+    aliases = {"reportd": ["报表app"]}
+    assert resolve_names("报表app报错了", catalog, aliases).services == ["reportd"]

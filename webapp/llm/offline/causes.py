@@ -44,6 +44,12 @@ class CauseKind:
     event_words: re.Pattern[str] | None = None
     #: Multiplies every match (generic resource signals are weaker indications).
     strength: float = 1.0
+    #: ``label`` in Chinese (for a question asked in Chinese).
+    zh: str = ""
+
+    def says(self, language: str) -> str:
+        """What the answer calls it in ``language`` (English when not written in it)."""
+        return self.zh if language == "zh" and self.zh else self.label
 
 
 def _words(pattern: str) -> re.Pattern[str]:
@@ -61,6 +67,7 @@ CAUSE_KINDS: tuple[CauseKind, ...] = (
             r"|too many connections|\block(s|ed)?\b|sharelock|deadlock|slow (query|statement)"
             r"|statement: (select|update|insert|delete)"
         ),
+        zh="数据库连接池耗尽 - 慢查询和锁等待占住了连接, 请求排队等待连接",
     ),
     CauseKind(
         "disk_full",
@@ -70,18 +77,21 @@ CAUSE_KINDS: tuple[CauseKind, ...] = (
             r"no space left|disk (is )?full|disk quota|enospc|could not (write|extend)"
             r"|read-only file ?system|archive command failed"
         ),
+        zh="磁盘已满 - 卷上没有剩余空间, 写入失败",
     ),
     CauseKind(
         "cert_expiry",
         "an expired TLS certificate - handshakes fail, so calls are rejected",
         _words(r"^(cert|certs|certificate|tls|ssl|x509|expiry|notafter|chain)$"),
         _words(r"certificate|x509|\btls\b|\bssl|handshake|pkix"),
+        zh="TLS 证书过期 - 握手失败, 调用被拒绝",
     ),
     CauseKind(
         "memory_leak",
         "a memory leak - memory grows until the process runs out of memory (OOM) and is restarted",
         _words(r"^(rss|heap|mem|memory|oom|oomkilled|restarts?)$"),
         _words(r"out ?of ?memory|outofmemory|\boom|heap space|exit code 137|memory"),
+        zh="内存泄漏 - 内存不断增长, 直到进程内存溢出 (OOM) 被重启",
     ),
     CauseKind(
         "cache_eviction",
@@ -91,12 +101,14 @@ CAUSE_KINDS: tuple[CauseKind, ...] = (
             r"evict|expel|maxmemory|\blru\b|keys? (dropped|removed|evicted)|cache miss"
             r"|fell back to|fall(ing)? back to|absent from"
         ),
+        zh="缓存淘汰 - 缓存已满并驱逐键, 读取未命中缓存而回源",
     ),
     CauseKind(
         "queue_lag",
         "consumer lag - the consumers fall behind the queue and a backlog builds up",
         _words(r"^(lag|offset|consumer\w*|backlog|unacked|queued?|behind|pending)$"),
         _words(r"rebalanc|\blag\b|partitions?|consumer|offset|backlog|revok"),
+        zh="消费延迟 - 消费者跟不上队列, 消息积压",
     ),
     CauseKind(
         "downstream_timeout",
@@ -106,6 +118,7 @@ CAUSE_KINDS: tuple[CauseKind, ...] = (
             r"time(d)? ?out|timeout|deadline|upstream|gateway|breaker|\bgc\b|pause full"
             r"|handler threads|stop-the-world"
         ),
+        zh="依赖变慢 - 对它的调用超时",
     ),
     CauseKind(
         "bad_deploy",
@@ -113,6 +126,7 @@ CAUSE_KINDS: tuple[CauseKind, ...] = (
         _words(r"^(version|build|revision|rev|release|deploy\w*)$"),
         _words(r"nullpointer|typeerror|keyerror|attributeerror|unhandled exception|stack trace"),
         _words(r"deploy|rolling update|rolled out|rollout|release|upgrade|new version|replaces"),
+        zh="有问题的发布 - 故障始于新版本上线之时",
     ),
     CauseKind(
         "cpu_saturation",
@@ -121,6 +135,7 @@ CAUSE_KINDS: tuple[CauseKind, ...] = (
         _words(r"event loop blocked|cpu|throttl|free worker|starv"),
         _words(r"job|batch|scheduler|cron|task"),
         strength=0.6,
+        zh="CPU 饱和 - 失控的批处理任务占满了处理器, 请求只能等待",
     ),
 )
 

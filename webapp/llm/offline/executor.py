@@ -6,6 +6,11 @@ Rounds (each a model call in the ReAct loop, every tool output recorded and cita
 2. along each asked service's chain, step by step: the chain's end gets its ERROR/WARN lines
    from its onset on read for the names of other known services (its dependencies, as the data
    says), then the most often named dependency not yet analysed gets ``detect_anomalies``;
+   when its lines name none that began with it, the *timing candidates* of an asked service
+   (``timing_candidates``: catalog services whose names share a distinctive part with it, the
+   convention that names a database, cache or queue after its owner) get ``detect_anomalies``
+   - a dependency the logs do not name (they may give only an address) can still show by its
+   trouble beginning with the symptom's;
 3. when no dependency extends the chain, its end - the culprit - gets the rare templates of its
    INFO lines around the onset (``log_patterns level=INFO``: a deploy, a job start: events);
    a runbook lookup for the cause kind found comes last, while the tool budget lasts;
@@ -16,9 +21,13 @@ change point whose robust z against the baseline before it is significant (see
 ``webapp.analysis.onsets``). A service is healthy when none of its symptoms moved. In a
 cascade the culprit is the last service along the named-dependency chain, where a dependency
 joins when one of its symptoms began with its caller's (``ORIGIN_BEFORE`` before it to
-``ORIGIN_SLACK`` after); the cause kind comes from ``causes.classify`` over the evidence of
-the culprit and of the services on the way to it. Claims are rendered by ``claims`` kinds and
-bound to exact leaves of the outputs.
+``ORIGIN_SLACK`` after). A timing candidate joins by the same bound, and only when its own
+evidence shows the signs of a cause kind; the answer then says the link rests on timing alone
+(an ``origin_timing`` claim), since no line names it. The cause kind comes from
+``causes.classify`` over the evidence of the culprit and of the services on the way to it,
+from ``ORIGIN_BEFORE`` (the culprit: ``CAUSE_LOOKBACK``) before each one's onset to
+``CAUSE_AFTER`` after it. Claims are rendered by ``claims`` kinds and bound to exact leaves of
+the outputs.
 """
 
 from __future__ import annotations
@@ -31,12 +40,14 @@ from datetime import datetime, timedelta
 from functools import cached_property
 from typing import Any
 
+from ...analysis.language import question_language
+from ...analysis.names import stem
 from ..react import Budget
 from . import claims as kinds
 from .causes import Item, Match, classify
 from .conversation import Catalog, Done
 from .findings import Reading, Signal, Template, readings
-from .question import iso, request_window
+from .question import iso, parse_time, request_window
 
 #: Follow-up rounds after the plan's (the ReAct loop allows six tool rounds in all).
 MAX_FOLLOW_UP_ROUNDS = 5
@@ -51,6 +62,9 @@ ORIGIN_SLACK = timedelta(minutes=5)
 #: The culprit's evidence (for its cause kind) reaches back this far before its onset: a disk
 #: fills, a cache grows, for a while before anything fails.
 CAUSE_LOOKBACK = timedelta(minutes=90)
+#: ... and no later than this after the onset of the service it comes from: a log message that
+#: first appears an hour into the trouble belongs to something else (another incident).
+CAUSE_AFTER = timedelta(minutes=30)
 #: With a stated time, the asked service's onset is its first at most this before that time
 #: (people say "since 10am" for trouble that began at 10:07, rarely for 9:40).
 STATED_SLACK = timedelta(minutes=10)
@@ -64,6 +78,10 @@ EVENTS_BEFORE = timedelta(minutes=10)
 EVENTS_AFTER = timedelta(minutes=3)
 #: Dependencies followed per service (the most often named first).
 MAX_DEPENDENCIES = 2
+#: Timing candidates analysed per asked service (one ``detect_anomalies`` call each).
+MAX_TIMING_CANDIDATES = 2
+#: A name part shorter than this relates no services (``db``, ``01``).
+MIN_SHARED_PART = 4
 #: Claims per service: the most significant symptoms and the new log messages.
 MAX_MOVED = 3
 MAX_NEW_LOGS = 2
@@ -71,6 +89,10 @@ MAX_EVENTS = 2
 MAX_STEPS = 3
 _ACTION_SECTION = re.compile(r"mitigat|remediat|fix|action|resolution|recover", re.I)
 _ANALYSIS = ("detect_anomalies", "log_patterns")
+#: A cause claim's signs when no metric of the culprit matched, by language.
+_LOG_MESSAGES = {"en": "its log messages", "zh": "其日志消息"}
+#: A cause claim binds at most this many items (the culprit's analysis window first).
+MAX_CAUSE_BINDINGS = 8
 
 
 def first_round(queries: Sequence[dict[str, Any]], catalog: Catalog) -> list[dict[str, Any]]:
@@ -117,6 +139,24 @@ class Investigation:
         ranked = sorted(reading.mentions.items(), key=lambda kv: (-len(kv[1]), kv[0]))
         return [other for other, _ in ranked if other in self.catalog.services][:MAX_DEPENDENCIES]
 
+    def timing_candidates(self, service: str) -> list[str]:
+        """Catalog services that may be ``service``'s dependency though no line names them:
+        those whose names share a distinctive part with it (``pg-notify`` for ``notify_svc``),
+        most parts shared first, at most ``MAX_TIMING_CANDIDATES``; never an asked service."""
+        own = _name_parts(service)
+        if not own:
+            return []
+        ranked = [
+            (-len(own & _name_parts(other)), index, other)
+            for index, other in enumerate(self.catalog.services)
+            if other != service and other not in self.asked and own & _name_parts(other)
+        ]
+        return [other for _, _, other in sorted(ranked)][:MAX_TIMING_CANDIDATES]
+
+    def timed(self, caller: str, callee: str) -> bool:
+        """True when ``callee`` is on ``caller``'s chain by timing alone (no line names it)."""
+        return callee not in self.dependencies(caller)
+
     def follow_ups(self) -> list[dict[str, Any]]:
         """The next round's calls (none already made), within the tool budget.
 
@@ -145,8 +185,16 @@ class Investigation:
                 for dep in self.dependencies(end.service)
                 if dep not in self.readings or self.readings[dep].detect is None
             ]
+            timed = [
+                other
+                for other in self.timing_candidates(service)
+                if other not in self.readings or self.readings[other].detect is None
+            ]
             if fresh:
                 wanted += self._analyse(fresh[0], asked=False)
+            elif len(path) == 1 and timed:
+                for other in timed:
+                    wanted += self._analyse(other, asked=False)
             elif not end.events_read:
                 wanted.append(self._events(end.service, onset))
         if not wanted:
@@ -244,10 +292,34 @@ class Investigation:
                         continue
                 if near:
                     candidates.append((dep, near[0]))
+            if not candidates and len(path) == 1:
+                candidates = self._timed_candidates(current, onset)
             if not candidates:
                 return path
             current, onset = candidates[0]  # the most often named (dependencies() order)
             path.append((current, onset))
+
+    def _timed_candidates(self, caller: Reading, onset: datetime) -> list[tuple[Reading, datetime]]:
+        """The asked service's timing candidates whose trouble began with its own (the bound of
+        a named dependency) and whose own evidence shows the signs of a cause kind."""
+        found = []
+        for name in self.timing_candidates(caller.service):
+            dep = self.readings.get(name)
+            if dep is None:
+                continue
+            near = [o for o in dep.onsets if onset - ORIGIN_BEFORE <= o <= onset + ORIGIN_SLACK]
+            if not near:
+                continue
+            since = near[0] - CAUSE_LOOKBACK
+            items = [
+                Item("metric" if s.kind == "metric" else "log", s.signal, True)
+                for s in dep.signals
+                if s.onset >= since and s.kind in ("metric", "log_pattern")
+            ]
+            items += [Item("log", t.template, True) for t in dep.new_templates()]
+            if classify(items) is not None:
+                found.append((dep, near[0]))
+        return found
 
     def diagnosis(self, service: str) -> tuple[Reading | None, Match | None]:
         """``service``'s culprit and the cause kind its evidence indicates."""
@@ -259,10 +331,11 @@ class Investigation:
         for reading, at in path:
             own = reading is culprit
             since = at - (CAUSE_LOOKBACK if own else ORIGIN_BEFORE)
-            relevant = [s for s in reading.signals if s.onset >= since]
+            until = at + CAUSE_AFTER
+            relevant = [s for s in reading.signals if since <= s.onset <= until]
             items += [Item("metric", s.signal, own) for s in relevant if s.kind == "metric"]
             items += [Item("log", s.signal, own) for s in relevant if s.kind == "log_pattern"]
-            items += [Item("log", t.template, own) for t in reading.new_templates()]
+            items += [Item("log", t.template, own) for t in _new_until(reading, until)]
             items += [Item("event", t.example, own) for t in reading.events]
         return culprit, classify(items)
 
@@ -273,6 +346,58 @@ class Investigation:
             for d in self.done
             if d.tool == "lookup_knowledge" and (d.result or {}).get("documents")
         ]
+
+
+#: Name parts that say what a service is built with or what role it plays, not whose it is:
+#: two services sharing only these are not related (``mysql-booking-01``, ``mysql-wallet-01``).
+TECHNOLOGY_PARTS = frozenset(
+    {
+        "mysql",
+        "maria",
+        "mariadb",
+        "postgres",
+        "postgresql",
+        "redis",
+        "valkey",
+        "memcached",
+        "kafka",
+        "nats",
+        "rabbit",
+        "rabbitmq",
+        "mongo",
+        "mongodb",
+        "elastic",
+        "jobs",
+        "events",
+        "consumer",
+        "queue",
+        "cache",
+        "store",
+        "stream",
+        "proxy",
+        "router",
+        "edge",
+        "core",
+    }
+)
+
+
+def _new_until(reading: Reading, until: datetime) -> list[Template]:
+    """``reading``'s new templates first seen by ``until`` (or with no first sighting)."""
+    return [
+        t
+        for t in reading.new_templates()
+        if (seen := parse_time(str(t.raw.get("first_seen") or ""))) is None or seen <= until
+    ]
+
+
+def _name_parts(service: str) -> set[str]:
+    """The distinctive parts of a service name (``pg-notify`` -> ``{notify}``)."""
+    return {
+        p
+        for p in stem(service).split("-")
+        if len(p) >= MIN_SHARED_PART and p.isalpha() and p not in TECHNOLOGY_PARTS
+    }
 
 
 def _literal(reading: Reading, other: str) -> int:
@@ -297,7 +422,8 @@ def _ordered(values: Any) -> list[str]:
 class ClaimWriter:
     """Numbers claims; each is rendered by its kind and bound to exact leaves."""
 
-    def __init__(self, first: int = 1) -> None:
+    def __init__(self, first: int = 1, language: str = "en") -> None:
+        self.language = language
         self.claims: list[dict[str, Any]] = []
         self.next = first
         self.written: set[str] = set()
@@ -305,8 +431,9 @@ class ClaimWriter:
     def add(
         self, kind: kinds.ClaimKind, bindings: list[tuple[str, str, Any]], **fields: object
     ) -> None:
-        """Add a claim of ``kind`` bound to ``(invocation_id, raw_path, excerpt)`` triples."""
-        statement = kind.render(**fields)
+        """Add a claim of ``kind`` bound to ``(invocation_id, raw_path, excerpt)`` triples, in
+        the writer's language."""
+        statement = kind.render(self.language, **fields)
         if statement in self.written or not bindings:
             return
         self.written.add(statement)
@@ -352,7 +479,7 @@ def _moved(writer: ClaimWriter, signal: Signal) -> None:
         [_signal_binding(signal)],
         service=signal.service,
         signal=signal.signal,
-        direction=str(raw.get("direction", "")),
+        direction=kinds.direction(str(raw.get("direction", "")), writer.language),
         onset=_clock(signal.onset),
         incident=_number((raw.get("incident") or {}).get("median")),
         baseline=_number((raw.get("baseline") or {}).get("median")),
@@ -435,27 +562,37 @@ def _cause(writer: ClaimWriter, culprit: Reading, match: Match, readings_: list[
             ):
                 bindings.append(_signal_binding(signal))
     if culprit.detect is not None:
-        bindings.append(
+        # First, so the cap below keeps it: the culprit's own analysis grounds its name even
+        # when every matched item is a caller's.
+        bindings.insert(
+            0,
             (
                 culprit.detect.invocation_id,
                 "$.window.start",
                 (culprit.detect.result or {}).get("window", {}).get("start"),
-            )
+            ),
         )
-    signs = ", ".join(dict.fromkeys(names)) or "its log messages"
+    signs = ", ".join(dict.fromkeys(names)) or _LOG_MESSAGES.get(
+        writer.language, _LOG_MESSAGES["en"]
+    )
     writer.add(
         kinds.CAUSE,
-        bindings[:8],
+        bindings[:MAX_CAUSE_BINDINGS],
         culprit=culprit.service,
-        mechanism=match.kind.label,
+        mechanism=match.kind.says(writer.language),
         signals=signs,
     )
 
 
 def _origin(
-    writer: ClaimWriter, culprit: tuple[Reading, datetime], victim: tuple[Reading, datetime]
+    writer: ClaimWriter,
+    culprit: tuple[Reading, datetime],
+    victim: tuple[Reading, datetime],
+    *,
+    timed: bool = False,
 ) -> None:
-    """The culprit's earliest relevant symptom against the victim's onset."""
+    """The culprit's earliest relevant symptom against the victim's onset (``timed``: the link
+    rests on timing alone, and the claim says so)."""
     reading, onset = culprit
     since = onset - CAUSE_LOOKBACK
     first = min(reading.since(since), key=lambda s: (s.onset, -s.significance), default=None)
@@ -463,7 +600,7 @@ def _origin(
     if first is None or theirs is None:
         return
     writer.add(
-        kinds.ORIGIN,
+        kinds.ORIGIN_TIMING if timed else kinds.ORIGIN,
         [_signal_binding(first), _signal_binding(theirs)],
         culprit=reading.service,
         signal=first.signal,
@@ -538,7 +675,10 @@ def write_claims(inv: Investigation, writer: ClaimWriter) -> None:
                 _moved(writer, signal)
             for template in culprit.new_templates()[:MAX_NEW_LOGS]:
                 _new_logs(writer, template)
-            _origin(writer, path[-1], path[0])
+            timed = any(
+                inv.timed(a.service, b.service) for (a, _), (b, _) in itertools.pairwise(path)
+            )
+            _origin(writer, path[-1], path[0], timed=timed)
         for template in _events_first(culprit, match):
             _event(writer, template)
         if match is not None:
@@ -579,7 +719,8 @@ def final_evidence(
     """The ``executor_evidence_v2`` snapshot: earlier verified claims plus new ones."""
     earlier = list(request.get("verified_claims") or [])
     numbers = [int(c["claim_id"][1:]) for c in earlier if re.fullmatch(r"C\d+", c["claim_id"])]
-    writer = ClaimWriter(first=max(numbers, default=0) + 1)
+    language = question_language(str(request.get("question", "")))
+    writer = ClaimWriter(first=max(numbers, default=0) + 1, language=language)
     writer.written = {str(c.get("statement")) for c in earlier}
     investigation = Investigation(request, catalog, done)
     write_claims(investigation, writer)

@@ -18,11 +18,74 @@ from typing import Any
 
 from diagnosis_graph.workflow.gatekeeper import normalise
 
+from ...analysis.language import question_language
 from . import claims as kinds
 from .claims import ClaimKind, clean
 
+#: The claim kinds that lead a victim to its culprit.
+ORIGINS = (kinds.ORIGIN, kinds.ORIGIN_TIMING)
 #: At most this many signals are listed in a "degraded" conclusion.
 LISTED_SIGNALS = 3
+
+#: What the composer and verifier write, by language (the question's): the conclusions'
+#: sentences, the limitations and the general next steps.
+TEXTS: dict[str, dict[str, str]] = {
+    "en": {
+        "steady": "No evidence of a problem with {service}: none of its {count} signals moved "
+        "significantly from {start} to {end}.",
+        "degraded": "{service} degraded: {moved}.",
+        "new_errors": "new error messages",
+        "depends": "in {culprit} (which {service} depends on)",
+        "timed": "in {culprit} (which {service} may depend on: no log line names it, but its "
+        "trouble began with {service}'s - the link rests on timing alone)",
+        "itself": "in {culprit} itself",
+        "cause": "Likely cause {where}: {mechanism}",
+        "first": "What moved first: {where}",
+        "event": "; a change was logged as the trouble began",
+        "stop": ".",
+        "refuted": "Not supported by its evidence: {statement}",
+        "gap": "The logs name {dep}, but no evidence from {dep}'s own signals shows what "
+        "happened there.",
+        "none": "The verified evidence does not support a conclusion.",
+        "no_claim": "No claim was supported.",
+        "step": "Check the services named above around the onset time and compare with the last "
+        "known good state.",
+        "widen": "Widen the time window or name the affected service explicitly, then ask again.",
+        "by_hand": "Check the service's error logs and latency dashboards by hand.",
+    },
+    "zh": {
+        "steady": "没有证据表明 {service} 有问题: 其 {count} 个信号从 {start} 到 {end} "
+        "均无显著变化。",
+        "degraded": "{service} 出现异常: {moved}。",
+        "new_errors": "出现新的错误消息",
+        "depends": "在 {culprit} ({service} 依赖它)",
+        "timed": "在 {culprit} ({service} 可能依赖它: 没有日志提到它, 但它的问题与 {service} "
+        "同时开始 - 这一关联仅基于时间)",
+        "itself": "在 {culprit} 本身",
+        "cause": "可能的原因{where}: {mechanism}",
+        "first": "最先出现变化{where}",
+        "event": "; 问题开始时记录了一次变更",
+        "stop": "。",
+        "refuted": "证据不支持: {statement}",
+        "gap": "日志提到了 {dep}, 但没有来自 {dep} 自身信号的证据说明那里发生了什么。",
+        "none": "已验证的证据不足以得出结论。",
+        "no_claim": "没有得到证据支持的论断。",
+        "step": "在异常开始时间前后检查上面提到的服务, 并与最近一次正常状态对比。",
+        "widen": "扩大时间范围或明确指出受影响的服务, 然后再问一次。",
+        "by_hand": "手动查看该服务的错误日志和延迟仪表盘。",
+    },
+}
+
+
+def texts(request: dict[str, Any]) -> dict[str, str]:
+    """The sentences of the question's language (English for any language without them)."""
+    return TEXTS.get(question_language(str(request.get("question", ""))), TEXTS["en"])
+
+
+#: How a cause conclusion begins, in any language (the summary lists causes first).
+_CAUSE_OPENINGS = tuple(
+    words[key].split("{")[0] for words in TEXTS.values() for key in ("cause", "first")
+)
 
 
 @dataclass(frozen=True)
@@ -86,7 +149,7 @@ def verify(request: dict[str, Any]) -> dict[str, Any]:
         ok, reason = _supported(item, evidence)
         assessments.append({"claim_id": item.claim["claim_id"], "supported": ok, "reason": reason})
     supported = [i for i, a in zip(items, assessments, strict=True) if a["supported"]]
-    gaps = dependency_gaps(supported)
+    gaps = dependency_gaps(supported, texts(request))
     critical_missing = any(
         i.claim.get("critical") and not a["supported"]
         for i, a in zip(items, assessments, strict=True)
@@ -95,7 +158,9 @@ def verify(request: dict[str, Any]) -> dict[str, Any]:
     return {"verdict": verdict, "claim_assessments": assessments, "critical_gaps": gaps}
 
 
-def dependency_gaps(supported: Sequence[Read]) -> list[dict[str, Any]]:
+def dependency_gaps(
+    supported: Sequence[Read], words: dict[str, str] = TEXTS["en"]
+) -> list[dict[str, Any]]:
     """A gap per dependency named by the logs but without evidence from its own telemetry."""
     about = {i.service for i in supported if i.kind in (kinds.MOVED, kinds.STEADY)}
     gaps = []
@@ -105,8 +170,7 @@ def dependency_gaps(supported: Sequence[Read]) -> list[dict[str, Any]]:
             about.add(dep)
             gaps.append(
                 {
-                    "description": f"The logs name {dep}, but no evidence from {dep}'s own "
-                    f"signals shows what happened there.",
+                    "description": words["gap"].format(dep=dep),
                     "suggested_tool": "detect_anomalies",
                     "suggested_arguments": {"service": dep},
                 }
@@ -134,8 +198,8 @@ def findings(items: Sequence[Read]) -> list[Finding]:
 
     A service is a culprit, not an asked one, when an ``origin`` claim names it as such.
     """
-    culprits = {i.fields["culprit"]: i for i in items if i.kind is kinds.ORIGIN}
-    victims = {i.fields["victim"] for i in items if i.kind is kinds.ORIGIN}
+    culprits = {i.fields["culprit"]: i for i in items if i.kind in ORIGINS}
+    victims = {i.fields["victim"] for i in items if i.kind in ORIGINS}
     found: dict[str, Finding] = {}
     for item in items:
         if item.kind not in (kinds.MOVED, kinds.STEADY, kinds.NEW_LOGS):
@@ -151,7 +215,7 @@ def findings(items: Sequence[Read]) -> list[Finding]:
         else:
             finding.logs.append(item)
     for item in items:
-        if item.kind is kinds.ORIGIN and item.fields["victim"] in found:
+        if item.kind in ORIGINS and item.fields["victim"] in found:
             found[item.fields["victim"]].origin = item
     return list(found.values())
 
@@ -172,23 +236,33 @@ def _conclusion(statement: str, items: Sequence[Read]) -> dict[str, Any]:
     return {"statement": statement, "claim_ids": _ids(items), "evidence_ids": _evidence(items)}
 
 
-def _finding_conclusions(finding: Finding, items: Sequence[Read]) -> list[dict[str, Any]]:
+def _finding_conclusions(
+    finding: Finding, items: Sequence[Read], words: dict[str, str]
+) -> list[dict[str, Any]]:
     if not finding.moved and not finding.logs:
         if not finding.steady:
             return []
         fields = finding.steady[0].fields
         return [
             _conclusion(
-                f"No evidence of a problem with {finding.service}: none of its "
-                f"{fields['count']} signals moved significantly from {fields['start']} to "
-                f"{fields['end']}.",
+                words["steady"].format(
+                    service=finding.service,
+                    count=fields["count"],
+                    start=fields["start"],
+                    end=fields["end"],
+                ),
                 finding.steady,
             )
         ]
     culprit = finding.culprit
     listed = [f"{i.fields['signal']} {i.fields['direction']}" for i in finding.moved]
-    moved = ", ".join(listed[:LISTED_SIGNALS]) or "new error messages"
-    out = [_conclusion(f"{finding.service} degraded: {moved}.", finding.moved + finding.logs)]
+    moved = ", ".join(listed[:LISTED_SIGNALS]) or words["new_errors"]
+    out = [
+        _conclusion(
+            words["degraded"].format(service=finding.service, moved=moved),
+            finding.moved + finding.logs,
+        )
+    ]
     cause = next(
         (i for i in items if i.kind is kinds.CAUSE and i.fields["culprit"] == culprit), None
     )
@@ -198,19 +272,22 @@ def _finding_conclusions(finding: Finding, items: Sequence[Read]) -> list[dict[s
     support = ([cause] if cause else []) + ([finding.origin] if finding.origin else [])
     if culprit != finding.service:
         support += behind + links
-        where = f"in {culprit} (which {finding.service} depends on)"
+        timed = finding.origin is not None and finding.origin.kind is kinds.ORIGIN_TIMING
+        where = words["timed" if timed else "depends"].format(
+            culprit=culprit, service=finding.service
+        )
     else:
-        where = f"in {culprit} itself"
+        where = words["itself"].format(culprit=culprit)
     support += events
     if not support:
         return out
     what = (
-        f"Likely cause {where}: {cause.fields['mechanism']}"
+        words["cause"].format(where=where, mechanism=cause.fields["mechanism"])
         if cause
-        else (f"What moved first: {where}")
+        else words["first"].format(where=where)
     )
-    when = "; a change was logged as the trouble began" if events else ""
-    out.append(_conclusion(f"{what}{when}.", support))
+    when = words["event"] if events else ""
+    out.append(_conclusion(f"{what}{when}{words['stop']}", support))
     return out
 
 
@@ -221,23 +298,26 @@ def compose(request: dict[str, Any]) -> dict[str, Any]:
     supported = read_all([c for c in payload if c.get("supported")])
     unsupported = [c for c in payload if not c.get("supported")]
     roles = {e["evidence_id"]: e.get("role") for e in request.get("evidence") or []}
-    limitations = [f"Not supported by its evidence: {c['statement']}" for c in unsupported]
+    words = texts(request)
+    limitations = [words["refuted"].format(statement=c["statement"]) for c in unsupported]
     limitations += [g["description"] for g in verifier.get("critical_gaps") or []]
     if verifier.get("effective_verdict") == "FAIL" or not supported:
-        return _no_conclusion(limitations)
+        return _no_conclusion(limitations, words)
     conclusions = [
-        c for finding in findings(supported) for c in _finding_conclusions(finding, supported)
+        c
+        for finding in findings(supported)
+        for c in _finding_conclusions(finding, supported, words)
     ]
     # Reference evidence (runbooks, documents) never backs a conclusion on its own.
     conclusions = [
         c for c in conclusions if any(roles.get(e) != "reference" for e in c["evidence_ids"])
     ]
     if not conclusions:
-        return _no_conclusion(limitations)
+        return _no_conclusion(limitations, words)
     steps = [i for i in supported if i.kind is kinds.STEP]
     recommendations = [
         {"text": i.fields["step"], "evidence_ids": list(i.claim["evidence_ids"])} for i in steps
-    ] or [{"text": GENERIC_STEP, "evidence_ids": []}]
+    ] or [{"text": words["step"], "evidence_ids": []}]
     return {
         "summary": _summary(conclusions),
         "conclusions": conclusions,
@@ -248,25 +328,21 @@ def compose(request: dict[str, Any]) -> dict[str, Any]:
 
 def _summary(conclusions: Sequence[dict[str, Any]]) -> str:
     """At most three conclusions: the causes first (one per finding), then the rest."""
-    causes = [c for c in conclusions if c["statement"].startswith(("Likely cause", "What moved"))]
+    causes = [c for c in conclusions if c["statement"].startswith(_CAUSE_OPENINGS)]
     rest = [c for c in conclusions if c not in causes]
     return " ".join(str(c["statement"]) for c in (causes + rest)[:3])
 
 
-GENERIC_STEP = (
-    "Check the services named above around the onset time and compare with the last known good "
-    "state."
-)
-NO_CONCLUSION_STEPS = (
-    "Widen the time window or name the affected service explicitly, then ask again.",
-    "Check the service's error logs and latency dashboards by hand.",
-)
+GENERIC_STEP = TEXTS["en"]["step"]
+NO_CONCLUSION_STEPS = (TEXTS["en"]["widen"], TEXTS["en"]["by_hand"])
 
 
-def _no_conclusion(limitations: list[str]) -> dict[str, Any]:
+def _no_conclusion(limitations: list[str], words: dict[str, str] = TEXTS["en"]) -> dict[str, Any]:
     return {
-        "summary": "The verified evidence does not support a conclusion.",
+        "summary": words["none"],
         "conclusions": [],
-        "limitations": limitations or ["No claim was supported."],
-        "recommendations": [{"text": step, "evidence_ids": []} for step in NO_CONCLUSION_STEPS],
+        "limitations": limitations or [words["no_claim"]],
+        "recommendations": [
+            {"text": words[step], "evidence_ids": []} for step in ("widen", "by_hand")
+        ],
     }
