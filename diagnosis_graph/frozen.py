@@ -181,6 +181,38 @@ _MISSING = object()
 _FROZEN = frozenset({FrozenDict, FrozenList}) | _SCALARS
 
 
+class _RunOwned:
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return "RUN_OWNED"
+
+
+#: The ``_source`` of a list the engine made for one run (an append-only list): its items are
+#: what nodes appended, kept as written and frozen on first read; :func:`unfreeze` gives back a
+#: plain list of them.
+RUN_OWNED: Any = _RunOwned()
+
+
+def owned_list(items: Iterable[Any] = ()) -> FrozenList:
+    """A new append-only list of one run (see :data:`RUN_OWNED`) holding ``items``."""
+    fresh = FrozenList(items)
+    fresh._source = RUN_OWNED
+    return fresh
+
+
+def copy_owned(current: FrozenList) -> FrozenList:
+    """A copy of an append-only list, to extend while ``current`` stays as it is (O(n)).
+
+    Items not read yet are frozen first, in ``current``, so both lists hand out the same
+    frozen item, as one list does from step to step.
+    """
+    for index, value in enumerate(_list_iter(current)):
+        if type(value) not in _FROZEN:
+            _item(current, index, value)
+    return owned_list(_list_iter(current))
+
+
 def freeze(value: Any) -> Any:
     """Return a read-only version of ``value`` (O(1) in its size beyond the top level).
 
@@ -213,22 +245,26 @@ def unfreeze(value: Any) -> Any:
     """Return what was written, for the caller-facing final state.
 
     A frozen value made from a written dict or list gives back that very object (the engine
-    never writes to it); one the engine made itself (a default, an append-only list) becomes a
-    plain container whose frozen items are unfrozen the same way and whose other containers are
-    copied (they belong to a value shared between runs). Other values are returned as they are.
+    never writes to it); an append-only list of the run becomes a plain list of the items as
+    they were appended; one the engine made otherwise (a default) becomes a plain container
+    whose frozen items are unfrozen the same way and whose other containers are copied (they
+    belong to a value shared between runs). Other values are returned as they are.
     """
     kind = type(value)
     if kind is not FrozenList and kind is not FrozenDict:
         return value
     source = getattr(value, "_source", None)
+    if source is RUN_OWNED:
+        return _unfrozen_items(_list_iter(value), True)
     if source is not None:
         return source
     if kind is FrozenDict:
-        return dict(zip(dict.keys(value), _unfrozen_items(dict.values(value)), strict=True))
-    return _unfrozen_items(_list_iter(value))
+        return dict(zip(dict.keys(value), _unfrozen_items(dict.values(value), False), strict=True))
+    return _unfrozen_items(_list_iter(value), False)
 
 
-def _unfrozen_items(items: Iterable[Any]) -> list[Any]:
+def _unfrozen_items(items: Iterable[Any], owned: bool) -> list[Any]:
+    """The items unfrozen; ``owned``: other items are the run's own (else copied)."""
     out: list[Any] = []
     append = out.append
     for item in items:
@@ -238,9 +274,9 @@ def _unfrozen_items(items: Iterable[Any]) -> list[Any]:
                 source = item._source
             except AttributeError:
                 source = None
-            append(source if source is not None else unfreeze(item))
+            append(source if source is not None and source is not RUN_OWNED else unfreeze(item))
         else:
-            append(item if kind in _SCALARS else thaw(item))
+            append(item if owned or kind in _SCALARS else thaw(item))
     return out
 
 

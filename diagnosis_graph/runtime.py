@@ -9,7 +9,7 @@ from typing import Any
 
 from .config import RunConfig
 from .errors import GraphRecursionError, InvalidRouteError, InvalidUpdateError, NodeError
-from .frozen import _FROZEN, FrozenDict, FrozenList, freeze, freeze_new, thaw
+from .frozen import _FROZEN, FrozenDict, FrozenList, freeze, freeze_new, owned_list, thaw
 from .graph import END, START, Branch, NodeFn, NodeSpec, Router, Target
 from .mermaid import render_mermaid
 from .state import Append, Reducer, Replace
@@ -49,12 +49,16 @@ class _NodeTable(dict[str, tuple[NodeFn, bool]]):
 
 
 class _Run:
-    """One execution between calls of the step loop: its view, next node, step count, drops."""
+    """One execution between calls of the step loop: its state (the engine's dict and the
+    read-only view over it), next node, step count, drops."""
 
-    __slots__ = ("dropped", "node", "step", "values")
+    __slots__ = ("dropped", "node", "state", "step", "view")
 
-    def __init__(self, values: StateView, node: str, dropped: dict[str, int]) -> None:
-        self.values = values
+    def __init__(
+        self, state: dict[str, Any], view: StateView[str, Any], node: str, dropped: dict[str, int]
+    ) -> None:
+        self.state = state
+        self.view = view
         self.node = node
         self.step = 0
         self.dropped = dropped
@@ -62,14 +66,15 @@ class _Run:
 
 # Updating in place without breaking snapshots. Every view a node or router was given must keep
 # showing the state of its step, yet copying the state (or an append-only list in it) for every
-# update makes a step cost grow with the state. So the engine writes an update into the current
-# view, and extends an append-only list, in place exactly when nothing but the engine can see
-# it: when the view is referenced only by the step loop's local variable, and the list only by
-# the view and a local. A node or router that kept the view, the list, or an older view holding
-# the list adds a reference, and then the view or list is copied first (copy-on-write).
-# CPython's reference counts tell exactly that - the check CPython itself makes to concatenate
-# strings in place. The counts are measured once here, so the check follows the interpreter's
-# own counting; an interpreter without ``sys.getrefcount`` always copies.
+# update makes a step cost grow with the state. So the engine writes an update into the dict
+# under the current view, and extends an append-only list, in place exactly when nothing but the
+# engine can see it: when the view is referenced only by the step loop's local variable (the
+# dict is reachable only through the view, which never hands it out), and the list only by the
+# dict and a local. A node or router that kept the view, the list, or an older view holding the
+# list adds a reference, and then the dict (with a new view) or the list is copied first
+# (copy-on-write). CPython's reference counts tell exactly that - the check CPython itself makes
+# to concatenate strings in place. The counts are measured once here, so the check follows the
+# interpreter's own counting; an interpreter without ``sys.getrefcount`` always copies.
 def _no_refcount(value: object) -> int:
     return 0
 
@@ -92,7 +97,7 @@ def _slot_refs() -> int:
 
 _VIEW_REFS = _local_refs()
 _LIST_REFS = _slot_refs()
-_PLACEHOLDER = StateView()  # what a run holds while the step loop has its view in a local
+_PLACEHOLDER: StateView[str, Any] = StateView({})  # a run's view while the loop holds it
 
 
 class CompiledGraph:
@@ -138,7 +143,7 @@ class CompiledGraph:
         """Run to END and return the final state as plain, JSON-friendly dicts and lists."""
         run = self._start(state)
         self._advance(run, config or _DEFAULT_CONFIG, None, False)
-        return as_plain(run.values)
+        return as_plain(run.state)
 
     def run(
         self,
@@ -154,7 +159,7 @@ class CompiledGraph:
         """
         run = self._start(state)
         self._advance(run, config or _DEFAULT_CONFIG, on_step, False)
-        return RunResult(as_plain(run.values), run.step, run.dropped)
+        return RunResult(as_plain(run.state), run.step, run.dropped)
 
     def stream(
         self, state: Mapping[str, Any] | None = None, config: RunConfig | None = None
@@ -180,26 +185,26 @@ class CompiledGraph:
         return render_mermaid(self.specs, self.edges, taken)
 
     def _start(self, state: Mapping[str, Any] | None) -> _Run:
-        values = StateView(self._shared_initial)
-        for key in self._fresh_lists:  # Append.initial() inlined: a new empty list
-            fresh = FrozenList()
-            fresh._source = None
-            dict.__setitem__(values, key, fresh)
+        values = self._shared_initial.copy()
+        for key in self._fresh_lists:  # Append.initial(): a new empty list of this run
+            values[key] = owned_list()
         for key, reducer in self._fresh_initial:
-            dict.__setitem__(values, key, freeze_new(reducer.initial()))
+            values[key] = freeze_new(reducer.initial())
+        view = StateView(values)
         dropped: dict[str, int] = {}
         if state:
-            values = self._apply(values, dropped, START, 0, state)
+            values, view = self._apply(values, view, dropped, START, 0, state)
         fixed, router, mapping = self._start_plan
-        first = fixed if fixed is not None else _route(values, START, 0, router, mapping)
-        return _Run(values, first, dropped)
+        first = fixed if fixed is not None else _route(view, START, 0, router, mapping)
+        return _Run(values, view, first, dropped)
 
     def _advance(self, run: _Run, config: RunConfig, on_step: _OnStep | None, single: bool) -> None:
         """Run steps from ``run.node`` to END (only one if ``single``), then save the run.
 
         The hot loop of every run: locals only, the common update inlined. The view lives in
-        the local ``values`` alone while the loop runs, so that a reference count of one local
-        means no node or router kept it (see above).
+        the local ``view`` alone while the loop runs, so that a reference count of one local
+        means no node or router kept it (see above); the engine's dict ``values`` under it is
+        then written in place.
         """
         limit = config.recursion_limit
         plans, known, replace, appends = (
@@ -208,11 +213,11 @@ class CompiledGraph:
             self._replace_keys,
             self._appends,
         )
-        frozen, dict_set, list_append = _FROZEN, dict.__setitem__, list.append
+        frozen, list_extend, view_type = _FROZEN, list.extend, StateView
         getrefcount, view_refs, list_refs = _getrefcount, _VIEW_REFS, _LIST_REFS
         dropped = run.dropped
-        values, node, step = run.values, run.node, run.step
-        run.values = _PLACEHOLDER
+        values, view, node, step = run.state, run.view, run.node, run.step
+        run.view = _PLACEHOLDER
         try:
             while node != END:
                 if step >= limit:
@@ -226,7 +231,7 @@ class CompiledGraph:
                 fn, takes_config, fixed, router, mapping = plans[node]
                 step += 1
                 try:
-                    update = fn(values, config) if takes_config else fn(values)
+                    update = fn(view, config) if takes_config else fn(view)
                 except Exception as exc:
                     raise NodeError(
                         f"node {node!r} raised {type(exc).__name__}: {exc}",
@@ -236,24 +241,25 @@ class CompiledGraph:
                         original=exc,
                     ) from exc
                 if type(update) is dict and update:
-                    if getrefcount(values) != view_refs:
-                        values = StateView(values)  # a kept view stays as it was
+                    if getrefcount(view) != view_refs:
+                        values = values.copy()  # a kept view stays as it was
+                        view = view_type(values)
                     for key in update:
                         value = update[key]
                         if key in replace:
                             kind = type(value)
                             if kind in frozen:
-                                dict_set(values, key, value)
+                                values[key] = value
                             elif kind is dict:  # freeze() inlined for the common containers
                                 frozen_dict = FrozenDict(value)
                                 frozen_dict._source = value
-                                dict_set(values, key, frozen_dict)
+                                values[key] = frozen_dict
                             elif kind is list:
                                 frozen_list = FrozenList(value)
                                 frozen_list._source = value
-                                dict_set(values, key, frozen_list)
+                                values[key] = frozen_list
                             else:
-                                dict_set(values, key, freeze(value))
+                                values[key] = freeze(value)
                             continue
                         if key not in known:
                             raise self._unknown_key(values, node, step, key)
@@ -264,14 +270,7 @@ class CompiledGraph:
                             and key in appends
                             and getrefcount(current) == list_refs
                         ):
-                            for item in value:
-                                kind = type(item)
-                                if kind is dict:
-                                    frozen_item = FrozenDict(item)
-                                    frozen_item._source = item
-                                    list_append(current, frozen_item)
-                                else:
-                                    list_append(current, item if kind in frozen else freeze(item))
+                            list_extend(current, value)  # items are frozen on first read
                             bound = appends[key]
                             if bound is not None and len(current) > bound:
                                 dropped[key] = dropped.get(key, 0) + len(current) - bound
@@ -280,26 +279,33 @@ class CompiledGraph:
                             self._merge_key(values, dropped, key, value, node, step)
                         del current
                 elif update is not None and (update or type(update) is not dict):
-                    values = self._apply(values, dropped, node, step, update)
+                    values, view = self._apply(values, view, dropped, node, step, update)
                 ran = node
                 if fixed is not None:
                     node = fixed
                 else:
                     try:
-                        node = mapping[router(values)]  # type: ignore[index,misc]
+                        node = mapping[router(view)]  # type: ignore[index,misc]
                     except Exception:  # ask again, to report the fault (routers are pure)
-                        node = _route(values, ran, step, router, mapping)
+                        node = _route(view, ran, step, router, mapping)
                 if on_step is not None:
                     on_step({"node": ran, "step": step, "update": dict(update or {}), "next": node})
                 if single:
                     break
         finally:
-            run.values, run.node, run.step = values, node, step
+            run.state, run.view, run.node, run.step = values, view, node, step
 
     def _apply(
-        self, values: StateView, dropped: dict[str, int], node: str, step: int, update: Any
-    ) -> StateView:
-        """Validate and apply an update (the general path); return the view it went into."""
+        self,
+        values: dict[str, Any],
+        view: StateView[str, Any],
+        dropped: dict[str, int],
+        node: str,
+        step: int,
+        update: Any,
+    ) -> tuple[dict[str, Any], StateView[str, Any]]:
+        """Validate and apply an update (the general path); return the dict and view it went
+        into."""
         if type(update) is not dict and not isinstance(update, Mapping):
             raise _update_error(
                 values,
@@ -311,16 +317,19 @@ class CompiledGraph:
             unknown = next(key for key in update if key not in self.schema)
             raise self._unknown_key(values, node, step, unknown)
         # The caller's local, this parameter and getrefcount's argument: nobody else.
-        if _getrefcount(values) != _VIEW_REFS + 1:
-            values = StateView(values)  # a kept view stays as it was
+        if _getrefcount(view) != _VIEW_REFS + 1:
+            values = values.copy()  # a kept view stays as it was
+            view = StateView(values)
         for key, value in update.items():
             if key in self._replace_keys:
-                dict.__setitem__(values, key, value if type(value) in _FROZEN else freeze(value))
+                values[key] = value if type(value) in _FROZEN else freeze(value)
             else:
                 self._merge_key(values, dropped, key, value, node, step)
-        return values
+        return values, view
 
-    def _unknown_key(self, values: StateView, node: str, step: int, key: Any) -> InvalidUpdateError:
+    def _unknown_key(
+        self, values: dict[str, Any], node: str, step: int, key: Any
+    ) -> InvalidUpdateError:
         declared = ", ".join(sorted(self.schema))
         return _update_error(
             values, node, step, f"wrote unknown state key {key!r}; declared keys: {declared}"
@@ -328,7 +337,7 @@ class CompiledGraph:
 
     def _merge_key(
         self,
-        values: StateView,
+        values: dict[str, Any],
         dropped: dict[str, int],
         key: str,
         value: Any,
@@ -336,7 +345,7 @@ class CompiledGraph:
         step: int,
     ) -> None:
         """Merge one written value into a key whose reducer is not Replace."""
-        reducer, current = self.schema[key], dict.get(values, key)
+        reducer, current = self.schema[key], values[key]
         try:
             if (
                 type(reducer) is Append
@@ -350,7 +359,7 @@ class CompiledGraph:
             raise _update_error(
                 values, node, step, f"wrote an invalid value to state key {key!r}: {exc}"
             ) from exc
-        dict.__setitem__(values, key, merged if type(merged) in _FROZEN else freeze(merged))
+        values[key] = merged if type(merged) in _FROZEN else freeze(merged)
         if lost:
             dropped[key] = dropped.get(key, 0) + lost
 
@@ -362,7 +371,7 @@ def _way_out(target: Target) -> tuple[str | None, Router | None, Mapping[Any, st
 
 
 def _route(
-    values: StateView,
+    values: StateView[str, Any],
     node: str,
     step: int,
     router: Router | None,
@@ -391,12 +400,14 @@ def _route(
         ) from None
 
 
-def _snapshot(values: StateView) -> dict[str, Any]:
+def _snapshot(values: Mapping[str, Any]) -> dict[str, Any]:
     """A plain deep copy of the state so far, for errors carrying the partial state."""
-    return {key: thaw(value) for key, value in dict.items(values)}
+    return {key: thaw(value) for key, value in values.items()}
 
 
-def _update_error(values: StateView, node: str, step: int, problem: str) -> InvalidUpdateError:
+def _update_error(
+    values: Mapping[str, Any], node: str, step: int, problem: str
+) -> InvalidUpdateError:
     return InvalidUpdateError(
         f"node {node!r} {problem}", node=node, step=step, state=_snapshot(values)
     )
