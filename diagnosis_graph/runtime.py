@@ -48,22 +48,6 @@ class _NodeTable(dict[str, tuple[NodeFn, bool]]):
         self._plans[name] = (fn, takes_config, *self._plans[name][2:])
 
 
-class _Run:
-    """One execution between calls of the step loop: its state (the engine's dict and the
-    read-only view over it), next node, step count, drops."""
-
-    __slots__ = ("dropped", "node", "state", "step", "view")
-
-    def __init__(
-        self, state: dict[str, Any], view: StateView[str, Any], node: str, dropped: dict[str, int]
-    ) -> None:
-        self.state = state
-        self.view = view
-        self.node = node
-        self.step = 0
-        self.dropped = dropped
-
-
 # Updating in place without breaking snapshots. Every view a node or router was given must keep
 # showing the state of its step, yet copying the state (or an append-only list in it) for every
 # update makes a step cost grow with the state. So the engine writes an update into the dict
@@ -95,9 +79,15 @@ def _slot_refs() -> int:
     return _getrefcount(value) if _getrefcount is not _no_refcount else -1
 
 
+def _read_slot_refs() -> int:
+    """What ``getrefcount`` reports for an object held by one dict slot only, read from it."""
+    box = {"key": FrozenList()}
+    return _getrefcount(box["key"]) if _getrefcount is not _no_refcount else -1
+
+
 _VIEW_REFS = _local_refs()
 _LIST_REFS = _slot_refs()
-_PLACEHOLDER: StateView[str, Any] = StateView({})  # a run's view while the loop holds it
+_READ_SLOT_REFS = _read_slot_refs()
 
 
 class CompiledGraph:
@@ -122,8 +112,13 @@ class CompiledGraph:
         self._known_keys = frozenset(self.schema)
         # Keys whose reducer is plain Replace are written inline, without a method call.
         self._replace_keys = frozenset(k for k, r in self.schema.items() if type(r) is Replace)
-        # Append keys and their bounds, for the in-place append the step loop inlines.
-        self._appends = {k: r.max_len for k, r in self.schema.items() if type(r) is Append}
+        # Append keys and their bounds (sys.maxsize for none), for the in-place append the step
+        # loop inlines.
+        self._appends = {
+            k: sys.maxsize if r.max_len is None else r.max_len
+            for k, r in self.schema.items()
+            if type(r) is Append
+        }
         # Initial values: plain Replace defaults are frozen once and shared by every run; the
         # others (append-only lists, default factories) are made anew for each run.
         self._fresh_lists = tuple(k for k, r in self.schema.items() if type(r) is Append)
@@ -141,9 +136,9 @@ class CompiledGraph:
         self, state: Mapping[str, Any] | None = None, config: RunConfig | None = None
     ) -> dict[str, Any]:
         """Run to END and return the final state as plain, JSON-friendly dicts and lists."""
-        run = self._start(state)
-        self._advance(run, config or _DEFAULT_CONFIG, None, False)
-        return as_plain(run.state)
+        values, node, dropped = self._start(state)
+        values = self._advance(values, node, 0, dropped, config or _DEFAULT_CONFIG, None, False)[0]
+        return as_plain(values)
 
     def run(
         self,
@@ -157,9 +152,11 @@ class CompiledGraph:
         ``on_step``, when given, is called with each stream event as it happens (an observer:
         what it returns is ignored; what it raises stops the run).
         """
-        run = self._start(state)
-        self._advance(run, config or _DEFAULT_CONFIG, on_step, False)
-        return RunResult(as_plain(run.state), run.step, run.dropped)
+        values, node, dropped = self._start(state)
+        values, node, step = self._advance(
+            values, node, 0, dropped, config or _DEFAULT_CONFIG, on_step, False
+        )
+        return RunResult(as_plain(values), step, dropped)
 
     def stream(
         self, state: Mapping[str, Any] | None = None, config: RunConfig | None = None
@@ -170,11 +167,14 @@ class CompiledGraph:
         it completed (1-based), the update it returned (``{}`` for None) and the node that runs
         next (``END`` after the last).
         """
-        run = self._start(state)
+        values, node, dropped = self._start(state)
         config = config or _DEFAULT_CONFIG
         events: list[dict[str, Any]] = []
-        while run.node != END:
-            self._advance(run, config, events.append, True)
+        step = 0
+        while node != END:
+            values, node, step = self._advance(
+                values, node, step, dropped, config, events.append, True
+            )
             yield events.pop()
 
     def to_mermaid(self, taken: Iterable[tuple[str, str]] = ()) -> str:
@@ -184,27 +184,47 @@ class CompiledGraph:
         """
         return render_mermaid(self.specs, self.edges, taken)
 
-    def _start(self, state: Mapping[str, Any] | None) -> _Run:
+    def _start(self, state: Mapping[str, Any] | None) -> tuple[dict[str, Any], str, dict[str, int]]:
+        """A run's initial state (input applied), its first node and its drop counts."""
         values = self._shared_initial.copy()
         for key in self._fresh_lists:  # Append.initial(): a new empty list of this run
             values[key] = owned_list()
         for key, reducer in self._fresh_initial:
             values[key] = freeze_new(reducer.initial())
-        view = StateView(values)
         dropped: dict[str, int] = {}
         if state:
-            values, view = self._apply(values, view, dropped, START, 0, state)
+            if type(state) is dict and self._replace_keys.issuperset(state):
+                for key, value in state.items():  # the common input, inlined: see _apply
+                    values[key] = value if type(value) in _FROZEN else freeze(value)
+            else:
+                view = StateView(values)
+                values = self._apply(values, view, dropped, START, 0, state)[0]
         fixed, router, mapping = self._start_plan
-        first = fixed if fixed is not None else _route(view, START, 0, router, mapping)
-        return _Run(values, view, first, dropped)
+        if fixed is not None:
+            return values, fixed, dropped
+        view = StateView(values)
+        first = _route(view, START, 0, router, mapping)
+        if _getrefcount(view) != _VIEW_REFS:
+            values = values.copy()  # the router kept its view: it stays as it was
+        return values, first, dropped
 
-    def _advance(self, run: _Run, config: RunConfig, on_step: _OnStep | None, single: bool) -> None:
-        """Run steps from ``run.node`` to END (only one if ``single``), then save the run.
+    def _advance(
+        self,
+        values: dict[str, Any],
+        node: str,
+        step: int,
+        dropped: dict[str, int],
+        config: RunConfig,
+        on_step: _OnStep | None,
+        single: bool,
+    ) -> tuple[dict[str, Any], str, int]:
+        """Run steps from ``node`` to END (only one if ``single``); return the state, the next
+        node and the number of steps run so far.
 
-        The hot loop of every run: locals only, the common update inlined. The view lives in
-        the local ``view`` alone while the loop runs, so that a reference count of one local
-        means no node or router kept it (see above); the engine's dict ``values`` under it is
-        then written in place.
+        The hot loop of every run: locals only, the common update inlined. The view over
+        ``values`` lives in the local ``view`` alone while the loop runs, so that a reference
+        count of one local means no node or router kept it (see above) and ``values`` is then
+        written in place.
         """
         limit = config.recursion_limit
         plans, known, replace, appends = (
@@ -213,87 +233,90 @@ class CompiledGraph:
             self._replace_keys,
             self._appends,
         )
-        frozen, list_extend, view_type = _FROZEN, list.extend, StateView
-        getrefcount, view_refs, list_refs = _getrefcount, _VIEW_REFS, _LIST_REFS
-        dropped = run.dropped
-        values, view, node, step = run.state, run.view, run.node, run.step
-        run.view = _PLACEHOLDER
-        try:
-            while node != END:
-                if step >= limit:
-                    raise GraphRecursionError(
-                        f"recursion limit of {limit} reached: {step} steps ran and node "
-                        f"{node!r} was next",
-                        node=node,
-                        step=step,
-                        state=_snapshot(values),
-                    )
-                fn, takes_config, fixed, router, mapping = plans[node]
-                step += 1
-                try:
-                    update = fn(view, config) if takes_config else fn(view)
-                except Exception as exc:
-                    raise NodeError(
-                        f"node {node!r} raised {type(exc).__name__}: {exc}",
-                        node=node,
-                        step=step,
-                        state=_snapshot(values),
-                        original=exc,
-                    ) from exc
-                if type(update) is dict and update:
-                    if getrefcount(view) != view_refs:
-                        values = values.copy()  # a kept view stays as it was
-                        view = view_type(values)
-                    for key in update:
-                        value = update[key]
-                        if key in replace:
-                            kind = type(value)
-                            if kind in frozen:
-                                values[key] = value
-                            elif kind is dict:  # freeze() inlined for the common containers
-                                frozen_dict = FrozenDict(value)
-                                frozen_dict._source = value
-                                values[key] = frozen_dict
-                            elif kind is list:
-                                frozen_list = FrozenList(value)
-                                frozen_list._source = value
-                                values[key] = frozen_list
-                            else:
-                                values[key] = freeze(value)
-                            continue
-                        if key not in known:
-                            raise self._unknown_key(values, node, step, key)
-                        current = values[key]
-                        if (  # the common append, inlined: see _merge_key
-                            type(value) is list
-                            and type(current) is FrozenList
-                            and key in appends
-                            and getrefcount(current) == list_refs
-                        ):
-                            list_extend(current, value)  # items are frozen on first read
-                            bound = appends[key]
-                            if bound is not None and len(current) > bound:
-                                dropped[key] = dropped.get(key, 0) + len(current) - bound
-                                list.__delitem__(current, slice(0, len(current) - bound))
+        frozen, list_extend, list_delete, view_type = (
+            _FROZEN,
+            list.extend,
+            list.__delitem__,
+            StateView,
+        )
+        getrefcount, view_refs, list_refs = _getrefcount, _VIEW_REFS, _READ_SLOT_REFS
+        view = view_type(values)
+        # One iteration per step, up to the recursion limit (one step only if ``single``).
+        first = step + 1
+        last = first - 1 if node == END else min(limit, first) if single else limit
+        for step in range(first, last + 1):
+            fn, takes_config, fixed, router, mapping = plans[node]
+            try:
+                update = fn(view, config) if takes_config else fn(view)
+            except Exception as exc:
+                raise NodeError(
+                    f"node {node!r} raised {type(exc).__name__}: {exc}",
+                    node=node,
+                    step=step,
+                    state=_snapshot(values),
+                    original=exc,
+                ) from exc
+            if type(update) is dict:
+                if getrefcount(view) != view_refs:
+                    values = values.copy()  # a kept view stays as it was
+                    view = view_type(values)
+                for key, value in update.items():
+                    if key in replace:
+                        kind = type(value)
+                        if kind in frozen:
+                            values[key] = value
+                        elif kind is dict:  # freeze() inlined for the common containers
+                            frozen_dict = FrozenDict(value)
+                            frozen_dict._source = value
+                            values[key] = frozen_dict
+                        elif kind is list:
+                            frozen_list = FrozenList(value)
+                            frozen_list._source = value
+                            values[key] = frozen_list
                         else:
-                            self._merge_key(values, dropped, key, value, node, step)
-                        del current
-                elif update is not None and (update or type(update) is not dict):
-                    values, view = self._apply(values, view, dropped, node, step, update)
+                            values[key] = freeze(value)
+                    elif (  # the common append, in place (items frozen on first read)
+                        key in appends
+                        and type(value) is list
+                        and getrefcount(values[key]) == list_refs
+                    ):
+                        current = values[key]
+                        list_extend(current, value)
+                        if len(current) > appends[key]:
+                            bound = appends[key]
+                            dropped[key] = dropped.get(key, 0) + len(current) - bound
+                            list_delete(current, slice(0, len(current) - bound))
+                        del current  # so that the next check sees the list's own count
+                    elif key in known:
+                        self._merge_key(values, dropped, key, value, node, step)
+                    else:
+                        raise self._unknown_key(values, node, step, key)
+            elif update is not None:
+                values, view = self._apply(values, view, dropped, node, step, update)
+            if fixed is not None:
+                ran, node = node, fixed
+            else:
                 ran = node
-                if fixed is not None:
-                    node = fixed
-                else:
-                    try:
-                        node = mapping[router(view)]  # type: ignore[index,misc]
-                    except Exception:  # ask again, to report the fault (routers are pure)
-                        node = _route(view, ran, step, router, mapping)
-                if on_step is not None:
-                    on_step({"node": ran, "step": step, "update": dict(update or {}), "next": node})
-                if single:
-                    break
-        finally:
-            run.state, run.view, run.node, run.step = values, view, node, step
+                try:
+                    node = mapping[router(view)]  # type: ignore[index,misc]
+                except Exception:  # ask again, to report the fault (routers are pure)
+                    node = _route(view, ran, step, router, mapping)
+            if on_step is not None:
+                on_step({"node": ran, "step": step, "update": dict(update or {}), "next": node})
+            if node == END:
+                break
+        else:  # the limit was reached (in single steps: before this call)
+            if node != END and (not single or first > limit):
+                raise GraphRecursionError(
+                    f"recursion limit of {limit} reached: {step} steps ran and node "
+                    f"{node!r} was next",
+                    node=node,
+                    step=step,
+                    state=_snapshot(values),
+                )
+        if getrefcount(view) != view_refs:
+            values = values.copy()  # the last view was kept: later steps must not change it
+        return values, node, step
 
     def _apply(
         self,

@@ -15,26 +15,32 @@ from .frozen import RUN_OWNED, FrozenDict, FrozenList, unfreeze
 #: the next step a copy otherwise (see :mod:`diagnosis_graph.runtime`).
 StateView = MappingProxyType
 
-_CONTAINERS = frozenset({FrozenDict, FrozenList})
-
 
 def as_plain(values: dict[str, Any]) -> dict[str, Any]:
     """Return the caller-facing final state: each value as it was written.
 
     ``values`` is the engine's own dict of the run's state (it is not written to). A value a
-    node or the caller wrote comes back as that very object; what the engine made itself
-    (defaults, append-only lists) comes back as plain dicts and lists. A frozen container a node
-    copied into its own output from a view stays a (JSON-serialisable) read-only dict/list
-    subclass.
+    node or the caller wrote comes back as that very object, and so do the items appended to an
+    append-only list (a plain list the engine makes); what the engine made otherwise (defaults)
+    comes back as plain dicts and lists. A frozen container a node copied into its own output
+    from a view stays a (JSON-serialisable) read-only dict/list subclass.
     """
     plain = values.copy()
     for key, value in values.items():
-        if type(value) in _CONTAINERS:
+        kind = type(value)
+        if kind is FrozenDict or kind is FrozenList:
             try:
                 source = value._source
             except AttributeError:  # a frozen value some node made itself
                 source = None
-            if source is None or source is RUN_OWNED:
-                source = unfreeze(value)
-            plain[key] = source
+            if source is RUN_OWNED:  # what nodes appended: each item as written
+                plain[key] = [
+                    item if type(item) not in _CONTAINERS else unfreeze(item)
+                    for item in list.__iter__(value)
+                ]
+            else:
+                plain[key] = source if source is not None else unfreeze(value)
     return plain
+
+
+_CONTAINERS = frozenset({FrozenDict, FrozenList})
