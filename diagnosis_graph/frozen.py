@@ -114,16 +114,14 @@ class FrozenList(list):  # type: ignore[type-arg]
     def __getitem__(self, index: slice) -> list[Any]: ...
     def __getitem__(self, index: Any) -> Any:
         value = _list_get(self, index)
+        if type(value) in _FROZEN:
+            return value
         if type(index) is slice:
             return [
                 _item(self, i, v)
                 for i, v in zip(range(*index.indices(len(self))), value, strict=True)
             ]
-        if type(value) in _FROZEN:
-            return value
-        frozen = _child(self, value)
-        _list_set(self, index, frozen)
-        return frozen
+        return _item(self, index, value)
 
     def __iter__(self) -> Iterator[Any]:
         for index, value in enumerate(_list_iter(self)):
@@ -160,10 +158,13 @@ class FrozenList(list):  # type: ignore[type-arg]
 
 
 def _item(frozen: FrozenList, index: int, value: Any) -> Any:
+    """Item ``index`` (``value``) of ``frozen``, frozen; kept in its place, except in an
+    append-only list, which keeps each item as it was appended (see :data:`RUN_OWNED`)."""
     if type(value) in _FROZEN:
         return value
     item = _child(frozen, value)
-    _list_set(frozen, index, item)
+    if getattr(frozen, "_source", None) is not RUN_OWNED:
+        _list_set(frozen, index, item)
     return item
 
 
@@ -189,8 +190,8 @@ class _RunOwned:
 
 
 #: The ``_source`` of a list the engine made for one run (an append-only list): its items are
-#: what nodes appended, kept as written and frozen on first read; :func:`unfreeze` gives back a
-#: plain list of them.
+#: what nodes appended, kept as written; each read hands out a frozen version of an item (made
+#: anew, the list is not written to), and :func:`unfreeze` gives back a plain list of them.
 RUN_OWNED: Any = _RunOwned()
 
 
@@ -199,18 +200,6 @@ def owned_list(items: Iterable[Any] = ()) -> FrozenList:
     fresh = FrozenList(items)
     fresh._source = RUN_OWNED
     return fresh
-
-
-def copy_owned(current: FrozenList) -> FrozenList:
-    """A copy of an append-only list, to extend while ``current`` stays as it is (O(n)).
-
-    Items not read yet are frozen first, in ``current``, so both lists hand out the same
-    frozen item, as one list does from step to step.
-    """
-    for index, value in enumerate(_list_iter(current)):
-        if type(value) not in _FROZEN:
-            _item(current, index, value)
-    return owned_list(_list_iter(current))
 
 
 def freeze(value: Any) -> Any:
@@ -246,25 +235,25 @@ def unfreeze(value: Any) -> Any:
 
     A frozen value made from a written dict or list gives back that very object (the engine
     never writes to it); an append-only list of the run becomes a plain list of the items as
-    they were appended; one the engine made otherwise (a default) becomes a plain container
-    whose frozen items are unfrozen the same way and whose other containers are copied (they
-    belong to a value shared between runs). Other values are returned as they are.
+    they were appended (a frozen item a node appended stays frozen); one the engine made
+    otherwise (a default) becomes a plain container whose frozen items are unfrozen the same
+    way and whose other containers are copied (they belong to a value shared between runs).
+    Other values are returned as they are.
     """
     kind = type(value)
     if kind is not FrozenList and kind is not FrozenDict:
         return value
     source = getattr(value, "_source", None)
     if source is RUN_OWNED:
-        return _unfrozen_items(_list_iter(value), True)
+        return list.copy(value)
     if source is not None:
         return source
     if kind is FrozenDict:
-        return dict(zip(dict.keys(value), _unfrozen_items(dict.values(value), False), strict=True))
-    return _unfrozen_items(_list_iter(value), False)
+        return dict(zip(dict.keys(value), _unfrozen_items(dict.values(value)), strict=True))
+    return _unfrozen_items(_list_iter(value))
 
 
-def _unfrozen_items(items: Iterable[Any], owned: bool) -> list[Any]:
-    """The items unfrozen; ``owned``: other items are the run's own (else copied)."""
+def _unfrozen_items(items: Iterable[Any]) -> list[Any]:
     out: list[Any] = []
     append = out.append
     for item in items:
@@ -276,7 +265,7 @@ def _unfrozen_items(items: Iterable[Any], owned: bool) -> list[Any]:
                 source = None
             append(source if source is not None and source is not RUN_OWNED else unfreeze(item))
         else:
-            append(item if owned or kind in _SCALARS else thaw(item))
+            append(item if kind in _SCALARS else thaw(item))
     return out
 
 

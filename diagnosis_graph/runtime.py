@@ -9,7 +9,7 @@ from typing import Any
 
 from .config import RunConfig
 from .errors import GraphRecursionError, InvalidRouteError, InvalidUpdateError, NodeError
-from .frozen import _FROZEN, FrozenDict, FrozenList, freeze, freeze_new, owned_list, thaw
+from .frozen import _FROZEN, RUN_OWNED, FrozenDict, FrozenList, freeze, freeze_new, thaw
 from .graph import END, START, Branch, NodeFn, NodeSpec, Router, Target
 from .mermaid import render_mermaid
 from .state import Append, Reducer, Replace
@@ -188,7 +188,9 @@ class CompiledGraph:
         """A run's initial state (input applied), its first node and its drop counts."""
         values = self._shared_initial.copy()
         for key in self._fresh_lists:  # Append.initial(): a new empty list of this run
-            values[key] = owned_list()
+            fresh = FrozenList()
+            fresh._source = RUN_OWNED
+            values[key] = fresh
         for key, reducer in self._fresh_initial:
             values[key] = freeze_new(reducer.initial())
         dropped: dict[str, int] = {}

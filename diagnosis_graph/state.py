@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from .frozen import FrozenList, copy_owned, freeze_new, thaw
+from .frozen import FrozenList, freeze_new, owned_list, thaw
 
 
 class Reducer:
@@ -71,8 +71,8 @@ class Append(Reducer):
 
     An update must be a list or tuple of items; appending a single item means returning
     ``[item]``. Items are kept as written (the writer must not mutate them afterwards) and
-    handed out frozen on first read, like nested values (see :mod:`diagnosis_graph.frozen`);
-    the final state holds the very items written. The engine extends a run's list in place when no
+    each read hands out a frozen version (see :data:`diagnosis_graph.frozen.RUN_OWNED`); the
+    final state holds the very items written. The engine extends a run's list in place when no
     earlier view of the state can still see it, so appending is amortised O(1) per item and
     a bounded list costs O(max_len) per write however long the run; a view kept past its step
     still sees the list as it was (see :mod:`diagnosis_graph.runtime`).
@@ -90,7 +90,7 @@ class Append(Reducer):
 
     def merge(self, current: Any, update: Any) -> tuple[Any, int]:
         """Return a new list: ``current`` followed by the update's items (copying)."""
-        combined = copy_owned(current)
+        combined = owned_list(list.__iter__(current))
         return combined, self.extend(combined, update)
 
     def extend(self, target: FrozenList, update: Any) -> int:

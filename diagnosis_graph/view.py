@@ -23,7 +23,7 @@ def as_plain(values: dict[str, Any]) -> dict[str, Any]:
     node or the caller wrote comes back as that very object, and so do the items appended to an
     append-only list (a plain list the engine makes); what the engine made otherwise (defaults)
     comes back as plain dicts and lists. A frozen container a node copied into its own output
-    from a view stays a (JSON-serialisable) read-only dict/list subclass.
+    (or appended) from a view stays a (JSON-serialisable) read-only dict/list subclass.
     """
     plain = values.copy()
     for key, value in values.items():
@@ -34,10 +34,7 @@ def as_plain(values: dict[str, Any]) -> dict[str, Any]:
             except AttributeError:  # a frozen value some node made itself
                 source = None
             if source is RUN_OWNED:  # what nodes appended: each item as written
-                plain[key] = [
-                    item if type(item) not in _CONTAINERS else unfreeze(item)
-                    for item in list.__iter__(value)
-                ]
+                plain[key] = list.copy(value)
             else:
                 plain[key] = source if source is not None else unfreeze(value)
     return plain
