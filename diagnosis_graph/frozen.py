@@ -52,10 +52,10 @@ class FrozenDict(dict):  # type: ignore[type-arg]
 
     def __getitem__(self, key: Any) -> Any:
         value = _dict_get(self, key, _MISSING)
-        if value is _MISSING:
-            return dict.__getitem__(self, key)  # KeyError, or __missing__ of a subclass
         if type(value) in _FROZEN:
             return value
+        if value is _MISSING:
+            return dict.__getitem__(self, key)  # KeyError, or __missing__ of a subclass
         frozen = _child(self, value)
         _dict_set(self, key, frozen)
         return frozen
@@ -121,7 +121,14 @@ class FrozenList(list):  # type: ignore[type-arg]
                 _item(self, i, v)
                 for i, v in zip(range(*index.indices(len(self))), value, strict=True)
             ]
-        return _item(self, index, value)
+        frozen = _child(self, value)  # _item() inlined
+        try:
+            owned = self._source is RUN_OWNED
+        except AttributeError:
+            owned = False
+        if not owned:
+            _list_set(self, index, frozen)
+        return frozen
 
     def __iter__(self) -> Iterator[Any]:
         for index, value in enumerate(_list_iter(self)):
@@ -163,17 +170,29 @@ def _item(frozen: FrozenList, index: int, value: Any) -> Any:
     if type(value) in _FROZEN:
         return value
     item = _child(frozen, value)
-    if getattr(frozen, "_source", None) is not RUN_OWNED:
+    try:
+        owned = frozen._source is RUN_OWNED
+    except AttributeError:  # a frozen list some node made itself
+        owned = False
+    if not owned:
         _list_set(frozen, index, item)
     return item
 
 
 def _child(parent: FrozenDict | FrozenList, value: Any) -> Any:
     """Freeze a nested value on first read; the child of a sourceless value is sourceless."""
-    frozen = freeze(value)
-    if getattr(parent, "_source", None) is None and (
-        type(frozen) is FrozenDict or type(frozen) is FrozenList
-    ):
+    kind = type(value)
+    if kind is dict:  # freeze() inlined for the common containers
+        frozen: Any = FrozenDict(value)
+    elif kind is list or kind is tuple:
+        frozen = FrozenList(value)
+    else:
+        frozen = freeze(value)
+        if type(frozen) is not FrozenDict and type(frozen) is not FrozenList:
+            return frozen
+    try:
+        frozen._source = None if parent._source is None else value
+    except AttributeError:  # a frozen value some node made itself: treated as sourceless
         frozen._source = None
     return frozen
 
