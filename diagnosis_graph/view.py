@@ -17,16 +17,16 @@ StateView = MappingProxyType
 
 
 def as_plain(values: dict[str, Any]) -> dict[str, Any]:
-    """Return the caller-facing final state: each value as it was written.
+    """Turn the engine's dict of a finished run (no view of it left) into the caller-facing
+    final state, in place, and return it: each value as it was written.
 
-    ``values`` is the engine's own dict of the run's state (it is not written to). A value a
-    node or the caller wrote comes back as that very object, and so do the items appended to an
-    append-only list (a plain list the engine makes); what the engine made otherwise (defaults)
-    comes back as plain dicts and lists. A frozen container a node copied into its own output
-    (or appended) from a view stays a (JSON-serialisable) read-only dict/list subclass.
+    A value a node or the caller wrote comes back as that very object, and so do the items
+    appended to an append-only list (a plain list the engine makes); what the engine made
+    otherwise (defaults) comes back as plain dicts and lists. A frozen container a node copied
+    into its own output (or appended) from a view stays a (JSON-serialisable) read-only
+    dict/list subclass.
     """
-    plain = values.copy()
-    for key, value in values.items():
+    for key, value in values.items():  # replacing values of existing keys is allowed here
         kind = type(value)
         if kind is FrozenDict or kind is FrozenList:
             try:
@@ -34,10 +34,7 @@ def as_plain(values: dict[str, Any]) -> dict[str, Any]:
             except AttributeError:  # a frozen value some node made itself
                 source = None
             if source is RUN_OWNED:  # what nodes appended: each item as written
-                plain[key] = list.copy(value)
+                values[key] = list.copy(value)
             else:
-                plain[key] = source if source is not None else unfreeze(value)
-    return plain
-
-
-_CONTAINERS = frozenset({FrozenDict, FrozenList})
+                values[key] = source if source is not None else unfreeze(value)
+    return values
