@@ -121,12 +121,16 @@ class FrozenList(list):  # type: ignore[type-arg]
                 _item(self, i, v)
                 for i, v in zip(range(*index.indices(len(self))), value, strict=True)
             ]
-        frozen = _child(self, value)  # _item() inlined
         try:
-            owned = self._source is RUN_OWNED
-        except AttributeError:
-            owned = False
-        if not owned:
+            source = self._source
+        except AttributeError:  # a frozen list some node made itself
+            source = None
+        if type(value) is dict and source is RUN_OWNED:  # the common read: _item() inlined
+            frozen = FrozenDict(value)
+            frozen._source = value
+            return frozen  # an append-only list keeps each item as it was appended
+        frozen = _child(self, value)
+        if source is not RUN_OWNED:
             _list_set(self, index, frozen)
         return frozen
 
