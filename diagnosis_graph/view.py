@@ -14,6 +14,7 @@ from .frozen import RUN_OWNED, FrozenDict, FrozenList, unfreeze
 #: the engine writes into the dict only while nothing but the engine holds the view, and gives
 #: the next step a copy otherwise (see :mod:`diagnosis_graph.runtime`).
 StateView = MappingProxyType
+_CONTAINERS = frozenset({FrozenDict, FrozenList})
 
 
 def as_plain(values: dict[str, Any]) -> dict[str, Any]:
@@ -26,9 +27,9 @@ def as_plain(values: dict[str, Any]) -> dict[str, Any]:
     into its own output (or appended) from a view stays a (JSON-serialisable) read-only
     dict/list subclass.
     """
+    containers = _CONTAINERS
     for key, value in values.items():  # replacing values of existing keys is allowed here
-        kind = type(value)
-        if kind is FrozenDict or kind is FrozenList:
+        if type(value) in containers:
             try:
                 source = value._source
             except AttributeError:  # a frozen value some node made itself
