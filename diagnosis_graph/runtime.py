@@ -197,7 +197,12 @@ class CompiledGraph:
         if state:
             if type(state) is dict and self._replace_keys.issuperset(state):
                 for key, value in state.items():  # the common input, inlined: see _apply
-                    values[key] = value if type(value) in _FROZEN else freeze(value)
+                    if type(value) is dict:  # freeze() inlined
+                        frozen = FrozenDict(value)
+                        frozen._source = value
+                        values[key] = frozen
+                    else:
+                        values[key] = value if type(value) in _FROZEN else freeze(value)
             else:
                 view = StateView(values)
                 values = self._apply(values, view, dropped, START, 0, state)[0]

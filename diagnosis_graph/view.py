@@ -15,6 +15,7 @@ from .frozen import RUN_OWNED, FrozenDict, FrozenList, unfreeze
 #: the next step a copy otherwise (see :mod:`diagnosis_graph.runtime`).
 StateView = MappingProxyType
 _CONTAINERS = frozenset({FrozenDict, FrozenList})
+_list_copy = list.copy
 
 
 def as_plain(values: dict[str, Any]) -> dict[str, Any]:
@@ -35,7 +36,7 @@ def as_plain(values: dict[str, Any]) -> dict[str, Any]:
             except AttributeError:  # a frozen value some node made itself
                 source = None
             if source is RUN_OWNED:  # what nodes appended: each item as written
-                values[key] = list.copy(value)
+                values[key] = _list_copy(value)
             else:
                 values[key] = source if source is not None else unfreeze(value)
     return values
