@@ -79,15 +79,8 @@ def _slot_refs() -> int:
     return _getrefcount(value) if _getrefcount is not _no_refcount else -1
 
 
-def _read_slot_refs() -> int:
-    """What ``getrefcount`` reports for an object held by one dict slot only, read from it."""
-    box = {"key": FrozenList()}
-    return _getrefcount(box["key"]) if _getrefcount is not _no_refcount else -1
-
-
 _VIEW_REFS = _local_refs()
 _LIST_REFS = _slot_refs()
-_READ_SLOT_REFS = _read_slot_refs()
 
 
 class CompiledGraph:
@@ -246,7 +239,7 @@ class CompiledGraph:
             list.__delitem__,
             StateView,
         )
-        getrefcount, view_refs, list_refs = _getrefcount, _VIEW_REFS, _READ_SLOT_REFS
+        getrefcount, view_refs, list_refs = _getrefcount, _VIEW_REFS, _LIST_REFS
         view = view_type(values)
         # One iteration per step, up to the recursion limit (one step only if ``single``).
         first = step + 1
@@ -282,18 +275,19 @@ class CompiledGraph:
                             values[key] = frozen_list
                         else:
                             values[key] = freeze(value)
-                    elif (  # the common append, in place (items frozen on first read)
-                        key in appends
-                        and type(value) is list
-                        and getrefcount(values[key]) == list_refs
-                    ):
+                    elif key in appends:
                         current = values[key]
-                        list_extend(current, value)
-                        if len(current) > appends[key]:
-                            bound = appends[key]
-                            dropped[key] = dropped.get(key, 0) + len(current) - bound
-                            list_delete(current, slice(0, len(current) - bound))
-                        del current  # so that the next check sees the list's own count
+                        if type(value) is list and getrefcount(current) == list_refs:
+                            # The common append, in place (items are frozen when read).
+                            list_extend(current, value)
+                            if len(current) > appends[key]:
+                                bound = appends[key]
+                                dropped[key] = dropped.get(key, 0) + len(current) - bound
+                                list_delete(current, slice(0, len(current) - bound))
+                            del current  # so that the next check sees the list's own count
+                        else:
+                            del current  # (as above, for the check in _merge_key)
+                            self._merge_key(values, dropped, key, value, node, step)
                     elif key in known:
                         self._merge_key(values, dropped, key, value, node, step)
                     else:
