@@ -23,6 +23,7 @@ it at a cost that grows with the state.
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Mapping
+from types import MappingProxyType
 from typing import Any, NoReturn, SupportsIndex, overload
 
 _SCALARS = frozenset({str, int, float, bool, type(None)})
@@ -293,12 +294,15 @@ def _unfrozen_items(items: Iterable[Any]) -> list[Any]:
 
 
 def thaw(value: Any) -> Any:
-    """Return a plain, mutable deep copy of a frozen value (other objects are returned as is)."""
+    """Return a plain, mutable deep copy of a frozen value or of a node's view of the state
+    (other objects are returned as is)."""
     kind = type(value)
     if kind in _SCALARS:
         return value
     if kind is FrozenDict or kind is dict:
         return {k: v if type(v) in _SCALARS else thaw(v) for k, v in dict.items(value)}
+    if kind is MappingProxyType:  # the view (copy.deepcopy cannot copy a mappingproxy)
+        return {k: v if type(v) in _SCALARS else thaw(v) for k, v in value.items()}
     if kind is FrozenList or kind is list or kind is tuple:
         items = _list_iter(value) if kind is FrozenList else value
         return [v if type(v) in _SCALARS else thaw(v) for v in items]
