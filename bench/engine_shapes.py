@@ -15,8 +15,8 @@ Then a growth table of this engine alone: microseconds per step of the append-an
 of a step does not grow with the run's length or the state's size. The growth table is timed
 with CPython's cyclic garbage collector paused, because a collection's cost grows with the
 number of live objects in any program (LangGraph's runs pay it too, and the comparison table
-keeps it on). Run with ``make bench-engine``; medians of interleaved rounds; prints a table
-and one JSON line.
+keeps it on). Run with ``make bench-engine``; medians of interleaved rounds of CPU time;
+prints a table and one JSON line.
 """
 
 from __future__ import annotations
@@ -160,15 +160,24 @@ def rows(count: int) -> Shape:
 
 
 def timed(run: Runner, repeat: int, *, pause_gc: bool = False) -> float:
-    """Median microseconds per run over ``repeat`` runs (gc collected before)."""
+    """Median CPU microseconds per run over ``repeat`` samples (gc collected before).
+
+    CPU time of this process, because the machine is shared: wall time would also count the
+    time other processes held the CPU. A sample runs ``run`` often enough to last about a
+    millisecond, so that reading the clock does not weigh on the tiny shapes.
+    """
     gc.collect()
+    start = time.process_time()
+    run()
+    inner = max(1, int(0.001 / max(time.process_time() - start, 1e-7)))
     samples = []
     for _ in range(repeat):
         if pause_gc:
             gc.disable()
-        start = time.perf_counter()
-        run()
-        samples.append((time.perf_counter() - start) * 1e6)
+        start = time.process_time()
+        for _ in range(inner):
+            run()
+        samples.append((time.process_time() - start) / inner * 1e6)
         gc.enable()
     return statistics.median(samples)
 

@@ -23,6 +23,7 @@ it at a cost that grows with the state.
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Mapping
+from types import MappingProxyType
 from typing import Any, NoReturn, SupportsIndex, overload
 
 _SCALARS = frozenset({str, int, float, bool, type(None)})
@@ -52,10 +53,10 @@ class FrozenDict(dict):  # type: ignore[type-arg]
 
     def __getitem__(self, key: Any) -> Any:
         value = _dict_get(self, key, _MISSING)
-        if value is _MISSING:
-            return dict.__getitem__(self, key)  # KeyError, or __missing__ of a subclass
         if type(value) in _FROZEN:
             return value
+        if value is _MISSING:
+            return dict.__getitem__(self, key)  # KeyError, or __missing__ of a subclass
         frozen = _child(self, value)
         _dict_set(self, key, frozen)
         return frozen
@@ -114,15 +115,24 @@ class FrozenList(list):  # type: ignore[type-arg]
     def __getitem__(self, index: slice) -> list[Any]: ...
     def __getitem__(self, index: Any) -> Any:
         value = _list_get(self, index)
+        if type(value) in _FROZEN:
+            return value
         if type(index) is slice:
             return [
                 _item(self, i, v)
                 for i, v in zip(range(*index.indices(len(self))), value, strict=True)
             ]
-        if type(value) in _FROZEN:
-            return value
+        try:
+            source = self._source
+        except AttributeError:  # a frozen list some node made itself
+            source = None
+        if type(value) is dict and source is RUN_OWNED:  # the common read: _item() inlined
+            frozen = FrozenDict(value)
+            frozen._source = value
+            return frozen  # an append-only list keeps each item as it was appended
         frozen = _child(self, value)
-        _list_set(self, index, frozen)
+        if source is not RUN_OWNED:
+            _list_set(self, index, frozen)
         return frozen
 
     def __iter__(self) -> Iterator[Any]:
@@ -160,25 +170,60 @@ class FrozenList(list):  # type: ignore[type-arg]
 
 
 def _item(frozen: FrozenList, index: int, value: Any) -> Any:
+    """Item ``index`` (``value``) of ``frozen``, frozen; kept in its place, except in an
+    append-only list, which keeps each item as it was appended (see :data:`RUN_OWNED`)."""
     if type(value) in _FROZEN:
         return value
     item = _child(frozen, value)
-    _list_set(frozen, index, item)
+    try:
+        owned = frozen._source is RUN_OWNED
+    except AttributeError:  # a frozen list some node made itself
+        owned = False
+    if not owned:
+        _list_set(frozen, index, item)
     return item
 
 
 def _child(parent: FrozenDict | FrozenList, value: Any) -> Any:
     """Freeze a nested value on first read; the child of a sourceless value is sourceless."""
-    frozen = freeze(value)
-    if getattr(parent, "_source", None) is None and (
-        type(frozen) is FrozenDict or type(frozen) is FrozenList
-    ):
+    kind = type(value)
+    if kind is dict:  # freeze() inlined for the common containers
+        frozen: Any = FrozenDict(value)
+    elif kind is list or kind is tuple:
+        frozen = FrozenList(value)
+    else:
+        frozen = freeze(value)
+        if type(frozen) is not FrozenDict and type(frozen) is not FrozenList:
+            return frozen
+    try:
+        frozen._source = None if parent._source is None else value
+    except AttributeError:  # a frozen value some node made itself: treated as sourceless
         frozen._source = None
     return frozen
 
 
 _MISSING = object()
 _FROZEN = frozenset({FrozenDict, FrozenList}) | _SCALARS
+
+
+class _RunOwned:
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return "RUN_OWNED"
+
+
+#: The ``_source`` of a list the engine made for one run (an append-only list): its items are
+#: what nodes appended, kept as written; each read hands out a frozen version of an item (made
+#: anew, the list is not written to), and :func:`unfreeze` gives back a plain list of them.
+RUN_OWNED: Any = _RunOwned()
+
+
+def owned_list(items: Iterable[Any] = ()) -> FrozenList:
+    """A new append-only list of one run (see :data:`RUN_OWNED`) holding ``items``."""
+    fresh = FrozenList(items)
+    fresh._source = RUN_OWNED
+    return fresh
 
 
 def freeze(value: Any) -> Any:
@@ -213,14 +258,18 @@ def unfreeze(value: Any) -> Any:
     """Return what was written, for the caller-facing final state.
 
     A frozen value made from a written dict or list gives back that very object (the engine
-    never writes to it); one the engine made itself (a default, an append-only list) becomes a
-    plain container whose frozen items are unfrozen the same way and whose other containers are
-    copied (they belong to a value shared between runs). Other values are returned as they are.
+    never writes to it); an append-only list of the run becomes a plain list of the items as
+    they were appended (a frozen item a node appended stays frozen); one the engine made
+    otherwise (a default) becomes a plain container whose frozen items are unfrozen the same
+    way and whose other containers are copied (they belong to a value shared between runs).
+    Other values are returned as they are.
     """
     kind = type(value)
     if kind is not FrozenList and kind is not FrozenDict:
         return value
     source = getattr(value, "_source", None)
+    if source is RUN_OWNED:
+        return list.copy(value)
     if source is not None:
         return source
     if kind is FrozenDict:
@@ -238,19 +287,22 @@ def _unfrozen_items(items: Iterable[Any]) -> list[Any]:
                 source = item._source
             except AttributeError:
                 source = None
-            append(source if source is not None else unfreeze(item))
+            append(source if source is not None and source is not RUN_OWNED else unfreeze(item))
         else:
             append(item if kind in _SCALARS else thaw(item))
     return out
 
 
 def thaw(value: Any) -> Any:
-    """Return a plain, mutable deep copy of a frozen value (other objects are returned as is)."""
+    """Return a plain, mutable deep copy of a frozen value or of a node's view of the state
+    (other objects are returned as is)."""
     kind = type(value)
     if kind in _SCALARS:
         return value
     if kind is FrozenDict or kind is dict:
         return {k: v if type(v) in _SCALARS else thaw(v) for k, v in dict.items(value)}
+    if kind is MappingProxyType:  # the view (copy.deepcopy cannot copy a mappingproxy)
+        return {k: v if type(v) in _SCALARS else thaw(v) for k, v in value.items()}
     if kind is FrozenList or kind is list or kind is tuple:
         items = _list_iter(value) if kind is FrozenList else value
         return [v if type(v) in _SCALARS else thaw(v) for v in items]

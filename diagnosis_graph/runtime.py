@@ -9,7 +9,7 @@ from typing import Any
 
 from .config import RunConfig
 from .errors import GraphRecursionError, InvalidRouteError, InvalidUpdateError, NodeError
-from .frozen import _FROZEN, FrozenDict, FrozenList, freeze, freeze_new, thaw
+from .frozen import _FROZEN, RUN_OWNED, FrozenDict, FrozenList, freeze, freeze_new, thaw
 from .graph import END, START, Branch, NodeFn, NodeSpec, Router, Target
 from .mermaid import render_mermaid
 from .state import Append, Reducer, Replace
@@ -48,28 +48,17 @@ class _NodeTable(dict[str, tuple[NodeFn, bool]]):
         self._plans[name] = (fn, takes_config, *self._plans[name][2:])
 
 
-class _Run:
-    """One execution between calls of the step loop: its view, next node, step count, drops."""
-
-    __slots__ = ("dropped", "node", "step", "values")
-
-    def __init__(self, values: StateView, node: str, dropped: dict[str, int]) -> None:
-        self.values = values
-        self.node = node
-        self.step = 0
-        self.dropped = dropped
-
-
 # Updating in place without breaking snapshots. Every view a node or router was given must keep
 # showing the state of its step, yet copying the state (or an append-only list in it) for every
-# update makes a step cost grow with the state. So the engine writes an update into the current
-# view, and extends an append-only list, in place exactly when nothing but the engine can see
-# it: when the view is referenced only by the step loop's local variable, and the list only by
-# the view and a local. A node or router that kept the view, the list, or an older view holding
-# the list adds a reference, and then the view or list is copied first (copy-on-write).
-# CPython's reference counts tell exactly that - the check CPython itself makes to concatenate
-# strings in place. The counts are measured once here, so the check follows the interpreter's
-# own counting; an interpreter without ``sys.getrefcount`` always copies.
+# update makes a step cost grow with the state. So the engine writes an update into the dict
+# under the current view, and extends an append-only list, in place exactly when nothing but the
+# engine can see it: when the view is referenced only by the step loop's local variable (the
+# dict is reachable only through the view, which never hands it out), and the list only by the
+# dict and a local. A node or router that kept the view, the list, or an older view holding the
+# list adds a reference, and then the dict (with a new view) or the list is copied first
+# (copy-on-write). CPython's reference counts tell exactly that - the check CPython itself makes
+# to concatenate strings in place. The counts are measured once here, so the check follows the
+# interpreter's own counting; an interpreter without ``sys.getrefcount`` always copies.
 def _no_refcount(value: object) -> int:
     return 0
 
@@ -92,7 +81,6 @@ def _slot_refs() -> int:
 
 _VIEW_REFS = _local_refs()
 _LIST_REFS = _slot_refs()
-_PLACEHOLDER = StateView()  # what a run holds while the step loop has its view in a local
 
 
 class CompiledGraph:
@@ -117,8 +105,13 @@ class CompiledGraph:
         self._known_keys = frozenset(self.schema)
         # Keys whose reducer is plain Replace are written inline, without a method call.
         self._replace_keys = frozenset(k for k, r in self.schema.items() if type(r) is Replace)
-        # Append keys and their bounds, for the in-place append the step loop inlines.
-        self._appends = {k: r.max_len for k, r in self.schema.items() if type(r) is Append}
+        # Append keys and their bounds (sys.maxsize for none), for the in-place append the step
+        # loop inlines.
+        self._appends = {
+            k: sys.maxsize if r.max_len is None else r.max_len
+            for k, r in self.schema.items()
+            if type(r) is Append
+        }
         # Initial values: plain Replace defaults are frozen once and shared by every run; the
         # others (append-only lists, default factories) are made anew for each run.
         self._fresh_lists = tuple(k for k, r in self.schema.items() if type(r) is Append)
@@ -136,9 +129,9 @@ class CompiledGraph:
         self, state: Mapping[str, Any] | None = None, config: RunConfig | None = None
     ) -> dict[str, Any]:
         """Run to END and return the final state as plain, JSON-friendly dicts and lists."""
-        run = self._start(state)
-        self._advance(run, config or _DEFAULT_CONFIG, None, False)
-        return as_plain(run.values)
+        values, node, dropped = self._start(state)
+        values = self._advance(values, node, 0, dropped, config or _DEFAULT_CONFIG, None, False)[0]
+        return as_plain(values)
 
     def run(
         self,
@@ -152,9 +145,11 @@ class CompiledGraph:
         ``on_step``, when given, is called with each stream event as it happens (an observer:
         what it returns is ignored; what it raises stops the run).
         """
-        run = self._start(state)
-        self._advance(run, config or _DEFAULT_CONFIG, on_step, False)
-        return RunResult(as_plain(run.values), run.step, run.dropped)
+        values, node, dropped = self._start(state)
+        values, node, step = self._advance(
+            values, node, 0, dropped, config or _DEFAULT_CONFIG, on_step, False
+        )
+        return RunResult(as_plain(values), step, dropped)
 
     def stream(
         self, state: Mapping[str, Any] | None = None, config: RunConfig | None = None
@@ -165,11 +160,14 @@ class CompiledGraph:
         it completed (1-based), the update it returned (``{}`` for None) and the node that runs
         next (``END`` after the last).
         """
-        run = self._start(state)
+        values, node, dropped = self._start(state)
         config = config or _DEFAULT_CONFIG
         events: list[dict[str, Any]] = []
-        while run.node != END:
-            self._advance(run, config, events.append, True)
+        step = 0
+        while node != END:
+            values, node, step = self._advance(
+                values, node, step, dropped, config, events.append, True
+            )
             yield events.pop()
 
     def to_mermaid(self, taken: Iterable[tuple[str, str]] = ()) -> str:
@@ -179,27 +177,54 @@ class CompiledGraph:
         """
         return render_mermaid(self.specs, self.edges, taken)
 
-    def _start(self, state: Mapping[str, Any] | None) -> _Run:
-        values = StateView(self._shared_initial)
-        for key in self._fresh_lists:  # Append.initial() inlined: a new empty list
+    def _start(self, state: Mapping[str, Any] | None) -> tuple[dict[str, Any], str, dict[str, int]]:
+        """A run's initial state (input applied), its first node and its drop counts."""
+        values = self._shared_initial.copy()
+        for key in self._fresh_lists:  # Append.initial(): a new empty list of this run
             fresh = FrozenList()
-            fresh._source = None
-            dict.__setitem__(values, key, fresh)
+            fresh._source = RUN_OWNED
+            values[key] = fresh
         for key, reducer in self._fresh_initial:
-            dict.__setitem__(values, key, freeze_new(reducer.initial()))
+            values[key] = freeze_new(reducer.initial())
         dropped: dict[str, int] = {}
         if state:
-            values = self._apply(values, dropped, START, 0, state)
+            if type(state) is dict and self._replace_keys.issuperset(state):
+                for key, value in state.items():  # the common input, inlined: see _apply
+                    if type(value) is dict:  # freeze() inlined
+                        frozen = FrozenDict(value)
+                        frozen._source = value
+                        values[key] = frozen
+                    else:
+                        values[key] = value if type(value) in _FROZEN else freeze(value)
+            else:
+                view = StateView(values)
+                values = self._apply(values, view, dropped, START, 0, state)[0]
         fixed, router, mapping = self._start_plan
-        first = fixed if fixed is not None else _route(values, START, 0, router, mapping)
-        return _Run(values, first, dropped)
+        if fixed is not None:
+            return values, fixed, dropped
+        view = StateView(values)
+        first = _route(view, START, 0, router, mapping)
+        if _getrefcount(view) != _VIEW_REFS:
+            values = values.copy()  # the router kept its view: it stays as it was
+        return values, first, dropped
 
-    def _advance(self, run: _Run, config: RunConfig, on_step: _OnStep | None, single: bool) -> None:
-        """Run steps from ``run.node`` to END (only one if ``single``), then save the run.
+    def _advance(
+        self,
+        values: dict[str, Any],
+        node: str,
+        step: int,
+        dropped: dict[str, int],
+        config: RunConfig,
+        on_step: _OnStep | None,
+        single: bool,
+    ) -> tuple[dict[str, Any], str, int]:
+        """Run steps from ``node`` to END (only one if ``single``); return the state, the next
+        node and the number of steps run so far.
 
-        The hot loop of every run: locals only, the common update inlined. The view lives in
-        the local ``values`` alone while the loop runs, so that a reference count of one local
-        means no node or router kept it (see above).
+        The hot loop of every run: locals only, the common update inlined. The view over
+        ``values`` lives in the local ``view`` alone while the loop runs, so that a reference
+        count of one local means no node or router kept it (see above) and ``values`` is then
+        written in place.
         """
         limit = config.recursion_limit
         plans, known, replace, appends = (
@@ -208,98 +233,103 @@ class CompiledGraph:
             self._replace_keys,
             self._appends,
         )
-        frozen, dict_set, list_append = _FROZEN, dict.__setitem__, list.append
+        frozen, list_extend, list_delete, view_type = (
+            _FROZEN,
+            list.extend,
+            list.__delitem__,
+            StateView,
+        )
         getrefcount, view_refs, list_refs = _getrefcount, _VIEW_REFS, _LIST_REFS
-        dropped = run.dropped
-        values, node, step = run.values, run.node, run.step
-        run.values = _PLACEHOLDER
-        try:
-            while node != END:
-                if step >= limit:
-                    raise GraphRecursionError(
-                        f"recursion limit of {limit} reached: {step} steps ran and node "
-                        f"{node!r} was next",
-                        node=node,
-                        step=step,
-                        state=_snapshot(values),
-                    )
-                fn, takes_config, fixed, router, mapping = plans[node]
-                step += 1
-                try:
-                    update = fn(values, config) if takes_config else fn(values)
-                except Exception as exc:
-                    raise NodeError(
-                        f"node {node!r} raised {type(exc).__name__}: {exc}",
-                        node=node,
-                        step=step,
-                        state=_snapshot(values),
-                        original=exc,
-                    ) from exc
-                if type(update) is dict and update:
-                    if getrefcount(values) != view_refs:
-                        values = StateView(values)  # a kept view stays as it was
-                    for key in update:
-                        value = update[key]
-                        if key in replace:
-                            kind = type(value)
-                            if kind in frozen:
-                                dict_set(values, key, value)
-                            elif kind is dict:  # freeze() inlined for the common containers
-                                frozen_dict = FrozenDict(value)
-                                frozen_dict._source = value
-                                dict_set(values, key, frozen_dict)
-                            elif kind is list:
-                                frozen_list = FrozenList(value)
-                                frozen_list._source = value
-                                dict_set(values, key, frozen_list)
-                            else:
-                                dict_set(values, key, freeze(value))
-                            continue
-                        if key not in known:
-                            raise self._unknown_key(values, node, step, key)
-                        current = values[key]
-                        if (  # the common append, inlined: see _merge_key
-                            type(value) is list
-                            and type(current) is FrozenList
-                            and key in appends
-                            and getrefcount(current) == list_refs
-                        ):
-                            for item in value:
-                                kind = type(item)
-                                if kind is dict:
-                                    frozen_item = FrozenDict(item)
-                                    frozen_item._source = item
-                                    list_append(current, frozen_item)
-                                else:
-                                    list_append(current, item if kind in frozen else freeze(item))
-                            bound = appends[key]
-                            if bound is not None and len(current) > bound:
-                                dropped[key] = dropped.get(key, 0) + len(current) - bound
-                                list.__delitem__(current, slice(0, len(current) - bound))
+        view = view_type(values)
+        # One iteration per step, up to the recursion limit (one step only if ``single``).
+        first = step + 1
+        last = first - 1 if node == END else min(limit, first) if single else limit
+        for step in range(first, last + 1):
+            fn, takes_config, fixed, router, mapping = plans[node]
+            try:
+                update = fn(view, config) if takes_config else fn(view)
+            except Exception as exc:
+                raise NodeError(
+                    f"node {node!r} raised {type(exc).__name__}: {exc}",
+                    node=node,
+                    step=step,
+                    state=_snapshot(values),
+                    original=exc,
+                ) from exc
+            if type(update) is dict:
+                if getrefcount(view) != view_refs:
+                    values = values.copy()  # a kept view stays as it was
+                    view = view_type(values)
+                for key, value in update.items():
+                    if key in replace:
+                        kind = type(value)
+                        if kind in frozen:
+                            values[key] = value
+                        elif kind is dict:  # freeze() inlined for the common containers
+                            frozen_dict = FrozenDict(value)
+                            frozen_dict._source = value
+                            values[key] = frozen_dict
+                        elif kind is list:
+                            frozen_list = FrozenList(value)
+                            frozen_list._source = value
+                            values[key] = frozen_list
                         else:
+                            values[key] = freeze(value)
+                    elif key in appends:
+                        current = values[key]
+                        if type(value) is list and getrefcount(current) == list_refs:
+                            # The common append, in place (items are frozen when read).
+                            list_extend(current, value)
+                            if len(current) > appends[key]:
+                                bound = appends[key]
+                                dropped[key] = dropped.get(key, 0) + len(current) - bound
+                                list_delete(current, slice(0, len(current) - bound))
+                            del current  # so that the next check sees the list's own count
+                        else:
+                            del current  # (as above, for the check in _merge_key)
                             self._merge_key(values, dropped, key, value, node, step)
-                        del current
-                elif update is not None and (update or type(update) is not dict):
-                    values = self._apply(values, dropped, node, step, update)
+                    elif key in known:
+                        self._merge_key(values, dropped, key, value, node, step)
+                    else:
+                        raise self._unknown_key(values, node, step, key)
+            elif update is not None:
+                values, view = self._apply(values, view, dropped, node, step, update)
+            if fixed is not None:
+                ran, node = node, fixed
+            else:
                 ran = node
-                if fixed is not None:
-                    node = fixed
-                else:
-                    try:
-                        node = mapping[router(values)]  # type: ignore[index,misc]
-                    except Exception:  # ask again, to report the fault (routers are pure)
-                        node = _route(values, ran, step, router, mapping)
-                if on_step is not None:
-                    on_step({"node": ran, "step": step, "update": dict(update or {}), "next": node})
-                if single:
-                    break
-        finally:
-            run.values, run.node, run.step = values, node, step
+                try:
+                    node = mapping[router(view)]  # type: ignore[index,misc]
+                except Exception:  # ask again, to report the fault (routers are pure)
+                    node = _route(view, ran, step, router, mapping)
+            if on_step is not None:
+                on_step({"node": ran, "step": step, "update": dict(update or {}), "next": node})
+            if node == END:
+                break
+        else:  # the limit was reached (in single steps: before this call)
+            if node != END and (not single or first > limit):
+                raise GraphRecursionError(
+                    f"recursion limit of {limit} reached: {step} steps ran and node "
+                    f"{node!r} was next",
+                    node=node,
+                    step=step,
+                    state=_snapshot(values),
+                )
+        if getrefcount(view) != view_refs:
+            values = values.copy()  # the last view was kept: later steps must not change it
+        return values, node, step
 
     def _apply(
-        self, values: StateView, dropped: dict[str, int], node: str, step: int, update: Any
-    ) -> StateView:
-        """Validate and apply an update (the general path); return the view it went into."""
+        self,
+        values: dict[str, Any],
+        view: StateView[str, Any],
+        dropped: dict[str, int],
+        node: str,
+        step: int,
+        update: Any,
+    ) -> tuple[dict[str, Any], StateView[str, Any]]:
+        """Validate and apply an update (the general path); return the dict and view it went
+        into."""
         if type(update) is not dict and not isinstance(update, Mapping):
             raise _update_error(
                 values,
@@ -311,16 +341,19 @@ class CompiledGraph:
             unknown = next(key for key in update if key not in self.schema)
             raise self._unknown_key(values, node, step, unknown)
         # The caller's local, this parameter and getrefcount's argument: nobody else.
-        if _getrefcount(values) != _VIEW_REFS + 1:
-            values = StateView(values)  # a kept view stays as it was
+        if _getrefcount(view) != _VIEW_REFS + 1:
+            values = values.copy()  # a kept view stays as it was
+            view = StateView(values)
         for key, value in update.items():
             if key in self._replace_keys:
-                dict.__setitem__(values, key, value if type(value) in _FROZEN else freeze(value))
+                values[key] = value if type(value) in _FROZEN else freeze(value)
             else:
                 self._merge_key(values, dropped, key, value, node, step)
-        return values
+        return values, view
 
-    def _unknown_key(self, values: StateView, node: str, step: int, key: Any) -> InvalidUpdateError:
+    def _unknown_key(
+        self, values: dict[str, Any], node: str, step: int, key: Any
+    ) -> InvalidUpdateError:
         declared = ", ".join(sorted(self.schema))
         return _update_error(
             values, node, step, f"wrote unknown state key {key!r}; declared keys: {declared}"
@@ -328,7 +361,7 @@ class CompiledGraph:
 
     def _merge_key(
         self,
-        values: StateView,
+        values: dict[str, Any],
         dropped: dict[str, int],
         key: str,
         value: Any,
@@ -336,7 +369,7 @@ class CompiledGraph:
         step: int,
     ) -> None:
         """Merge one written value into a key whose reducer is not Replace."""
-        reducer, current = self.schema[key], dict.get(values, key)
+        reducer, current = self.schema[key], values[key]
         try:
             if (
                 type(reducer) is Append
@@ -350,7 +383,7 @@ class CompiledGraph:
             raise _update_error(
                 values, node, step, f"wrote an invalid value to state key {key!r}: {exc}"
             ) from exc
-        dict.__setitem__(values, key, merged if type(merged) in _FROZEN else freeze(merged))
+        values[key] = merged if type(merged) in _FROZEN else freeze(merged)
         if lost:
             dropped[key] = dropped.get(key, 0) + lost
 
@@ -362,7 +395,7 @@ def _way_out(target: Target) -> tuple[str | None, Router | None, Mapping[Any, st
 
 
 def _route(
-    values: StateView,
+    values: StateView[str, Any],
     node: str,
     step: int,
     router: Router | None,
@@ -391,12 +424,14 @@ def _route(
         ) from None
 
 
-def _snapshot(values: StateView) -> dict[str, Any]:
+def _snapshot(values: Mapping[str, Any]) -> dict[str, Any]:
     """A plain deep copy of the state so far, for errors carrying the partial state."""
-    return {key: thaw(value) for key, value in dict.items(values)}
+    return {key: thaw(value) for key, value in values.items()}
 
 
-def _update_error(values: StateView, node: str, step: int, problem: str) -> InvalidUpdateError:
+def _update_error(
+    values: Mapping[str, Any], node: str, step: int, problem: str
+) -> InvalidUpdateError:
     return InvalidUpdateError(
         f"node {node!r} {problem}", node=node, step=step, state=_snapshot(values)
     )

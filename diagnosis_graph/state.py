@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from .frozen import FrozenList, freeze, freeze_new, thaw
+from .frozen import FrozenList, freeze_new, owned_list, thaw
 
 
 class Reducer:
@@ -70,7 +70,9 @@ class Append(Reducer):
     """List concatenation. With ``max_len`` only the newest items are kept and drops are counted.
 
     An update must be a list or tuple of items; appending a single item means returning
-    ``[item]``. Items are frozen on write. The engine extends a run's list in place when no
+    ``[item]``. Items are kept as written (the writer must not mutate them afterwards) and
+    each read hands out a frozen version (see :data:`diagnosis_graph.frozen.RUN_OWNED`); the
+    final state holds the very items written. The engine extends a run's list in place when no
     earlier view of the state can still see it, so appending is amortised O(1) per item and
     a bounded list costs O(max_len) per write however long the run; a view kept past its step
     still sees the list as it was (see :mod:`diagnosis_graph.runtime`).
@@ -88,14 +90,14 @@ class Append(Reducer):
 
     def merge(self, current: Any, update: Any) -> tuple[Any, int]:
         """Return a new list: ``current`` followed by the update's items (copying)."""
-        combined = FrozenList(list.__iter__(current))
+        combined = owned_list(list.__iter__(current))
         return combined, self.extend(combined, update)
 
     def extend(self, target: FrozenList, update: Any) -> int:
         """Append the update's items to ``target`` in place; return how many were dropped."""
         if type(update) is not list and not isinstance(update, (list, tuple)):
             raise TypeError(f"an Append key takes a list of items, got {type(update).__name__}")
-        list.extend(target, map(freeze, update))
+        list.extend(target, update)
         if self.max_len is None or len(target) <= self.max_len:
             return 0
         dropped = len(target) - self.max_len

@@ -1,57 +1,42 @@
-"""The read-only view of state that nodes and routers receive."""
+"""The read-only view of state that nodes and routers receive, and the caller's final state."""
 
 from __future__ import annotations
 
+from types import MappingProxyType
 from typing import Any
 
-from .frozen import FrozenDict, FrozenList, _read_only, unfreeze
+from .frozen import RUN_OWNED, FrozenDict, FrozenList, unfreeze
 
-
-class StateView(dict):  # type: ignore[type-arg]
-    """Read-only state of one step: a dict of every declared key to its frozen value.
-
-    Values are frozen when they are written (see :mod:`diagnosis_graph.frozen`), so reading a
-    key is a plain dict lookup. A view is a snapshot: the engine makes a new one for every
-    update, and an append-only list it extends in place is one no kept view can see (see
-    :mod:`diagnosis_graph.runtime`).
-    """
-
-    __slots__ = ()
-    __setitem__ = __delitem__ = clear = pop = popitem = setdefault = update = _read_only
-    __ior__ = _read_only
-
-    def to_dict(self) -> dict[str, Any]:
-        """Return a plain dict of the (frozen) values, e.g. to merge or serialise."""
-        return dict(self)
-
-    def __copy__(self) -> StateView:
-        return self
-
-    def __deepcopy__(self, memo: dict[int, Any]) -> StateView:
-        return self
-
-    def __repr__(self) -> str:
-        return f"StateView({dict.__repr__(self)})"
-
-
+#: What nodes and routers receive: a read-only mapping of every declared key to its frozen
+#: value. It is a ``types.MappingProxyType`` over a plain dict only the engine holds, so a node
+#: cannot write to it (no ``__setitem__``, ``pop``, ``update``...), reading a key is a C-speed
+#: dict lookup, and the engine writes an update into the dict at C speed. A view is a snapshot:
+#: the engine writes into the dict only while nothing but the engine holds the view, and gives
+#: the next step a copy otherwise (see :mod:`diagnosis_graph.runtime`).
+StateView = MappingProxyType
 _CONTAINERS = frozenset({FrozenDict, FrozenList})
+_list_copy = list.copy
 
 
-def as_plain(values: StateView) -> dict[str, Any]:
-    """Return the caller-facing final state: each value as it was written.
+def as_plain(values: dict[str, Any]) -> dict[str, Any]:
+    """Turn the engine's dict of a finished run (no view of it left) into the caller-facing
+    final state, in place, and return it: each value as it was written.
 
-    A value a node or the caller wrote comes back as that very object; what the engine made
-    itself (defaults, append-only lists) comes back as plain dicts and lists. A frozen container
-    a node copied into its own output from a view stays a (JSON-serialisable) read-only
+    A value a node or the caller wrote comes back as that very object, and so do the items
+    appended to an append-only list (a plain list the engine makes); what the engine made
+    otherwise (defaults) comes back as plain dicts and lists. A frozen container a node copied
+    into its own output (or appended) from a view stays a (JSON-serialisable) read-only
     dict/list subclass.
     """
-    plain: dict[str, Any] = dict.copy(values)
-    for key, value in plain.items():
-        if type(value) in _CONTAINERS:
+    containers = _CONTAINERS
+    for key, value in values.items():  # replacing values of existing keys is allowed here
+        if type(value) in containers:
             try:
                 source = value._source
             except AttributeError:  # a frozen value some node made itself
                 source = None
-            # A new value for an existing key: safe while iterating.
-            plain[key] = source if source is not None else unfreeze(value)
-    return plain
+            if source is RUN_OWNED:  # what nodes appended: each item as written
+                values[key] = _list_copy(value)
+            else:
+                values[key] = source if source is not None else unfreeze(value)
+    return values

@@ -149,3 +149,20 @@ def test_a_bounded_append_in_place_keeps_the_newest_and_counts_drops() -> None:
     result = graph.compile().run()
     assert result.state["log"] == [7, 8, 9]
     assert result.dropped == {"log": 7}
+
+
+def test_thaw_gives_a_mutable_deep_copy_of_a_nodes_view() -> None:
+    copies: list[Any] = []
+
+    def copier(state: Mapping[str, Any]) -> dict[str, Any]:
+        copies.append(thaw(state))
+        return {"log": [1]}
+
+    graph = StateGraph({"doc": Replace(), "log": Append()})
+    graph.add_node("copy", copier)
+    graph.add_edge(START, "copy").add_edge("copy", END)
+    final = graph.compile().invoke({"doc": _doc()})
+    copied = copies[0]
+    assert copied == {"doc": _doc(), "log": []} and type(copied) is dict
+    copied["doc"]["records"][0]["tags"].append("x")  # the copy is the caller's to change
+    assert final == {"doc": _doc(), "log": [1]}

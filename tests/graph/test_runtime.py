@@ -22,6 +22,7 @@ from diagnosis_graph import (
     RunConfig,
     StateGraph,
 )
+from diagnosis_graph.frozen import FrozenDict
 
 
 def recording(seen: list[Any], item: Any, update: dict[str, Any]) -> dict[str, Any]:
@@ -152,7 +153,8 @@ def test_appended_items_read_back_frozen_as_the_list_grows() -> None:
     graph.add_edge(START, "a").add_edge("a", "b").add_edge("b", "c").add_edge("c", END)
     final = graph.compile().invoke()
     assert [list(r) for r in reads] == [[], [{"by": "a"}], [{"by": "a"}, {"by": "b"}]]
-    assert reads[1][0] is reads[2][0]  # frozen once, shared between steps
+    # The list keeps each item as appended (a plain dict); every read hands out a frozen copy.
+    assert type(list.__getitem__(reads[2], 0)) is dict and type(reads[2][0]) is FrozenDict
     with pytest.raises(TypeError):
         reads[2][1]["by"] = "x"
     assert final["log"] == [{"by": "a"}, {"by": "b"}, {"by": "c"}]
