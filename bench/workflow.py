@@ -20,7 +20,7 @@ from collections import defaultdict
 from collections.abc import Callable
 from typing import Any
 
-from webapp.analysis.logpatterns import mask
+from webapp.analysis.logpatterns import clear_caches
 from webapp.demo.scenarios import scenario_records
 from webapp.diagnosis import Diagnoser
 from webapp.tools.registry import ToolSpec
@@ -109,7 +109,7 @@ def main() -> None:
     total = 0.0
     for _ in range(ROUNDS):
         for record in scenarios:
-            mask.cache_clear()  # no help from earlier runs: each run masks its log lines cold
+            clear_caches()  # no help from earlier runs: each run masks its log lines cold
             started = time.perf_counter()
             result = diagnoser.diagnose(record["question"])
             elapsed = time.perf_counter() - started

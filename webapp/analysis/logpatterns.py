@@ -10,6 +10,15 @@ message, and Drain sees each distinct masked message once (in order of first app
 same clusters as feeding every message, at a fraction of the cost (2,700 messages: 30 ms, not
 180 ms).
 
+Masking is exact and cheap for the common case of messages that differ only in their digits
+(``took 1165ms`` / ``took 1887ms``): the masks' character classes treat every ASCII digit alike,
+except the literal ``0`` of ``0x``, so a message without ``0x`` matches the masks at the same
+places as its *digit shape* (every ASCII digit written as ``1``). The masked digit shape is
+computed once (``_shape_mask``) as pieces of masked text between the unmatched stretches that
+hold digits (``v1`` in ``/api/v1/``), which are copied from the message itself; a message with
+``0x`` goes through the masks directly. ``test_logpatterns`` checks this equals the plain
+substitution on the demo's and generated worlds' lines and on random text.
+
 ``named_services(records, services, exclude)`` counts, per other known service, the messages
 that name it (a whole-word, case-insensitive match of the service name or one of its aliases):
 what the data says a service depends on, never guessed from word overlap.
@@ -18,6 +27,7 @@ what the data says a service depends on, never guessed from word overlap.
 from __future__ import annotations
 
 import re
+from bisect import bisect_left
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
@@ -89,26 +99,91 @@ def new_miner() -> TemplateMiner:
     return TemplateMiner(persistence_handler=None, config=config)
 
 
+_NAMES = {name: f"<{name}>" for _, name in _MASKS}
+#: Every ASCII digit as ``1``: the digit shape of a message (see the module docstring), made on
+#: its UTF-8 bytes (digits are single bytes there; bytes.translate is ten times str.translate).
+_DIGIT_SHAPE = bytes.maketrans(b"0123456789", b"1111111111")
+_HAS_DIGIT = re.compile("[0-9]")
+
+
+def _replace(match: re.Match[str]) -> str:
+    return _NAMES[match.lastgroup or ""]
+
+
+def plain_mask(message: str) -> str:
+    """The masks applied directly to ``message`` (what ``mask`` returns, without its shortcut)."""
+    return _COMBINED.sub(_replace, message)
+
+
 @lru_cache(maxsize=MASK_CACHE)
 def mask(message: str) -> str:
     """``message`` with ids, addresses, numbers and durations replaced by ``<UUID>``... masks."""
-    return _COMBINED.sub(lambda match: f"<{match.lastgroup}>", message)
+    if "0x" in message:
+        return plain_mask(message)
+    pieces, slots = _shape_mask(message.encode("utf-8", "surrogatepass").translate(_DIGIT_SHAPE))
+    if not slots:
+        return pieces[0]
+    parts = [pieces[0]]
+    for (start, end), piece in zip(slots, pieces[1:], strict=True):
+        parts += (message[start:end], piece)
+    return "".join(parts)
+
+
+@lru_cache(maxsize=MASK_CACHE)
+def _shape_mask(encoded: bytes) -> tuple[tuple[str, ...], tuple[tuple[int, int], ...]]:
+    """The masked digit shape as pieces around ``slots``: the unmatched stretches holding digits,
+    whose text is the message's own (``pieces[0] + message[slot 0] + pieces[1] + ...``)."""
+    shape = encoded.decode("utf-8", "surrogatepass")
+    pieces: list[str] = []
+    slots: list[tuple[int, int]] = []
+    current: list[str] = []
+    position = 0
+
+    def keep(end: int) -> None:
+        gap = shape[position:end]
+        if _HAS_DIGIT.search(gap):
+            pieces.append("".join(current))
+            current.clear()
+            slots.append((position, end))
+        else:
+            current.append(gap)
+
+    for match in _COMBINED.finditer(shape):
+        keep(match.start())
+        current.append(_replace(match))
+        position = match.end()
+    keep(len(shape))
+    pieces.append("".join(current))
+    return tuple(pieces), tuple(slots)
+
+
+def clear_caches() -> None:
+    """Forget every masked message (benchmarks measure cold runs with this)."""
+    mask.cache_clear()
+    _shape_mask.cache_clear()
 
 
 def mine_patterns(
-    records: Iterable[Mapping[str, Any]], split: datetime | None = None
+    records: Sequence[Mapping[str, Any]],
+    split: datetime | None = None,
+    times: Sequence[datetime] | None = None,
 ) -> list[LogPattern]:
     """Templates of ``records`` (``timestamp``/``message``/``level`` dicts), most telling first.
 
     Order: new templates first, then by count after the split, count before, template text.
-    With ``split`` None every record counts as "after" and nothing is new.
+    With ``split`` None every record counts as "after" and nothing is new. ``times`` are the
+    records' timestamps already parsed (same order), when the caller has them.
     """
+    stamps = times if times is not None else [_time(r["timestamp"]) for r in records]
+    # Sorted on the whole row (time, message, level): rows that tie on time and message are
+    # the same message, so their order among themselves changes nothing below.
     rows = sorted(
-        (
-            (_time(r["timestamp"]), str(r.get("message", "")), str(r.get("level", "")))
-            for r in records
-        ),
-        key=lambda row: (row[0], row[1]),
+        zip(
+            stamps,
+            (str(r.get("message", "")) for r in records),
+            (str(r.get("level", "")) for r in records),
+            strict=True,
+        )
     )
     masked = [mask(message) for _, message, _ in rows]
     miner = new_miner()
@@ -116,12 +191,13 @@ def mine_patterns(
         shape: miner.add_log_message(shape)["cluster_id"] for shape in dict.fromkeys(masked)
     }
     templates = {c.cluster_id: c.get_template() for c in miner.drain.clusters}
+    template_of = {shape: templates.get(cluster, shape) for shape, cluster in cluster_of.items()}
     grouped: dict[str, list[tuple[datetime, str, str]]] = {}
     for row, shape in zip(rows, masked, strict=True):
-        grouped.setdefault(templates.get(cluster_of[shape], shape), []).append(row)
+        grouped.setdefault(template_of[shape], []).append(row)
     patterns = []
     for template, members in grouped.items():
-        before = sum(1 for t, _, _ in members if split is not None and t < split)
+        before = 0 if split is None else bisect_left(members, (split,))
         after = len(members) - before
         patterns.append(
             LogPattern(
