@@ -46,6 +46,9 @@ DEPTH = 4
 MASK_CACHE = 32768
 #: Drain3 keeps this many clusters at most; beyond it the least recently used is dropped.
 MAX_CLUSTERS = 1000
+#: Mined line sets remembered (keyed by the lines: the two analysis tools of one service and
+#: window mine the same ones).
+TEMPLATE_CACHE = 16
 
 _MASKS = (
     (r"\b[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}\b", "UUID"),
@@ -182,8 +185,9 @@ def _shape_mask(shape: str) -> tuple[tuple[str, ...], tuple[tuple[int, int], ...
 
 
 def clear_caches() -> None:
-    """Forget every masked digit shape (benchmarks measure cold runs with this)."""
+    """Forget every masked digit shape and mined line set (benchmarks measure cold runs)."""
     _shape_mask.cache_clear()
+    _templates.cache_clear()
 
 
 def mine_patterns(
@@ -198,9 +202,7 @@ def mine_patterns(
     records' timestamps already parsed (same order), when the caller has them.
     """
     stamps = times if times is not None else [_time(r["timestamp"]) for r in records]
-    # Sorted on the whole row (time, message, level): rows that tie on time and message are
-    # the same message, so their order among themselves changes nothing below.
-    rows = sorted(
+    rows = tuple(
         zip(
             stamps,
             (str(r.get("message", "")) for r in records),
@@ -208,7 +210,46 @@ def mine_patterns(
             strict=True,
         )
     )
-    masked = mask_all([message for _, message, _ in rows])
+    patterns = []
+    for template, members in _templates(rows):
+        before = 0 if split is None else bisect_left(members.rows, (split,))
+        after = len(members.rows) - before
+        patterns.append(
+            LogPattern(
+                template,
+                members.rows[0][1],
+                before,
+                after,
+                members.rows[0][0],
+                split is not None and before == 0 and after > 0,
+                members.levels,
+                members.times,
+            )
+        )
+    patterns.sort(key=lambda p: (not p.new, -p.count_after, -p.count_before, p.template))
+    return patterns
+
+
+@dataclass(frozen=True)
+class _Members:
+    """The rows of one template, oldest first, their levels and times."""
+
+    rows: tuple[tuple[datetime, str, str], ...]
+    levels: tuple[str, ...]
+    times: tuple[datetime, ...]
+
+
+@lru_cache(maxsize=TEMPLATE_CACHE)
+def _templates(rows: tuple[tuple[datetime, str, str], ...]) -> tuple[tuple[str, _Members], ...]:
+    """``(time, message, level)`` rows grouped by Drain template, in order of first appearance.
+
+    Cached on the rows themselves: ``detect_anomalies`` and then ``log_patterns`` over the same
+    window mine the same lines and differ only in where they split them.
+    """
+    # Sorted on the whole row (time, message, level): rows that tie on time and message are
+    # the same message, so their order among themselves changes nothing below.
+    ordered = sorted(rows)
+    masked = mask_all([message for _, message, _ in ordered])
     miner = new_miner()
     cluster_of = {
         shape: miner.add_log_message(shape)["cluster_id"] for shape in dict.fromkeys(masked)
@@ -216,26 +257,19 @@ def mine_patterns(
     templates = {c.cluster_id: c.get_template() for c in miner.drain.clusters}
     template_of = {shape: templates.get(cluster, shape) for shape, cluster in cluster_of.items()}
     grouped: dict[str, list[tuple[datetime, str, str]]] = {}
-    for row, shape in zip(rows, masked, strict=True):
+    for row, shape in zip(ordered, masked, strict=True):
         grouped.setdefault(template_of[shape], []).append(row)
-    patterns = []
-    for template, members in grouped.items():
-        before = 0 if split is None else bisect_left(members, (split,))
-        after = len(members) - before
-        patterns.append(
-            LogPattern(
-                template,
-                members[0][1],
-                before,
-                after,
-                members[0][0],
-                split is not None and before == 0 and after > 0,
+    return tuple(
+        (
+            template,
+            _Members(
+                tuple(members),
                 tuple(sorted({level for _, _, level in members if level})),
                 tuple(t for t, _, _ in members),
-            )
+            ),
         )
-    patterns.sort(key=lambda p: (not p.new, -p.count_after, -p.count_before, p.template))
-    return patterns
+        for template, members in grouped.items()
+    )
 
 
 def named_services(
