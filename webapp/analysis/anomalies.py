@@ -194,8 +194,9 @@ def _pattern_findings(
 
 def to_first_line(finding: Finding, times: Sequence[datetime], step: timedelta) -> Finding:
     """A log finding dated by its first line in the onset bucket, not the bucket's start."""
-    inside = [t for t in times if finding.onset <= t < finding.onset + step]
-    return replace(finding, onset=min(inside)) if inside else finding
+    start, end = finding.onset, finding.onset + step
+    first = min((t for t in times if start <= t < end), default=None)
+    return replace(finding, onset=first) if first is not None else finding
 
 
 def _cut(pattern: LogPattern) -> LogPattern:

@@ -14,10 +14,10 @@ Masking is exact and cheap for the common case of messages that differ only in t
 (``took 1165ms`` / ``took 1887ms``): the masks' character classes treat every ASCII digit alike,
 except the literal ``0`` of ``0x``, so a message without ``0x`` matches the masks at the same
 places as its *digit shape* (every ASCII digit written as ``1``). The masked digit shape is
-computed once (``_shape_mask``, cached) as pieces of masked text between the unmatched stretches that
-hold digits (``v1`` in ``/api/v1/``), which are copied from the message itself; a message with
-``0x`` goes through the masks directly. ``test_logpatterns`` checks this equals the plain
-substitution on the demo's and generated worlds' lines and on random text.
+computed once (``_shape_mask``, cached) as pieces of masked text between the unmatched stretches
+that hold digits (``v1`` in ``/api/v1/``), which are copied from the message itself; a message
+with ``0x`` goes through the masks directly. ``test_logpatterns`` checks this equals the plain
+substitution on the demo's lines and on random text.
 
 ``named_services(records, services, exclude)`` counts, per other known service, the messages
 that name it (a whole-word, case-insensitive match of the service name or one of its aliases):
@@ -152,8 +152,10 @@ def mask_all(messages: Sequence[str]) -> list[str]:
 
 
 def _digit_shape(text: str) -> str:
-    return text.encode("utf-8", "surrogatepass").translate(_DIGIT_SHAPE).decode(
-        "utf-8", "surrogatepass"
+    return (
+        text.encode("utf-8", "surrogatepass")
+        .translate(_DIGIT_SHAPE)
+        .decode("utf-8", "surrogatepass")
     )
 
 
@@ -202,14 +204,9 @@ def mine_patterns(
     records' timestamps already parsed (same order), when the caller has them.
     """
     stamps = times if times is not None else [_time(r["timestamp"]) for r in records]
-    rows = tuple(
-        zip(
-            stamps,
-            (str(r.get("message", "")) for r in records),
-            (str(r.get("level", "")) for r in records),
-            strict=True,
-        )
-    )
+    messages = [str(r.get("message", "")) for r in records]
+    levels = [str(r.get("level", "")) for r in records]
+    rows = tuple(zip(stamps, messages, levels, strict=True))
     patterns = []
     for template, members in _templates(rows):
         before = 0 if split is None else bisect_left(members.rows, (split,))

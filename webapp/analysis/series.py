@@ -16,7 +16,7 @@ from __future__ import annotations
 import itertools
 import math
 from bisect import bisect_left
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
 from functools import lru_cache
@@ -63,9 +63,9 @@ def metric_points(
     )
     points: list[Point] = []
     for series in answer.get("series", [])[:1]:
-        for stamp, value in series.get("points", []):
-            if value is not None:
-                points.append((parse_stamp(stamp), float(value)))
+        present = [(stamp, value) for stamp, value in series.get("points", []) if value is not None]
+        stamps = parse_stamps([stamp for stamp, _ in present])
+        points = [(t, float(value)) for t, (_, value) in zip(stamps, present, strict=True)]
     return points, (answer.get("summary") or {}).get("unit")
 
 
@@ -110,7 +110,7 @@ def log_counts(
     """The ``level`` (None: any) lines of ``service`` per bucket of ``step``, exactly."""
     edges = bucket_edges(start, end, step)
     records, complete = log_records(backend, service, start, end, level)
-    times = [parse_stamp(r["timestamp"]) for r in records]
+    times = parse_stamps([r["timestamp"] for r in records])
     if complete:
         return LogRead(records, times, count_by_bucket(times, edges))
     points: list[Point] = []
@@ -199,11 +199,17 @@ def parse_stamp(value: Any) -> datetime:
             if value.tzinfo is None
             else value.astimezone(timezone.utc)
         )
-    return _parse_text(str(value).strip())
+    return _parse_text(value if isinstance(value, str) else str(value))
+
+
+def parse_stamps(values: Iterable[Any]) -> list[datetime]:
+    """``parse_stamp`` of each value (strings go straight to the cache of parsed stamps)."""
+    return [_parse_text(v) if type(v) is str else parse_stamp(v) for v in values]
 
 
 @lru_cache(maxsize=STAMP_CACHE)
-def _parse_text(text: str) -> datetime:
+def _parse_text(value: str) -> datetime:
+    text = value.strip()
     if text.endswith(("Z", "z")):  # the common case: a UTC stamp, no conversion needed
         return datetime.fromisoformat(text[:-1]).replace(tzinfo=timezone.utc)
     moment = datetime.fromisoformat(text)

@@ -316,7 +316,8 @@ class DemoTelemetryBackend:
         native = series.times[1] - series.times[0] if len(series.times) > 1 else 1
         points: list[list[Any]]
         if step_seconds is None or step_seconds <= native:
-            points = [[series.stamps[i], series.values[i]] for i in range(lo, hi)]
+            stamps, values = series.stamps[lo:hi], series.values[lo:hi]
+            points = [[stamp, value] for stamp, value in zip(stamps, values, strict=True)]
         else:
             points = _downsample(series, lo, hi, step_seconds)
         return {
