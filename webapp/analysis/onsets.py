@@ -139,10 +139,13 @@ def detect_onset(
     ``counts`` marks event counts per bucket (log rates), whose spread is floored at
     ``COUNT_FLOOR``.
     """
-    clean = [(t, float(v)) for t, v in points if v is not None and math.isfinite(float(v))]
+    clean = [(t, float(v)) for t, v in points if v is not None]
+    values = [v for _, v in clean]
+    if not all(map(math.isfinite, values)):
+        clean = [(t, v) for t, v in clean if math.isfinite(v)]
+        values = [v for _, v in clean]
     if len(clean) < MIN_POINTS:
         return None
-    values = [v for _, v in clean]
     breakpoints = change_points(values)
     for breakpoint in breakpoints:
         if breakpoint < MIN_BASELINE:
