@@ -195,6 +195,8 @@ class DemoTelemetryBackend:
     """Logs, metrics, alerts and runbooks of the bundled demo system (or another folder)."""
 
     name = "demo"
+    #: The dataset's files are read once and never change while the backend lives.
+    immutable = True
 
     def __init__(self, data_dir: Path | None = None) -> None:
         self._dir = Path(data_dir) if data_dir is not None else DEFAULT_DATA_DIR
