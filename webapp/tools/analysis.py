@@ -28,8 +28,8 @@ from .registry import TELEMETRY, ToolError, ToolOutput, ToolSpec
 
 #: The longest window an analysis reads (as for query_logs and query_metrics).
 MAX_WINDOW = timedelta(days=7)
-#: Outputs kept per immutable backend (the oldest goes first).
-MEMO_SIZE = 512
+#: Outputs kept per immutable backend (the oldest goes first): a few MB at most.
+MEMO_SIZE = 128
 
 _MEMOS: weakref.WeakKeyDictionary[Any, dict[tuple[Any, ...], str]] = weakref.WeakKeyDictionary()
 
