@@ -42,7 +42,6 @@ from .series import (
     log_records,
     logs_begin,
     metric_points,
-    parse_stamp,
     trim_to_data,
 )
 
@@ -70,19 +69,21 @@ def service_anomalies(
             findings.append(found)
     begin = logs_begin(backend, service, start, end, step)
     records: list[dict[str, Any]] = []
+    times: list[datetime] = []
     for level in LOG_LEVELS:
-        level_records, counts = log_counts(backend, service, level, start, end, step)
+        read = log_counts(backend, service, level, start, end, step)
         examined += 1
         found = detect_onset(
-            trim_to_data(counts, begin), signal=level, kind="log_rate", counts=True
+            trim_to_data(read.counts, begin), signal=level, kind="log_rate", counts=True
         )
-        complete = len(level_records) == sum(v for _, v in counts)  # every record, no sample
         if found is not None:
-            times = [parse_stamp(r["timestamp"]) for r in level_records] if complete else []
-            findings.append(to_first_line(found, times, step))
-        if complete:
-            records += level_records
-    pattern_findings, assessed = _pattern_findings(records, bucket_edges(start, end, step), begin)
+            findings.append(to_first_line(found, read.times if read.complete else [], step))
+        if read.complete:  # every record, no sample
+            records += read.records
+            times += read.times
+    pattern_findings, assessed = _pattern_findings(
+        records, times, bucket_edges(start, end, step), begin
+    )
     findings += pattern_findings
     findings.sort(key=lambda f: (f.onset, -f.significance, f.signal))
     return {
@@ -104,19 +105,21 @@ def service_log_patterns(
     step = bucket_step(start, end)
     begin = logs_begin(backend, service, start, end, step)
     records: list[dict[str, Any]] = []
+    times: list[datetime] = []
     rate: list[tuple[datetime, float]] = []
     complete = True
     for name in levels:
-        level_records, counts = log_counts(backend, service, name, start, end, step)
-        complete = complete and len(level_records) == sum(v for _, v in counts)
-        records += level_records
-        rate = [(t, v + (rate[i][1] if rate else 0.0)) for i, (t, v) in enumerate(counts)]
+        read = log_counts(backend, service, name, start, end, step)
+        complete = complete and read.complete
+        records += read.records
+        times += read.times
+        rate = [(t, v + (rate[i][1] if rate else 0.0)) for i, (t, v) in enumerate(read.counts)]
     onset = detect_onset(
         trim_to_data(rate, begin), signal="+".join(levels), kind="log_rate", counts=True
     )
     split = onset.onset if onset is not None else None
     if complete or split is None:
-        patterns = mine_patterns(records, split)[:MAX_PATTERNS]
+        patterns = mine_patterns(records, split, times)[:MAX_PATTERNS]
     else:
         patterns = _sampled_patterns(backend, service, levels, (start, split, end), step)
     return {
@@ -173,11 +176,12 @@ def literal(template: str) -> str:
 
 def _pattern_findings(
     records: Sequence[dict[str, Any]],
+    times: Sequence[datetime],
     edges: Sequence[datetime],
     begin: datetime | None,
 ) -> tuple[list[Finding], int]:
     """Findings for the frequent templates whose line counts changed; and how many were assessed."""
-    patterns = mine_patterns(records, None)
+    patterns = mine_patterns(records, None, times)
     frequent = [p for p in patterns if p.count_after >= MIN_PATTERN_RECORDS][:MAX_PATTERN_FINDINGS]
     findings: list[Finding] = []
     for pattern in frequent:
@@ -190,8 +194,9 @@ def _pattern_findings(
 
 def to_first_line(finding: Finding, times: Sequence[datetime], step: timedelta) -> Finding:
     """A log finding dated by its first line in the onset bucket, not the bucket's start."""
-    inside = [t for t in times if finding.onset <= t < finding.onset + step]
-    return replace(finding, onset=min(inside)) if inside else finding
+    start, end = finding.onset, finding.onset + step
+    first = min((t for t in times if start <= t < end), default=None)
+    return replace(finding, onset=first) if first is not None else finding
 
 
 def _cut(pattern: LogPattern) -> LogPattern:

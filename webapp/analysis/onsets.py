@@ -139,14 +139,18 @@ def detect_onset(
     ``counts`` marks event counts per bucket (log rates), whose spread is floored at
     ``COUNT_FLOOR``.
     """
-    clean = [(t, float(v)) for t, v in points if v is not None and math.isfinite(float(v))]
+    clean = [(t, float(v)) for t, v in points if v is not None]
+    values = [v for _, v in clean]
+    if not all(map(math.isfinite, values)):
+        clean = [(t, v) for t, v in clean if math.isfinite(v)]
+        values = [v for _, v in clean]
     if len(clean) < MIN_POINTS:
         return None
-    breakpoints = change_points([v for _, v in clean])
+    breakpoints = change_points(values)
     for breakpoint in breakpoints:
         if breakpoint < MIN_BASELINE:
             continue
-        finding = _assess(clean, breakpoints, breakpoint, signal, kind, counts)
+        finding = _assess(clean, values, breakpoints, breakpoint, signal, kind, counts)
         if finding is not None:
             return finding
     return None
@@ -171,16 +175,21 @@ def noise_scale(values: Sequence[float]) -> float:
     return _MAD_TO_SIGMA * _mad(diffs) / math.sqrt(2.0)
 
 
-def baseline_spread(values: Sequence[float], *, level: float, counts: bool = False) -> float:
+def baseline_spread(
+    values: Sequence[float], *, level: float, counts: bool = False, centre: float | None = None
+) -> float:
     """The baseline's variability: MAD x 1.4826, else mean AD x 1.2533, floored.
 
     ``level`` is the larger magnitude of the two medians being compared; the floor is
     ``RELATIVE_FLOOR`` of it (and ``COUNT_FLOOR`` for counts, ``ABSOLUTE_FLOOR`` at worst).
+    ``centre`` is the median of ``values`` when the caller has it already.
     """
-    centre = statistics.median(values)
-    spread = _MAD_TO_SIGMA * _mad(values)
+    if centre is None:
+        centre = statistics.median(values)
+    deviations = [abs(v - centre) for v in values]
+    spread = _MAD_TO_SIGMA * float(statistics.median(deviations))
     if spread == 0.0:
-        spread = _MEAN_AD_TO_SIGMA * statistics.fmean(abs(v - centre) for v in values)
+        spread = _MEAN_AD_TO_SIGMA * statistics.fmean(deviations)
     floor = max(RELATIVE_FLOOR * abs(level), COUNT_FLOOR if counts else ABSOLUTE_FLOOR)
     return max(spread, floor)
 
@@ -194,29 +203,25 @@ def render_change(baseline: float, incident: float) -> str:
 
 def _assess(
     points: Sequence[Point],
+    values: Sequence[float],
     breakpoints: Sequence[int],
     breakpoint: int,
     signal: str,
     kind: str,
     counts: bool,
 ) -> Finding | None:
-    values = [v for _, v in points]
+    """The finding at ``breakpoint`` if its segment is significant (``values``: the points')."""
     segment_end = next((b for b in breakpoints if b > breakpoint), len(values))
-    base, segment = values[:breakpoint], values[breakpoint:segment_end]
-    centre, incident = statistics.median(base), statistics.median(segment)
-    spread = baseline_spread(base, level=max(abs(centre), abs(incident)), counts=counts)
+    centre, incident, spread = _compare(values, breakpoint, segment_end, counts)
     z = (incident - centre) / spread
     if abs(z) < Z_SIGNIFICANT:
         return None
     onset = _refine(values, breakpoint, centre, spread, 1.0 if z > 0 else -1.0)
     if onset < MIN_BASELINE:
         onset = breakpoint
-    base = values[:onset]
-    centre = statistics.median(base)
-    segment = values[onset:segment_end]
-    incident = statistics.median(segment)
-    spread = baseline_spread(base, level=max(abs(centre), abs(incident)), counts=counts)
-    z = (incident - centre) / spread
+    if onset != breakpoint:  # the baseline lost its last points: compare again without them
+        centre, incident, spread = _compare(values, onset, segment_end, counts)
+        z = (incident - centre) / spread
     if abs(z) < Z_SIGNIFICANT or (
         not counts and _transient(values, breakpoints, segment_end, centre, spread)
     ):
@@ -233,6 +238,19 @@ def _assess(
         round(min(abs(z), SIGNIFICANCE_CAP), 1),
         "up" if z > 0 else "down",
     )
+
+
+def _compare(
+    values: Sequence[float], onset: int, segment_end: int, counts: bool
+) -> tuple[float, float, float]:
+    """Baseline median, incident median and baseline spread for an onset at ``onset``."""
+    base = values[:onset]
+    centre = statistics.median(base)
+    incident = statistics.median(values[onset:segment_end])
+    spread = baseline_spread(
+        base, level=max(abs(centre), abs(incident)), counts=counts, centre=centre
+    )
+    return centre, incident, spread
 
 
 def _transient(

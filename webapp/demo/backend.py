@@ -27,7 +27,6 @@ LEVELS = ("ERROR", "WARN", "INFO")
 ALERT_STATES = ("firing", "pending", "all")
 _EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
 _MILLISECOND = timedelta(milliseconds=1)
-_RECORD_KEYS = ("timestamp", "service", "level", "message", "trace_id")
 _LEVEL_ALIASES = {"WARNING": "WARN", "ERR": "ERROR"}
 # Decimals for averaged values, by unit; anything else gets 2.
 _DECIMALS = {"ms": 1, "ratio": 4, "version": 2, "queries/s": 3}
@@ -196,6 +195,8 @@ class DemoTelemetryBackend:
     """Logs, metrics, alerts and runbooks of the bundled demo system (or another folder)."""
 
     name = "demo"
+    #: The dataset's files are read once and never change while the backend lives.
+    immutable = True
 
     def __init__(self, data_dir: Path | None = None) -> None:
         self._dir = Path(data_dir) if data_dir is not None else DEFAULT_DATA_DIR
@@ -274,13 +275,17 @@ class DemoTelemetryBackend:
         lo = bisect_left(index.times, _ms(start, ceil=True))
         hi = bisect_left(index.times, _ms(end, ceil=True))
         needle = (keyword or "").strip().lower()
+        rows = index.records
         if needle:
             lowered = index.lowered
             matches = [i for i in range(lo, hi) if needle in lowered[i]]
-            total, chosen = len(matches), matches[: -limit - 1 : -1]
+            total, chosen = len(matches), [rows[i] for i in matches[: -limit - 1 : -1]]
         else:
-            total, chosen = hi - lo, list(range(hi - 1, max(lo, hi - limit) - 1, -1))
-        records = [dict(zip(_RECORD_KEYS, index.records[i], strict=True)) for i in chosen]
+            total, chosen = hi - lo, rows[max(lo, hi - limit) : hi][::-1]
+        records = [  # a dict literal: four times dict(zip(keys, row)) on thousands of rows
+            {"timestamp": t, "service": s, "level": lv, "message": m, "trace_id": trace}
+            for t, s, lv, m, trace in chosen
+        ]
         return {"records": records, "total": total, "truncated": total > limit}
 
     def query_metrics(
@@ -313,7 +318,8 @@ class DemoTelemetryBackend:
         native = series.times[1] - series.times[0] if len(series.times) > 1 else 1
         points: list[list[Any]]
         if step_seconds is None or step_seconds <= native:
-            points = [[series.stamps[i], series.values[i]] for i in range(lo, hi)]
+            stamps, values = series.stamps[lo:hi], series.values[lo:hi]
+            points = [[stamp, value] for stamp, value in zip(stamps, values, strict=True)]
         else:
             points = _downsample(series, lo, hi, step_seconds)
         return {

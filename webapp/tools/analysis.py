@@ -5,10 +5,19 @@ Both read telemetry through the backend port only (``query_logs``, ``query_metri
 recorded like any other tool call, so their outputs are citable evidence. The window defaults
 to the backend's recent range (``RECENT_RANGE`` before its reference time), not to the last
 hour: an incident that began hours ago must still show its onset and the calm before it.
+
+A backend whose data cannot change while it lives says so with ``immutable = True`` (the demo
+backend: its files are read once). Over such a backend an output is a function of the tool's
+arguments alone, so each is computed once per backend and kept (as JSON text, so every call
+gets its own copy) for up to ``MEMO_SIZE`` argument sets; any other backend is asked every time.
+``forget_outputs()`` drops them (benchmarks measure cold calls with it).
 """
 
 from __future__ import annotations
 
+import json
+import weakref
+from collections.abc import Callable
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -19,6 +28,33 @@ from .registry import TELEMETRY, ToolError, ToolOutput, ToolSpec
 
 #: The longest window an analysis reads (as for query_logs and query_metrics).
 MAX_WINDOW = timedelta(days=7)
+#: Outputs kept per immutable backend (the oldest goes first): a few MB at most.
+MEMO_SIZE = 128
+
+_MEMOS: weakref.WeakKeyDictionary[Any, dict[tuple[Any, ...], str]] = weakref.WeakKeyDictionary()
+
+
+def forget_outputs() -> None:
+    """Drop every kept output."""
+    _MEMOS.clear()
+
+
+def _memoised(
+    backend: TelemetryBackend, key: tuple[Any, ...], compute: Callable[[], dict[str, Any]]
+) -> dict[str, Any]:
+    """``compute()``, kept per ``key`` when ``backend`` declares its data immutable."""
+    if getattr(backend, "immutable", False) is not True:
+        return compute()
+    memo = _MEMOS.setdefault(backend, {})
+    if (kept := memo.get(key)) is not None:
+        value: dict[str, Any] = json.loads(kept)
+        return value
+    output = compute()
+    if len(memo) >= MEMO_SIZE:
+        memo.pop(next(iter(memo)))
+    memo[key] = json.dumps(output)
+    return output
+
 
 _TIME = {
     "type": "string",
@@ -63,16 +99,28 @@ def analysis_tools(backend: TelemetryBackend) -> list[ToolSpec]:
 
     def detect_anomalies(args: dict[str, Any]) -> ToolOutput:
         start, end = analysis_window(backend, args)
+        service = args["service"]
         try:
-            return ToolOutput(service_anomalies(backend, args["service"], start, end))
+            return ToolOutput(
+                _memoised(
+                    backend,
+                    ("detect_anomalies", service, start, end),
+                    lambda: service_anomalies(backend, service, start, end),
+                )
+            )
         except TelemetryError as exc:
             raise ToolError(str(exc)) from None
 
     def log_patterns(args: dict[str, Any]) -> ToolOutput:
         start, end = analysis_window(backend, args)
+        service, level = args["service"], args.get("level")
         try:
             return ToolOutput(
-                service_log_patterns(backend, args["service"], start, end, args.get("level"))
+                _memoised(
+                    backend,
+                    ("log_patterns", service, start, end, level),
+                    lambda: service_log_patterns(backend, service, start, end, level),
+                )
             )
         except TelemetryError as exc:
             raise ToolError(str(exc)) from None

@@ -12,7 +12,7 @@ import pytest
 from webapp.demo.backend import DemoTelemetryBackend
 from webapp.persistence.context import run_scope
 from webapp.persistence.memory_audit import MemoryAudit
-from webapp.tools.analysis import analysis_tools
+from webapp.tools.analysis import analysis_tools, forget_outputs
 from webapp.tools.catalog import ALIASES_MARKER, diagnosis_tools
 from webapp.tools.doc_tracker import RetrievedDocTracker
 from webapp.tools.knowledge import KnowledgeIndex
@@ -147,3 +147,34 @@ def test_the_demo_backend_reads_aliases_from_its_dataset(tmp_path: Path) -> None
     dataset["aliases"] = {"order-service": ["订单服务"], "no-such-service": ["x"]}
     (tmp_path / "dataset.json").write_text(json.dumps(dataset), encoding="utf-8")
     assert DemoTelemetryBackend(tmp_path).service_aliases() == {"order-service": ["订单服务"]}
+
+
+def test_outputs_over_an_immutable_backend_are_computed_once_and_copied(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    import webapp.tools.analysis as module
+
+    calls: list[str] = []
+    real = module.service_anomalies
+
+    def counted(backend: Any, service: str, start: Any, end: Any) -> dict[str, Any]:
+        calls.append(service)
+        return real(backend, service, start, end)
+
+    monkeypatch.setattr(module, "service_anomalies", counted)
+    forget_outputs()
+    arguments = {"service": "payment-service", "start": "2026-11-30T09:00:00Z"}
+    immutable = {t.name: t for t in analysis_tools(DemoTelemetryBackend())}["detect_anomalies"]
+    first = immutable.handler(dict(arguments)).raw_output
+    first["findings"].clear()  # a caller's change does not reach the kept output
+    second = immutable.handler(dict(arguments)).raw_output
+    assert calls == ["payment-service"] and second["findings"]
+    live = world()  # a backend that does not declare its data immutable is asked every time
+    assert getattr(live, "immutable", False) is False
+    tool = {t.name: t for t in analysis_tools(live)}["detect_anomalies"]
+    tool.handler({"service": "ledger-writer"})
+    tool.handler({"service": "ledger-writer"})
+    assert calls == ["payment-service", "ledger-writer", "ledger-writer"]
+    forget_outputs()
+    immutable.handler(dict(arguments))
+    assert calls[-1] == "payment-service" and len(calls) == 4
