@@ -149,9 +149,10 @@
           ? null
           : s("line", { class: "median " + cls, x1: round(sc.x(ms(from))), x2: round(sc.x(ms(to))), y1: round(sc.y(v)), y2: round(sc.y(v)) });
       for (const el of [seg(w.baselineStart, w.baselineEnd, w.baselineMedian, "baseline"), seg(w.onset, w.incidentEnd, w.incidentMedian, "incident")]) if (el) svg.append(el);
-      if (typeof w.peak === "number" && !isNaN(ms(w.peakAt))) {
-        svg.append(s("circle", { class: "peak", cx: round(sc.x(ms(w.peakAt))), cy: round(sc.y(w.peak)), r: 3.5 }, s("title", { text: t("peak", lang) + " " + number(w.peak) + " " + t("at", lang) + " " + formatTime(w.peakAt) })));
-      }
+    }
+    // a finding's peak, on its curve (the recorded points keep it) or alone
+    if (chart.kind === "finding" && chart.windows && typeof w.peak === "number" && !isNaN(ms(w.peakAt))) {
+      svg.append(s("circle", { class: "peak", cx: round(sc.x(ms(w.peakAt))), cy: round(sc.y(w.peak)), r: 3.5, "data-time": w.peakAt, "data-value": w.peak }, s("title", { text: t("peak", lang) + " " + number(w.peak) + " " + t("at", lang) + " " + formatTime(w.peakAt) })));
     }
     if (chart.windows && !isNaN(ms(w.onset))) {
       const px = round(sc.x(ms(w.onset)));

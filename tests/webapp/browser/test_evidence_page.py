@@ -111,6 +111,9 @@ def assert_finding_chart(svg: Locator, chart: dict[str, Any], output: dict[str, 
     assert incident.get_attribute("data-from") == finding["onset"]
     assert incident.get_attribute("data-to") == output["window"]["end"]
     assert svg.locator("line.onset").get_attribute("data-onset") == finding["onset"]
+    peak = svg.locator("circle.peak")  # on the curve: the recorded points keep the peak
+    assert peak.get_attribute("data-time") == finding["incident"]["peak_at"]
+    assert [finding["incident"]["peak_at"], finding["incident"]["peak"]] in finding["points"]
     cites = [c for c in chart["cited"] if c["index"] is not None]
     assert cites, "a cited finding marks its cited point"
     for cite in cites:
