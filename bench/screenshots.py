@@ -3,7 +3,7 @@
 Serves the app in-process (a temporary SQLite database, the offline model), drives the system
 Chromium headless through Playwright exactly as the browser tests do, and writes the PNGs:
 ``chat.png`` (an answer with its citation chips, one hovered to show its excerpt and source),
-``evidence.png`` (the charts of the cited series with their windows, and the question's
+``evidence.png`` (the cited findings' curves with their windows, and the question's
 window), ``patterns.png`` (an answer to a Chinese question citing ``detect_anomalies`` and
 ``log_patterns``: Chinese labels, the log-pattern table) and ``trace.png`` (the trace viewer
 with the route diagram and the excerpt a claim was verified against highlighted).
@@ -72,14 +72,15 @@ def panel_screenshot(page: Page, path: Path) -> None:
     panel.evaluate("p => p.scrollIntoView({block: 'start'})")
     page.mouse.move(0, 0)
     box = panel.bounding_box()
-    assert box is not None, "the evidence panel is not visible"
+    composer = page.locator("#ask").bounding_box()  # the sticky question form below it
+    assert box is not None and composer is not None, "the evidence panel is not visible"
     page.screenshot(
         path=str(path),
         clip={
             "x": box["x"] - 8,
             "y": box["y"] - 8,
             "width": box["width"] + 16,
-            "height": min(box["height"] + 16, TALL["height"] - box["y"]),
+            "height": min(box["height"] + 16, composer["y"] - box["y"]),
         },
     )
 

@@ -31,9 +31,18 @@ def excerpt(value: Any) -> str:
 
 
 def seed_analysis_run(
-    services: Services, service: str, question: str, session_id: str | None = None
+    services: Services,
+    service: str,
+    question: str,
+    session_id: str | None = None,
+    *,
+    legacy: bool = False,
 ) -> dict[str, Any]:
-    """A finished run citing a metric series, a detect_anomalies finding and log templates."""
+    """A finished run citing a metric series, a detect_anomalies finding and log templates.
+
+    ``legacy`` records the detect_anomalies output without its findings' points, as it was
+    recorded before findings carried them.
+    """
     tools = {spec.name: spec for spec in services.diagnoser.tools}
     audit = services.diagnoser.audit
     session_id, run_id, _flow = services.chat.start(question, session_id, "complex")
@@ -56,6 +65,8 @@ def seed_analysis_run(
     with run_scope(session_id, run_id):
         for name, arguments in calls:
             raw = tools[name].handler(arguments).raw_output
+            if legacy and name == "detect_anomalies":
+                raw = {**raw, "findings": [_pointless(f) for f in raw["findings"]]}
             draft = InvocationDraft("executor", name, arguments, raw, "SUCCESS", None, 5)
             outputs[name] = (audit.record(draft), raw)
         audit.flush()  # invocations are written at the end of a node (write-behind)
@@ -124,3 +135,7 @@ def seed_analysis_run(
         "evidence": evidence,
         "patternRows": pattern_rows[:2],
     }
+
+
+def _pointless(finding: dict[str, Any]) -> dict[str, Any]:
+    return {k: v for k, v in finding.items() if k not in ("points", "downsampled")}

@@ -8,7 +8,9 @@ they work on any backend:
   bucket go through ``detect_onset``; each significant change is a finding;
 * templates mined from the ERROR and WARN lines whose per-bucket counts change significantly
   are ``log_pattern`` findings (a new error message, or a known one that surged);
-* ``healthy_signals`` counts the signals examined that did not change significantly.
+* ``healthy_signals`` counts the signals examined that did not change significantly;
+* each finding carries the series its detector analysed (``points``, downsampled to a budget:
+  ``curves``), so its chart draws the curve and a claim can cite a point.
 
 Log rates are exact whatever the volume (``series.log_counts``); templates are mined from the
 records themselves, so a level with more lines than ``FETCH_LIMIT`` gives no ``log_pattern``
@@ -31,6 +33,7 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from ..tools.backends import TelemetryBackend
+from .curves import Analysed
 from .logpatterns import LogPattern, mine_patterns
 from .onsets import Finding, detect_onset, iso
 from .series import (
@@ -61,11 +64,12 @@ def service_anomalies(
     """The ``detect_anomalies`` raw output for ``service`` over ``[start, end]``."""
     step = bucket_step(start, end)
     findings: list[Finding] = []
+    analysed = Analysed()  # each signal's series, recorded with its finding
     examined = 0
     for metric in backend.metrics_by_service().get(service, []):
         points, _unit = metric_points(backend, service, metric, start, end)
         examined += 1
-        if (found := detect_onset(points, signal=metric, kind="metric")) is not None:
+        if (found := analysed.detect(points, signal=metric, kind="metric")) is not None:
             findings.append(found)
     begin = logs_begin(backend, service, start, end, step)
     records: list[dict[str, Any]] = []
@@ -73,7 +77,7 @@ def service_anomalies(
     for level in LOG_LEVELS:
         read = log_counts(backend, service, level, start, end, step)
         examined += 1
-        found = detect_onset(
+        found = analysed.detect(
             trim_to_data(read.counts, begin), signal=level, kind="log_rate", counts=True
         )
         if found is not None:
@@ -82,13 +86,13 @@ def service_anomalies(
             records += read.records
             times += read.times
     pattern_findings, assessed = _pattern_findings(
-        records, times, bucket_edges(start, end, step), begin
+        records, times, bucket_edges(start, end, step), begin, analysed
     )
     findings += pattern_findings
     findings.sort(key=lambda f: (f.onset, -f.significance, f.signal))
     return {
         "window": {"start": iso(start), "end": iso(end), "step_seconds": int(step.total_seconds())},
-        "findings": [f.as_dict() for f in findings],
+        "findings": analysed.as_dicts(findings),
         "healthy_signals": examined + assessed - len(findings),
     }
 
@@ -179,6 +183,7 @@ def _pattern_findings(
     times: Sequence[datetime],
     edges: Sequence[datetime],
     begin: datetime | None,
+    analysed: Analysed,
 ) -> tuple[list[Finding], int]:
     """Findings for the frequent templates whose line counts changed; and how many were assessed."""
     patterns = mine_patterns(records, None, times)
@@ -186,7 +191,7 @@ def _pattern_findings(
     findings: list[Finding] = []
     for pattern in frequent:
         counts = trim_to_data(count_by_bucket(pattern.times, edges), begin)
-        found = detect_onset(counts, signal=pattern.template, kind="log_pattern", counts=True)
+        found = analysed.detect(counts, signal=pattern.template, kind="log_pattern", counts=True)
         if found is not None:
             findings.append(to_first_line(found, pattern.times, edges[1] - edges[0]))
     return findings, len(frequent)

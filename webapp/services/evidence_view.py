@@ -8,11 +8,15 @@
   time of the cited point or record - so a citation chip can say where its excerpt comes from;
 * ``charts``: one per cited metric series of a ``query_metrics`` output (its points as
   recorded, the cited points marked), and one per cited ``detect_anomalies`` finding whose
-  series no ``query_metrics`` call of the run recorded (drawn from the finding alone). Each
-  carries the analysed windows: the baseline, the onset and the incident, taken from a
-  ``detect_anomalies`` finding of the same run for the same service and metric when there is
-  one, otherwise from the change-point detector of the analysis tools run on the recorded
-  points themselves (``windows.source`` says which);
+  series no ``query_metrics`` call of the run recorded, drawn from the points the finding
+  recorded (the series its detector analysed; outputs recorded before findings carried points
+  give none, and their chart is drawn from the finding's numbers alone). A cited leaf of a
+  finding marks its point: ``points[k]`` that point, ``incident.peak``/``peak_at`` the peak,
+  ``baseline.end`` the last baseline point, any other leaf (``signal``, ``onset``, ``change``...)
+  the onset. Each chart carries the analysed windows: the baseline, the onset and the incident,
+  taken from a ``detect_anomalies`` finding of the same run for the same service and metric
+  when there is one, otherwise from the change-point detector of the analysis tools run on the
+  recorded points themselves (``windows.source`` says which);
 * ``log_tables``: the templates of every cited ``log_patterns`` output, with their counts
   before and after its onset, the cited rows marked;
 * ``window``: the question's resolved time window as recorded on the run
@@ -36,7 +40,7 @@ from ..analysis.series import parse_stamp
 METRICS, ANOMALIES, LOG_PATTERNS = "query_metrics", "detect_anomalies", "log_patterns"
 _SERIES = re.compile(r"^\$\.series\[(\d+)\](?:\.points\[(\d+)\])?")
 _SUMMARY = re.compile(r"^\$\.summary\.(min|max|last)$")
-_FINDING = re.compile(r"^\$\.findings\[(\d+)\]")
+_FINDING = re.compile(r"^\$\.findings\[(\d+)\](?:\.points\[(\d+)\]$)?")
 _PATTERN = re.compile(r"^\$\.patterns\[(\d+)\]")
 _RECORD = re.compile(r"^\$\.records\[(\d+)\]")
 
@@ -103,6 +107,8 @@ def _item(invocation: Mapping[str, Any], ref: Mapping[str, Any]) -> dict[str, An
     elif match := _FINDING.match(path):
         finding = _at(output.get("findings"), int(match.group(1))) or {}
         moment, signal = finding.get("onset"), finding.get("signal") or signal
+        point = _at(finding.get("points"), int(match.group(2))) if match.group(2) else None
+        moment = point[0] if isinstance(point, list) and point else moment
     elif match := _PATTERN.match(path):
         pattern = _at(output.get("patterns"), int(match.group(1))) or {}
         moment = pattern.get("first_seen")
@@ -273,17 +279,10 @@ def _finding_charts(
         service = str(_arguments(invocation).get("service") or "")
         if not isinstance(finding, Mapping):
             continue
-        cite = {
-            "evidence_id": ref.get("evidence_id"),
-            "index": None,
-            "raw_path": ref.get("raw_path"),
-            "point": None,
-        }
-        if (service, str(finding.get("signal"))) in drawn:
-            drawn[(service, str(finding.get("signal")))]["cited"].append(cite)
-            continue
+        path = str(ref.get("raw_path"))
+        series = drawn.get((service, str(finding.get("signal"))))
         key = (invocation["invocation_id"], index)
-        if key not in charts:
+        if series is None and key not in charts:
             end = (output.get("window") or {}).get("end")
             charts[key] = {
                 "kind": "finding",
@@ -294,13 +293,73 @@ def _finding_charts(
                 "metric": str(finding.get("signal") or ""),
                 "labels": {"kind": str(finding.get("kind") or "")},
                 "unit": None,
-                "points": [],
+                "points": _points(finding.get("points")),
                 "cited": [],
                 "windows": _windows(finding, end, ANOMALIES, invocation["invocation_id"]),
-                "finding": dict(finding),
+                "finding": {k: v for k, v in finding.items() if k != "points"},
             }
-        charts[key]["cited"].append(cite)
+        chart = series if series is not None else charts[key]
+        point_index = _finding_point(finding, path, chart["points"], series is None)
+        chart["cited"].append(
+            {
+                "evidence_id": ref.get("evidence_id"),
+                "index": point_index,
+                "raw_path": path,
+                "point": _at(chart["points"], point_index) if point_index is not None else None,
+            }
+        )
     return list(charts.values())
+
+
+def _points(value: Any) -> list[list[Any]]:
+    """A finding's recorded ``[timestamp, value]`` points; none for an output recorded before
+    findings carried them, or one holding anything else (``points[k]`` must stay point k)."""
+    if isinstance(value, list) and all(
+        isinstance(p, list) and len(p) == 2 and isinstance(p[0], str) for p in value
+    ):
+        return value
+    return []
+
+
+def _finding_point(
+    finding: Mapping[str, Any], path: str, points: Sequence[list[Any]], own: bool
+) -> int | None:
+    """The point of ``points`` (the finding's own, or a recorded series of the same signal)
+    that a cited leaf at ``path`` of ``finding`` marks (see the module's text)."""
+    recorded = _points(finding.get("points"))
+    if match := re.search(r"\.points\[(\d+)\]$", path):
+        index = int(match.group(1))
+        if index >= len(recorded):
+            return None
+        if own:
+            return index
+        stamp = recorded[index][0]
+    elif re.search(r"\.incident\.(peak|peak_at)$", path):
+        stamp = _mapping(finding.get("incident")).get("peak_at")
+    elif path.endswith(".baseline.end"):
+        stamp = _mapping(finding.get("baseline")).get("end")
+    else:
+        stamp = finding.get("onset")
+        if own:  # a log finding's onset is its first line, inside its bucket
+            return _at_or_before(points, stamp)
+    return next((n for n, p in enumerate(points) if p[0] == stamp), None)
+
+
+def _at_or_before(points: Sequence[list[Any]], stamp: Any) -> int | None:
+    """The last point at or before ``stamp``."""
+    try:
+        moment = parse_stamp(stamp)
+    except (TypeError, ValueError):
+        return None
+    found = None
+    for n, (when, _) in enumerate(points):
+        try:
+            if parse_stamp(when) > moment:
+                break
+        except ValueError:
+            continue
+        found = n
+    return found
 
 
 def _log_tables(

@@ -106,7 +106,8 @@
     return g;
   }
 
-  /** The SVG of one chart (a recorded series, or a finding drawn from its own numbers). */
+  /** The SVG of one chart: a recorded series, or a finding - the points it recorded, or only
+   * its own numbers (medians, peak) for an output recorded before findings carried points. */
   function chartSvg(chart, lang) {
     const sc = scales(chart);
     const w = chart.windows || {};
@@ -140,7 +141,7 @@
         d += pen + round(sc.x(ms(stamp))) + " " + round(sc.y(value)) + " ";
         pen = "L";
       }
-      svg.append(s("path", { class: "series", d: d.trim(), "data-count": chart.points.length }));
+      svg.append(s("path", { class: "series", d: d.trim(), "data-count": chart.points.length, "data-downsampled": chart.finding && chart.finding.downsampled ? "true" : null }));
     } else if (chart.windows) {
       // a finding only: its baseline and incident medians, and its peak
       const seg = (from, to, v, cls) =>
@@ -148,9 +149,10 @@
           ? null
           : s("line", { class: "median " + cls, x1: round(sc.x(ms(from))), x2: round(sc.x(ms(to))), y1: round(sc.y(v)), y2: round(sc.y(v)) });
       for (const el of [seg(w.baselineStart, w.baselineEnd, w.baselineMedian, "baseline"), seg(w.onset, w.incidentEnd, w.incidentMedian, "incident")]) if (el) svg.append(el);
-      if (typeof w.peak === "number" && !isNaN(ms(w.peakAt))) {
-        svg.append(s("circle", { class: "peak", cx: round(sc.x(ms(w.peakAt))), cy: round(sc.y(w.peak)), r: 3.5 }, s("title", { text: t("peak", lang) + " " + number(w.peak) + " " + t("at", lang) + " " + formatTime(w.peakAt) })));
-      }
+    }
+    // a finding's peak, on its curve (the recorded points keep it) or alone
+    if (chart.kind === "finding" && chart.windows && typeof w.peak === "number" && !isNaN(ms(w.peakAt))) {
+      svg.append(s("circle", { class: "peak", cx: round(sc.x(ms(w.peakAt))), cy: round(sc.y(w.peak)), r: 3.5, "data-time": w.peakAt, "data-value": w.peak }, s("title", { text: t("peak", lang) + " " + number(w.peak) + " " + t("at", lang) + " " + formatTime(w.peakAt) })));
     }
     if (chart.windows && !isNaN(ms(w.onset))) {
       const px = round(sc.x(ms(w.onset)));
@@ -174,10 +176,18 @@
     return svg;
   }
 
+  /** Where the chart's curve and windows come from. */
+  function sourceNote(chart, lang) {
+    if (chart.kind !== "finding") return t(chart.windows.source === "detect_anomalies" ? "windows_analysed" : "windows_computed", lang);
+    if (!chart.points.length) return t("finding_only", lang);
+    const thinned = chart.finding && chart.finding.downsampled;
+    return t("finding_points", lang) + (thinned ? "; " + t("finding_downsampled", lang).replace("{n}", String(chart.points.length)) : "");
+  }
+
   function legend(chart, lang) {
     const w = chart.windows;
     if (!w) return h("p", { class: "chart-note" }, t("windows_none", lang));
-    const source = chart.kind === "finding" ? t("finding_only", lang) : w.source === "detect_anomalies" ? t("windows_analysed", lang) : t("windows_computed", lang);
+    const source = sourceNote(chart, lang);
     return h(
       "p",
       { class: "chart-note" },

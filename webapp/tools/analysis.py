@@ -132,8 +132,10 @@ def analysis_tools(backend: TelemetryBackend) -> list[ToolSpec]:
             "and log templates, each checked for a change point. A finding gives the onset, the "
             "baseline before it (median, spread), the incident (median, peak, peak_at), the "
             "change (x38.2 or +0.26), its significance (robust z against the baseline's own "
-            f"variability) and direction. Window defaults to the {hours} hours before now "
-            f"({now}); give a start well before the suspected onset so a baseline exists.",
+            "variability), its direction, and the series analysed as points [[ts, value], ...] "
+            "(thinned when long: downsampled=true). Window defaults to the "
+            f"{hours} hours before now ({now}); give a start well before the suspected onset so "
+            "a baseline exists.",
             {
                 "type": "object",
                 "properties": {"service": service, "start": _TIME, "end": _TIME},

@@ -35,7 +35,7 @@ def test_every_cited_series_comes_with_its_recorded_points_and_windows(
     trace = trace_of(client, answered)
     outputs = {i["invocationId"]: i for i in trace["toolInvocations"]}
     # The offline analyser cites detect_anomalies findings (not raw series): each cited finding
-    # is drawn from the finding, with the windows the finding states.
+    # is drawn from the points it recorded, with the windows the finding states.
     cited_findings = {
         (i["invocationId"], int(m.group(1)))
         for i in trace["toolInvocations"]
@@ -48,11 +48,17 @@ def test_every_cited_series_comes_with_its_recorded_points_and_windows(
     for chart in data["charts"]:
         finding = outputs[chart["invocationId"]]["rawOutput"]["findings"][chart["seriesIndex"]]
         assert chart["kind"] == "finding" and chart["metric"] == finding["signal"]
-        assert chart["points"] == [] and chart["cited"]
+        assert chart["points"] == finding["points"] and len(chart["points"]) > 20
+        assert "points" not in chart["finding"] and chart["finding"]["onset"] == finding["onset"]
         windows = chart["windows"]
         assert windows["source"] == "detect_anomalies"
         assert windows["onset"] == finding["onset"]
         assert windows["baselineStart"] == finding["baseline"]["start"]
+        # the analyser cites the finding (its signal): the onset point is marked
+        assert chart["cited"]
+        for cite in chart["cited"]:
+            assert cite["index"] is not None and cite["point"] == chart["points"][cite["index"]]
+            assert cite["point"][0] <= finding["onset"] < chart["points"][cite["index"] + 1][0]
     # every evidence id of the answer is described, with its source
     ids = set(re.findall(r"\*\*(E\d+)\*\*", answered["answer"]))
     items = {e["evidenceId"]: e for e in data["evidence"]}
@@ -96,14 +102,21 @@ def test_analysis_outputs_give_windows_log_tables_and_finding_charts(
     cited = {c["evidenceId"]: c for c in chart["cited"]}
     assert cited["E1"]["index"] == 2 and cited["E1"]["point"] == recorded[2]
     assert cited["E2"]["point"][1] == max(v for _, v in recorded)
-    # the cited onset of the same metric's finding is cited on this chart, at no one point
-    assert cited["E3"]["rawPath"].endswith(".onset") and cited["E3"]["index"] is None
-    # the cited log finding has no recorded series: drawn from the finding itself
+    # the cited onset of the same metric's finding is cited on this chart, at its onset point
+    assert cited["E3"]["rawPath"].endswith(".onset")
+    assert cited["E3"]["point"] == recorded[cited["E3"]["index"]]
+    assert cited["E3"]["point"][0] == finding["onset"]
+    # the cited log finding has no query_metrics series: drawn from the points it recorded,
+    # its cited peak marked
     findings = [c for c in data["charts"] if c["kind"] == "finding"]
     assert all(c["invocationId"] == anomalies["invocationId"] for c in findings)
-    assert all(
-        c["points"] == [] and c["finding"]["onset"] == c["windows"]["onset"] for c in findings
-    )
+    for chart in findings:
+        own = anomalies["raw"]["findings"][chart["seriesIndex"]]
+        assert chart["points"] == own["points"] and chart["finding"]["onset"] == own["onset"]
+        assert chart["windows"]["onset"] == own["onset"]
+        (peak,) = [c for c in chart["cited"] if c["rawPath"].endswith(".incident.peak")]
+        assert peak["point"] == [own["incident"]["peak_at"], own["incident"]["peak"]]
+        assert peak["point"] == chart["points"][peak["index"]]
     # the log_patterns output as rows, the cited templates marked
     (table,) = data["logTables"]
     patterns = seeded["outputs"]["log_patterns"]["raw"]["patterns"]
@@ -169,3 +182,81 @@ def test_a_short_flat_series_is_drawn_without_windows() -> None:
     assert chart["cited"] == [
         {"evidence_id": "E1", "index": 3, "raw_path": "$.summary.last", "point": points[3]}
     ]
+
+
+def anomalies_row(finding: dict[str, Any], paths: list[str]) -> dict[str, Any]:
+    return {
+        "invocation_id": "inv-d",
+        "tool_name": "detect_anomalies",
+        "status": "SUCCESS",
+        "arguments": {"service": "s"},
+        "raw_output": {
+            "window": {"start": "2026-11-30T09:00:00Z", "end": "2026-11-30T10:30:00Z"},
+            "findings": [finding],
+            "healthy_signals": 0,
+        },
+        "evidence_refs": [
+            {"evidence_id": f"E{n}", "raw_path": p, "evidence_excerpt": "x"}
+            for n, p in enumerate(paths, 1)
+        ],
+    }
+
+
+FINDING = {
+    "signal": "queue_depth",
+    "kind": "metric",
+    "onset": "2026-11-30T10:00:00Z",
+    "baseline": {
+        "start": "2026-11-30T09:00:00Z",
+        "end": "2026-11-30T09:50:00Z",
+        "median": 3.0,
+        "spread": 1.0,
+    },
+    "incident": {"median": 40.0, "peak": 55.0, "peak_at": "2026-11-30T10:20:00Z"},
+    "change": "x13.3",
+    "significance": 37.0,
+    "direction": "up",
+}
+
+
+def test_a_cited_point_of_a_finding_is_marked_on_its_curve() -> None:
+    points = [[f"2026-11-30T{9 + m // 60:02d}:{m % 60:02d}:00Z", 3.0] for m in range(0, 60, 10)]
+    points += [["2026-11-30T10:00:00Z", 38.0], ["2026-11-30T10:10:00Z", 41.0]]
+    points += [["2026-11-30T10:20:00Z", 55.0], ["2026-11-30T10:30:00Z", 40.0]]
+    finding = {**FINDING, "points": points, "downsampled": True}
+    paths = [
+        "$.findings[0].points[7]",
+        "$.findings[0].incident.peak_at",
+        "$.findings[0].baseline.end",
+        "$.findings[0].change",
+        "$.findings[0].points[99]",
+    ]
+    run = {"run_id": "r", "session_id": "s", "question": "q", "self_evaluation": {}}
+    view = evidence_view(run, [anomalies_row(finding, paths)])
+    (chart,) = view["charts"]
+    assert chart["kind"] == "finding" and chart["points"] == points
+    assert chart["finding"]["downsampled"] is True and "points" not in chart["finding"]
+    marked = [(c["evidence_id"], c["index"], c["point"]) for c in chart["cited"]]
+    assert marked == [
+        ("E1", 7, points[7]),
+        ("E2", 8, points[8]),
+        ("E3", 5, points[5]),
+        ("E4", 6, points[6]),  # the finding as a whole: its onset
+        ("E5", None, None),
+    ]
+    assert view["evidence"][0]["timestamp"] == points[7][0]  # the cited point's time
+    assert view["evidence"][1]["timestamp"] == FINDING["onset"]
+
+
+def test_a_finding_recorded_before_findings_carried_points_draws_as_before() -> None:
+    run = {"run_id": "r", "session_id": "s", "question": "q", "self_evaluation": {}}
+    row = anomalies_row(dict(FINDING), ["$.findings[0].signal", "$.findings[0].incident.peak"])
+    (chart,) = evidence_view(run, [row])["charts"]
+    assert chart["points"] == [] and chart["finding"] == FINDING
+    assert [(c["index"], c["point"]) for c in chart["cited"]] == [(None, None), (None, None)]
+    assert chart["windows"]["onset"] == FINDING["onset"] and chart["windows"]["peak"] == 55.0
+    # a malformed list draws nothing rather than points at the wrong index
+    bad = anomalies_row({**FINDING, "points": [["2026-11-30T10:00:00Z", 1.0], None]}, [])
+    bad["evidence_refs"] = row["evidence_refs"]
+    (chart,) = evidence_view(run, [bad])["charts"]
+    assert chart["points"] == []

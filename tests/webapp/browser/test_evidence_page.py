@@ -87,6 +87,70 @@ def assert_drawn(svg: Locator, points: list[list[Any]]) -> None:
         assert abs(y - (bottom + (value - y0) / (y1 - y0) * (top - bottom))) < PIXEL
 
 
+def recorded_points(outputs: dict[str, Any], chart: dict[str, Any]) -> list[list[Any]]:
+    """The points a chart draws, as the tool output recorded them (a series or a finding)."""
+    output = outputs[chart["invocationId"]]
+    if chart["kind"] == "finding":
+        return output["findings"][chart["seriesIndex"]]["points"]  # type: ignore[no-any-return]
+    return output["series"][chart["seriesIndex"]]["points"]  # type: ignore[no-any-return]
+
+
+def assert_finding_chart(svg: Locator, chart: dict[str, Any], output: dict[str, Any]) -> None:
+    """A finding's chart: the curve it recorded, its windows shaded, onset and cites marked."""
+    finding = output["findings"][chart["seriesIndex"]]
+    assert svg.get_attribute("data-kind") == "finding"
+    assert svg.get_attribute("data-metric") == finding["signal"]
+    assert_drawn(svg, finding["points"])
+    downsampled = svg.locator("path.series").get_attribute("data-downsampled")
+    assert (downsampled == "true") == finding["downsampled"]
+    assert svg.locator("line.median").count() == 0  # the curve, not the medians alone
+    baseline = svg.locator("rect.band.baseline")
+    assert baseline.get_attribute("data-from") == finding["baseline"]["start"]
+    assert baseline.get_attribute("data-to") == finding["baseline"]["end"]
+    incident = svg.locator("rect.band.incident")
+    assert incident.get_attribute("data-from") == finding["onset"]
+    assert incident.get_attribute("data-to") == output["window"]["end"]
+    assert svg.locator("line.onset").get_attribute("data-onset") == finding["onset"]
+    peak = svg.locator("circle.peak")  # on the curve: the recorded points keep the peak
+    assert peak.get_attribute("data-time") == finding["incident"]["peak_at"]
+    assert [finding["incident"]["peak_at"], finding["incident"]["peak"]] in finding["points"]
+    cites = [c for c in chart["cited"] if c["index"] is not None]
+    assert cites, "a cited finding marks its cited point"
+    for cite in cites:
+        dot = svg.locator(f'circle.cited[data-evidence="{cite["evidenceId"]}"]')
+        point = finding["points"][cite["index"]]
+        assert dot.get_attribute("data-index") == str(cite["index"])
+        assert dot.get_attribute("data-time") == point[0]
+        assert float(dot.get_attribute("data-value") or "nan") == point[1]
+
+
+def test_each_cited_finding_draws_the_curve_it_recorded(
+    page: Page, live: LiveApp, chat_run: dict[str, Any]
+) -> None:
+    """The analyser cites detect_anomalies findings: each chart is the finding's own curve."""
+    turn = open_session(page, live, chat_run["sessionId"], "payment")
+    outputs = {i["invocationId"]: i["rawOutput"] for i in chat_run["trace"]["toolInvocations"]}
+    charts = chat_run["evidence"]["charts"]
+    assert charts and all(c["kind"] == "finding" and c["points"] for c in charts)
+    assert turn.locator("svg.evidence-chart").count() == len(charts)
+    for chart in charts:
+        svg = turn.locator(
+            f'svg.evidence-chart[data-invocation-id="{chart["invocationId"]}"]'
+            f'[data-metric="{chart["metric"]}"]'
+        )
+        assert_finding_chart(svg, chart, outputs[chart["invocationId"]])
+    # the trace viewer draws the same curves, in its charts section and in each invocation
+    page.goto(f"{live.url}/trace/{chat_run['sessionId']}/{chat_run['runId']}")
+    page.locator("#trace[data-loaded]").wait_for()
+    assert page.locator("#charts svg.evidence-chart").count() == len(charts)
+    for chart in charts:
+        where = f'svg.evidence-chart[data-metric="{chart["metric"]}"]'
+        output = outputs[chart["invocationId"]]
+        assert_finding_chart(page.locator(f"#charts {where}"), chart, output)
+        inside = page.locator(f"#invocation-{chart['invocationId']} {where}")
+        assert_drawn(inside, output["findings"][chart["seriesIndex"]]["points"])
+
+
 def test_each_cited_series_is_drawn_with_its_windows_and_cited_points(
     page: Page, live: LiveApp, series_run: dict[str, Any]
 ) -> None:
@@ -95,9 +159,9 @@ def test_each_cited_series_is_drawn_with_its_windows_and_cited_points(
     charts = series_run["evidence"]["charts"]
     assert any(c["points"] for c in charts), "the run cites a metric series"
     assert turn.locator("svg.evidence-chart").count() == len(charts)
-    series = [chart for chart in charts if chart["points"]]
+    series = [chart for chart in charts if chart["kind"] == "series"]
     for chart in series:
-        recorded = outputs[chart["invocationId"]]["series"][chart["seriesIndex"]]["points"]
+        recorded = recorded_points(outputs, chart)
         svg = turn.locator(f'svg.evidence-chart[data-invocation-id="{chart["invocationId"]}"]')
         assert svg.get_attribute("data-metric") == chart["metric"]
         assert_drawn(svg, recorded)
@@ -118,7 +182,7 @@ def test_each_cited_series_is_drawn_with_its_windows_and_cited_points(
     assert page.locator("#charts svg.evidence-chart").count() == len(charts)
     first = series[0]
     inside = page.locator(f"#invocation-{first['invocationId']} svg.evidence-chart")
-    assert_drawn(inside, outputs[first["invocationId"]]["series"][first["seriesIndex"]]["points"])
+    assert_drawn(inside, recorded_points(outputs, first))
 
 
 def test_citations_are_chips_with_the_excerpt_on_hover_that_open_the_trace(
@@ -204,10 +268,42 @@ def test_log_patterns_are_a_table_and_analysis_windows_are_drawn(
     )
     assert svg.locator("line.onset").get_attribute("data-onset") == finding["onset"]
     assert svg.locator("line.onset.cited-onset").count() == 1  # the finding's onset is cited
-    # a cited finding whose series was not recorded is drawn from the finding alone
-    for chart in turn.locator('svg.evidence-chart[data-kind="finding"]').all():
+    # a cited finding whose series no query_metrics call recorded draws the curve it recorded
+    anomalies = analysis_run["outputs"]["detect_anomalies"]
+    outputs = {anomalies["invocationId"]: anomalies["raw"]}
+    evidence = httpx.get(
+        f"{live.url}/api/diagnosis/{analysis_run['sessionId']}/evidence"
+        f"?runId={analysis_run['runId']}"
+    ).json()["data"]
+    findings = [c for c in evidence["charts"] if c["kind"] == "finding"]
+    assert findings and turn.locator('svg.evidence-chart[data-kind="finding"]').count() == len(
+        findings
+    )
+    for chart in findings:
+        svg = turn.locator(
+            f'svg.evidence-chart[data-kind="finding"][data-metric="{chart["metric"]}"]'
+        )
+        assert_finding_chart(svg, chart, outputs[chart["invocationId"]])
+
+
+def test_a_finding_recorded_without_points_is_drawn_from_its_numbers(
+    page: Page, live: LiveApp
+) -> None:
+    """A run recorded before findings carried their points still draws, with no error."""
+    seeded = seed_analysis_run(live.services, "payment-service", ZH_QUESTION, legacy=True)
+    turn = open_session(page, live, seeded["sessionId"], ZH_QUESTION)
+    charts = turn.locator('svg.evidence-chart[data-kind="finding"]')
+    assert charts.count() >= 1
+    for chart in charts.all():
+        assert chart.locator("path.series").count() == 0
+        assert chart.locator("rect.band.baseline").count() == 1
         assert chart.locator("rect.band.incident").count() == 1
+        assert chart.locator("line.onset").count() == 1
         assert chart.locator("line.median").count() == 2
+        assert chart.locator("circle.peak").count() == 1
+    page.goto(f"{live.url}/trace/{seeded['sessionId']}/{seeded['runId']}")
+    page.locator("#trace[data-loaded]").wait_for()
+    assert page.locator('#charts svg.evidence-chart[data-kind="finding"] line.median').count() >= 2
 
 
 def test_a_chinese_question_gets_chinese_labels(

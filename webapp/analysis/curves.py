@@ -1,0 +1,151 @@
+"""The series behind each ``detect_anomalies`` finding, recorded in the tool's output.
+
+A finding states medians, a peak and an onset; its chart needs the curve they came from.
+:class:`Analysed` runs ``detect_onset`` and remembers the series each signal's detector saw;
+:meth:`Analysed.as_dicts` gives the findings' raw-output dicts with two more fields:
+
+* ``points``: the analysed series as ``[timestamp, value]`` pairs, oldest first (the shape of a
+  ``query_metrics`` point); a log signal's points are its line counts per bucket start;
+* ``downsampled``: true when ``points`` is not every point the detector saw.
+
+A series longer than its share of the budget is thinned by LTTB ("largest triangle three
+buckets", Steinarsson 2013): deterministic, the first and last points kept, and every kept point
+is a real point of the series (never an average), so a cited point is a value the telemetry
+held. The onset, the last baseline point and the peak are always kept, so the chart marks them
+on the curve and a claim can cite them. Values are rounded like the finding's own numbers (five
+significant digits), so the peak point reads exactly as ``incident.peak``.
+
+Budget: at most ``MAX_POINTS`` per finding and about ``BUDGET`` per output (each finding's
+share, never under ``MIN_POINTS``). A point is about 31 bytes of JSON (some 19 tokens), so an
+output grows by about 11 KB at most until it has more than ``BUDGET // MIN_POINTS`` findings
+(then by about 0.75 KB a finding): the model reads the output too, so the budget is a trade
+between the chart's detail and the prompt's length.
+
+A point is a leaf (an array of a string and a number): ``$.findings[2].points[17]`` is citable,
+and its grounding context is the point plus the finding's scalar fields and the flat
+``baseline``/``incident`` objects (SPEC 3), as for a point of a ``query_metrics`` series. The
+array itself is not a leaf, and arrays never enter the context of the finding's other fields.
+Booleans never enter a context either, so ``downsampled`` grounds nothing.
+"""
+
+from __future__ import annotations
+
+import bisect
+import math
+from collections.abc import Sequence
+from datetime import datetime, timezone
+from typing import Any
+
+from .onsets import Finding, Point, detect_onset
+
+#: The most points recorded for one finding (about one per chart pixel column that matters).
+MAX_POINTS = 120
+#: About this many points per ``detect_anomalies`` output, shared by its findings.
+BUDGET = 360
+#: A finding's share of the budget never falls below this.
+MIN_POINTS = 24
+#: The points of a finding are rounded to this many significant digits (as its numbers are).
+DIGITS = 5
+
+
+class Analysed:
+    """Runs ``detect_onset`` on each signal and keeps the series it analysed, by signal."""
+
+    def __init__(self) -> None:
+        self.series: dict[tuple[str, str], list[Point]] = {}
+
+    def detect(
+        self, points: Sequence[Point], *, signal: str, kind: str = "metric", **options: Any
+    ) -> Finding | None:
+        """``detect_onset(points, ...)``, remembering ``points`` for ``(kind, signal)``."""
+        self.series[kind, signal] = list(points)
+        return detect_onset(points, signal=signal, kind=kind, **options)
+
+    def as_dicts(self, findings: Sequence[Finding]) -> list[dict[str, Any]]:
+        """The findings' raw-output dicts, each with its ``points`` and ``downsampled``."""
+        limit = share(len(findings))
+        out = []
+        for finding in findings:
+            points, downsampled = curve(
+                self.series.get((finding.kind, finding.signal), []), finding, limit
+            )
+            out.append({**finding.as_dict(), "points": points, "downsampled": downsampled})
+        return out
+
+
+def share(findings: int) -> int:
+    """Points per finding when an output has ``findings`` of them."""
+    return max(MIN_POINTS, min(MAX_POINTS, BUDGET // max(1, findings)))
+
+
+def curve(points: Sequence[Point], finding: Finding, limit: int) -> tuple[list[list[Any]], bool]:
+    """The finding's series as recorded: at most ``limit`` points, its anchors kept."""
+    clean = [(t, float(v)) for t, v in points if v is not None and math.isfinite(float(v))]
+    if len(clean) <= limit:
+        return [_point(p) for p in clean], False
+    times = [t for t, _ in clean]
+    anchors = {
+        i
+        for i in (
+            _at_or_before(times, finding.onset),
+            _at_or_before(times, finding.baseline.end),
+            _at_or_before(times, finding.incident.peak_at),
+        )
+        if i is not None
+    }
+    kept = set(lttb(clean, max(3, limit - len(anchors)))) | anchors  # room for the anchors
+    while len(kept) > limit:  # only for a limit under 6: LTTB keeps at least 3
+        kept.discard(max(kept - anchors - {0, len(clean) - 1}, default=min(kept - anchors)))
+    return [_point(clean[i]) for i in sorted(kept)], True
+
+
+def lttb(points: Sequence[tuple[datetime, float]], limit: int) -> list[int]:
+    """Indices of ``limit`` points that keep the series' shape (LTTB); first and last kept."""
+    n = len(points)
+    if limit >= n or limit < 3:
+        return list(range(n))
+    first = points[0][0]
+    xs = [(p[0] - first).total_seconds() for p in points]
+    ys = [p[1] for p in points]
+    every = (n - 2) / (limit - 2)
+    chosen = [0]
+    ax, ay = xs[0], ys[0]
+    for bucket in range(limit - 2):
+        lo = int(bucket * every) + 1
+        hi = int((bucket + 1) * every) + 1
+        nxt_lo, nxt_hi = hi, min(int((bucket + 2) * every) + 1, n)
+        if nxt_lo >= nxt_hi:  # the last bucket: the next "bucket" is the last point
+            nxt_lo, nxt_hi = n - 1, n
+        avg_x = sum(xs[nxt_lo:nxt_hi]) / (nxt_hi - nxt_lo)
+        avg_y = sum(ys[nxt_lo:nxt_hi]) / (nxt_hi - nxt_lo)
+        # twice the triangle's area, as a linear function of the candidate (x, y)
+        dx, dy = ax - avg_x, avg_y - ay
+        best, best_area = lo, -1.0
+        for i in range(lo, min(hi, n - 1)):
+            area = abs(dx * (ys[i] - ay) + (xs[i] - ax) * dy)
+            if area > best_area:
+                best, best_area = i, area
+        chosen.append(best)
+        ax, ay = xs[best], ys[best]
+    chosen.append(n - 1)
+    return chosen
+
+
+def _at_or_before(times: Sequence[datetime], moment: datetime) -> int | None:
+    """The last point at or before ``moment`` (a log onset lies inside its bucket)."""
+    index = bisect.bisect_right(times, moment) - 1
+    return index if index >= 0 else None
+
+
+def _point(point: tuple[datetime, float]) -> list[Any]:
+    moment = point[0]
+    if moment.utcoffset():  # the series' stamps are UTC already (parse_stamp)
+        moment = moment.astimezone(timezone.utc)
+    return [moment.isoformat()[:19] + "Z", significant(point[1])]  # as ``iso``, but faster
+
+
+def significant(value: float, digits: int = DIGITS) -> float:
+    """``value`` to ``digits`` significant digits (whole numbers stay whole)."""
+    if value == 0 or not math.isfinite(value):
+        return value
+    return round(value, max(0, digits - 1 - math.floor(math.log10(abs(value)))))
