@@ -14,7 +14,7 @@ retry), the chat graph's retry budgets per alert, each executor within its ReAct
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -111,8 +111,12 @@ class AiOpsRunner:
         session_id: str,
         run_id: str,
         on_event: OnEvent | None = None,
+        scope: Sequence[Mapping[str, str]] = (),
     ) -> AiOpsResult:
-        """Investigate the firing alerts and render the report; model failures never raise."""
+        """Investigate the firing alerts (of ``scope``, if given) and render the report.
+
+        Model failures never raise.
+        """
         events: list[dict[str, Any]] = []
 
         def listen(event: dict[str, Any]) -> None:
@@ -132,7 +136,12 @@ class AiOpsRunner:
         )
         with run_scope(session_id, run_id):
             run = run_aiops(
-                ports, request, session_id=session_id, run_id=run_id, max_alerts=self.max_alerts
+                ports,
+                request,
+                session_id=session_id,
+                run_id=run_id,
+                max_alerts=self.max_alerts,
+                scope=scope,
             )
             # inside the run: the invocations come from its journal, not from the database
             evaluation = self._evaluate(run, run_id)

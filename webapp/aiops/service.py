@@ -20,6 +20,7 @@ from ..diagnosis import new_run_id
 from ..persistence.audit import Audit
 from ..persistence.context import RunContext
 from ..persistence.runs import AI_OPS, SUCCESS, Finish, RunStore, new_session_id
+from ..services.alerts import alerts_of_run
 from ..services.chat import ChatOutcome
 from ..services.lifecycle import RunLifecycle
 from .runner import AiOpsRunner
@@ -63,6 +64,7 @@ class AiOpsService:
                 session_id=context.session_id,
                 run_id=context.run_id,
                 on_event=on_event,
+                scope=alerts_of_run(self.runs.database, context.run_id),
             )
             run = result.run
             return Finish(

@@ -6,7 +6,9 @@ status, end time, annotations and ``received_count`` are updated, never duplicat
 call has firing alerts, the group gets an investigation. A run of the group still PENDING is
 joined (it reads the firing alerts when it starts); a RUNNING one is joined only by alerts
 already linked to it (a repeated notification), because it has read its alerts already. Any
-other case starts a new run, so no firing alert is left uninvestigated.
+other case starts a new run, so no firing alert is left uninvestigated. A run started this way
+(or by "investigate now") investigates only the alerts linked to it (:func:`alerts_of_run`,
+read when it starts), not every alert the alert source has firing.
 Resolved alerts are recorded as resolved and start nothing. A payload that fails validation
 stores nothing (the whole call is one transaction).
 """
@@ -111,6 +113,23 @@ def investigation_request(payload: WebhookPayload) -> str:
     ]
     text = "Investigate the Alertmanager alerts " + ", ".join(dict.fromkeys(names))
     return text if len(text) <= MAX_REQUEST_CHARS else text[: MAX_REQUEST_CHARS - 3] + "..."
+
+
+def alerts_of_run(database: Database, run_id: str) -> list[dict[str, str]]:
+    """The alerts a run was started for (``alert_name``, ``service``); empty when none is linked.
+
+    An AIOps run asked for in the API or the UI has no linked alert and investigates every
+    firing alert; a webhook's or an "investigate now" run investigates these only.
+    """
+    with database.connection_context():
+        rows = (
+            AlertRecord.select(AlertRecord.alert_name, AlertRecord.service)
+            .join(AlertRun, on=AlertRun.alert == AlertRecord.id)
+            .where(AlertRun.run_id == run_id)
+            .tuples()
+        )
+        pairs = dict.fromkeys((str(name), str(service or "")) for name, service in rows)
+    return [{"alert_name": name, "service": service} for name, service in pairs]
 
 
 class AlertInbox:

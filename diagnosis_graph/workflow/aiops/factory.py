@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ...config import RunConfig
@@ -44,8 +45,13 @@ def run_aiops(
     session_id: str,
     run_id: str,
     max_alerts: int = MAX_ALERTS,
+    scope: Sequence[Mapping[str, str]] = (),
 ) -> AiOpsRun:
     """Run the supervisor graph once; never raises for a node failure or the recursion limit.
+
+    ``scope``, when given, is the alerts this run was started for (``alert_name`` and
+    ``service`` each, e.g. one webhook group's or the one a person asked about): only the firing
+    alerts matching one of them are investigated. Empty means every firing alert.
 
     ``ports.listener`` receives every supervisor event as its node finishes (the child graphs'
     events arrive through the same listener, tagged with their ``alert``).
@@ -61,6 +67,10 @@ def run_aiops(
             "request": request or DEFAULT_REQUEST,
             "reference_time": ports.reference_time(),
             "max_alerts": max_alerts,
+            "scope": [
+                {"alert_name": str(a.get("alert_name", "")), "service": str(a.get("service", ""))}
+                for a in scope
+            ],
         }
     }
     try:

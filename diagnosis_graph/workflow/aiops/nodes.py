@@ -2,7 +2,9 @@
 
 ``load_alerts`` reads the alerts once (the web app records the read as a ``query_alerts`` tool
 invocation of the run); ``select_alerts`` keeps the firing ones (pending alerts have not held
-their condition long enough and are skipped), most severe first, at most ``max_alerts``;
+their condition long enough and are skipped) - of a scoped run only those matching its
+``scope`` (alert name, and service where the scope names one) -, most severe first, at most
+``max_alerts``;
 ``investigate`` runs the chat diagnosis graph nested for the first queued alert; ``report``
 renders the report from the investigations' validated outputs.
 """
@@ -29,6 +31,18 @@ def max_alerts_of(context: Mapping[str, Any]) -> int:
     except (TypeError, ValueError):
         wanted = MAX_ALERTS
     return max(1, min(wanted, MAX_ALERTS))
+
+
+def in_scope(alert: Mapping[str, Any], scope: Any) -> bool:
+    """Whether ``alert`` is one of the alerts a scoped run was started for (no scope: all)."""
+    if not scope:
+        return True
+    name, service = str(alert.get("alert_name") or ""), str(alert.get("service") or "")
+    return any(
+        entry.get("alert_name") == name and entry.get("service", "") in ("", service)
+        for entry in scope
+        if isinstance(entry, Mapping)
+    )
 
 
 class AiOpsNodes:
@@ -63,10 +77,14 @@ class AiOpsNodes:
         return StepResult(outcome, {"alerts_read": document}, detail=read.detail)
 
     def select_alerts(self, state: State, config: RunConfig) -> StepResult:
-        """Firing alerts only, most severe first; the ones over the bound are skipped."""
+        """Firing alerts (of the scope, if any), most severe first; those over the bound are skipped."""
         alerts = (state.get("alerts_read") or {}).get("alerts") or []
-        firing = sorted((a for a in alerts if a.get("state") == "firing"), key=priority)
-        bound = max_alerts_of(state.get("aiops_context") or {})
+        context = state.get("aiops_context") or {}
+        scope = context.get("scope")
+        firing = sorted(
+            (a for a in alerts if a.get("state") == "firing" and in_scope(a, scope)), key=priority
+        )
+        bound = max_alerts_of(context)
         queue = [{"alert_id": f"A{n}", "alert": brief(a)} for n, a in enumerate(firing[:bound], 1)]
         skipped = [brief(a) for a in firing[bound:]]
         return StepResult(Outcome.COMPLETED, {"queue": queue, "skipped": skipped})

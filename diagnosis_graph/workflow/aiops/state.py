@@ -24,7 +24,8 @@ EVENT_LIMIT = 32
 def aiops_schema() -> dict[str, Reducer]:
     """The supervisor's state: the request, the alerts, the queue, the investigations, the report.
 
-    * ``aiops_context``: ``{request, reference_time, max_alerts}``;
+    * ``aiops_context``: ``{request, reference_time, max_alerts, scope}`` (``scope``: the alerts
+      a run was started for, ``[{alert_name, service}]``; empty for every firing alert);
     * ``alerts_read``: ``{ok, alerts, invocation_id, detail, invocations_seen}`` of the
       recorded alert query (``invocations_seen``: the run's invocations after it; each
       investigation summary carries the same count, so an alert's own invocations are known);

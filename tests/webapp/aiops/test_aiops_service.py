@@ -22,7 +22,7 @@ class Exploding(AiOpsRunner):
         self.status_seen: str | None = None
 
     def run(
-        self, request: str | None, *, session_id: str, run_id: str, on_event: Any = None
+        self, request: str | None, *, session_id: str, run_id: str, **_: Any
     ) -> AiOpsResult:
         with DiagnosisRun._meta.database.connection_context():
             self.status_seen = DiagnosisRun.get(DiagnosisRun.run_id == run_id).status

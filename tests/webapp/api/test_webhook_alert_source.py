@@ -92,3 +92,34 @@ def test_the_webhook_run_investigates_the_alerts_it_received(
     later = first["data"]
     finished(database, later["runId"])
     assert alerts_read(client, later) == []
+
+
+def investigated(run: DiagnosisRun) -> list[tuple[str, str]]:
+    alerts = run.self_evaluation["aiops_rule_evaluation"]["alerts"]
+    return [(a["alert_name"], a["service"]) for a in alerts]
+
+
+def test_a_groups_run_and_an_investigate_now_run_keep_to_their_own_alerts(
+    database: Database, tmp_path: Path
+) -> None:
+    client = client_for(database, tmp_path)
+    first = client.post(HOOK, json=real_payload(), headers=AUTH).json["data"]
+    assert investigated(finished(database, first["runId"])) == [("AlwaysFiring", "checkout")]
+
+    other = real_payload()
+    other["groupKey"] = '{}:{alertname="QueueBacklog"}'
+    other["alerts"][0]["fingerprint"] = "0123456789abcdef"
+    other["alerts"][0]["labels"] = {
+        **other["alerts"][0]["labels"], "alertname": "QueueBacklog", "service": "billing"
+    }
+    second = client.post(HOOK, json=other, headers=AUTH).json["data"]
+    assert second["runId"] != first["runId"]
+    run = finished(database, second["runId"])
+    assert len(alerts_read(client, second)) == 2  # both fire in the alert source ...
+    assert investigated(run) == [("QueueBacklog", "billing")]  # ... its group's is investigated
+
+    fingerprint = real_payload()["alerts"][0]["fingerprint"]
+    now = client.post(f"/api/alerts/{fingerprint}/investigate", headers=AUTH)
+    assert now.status_code in (200, 201, 202), now.get_data(as_text=True)
+    asked = finished(database, now.json["data"]["runId"])
+    assert investigated(asked) == [("AlwaysFiring", "checkout")]

@@ -116,6 +116,33 @@ def test_a_smaller_bound_is_honoured_and_never_exceeds_eight() -> None:
     assert len(many.state["investigations"]) == MAX_ALERTS
 
 
+def test_a_scoped_run_investigates_only_the_alerts_it_was_started_for() -> None:
+    alerts = [
+        alert("PoolExhausted", service="payment-service"),
+        alert("PoolExhausted", service="order-service"),
+        alert("DiskFull", service="payment-service", severity="warning"),
+        alert("CertExpiring", service="gateway"),
+    ]
+    scope = [
+        {"alert_name": "PoolExhausted", "service": "order-service"},
+        {"alert_name": "DiskFull", "service": ""},  # no service: any service's DiskFull
+        {"alert_name": "Gone", "service": "gateway"},  # linked, no longer firing: nothing
+    ]
+    run = harness(alerts).run(scope=scope)
+    investigated = [(i["alert"]["alert_name"], i["alert"]["service"]) for i in run.state["investigations"]]
+    assert investigated == [("PoolExhausted", "order-service"), ("DiskFull", "payment-service")]
+    assert run.state["skipped"] == []  # out of scope is not "over the bound"
+    assert run.state["aiops_context"]["scope"] == scope
+    everything = harness(alerts).run()  # no scope: every firing alert
+    assert len(everything.state["investigations"]) == 4
+
+
+def test_a_scope_no_firing_alert_matches_reports_without_investigating() -> None:
+    run = harness([alert("PoolA")]).run(scope=[{"alert_name": "PoolB", "service": ""}])
+    assert run.state["investigations"] == []
+    assert edges(run.orchestration_trace)[-1] == ("select_alerts", "report", "no_firing_alerts")
+
+
 def test_the_second_round_is_the_chat_graphs_evidence_retry_and_rounds_stay_at_two() -> None:
     h = harness([alert("Gappy")], script=healthy_script(gaps=1))  # the verifier always has a gap
     run = h.run()
