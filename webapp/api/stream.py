@@ -14,7 +14,7 @@ import time
 from collections.abc import Iterator
 from typing import Any
 
-from flask import Blueprint, Response, g, request
+from flask import Blueprint, Response, g
 from flask.typing import ResponseReturnValue
 
 from ..execution.jobs import AIOPS, CHAT, RunJob
@@ -25,7 +25,7 @@ from ..services.streams import ending_events, publish, relay, sse_event
 from .context import services
 from .contract import operation
 from .errors import ApiError
-from .models import AiOpsRequest, ChatRequest
+from .models import AiOpsRequest, ChatRequest, EventsHeaders, EventsQuery
 
 bp = Blueprint("stream", __name__, url_prefix="/api")
 
@@ -112,18 +112,20 @@ def ai_ops(body: AiOpsRequest) -> ResponseReturnValue:
 
 
 @bp.get("/diagnosis/<session_id>/runs/<run_id>/events")
-@operation(stream=True, errors=(404,))
-def run_events(session_id: str, run_id: str) -> ResponseReturnValue:
+@operation(query=EventsQuery, headers=EventsHeaders, stream=True, errors=(404,))
+def run_events(
+    session_id: str, run_id: str, query: EventsQuery, headers: EventsHeaders
+) -> ResponseReturnValue:
     """Attach to a run's events as server-sent events, running or finished.
 
     The same frames as /api/chat_stream, each with an `id`; a `Last-Event-ID` header (or
-    `lastEventId` query parameter) resumes after that event.
+    `lastEventId` query parameter) resumes after that event. A malformed id is 400.
     """
     found = services()
     row = found.chat.runs.status(run_id)
     if row is None or row.session_id != session_id:
         raise ApiError(404, f"run {run_id} not found in session {session_id}")
-    after = request.headers.get("Last-Event-ID") or request.args.get("lastEventId") or None
+    after = headers.last_event_id or query.last_event_id
     assert found.events is not None
     settled = settled_from_db(found, run_id)
     if found.events.exists(run_id):
