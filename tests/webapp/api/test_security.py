@@ -50,6 +50,9 @@ def state_changes(session_id: str, run_id: str) -> list[tuple[str, str, dict[str
         ("POST", "/api/feedback", {"json": rated}),
         ("POST", "/api/chat/clear", {"json": {"Id": session_id}}),
         ("POST", "/api/upload", {"data": planted, "content_type": "multipart/form-data"}),
+        ("DELETE", "/api/knowledge/upload/planted.md", {}),
+        ("POST", "/api/alerts/6b157f79b26a43ad/investigate", {}),
+        ("POST", "/api/alerts/alertmanager", {"json": {"version": "4"}}),
     ]
 
 
