@@ -30,6 +30,8 @@ from .models import AiOpsRequest, ChatRequest, EventsHeaders, EventsQuery
 bp = Blueprint("stream", __name__, url_prefix="/api")
 
 SSE_HEADERS = {"Cache-Control": "no-cache", "X-Accel-Buffering": "no"}
+#: How long a relay of a finished run waits for more of its events: they are all logged.
+FINISHED_RUN_WAIT = 0.05
 
 
 class _Ending:
@@ -119,7 +121,8 @@ def run_events(
     """Attach to a run's events as server-sent events, running or finished.
 
     The same frames as /api/chat_stream, each with an `id`; a `Last-Event-ID` header (or
-    `lastEventId` query parameter) resumes after that event. A malformed id is 400.
+    `lastEventId` query parameter) resumes after that event. A malformed id is 400. A
+    finished run's stream ends at once: after its logged events, its ending from its record.
     """
     found = services()
     row = found.chat.runs.status(run_id)
@@ -129,7 +132,8 @@ def run_events(
     assert found.events is not None
     settled = settled_from_db(found, run_id)
     if found.events.exists(run_id):
-        frames: Iterator[str] = relay(found.events, run_id, settled, after=after)
+        wait = None if row.status in ACTIVE else FINISHED_RUN_WAIT  # no 15 s wait past its end
+        frames: Iterator[str] = relay(found.events, run_id, settled, after=after, keepalive=wait)
     else:  # the log expired, or the run executes in a process whose log this one cannot read
         frames = _from_record(row, settled)
     return Response(frames, mimetype="text/event-stream", headers=SSE_HEADERS)
