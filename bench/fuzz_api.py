@@ -118,17 +118,26 @@ def _content_type(response: Any) -> str:
     return str(values[0] if isinstance(values, list) else values)
 
 
-def sse_problems(response: Any) -> list[str]:
+def _event_key(event_id: str) -> tuple[int, ...]:
+    """An event id (``7`` or ``1764590000000-0``) as numbers, in the order the log keeps."""
+    return tuple(int(part) for part in event_id.split("-"))
+
+
+def sse_problems(response: Any, after: str | None = None) -> list[str]:
     """What is wrong with an SSE body beyond what the per-event schema can say.
 
     schemathesis validates each event against the documented event schema; this also checks
-    the order the operation's description promises: ``metadata`` first, ``done`` last.
+    the order the operation's description promises: ``metadata`` first, ``done`` last. A stream
+    resumed after event ``after`` starts later instead, with ids past ``after``.
     """
     frames = [f for f in response.content.decode("utf-8").split("\n\n") if f.strip()]
     events = [f for f in frames if not f.startswith(":")]  # ":" lines are keep-alive comments
     kinds: list[str] = []
     for frame in events:
         fields = dict(line.split(": ", 1) for line in frame.splitlines() if ": " in line)
+        if after is not None and "id" in fields:
+            if _event_key(fields["id"]) <= _event_key(after):
+                return [f"event {fields['id']} is not after Last-Event-ID {after}"]
         if fields.get("event") != "message":
             return [f"event {fields.get('event')!r} is not 'message': {frame[:120]!r}"]
         try:
@@ -140,11 +149,18 @@ def sse_problems(response: Any) -> list[str]:
         if data["type"] not in SSE_TYPES:
             return [f"unknown event type {data['type']!r}"]
         kinds.append(data["type"])
-    if not kinds or kinds[0] != "metadata":
+    if not kinds or (kinds[0] != "metadata" and after is None):
         return [f"the stream must start with metadata, got {kinds}"]
     if kinds[-1] != "done" and not response.stream_cut_short:
         return [f"the stream must end with done, got {kinds}"]
     return []
+
+
+def _resumed_after(case: Any) -> str | None:
+    """The event id a request resumes after (``Last-Event-ID`` or ``lastEventId``), if any."""
+    headers = {k.lower(): v for k, v in (case.headers or {}).items()}
+    after = headers.get("last-event-id") or (case.query or {}).get("lastEventId")
+    return str(after) if after else None
 
 
 def check_response(case: Any, response: Any, tally: Tally) -> None:
@@ -159,7 +175,7 @@ def check_response(case: Any, response: Any, tally: Tally) -> None:
             for failure in group.exceptions:
                 tally.fail(name, case, response, failure.title, failure.message)
     if stream and response.status_code == 200:
-        problems = sse_problems(response)
+        problems = sse_problems(response, _resumed_after(case))
         for problem in problems:
             tally.fail(
                 SSE_CHECK, case, response, "SSE stream breaks the documented format", problem
