@@ -10,8 +10,9 @@ cannot make. Every response goes through four schemathesis checks, each counted 
 ``not_a_server_error`` (no 5xx), ``status_code_conformance`` (the status is documented),
 ``content_type_conformance`` (so is the content type) and ``response_schema_conformance`` (the
 body fits the documented schema). Event streams documented only as a string get
-``sse_event_conformance`` instead of the last one (see :func:`sse_problems`). Prints requests and failures per operation and per check, one
-example per distinct failure, and exits 1 when anything failed.
+``sse_event_conformance`` instead of the last one (see :func:`sse_problems`). Prints requests
+and failures per operation and per check, one example per distinct failure, and exits 1 when
+anything failed.
 
 Needs schemathesis 4 (the ``fuzz`` extra). ``--examples`` sets the budget per operation and
 mode, ``--seed`` makes a different but still reproducible run.
@@ -136,9 +137,8 @@ def sse_problems(response: Any, after: str | None = None) -> list[str]:
     kinds: list[str] = []
     for frame in events:
         fields = dict(line.split(": ", 1) for line in frame.splitlines() if ": " in line)
-        if after is not None and "id" in fields:
-            if _event_key(fields["id"]) <= _event_key(after):
-                return [f"event {fields['id']} is not after Last-Event-ID {after}"]
+        if after is not None and "id" in fields and _event_key(fields["id"]) <= _event_key(after):
+            return [f"event {fields['id']} is not after Last-Event-ID {after}"]
         if fields.get("event") != "message":
             return [f"event {fields.get('event')!r} is not 'message': {frame[:120]!r}"]
         try:
