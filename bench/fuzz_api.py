@@ -5,13 +5,14 @@ SQLite database with the offline model. Schemathesis reads ``/openapi.json`` and
 requests for every operation, valid ones and invalid ones (positive and negative modes), plus a
 seeded pass that sends the ids of a real run so that the trace, runs, graph, session and case
 endpoints answer 200 too, and a few explicit requests (feedback on that run, a follow-up
-question, a ``.md`` upload) that random generation cannot make. Every response goes through four
-schemathesis checks, each counted on its own: ``not_a_server_error`` (no 5xx),
-``status_code_conformance`` (the status is documented), ``content_type_conformance`` (so is the
-content type) and ``response_schema_conformance`` (the body fits the documented schema).
-Event streams documented only as a string get ``sse_event_conformance`` instead of the last one
-(see :func:`sse_problems`). Prints requests and failures per operation and per check, one
-example per distinct failure, and exits 1 when anything failed.
+question, a ``.md`` upload, cursors holding keys no driver can send) that random generation
+cannot make. Every response goes through four schemathesis checks, each counted on its own:
+``not_a_server_error`` (no 5xx), ``status_code_conformance`` (the status is documented),
+``content_type_conformance`` (so is the content type) and ``response_schema_conformance`` (the
+body fits the documented schema). Event streams documented only as a string get
+``sse_event_conformance`` instead of the last one (see :func:`sse_problems`). Prints requests
+and failures per operation and per check, one example per distinct failure, and exits 1 when
+anything failed.
 
 Needs schemathesis 4 (the ``fuzz`` extra). ``--examples`` sets the budget per operation and
 mode, ``--seed`` makes a different but still reproducible run.
@@ -20,6 +21,7 @@ mode, ``--seed`` makes a different but still reproducible run.
 from __future__ import annotations
 
 import argparse
+import base64
 import io
 import json
 import sys
@@ -118,17 +120,25 @@ def _content_type(response: Any) -> str:
     return str(values[0] if isinstance(values, list) else values)
 
 
-def sse_problems(response: Any) -> list[str]:
+def _event_key(event_id: str) -> tuple[int, ...]:
+    """An event id (``7`` or ``1764590000000-0``) as numbers, in the order the log keeps."""
+    return tuple(int(part) for part in event_id.split("-"))
+
+
+def sse_problems(response: Any, after: str | None = None) -> list[str]:
     """What is wrong with an SSE body beyond what the per-event schema can say.
 
     schemathesis validates each event against the documented event schema; this also checks
-    the order the operation's description promises: ``metadata`` first, ``done`` last.
+    the order the operation's description promises: ``metadata`` first, ``done`` last. A stream
+    resumed after event ``after`` starts later instead, with ids past ``after``.
     """
     frames = [f for f in response.content.decode("utf-8").split("\n\n") if f.strip()]
     events = [f for f in frames if not f.startswith(":")]  # ":" lines are keep-alive comments
     kinds: list[str] = []
     for frame in events:
         fields = dict(line.split(": ", 1) for line in frame.splitlines() if ": " in line)
+        if after is not None and "id" in fields and _event_key(fields["id"]) <= _event_key(after):
+            return [f"event {fields['id']} is not after Last-Event-ID {after}"]
         if fields.get("event") != "message":
             return [f"event {fields.get('event')!r} is not 'message': {frame[:120]!r}"]
         try:
@@ -140,11 +150,18 @@ def sse_problems(response: Any) -> list[str]:
         if data["type"] not in SSE_TYPES:
             return [f"unknown event type {data['type']!r}"]
         kinds.append(data["type"])
-    if not kinds or kinds[0] != "metadata":
+    if not kinds or (kinds[0] != "metadata" and after is None):
         return [f"the stream must start with metadata, got {kinds}"]
     if kinds[-1] != "done" and not response.stream_cut_short:
         return [f"the stream must end with done, got {kinds}"]
     return []
+
+
+def _resumed_after(case: Any) -> str | None:
+    """The event id a request resumes after (``Last-Event-ID`` or ``lastEventId``), if any."""
+    headers = {k.lower(): v for k, v in (case.headers or {}).items()}
+    after = headers.get("last-event-id") or (case.query or {}).get("lastEventId")
+    return str(after) if after else None
 
 
 def check_response(case: Any, response: Any, tally: Tally) -> None:
@@ -159,7 +176,7 @@ def check_response(case: Any, response: Any, tally: Tally) -> None:
             for failure in group.exceptions:
                 tally.fail(name, case, response, failure.title, failure.message)
     if stream and response.status_code == 200:
-        problems = sse_problems(response)
+        problems = sse_problems(response, _resumed_after(case))
         for problem in problems:
             tally.fail(
                 SSE_CHECK, case, response, "SSE stream breaks the documented format", problem
@@ -265,6 +282,36 @@ def explicit(schema: Any, app: Flask, session_id: str, run_id: str, tally: Tally
     # schemathesis names every file "file"; the endpoint indexes only .md and .txt names
     upload = {"file": (io.BytesIO(text), "fuzz.md")}
     check_response(case, app.test_client().post("/api/upload", data=upload), tally)
+    ids = {"sessionId": session_id, "runId": run_id}
+    for path, query in altered_keys():
+        operation = schema[path]["GET"]
+        names = {p.name for p in operation.path_parameters}
+        case = operation.Case(path_parameters={k: v for k, v in ids.items() if k in names} or None)
+        case.query = query
+        tally.requests[case.operation.label] += 1
+        check_response(case, case.call(app=app), tally)
+
+
+def _cursor(*key: Any) -> str:
+    return base64.urlsafe_b64encode(json.dumps(list(key)).encode()).decode().rstrip("=")
+
+
+def altered_keys() -> list[tuple[str, dict[str, str]]]:
+    """Cursors that decode but hold keys no driver can send, and times UTC cannot hold: valid
+    by the document's patterns, so generation does not stumble on them."""
+    at = "2026-01-01T00:00:00"
+    trace = "/api/diagnosis/{sessionId}/runs/{runId}"
+    return [
+        ("/api/runs", {"cursor": _cursor("runs", at, "\ud800")}),
+        ("/api/runs", {"cursor": _cursor("runs", at, "a\x00b")}),
+        ("/api/sessions", {"cursor": _cursor("sessions", at, "\udfff")}),
+        ("/api/cases", {"cursor": _cursor("cases", at, "\ud800")}),
+        ("/api/diagnosis/{sessionId}/runs", {"cursor": _cursor("runs", at, "\ud800")}),
+        (f"{trace}/steps", {"cursor": _cursor("steps", 10**30)}),
+        (f"{trace}/invocations", {"cursor": _cursor("invocations", -(2**63) - 1)}),
+        ("/api/runs", {"since": "9999-12-31T23:59:59-14:00"}),
+        ("/api/sessions", {"until": "0001-01-01T00:00:00+14:00"}),
+    ]
 
 
 def fuzz(app: Flask, examples: int, seed: int) -> Tally:

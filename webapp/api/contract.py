@@ -7,7 +7,8 @@ A view declares what it takes and gives::
     def feedback(body: FeedbackRequest) -> RunSummary: ...
 
 and the decorator (1) validates the path parameters by name (:data:`PATH_PARAMETERS`), the
-query string into ``query=`` and the JSON body into ``body=`` (400/415 with a readable message
+query string into ``query=``, request headers into ``headers=`` (a model whose field aliases
+are the header names) and the JSON body into ``body=`` (400/415 with a readable message
 otherwise), (2) serialises a returned response model into the envelope, and (3) records the
 :class:`Operation` on the view, from which :mod:`webapp.api.openapi` writes the document. A
 view may return a ready Response instead (event streams, the pre-encoded trace).
@@ -54,6 +55,7 @@ class Operation:
     description: str = ""
     #: Statuses other than 200 whose envelope still carries ``response`` data (readiness 503).
     extra_responses: dict[int, str] = field(default_factory=dict)
+    headers: type[BaseModel] | None = None
 
 
 def operation(
@@ -65,6 +67,7 @@ def operation(
     stream: bool = False,
     upload: bool = False,
     extra_responses: dict[int, str] | None = None,
+    headers: type[BaseModel] | None = None,
 ) -> Callable[[Callable[..., Any]], Callable[..., ResponseReturnValue]]:
     """Declare a view's request and response models (see the module docstring)."""
 
@@ -81,6 +84,7 @@ def operation(
             upload,
             " ".join(description.split()),
             extra_responses or {},
+            headers,
         )
 
         @functools.wraps(view)
@@ -90,6 +94,10 @@ def operation(
                     _validate(_ADAPTERS[name], value, PATH_PARAMETERS[name][0])
             if query is not None:
                 kwargs["query"] = _validate(query, request.args.to_dict(), None)
+            if headers is not None:
+                names = header_names(headers)
+                sent = {name: request.headers[name] for name in names if name in request.headers}
+                kwargs["headers"] = _validate(headers, sent, None)
             if body is not None:
                 kwargs["body"] = _validate(body, json_body(), None)
             result = view(**kwargs)
@@ -101,6 +109,11 @@ def operation(
         return wrapper
 
     return decorate
+
+
+def header_names(model: type[BaseModel]) -> list[str]:
+    """The headers a ``headers=`` model reads: its fields' aliases."""
+    return [info.alias or name for name, info in model.model_fields.items()]
 
 
 def _validate(schema: Any, value: Any, name: str | None) -> Any:

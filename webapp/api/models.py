@@ -155,7 +155,10 @@ def _utc(value: datetime | None) -> datetime | None:
     """Naive UTC (what the tables store); a time without a zone is UTC."""
     if value is None or value.tzinfo is None:
         return value
-    return value.astimezone(timezone.utc).replace(tzinfo=None)
+    try:
+        return value.astimezone(timezone.utc).replace(tzinfo=None)
+    except OverflowError:  # 9999-12-31T23:59:59-14:00 is after the last representable time
+        raise PydanticCustomError("datetime_range", "is out of range in UTC") from None
 
 
 UtcTime = Annotated[datetime | None, AfterValidator(_utc)]
@@ -245,3 +248,26 @@ class RunQuery(RequestModel):
     """The run a trace or graph request is about."""
 
     run_id: Id
+
+
+#: An event id as the event logs hand them out: ``7`` (in process) or ``1764590000000-0``
+#: (a Redis Stream); anything else would make the Redis log refuse the read.
+EventId = Annotated[
+    str | None,
+    StringConstraints(max_length=40, pattern=r"^[0-9]{1,19}(-[0-9]{1,19})?$"),
+    BeforeValidator(_optional_text),
+]
+
+
+class EventsQuery(RequestModel):
+    """Resume a run's events after this event id (for clients that cannot set the header)."""
+
+    last_event_id: EventId = None
+
+
+class EventsHeaders(BaseModel):
+    """``Last-Event-ID``: what a browser's EventSource sends when it reconnects."""
+
+    model_config = ConfigDict(extra="ignore", frozen=True)
+
+    last_event_id: EventId = Field(default=None, alias="Last-Event-ID")

@@ -152,7 +152,9 @@ def _operation(path: str, method: str, spec: Operation) -> dict[str, Any]:
         operation["description"] = spec.description
     parameters = [_path_parameter(name) for name in re.findall(r"\{([^}]+)\}", path)]
     if spec.query is not None:
-        parameters += _query_parameters(spec.query)
+        parameters += _parameters(spec.query, "query")
+    if spec.headers is not None:
+        parameters += _parameters(spec.headers, "header")
     if parameters:
         operation["parameters"] = parameters
     if spec.body is not None:
@@ -188,7 +190,7 @@ def _errors(path: str, method: str, spec: Operation) -> dict[str, Any]:
         codes.add(403)
     if spec.body is not None or spec.upload:
         codes |= {400, 413, 415}
-    if spec.query is not None or "{" in path:
+    if spec.query is not None or spec.headers is not None or "{" in path:
         codes.add(400)
     return {
         str(code): _json({"$ref": REF.format(model="Error")}, ERRORS[code])
@@ -201,11 +203,12 @@ def _path_parameter(name: str) -> dict[str, Any]:
     return {"name": name, "in": "path", "required": True, "schema": TypeAdapter(kind).json_schema()}
 
 
-def _query_parameters(model: type[BaseModel]) -> list[dict[str, Any]]:
+def _parameters(model: type[BaseModel], where: str) -> list[dict[str, Any]]:
+    """The query or header parameters of ``model``, by their documented names."""
     schema = model.model_json_schema(mode="validation")
     required = set(schema.get("required", []))
     return [
-        {"name": name, "in": "query", "required": name in required, "schema": _clean(prop)}
+        {"name": name, "in": where, "required": name in required, "schema": _clean(prop)}
         for name, prop in schema["properties"].items()
     ]
 

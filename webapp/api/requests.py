@@ -3,9 +3,10 @@
 A JSON body is read as bytes and parsed by orjson, which refuses what the standard library
 lets through and later fails on: lone surrogates (``"\\ud800"``, which no database or encoder
 can store), ``NaN``/``Infinity``, invalid UTF-8. Nesting deeper than :data:`MAX_JSON_DEPTH` is
-refused too (the standard decoder would raise RecursionError, a 500). A body sent without a
-length (chunked) is read up to the app's limit: reaching it is 413, as a declared length over
-the limit is.
+refused too (the standard decoder would raise RecursionError, a 500), and so is a NUL
+(``"\\u0000"``) anywhere in it, key or value: PostgreSQL cannot store one in text. A body sent
+without a length (chunked) is read up to the app's limit: reaching it is 413, as a declared
+length over the limit is.
 """
 
 from __future__ import annotations
@@ -42,20 +43,28 @@ def body_bytes() -> bytes:
     return data
 
 
-def depth(value: Any) -> int:
-    """How deeply arrays and objects nest in ``value`` (a scalar is 0), without recursion."""
-    deepest, stack = 0, [(value, 1)]
+def shape(value: Any) -> tuple[int, bool]:
+    """How deeply arrays and objects nest in ``value`` (a scalar is 0), without recursion, and
+    whether a string in it (key or value) holds a NUL."""
+    if isinstance(value, str):
+        return 0, "\x00" in value
+    deepest, nul, stack = 0, False, [(value, 1)]
     while stack:
         node, level = stack.pop()
         if isinstance(node, dict):
+            nul = nul or any("\x00" in key for key in node)
             children: Any = node.values()
         elif isinstance(node, list):
             children = node
         else:
             continue
         deepest = max(deepest, level)
-        stack.extend((child, level + 1) for child in children if isinstance(child, dict | list))
-    return deepest
+        for child in children:
+            if isinstance(child, dict | list):
+                stack.append((child, level + 1))
+            elif isinstance(child, str) and "\x00" in child:
+                nul = True
+    return deepest, nul
 
 
 def parse_json(data: bytes) -> Any:
@@ -71,8 +80,11 @@ def parse_json(data: bytes) -> Any:
         if "surrogate" in reason:
             raise ApiError(400, "the body contains a lone UTF-16 surrogate") from None
         raise ApiError(400, "the body is not valid JSON") from None
-    if depth(value) > MAX_JSON_DEPTH:
+    deepest, nul = shape(value)
+    if deepest > MAX_JSON_DEPTH:
         raise ApiError(400, f"the body nests deeper than {MAX_JSON_DEPTH} levels")
+    if nul:
+        raise ApiError(400, "the body contains control characters that cannot be stored (NUL)")
     return value
 
 

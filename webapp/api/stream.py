@@ -14,7 +14,7 @@ import time
 from collections.abc import Iterator
 from typing import Any
 
-from flask import Blueprint, Response, g, request
+from flask import Blueprint, Response, g
 from flask.typing import ResponseReturnValue
 
 from ..execution.jobs import AIOPS, CHAT, RunJob
@@ -25,11 +25,13 @@ from ..services.streams import ending_events, publish, relay, sse_event
 from .context import services
 from .contract import operation
 from .errors import ApiError
-from .models import AiOpsRequest, ChatRequest
+from .models import AiOpsRequest, ChatRequest, EventsHeaders, EventsQuery
 
 bp = Blueprint("stream", __name__, url_prefix="/api")
 
 SSE_HEADERS = {"Cache-Control": "no-cache", "X-Accel-Buffering": "no"}
+#: How long a relay of a finished run waits for more of its events: they are all logged.
+FINISHED_RUN_WAIT = 0.05
 
 
 class _Ending:
@@ -112,22 +114,26 @@ def ai_ops(body: AiOpsRequest) -> ResponseReturnValue:
 
 
 @bp.get("/diagnosis/<session_id>/runs/<run_id>/events")
-@operation(stream=True, errors=(404,))
-def run_events(session_id: str, run_id: str) -> ResponseReturnValue:
+@operation(query=EventsQuery, headers=EventsHeaders, stream=True, errors=(404,))
+def run_events(
+    session_id: str, run_id: str, query: EventsQuery, headers: EventsHeaders
+) -> ResponseReturnValue:
     """Attach to a run's events as server-sent events, running or finished.
 
     The same frames as /api/chat_stream, each with an `id`; a `Last-Event-ID` header (or
-    `lastEventId` query parameter) resumes after that event.
+    `lastEventId` query parameter) resumes after that event. A malformed id is 400. A
+    finished run's stream ends at once: after its logged events, its ending from its record.
     """
     found = services()
     row = found.chat.runs.status(run_id)
     if row is None or row.session_id != session_id:
         raise ApiError(404, f"run {run_id} not found in session {session_id}")
-    after = request.headers.get("Last-Event-ID") or request.args.get("lastEventId") or None
+    after = headers.last_event_id or query.last_event_id
     assert found.events is not None
     settled = settled_from_db(found, run_id)
     if found.events.exists(run_id):
-        frames: Iterator[str] = relay(found.events, run_id, settled, after=after)
+        wait = None if row.status in ACTIVE else FINISHED_RUN_WAIT  # no 15 s wait past its end
+        frames: Iterator[str] = relay(found.events, run_id, settled, after=after, keepalive=wait)
     else:  # the log expired, or the run executes in a process whose log this one cannot read
         frames = _from_record(row, settled)
     return Response(frames, mimetype="text/event-stream", headers=SSE_HEADERS)

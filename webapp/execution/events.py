@@ -112,8 +112,10 @@ class MemoryEventLog:
 
 
 def _position(after: str | None) -> int:
+    """The number of events ``after`` has seen; ``N-M`` (a Redis Stream's form) reads as ``N``,
+    in the order a Redis log compares them (``4`` is ``4-0``)."""
     try:
-        return max(0, int(after)) if after else 0
+        return max(0, int(after.split("-", 1)[0])) if after else 0
     except ValueError:
         return 0
 

@@ -98,6 +98,10 @@ def _typed(value: Any, kind: type) -> Any:
         return datetime.fromisoformat(value)
     if isinstance(value, bool) or not isinstance(value, kind):
         raise TypeError(value)
+    if isinstance(value, int) and not -(2**63) <= value < 2**63:
+        raise ValueError(value)  # no key column holds it (SQLite would raise OverflowError)
+    if isinstance(value, str) and not value.isprintable():
+        raise ValueError(value)  # lone surrogates and NULs no driver can send
     return value
 
 

@@ -1,30 +1,42 @@
 """Hostile input on every endpoint: a 4xx with the error envelope, and nothing written.
 
-Each case is sent after a real run exists (so an id-shaped attack could touch real rows); the
-database (every audit table and the run's feedback) and the knowledge index (documents and
-chunk counts) are compared before and after.
+Each case is sent after a real run exists (so an id-shaped attack could touch real rows; a path
+may name it as ``{sid}``/``{rid}``); the database (every audit and alert table and the run's
+feedback) and the knowledge index (documents and chunk counts) are compared before and after.
 """
 
 from __future__ import annotations
 
+import base64
 import http.client
+import json
 import threading
 from collections.abc import Iterator
 from io import BytesIO
+from pathlib import Path
 from typing import Any
 
 import pytest
 from flask import Flask
 from flask.testing import FlaskClient
+from peewee import Database
 from werkzeug.serving import make_server
 
+from webapp.demo.backend import DemoTelemetryBackend
+from webapp.persistence.history import HistoryStore
 from webapp.persistence.models import (
     AgentStep,
+    AlertRecord,
+    AlertRun,
     CaseLibrary,
     ChatSession,
     DiagnosisRun,
     ToolInvocation,
 )
+
+from .conftest import make_app
+from .openapi_check import assert_documented
+from .test_alerts_api import AUTH, HOOK, TOKEN, real_payload
 
 DEEP = b'{"Question": ' + b"[" * 100_000 + b"]" * 100_000 + b"}"
 JUST_TOO_DEEP = b'{"Question": "x", "mode": ' + b"[" * 64 + b"]" * 64 + b"}"
@@ -37,7 +49,15 @@ def snapshot(app: Flask) -> tuple[Any, ...]:
     with found.database.connection_context():
         counts = tuple(
             model.select().count()
-            for model in (ChatSession, DiagnosisRun, AgentStep, ToolInvocation, CaseLibrary)
+            for model in (
+                ChatSession,
+                DiagnosisRun,
+                AgentStep,
+                ToolInvocation,
+                CaseLibrary,
+                AlertRecord,
+                AlertRun,
+            )
         )
         feedback = sorted(
             (r.run_id, r.feedback, r.feedback_comment, r.status) for r in DiagnosisRun.select()
@@ -57,6 +77,15 @@ def upload_case(name: str, content: bytes = b"# Notes\n\nSome text.\n") -> tuple
         {"data": lambda: {"file": (BytesIO(content), name)}, "content_type": "multipart/form-data"},
     )
 
+
+def cursor(*key: object) -> str:
+    """A cursor as the lists encode theirs, holding ``key`` (the lists' own or an altered one)."""
+    text = json.dumps(list(key))
+    return base64.urlsafe_b64encode(text.encode()).decode().rstrip("=")
+
+
+T = "2026-01-01T00:00:00"
+TRACE = "/api/diagnosis/{sid}/runs/{rid}"
 
 # (method, path, request keyword arguments, expected status, fragment of the message)
 CASES: list[tuple[str, str, dict[str, Any], int, str]] = [
@@ -150,6 +179,61 @@ CASES: list[tuple[str, str, dict[str, Any], int, str]] = [
     ("GET", "/api/cases?limit=1_0", {}, 400, "must be an integer"),
     ("GET", "/api/cases?offset=" + "9" * 5000, {}, 400, "must be an integer"),
     ("GET", "/api/cases?limit=%200", {}, 400, "must be an integer"),
+    # the later endpoints: ids with a newline, in the path, the query and the alert's fingerprint
+    ("GET", "/api/diagnosis/{sid}/evidence?runId={rid}%0A", {}, 400, "runId must be 1-64"),
+    ("GET", "/api/diagnosis/{sid}%0A/evidence?runId={rid}", {}, 400, "sessionId must be 1-64"),
+    ("GET", "/api/diagnosis/{sid}/evidence", {}, 400, "runId is required"),
+    ("GET", TRACE + "%0A/steps", {}, 400, "runId must be 1-64"),
+    ("GET", TRACE + "%0A/invocations", {}, 400, "runId must be 1-64"),
+    ("GET", TRACE + "%0A/events", {}, 400, "runId must be 1-64"),
+    ("GET", "/api/diagnosis/{sid}%0A/runs/{rid}/steps", {}, 400, "sessionId must be 1-64"),
+    ("GET", "/api/runs?sessionId={sid}%0A", {}, 400, "sessionId must be 1-64"),
+    ("POST", "/api/alerts/x%0A/investigate", {}, 400, "fingerprint must be 1-64"),
+    ("POST", "/api/alerts/" + "f" * 65 + "/investigate", {}, 400, "fingerprint must be 1-64"),
+    ("POST", "/api/alerts/%ED%A0%80/investigate", {}, 400, "fingerprint must be 1-64"),
+    # bad cursors: not ours, another list's, and ours altered to keys no driver can send
+    ("GET", "/api/runs?cursor=not-a-cursor", {}, 400, "not a cursor this server"),
+    ("GET", "/api/runs?cursor=" + cursor("runs", T, "\ud800"), {}, 400, "not a cursor of the"),
+    ("GET", "/api/runs?cursor=" + cursor("runs", T, "a\x00b"), {}, 400, "not a cursor of the"),
+    ("GET", "/api/runs?cursor=" + cursor("sessions", T, "s"), {}, 400, "of the runs list"),
+    ("GET", "/api/runs?cursor=" + cursor("runs", "noon", "r"), {}, 400, "of the runs list"),
+    ("GET", "/api/sessions?cursor=" + cursor("sessions", T, "\udfff"), {}, 400, "sessions list"),
+    ("GET", "/api/cases?cursor=" + cursor("cases", T, "\ud800"), {}, 400, "cases list"),
+    ("GET", "/api/cases?cursor=abc%24", {}, 400, "should match pattern"),
+    ("GET", "/api/diagnosis/{sid}/runs?cursor=" + cursor("runs", T, "\ud800"), {}, 400, "runs"),
+    ("GET", TRACE + "/steps?cursor=" + cursor("steps", 10**30), {}, 400, "steps list"),
+    ("GET", TRACE + "/steps?cursor=" + cursor("steps", 2**63), {}, 400, "steps list"),
+    ("GET", TRACE + "/steps?cursor=" + cursor("steps", True), {}, 400, "steps list"),
+    ("GET", TRACE + "/invocations?cursor=" + cursor("invocations", -(2**63) - 1), {}, 400, "list"),
+    ("GET", TRACE + "/invocations?cursor=" + cursor("steps", 1), {}, 400, "invocations list"),
+    ("GET", TRACE + "/steps?cursor=" + "A" * 513, {}, 400, "at most 512"),
+    # bad filters: times no zone can hold, control characters, values outside the enums
+    ("GET", "/api/runs?since=9999-12-31T23:59:59-14:00", {}, 400, "since is out of range"),
+    ("GET", "/api/sessions?until=0001-01-01T00:00:00%2B14:00", {}, 400, "until is out of range"),
+    ("GET", "/api/runs?since=yesterday", {}, 400, "since"),
+    ("GET", "/api/runs?text=a%00b", {}, 400, "control characters"),
+    ("GET", "/api/sessions?text=%1B[31m", {}, 400, "control characters"),
+    ("GET", "/api/cases?text=" + "x" * 201, {}, 400, "text is too long"),
+    ("GET", "/api/runs?service=a%22b", {}, 400, "service string should match pattern"),
+    ("GET", "/api/runs?status=DONE", {}, 400, "status must be one of"),
+    ("GET", "/api/runs?degraded=maybe", {}, 400, "degraded"),
+    ("GET", "/api/alerts?state=bogus", {}, 400, "state must be one of"),
+    ("GET", "/api/alerts?limit=%D9%A3", {}, 400, "must be an integer"),
+    # event ids: a malformed Last-Event-ID would make a Redis log refuse every read
+    ("GET", TRACE + "/events?lastEventId=abc", {}, 400, "lastEventId string should match"),
+    ("GET", TRACE + "/events?lastEventId=1%00", {}, 400, "control characters"),
+    (
+        "GET",
+        TRACE + "/events",
+        {"headers": {"Last-Event-ID": "0-0; DROP"}},
+        400,
+        "Last-Event-ID string should match",
+    ),
+    ("GET", TRACE + "/events", {"headers": {"Last-Event-ID": "9" * 41}}, 400, "Last-Event-ID"),
+    # NUL anywhere in a JSON body: PostgreSQL cannot store it, whichever field it is in
+    (*json_case("/api/ai_ops", b'{"userRequest": "a\\u0000b"}'), 400, "control characters"),
+    (*json_case("/api/chat", b'{"Question": "hi", "x\\u0000": 1}'), 400, "control characters"),
+    (*json_case("/api/chat/clear", b'{"Id": "s", "n": ["\\u0000"]}'), 400, "control characters"),
 ]
 
 
@@ -175,8 +259,10 @@ def test_hostile_input_is_a_4xx_and_writes_nothing(
 ) -> None:
     before = snapshot(app)
     kwargs = {k: v() if callable(v) else v for k, v in kwargs.items()}
+    path = path.replace("{sid}", seeded["sessionId"]).replace("{rid}", seeded["runId"])
     response = client.open(path, method=method, **kwargs)
     assert response.status_code == status, response.get_data(as_text=True)[:300]
+    assert_documented(response, method, path)
     assert response.json == {"code": status, "message": response.json["message"], "data": None}
     assert message in response.json["message"]
     assert snapshot(app) == before
@@ -255,3 +341,46 @@ def test_chunked_bodies_over_the_limit_are_413(app: Flask, server: int) -> None:
     status, body = send_chunked(server, "/api/chat", "application/json", small)
     assert status == 200, body
     assert snapshot(app)[0][1] == before[0][1] + 1  # only the small chunked question ran
+
+
+def webhook_body(**changes: Any) -> bytes:
+    """Alertmanager's recorded payload with ``changes`` made to it (``alert.`` keys: its alert)."""
+    payload = real_payload()
+    for key, value in changes.items():
+        target = payload["alerts"][0] if key.startswith("alert.") else payload
+        target[key.removeprefix("alert.")] = value
+    return json.dumps(payload).encode()
+
+
+WEBHOOK_CASES: list[tuple[bytes, str]] = [
+    (b'{"version": "4", "alerts": ' + b"[" * 100_000 + b"]" * 100_000 + b"}", "deeper than 64"),
+    (b'{"version": "4", "groupKey": "\\ud800"}', "surrogate"),
+    (webhook_body(groupKey="g\u0000"), "control characters"),
+    (webhook_body(receiver="r\u0000"), "control characters"),
+    (webhook_body(**{"alert.labels": {"alertname": "X\u0000", "service": "s"}}), "control"),
+    (webhook_body(**{"alert.annotations": {"summary": "a\u0000b"}}), "control characters"),
+    (webhook_body(**{"alert.fingerprint": "f\n"}), "fingerprint"),
+    (webhook_body(**{"alert.labels": {"service": "s"}}), "alertname"),
+    (webhook_body(version="3"), "version"),
+    (webhook_body(alerts=[]), "alerts"),
+]
+
+
+@pytest.mark.parametrize(("body", "message"), WEBHOOK_CASES, ids=[c[1] for c in WEBHOOK_CASES])
+def test_hostile_webhook_bodies_are_400_and_write_nothing(
+    database: Database,
+    demo_backend: DemoTelemetryBackend,
+    history: HistoryStore,
+    tmp_path: Path,
+    body: bytes,
+    message: str,
+) -> None:
+    hooked = make_app(database, demo_backend, history, tmp_path, alert_webhook_token=TOKEN)
+    before = snapshot(hooked)
+    response = hooked.test_client().post(
+        HOOK, data=body, content_type="application/json", headers=AUTH
+    )
+    assert response.status_code == 400, response.json
+    assert_documented(response, "POST", HOOK)
+    assert message in response.json["message"] and response.json["data"] is None
+    assert snapshot(hooked) == before

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
+from typing import Any
 
 import pytest
 from openapi_spec_validator import validate
@@ -62,8 +63,12 @@ def test_validation_errors_read_as_sentences(body: dict[str, object], expected: 
     assert message(caught.value.errors()[0]).startswith(expected)
 
 
+def readme_api_section() -> str:
+    return README.read_text().split("### HTTP API", 1)[1].split("\nErrors:", 1)[0]
+
+
 def test_the_readme_lists_exactly_the_documented_operations() -> None:
-    section = README.read_text().split("### HTTP API", 1)[1].split("\nErrors:", 1)[0]
+    section = readme_api_section()
     listed = set(re.findall(r"`(GET|POST|DELETE|PUT|PATCH) (/[^`?\s]*)", section))
     documented = {
         (method.upper(), re.sub(r"\{([^}]+)\}", r"<\1>", path))
@@ -71,3 +76,31 @@ def test_the_readme_lists_exactly_the_documented_operations() -> None:
         for method in operations
     }
     assert listed == documented
+
+
+def accepted_names(operation: dict[str, Any]) -> list[str]:
+    """The query and header parameters and the JSON body's fields of one documented operation."""
+    names = [p["name"] for p in operation.get("parameters", []) if p["in"] != "path"]
+    body = operation.get("requestBody", {}).get("content", {}).get("application/json")
+    if body is not None:
+        model = body["schema"]["$ref"].rsplit("/", 1)[1]
+        names += openapi_document()["components"]["schemas"][model]["properties"]
+    return names
+
+
+def test_each_readme_row_names_what_its_endpoints_accept() -> None:
+    """The README's table is checked against the request models: every query parameter, header
+    and body field an endpoint's model documents is named in that endpoint's row."""
+    paths = openapi_document()["paths"]
+    rows = [line for line in readme_api_section().splitlines() if line.startswith("| `")]
+    unnamed = []
+    for row in rows:
+        cell = row.split(" | ", 1)[0]
+        for method, path in re.findall(r"`(GET|POST|DELETE|PUT|PATCH) (/[^`?\s]*)", cell):
+            operation = paths[re.sub(r"<([^>]+)>", r"{\1}", path)][method.lower()]
+            unnamed += [
+                f"{method} {path}: {name}"
+                for name in accepted_names(operation)
+                if not re.search(rf"(?<![A-Za-z]){re.escape(name)}(?![A-Za-z])", row)
+            ]
+    assert unnamed == []

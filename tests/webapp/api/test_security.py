@@ -18,9 +18,9 @@ from webapp.persistence.history import HistoryStore
 from .conftest import make_app
 from .test_hostile_input import snapshot
 
+UI_PAGES = ["/", "/trace/s1/r1", "/runs", "/cases", "/alerts"]
 PAGES = [
-    "/",
-    "/trace/s1/r1",
+    *UI_PAGES,
     "/trace/bad%20id/r1",  # the not-found page
     "/static/style.css",
     "/static/common.js",
@@ -29,6 +29,8 @@ PAGES = [
     "/healthz",
     "/readyz",
     "/api/cases",
+    "/api/runs",
+    "/api/diagnosis/s1/evidence?runId=r1",  # a 404
     "/api/nope",
 ]
 CROSS_ORIGIN = [
@@ -50,6 +52,9 @@ def state_changes(session_id: str, run_id: str) -> list[tuple[str, str, dict[str
         ("POST", "/api/feedback", {"json": rated}),
         ("POST", "/api/chat/clear", {"json": {"Id": session_id}}),
         ("POST", "/api/upload", {"data": planted, "content_type": "multipart/form-data"}),
+        ("DELETE", "/api/knowledge/upload/planted.md", {}),
+        ("POST", "/api/alerts/6b157f79b26a43ad/investigate", {}),
+        ("POST", "/api/alerts/alertmanager", {"json": {"version": "4"}}),
     ]
 
 
@@ -71,8 +76,14 @@ def test_only_the_graph_page_allows_inline_styles(client: FlaskClient) -> None:
     assert "style-src 'self' 'unsafe-inline'" in trace and "script-src 'self';" in trace
 
 
+def test_every_page_of_the_ui_is_checked(app: Flask) -> None:
+    rules = {r.rule for r in app.url_map.iter_rules() if r.endpoint.startswith("ui.")}
+    pages = {re.sub(r"/s1/r1$", "/<session_id>/<run_id>", path) for path in UI_PAGES}
+    assert rules - {"/favicon.ico"} == pages
+
+
 def test_the_pages_have_no_inline_script_or_style(client: FlaskClient) -> None:
-    for path in ("/", "/trace/s1/r1"):
+    for path in UI_PAGES:
         html = client.get(path).get_data(as_text=True)
         assert "<style" not in html and " style=" not in html
         assert not re.search(r"\son[a-z]+\s*=", html), f"inline event handler on {path}"

@@ -185,3 +185,36 @@ def test_invocations_carry_the_evidence_the_answer_cites(
         for ref in invocation["evidenceRefs"] or []:
             assert ref["statement"] and ref["evidence_excerpt"]
     assert all(f"[{r['evidence_id']}]" in trace["run"]["answer"] for r in cited)
+
+
+def test_attaching_to_a_finished_run_resumes_after_the_last_event_id(
+    app: Flask, answered: dict[str, Any], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = f"/api/diagnosis/{answered['sessionId']}/runs/{answered['runId']}/events"
+    client = app.test_client()
+    whole = client.get(path)
+    assert_documented(whole, "GET", "/api/diagnosis/<sessionId>/runs/<runId>/events")
+    logged = [(fields(f)["id"], event(f)) for f in frames(iter([whole.get_data()]))]
+    assert logged[0][1]["type"] == "metadata" and logged[-1][1]["type"] == "done"
+    third = logged[2][0]
+    for resumed in (
+        client.get(path, headers={"Last-Event-ID": third}),
+        client.get(f"{path}?lastEventId={third}"),
+    ):
+        assert [fields(f)["id"] for f in frames(iter([resumed.get_data()]))] == [
+            i for i, _ in logged[3:]
+        ]
+    events = app.extensions["diagnosis"].events
+    waits: list[float] = []
+    read = events.read
+
+    def spy(run_id: str, after: str | None, timeout: float) -> Any:
+        waits.append(timeout)
+        return read(run_id, after, timeout)
+
+    monkeypatch.setattr(events, "read", spy)
+    past = client.get(path, headers={"Last-Event-ID": logged[-1][0]})
+    ending = [event(f) for f in frames(iter([past.get_data()]))]
+    assert ending[-1]["type"] == "done" and ending[-1]["data"]["runId"] == answered["runId"]
+    # The run is over: its relay does not wait a keep-alive interval for events to come.
+    assert waits and max(waits) < streams.KEEPALIVE_SECONDS

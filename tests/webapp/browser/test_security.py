@@ -94,6 +94,13 @@ def test_the_policy_holds_on_every_page(page: Page, live: LiveApp, console: Cons
     trace = page.goto(f"{live.url}/trace/{ids['sessionId']}/{ids['runId']}")
     assert trace is not None and trace.headers["x-content-type-options"] == "nosniff"
     page.locator("#trace-body svg").first.wait_for()  # the route graph was drawn
+    for path in ("/runs", "/cases", "/alerts"):
+        listed = page.goto(live.url + path)
+        assert (
+            listed is not None
+            and "frame-ancestors 'none'" in listed.headers["content-security-policy"]
+        )
+        page.wait_for_load_state("networkidle")  # their scripts fetched and drew the lists
     assert violations == []
 
 
