@@ -148,6 +148,18 @@ def is_postgres(database: Database) -> bool:
     return "postgres" in type(database).__name__.lower()
 
 
+def write_transaction(database: Database) -> Any:
+    """A transaction that holds the write lock from its first statement on.
+
+    ``BEGIN IMMEDIATE`` on SQLite, so a read-then-write transaction waits for the lock (busy
+    timeout) up front instead of failing "database is locked" when it upgrades; elsewhere a
+    plain transaction (row locks are taken by the statements).
+    """
+    if isinstance(database, SqliteDatabase):
+        return database.atomic("IMMEDIATE")
+    return database.atomic()
+
+
 @contextmanager
 def schema_lock(database: Database) -> Iterator[None]:
     """Hold the database-wide schema lock (on the open connection) for the block."""

@@ -12,6 +12,7 @@ from typing import Any
 
 from peewee import Database, SqliteDatabase
 
+from .db import write_transaction
 from .listing import RUN_COLUMNS, columns_of
 from .models import (
     AgentStep,
@@ -155,7 +156,7 @@ class RunRecords:
         MariaDB/PostgreSQL), so the last writer wins and the case library always agrees with
         the run's feedback.
         """
-        with self._write_lock():
+        with write_transaction(self.database):
             run = self._locked_run(session_id, run_id)
             if run["status"] in (PENDING, RUNNING):
                 raise Conflict(f"run {run_id} is still {run['status']}; give feedback when it ends")
@@ -173,12 +174,6 @@ class RunRecords:
             else:
                 CaseLibrary.delete().where(CaseLibrary.run_id == run_id).execute()
         return self.run(session_id, run_id)
-
-    def _write_lock(self) -> Any:
-        """A transaction that holds the write lock from its first statement on."""
-        if isinstance(self.database, SqliteDatabase):
-            return self.database.atomic("IMMEDIATE")
-        return self.database.atomic()
 
     def _locked_run(self, session_id: str, run_id: str) -> dict[str, Any]:
         """:meth:`run`, with the row locked until the transaction ends (not on SQLite)."""

@@ -23,6 +23,7 @@ from typing import Any, Literal, cast
 from peewee import Database
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
+from ..persistence.db import write_transaction
 from ..persistence.listing import Listing, Page
 from ..persistence.models import AlertRecord, AlertRun, DiagnosisRun, utcnow
 from ..persistence.records import NotFound
@@ -45,6 +46,16 @@ class WebhookAlert(BaseModel):
     endsAt: datetime | None = None
     generatorURL: str | None = Field(default=None, max_length=4000)
     fingerprint: str = Field(min_length=1, max_length=64, pattern=r"^[A-Za-z0-9_.:-]+$")
+
+    @field_validator("startsAt", "endsAt")
+    @classmethod
+    def _in_utc_range(cls, moment: datetime | None) -> datetime | None:
+        if moment is not None and moment.tzinfo is not None:
+            try:
+                moment.astimezone(timezone.utc)
+            except OverflowError:  # 9999-12-31T23:59:59-14:00 is after the last UTC time
+                raise ValueError("is out of range in UTC") from None
+        return moment
 
     @field_validator("labels")
     @classmethod
@@ -142,7 +153,7 @@ class AlertInbox:
     def receive(self, payload: WebhookPayload) -> Receipt:
         """Upsert every alert; join or start the group's investigation when any fires."""
         launch: Callable[[], None] | None = None
-        with self.database.connection_context(), self.database.atomic():
+        with self.database.connection_context(), write_transaction(self.database):
             rows = [self._upsert(payload, alert) for alert in payload.alerts]
             firing = [row for row in rows if row.status == "firing"]
             session_id = run_id = None
@@ -209,7 +220,7 @@ class AlertInbox:
         Always a new run (a person asked for it), whatever runs the alert already has; the
         alert and its link are read and written in one transaction, the run launched after.
         """
-        with self.database.connection_context(), self.database.atomic():
+        with self.database.connection_context(), write_transaction(self.database):
             alert = AlertRecord.get_or_none(AlertRecord.fingerprint == fingerprint)
             if alert is None or alert.fingerprint != fingerprint:
                 raise NotFound(f"alert {fingerprint} not found")

@@ -165,6 +165,14 @@ def _mutations() -> list[tuple[str, Any]]:
         ("fingerprint", change(lambda p: p["alerts"][0].pop("fingerprint"))),
         ("alertname", change(lambda p: p["alerts"][0]["labels"].pop("alertname"))),
         ("startsAt", change(lambda p: p["alerts"][0].update(startsAt="yesterday"))),
+        (
+            "startsAt-past-utc",
+            change(lambda p: p["alerts"][0].update(startsAt="9999-12-31T23:59:59-14:00")),
+        ),
+        (
+            "endsAt-past-utc",
+            change(lambda p: p["alerts"][0].update(endsAt="9999-12-31T23:59:59-14:00")),
+        ),
         ("label-type", change(lambda p: p["alerts"][0]["labels"].update(severity=3))),
     ]
 
