@@ -77,7 +77,7 @@ class AiOpsNodes:
         return StepResult(outcome, {"alerts_read": document}, detail=read.detail)
 
     def select_alerts(self, state: State, config: RunConfig) -> StepResult:
-        """Firing alerts (of the scope, if any), most severe first; those over the bound are skipped."""
+        """Firing alerts of the scope (if any), most severe first; over the bound: skipped."""
         alerts = (state.get("alerts_read") or {}).get("alerts") or []
         context = state.get("aiops_context") or {}
         scope = context.get("scope")

@@ -21,9 +21,7 @@ class Exploding(AiOpsRunner):
     def __init__(self) -> None:  # no adapters: it never gets as far as using them
         self.status_seen: str | None = None
 
-    def run(
-        self, request: str | None, *, session_id: str, run_id: str, **_: Any
-    ) -> AiOpsResult:
+    def run(self, request: str | None, *, session_id: str, run_id: str, **_: Any) -> AiOpsResult:
         with DiagnosisRun._meta.database.connection_context():
             self.status_seen = DiagnosisRun.get(DiagnosisRun.run_id == run_id).status
         raise RuntimeError("runner bug")

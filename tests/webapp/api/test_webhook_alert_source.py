@@ -110,7 +110,9 @@ def test_a_groups_run_and_an_investigate_now_run_keep_to_their_own_alerts(
     other["groupKey"] = '{}:{alertname="QueueBacklog"}'
     other["alerts"][0]["fingerprint"] = "0123456789abcdef"
     other["alerts"][0]["labels"] = {
-        **other["alerts"][0]["labels"], "alertname": "QueueBacklog", "service": "billing"
+        **other["alerts"][0]["labels"],
+        "alertname": "QueueBacklog",
+        "service": "billing",
     }
     second = client.post(HOOK, json=other, headers=AUTH).json["data"]
     assert second["runId"] != first["runId"]

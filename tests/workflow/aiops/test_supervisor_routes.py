@@ -129,7 +129,9 @@ def test_a_scoped_run_investigates_only_the_alerts_it_was_started_for() -> None:
         {"alert_name": "Gone", "service": "gateway"},  # linked, no longer firing: nothing
     ]
     run = harness(alerts).run(scope=scope)
-    investigated = [(i["alert"]["alert_name"], i["alert"]["service"]) for i in run.state["investigations"]]
+    investigated = [
+        (i["alert"]["alert_name"], i["alert"]["service"]) for i in run.state["investigations"]
+    ]
     assert investigated == [("PoolExhausted", "order-service"), ("DiskFull", "payment-service")]
     assert run.state["skipped"] == []  # out of scope is not "over the bound"
     assert run.state["aiops_context"]["scope"] == scope
