@@ -137,9 +137,8 @@ def alerts_of_run(database: Database, run_id: str) -> list[dict[str, str]]:
             AlertRecord.select(AlertRecord.alert_name, AlertRecord.service)
             .join(AlertRun, on=AlertRun.alert == AlertRecord.id)
             .where(AlertRun.run_id == run_id)
-            .tuples()
         )
-        pairs = dict.fromkeys((str(name), str(service or "")) for name, service in rows)
+        pairs = dict.fromkeys((row.alert_name, row.service or "") for row in rows)
     return [{"alert_name": name, "service": service} for name, service in pairs]
 
 
