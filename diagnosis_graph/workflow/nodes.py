@@ -73,11 +73,18 @@ class DiagnosisNodes:
         agent: str,
         schema: str,
         payload: dict[str, Any],
+        state: State,
         config: RunConfig,
         *,
         tools: bool = False,
     ) -> tuple[Any, StepResult | None]:
-        """Invoke ``agent`` and parse its output; on failure return the StepResult to report."""
+        """Invoke ``agent`` and parse its output; on failure return the StepResult to report.
+
+        On the retry of an output that broke its contract, the payload carries that error
+        (``previous_output_error``), so the model can correct it instead of repeating it.
+        """
+        if (error := rejected_output(state, agent)) is not None:
+            payload = {**payload, "previous_output_error": error}
         call = AgentCall(agent, schema, c.json_schema(schema), payload, tools)
         reply = self.ports.invoker.invoke(call, config.child())
         if reply.outcome is not Outcome.COMPLETED:
@@ -101,7 +108,7 @@ class DiagnosisNodes:
         if mode == MODE_EVIDENCE_GAP_ONLY:
             payload["evidence_gaps"] = context.get("evidence_gaps", [])
             payload["previous_plan"] = state.get("planner_plan")
-        plan, failed = self._agent("planner", c.PLANNER_PLAN, payload, config)
+        plan, failed = self._agent("planner", c.PLANNER_PLAN, payload, state, config)
         if failed:
             return failed
         planned = cast(PlannerPlanState, {**plan.model_dump(), "mode": mode})
@@ -120,7 +127,9 @@ class DiagnosisNodes:
         }
         if mode == MODE_EVIDENCE_GAP_ONLY:
             payload["verified_claims"] = earlier
-        evidence, failed = self._agent("executor", c.EXECUTOR_EVIDENCE, payload, config, tools=True)
+        evidence, failed = self._agent(
+            "executor", c.EXECUTOR_EVIDENCE, payload, state, config, tools=True
+        )
         if failed:
             return failed
         claims = [cast(ClaimState, claim.model_dump()) for claim in evidence.claims]
@@ -161,7 +170,7 @@ class DiagnosisNodes:
             "evidence": verified_evidence(state),
             "verdict_ceiling": ceiling,
         }
-        output, failed = self._agent("verifier", c.VERIFIER_OUTPUT, payload, config)
+        output, failed = self._agent("verifier", c.VERIFIER_OUTPUT, payload, state, config)
         if failed:
             return failed
         known = {claim["claim_id"] for claim in projected["claims"]}
@@ -204,7 +213,7 @@ class DiagnosisNodes:
                 "critical_gaps": verifier["critical_gaps"] if verifier else [],
             },
         }
-        output, failed = self._agent("composer", c.COMPOSER_OUTPUT, payload, config)
+        output, failed = self._agent("composer", c.COMPOSER_OUTPUT, payload, state, config)
         if failed:
             return failed
         run_id = run_id_of(config)
@@ -279,6 +288,15 @@ class DiagnosisNodes:
         """A deterministic, safe answer when a verified diagnosis could not be completed."""
         answer = fallback_answer(state, tuple(self.ports.service_catalog()))
         return StepResult(Outcome.COMPLETED, {"final_answer": answer})
+
+
+def rejected_output(state: State, node: str) -> str | None:
+    """The contract error of ``node``'s previous attempt when this run is its retry, else None."""
+    events = state.get("orchestration_events") or ()
+    last = events[-1] if events else None
+    if last and last["node"] == node and last["outcome"] == Outcome.INVALID_OUTPUT.value:
+        return str(last.get("detail") or "the output did not match its schema")
+    return None
 
 
 def context_of(state: State) -> DiagnosisContext:
