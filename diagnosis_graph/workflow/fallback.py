@@ -6,7 +6,7 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from .render import answer_language, render_fallback, unknown_services
+from .render import FailedRead, answer_language, render_fallback, unknown_services
 
 _WHY: dict[tuple[str, str], str] = {
     ("planner", "retry_exhausted"): "the planner could not produce a valid investigation plan, "
@@ -80,7 +80,11 @@ def _cause(event: Mapping[str, Any]) -> str:
     return f" - cause: {detail}"
 
 
-def fallback_answer(state: Mapping[str, Any], catalog: Sequence[str] = ()) -> str:
+def fallback_answer(
+    state: Mapping[str, Any],
+    catalog: Sequence[str] = (),
+    failed: Sequence[FailedRead] = (),
+) -> str:
     """What was asked, why no verified diagnosis, what did verify, and what to do next."""
     context = state.get("diagnosis_context") or {}
     question = str(context.get("question") or "")
@@ -94,4 +98,5 @@ def fallback_answer(state: Mapping[str, Any], catalog: Sequence[str] = ()) -> st
         language=language,
         window=plan.get("window"),
         unknown=unknown_services(plan, catalog),
+        failed=failed,
     )

@@ -8,7 +8,7 @@ topology's job.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any, TypeVar, cast
 
 from pydantic import BaseModel
@@ -19,9 +19,9 @@ from .composition import AnswerRules, evidence_contexts
 from .fallback import fallback_answer
 from .gatekeeper import ContextCache, GroundingRules, run_gatekeeper
 from .outcomes import Outcome, StepResult, lower_verdict
-from .ports import AgentCall, DiagnosisPorts
+from .ports import ERROR, AgentCall, DiagnosisPorts, InvocationRecord
 from .projection import project_verified
-from .render import render_answer, unknown_services
+from .render import FailedRead, render_answer, unknown_services
 from .state import MODE_EVIDENCE_GAP_ONLY, MODE_FULL
 from .types import (
     ClaimState,
@@ -286,8 +286,30 @@ class DiagnosisNodes:
 
     def fallback(self, state: State, config: RunConfig) -> StepResult:
         """A deterministic, safe answer when a verified diagnosis could not be completed."""
-        answer = fallback_answer(state, tuple(self.ports.service_catalog()))
+        failed = failed_reads(self.ports.invocations.invocations_for_run(run_id_of(config)))
+        answer = fallback_answer(state, tuple(self.ports.service_catalog()), failed)
         return StepResult(Outcome.COMPLETED, {"final_answer": answer})
+
+
+#: At most this many failed tool calls are named in a fallback answer.
+MAX_FAILED_READS = 5
+
+
+def failed_reads(records: Sequence[InvocationRecord]) -> list[FailedRead]:
+    """The run's tool calls that failed (status ERROR), de-duplicated, for the fallback answer.
+
+    Their messages are the tool adapters' own (an unreachable backend, an HTTP status, a
+    rejected query), so the answer can say which telemetry could not be read, not only that
+    the diagnosis is incomplete.
+    """
+    seen: dict[tuple[str, str, str], None] = {}
+    for record in records:
+        if record.status != ERROR:
+            continue
+        output = record.raw_output if isinstance(record.raw_output, Mapping) else {}
+        target = record.arguments.get("service") or record.arguments.get("query") or ""
+        seen.setdefault((record.tool_name, str(target), str(output.get("error") or "")), None)
+    return [FailedRead(tool, target, error) for tool, target, error in seen][:MAX_FAILED_READS]
 
 
 def rejected_output(state: State, node: str) -> str | None:

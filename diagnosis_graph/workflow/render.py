@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from .types import ComposerOutputState, EvidenceItem
@@ -45,6 +46,7 @@ LABELS: dict[str, dict[str, str]] = {
         "no_claim": "This answer makes no claim that is not backed by verified evidence.",
         "did_verify": "Evidence that did verify",
         "nothing": "No evidence was verified in this run.",
+        "failed": "Telemetry that could not be read",
         "next": "Next steps",
         "window": "Window",
         "window_range": "{start} to {end}",
@@ -76,6 +78,7 @@ LABELS: dict[str, dict[str, str]] = {
         "no_claim": "本回答不包含任何未经验证证据支持的论断。",
         "did_verify": "已通过验证的证据",
         "nothing": "本次运行没有通过验证的证据。",
+        "failed": "未能读取的遥测数据",
         "next": "后续步骤",
         "window": "时间范围",
         "window_range": "{start} 至 {end}",
@@ -275,6 +278,28 @@ def render_answer(
     return "\n".join(lines) + "\n"
 
 
+@dataclass(frozen=True)
+class FailedRead:
+    """A tool call of the run that failed: the tool, what it read (service or query), why."""
+
+    tool: str
+    target: str
+    error: str
+
+
+#: A failed read's error is cut to this many characters in the answer.
+MAX_ERROR_CHARS = 200
+
+
+def _failed_line(read: FailedRead) -> str:
+    target = f" ({safe_text(read.target[:100])})" if read.target else ""
+    error = (
+        read.error if len(read.error) <= MAX_ERROR_CHARS else read.error[:MAX_ERROR_CHARS] + "..."
+    )
+    tool = re.sub(r"[^A-Za-z0-9_.-]", "", read.tool)  # a code span: no escapes inside
+    return f"- `{tool}`{target}: {safe_text(error) or '-'}"
+
+
 def render_fallback(
     question: str,
     why: str,
@@ -283,8 +308,12 @@ def render_fallback(
     language: str | None = None,
     window: Mapping[str, Any] | None = None,
     unknown: Sequence[Mapping[str, Any]] = (),
+    failed: Sequence[FailedRead] = (),
 ) -> str:
-    """The fallback Markdown: what was asked, why no verified diagnosis, what verified, next."""
+    """The fallback Markdown: what was asked, why no verified diagnosis, what verified, next.
+
+    ``failed``: the run's tool calls that failed, each named with its target and error.
+    """
     language = answer_language(language, question)
     words = LABELS[language]
     lines = [
@@ -301,6 +330,8 @@ def render_fallback(
         lines += [f"### {words['did_verify']}", "", *evidence_lines(evidence, language), ""]
     else:
         lines += [words["nothing"], ""]
+    if failed:
+        lines += [f"### {words['failed']}", "", *(_failed_line(f) for f in failed), ""]
     lines += [f"### {words['next']}", ""]
     lines += [f"{n}. {step}" for n, step in enumerate(NEXT_STEPS[language], 1)]
     return "\n".join(lines) + "\n"

@@ -110,3 +110,7 @@ def test_a_failing_log_source_is_an_error_invocation_in_the_trace(
     assert data["runId"] and data["degraded"] is True
     for call in calls:
         assert re.search(reason, call["rawOutput"]["error"]), call["rawOutput"]
+    # the degraded answer says which telemetry could not be read, and why
+    answer = data["answer"]
+    assert "Telemetry that could not be read" in answer, answer
+    assert f"`{calls[0]['toolName']}` (checkout): " in answer and re.search(reason, answer)
