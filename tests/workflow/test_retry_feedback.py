@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from diagnosis_graph.workflow.factory import build_diagnosis_graph, run_diagnosis
 from diagnosis_graph.workflow.outcomes import Outcome
 from diagnosis_graph.workflow.ports import AgentReply, DiagnosisPorts
@@ -10,7 +12,7 @@ from .fakes import LOGS, PLAN, ROLES, SERVICES, MemoryInvocations, ScriptedInvok
 from .test_composition import CLAIMS, GOOD, SUPPORTED, evidence
 
 
-def run_with(planner: list[object]) -> ScriptedInvoker:
+def run_with(planner: list[Any]) -> ScriptedInvoker:
     store = MemoryInvocations()
     store.add("inv-logs", LOGS)
     invoker = ScriptedInvoker(
