@@ -66,31 +66,50 @@ class Done:
     result: Any
 
 
+#: Tool messages already read, by (tool, arguments text, result text): every executor round
+#: re-reads the whole conversation, so each result would otherwise be parsed once per round.
+#: The parsed values are only ever read, never changed, so one parse serves every round.
+_READ: dict[tuple[str, str, str], Done] = {}
+READ_CACHE = 512
+
+
 def tool_results(messages: Sequence[Message]) -> list[Done]:
     """Every tool call of the conversation paired with its result message."""
-    calls: dict[str, tuple[str, dict[str, Any]]] = {}
+    calls: dict[str, tuple[str, str]] = {}
     done: list[Done] = []
     for message in messages:
         for call in message.get("tool_calls") or []:
             function = call["function"]
-            try:
-                arguments = json.loads(function.get("arguments") or "{}")
-            except json.JSONDecodeError:
-                arguments = {}
-            calls[call["id"]] = (function["name"], arguments if isinstance(arguments, dict) else {})
+            calls[call["id"]] = (function["name"], function.get("arguments") or "{}")
         if message.get("role") == "tool" and message.get("tool_call_id") in calls:
             name, arguments = calls[message["tool_call_id"]]
-            try:
-                body = json.loads(str(message.get("content") or "{}"))
-            except json.JSONDecodeError:
-                body = {}
-            status = str(body.get("status", "SUCCESS"))
-            done.append(
-                Done(
-                    name, arguments, str(body.get("invocation_id", "")), status, body.get("result")
-                )
-            )
+            key = (name, arguments, str(message.get("content") or "{}"))
+            if (read := _READ.get(key)) is None:
+                if len(_READ) >= READ_CACHE:
+                    _READ.clear()
+                read = _READ[key] = _read(*key)
+            done.append(read)
     return done
+
+
+def _read(name: str, arguments_text: str, content: str) -> Done:
+    """One tool call and its result message, parsed."""
+    try:
+        arguments = json.loads(arguments_text)
+    except json.JSONDecodeError:
+        arguments = {}
+    try:
+        body = json.loads(content)
+    except json.JSONDecodeError:
+        body = {}
+    status = str(body.get("status", "SUCCESS"))
+    return Done(
+        name,
+        arguments if isinstance(arguments, dict) else {},
+        str(body.get("invocation_id", "")),
+        status,
+        body.get("result"),
+    )
 
 
 def tool_rounds(messages: Sequence[Message]) -> int:
