@@ -36,15 +36,29 @@ def schema_name(messages: Sequence[Message], response_format: dict[str, Any] | N
 
 
 def payload(messages: Sequence[Message]) -> dict[str, Any]:
-    """The JSON payload of the first user message ({} when it is plain text)."""
+    """The JSON payload of the first user message ({} when it is plain text).
+
+    The last one read is kept with its message: every executor round of one conversation
+    sends the same user message (the same object), so it is parsed once per conversation."""
     for message in messages:
         if message.get("role") == "user":
+            content = str(message.get("content") or "")
+            kept = _PAYLOAD.get("last")
+            if kept is not None and kept[0] is message and kept[1] == content:
+                return kept[2]
             try:
-                value = json.loads(str(message.get("content") or ""))
+                value = json.loads(content)
             except json.JSONDecodeError:
                 return {}
-            return value if isinstance(value, dict) else {}
+            value = value if isinstance(value, dict) else {}
+            _PAYLOAD["last"] = (message, content, value)
+            return value
     return {}
+
+
+#: The last payload read: (its message, the message's text, the parsed payload). Its readers
+#: only read it.
+_PAYLOAD: dict[str, tuple[Message, str, dict[str, Any]]] = {}
 
 
 def last_user_text(messages: Sequence[Message]) -> str:
