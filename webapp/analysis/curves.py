@@ -117,16 +117,18 @@ def lttb(points: Sequence[tuple[datetime, float]], limit: int) -> list[int]:
     xs = [(p[0] - first).total_seconds() for p in points]
     ys = [p[1] for p in points]
     every = (n - 2) / (limit - 2)
+    # bucket b holds [edges[b], edges[b + 1]); the one after the last is the last point
+    edges = [int(b * every) + 1 for b in range(limit)]
     chosen = [0]
     ax, ay = xs[0], ys[0]
     for bucket in range(limit - 2):
-        lo = int(bucket * every) + 1
-        hi = int((bucket + 1) * every) + 1
-        nxt_lo, nxt_hi = hi, min(int((bucket + 2) * every) + 1, n)
+        lo, hi = edges[bucket], edges[bucket + 1]
+        nxt_lo, nxt_hi = hi, min(edges[bucket + 2], n)
         if nxt_lo >= nxt_hi:  # the last bucket: the next "bucket" is the last point
             nxt_lo, nxt_hi = n - 1, n
-        avg_x = sum(xs[nxt_lo:nxt_hi]) / (nxt_hi - nxt_lo)
-        avg_y = sum(ys[nxt_lo:nxt_hi]) / (nxt_hi - nxt_lo)
+        size = nxt_hi - nxt_lo
+        avg_x = sum(xs[nxt_lo:nxt_hi]) / size
+        avg_y = sum(ys[nxt_lo:nxt_hi]) / size
         # twice the triangle's area, as a linear function of the candidate (x, y)
         dx, dy = ax - avg_x, avg_y - ay
         best, best_area = lo, -1.0
