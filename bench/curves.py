@@ -25,7 +25,7 @@ from typing import Any
 import orjson
 
 from webapp.analysis import curves
-from webapp.analysis.logpatterns import mask
+from webapp.analysis.logpatterns import clear_caches
 from webapp.analysis.onsets import Finding
 from webapp.demo.scenarios import scenario_records
 from webapp.diagnosis import Diagnoser
@@ -135,7 +135,7 @@ def main() -> None:
                 setup.forget()
                 started = time.process_time()
                 for record in scenarios:
-                    mask.cache_clear()
+                    clear_caches()
                     result = setup.diagnoser.diagnose(record["question"])
                     assert result.run.status == "SUCCESS" and not result.run.degraded
                 per_run[name].append((time.process_time() - started) * 1000 / len(scenarios))

@@ -42,9 +42,7 @@ STAMP_CACHE = 65536
 #: ``log_patterns`` of one service and window read the same lines.
 READ_MEMO = 32
 
-_READS: weakref.WeakKeyDictionary[Any, dict[tuple[Any, ...], LogRead]] = (
-    weakref.WeakKeyDictionary()
-)
+_READS: weakref.WeakKeyDictionary[Any, dict[tuple[Any, ...], LogRead]] = weakref.WeakKeyDictionary()
 
 
 def recent_range(backend: TelemetryBackend) -> tuple[datetime, datetime]:
