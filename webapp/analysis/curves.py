@@ -64,10 +64,11 @@ class Analysed:
     def as_dicts(self, findings: Sequence[Finding]) -> list[dict[str, Any]]:
         """The findings' raw-output dicts, each with its ``points`` and ``downsampled``."""
         limit = share(len(findings))
+        stamps: dict[datetime, str] = {}  # the signals of one output share their bucket starts
         out = []
         for finding in findings:
             points, downsampled = curve(
-                self.series.get((finding.kind, finding.signal), []), finding, limit
+                self.series.get((finding.kind, finding.signal), []), finding, limit, stamps
             )
             out.append({**finding.as_dict(), "points": points, "downsampled": downsampled})
         return out
@@ -78,11 +79,19 @@ def share(findings: int) -> int:
     return max(MIN_POINTS, min(MAX_POINTS, BUDGET // max(1, findings)))
 
 
-def curve(points: Sequence[Point], finding: Finding, limit: int) -> tuple[list[list[Any]], bool]:
-    """The finding's series as recorded: at most ``limit`` points, its anchors kept."""
+def curve(
+    points: Sequence[Point],
+    finding: Finding,
+    limit: int,
+    stamps: dict[datetime, str] | None = None,
+) -> tuple[list[list[Any]], bool]:
+    """The finding's series as recorded: at most ``limit`` points, its anchors kept.
+
+    ``stamps`` remembers each moment's text across the calls of one output (optional)."""
     clean = [(t, float(v)) for t, v in points if v is not None and math.isfinite(float(v))]
+    memo = stamps if stamps is not None else {}
     if len(clean) <= limit:
-        return [_point(p) for p in clean], False
+        return [_point(p, memo) for p in clean], False
     times = [t for t, _ in clean]
     anchors = {
         i
@@ -96,7 +105,7 @@ def curve(points: Sequence[Point], finding: Finding, limit: int) -> tuple[list[l
     kept = set(lttb(clean, max(3, limit - len(anchors)))) | anchors  # room for the anchors
     while len(kept) > limit:  # only for a limit under 6: LTTB keeps at least 3
         kept.discard(max(kept - anchors - {0, len(clean) - 1}, default=min(kept - anchors)))
-    return [_point(clean[i]) for i in sorted(kept)], True
+    return [_point(clean[i], memo) for i in sorted(kept)], True
 
 
 def lttb(points: Sequence[tuple[datetime, float]], limit: int) -> list[int]:
@@ -108,16 +117,18 @@ def lttb(points: Sequence[tuple[datetime, float]], limit: int) -> list[int]:
     xs = [(p[0] - first).total_seconds() for p in points]
     ys = [p[1] for p in points]
     every = (n - 2) / (limit - 2)
+    # bucket b holds [edges[b], edges[b + 1]); the one after the last is the last point
+    edges = [int(b * every) + 1 for b in range(limit)]
     chosen = [0]
     ax, ay = xs[0], ys[0]
     for bucket in range(limit - 2):
-        lo = int(bucket * every) + 1
-        hi = int((bucket + 1) * every) + 1
-        nxt_lo, nxt_hi = hi, min(int((bucket + 2) * every) + 1, n)
+        lo, hi = edges[bucket], edges[bucket + 1]
+        nxt_lo, nxt_hi = hi, min(edges[bucket + 2], n)
         if nxt_lo >= nxt_hi:  # the last bucket: the next "bucket" is the last point
             nxt_lo, nxt_hi = n - 1, n
-        avg_x = sum(xs[nxt_lo:nxt_hi]) / (nxt_hi - nxt_lo)
-        avg_y = sum(ys[nxt_lo:nxt_hi]) / (nxt_hi - nxt_lo)
+        size = nxt_hi - nxt_lo
+        avg_x = sum(xs[nxt_lo:nxt_hi]) / size
+        avg_y = sum(ys[nxt_lo:nxt_hi]) / size
         # twice the triangle's area, as a linear function of the candidate (x, y)
         dx, dy = ax - avg_x, avg_y - ay
         best, best_area = lo, -1.0
@@ -137,11 +148,13 @@ def _at_or_before(times: Sequence[datetime], moment: datetime) -> int | None:
     return index if index >= 0 else None
 
 
-def _point(point: tuple[datetime, float]) -> list[Any]:
-    moment = point[0]
-    if moment.utcoffset():  # the series' stamps are UTC already (parse_stamp)
-        moment = moment.astimezone(timezone.utc)
-    return [moment.isoformat()[:19] + "Z", significant(point[1])]  # as ``iso``, but faster
+def _point(point: tuple[datetime, float], stamps: dict[datetime, str]) -> list[Any]:
+    moment, value = point
+    if (text := stamps.get(moment)) is None:
+        utc = moment.astimezone(timezone.utc) if moment.utcoffset() else moment
+        text = stamps[moment] = utc.isoformat()[:19] + "Z"  # as ``iso``, but faster
+    # a whole number is its own rounding (most points: log counts)
+    return [text, value if value.is_integer() else significant(value)]
 
 
 def significant(value: float, digits: int = DIGITS) -> float:

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import itertools
 import math
+import weakref
 from bisect import bisect_left
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
@@ -37,6 +38,11 @@ MIN_STEP = timedelta(seconds=60)
 MAX_METRIC_POINTS = 720
 #: Parsed timestamps remembered: the same lines are read by several tool calls of one run.
 STAMP_CACHE = 65536
+#: Log reads kept per immutable backend (the oldest goes first): ``detect_anomalies`` and
+#: ``log_patterns`` of one service and window read the same lines.
+READ_MEMO = 32
+
+_READS: weakref.WeakKeyDictionary[Any, dict[tuple[Any, ...], LogRead]] = weakref.WeakKeyDictionary()
 
 
 def recent_range(backend: TelemetryBackend) -> tuple[datetime, datetime]:
@@ -107,7 +113,34 @@ def log_counts(
     end: datetime,
     step: timedelta,
 ) -> LogRead:
-    """The ``level`` (None: any) lines of ``service`` per bucket of ``step``, exactly."""
+    """The ``level`` (None: any) lines of ``service`` per bucket of ``step``, exactly.
+
+    Over a backend that declares its data immutable (``immutable = True``) each read is kept
+    (``READ_MEMO`` per backend; ``forget_reads()`` drops them): its readers never change it."""
+    if getattr(backend, "immutable", False) is not True:
+        return _log_counts(backend, service, level, start, end, step)
+    memo = _READS.setdefault(backend, {})
+    key = (service, level, start, end, step)
+    if (kept := memo.get(key)) is None:
+        if len(memo) >= READ_MEMO:
+            memo.pop(next(iter(memo)))
+        kept = memo[key] = _log_counts(backend, service, level, start, end, step)
+    return kept
+
+
+def forget_reads() -> None:
+    """Drop every kept log read."""
+    _READS.clear()
+
+
+def _log_counts(
+    backend: TelemetryBackend,
+    service: str,
+    level: str | None,
+    start: datetime,
+    end: datetime,
+    step: timedelta,
+) -> LogRead:
     edges = bucket_edges(start, end, step)
     records, complete = log_records(backend, service, start, end, level)
     times = parse_stamps([r["timestamp"] for r in records])

@@ -10,7 +10,8 @@ A backend whose data cannot change while it lives says so with ``immutable = Tru
 backend: its files are read once). Over such a backend an output is a function of the tool's
 arguments alone, so each is computed once per backend and kept (as JSON text, so every call
 gets its own copy) for up to ``MEMO_SIZE`` argument sets; any other backend is asked every time.
-``forget_outputs()`` drops them (benchmarks measure cold calls with it).
+``forget_outputs()`` drops them, and the log reads the two tools share over such a backend
+(``series.log_counts``; benchmarks measure cold calls with it).
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from ..analysis.anomalies import service_anomalies, service_log_patterns
-from ..analysis.series import RECENT_RANGE, parse_stamp, recent_range
+from ..analysis.series import RECENT_RANGE, forget_reads, parse_stamp, recent_range
 from .backends import TelemetryBackend, TelemetryError
 from .registry import TELEMETRY, ToolError, ToolOutput, ToolSpec
 
@@ -35,8 +36,9 @@ _MEMOS: weakref.WeakKeyDictionary[Any, dict[tuple[Any, ...], str]] = weakref.Wea
 
 
 def forget_outputs() -> None:
-    """Drop every kept output."""
+    """Drop every kept output (and every kept log read: ``series.log_counts``)."""
     _MEMOS.clear()
+    forget_reads()
 
 
 def _memoised(

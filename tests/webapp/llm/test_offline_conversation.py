@@ -189,3 +189,27 @@ def test_the_simple_chat_answers_in_the_questions_language(demo: Diagnoser) -> N
     ]
     answer = simple.next_step(messages, catalog)
     assert isinstance(answer, str) and answer.startswith("运行手册中没有找到相关内容")
+
+
+def test_tool_results_are_read_once_and_stay_as_sent() -> None:
+    from webapp.llm.offline.conversation import payload, tool_results
+
+    user = {"role": "user", "content": json.dumps({"question": "why?", "plan": {"queries": []}})}
+    call = {"id": "c1", "function": {"name": "query_logs", "arguments": '{"service": "a"}'}}
+    body = {"invocation_id": "inv-1", "tool": "query_logs", "result": {"records": [], "total": 0}}
+    messages: list[dict[str, Any]] = [
+        user,
+        {"role": "assistant", "tool_calls": [call]},
+        {"role": "tool", "tool_call_id": "c1", "content": json.dumps(body)},
+    ]
+    first, again = tool_results(messages), tool_results(messages)
+    assert first == again and first[0] is again[0]  # the second round parses nothing again
+    assert (first[0].tool, first[0].arguments, first[0].invocation_id) == (
+        "query_logs",
+        {"service": "a"},
+        "inv-1",
+    )
+    assert first[0].status == "SUCCESS" and first[0].result == body["result"]
+    assert payload(messages) is payload(messages)  # one parse per conversation
+    other = [{"role": "user", "content": json.dumps({"question": "else?"})}]
+    assert payload(other) == {"question": "else?"}  # another conversation is read afresh

@@ -178,3 +178,27 @@ def test_outputs_over_an_immutable_backend_are_computed_once_and_copied(
     forget_outputs()
     immutable.handler(dict(arguments))
     assert calls[-1] == "payment-service" and len(calls) == 4
+
+
+def test_both_tools_read_a_levels_lines_once_over_an_immutable_backend() -> None:
+    class Counting(DemoTelemetryBackend):
+        def __init__(self) -> None:
+            super().__init__()
+            self.reads: list[tuple[str, str | None]] = []
+
+        def query_logs(self, **kwargs: Any) -> dict[str, Any]:
+            if kwargs.get("limit", 50) > 1:  # a read of lines, not a count-only query
+                self.reads.append((kwargs["service"], kwargs.get("level")))
+            return super().query_logs(**kwargs)
+
+    forget_outputs()
+    backend = Counting()
+    tools = {t.name: t for t in analysis_tools(backend)}
+    arguments = {"service": "payment-service", "start": "2026-11-30T09:00:00Z"}
+    found = tools["detect_anomalies"].handler(dict(arguments)).raw_output
+    patterns = tools["log_patterns"].handler(dict(arguments)).raw_output
+    assert found["findings"] and patterns["patterns"]
+    assert sorted(backend.reads) == [("payment-service", "ERROR"), ("payment-service", "WARN")]
+    forget_outputs()  # the kept reads go with the kept outputs
+    tools["log_patterns"].handler(dict(arguments))
+    assert len(backend.reads) == 4

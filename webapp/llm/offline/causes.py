@@ -19,6 +19,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 
 #: Weight of one matching metric finding.
 METRIC_WEIGHT = 1.0
@@ -162,14 +163,20 @@ class Match:
 
 def metric_tokens(name: str) -> list[str]:
     """The words of a metric name: split on ``_ . - :`` and between lower and upper case."""
+    return list(_metric_tokens(name))
+
+
+@lru_cache(maxsize=1024)
+def _metric_tokens(name: str) -> tuple[str, ...]:
+    # each cause kind asks for the words of every item's metric: split each name once
     spaced = re.sub(r"([a-z])([A-Z])", r"\1 \2", name)
-    return [t for t in re.split(r"[_.\-:/\s]+", spaced) if t]
+    return tuple(t for t in re.split(r"[_.\-:/\s]+", spaced) if t)
 
 
 def matches(kind: CauseKind, item: Item) -> bool:
     """Whether ``item`` is a sign of ``kind``."""
     if item.kind == "metric":
-        return any(kind.metric_words.match(token) for token in metric_tokens(item.text))
+        return any(kind.metric_words.match(token) for token in _metric_tokens(item.text))
     if item.kind == "event":
         return kind.event_words is not None and kind.event_words.search(item.text) is not None
     return kind.log_words.search(item.text) is not None

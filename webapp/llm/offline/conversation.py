@@ -36,15 +36,29 @@ def schema_name(messages: Sequence[Message], response_format: dict[str, Any] | N
 
 
 def payload(messages: Sequence[Message]) -> dict[str, Any]:
-    """The JSON payload of the first user message ({} when it is plain text)."""
+    """The JSON payload of the first user message ({} when it is plain text).
+
+    The last one read is kept with its message: every executor round of one conversation
+    sends the same user message (the same object), so it is parsed once per conversation."""
     for message in messages:
         if message.get("role") == "user":
+            content = str(message.get("content") or "")
+            kept = _PAYLOAD.get("last")
+            if kept is not None and kept[0] is message and kept[1] == content:
+                return kept[2]
             try:
-                value = json.loads(str(message.get("content") or ""))
+                value = json.loads(content)
             except json.JSONDecodeError:
                 return {}
-            return value if isinstance(value, dict) else {}
+            value = value if isinstance(value, dict) else {}
+            _PAYLOAD["last"] = (message, content, value)
+            return value
     return {}
+
+
+#: The last payload read: (its message, the message's text, the parsed payload). Its readers
+#: only read it.
+_PAYLOAD: dict[str, tuple[Message, str, dict[str, Any]]] = {}
 
 
 def last_user_text(messages: Sequence[Message]) -> str:
@@ -66,31 +80,50 @@ class Done:
     result: Any
 
 
+#: Tool messages already read, by (tool, arguments text, result text): every executor round
+#: re-reads the whole conversation, so each result would otherwise be parsed once per round.
+#: The parsed values are only ever read, never changed, so one parse serves every round.
+_READ: dict[tuple[str, str, str], Done] = {}
+READ_CACHE = 512
+
+
 def tool_results(messages: Sequence[Message]) -> list[Done]:
     """Every tool call of the conversation paired with its result message."""
-    calls: dict[str, tuple[str, dict[str, Any]]] = {}
+    calls: dict[str, tuple[str, str]] = {}
     done: list[Done] = []
     for message in messages:
         for call in message.get("tool_calls") or []:
             function = call["function"]
-            try:
-                arguments = json.loads(function.get("arguments") or "{}")
-            except json.JSONDecodeError:
-                arguments = {}
-            calls[call["id"]] = (function["name"], arguments if isinstance(arguments, dict) else {})
+            calls[call["id"]] = (function["name"], function.get("arguments") or "{}")
         if message.get("role") == "tool" and message.get("tool_call_id") in calls:
             name, arguments = calls[message["tool_call_id"]]
-            try:
-                body = json.loads(str(message.get("content") or "{}"))
-            except json.JSONDecodeError:
-                body = {}
-            status = str(body.get("status", "SUCCESS"))
-            done.append(
-                Done(
-                    name, arguments, str(body.get("invocation_id", "")), status, body.get("result")
-                )
-            )
+            key = (name, arguments, str(message.get("content") or "{}"))
+            if (read := _READ.get(key)) is None:
+                if len(_READ) >= READ_CACHE:
+                    _READ.clear()
+                read = _READ[key] = _read(*key)
+            done.append(read)
     return done
+
+
+def _read(name: str, arguments_text: str, content: str) -> Done:
+    """One tool call and its result message, parsed."""
+    try:
+        arguments = json.loads(arguments_text)
+    except json.JSONDecodeError:
+        arguments = {}
+    try:
+        body = json.loads(content)
+    except json.JSONDecodeError:
+        body = {}
+    status = str(body.get("status", "SUCCESS"))
+    return Done(
+        name,
+        arguments if isinstance(arguments, dict) else {},
+        str(body.get("invocation_id", "")),
+        status,
+        body.get("result"),
+    )
 
 
 def tool_rounds(messages: Sequence[Message]) -> int:
