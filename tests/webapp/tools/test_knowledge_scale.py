@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from webapp.tools.bm25_pruning import Plan, bound, phrase_query
-from webapp.tools.knowledge import KnowledgeIndex, build_match_query, match_terms
+from webapp.tools.knowledge import AUTOMERGE, KnowledgeIndex, build_match_query, match_terms
 from webapp.tools.term_scores import TermScores
 
 # The ranking as it was before pruning: bm25 over every match, ties by chunk id.
@@ -343,6 +343,9 @@ def test_an_index_of_the_previous_schema_is_migrated_keeping_uploads(tmp_path: P
     assert kb.search("failover drill")[0]["doc_id"] == "upload/drill.md#0"
     assert kb.delete_document("upload/drill.md")["chunks"] == 1
     assert kb.search("failover drill") == []
+    kb.close()
+    config = sqlite3.connect(db).execute("SELECT v FROM chunks_config WHERE k = 'automerge'")
+    assert config.fetchone() == (AUTOMERGE,)  # larger FTS5 merges from now on
 
 
 # --- incremental sync -------------------------------------------------------------------------
