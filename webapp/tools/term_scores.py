@@ -4,14 +4,14 @@ FTS5's bm25 is a sum over the query's terms (:mod:`.bm25_pruning`), and a term's
 for a chunk - ``idf(t) * f_t * (k1 + 1) / (f_t + k1 * (1 - b + b * len / avg_len))`` - is
 what the single-term query ``"t"`` ranks that chunk with: the same idf, column weights and
 lengths. So once each term's ``(chunk, score)`` pairs have been read from FTS5, a search adds
-them up in Python and reads only the ``top_k`` chunks it returns from the table: no chunk is
-scored by FTS5 again. The terms are added in the query's order, starting from 0, as FTS5's
-bm25 adds them (a term a chunk lacks adds exactly 0.0), so the sums are FTS5's scores to the
-last bit and ties are ordered as before.
+them up (numpy: one array addition per term) and reads from the table only the ``top_k``
+chunks it returns: no chunk is scored by FTS5 again. The terms are added in the query's
+order, starting from 0, as FTS5's bm25 adds them (a term a chunk lacks adds exactly 0.0), so
+the sums are FTS5's scores to the last bit and ties are ordered as before.
 
 The pairs are valid for one snapshot: any write changes ``N``, the average length or the
 chunks, so they are kept for one ``generation`` (``meta``) and dropped when a newer one is
-seen. ``MAX_POSTINGS`` bounds the memory (12 bytes a pair); the least recently used terms go
+seen. ``MAX_POSTINGS`` bounds the memory (16 bytes a pair); the least recently used terms go
 first. Reading a term's pairs costs about what scoring its chunks in one FTS5 query does, so
 :mod:`.knowledge` reads them only once a generation has already answered a search (an index
 being written to keeps its pruned FTS5 queries).
@@ -19,21 +19,24 @@ being written to keeps its pruned FTS5 queries).
 
 from __future__ import annotations
 
-import heapq
 import sqlite3
 import threading
-from array import array
 from collections import OrderedDict
 from operator import itemgetter
 
+import numpy as np
+import numpy.typing as npt
+
 from .bm25_pruning import phrase_query
 
-#: (chunk, score) pairs kept at most, over all terms (~12 bytes each: 36 MB).
+#: (chunk, score) pairs kept at most, over all terms (16 bytes each: 48 MB).
 MAX_POSTINGS = 3_000_000
 
 _PAIRS = "SELECT rowid, rank FROM chunks WHERE chunks MATCH ? AND rank MATCH ?"
 
-Pairs = tuple[array, array]  # chunk rowids ('q'), their scores for one term ('d', bm25 < 0)
+#: One term's chunk rowids (ascending) and its part of their scores (bm25: negative).
+Pairs = tuple[npt.NDArray[np.int64], npt.NDArray[np.float64]]
+_score = itemgetter(1)
 
 
 class TermScores:
@@ -67,15 +70,20 @@ class TermScores:
         for term in terms:
             if term not in found:
                 rows = conn.execute(_PAIRS, (phrase_query([term]), self._rank)).fetchall()
-                found[term] = (array("q", [r[0] for r in rows]), array("d", [r[1] for r in rows]))
+                pairs = np.array(rows, dtype=np.float64).reshape(-1, 2)
+                found[term] = (pairs[:, 0].astype(np.int64), pairs[:, 1].copy())
         self._remember(generation, found)
-        # In the query's order, as fts5_aux.c's bm25 adds them: the very same doubles.
-        scores: dict[int, float] = dict(zip(*found[terms[0]], strict=True))
-        get = scores.get
-        for ids, values in (found[term] for term in terms[1:]):
-            for rowid, value in zip(ids, values, strict=True):
-                scores[rowid] = get(rowid, 0.0) + value
-        return heapq.nsmallest(count, scores.items(), key=itemgetter(1))
+        size = max((int(ids[-1]) + 1 for ids, _ in found.values() if len(ids)), default=0)
+        # In the query's order, as fts5_aux.c's bm25 adds them: the very same doubles (a
+        # chunk's rowid appears once per term, so each ``+=`` adds one part to one chunk).
+        scores = np.zeros(size, dtype=np.float64)
+        for term in terms:
+            ids, values = found[term]
+            scores[ids] += values
+        matched = np.flatnonzero(scores)  # a part is never 0: idf >= 1e-6 and f > 0
+        if len(matched) > count:
+            matched = matched[np.argpartition(scores[matched], count - 1)[:count]]
+        return sorted(zip(matched.tolist(), scores[matched].tolist(), strict=True), key=_score)
 
     def _known(self, generation: int, terms: list[str]) -> dict[str, Pairs] | None:
         with self._lock:
