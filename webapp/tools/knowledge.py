@@ -33,6 +33,14 @@ How it scales (10,000 runbooks, ~67,000 chunks: ``make bench-knowledge``):
   and reads the text of the chunks returned only; ``TIE_MARGIN`` extra rows let ties be
   ordered by chunk id here, and when equal scores run past them the exact
   ``ORDER BY score, doc_id`` query answers instead.
+* Once a generation of the index (one per write) has answered a search, later searches read
+  each term's bm25 part per chunk from FTS5 once (``"t"`` ranked alone) and add the parts up
+  with numpy in FTS5's own order (:mod:`.term_scores`): the same doubles, with no chunk
+  scored twice; only the ``top_k`` chunks returned are read from the table. Why (a profile
+  at 10k documents): a 9-term question matches ~40,000 chunks, which FTS5 scores at ~1.5 us
+  each (position lists, a ``docsize`` lookup, the sorter), and the MaxScore bounds rarely
+  cut there (a common term's largest part is within ~8% of its bound, and the k-th score
+  is below the sum of a few common terms' parts); an array addition costs nanoseconds a part.
 * Concurrency. File-backed indexes are in WAL mode: readers do not block the writer nor each
   other. Searches take a connection from a small pool of read connections (``MAX_IDLE_READERS``
   kept open; more are opened under load) and run in one read transaction (one snapshot per
@@ -76,6 +84,7 @@ from .documents import (
     validate_text,
 )
 from .term_counts import TermCounts
+from .term_scores import TermScores
 
 __all__ = [
     "MAX_CHUNK_CHARS",
@@ -89,7 +98,7 @@ __all__ = [
 
 logger = logging.getLogger(__name__)
 
-SCHEMA_VERSION = "3"  # bump when the tables or the chunking change (see _migrate)
+SCHEMA_VERSION = "4"  # bump when the tables or the chunking change (see _migrate)
 DIRECTORY, UPLOAD = "directory", "upload"  # a document's origin: the folder, or an upload
 BUSY_TIMEOUT_SECONDS = 30.0  # how long a locked index file is waited for before giving up
 BUSY_RETRY_SECONDS = 0.05  # pause between attempts to open a locked file
@@ -97,6 +106,12 @@ BUSY_RETRY_SECONDS = 0.05  # pause between attempts to open a locked file
 #: the benchmark corpus) commits in well under a second, so an upload waits that long at most;
 #: larger batches gain little (the FTS5 inserts, not the commits, dominate).
 BATCH_CHUNKS = 5000
+#: FTS5 merges this many index segments of one level at a time (its default: 4). Fewer,
+#: larger merges: a 10k-document sync spends ~40% less time in the inserts, and searches read
+#: no more pages (measured with ``make bench-knowledge``); scores do not depend on it.
+AUTOMERGE = 16
+#: Page cache of the write connection (KiB): FTS5's merges re-read the segments just written.
+WRITE_CACHE_KIB = 65536
 #: Extra rows a search fetches so that ties at the cut can be ordered by chunk id in Python.
 TIE_MARGIN = 8
 #: First passes a search tries over its rarer terms before it scores every match (bm25_pruning).
@@ -133,6 +148,7 @@ CREATE TABLE chunk_rows (chunk INTEGER PRIMARY KEY, source TEXT NOT NULL);
 CREATE INDEX chunk_rows_source ON chunk_rows (source);
 CREATE INDEX IF NOT EXISTS documents_origin ON documents (origin);
 """
+_MERGES = f"INSERT INTO chunks (chunks, rank) VALUES ('automerge', {AUTOMERGE});"
 _SCHEMA = f"""
 DROP TABLE IF EXISTS documents; DROP TABLE IF EXISTS chunks; DROP TABLE IF EXISTS chunk_rows;
 CREATE TABLE documents (
@@ -144,10 +160,13 @@ CREATE VIRTUAL TABLE chunks USING fts5(
     tokenize = 'porter unicode61 remove_diacritics 2'
 );
 {_CHUNK_ROWS}
+{_MERGES}
 """
 #: Schema versions migrated in place (uploads survive); any other version is rebuilt.
 _MIGRATIONS = {
-    "2": f"{_CHUNK_ROWS} INSERT INTO chunk_rows (chunk, source) SELECT rowid, source FROM chunks;",
+    "2": f"{_CHUNK_ROWS} INSERT INTO chunk_rows (chunk, source) SELECT rowid, source FROM chunks;"
+    f"{_MERGES}",
+    "3": _MERGES,
 }
 _SCORE = f"bm25(chunks, {TITLE_WEIGHT}, {CONTENT_WEIGHT}, 0.0, 0.0, {CJK_WEIGHT})"
 _PROBE = "SELECT rank FROM chunks WHERE chunks MATCH ? AND rank MATCH ? ORDER BY rank LIMIT ?"
@@ -163,6 +182,7 @@ _TOP_EXACT = (
     f"SELECT doc_id, title, source, content, {_SCORE} AS score FROM chunks WHERE {{}} "
     "ORDER BY score, doc_id LIMIT ?"
 )
+_BY_ROWID = "SELECT rowid, doc_id, title, source, content FROM chunks WHERE rowid IN ({})"
 _NEXT_GENERATION = "UPDATE meta SET value = CAST(value AS INTEGER) + 1 WHERE key = 'generation'"
 _CORRUPT = frozenset({11, 26})  # SQLITE_CORRUPT ("malformed"), SQLITE_NOTADB
 _BUSY = frozenset({5, 6})  # SQLITE_BUSY, SQLITE_LOCKED ("database is locked")
@@ -239,6 +259,7 @@ class KnowledgeIndex:
         self._idle: queue.SimpleQueue[sqlite3.Connection] = queue.SimpleQueue()
         self._closed = False
         self._counts = TermCounts()  # chunks per query term, for the pruning bounds
+        self._scores = TermScores(_RANK)  # each term's score per chunk, for this generation
         self._writer = self._open_writer()
 
     # --- connections ----------------------------------------------------------------------
@@ -276,6 +297,7 @@ class KnowledgeIndex:
             if not self._memory:
                 conn.execute("PRAGMA journal_mode = WAL")
                 conn.execute("PRAGMA synchronous = NORMAL")  # WAL: durable at checkpoints
+            conn.execute(f"PRAGMA cache_size = -{WRITE_CACHE_KIB}")
             if not _schema_current(conn):
                 conn.execute("BEGIN IMMEDIATE")
                 try:
@@ -406,7 +428,7 @@ class KnowledgeIndex:
         if not root.is_dir():
             raise NotADirectoryError(f"knowledge folder not found: {root}")
         prefix = root.resolve().name or "knowledge"
-        found: dict[str, tuple[str, str, str]] = {}  # source -> (hash, text, file name)
+        found: dict[str, tuple[str, str, str, int]] = {}  # source -> (hash, text, name, bytes)
         unreadable: set[str] = set()  # present but unreadable now (mid-write): keep, not remove
         skipped = 0
         for file in sorted(root.rglob("*")):
@@ -423,7 +445,8 @@ class KnowledgeIndex:
                 unreadable.add(f"{prefix}/{rel.as_posix()}")
                 skipped += 1
                 continue
-            found[f"{prefix}/{rel.as_posix()}"] = (_digest(text.encode("utf-8")), text, file.name)
+            body = text.encode("utf-8")
+            found[f"{prefix}/{rel.as_posix()}"] = (_digest(body), text, file.name, len(body))
         with self._read() as conn:
             existing: dict[str, str] = dict(
                 conn.execute("SELECT source, hash FROM documents WHERE origin = ?", (DIRECTORY,))
@@ -432,7 +455,8 @@ class KnowledgeIndex:
         gone = sorted(set(existing) - set(found) - unreadable)
         # Chunked lazily, batch by batch, outside the write lock: searches are not held up.
         self._store_batched(
-            _prepare(s, DIRECTORY, name, text) for s, (_, text, name) in changed.items()
+            _prepare(s, DIRECTORY, name, text, (digest, size))
+            for s, (digest, text, name, size) in changed.items()
         )
         if gone:
             with self._write() as conn:
@@ -510,7 +534,9 @@ class KnowledgeIndex:
         match = phrase_query(terms)
         try:
             with self._read() as conn:
-                rows = self._pruned(conn, terms, limit)
+                rows = self._summed(conn, terms, limit)
+                if rows is None:
+                    rows = self._pruned(conn, terms, limit)
                 if rows is None:
                     rows = _top(conn, limit, match)
                 uploads = _uploads(conn, {row[2] for row in rows})
@@ -531,6 +557,30 @@ class KnowledgeIndex:
                 item["origin"] = uploads[source]
             found.append(item)
         return found
+
+    def _summed(self, conn: sqlite3.Connection, terms: list[str], limit: int) -> list[Any] | None:
+        """The top ``limit`` rows from each term's remembered scores (:mod:`.term_scores`).
+
+        None the first time a generation is searched (an index being written to keeps the
+        FTS5 queries) and when equal scores run past ``TIE_MARGIN`` (the exact query orders
+        them).
+        """
+        row = conn.execute("SELECT value FROM meta WHERE key = 'generation'").fetchone()
+        if row is None or not self._scores.ready(int(row[0])):
+            return None
+        best = self._scores.top(conn, int(row[0]), terms, limit + TIE_MARGIN)
+        if best is None or (len(best) == limit + TIE_MARGIN and best[limit - 1][1] == best[-1][1]):
+            return None
+        if not best:
+            return []
+        score = dict(best)
+        found = [
+            (doc_id, title, source, content, score[rowid])
+            for rowid, doc_id, title, source, content in conn.execute(
+                _BY_ROWID.format(",".join("?" * len(score))), list(score)
+            )
+        ]
+        return sorted(found, key=lambda item: (item[4], item[0]))[:limit]
 
     def _pruned(self, conn: sqlite3.Connection, terms: list[str], limit: int) -> list[Any] | None:
         """The top ``limit`` rows scoring only chunks with a rarer term; None when no pruning.
@@ -728,9 +778,15 @@ class _Prepared:
     summary: DocumentSummary
 
 
-def _prepare(source: str, origin: str, filename: str, text: str) -> _Prepared:
+def _prepare(
+    source: str, origin: str, filename: str, text: str, known: tuple[str, int] | None = None
+) -> _Prepared:
+    """``text`` chunked; ``known``: its SHA-256 and UTF-8 size when the caller has them."""
     title, chunks = chunk_with_title(text, filename)
-    data = text.encode("utf-8")
+    if known is None:
+        data = text.encode("utf-8")
+        known = (_digest(data), len(data))
+    digest, size = known
     cjk = not text.isascii()  # an ASCII document (most runbooks) has no CJK run to look for
     rows = [
         (
@@ -743,9 +799,9 @@ def _prepare(source: str, origin: str, filename: str, text: str) -> _Prepared:
         for n, (name, body) in enumerate(chunks)
     ]
     summary = DocumentSummary(
-        doc_id=source, title=title, source=source, chunks=len(chunks), bytes=len(data)
+        doc_id=source, title=title, source=source, chunks=len(chunks), bytes=size
     )
-    return _Prepared(source, origin, _digest(data), rows, summary)
+    return _Prepared(source, origin, digest, rows, summary)
 
 
 def _batches(docs: Iterable[_Prepared]) -> Iterator[list[_Prepared]]:

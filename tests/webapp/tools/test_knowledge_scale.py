@@ -15,13 +15,15 @@ from pathlib import Path
 import pytest
 
 from webapp.tools.bm25_pruning import Plan, bound, phrase_query
-from webapp.tools.knowledge import KnowledgeIndex, build_match_query, match_terms
+from webapp.tools.knowledge import AUTOMERGE, KnowledgeIndex, build_match_query, match_terms
+from webapp.tools.term_scores import TermScores
 
 # The ranking as it was before pruning: bm25 over every match, ties by chunk id.
 EXACT = (
     "SELECT doc_id, bm25(chunks, 5.0, 1.0, 0.0, 0.0, 1.0) AS score FROM chunks "
     "WHERE chunks MATCH ? ORDER BY score, doc_id LIMIT ?"
 )
+RANK = "bm25(5.0, 1.0, 0.0, 0.0, 1.0)"
 COMMON_TEXT = "error latency timeout restart replica disk memory queue cache network"
 COMMON = COMMON_TEXT.split()
 RARE = [f"zq{n:03d}x" for n in range(400)]
@@ -117,6 +119,50 @@ def is_prunable(raw: sqlite3.Connection, query: str, top_k: int) -> bool:
         (phrase_query(plan.essential), top_k),
     ).fetchall()
     return len(probe) == top_k and plan.fit(-probe[-1][0])
+
+
+def test_summed_term_scores_are_fts5_scores_to_the_last_bit_across_writes(tmp_path: Path) -> None:
+    folder, kb, raw = synced_corpus(tmp_path, 200)
+    scores = TermScores(RANK)
+    queries = ["memory memory network timeout latency", "zq001x error cache", "disk zq010x zq200x"]
+
+    def assert_bit_exact() -> int:
+        (generation,) = raw.execute("SELECT value FROM meta WHERE key = 'generation'").fetchone()
+        for query in queries:
+            summed = scores.top(raw, int(generation), match_terms(query), 20)
+            expected = raw.execute(
+                EXACT.replace("doc_id,", "rowid,"), (build_match_query(query), 20)
+            ).fetchall()
+            assert summed is not None
+            # Identical doubles in the same order; the same chunks (ties at the cut aside:
+            # equal scores are ordered by chunk id by the caller, as the exact query does).
+            assert [score for _, score in summed] == [score for _, score in expected], query
+            cut = expected[-1][1]
+            assert {r for r, s in summed if s < cut} == {r for r, s in expected if s < cut}
+        return int(generation)
+
+    before = assert_bit_exact()
+    for n in range(0, 200, 20):
+        (folder / f"doc-{n:04d}.md").unlink()
+    kb.sync_directory(folder)
+    kb.add_document("extra.md", "# Extra\n\nmemory network zq001x disk.\n")
+    assert assert_bit_exact() > before  # a newer generation: every term read again
+    assert scores.top(raw, before, ["memory"], 5) is None  # older than the pairs held
+
+
+def test_searches_after_the_first_of_a_generation_use_summed_scores(tmp_path: Path) -> None:
+    _, kb, raw = synced_corpus(tmp_path, 100)
+    query = "error zq005x latency"
+    first = kb.search(query, 10)  # the first search of this generation: FTS5's queries
+    (generation,) = raw.execute("SELECT value FROM meta WHERE key = 'generation'").fetchone()
+    assert not kb._scores._terms
+    again = kb.search(query, 10)
+    read = list(kb._scores._terms)
+    kb.close()
+
+    assert again == first
+    assert read == match_terms(query)  # the second search read each term's pairs
+    assert kb._scores._generation == int(generation)
 
 
 def test_a_plan_promotes_common_terms_until_their_bound_is_below_the_kth_score() -> None:
@@ -302,6 +348,9 @@ def test_an_index_of_the_previous_schema_is_migrated_keeping_uploads(tmp_path: P
     assert kb.search("failover drill")[0]["doc_id"] == "upload/drill.md#0"
     assert kb.delete_document("upload/drill.md")["chunks"] == 1
     assert kb.search("failover drill") == []
+    kb.close()
+    config = sqlite3.connect(db).execute("SELECT v FROM chunks_config WHERE k = 'automerge'")
+    assert config.fetchone() == (AUTOMERGE,)  # larger FTS5 merges from now on
 
 
 # --- incremental sync -------------------------------------------------------------------------
