@@ -155,8 +155,25 @@ def _result(done: Done) -> dict[str, Any]:
     return done.result if isinstance(done.result, dict) else {}
 
 
+#: Signals read per ``detect_anomalies`` result (each round of a run reads the same ``Done``:
+#: the conversation's parse of it is kept, so the result object itself is the key).
+_SIGNALS: dict[int, tuple[Done, tuple[Signal, ...]]] = {}
+SIGNALS_CACHE = 512
+
+
 def read_signals(done: Done) -> list[Signal]:
     """The findings of one ``detect_anomalies`` result."""
+    kept = _SIGNALS.get(id(done))
+    if kept is not None and kept[0] is done:
+        return list(kept[1])
+    found = _read_signals(done)
+    if len(_SIGNALS) >= SIGNALS_CACHE:
+        _SIGNALS.clear()
+    _SIGNALS[id(done)] = (done, tuple(found))
+    return found
+
+
+def _read_signals(done: Done) -> list[Signal]:
     service = str(done.arguments.get("service", ""))
     found = []
     for index, raw in enumerate(_result(done).get("findings") or []):
