@@ -204,9 +204,12 @@ def mine_patterns(
     records' timestamps already parsed (same order), when the caller has them.
     """
     stamps = times if times is not None else [_time(r["timestamp"]) for r in records]
-    messages = [str(r.get("message", "")) for r in records]
-    levels = [str(r.get("level", "")) for r in records]
-    rows = tuple(zip(stamps, messages, levels, strict=True))
+    rows = tuple(  # one pass over the records (not one per field and a zip)
+        [
+            (t, str(r.get("message", "")), str(r.get("level", "")))
+            for t, r in zip(stamps, records, strict=True)
+        ]
+    )
     patterns = []
     for template, members in _templates(rows):
         before = 0 if split is None else bisect_left(members.rows, (split,))

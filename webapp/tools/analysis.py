@@ -43,19 +43,19 @@ def forget_outputs() -> None:
 
 def _memoised(
     backend: TelemetryBackend, key: tuple[Any, ...], compute: Callable[[], dict[str, Any]]
-) -> dict[str, Any]:
-    """``compute()``, kept per ``key`` when ``backend`` declares its data immutable."""
+) -> ToolOutput:
+    """``compute()``, kept per ``key`` (as its JSON, which the output carries too: the result
+    message embeds it) when ``backend`` declares its data immutable."""
     if getattr(backend, "immutable", False) is not True:
-        return compute()
+        return ToolOutput(compute())
     memo = _MEMOS.setdefault(backend, {})
     if (kept := memo.get(key)) is not None:
-        value: dict[str, Any] = json.loads(kept)
-        return value
+        return ToolOutput(json.loads(kept), raw_json=kept)
     output = compute()
     if len(memo) >= MEMO_SIZE:
         memo.pop(next(iter(memo)))
-    memo[key] = json.dumps(output)
-    return output
+    memo[key] = text = json.dumps(output, ensure_ascii=False)
+    return ToolOutput(output, raw_json=text)
 
 
 _TIME = {
@@ -103,12 +103,10 @@ def analysis_tools(backend: TelemetryBackend) -> list[ToolSpec]:
         start, end = analysis_window(backend, args)
         service = args["service"]
         try:
-            return ToolOutput(
-                _memoised(
-                    backend,
-                    ("detect_anomalies", service, start, end),
-                    lambda: service_anomalies(backend, service, start, end),
-                )
+            return _memoised(
+                backend,
+                ("detect_anomalies", service, start, end),
+                lambda: service_anomalies(backend, service, start, end),
             )
         except TelemetryError as exc:
             raise ToolError(str(exc)) from None
@@ -117,12 +115,10 @@ def analysis_tools(backend: TelemetryBackend) -> list[ToolSpec]:
         start, end = analysis_window(backend, args)
         service, level = args["service"], args.get("level")
         try:
-            return ToolOutput(
-                _memoised(
-                    backend,
-                    ("log_patterns", service, start, end, level),
-                    lambda: service_log_patterns(backend, service, start, end, level),
-                )
+            return _memoised(
+                backend,
+                ("log_patterns", service, start, end, level),
+                lambda: service_log_patterns(backend, service, start, end, level),
             )
         except TelemetryError as exc:
             raise ToolError(str(exc)) from None

@@ -11,7 +11,7 @@ import json
 import logging
 import time
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from diagnosis_graph.workflow.ports import BLOCKED, ERROR, SUCCESS
@@ -35,6 +35,9 @@ class ToolOutput:
 
     raw_output: Any
     retrieval_details: Any = None
+    #: ``json.dumps(raw_output, ensure_ascii=False)`` when the tool has it already (a kept
+    #: analysis output): the result message embeds it instead of encoding the output again.
+    raw_json: str | None = field(default=None, compare=False, repr=False)
 
 
 #: Source roles (SPEC section 3): telemetry says what happened; reference (runbooks, uploaded
@@ -183,6 +186,7 @@ class ToolBox:
             started,
             step_id,
             output.retrieval_details,
+            output.raw_json,
         )
 
     def block(
@@ -209,6 +213,7 @@ class ToolBox:
         started: float,
         step_id: int | None,
         retrieval_details: Any = None,
+        raw_json: str | None = None,
     ) -> ToolCallResult:
         duration_ms = int((time.perf_counter() - started) * 1000)
         invocation_id = self.recorder.record(
@@ -225,6 +230,9 @@ class ToolBox:
             )
         )
         message: dict[str, Any] = {"invocation_id": invocation_id, "tool": name}
+        if status == SUCCESS and raw_json is not None:  # what json.dumps(message) writes
+            head = json.dumps(message, ensure_ascii=False)[:-1]
+            return ToolCallResult(invocation_id, status, f'{head}, "result": {raw_json}}}')
         if status == SUCCESS:
             message["result"] = raw_output
         else:

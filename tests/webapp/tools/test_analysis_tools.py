@@ -180,6 +180,22 @@ def test_outputs_over_an_immutable_backend_are_computed_once_and_copied(
     assert calls[-1] == "payment-service" and len(calls) == 4
 
 
+def test_a_kept_outputs_json_is_embedded_as_json_dumps_writes_the_message() -> None:
+    forget_outputs()
+    audit = MemoryAudit()
+    box = ToolBox(analysis_tools(DemoTelemetryBackend()), audit, "executor")
+    arguments = json.dumps({"service": "payment-service", "start": "2026-11-30T09:00:00Z"})
+    for _ in ("computed", "kept"):
+        with run_scope("s1", "run-1"):
+            result = box.call("detect_anomalies", arguments, None)
+        body = json.loads(result.content)
+        assert body["result"]["findings"] and body["invocation_id"] == result.invocation_id
+        assert result.content == json.dumps(body, ensure_ascii=False)
+        assert audit.invocations[-1]["raw_output"] == body["result"]
+    output = analysis_tools(DemoTelemetryBackend())[1].handler({"service": "payment-service"})
+    assert output.raw_json == json.dumps(output.raw_output, ensure_ascii=False)
+
+
 def test_both_tools_read_a_levels_lines_once_over_an_immutable_backend() -> None:
     class Counting(DemoTelemetryBackend):
         def __init__(self) -> None:

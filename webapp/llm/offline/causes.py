@@ -175,11 +175,18 @@ def _metric_tokens(name: str) -> tuple[str, ...]:
 
 def matches(kind: CauseKind, item: Item) -> bool:
     """Whether ``item`` is a sign of ``kind``."""
-    if item.kind == "metric":
-        return any(kind.metric_words.match(token) for token in _metric_tokens(item.text))
-    if item.kind == "event":
-        return kind.event_words is not None and kind.event_words.search(item.text) is not None
-    return kind.log_words.search(item.text) is not None
+    return _matches(kind, item.kind, item.text)
+
+
+@lru_cache(maxsize=4096)
+def _matches(kind: CauseKind, item_kind: str, text: str) -> bool:
+    # the same templates and metrics are offered for every kind in every round: the
+    # case-insensitive alternations (no literal prefix to skip on) are searched once each
+    if item_kind == "metric":
+        return any(kind.metric_words.match(token) for token in _metric_tokens(text))
+    if item_kind == "event":
+        return kind.event_words is not None and kind.event_words.search(text) is not None
+    return kind.log_words.search(text) is not None
 
 
 _WEIGHTS = {"metric": METRIC_WEIGHT, "log": LOG_WEIGHT, "event": EVENT_WEIGHT}

@@ -155,8 +155,25 @@ def _result(done: Done) -> dict[str, Any]:
     return done.result if isinstance(done.result, dict) else {}
 
 
+#: Signals read per ``detect_anomalies`` result (each round of a run reads the same ``Done``:
+#: the conversation's parse of it is kept, so the result object itself is the key).
+_SIGNALS: dict[int, tuple[Done, tuple[Signal, ...]]] = {}
+SIGNALS_CACHE = 512
+
+
 def read_signals(done: Done) -> list[Signal]:
     """The findings of one ``detect_anomalies`` result."""
+    kept = _SIGNALS.get(id(done))
+    if kept is not None and kept[0] is done:
+        return list(kept[1])
+    found = _read_signals(done)
+    if len(_SIGNALS) >= SIGNALS_CACHE:
+        _SIGNALS.clear()
+    _SIGNALS[id(done)] = (done, tuple(found))
+    return found
+
+
+def _read_signals(done: Done) -> list[Signal]:
     service = str(done.arguments.get("service", ""))
     found = []
     for index, raw in enumerate(_result(done).get("findings") or []):
@@ -222,20 +239,24 @@ def read_mentions(
     if key in _MENTIONS:
         return _MENTIONS[key]
     found: list[Mention] = []
-    if owner:
-        finder = _finder(tuple(owner))
-        records = [r for r in _result(done).get("records") or [] if isinstance(r, dict)]
-        for index, record in enumerate(records):
-            message = str(record.get("message", ""))
-            lowered = message.lower()
+    records = [r for r in _result(done).get("records") or [] if isinstance(r, dict)]
+    messages = [str(record.get("message", "")) for record in records]
+    lowered = [message.lower() for message in messages]
+    # Only the names found somewhere in the lines can match in one: search for those alone
+    # (most lines name none, and an alternation of every name is slow to scan).
+    joined = "\n".join(lowered)
+    present = tuple(name for name in owner if name in joined)
+    if present:
+        finder = _finder(present)
+        for index, text in enumerate(lowered):
             named: dict[str, bool] = {}
-            for m in finder.finditer(lowered):
-                if _whole(lowered, m.start(), m.end(), m.group(0)):
+            for m in finder.finditer(text):
+                if _whole(text, m.start(), m.end(), m.group(0)):
                     other = owner[m.group(0)]
                     named[other] = named.get(other, False) or m.group(0) == other.lower()
             path = f"$.records[{index}].message"
             found += [
-                Mention(service, o, done.invocation_id, path, message, named[o])
+                Mention(service, o, done.invocation_id, path, messages[index], named[o])
                 for o in sorted(named)
             ]
     if len(_MENTIONS) >= MENTIONS_CACHE:

@@ -1,0 +1,43 @@
+"""What the offline model reads from tool results: signals and service mentions."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from webapp.llm.offline.conversation import Done
+from webapp.llm.offline.findings import read_mentions, read_signals
+
+
+def detect(result: dict[str, Any]) -> Done:
+    return Done("detect_anomalies", {"service": "api"}, "inv-1", "SUCCESS", result)
+
+
+def finding(signal: str) -> dict[str, Any]:
+    return {"signal": signal, "kind": "metric", "onset": "2026-11-30T10:00:00Z"}
+
+
+def test_each_result_is_read_as_it_is_even_under_an_invocation_id_seen_before() -> None:
+    first = detect({"findings": [finding("latency_p99")]})
+    assert [s.signal for s in read_signals(first)] == ["latency_p99"]
+    again = read_signals(first)
+    again.clear()  # the caller's list is its own
+    assert [s.signal for s in read_signals(first)] == ["latency_p99"]
+    other = detect({"findings": [finding("error_rate"), {"signal": "x", "onset": "never"}]})
+    assert [s.signal for s in read_signals(other)] == ["error_rate"]
+
+
+def test_mentions_name_only_known_services_as_whole_names() -> None:
+    lines = [
+        {"message": "call to DB-Primary timed out"},
+        {"message": "db-primary-replica lag"},  # a longer name: not db-primary
+        {"message": "nothing here"},
+        {"message": "retrying pg now"},  # an alias: named, not spelled
+    ]
+    done = Done("query_logs", {"service": "api"}, "inv-9", "SUCCESS", {"records": lines})
+    found = read_mentions(done, ["api", "db-primary", "cache"], {"db-primary": ["pg"]})
+    assert [(m.other, m.path, m.literal) for m in found] == [
+        ("db-primary", "$.records[0].message", True),
+        ("db-primary", "$.records[3].message", False),
+    ]
+    quiet = Done("query_logs", {"service": "api"}, "inv-10", "SUCCESS", {"records": lines[2:3]})
+    assert read_mentions(quiet, ["api", "db-primary"], {}) == []
