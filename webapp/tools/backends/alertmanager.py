@@ -10,18 +10,18 @@ the ``query_alerts`` shape: ``alertname`` and ``severity`` labels, the service f
 
 from __future__ import annotations
 
-from datetime import datetime
-from pathlib import Path
 from typing import Any
 
+from .alertsource import AlertSource
 from .common import Clock, alert_state, iso, parse_timestamp, utc_now
 from .http import HttpSource
 from .port import TelemetryError
 
 
-class AlertmanagerBackend:
+class AlertmanagerBackend(AlertSource):
     """The alerts signal of ``TelemetryBackend`` over Alertmanager."""
 
+    system = "Alertmanager"
     name = "alertmanager"
 
     def __init__(
@@ -36,38 +36,6 @@ class AlertmanagerBackend:
         self.service_label = service_label
         self.fallback_label = fallback_label
         self._clock = clock
-
-    def reference_time(self) -> datetime:
-        """The clock."""
-        return self._clock()
-
-    def services(self) -> list[str]:
-        """Alertmanager is no service catalog."""
-        return []
-
-    def metric_names(self) -> list[str]:
-        """No metrics."""
-        return []
-
-    def metrics_by_service(self) -> dict[str, list[str]]:
-        """No metrics."""
-        return {}
-
-    def service_aliases(self) -> dict[str, list[str]]:
-        """No aliases of its own."""
-        return {}
-
-    def runbook_dir(self) -> Path | None:
-        """No runbooks."""
-        return None
-
-    def query_logs(self, **_: Any) -> dict[str, Any]:
-        """Not a log source."""
-        raise TelemetryError("Alertmanager holds no logs")
-
-    def query_metrics(self, **_: Any) -> dict[str, Any]:
-        """Not a metric source."""
-        raise TelemetryError("Alertmanager holds no metrics")
 
     def query_alerts(self, *, state: str = "firing") -> dict[str, Any]:
         """Active alerts that are neither silenced nor inhibited."""

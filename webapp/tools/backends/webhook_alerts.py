@@ -10,22 +10,23 @@ firing until a notification resolves it (``send_resolved: true`` in the receiver
 from __future__ import annotations
 
 import time
-from datetime import datetime, timezone
-from pathlib import Path
+from datetime import timezone
 from typing import Any
 
 from peewee import Database, PeeweeException
 
 from ...persistence.models import AlertRecord
+from .alertsource import AlertSource
 from .common import Clock, alert_state, iso, utc_now
 from .port import TelemetryError
 
 MAX_ALERTS = 500
 
 
-class WebhookAlertsBackend:
+class WebhookAlertsBackend(AlertSource):
     """The alerts signal of ``TelemetryBackend`` over the alerts the webhook stored."""
 
+    system = "the alert webhook"
     name = "alert_webhook"
 
     def __init__(
@@ -34,38 +35,6 @@ class WebhookAlertsBackend:
         self.database = database
         self.service_label = service_label
         self._clock = clock
-
-    def reference_time(self) -> datetime:
-        """The clock."""
-        return self._clock()
-
-    def services(self) -> list[str]:
-        """No service catalog."""
-        return []
-
-    def metric_names(self) -> list[str]:
-        """No metrics."""
-        return []
-
-    def metrics_by_service(self) -> dict[str, list[str]]:
-        """No metrics."""
-        return {}
-
-    def service_aliases(self) -> dict[str, list[str]]:
-        """No aliases."""
-        return {}
-
-    def runbook_dir(self) -> Path | None:
-        """No runbooks."""
-        return None
-
-    def query_logs(self, **_: Any) -> dict[str, Any]:
-        """Not a log source."""
-        raise TelemetryError("the alert webhook holds no logs")
-
-    def query_metrics(self, **_: Any) -> dict[str, Any]:
-        """Not a metric source."""
-        raise TelemetryError("the alert webhook holds no metrics")
 
     def query_alerts(self, *, state: str = "firing") -> dict[str, Any]:
         """Received alerts no notification has resolved yet, most recently updated first."""
