@@ -13,7 +13,10 @@
    ``billing-service``), also when misspelt by a letter or two (``PART_THRESHOLD``,
    ``MIN_TYPO_WORD``).
 
-A misspelt name resolves only when one service is clearly closest (``CLEAR_MARGIN``).
+A misspelt name resolves only when one service is clearly closest (``CLEAR_MARGIN``). A
+misspelt *compound* name (``core-boking``) is then read whole against every service's full name
+(``WHOLE_NAME_EDITS``), so its parts cannot name two different services; a name written
+against Chinese text ("reportd报错了") is read as one word.
 
 A service-shaped token that resolves to nothing is **unknown** and comes back with the closest
 names as suggestions - the caller says the service is unknown instead of guessing.
@@ -69,6 +72,12 @@ GENERIC_PARTS = frozenset(
 #: Endings that make a hyphenated token look like a service name even when it is not one.
 SERVICE_SUFFIXES = frozenset({"service", "svc", "api", "server", "worker", "db", "gateway"})
 
+#: A misspelt compound name (``core-boking``) names the one service whose full name is at most
+#: this many edits away (optimal string alignment: a dropped, doubled, swapped or changed
+#: letter is one edit), and at most one edit per ``LETTERS_PER_EDIT`` letters of that name.
+WHOLE_NAME_EDITS = 2
+LETTERS_PER_EDIT = 5
+_COMPOUND = re.compile(r"(?<![\w-])[a-z][a-z0-9]*(?:[-_.][a-z0-9]+)+(?![\w-])", re.I)
 _TOKEN = re.compile(r"[a-z][a-z0-9]*(?:[-_.][a-z0-9]+)+|[a-z][a-z0-9]+", re.I)
 _PARTS = re.compile(r"[a-z0-9]+")
 
@@ -104,10 +113,10 @@ class Resolution:
         return list(dict.fromkeys(m.service for m in self.matches))
 
 
-def resolve_services(
+def _resolve_words(
     text: str, services: Sequence[str], aliases: Mapping[str, Sequence[str]] | None = None
 ) -> Resolution:
-    """The services ``text`` names among ``services`` (see the module docstring)."""
+    """Steps 1-4 of the module docstring, token by token."""
     lowered = text.lower()
     found: list[tuple[int, NameMatch]] = []
     for service in services:
@@ -143,6 +152,76 @@ def resolve_services(
         found = _partial(masked, services)
     found.sort(key=lambda item: item[0])
     return Resolution([m for _, m in found], unknown)
+
+
+def resolve_services(
+    text: str, services: Sequence[str], aliases: Mapping[str, Sequence[str]] | None = None
+) -> Resolution:
+    """The services ``text`` names among ``services`` (see the module docstring).
+
+    Steps 1-4 read a compound token that does not end like a service name (``core-boking``,
+    ``quoote_jobs``) word by word, so its parts can name different services (``core`` names
+    ``core-booking``, ``boking`` names ``mysql-booking-01``): the user named one service and
+    would get an answer about two, one of them healthy. Chinese writes a name against its
+    words ("reportd报错了"): a space is put between Chinese and Latin letters or digits first,
+    so the name is a whole word (else only its parts match, and ``mysql-report-01`` with
+    them). A compound token that is no known
+    name is compared whole with every service's full name: within ``WHOLE_NAME_EDITS`` of
+    exactly one, it names that one alone; equally close to several, it is ambiguous and comes
+    back unknown with those names as suggestions (the answer asks which), never a guess.
+    """
+    text = _apart(text)
+    if aliases:
+        aliases = {service: [_apart(name) for name in names] for service, names in aliases.items()}
+    resolution = _resolve_words(text, services, aliases)
+    matches, unknown = list(resolution.matches), list(resolution.unknown)
+    known = {s.lower() for s in services}
+    known |= {a.lower() for names in (aliases or {}).values() for a in names}
+    for token in _COMPOUND.finditer(text):
+        word = token.group(0)
+        if word.lower() in known or any(m.text == word for m in matches if m.how != "partial"):
+            continue
+        closest = _closest_whole(word, services)
+        reported = any(u.text == word for u in unknown)  # unknown by steps 1-4 already
+        if not closest or (reported and len(closest) > 1):
+            continue
+        unknown = [u for u in unknown if u.text != word]
+        parts = set(re.findall(r"[a-z0-9]+", word.lower()))
+        from_parts = [m for m in matches if m.how == "partial" and m.text.lower() in parts]
+        at = matches.index(from_parts[0]) if from_parts else len(matches)
+        matches = [m for m in matches if m not in from_parts]
+        if len(closest) == 1:
+            if all(m.service != closest[0] for m in matches):
+                score = float(fuzz.ratio(word.lower(), closest[0].lower()))
+                matches.insert(at, NameMatch(closest[0], "fuzzy", word, score))
+        else:
+            unknown.append(UnknownName(word, closest))
+    return Resolution(matches, unknown)
+
+
+_CJK = "\u3000-\u303f\u3400-\u9fff\uff00-\uffef"
+_SCRIPT_EDGE = re.compile(rf"(?<=[A-Za-z0-9])(?=[{_CJK}])|(?<=[{_CJK}])(?=[A-Za-z0-9])")
+
+
+def _apart(text: str) -> str:
+    """``text`` with a space wherever Chinese meets a Latin letter or digit."""
+    return _SCRIPT_EDGE.sub(" ", text)
+
+
+def _closest_whole(word: str, services: Sequence[str]) -> list[str]:
+    """The services whose full name is nearest ``word`` within the edit bound (ties: all)."""
+    spelt = re.sub(r"[_.]", "-", word.lower())
+    distances: dict[str, int] = {}
+    for service in services:
+        name = re.sub(r"[_.]", "-", service.lower())
+        bound = min(WHOLE_NAME_EDITS, max(1, len(name) // LETTERS_PER_EDIT))
+        distance = OSA.distance(spelt, name, score_cutoff=bound)
+        if distance <= bound:
+            distances[service] = distance
+    if not distances:
+        return []
+    best = min(distances.values())
+    return [s for s, d in distances.items() if d == best]
 
 
 def suggest(name: str, services: Sequence[str], limit: int = SUGGESTIONS) -> list[str]:

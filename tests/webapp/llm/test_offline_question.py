@@ -7,6 +7,7 @@ from typing import Any
 
 import pytest
 
+from webapp.analysis.names import resolve_services
 from webapp.demo.backend import DemoTelemetryBackend
 from webapp.llm.offline.conversation import Catalog
 from webapp.llm.offline.planner import plan
@@ -14,7 +15,6 @@ from webapp.llm.offline.question import (
     mentioned_services,
     question_window,
     request_window,
-    resolve_names,
     understand,
 )
 from webapp.tools.catalog import diagnosis_tools
@@ -196,12 +196,12 @@ CATALOG = ["core-booking", "mysql-booking-01", "quote_jobs", "search_jobs", "cx-
     ],
 )
 def test_a_misspelt_compound_name_names_one_service(question: str, service: str) -> None:
-    resolution = resolve_names(question, CATALOG)
+    resolution = resolve_services(question, CATALOG)
     assert resolution.services == [service] and not resolution.unknown
 
 
 def test_a_compound_name_as_close_to_two_services_is_asked_about_not_guessed() -> None:
-    resolution = resolve_names("why is pay-ap slow?", ["pay-api", "pay-app"])
+    resolution = resolve_services("why is pay-ap slow?", ["pay-api", "pay-app"])
     assert resolution.services == []
     assert [(u.text, sorted(u.suggestions)) for u in resolution.unknown] == [
         ("pay-ap", ["pay-api", "pay-app"])
@@ -209,17 +209,20 @@ def test_a_compound_name_as_close_to_two_services_is_asked_about_not_guessed() -
 
 
 def test_exact_and_partial_names_are_unchanged() -> None:
-    assert resolve_names("is core-booking or quote_jobs slow?", CATALOG).services == [
+    assert resolve_services("is core-booking or quote_jobs slow?", CATALOG).services == [
         "core-booking",
         "quote_jobs",
     ]
-    assert resolve_names("why are jobs lagging?", CATALOG).services == ["quote_jobs", "search_jobs"]
+    assert resolve_services("why are jobs lagging?", CATALOG).services == [
+        "quote_jobs",
+        "search_jobs",
+    ]
 
 
 def test_a_name_written_against_chinese_words_is_a_whole_name() -> None:
     catalog = ["reportd", "mysql-report-01"]
     # Read as parts, "reportd" would also name mysql-report-01 (a near spelling of "report").
-    assert resolve_names("reportd报错了,帮我看看", catalog).services == ["reportd"]
-    assert resolve_names("为什么mysql-report-01变慢了", catalog).services == ["mysql-report-01"]
+    assert resolve_services("reportd报错了,帮我看看", catalog).services == ["reportd"]
+    assert resolve_services("为什么mysql-report-01变慢了", catalog).services == ["mysql-report-01"]
     aliases = {"reportd": ["报表app"]}
-    assert resolve_names("报表app报错了", catalog, aliases).services == ["reportd"]
+    assert resolve_services("报表app报错了", catalog, aliases).services == ["reportd"]

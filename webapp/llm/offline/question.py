@@ -1,8 +1,8 @@
 """Understanding an on-call question: which services, since when, about alerts, in which language.
 
 Everything here is built on ``webapp.analysis``: ``resolve_window`` (SPEC 5a time expressions),
-``resolve_services`` (exact, alias, misspelt and partial names; unknown ones with suggestions;
-:func:`resolve_names` reads a misspelt compound name whole)
+``resolve_services`` (exact, alias, misspelt and partial names, a misspelt compound name read
+whole; unknown ones with suggestions)
 and ``question_language``. ``question_window``, ``parse_time``, ``iso``, ``mentioned_services``
 and ``Window`` keep the shapes the executor has always imported.
 
@@ -26,23 +26,14 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
 from typing import Any
 
-from rapidfuzz import fuzz
-from rapidfuzz.distance import OSA
-
 from ...analysis.language import asks_dependency, question_language, refers_back
-from ...analysis.names import NameMatch, Resolution, UnknownName, resolve_services
+from ...analysis.names import Resolution, UnknownName, resolve_services
 from ...analysis.timeexpr import DEFAULT_TIMEZONE, TimeWindow, resolve_window
 
 #: Without a stated onset, "before" and "after" split this long before now (the executor's
 #: log and metric comparisons); the analysis tools look over the whole recent range instead.
 DEFAULT_SPLIT = timedelta(hours=1)
 
-#: A misspelt compound name (``core-boking``) names the one service whose full name is at most
-#: this many edits away (optimal string alignment: a dropped, doubled, swapped or changed
-#: letter is one edit), and at most one edit per ``LETTERS_PER_EDIT`` letters of that name.
-WHOLE_NAME_EDITS = 2
-LETTERS_PER_EDIT = 5
-_COMPOUND = re.compile(r"(?<![\w-])[a-z][a-z0-9]*(?:[-_.][a-z0-9]+)+(?![\w-])", re.I)
 _ALERTS = re.compile(r"\b(alerts?|alerting|firing|pager|paged|pages)\b|告警|报警|警报", re.I)
 #: Where a rendered answer's own conclusions end (its evidence list and next steps follow).
 _ANSWER_TAIL = re.compile(r"^#{2,4} (evidence|recommended|limitations|证据|建议|局限)", re.I | re.M)
@@ -52,75 +43,7 @@ def mentioned_services(
     question: str, services: Sequence[str], aliases: Mapping[str, Sequence[str]] | None = None
 ) -> list[str]:
     """Services named in ``question``, first mention first (see :func:`resolve_names`)."""
-    return resolve_names(question, services, aliases).services
-
-
-def resolve_names(
-    text: str, services: Sequence[str], aliases: Mapping[str, Sequence[str]] | None = None
-) -> Resolution:
-    """``webapp.analysis.names.resolve_services``, with a misspelt compound name read whole.
-
-    The library reads a compound token that does not end like a service name (``core-boking``,
-    ``quoote_jobs``) word by word, so its parts can name different services (``core`` names
-    ``core-booking``, ``boking`` names ``mysql-booking-01``): the user named one service and
-    would get an answer about two, one of them healthy. Chinese writes a name against its
-    words ("reportd报错了"): a space is put between Chinese and Latin letters or digits first,
-    so the name is a whole word (else only its parts match, and ``mysql-report-01`` with
-    them). A compound token that is no known
-    name is compared whole with every service's full name: within ``WHOLE_NAME_EDITS`` of
-    exactly one, it names that one alone; equally close to several, it is ambiguous and comes
-    back unknown with those names as suggestions (the answer asks which), never a guess.
-    """
-    text = _apart(text)
-    if aliases:
-        aliases = {service: [_apart(name) for name in names] for service, names in aliases.items()}
-    resolution = resolve_services(text, services, aliases)
-    matches, unknown = list(resolution.matches), list(resolution.unknown)
-    known = {s.lower() for s in services}
-    known |= {a.lower() for names in (aliases or {}).values() for a in names}
-    for token in _COMPOUND.finditer(text):
-        word = token.group(0)
-        if word.lower() in known or any(m.text == word for m in matches if m.how != "partial"):
-            continue
-        closest = _closest_whole(word, services)
-        if not closest:
-            continue
-        parts = set(re.findall(r"[a-z0-9]+", word.lower()))
-        from_parts = [m for m in matches if m.how == "partial" and m.text.lower() in parts]
-        at = matches.index(from_parts[0]) if from_parts else len(matches)
-        matches = [m for m in matches if m not in from_parts]
-        if len(closest) == 1:
-            if all(m.service != closest[0] for m in matches):
-                score = float(fuzz.ratio(word.lower(), closest[0].lower()))
-                matches.insert(at, NameMatch(closest[0], "fuzzy", word, score))
-        else:
-            unknown.append(UnknownName(word, closest))
-    return Resolution(matches, unknown)
-
-
-_CJK = "\u3000-\u303f\u3400-\u9fff\uff00-\uffef"
-_SCRIPT_EDGE = re.compile(rf"(?<=[A-Za-z0-9])(?=[{_CJK}])|(?<=[{_CJK}])(?=[A-Za-z0-9])")
-
-
-def _apart(text: str) -> str:
-    """``text`` with a space wherever Chinese meets a Latin letter or digit."""
-    return _SCRIPT_EDGE.sub(" ", text)
-
-
-def _closest_whole(word: str, services: Sequence[str]) -> list[str]:
-    """The services whose full name is nearest ``word`` within the edit bound (ties: all)."""
-    spelt = re.sub(r"[_.]", "-", word.lower())
-    distances: dict[str, int] = {}
-    for service in services:
-        name = re.sub(r"[_.]", "-", service.lower())
-        bound = min(WHOLE_NAME_EDITS, max(1, len(name) // LETTERS_PER_EDIT))
-        distance = OSA.distance(spelt, name, score_cutoff=bound)
-        if distance <= bound:
-            distances[service] = distance
-    if not distances:
-        return []
-    best = min(distances.values())
-    return [s for s, d in distances.items() if d == best]
+    return resolve_services(question, services, aliases).services
 
 
 @dataclass(frozen=True)
@@ -236,7 +159,7 @@ def understand(
     default_timezone: str = DEFAULT_TIMEZONE,
 ) -> Understanding:
     """Read ``question`` (and, for a follow-up, the earlier turns in ``history``)."""
-    names: Resolution = resolve_names(question, services, aliases)
+    names: Resolution = resolve_services(question, services, aliases)
     window = question_window(question, reference_time, default_timezone)
     found, follow_up, dependencies = names.services, False, []
     if not found and not names.unknown and refers_back(question):
@@ -249,7 +172,7 @@ def understand(
             if asks_dependency(question):
                 dependencies = [
                     s
-                    for s in resolve_names(_conclusions(answer), services, aliases).services
+                    for s in resolve_services(_conclusions(answer), services, aliases).services
                     if s not in found
                 ]
     elif found and refers_back(question) and not _stated(window):
@@ -292,7 +215,7 @@ def _previous_turn(
         text = str(turn.get("content", ""))
         if turn.get("role") != "user" or text == question:
             continue
-        named = resolve_names(text, services, aliases).services
+        named = resolve_services(text, services, aliases).services
         if named:
             answers = [
                 str(t.get("content", ""))
