@@ -8,7 +8,9 @@ joined (it reads the firing alerts when it starts); a RUNNING one is joined only
 already linked to it (a repeated notification), because it has read its alerts already. Any
 other case starts a new run, so no firing alert is left uninvestigated. A run started this way
 (or by "investigate now") investigates only the alerts linked to it (:func:`alerts_of_run`,
-read when it starts), not every alert the alert source has firing.
+read when it starts), not every alert the alert source has firing. One race is left: an alert
+that joins a PENDING run in the instant a worker claims it is linked to the run but may miss
+its scope (the run reads its links once, after the claim).
 Resolved alerts are recorded as resolved and start nothing. A payload that fails validation
 stores nothing (the whole call is one transaction).
 """
