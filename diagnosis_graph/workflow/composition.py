@@ -12,7 +12,7 @@ A ``composer_output`` is INVALID_OUTPUT when
   evidence it cites does not hold;
 * a limitation states a number, time or service that neither the verified evidence nor the
   question holds (limitations are model prose the user reads too: "the root cause is DNS on
-  mysql-primary at 09:15" is not a limitation of this run's evidence);
+  db-main at 09:15" is not a limitation of this run's evidence);
 * the ``summary`` has more than 3 sentences, is not grounded in the evidence of the conclusions
   it restates, or does not restate them: each sentence's content words (Latin words of 3+
   letters and CJK characters, minus stop words and a small set of connective words such as
