@@ -9,7 +9,6 @@ than "not configured") and investigates them; a resolving notification takes the
 from __future__ import annotations
 
 import json
-import time
 from pathlib import Path
 from typing import Any
 
@@ -23,6 +22,7 @@ from webapp.persistence.models import DiagnosisRun
 from webapp.wiring import build_services
 
 from .test_alerts_api import AUTH, HOOK, TOKEN, real_payload
+from .test_alerts_api import wait_finished as finished
 
 
 def client_for(database: Database, tmp_path: Path) -> FlaskClient:
@@ -35,17 +35,6 @@ def client_for(database: Database, tmp_path: Path) -> FlaskClient:
         settings, database=database, history=MemoryHistory(max_messages=12, ttl_seconds=60)
     )
     return create_app(services=services).test_client()
-
-
-def finished(database: Database, run_id: str) -> DiagnosisRun:
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline:
-        with database.connection_context():
-            run = DiagnosisRun.get(DiagnosisRun.run_id == run_id)
-        if run.status in ("SUCCESS", "FAILED"):
-            return run
-        time.sleep(0.1)
-    raise AssertionError(f"run {run_id} did not finish")
 
 
 def alerts_read(client: FlaskClient, data: dict[str, Any]) -> list[dict[str, Any]]:
