@@ -31,7 +31,7 @@ import time
 from collections.abc import Callable, Mapping
 from typing import Annotated, Any, TypedDict
 
-from diagnosis_graph import END, START, Append, Replace, RunConfig, StateGraph
+from diagnosis_graph import END, START, Append, Replace, RunConfig, StateGraph, freeze
 
 ROUNDS = 5
 Runner = Callable[[], Any]
@@ -139,14 +139,37 @@ def document(megabytes: float) -> dict[str, Any]:
     }
 
 
-def state_read(megabytes: float) -> Shape:
-    def reader(state: Mapping[str, Any]) -> dict[str, Any]:
-        records = state["doc"]["records"]
-        return {"seen": (len(records), records[0]["i"], records[-1]["service"])}
+def read_doc(state: Mapping[str, Any]) -> tuple[int, int, str]:
+    """What each reader of the document takes from it: a length and two records."""
+    records = state["doc"]["records"]
+    return len(records), records[0]["i"], records[-1]["service"]
 
-    nodes = {f"read{i}": reader for i in range(3)}
+
+def state_read(megabytes: float, *, frozen: bool = False) -> Shape:
+    """Three nodes reading an N MB document of the input; ``frozen``: the caller passes the
+    document frozen once (``diagnosis_graph.freeze``), as it would for a value it reuses."""
+    nodes = {f"read{i}": (lambda s: {"seen": read_doc(s)}) for i in range(3)}
     label = f"{megabytes:g}".replace(".", "_")
-    return Shape(f"state_read_{label}MB", nodes, list(nodes), initial={"doc": document(megabytes)})
+    doc = document(megabytes)
+    return Shape(
+        f"state_read_{label}MB" + ("_frozen" if frozen else ""),
+        nodes,
+        list(nodes),
+        initial={"doc": freeze(doc) if frozen else doc},
+    )
+
+
+def read_loop(megabytes: float, steps: int) -> Shape:
+    """One node reading an N MB document of the (plain) input ``steps`` times, in a loop."""
+    label = f"{megabytes:g}".replace(".", "_")
+    return Shape(
+        f"read_loop_{label}MB_{steps}",
+        {"read": lambda s: {"seen": read_doc(s), "n": s["n"] + 1}},
+        ["read"],
+        loop=lambda s: "again" if s["n"] < steps else "done",
+        initial={"doc": document(megabytes), "n": 0},
+        steps=steps,
+    )
 
 
 def rows(count: int) -> Shape:
@@ -166,6 +189,7 @@ def timed(run: Runner, repeat: int, *, pause_gc: bool = False) -> float:
     time other processes held the CPU. A sample runs ``run`` often enough to last about a
     millisecond, so that reading the clock does not weigh on the tiny shapes.
     """
+    run()  # warm: a first run may freeze what later runs find frozen (a value reused)
     gc.collect()
     start = time.process_time()
     run()
@@ -233,10 +257,14 @@ def main() -> None:
         n: compare([append_read(n)], False, pause_gc=True)[f"append_read_{n}"]["engine"] / n
         for n in (100, 1000, 3000, 10000)
     }
-    growth_size = {}
+    growth_size, growth_frozen, growth_read_step = {}, {}, {}
     for mb in (0.1, 1, 10):
-        shape = state_read(mb)
-        growth_size[mb] = compare([shape], False, pause_gc=True)[shape.name]["engine"]
+        shapes = [state_read(mb), state_read(mb, frozen=True), read_loop(mb, 300)]
+        shapes.append(read_loop(mb, 3000))
+        timed_us = compare(shapes, False, pause_gc=True)
+        runs = [timed_us[shape.name]["engine"] for shape in shapes]
+        growth_size[mb], growth_frozen[mb] = runs[0], runs[1]
+        growth_read_step[mb] = (runs[3] - runs[2]) / 2700  # one more read step: its marginal cost
     print(
         "\nappend-and-read loop, engine us per step: "
         + "  ".join(f"{n} steps {us:.2f}" for n, us in growth_steps.items())
@@ -246,6 +274,14 @@ def main() -> None:
         + "  ".join(f"{mb:g} MB {us:.1f}" for mb, us in growth_size.items())
     )
     print(
+        "  the same, document frozen once by the caller: "
+        + "  ".join(f"{mb:g} MB {us:.1f}" for mb, us in growth_frozen.items())
+    )
+    print(
+        "one read step of the document (3,000 vs 300 steps), engine us per step: "
+        + "  ".join(f"{mb:g} MB {us:.2f}" for mb, us in growth_read_step.items())
+    )
+    print(
         json.dumps(
             {
                 "rounds": ROUNDS,
@@ -253,6 +289,8 @@ def main() -> None:
                 "growth": {
                     "append_read_us_per_step": growth_steps,
                     "state_read_us_per_run_by_mb": growth_size,
+                    "state_read_frozen_input_us_per_run_by_mb": growth_frozen,
+                    "read_step_us_by_mb": growth_read_step,
                 },
                 "python": sys.version.split()[0],
             }

@@ -20,7 +20,7 @@ from .errors import (
     InvalidUpdateError,
     NodeError,
 )
-from .frozen import thaw
+from .frozen import freeze, thaw
 from .graph import END, START, StateGraph
 from .runtime import CompiledGraph, RunResult
 from .state import Append, Reducer, Replace
@@ -42,5 +42,6 @@ __all__ = [
     "RunConfig",
     "RunResult",
     "StateGraph",
+    "freeze",
     "thaw",
 ]

@@ -115,21 +115,22 @@ class FrozenList(list):  # type: ignore[type-arg]
     def __getitem__(self, index: slice) -> list[Any]: ...
     def __getitem__(self, index: Any) -> Any:
         value = _list_get(self, index)
-        if type(value) in _FROZEN:
+        kind = type(value)
+        if kind in _FROZEN:
             return value
+        try:
+            source = self._source
+        except AttributeError:  # a frozen list some node made itself
+            source = None
+        if kind is dict and source is RUN_OWNED:  # the common read: _item() inlined
+            frozen = FrozenDict(value)
+            frozen._source = value
+            return frozen  # an append-only list keeps each item as it was appended
         if type(index) is slice:
             return [
                 _item(self, i, v)
                 for i, v in zip(range(*index.indices(len(self))), value, strict=True)
             ]
-        try:
-            source = self._source
-        except AttributeError:  # a frozen list some node made itself
-            source = None
-        if type(value) is dict and source is RUN_OWNED:  # the common read: _item() inlined
-            frozen = FrozenDict(value)
-            frozen._source = value
-            return frozen  # an append-only list keeps each item as it was appended
         frozen = _child(self, value)
         if source is not RUN_OWNED:
             _list_set(self, index, frozen)

@@ -10,8 +10,8 @@ from typing import Any
 
 import pytest
 
-from diagnosis_graph import END, START, Append, Replace, StateGraph
-from diagnosis_graph.frozen import FrozenDict, FrozenList, freeze, thaw, unfreeze
+from diagnosis_graph import END, START, Append, Replace, StateGraph, freeze
+from diagnosis_graph.frozen import FrozenDict, FrozenList, thaw, unfreeze
 
 
 def _doc() -> dict[str, Any]:
@@ -166,3 +166,27 @@ def test_thaw_gives_a_mutable_deep_copy_of_a_nodes_view() -> None:
     assert copied == {"doc": _doc(), "log": []} and type(copied) is dict
     copied["doc"]["records"][0]["tags"].append("x")  # the copy is the caller's to change
     assert final == {"doc": _doc(), "log": [1]}
+
+
+def test_a_value_frozen_once_is_read_by_every_run_without_being_copied_again() -> None:
+    doc = _doc()
+    shared = freeze(doc)  # the public one
+    seen: list[tuple[Any, Any]] = []
+
+    def reader(state: Mapping[str, Any]) -> dict[str, Any]:
+        records = state["doc"]["records"]
+        seen.append((records, records[-1]))
+        return {"log": [len(records)]}
+
+    graph = StateGraph({"doc": Replace(), "log": Append()})
+    graph.add_node("read", reader)
+    graph.add_edge(START, "read").add_edge("read", END)
+    app = graph.compile()
+    finals = [app.invoke({"doc": shared}) for _ in range(3)]
+    # The first run froze the nested values it read; the later runs get those very objects.
+    assert all(records is seen[0][0] and last is seen[0][1] for records, last in seen)
+    assert _is_read_only(seen[0][0]) and _is_read_only(seen[0][1])
+    with pytest.raises(TypeError):
+        seen[0][1]["tags"].append("x")
+    assert all(final["doc"] is doc and final["log"] == [2] for final in finals)
+    assert doc == _doc() and type(doc["records"]) is list  # the caller's value never written
