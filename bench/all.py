@@ -132,6 +132,16 @@ def engine_shapes(data: dict[str, Any], _: str) -> list[Row]:
             "x",
         )
     )
+    for label, key in (
+        ("engine: a step reading state, 10 MB vs 0.1 MB", "read_step_us_by_mb"),
+        (
+            "engine: run reading a frozen input, 10 MB vs 0.1 MB",
+            "state_read_frozen_input_us_per_run_by_mb",
+        ),
+    ):
+        by_mb = {float(k): v for k, v in data["growth"].get(key, {}).items()}
+        if by_mb:
+            rows.append(at_most(label, by_mb[max(by_mb)] / by_mb[min(by_mb)], 1.5, "x"))
     return rows
 
 

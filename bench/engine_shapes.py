@@ -11,8 +11,11 @@ Shapes (each runs the same node functions in both engines; LangGraph without a c
 * ``rows_1000``: three nodes each writing a fresh 1,000-row output that the next one reads.
 
 Then a growth table of this engine alone: microseconds per step of the append-and-read loop at
-100..10,000 steps, and per run of the state-read graph at 0.1..10 MB - flat rows mean the cost
-of a step does not grow with the run's length or the state's size. The growth table is timed
+100..10,000 steps; per run of the state-read graph at 0.1..10 MB, with the document as a plain
+input (its first read copies the top level of the list it reaches, once per run) and frozen
+once by the caller (``diagnosis_graph.freeze``, reused by every run); and the marginal cost of
+one more step reading the document (a loop reading it 3,000 vs 300 times) - flat rows mean the
+cost of a step does not grow with the run's length or the state's size. The growth table is timed
 with CPython's cyclic garbage collector paused, because a collection's cost grows with the
 number of live objects in any program (LangGraph's runs pay it too, and the comparison table
 keeps it on). Run with ``make bench-engine``; medians of interleaved rounds of CPU time;
