@@ -6,7 +6,8 @@ the five demo questions (their model inputs average ~36 KB a step, as real runs'
 sequentially and from 8 concurrent clients. Own overhead, per backend, is a chat run minus the
 in-memory diagnosis of the same question timed right after it (the workflow alone, without HTTP,
 database or history). Statements per run are counted with peewee's query hooks
-(:mod:`webapp.persistence.statements`: every statement that reached the DB-API cursor), stored
+(:mod:`webapp.persistence.statements`: every statement that reached the DB-API cursor, and the
+commits: writes outside a transaction plus transactions committed), stored
 bytes per run summed from the run's rows; ReAct runs of 2, 5 and 10 rounds with ~36 KB tool
 results show how stored bytes grow with steps. The trace API is timed on runs of 1,000 steps
 (~36 KB model inputs) and 1,000 invocations inserted directly with the models, and of 10.
@@ -228,19 +229,21 @@ def warm_up(targets: list[Target], diagnose: Callable[[str], Any]) -> None:
         for question in QUESTIONS:
             timed_chat(client, question)
             diagnose(question)
-        counts, fixed, stored, per_step = [], [], [], []
+        counts, fixed, stored, per_step, commits = [], [], [], [], []
         for question in QUESTIONS:
             with count_statements(target.database) as statements:
                 _, run_id = chat_run(client, question)
             steps = step_count(target.database, run_id)
             size = run_bytes(target.database, run_id)
             counts.append(len(statements))
+            commits.append(statements.commits)
             fixed.append(len(statements) - steps)
             stored.append(size)
             per_step.append(size / steps)
         target.figures["chat_sql"] = [min(counts), max(counts)]
         target.figures["chat_sql_beyond_one_per_step"] = [min(fixed), max(fixed)]
         target.figures["chat_sql_by_question"] = dict(zip(QUESTIONS, counts, strict=True))
+        target.figures["chat_commits"] = [min(commits), max(commits)]
         target.figures["stored_bytes_per_run"] = round(statistics.median(stored))
         target.figures["stored_bytes_per_step"] = round(statistics.median(per_step))
 
@@ -582,6 +585,7 @@ def report(targets: dict[str, Target], notes: list[str]) -> None:
             f"  ... beyond one per step (target <= {SQL_PER_RUN_TARGET})",
             cells(lambda f: "{}-{}".format(*f["chat_sql_beyond_one_per_step"])),
         ),
+        ("  commits per run (min-max)", cells(lambda f: "{}-{}".format(*f["chat_commits"]))),
         ("  stored KB per run / per step", cells(stored)),
         ("stored bytes vs ReAct rounds (36 KB tool results)", ["", ""]),
         *growth,

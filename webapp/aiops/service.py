@@ -45,8 +45,7 @@ class AiOpsService:
         session_id = session_id or new_session_id()
         run_id = new_run_id()
         question = user_request or DEFAULT_REQUEST
-        self.runs.ensure_session(session_id, question, new=new)
-        self.runs.create_run(run_id, session_id, AI_OPS, FLOW, question)
+        self.runs.open_run(run_id, session_id, AI_OPS, FLOW, question, new_session=new)
         return session_id, run_id
 
     def execute(
@@ -87,6 +86,7 @@ class AiOpsService:
             FLOW,
             finish.status,
             finish.degraded,
+            finish.replayed,
         )
 
     def investigate(

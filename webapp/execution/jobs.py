@@ -14,7 +14,7 @@ from collections.abc import Mapping
 from dataclasses import asdict, dataclass
 from typing import Any, Protocol
 
-from ..persistence.runs import PENDING, RunStore
+from ..persistence.runs import RunStore
 from ..services.chat import ChatOutcome, ChatService
 from ..services.streams import ending_events, publish
 from .events import EventLog
@@ -84,17 +84,18 @@ class JobRunner:
         self.keeper = keeper
 
     def execute(self, job: RunJob) -> None:
-        """Execute ``job`` unless its run already left PENDING; never raises for the run."""
-        row = self.runs.status(job.run_id)
-        if row is None or row.status != PENDING:
-            log.info(
-                "job for run %s skipped: run is %s", job.run_id, row.status if row else "missing"
-            )
-            return
+        """Execute ``job`` unless its run already left PENDING; never raises for the run.
+
+        Whether it is still PENDING is the claim's conditional UPDATE (no SELECT first): a run
+        claimed elsewhere, finished or missing comes back ``replayed`` and publishes nothing.
+        """
         emit = publish(self.events, job.run_id)
         self.keeper.hold(job.run_id)
         try:
             outcome = self._traced(job, lambda event: emit("progress", event))
+            if outcome.replayed:
+                log.info("job for run %s skipped: run is %s", job.run_id, outcome.status)
+                return
             for kind, data in ending_events(outcome):
                 emit(kind, data)
         except Exception as exc:  # the lifecycle records its own failures; tell the client

@@ -20,21 +20,35 @@ import os
 import secrets
 import socket
 from collections.abc import Sequence
-from contextlib import suppress
 from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any
 
-from peewee import Database, IntegrityError
+from peewee import Database
 
 from diagnosis_graph.workflow.trace import TERMINATION_ERROR, build_orchestration_trace
 
-from .db import write_with_retry
+from .db import write_transaction, write_with_retry
 from .models import ChatSession, DiagnosisRun, JSONField, utcnow
+from .prepared import Inserts, Prepared
 
 #: The columns :meth:`RunStore.status` reads: all but the JSON documents.
 STATUS_COLUMNS = tuple(
     field for field in DiagnosisRun._meta.sorted_fields if not isinstance(field, JSONField)
+)
+#: What :meth:`RunStore.finish` writes, in the model's field order (peewee's SET order).
+FINISH_COLUMNS = (
+    DiagnosisRun.status,
+    DiagnosisRun.answer,
+    DiagnosisRun.degraded,
+    DiagnosisRun.error_message,
+    DiagnosisRun.step_count,
+    DiagnosisRun.tool_count,
+    DiagnosisRun.duration_ms,
+    DiagnosisRun.self_evaluation,
+    DiagnosisRun.orchestration_trace,
+    DiagnosisRun.finished_at,
+    DiagnosisRun.lease_expires_at,
 )
 
 log = logging.getLogger(__name__)
@@ -99,6 +113,10 @@ class RunStore:
         self.lease = timedelta(seconds=lease_seconds)
         self.pending_lease = timedelta(seconds=pending_lease_seconds or lease_seconds)
         self.owner = worker_id()
+        self._create = Inserts(database, DiagnosisRun)
+        self._claim = Prepared(database, _claim_query, _claim_params)
+        self._status = Prepared(database, _status_query, _status_params)
+        self._finish = Prepared(database, _finish_query, _finish_params)
 
     def ensure_session(self, session_id: str, title: str, *, new: bool = False) -> None:
         """Create the session row, or refresh its ``updated_at``/``expires_at``.
@@ -112,47 +130,60 @@ class RunStore:
                 if new
                 else ChatSession.update(updated_at=now, expires_at=now + self.ttl)
                 .where(ChatSession.session_id == session_id)
-                .execute()
+                .execute(self.database)
             )
             if updated:
                 return
-            with suppress(IntegrityError):  # a concurrent request created it first
-                ChatSession.create(
-                    session_id=session_id,
-                    title=title[:200],
-                    created_at=now,
-                    updated_at=now,
-                    expires_at=now + self.ttl,
-                )
+            # a concurrent request may create it first: no error (which would also end a
+            # PostgreSQL transaction this runs in, see :meth:`open_run`)
+            ChatSession.insert(
+                session_id=session_id,
+                title=title[:200],
+                created_at=now,
+                updated_at=now,
+                expires_at=now + self.ttl,
+            ).on_conflict_ignore().execute(self.database)
+
+    def open_run(
+        self,
+        run_id: str,
+        session_id: str,
+        agent_flow: str,
+        flow: str,
+        question: str,
+        *,
+        new_session: bool = False,
+    ) -> None:
+        """:meth:`ensure_session` then :meth:`create_run` in one transaction: one commit (on
+        MariaDB each commit waits for the redo log's flush), and never a session row whose
+        first run failed to be created. Both run on this store's database, the transaction's
+        (not on whichever the process-wide models were bound to last)."""
+        with self.database.connection_context(), write_transaction(self.database):
+            self.ensure_session(session_id, question, new=new_session)
+            self.create_run(run_id, session_id, agent_flow, flow, question)
 
     def create_run(
         self, run_id: str, session_id: str, agent_flow: str, flow: str, question: str
     ) -> None:
         """Insert the run PENDING, leased for as long as it may wait for a worker."""
         now = utcnow()
+        row = {
+            DiagnosisRun.run_id: run_id,
+            DiagnosisRun.session_id: session_id,
+            DiagnosisRun.agent_flow: agent_flow,
+            DiagnosisRun.flow: flow,
+            DiagnosisRun.status: PENDING,
+            DiagnosisRun.question: question,
+            DiagnosisRun.started_at: now,
+            DiagnosisRun.lease_expires_at: now + self.pending_lease,
+        }
         with self.database.connection_context():
-            DiagnosisRun.create(
-                run_id=run_id,
-                session_id=session_id,
-                agent_flow=agent_flow,
-                flow=flow,
-                status=PENDING,
-                question=question,
-                started_at=now,
-                lease_expires_at=now + self.pending_lease,
-            )
+            self._create([row])
 
     def claim(self, run_id: str) -> bool:
         """PENDING -> RUNNING under this process's lease; False if someone else got it first."""
-        now = utcnow()
         with self.database.connection_context():
-            return bool(
-                DiagnosisRun.update(
-                    status=RUNNING, lease_owner=self.owner, lease_expires_at=now + self.lease
-                )
-                .where((DiagnosisRun.run_id == run_id) & (DiagnosisRun.status == PENDING))
-                .execute()
-            )
+            return bool(self._claim.rowcount(run_id, self.owner, utcnow() + self.lease))
 
     def mark_running(self, run_id: str) -> None:
         """PENDING -> RUNNING (see :meth:`claim`)."""
@@ -183,11 +214,8 @@ class RunStore:
         (``self_evaluation``, ``orchestration_trace``) are not read: every run reads its row
         twice, and parsing them cost more than the rest of both reads."""
         with self.database.connection_context():
-            return (
-                DiagnosisRun.select(*STATUS_COLUMNS)
-                .where(DiagnosisRun.run_id == run_id)
-                .get_or_none()
-            )
+            row = self._status.first(STATUS_COLUMNS, run_id)
+        return None if row is None else DiagnosisRun(**row)
 
     def finish(self, run_id: str, finish: Finish) -> None:
         """PENDING/RUNNING -> SUCCESS or FAILED, retried on a fresh connection.
@@ -196,23 +224,7 @@ class RunStore:
         """
 
         def write() -> int:
-            return int(
-                DiagnosisRun.update(
-                    status=finish.status,
-                    answer=finish.answer,
-                    degraded=finish.degraded,
-                    error_message=finish.error_message,
-                    self_evaluation=finish.self_evaluation,
-                    orchestration_trace=finish.orchestration_trace,
-                    step_count=finish.step_count,
-                    tool_count=finish.tool_count,
-                    duration_ms=finish.duration_ms,
-                    finished_at=utcnow(),
-                    lease_expires_at=None,
-                )
-                .where((DiagnosisRun.run_id == run_id) & DiagnosisRun.status.in_(ACTIVE))
-                .execute()
-            )
+            return self._finish.rowcount(run_id, finish, utcnow())
 
         if not write_with_retry(self.database, write):
             log.warning("run %s was no longer in flight: its %s was not saved", run_id, finish)
@@ -269,3 +281,53 @@ class RunStore:
             self.finish(run_id, finish)
         except Exception:
             log.exception("could not mark run %s FAILED", run_id)
+
+
+# -- the prepared statements of a run's hot path (:mod:`.prepared`) ---------------------------
+
+
+def _claim_query(run_id: str, owner: str, expires: Any) -> Any:
+    return DiagnosisRun.update(status=RUNNING, lease_owner=owner, lease_expires_at=expires).where(
+        (DiagnosisRun.run_id == run_id) & (DiagnosisRun.status == PENDING)
+    )
+
+
+def _claim_params(run_id: str, owner: str, expires: Any) -> list[Any]:
+    return [RUNNING, owner, DiagnosisRun.lease_expires_at.db_value(expires), run_id, PENDING]
+
+
+def _status_query(run_id: str) -> Any:
+    return DiagnosisRun.select(*STATUS_COLUMNS).where(DiagnosisRun.run_id == run_id).limit(1)
+
+
+def _status_params(run_id: str) -> list[Any]:
+    return [run_id, 1]
+
+
+def _finish_values(finish: Finish, finished_at: Any) -> tuple[Any, ...]:
+    return (
+        finish.status,
+        finish.answer,
+        finish.degraded,
+        finish.error_message,
+        finish.step_count,
+        finish.tool_count,
+        finish.duration_ms,
+        finish.self_evaluation,
+        finish.orchestration_trace,
+        finished_at,
+        None,
+    )
+
+
+def _finish_query(run_id: str, finish: Finish, finished_at: Any) -> Any:
+    values = dict(zip(FINISH_COLUMNS, _finish_values(finish, finished_at), strict=True))
+    return DiagnosisRun.update(values).where(
+        (DiagnosisRun.run_id == run_id) & DiagnosisRun.status.in_(ACTIVE)
+    )
+
+
+def _finish_params(run_id: str, finish: Finish, finished_at: Any) -> list[Any]:
+    values = _finish_values(finish, finished_at)
+    written = [f.db_value(v) for f, v in zip(FINISH_COLUMNS, values, strict=True)]
+    return [*written, run_id, *ACTIVE]

@@ -8,8 +8,9 @@ constant number of queries whatever the size of the run.
 from __future__ import annotations
 
 import logging
+import threading
 from collections.abc import Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from typing import Any
 
 from peewee import (
@@ -17,9 +18,9 @@ from peewee import (
     CharField,
     Database,
     DatabaseError,
-    Field,
     IntegrityError,
     InterfaceError,
+    SqliteDatabase,
 )
 
 from diagnosis_graph.workflow.ports import InvocationRecord
@@ -35,7 +36,8 @@ from .audit import (
 )
 from .context import RunJournal, current_run, current_run_or_none
 from .db import connection, discard_connection, is_postgres
-from .models import AgentStep, BaseModel, ToolInvocation, utcnow
+from .models import AgentStep, ToolInvocation, utcnow
+from .prepared import Inserts, Prepared
 from .step_inputs import stored_input
 
 log = logging.getLogger(__name__)
@@ -46,6 +48,10 @@ RUNNING = "RUNNING"
 STEP_INDEX_ATTEMPTS = 5
 #: MySQL/MariaDB ``TEXT`` holds 65,535 bytes; longer error texts are cut, not allowed to fail.
 TEXT_MAX_BYTES = 65_535
+#: A step whose model call took at least this long is committed at once (with the node's rows
+#: so far): the call dwarfs a commit, and the step shows in the trace as soon as it returns.
+#: Steps of faster calls (the offline model, a cache) wait for their node's commit.
+COMMIT_AT_ONCE_MS = 100
 
 
 def _clip(value: Any, field: CharField) -> Any:
@@ -65,39 +71,6 @@ def _clip_text(value: str | None) -> str | None:
     return encoded[:TEXT_MAX_BYTES].decode("utf-8", errors="ignore")
 
 
-class Inserts:
-    """INSERT statements of one table, built once per row count and reused.
-
-    peewee builds a query object and renders its SQL on every call - after JSON encoding the
-    largest CPU cost of writing a run's steps. Every column but the primary key is always
-    written (missing values get the field's default), so the SQL text depends on the row count
-    only; values go through each field's ``db_value`` as peewee's own would.
-    """
-
-    def __init__(self, database: Database, model: type[BaseModel]) -> None:
-        self.database = database
-        self.fields = [f for f in model._meta.sorted_fields if f is not model._meta.primary_key]
-        self.model = model
-        self._sql: dict[int, str] = {}
-        self.returning = is_postgres(database)
-
-    def __call__(self, rows: Sequence[Mapping[Any, Any]]) -> int:
-        """Insert ``rows``; the id of the first one."""
-        sql = self._sql.get(len(rows))
-        if sql is None:
-            blank = [dict.fromkeys(self.fields) for _ in rows]
-            sql = self._sql[len(rows)] = self.model.insert_many(blank).sql()[0]
-        params = [field.db_value(_value(row, field)) for row in rows for field in self.fields]
-        cursor = self.database.execute_sql(sql, params)
-        return int(cursor.fetchone()[0] if self.returning else cursor.lastrowid)
-
-
-def _value(row: Mapping[Any, Any], field: Field) -> Any:
-    if field in row:
-        return row[field]
-    return field.default() if callable(field.default) else field.default
-
-
 class SqlAudit:
     """The :class:`~.audit.Audit` store on the bound peewee models, plus the trace reads.
 
@@ -107,14 +80,23 @@ class SqlAudit:
 
     Per run (its :class:`~.context.RunJournal`): the next step index is counted, not selected;
     invocations are kept in memory for the gatekeeper and the evaluation and written in one
-    multi-row INSERT per :meth:`flush`; a step's row holds only its new messages.
+    multi-row INSERT per :meth:`flush`; a step's row holds only its new messages. On MariaDB
+    and PostgreSQL a thread's step INSERTs open a node transaction that :meth:`flush` (the
+    node's end) commits, or the step of a model call of :data:`COMMIT_AT_ONCE_MS` or more.
     """
 
     def __init__(self, database: Database) -> None:
         self.database = database
         self._calls = OpenCalls()
-        self._insert_step = Inserts(database, AgentStep)
+        # SQLite has one writer for the whole file: a transaction held across a node's model
+        # calls would stall every other run's writes, so there each statement commits alone.
+        self.node_transactions = not isinstance(database, SqliteDatabase)
+        # PostgreSQL ends a transaction at its first error: a step index taken by another
+        # writer is told by the INSERT returning no id instead (ON CONFLICT DO NOTHING).
+        self._insert_step = Inserts(database, AgentStep, skip_conflicts=is_postgres(database))
         self._insert_invocations = Inserts(database, ToolInvocation)
+        self._node = threading.local()
+        self._attach_evidence = Prepared(database, _evidence_query, _evidence_params, len)
 
     @contextmanager
     def _writing(self, what: str, journal: RunJournal | None) -> Iterator[None]:
@@ -125,12 +107,43 @@ class SqlAudit:
             with connection(self.database):
                 yield
         except (DatabaseError, InterfaceError) as exc:
+            self._abandon_node(exc)
             discard_connection(self.database)
             cause = f"audit write failed ({what}): {type(exc).__name__}: {exc}"[:2000]
             if journal is not None:
                 journal.fail(cause)
             log.error("%s", cause)
             raise AuditWriteError(cause) from exc
+
+    # -- node transactions (MariaDB, PostgreSQL) ------------------------------------------
+
+    def _begin_node(self) -> None:
+        """Open this thread's node transaction unless one is open or the backend is SQLite."""
+        if not self.node_transactions or getattr(self._node, "transaction", None) is not None:
+            return
+        transaction = self.database.transaction()
+        transaction.__enter__()
+        self._node.transaction = transaction
+
+    def _commit_node(self) -> None:
+        """Commit this thread's node transaction, if one is open."""
+        transaction = getattr(self._node, "transaction", None)
+        if transaction is None:
+            return
+        self._node.transaction = None
+        transaction.__exit__(None, None, None)  # commits (rolls back and raises if it cannot)
+
+    def _abandon_node(self, exc: BaseException) -> None:
+        """Roll back this thread's node transaction after a failed write (best effort: the
+        connection is discarded next, and the server rolls back what it held anyway)."""
+        transaction = getattr(self._node, "transaction", None)
+        if transaction is None:
+            return
+        self._node.transaction = None
+        try:
+            transaction.__exit__(type(exc), exc, exc.__traceback__)
+        except Exception:
+            log.debug("rolling back a failed node transaction failed", exc_info=True)
 
     # -- the step hook --------------------------------------------------------------------
 
@@ -168,17 +181,25 @@ class SqlAudit:
             AgentStep.error: _clip_text(end.error),
             AgentStep.created_at: utcnow(),
         }
+        # Only on a connection the thread holds (a run's): a short connection context, opened
+        # for this one write, would end the transaction with itself.
+        held = not self.database.is_closed()
         with self._writing("agent_step insert", journal):
-            for attempt in range(STEP_INDEX_ATTEMPTS):
-                try:
+            if held:
+                self._begin_node()
+            step_id = None
+            for _ in range(STEP_INDEX_ATTEMPTS):
+                with suppress(IntegrityError):
                     step_id = self._insert_step([row])
+                if step_id is not None:
                     break
-                except IntegrityError:
-                    # (run_id, step_index) is unique: another writer of this run (a second
-                    # process on a redelivered run) took the index; continue after its last.
-                    if attempt == STEP_INDEX_ATTEMPTS - 1:
-                        raise
-                    row[AgentStep.step_index] = index = self._after_last_step(run.run_id)
+                # (run_id, step_index) is unique: another writer of this run (a second
+                # process on a redelivered run) took the index; continue after its last.
+                row[AgentStep.step_index] = index = self._after_last_step(run.run_id)
+            if step_id is None:
+                raise IntegrityError(f"no free step index for run {run.run_id}")
+            if end.duration_ms >= COMMIT_AT_ONCE_MS:
+                self._commit_node()
         with journal.lock:
             journal.steps += 1
             journal.next_step_index = max(journal.next_step_index, index + 1)
@@ -223,36 +244,28 @@ class SqlAudit:
         return invocation_id
 
     def flush(self) -> None:
-        """Write the current run's pending invocations in one multi-row INSERT."""
+        """Write the current run's pending invocations in one multi-row INSERT and commit this
+        thread's node transaction (the end of a node, and of a run)."""
         run = current_run_or_none()
         if run is None:
             return
         with run.journal.lock:
             rows, run.journal.pending = run.journal.pending, []
-        if not rows:
+        if not rows and getattr(self._node, "transaction", None) is None:
             return
         with self._writing("tool_invocation insert", run.journal):
-            self._insert_invocations(rows)
+            if rows:
+                self._insert_invocations(rows)
+            self._commit_node()
 
     def attach_evidence(self, refs: Mapping[str, list[dict[str, Any]]]) -> None:
         """Store on each invocation the verified evidence cited from it, in one UPDATE."""
         if not refs:
             return
         self.flush()
-        ids = list(refs)
-        value = Case(
-            ToolInvocation.invocation_id,
-            [
-                (invocation_id, ToolInvocation.evidence_refs.db_value(refs[invocation_id]))
-                for invocation_id in ids
-            ],
-        )
+        encoded = [(i, ToolInvocation.evidence_refs.db_value(refs[i])) for i in refs]
         with connection(self.database):
-            (
-                ToolInvocation.update({ToolInvocation.evidence_refs: value})
-                .where(ToolInvocation.invocation_id.in_(ids))
-                .execute()
-            )
+            self._attach_evidence.execute(encoded)
 
     def invocations_for_run(self, run_id: str) -> Sequence[InvocationRecord]:
         """Invocations of ``run_id`` in creation order: from memory for the current run."""
@@ -310,3 +323,15 @@ class SqlAudit:
             steps = AgentStep.select().where(AgentStep.run_id == run_id).count()
             tools = ToolInvocation.select().where(ToolInvocation.run_id == run_id).count()
         return int(steps), int(tools)
+
+
+def _evidence_query(encoded: Sequence[tuple[str, str]]) -> Any:
+    """``evidence_refs`` of each invocation id, ``encoded`` as ``(id, JSON text)`` pairs."""
+    value = Case(ToolInvocation.invocation_id, list(encoded))
+    return ToolInvocation.update({ToolInvocation.evidence_refs: value}).where(
+        ToolInvocation.invocation_id.in_([i for i, _ in encoded])
+    )
+
+
+def _evidence_params(encoded: Sequence[tuple[str, str]]) -> list[Any]:
+    return [*(x for pair in encoded for x in pair), *(i for i, _ in encoded)]

@@ -12,12 +12,22 @@ its ``expires_at`` has none.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 from peewee import Database, DatabaseError, InterfaceError
 
 from .history import HistoryLoad, HistoryMessage, HistoryWrite, check_session_id
 from .models import ChatSession, DiagnosisRun, utcnow
+from .prepared import Prepared
 from .runs import CHAT, SUCCESS
+
+#: What a history read selects of each run.
+HISTORY_COLUMNS = (
+    DiagnosisRun.run_id,
+    DiagnosisRun.question,
+    DiagnosisRun.answer,
+    DiagnosisRun.started_at,
+)
 
 
 class SqlHistory:
@@ -26,6 +36,7 @@ class SqlHistory:
     def __init__(self, database: Database, max_messages: int) -> None:
         self.database = database
         self.max_messages = max_messages
+        self._read = Prepared(database, _history_query, _history_params)
 
     def load(self, session_id: str) -> HistoryLoad:
         """The newest question/answer pairs of the session's successful chat runs."""
@@ -37,35 +48,13 @@ class SqlHistory:
             return HistoryLoad([], available=False, error=f"{type(exc).__name__}: {exc}")
 
     def _messages(self, session_id: str) -> list[HistoryMessage]:
-        # One query: the session's conditions (not expired, runs after a clear) are joined in.
-        session = ChatSession.alias()
-        query = (
-            DiagnosisRun.select(
-                DiagnosisRun.run_id,
-                DiagnosisRun.question,
-                DiagnosisRun.answer,
-                DiagnosisRun.started_at,
-            )
-            .join(session, on=(session.session_id == DiagnosisRun.session_id))
-            .where(
-                (DiagnosisRun.session_id == session_id)
-                & (DiagnosisRun.agent_flow == CHAT)
-                & (DiagnosisRun.status == SUCCESS)
-                & DiagnosisRun.answer.is_null(False)
-                & (session.expires_at.is_null() | (session.expires_at >= utcnow()))
-                & (
-                    session.history_cleared_at.is_null()
-                    | (DiagnosisRun.started_at > session.history_cleared_at)
-                )
-            )
-        )
         pairs = (self.max_messages + 1) // 2
-        rows = list(query.order_by(DiagnosisRun.started_at.desc()).limit(pairs))
+        rows = self._read.rows(HISTORY_COLUMNS, session_id, utcnow(), pairs)
         messages: list[HistoryMessage] = []
         for row in reversed(rows):
-            at = row.started_at.isoformat(timespec="milliseconds") + "Z"
-            messages.append(HistoryMessage("user", row.question, row.run_id, at))
-            messages.append(HistoryMessage("assistant", row.answer, row.run_id, at))
+            at = row["started_at"].isoformat(timespec="milliseconds") + "Z"
+            messages.append(HistoryMessage("user", row["question"], row["run_id"], at))
+            messages.append(HistoryMessage("assistant", row["answer"], row["run_id"], at))
         return messages[-self.max_messages :]
 
     def append(self, session_id: str, messages: Sequence[HistoryMessage]) -> HistoryWrite:
@@ -92,3 +81,29 @@ class SqlHistory:
             return True
         except (DatabaseError, InterfaceError):
             return False
+
+
+def _history_query(session_id: str, now: Any, pairs: int) -> Any:
+    """One query: the session's conditions (not expired, runs after a clear) are joined in."""
+    session = ChatSession.alias()
+    return (
+        DiagnosisRun.select(*HISTORY_COLUMNS)
+        .join(session, on=(session.session_id == DiagnosisRun.session_id))
+        .where(
+            (DiagnosisRun.session_id == session_id)
+            & (DiagnosisRun.agent_flow == CHAT)
+            & (DiagnosisRun.status == SUCCESS)
+            & DiagnosisRun.answer.is_null(False)
+            & (session.expires_at.is_null() | (session.expires_at >= now))
+            & (
+                session.history_cleared_at.is_null()
+                | (DiagnosisRun.started_at > session.history_cleared_at)
+            )
+        )
+        .order_by(DiagnosisRun.started_at.desc())
+        .limit(pairs)
+    )
+
+
+def _history_params(session_id: str, now: Any, pairs: int) -> list[Any]:
+    return [session_id, CHAT, SUCCESS, ChatSession.expires_at.db_value(now), pairs]

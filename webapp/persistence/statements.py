@@ -4,6 +4,11 @@ Every statement peewee sends to the driver (``Database._execute_cursor``) calls 
 ``database.query_hooks`` with a ``QueryEvent(sql, params, duration, exc)`` - a real count of
 what reached the DB-API cursor, not an estimate. Used by the benchmarks and the tests that
 bound a run's statements; nothing is hooked unless a caller asks.
+
+Commits are counted too (on MariaDB each waits for the redo log's flush): a write executed
+outside a transaction commits alone, and every ``COMMIT`` of a peewee transaction is seen by
+wrapping this database object's ``commit`` for the block (BEGIN and COMMIT are sent by peewee
+past the query hooks, so they are not among the statements).
 """
 
 from __future__ import annotations
@@ -22,6 +27,8 @@ class StatementLog:
     """The statements seen while counting: their SQL text, in order."""
 
     sql: list[str] = field(default_factory=list)
+    #: Commits: writes executed outside a transaction, plus transactions committed.
+    commits: int = 0
     lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
     def __len__(self) -> int:
@@ -29,23 +36,37 @@ class StatementLog:
 
     def writes(self) -> list[str]:
         """The INSERT, UPDATE and DELETE statements."""
-        return [s for s in self.sql if s.lstrip().split(" ", 1)[0].upper() in WRITES]
+        return [s for s in self.sql if _is_write(s)]
 
 
 WRITES = ("INSERT", "UPDATE", "DELETE", "REPLACE")
+
+
+def _is_write(sql: str) -> bool:
+    return sql.lstrip().split(" ", 1)[0].upper() in WRITES
 
 
 @contextmanager
 def count_statements(database: Database) -> Iterator[StatementLog]:
     """Record every statement ``database`` executes inside the block (any thread)."""
     log = StatementLog()
+    commit = database.commit
 
     def hook(event: Any) -> None:
+        alone = _is_write(str(event.sql)) and not database.in_transaction()
         with log.lock:
             log.sql.append(str(event.sql))
+            log.commits += alone
+
+    def counted_commit() -> Any:
+        with log.lock:
+            log.commits += 1
+        return commit()
 
     database.query_hooks.append(hook)
+    database.commit = counted_commit  # type: ignore[method-assign]
     try:
         yield log
     finally:
         database.query_hooks.remove(hook)
+        del database.commit  # the class's method again

@@ -12,7 +12,6 @@ save what is known best-effort and mark FAILED; 9. per-run context is always cle
 from __future__ import annotations
 
 import logging
-import math
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -33,8 +32,10 @@ from .routing import COMPLEX, FlowRouter
 from .simple import SimpleChat
 
 log = logging.getLogger(__name__)
-#: The partial trace of a complex run (what an interrupted run is left with) is saved on its
-#: first node event, then at most once a second: a run the reaper fails loses under a second.
+#: The partial trace of a complex run (what an interrupted run is left with) is saved on the
+#: first node event a second or more into the run, then at most once a second: a run the reaper
+#: fails loses under a second, and a run shorter than a second writes none (the reaper gives an
+#: interrupted complex run without one the empty trace).
 PARTIAL_TRACE_SECONDS = 1.0
 
 
@@ -50,6 +51,8 @@ class ChatOutcome:
     flow: str
     status: str
     degraded: bool
+    #: The run was not PENDING (a redelivered job): nothing was executed, this is its record.
+    replayed: bool = False
 
 
 def _now() -> str:
@@ -83,8 +86,7 @@ class ChatService:
         session_id = session_id or new_session_id()
         run_id = new_run_id()
         flow = self.router.route(question, mode)
-        self.runs.ensure_session(session_id, question, new=new)
-        self.runs.create_run(run_id, session_id, CHAT, flow, question)
+        self.runs.open_run(run_id, session_id, CHAT, flow, question, new_session=new)
         return session_id, run_id, flow
 
     def chat(
@@ -134,6 +136,7 @@ class ChatService:
             flow,
             finish.status,
             finish.degraded,
+            finish.replayed,
         )
 
     def _tracing(
@@ -141,12 +144,12 @@ class ChatService:
     ) -> Callable[[dict[str, Any]], None]:
         """``on_event`` that also keeps the trace so far on the run (an interrupted run's).
 
-        The first event's trace is saved at once, later ones at most every
-        :data:`PARTIAL_TRACE_SECONDS`: one UPDATE per node would be a statement per node for a
-        record that only matters if the run is interrupted.
+        Saved at most every :data:`PARTIAL_TRACE_SECONDS`, counted from the run's start: one
+        UPDATE per node would be a statement per node for a record that only matters if the run
+        is interrupted, and a run that ends within the second needs none.
         """
         seen: list[dict[str, Any]] = []
-        saved = [-math.inf]
+        saved = [time.monotonic()]
 
         def forward(event: dict[str, Any]) -> None:
             seen.append(event)

@@ -6,12 +6,13 @@ one database connection for the run's whole duration, then, in order:
 1. claims the run (PENDING -> RUNNING, one conditional UPDATE: a redelivered run is not
    executed twice - the stored outcome is returned instead);
 2. runs ``work(run)`` - the flow, whose steps and invocations go to the run's journal and rows;
-3. writes what the audit store still holds back (:meth:`Audit.flush`);
+3. writes what the audit store still holds back and commits its open node transaction
+   (:meth:`Audit.flush`);
 4. fails the run if any audit write failed while it ran (its record would be incomplete);
 5. saves the Finish with the step and tool counts the journal kept (no COUNT queries) and the
    duration, retried on a fresh connection (:meth:`RunStore.finish`);
-6. on anything unhandled, saves FAILED with the cause, ``failed_trace`` and the duration,
-   best-effort. The context is always reset.
+6. on anything unhandled, flushes as in 3 (best effort), then saves FAILED with the cause,
+   ``failed_trace`` and the duration, best-effort. The context is always reset.
 
 The run store (:class:`~webapp.persistence.runs.RunStore`) only reads and writes rows.
 """
@@ -68,6 +69,7 @@ class RunLifecycle:
                 self.runs.finish(run_id, finish)
             except Exception as exc:
                 log.exception("run %s failed", run_id)
+                self._flush(run)  # what the run recorded, and no transaction left open
                 run.journal.take_failure()
                 finish = Finish(
                     FAILED,
@@ -91,7 +93,7 @@ class RunLifecycle:
     def _stored(self, run_id: str) -> Finish:
         row = self.runs.status(run_id)
         if row is None:
-            return Finish(FAILED, None, error_message=f"run {run_id} does not exist")
+            return Finish(FAILED, None, error_message=f"run {run_id} does not exist", replayed=True)
         log.info("run %s is already %s: not executed again", run_id, row.status)
         return Finish(
             row.status,
