@@ -75,9 +75,7 @@ def test_rebuilding_the_stored_inputs_gives_exactly_the_full_trace(
     assert_documented(stored_response, "GET", "/api/diagnosis/<sessionId>/trace")
     full = json.loads(full_response.get_data())["data"]
     stored = json.loads(stored_response.get_data())["data"]
-    assert [s["modelInput"]["messages"] for s in full["steps"]] == [
-        r["messages"] for r in recorded
-    ]
+    assert [s["modelInput"]["messages"] for s in full["steps"]] == [r["messages"] for r in recorded]
     links = [s["modelInput"].get(CONTINUES) for s in stored["steps"]]
     # every executor round continues the step before it; the second executor conversation
     # continues the first one's last step by its shared system prompt only, across 2 steps
