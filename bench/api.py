@@ -391,12 +391,11 @@ RUN_SHAPE = (("planner", 0), ("executor", 6), ("verifier", 0), ("composer", 0))
 
 def conversation_rows(
     rng: random.Random, run_id: str, session_id: str, steps: int
-) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+) -> list[dict[str, Any]]:
     """``steps`` steps shaped as chat runs are (:data:`RUN_SHAPE`, repeated), stored as the app
     stores them (:func:`stored_input`: a step continuing its agent's previous one stores its
-    new messages), and the full inputs they rebuild to."""
+    new messages)."""
     stored: list[dict[str, Any]] = []
-    full: list[dict[str, Any]] = []
     while len(stored) < steps:
         for agent, rounds in RUN_SHAPE:
             first = step_row(rng, run_id, session_id, len(stored))
@@ -404,10 +403,9 @@ def conversation_rows(
             previous: tuple[int, list[Any]] | None = None
             for round_no in range(rounds + 1):
                 if len(stored) == steps:
-                    return stored, full
+                    return stored
                 row = step_row(rng, run_id, session_id, len(stored)) if round_no else first
                 model_input = {**row["model_input"], "messages": list(messages)}
-                full.append(model_input)
                 stored.append(
                     {
                         **row,
@@ -424,7 +422,7 @@ def conversation_rows(
                     {"role": "assistant", "content": None, "tool_calls": [call]},
                     {"role": "tool", "tool_call_id": call["id"], "content": json.dumps(result)},
                 ]
-    return stored, full
+    return stored
 
 
 def mean_bytes(rows: list[dict[str, Any]], key: str) -> int:

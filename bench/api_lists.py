@@ -140,7 +140,7 @@ def seed(target: Target, runs: int, steps: int) -> None:
                 question="long",
                 started_at=T0 - timedelta(days=1),
             )
-            step_rows, _ = conversation_rows(rng, "run-long", "sess-long", steps)
+            step_rows = conversation_rows(rng, "run-long", "sess-long", steps)
             for part in range(0, steps, BATCH):
                 AgentStep.insert_many(step_rows[part : part + BATCH]).execute()
             ids = [
