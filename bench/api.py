@@ -59,6 +59,7 @@ from webapp.persistence.history import MemoryHistory
 from webapp.persistence.models import AgentStep, ChatSession, DiagnosisRun, ToolInvocation, utcnow
 from webapp.persistence.sql_audit import SqlAudit
 from webapp.persistence.statements import count_statements
+from webapp.persistence.step_inputs import stored_input
 from webapp.tools.registry import ToolBox, ToolOutput, ToolSpec
 from webapp.wiring import build_services, offline_diagnoser
 
@@ -383,6 +384,48 @@ def invocation_row(
         "raw_output": {"records": records, "total": len(records), "truncated": False},
         "status": "SUCCESS",
     }
+
+
+#: One chat run's agents as the demo runs record them: (agent, tool rounds). The planner,
+#: verifier and composer send one whole ~36 KB input each; the executor's ReAct loop sends its
+#: conversation again every round, one tool call and its result longer each time.
+RUN_SHAPE = (("planner", 0), ("executor", 6), ("verifier", 0), ("composer", 0))
+
+
+def conversation_rows(
+    rng: random.Random, run_id: str, session_id: str, steps: int
+) -> list[dict[str, Any]]:
+    """``steps`` steps shaped as chat runs are (:data:`RUN_SHAPE`, repeated), stored as the app
+    stores them (:func:`stored_input`: a step continuing its agent's previous one stores its
+    new messages)."""
+    stored: list[dict[str, Any]] = []
+    while len(stored) < steps:
+        for agent, rounds in RUN_SHAPE:
+            first = step_row(rng, run_id, session_id, len(stored))
+            messages = first["model_input"]["messages"]
+            previous: tuple[int, list[Any]] | None = None
+            for round_no in range(rounds + 1):
+                if len(stored) == steps:
+                    return stored
+                row = step_row(rng, run_id, session_id, len(stored)) if round_no else first
+                model_input = {**row["model_input"], "messages": list(messages)}
+                stored.append(
+                    {
+                        **row,
+                        "agent_name": agent,
+                        "model_input": stored_input(model_input, previous),
+                        "has_tool_call": round_no < rounds,
+                    }
+                )
+                previous = (row["step_index"], list(messages))
+                call = {"id": f"call-{row['step_index']}", "name": "query_logs"}
+                result = invocation_row(rng, run_id, session_id, 0, 0)["raw_output"]
+                messages = [
+                    *messages,
+                    {"role": "assistant", "content": None, "tool_calls": [call]},
+                    {"role": "tool", "tool_call_id": call["id"], "content": json.dumps(result)},
+                ]
+    return stored
 
 
 def mean_bytes(rows: list[dict[str, Any]], key: str) -> int:

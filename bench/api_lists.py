@@ -3,12 +3,15 @@
 The Flask app runs in process behind ``app.test_client()`` (server time only). Each database
 gets 100,000 runs in 1,000 sessions (pairs share a ``started_at``, each run carries ~2 KB of
 ``self_evaluation`` and ``orchestration_trace`` that lists must not read) and 100,000 cases, and
-one run of 10,000 steps and 10,000 invocations (``bench/api.py``'s synthetic rows), and as many
-received alerts as runs (one in five firing, every tenth linked to a run). Timed, as medians of
-``CALLS`` requests: the first and the last page of ``/api/runs``, ``/api/sessions``,
+one run of 10,000 steps and 10,000 invocations (``bench/api.py``'s synthetic rows; the steps
+shaped as chat runs record them, ``conversation_rows``: whole ~36 KB inputs for the planner,
+verifier and composer, an executor ReAct loop whose later steps store only their new messages),
+and as many received alerts as runs (one in five firing, every tenth linked to a run). Timed, as
+medians of ``CALLS`` requests: the first and the last page of ``/api/runs``, ``/api/sessions``,
 ``/api/cases``, ``/api/alerts`` (all, and firing only), a session's runs, and the trace's steps
-and invocations pages; some filtered first pages; and the whole streamed trace with the Python
-memory it allocated at its peak (tracemalloc). "Before" rows time the query shapes this branch
+and invocations pages; some filtered first pages; and the whole streamed trace, with full and
+with stored model inputs (``inputs=stored``), with the Python memory it allocated at its peak
+(tracemalloc). "Before" rows time the query shapes this branch
 replaced, in the same run on the same data: the case library and the alert list by OFFSET with
 a COUNT, a session's runs reading every column, and the trace built whole in memory. Run with
 ``make bench-api``; ``--runs``/``--steps`` shrink it.
@@ -36,11 +39,11 @@ from api import (
     BATCH,
     Target,
     close_target,
+    conversation_rows,
     invocation_row,
     make_target,
     mariadb_scratch,
     require,
-    step_row,
 )
 from flask.testing import FlaskClient
 from peewee import fn
@@ -137,7 +140,7 @@ def seed(target: Target, runs: int, steps: int) -> None:
                 question="long",
                 started_at=T0 - timedelta(days=1),
             )
-            step_rows = [step_row(rng, "run-long", "sess-long", i) for i in range(steps)]
+            step_rows = conversation_rows(rng, "run-long", "sess-long", steps)
             for part in range(0, steps, BATCH):
                 AgentStep.insert_many(step_rows[part : part + BATCH]).execute()
             ids = [
@@ -341,12 +344,15 @@ def trace_figures(target: Target, steps: int) -> dict[str, float]:
     client = target.app.test_client()
     url = "/api/diagnosis/sess-long/trace?runId=run-long"
 
-    def streamed() -> int:
-        response = client.get(url)
+    def streamed(inputs: str = "full") -> int:
+        response = client.get(f"{url}&inputs={inputs}")
         size = sum(len(chunk) for chunk in response.response)  # consume the stream
         response.close()
         require(response.status_code == 200 and size > steps * 1000, "streamed trace")
         return size
+
+    def stored() -> int:
+        return streamed("stored")
 
     def whole() -> int:
         found = target.app.extensions["diagnosis"].records.trace(
@@ -369,6 +375,9 @@ def trace_figures(target: Target, steps: int) -> dict[str, float]:
     with target.database.connection_context():
         figures["before: built whole, peak Python MB"] = peak_mb(whole)
     figures["trace body MB"] = round(body_bytes / 1e6, 1)
+    figures[f"trace of {steps} steps, inputs=stored, streamed"] = median_ms(stored, 5)
+    figures["inputs=stored: peak Python MB"] = peak_mb(stored)
+    figures["inputs=stored: body MB"] = round(stored() / 1e6, 1)
     base = "/api/diagnosis/sess-long/runs/run-long"
     with target.database.connection_context():
         last_step = encode_cursor("steps", steps - 101)

@@ -237,6 +237,12 @@ class AlertQuery(SessionRunsQuery):
     state: Literal["firing", "resolved", "all"] = "all"
 
 
+#: How a trace sends each step's model input: ``full`` (rebuilt: the whole conversation the
+#: model was sent) or ``stored`` (as the step stores it: its new messages and a ``continues``
+#: link ``{"step_index", "messages"}`` to the earlier step whose leading messages come first).
+Inputs = Literal["full", "stored"]
+
+
 class TracePageQuery(RequestModel):
     """One page of a run's steps or invocations."""
 
@@ -244,10 +250,22 @@ class TracePageQuery(RequestModel):
     cursor: Cursor = None
 
 
+class StepPageQuery(TracePageQuery):
+    """One page of a run's steps, their model inputs in full or as stored."""
+
+    inputs: Inputs = "full"
+
+
 class RunQuery(RequestModel):
     """The run a trace or graph request is about."""
 
     run_id: Id
+
+
+class TraceQuery(RunQuery):
+    """The run's trace, with its steps' model inputs in full or as stored."""
+
+    inputs: Inputs = "full"
 
 
 #: An event id as the event logs hand them out: ``7`` (in process) or ``1764590000000-0``

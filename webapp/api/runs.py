@@ -18,7 +18,15 @@ from ..persistence.records import NotFound
 from ..services.evidence_view import evidence_view
 from .context import services
 from .contract import operation
-from .models import CasesQuery, FeedbackRequest, RunQuery, SessionRunsQuery, TracePageQuery
+from .models import (
+    CasesQuery,
+    FeedbackRequest,
+    RunQuery,
+    SessionRunsQuery,
+    StepPageQuery,
+    TracePageQuery,
+    TraceQuery,
+)
 from .responses import (
     AlertRoute,
     Case,
@@ -42,14 +50,19 @@ bp = Blueprint("runs", __name__, url_prefix="/api")
 
 
 @bp.get("/diagnosis/<session_id>/trace")
-@operation(query=RunQuery, response=Trace, errors=(404,))
-def trace(session_id: str, query: RunQuery) -> Response:
+@operation(query=TraceQuery, response=Trace, errors=(404,))
+def trace(session_id: str, query: TraceQuery) -> Response:
     """Everything about one run of this session; another session's run is 404 like any other.
 
     Streamed: the run and its session first, then the steps and the invocations read in
     batches of 500 rows (memory is one batch, whatever the run's size). Their stored JSON
     documents are spliced in as the text they are stored as (orjson fragments), never decoded
-    only to be encoded again. ``/steps`` and ``/invocations`` page the same rows.
+    only to be encoded again. ``/steps`` and ``/invocations`` page the same rows. Each step's
+    ``modelInput`` is the whole conversation the model was sent (``inputs=full``) or, with
+    ``inputs=stored``, what the step stores: its new ``messages`` and, when it continues an
+    earlier step, ``continues: {step_index, messages}`` - that step's first ``messages``
+    (rebuilt) messages come before these. The stored form is linear in the run's length and
+    sent as stored, without decoding a single input.
     """
     found = services()
     run = found.records.run(session_id, query.run_id)  # 404 before anything is sent
@@ -64,16 +77,19 @@ def trace(session_id: str, query: RunQuery) -> Response:
     del head["steps"], head["toolInvocations"]
     listing = Listing(found.database)
     return Response(
-        stream_with_context(_trace_body(head, listing, query.run_id)),
+        stream_with_context(_trace_body(head, listing, query.run_id, query.inputs == "full")),
         mimetype="application/json",
     )
 
 
-def _trace_body(head: dict[str, Any], listing: Listing, run_id: str) -> Iterator[bytes]:
+def _trace_body(
+    head: dict[str, Any], listing: Listing, run_id: str, full_inputs: bool
+) -> Iterator[bytes]:
     """The trace envelope as JSON text, a batch of rows per chunk."""
     opening = orjson.dumps({"code": 200, "message": "success", "data": head})
     yield opening[:-2] + b',"steps":['
-    yield from _json_rows(Step, raw_columns(AgentStep), listing.stream_steps(run_id))
+    steps = listing.stream_steps(run_id, full_inputs=full_inputs)
+    yield from _json_rows(Step, raw_columns(AgentStep), steps)
     yield b'],"toolInvocations":['
     yield from _json_rows(
         Invocation, raw_columns(ToolInvocation), listing.stream_invocations(run_id)
@@ -93,29 +109,42 @@ def _json_rows(
 
 
 @bp.get("/diagnosis/<session_id>/runs/<run_id>/steps")
-@operation(query=TracePageQuery, response=StepPage, errors=(404,))
-def steps(session_id: str, run_id: str, query: TracePageQuery) -> Response:
-    """A page of the run's steps in ``stepIndex`` order; ``nextCursor`` leads to the next."""
-    return _trace_page(session_id, run_id, query, "steps")
+@operation(query=StepPageQuery, response=StepPage, errors=(404,))
+def steps(session_id: str, run_id: str, query: StepPageQuery) -> Response:
+    """A page of the run's steps in ``stepIndex`` order; ``nextCursor`` leads to the next.
+
+    ``inputs`` as for the trace: ``stored`` sends each model input as stored (a page never
+    reads steps before it), ``full`` rebuilds it.
+    """
+    listing = _run_listing(session_id, run_id)
+    full = query.inputs == "full"
+    page = listing.steps(run_id, query.limit, query.cursor, raw_json=True, full_inputs=full)
+    return _trace_page(run_id, "steps", Step, page, query.limit)
 
 
 @bp.get("/diagnosis/<session_id>/runs/<run_id>/invocations")
 @operation(query=TracePageQuery, response=InvocationPage, errors=(404,))
 def invocations(session_id: str, run_id: str, query: TracePageQuery) -> Response:
     """A page of the run's tool invocations in creation order."""
-    return _trace_page(session_id, run_id, query, "toolInvocations")
+    listing = _run_listing(session_id, run_id)
+    page = listing.invocations(run_id, query.limit, query.cursor, raw_json=True)
+    return _trace_page(run_id, "toolInvocations", Invocation, page, query.limit)
 
 
-def _trace_page(session_id: str, run_id: str, query: TracePageQuery, key: str) -> Response:
-    """One page of the run's steps or invocations (after the ownership check)."""
+def _run_listing(session_id: str, run_id: str) -> Listing:
+    """The list queries, once the run is known to be this session's (404 otherwise)."""
     found = services()
     found.records.run(session_id, run_id)
-    listing = Listing(found.database)
-    read, model = (listing.steps, Step) if key == "steps" else (listing.invocations, Invocation)
-    page = read(run_id, query.limit, query.cursor, raw_json=True)
+    return Listing(found.database)
+
+
+def _trace_page(
+    run_id: str, key: str, model: type[ResponseModel], page: Page, limit: int
+) -> Response:
+    """One page of the run's steps or invocations, stored JSON spliced in as text."""
     rows = dump_rows(model, page.rows, raw=orjson.Fragment)
     return json_envelope(
-        {"runId": run_id, key: rows, "nextCursor": page.next_cursor, "limit": query.limit}
+        {"runId": run_id, key: rows, "nextCursor": page.next_cursor, "limit": limit}
     )
 
 

@@ -328,13 +328,22 @@ class Listing:
     # -- a run's steps and invocations -----------------------------------------------------
 
     def steps(
-        self, run_id: str, limit: int, cursor: str | None = None, *, raw_json: bool = False
+        self,
+        run_id: str,
+        limit: int,
+        cursor: str | None = None,
+        *,
+        raw_json: bool = False,
+        full_inputs: bool = True,
     ) -> Page:
-        """The run's steps in ``step_index`` order, from after the cursor."""
+        """The run's steps in ``step_index`` order, from after the cursor; each model input
+        rebuilt in full, or as stored (``full_inputs=False``: new messages and the
+        ``continues`` link, see :mod:`.step_inputs`)."""
         after = decode_cursor("steps", cursor, int)[0] if cursor else None
         with self.database.connection_context():
             rows = self._step_rows(run_id, after, limit + 1, raw_json)
-            self._full_inputs(run_id, rows, raw_json)
+            if full_inputs:
+                self._full_inputs(run_id, rows, raw_json)
         return _page(rows, limit, "steps", "step_index")
 
     @staticmethod
@@ -389,10 +398,18 @@ class Listing:
             rows = self._invocation_rows(run_id, after, limit + 1, raw_json)
         return _page(rows, limit, "invocations", "id")
 
-    def stream_steps(self, run_id: str) -> Iterator[list[tuple[Any, ...]]]:
+    def stream_steps(
+        self, run_id: str, *, full_inputs: bool = True
+    ) -> Iterator[list[tuple[Any, ...]]]:
         """Every step of the run in batches of :data:`STREAM_BATCH` raw rows (call within a
         connection context): the driver's values in :func:`raw_columns` order, unconverted,
-        JSON documents as their stored text, each model input rebuilt in full."""
+        JSON documents as their stored text, each model input rebuilt in full - or, with
+        ``full_inputs=False``, as stored: the rows as the driver returns them, untouched."""
+        if not full_inputs:
+            return self._stream(AgentStep, AgentStep.step_index, run_id)
+        return self._full_stream(run_id)
+
+    def _full_stream(self, run_id: str) -> Iterator[list[tuple[Any, ...]]]:
         names = raw_columns(AgentStep)
         agent, index, stored = (names.index(n) for n in ("agent_name", "step_index", "model_input"))
         rebuilder = InputRebuilder()

@@ -45,8 +45,12 @@ def stored_input(
     return stored
 
 
-def rebuild_inputs(steps: Sequence[dict[str, Any]], key: str = "model_input") -> None:
-    """Replace, in place, each step's stored ``key`` by its full input (steps in index order).
+def rebuild_inputs(
+    steps: Sequence[dict[str, Any]], key: str = "model_input", index: str = "step_index"
+) -> None:
+    """Replace, in place, each step's stored ``key`` by its full input (steps in ``index``
+    order). Also a client's: the API's steps with ``inputs=stored`` are rebuilt by
+    ``rebuild_inputs(steps, "modelInput", "stepIndex")``.
 
     A step continuing one that is missing (a partial page) keeps its stored form.
     """
@@ -62,7 +66,7 @@ def rebuild_inputs(steps: Sequence[dict[str, Any]], key: str = "model_input") ->
             step[key] = {k: v for k, v in stored.items() if k != CONTINUES} | {"messages": messages}
         elif isinstance(link, Mapping):
             continue  # its base is not here: neither it nor its continuations can be rebuilt
-        full[int(step.get("step_index", -1))] = messages
+        full[int(step.get(index, -1))] = messages
 
 
 def continues(stored: str) -> bool:

@@ -239,6 +239,31 @@
     return "evidence-" + evidenceId;
   }
 
+  /**
+   * The trace is loaded with each step's model input as stored (linear in the run's length):
+   * a step continuing an earlier one holds its new messages and `continues: {step_index,
+   * messages}`, that step's first `messages` messages coming first. Rebuilt here in step order
+   * into the whole conversation the model was sent (the messages are shared, not copied).
+   */
+  function rebuildInputs(steps) {
+    const full = new Map();
+    steps.forEach((step) => {
+      const stored = step.modelInput;
+      if (!stored || typeof stored !== "object" || Array.isArray(stored)) return;
+      const link = stored.continues;
+      let messages = Array.isArray(stored.messages) ? stored.messages : [];
+      if (link && typeof link === "object") {
+        const base = full.get(link.step_index);
+        if (!base) return; // its base is not in the trace: shown as stored
+        messages = base.slice(0, link.messages).concat(messages);
+        const rebuilt = Object.assign({}, stored, { messages: messages });
+        delete rebuilt.continues;
+        step.modelInput = rebuilt;
+      }
+      full.set(step.stepIndex, messages);
+    });
+  }
+
   function stepsSection(steps) {
     const longest = Math.max(1, ...steps.map((s) => s.durationMs || 0));
     const head = h(
@@ -513,7 +538,7 @@
     const query = "?runId=" + encodeURIComponent(runId);
     let loaded;
     try {
-      loaded = await api(base + "/trace" + query, { raw: true });
+      loaded = await api(base + "/trace" + query + "&inputs=stored", { raw: true });
     } catch (error) {
       showFailure(error);
       return;
@@ -525,6 +550,7 @@
       graph = null; // the route is optional; the section says it could not be loaded
     }
     const trace = loaded.data;
+    rebuildInputs(trace.steps);
     let tree = null;
     try {
       tree = JV.parse(loaded.text);

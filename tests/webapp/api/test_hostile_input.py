@@ -106,6 +106,8 @@ CASES: list[tuple[str, str, dict[str, Any], int, str]] = [
     ("GET", "/api/diagnosis/x%0A/runs", {}, 400, "must be 1-64"),
     ("GET", "/api/diagnosis/s1/trace?runId=r%0A", {}, 400, "must be 1-64"),
     ("GET", "/api/diagnosis/s1/graph?runId=r%0A", {}, 400, "must be 1-64"),
+    ("GET", "/api/diagnosis/s1/trace?runId=r&inputs=%FF%00", {}, 400, "inputs must be one of"),
+    ("GET", "/api/diagnosis/s1/runs/r/steps?inputs=stored%0A", {}, 400, "inputs must be one"),
     ("GET", "/api/cases/r%0A", {}, 400, "must be 1-64"),
     # nesting: 100,000 levels (a RecursionError in the standard decoder) and just over 64
     (*json_case("/api/chat", DEEP), 400, "deeper than 64"),

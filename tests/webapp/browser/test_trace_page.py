@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import re
 from collections import defaultdict
 from typing import TYPE_CHECKING, Any
@@ -77,6 +78,26 @@ def test_the_summary_steps_and_invocations_are_listed(
     transitions = page.locator("#orchestration table.grid tbody tr")
     assert transitions.count() == len(trace["run"]["orchestrationTrace"]["transitions"])
     assert page.locator("#evaluation", has_text="gatekeeper_verdict").count() == 1
+
+
+def test_a_step_shows_its_full_model_input_rebuilt_from_the_stored_form(
+    page: Page, live: LiveApp, complex_run: dict[str, Any]
+) -> None:
+    """The viewer loads ``inputs=stored``; a continuing step's input is rebuilt in the page."""
+    loads: list[str] = []
+    page.on("request", lambda request: loads.append(request.url))
+    open_trace(page, live, complex_run)
+    assert any("/trace?" in url and "inputs=stored" in url for url in loads)
+    steps = complex_run["trace"]["steps"]
+    # the last step of the executor's ReAct loop continues its predecessors (the demo run has
+    # several rounds), so its stored form is a fraction of what is shown
+    last = max(i for i, s in enumerate(steps) if s["agentName"] == "executor")
+    assert last > 0 and steps[last - 1]["agentName"] == "executor"
+    step = page.locator("#steps details.step").nth(last)
+    step.locator("summary.step-row").click()
+    model_input = step.locator("details.lazy-json", has_text="Model input")
+    model_input.locator("summary").click()
+    assert json.loads(model_input.locator("pre").inner_text()) == steps[last]["modelInput"]
 
 
 def test_each_claim_opens_its_invocation_and_highlights_the_exact_excerpt(

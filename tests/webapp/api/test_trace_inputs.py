@@ -1,0 +1,130 @@
+"""The trace with each step's model input as stored (``inputs=stored``), on every backend.
+
+A run is recorded the way the app records one (``SqlAudit``: a step stores its new messages and
+a ``continues`` link), with agents interleaved so a link reaches back across other agents'
+steps. Rebuilding the stored form on the client must give exactly the full form's steps.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+from flask.testing import FlaskClient
+from peewee import Database
+
+from tests.webapp.llm.fake_model import ScriptedModel, answer, calls
+from webapp.llm.react import Budget, run_react
+from webapp.persistence.context import run_scope
+from webapp.persistence.runs import CHAT, RunStore
+from webapp.persistence.sql_audit import SqlAudit
+from webapp.persistence.step_inputs import CONTINUES, rebuild_inputs
+from webapp.tools.registry import ToolBox
+
+from ..persistence.test_run_footprint import TOOLS
+from .openapi_check import assert_documented
+from .test_lists_api import walk
+
+TRACE = "/api/diagnosis/sess-r/trace?runId=run-r"
+STEPS = "/api/diagnosis/sess-r/runs/run-r/steps"
+SYSTEM = {"role": "system", "content": "You diagnose incidents. Be brief."}
+
+
+def size(steps: list[dict[str, Any]]) -> int:
+    return sum(len(json.dumps(step["modelInput"])) for step in steps)
+
+
+def agent_run(audit: SqlAudit, model: ScriptedModel, agent: str, question: str) -> None:
+    """One agent's ReAct execution: a tool round per scripted call, then its answer."""
+    messages = [SYSTEM, {"role": "user", "content": question}]
+    toolbox = ToolBox(TOOLS, audit, agent)
+    run_react(model, audit, agent, messages, toolbox, budget=Budget(max_rounds=8))
+
+
+@pytest.fixture
+def recorded(database: Database) -> list[dict[str, Any]]:
+    """A run of 11 steps: planner, executor (4 rounds), verifier, executor again (a new
+    conversation sharing the system prompt), composer. Returns what each model call was sent."""
+    runs = RunStore(database, 3600)
+    runs.ensure_session("sess-r", "why?")
+    runs.create_run("run-r", "sess-r", CHAT, "complex", "why?")
+    audit = SqlAudit(database)
+    model = ScriptedModel([])
+    script = [
+        ("planner", "plan it ünï", 0),
+        ("executor", "gather evidence", 4),
+        ("verifier", "check the claims", 0),
+        ("executor", "gather more", 2),
+        ("composer", "write the answer", 0),
+    ]
+    with run_scope("sess-r", "run-r"):
+        for agent, question, rounds in script:
+            model.replies = [calls(("lookup", {"n": n})) for n in range(rounds)]
+            model.replies.append(answer({"agent": agent}))
+            agent_run(audit, model, agent, question)
+        audit.flush()
+    return model.requests
+
+
+def test_rebuilding_the_stored_inputs_gives_exactly_the_full_trace(
+    client: FlaskClient, recorded: list[dict[str, Any]]
+) -> None:
+    full_response = client.get(TRACE)
+    stored_response = client.get(TRACE + "&inputs=stored")
+    assert_documented(stored_response, "GET", "/api/diagnosis/<sessionId>/trace")
+    full = json.loads(full_response.get_data())["data"]
+    stored = json.loads(stored_response.get_data())["data"]
+    assert [s["modelInput"]["messages"] for s in full["steps"]] == [r["messages"] for r in recorded]
+    links = [s["modelInput"].get(CONTINUES) for s in stored["steps"]]
+    # every executor round continues the step before it; the second executor conversation
+    # continues the first one's last step by its shared system prompt only, across 2 steps
+    assert links[2:6] == [{"step_index": i, "messages": 2 * i} for i in range(1, 5)]
+    assert links[7] == {"step_index": 5, "messages": 1}
+    assert [i for i, link in enumerate(links) if link is None] == [0, 1, 6, 10]
+    assert size(stored["steps"]) < size(full["steps"]) / 2  # 6 of 11 steps are continuations
+    assert {k: v for k, v in stored.items() if k != "steps"} == {
+        k: v for k, v in full.items() if k != "steps"
+    }
+    rebuild_inputs(stored["steps"], "modelInput", "stepIndex")
+    assert stored["steps"] == full["steps"]
+
+
+@pytest.mark.parametrize("limit", [1, 4, 11])
+def test_stored_step_pages_rebuild_to_the_full_pages(
+    client: FlaskClient, recorded: list[dict[str, Any]], limit: int
+) -> None:
+    first = client.get(f"{STEPS}?limit={limit}&inputs=stored")
+    assert_documented(first, "GET", "/api/diagnosis/<sessionId>/runs/<runId>/steps")
+    stored = walk(client, f"{STEPS}?inputs=stored", "steps", limit)
+    full = walk(client, STEPS, "steps", limit)
+    assert any(CONTINUES in s["modelInput"] for s in stored)
+    assert all(CONTINUES not in s["modelInput"] for s in full)
+    rebuild_inputs(stored, "modelInput", "stepIndex")
+    assert stored == full
+    assert [s["modelInput"]["messages"] for s in full] == [r["messages"] for r in recorded]
+
+
+@pytest.mark.parametrize(
+    "query",
+    ["inputs=compact", "inputs=STORED", "inputs=", "inputs=stored%00", "inputs=" + "s" * 5000],
+)
+def test_an_unknown_inputs_form_is_400_naming_the_accepted_ones(
+    client: FlaskClient, recorded: list[dict[str, Any]], query: str
+) -> None:
+    for url in (f"{TRACE}&{query}", f"{STEPS}?{query}"):
+        response = client.get(url)
+        assert_documented(response, "GET", url)
+        assert response.status_code == 400, url
+        assert response.json["message"] == "inputs must be one of: full, stored", url
+
+
+def test_the_stored_form_of_another_sessions_run_is_404(
+    client: FlaskClient, recorded: list[dict[str, Any]], database: Database
+) -> None:
+    RunStore(database, 3600).ensure_session("sess-x", "other")
+    for url in (
+        "/api/diagnosis/sess-x/trace?runId=run-r&inputs=stored",
+        "/api/diagnosis/sess-x/runs/run-r/steps?inputs=stored",
+    ):
+        assert client.get(url).status_code == 404, url
