@@ -84,7 +84,7 @@ from .documents import (
     validate_text,
 )
 from .term_counts import TermCounts
-from .term_scores import TermScores
+from .term_scores import TermScores, Write
 
 __all__ = [
     "MAX_CHUNK_CHARS",
@@ -142,6 +142,19 @@ _STOPWORDS = frozenset(_STOPWORD_TEXT.split())
 _CJK_RUN = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]+")
 _CJK_FUNCTION_CHARS = frozenset("的了吗呢吧么是在和与及或也都就")
 
+#: The chunks table's columns (FTS5 arguments) and their bm25 weights; the texts of a chunk.
+_FTS5 = (
+    "title, content, doc_id UNINDEXED, source UNINDEXED, cjk, "
+    "tokenize = 'porter unicode61 remove_diacritics 2'"
+)
+_WEIGHTS = {
+    "title": TITLE_WEIGHT,
+    "content": CONTENT_WEIGHT,
+    "doc_id": 0.0,
+    "source": 0.0,
+    "cjk": CJK_WEIGHT,
+}
+_TEXTS = ("title", "content", "cjk")
 _RANK = f"bm25({TITLE_WEIGHT}, {CONTENT_WEIGHT}, 0.0, 0.0, {CJK_WEIGHT})"
 _CHUNK_ROWS = """
 CREATE TABLE chunk_rows (chunk INTEGER PRIMARY KEY, source TEXT NOT NULL);
@@ -155,10 +168,7 @@ CREATE TABLE documents (
     source TEXT PRIMARY KEY, origin TEXT NOT NULL, title TEXT NOT NULL,
     hash TEXT NOT NULL, bytes INTEGER NOT NULL, chunks INTEGER NOT NULL, uploaded_at TEXT
 );
-CREATE VIRTUAL TABLE chunks USING fts5(
-    title, content, doc_id UNINDEXED, source UNINDEXED, cjk,
-    tokenize = 'porter unicode61 remove_diacritics 2'
-);
+CREATE VIRTUAL TABLE chunks USING fts5({_FTS5});
 {_CHUNK_ROWS}
 {_MERGES}
 """
@@ -183,7 +193,12 @@ _TOP_EXACT = (
     "ORDER BY score, doc_id LIMIT ?"
 )
 _BY_ROWID = "SELECT rowid, doc_id, title, source, content FROM chunks WHERE rowid IN ({})"
+_GENERATION = "SELECT value FROM meta WHERE key = 'generation'"
 _NEXT_GENERATION = "UPDATE meta SET value = CAST(value AS INTEGER) + 1 WHERE key = 'generation'"
+_LAST_CHUNK = (
+    "SELECT MAX(COALESCE((SELECT MAX(chunk) FROM chunk_rows), 0), "
+    "COALESCE((SELECT CAST(value AS INTEGER) FROM meta WHERE key = 'last_chunk'), 0))"
+)
 _CORRUPT = frozenset({11, 26})  # SQLITE_CORRUPT ("malformed"), SQLITE_NOTADB
 _BUSY = frozenset({5, 6})  # SQLITE_BUSY, SQLITE_LOCKED ("database is locked")
 
@@ -259,8 +274,13 @@ class KnowledgeIndex:
         self._idle: queue.SimpleQueue[sqlite3.Connection] = queue.SimpleQueue()
         self._closed = False
         self._counts = TermCounts()  # chunks per query term, for the pruning bounds
-        self._scores = TermScores(_RANK)  # each term's score per chunk, for this generation
         self._writer = self._open_writer()
+        # Every term's chunks and counts, to score with FTS5's bm25 in numpy (term_scores.py).
+        self._scores = TermScores(
+            "chunks", _FTS5, _WEIGHTS, _TEXTS, None if self._memory else self._loader
+        )
+        self._scores.refresh()
+        self._changes = Write()  # what the write transaction under way changed
 
     # --- connections ----------------------------------------------------------------------
 
@@ -271,6 +291,12 @@ class KnowledgeIndex:
             check_same_thread=False,
             isolation_level=None,
         )
+
+    def _loader(self) -> sqlite3.Connection:
+        """A connection for reading every posting (term_scores.py: a temp vocabulary table)."""
+        conn = self._connect()
+        conn.execute(f"PRAGMA mmap_size = {READ_MMAP_BYTES}")
+        return conn
 
     def _open_writer(self) -> sqlite3.Connection:
         """The write connection with the schema ready; waits out locks, rebuilds corrupt files."""
@@ -313,6 +339,7 @@ class KnowledgeIndex:
 
     def close(self) -> None:
         """Close the write connection and the idle read connections."""
+        self._scores.close()
         with self._lock:
             self._closed = True
             self._writer.close()
@@ -326,13 +353,20 @@ class KnowledgeIndex:
     def _write(self) -> Iterator[sqlite3.Connection]:
         with self._lock:
             self._writer.execute("BEGIN IMMEDIATE")
+            self._changes = Write()
             try:
                 yield self._writer
                 self._writer.execute(_NEXT_GENERATION)
+                (generation,) = self._writer.execute(_GENERATION).fetchone()
+                # Applied before the commit: a search of the old snapshot meanwhile finds the
+                # postings newer than it and uses FTS5's queries, never the new postings.
+                self._scores.apply(self._scores.delta(self._writer, int(generation), self._changes))
+                self._writer.execute("COMMIT")
             except BaseException:
-                self._writer.execute("ROLLBACK")
+                self._scores.drop()
+                if self._writer.in_transaction:
+                    self._writer.execute("ROLLBACK")
                 raise
-            self._writer.execute("COMMIT")
 
     @contextmanager
     def _read(self) -> Iterator[sqlite3.Connection]:
@@ -365,8 +399,9 @@ class KnowledgeIndex:
 
     def _store(self, conn: sqlite3.Connection, docs: list[_Prepared]) -> None:
         """Replace the chunks and row of every document; the caller holds a write transaction."""
-        _delete_chunks(conn, [doc.source for doc in docs])
-        (last,) = conn.execute("SELECT COALESCE(MAX(chunk), 0) FROM chunk_rows").fetchone()
+        _delete_chunks(conn, [doc.source for doc in docs], self._changes)
+        # Chunk ids are never reused (term_scores.py filters deleted ones out lazily).
+        (last,) = conn.execute(_LAST_CHUNK).fetchone()
         chunks: list[tuple[int, str, str, str, str, str]] = []
         owners: list[tuple[int, str]] = []
         for doc in docs:
@@ -374,12 +409,14 @@ class KnowledgeIndex:
                 last += 1
                 chunks.append((last, *row))
                 owners.append((last, doc.source))
+                self._changes.added.append((last, (row[2], row[3], row[4])))
         conn.executemany(
             "INSERT INTO chunks (rowid, doc_id, source, title, content, cjk) "
             "VALUES (?, ?, ?, ?, ?, ?)",
             chunks,
         )
         conn.executemany("INSERT INTO chunk_rows (chunk, source) VALUES (?, ?)", owners)
+        conn.execute("INSERT OR REPLACE INTO meta (key, value) VALUES ('last_chunk', ?)", (last,))
         _add_to_meta(conn, "chunks", len(owners))
         conn.executemany(
             "INSERT OR REPLACE INTO documents (source, origin, title, hash, bytes, chunks, "
@@ -460,10 +497,12 @@ class KnowledgeIndex:
         )
         if gone:
             with self._write() as conn:
-                _delete_chunks(conn, gone)
+                _delete_chunks(conn, gone, self._changes)
                 conn.executemany(
                     "DELETE FROM documents WHERE source = ?", [(source,) for source in gone]
                 )
+        if changed or gone:
+            self._scores.refresh()  # when a batch too large to apply dropped the postings
         added = sum(source not in existing for source in changed)
         report = SyncReport(
             added=added,
@@ -509,7 +548,7 @@ class KnowledgeIndex:
                     f"{doc_id} is a bundled runbook from the knowledge folder and is read-only; "
                     "only uploaded documents can be deleted"
                 )
-            _delete_chunks(conn, [source])
+            _delete_chunks(conn, [source], self._changes)
             conn.execute("DELETE FROM documents WHERE source = ?", (source,))
         return DocumentSummary(doc_id=source, title=title, source=source, chunks=chunks, bytes=size)
 
@@ -559,14 +598,13 @@ class KnowledgeIndex:
         return found
 
     def _summed(self, conn: sqlite3.Connection, terms: list[str], limit: int) -> list[Any] | None:
-        """The top ``limit`` rows from each term's remembered scores (:mod:`.term_scores`).
+        """The top ``limit`` rows scored from the postings kept (:mod:`.term_scores`).
 
-        None the first time a generation is searched (an index being written to keeps the
-        FTS5 queries) and when equal scores run past ``TIE_MARGIN`` (the exact query orders
-        them).
+        None while they are being read and when equal scores run past ``TIE_MARGIN`` (the
+        exact query orders them).
         """
-        row = conn.execute("SELECT value FROM meta WHERE key = 'generation'").fetchone()
-        if row is None or not self._scores.ready(int(row[0])):
+        row = conn.execute(_GENERATION).fetchone()
+        if row is None:
             return None
         best = self._scores.top(conn, int(row[0]), terms, limit + TIE_MARGIN)
         if best is None or (len(best) == limit + TIE_MARGIN and best[limit - 1][1] == best[-1][1]):
@@ -610,6 +648,13 @@ class KnowledgeIndex:
             found = _top(conn, limit, both) + _top(conn, limit, alone, both)
             return sorted(found, key=lambda row: (row[4], row[0]))[:limit]
         return None
+
+    def wait_until_loaded(self, timeout: float | None = None) -> bool:
+        """Wait for the postings being read (after a start or a large sync); True when kept.
+
+        Searches never need this: until then they are answered by FTS5's own queries.
+        """
+        return self._scores.wait(timeout)
 
     def stats(self) -> dict[str, int]:
         """Counts of documents (all, from the folder, uploaded) and of chunks."""
@@ -705,9 +750,14 @@ def _migrate(conn: sqlite3.Connection) -> None:
         conn.execute("INSERT OR IGNORE INTO meta (key, value) VALUES (?, '0')", (key,))
 
 
-def _delete_chunks(conn: sqlite3.Connection, sources: list[str]) -> None:
-    """Delete the chunks of ``sources`` and add them to the running total in ``meta``."""
+def _delete_chunks(conn: sqlite3.Connection, sources: list[str], changes: Write) -> None:
+    """Delete the chunks of ``sources``, noted in ``changes`` and in the totals of ``meta``."""
     params = [(source,) for source in sources]
+    for source in params:
+        changes.deleted += [
+            chunk
+            for (chunk,) in conn.execute("SELECT chunk FROM chunk_rows WHERE source = ?", source)
+        ]
     conn.executemany(
         "DELETE FROM chunks WHERE rowid IN (SELECT chunk FROM chunk_rows WHERE source = ?)",
         params,

@@ -1,112 +1,450 @@
-"""Each search term's bm25 contribution to every chunk holding it, remembered per index generation.
+"""FTS5's bm25 computed here, from the index's postings kept in memory: the very same doubles.
 
-FTS5's bm25 is a sum over the query's terms (:mod:`.bm25_pruning`), and a term's part of it
-for a chunk - ``idf(t) * f_t * (k1 + 1) / (f_t + k1 * (1 - b + b * len / avg_len))`` - is
-what the single-term query ``"t"`` ranks that chunk with: the same idf, column weights and
-lengths. So once each term's ``(chunk, score)`` pairs have been read from FTS5, a search adds
-them up (numpy: one array addition per term) and reads from the table only the ``top_k``
-chunks it returns: no chunk is scored by FTS5 again. The terms are added in the query's
-order, starting from 0, as FTS5's bm25 adds them (a term a chunk lacks adds exactly 0.0), so
-the sums are FTS5's scores to the last bit and ties are ordered as before.
+FTS5's bm25 (``fts5_aux.c``, see :mod:`.bm25_pruning`) scores a chunk as a sum over the query's
+phrases, in their order, starting from 0.0::
 
-The pairs are valid for one snapshot: any write changes ``N``, the average length or the
-chunks, so they are kept for one ``generation`` (``meta``) and dropped when a newer one is
-seen. ``MAX_POSTINGS`` bounds the memory (16 bytes a pair); the least recently used terms go
-first. Reading a term's pairs costs about what scoring its chunks in one FTS5 query does, so
-:mod:`.knowledge` reads them only once a generation has already answered a search (an index
-being written to keeps its pruned FTS5 queries).
+    idf(t) * (f_t * (k1 + 1)) / (f_t + k1 * (1 - b + b * D / avgdl))
+
+with ``f_t`` the column-weighted count of ``t`` in the chunk, ``D`` the chunk's tokens (all
+columns), ``avgdl`` the index's tokens over its rows and ``idf`` from the rows holding ``t``.
+Only ``idf``, ``avgdl`` and the chunks change with a write; ``f_t`` and ``D`` never do. So this
+module keeps, for every term of the index, its chunks and ``f_t`` (int32 + float32, 8 bytes a
+pair), and every chunk's ``D``; a search reads the index's row and token totals from FTS5's own
+averages record (one row, in the search's snapshot) and evaluates the formula with numpy, one
+array expression per term in the same operation order as the C code: the scores are FTS5's to
+the last bit (``tests/webapp/tools/test_knowledge_scale.py`` compares every chunk's score with
+``bm25()``). Column weights must be whole numbers, so that ``f_t`` - a sum of weights - is
+exact in any order and in a float32.
+
+Why (measured at 10,000 runbooks, ~68,000 chunks, 5.3 million (term, chunk) pairs): a 9-term
+question matches ~40,000 chunks; FTS5 scores them at ~1.5 us each (position lists, a docsize
+lookup per row), reading one term's pairs back through FTS5 costs about as much (``fts5vocab``
+``instance`` with ``term = ?``: ~0.7 us a position), and the score parts remembered by the
+previous design (schema 4) were void after every write. Kept per generation, a search after an
+upload or right after a start paid that cost again (p95 49-80 ms). Refilling remembered parts
+in the background after each write (the other option weighed) still re-reads every kept term
+per write. Postings kept as counts are instead maintained per write, at the cost of the
+changed chunks: a write tokenizes its new chunks in a private in-memory FTS5 table of the same
+definition (the same tokenizer, so the same terms) and appends their pairs; deleted chunks are
+filtered out of a term's arrays the next time it is used (chunk ids are never reused). A write
+of more than ``MAX_INCREMENTAL_CHUNKS`` chunks (a sync batch) drops the postings instead, and
+they are read again in one pass: all of them at once, ~2 s at 10k documents in a helper thread
+(one ``group_concat`` per range of terms over ``fts5vocab``, parsed by numpy; ~42 MB kept).
+That read is started when the index opens and after a sync that wrote; until it is done (and
+for a query whose word is not one token) :mod:`.knowledge` answers with FTS5's own queries.
 """
 
 from __future__ import annotations
 
+import logging
 import sqlite3
 import threading
-from collections import OrderedDict
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass, field
 from operator import itemgetter
 
 import numpy as np
 import numpy.typing as npt
 
-from .bm25_pruning import phrase_query
+from .bm25_pruning import K1, idf
 
-#: (chunk, score) pairs kept at most, over all terms (16 bytes each: 48 MB).
-MAX_POSTINGS = 3_000_000
+logger = logging.getLogger(__name__)
 
-_PAIRS = "SELECT rowid, rank FROM chunks WHERE chunks MATCH ? AND rank MATCH ?"
+B = 0.75  # FTS5's bm25 constant
+#: A write adding more chunks than this drops the postings, to be read again in one pass:
+#: tokenizing a second time costs about what FTS5's own insert does.
+MAX_INCREMENTAL_CHUNKS = 2000
+#: Positions read per statement by the full read (bounds its memory to a few tens of MB).
+LOAD_POSITIONS = 500_000
+#: Query words whose token is remembered at most; beyond it the memory starts afresh.
+MAX_WORDS = 50_000
+_COLUMN_BITS = 3  # a position's column index, packed under its chunk id by the full read
 
-#: One term's chunk rowids (ascending) and its part of their scores (bm25: negative).
-Pairs = tuple[npt.NDArray[np.int64], npt.NDArray[np.float64]]
+Ids = npt.NDArray[np.int32]
+Freqs = npt.NDArray[np.float32]
+Floats = npt.NDArray[np.float64]
+Connect = Callable[[], sqlite3.Connection]
 _score = itemgetter(1)
 
 
+@dataclass
+class Write:
+    """What one write transaction changed: chunk ids deleted, chunks added with their texts."""
+
+    deleted: list[int] = field(default_factory=list)
+    added: list[tuple[int, Sequence[str]]] = field(default_factory=list)  # (rowid, texts)
+
+
+@dataclass
+class _Postings:
+    """Every term's (chunk, f) pairs and every chunk's length, for one index generation."""
+
+    generation: int
+    terms: dict[str, tuple[Ids, Freqs, int]]  # token -> (chunk ids, f, deletions filtered)
+    lengths: Floats  # tokens per chunk, by rowid
+    alive: npt.NDArray[np.bool_]  # by rowid
+    deletions: int = 0  # writes with deletions applied so far
+
+    def pairs(self, token: str) -> tuple[Ids, Freqs]:
+        """``token``'s live pairs (the caller holds the lock)."""
+        entry = self.terms.get(token)
+        if entry is None:
+            return np.empty(0, np.int32), np.empty(0, np.float32)
+        ids, freqs, filtered = entry
+        if filtered < self.deletions:
+            keep = self.alive[ids]
+            if not keep.all():
+                ids, freqs = ids[keep], freqs[keep]
+            self.terms[token] = (ids, freqs, self.deletions)
+        return ids, freqs
+
+    def grow(self, size: int) -> None:
+        """Room for rowids below ``size`` (doubling: appends are amortised O(1))."""
+        if size <= len(self.lengths):
+            return
+        capacity = max(size, 2 * len(self.lengths))
+        lengths, alive = np.zeros(capacity), np.zeros(capacity, dtype=np.bool_)
+        lengths[: len(self.lengths)], alive[: len(self.alive)] = self.lengths, self.alive
+        self.lengths, self.alive = lengths, alive
+
+
+@dataclass(frozen=True)
+class _Delta:
+    """A write's effect on the postings, computed inside its transaction."""
+
+    generation: int
+    deleted: Ids
+    added: dict[str, tuple[Ids, Freqs]]
+    ids: Ids  # the chunks added
+    lengths: Floats  # and their lengths
+
+
 class TermScores:
-    """A thread-safe memory of per-term (chunk, score) pairs for one index file."""
+    """bm25 of an FTS5 table's chunks from postings kept in memory; thread-safe.
 
-    def __init__(self, rank: str) -> None:
-        self._rank = rank  # the bm25(...) expression with the index's column weights
+    ``definition`` is the table's ``fts5(...)`` argument text, ``weights`` its bm25 weight per
+    column (every column, in order), ``texts`` the columns a :class:`Write` carries texts for.
+    ``connect`` opens a connection of the index file for the full read in a helper thread;
+    None (an in-memory index) reads inline, with the searching connection.
+    """
+
+    def __init__(
+        self,
+        table: str,
+        definition: str,
+        weights: dict[str, float],
+        texts: Sequence[str],
+        connect: Connect | None,
+    ) -> None:
+        if not all(float(weight).is_integer() for weight in weights.values()):
+            raise ValueError("column weights must be whole numbers (see the module docstring)")
+        self._table = table
+        self._weights = np.array(list(weights.values()), dtype=np.float64)
+        self._columns = list(weights)
+        self._texts = list(texts)
+        self._connect = connect
         self._lock = threading.Lock()
-        self._generation = -1
-        self._seen = -1  # the generation of the last search, whatever it used
-        self._terms: OrderedDict[str, Pairs] = OrderedDict()
-        self._postings = 0
+        self._postings: _Postings | None = None
+        self._loading: threading.Thread | None = None
+        self._scratch = sqlite3.connect(":memory:", check_same_thread=False)
+        self._scratch.execute(f"CREATE VIRTUAL TABLE scratch USING fts5({definition})")
+        self._scratch.execute(
+            "CREATE VIRTUAL TABLE scratch_terms USING fts5vocab(scratch, instance)"
+        )
+        self._scratch_lock = threading.Lock()
+        self._words: dict[str, str | None] = {}  # query word -> its one token (None: not one)
 
-    def ready(self, generation: int) -> bool:
-        """True when ``generation`` has answered a search before (pairs are worth reading)."""
-        with self._lock:
-            seen, self._seen = self._seen, max(self._seen, generation)
-        return seen == generation
+    # --- searches -------------------------------------------------------------------------
 
     def top(
-        self, conn: sqlite3.Connection, generation: int, terms: list[str], count: int
+        self, conn: sqlite3.Connection, generation: int, words: list[str], count: int
     ) -> list[tuple[int, float]] | None:
-        """The ``count`` best (rowid, score) of the OR of ``terms``, best (lowest) first.
+        """The ``count`` best (rowid, rank) of ``"w1" OR "w2" ...``, best (lowest) first.
 
-        Reads the pairs of terms not yet known in ``conn``'s snapshot, which must be of
-        ``generation``; None when that snapshot is older than the pairs held.
+        ``conn`` is in a read transaction of ``generation``. None when the postings are not
+        of that generation (a newer one starts reading them) or a word is not one token.
         """
-        found = self._known(generation, terms)
-        if found is None:
-            return None
-        for term in terms:
-            if term not in found:
-                rows = conn.execute(_PAIRS, (phrase_query([term]), self._rank)).fetchall()
-                pairs = np.array(rows, dtype=np.float64).reshape(-1, 2)
-                found[term] = (pairs[:, 0].astype(np.int64), pairs[:, 1].copy())
-        self._remember(generation, found)
-        size = max((int(ids[-1]) + 1 for ids, _ in found.values() if len(ids)), default=0)
-        # In the query's order, as fts5_aux.c's bm25 adds them: the very same doubles (a
-        # chunk's rowid appears once per term, so each ``+=`` adds one part to one chunk).
-        scores = np.zeros(size, dtype=np.float64)
-        for term in terms:
-            ids, values = found[term]
-            scores[ids] += values
+        tokens = self._tokens(words)
+        with self._lock:
+            postings = self._postings
+            if postings is None or postings.generation != generation:
+                if postings is None or postings.generation < generation:
+                    self._reload(conn)
+                return None
+            if None in tokens:
+                return None
+            pairs = [postings.pairs(token) for token in tokens if token is not None]
+            lengths = postings.lengths
+        rows, total = _averages(conn, self._table)
+        if rows == 0:
+            return []
+        average = float(total) / float(rows)
+        size = max((int(ids[-1]) + 1 for ids, _ in pairs if len(ids)), default=0)
+        scores = np.zeros(size)
+        for ids, freqs in pairs:  # the query's order, as fts5_aux.c adds the phrases
+            f = freqs.astype(np.float64)
+            part = idf(rows, len(ids)) * (
+                (f * (K1 + 1.0)) / (f + K1 * (1 - B + B * lengths[ids] / average))
+            )
+            scores[ids] += part
         matched = np.flatnonzero(scores)  # a part is never 0: idf >= 1e-6 and f > 0
         if len(matched) > count:
-            matched = matched[np.argpartition(scores[matched], count - 1)[:count]]
-        return sorted(zip(matched.tolist(), scores[matched].tolist(), strict=True), key=_score)
+            matched = matched[np.argpartition(-scores[matched], count - 1)[:count]]
+        found = zip(matched.tolist(), (-scores[matched]).tolist(), strict=True)
+        return sorted(found, key=_score)
 
-    def _known(self, generation: int, terms: list[str]) -> dict[str, Pairs] | None:
-        with self._lock:
-            if generation < self._generation:
-                return None
-            if generation > self._generation:
-                self._generation, self._terms, self._postings = generation, OrderedDict(), 0
-            found = {}
-            for term in terms:
-                pairs = self._terms.get(term)
-                if pairs is not None:
-                    self._terms.move_to_end(term)
-                    found[term] = pairs
-            return found
+    def _tokens(self, words: list[str]) -> list[str | None]:
+        """Each word's FTS5 token (``errors`` -> ``error``); None for a word that is not one."""
+        unknown = [word for word in dict.fromkeys(words) if word not in self._words]
+        if unknown:
+            found = self._tokenize([(n, ("", word, "")) for n, word in enumerate(unknown)])
+            tokens: dict[int, list[str]] = {}
+            for token, row, _column in found:
+                tokens.setdefault(row, []).append(token)
+            if len(self._words) + len(unknown) > MAX_WORDS:
+                self._words = {}
+            for n, word in enumerate(unknown):
+                one = tokens.get(n, [])
+                self._words[word] = one[0] if len(one) == 1 else None
+        return [self._words.get(word) for word in words]
 
-    def _remember(self, generation: int, found: dict[str, Pairs]) -> None:
+    def _tokenize(self, rows: list[tuple[int, Sequence[str]]]) -> list[tuple[str, int, int]]:
+        """(token, rowid, column index) of every position of ``rows`` (rowid, texts)."""
+        names = ", ".join(self._texts)
+        marks = ", ".join("?" * (len(self._texts) + 1))
+        column = _column_index(self._columns)
+        with self._scratch_lock:
+            self._scratch.executemany(
+                f"INSERT INTO scratch (rowid, {names}) VALUES ({marks})",
+                [(rowid, *texts) for rowid, texts in rows],
+            )
+            found = self._scratch.execute(
+                f"SELECT term, doc, {column} FROM scratch_terms"
+            ).fetchall()
+            self._scratch.execute("DELETE FROM scratch")
+        return found
+
+    # --- writes ---------------------------------------------------------------------------
+
+    def delta(self, conn: sqlite3.Connection, generation: int, write: Write) -> _Delta | None:
+        """``write``'s effect, read inside its transaction (``conn``), that made ``generation``.
+
+        None when it added more than ``MAX_INCREMENTAL_CHUNKS`` chunks or nothing is kept.
+        """
+        if len(write.added) > MAX_INCREMENTAL_CHUNKS or self._postings is None:
+            return None
+        added: dict[str, dict[int, float]] = {}
+        for token, rowid, column in self._tokenize(write.added):
+            chunks = added.setdefault(token, {})
+            chunks[rowid] = chunks.get(rowid, 0.0) + float(self._weights[column])
+        ids = [rowid for rowid, _ in write.added]
+        sizes = dict(_docsizes(conn, self._table, ids))
+        return _Delta(
+            generation,
+            np.array(write.deleted, dtype=np.int32),
+            {
+                token: (
+                    np.array(list(chunks), dtype=np.int32),
+                    np.array(list(chunks.values()), dtype=np.float32),
+                )
+                for token, chunks in added.items()
+            },
+            np.array(ids, dtype=np.int32),
+            np.array([sizes.get(rowid, 0.0) for rowid in ids], dtype=np.float64),
+        )
+
+    def apply(self, delta: _Delta | None) -> None:
+        """Bring the postings to ``delta``'s generation; None drops them (read again later)."""
         with self._lock:
-            if generation != self._generation:
+            postings = self._postings
+            if delta is None or postings is None or postings.generation != delta.generation - 1:
+                self._postings = None
                 return
-            for term, pairs in found.items():
-                if term not in self._terms:
-                    self._terms[term] = pairs
-                    self._postings += len(pairs[0])
-            while self._postings > MAX_POSTINGS and len(self._terms) > 1:
-                _, (ids, _values) = self._terms.popitem(last=False)
-                self._postings -= len(ids)
+            if len(delta.deleted):
+                postings.alive[delta.deleted[delta.deleted < len(postings.alive)]] = False
+                postings.deletions += 1
+            if len(delta.ids):
+                postings.grow(int(delta.ids.max()) + 1)
+                postings.lengths[delta.ids] = delta.lengths
+                postings.alive[delta.ids] = True
+            for token, (ids, freqs) in delta.added.items():
+                old = postings.terms.get(token)
+                if old is None:
+                    postings.terms[token] = (ids, freqs, postings.deletions)
+                else:  # new chunk ids are larger than every older one: still ascending
+                    postings.terms[token] = (
+                        np.concatenate([old[0], ids]),
+                        np.concatenate([old[1], freqs]),
+                        old[2],
+                    )
+            postings.generation = delta.generation
+
+    def drop(self) -> None:
+        """Forget the postings (a write that failed after ``apply``)."""
+        with self._lock:
+            self._postings = None
+
+    # --- the full read --------------------------------------------------------------------
+
+    def refresh(self) -> None:
+        """Start reading every posting in a helper thread when none are kept or under way."""
+        if self._connect is None:
+            return  # an in-memory index reads inline, at its next search
+        with self._lock:
+            if self._postings is None:
+                self._reload(None)
+
+    def wait(self, timeout: float | None = None) -> bool:
+        """Wait for a full read under way; True when the postings are then kept."""
+        loading = self._loading
+        if loading is not None:
+            loading.join(timeout)
+        return self._postings is not None
+
+    def close(self) -> None:
+        """Wait for a full read under way (it holds a connection of the file) and stop."""
+        self.wait()
+        with self._scratch_lock:
+            self._scratch.close()
+
+    def _reload(self, conn: sqlite3.Connection | None) -> None:
+        """Read the postings again (the caller holds the lock): inline without ``connect``."""
+        if self._connect is None:
+            if conn is not None:
+                self._postings = _read_all(conn, self._table, self._columns, self._weights)
+            return
+        if self._loading is not None and self._loading.is_alive():
+            return
+        self._loading = threading.Thread(target=self._load, name="knowledge-postings", daemon=True)
+        self._loading.start()
+
+    def _load(self) -> None:
+        assert self._connect is not None
+        try:
+            conn = self._connect()
+            try:
+                postings = _read_all(conn, self._table, self._columns, self._weights)
+            finally:
+                conn.close()
+        except (sqlite3.Error, ValueError) as exc:
+            logger.warning("knowledge: reading the postings failed: %s", exc)
+            return
+        with self._lock:
+            if self._postings is None or self._postings.generation < postings.generation:
+                self._postings = postings
+
+
+def _read_all(
+    conn: sqlite3.Connection, table: str, columns: list[str], weights: Floats
+) -> _Postings:
+    """Every term's pairs and every chunk's length, in one snapshot of ``conn``."""
+    for kind in ("row", "instance"):
+        conn.execute(
+            f"CREATE VIRTUAL TABLE IF NOT EXISTS temp.{table}_{kind} "
+            f"USING fts5vocab(main, {table}, {kind})"
+        )
+    column = _column_index(columns)
+    began = not conn.in_transaction
+    if began:
+        conn.execute("BEGIN")
+    try:
+        (generation,) = conn.execute("SELECT value FROM meta WHERE key = 'generation'").fetchone()
+        counts = conn.execute(f"SELECT term, cnt FROM temp.{table}_row").fetchall()
+        terms: dict[str, tuple[Ids, Freqs, int]] = {}
+        for batch in _term_ranges(counts):
+            codes = conn.execute(
+                f"SELECT group_concat(doc << {_COLUMN_BITS} | {column}) FROM temp.{table}_instance "
+                "WHERE term >= ? AND term <= ?",
+                (batch[0][0], batch[-1][0]),
+            ).fetchone()[0]
+            terms.update(_pairs(batch, codes or "", weights))
+        sizes = _docsizes(conn, table, None)
+    finally:
+        if began:
+            conn.execute("COMMIT")
+    ids = np.array([rowid for rowid, _ in sizes], dtype=np.int64)
+    postings = _Postings(int(generation), terms, np.zeros(0), np.zeros(0, dtype=np.bool_))
+    postings.grow(int(ids.max()) + 1 if len(ids) else 1)
+    postings.lengths[ids] = [size for _, size in sizes]
+    postings.alive[ids] = True
+    return postings
+
+
+def _term_ranges(counts: list[tuple[str, int]]) -> Iterator[list[tuple[str, int]]]:
+    """``counts`` (term, positions) in runs of about ``LOAD_POSITIONS`` positions."""
+    batch: list[tuple[str, int]] = []
+    size = 0
+    for term, count in counts:
+        batch.append((term, count))
+        size += count
+        if size >= LOAD_POSITIONS:
+            yield batch
+            batch, size = [], 0
+    if batch:
+        yield batch
+
+
+def _pairs(
+    batch: list[tuple[str, int]], codes: str, weights: Floats
+) -> dict[str, tuple[Ids, Freqs, int]]:
+    """The pairs of ``batch``'s terms from their positions (``chunk << 3 | column``, in order)."""
+    packed = np.fromstring(codes, dtype=np.int64, sep=",") if codes else np.empty(0, np.int64)
+    counts = np.array([count for _, count in batch], dtype=np.int64)
+    if len(packed) != counts.sum():
+        raise ValueError("fts5vocab's positions disagree with its term counts")
+    chunks = packed >> _COLUMN_BITS
+    term = np.repeat(np.arange(len(batch)), counts)
+    starts = np.ones(len(packed), dtype=np.bool_)
+    starts[1:] = (chunks[1:] != chunks[:-1]) | (term[1:] != term[:-1])
+    first = np.flatnonzero(starts)
+    ids, owner = chunks[first], term[first]
+    if np.any((ids[1:] <= ids[:-1]) & (owner[1:] == owner[:-1])):
+        raise ValueError("fts5vocab's positions are not in chunk order")
+    freqs = (
+        np.add.reduceat(weights[packed & ((1 << _COLUMN_BITS) - 1)], first)
+        if len(first)
+        else np.zeros(0)
+    )
+    bounds = np.searchsorted(owner, np.arange(len(batch) + 1))
+    ids32, freqs32 = ids.astype(np.int32), freqs.astype(np.float32)
+    return {
+        name: (ids32[bounds[n] : bounds[n + 1]], freqs32[bounds[n] : bounds[n + 1]], 0)
+        for n, (name, _) in enumerate(batch)
+    }
+
+
+def _column_index(columns: list[str]) -> str:
+    """SQL mapping fts5vocab's ``col`` (a column name) to the column's index."""
+    cases = " ".join(f"WHEN '{name}' THEN {n}" for n, name in enumerate(columns))
+    return f"(CASE col {cases} END)"
+
+
+def _varints(data: bytes) -> Iterator[int]:
+    """The varints of ``data`` in order (FTS5's docsize and averages records; < 2**56)."""
+    value = 0
+    for byte in data:
+        value = (value << 7) | (byte & 0x7F)
+        if byte < 0x80:
+            yield value
+            value = 0
+
+
+def _docsizes(
+    conn: sqlite3.Connection, table: str, ids: list[int] | None
+) -> list[tuple[int, float]]:
+    """(rowid, tokens in all columns) of ``ids`` (all chunks when None), from FTS5's docsize."""
+    query = f"SELECT id, sz FROM {table}_docsize"
+    if ids is None:
+        rows = conn.execute(query).fetchall()
+    else:
+        rows = conn.execute(f"{query} WHERE id IN ({','.join('?' * len(ids))})", ids).fetchall()
+    return [(rowid, float(sum(_varints(size)))) for rowid, size in rows]
+
+
+def _averages(conn: sqlite3.Connection, table: str) -> tuple[int, int]:
+    """FTS5's row count and token total (all columns), from its averages record."""
+    row = conn.execute(f"SELECT block FROM {table}_data WHERE id = 1").fetchone()
+    if row is None or not row[0]:
+        return 0, 0
+    rows, *totals = _varints(row[0])
+    return rows, sum(totals)

@@ -16,7 +16,6 @@ import pytest
 
 from webapp.tools.bm25_pruning import Plan, bound, phrase_query
 from webapp.tools.knowledge import AUTOMERGE, KnowledgeIndex, build_match_query, match_terms
-from webapp.tools.term_scores import TermScores
 
 # The ranking as it was before pruning: bm25 over every match, ties by chunk id.
 EXACT = (
@@ -121,48 +120,88 @@ def is_prunable(raw: sqlite3.Connection, query: str, top_k: int) -> bool:
     return len(probe) == top_k and plan.fit(-probe[-1][0])
 
 
-def test_summed_term_scores_are_fts5_scores_to_the_last_bit_across_writes(tmp_path: Path) -> None:
-    folder, kb, raw = synced_corpus(tmp_path, 200)
-    scores = TermScores(RANK)
-    queries = ["memory memory network timeout latency", "zq001x error cache", "disk zq010x zq200x"]
+def computed_scores_match_fts5(
+    kb: KnowledgeIndex, raw: sqlite3.Connection, queries: list[str]
+) -> int:
+    """Assert every chunk's score from the postings kept is FTS5's bm25() to the last bit.
 
-    def assert_bit_exact() -> int:
+    Returns the generation compared (of ``raw``'s snapshot, which the postings must be of).
+    """
+    raw.execute("BEGIN")
+    try:
         (generation,) = raw.execute("SELECT value FROM meta WHERE key = 'generation'").fetchone()
         for query in queries:
-            summed = scores.top(raw, int(generation), match_terms(query), 20)
+            computed = kb._scores.top(raw, int(generation), match_terms(query), 1_000_000)
             expected = raw.execute(
-                EXACT.replace("doc_id,", "rowid,"), (build_match_query(query), 20)
+                "SELECT rowid, bm25(chunks, 5.0, 1.0, 0.0, 0.0, 1.0) FROM chunks WHERE chunks MATCH ?",
+                (build_match_query(query),),
             ).fetchall()
-            assert summed is not None
-            # Identical doubles in the same order; the same chunks (ties at the cut aside:
-            # equal scores are ordered by chunk id by the caller, as the exact query does).
-            assert [score for _, score in summed] == [score for _, score in expected], query
-            cut = expected[-1][1]
-            assert {r for r, s in summed if s < cut} == {r for r, s in expected if s < cut}
-        return int(generation)
+            assert computed is not None, query
+            assert dict(computed) == dict(expected), query  # identical doubles, every chunk
+            assert len(computed) == len(expected) > 0
+    finally:
+        raw.execute("COMMIT")
+    return int(generation)
 
-    before = assert_bit_exact()
+
+def test_computed_scores_are_fts5_scores_to_the_last_bit_across_writes(tmp_path: Path) -> None:
+    folder, kb, raw = synced_corpus(tmp_path, 200)
+    queries = ["memory memory network timeout latency", "zq001x error cache", "disk zq010x zq200x"]
+    assert kb._scores.wait()
+    kept = kb._scores._postings
+    before = computed_scores_match_fts5(kb, raw, queries)
+
     for n in range(0, 200, 20):
         (folder / f"doc-{n:04d}.md").unlink()
+    (folder / "doc-0001.md").write_text("# Runbook\n\nmemory memory zq001x cache.\n")
     kb.sync_directory(folder)
     kb.add_document("extra.md", "# Extra\n\nmemory network zq001x disk.\n")
-    assert assert_bit_exact() > before  # a newer generation: every term read again
-    assert scores.top(raw, before, ["memory"], 5) is None  # older than the pairs held
+    kb.add_document("extra.md", "# Extra\n\nnetwork zq010x zq010x disk.\n")  # replaced
+    # Applied per write, not read again: the same postings, now of the newest generation.
+    assert kb._scores._postings is kept
+    assert computed_scores_match_fts5(kb, raw, queries) > before
+    kb.delete_document("upload/extra.md")
+    computed_scores_match_fts5(kb, raw, queries)
 
 
-def test_searches_after_the_first_of_a_generation_use_summed_scores(tmp_path: Path) -> None:
+def test_a_write_too_large_to_apply_reads_the_postings_again(tmp_path: Path) -> None:
+    folder, kb, raw = synced_corpus(tmp_path, 100)
+    assert kb._scores.wait()
+    kept = kb._scores._postings
+    write_corpus(folder, 700, seed=8)  # every document rewritten: ~3,500 chunks in one batch
+    kb.sync_directory(folder)
+    assert kb._scores.wait()
+    assert kb._scores._postings is not kept
+    computed_scores_match_fts5(kb, raw, ["memory zq001x network", "error latency zq300x"])
+
+
+def test_searches_while_the_postings_are_read_rank_with_fts5_and_agree(tmp_path: Path) -> None:
     _, kb, raw = synced_corpus(tmp_path, 100)
     query = "error zq005x latency"
-    first = kb.search(query, 10)  # the first search of this generation: FTS5's queries
-    (generation,) = raw.execute("SELECT value FROM meta WHERE key = 'generation'").fetchone()
-    assert not kb._scores._terms
+    kb._scores.drop()  # as right after a start: nothing kept yet
+    first = kb.search(query, 10)  # FTS5's queries; starts reading the postings
+    assert kb._scores.wait()
     again = kb.search(query, 10)
-    read = list(kb._scores._terms)
     kb.close()
-
     assert again == first
-    assert read == match_terms(query)  # the second search read each term's pairs
-    assert kb._scores._generation == int(generation)
+    assert [row[0] for row in raw.execute(EXACT, (build_match_query(query), 10))] == [
+        item["doc_id"] for item in first
+    ]
+
+
+def test_scores_of_a_10k_document_corpus_are_fts5_scores_to_the_last_bit(tmp_path: Path) -> None:
+    _, kb, raw = synced_corpus(tmp_path, 10_000)
+    assert kb._scores.wait()
+    rng = random.Random(11)
+    queries = [
+        " ".join(
+            rng.choice(RARE if rng.random() < 0.3 else COMMON) for _ in range(rng.randint(1, 9))
+        )
+        for _ in range(12)
+    ]
+    computed_scores_match_fts5(kb, raw, queries + [COMMON_TEXT])
+    kb.add_document("note.md", "# Note\n\nerror latency zq001x timeout.\n")
+    computed_scores_match_fts5(kb, raw, queries)
 
 
 def test_a_plan_promotes_common_terms_until_their_bound_is_below_the_kth_score() -> None:
