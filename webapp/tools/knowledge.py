@@ -62,6 +62,7 @@ import hashlib
 import logging
 import queue
 import re
+import secrets
 import sqlite3
 import threading
 import time
@@ -98,7 +99,7 @@ __all__ = [
 
 logger = logging.getLogger(__name__)
 
-SCHEMA_VERSION = "4"  # bump when the tables or the chunking change (see _migrate)
+SCHEMA_VERSION = "5"  # bump when the tables or the chunking change (see _migrate)
 DIRECTORY, UPLOAD = "directory", "upload"  # a document's origin: the folder, or an upload
 BUSY_TIMEOUT_SECONDS = 30.0  # how long a locked index file is waited for before giving up
 BUSY_RETRY_SECONDS = 0.05  # pause between attempts to open a locked file
@@ -122,6 +123,8 @@ MAX_PROBES = 3
 READ_MMAP_BYTES = 1 << 30
 #: Read connections kept open for reuse; a burst beyond this opens (and then closes) more.
 MAX_IDLE_READERS = 8
+#: Next to the index file: its postings (term_scores.py), saved for the next start.
+SAVED_POSTINGS = "-postings.npz"
 MAX_TOP_K = 50
 MAX_QUERY_TOKENS = 32
 TITLE_WEIGHT, CONTENT_WEIGHT, CJK_WEIGHT = 5.0, 1.0, 1.0
@@ -177,6 +180,7 @@ _MIGRATIONS = {
     "2": f"{_CHUNK_ROWS} INSERT INTO chunk_rows (chunk, source) SELECT rowid, source FROM chunks;"
     f"{_MERGES}",
     "3": _MERGES,
+    "4": "",  # version 5 adds meta's nonce (see _migrate)
 }
 _SCORE = f"bm25(chunks, {TITLE_WEIGHT}, {CONTENT_WEIGHT}, 0.0, 0.0, {CJK_WEIGHT})"
 _PROBE = "SELECT rank FROM chunks WHERE chunks MATCH ? AND rank MATCH ? ORDER BY rank LIMIT ?"
@@ -277,7 +281,12 @@ class KnowledgeIndex:
         self._writer = self._open_writer()
         # Every term's chunks and counts, to score with FTS5's bm25 in numpy (term_scores.py).
         self._scores = TermScores(
-            "chunks", _FTS5, _WEIGHTS, _TEXTS, None if self._memory else self._loader
+            "chunks",
+            _FTS5,
+            _WEIGHTS,
+            _TEXTS,
+            None if self._memory else self._loader,
+            None if self._memory else Path(self._path + SAVED_POSTINGS),
         )
         self._scores.refresh()
         self._changes = Write()  # what the write transaction under way changed
@@ -314,7 +323,7 @@ class KnowledgeIndex:
                     raise
                 # A derived cache: a corrupt file is discarded and rebuilt from its sources.
                 logger.warning("knowledge index %s is corrupt (%s); rebuilding it", self._path, exc)
-                for suffix in ("", "-wal", "-shm", "-journal"):
+                for suffix in ("", "-wal", "-shm", "-journal", SAVED_POSTINGS):
                     Path(self._path + suffix).unlink(missing_ok=True)
 
     def _open_once(self) -> sqlite3.Connection:
@@ -748,6 +757,10 @@ def _migrate(conn: sqlite3.Connection) -> None:
     conn.execute("INSERT OR REPLACE INTO meta (key, value) VALUES ('chunks', ?)", (chunks,))
     for key in ("generation", "deleted"):
         conn.execute("INSERT OR IGNORE INTO meta (key, value) VALUES (?, '0')", (key,))
+    # This file's identity: postings saved for another file (rebuilt, replaced) are not its.
+    conn.execute(
+        "INSERT OR REPLACE INTO meta (key, value) VALUES ('nonce', ?)", (secrets.token_hex(16),)
+    )
 
 
 def _delete_chunks(conn: sqlite3.Connection, sources: list[str], changes: Write) -> None:

@@ -37,11 +37,14 @@ for a query whose word is not one token) :mod:`.knowledge` answers with FTS5's o
 from __future__ import annotations
 
 import logging
+import os
 import sqlite3
 import threading
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from operator import itemgetter
+from pathlib import Path
+from typing import Any, cast
 
 import numpy as np
 import numpy.typing as npt
@@ -80,6 +83,7 @@ class _Postings:
     """Every term's (chunk, f) pairs and every chunk's length, for one index generation."""
 
     generation: int
+    nonce: str  # the index file's (meta): a rebuilt file is another one
     terms: dict[str, tuple[Ids, Freqs, int]]  # token -> (chunk ids, f, deletions filtered)
     lengths: Floats  # tokens per chunk, by rowid
     alive: npt.NDArray[np.bool_]  # by rowid
@@ -125,7 +129,9 @@ class TermScores:
     ``definition`` is the table's ``fts5(...)`` argument text, ``weights`` its bm25 weight per
     column (every column, in order), ``texts`` the columns a :class:`Write` carries texts for.
     ``connect`` opens a connection of the index file for the full read in a helper thread;
-    None (an in-memory index) reads inline, with the searching connection.
+    None (an in-memory index) reads inline, with the searching connection. ``saved`` is the
+    file the postings are saved to on close and after a full read, and read back from at the
+    next start when they are still of the index's generation.
     """
 
     def __init__(
@@ -135,6 +141,7 @@ class TermScores:
         weights: dict[str, float],
         texts: Sequence[str],
         connect: Connect | None,
+        saved: Path | None = None,
     ) -> None:
         if not all(float(weight).is_integer() for weight in weights.values()):
             raise ValueError("column weights must be whole numbers (see the module docstring)")
@@ -143,9 +150,11 @@ class TermScores:
         self._columns = list(weights)
         self._texts = list(texts)
         self._connect = connect
+        self._saved = saved
         self._lock = threading.Lock()
         self._postings: _Postings | None = None
         self._loading: threading.Thread | None = None
+        self.read_from: str | None = None  # where the last full read found them: saved, index
         self._scratch = sqlite3.connect(":memory:", check_same_thread=False)
         self._scratch.execute(f"CREATE VIRTUAL TABLE scratch USING fts5({definition})")
         self._scratch.execute(
@@ -302,8 +311,12 @@ class TermScores:
         return self._postings is not None
 
     def close(self) -> None:
-        """Wait for a full read under way (it holds a connection of the file) and stop."""
+        """Wait for a full read under way, save the postings for the next start, and stop."""
         self.wait()
+        with self._lock:
+            flat = None if self._postings is None else _flatten(self._postings)
+        if flat is not None and self._saved is not None:
+            _save(self._saved, flat)
         with self._scratch_lock:
             self._scratch.close()
 
@@ -312,6 +325,7 @@ class TermScores:
         if self._connect is None:
             if conn is not None:
                 self._postings = _read_all(conn, self._table, self._columns, self._weights)
+                self.read_from = "index"
             return
         if self._loading is not None and self._loading.is_alive():
             return
@@ -323,10 +337,19 @@ class TermScores:
         try:
             conn = self._connect()
             try:
-                postings = _read_all(conn, self._table, self._columns, self._weights)
+                conn.execute("BEGIN")
+                generation, nonce = _identity(conn)
+                postings = None if self._saved is None else _restore(self._saved, nonce, generation)
+                self.read_from = "saved"
+                if postings is None:
+                    self.read_from = "index"
+                    postings = _read_all(conn, self._table, self._columns, self._weights)
+                    if self._saved is not None:
+                        _save(self._saved, _flatten(postings))
+                conn.execute("COMMIT")
             finally:
                 conn.close()
-        except (sqlite3.Error, ValueError) as exc:
+        except (sqlite3.Error, OSError, ValueError) as exc:
             logger.warning("knowledge: reading the postings failed: %s", exc)
             return
         with self._lock:
@@ -348,7 +371,7 @@ def _read_all(
     if began:
         conn.execute("BEGIN")
     try:
-        (generation,) = conn.execute("SELECT value FROM meta WHERE key = 'generation'").fetchone()
+        generation, nonce = _identity(conn)
         counts = conn.execute(f"SELECT term, cnt FROM temp.{table}_row").fetchall()
         terms: dict[str, tuple[Ids, Freqs, int]] = {}
         for batch in _term_ranges(counts):
@@ -363,11 +386,74 @@ def _read_all(
         if began:
             conn.execute("COMMIT")
     ids = np.array([rowid for rowid, _ in sizes], dtype=np.int64)
-    postings = _Postings(int(generation), terms, np.zeros(0), np.zeros(0, dtype=np.bool_))
+    postings = _Postings(generation, nonce, terms, np.zeros(0), np.zeros(0, dtype=np.bool_))
     postings.grow(int(ids.max()) + 1 if len(ids) else 1)
     postings.lengths[ids] = [size for _, size in sizes]
     postings.alive[ids] = True
     return postings
+
+
+def _identity(conn: sqlite3.Connection) -> tuple[int, str]:
+    """The generation and the nonce of ``conn``'s snapshot of the index."""
+    meta = dict(conn.execute("SELECT key, value FROM meta WHERE key IN ('generation', 'nonce')"))
+    return int(meta.get("generation", -1)), str(meta.get("nonce", ""))
+
+
+#: The postings as saved: term names ('\n'-separated UTF-8), each term's first pair, the pairs,
+#: the chunk lengths and which chunks are alive, and the (generation, nonce) they are of.
+_Flat = dict[str, npt.NDArray[np.generic]]
+
+
+def _flatten(postings: _Postings) -> _Flat:
+    """The postings as a few flat arrays (deleted chunks left out); the caller holds the lock."""
+    tokens = list(postings.terms)
+    pairs = [postings.pairs(token) for token in tokens]
+    return {
+        "generation": np.array([postings.generation]),
+        "nonce": np.array(postings.nonce),
+        "terms": np.frombuffer("\n".join(tokens).encode("utf-8"), dtype=np.uint8),
+        "bounds": np.cumsum([0] + [len(ids) for ids, _ in pairs]),
+        "ids": np.concatenate([ids for ids, _ in pairs] or [np.empty(0, np.int32)]),
+        "freqs": np.concatenate([freqs for _, freqs in pairs] or [np.empty(0, np.float32)]),
+        "lengths": postings.lengths.copy(),
+        "alive": postings.alive.copy(),
+    }
+
+
+def _save(path: Path, flat: _Flat) -> None:
+    """Write ``flat`` to ``path`` whole or not at all (a temporary file renamed over it)."""
+    temporary = path.with_name(f"{path.name}.{os.getpid()}.tmp")
+    try:
+        with temporary.open("wb") as out:
+            np.savez(out, **cast(dict[str, Any], flat))  # (np.savez's stub types **kwds)
+        os.replace(temporary, path)
+    except OSError as exc:
+        logger.warning("knowledge: could not save the postings to %s: %s", path, exc)
+        temporary.unlink(missing_ok=True)
+
+
+def _restore(path: Path, nonce: str, generation: int) -> _Postings | None:
+    """The postings saved in ``path`` if they are of this index and generation, else None."""
+    try:
+        with np.load(path, allow_pickle=False) as saved:
+            if str(saved["nonce"]) != nonce or int(saved["generation"][0]) != generation:
+                return None
+            text = saved["terms"].tobytes().decode("utf-8")
+            bounds, ids, freqs = saved["bounds"], saved["ids"], saved["freqs"]
+            lengths, alive = saved["lengths"], saved["alive"]
+    except FileNotFoundError:
+        return None
+    except (OSError, ValueError, KeyError) as exc:
+        logger.warning("knowledge: ignoring the saved postings %s: %s", path, exc)
+        return None
+    tokens = text.split("\n") if text else []
+    if len(bounds) != len(tokens) + 1 or bounds[-1] != len(ids) or not nonce:
+        return None
+    terms = {
+        token: (ids[bounds[n] : bounds[n + 1]], freqs[bounds[n] : bounds[n + 1]], 0)
+        for n, token in enumerate(tokens)
+    }
+    return _Postings(generation, nonce, terms, lengths, alive)
 
 
 def _term_ranges(counts: list[tuple[str, int]]) -> Iterator[list[tuple[str, int]]]:

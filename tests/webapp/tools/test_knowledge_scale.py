@@ -189,6 +189,46 @@ def test_searches_while_the_postings_are_read_rank_with_fts5_and_agree(tmp_path:
     ]
 
 
+def test_postings_are_saved_on_close_and_read_back_only_while_current(tmp_path: Path) -> None:
+    folder, kb, raw = synced_corpus(tmp_path, 100)
+    db = tmp_path / "knowledge.db"
+    queries = ["memory zq001x network", "error latency zq300x"]
+    assert kb._scores.wait()
+    kb.add_document("extra.md", "# Extra\n\nmemory network zq001x disk.\n")
+    kb.close()
+
+    kb = KnowledgeIndex(db)
+    assert kb._scores.wait()
+    assert kb._scores.read_from == "saved"
+    computed_scores_match_fts5(kb, raw, queries)
+    kb.close()
+    # A write that did not save them (another process, killed): read from the index again.
+    raw.execute("UPDATE meta SET value = CAST(value AS INTEGER) + 1 WHERE key = 'generation'")
+    raw.commit()
+    kb = KnowledgeIndex(db)
+    assert kb._scores.wait()
+    assert kb._scores.read_from == "index"
+    kb.close()
+    # Another file at the very same generation: its nonce differs, so nothing is taken.
+    saved = (tmp_path / "knowledge.db-postings.npz").read_bytes()
+    (generation,) = raw.execute("SELECT value FROM meta WHERE key = 'generation'").fetchone()
+    raw.close()
+    for suffix in ("", "-wal", "-shm"):
+        Path(f"{db}{suffix}").unlink(missing_ok=True)
+    kb = KnowledgeIndex(db)
+    kb.sync_directory(folder)
+    kb.close()
+    fresh = sqlite3.connect(db)
+    fresh.execute("UPDATE meta SET value = ? WHERE key = 'generation'", (generation,))
+    fresh.commit()
+    (tmp_path / "knowledge.db-postings.npz").write_bytes(saved)
+    kb = KnowledgeIndex(db)
+    assert kb._scores.wait()
+    assert kb._scores.read_from == "index"
+    computed_scores_match_fts5(kb, fresh, queries)
+    kb.close()
+
+
 def test_scores_of_a_10k_document_corpus_are_fts5_scores_to_the_last_bit(tmp_path: Path) -> None:
     _, kb, raw = synced_corpus(tmp_path, 10_000)
     assert kb._scores.wait()
@@ -199,7 +239,7 @@ def test_scores_of_a_10k_document_corpus_are_fts5_scores_to_the_last_bit(tmp_pat
         )
         for _ in range(12)
     ]
-    computed_scores_match_fts5(kb, raw, queries + [COMMON_TEXT])
+    computed_scores_match_fts5(kb, raw, [*queries, COMMON_TEXT])
     kb.add_document("note.md", "# Note\n\nerror latency zq001x timeout.\n")
     computed_scores_match_fts5(kb, raw, queries)
 
