@@ -33,14 +33,17 @@ How it scales (10,000 runbooks, ~67,000 chunks: ``make bench-knowledge``):
   and reads the text of the chunks returned only; ``TIE_MARGIN`` extra rows let ties be
   ordered by chunk id here, and when equal scores run past them the exact
   ``ORDER BY score, doc_id`` query answers instead.
-* Once a generation of the index (one per write) has answered a search, later searches read
-  each term's bm25 part per chunk from FTS5 once (``"t"`` ranked alone) and add the parts up
-  with numpy in FTS5's own order (:mod:`.term_scores`): the same doubles, with no chunk
-  scored twice; only the ``top_k`` chunks returned are read from the table. Why (a profile
-  at 10k documents): a 9-term question matches ~40,000 chunks, which FTS5 scores at ~1.5 us
-  each (position lists, a ``docsize`` lookup, the sorter), and the MaxScore bounds rarely
-  cut there (a common term's largest part is within ~8% of its bound, and the k-th score
-  is below the sum of a few common terms' parts); an array addition costs nanoseconds a part.
+* Searches score from postings kept in memory (:mod:`.term_scores`): every term's chunks and
+  column-weighted counts and every chunk's length, maintained by each write at the cost of
+  its chunks, with FTS5's bm25 formula evaluated in numpy in FTS5's operation order - the
+  same doubles - so no search scores through FTS5 once they are read, after a write neither;
+  only the ``top_k`` chunks returned are read from the table. Why (a profile at 10k
+  documents): a 9-term question matches ~40,000 chunks, which FTS5 scores at ~1.5 us each
+  (position lists, a ``docsize`` lookup, the sorter), and the MaxScore bounds rarely cut
+  there (a common term's largest part is within ~8% of its bound, and the k-th score is
+  below the sum of a few common terms' parts); numpy costs nanoseconds a pair. The postings
+  are saved next to the index file on close (``SAVED_POSTINGS``) for the next start; while
+  they are being read the pruned FTS5 queries above answer.
 * Concurrency. File-backed indexes are in WAL mode: readers do not block the writer nor each
   other. Searches take a connection from a small pool of read connections (``MAX_IDLE_READERS``
   kept open; more are opened under load) and run in one read transaction (one snapshot per

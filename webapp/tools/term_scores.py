@@ -16,22 +16,36 @@ the last bit (``tests/webapp/tools/test_knowledge_scale.py`` compares every chun
 ``bm25()``). Column weights must be whole numbers, so that ``f_t`` - a sum of weights - is
 exact in any order and in a float32.
 
-Why (measured at 10,000 runbooks, ~68,000 chunks, 5.3 million (term, chunk) pairs): a 9-term
-question matches ~40,000 chunks; FTS5 scores them at ~1.5 us each (position lists, a docsize
-lookup per row), reading one term's pairs back through FTS5 costs about as much (``fts5vocab``
-``instance`` with ``term = ?``: ~0.7 us a position), and the score parts remembered by the
-previous design (schema 4) were void after every write. Kept per generation, a search after an
-upload or right after a start paid that cost again (p95 49-80 ms). Refilling remembered parts
-in the background after each write (the other option weighed) still re-reads every kept term
-per write. Postings kept as counts are instead maintained per write, at the cost of the
-changed chunks: a write tokenizes its new chunks in a private in-memory FTS5 table of the same
-definition (the same tokenizer, so the same terms) and appends their pairs; deleted chunks are
-filtered out of a term's arrays the next time it is used (chunk ids are never reused). A write
-of more than ``MAX_INCREMENTAL_CHUNKS`` chunks (a sync batch) drops the postings instead, and
-they are read again in one pass: all of them at once, ~2 s at 10k documents in a helper thread
-(one ``group_concat`` per range of terms over ``fts5vocab``, parsed by numpy; ~42 MB kept).
-That read is started when the index opens and after a sync that wrote; until it is done (and
-for a query whose word is not one token) :mod:`.knowledge` answers with FTS5's own queries.
+Why this design (issue 12; measured at 10,000 runbooks, ~68,000 chunks, 18,000 terms, 5.3
+million (term, chunk) pairs, 7.1 million positions). A 9-term question matches ~40,000 chunks
+and FTS5 scores them at ~1.5 us each (position lists, a docsize lookup per row); reading one
+term's pairs through ``fts5vocab`` (``instance``, ``term = ?``) costs ~0.7 us a position, about
+as much. The previous design (schema 4) remembered each term's score parts, read from FTS5 once
+per index generation: warm searches were fast, but every write voided them (``N`` and the
+average length are in every part), so the first search of each term after a start or an upload
+paid FTS5's cost again (p95 49 / 80 ms). Options weighed:
+
+* (b) refill the remembered parts in a helper thread after each write / at a start: every
+  kept term re-read per write (seconds of CPU per upload at 10k documents), and searches
+  racing the refill still pay - rejected.
+* (a) keep counts, not scores, and compute the formula here - chosen. ``f_t`` and ``D`` are
+  maintained per write at the cost of the changed chunks: a write tokenizes its new chunks in
+  a private in-memory FTS5 table of the same definition (the same tokenizer, hence the same
+  terms as the index, stemming included) and appends their pairs (chunk ids only grow, so a
+  term's ids stay ascending); deleted chunks are filtered out of a term's arrays the next time
+  it is used (chunk ids are never reused: ``meta.last_chunk``). A write adding more than
+  ``MAX_INCREMENTAL_CHUNKS`` chunks (a sync batch) drops the postings instead.
+* (c) from the profile: reading all postings at once is cheap where reading them term by term
+  is not - one ``group_concat`` per range of terms over ``fts5vocab`` (SQLite's C, ~0.25 us a
+  position) parsed by numpy: ~2 s at 10k documents on a quiet core, in a helper thread. And a
+  start need not read them at all: they are saved next to the index file
+  (``<index>-postings.npz``, ~45 MB) on close and after a full read, and read back (~0.2 s)
+  when still of the file's generation and nonce (``meta``; a rebuilt file has a new nonce).
+
+The full read runs when the index opens without current saved postings and after a sync that
+dropped them; until it is done (and for a query with a word that is not one token)
+:mod:`.knowledge` answers with FTS5's own pruned queries. Memory: 8 bytes a pair plus 9 a chunk
+(~45 MB at 10k documents), all terms kept.
 """
 
 from __future__ import annotations
