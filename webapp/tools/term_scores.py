@@ -73,6 +73,9 @@ B = 0.75  # FTS5's bm25 constant
 MAX_INCREMENTAL_CHUNKS = 2000
 #: Positions read per statement by the full read (bounds its memory to a few tens of MB).
 LOAD_POSITIONS = 500_000
+#: Score parts (8 bytes each) remembered at most for the index generation being searched:
+#: a warm search then only adds them up.
+MAX_PARTS = 2_000_000
 #: Query words whose token is remembered at most; beyond it the memory starts afresh.
 MAX_WORDS = 50_000
 _COLUMN_BITS = 3  # a position's column index, packed under its chunk id by the full read
@@ -170,11 +173,17 @@ class TermScores:
         self._loading: threading.Thread | None = None
         self.read_from: str | None = None  # where the last full read found them: saved, index
         self._scratch = sqlite3.connect(":memory:", check_same_thread=False)
-        self._scratch.execute(f"CREATE VIRTUAL TABLE scratch USING fts5({definition})")
+        # Contentless: only its terms are read, and 'delete-all' empties it at once.
+        self._scratch.execute(
+            f"CREATE VIRTUAL TABLE scratch USING fts5({definition}, content = '')"
+        )
         self._scratch.execute(
             "CREATE VIRTUAL TABLE scratch_terms USING fts5vocab(scratch, instance)"
         )
         self._scratch_lock = threading.Lock()
+        # Score parts per term, for one generation (a write changes every part).
+        self._parts_of, self._parts, self._kept_parts = -1, dict[str, Floats](), 0
+        self._norms: tuple[int, float, Floats] | None = None  # (generation, avgdl, by rowid)
         self._words: dict[str, str | None] = {}  # query word -> its one token (None: not one)
 
     # --- searches -------------------------------------------------------------------------
@@ -196,25 +205,52 @@ class TermScores:
                 return None
             if None in tokens:
                 return None
-            pairs = [postings.pairs(token) for token in tokens if token is not None]
+            named = [token for token in tokens if token is not None]
+            pairs = [postings.pairs(token) for token in named]
             lengths = postings.lengths
+            if self._parts_of != generation:
+                self._parts_of, self._parts, self._kept_parts = generation, {}, 0
+            known = [self._parts.get(token) for token in named]
         rows, total = _averages(conn, self._table)
         if rows == 0:
             return []
         average = float(total) / float(rows)
+        norms = self._norms
+        if norms is None or norms[0] != generation or norms[1] != average:
+            # k1 * (1 - b + b * D / avgdl) of every chunk: the same doubles gathered per term.
+            norms = self._norms = (generation, average, K1 * (1 - B + B * lengths / average))
         size = max((int(ids[-1]) + 1 for ids, _ in pairs if len(ids)), default=0)
         scores = np.zeros(size)
-        for ids, freqs in pairs:  # the query's order, as fts5_aux.c adds the phrases
-            f = freqs.astype(np.float64)
-            part = idf(rows, len(ids)) * (
-                (f * (K1 + 1.0)) / (f + K1 * (1 - B + B * lengths[ids] / average))
-            )
-            scores[ids] += part
+        fresh: dict[str, Floats] = {}
+        # The query's order, as fts5_aux.c adds the phrases.
+        for token, (ids, freqs), part in zip(named, pairs, known, strict=True):
+            if part is None:
+                # idf * ((f * (k1 + 1)) / (f + norm)), in place: * and + commute exactly.
+                part = freqs.astype(np.float64)
+                norm = np.take(norms[2], ids)
+                norm += part
+                part *= K1 + 1.0
+                part /= norm
+                part *= idf(rows, len(ids))
+                fresh[token] = part
+            np.add.at(scores, ids, part)  # each id once per term: one addition per chunk
+        if fresh:
+            self._keep_parts(generation, fresh)
         matched = np.flatnonzero(scores)  # a part is never 0: idf >= 1e-6 and f > 0
         if len(matched) > count:
             matched = matched[np.argpartition(-scores[matched], count - 1)[:count]]
         found = zip(matched.tolist(), (-scores[matched]).tolist(), strict=True)
         return sorted(found, key=_score)
+
+    def _keep_parts(self, generation: int, fresh: dict[str, Floats]) -> None:
+        """Remember terms' score parts for later searches of ``generation`` (bounded)."""
+        with self._lock:
+            if self._parts_of != generation:
+                return
+            for token, part in fresh.items():
+                if token not in self._parts and self._kept_parts + len(part) <= MAX_PARTS:
+                    self._parts[token] = part
+                    self._kept_parts += len(part)
 
     def _tokens(self, words: list[str]) -> list[str | None]:
         """Each word's FTS5 token (``errors`` -> ``error``); None for a word that is not one."""
@@ -244,7 +280,7 @@ class TermScores:
             found = self._scratch.execute(
                 f"SELECT term, doc, {column} FROM scratch_terms"
             ).fetchall()
-            self._scratch.execute("DELETE FROM scratch")
+            self._scratch.execute("INSERT INTO scratch (scratch) VALUES ('delete-all')")
         return found
 
     # --- writes ---------------------------------------------------------------------------
