@@ -54,6 +54,7 @@ import logging
 import os
 import sqlite3
 import threading
+import weakref
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from operator import itemgetter
@@ -181,6 +182,8 @@ class TermScores:
             "CREATE VIRTUAL TABLE scratch_terms USING fts5vocab(scratch, instance)"
         )
         self._scratch_lock = threading.Lock()
+        # An index the application never closes still saves its postings when it exits.
+        self._at_exit = weakref.finalize(self, _save_at_exit, weakref.ref(self))
         # Score parts per term, for one generation (a write changes every part).
         self._parts_of, self._parts, self._kept_parts = -1, dict[str, Floats](), 0
         self._norms: tuple[int, float, Floats] | None = None  # (generation, avgdl, by rowid)
@@ -360,13 +363,20 @@ class TermScores:
             loading.join(timeout)
         return self._postings is not None
 
-    def close(self) -> None:
-        """Wait for a full read under way, save the postings for the next start, and stop."""
-        self.wait()
+    def save(self) -> None:
+        """Save the postings kept for the next start (on close, and at the process's exit)."""
+        if self._saved is None:
+            return
         with self._lock:
             flat = None if self._postings is None else _flatten(self._postings)
-        if flat is not None and self._saved is not None:
+        if flat is not None:
             _save(self._saved, flat)
+
+    def close(self) -> None:
+        """Wait for a full read under way, save the postings for the next start, and stop."""
+        self._at_exit.detach()
+        self.wait()
+        self.save()
         with self._scratch_lock:
             self._scratch.close()
 
@@ -405,6 +415,12 @@ class TermScores:
         with self._lock:
             if self._postings is None or self._postings.generation < postings.generation:
                 self._postings = postings
+
+
+def _save_at_exit(ref: weakref.ref[TermScores]) -> None:
+    scores = ref()
+    if scores is not None:
+        scores.save()
 
 
 def _read_all(

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import random
 import sqlite3
+import subprocess
+import sys
 import threading
 from collections.abc import Callable
 from pathlib import Path
@@ -23,6 +25,7 @@ EXACT = (
     "WHERE chunks MATCH ? ORDER BY score, doc_id LIMIT ?"
 )
 RANK = "bm25(5.0, 1.0, 0.0, 0.0, 1.0)"
+ROOT = Path(__file__).resolve().parents[3]
 COMMON_TEXT = "error latency timeout restart replica disk memory queue cache network"
 COMMON = COMMON_TEXT.split()
 RARE = [f"zq{n:03d}x" for n in range(400)]
@@ -226,6 +229,26 @@ def test_postings_are_saved_on_close_and_read_back_only_while_current(tmp_path: 
     assert kb._scores.wait()
     assert kb._scores.read_from == "index"
     computed_scores_match_fts5(kb, fresh, queries)
+    kb.close()
+
+
+def test_an_index_never_closed_saves_its_postings_when_the_process_exits(tmp_path: Path) -> None:
+    _, kb, raw = synced_corpus(tmp_path, 50)
+    kb.close()
+    db = tmp_path / "knowledge.db"
+    script = (
+        "import sys\n"
+        "from webapp.tools.knowledge import KnowledgeIndex\n"
+        "kb = KnowledgeIndex(sys.argv[1])\n"
+        "assert kb.wait_until_loaded()\n"
+        "kb.add_document('late.md', '# Late\\n\\nmemory zq001x after the last save.\\n')\n"
+    )
+    subprocess.run([sys.executable, "-c", script, str(db)], check=True, cwd=ROOT)
+
+    kb = KnowledgeIndex(db)
+    assert kb._scores.wait()
+    assert kb._scores.read_from == "saved"  # of the generation the upload made
+    computed_scores_match_fts5(kb, raw, ["memory zq001x", "late network"])
     kb.close()
 
 
