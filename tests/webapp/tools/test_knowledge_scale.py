@@ -24,7 +24,6 @@ EXACT = (
     "SELECT doc_id, bm25(chunks, 5.0, 1.0, 0.0, 0.0, 1.0) AS score FROM chunks "
     "WHERE chunks MATCH ? ORDER BY score, doc_id LIMIT ?"
 )
-RANK = "bm25(5.0, 1.0, 0.0, 0.0, 1.0)"
 ROOT = Path(__file__).resolve().parents[3]
 COMMON_TEXT = "error latency timeout restart replica disk memory queue cache network"
 COMMON = COMMON_TEXT.split()
