@@ -362,10 +362,11 @@ class KnowledgeIndex:
                     break
 
     @contextmanager
-    def _write(self) -> Iterator[sqlite3.Connection]:
+    def _write(self, bulk: bool = False) -> Iterator[sqlite3.Connection]:
+        """The write connection in a transaction; ``bulk``: one batch of a sync."""
         with self._lock:
             self._writer.execute("BEGIN IMMEDIATE")
-            self._changes = Write()
+            self._changes = Write(bulk=bulk)
             try:
                 yield self._writer
                 self._writer.execute(_NEXT_GENERATION)
@@ -463,7 +464,7 @@ class KnowledgeIndex:
                 pending.result()
 
     def _write_batch(self, docs: list[_Prepared]) -> None:
-        with self._write() as conn:
+        with self._write(bulk=True) as conn:
             self._store(conn, docs)
 
     def sync_directory(self, path: Path) -> SyncReport:

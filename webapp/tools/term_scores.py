@@ -57,6 +57,7 @@ import threading
 import weakref
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
+from itertools import groupby
 from operator import itemgetter
 from pathlib import Path
 from typing import Any, cast
@@ -69,8 +70,9 @@ from .bm25_pruning import K1, idf
 logger = logging.getLogger(__name__)
 
 B = 0.75  # FTS5's bm25 constant
-#: A write adding more chunks than this drops the postings, to be read again in one pass:
-#: tokenizing a second time costs about what FTS5's own insert does.
+#: A sync batch adding more chunks than this drops the postings, to be read again in one
+#: pass: tokenizing a second time costs about what FTS5's own insert does. An upload (up to
+#: ~10,000 chunks for 2 MiB) is always applied: searches right after it stay fast.
 MAX_INCREMENTAL_CHUNKS = 2000
 #: Positions read per statement by the full read (bounds its memory to a few tens of MB).
 LOAD_POSITIONS = 500_000
@@ -92,6 +94,7 @@ _score = itemgetter(1)
 class Write:
     """What one write transaction changed: chunk ids deleted, chunks added with their texts."""
 
+    bulk: bool = False  # one batch of a sync (see TermScores.delta)
     deleted: list[int] = field(default_factory=list)
     added: list[tuple[int, Sequence[str]]] = field(default_factory=list)  # (rowid, texts)
 
@@ -259,9 +262,12 @@ class TermScores:
         """Each word's FTS5 token (``errors`` -> ``error``); None for a word that is not one."""
         unknown = [word for word in dict.fromkeys(words) if word not in self._words]
         if unknown:
-            found = self._tokenize([(n, ("", word, "")) for n, word in enumerate(unknown)])
+            found = self._tokenize(
+                [(n, ("", word, "")) for n, word in enumerate(unknown)],
+                "SELECT term, doc FROM scratch_terms",
+            )
             tokens: dict[int, list[str]] = {}
-            for token, row, _column in found:
+            for token, row in found:
                 tokens.setdefault(row, []).append(token)
             if len(self._words) + len(unknown) > MAX_WORDS:
                 self._words = {}
@@ -270,19 +276,16 @@ class TermScores:
                 self._words[word] = one[0] if len(one) == 1 else None
         return [self._words.get(word) for word in words]
 
-    def _tokenize(self, rows: list[tuple[int, Sequence[str]]]) -> list[tuple[str, int, int]]:
-        """(token, rowid, column index) of every position of ``rows`` (rowid, texts)."""
+    def _tokenize(self, rows: list[tuple[int, Sequence[str]]], select: str) -> list[Any]:
+        """``select`` over the terms (fts5vocab ``instance``) of ``rows`` (rowid, texts)."""
         names = ", ".join(self._texts)
         marks = ", ".join("?" * (len(self._texts) + 1))
-        column = _column_index(self._columns)
         with self._scratch_lock:
             self._scratch.executemany(
                 f"INSERT INTO scratch (rowid, {names}) VALUES ({marks})",
                 [(rowid, *texts) for rowid, texts in rows],
             )
-            found = self._scratch.execute(
-                f"SELECT term, doc, {column} FROM scratch_terms"
-            ).fetchall()
+            found = self._scratch.execute(select).fetchall()
             self._scratch.execute("INSERT INTO scratch (scratch) VALUES ('delete-all')")
         return found
 
@@ -291,26 +294,32 @@ class TermScores:
     def delta(self, conn: sqlite3.Connection, generation: int, write: Write) -> _Delta | None:
         """``write``'s effect, read inside its transaction (``conn``), that made ``generation``.
 
-        None when it added more than ``MAX_INCREMENTAL_CHUNKS`` chunks or nothing is kept.
+        None when nothing is kept, or for a sync batch of more than ``MAX_INCREMENTAL_CHUNKS``
+        chunks (a sync writing several batches: reading everything again afterwards is cheaper
+        than tokenizing them a second time while the write lock is held).
         """
-        if len(write.added) > MAX_INCREMENTAL_CHUNKS or self._postings is None:
+        if (write.bulk and len(write.added) > MAX_INCREMENTAL_CHUNKS) or self._postings is None:
             return None
-        added: dict[str, dict[int, float]] = {}
-        for token, rowid, column in self._tokenize(write.added):
-            chunks = added.setdefault(token, {})
-            chunks[rowid] = chunks.get(rowid, 0.0) + float(self._weights[column])
+        weight = " ".join(
+            f"WHEN '{name}' THEN {float(value)!r}"
+            for name, value in zip(self._columns, self._weights.tolist(), strict=True)
+        )
+        # f per (term, chunk): a sum of whole numbers, exact in any order.
+        found = self._tokenize(
+            write.added,
+            f"SELECT term, doc, total(CASE col {weight} END) FROM scratch_terms "
+            "GROUP BY term, doc ORDER BY term, doc",
+        )
+        added: dict[str, tuple[Ids, Freqs]] = {}
+        for token, group in groupby(found, key=itemgetter(0)):
+            pairs = np.array([(doc, f) for _, doc, f in group], dtype=np.float64)
+            added[token] = (pairs[:, 0].astype(np.int32), pairs[:, 1].astype(np.float32))
         ids = [rowid for rowid, _ in write.added]
         sizes = dict(_docsizes(conn, self._table, ids))
         return _Delta(
             generation,
             np.array(write.deleted, dtype=np.int32),
-            {
-                token: (
-                    np.array(list(chunks), dtype=np.int32),
-                    np.array(list(chunks.values()), dtype=np.float32),
-                )
-                for token, chunks in added.items()
-            },
+            added,
             np.array(ids, dtype=np.int32),
             np.array([sizes.get(rowid, 0.0) for rowid in ids], dtype=np.float64),
         )

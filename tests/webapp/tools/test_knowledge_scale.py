@@ -18,6 +18,7 @@ import pytest
 
 from webapp.tools.bm25_pruning import Plan, bound, phrase_query
 from webapp.tools.knowledge import AUTOMERGE, KnowledgeIndex, build_match_query, match_terms
+from webapp.tools.term_scores import MAX_INCREMENTAL_CHUNKS
 
 # The ranking as it was before pruning: bm25 over every match, ties by chunk id.
 EXACT = (
@@ -164,6 +165,21 @@ def test_computed_scores_are_fts5_scores_to_the_last_bit_across_writes(tmp_path:
     assert computed_scores_match_fts5(kb, raw, queries) > before
     kb.delete_document("upload/extra.md")
     computed_scores_match_fts5(kb, raw, queries)
+    kb.add_document("cache.md", "# 缓存命中率下降\n\n缓存命中率下降时检查 memory 和 network。\n")
+    computed_scores_match_fts5(kb, raw, ["缓存命中率 memory", "命中 network zq001x"])
+    assert kb._scores._postings is kept
+
+
+def test_an_upload_larger_than_a_sync_batch_limit_is_still_applied(tmp_path: Path) -> None:
+    _, kb, raw = synced_corpus(tmp_path, 100)
+    assert kb._scores.wait()
+    kept = kb._scores._postings
+    rng = random.Random(5)
+    big = "\n\n".join(corpus_text(rng, 1).replace("# ", "## ", 1) for _ in range(2500))
+    summary = kb.add_document("big.md", big)
+    assert summary["chunks"] > MAX_INCREMENTAL_CHUNKS
+    assert kb._scores._postings is kept  # applied, not dropped: no full read after an upload
+    computed_scores_match_fts5(kb, raw, ["memory zq001x network", "error latency zq300x"])
 
 
 def test_a_write_too_large_to_apply_reads_the_postings_again(tmp_path: Path) -> None:
