@@ -33,8 +33,9 @@ paid FTS5's cost again (p95 49 / 80 ms). Options weighed:
   a private in-memory FTS5 table of the same definition (the same tokenizer, hence the same
   terms as the index, stemming included) and appends their pairs (chunk ids only grow, so a
   term's ids stay ascending); deleted chunks are filtered out of a term's arrays the next time
-  it is used (chunk ids are never reused: ``meta.last_chunk``). A write adding more than
-  ``MAX_INCREMENTAL_CHUNKS`` chunks (a sync batch) drops the postings instead.
+  it is used (chunk ids are never reused: ``meta.last_chunk``). An upload costs ~0.15-0.3 s
+  more a MiB for it, in its write transaction; a sync batch of more than
+  ``MAX_INCREMENTAL_CHUNKS`` chunks drops the postings instead, to be read again at its end.
 * (c) from the profile: reading all postings at once is cheap where reading them term by term
   is not - one ``group_concat`` per range of terms over ``fts5vocab`` (SQLite's C, ~0.25 us a
   position) parsed by numpy: ~2 s at 10k documents on a quiet core, in a helper thread. And a
