@@ -10,9 +10,10 @@ columns), ``avgdl`` the index's tokens over its rows and ``idf`` from the rows h
 Only ``idf``, ``avgdl`` and the chunks change with a write; ``f_t`` and ``D`` never do. So this
 module keeps, for every term of the index, its chunks and ``f_t`` (int32 + float32, 8 bytes a
 pair), and every chunk's ``D``; a search reads the index's row and token totals from FTS5's own
-averages record (one row, in the search's snapshot) and evaluates the formula with numpy, one
-array expression per term in the same operation order as the C code: the scores are FTS5's to
-the last bit (``tests/webapp/tools/test_knowledge_scale.py`` compares every chunk's score with
+averages record (one row, in the search's snapshot) and evaluates the formula with numpy in
+the same operations as the C code (each chunk's ``k1 * (1 - b + b * D / avgdl)`` once per
+generation, then per term ``idf * ((f * (k1 + 1)) / (f + norm))``; ``*`` and ``+`` commute
+exactly), adding the terms' parts in the query's order: the scores are FTS5's to the last bit (``tests/webapp/tools/test_knowledge_scale.py`` compares every chunk's score with
 ``bm25()``). Column weights must be whole numbers, so that ``f_t`` - a sum of weights - is
 exact in any order and in a float32.
 
@@ -40,13 +41,16 @@ paid FTS5's cost again (p95 49 / 80 ms). Options weighed:
   is not - one ``group_concat`` per range of terms over ``fts5vocab`` (SQLite's C, ~0.25 us a
   position) parsed by numpy: ~2 s at 10k documents on a quiet core, in a helper thread. And a
   start need not read them at all: they are saved next to the index file
-  (``<index>-postings.npz``, ~45 MB) on close and after a full read, and read back (~0.2 s)
-  when still of the file's generation and nonce (``meta``; a rebuilt file has a new nonce).
+  (``<index>-postings.npz``, ~43 MB) on close, at the process's exit and after a full read,
+  and read back (0.04-0.2 s) when still of the file's generation and nonce (``meta``; a
+  rebuilt file has a new nonce).
 
 The full read runs when the index opens without current saved postings and after a sync that
 dropped them; until it is done (and for a query with a word that is not one token)
 :mod:`.knowledge` answers with FTS5's own pruned queries. Memory: 8 bytes a pair plus 9 a chunk
-(~45 MB at 10k documents), all terms kept.
+(42.7 MB at 10k documents, ~6 MB more of Python objects), all terms kept; and the score parts
+of the terms searched in the current generation (``MAX_PARTS``, at most 16 MB), so that a warm
+search only adds them up.
 """
 
 from __future__ import annotations
