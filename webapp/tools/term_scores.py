@@ -13,7 +13,8 @@ pair), and every chunk's ``D``; a search reads the index's row and token totals 
 averages record (one row, in the search's snapshot) and evaluates the formula with numpy in
 the same operations as the C code (each chunk's ``k1 * (1 - b + b * D / avgdl)`` once per
 generation, then per term ``idf * ((f * (k1 + 1)) / (f + norm))``; ``*`` and ``+`` commute
-exactly), adding the terms' parts in the query's order: the scores are FTS5's to the last bit (``tests/webapp/tools/test_knowledge_scale.py`` compares every chunk's score with
+exactly), adding the terms' parts in the query's order: the scores are FTS5's to the last
+bit (``tests/webapp/tools/test_knowledge_scale.py`` compares every chunk's score with
 ``bm25()``). Column weights must be whole numbers, so that ``f_t`` - a sum of weights - is
 exact in any order and in a float32.
 
@@ -174,22 +175,15 @@ class TermScores:
         self._table = table
         self._weights = np.array(list(weights.values()), dtype=np.float64)
         self._columns = list(weights)
-        self._texts = list(texts)
         self._connect = connect
         self._saved = saved
         self._lock = threading.Lock()
         self._postings: _Postings | None = None
         self._loading: threading.Thread | None = None
         self.read_from: str | None = None  # where the last full read found them: saved, index
-        self._scratch = sqlite3.connect(":memory:", check_same_thread=False)
-        # Contentless: only its terms are read, and 'delete-all' empties it at once.
-        self._scratch.execute(
-            f"CREATE VIRTUAL TABLE scratch USING fts5({definition}, content = '')"
-        )
-        self._scratch.execute(
-            "CREATE VIRTUAL TABLE scratch_terms USING fts5vocab(scratch, instance)"
-        )
-        self._scratch_lock = threading.Lock()
+        # Two: a search's new words never wait for a big upload's chunks to be tokenized.
+        self._query_terms = _Tokenizer(definition, texts)
+        self._write_terms = _Tokenizer(definition, texts)
         # An index the application never closes still saves its postings when it exits.
         self._at_exit = weakref.finalize(self, _save_at_exit, weakref.ref(self))
         # Score parts per term, for one generation (a write changes every part).
@@ -267,7 +261,7 @@ class TermScores:
         """Each word's FTS5 token (``errors`` -> ``error``); None for a word that is not one."""
         unknown = [word for word in dict.fromkeys(words) if word not in self._words]
         if unknown:
-            found = self._tokenize(
+            found = self._query_terms.select(
                 [(n, ("", word, "")) for n, word in enumerate(unknown)],
                 "SELECT term, doc FROM scratch_terms",
             )
@@ -280,19 +274,6 @@ class TermScores:
                 one = tokens.get(n, [])
                 self._words[word] = one[0] if len(one) == 1 else None
         return [self._words.get(word) for word in words]
-
-    def _tokenize(self, rows: list[tuple[int, Sequence[str]]], select: str) -> list[Any]:
-        """``select`` over the terms (fts5vocab ``instance``) of ``rows`` (rowid, texts)."""
-        names = ", ".join(self._texts)
-        marks = ", ".join("?" * (len(self._texts) + 1))
-        with self._scratch_lock:
-            self._scratch.executemany(
-                f"INSERT INTO scratch (rowid, {names}) VALUES ({marks})",
-                [(rowid, *texts) for rowid, texts in rows],
-            )
-            found = self._scratch.execute(select).fetchall()
-            self._scratch.execute("INSERT INTO scratch (scratch) VALUES ('delete-all')")
-        return found
 
     # --- writes ---------------------------------------------------------------------------
 
@@ -310,7 +291,7 @@ class TermScores:
             for name, value in zip(self._columns, self._weights.tolist(), strict=True)
         )
         # f per (term, chunk): a sum of whole numbers, exact in any order.
-        found = self._tokenize(
+        found = self._write_terms.select(
             write.added,
             f"SELECT term, doc, total(CASE col {weight} END) FROM scratch_terms "
             "GROUP BY term, doc ORDER BY term, doc",
@@ -391,8 +372,8 @@ class TermScores:
         self._at_exit.detach()
         self.wait()
         self.save()
-        with self._scratch_lock:
-            self._scratch.close()
+        self._query_terms.close()
+        self._write_terms.close()
 
     def _reload(self, conn: sqlite3.Connection | None) -> None:
         """Read the postings again (the caller holds the lock): inline without ``connect``."""
@@ -429,6 +410,31 @@ class TermScores:
         with self._lock:
             if self._postings is None or self._postings.generation < postings.generation:
                 self._postings = postings
+
+
+class _Tokenizer:
+    """A private in-memory FTS5 table of the index's definition: the index's own terms."""
+
+    def __init__(self, definition: str, texts: Sequence[str]) -> None:
+        self._conn = sqlite3.connect(":memory:", check_same_thread=False)
+        # Contentless: only its terms are read, and 'delete-all' empties it at once.
+        self._conn.execute(f"CREATE VIRTUAL TABLE scratch USING fts5({definition}, content = '')")
+        self._conn.execute("CREATE VIRTUAL TABLE scratch_terms USING fts5vocab(scratch, instance)")
+        names, marks = ", ".join(texts), ", ".join("?" * (len(texts) + 1))
+        self._insert = f"INSERT INTO scratch (rowid, {names}) VALUES ({marks})"
+        self._lock = threading.Lock()
+
+    def select(self, rows: list[tuple[int, Sequence[str]]], select: str) -> list[Any]:
+        """``select`` over the terms (``scratch_terms``) of ``rows`` (rowid, texts)."""
+        with self._lock:
+            self._conn.executemany(self._insert, [(rowid, *texts) for rowid, texts in rows])
+            found = self._conn.execute(select).fetchall()
+            self._conn.execute("INSERT INTO scratch (scratch) VALUES ('delete-all')")
+        return found
+
+    def close(self) -> None:
+        with self._lock:
+            self._conn.close()
 
 
 def _save_at_exit(ref: weakref.ref[TermScores]) -> None:
@@ -502,6 +508,8 @@ def _flatten(postings: _Postings) -> _Flat:
 
 def _save(path: Path, flat: _Flat) -> None:
     """Write ``flat`` to ``path`` whole or not at all (a temporary file renamed over it)."""
+    if not path.parent.is_dir():
+        return  # the index's folder is gone (a temporary one at exit): nothing to save for
     temporary = path.with_name(f"{path.name}.{os.getpid()}.tmp")
     try:
         with temporary.open("wb") as out:
