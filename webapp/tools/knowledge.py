@@ -367,16 +367,20 @@ class KnowledgeIndex:
         with self._lock:
             self._writer.execute("BEGIN IMMEDIATE")
             self._changes = Write(bulk=bulk)
+            applied = False
             try:
                 yield self._writer
                 self._writer.execute(_NEXT_GENERATION)
                 (generation,) = self._writer.execute(_GENERATION).fetchone()
                 # Applied before the commit: a search of the old snapshot meanwhile finds the
                 # postings newer than it and uses FTS5's queries, never the new postings.
-                self._scores.apply(self._scores.delta(self._writer, int(generation), self._changes))
+                delta = self._scores.delta(self._writer, int(generation), self._changes)
+                applied = True
+                self._scores.apply(delta)
                 self._writer.execute("COMMIT")
             except BaseException:
-                self._scores.drop()
+                if applied:  # the commit failed: the postings are of a write that never was
+                    self._scores.drop()
                 if self._writer.in_transaction:
                     self._writer.execute("ROLLBACK")
                 raise

@@ -17,7 +17,13 @@ from pathlib import Path
 import pytest
 
 from webapp.tools.bm25_pruning import Plan, bound, phrase_query
-from webapp.tools.knowledge import AUTOMERGE, KnowledgeIndex, build_match_query, match_terms
+from webapp.tools.knowledge import (
+    AUTOMERGE,
+    KnowledgeIndex,
+    ReadOnlyDocument,
+    build_match_query,
+    match_terms,
+)
 from webapp.tools.term_scores import MAX_INCREMENTAL_CHUNKS
 
 # The ranking as it was before pruning: bm25 over every match, ties by chunk id.
@@ -165,6 +171,9 @@ def test_computed_scores_are_fts5_scores_to_the_last_bit_across_writes(tmp_path:
     assert computed_scores_match_fts5(kb, raw, queries) > before
     kb.delete_document("upload/extra.md")
     computed_scores_match_fts5(kb, raw, queries)
+    with pytest.raises(ReadOnlyDocument):  # a refused write leaves the postings as they are
+        kb.delete_document("runbooks/doc-0001.md")
+    assert kb._scores._postings is kept
     kb.add_document("cache.md", "# 缓存命中率下降\n\n缓存命中率下降时检查 memory 和 network。\n")
     computed_scores_match_fts5(kb, raw, ["缓存命中率 memory", "命中 network zq001x"])
     assert kb._scores._postings is kept
