@@ -33,14 +33,17 @@ How it scales (10,000 runbooks, ~67,000 chunks: ``make bench-knowledge``):
   and reads the text of the chunks returned only; ``TIE_MARGIN`` extra rows let ties be
   ordered by chunk id here, and when equal scores run past them the exact
   ``ORDER BY score, doc_id`` query answers instead.
-* Once a generation of the index (one per write) has answered a search, later searches read
-  each term's bm25 part per chunk from FTS5 once (``"t"`` ranked alone) and add the parts up
-  with numpy in FTS5's own order (:mod:`.term_scores`): the same doubles, with no chunk
-  scored twice; only the ``top_k`` chunks returned are read from the table. Why (a profile
-  at 10k documents): a 9-term question matches ~40,000 chunks, which FTS5 scores at ~1.5 us
-  each (position lists, a ``docsize`` lookup, the sorter), and the MaxScore bounds rarely
-  cut there (a common term's largest part is within ~8% of its bound, and the k-th score
-  is below the sum of a few common terms' parts); an array addition costs nanoseconds a part.
+* Searches score from postings kept in memory (:mod:`.term_scores`): every term's chunks and
+  column-weighted counts and every chunk's length, maintained by each write at the cost of
+  its chunks, with FTS5's bm25 formula evaluated in numpy in FTS5's operation order - the
+  same doubles - so no search scores through FTS5 once they are read, after a write neither;
+  only the ``top_k`` chunks returned are read from the table. Why (a profile at 10k
+  documents): a 9-term question matches ~40,000 chunks, which FTS5 scores at ~1.5 us each
+  (position lists, a ``docsize`` lookup, the sorter), and the MaxScore bounds rarely cut
+  there (a common term's largest part is within ~8% of its bound, and the k-th score is
+  below the sum of a few common terms' parts); numpy costs nanoseconds a pair. The postings
+  are saved next to the index file on close (``SAVED_POSTINGS``) for the next start; while
+  they are being read the pruned FTS5 queries above answer.
 * Concurrency. File-backed indexes are in WAL mode: readers do not block the writer nor each
   other. Searches take a connection from a small pool of read connections (``MAX_IDLE_READERS``
   kept open; more are opened under load) and run in one read transaction (one snapshot per
@@ -62,6 +65,7 @@ import hashlib
 import logging
 import queue
 import re
+import secrets
 import sqlite3
 import threading
 import time
@@ -84,7 +88,7 @@ from .documents import (
     validate_text,
 )
 from .term_counts import TermCounts
-from .term_scores import TermScores
+from .term_scores import TermScores, Write
 
 __all__ = [
     "MAX_CHUNK_CHARS",
@@ -98,7 +102,7 @@ __all__ = [
 
 logger = logging.getLogger(__name__)
 
-SCHEMA_VERSION = "4"  # bump when the tables or the chunking change (see _migrate)
+SCHEMA_VERSION = "5"  # bump when the tables or the chunking change (see _migrate)
 DIRECTORY, UPLOAD = "directory", "upload"  # a document's origin: the folder, or an upload
 BUSY_TIMEOUT_SECONDS = 30.0  # how long a locked index file is waited for before giving up
 BUSY_RETRY_SECONDS = 0.05  # pause between attempts to open a locked file
@@ -122,6 +126,8 @@ MAX_PROBES = 3
 READ_MMAP_BYTES = 1 << 30
 #: Read connections kept open for reuse; a burst beyond this opens (and then closes) more.
 MAX_IDLE_READERS = 8
+#: Next to the index file: its postings (term_scores.py), saved for the next start.
+SAVED_POSTINGS = "-postings.npz"
 MAX_TOP_K = 50
 MAX_QUERY_TOKENS = 32
 TITLE_WEIGHT, CONTENT_WEIGHT, CJK_WEIGHT = 5.0, 1.0, 1.0
@@ -142,6 +148,19 @@ _STOPWORDS = frozenset(_STOPWORD_TEXT.split())
 _CJK_RUN = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]+")
 _CJK_FUNCTION_CHARS = frozenset("的了吗呢吧么是在和与及或也都就")
 
+#: The chunks table's columns (FTS5 arguments) and their bm25 weights; the texts of a chunk.
+_FTS5 = (
+    "title, content, doc_id UNINDEXED, source UNINDEXED, cjk, "
+    "tokenize = 'porter unicode61 remove_diacritics 2'"
+)
+_WEIGHTS = {
+    "title": TITLE_WEIGHT,
+    "content": CONTENT_WEIGHT,
+    "doc_id": 0.0,
+    "source": 0.0,
+    "cjk": CJK_WEIGHT,
+}
+_TEXTS = ("title", "content", "cjk")
 _RANK = f"bm25({TITLE_WEIGHT}, {CONTENT_WEIGHT}, 0.0, 0.0, {CJK_WEIGHT})"
 _CHUNK_ROWS = """
 CREATE TABLE chunk_rows (chunk INTEGER PRIMARY KEY, source TEXT NOT NULL);
@@ -155,10 +174,7 @@ CREATE TABLE documents (
     source TEXT PRIMARY KEY, origin TEXT NOT NULL, title TEXT NOT NULL,
     hash TEXT NOT NULL, bytes INTEGER NOT NULL, chunks INTEGER NOT NULL, uploaded_at TEXT
 );
-CREATE VIRTUAL TABLE chunks USING fts5(
-    title, content, doc_id UNINDEXED, source UNINDEXED, cjk,
-    tokenize = 'porter unicode61 remove_diacritics 2'
-);
+CREATE VIRTUAL TABLE chunks USING fts5({_FTS5});
 {_CHUNK_ROWS}
 {_MERGES}
 """
@@ -167,6 +183,7 @@ _MIGRATIONS = {
     "2": f"{_CHUNK_ROWS} INSERT INTO chunk_rows (chunk, source) SELECT rowid, source FROM chunks;"
     f"{_MERGES}",
     "3": _MERGES,
+    "4": "",  # version 5 adds meta's nonce (see _migrate)
 }
 _SCORE = f"bm25(chunks, {TITLE_WEIGHT}, {CONTENT_WEIGHT}, 0.0, 0.0, {CJK_WEIGHT})"
 _PROBE = "SELECT rank FROM chunks WHERE chunks MATCH ? AND rank MATCH ? ORDER BY rank LIMIT ?"
@@ -183,7 +200,12 @@ _TOP_EXACT = (
     "ORDER BY score, doc_id LIMIT ?"
 )
 _BY_ROWID = "SELECT rowid, doc_id, title, source, content FROM chunks WHERE rowid IN ({})"
+_GENERATION = "SELECT value FROM meta WHERE key = 'generation'"
 _NEXT_GENERATION = "UPDATE meta SET value = CAST(value AS INTEGER) + 1 WHERE key = 'generation'"
+_LAST_CHUNK = (
+    "SELECT MAX(COALESCE((SELECT MAX(chunk) FROM chunk_rows), 0), "
+    "COALESCE((SELECT CAST(value AS INTEGER) FROM meta WHERE key = 'last_chunk'), 0))"
+)
 _CORRUPT = frozenset({11, 26})  # SQLITE_CORRUPT ("malformed"), SQLITE_NOTADB
 _BUSY = frozenset({5, 6})  # SQLITE_BUSY, SQLITE_LOCKED ("database is locked")
 
@@ -259,8 +281,18 @@ class KnowledgeIndex:
         self._idle: queue.SimpleQueue[sqlite3.Connection] = queue.SimpleQueue()
         self._closed = False
         self._counts = TermCounts()  # chunks per query term, for the pruning bounds
-        self._scores = TermScores(_RANK)  # each term's score per chunk, for this generation
         self._writer = self._open_writer()
+        # Every term's chunks and counts, to score with FTS5's bm25 in numpy (term_scores.py).
+        self._scores = TermScores(
+            "chunks",
+            _FTS5,
+            _WEIGHTS,
+            _TEXTS,
+            None if self._memory else self._loader,
+            None if self._memory else Path(self._path + SAVED_POSTINGS),
+        )
+        self._scores.refresh()
+        self._changes = Write()  # what the write transaction under way changed
 
     # --- connections ----------------------------------------------------------------------
 
@@ -271,6 +303,12 @@ class KnowledgeIndex:
             check_same_thread=False,
             isolation_level=None,
         )
+
+    def _loader(self) -> sqlite3.Connection:
+        """A connection for reading every posting (term_scores.py: a temp vocabulary table)."""
+        conn = self._connect()
+        conn.execute(f"PRAGMA mmap_size = {READ_MMAP_BYTES}")
+        return conn
 
     def _open_writer(self) -> sqlite3.Connection:
         """The write connection with the schema ready; waits out locks, rebuilds corrupt files."""
@@ -288,7 +326,7 @@ class KnowledgeIndex:
                     raise
                 # A derived cache: a corrupt file is discarded and rebuilt from its sources.
                 logger.warning("knowledge index %s is corrupt (%s); rebuilding it", self._path, exc)
-                for suffix in ("", "-wal", "-shm", "-journal"):
+                for suffix in ("", "-wal", "-shm", "-journal", SAVED_POSTINGS):
                     Path(self._path + suffix).unlink(missing_ok=True)
 
     def _open_once(self) -> sqlite3.Connection:
@@ -313,6 +351,7 @@ class KnowledgeIndex:
 
     def close(self) -> None:
         """Close the write connection and the idle read connections."""
+        self._scores.close()
         with self._lock:
             self._closed = True
             self._writer.close()
@@ -323,16 +362,28 @@ class KnowledgeIndex:
                     break
 
     @contextmanager
-    def _write(self) -> Iterator[sqlite3.Connection]:
+    def _write(self, bulk: bool = False) -> Iterator[sqlite3.Connection]:
+        """The write connection in a transaction; ``bulk``: one batch of a sync."""
         with self._lock:
             self._writer.execute("BEGIN IMMEDIATE")
+            self._changes = Write(bulk=bulk)
+            applied = False
             try:
                 yield self._writer
                 self._writer.execute(_NEXT_GENERATION)
+                (generation,) = self._writer.execute(_GENERATION).fetchone()
+                # Applied before the commit: a search of the old snapshot meanwhile finds the
+                # postings newer than it and uses FTS5's queries, never the new postings.
+                delta = self._scores.delta(self._writer, int(generation), self._changes)
+                applied = True
+                self._scores.apply(delta)
+                self._writer.execute("COMMIT")
             except BaseException:
-                self._writer.execute("ROLLBACK")
+                if applied:  # the commit failed: the postings are of a write that never was
+                    self._scores.drop()
+                if self._writer.in_transaction:
+                    self._writer.execute("ROLLBACK")
                 raise
-            self._writer.execute("COMMIT")
 
     @contextmanager
     def _read(self) -> Iterator[sqlite3.Connection]:
@@ -365,8 +416,9 @@ class KnowledgeIndex:
 
     def _store(self, conn: sqlite3.Connection, docs: list[_Prepared]) -> None:
         """Replace the chunks and row of every document; the caller holds a write transaction."""
-        _delete_chunks(conn, [doc.source for doc in docs])
-        (last,) = conn.execute("SELECT COALESCE(MAX(chunk), 0) FROM chunk_rows").fetchone()
+        _delete_chunks(conn, [doc.source for doc in docs], self._changes)
+        # Chunk ids are never reused (term_scores.py filters deleted ones out lazily).
+        (last,) = conn.execute(_LAST_CHUNK).fetchone()
         chunks: list[tuple[int, str, str, str, str, str]] = []
         owners: list[tuple[int, str]] = []
         for doc in docs:
@@ -374,12 +426,14 @@ class KnowledgeIndex:
                 last += 1
                 chunks.append((last, *row))
                 owners.append((last, doc.source))
+                self._changes.added.append((last, (row[2], row[3], row[4])))
         conn.executemany(
             "INSERT INTO chunks (rowid, doc_id, source, title, content, cjk) "
             "VALUES (?, ?, ?, ?, ?, ?)",
             chunks,
         )
         conn.executemany("INSERT INTO chunk_rows (chunk, source) VALUES (?, ?)", owners)
+        conn.execute("INSERT OR REPLACE INTO meta (key, value) VALUES ('last_chunk', ?)", (last,))
         _add_to_meta(conn, "chunks", len(owners))
         conn.executemany(
             "INSERT OR REPLACE INTO documents (source, origin, title, hash, bytes, chunks, "
@@ -414,7 +468,7 @@ class KnowledgeIndex:
                 pending.result()
 
     def _write_batch(self, docs: list[_Prepared]) -> None:
-        with self._write() as conn:
+        with self._write(bulk=True) as conn:
             self._store(conn, docs)
 
     def sync_directory(self, path: Path) -> SyncReport:
@@ -460,10 +514,12 @@ class KnowledgeIndex:
         )
         if gone:
             with self._write() as conn:
-                _delete_chunks(conn, gone)
+                _delete_chunks(conn, gone, self._changes)
                 conn.executemany(
                     "DELETE FROM documents WHERE source = ?", [(source,) for source in gone]
                 )
+        if changed or gone:
+            self._scores.refresh()  # when a batch too large to apply dropped the postings
         added = sum(source not in existing for source in changed)
         report = SyncReport(
             added=added,
@@ -509,7 +565,7 @@ class KnowledgeIndex:
                     f"{doc_id} is a bundled runbook from the knowledge folder and is read-only; "
                     "only uploaded documents can be deleted"
                 )
-            _delete_chunks(conn, [source])
+            _delete_chunks(conn, [source], self._changes)
             conn.execute("DELETE FROM documents WHERE source = ?", (source,))
         return DocumentSummary(doc_id=source, title=title, source=source, chunks=chunks, bytes=size)
 
@@ -559,14 +615,13 @@ class KnowledgeIndex:
         return found
 
     def _summed(self, conn: sqlite3.Connection, terms: list[str], limit: int) -> list[Any] | None:
-        """The top ``limit`` rows from each term's remembered scores (:mod:`.term_scores`).
+        """The top ``limit`` rows scored from the postings kept (:mod:`.term_scores`).
 
-        None the first time a generation is searched (an index being written to keeps the
-        FTS5 queries) and when equal scores run past ``TIE_MARGIN`` (the exact query orders
-        them).
+        None while they are being read and when equal scores run past ``TIE_MARGIN`` (the
+        exact query orders them).
         """
-        row = conn.execute("SELECT value FROM meta WHERE key = 'generation'").fetchone()
-        if row is None or not self._scores.ready(int(row[0])):
+        row = conn.execute(_GENERATION).fetchone()
+        if row is None:
             return None
         best = self._scores.top(conn, int(row[0]), terms, limit + TIE_MARGIN)
         if best is None or (len(best) == limit + TIE_MARGIN and best[limit - 1][1] == best[-1][1]):
@@ -610,6 +665,13 @@ class KnowledgeIndex:
             found = _top(conn, limit, both) + _top(conn, limit, alone, both)
             return sorted(found, key=lambda row: (row[4], row[0]))[:limit]
         return None
+
+    def wait_until_loaded(self, timeout: float | None = None) -> bool:
+        """Wait for the postings being read (after a start or a large sync); True when kept.
+
+        Searches never need this: until then they are answered by FTS5's own queries.
+        """
+        return self._scores.wait(timeout)
 
     def stats(self) -> dict[str, int]:
         """Counts of documents (all, from the folder, uploaded) and of chunks."""
@@ -703,11 +765,20 @@ def _migrate(conn: sqlite3.Connection) -> None:
     conn.execute("INSERT OR REPLACE INTO meta (key, value) VALUES ('chunks', ?)", (chunks,))
     for key in ("generation", "deleted"):
         conn.execute("INSERT OR IGNORE INTO meta (key, value) VALUES (?, '0')", (key,))
+    # This file's identity: postings saved for another file (rebuilt, replaced) are not its.
+    conn.execute(
+        "INSERT OR REPLACE INTO meta (key, value) VALUES ('nonce', ?)", (secrets.token_hex(16),)
+    )
 
 
-def _delete_chunks(conn: sqlite3.Connection, sources: list[str]) -> None:
-    """Delete the chunks of ``sources`` and add them to the running total in ``meta``."""
+def _delete_chunks(conn: sqlite3.Connection, sources: list[str], changes: Write) -> None:
+    """Delete the chunks of ``sources``, noted in ``changes`` and in the totals of ``meta``."""
     params = [(source,) for source in sources]
+    for source in params:
+        changes.deleted += [
+            chunk
+            for (chunk,) in conn.execute("SELECT chunk FROM chunk_rows WHERE source = ?", source)
+        ]
     conn.executemany(
         "DELETE FROM chunks WHERE rowid IN (SELECT chunk FROM chunk_rows WHERE source = ?)",
         params,

@@ -1,112 +1,624 @@
-"""Each search term's bm25 contribution to every chunk holding it, remembered per index generation.
+"""FTS5's bm25 computed here, from the index's postings kept in memory: the very same doubles.
 
-FTS5's bm25 is a sum over the query's terms (:mod:`.bm25_pruning`), and a term's part of it
-for a chunk - ``idf(t) * f_t * (k1 + 1) / (f_t + k1 * (1 - b + b * len / avg_len))`` - is
-what the single-term query ``"t"`` ranks that chunk with: the same idf, column weights and
-lengths. So once each term's ``(chunk, score)`` pairs have been read from FTS5, a search adds
-them up (numpy: one array addition per term) and reads from the table only the ``top_k``
-chunks it returns: no chunk is scored by FTS5 again. The terms are added in the query's
-order, starting from 0, as FTS5's bm25 adds them (a term a chunk lacks adds exactly 0.0), so
-the sums are FTS5's scores to the last bit and ties are ordered as before.
+FTS5's bm25 (``fts5_aux.c``, see :mod:`.bm25_pruning`) scores a chunk as a sum over the query's
+phrases, in their order, starting from 0.0::
 
-The pairs are valid for one snapshot: any write changes ``N``, the average length or the
-chunks, so they are kept for one ``generation`` (``meta``) and dropped when a newer one is
-seen. ``MAX_POSTINGS`` bounds the memory (16 bytes a pair); the least recently used terms go
-first. Reading a term's pairs costs about what scoring its chunks in one FTS5 query does, so
-:mod:`.knowledge` reads them only once a generation has already answered a search (an index
-being written to keeps its pruned FTS5 queries).
+    idf(t) * (f_t * (k1 + 1)) / (f_t + k1 * (1 - b + b * D / avgdl))
+
+with ``f_t`` the column-weighted count of ``t`` in the chunk, ``D`` the chunk's tokens (all
+columns), ``avgdl`` the index's tokens over its rows and ``idf`` from the rows holding ``t``.
+Only ``idf``, ``avgdl`` and the chunks change with a write; ``f_t`` and ``D`` never do. So this
+module keeps, for every term of the index, its chunks and ``f_t`` (int32 + float32, 8 bytes a
+pair), and every chunk's ``D``; a search reads the index's row and token totals from FTS5's own
+averages record (one row, in the search's snapshot) and evaluates the formula with numpy in
+the same operations as the C code (each chunk's ``k1 * (1 - b + b * D / avgdl)`` once per
+generation, then per term ``idf * ((f * (k1 + 1)) / (f + norm))``; ``*`` and ``+`` commute
+exactly), adding the terms' parts in the query's order: the scores are FTS5's to the last
+bit (``tests/webapp/tools/test_knowledge_scale.py`` compares every chunk's score with
+``bm25()``). Column weights must be whole numbers, so that ``f_t`` - a sum of weights - is
+exact in any order and in a float32.
+
+Why this design (issue 12; measured at 10,000 runbooks, ~68,000 chunks, 18,000 terms, 5.3
+million (term, chunk) pairs, 7.1 million positions). A 9-term question matches ~40,000 chunks
+and FTS5 scores them at ~1.5 us each (position lists, a docsize lookup per row); reading one
+term's pairs through ``fts5vocab`` (``instance``, ``term = ?``) costs ~0.7 us a position, about
+as much. The previous design (schema 4) remembered each term's score parts, read from FTS5 once
+per index generation: warm searches were fast, but every write voided them (``N`` and the
+average length are in every part), so the first search of each term after a start or an upload
+paid FTS5's cost again (p95 49 / 80 ms). Options weighed:
+
+* (b) refill the remembered parts in a helper thread after each write / at a start: every
+  kept term re-read per write (seconds of CPU per upload at 10k documents), and searches
+  racing the refill still pay - rejected.
+* (a) keep counts, not scores, and compute the formula here - chosen. ``f_t`` and ``D`` are
+  maintained per write at the cost of the changed chunks: a write tokenizes its new chunks in
+  a private in-memory FTS5 table of the same definition (the same tokenizer, hence the same
+  terms as the index, stemming included) and appends their pairs (chunk ids only grow, so a
+  term's ids stay ascending); deleted chunks are filtered out of a term's arrays the next time
+  it is used (chunk ids are never reused: ``meta.last_chunk``). An upload costs ~0.15-0.3 s
+  more a MiB for it, in its write transaction; a sync batch of more than
+  ``MAX_INCREMENTAL_CHUNKS`` chunks drops the postings instead, to be read again at its end.
+* (c) from the profile: reading all postings at once is cheap where reading them term by term
+  is not - one ``group_concat`` per range of terms over ``fts5vocab`` (SQLite's C, ~0.25 us a
+  position) parsed by numpy: ~2 s at 10k documents on a quiet core, in a helper thread. And a
+  start need not read them at all: they are saved next to the index file
+  (``<index>-postings.npz``, ~43 MB) on close, at the process's exit and after a full read,
+  and read back (0.04-0.2 s) when still of the file's generation and nonce (``meta``; a
+  rebuilt file has a new nonce).
+
+The full read runs when the index opens without current saved postings and after a sync that
+dropped them; until it is done (and for a query with a word that is not one token)
+:mod:`.knowledge` answers with FTS5's own pruned queries. Memory: 8 bytes a pair plus 9 a chunk
+(42.7 MB at 10k documents, ~6 MB more of Python objects), all terms kept; and the score parts
+of the terms searched in the current generation (``MAX_PARTS``, at most 16 MB), so that a warm
+search only adds them up.
 """
 
 from __future__ import annotations
 
+import logging
+import os
 import sqlite3
 import threading
-from collections import OrderedDict
+import weakref
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass, field
+from itertools import groupby
 from operator import itemgetter
+from pathlib import Path
+from typing import Any, cast
 
 import numpy as np
 import numpy.typing as npt
 
-from .bm25_pruning import phrase_query
+from .bm25_pruning import K1, idf
 
-#: (chunk, score) pairs kept at most, over all terms (16 bytes each: 48 MB).
-MAX_POSTINGS = 3_000_000
+logger = logging.getLogger(__name__)
 
-_PAIRS = "SELECT rowid, rank FROM chunks WHERE chunks MATCH ? AND rank MATCH ?"
+B = 0.75  # FTS5's bm25 constant
+#: A sync batch adding more chunks than this drops the postings, to be read again in one
+#: pass: tokenizing a second time costs about what FTS5's own insert does. An upload (up to
+#: ~10,000 chunks for 2 MiB) is always applied: searches right after it stay fast.
+MAX_INCREMENTAL_CHUNKS = 2000
+#: Positions read per statement by the full read (bounds its memory to a few tens of MB).
+LOAD_POSITIONS = 500_000
+#: Score parts (8 bytes each) remembered at most for the index generation being searched:
+#: a warm search then only adds them up.
+MAX_PARTS = 2_000_000
+#: Query words whose token is remembered at most; beyond it the memory starts afresh.
+MAX_WORDS = 50_000
+_COLUMN_BITS = 3  # a position's column index, packed under its chunk id by the full read
 
-#: One term's chunk rowids (ascending) and its part of their scores (bm25: negative).
-Pairs = tuple[npt.NDArray[np.int64], npt.NDArray[np.float64]]
+Ids = npt.NDArray[np.int32]
+Freqs = npt.NDArray[np.float32]
+Floats = npt.NDArray[np.float64]
+Connect = Callable[[], sqlite3.Connection]
 _score = itemgetter(1)
 
 
+@dataclass
+class Write:
+    """What one write transaction changed: chunk ids deleted, chunks added with their texts."""
+
+    bulk: bool = False  # one batch of a sync (see TermScores.delta)
+    deleted: list[int] = field(default_factory=list)
+    added: list[tuple[int, Sequence[str]]] = field(default_factory=list)  # (rowid, texts)
+
+
+@dataclass
+class _Postings:
+    """Every term's (chunk, f) pairs and every chunk's length, for one index generation."""
+
+    generation: int
+    nonce: str  # the index file's (meta): a rebuilt file is another one
+    terms: dict[str, tuple[Ids, Freqs, int]]  # token -> (chunk ids, f, deletions filtered)
+    lengths: Floats  # tokens per chunk, by rowid
+    alive: npt.NDArray[np.bool_]  # by rowid
+    deletions: int = 0  # writes with deletions applied so far
+
+    def pairs(self, token: str) -> tuple[Ids, Freqs]:
+        """``token``'s live pairs (the caller holds the lock)."""
+        entry = self.terms.get(token)
+        if entry is None:
+            return np.empty(0, np.int32), np.empty(0, np.float32)
+        ids, freqs, filtered = entry
+        if filtered < self.deletions:
+            keep = self.alive[ids]
+            if not keep.all():
+                ids, freqs = ids[keep], freqs[keep]
+            self.terms[token] = (ids, freqs, self.deletions)
+        return ids, freqs
+
+    def grow(self, size: int) -> None:
+        """Room for rowids below ``size`` (doubling: appends are amortised O(1))."""
+        if size <= len(self.lengths):
+            return
+        capacity = max(size, 2 * len(self.lengths))
+        lengths, alive = np.zeros(capacity), np.zeros(capacity, dtype=np.bool_)
+        lengths[: len(self.lengths)], alive[: len(self.alive)] = self.lengths, self.alive
+        self.lengths, self.alive = lengths, alive
+
+
+@dataclass(frozen=True)
+class _Delta:
+    """A write's effect on the postings, computed inside its transaction."""
+
+    generation: int
+    deleted: Ids
+    added: dict[str, tuple[Ids, Freqs]]
+    ids: Ids  # the chunks added
+    lengths: Floats  # and their lengths
+
+
 class TermScores:
-    """A thread-safe memory of per-term (chunk, score) pairs for one index file."""
+    """bm25 of an FTS5 table's chunks from postings kept in memory; thread-safe.
 
-    def __init__(self, rank: str) -> None:
-        self._rank = rank  # the bm25(...) expression with the index's column weights
+    ``definition`` is the table's ``fts5(...)`` argument text, ``weights`` its bm25 weight per
+    column (every column, in order), ``texts`` the columns a :class:`Write` carries texts for.
+    ``connect`` opens a connection of the index file for the full read in a helper thread;
+    None (an in-memory index) reads inline, with the searching connection. ``saved`` is the
+    file the postings are saved to on close and after a full read, and read back from at the
+    next start when they are still of the index's generation.
+    """
+
+    def __init__(
+        self,
+        table: str,
+        definition: str,
+        weights: dict[str, float],
+        texts: Sequence[str],
+        connect: Connect | None,
+        saved: Path | None = None,
+    ) -> None:
+        if not all(float(weight).is_integer() for weight in weights.values()):
+            raise ValueError("column weights must be whole numbers (see the module docstring)")
+        self._table = table
+        self._weights = np.array(list(weights.values()), dtype=np.float64)
+        self._columns = list(weights)
+        self._connect = connect
+        self._saved = saved
         self._lock = threading.Lock()
-        self._generation = -1
-        self._seen = -1  # the generation of the last search, whatever it used
-        self._terms: OrderedDict[str, Pairs] = OrderedDict()
-        self._postings = 0
+        self._postings: _Postings | None = None
+        self._loading: threading.Thread | None = None
+        self.read_from: str | None = None  # where the last full read found them: saved, index
+        # Two: a search's new words never wait for a big upload's chunks to be tokenized.
+        self._query_terms = _Tokenizer(definition, texts)
+        self._write_terms = _Tokenizer(definition, texts)
+        # An index the application never closes still saves its postings when it exits.
+        self._at_exit = weakref.finalize(self, _save_at_exit, weakref.ref(self))
+        # Score parts per term, for one generation (a write changes every part).
+        self._parts_of, self._parts, self._kept_parts = -1, dict[str, Floats](), 0
+        self._norms: tuple[int, float, Floats] | None = None  # (generation, avgdl, by rowid)
+        self._words: dict[str, str | None] = {}  # query word -> its one token (None: not one)
 
-    def ready(self, generation: int) -> bool:
-        """True when ``generation`` has answered a search before (pairs are worth reading)."""
-        with self._lock:
-            seen, self._seen = self._seen, max(self._seen, generation)
-        return seen == generation
+    # --- searches -------------------------------------------------------------------------
 
     def top(
-        self, conn: sqlite3.Connection, generation: int, terms: list[str], count: int
+        self, conn: sqlite3.Connection, generation: int, words: list[str], count: int
     ) -> list[tuple[int, float]] | None:
-        """The ``count`` best (rowid, score) of the OR of ``terms``, best (lowest) first.
+        """The ``count`` best (rowid, rank) of ``"w1" OR "w2" ...``, best (lowest) first.
 
-        Reads the pairs of terms not yet known in ``conn``'s snapshot, which must be of
-        ``generation``; None when that snapshot is older than the pairs held.
+        ``conn`` is in a read transaction of ``generation``. None when the postings are not
+        of that generation (a newer one starts reading them) or a word is not one token.
         """
-        found = self._known(generation, terms)
-        if found is None:
-            return None
-        for term in terms:
-            if term not in found:
-                rows = conn.execute(_PAIRS, (phrase_query([term]), self._rank)).fetchall()
-                pairs = np.array(rows, dtype=np.float64).reshape(-1, 2)
-                found[term] = (pairs[:, 0].astype(np.int64), pairs[:, 1].copy())
-        self._remember(generation, found)
-        size = max((int(ids[-1]) + 1 for ids, _ in found.values() if len(ids)), default=0)
-        # In the query's order, as fts5_aux.c's bm25 adds them: the very same doubles (a
-        # chunk's rowid appears once per term, so each ``+=`` adds one part to one chunk).
-        scores = np.zeros(size, dtype=np.float64)
-        for term in terms:
-            ids, values = found[term]
-            scores[ids] += values
+        tokens = self._tokens(words)
+        with self._lock:
+            postings = self._postings
+            if postings is None or postings.generation != generation:
+                if postings is None or postings.generation < generation:
+                    self._reload(conn)
+                return None
+            if None in tokens:
+                return None
+            named = [token for token in tokens if token is not None]
+            pairs = [postings.pairs(token) for token in named]
+            lengths = postings.lengths
+            if self._parts_of != generation:
+                self._parts_of, self._parts, self._kept_parts = generation, {}, 0
+            known = [self._parts.get(token) for token in named]
+        rows, total = _averages(conn, self._table)
+        if rows == 0:
+            return []
+        average = float(total) / float(rows)
+        norms = self._norms
+        if norms is None or norms[0] != generation or norms[1] != average:
+            # k1 * (1 - b + b * D / avgdl) of every chunk: the same doubles gathered per term.
+            norms = self._norms = (generation, average, K1 * (1 - B + B * lengths / average))
+        size = max((int(ids[-1]) + 1 for ids, _ in pairs if len(ids)), default=0)
+        scores = np.zeros(size)
+        fresh: dict[str, Floats] = {}
+        # The query's order, as fts5_aux.c adds the phrases.
+        for token, (ids, freqs), part in zip(named, pairs, known, strict=True):
+            if part is None:
+                # idf * ((f * (k1 + 1)) / (f + norm)), in place: * and + commute exactly.
+                part = freqs.astype(np.float64)
+                norm = np.take(norms[2], ids)
+                norm += part
+                part *= K1 + 1.0
+                part /= norm
+                part *= idf(rows, len(ids))
+                fresh[token] = part
+            np.add.at(scores, ids, part)  # each id once per term: one addition per chunk
+        if fresh:
+            self._keep_parts(generation, fresh)
         matched = np.flatnonzero(scores)  # a part is never 0: idf >= 1e-6 and f > 0
         if len(matched) > count:
-            matched = matched[np.argpartition(scores[matched], count - 1)[:count]]
-        return sorted(zip(matched.tolist(), scores[matched].tolist(), strict=True), key=_score)
+            matched = matched[np.argpartition(-scores[matched], count - 1)[:count]]
+        found = zip(matched.tolist(), (-scores[matched]).tolist(), strict=True)
+        return sorted(found, key=_score)
 
-    def _known(self, generation: int, terms: list[str]) -> dict[str, Pairs] | None:
+    def _keep_parts(self, generation: int, fresh: dict[str, Floats]) -> None:
+        """Remember terms' score parts for later searches of ``generation`` (bounded)."""
         with self._lock:
-            if generation < self._generation:
-                return None
-            if generation > self._generation:
-                self._generation, self._terms, self._postings = generation, OrderedDict(), 0
-            found = {}
-            for term in terms:
-                pairs = self._terms.get(term)
-                if pairs is not None:
-                    self._terms.move_to_end(term)
-                    found[term] = pairs
-            return found
-
-    def _remember(self, generation: int, found: dict[str, Pairs]) -> None:
-        with self._lock:
-            if generation != self._generation:
+            if self._parts_of != generation:
                 return
-            for term, pairs in found.items():
-                if term not in self._terms:
-                    self._terms[term] = pairs
-                    self._postings += len(pairs[0])
-            while self._postings > MAX_POSTINGS and len(self._terms) > 1:
-                _, (ids, _values) = self._terms.popitem(last=False)
-                self._postings -= len(ids)
+            for token, part in fresh.items():
+                if token not in self._parts and self._kept_parts + len(part) <= MAX_PARTS:
+                    self._parts[token] = part
+                    self._kept_parts += len(part)
+
+    def _tokens(self, words: list[str]) -> list[str | None]:
+        """Each word's FTS5 token (``errors`` -> ``error``); None for a word that is not one."""
+        unknown = [word for word in dict.fromkeys(words) if word not in self._words]
+        if unknown:
+            found = self._query_terms.select(
+                [(n, ("", word, "")) for n, word in enumerate(unknown)],
+                "SELECT term, doc FROM scratch_terms",
+            )
+            tokens: dict[int, list[str]] = {}
+            for token, row in found:
+                tokens.setdefault(row, []).append(token)
+            if len(self._words) + len(unknown) > MAX_WORDS:
+                self._words = {}
+            for n, word in enumerate(unknown):
+                one = tokens.get(n, [])
+                self._words[word] = one[0] if len(one) == 1 else None
+        return [self._words.get(word) for word in words]
+
+    # --- writes ---------------------------------------------------------------------------
+
+    def delta(self, conn: sqlite3.Connection, generation: int, write: Write) -> _Delta | None:
+        """``write``'s effect, read inside its transaction (``conn``), that made ``generation``.
+
+        None when nothing is kept, or for a sync batch of more than ``MAX_INCREMENTAL_CHUNKS``
+        chunks (a sync writing several batches: reading everything again afterwards is cheaper
+        than tokenizing them a second time while the write lock is held).
+        """
+        if (write.bulk and len(write.added) > MAX_INCREMENTAL_CHUNKS) or self._postings is None:
+            return None
+        weight = " ".join(
+            f"WHEN '{name}' THEN {float(value)!r}"
+            for name, value in zip(self._columns, self._weights.tolist(), strict=True)
+        )
+        # f per (term, chunk): a sum of whole numbers, exact in any order.
+        found = self._write_terms.select(
+            write.added,
+            f"SELECT term, doc, total(CASE col {weight} END) FROM scratch_terms "
+            "GROUP BY term, doc ORDER BY term, doc",
+        )
+        added: dict[str, tuple[Ids, Freqs]] = {}
+        for token, group in groupby(found, key=itemgetter(0)):
+            pairs = np.array([(doc, f) for _, doc, f in group], dtype=np.float64)
+            added[token] = (pairs[:, 0].astype(np.int32), pairs[:, 1].astype(np.float32))
+        ids = [rowid for rowid, _ in write.added]
+        sizes = dict(_docsizes(conn, self._table, ids))
+        return _Delta(
+            generation,
+            np.array(write.deleted, dtype=np.int32),
+            added,
+            np.array(ids, dtype=np.int32),
+            np.array([sizes.get(rowid, 0.0) for rowid in ids], dtype=np.float64),
+        )
+
+    def apply(self, delta: _Delta | None) -> None:
+        """Bring the postings to ``delta``'s generation; None drops them (read again later)."""
+        with self._lock:
+            postings = self._postings
+            if delta is None or postings is None or postings.generation != delta.generation - 1:
+                self._postings = None
+                return
+            if len(delta.deleted):
+                postings.alive[delta.deleted[delta.deleted < len(postings.alive)]] = False
+                postings.deletions += 1
+            if len(delta.ids):
+                postings.grow(int(delta.ids.max()) + 1)
+                postings.lengths[delta.ids] = delta.lengths
+                postings.alive[delta.ids] = True
+            for token, (ids, freqs) in delta.added.items():
+                old = postings.terms.get(token)
+                if old is None:
+                    postings.terms[token] = (ids, freqs, postings.deletions)
+                else:  # new chunk ids are larger than every older one: still ascending
+                    postings.terms[token] = (
+                        np.concatenate([old[0], ids]),
+                        np.concatenate([old[1], freqs]),
+                        old[2],
+                    )
+            postings.generation = delta.generation
+
+    def drop(self) -> None:
+        """Forget the postings (a write that failed after ``apply``)."""
+        with self._lock:
+            self._postings = None
+
+    # --- the full read --------------------------------------------------------------------
+
+    def refresh(self) -> None:
+        """Start reading every posting in a helper thread when none are kept or under way."""
+        if self._connect is None:
+            return  # an in-memory index reads inline, at its next search
+        with self._lock:
+            if self._postings is None:
+                self._reload(None)
+
+    def wait(self, timeout: float | None = None) -> bool:
+        """Wait for a full read under way; True when the postings are then kept."""
+        loading = self._loading
+        if loading is not None:
+            loading.join(timeout)
+        return self._postings is not None
+
+    def save(self) -> None:
+        """Save the postings kept for the next start (on close, and at the process's exit)."""
+        if self._saved is None:
+            return
+        with self._lock:
+            flat = None if self._postings is None else _flatten(self._postings)
+        if flat is not None:
+            _save(self._saved, flat)
+
+    def close(self) -> None:
+        """Wait for a full read under way, save the postings for the next start, and stop."""
+        self._at_exit.detach()
+        self.wait()
+        self.save()
+        self._query_terms.close()
+        self._write_terms.close()
+
+    def _reload(self, conn: sqlite3.Connection | None) -> None:
+        """Read the postings again (the caller holds the lock): inline without ``connect``."""
+        if self._connect is None:
+            if conn is not None:
+                self._postings = _read_all(conn, self._table, self._columns, self._weights)
+                self.read_from = "index"
+            return
+        if self._loading is not None and self._loading.is_alive():
+            return
+        self._loading = threading.Thread(target=self._load, name="knowledge-postings", daemon=True)
+        self._loading.start()
+
+    def _load(self) -> None:
+        assert self._connect is not None
+        try:
+            conn = self._connect()
+            try:
+                conn.execute("BEGIN")
+                generation, nonce = _identity(conn)
+                postings = None if self._saved is None else _restore(self._saved, nonce, generation)
+                self.read_from = "saved"
+                if postings is None:
+                    self.read_from = "index"
+                    postings = _read_all(conn, self._table, self._columns, self._weights)
+                    if self._saved is not None:
+                        _save(self._saved, _flatten(postings))
+                conn.execute("COMMIT")
+            finally:
+                conn.close()
+        except (sqlite3.Error, OSError, ValueError) as exc:
+            logger.warning("knowledge: reading the postings failed: %s", exc)
+            return
+        with self._lock:
+            if self._postings is None or self._postings.generation < postings.generation:
+                self._postings = postings
+
+
+class _Tokenizer:
+    """A private in-memory FTS5 table of the index's definition: the index's own terms."""
+
+    def __init__(self, definition: str, texts: Sequence[str]) -> None:
+        self._conn = sqlite3.connect(":memory:", check_same_thread=False)
+        # Contentless: only its terms are read, and 'delete-all' empties it at once.
+        self._conn.execute(f"CREATE VIRTUAL TABLE scratch USING fts5({definition}, content = '')")
+        self._conn.execute("CREATE VIRTUAL TABLE scratch_terms USING fts5vocab(scratch, instance)")
+        names, marks = ", ".join(texts), ", ".join("?" * (len(texts) + 1))
+        self._insert = f"INSERT INTO scratch (rowid, {names}) VALUES ({marks})"
+        self._lock = threading.Lock()
+
+    def select(self, rows: list[tuple[int, Sequence[str]]], select: str) -> list[Any]:
+        """``select`` over the terms (``scratch_terms``) of ``rows`` (rowid, texts)."""
+        with self._lock:
+            self._conn.executemany(self._insert, [(rowid, *texts) for rowid, texts in rows])
+            found = self._conn.execute(select).fetchall()
+            self._conn.execute("INSERT INTO scratch (scratch) VALUES ('delete-all')")
+        return found
+
+    def close(self) -> None:
+        with self._lock:
+            self._conn.close()
+
+
+def _save_at_exit(ref: weakref.ref[TermScores]) -> None:
+    scores = ref()
+    if scores is not None:
+        scores.save()
+
+
+def _read_all(
+    conn: sqlite3.Connection, table: str, columns: list[str], weights: Floats
+) -> _Postings:
+    """Every term's pairs and every chunk's length, in one snapshot of ``conn``."""
+    for kind in ("row", "instance"):
+        conn.execute(
+            f"CREATE VIRTUAL TABLE IF NOT EXISTS temp.{table}_{kind} "
+            f"USING fts5vocab(main, {table}, {kind})"
+        )
+    column = _column_index(columns)
+    began = not conn.in_transaction
+    if began:
+        conn.execute("BEGIN")
+    try:
+        generation, nonce = _identity(conn)
+        counts = conn.execute(f"SELECT term, cnt FROM temp.{table}_row").fetchall()
+        terms: dict[str, tuple[Ids, Freqs, int]] = {}
+        for batch in _term_ranges(counts):
+            codes = conn.execute(
+                f"SELECT group_concat(doc << {_COLUMN_BITS} | {column}) FROM temp.{table}_instance "
+                "WHERE term >= ? AND term <= ?",
+                (batch[0][0], batch[-1][0]),
+            ).fetchone()[0]
+            terms.update(_pairs(batch, codes or "", weights))
+        sizes = _docsizes(conn, table, None)
+    finally:
+        if began:
+            conn.execute("COMMIT")
+    ids = np.array([rowid for rowid, _ in sizes], dtype=np.int64)
+    postings = _Postings(generation, nonce, terms, np.zeros(0), np.zeros(0, dtype=np.bool_))
+    postings.grow(int(ids.max()) + 1 if len(ids) else 1)
+    postings.lengths[ids] = [size for _, size in sizes]
+    postings.alive[ids] = True
+    return postings
+
+
+def _identity(conn: sqlite3.Connection) -> tuple[int, str]:
+    """The generation and the nonce of ``conn``'s snapshot of the index."""
+    meta = dict(conn.execute("SELECT key, value FROM meta WHERE key IN ('generation', 'nonce')"))
+    return int(meta.get("generation", -1)), str(meta.get("nonce", ""))
+
+
+#: The postings as saved: term names ('\n'-separated UTF-8), each term's first pair, the pairs,
+#: the chunk lengths and which chunks are alive, and the (generation, nonce) they are of.
+_Flat = dict[str, npt.NDArray[np.generic]]
+
+
+def _flatten(postings: _Postings) -> _Flat:
+    """The postings as a few flat arrays (deleted chunks left out); the caller holds the lock."""
+    tokens = list(postings.terms)
+    pairs = [postings.pairs(token) for token in tokens]
+    return {
+        "generation": np.array([postings.generation]),
+        "nonce": np.array(postings.nonce),
+        "terms": np.frombuffer("\n".join(tokens).encode("utf-8"), dtype=np.uint8),
+        "bounds": np.cumsum([0] + [len(ids) for ids, _ in pairs]),
+        "ids": np.concatenate([ids for ids, _ in pairs] or [np.empty(0, np.int32)]),
+        "freqs": np.concatenate([freqs for _, freqs in pairs] or [np.empty(0, np.float32)]),
+        "lengths": postings.lengths.copy(),
+        "alive": postings.alive.copy(),
+    }
+
+
+def _save(path: Path, flat: _Flat) -> None:
+    """Write ``flat`` to ``path`` whole or not at all (a temporary file renamed over it)."""
+    if not path.parent.is_dir():
+        return  # the index's folder is gone (a temporary one at exit): nothing to save for
+    temporary = path.with_name(f"{path.name}.{os.getpid()}.tmp")
+    try:
+        with temporary.open("wb") as out:
+            np.savez(out, **cast(dict[str, Any], flat))  # (np.savez's stub types **kwds)
+        os.replace(temporary, path)
+    except OSError as exc:
+        logger.warning("knowledge: could not save the postings to %s: %s", path, exc)
+        temporary.unlink(missing_ok=True)
+
+
+def _restore(path: Path, nonce: str, generation: int) -> _Postings | None:
+    """The postings saved in ``path`` if they are of this index and generation, else None."""
+    try:
+        with np.load(path, allow_pickle=False) as saved:
+            if str(saved["nonce"]) != nonce or int(saved["generation"][0]) != generation:
+                return None
+            text = saved["terms"].tobytes().decode("utf-8")
+            bounds, ids, freqs = saved["bounds"], saved["ids"], saved["freqs"]
+            lengths, alive = saved["lengths"], saved["alive"]
+    except FileNotFoundError:
+        return None
+    except (OSError, ValueError, KeyError) as exc:
+        logger.warning("knowledge: ignoring the saved postings %s: %s", path, exc)
+        return None
+    tokens = text.split("\n") if text else []
+    if len(bounds) != len(tokens) + 1 or bounds[-1] != len(ids) or not nonce:
+        return None
+    terms = {
+        token: (ids[bounds[n] : bounds[n + 1]], freqs[bounds[n] : bounds[n + 1]], 0)
+        for n, token in enumerate(tokens)
+    }
+    return _Postings(generation, nonce, terms, lengths, alive)
+
+
+def _term_ranges(counts: list[tuple[str, int]]) -> Iterator[list[tuple[str, int]]]:
+    """``counts`` (term, positions) in runs of about ``LOAD_POSITIONS`` positions."""
+    batch: list[tuple[str, int]] = []
+    size = 0
+    for term, count in counts:
+        batch.append((term, count))
+        size += count
+        if size >= LOAD_POSITIONS:
+            yield batch
+            batch, size = [], 0
+    if batch:
+        yield batch
+
+
+def _pairs(
+    batch: list[tuple[str, int]], codes: str, weights: Floats
+) -> dict[str, tuple[Ids, Freqs, int]]:
+    """The pairs of ``batch``'s terms from their positions (``chunk << 3 | column``, in order)."""
+    packed = np.fromstring(codes, dtype=np.int64, sep=",") if codes else np.empty(0, np.int64)
+    counts = np.array([count for _, count in batch], dtype=np.int64)
+    if len(packed) != counts.sum():
+        raise ValueError("fts5vocab's positions disagree with its term counts")
+    chunks = packed >> _COLUMN_BITS
+    term = np.repeat(np.arange(len(batch)), counts)
+    starts = np.ones(len(packed), dtype=np.bool_)
+    starts[1:] = (chunks[1:] != chunks[:-1]) | (term[1:] != term[:-1])
+    first = np.flatnonzero(starts)
+    ids, owner = chunks[first], term[first]
+    if np.any((ids[1:] <= ids[:-1]) & (owner[1:] == owner[:-1])):
+        raise ValueError("fts5vocab's positions are not in chunk order")
+    freqs = (
+        np.add.reduceat(weights[packed & ((1 << _COLUMN_BITS) - 1)], first)
+        if len(first)
+        else np.zeros(0)
+    )
+    bounds = np.searchsorted(owner, np.arange(len(batch) + 1))
+    ids32, freqs32 = ids.astype(np.int32), freqs.astype(np.float32)
+    return {
+        name: (ids32[bounds[n] : bounds[n + 1]], freqs32[bounds[n] : bounds[n + 1]], 0)
+        for n, (name, _) in enumerate(batch)
+    }
+
+
+def _column_index(columns: list[str]) -> str:
+    """SQL mapping fts5vocab's ``col`` (a column name) to the column's index."""
+    cases = " ".join(f"WHEN '{name}' THEN {n}" for n, name in enumerate(columns))
+    return f"(CASE col {cases} END)"
+
+
+def _varints(data: bytes) -> Iterator[int]:
+    """The varints of ``data`` in order (FTS5's docsize and averages records; < 2**56)."""
+    value = 0
+    for byte in data:
+        value = (value << 7) | (byte & 0x7F)
+        if byte < 0x80:
+            yield value
+            value = 0
+
+
+def _docsizes(
+    conn: sqlite3.Connection, table: str, ids: list[int] | None
+) -> list[tuple[int, float]]:
+    """(rowid, tokens in all columns) of ``ids`` (all chunks when None), from FTS5's docsize."""
+    query = f"SELECT id, sz FROM {table}_docsize"
+    if ids is None:
+        rows = conn.execute(query).fetchall()
+    else:
+        rows = conn.execute(f"{query} WHERE id IN ({','.join('?' * len(ids))})", ids).fetchall()
+    return [(rowid, float(sum(_varints(size)))) for rowid, size in rows]
+
+
+def _averages(conn: sqlite3.Connection, table: str) -> tuple[int, int]:
+    """FTS5's row count and token total (all columns), from its averages record."""
+    row = conn.execute(f"SELECT block FROM {table}_data WHERE id = 1").fetchone()
+    if row is None or not row[0]:
+        return 0, 0
+    rows, *totals = _varints(row[0])
+    return rows, sum(totals)

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import random
 import sqlite3
+import subprocess
+import sys
 import threading
 from collections.abc import Callable
 from pathlib import Path
@@ -15,15 +17,21 @@ from pathlib import Path
 import pytest
 
 from webapp.tools.bm25_pruning import Plan, bound, phrase_query
-from webapp.tools.knowledge import AUTOMERGE, KnowledgeIndex, build_match_query, match_terms
-from webapp.tools.term_scores import TermScores
+from webapp.tools.knowledge import (
+    AUTOMERGE,
+    KnowledgeIndex,
+    ReadOnlyDocument,
+    build_match_query,
+    match_terms,
+)
+from webapp.tools.term_scores import MAX_INCREMENTAL_CHUNKS
 
 # The ranking as it was before pruning: bm25 over every match, ties by chunk id.
 EXACT = (
     "SELECT doc_id, bm25(chunks, 5.0, 1.0, 0.0, 0.0, 1.0) AS score FROM chunks "
     "WHERE chunks MATCH ? ORDER BY score, doc_id LIMIT ?"
 )
-RANK = "bm25(5.0, 1.0, 0.0, 0.0, 1.0)"
+ROOT = Path(__file__).resolve().parents[3]
 COMMON_TEXT = "error latency timeout restart replica disk memory queue cache network"
 COMMON = COMMON_TEXT.split()
 RARE = [f"zq{n:03d}x" for n in range(400)]
@@ -121,48 +129,166 @@ def is_prunable(raw: sqlite3.Connection, query: str, top_k: int) -> bool:
     return len(probe) == top_k and plan.fit(-probe[-1][0])
 
 
-def test_summed_term_scores_are_fts5_scores_to_the_last_bit_across_writes(tmp_path: Path) -> None:
-    folder, kb, raw = synced_corpus(tmp_path, 200)
-    scores = TermScores(RANK)
-    queries = ["memory memory network timeout latency", "zq001x error cache", "disk zq010x zq200x"]
+def computed_scores_match_fts5(
+    kb: KnowledgeIndex, raw: sqlite3.Connection, queries: list[str]
+) -> int:
+    """Assert every chunk's score from the postings kept is FTS5's bm25() to the last bit.
 
-    def assert_bit_exact() -> int:
+    Returns the generation compared (of ``raw``'s snapshot, which the postings must be of).
+    """
+    raw.execute("BEGIN")
+    try:
         (generation,) = raw.execute("SELECT value FROM meta WHERE key = 'generation'").fetchone()
         for query in queries:
-            summed = scores.top(raw, int(generation), match_terms(query), 20)
+            computed = kb._scores.top(raw, int(generation), match_terms(query), 1_000_000)
             expected = raw.execute(
-                EXACT.replace("doc_id,", "rowid,"), (build_match_query(query), 20)
+                "SELECT rowid, bm25(chunks, 5.0, 1.0, 0.0, 0.0, 1.0) FROM chunks WHERE chunks MATCH ?",
+                (build_match_query(query),),
             ).fetchall()
-            assert summed is not None
-            # Identical doubles in the same order; the same chunks (ties at the cut aside:
-            # equal scores are ordered by chunk id by the caller, as the exact query does).
-            assert [score for _, score in summed] == [score for _, score in expected], query
-            cut = expected[-1][1]
-            assert {r for r, s in summed if s < cut} == {r for r, s in expected if s < cut}
-        return int(generation)
+            assert computed is not None, query
+            assert dict(computed) == dict(expected), query  # identical doubles, every chunk
+            assert len(computed) == len(expected) > 0
+    finally:
+        raw.execute("COMMIT")
+    return int(generation)
 
-    before = assert_bit_exact()
+
+def test_computed_scores_are_fts5_scores_to_the_last_bit_across_writes(tmp_path: Path) -> None:
+    folder, kb, raw = synced_corpus(tmp_path, 200)
+    queries = ["memory memory network timeout latency", "zq001x error cache", "disk zq010x zq200x"]
+    assert kb._scores.wait()
+    kept = kb._scores._postings
+    before = computed_scores_match_fts5(kb, raw, queries)
+
     for n in range(0, 200, 20):
         (folder / f"doc-{n:04d}.md").unlink()
+    (folder / "doc-0001.md").write_text("# Runbook\n\nmemory memory zq001x cache.\n")
     kb.sync_directory(folder)
     kb.add_document("extra.md", "# Extra\n\nmemory network zq001x disk.\n")
-    assert assert_bit_exact() > before  # a newer generation: every term read again
-    assert scores.top(raw, before, ["memory"], 5) is None  # older than the pairs held
+    kb.add_document("extra.md", "# Extra\n\nnetwork zq010x zq010x disk.\n")  # replaced
+    # Applied per write, not read again: the same postings, now of the newest generation.
+    assert kb._scores._postings is kept
+    assert computed_scores_match_fts5(kb, raw, queries) > before
+    kb.delete_document("upload/extra.md")
+    computed_scores_match_fts5(kb, raw, queries)
+    with pytest.raises(ReadOnlyDocument):  # a refused write leaves the postings as they are
+        kb.delete_document("runbooks/doc-0001.md")
+    assert kb._scores._postings is kept
+    kb.add_document("cache.md", "# 缓存命中率下降\n\n缓存命中率下降时检查 memory 和 network。\n")
+    computed_scores_match_fts5(kb, raw, ["缓存命中率 memory", "命中 network zq001x"])
+    assert kb._scores._postings is kept
 
 
-def test_searches_after_the_first_of_a_generation_use_summed_scores(tmp_path: Path) -> None:
+def test_an_upload_larger_than_a_sync_batch_limit_is_still_applied(tmp_path: Path) -> None:
+    _, kb, raw = synced_corpus(tmp_path, 100)
+    assert kb._scores.wait()
+    kept = kb._scores._postings
+    rng = random.Random(5)
+    big = "\n\n".join(corpus_text(rng, 1).replace("# ", "## ", 1) for _ in range(2500))
+    summary = kb.add_document("big.md", big)
+    assert summary["chunks"] > MAX_INCREMENTAL_CHUNKS
+    assert kb._scores._postings is kept  # applied, not dropped: no full read after an upload
+    computed_scores_match_fts5(kb, raw, ["memory zq001x network", "error latency zq300x"])
+
+
+def test_a_write_too_large_to_apply_reads_the_postings_again(tmp_path: Path) -> None:
+    folder, kb, raw = synced_corpus(tmp_path, 100)
+    assert kb._scores.wait()
+    kept = kb._scores._postings
+    write_corpus(folder, 700, seed=8)  # every document rewritten: ~3,500 chunks in one batch
+    kb.sync_directory(folder)
+    assert kb._scores.wait()
+    assert kb._scores._postings is not kept
+    computed_scores_match_fts5(kb, raw, ["memory zq001x network", "error latency zq300x"])
+
+
+def test_searches_while_the_postings_are_read_rank_with_fts5_and_agree(tmp_path: Path) -> None:
     _, kb, raw = synced_corpus(tmp_path, 100)
     query = "error zq005x latency"
-    first = kb.search(query, 10)  # the first search of this generation: FTS5's queries
-    (generation,) = raw.execute("SELECT value FROM meta WHERE key = 'generation'").fetchone()
-    assert not kb._scores._terms
+    kb._scores.drop()  # as right after a start: nothing kept yet
+    first = kb.search(query, 10)  # FTS5's queries; starts reading the postings
+    assert kb._scores.wait()
     again = kb.search(query, 10)
-    read = list(kb._scores._terms)
+    kb.close()
+    assert again == first
+    assert [row[0] for row in raw.execute(EXACT, (build_match_query(query), 10))] == [
+        item["doc_id"] for item in first
+    ]
+
+
+def test_postings_are_saved_on_close_and_read_back_only_while_current(tmp_path: Path) -> None:
+    folder, kb, raw = synced_corpus(tmp_path, 100)
+    db = tmp_path / "knowledge.db"
+    queries = ["memory zq001x network", "error latency zq300x"]
+    assert kb._scores.wait()
+    kb.add_document("extra.md", "# Extra\n\nmemory network zq001x disk.\n")
     kb.close()
 
-    assert again == first
-    assert read == match_terms(query)  # the second search read each term's pairs
-    assert kb._scores._generation == int(generation)
+    kb = KnowledgeIndex(db)
+    assert kb._scores.wait()
+    assert kb._scores.read_from == "saved"
+    computed_scores_match_fts5(kb, raw, queries)
+    kb.close()
+    # A write that did not save them (another process, killed): read from the index again.
+    raw.execute("UPDATE meta SET value = CAST(value AS INTEGER) + 1 WHERE key = 'generation'")
+    raw.commit()
+    kb = KnowledgeIndex(db)
+    assert kb._scores.wait()
+    assert kb._scores.read_from == "index"
+    kb.close()
+    # Another file at the very same generation: its nonce differs, so nothing is taken.
+    saved = (tmp_path / "knowledge.db-postings.npz").read_bytes()
+    (generation,) = raw.execute("SELECT value FROM meta WHERE key = 'generation'").fetchone()
+    raw.close()
+    for suffix in ("", "-wal", "-shm"):
+        Path(f"{db}{suffix}").unlink(missing_ok=True)
+    kb = KnowledgeIndex(db)
+    kb.sync_directory(folder)
+    kb.close()
+    fresh = sqlite3.connect(db)
+    fresh.execute("UPDATE meta SET value = ? WHERE key = 'generation'", (generation,))
+    fresh.commit()
+    (tmp_path / "knowledge.db-postings.npz").write_bytes(saved)
+    kb = KnowledgeIndex(db)
+    assert kb._scores.wait()
+    assert kb._scores.read_from == "index"
+    computed_scores_match_fts5(kb, fresh, queries)
+    kb.close()
+
+
+def test_an_index_never_closed_saves_its_postings_when_the_process_exits(tmp_path: Path) -> None:
+    _, kb, raw = synced_corpus(tmp_path, 50)
+    kb.close()
+    db = tmp_path / "knowledge.db"
+    script = (
+        "import sys\n"
+        "from webapp.tools.knowledge import KnowledgeIndex\n"
+        "kb = KnowledgeIndex(sys.argv[1])\n"
+        "assert kb.wait_until_loaded()\n"
+        "kb.add_document('late.md', '# Late\\n\\nmemory zq001x after the last save.\\n')\n"
+    )
+    subprocess.run([sys.executable, "-c", script, str(db)], check=True, cwd=ROOT)
+
+    kb = KnowledgeIndex(db)
+    assert kb._scores.wait()
+    assert kb._scores.read_from == "saved"  # of the generation the upload made
+    computed_scores_match_fts5(kb, raw, ["memory zq001x", "late network"])
+    kb.close()
+
+
+def test_scores_of_a_10k_document_corpus_are_fts5_scores_to_the_last_bit(tmp_path: Path) -> None:
+    _, kb, raw = synced_corpus(tmp_path, 10_000)
+    assert kb._scores.wait()
+    rng = random.Random(11)
+    queries = [
+        " ".join(
+            rng.choice(RARE if rng.random() < 0.3 else COMMON) for _ in range(rng.randint(1, 9))
+        )
+        for _ in range(12)
+    ]
+    computed_scores_match_fts5(kb, raw, [*queries, COMMON_TEXT])
+    kb.add_document("note.md", "# Note\n\nerror latency zq001x timeout.\n")
+    computed_scores_match_fts5(kb, raw, queries)
 
 
 def test_a_plan_promotes_common_terms_until_their_bound_is_below_the_kth_score() -> None:
