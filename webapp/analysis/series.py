@@ -20,10 +20,11 @@ from bisect import bisect_left
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
-from functools import lru_cache
+from functools import cached_property, lru_cache
 from typing import Any
 
 from ..tools.backends import TelemetryBackend
+from .logpatterns import Row, log_rows
 from .onsets import Point
 
 #: How far back "recent" reaches when a question gives no time: long enough to hold an
@@ -98,6 +99,12 @@ class LogRead:
     records: list[dict[str, Any]]
     times: list[datetime]
     counts: list[Point]
+
+    @cached_property
+    def rows(self) -> tuple[Row, ...]:
+        """The records' ``(time, message, level)`` rows for template mining, built once per
+        read (the two analysis tools of one service and window mine the same reads)."""
+        return log_rows(self.records, self.times)
 
     @property
     def complete(self) -> bool:
