@@ -243,8 +243,13 @@ def parse_stamp(value: Any) -> datetime:
 
 
 def parse_stamps(values: Iterable[Any]) -> list[datetime]:
-    """``parse_stamp`` of each value (strings go straight to the cache of parsed stamps)."""
-    return [_parse_text(v) if type(v) is str else parse_stamp(v) for v in values]
+    """``parse_stamp`` of each value (strings go straight to the cache of parsed stamps, in C
+    through ``map``; a value that is no string sends the whole list the general way)."""
+    values = values if isinstance(values, list) else list(values)
+    try:
+        return list(map(_parse_text, values))
+    except (AttributeError, TypeError):  # a value that is no string (a datetime)
+        return [_parse_text(v) if type(v) is str else parse_stamp(v) for v in values]
 
 
 @lru_cache(maxsize=STAMP_CACHE)
