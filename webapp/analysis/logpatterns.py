@@ -33,7 +33,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from functools import lru_cache
-from operator import itemgetter
+from itertools import compress, count, repeat
+from operator import is_, itemgetter
 from typing import Any
 
 from drain3 import TemplateMiner
@@ -129,7 +130,8 @@ def mask_all(messages: Sequence[str]) -> list[str]:
     """``mask`` of every message; the digit shapes of all of them come from a few calls on
     their joined text (join, encode, translate, decode, split), not a few per message, and each
     distinct shape is masked once. A message whose masked shape has no slots (no unmatched
-    stretch holding digits: most lines) is its masked shape, looked up in C (``map``)."""
+    stretch holding digits: most lines) is its masked shape, looked up in C (``map``); only the
+    others take a Python step each."""
     joined = "\n".join(messages)
     shapes = _digit_shape(joined).split("\n")
     if len(shapes) != len(messages):  # a message holds a line break: shape each on its own
@@ -137,26 +139,30 @@ def mask_all(messages: Sequence[str]) -> list[str]:
     plans = {shape: _shape_mask(shape) for shape in dict.fromkeys(shapes)}
     whole = {shape: pieces[0] for shape, (pieces, slots) in plans.items() if not slots}
     maybe_hex = "0x" in joined
-    if not maybe_hex and len(whole) == len(plans):
-        return list(map(whole.__getitem__, shapes))
-    masked: list[str] = []
-    for message, shape in zip(messages, shapes, strict=True):
+    masked: list[str | None] = list(map(whole.get, shapes))
+    if len(whole) == len(plans) and not maybe_hex:
+        return masked  # type: ignore[return-value]  # every shape is in ``whole``
+    pending = range(len(messages)) if maybe_hex else compress(count(), map(is_, masked, _NONE))
+    for index in pending:
+        message = messages[index]
         if maybe_hex and "0x" in message:
-            masked.append(plain_mask(message))
+            masked[index] = plain_mask(message)
             continue
-        if (text := whole.get(shape)) is not None:
-            masked.append(text)
+        pieces, slots = plans[shapes[index]]
+        if not slots:
             continue
-        pieces, slots = plans[shape]
         if len(slots) == 1:  # the common case (``/api/v1/`` in a path)
             start, end = slots[0]
-            masked.append(pieces[0] + message[start:end] + pieces[1])
+            masked[index] = pieces[0] + message[start:end] + pieces[1]
             continue
         parts = [pieces[0]]
         for (start, end), piece in zip(slots, pieces[1:], strict=True):
             parts += (message[start:end], piece)
-        masked.append("".join(parts))
-    return masked
+        masked[index] = "".join(parts)
+    return masked  # type: ignore[return-value]  # every None was filled in
+
+
+_NONE = repeat(None)
 
 
 def _digit_shape(text: str) -> str:
