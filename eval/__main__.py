@@ -4,8 +4,8 @@ Options: ``--worlds N`` (default 5), ``--questions N`` per world (default 50), `
 (first world's seed, default 1), ``--no-demo``, ``--recorded DIR`` (exported runs to replay as
 fixtures), ``--keep DIR`` (write the worlds there instead of a temporary folder),
 ``--failures`` (list every wrong answer), ``--answers FILE`` (write every case's final answer
-there, one JSON line per case, to compare two builds' answers). With ``OPENAI_API_KEY`` set the same cases also run
-against that model (``LLM_MODEL``, ``OPENAI_BASE_URL``).
+there, one JSON line per case, to compare two builds' answers). With ``OPENAI_API_KEY`` set the
+same cases also run against that model (``LLM_MODEL``, ``OPENAI_BASE_URL``).
 """
 
 from __future__ import annotations

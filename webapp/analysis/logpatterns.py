@@ -211,23 +211,15 @@ Row = tuple[datetime, str, str]
 
 def log_rows(records: Sequence[Mapping[str, Any]], times: Sequence[datetime]) -> tuple[Row, ...]:
     """The ``(time, message, level)`` rows of ``records`` (``times``: their parsed timestamps,
-    same order), built in C (``map``/``zip``) when every record has both fields."""
+    same order), built in C (``map``/``zip``) when every record has both fields as strings."""
     try:
-        return tuple(
-            zip(
-                times,
-                map(str, map(_MESSAGE, records)),
-                map(str, map(_LEVEL, records)),
-                strict=True,
-            )
-        )
+        messages, levels = list(map(_MESSAGE, records)), list(map(_LEVEL, records))
     except KeyError:  # a record without one of them: it reads as ""
-        return tuple(
-            [
-                (t, str(r.get("message", "")), str(r.get("level", "")))
-                for t, r in zip(times, records, strict=True)
-            ]
-        )
+        messages = [r.get("message", "") for r in records]
+        levels = [r.get("level", "") for r in records]
+    if not set(map(type, messages)) | set(map(type, levels)) <= {str}:
+        messages, levels = list(map(str, messages)), list(map(str, levels))
+    return tuple(zip(times, messages, levels, strict=True))
 
 
 _MESSAGE, _LEVEL = itemgetter("message"), itemgetter("level")
