@@ -56,8 +56,17 @@ class ClaimKind:
         """Each pattern with the literal text between its fields: a statement that lacks one
         of them cannot match, so the pattern (whose lazy groups try every split of the
         statement before failing) is not tried on it."""
-        return tuple(
-            (pattern, tuple(literal for literal, _, _, _ in Formatter().parse(template) if literal))
+        return tuple(  # the longest literal first: the likeliest to be missing
+            (
+                pattern,
+                tuple(
+                    sorted(
+                        (literal for literal, _, _, _ in Formatter().parse(template) if literal),
+                        key=len,
+                        reverse=True,
+                    )
+                ),
+            )
             for pattern, template in zip(self.patterns, self.templates.values(), strict=True)
         )
 
@@ -74,7 +83,9 @@ class ClaimKind:
         """The field values of ``statement`` (in any language), or None when it is not of
         this kind."""
         for pattern, literals in self._readers:
-            if not all(literal in statement for literal in literals):
+            if literals and literals[0] not in statement:
+                continue
+            if not all(literal in statement for literal in literals[1:]):
                 continue
             match = pattern.match(statement)
             if match:
