@@ -21,6 +21,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
 from functools import cached_property, lru_cache
+from operator import itemgetter
 from typing import Any
 
 from ..tools.backends import TelemetryBackend
@@ -70,10 +71,17 @@ def metric_points(
     )
     points: list[Point] = []
     for series in answer.get("series", [])[:1]:
-        present = [(stamp, value) for stamp, value in series.get("points", []) if value is not None]
-        stamps = parse_stamps([stamp for stamp, _ in present])
-        points = [(t, float(value)) for t, (_, value) in zip(stamps, present, strict=True)]
+        pairs = series.get("points", [])
+        values = list(map(_SECOND, pairs))
+        if None in values:  # gaps: only the points with a value
+            pairs = [(stamp, value) for stamp, value in pairs if value is not None]
+            values = list(map(_SECOND, pairs))
+        stamps = parse_stamps(list(map(_FIRST, pairs)))
+        points = list(zip(stamps, map(float, values), strict=True))
     return points, (answer.get("summary") or {}).get("unit")
+
+
+_FIRST, _SECOND = itemgetter(0), itemgetter(1)
 
 
 def log_records(

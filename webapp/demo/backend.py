@@ -323,7 +323,7 @@ class DemoTelemetryBackend:
         points: list[list[Any]]
         if step_seconds is None or step_seconds <= native:
             stamps, values = series.stamps[lo:hi], series.values[lo:hi]
-            points = [[stamp, value] for stamp, value in zip(stamps, values, strict=True)]
+            points = list(map(list, zip(stamps, values, strict=True)))
         else:
             points = _downsample(series, lo, hi, step_seconds)
         return {
