@@ -3,8 +3,9 @@
 Options: ``--worlds N`` (default 5), ``--questions N`` per world (default 50), ``--seed S``
 (first world's seed, default 1), ``--no-demo``, ``--recorded DIR`` (exported runs to replay as
 fixtures), ``--keep DIR`` (write the worlds there instead of a temporary folder),
-``--failures`` (list every wrong answer). With ``OPENAI_API_KEY`` set the same cases also run
-against that model (``LLM_MODEL``, ``OPENAI_BASE_URL``).
+``--failures`` (list every wrong answer), ``--answers FILE`` (write every case's final answer
+there, one JSON line per case, to compare two builds' answers). With ``OPENAI_API_KEY`` set the
+same cases also run against that model (``LLM_MODEL``, ``OPENAI_BASE_URL``).
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from pathlib import Path
 
 from eval.fixtures import demo_fixture, generated_fixture
 from eval.recorded import recorded_fixtures
-from eval.report import failures, json_line, render, summary
+from eval.report import answer_lines, failures, json_line, render, summary
 from eval.runner import Fixture, ModelFactory, run_all
 from webapp.config import Settings
 from webapp.llm.offline import MODEL_NAME, OfflineChatModel
@@ -34,6 +35,7 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--recorded", type=Path, default=None)
     parser.add_argument("--keep", type=Path, default=None)
     parser.add_argument("--failures", action="store_true")
+    parser.add_argument("--answers", type=Path, default=None)
     return parser
 
 
@@ -56,14 +58,18 @@ def evaluate(args: argparse.Namespace, root: Path, out: list[str]) -> list[dict[
     if args.recorded:
         fixtures += recorded_fixtures(args.recorded)
     documents = []
+    answers: list[str] = []
     for name, factory in _models():
         results = run_all(fixtures, factory)
+        answers += answer_lines(results, name)
         document = summary(results, name)
         out += [render(document), ""]
         if args.failures:
             out += [*failures(results, limit=10_000), ""]
         out.append(json_line(document))
         documents.append(document)
+    if args.answers:
+        args.answers.write_text("".join(f"{line}\n" for line in answers), encoding="utf-8")
     return documents
 
 

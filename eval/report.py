@@ -104,6 +104,23 @@ def json_line(document: dict[str, Any]) -> str:
     return json.dumps(document, ensure_ascii=False, separators=(",", ":"), sort_keys=False)
 
 
+def answer_lines(results: Sequence[CaseResult], model: str) -> list[str]:
+    """A JSON line per case: model, case id, flow, fallback and the final answer."""
+    return [
+        json.dumps(
+            {
+                "model": model,
+                "case": r.case.id,
+                "flow": r.flow,
+                "fallback": r.fallback,
+                "answer": r.answer,
+            },
+            ensure_ascii=False,
+        )
+        for r in results
+    ]
+
+
 def failures(results: Sequence[CaseResult], limit: int = 40) -> list[str]:
     """A line per wrong answer: case, kind, question, why, the answer's first line."""
     lines = []

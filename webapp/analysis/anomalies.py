@@ -34,7 +34,7 @@ from typing import Any
 
 from ..tools.backends import TelemetryBackend
 from .curves import Analysed
-from .logpatterns import LogPattern, mine_patterns
+from .logpatterns import LogPattern, Row, mine_patterns, mine_rows
 from .onsets import Finding, detect_onset, iso
 from .series import (
     bucket_edges,
@@ -72,8 +72,7 @@ def service_anomalies(
         if (found := analysed.detect(points, signal=metric, kind="metric")) is not None:
             findings.append(found)
     begin = logs_begin(backend, service, start, end, step)
-    records: list[dict[str, Any]] = []
-    times: list[datetime] = []
+    rows: tuple[Row, ...] = ()
     for level in LOG_LEVELS:
         read = log_counts(backend, service, level, start, end, step)
         examined += 1
@@ -83,10 +82,9 @@ def service_anomalies(
         if found is not None:
             findings.append(to_first_line(found, read.times if read.complete else [], step))
         if read.complete:  # every record, no sample
-            records += read.records
-            times += read.times
+            rows += read.rows
     pattern_findings, assessed = _pattern_findings(
-        records, times, bucket_edges(start, end, step), begin, analysed
+        rows, bucket_edges(start, end, step), begin, analysed
     )
     findings += pattern_findings
     findings.sort(key=lambda f: (f.onset, -f.significance, f.signal))
@@ -108,22 +106,20 @@ def service_log_patterns(
     levels = (level.upper(),) if level else LOG_LEVELS
     step = bucket_step(start, end)
     begin = logs_begin(backend, service, start, end, step)
-    records: list[dict[str, Any]] = []
-    times: list[datetime] = []
+    rows: tuple[Row, ...] = ()
     rate: list[tuple[datetime, float]] = []
     complete = True
     for name in levels:
         read = log_counts(backend, service, name, start, end, step)
         complete = complete and read.complete
-        records += read.records
-        times += read.times
+        rows += read.rows
         rate = [(t, v + (rate[i][1] if rate else 0.0)) for i, (t, v) in enumerate(read.counts)]
     onset = detect_onset(
         trim_to_data(rate, begin), signal="+".join(levels), kind="log_rate", counts=True
     )
     split = onset.onset if onset is not None else None
     if complete or split is None:
-        patterns = mine_patterns(records, split, times)[:MAX_PATTERNS]
+        patterns = mine_rows(rows, split)[:MAX_PATTERNS]
     else:
         patterns = _sampled_patterns(backend, service, levels, (start, split, end), step)
     return {
@@ -179,14 +175,13 @@ def literal(template: str) -> str:
 
 
 def _pattern_findings(
-    records: Sequence[dict[str, Any]],
-    times: Sequence[datetime],
+    rows: tuple[Row, ...],
     edges: Sequence[datetime],
     begin: datetime | None,
     analysed: Analysed,
 ) -> tuple[list[Finding], int]:
     """Findings for the frequent templates whose line counts changed; and how many were assessed."""
-    patterns = mine_patterns(records, None, times)
+    patterns = mine_rows(rows, None)
     frequent = [p for p in patterns if p.count_after >= MIN_PATTERN_RECORDS][:MAX_PATTERN_FINDINGS]
     findings: list[Finding] = []
     for pattern in frequent:

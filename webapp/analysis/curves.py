@@ -36,7 +36,7 @@ from collections.abc import Sequence
 from datetime import datetime, timezone
 from typing import Any
 
-from .onsets import Finding, Point, detect_onset
+from .onsets import Finding, Point, detect_onset, finite_points
 
 #: The most points recorded for one finding (about one per chart pixel column that matters).
 MAX_POINTS = 120
@@ -88,7 +88,7 @@ def curve(
     """The finding's series as recorded: at most ``limit`` points, its anchors kept.
 
     ``stamps`` remembers each moment's text across the calls of one output (optional)."""
-    clean = [(t, float(v)) for t, v in points if v is not None and math.isfinite(float(v))]
+    clean = finite_points(points)
     memo = stamps if stamps is not None else {}
     if len(clean) <= limit:
         return [_point(p, memo) for p in clean], False

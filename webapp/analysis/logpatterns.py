@@ -28,10 +28,13 @@ from __future__ import annotations
 
 import re
 from bisect import bisect_left
+from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from functools import lru_cache
+from itertools import compress, count, repeat
+from operator import is_, itemgetter
 from typing import Any
 
 from drain3 import TemplateMiner
@@ -125,30 +128,41 @@ def mask(message: str) -> str:
 
 def mask_all(messages: Sequence[str]) -> list[str]:
     """``mask`` of every message; the digit shapes of all of them come from a few calls on
-    their joined text (join, encode, translate, decode, split), not a few per message."""
+    their joined text (join, encode, translate, decode, split), not a few per message, and each
+    distinct shape is masked once. A message whose masked shape has no slots (no unmatched
+    stretch holding digits: most lines) is its masked shape, looked up in C (``map``); only the
+    others take a Python step each."""
     joined = "\n".join(messages)
     shapes = _digit_shape(joined).split("\n")
     if len(shapes) != len(messages):  # a message holds a line break: shape each on its own
         shapes = [_digit_shape(message) for message in messages]
+    plans = {shape: _shape_mask(shape) for shape in dict.fromkeys(shapes)}
+    whole = {shape: pieces[0] for shape, (pieces, slots) in plans.items() if not slots}
     maybe_hex = "0x" in joined
-    masked: list[str] = []
-    for message, shape in zip(messages, shapes, strict=True):
+    masked: list[str | None] = list(map(whole.get, shapes))
+    if len(whole) == len(plans) and not maybe_hex:
+        return masked  # type: ignore[return-value]  # every shape is in ``whole``
+    pending = range(len(messages)) if maybe_hex else compress(count(), map(is_, masked, _NONE))
+    for index in pending:
+        message = messages[index]
         if maybe_hex and "0x" in message:
-            masked.append(plain_mask(message))
+            masked[index] = plain_mask(message)
             continue
-        pieces, slots = _shape_mask(shape)
+        pieces, slots = plans[shapes[index]]
         if not slots:
-            masked.append(pieces[0])
             continue
         if len(slots) == 1:  # the common case (``/api/v1/`` in a path)
             start, end = slots[0]
-            masked.append(pieces[0] + message[start:end] + pieces[1])
+            masked[index] = pieces[0] + message[start:end] + pieces[1]
             continue
         parts = [pieces[0]]
         for (start, end), piece in zip(slots, pieces[1:], strict=True):
             parts += (message[start:end], piece)
-        masked.append("".join(parts))
-    return masked
+        masked[index] = "".join(parts)
+    return masked  # type: ignore[return-value]  # every None was filled in
+
+
+_NONE = repeat(None)
 
 
 def _digit_shape(text: str) -> str:
@@ -192,6 +206,25 @@ def clear_caches() -> None:
     _templates.cache_clear()
 
 
+Row = tuple[datetime, str, str]
+
+
+def log_rows(records: Sequence[Mapping[str, Any]], times: Sequence[datetime]) -> tuple[Row, ...]:
+    """The ``(time, message, level)`` rows of ``records`` (``times``: their parsed timestamps,
+    same order), built in C (``map``/``zip``) when every record has both fields as strings."""
+    try:
+        messages, levels = list(map(_MESSAGE, records)), list(map(_LEVEL, records))
+    except KeyError:  # a record without one of them: it reads as ""
+        messages = [r.get("message", "") for r in records]
+        levels = [r.get("level", "") for r in records]
+    if not set(map(type, messages)) | set(map(type, levels)) <= {str}:
+        messages, levels = list(map(str, messages)), list(map(str, levels))
+    return tuple(zip(times, messages, levels, strict=True))
+
+
+_MESSAGE, _LEVEL = itemgetter("message"), itemgetter("level")
+
+
 def mine_patterns(
     records: Sequence[Mapping[str, Any]],
     split: datetime | None = None,
@@ -204,12 +237,11 @@ def mine_patterns(
     records' timestamps already parsed (same order), when the caller has them.
     """
     stamps = times if times is not None else [_time(r["timestamp"]) for r in records]
-    rows = tuple(  # one pass over the records (not one per field and a zip)
-        [
-            (t, str(r.get("message", "")), str(r.get("level", "")))
-            for t, r in zip(stamps, records, strict=True)
-        ]
-    )
+    return mine_rows(log_rows(records, stamps), split)
+
+
+def mine_rows(rows: tuple[Row, ...], split: datetime | None = None) -> list[LogPattern]:
+    """``mine_patterns`` of the records whose ``log_rows`` are ``rows``."""
     patterns = []
     for template, members in _templates(rows):
         before = 0 if split is None else bisect_left(members.rows, (split,))
@@ -234,42 +266,54 @@ def mine_patterns(
 class _Members:
     """The rows of one template, oldest first, their levels and times."""
 
-    rows: tuple[tuple[datetime, str, str], ...]
+    rows: tuple[Row, ...]
     levels: tuple[str, ...]
     times: tuple[datetime, ...]
 
+    @classmethod
+    def of(cls, rows: tuple[Row, ...]) -> _Members:
+        levels = set(map(_ROW_LEVEL, rows))
+        levels.discard("")
+        return cls(rows, tuple(sorted(levels)), tuple(map(_ROW_TIME, rows)))
+
+
+_ROW_TIME, _ROW_MESSAGE, _ROW_LEVEL = itemgetter(0), itemgetter(1), itemgetter(2)
+
 
 @lru_cache(maxsize=TEMPLATE_CACHE)
-def _templates(rows: tuple[tuple[datetime, str, str], ...]) -> tuple[tuple[str, _Members], ...]:
+def _templates(rows: tuple[Row, ...]) -> tuple[tuple[str, _Members], ...]:
     """``(time, message, level)`` rows grouped by Drain template, in order of first appearance.
 
     Cached on the rows themselves: ``detect_anomalies`` and then ``log_patterns`` over the same
-    window mine the same lines and differ only in where they split them.
+    window mine the same lines and differ only in where they split them. The rows are grouped
+    without a Python step per row: a stable sort of their indices by template (in order of first
+    appearance) puts each template's rows together, oldest first, taken out with ``itemgetter``.
     """
     # Sorted on the whole row (time, message, level): rows that tie on time and message are
     # the same message, so their order among themselves changes nothing below.
     ordered = sorted(rows)
-    masked = mask_all([message for _, message, _ in ordered])
+    masked = mask_all(list(map(_ROW_MESSAGE, ordered)))
     miner = new_miner()
     cluster_of = {
         shape: miner.add_log_message(shape)["cluster_id"] for shape in dict.fromkeys(masked)
     }
     templates = {c.cluster_id: c.get_template() for c in miner.drain.clusters}
     template_of = {shape: templates.get(cluster, shape) for shape, cluster in cluster_of.items()}
-    grouped: dict[str, list[tuple[datetime, str, str]]] = {}
-    for row, shape in zip(ordered, masked, strict=True):
-        grouped.setdefault(template_of[shape], []).append(row)
-    return tuple(
-        (
-            template,
-            _Members(
-                tuple(members),
-                tuple(sorted({level for _, _, level in members if level})),
-                tuple(t for t, _, _ in members),
-            ),
-        )
-        for template, members in grouped.items()
-    )
+    keys = list(map(template_of.__getitem__, masked))
+    rank = {template: n for n, template in enumerate(dict.fromkeys(keys))}
+    if len(rank) <= 1:
+        return tuple((template, _Members.of(tuple(ordered))) for template in rank)
+    ranks = list(map(rank.__getitem__, keys))
+    order = sorted(range(len(ranks)), key=ranks.__getitem__)
+    sizes = Counter(ranks)
+    grouped = []
+    start = 0
+    for template, n in rank.items():
+        taken = order[start : start + sizes[n]]
+        start += sizes[n]
+        members = itemgetter(*taken)(ordered) if len(taken) > 1 else (ordered[taken[0]],)
+        grouped.append((template, _Members.of(members)))
+    return tuple(grouped)
 
 
 def named_services(

@@ -35,6 +35,7 @@ import statistics
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime, timezone
+from operator import itemgetter
 from typing import Any
 
 import numpy as np
@@ -139,11 +140,8 @@ def detect_onset(
     ``counts`` marks event counts per bucket (log rates), whose spread is floored at
     ``COUNT_FLOOR``.
     """
-    clean = [(t, float(v)) for t, v in points if v is not None]
-    values = [v for _, v in clean]
-    if not all(map(math.isfinite, values)):
-        clean = [(t, v) for t, v in clean if math.isfinite(v)]
-        values = [v for _, v in clean]
+    clean = finite_points(points)
+    values = list(map(_VALUE, clean))
     if len(clean) < MIN_POINTS:
         return None
     breakpoints = change_points(values)
@@ -154,6 +152,19 @@ def detect_onset(
         if finding is not None:
             return finding
     return None
+
+
+def finite_points(points: Sequence[Point]) -> list[Point]:
+    """``(t, float(v))`` for every point whose value is a finite number (None, NaN and
+    infinities dropped); built in C (``map``/``zip``) when every value is a finite float."""
+    values = list(map(_VALUE, points))
+    if set(map(type, values)) <= {float} and all(map(math.isfinite, values)):
+        return list(zip(map(_TIME, points), values, strict=True))
+    clean = [(t, float(v)) for t, v in points if v is not None]
+    return [(t, v) for t, v in clean if math.isfinite(v)]
+
+
+_TIME, _VALUE = itemgetter(0), itemgetter(1)
 
 
 def change_points(values: Sequence[float]) -> list[int]:

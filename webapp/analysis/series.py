@@ -20,10 +20,12 @@ from bisect import bisect_left
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
-from functools import lru_cache
+from functools import cached_property, lru_cache
+from operator import itemgetter
 from typing import Any
 
 from ..tools.backends import TelemetryBackend
+from .logpatterns import Row, log_rows
 from .onsets import Point
 
 #: How far back "recent" reaches when a question gives no time: long enough to hold an
@@ -69,10 +71,17 @@ def metric_points(
     )
     points: list[Point] = []
     for series in answer.get("series", [])[:1]:
-        present = [(stamp, value) for stamp, value in series.get("points", []) if value is not None]
-        stamps = parse_stamps([stamp for stamp, _ in present])
-        points = [(t, float(value)) for t, (_, value) in zip(stamps, present, strict=True)]
+        pairs = series.get("points", [])
+        values = list(map(_SECOND, pairs))
+        if None in values:  # gaps: only the points with a value
+            pairs = [(stamp, value) for stamp, value in pairs if value is not None]
+            values = list(map(_SECOND, pairs))
+        stamps = parse_stamps(list(map(_FIRST, pairs)))
+        points = list(zip(stamps, map(float, values), strict=True))
     return points, (answer.get("summary") or {}).get("unit")
+
+
+_FIRST, _SECOND = itemgetter(0), itemgetter(1)
 
 
 def log_records(
@@ -98,6 +107,12 @@ class LogRead:
     records: list[dict[str, Any]]
     times: list[datetime]
     counts: list[Point]
+
+    @cached_property
+    def rows(self) -> tuple[Row, ...]:
+        """The records' ``(time, message, level)`` rows for template mining, built once per
+        read (the two analysis tools of one service and window mine the same reads)."""
+        return log_rows(self.records, self.times)
 
     @property
     def complete(self) -> bool:
@@ -236,8 +251,13 @@ def parse_stamp(value: Any) -> datetime:
 
 
 def parse_stamps(values: Iterable[Any]) -> list[datetime]:
-    """``parse_stamp`` of each value (strings go straight to the cache of parsed stamps)."""
-    return [_parse_text(v) if type(v) is str else parse_stamp(v) for v in values]
+    """``parse_stamp`` of each value (strings go straight to the cache of parsed stamps, in C
+    through ``map``; a value that is no string sends the whole list the general way)."""
+    values = values if isinstance(values, list) else list(values)
+    try:
+        return list(map(_parse_text, values))
+    except (AttributeError, TypeError):  # a value that is no string (a datetime)
+        return [_parse_text(v) if type(v) is str else parse_stamp(v) for v in values]
 
 
 @lru_cache(maxsize=STAMP_CACHE)

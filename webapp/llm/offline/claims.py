@@ -51,6 +51,25 @@ class ClaimKind:
         """Each template as an anchored regular expression, one named group per field."""
         return tuple(_pattern(template) for template in self.templates.values())
 
+    @cached_property
+    def _readers(self) -> tuple[tuple[re.Pattern[str], tuple[str, ...]], ...]:
+        """Each pattern with the literal text between its fields: a statement that lacks one
+        of them cannot match, so the pattern (whose lazy groups try every split of the
+        statement before failing) is not tried on it."""
+        return tuple(  # the longest literal first: the likeliest to be missing
+            (
+                pattern,
+                tuple(
+                    sorted(
+                        (literal for literal, _, _, _ in Formatter().parse(template) if literal),
+                        key=len,
+                        reverse=True,
+                    )
+                ),
+            )
+            for pattern, template in zip(self.patterns, self.templates.values(), strict=True)
+        )
+
     def render(self, language: str = "en", **values: object) -> str:
         """The statement for ``values`` (every field of the template, nothing else), in
         ``language`` (English when the kind has no template in it)."""
@@ -63,7 +82,11 @@ class ClaimKind:
     def read(self, statement: str) -> dict[str, str] | None:
         """The field values of ``statement`` (in any language), or None when it is not of
         this kind."""
-        for pattern in self.patterns:
+        for pattern, literals in self._readers:
+            if literals and literals[0] not in statement:
+                continue
+            if not all(literal in statement for literal in literals[1:]):
+                continue
             match = pattern.match(statement)
             if match:
                 return match.groupdict()

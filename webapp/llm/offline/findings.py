@@ -218,8 +218,9 @@ def _whole(text: str, start: int, end: int, name: str) -> bool:
     return not (before.isalnum() or before in "_-") and not (after.isalnum() or after in "_-")
 
 
-#: Mentions found per ``query_logs`` invocation (each round of a run reads the same results).
-_MENTIONS: dict[tuple[str, str, tuple[str, ...]], list[Mention]] = {}
+#: Mentions found per ``query_logs`` invocation and service, with the catalog they were read
+#: against (each round of a run reads the same results against the same catalog).
+_MENTIONS: dict[tuple[str, str], tuple[tuple[str, ...], dict[str, list[str]], list[Mention]]] = {}
 MENTIONS_CACHE = 512
 
 
@@ -228,6 +229,11 @@ def read_mentions(
 ) -> list[Mention]:
     """Records of one ``query_logs`` result that name another known service (or its alias)."""
     service = str(done.arguments.get("service", ""))
+    key = (done.invocation_id, service)
+    catalog = tuple(services)
+    kept = _MENTIONS.get(key)
+    if kept is not None and kept[0] == catalog and kept[1] == aliases:
+        return kept[2]
     owner = {
         name.lower(): other
         for other in services
@@ -235,9 +241,6 @@ def read_mentions(
         for name in (other, *aliases.get(other, ()))
         if name
     }
-    key = (done.invocation_id, service, tuple(sorted(owner)))
-    if key in _MENTIONS:
-        return _MENTIONS[key]
     found: list[Mention] = []
     records = [r for r in _result(done).get("records") or [] if isinstance(r, dict)]
     messages = [str(record.get("message", "")) for record in records]
@@ -261,7 +264,7 @@ def read_mentions(
             ]
     if len(_MENTIONS) >= MENTIONS_CACHE:
         _MENTIONS.clear()
-    _MENTIONS[key] = found
+    _MENTIONS[key] = (catalog, {k: list(v) for k, v in aliases.items()}, found)
     return found
 
 
