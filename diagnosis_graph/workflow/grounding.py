@@ -252,6 +252,11 @@ _INSTRUCTION = re.compile(
     r"\broot cause\b",
     re.IGNORECASE | re.MULTILINE,
 )
+#: One of these (lower case) is in every text ``_INSTRUCTION`` matches: the first word of each
+#: alternative. Searched for first as plain substrings (most tool output holds none of them).
+_INSTRUCTION_CUES = ("ignore", "disregard", "forget", "override", "you are now", "new instruction")
+_INSTRUCTION_CUES += ("system", "assistant", "developer")
+_INSTRUCTION_CUES += ("report", "say", "state", "conclude", "answer", "tell the user")
 
 
 def instruction_like(text: Any) -> bool:
@@ -259,7 +264,13 @@ def instruction_like(text: Any) -> bool:
 
     Such text is data: a claim may quote it ("a log line said: '...'"), never act on it.
     """
-    return isinstance(text, str) and _INSTRUCTION.search(text) is not None
+    if not isinstance(text, str):
+        return False
+    if text.isascii():  # ASCII case-folds as lower(): a text without any cue word cannot match
+        lowered = text.lower()
+        if not any(cue in lowered for cue in _INSTRUCTION_CUES):
+            return False
+    return _INSTRUCTION.search(text) is not None
 
 
 def quotes(statement: str, excerpt: str) -> bool:
