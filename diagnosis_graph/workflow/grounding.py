@@ -239,7 +239,8 @@ def ungrounded_tokens(
         if not any(_rounds_to(value, number) for value in context.numbers):
             offending.append(number.text)
     for name in mentioned_services(statement, catalog):
-        if not _service_pattern(name).search(context.text):
+        lowered = name.lower()  # the pattern's literal text: the plain search rules most out
+        if lowered not in context.text or not _service_pattern(name).search(context.text):
             offending.append(name)
     return list(dict.fromkeys(offending))
 
@@ -254,9 +255,11 @@ _INSTRUCTION = re.compile(
 )
 #: One of these (lower case) is in every text ``_INSTRUCTION`` matches: the first word of each
 #: alternative. Searched for first as plain substrings (most tool output holds none of them).
-_INSTRUCTION_CUES = ("ignore", "disregard", "forget", "override", "you are now", "new instruction")
-_INSTRUCTION_CUES += ("system", "assistant", "developer")
-_INSTRUCTION_CUES += ("report", "say", "state", "conclude", "answer", "tell the user")
+_INSTRUCTION_CUES: tuple[str, ...] = (
+    "ignore", "disregard", "forget", "override", "you are now", "new instruction",
+    "system", "assistant", "developer",
+    "report", "say", "state", "conclude", "answer", "tell the user",
+)  # fmt: skip
 
 
 def instruction_like(text: Any) -> bool:
