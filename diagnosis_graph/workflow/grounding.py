@@ -239,7 +239,8 @@ def ungrounded_tokens(
         if not any(_rounds_to(value, number) for value in context.numbers):
             offending.append(number.text)
     for name in mentioned_services(statement, catalog):
-        if not _service_pattern(name).search(context.text):
+        lowered = name.lower()  # the pattern's literal text: the plain search rules most out
+        if lowered not in context.text or not _service_pattern(name).search(context.text):
             offending.append(name)
     return list(dict.fromkeys(offending))
 
@@ -252,6 +253,13 @@ _INSTRUCTION = re.compile(
     r"\broot cause\b",
     re.IGNORECASE | re.MULTILINE,
 )
+#: One of these (lower case) is in every text ``_INSTRUCTION`` matches: the first word of each
+#: alternative. Searched for first as plain substrings (most tool output holds none of them).
+_INSTRUCTION_CUES: tuple[str, ...] = (
+    "ignore", "disregard", "forget", "override", "you are now", "new instruction",
+    "system", "assistant", "developer",
+    "report", "say", "state", "conclude", "answer", "tell the user",
+)  # fmt: skip
 
 
 def instruction_like(text: Any) -> bool:
@@ -259,7 +267,13 @@ def instruction_like(text: Any) -> bool:
 
     Such text is data: a claim may quote it ("a log line said: '...'"), never act on it.
     """
-    return isinstance(text, str) and _INSTRUCTION.search(text) is not None
+    if not isinstance(text, str):
+        return False
+    if text.isascii():  # ASCII case-folds as lower(): a text without any cue word cannot match
+        lowered = text.lower()
+        if not any(cue in lowered for cue in _INSTRUCTION_CUES):
+            return False
+    return _INSTRUCTION.search(text) is not None
 
 
 def quotes(statement: str, excerpt: str) -> bool:

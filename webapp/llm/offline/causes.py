@@ -33,7 +33,7 @@ OWN_FACTOR = 2.0
 MIN_SCORE = 1.5
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)  # one object per kind: identity is equality (hashed per match)
 class CauseKind:
     """One mechanism: how to say it, and the metric and log words that indicate it."""
 
