@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any
 
-from peewee import Database
+from peewee import Database, Field
 
 from diagnosis_graph.workflow.trace import TERMINATION_ERROR, build_orchestration_trace
 
@@ -37,7 +37,7 @@ STATUS_COLUMNS = tuple(
     field for field in DiagnosisRun._meta.sorted_fields if not isinstance(field, JSONField)
 )
 #: What :meth:`RunStore.finish` writes, in the model's field order (peewee's SET order).
-FINISH_COLUMNS = (
+FINISH_COLUMNS: tuple[Field, ...] = (
     DiagnosisRun.status,
     DiagnosisRun.answer,
     DiagnosisRun.degraded,
