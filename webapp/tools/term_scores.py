@@ -43,11 +43,20 @@ paid FTS5's cost again (p95 49 / 80 ms). Options weighed:
   position) parsed by numpy: ~2 s at 10k documents on a quiet core, in a helper thread. And a
   start need not read them at all: they are saved next to the index file
   (``<index>-postings.npz``, ~43 MB) on close, at the process's exit and after a full read,
-  and read back (0.04-0.2 s) when still of the file's generation and nonce (``meta``; a
-  rebuilt file has a new nonce).
+  and read back (0.04-0.2 s) when of the file's nonce (``meta``; a rebuilt file has a new
+  nonce).
+* (d) postings older than the index - another process on the file wrote (gunicorn's workers,
+  Celery's: each keeps its own), or the saved ones predate writes (a crash) - catch up
+  instead of being read again: chunk ids are never reused, so the chunks of FTS5's docsize
+  table the postings do not know are new (ids above every known one) and those they know
+  but the table lacks were deleted. The new ones are read from the table and tokenized as a
+  write does, all in one snapshot: the cost of the chunks written, plus reading the list of
+  chunk ids. Chosen over saving after every write (debounced): that still reads 43 MB
+  per write and leaves the other processes' postings behind.
 
-The full read runs when the index opens without current saved postings and after a sync that
-dropped them; until it is done (and for a query with a word that is not one token)
+The full read runs when neither kept nor saved postings can catch up (none of this file's
+nonce, or more than ``MAX_CATCH_UP_CHUNKS`` chunks missing) and after a sync that dropped them;
+until it or a catch-up is done (and for a query with a word that is not one token)
 :mod:`.knowledge` answers with FTS5's own pruned queries. Memory: 8 bytes a pair plus 9 a chunk
 (42.7 MB at 10k documents, ~6 MB more of Python objects), all terms kept; and the score parts
 of the terms searched in the current generation (``MAX_PARTS``, at most 16 MB), so that a warm
@@ -417,14 +426,11 @@ class TermScores:
             conn = self._connect()
             try:
                 conn.execute("BEGIN")
-                _, nonce = _identity(conn)
+                generation, nonce = _identity(conn)
                 with self._lock:
                     kept, self.read_from = self._postings, "kept"
                 if kept is None or kept.nonce != nonce or not self._catch_up(conn, kept):
-                    self.read_from = "saved"
-                    kept = None if self._saved is None else _restore(self._saved, nonce)
-                    if kept is not None and not self._catch_up(conn, kept):
-                        kept = None
+                    self.read_from, kept = "saved", self._from_saved(conn, generation, nonce)
                 postings = kept
                 if postings is None:
                     self.read_from = "index"
@@ -441,6 +447,15 @@ class TermScores:
         with self._lock:
             if self._postings is None or self._postings.generation < postings.generation:
                 self._postings = postings
+
+    def _from_saved(
+        self, conn: sqlite3.Connection, generation: int, nonce: str
+    ) -> _Postings | None:
+        """The saved postings of this file brought to ``conn``'s snapshot, if they can be."""
+        saved = None if self._saved is None else _restore(self._saved, nonce)
+        if saved is None or saved.generation > generation or not self._catch_up(conn, saved):
+            return None
+        return saved
 
     def _catch_up(self, conn: sqlite3.Connection, postings: _Postings) -> bool:
         """Bring ``postings`` (of this file, maybe kept) to ``conn``'s snapshot if they can be.

@@ -16,6 +16,7 @@ from pathlib import Path
 
 import pytest
 
+from webapp.tools import term_scores
 from webapp.tools.bm25_pruning import Plan, bound, phrase_query
 from webapp.tools.knowledge import (
     AUTOMERGE,
@@ -281,6 +282,24 @@ def test_another_index_object_on_the_file_catches_up_with_its_writes(tmp_path: P
     assert reader._scores.full_reads == full_reads  # no full read
     assert reader._scores._postings is kept
     computed_scores_match_fts5(reader, raw, queries)
+    writer.close()
+    reader.close()
+
+
+def test_postings_lacking_too_many_chunks_are_read_again(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _, writer, raw = synced_corpus(tmp_path, 50)
+    reader = KnowledgeIndex(tmp_path / "knowledge.db")
+    assert writer._scores.wait() and reader._scores.wait()
+    full_reads = reader._scores.full_reads
+    monkeypatch.setattr(term_scores, "MAX_CATCH_UP_CHUNKS", 0)
+    writer.add_document("one.md", "# One\n\nmemory zq001x network zq002x.\n")
+    reader.search("memory zq001x", 5)
+    assert reader._scores.wait()
+    assert reader._scores.read_from == "index"
+    assert reader._scores.full_reads == full_reads + 1
+    computed_scores_match_fts5(reader, raw, ["memory zq001x", "network zq002x"])
     writer.close()
     reader.close()
 
