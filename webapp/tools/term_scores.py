@@ -93,6 +93,10 @@ MAX_INCREMENTAL_CHUNKS = 2000
 #: catch up by tokenizing the chunks they lack when there are at most this many; beyond it the
 #: full read (~2-3 s at 68,000 chunks) costs about as much as tokenizing (~0.15-0.3 s a MiB).
 MAX_CATCH_UP_CHUNKS = 20_000
+#: A search finding the postings behind catches them up itself when at most this many chunks
+#: are missing (an upload of a few notes: ~10 ms at 68,000 chunks, most of it the list of ids);
+#: more are left to the helper thread while FTS5's queries answer.
+MAX_INLINE_CHUNKS = 500
 #: Positions read per statement by the full read (bounds its memory to a few tens of MB).
 LOAD_POSITIONS = 500_000
 #: Score parts (8 bytes each) remembered at most for the index generation being searched:
@@ -213,11 +217,13 @@ class TermScores:
         self._connect = connect
         self._saved = saved
         self._lock = threading.Lock()
+        self._catching = threading.Lock()  # a search catching the postings up
         self._postings: _Postings | None = None
         self._loading: threading.Thread | None = None
         # Where the helper thread last found them: saved, index, or kept (caught up).
         self.read_from: str | None = None
         self.full_reads = 0  # every posting read from the index
+        self.catch_ups = 0  # postings brought up to date with others' writes
         self._texts = list(texts)
         # Two: a search's new words never wait for a big upload's chunks to be tokenized.
         self._query_terms = _Tokenizer(definition, texts)
@@ -240,6 +246,11 @@ class TermScores:
         of that generation (a newer one starts reading them) or a word is not one token.
         """
         tokens = self._tokens(words)
+        behind = self._postings
+        if self._connect is not None and behind is not None and behind.generation < generation:
+            with self._catching:  # one at a time: the others then find the postings current
+                if behind is self._postings and behind.nonce == _identity(conn)[1]:
+                    self._catch_up(conn, behind, MAX_INLINE_CHUNKS)
         with self._lock:
             postings = self._postings
             if postings is None or postings.generation != generation:
@@ -429,7 +440,11 @@ class TermScores:
                 generation, nonce = _identity(conn)
                 with self._lock:
                     kept, self.read_from = self._postings, "kept"
-                if kept is None or kept.nonce != nonce or not self._catch_up(conn, kept):
+                if (
+                    kept is None
+                    or kept.nonce != nonce
+                    or not self._catch_up(conn, kept, MAX_CATCH_UP_CHUNKS)
+                ):
                     self.read_from, kept = "saved", self._from_saved(conn, generation, nonce)
                 postings = kept
                 if postings is None:
@@ -453,17 +468,21 @@ class TermScores:
     ) -> _Postings | None:
         """The saved postings of this file brought to ``conn``'s snapshot, if they can be."""
         saved = None if self._saved is None else _restore(self._saved, nonce)
-        if saved is None or saved.generation > generation or not self._catch_up(conn, saved):
+        if (
+            saved is None
+            or saved.generation > generation
+            or not self._catch_up(conn, saved, MAX_CATCH_UP_CHUNKS)
+        ):
             return None
         return saved
 
-    def _catch_up(self, conn: sqlite3.Connection, postings: _Postings) -> bool:
+    def _catch_up(self, conn: sqlite3.Connection, postings: _Postings, limit: int) -> bool:
         """Bring ``postings`` (of this file, maybe kept) to ``conn``'s snapshot if they can be.
 
         Chunk ids are never reused: the chunks the snapshot has and the postings lack are new
         (and have larger ids than any the postings know), those they have and it lacks were
         deleted. Postings newer than the snapshot (this process's write) are left as they are.
-        False when they lack too many chunks.
+        False when they lack more than ``limit`` chunks.
         """
         generation, _ = _identity(conn)
         with self._lock:
@@ -476,7 +495,7 @@ class TermScores:
         present, known = np.zeros(size, dtype=np.bool_), np.zeros(size, dtype=np.bool_)
         present[ids], known[: len(alive)] = True, alive
         new = np.flatnonzero(present & ~known)
-        if len(new) > MAX_CATCH_UP_CHUNKS:
+        if len(new) > limit:
             return False
         added: list[tuple[int, Sequence[str]]] = []
         if len(new):
@@ -493,6 +512,7 @@ class TermScores:
             if postings.generation != base:
                 return True  # this process wrote meanwhile: caught up at the next search
             postings.apply(delta)
+            self.catch_ups += 1
         return True
 
 

@@ -264,13 +264,17 @@ def test_postings_are_saved_on_close_and_read_back_only_while_current(tmp_path: 
     kb.close()
 
 
-def test_another_index_object_on_the_file_catches_up_with_its_writes(tmp_path: Path) -> None:
+@pytest.mark.parametrize("inline", [500, 0])  # by the search itself, or by the helper thread
+def test_another_index_object_on_the_file_catches_up_with_its_writes(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, inline: int
+) -> None:
+    monkeypatch.setattr(term_scores, "MAX_INLINE_CHUNKS", inline)
     folder, writer, raw = synced_corpus(tmp_path, 100)
     reader = KnowledgeIndex(tmp_path / "knowledge.db")  # another process, say
     queries = ["memory zq001x network", "error latency zq300x", "later zq002x"]
     assert writer._scores.wait() and reader._scores.wait()
     kept = reader._scores._postings
-    full_reads = reader._scores.full_reads
+    full_reads, catch_ups = reader._scores.full_reads, reader._scores.catch_ups
     writer.add_document("later.md", "# Later\n\nmemory zq002x network, later.\n")
     (folder / "doc-0003.md").unlink()
     (folder / "doc-0004.md").write_text("# Runbook\n\nlater memory zq001x cache.\n")
@@ -278,7 +282,7 @@ def test_another_index_object_on_the_file_catches_up_with_its_writes(tmp_path: P
     writer.add_document("later.md", "# Later\n\nlater zq002x disk.\n")  # replaced
     reader.search("memory zq001x network", 5)  # sees a newer generation: catches up
     assert reader._scores.wait()
-    assert reader._scores.read_from == "kept"
+    assert reader._scores.catch_ups == catch_ups + 1
     assert reader._scores.full_reads == full_reads  # no full read
     assert reader._scores._postings is kept
     computed_scores_match_fts5(reader, raw, queries)
@@ -294,6 +298,7 @@ def test_postings_lacking_too_many_chunks_are_read_again(
     assert writer._scores.wait() and reader._scores.wait()
     full_reads = reader._scores.full_reads
     monkeypatch.setattr(term_scores, "MAX_CATCH_UP_CHUNKS", 0)
+    monkeypatch.setattr(term_scores, "MAX_INLINE_CHUNKS", 0)
     writer.add_document("one.md", "# One\n\nmemory zq001x network zq002x.\n")
     reader.search("memory zq001x", 5)
     assert reader._scores.wait()
