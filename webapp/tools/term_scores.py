@@ -43,11 +43,23 @@ paid FTS5's cost again (p95 49 / 80 ms). Options weighed:
   position) parsed by numpy: ~2 s at 10k documents on a quiet core, in a helper thread. And a
   start need not read them at all: they are saved next to the index file
   (``<index>-postings.npz``, ~43 MB) on close, at the process's exit and after a full read,
-  and read back (0.04-0.2 s) when still of the file's generation and nonce (``meta``; a
-  rebuilt file has a new nonce).
+  and read back (0.04-0.2 s) when of the file's nonce (``meta``; a rebuilt file has a new
+  nonce).
+* (d) postings older than the index - another process on the file wrote (gunicorn's workers,
+  Celery's: each keeps its own), or the saved ones predate writes (a crash) - catch up
+  instead of being read again: chunk ids are never reused, so the chunks of FTS5's docsize
+  table the postings do not know are new (ids above every known one) and those they know
+  but the table lacks were deleted. The new ones are read from the table and tokenized as a
+  write does, all in one snapshot: the cost of the chunks written, plus reading the list of
+  chunk ids (~7.5 ms at 68,000 chunks). A search that finds the postings behind by at most
+  ``MAX_INLINE_CHUNKS`` chunks catches them up itself, in its snapshot (one search at a time;
+  the others wait for it); more are left to the helper thread. Chosen over saving after
+  every write (debounced): that writes 43 MB per write and still leaves the other
+  processes' postings behind.
 
-The full read runs when the index opens without current saved postings and after a sync that
-dropped them; until it is done (and for a query with a word that is not one token)
+The full read runs when neither kept nor saved postings can catch up (none of this file's
+nonce, or more than ``MAX_CATCH_UP_CHUNKS`` chunks missing) and after a sync that dropped them;
+until it or a catch-up is done (and for a query with a word that is not one token)
 :mod:`.knowledge` answers with FTS5's own pruned queries. Memory: 8 bytes a pair plus 9 a chunk
 (42.7 MB at 10k documents, ~6 MB more of Python objects), all terms kept; and the score parts
 of the terms searched in the current generation (``MAX_PARTS``, at most 16 MB), so that a warm
@@ -80,6 +92,14 @@ B = 0.75  # FTS5's bm25 constant
 #: pass: tokenizing a second time costs about what FTS5's own insert does. An upload (up to
 #: ~10,000 chunks for 2 MiB) is always applied: searches right after it stay fast.
 MAX_INCREMENTAL_CHUNKS = 2000
+#: Postings older than the index (another process wrote, or saved ones of an older generation)
+#: catch up by tokenizing the chunks they lack when there are at most this many; beyond it the
+#: full read (~2-3 s at 68,000 chunks) costs about as much as tokenizing (~0.15-0.3 s a MiB).
+MAX_CATCH_UP_CHUNKS = 20_000
+#: A search finding the postings behind catches them up itself when at most this many chunks
+#: are missing (an upload of a few notes: ~10 ms at 68,000 chunks, most of it the list of ids);
+#: more are left to the helper thread while FTS5's queries answer.
+MAX_INLINE_CHUNKS = 500
 #: Positions read per statement by the full read (bounds its memory to a few tens of MB).
 LOAD_POSITIONS = 500_000
 #: Score parts (8 bytes each) remembered at most for the index generation being searched:
@@ -116,6 +136,27 @@ class _Postings:
     alive: npt.NDArray[np.bool_]  # by rowid
     deletions: int = 0  # writes with deletions applied so far
 
+    def apply(self, delta: _Delta) -> None:
+        """Bring these postings to ``delta``'s generation (the caller holds the lock)."""
+        if len(delta.deleted):
+            self.alive[delta.deleted[delta.deleted < len(self.alive)]] = False
+            self.deletions += 1
+        if len(delta.ids):
+            self.grow(int(delta.ids.max()) + 1)
+            self.lengths[delta.ids] = delta.lengths
+            self.alive[delta.ids] = True
+        for token, (ids, freqs) in delta.added.items():
+            old = self.terms.get(token)
+            if old is None:
+                self.terms[token] = (ids, freqs, self.deletions)
+            else:  # new chunk ids are larger than every older one: still ascending
+                self.terms[token] = (
+                    np.concatenate([old[0], ids]),
+                    np.concatenate([old[1], freqs]),
+                    old[2],
+                )
+        self.generation = delta.generation
+
     def pairs(self, token: str) -> tuple[Ids, Freqs]:
         """``token``'s live pairs (the caller holds the lock)."""
         entry = self.terms.get(token)
@@ -141,8 +182,9 @@ class _Postings:
 
 @dataclass(frozen=True)
 class _Delta:
-    """A write's effect on the postings, computed inside its transaction."""
+    """A write's effect on the postings (or several writes': a catch-up), from ``base``."""
 
+    base: int  # the generation the postings must be of
     generation: int
     deleted: Ids
     added: dict[str, tuple[Ids, Freqs]]
@@ -178,9 +220,14 @@ class TermScores:
         self._connect = connect
         self._saved = saved
         self._lock = threading.Lock()
+        self._catching = threading.Lock()  # a search catching the postings up
         self._postings: _Postings | None = None
         self._loading: threading.Thread | None = None
-        self.read_from: str | None = None  # where the last full read found them: saved, index
+        # Where the helper thread last found them: saved, index, or kept (caught up).
+        self.read_from: str | None = None
+        self.full_reads = 0  # every posting read from the index
+        self.catch_ups = 0  # postings brought up to date with others' writes
+        self._texts = list(texts)
         # Two: a search's new words never wait for a big upload's chunks to be tokenized.
         self._query_terms = _Tokenizer(definition, texts)
         self._write_terms = _Tokenizer(definition, texts)
@@ -202,6 +249,11 @@ class TermScores:
         of that generation (a newer one starts reading them) or a word is not one token.
         """
         tokens = self._tokens(words)
+        behind = self._postings
+        if self._connect is not None and behind is not None and behind.generation < generation:
+            with self._catching:  # one at a time: the others then find the postings current
+                if behind is self._postings and behind.nonce == _identity(conn)[1]:
+                    self._catch_up(conn, behind, MAX_INLINE_CHUNKS)
         with self._lock:
             postings = self._postings
             if postings is None or postings.generation != generation:
@@ -286,26 +338,38 @@ class TermScores:
         """
         if (write.bulk and len(write.added) > MAX_INCREMENTAL_CHUNKS) or self._postings is None:
             return None
+        return self._delta(conn, generation - 1, generation, write.deleted, write.added)
+
+    def _delta(
+        self,
+        conn: sqlite3.Connection,
+        base: int,
+        generation: int,
+        deleted: Sequence[int],
+        added: list[tuple[int, Sequence[str]]],
+    ) -> _Delta:
+        """From ``base`` to ``generation`` (``conn``'s snapshot): ``added`` tokenized here."""
         weight = " ".join(
             f"WHEN '{name}' THEN {float(value)!r}"
             for name, value in zip(self._columns, self._weights.tolist(), strict=True)
         )
         # f per (term, chunk): a sum of whole numbers, exact in any order.
         found = self._write_terms.select(
-            write.added,
+            added,
             f"SELECT term, doc, total(CASE col {weight} END) FROM scratch_terms "
             "GROUP BY term, doc ORDER BY term, doc",
         )
-        added: dict[str, tuple[Ids, Freqs]] = {}
+        terms: dict[str, tuple[Ids, Freqs]] = {}
         for token, group in groupby(found, key=itemgetter(0)):
             pairs = np.array([(doc, f) for _, doc, f in group], dtype=np.float64)
-            added[token] = (pairs[:, 0].astype(np.int32), pairs[:, 1].astype(np.float32))
-        ids = [rowid for rowid, _ in write.added]
+            terms[token] = (pairs[:, 0].astype(np.int32), pairs[:, 1].astype(np.float32))
+        ids = [rowid for rowid, _ in added]
         sizes = dict(_docsizes(conn, self._table, ids))
         return _Delta(
+            base,
             generation,
-            np.array(write.deleted, dtype=np.int32),
-            added,
+            np.array(deleted, dtype=np.int32),
+            terms,
             np.array(ids, dtype=np.int32),
             np.array([sizes.get(rowid, 0.0) for rowid in ids], dtype=np.float64),
         )
@@ -314,27 +378,10 @@ class TermScores:
         """Bring the postings to ``delta``'s generation; None drops them (read again later)."""
         with self._lock:
             postings = self._postings
-            if delta is None or postings is None or postings.generation != delta.generation - 1:
+            if delta is None or postings is None or postings.generation != delta.base:
                 self._postings = None
                 return
-            if len(delta.deleted):
-                postings.alive[delta.deleted[delta.deleted < len(postings.alive)]] = False
-                postings.deletions += 1
-            if len(delta.ids):
-                postings.grow(int(delta.ids.max()) + 1)
-                postings.lengths[delta.ids] = delta.lengths
-                postings.alive[delta.ids] = True
-            for token, (ids, freqs) in delta.added.items():
-                old = postings.terms.get(token)
-                if old is None:
-                    postings.terms[token] = (ids, freqs, postings.deletions)
-                else:  # new chunk ids are larger than every older one: still ascending
-                    postings.terms[token] = (
-                        np.concatenate([old[0], ids]),
-                        np.concatenate([old[1], freqs]),
-                        old[2],
-                    )
-            postings.generation = delta.generation
+            postings.apply(delta)
 
     def drop(self) -> None:
         """Forget the postings (a write that failed after ``apply``)."""
@@ -394,11 +441,19 @@ class TermScores:
             try:
                 conn.execute("BEGIN")
                 generation, nonce = _identity(conn)
-                postings = None if self._saved is None else _restore(self._saved, nonce, generation)
-                self.read_from = "saved"
+                with self._lock:
+                    kept, self.read_from = self._postings, "kept"
+                if (
+                    kept is None
+                    or kept.nonce != nonce
+                    or not self._catch_up(conn, kept, MAX_CATCH_UP_CHUNKS)
+                ):
+                    self.read_from, kept = "saved", self._from_saved(conn, generation, nonce)
+                postings = kept
                 if postings is None:
                     self.read_from = "index"
                     postings = _read_all(conn, self._table, self._columns, self._weights)
+                    self.full_reads += 1
                     if self._saved is not None:
                         _save(self._saved, _flatten(postings))
                 conn.execute("COMMIT")
@@ -410,6 +465,58 @@ class TermScores:
         with self._lock:
             if self._postings is None or self._postings.generation < postings.generation:
                 self._postings = postings
+
+    def _from_saved(
+        self, conn: sqlite3.Connection, generation: int, nonce: str
+    ) -> _Postings | None:
+        """The saved postings of this file brought to ``conn``'s snapshot, if they can be."""
+        saved = None if self._saved is None else _restore(self._saved, nonce)
+        if (
+            saved is None
+            or saved.generation > generation
+            or not self._catch_up(conn, saved, MAX_CATCH_UP_CHUNKS)
+        ):
+            return None
+        return saved
+
+    def _catch_up(self, conn: sqlite3.Connection, postings: _Postings, limit: int) -> bool:
+        """Bring ``postings`` (of this file, maybe kept) to ``conn``'s snapshot if they can be.
+
+        Chunk ids are never reused: the chunks the snapshot has and the postings lack are new
+        (and have larger ids than any the postings know), those they have and it lacks were
+        deleted. Postings newer than the snapshot (this process's write) are left as they are.
+        False when they lack more than ``limit`` chunks.
+        """
+        generation, _ = _identity(conn)
+        with self._lock:
+            base, alive = postings.generation, postings.alive.copy()
+        if base >= generation:
+            return True
+        (listed,) = conn.execute(f"SELECT group_concat(id) FROM {self._table}_docsize").fetchone()
+        ids = np.fromstring(listed or "", dtype=np.int64, sep=",") if listed else np.empty(0, int)
+        size = max(len(alive), int(ids.max(initial=0)) + 1)
+        present, known = np.zeros(size, dtype=np.bool_), np.zeros(size, dtype=np.bool_)
+        present[ids], known[: len(alive)] = True, alive
+        new = np.flatnonzero(present & ~known)
+        if len(new) > limit:
+            return False
+        added: list[tuple[int, Sequence[str]]] = []
+        if len(new):
+            rows = conn.execute(
+                f"SELECT rowid, {', '.join(self._texts)} FROM {self._table} WHERE rowid >= ?",
+                (int(new[0]),),
+            ).fetchall()
+            added = [(row[0], row[1:]) for row in rows]
+            if sorted(rowid for rowid, _ in added) != new.tolist():
+                return False  # not the chunks after the known ones: read everything again
+        gone = np.flatnonzero(known & ~present).tolist()
+        delta = self._delta(conn, base, generation, gone, added)
+        with self._lock:
+            if postings.generation != base:
+                return True  # this process wrote meanwhile: caught up at the next search
+            postings.apply(delta)
+            self.catch_ups += 1
+        return True
 
 
 class _Tokenizer:
@@ -520,12 +627,13 @@ def _save(path: Path, flat: _Flat) -> None:
         temporary.unlink(missing_ok=True)
 
 
-def _restore(path: Path, nonce: str, generation: int) -> _Postings | None:
-    """The postings saved in ``path`` if they are of this index and generation, else None."""
+def _restore(path: Path, nonce: str) -> _Postings | None:
+    """The postings saved in ``path`` if they are of this index (any generation), else None."""
     try:
         with np.load(path, allow_pickle=False) as saved:
-            if str(saved["nonce"]) != nonce or int(saved["generation"][0]) != generation:
+            if str(saved["nonce"]) != nonce:
                 return None
+            generation = int(saved["generation"][0])
             text = saved["terms"].tobytes().decode("utf-8")
             bounds, ids, freqs = saved["bounds"], saved["ids"], saved["freqs"]
             lengths, alive = saved["lengths"], saved["alive"]

@@ -16,6 +16,7 @@ from pathlib import Path
 
 import pytest
 
+from webapp.tools import term_scores
 from webapp.tools.bm25_pruning import Plan, bound, phrase_query
 from webapp.tools.knowledge import (
     AUTOMERGE,
@@ -229,12 +230,19 @@ def test_postings_are_saved_on_close_and_read_back_only_while_current(tmp_path: 
     assert kb._scores.read_from == "saved"
     computed_scores_match_fts5(kb, raw, queries)
     kb.close()
-    # A write that did not save them (another process, killed): read from the index again.
-    raw.execute("UPDATE meta SET value = CAST(value AS INTEGER) + 1 WHERE key = 'generation'")
-    raw.commit()
+    # Writes that did not save them (another process, killed): the saved ones catch up.
+    writer = KnowledgeIndex(db)
+    assert writer._scores.wait()
+    writer.add_document("later.md", "# Later\n\nmemory zq001x network written later.\n")
+    writer.delete_document("upload/extra.md")
+    writer._scores._at_exit.detach()  # as if killed: nothing saved
+    writer._scores._saved = None
+    writer.close()
     kb = KnowledgeIndex(db)
     assert kb._scores.wait()
-    assert kb._scores.read_from == "index"
+    assert kb._scores.read_from == "saved"
+    assert kb._scores.full_reads == 0
+    computed_scores_match_fts5(kb, raw, queries)
     kb.close()
     # Another file at the very same generation: its nonce differs, so nothing is taken.
     saved = (tmp_path / "knowledge.db-postings.npz").read_bytes()
@@ -254,6 +262,51 @@ def test_postings_are_saved_on_close_and_read_back_only_while_current(tmp_path: 
     assert kb._scores.read_from == "index"
     computed_scores_match_fts5(kb, fresh, queries)
     kb.close()
+
+
+@pytest.mark.parametrize("inline", [500, 0])  # by the search itself, or by the helper thread
+def test_another_index_object_on_the_file_catches_up_with_its_writes(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, inline: int
+) -> None:
+    monkeypatch.setattr(term_scores, "MAX_INLINE_CHUNKS", inline)
+    folder, writer, raw = synced_corpus(tmp_path, 100)
+    reader = KnowledgeIndex(tmp_path / "knowledge.db")  # another process, say
+    queries = ["memory zq001x network", "error latency zq300x", "later zq002x"]
+    assert writer._scores.wait() and reader._scores.wait()
+    kept = reader._scores._postings
+    full_reads, catch_ups = reader._scores.full_reads, reader._scores.catch_ups
+    writer.add_document("later.md", "# Later\n\nmemory zq002x network, later.\n")
+    (folder / "doc-0003.md").unlink()
+    (folder / "doc-0004.md").write_text("# Runbook\n\nlater memory zq001x cache.\n")
+    writer.sync_directory(folder)
+    writer.add_document("later.md", "# Later\n\nlater zq002x disk.\n")  # replaced
+    reader.search("memory zq001x network", 5)  # sees a newer generation: catches up
+    assert reader._scores.wait()
+    assert reader._scores.catch_ups == catch_ups + 1
+    assert reader._scores.full_reads == full_reads  # no full read
+    assert reader._scores._postings is kept
+    computed_scores_match_fts5(reader, raw, queries)
+    writer.close()
+    reader.close()
+
+
+def test_postings_lacking_too_many_chunks_are_read_again(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _, writer, raw = synced_corpus(tmp_path, 50)
+    reader = KnowledgeIndex(tmp_path / "knowledge.db")
+    assert writer._scores.wait() and reader._scores.wait()
+    full_reads = reader._scores.full_reads
+    monkeypatch.setattr(term_scores, "MAX_CATCH_UP_CHUNKS", 0)
+    monkeypatch.setattr(term_scores, "MAX_INLINE_CHUNKS", 0)
+    writer.add_document("one.md", "# One\n\nmemory zq001x network zq002x.\n")
+    reader.search("memory zq001x", 5)
+    assert reader._scores.wait()
+    assert reader._scores.read_from == "index"
+    assert reader._scores.full_reads == full_reads + 1
+    computed_scores_match_fts5(reader, raw, ["memory zq001x", "network zq002x"])
+    writer.close()
+    reader.close()
 
 
 def test_an_index_never_closed_saves_its_postings_when_the_process_exits(tmp_path: Path) -> None:
