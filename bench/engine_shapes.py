@@ -272,18 +272,16 @@ def main() -> None:
         "\nappend-and-read loop, engine us per step: "
         + "  ".join(f"{n} steps {us:.2f}" for n, us in growth_steps.items())
     )
-    print(
-        "state read by 3 nodes, engine us per run: "
-        + "  ".join(f"{mb:g} MB {us:.1f}" for mb, us in growth_size.items())
-    )
-    print(
-        "  the same, document frozen once by the caller: "
-        + "  ".join(f"{mb:g} MB {us:.1f}" for mb, us in growth_frozen.items())
-    )
-    print(
-        "one read step of the document (3,000 vs 300 steps), engine us per step: "
-        + "  ".join(f"{mb:g} MB {us:.2f}" for mb, us in growth_read_step.items())
-    )
+    for label, by_mb, spec in (
+        ("state read by 3 nodes, engine us per run", growth_size, ".1f"),
+        ("  the same, document frozen once by the caller", growth_frozen, ".1f"),
+        (
+            "one read step of the document (3,000 vs 300 steps), engine us per step",
+            growth_read_step,
+            ".2f",
+        ),
+    ):
+        print(f"{label}: " + "  ".join(f"{mb:g} MB {us:{spec}}" for mb, us in by_mb.items()))
     print(
         json.dumps(
             {

@@ -24,15 +24,7 @@ from werkzeug.serving import make_server
 
 from webapp.demo.backend import DemoTelemetryBackend
 from webapp.persistence.history import HistoryStore
-from webapp.persistence.models import (
-    AgentStep,
-    AlertRecord,
-    AlertRun,
-    CaseLibrary,
-    ChatSession,
-    DiagnosisRun,
-    ToolInvocation,
-)
+from webapp.persistence.models import MODELS, DiagnosisRun
 
 from .conftest import make_app
 from .openapi_check import assert_documented
@@ -47,18 +39,7 @@ def snapshot(app: Flask) -> tuple[Any, ...]:
     """Row counts of every table, every run's feedback, and the knowledge documents."""
     found = app.extensions["diagnosis"]
     with found.database.connection_context():
-        counts = tuple(
-            model.select().count()
-            for model in (
-                ChatSession,
-                DiagnosisRun,
-                AgentStep,
-                ToolInvocation,
-                CaseLibrary,
-                AlertRecord,
-                AlertRun,
-            )
-        )
+        counts = tuple(model.select().count() for model in MODELS)
         feedback = sorted(
             (r.run_id, r.feedback, r.feedback_comment, r.status) for r in DiagnosisRun.select()
         )
