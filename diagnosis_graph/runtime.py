@@ -105,12 +105,17 @@ class CompiledGraph:
         self._known_keys = frozenset(self.schema)
         # Keys whose reducer is plain Replace are written inline, without a method call.
         self._replace_keys = frozenset(k for k, r in self.schema.items() if type(r) is Replace)
-        # Append keys and their bounds (sys.maxsize for none), for the in-place append the step
-        # loop inlines.
-        self._appends = {
-            k: sys.maxsize if r.max_len is None else r.max_len
-            for k, r in self.schema.items()
+        # What the step loop's one lookup per written key tells it: None for a plain Replace key
+        # (written inline), the bound of an Append key (sys.maxsize for none: the in-place
+        # append is inlined too), 0 for any other reducer (merged by _merge_key). A key missing
+        # here is not declared.
+        self._write_kinds: dict[str, int | None] = {
+            k: None
+            if type(r) is Replace
+            else (sys.maxsize if r.max_len is None else r.max_len)
             if type(r) is Append
+            else 0
+            for k, r in self.schema.items()
         }
         # Initial values: plain Replace defaults are frozen once and shared by every run; the
         # others (append-only lists, default factories) are made anew for each run.
@@ -227,12 +232,7 @@ class CompiledGraph:
         written in place.
         """
         limit = config.recursion_limit
-        plans, known, replace, appends = (
-            self._plans,
-            self._known_keys,
-            self._replace_keys,
-            self._appends,
-        )
+        plans, kinds = self._plans, self._write_kinds
         frozen, list_extend, list_delete, view_type = (
             _FROZEN,
             list.extend,
@@ -260,38 +260,41 @@ class CompiledGraph:
                 if getrefcount(view) != view_refs:
                     values = values.copy()  # a kept view stays as it was
                     view = view_type(values)
-                for key, value in update.items():
-                    if key in replace:
-                        kind = type(value)
-                        if kind in frozen:
-                            values[key] = value
-                        elif kind is dict:  # freeze() inlined for the common containers
-                            frozen_dict = FrozenDict(value)
-                            frozen_dict._source = value
-                            values[key] = frozen_dict
-                        elif kind is list:
-                            frozen_list = FrozenList(value)
-                            frozen_list._source = value
-                            values[key] = frozen_list
+                try:
+                    for key, value in update.items():
+                        bound = kinds[key]  # KeyError: an undeclared key
+                        if bound is None:  # plain Replace
+                            kind = type(value)
+                            if kind in frozen:
+                                values[key] = value
+                            elif kind is dict:  # freeze() inlined for the common containers
+                                frozen_dict = FrozenDict(value)
+                                frozen_dict._source = value
+                                values[key] = frozen_dict
+                            elif kind is list:
+                                frozen_list = FrozenList(value)
+                                frozen_list._source = value
+                                values[key] = frozen_list
+                            else:
+                                values[key] = freeze(value)
+                        elif bound:  # Append
+                            current = values[key]
+                            if type(value) is list and getrefcount(current) == list_refs:
+                                # The common append, in place (items are frozen when read).
+                                list_extend(current, value)
+                                if len(current) > bound:
+                                    dropped[key] = dropped.get(key, 0) + len(current) - bound
+                                    list_delete(current, slice(0, len(current) - bound))
+                                del current  # so that the next check sees the list's own count
+                            else:
+                                del current  # (as above, for the check in _merge_key)
+                                self._merge_key(values, dropped, key, value, node, step)
                         else:
-                            values[key] = freeze(value)
-                    elif key in appends:
-                        current = values[key]
-                        if type(value) is list and getrefcount(current) == list_refs:
-                            # The common append, in place (items are frozen when read).
-                            list_extend(current, value)
-                            if len(current) > appends[key]:
-                                bound = appends[key]
-                                dropped[key] = dropped.get(key, 0) + len(current) - bound
-                                list_delete(current, slice(0, len(current) - bound))
-                            del current  # so that the next check sees the list's own count
-                        else:
-                            del current  # (as above, for the check in _merge_key)
                             self._merge_key(values, dropped, key, value, node, step)
-                    elif key in known:
-                        self._merge_key(values, dropped, key, value, node, step)
-                    else:
-                        raise self._unknown_key(values, node, step, key)
+                except KeyError:
+                    if key in kinds:  # raised by a reducer, not by the lookup
+                        raise
+                    raise self._unknown_key(values, node, step, key) from None
             elif update is not None:
                 values, view = self._apply(values, view, dropped, node, step, update)
             if fixed is not None:

@@ -14,7 +14,6 @@ from .frozen import RUN_OWNED, FrozenDict, FrozenList, unfreeze
 #: the engine writes into the dict only while nothing but the engine holds the view, and gives
 #: the next step a copy otherwise (see :mod:`diagnosis_graph.runtime`).
 StateView = MappingProxyType
-_CONTAINERS = frozenset({FrozenDict, FrozenList})
 _list_copy = list.copy
 
 
@@ -28,9 +27,10 @@ def as_plain(values: dict[str, Any]) -> dict[str, Any]:
     into its own output (or appended) from a view stays a (JSON-serialisable) read-only
     dict/list subclass.
     """
-    containers = _CONTAINERS
+    frozen_dict, frozen_list = FrozenDict, FrozenList
     for key, value in values.items():  # replacing values of existing keys is allowed here
-        if type(value) in containers:
+        kind = type(value)
+        if kind is frozen_dict or kind is frozen_list:  # (identity tests: cheaper than a set's)
             try:
                 source = value._source
             except AttributeError:  # a frozen value some node made itself

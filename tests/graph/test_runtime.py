@@ -18,6 +18,7 @@ from diagnosis_graph import (
     InvalidRouteError,
     InvalidUpdateError,
     NodeError,
+    Reducer,
     Replace,
     RunConfig,
     StateGraph,
@@ -93,6 +94,26 @@ def test_unknown_key_in_an_update_names_the_node_and_the_key() -> None:
         graph.compile().invoke()
     assert "node 'writer' wrote unknown state key 'typo'" in str(info.value)
     assert info.value.node == "writer" and info.value.step == 1
+
+
+def test_a_key_error_raised_by_a_reducer_is_not_taken_for_an_unknown_key() -> None:
+    class Picky(Reducer):
+        def initial(self) -> Any:
+            return 0
+
+        def merge(self, current: Any, update: Any) -> tuple[Any, int]:
+            return {"a": 1}[update], 0  # KeyError for any other update
+
+    graph = StateGraph({"x": Picky(), "y": Replace()})
+    graph.add_node("writer", lambda s: {"y": 1, "x": "b"})
+    graph.add_edge(START, "writer").add_edge("writer", END)
+    with pytest.raises(KeyError) as info:
+        graph.compile().invoke()
+    assert info.value.args == ("b",)
+    fine = StateGraph({"x": Picky(), "y": Replace()})
+    fine.add_node("writer", lambda s: {"y": 1, "x": "a"})
+    fine.add_edge(START, "writer").add_edge("writer", END)
+    assert fine.compile().invoke() == {"x": 1, "y": 1}
 
 
 def test_unknown_key_in_the_input_is_rejected() -> None:
