@@ -116,7 +116,7 @@ class FrozenList(list):  # type: ignore[type-arg]
     def __getitem__(self, index: Any) -> Any:
         value = _list_get(self, index)
         kind = type(value)
-        if kind in _FROZEN:
+        if kind is not dict and kind in _FROZEN:
             return value
         try:
             source = self._source
