@@ -112,6 +112,29 @@ def test_the_final_state_returns_what_was_written_and_copies_what_the_engine_mad
     assert app.invoke()["default"] == {"k": [1]}
 
 
+def test_frozen_values_a_node_writes_come_back_as_written_or_as_plain_copies() -> None:
+    doc = {"rows": [1, 2]}
+    schema = {key: Replace() for key in ("doc", "seen", "own_dict", "own_list", "log_copy")}
+    graph = StateGraph({**schema, "log": Append()})
+    graph.add_node("a", lambda s: {"log": [{"n": 1}]})
+    graph.add_node(
+        "b",
+        lambda s: {
+            "seen": s["doc"],  # frozen, made from the input: its source comes back
+            "own_dict": FrozenDict({"k": [1]}),  # frozen by the node itself: a plain copy
+            "own_list": FrozenList([{"k": 1}]),
+            "log_copy": s["log"],  # the run's append-only list: a plain list of its items
+        },
+    )
+    graph.add_edge(START, "a").add_edge("a", "b").add_edge("b", END)
+    final = graph.compile().invoke({"doc": doc})
+    assert final["doc"] is doc and final["seen"] is doc
+    assert type(final["own_dict"]) is dict and final["own_dict"] == {"k": [1]}
+    assert type(final["own_list"]) is list and final["own_list"] == [{"k": 1}]
+    assert type(final["log_copy"]) is list and final["log_copy"] == [{"n": 1}]
+    assert type(final["log"]) is list and final["log"][0] is final["log_copy"][0]
+
+
 def test_views_kept_at_any_step_keep_their_state_while_later_steps_append_in_place() -> None:
     kept: dict[str, Mapping[str, Any]] = {}
     lists: dict[str, Any] = {}
