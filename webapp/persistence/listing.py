@@ -69,6 +69,8 @@ NO_FEEDBACK = "none"
 #: ``continues`` link, see :mod:`.step_inputs`), or ``none``: not read at all, the column
 #: selected as NULL (the trace list's form; a step's input is then read on its own).
 InputForm = Literal["full", "stored", "none"]
+#: Below every step index and id: the first batch of a streamed trace starts after it.
+BEFORE_ANY = -(2**63)
 #: Earlier steps read per query while following a step's ``continues`` links back.
 CHAIN_BATCH = 16
 
@@ -476,21 +478,27 @@ class Listing:
     def _stream(
         self, model: Any, key: Any, run_id: str, skip: tuple[str, ...] = ()
     ) -> Iterator[list[tuple[Any, ...]]]:
-        """Keyset batches on ``key`` (the columns' position of ``key`` gives the next start)."""
+        """Keyset batches on the integer ``key`` (the columns' position of ``key`` gives the next
+        start). The statement is built once and run per batch with the next start as its
+        parameter: peewee's query building was ~1 ms a batch, 40 batches a 10,000-step trace."""
         columns = columns_of(model, raw_json=True, skip=skip)
         at = raw_columns(model).index(key.name)
-        after: Any = None
+        query = (
+            model.select(*columns)
+            .where(model.run_id == run_id, key > BEFORE_ANY)
+            .order_by(key)
+            .limit(STREAM_BATCH)
+        )
+        sql, params = self.database.get_sql_context().sql(query).query()
+        params = list(params)
+        start = params.index(BEFORE_ANY)
         while True:
-            query = model.select(*columns).where(model.run_id == run_id)
-            if after is not None:
-                query = query.where(key > after)
-            cursor = self.database.execute(query.order_by(key).limit(STREAM_BATCH))
-            rows = cursor.fetchall()
+            rows = self.database.execute_sql(sql, params).fetchall()
             if rows:
                 yield rows
             if len(rows) < STREAM_BATCH:
                 return
-            after = rows[-1][at]
+            params[start] = rows[-1][at]
 
     @staticmethod
     def _invocation_rows(
