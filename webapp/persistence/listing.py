@@ -16,6 +16,14 @@ tool calls named the service, or that investigated an alert of it) are checked r
 that scan, newest first, until a page is filled: their cost grows with how rare the match is,
 not with the table's size. Rows come back as plain dicts; JSON documents the list does not show
 (``self_evaluation``, ``orchestration_trace``) are never selected.
+
+A run's steps are read with each model input in one of three forms (:data:`InputForm`): rebuilt
+in full, as stored, or ``none`` - the column selected as a NULL literal, so listing a long run's
+steps never reads the inputs (most of its bytes; on SQLite ``model_input`` is the table's last
+column, see :mod:`.db`, so the other columns are read without walking its overflow pages).
+:meth:`Listing.step` then reads one step with its input; a continuing step is rebuilt from the
+steps its ``continues`` links lead back to (:meth:`Listing._chain`), not from every earlier step
+of its agent.
 """
 
 from __future__ import annotations
