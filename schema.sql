@@ -59,7 +59,6 @@ CREATE TABLE IF NOT EXISTS `agent_step` (
   `step_index` INTEGER NOT NULL,
   `agent_name` VARCHAR(32) NOT NULL,
   `model` VARCHAR(128) NOT NULL,
-  `model_input` LONGTEXT,
   `model_output` LONGTEXT,
   `has_tool_call` BOOL NOT NULL,
   `prompt_tokens` INTEGER NOT NULL,
@@ -70,6 +69,7 @@ CREATE TABLE IF NOT EXISTS `agent_step` (
   `status` VARCHAR(16) NOT NULL,
   `error` TEXT,
   `created_at` DATETIME(3) NOT NULL,
+  `model_input` LONGTEXT,
   KEY `agent_step_run_id` (`run_id`),
   KEY `agent_step_session_id` (`session_id`),
   UNIQUE KEY `agent_step_run_id_step_index` (`run_id`, `step_index`)

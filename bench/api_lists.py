@@ -9,9 +9,12 @@ verifier and composer, an executor ReAct loop whose later steps store only their
 and as many received alerts as runs (one in five firing, every tenth linked to a run). Timed, as
 medians of ``CALLS`` requests: the first and the last page of ``/api/runs``, ``/api/sessions``,
 ``/api/cases``, ``/api/alerts`` (all, and firing only), a session's runs, and the trace's steps
-and invocations pages; some filtered first pages; and the whole streamed trace, with full and
-with stored model inputs (``inputs=stored``), with the Python memory it allocated at its peak
-(tracemalloc). "Before" rows time the query shapes this branch
+and invocations pages; some filtered first pages; a step read on its own; and the whole streamed
+trace in its three forms - full model inputs, stored ones (``inputs=stored``) and none
+(``inputs=none``, the trace viewer's list) - taken in turn, with the time until its first batch
+of steps is sent, the Python memory it allocated at its peak (tracemalloc) and its size, beside
+the floors: the driver reading the same rows in one query, building no JSON (the full and stored
+forms cannot beat theirs). "Before" rows time the query shapes this branch
 replaced, in the same run on the same data: the case library and the alert list by OFFSET with
 a COUNT, a session's runs reading every column, and the trace built whole in memory. Run with
 ``make bench-api``; ``--runs``/``--steps`` shrink it.
@@ -50,7 +53,7 @@ from peewee import fn
 
 from webapp.api.responses import Invocation, Step, Trace, dump_rows
 from webapp.demo.backend import DemoTelemetryBackend
-from webapp.persistence.listing import RUN_COLUMNS, encode_cursor
+from webapp.persistence.listing import RUN_COLUMNS, STREAM_BATCH, columns_of, encode_cursor
 from webapp.persistence.models import (
     AgentStep,
     AlertRecord,
@@ -339,20 +342,77 @@ def new_session_runs(target: Target) -> int:
     return len(rows)
 
 
+#: The trace's forms of the steps' model inputs, as ``inputs=`` takes them.
+FORMS = ("full", "stored", "none")
+
+
+def interleaved(calls: dict[str, Callable[[], Any]], repeats: int) -> dict[str, float]:
+    """Median milliseconds of each call, the calls taken in turn ``repeats`` times (after one
+    warm-up round): side by side, so the VM's drift hits each alike."""
+    timings: dict[str, list[float]] = {name: [] for name in calls}
+    for round_no in range(repeats + 1):
+        for name, call in calls.items():
+            started = time.perf_counter()
+            call()
+            if round_no:
+                timings[name].append((time.perf_counter() - started) * 1000)
+    return {name: round(statistics.median(values), 2) for name, values in timings.items()}
+
+
+def raw_reads(target: Target) -> dict[str, Callable[[], Any]]:
+    """The floors: the long run's rows read by the driver in one query, as the streamed trace
+    selects them (JSON as stored text), no JSON built - every step column, the steps without
+    ``model_input``, and the invocations."""
+    run = "run-long"
+
+    def read(model: Any, key: Any, skip: tuple[str, ...] = ()) -> Callable[[], Any]:
+        query = (
+            model.select(*columns_of(model, True, skip)).where(model.run_id == run).order_by(key)
+        )
+
+        def call() -> int:
+            with target.database.connection_context():
+                rows = target.database.execute(query).fetchall()
+            require(len(rows) > 0, "raw read")
+            return len(rows)
+
+        return call
+
+    return {
+        "steps, every column": read(AgentStep, AgentStep.step_index),
+        "steps without model_input": read(AgentStep, AgentStep.step_index, ("model_input",)),
+        "invocations": read(ToolInvocation, ToolInvocation.id),
+    }
+
+
 def trace_figures(target: Target, steps: int) -> dict[str, float]:
-    """The streamed trace (time, peak Python memory), the old in-memory build, and pages."""
+    """The streamed trace in its three forms (time, time to the first batch of steps, peak
+    Python memory, body size) beside the raw-read floors, the old in-memory build, a step
+    read on its own, and pages."""
     client = target.app.test_client()
     url = "/api/diagnosis/sess-long/trace?runId=run-long"
 
-    def streamed(inputs: str = "full") -> int:
-        response = client.get(f"{url}&inputs={inputs}")
-        size = sum(len(chunk) for chunk in response.response)  # consume the stream
-        response.close()
-        require(response.status_code == 200 and size > steps * 1000, "streamed trace")
-        return size
+    def streamed(inputs: str) -> Callable[[], int]:
+        def call() -> int:
+            response = client.get(f"{url}&inputs={inputs}")
+            size = sum(len(chunk) for chunk in response.response)  # consume the stream
+            response.close()
+            require(response.status_code == 200 and size > steps * 100, "streamed trace")
+            return size
 
-    def stored() -> int:
-        return streamed("stored")
+        return call
+
+    def first_batch(inputs: str) -> Callable[[], int]:
+        """Until the first batch of steps is sent (the envelope's opening comes before it)."""
+
+        def call() -> int:
+            response = client.get(f"{url}&inputs={inputs}")
+            chunks = iter(response.response)
+            size = len(next(chunks)) + len(next(chunks))
+            response.close()
+            return size
+
+        return call
 
     def whole() -> int:
         found = target.app.extensions["diagnosis"].records.trace(
@@ -368,16 +428,28 @@ def trace_figures(target: Target, steps: int) -> dict[str, float]:
     figures: dict[str, float] = {}
     with target.database.connection_context():
         body_bytes = whole()
-    figures[f"trace of {steps} steps, streamed"] = median_ms(streamed, 5)
+    calls: dict[str, Callable[[], Any]] = {}
+    for form in FORMS:
+        calls[f"trace of {steps} steps, inputs={form}, streamed"] = streamed(form)
+    for name, call in raw_reads(target).items():
+        calls[f"floor: raw read of the {name}"] = call
+    for form in FORMS:
+        calls[f"inputs={form}: first {STREAM_BATCH} steps sent"] = first_batch(form)
+    figures.update(interleaved(calls, 5))
+    floor = "floor: raw read of the "
+    figures[floor + "steps (all) + invocations"] = round(
+        figures[floor + "steps, every column"] + figures[floor + "invocations"], 2
+    )
+    figures[floor + "steps without inputs + invocations"] = round(
+        figures[floor + "steps without model_input"] + figures[floor + "invocations"], 2
+    )
     with target.database.connection_context():
         figures["before: the same trace built whole"] = median_ms(whole, 5)
-    figures["streamed peak Python MB"] = peak_mb(streamed)
-    with target.database.connection_context():
-        figures["before: built whole, peak Python MB"] = peak_mb(whole)
-    figures["trace body MB"] = round(body_bytes / 1e6, 1)
-    figures[f"trace of {steps} steps, inputs=stored, streamed"] = median_ms(stored, 5)
-    figures["inputs=stored: peak Python MB"] = peak_mb(stored)
-    figures["inputs=stored: body MB"] = round(stored() / 1e6, 1)
+    for form in FORMS:
+        figures[f"inputs={form}: peak Python MB"] = peak_mb(streamed(form))
+        figures[f"inputs={form}: body MB"] = round(streamed(form)() / 1e6, 1)
+    figures["before: built whole, peak Python MB"] = peak_mb(whole)
+    figures["built whole: body MB"] = round(body_bytes / 1e6, 1)
     base = "/api/diagnosis/sess-long/runs/run-long"
     with target.database.connection_context():
         last_step = encode_cursor("steps", steps - 101)
@@ -387,10 +459,30 @@ def trace_figures(target: Target, steps: int) -> dict[str, float]:
             .scalar()
         )
         last_invocation = encode_cursor("invocations", int(last_id) - 100)
-    figures["steps page (100), first"] = median_ms(get(client, f"{base}/steps", "steps", 100))
-    figures["steps page (100), last"] = median_ms(
-        get(client, f"{base}/steps?cursor={last_step}", "steps", 100)
-    )
+        executor = (
+            AgentStep.select(fn.MAX(AgentStep.step_index))
+            .where(AgentStep.run_id == "run-long", AgentStep.agent_name == "executor")
+            .scalar()
+        )
+
+    def one_step(index: int) -> Callable[[], Any]:
+        def call() -> Any:
+            response = client.get(f"{base}/steps/{index}")
+            require(response.status_code == 200, f"step {index}: {response.status_code}")
+            return response.get_json()["data"]
+
+        return call
+
+    figures["one step on its own, the run's first"] = median_ms(one_step(0))
+    figures["one step on its own, the last executor round"] = median_ms(one_step(int(executor)))
+    for form in ("full", "none"):
+        query = f"inputs={form}"
+        figures[f"steps page (100), first, {query}"] = median_ms(
+            get(client, f"{base}/steps?{query}", "steps", 100)
+        )
+        figures[f"steps page (100), last, {query}"] = median_ms(
+            get(client, f"{base}/steps?{query}&cursor={last_step}", "steps", 100)
+        )
     figures["invocations page (100), first"] = median_ms(
         get(client, f"{base}/invocations", "toolInvocations", 100)
     )

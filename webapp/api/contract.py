@@ -28,7 +28,7 @@ from pydantic_core import ErrorDetails
 
 from .context import services
 from .errors import ApiError, ok
-from .models import DocId, Id
+from .models import DocId, Id, StepIndex
 from .requests import json_body
 
 #: Path parameters by view argument name: (documented name, type). Declared once for all views.
@@ -37,6 +37,7 @@ PATH_PARAMETERS: dict[str, tuple[str, Any]] = {
     "run_id": ("runId", Id),
     "doc_id": ("docId", DocId),
     "fingerprint": ("fingerprint", Id),
+    "step_index": ("stepIndex", StepIndex),
 }
 _ADAPTERS = {name: TypeAdapter(kind) for name, (_, kind) in PATH_PARAMETERS.items()}
 

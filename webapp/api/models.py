@@ -74,6 +74,8 @@ def _count(value: Any) -> Any:
 #: A session or run id, matched as a whole string (a final newline is a bad id).
 Id = Annotated[str, StringConstraints(pattern=ID_REGEX), BeforeValidator(_id)]
 DocId = Annotated[str, StringConstraints(min_length=1, max_length=MAX_DOC_ID_CHARS)]
+#: A step's index within its run (the column is a 32-bit INTEGER).
+StepIndex = Annotated[int, Field(ge=0, le=2**31 - 1)]
 Question = Annotated[
     str, StringConstraints(min_length=1, max_length=MAX_QUESTION_CHARS), BeforeValidator(_text)
 ]
@@ -238,9 +240,10 @@ class AlertQuery(SessionRunsQuery):
 
 
 #: How a trace sends each step's model input: ``full`` (rebuilt: the whole conversation the
-#: model was sent) or ``stored`` (as the step stores it: its new messages and a ``continues``
-#: link ``{"step_index", "messages"}`` to the earlier step whose leading messages come first).
-Inputs = Literal["full", "stored"]
+#: model was sent), ``stored`` (as the step stores it: its new messages and a ``continues``
+#: link ``{"step_index", "messages"}`` to the earlier step whose leading messages come first)
+#: or ``none`` (null, not read: a step's input is then fetched on its own when opened).
+Inputs = Literal["full", "stored", "none"]
 
 
 class TracePageQuery(RequestModel):
@@ -251,7 +254,13 @@ class TracePageQuery(RequestModel):
 
 
 class StepPageQuery(TracePageQuery):
-    """One page of a run's steps, their model inputs in full or as stored."""
+    """One page of a run's steps, their model inputs in full, as stored, or left out."""
+
+    inputs: Inputs = "full"
+
+
+class StepQuery(RequestModel):
+    """One step of a run, its model input in full, as stored, or left out."""
 
     inputs: Inputs = "full"
 
@@ -263,7 +272,7 @@ class RunQuery(RequestModel):
 
 
 class TraceQuery(RunQuery):
-    """The run's trace, with its steps' model inputs in full or as stored."""
+    """The run's trace, with its steps' model inputs in full, as stored, or left out."""
 
     inputs: Inputs = "full"
 

@@ -12,7 +12,7 @@ from diagnosis_graph import END
 from diagnosis_graph.workflow.aiops import AIOPS_TRACE_VERSION, aiops_mermaid
 from diagnosis_graph.workflow.trace import route_edges
 
-from ..persistence.listing import Listing, Page, RunFilter, raw_columns
+from ..persistence.listing import InputForm, Listing, Page, RunFilter, raw_columns
 from ..persistence.models import AgentStep, ToolInvocation
 from ..persistence.records import NotFound
 from ..services.evidence_view import evidence_view
@@ -24,6 +24,7 @@ from .models import (
     RunQuery,
     SessionRunsQuery,
     StepPageQuery,
+    StepQuery,
     TracePageQuery,
     TraceQuery,
 )
@@ -62,7 +63,9 @@ def trace(session_id: str, query: TraceQuery) -> Response:
     ``inputs=stored``, what the step stores: its new ``messages`` and, when it continues an
     earlier step, ``continues: {step_index, messages}`` - that step's first ``messages``
     (rebuilt) messages come before these. The stored form is linear in the run's length and
-    sent as stored, without decoding a single input.
+    sent as stored, without decoding a single input. With ``inputs=none`` every ``modelInput``
+    is null and the inputs are not read at all (most of a trace's bytes): the form for listing
+    a long run's steps, each step's input then read on its own (``/steps/<stepIndex>``).
     """
     found = services()
     run = found.records.run(session_id, query.run_id)  # 404 before anything is sent
@@ -77,18 +80,18 @@ def trace(session_id: str, query: TraceQuery) -> Response:
     del head["steps"], head["toolInvocations"]
     listing = Listing(found.database)
     return Response(
-        stream_with_context(_trace_body(head, listing, query.run_id, query.inputs == "full")),
+        stream_with_context(_trace_body(head, listing, query.run_id, query.inputs)),
         mimetype="application/json",
     )
 
 
 def _trace_body(
-    head: dict[str, Any], listing: Listing, run_id: str, full_inputs: bool
+    head: dict[str, Any], listing: Listing, run_id: str, inputs: InputForm
 ) -> Iterator[bytes]:
     """The trace envelope as JSON text, a batch of rows per chunk."""
     opening = orjson.dumps({"code": 200, "message": "success", "data": head})
     yield opening[:-2] + b',"steps":['
-    steps = listing.stream_steps(run_id, full_inputs=full_inputs)
+    steps = listing.stream_steps(run_id, inputs=inputs)
     yield from _json_rows(Step, raw_columns(AgentStep), steps)
     yield b'],"toolInvocations":['
     yield from _json_rows(
@@ -114,12 +117,26 @@ def steps(session_id: str, run_id: str, query: StepPageQuery) -> Response:
     """A page of the run's steps in ``stepIndex`` order; ``nextCursor`` leads to the next.
 
     ``inputs`` as for the trace: ``stored`` sends each model input as stored (a page never
-    reads steps before it), ``full`` rebuilds it.
+    reads steps before it), ``full`` rebuilds it, ``none`` sends null without reading it.
     """
     listing = _run_listing(session_id, run_id)
-    full = query.inputs == "full"
-    page = listing.steps(run_id, query.limit, query.cursor, raw_json=True, full_inputs=full)
+    page = listing.steps(run_id, query.limit, query.cursor, raw_json=True, inputs=query.inputs)
     return _trace_page(run_id, "steps", Step, page, query.limit)
+
+
+@bp.get("/diagnosis/<session_id>/runs/<run_id>/steps/<int:step_index>")
+@operation(query=StepQuery, response=Step, errors=(404,))
+def step(session_id: str, run_id: str, step_index: int, query: StepQuery) -> Response:
+    """One step of the run, by ``stepIndex``, its model input in full (default) or as stored.
+
+    What the trace viewer reads when a step of a trace listed with ``inputs=none`` is opened:
+    rebuilding a continuing step reads only the steps its ``continues`` links lead back to.
+    """
+    listing = _run_listing(session_id, run_id)
+    row = listing.step(run_id, step_index, raw_json=True, inputs=query.inputs)
+    if row is None:
+        raise NotFound(f"run {run_id} has no step {step_index}")
+    return json_envelope(dump_rows(Step, [row], raw=orjson.Fragment)[0])
 
 
 @bp.get("/diagnosis/<session_id>/runs/<run_id>/invocations")

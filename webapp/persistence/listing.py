@@ -16,6 +16,14 @@ tool calls named the service, or that investigated an alert of it) are checked r
 that scan, newest first, until a page is filled: their cost grows with how rare the match is,
 not with the table's size. Rows come back as plain dicts; JSON documents the list does not show
 (``self_evaluation``, ``orchestration_trace``) are never selected.
+
+A run's steps are read with each model input in one of three forms (:data:`InputForm`): rebuilt
+in full, as stored, or ``none`` - the column selected as a NULL literal, so listing a long run's
+steps never reads the inputs (most of its bytes; on SQLite ``model_input`` is the table's last
+column, see :mod:`.db`, so the other columns are read without walking its overflow pages).
+:meth:`Listing.step` then reads one step with its input; a continuing step is rebuilt from the
+steps its ``continues`` links lead back to (:meth:`Listing._chain`), not from every earlier step
+of its agent.
 """
 
 from __future__ import annotations
@@ -26,10 +34,10 @@ import json
 from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any, cast
+from typing import Any, Literal, cast
 
 import orjson
-from peewee import JOIN, Database, Field, fn
+from peewee import JOIN, SQL, Database, Field, fn
 
 from .models import (
     AgentStep,
@@ -41,10 +49,11 @@ from .models import (
     JSONField,
     ToolInvocation,
 )
-from .step_inputs import InputRebuilder, continues
+from .step_inputs import CONTINUES, InputRebuilder, continues
 
 __all__ = [
     "CursorError",
+    "InputForm",
     "Listing",
     "Page",
     "RunFilter",
@@ -64,6 +73,14 @@ RUN_COLUMNS: tuple[Field, ...] = tuple(
     if not isinstance(field, JSONField) and field.name not in ("lease_owner", "lease_expires_at")
 )
 NO_FEEDBACK = "none"
+#: How a step's model input is read: rebuilt in ``full``, as ``stored`` (new messages and the
+#: ``continues`` link, see :mod:`.step_inputs`), or ``none``: not read at all, the column
+#: selected as NULL (the trace list's form; a step's input is then read on its own).
+InputForm = Literal["full", "stored", "none"]
+#: Below every step index and id: the first batch of a streamed trace starts after it.
+BEFORE_ANY = -(2**63)
+#: Earlier steps read per query while following a step's ``continues`` links back.
+CHAIN_BATCH = 16
 
 
 class CursorError(ValueError):
@@ -334,24 +351,44 @@ class Listing:
         cursor: str | None = None,
         *,
         raw_json: bool = False,
-        full_inputs: bool = True,
+        inputs: InputForm = "full",
     ) -> Page:
-        """The run's steps in ``step_index`` order, from after the cursor; each model input
-        rebuilt in full, or as stored (``full_inputs=False``: new messages and the
-        ``continues`` link, see :mod:`.step_inputs`)."""
+        """The run's steps in ``step_index`` order, from after the cursor, each model input in
+        the ``inputs`` form."""
         after = decode_cursor("steps", cursor, int)[0] if cursor else None
+        query = self._step_query(run_id, raw_json, inputs)
+        if after is not None:
+            query = query.where(AgentStep.step_index > after)
         with self.database.connection_context():
-            rows = self._step_rows(run_id, after, limit + 1, raw_json)
-            if full_inputs:
+            rows = _dicts(query.order_by(AgentStep.step_index).limit(limit + 1))
+            if inputs == "full":
                 self._full_inputs(run_id, rows, raw_json)
         return _page(rows, limit, "steps", "step_index")
 
+    def step(
+        self, run_id: str, step_index: int, *, raw_json: bool = False, inputs: InputForm = "full"
+    ) -> dict[str, Any] | None:
+        """One step of the run (None when it has none of that index): a trace listed with
+        ``inputs="none"`` reads a step's input here when it is opened."""
+        query = self._step_query(run_id, raw_json, inputs).where(AgentStep.step_index == step_index)
+        with self.database.connection_context():
+            rows = _dicts(query)
+            if inputs == "full":
+                self._full_inputs(run_id, rows, raw_json)
+        return rows[0] if rows else None
+
     @staticmethod
-    def _full_inputs(run_id: str, rows: list[dict[str, Any]], raw_json: bool) -> None:
-        """Rebuild the page's inputs; a step continuing one on an earlier page needs its
-        agent's earlier steps, read first (a run's agent has a few dozen steps at most). An
-        agent whose first step on the page continues nothing needs none: its earlier steps
-        are not read, so a page costs the same at any depth of a run of whole inputs."""
+    def _step_query(run_id: str, raw_json: bool, inputs: InputForm) -> Any:
+        skip = ("model_input",) if inputs == "none" else ()
+        columns = columns_of(AgentStep, raw_json, skip)
+        return AgentStep.select(*columns).where(AgentStep.run_id == run_id)
+
+    def _full_inputs(self, run_id: str, rows: list[dict[str, Any]], raw_json: bool) -> None:
+        """Rebuild the rows' inputs (consecutive steps, in order). A step continuing one before
+        the first row needs the stored inputs its links lead back to: :meth:`_chain` reads
+        those, newest first, and stops at the first that continues nothing - a handful of
+        rows for an agent's ReAct loop, whatever the depth of the step in the run. An agent
+        whose first step here continues nothing needs none."""
         if not rows:
             return
         texts = [
@@ -360,34 +397,53 @@ class Listing:
             else orjson.dumps(row["model_input"]).decode()
             for row in rows
         ]
-        agents: set[str] = set()
+        rebuilder = InputRebuilder()
         seen: set[str] = set()
         for row, text in zip(rows, texts, strict=True):
-            if row["agent_name"] not in seen:
-                seen.add(row["agent_name"])
-                if text is not None and continues(text):
-                    agents.add(row["agent_name"])
-        earlier = (
-            []
-            if not agents
-            else _dicts(
-                AgentStep.select(
-                    AgentStep.agent_name, AgentStep.step_index, _raw(AgentStep.model_input)
-                )
-                .where(
-                    AgentStep.run_id == run_id,
-                    AgentStep.agent_name.in_(sorted(agents)),
-                    AgentStep.step_index < rows[0]["step_index"],
-                )
-                .order_by(AgentStep.step_index)
-            )
-        )
-        rebuilder = InputRebuilder()
-        for row in earlier:
-            rebuilder.full(row["agent_name"], row["step_index"], row["model_input"])
+            agent = row["agent_name"]
+            if agent in seen:
+                continue
+            seen.add(agent)
+            if text is not None and continues(text):
+                base = _link(text)
+                if base is not None and base < row["step_index"]:
+                    for index, stored in self._chain(run_id, agent, base):
+                        rebuilder.full(agent, index, stored)
         for row, text in zip(rows, texts, strict=True):
             full = rebuilder.full(row["agent_name"], row["step_index"], text)
             row["model_input"] = full if raw_json or full is None else orjson.loads(full)
+
+    @staticmethod
+    def _chain(run_id: str, agent: str, index: int) -> list[tuple[int, str]]:
+        """``agent``'s step ``index`` and the steps it continues in turn, as stored, oldest
+        first: read in batches of :data:`CHAIN_BATCH` of the agent's steps, newest first."""
+        chain: list[tuple[int, str]] = []
+        wanted: int | None = index
+        below = index + 1
+        while wanted is not None:
+            query = (
+                AgentStep.select(AgentStep.step_index, _raw(AgentStep.model_input))
+                .where(
+                    AgentStep.run_id == run_id,
+                    AgentStep.agent_name == agent,
+                    AgentStep.step_index < below,
+                )
+                .order_by(AgentStep.step_index.desc())
+                .limit(CHAIN_BATCH)
+                .tuples()
+            )
+            batch: list[tuple[int, str]] = list(cast(Any, query))
+            for step_index, stored in batch:
+                if step_index == wanted:
+                    chain.append((step_index, stored))
+                    link = _link(stored) if continues(stored) else None
+                    wanted = link if link is not None and link < step_index else None
+                    if wanted is None:
+                        break
+            if len(batch) < CHAIN_BATCH or (wanted is not None and batch[-1][0] < wanted):
+                break  # the agent has no earlier step, or not the one the link names
+            below = batch[-1][0]
+        return chain[::-1]
 
     def invocations(
         self, run_id: str, limit: int, cursor: str | None = None, *, raw_json: bool = False
@@ -399,15 +455,17 @@ class Listing:
         return _page(rows, limit, "invocations", "id")
 
     def stream_steps(
-        self, run_id: str, *, full_inputs: bool = True
+        self, run_id: str, *, inputs: InputForm = "full"
     ) -> Iterator[list[tuple[Any, ...]]]:
         """Every step of the run in batches of :data:`STREAM_BATCH` raw rows (call within a
         connection context): the driver's values in :func:`raw_columns` order, unconverted,
         JSON documents as their stored text, each model input rebuilt in full - or, with
-        ``full_inputs=False``, as stored: the rows as the driver returns them, untouched."""
-        if not full_inputs:
-            return self._stream(AgentStep, AgentStep.step_index, run_id)
-        return self._full_stream(run_id)
+        ``inputs="stored"``, as stored: the rows as the driver returns them, untouched; with
+        ``"none"``, the text ``null`` (the column is not read)."""
+        if inputs == "full":
+            return self._full_stream(run_id)
+        skip = ("model_input",) if inputs == "none" else ()
+        return self._stream(AgentStep, AgentStep.step_index, run_id, skip)
 
     def _full_stream(self, run_id: str) -> Iterator[list[tuple[Any, ...]]]:
         names = raw_columns(AgentStep)
@@ -425,29 +483,30 @@ class Listing:
         """Every invocation of the run, as :meth:`stream_steps`."""
         return self._stream(ToolInvocation, ToolInvocation.id, run_id)
 
-    def _stream(self, model: Any, key: Any, run_id: str) -> Iterator[list[tuple[Any, ...]]]:
-        """Keyset batches on ``key`` (the columns' position of ``key`` gives the next start)."""
-        columns = columns_of(model, raw_json=True)
+    def _stream(
+        self, model: Any, key: Any, run_id: str, skip: tuple[str, ...] = ()
+    ) -> Iterator[list[tuple[Any, ...]]]:
+        """Keyset batches on the integer ``key`` (the columns' position of ``key`` gives the next
+        start). The statement is built once and run per batch with the next start as its
+        parameter: peewee's query building was ~1 ms a batch, 40 batches a 10,000-step trace."""
+        columns = columns_of(model, raw_json=True, skip=skip)
         at = raw_columns(model).index(key.name)
-        after: Any = None
+        query = (
+            model.select(*columns)
+            .where(model.run_id == run_id, key > BEFORE_ANY)
+            .order_by(key)
+            .limit(STREAM_BATCH)
+        )
+        sql, params = self.database.get_sql_context().sql(query).query()
+        params = list(params)
+        start = params.index(BEFORE_ANY)
         while True:
-            query = model.select(*columns).where(model.run_id == run_id)
-            if after is not None:
-                query = query.where(key > after)
-            cursor = self.database.execute(query.order_by(key).limit(STREAM_BATCH))
-            rows = cursor.fetchall()
+            rows = self.database.execute_sql(sql, params).fetchall()
             if rows:
                 yield rows
             if len(rows) < STREAM_BATCH:
                 return
-            after = rows[-1][at]
-
-    @staticmethod
-    def _step_rows(run_id: str, after: int | None, limit: int, raw: bool) -> list[dict[str, Any]]:
-        query = AgentStep.select(*columns_of(AgentStep, raw)).where(AgentStep.run_id == run_id)
-        if after is not None:
-            query = query.where(AgentStep.step_index > after)
-        return _dicts(query.order_by(AgentStep.step_index).limit(limit))
+            params[start] = rows[-1][at]
 
     @staticmethod
     def _invocation_rows(
@@ -467,16 +526,30 @@ def raw_columns(model: Any) -> list[str]:
     return [field.name for field in model._meta.sorted_fields]
 
 
+def _link(stored: str) -> int | None:
+    """The step index a stored input's ``continues`` link names (None without one)."""
+    document = orjson.loads(stored)
+    link = document.get(CONTINUES) if isinstance(document, dict) else None
+    index = link.get("step_index") if isinstance(link, dict) else None
+    return index if isinstance(index, int) and not isinstance(index, bool) else None
+
+
 def _raw(field: Any) -> Any:
     """``field``'s stored JSON text (no field converter; NULL reads as JSON null)."""
     return fn.COALESCE(field, "null").coerce(False).alias(field.name)
 
 
-def columns_of(model: Any, raw_json: bool) -> list[Any]:
-    """Every column of ``model``; JSON columns as their stored text when ``raw_json``."""
+def columns_of(model: Any, raw_json: bool, skip: tuple[str, ...] = ()) -> list[Any]:
+    """Every column of ``model``; JSON columns as their stored text when ``raw_json``; those
+    named in ``skip`` not read but selected as NULL (JSON null text when ``raw_json``), so the
+    row keeps its shape."""
     columns: list[Any] = []
     for field in model._meta.sorted_fields:
-        if raw_json and isinstance(field, JSONField):
+        if field.name in skip:
+            # coerce(False) as in _raw: the JSON null text stays text
+            absent = fn.COALESCE(SQL("NULL"), "null").coerce(False) if raw_json else SQL("NULL")
+            columns.append(absent.alias(field.name))
+        elif raw_json and isinstance(field, JSONField):
             # coerce(False): no field converter, the text stays text; NULL reads as JSON null.
             columns.append(_raw(field))
         else:

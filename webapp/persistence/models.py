@@ -149,7 +149,6 @@ class AgentStep(BaseModel):
     step_index = IntegerField()
     agent_name = CharField(max_length=32)
     model = CharField(max_length=128)
-    model_input = JSONField(null=True)
     model_output = JSONField(null=True)
     has_tool_call = BooleanField(default=False)
     prompt_tokens = IntegerField(default=0)
@@ -160,6 +159,9 @@ class AgentStep(BaseModel):
     status = CharField(max_length=16)
     error = TextField(null=True)
     created_at = DateTimeField(default=utcnow)
+    #: Last: tens of KB, it spills into SQLite overflow pages, which a read of any column
+    #: stored after it must walk (``db.LARGE_COLUMNS_LAST`` moves it in older databases).
+    model_input = JSONField(null=True)
 
     class Meta:
         table_name = "agent_step"

@@ -240,28 +240,29 @@
   }
 
   /**
-   * The trace is loaded with each step's model input as stored (linear in the run's length):
-   * a step continuing an earlier one holds its new messages and `continues: {step_index,
-   * messages}`, that step's first `messages` messages coming first. Rebuilt here in step order
-   * into the whole conversation the model was sent (the messages are shared, not copied).
+   * The trace is loaded without the steps' model inputs (`inputs=none`: most of a long run's
+   * bytes); a step's input is fetched, whole, the first time its box is opened.
    */
-  function rebuildInputs(steps) {
-    const full = new Map();
-    steps.forEach((step) => {
-      const stored = step.modelInput;
-      if (!stored || typeof stored !== "object" || Array.isArray(stored)) return;
-      const link = stored.continues;
-      let messages = Array.isArray(stored.messages) ? stored.messages : [];
-      if (link && typeof link === "object") {
-        const base = full.get(link.step_index);
-        if (!base) return; // its base is not in the trace: shown as stored
-        messages = base.slice(0, link.messages).concat(messages);
-        const rebuilt = Object.assign({}, stored, { messages: messages });
-        delete rebuilt.continues;
-        step.modelInput = rebuilt;
+  function lazyInput(step) {
+    const summary = h("summary", {}, "Model input");
+    const box = h("details", { class: "lazy-json model-input" }, summary);
+    const url = "/api/diagnosis/" + encodeURIComponent(sessionId) + "/runs/" + encodeURIComponent(runId) + "/steps/" + step.stepIndex;
+    let state = "idle"; // then "loading", and "done" once shown; a failure goes back to "idle"
+    box.addEventListener("toggle", async () => {
+      if (!box.open || state !== "idle") return;
+      state = "loading";
+      const note = h("p", { class: "hint", role: "status" }, "Loading the model input…");
+      box.replaceChildren(summary, note);
+      try {
+        const loaded = await api(url);
+        note.replaceWith(h("pre", { class: "json" }, pretty(loaded.modelInput)));
+        state = "done";
+      } catch (error) {
+        note.replaceWith(h("p", { class: "notice error" }, "The model input could not be loaded (" + error.message + "); close and open to retry."));
+        state = "idle";
       }
-      full.set(step.stepIndex, messages);
     });
+    return box;
   }
 
   function stepsSection(steps) {
@@ -298,7 +299,7 @@
           calls.length
             ? h("p", {}, "Tool calls: ", calls.map((inv, i) => [i ? ", " : "", h("a", { href: "#invocation-" + inv.data.invocationId }, "#" + inv.data.id + " " + inv.data.toolName)]))
             : null,
-          lazyJson("Model input", step.modelInput),
+          lazyInput(step),
           lazyJson("Model output", step.modelOutput)
         )
       );
@@ -538,7 +539,7 @@
     const query = "?runId=" + encodeURIComponent(runId);
     let loaded;
     try {
-      loaded = await api(base + "/trace" + query + "&inputs=stored", { raw: true });
+      loaded = await api(base + "/trace" + query + "&inputs=none", { raw: true });
     } catch (error) {
       showFailure(error);
       return;
@@ -550,7 +551,6 @@
       graph = null; // the route is optional; the section says it could not be loaded
     }
     const trace = loaded.data;
-    rebuildInputs(trace.steps);
     let tree = null;
     try {
       tree = JV.parse(loaded.text);

@@ -1,8 +1,11 @@
-"""The trace with each step's model input as stored (``inputs=stored``), on every backend.
+"""The trace with each step's model input as stored (``inputs=stored``) or left out
+(``inputs=none``), and one step read on its own, on every backend.
 
 A run is recorded the way the app records one (``SqlAudit``: a step stores its new messages and
 a ``continues`` link), with agents interleaved so a link reaches back across other agents'
-steps. Rebuilding the stored form on the client must give exactly the full form's steps.
+steps. Rebuilding the stored form on the client must give exactly the full form's steps; the
+``none`` form is the full form with every ``modelInput`` null, and each step read by its index
+is the full form's step.
 """
 
 from __future__ import annotations
@@ -116,7 +119,7 @@ def test_an_unknown_inputs_form_is_400_naming_the_accepted_ones(
         response = client.get(url)
         assert_documented(response, "GET", url)
         assert response.status_code == 400, url
-        assert response.json["message"] == "inputs must be one of: full, stored", url
+        assert response.json["message"] == "inputs must be one of: full, stored, none", url
 
 
 def test_the_stored_form_of_another_sessions_run_is_404(
@@ -126,5 +129,73 @@ def test_the_stored_form_of_another_sessions_run_is_404(
     for url in (
         "/api/diagnosis/sess-x/trace?runId=run-r&inputs=stored",
         "/api/diagnosis/sess-x/runs/run-r/steps?inputs=stored",
+        "/api/diagnosis/sess-x/trace?runId=run-r&inputs=none",
+        "/api/diagnosis/sess-x/runs/run-r/steps?inputs=none",
+        "/api/diagnosis/sess-x/runs/run-r/steps/0",
     ):
         assert client.get(url).status_code == 404, url
+
+
+def without_inputs(steps: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    return [step | {"modelInput": None} for step in steps]
+
+
+def test_the_none_form_is_the_full_trace_with_every_input_null(
+    client: FlaskClient, recorded: list[dict[str, Any]]
+) -> None:
+    response = client.get(TRACE + "&inputs=none")
+    assert_documented(response, "GET", "/api/diagnosis/<sessionId>/trace")
+    full = json.loads(client.get(TRACE).get_data())["data"]
+    bare = json.loads(response.get_data())["data"]
+    assert len(bare["steps"]) == len(recorded) == 11
+    assert all(step["modelInput"] is None for step in bare["steps"])
+    assert all(step["modelInput"] is not None for step in full["steps"])
+    assert bare == full | {"steps": without_inputs(full["steps"])}
+    assert len(response.get_data()) < len(client.get(TRACE + "&inputs=stored").get_data())
+
+
+@pytest.mark.parametrize("limit", [1, 4, 11])
+def test_none_step_pages_are_the_full_pages_without_inputs(
+    client: FlaskClient, recorded: list[dict[str, Any]], limit: int
+) -> None:
+    first = client.get(f"{STEPS}?limit={limit}&inputs=none")
+    assert_documented(first, "GET", "/api/diagnosis/<sessionId>/runs/<runId>/steps")
+    bare = walk(client, f"{STEPS}?inputs=none", "steps", limit)
+    full = walk(client, STEPS, "steps", limit)
+    assert [s["stepIndex"] for s in bare] == list(range(11))
+    assert bare == without_inputs(full)
+
+
+def test_each_step_read_on_its_own_is_the_traces_step(
+    client: FlaskClient, recorded: list[dict[str, Any]]
+) -> None:
+    """What the viewer fetches when a step is opened: the full input (rebuilt from the links
+    back, across other agents' steps) by default, the stored one on request."""
+    full = json.loads(client.get(TRACE).get_data())["data"]["steps"]
+    stored = json.loads(client.get(TRACE + "&inputs=stored").get_data())["data"]["steps"]
+    for index in range(len(recorded)):
+        url = f"{STEPS}/{index}"
+        response = client.get(url)
+        assert_documented(
+            response, "GET", "/api/diagnosis/<sessionId>/runs/<runId>/steps/<stepIndex>"
+        )
+        assert response.json["data"] == full[index], index
+        assert response.json["data"]["modelInput"]["messages"] == recorded[index]["messages"]
+        assert client.get(url + "?inputs=stored").json["data"] == stored[index], index
+        assert client.get(url + "?inputs=none").json["data"] == full[index] | {"modelInput": None}
+
+
+@pytest.mark.parametrize(
+    ("suffix", "status"),
+    [("/11", 404), ("/99999", 404), ("/-1", 404), ("/x", 404), ("/2147483648", 400)],
+)
+def test_a_step_the_run_does_not_have_is_404(
+    client: FlaskClient, recorded: list[dict[str, Any]], suffix: str, status: int
+) -> None:
+    response = client.get(STEPS + suffix)
+    assert response.status_code == status
+    if status == 400:
+        assert_documented(
+            response, "GET", "/api/diagnosis/<sessionId>/runs/<runId>/steps/<stepIndex>"
+        )
+        assert "stepIndex" in response.json["message"]

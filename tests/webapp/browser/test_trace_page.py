@@ -80,24 +80,64 @@ def test_the_summary_steps_and_invocations_are_listed(
     assert page.locator("#evaluation", has_text="gatekeeper_verdict").count() == 1
 
 
-def test_a_step_shows_its_full_model_input_rebuilt_from_the_stored_form(
+def test_a_step_fetches_its_full_model_input_when_it_is_opened(
     page: Page, live: LiveApp, complex_run: dict[str, Any]
 ) -> None:
-    """The viewer loads ``inputs=stored``; a continuing step's input is rebuilt in the page."""
+    """The viewer loads ``inputs=none``; opening a step's input fetches that step, once."""
     loads: list[str] = []
     page.on("request", lambda request: loads.append(request.url))
     open_trace(page, live, complex_run)
-    assert any("/trace?" in url and "inputs=stored" in url for url in loads)
+    assert any("/trace?" in url and "inputs=none" in url for url in loads)
     steps = complex_run["trace"]["steps"]
     # the last step of the executor's ReAct loop continues its predecessors (the demo run has
-    # several rounds), so its stored form is a fraction of what is shown
+    # several rounds): what is shown is its whole conversation, rebuilt by the server
     last = max(i for i, s in enumerate(steps) if s["agentName"] == "executor")
     assert last > 0 and steps[last - 1]["agentName"] == "executor"
+    fetched = f"/runs/{complex_run['runId']}/steps/{steps[last]['stepIndex']}"
+    assert not any("/steps/" in url for url in loads)
     step = page.locator("#steps details.step").nth(last)
     step.locator("summary.step-row").click()
     model_input = step.locator("details.lazy-json", has_text="Model input")
     model_input.locator("summary").click()
     assert json.loads(model_input.locator("pre").inner_text()) == steps[last]["modelInput"]
+    model_input.locator("summary").click()  # closed and opened again: not fetched again
+    model_input.locator("summary").click()
+    assert model_input.locator("pre").count() == 1
+    assert [url for url in loads if "/steps/" in url] == [
+        live.url + "/api/diagnosis/" + complex_run["sessionId"] + fetched
+    ]
+
+
+def test_a_step_input_that_failed_to_load_says_so_and_loads_when_reopened(
+    page: Page, live: LiveApp, complex_run: dict[str, Any], console: Console
+) -> None:
+    failures = {"left": 1}
+
+    def once_unavailable(route: Any) -> None:
+        if failures["left"]:
+            failures["left"] -= 1
+            route.fulfill(
+                status=503,
+                content_type="application/json",
+                body=json.dumps({"code": 503, "message": "database unavailable", "data": None}),
+            )
+        else:
+            route.continue_()
+
+    console.allow("503")
+    page.route("**/runs/*/steps/*", once_unavailable)
+    open_trace(page, live, complex_run)
+    step = page.locator("#steps details.step").first
+    step.locator("summary.step-row").click()
+    model_input = step.locator("details.lazy-json", has_text="Model input")
+    model_input.locator("summary").click()
+    error = model_input.locator(".notice.error")
+    assert "database unavailable" in error.inner_text()
+    model_input.locator("summary").click()
+    model_input.locator("summary").click()
+    shown = json.loads(model_input.locator("pre").inner_text())
+    assert shown == complex_run["trace"]["steps"][0]["modelInput"]
+    assert error.count() == 0
 
 
 def test_each_claim_opens_its_invocation_and_highlights_the_exact_excerpt(
