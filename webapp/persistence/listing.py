@@ -31,6 +31,7 @@ from typing import Any, cast
 import orjson
 from peewee import JOIN, Database, Field, fn
 
+from .db import is_postgres
 from .models import (
     AgentStep,
     AlertRecord,
@@ -39,6 +40,7 @@ from .models import (
     ChatSession,
     DiagnosisRun,
     JSONField,
+    RunText,
     ToolInvocation,
 )
 from .step_inputs import InputRebuilder, continues
@@ -146,10 +148,20 @@ def _before(first: Any, second: Any, key: tuple[Any, Any]) -> Any:
     return (first <= at) & ((first < at) | (second < tie))
 
 
-def _contains(field: Any, text: str) -> Any:
+def _has(lowered: Any, text: str, postgres: bool) -> Any:
+    """``lowered`` (a lower-cased column) contains ``LOWER(text)``: a plain substring test
+    (``INSTR``; ``strpos`` on PostgreSQL), so ``%``, ``_`` and ``\\`` in ``text`` are
+    characters like any other, and the search text is lower-cased by the same ``LOWER`` as the
+    column (the database's: on SQLite ASCII letters only, Unicode on MariaDB and PostgreSQL).
+    """
+    position = fn.STRPOS if postgres else fn.INSTR
+    return position(lowered, fn.LOWER(text)) > 0
+
+
+def _contains(field: Any, text: str, postgres: bool) -> Any:
     """Case-insensitive substring match, the same on every backend (MySQL's columns are binary
     collated, so LIKE alone would be case-sensitive there)."""
-    return fn.LOWER(field).contains(text.lower())
+    return _has(fn.LOWER(field), text, postgres)
 
 
 def _dicts(query: Any) -> list[dict[str, Any]]:
@@ -170,26 +182,47 @@ class Listing:
 
     def __init__(self, database: Database) -> None:
         self.database = database
+        self._postgres = is_postgres(database)
 
     # -- runs ------------------------------------------------------------------------------
 
     def runs(self, filters: RunFilter, limit: int, cursor: str | None = None) -> Page:
-        """Runs matching ``filters``, newest first."""
-        query = DiagnosisRun.select(*RUN_COLUMNS)
-        for condition in self._run_conditions(filters):
+        """Runs matching ``filters``, newest first.
+
+        A text filter alone (or with filters no index serves) scans ``diagnosis_run_text`` in
+        its key order, the list order, and joins the run of each match. With a session or a
+        status filter the scan stays on that filter's ``diagnosis_run`` index, the text checked
+        on each run it reaches (the same ``LOWER`` the triggers store).
+        """
+        run = DiagnosisRun
+        postgres = self._postgres
+        on_text = bool(filters.text) and filters.session_id is None and not filters.status
+        query: Any
+        if on_text:
+            text = RunText
+            query = run.select(*RUN_COLUMNS).from_(text).join(run, on=run.run_id == text.run_id)
+            first, second = text.started_at, text.run_id
+            matches = _has(text.question, filters.text or "", postgres) | _has(
+                text.answer, filters.text or "", postgres
+            )
+        else:
+            query = run.select(*RUN_COLUMNS)
+            first, second = run.started_at, run.run_id
+            matches = None
+            if filters.text:
+                matches = _contains(run.question, filters.text, postgres) | _contains(
+                    run.answer, filters.text, postgres
+                )
+        if matches is not None:
+            query = query.where(matches)
+        for condition in self._run_conditions(filters, postgres, first):
             query = query.where(condition)
         if cursor:
             key = decode_cursor("runs", cursor, datetime, str)
-            query = query.where(_before(DiagnosisRun.started_at, DiagnosisRun.run_id, key))
-        order: tuple[Any, ...]
+            query = query.where(_before(first, second, key))
+        order: tuple[Any, ...] = (first.desc(), second.desc())
         if filters.session_id is not None:
-            order = (
-                DiagnosisRun.session_id.desc(),
-                DiagnosisRun.started_at.desc(),
-                DiagnosisRun.run_id.desc(),
-            )
-        else:
-            order = (DiagnosisRun.started_at.desc(), DiagnosisRun.run_id.desc())
+            order = (run.session_id.desc(), *order)
         with self.database.connection_context():
             rows = _dicts(query.order_by(*order).limit(limit + 1))
         for row in rows:
@@ -197,7 +230,9 @@ class Listing:
         return _page(rows, limit, "runs", "started_at", "run_id")
 
     @staticmethod
-    def _run_conditions(filters: RunFilter) -> list[Any]:
+    def _run_conditions(filters: RunFilter, postgres: bool, started_at: Field) -> list[Any]:
+        """The column filters (the text filter is :meth:`runs`' own); the time range on
+        ``started_at``, the column of the scanned key."""
         run = DiagnosisRun
         conditions: list[Any] = []
         if filters.session_id is not None:
@@ -213,15 +248,11 @@ class Listing:
         elif filters.feedback:
             conditions.append(run.feedback == filters.feedback)
         if filters.since is not None:
-            conditions.append(run.started_at >= filters.since)
+            conditions.append(started_at >= filters.since)
         if filters.until is not None:
-            conditions.append(run.started_at < filters.until)
-        if filters.text:
-            conditions.append(
-                _contains(run.question, filters.text) | _contains(run.answer, filters.text)
-            )
+            conditions.append(started_at < filters.until)
         if filters.service:
-            conditions.append(_names_service(filters.service))
+            conditions.append(_names_service(filters.service, postgres))
         return conditions
 
     # -- sessions --------------------------------------------------------------------------
@@ -237,7 +268,7 @@ class Listing:
             session.expires_at,
         )
         if filters.text:
-            query = query.where(_contains(session.title, filters.text))
+            query = query.where(_contains(session.title, filters.text, self._postgres))
         if filters.since is not None:
             query = query.where(session.updated_at >= filters.since)
         if filters.until is not None:
@@ -279,7 +310,10 @@ class Listing:
             case.run_id, case.session_id, case.question, case.answer, case.created_at
         )
         if text:
-            query = query.where(_contains(case.question, text) | _contains(case.answer, text))
+            postgres = self._postgres
+            query = query.where(
+                _contains(case.question, text, postgres) | _contains(case.answer, text, postgres)
+            )
         if cursor:
             key = decode_cursor("cases", cursor, datetime, str)
             query = query.where(_before(case.created_at, case.run_id, key))
@@ -484,7 +518,7 @@ def columns_of(model: Any, raw_json: bool) -> list[Any]:
     return columns
 
 
-def _names_service(service: str) -> Any:
+def _names_service(service: str, postgres: bool) -> Any:
     """The run called a tool with ``"service":"<service>"``, or investigated an alert of it.
 
     Both are correlated EXISTS probes on indexed ``run_id`` columns, evaluated per candidate
@@ -493,7 +527,7 @@ def _names_service(service: str) -> Any:
     pattern = json.dumps({"service": service}, ensure_ascii=False, separators=(",", ":"))[1:-1]
     called = ToolInvocation.select(ToolInvocation.id).where(
         (ToolInvocation.run_id == DiagnosisRun.run_id)
-        & _contains(ToolInvocation.arguments, pattern)
+        & _contains(ToolInvocation.arguments, pattern, postgres)
     )
     alerted = (
         AlertRun.select(AlertRun.id)
