@@ -299,7 +299,7 @@ BEGIN
 END
 $$""",
         "diagnosis_run_text_sync": """
-CREATE OR REPLACE TRIGGER diagnosis_run_text_sync
+CREATE TRIGGER diagnosis_run_text_sync
 AFTER INSERT OR UPDATE OF run_id, started_at, question, answer OR DELETE ON diagnosis_run
 FOR EACH ROW EXECUTE FUNCTION diagnosis_run_text_sync()""",
     },
