@@ -6,8 +6,10 @@
 -- to a scratch MariaDB database and compares it with the models' schema through
 -- information_schema (tests/webapp/persistence/test_schema_sql.py). Change both together.
 --
--- Idempotent: every statement is CREATE TABLE IF NOT EXISTS with its indexes inline, so
--- applying the file twice is harmless. Defaults live in the models (peewee puts none in DDL).
+-- Idempotent: every statement is CREATE TABLE IF NOT EXISTS with its indexes inline, or CREATE
+-- TRIGGER IF NOT EXISTS (the triggers at the end keep diagnosis_run_text, the runs list's text
+-- search, equal to LOWER of every run's question and answer: webapp.persistence.db
+-- RUN_TEXT_TRIGGERS), so applying the file twice is harmless. Defaults live in the models (peewee puts none in DDL).
 --
 --   mariadb -u USER -p DATABASE < schema.sql
 
@@ -50,6 +52,15 @@ CREATE TABLE IF NOT EXISTS `diagnosis_run` (
   KEY `diagnosis_run_session_id_started_at_run_id` (`session_id`, `started_at`, `run_id`),
   KEY `diagnosis_run_started_at_run_id` (`started_at`, `run_id`),
   KEY `diagnosis_run_status_started_at_run_id` (`status`, `started_at`, `run_id`)
+) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin;
+
+CREATE TABLE IF NOT EXISTS `diagnosis_run_text` (
+  `run_id` VARCHAR(64) NOT NULL,
+  `started_at` DATETIME(3) NOT NULL,
+  `question` TEXT NOT NULL,
+  `answer` LONGTEXT,
+  PRIMARY KEY (`started_at`, `run_id`),
+  UNIQUE KEY `diagnosis_run_text_run_id` (`run_id`)
 ) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin;
 
 CREATE TABLE IF NOT EXISTS `agent_step` (
@@ -145,3 +156,25 @@ CREATE TABLE IF NOT EXISTS `alert_run` (
   UNIQUE KEY `alert_run_alert_id_run_id` (`alert_id`, `run_id`),
   FOREIGN KEY (`alert_id`) REFERENCES `alert_record` (`id`) ON DELETE CASCADE
 ) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin;
+
+-- diagnosis_run_text follows diagnosis_run (with binary logging on, creating a trigger needs
+-- SUPER or log_bin_trust_function_creators=1). Filling it for runs that existed before it:
+--   INSERT IGNORE INTO diagnosis_run_text (run_id, started_at, question, answer)
+--   SELECT run_id, started_at, LOWER(question), LOWER(answer) FROM diagnosis_run
+
+CREATE TRIGGER IF NOT EXISTS `diagnosis_run_text_insert` AFTER INSERT ON `diagnosis_run`
+FOR EACH ROW
+  INSERT INTO `diagnosis_run_text` (`run_id`, `started_at`, `question`, `answer`)
+  VALUES (NEW.`run_id`, NEW.`started_at`, LOWER(NEW.`question`), LOWER(NEW.`answer`));
+
+CREATE TRIGGER IF NOT EXISTS `diagnosis_run_text_update` AFTER UPDATE ON `diagnosis_run`
+FOR EACH ROW
+  UPDATE `diagnosis_run_text` SET `run_id` = NEW.`run_id`, `started_at` = NEW.`started_at`,
+    `question` = LOWER(NEW.`question`), `answer` = LOWER(NEW.`answer`)
+  WHERE `run_id` = OLD.`run_id`
+    AND NOT (NEW.`run_id` <=> OLD.`run_id` AND NEW.`started_at` <=> OLD.`started_at`
+      AND NEW.`question` <=> OLD.`question` AND NEW.`answer` <=> OLD.`answer`);
+
+CREATE TRIGGER IF NOT EXISTS `diagnosis_run_text_delete` AFTER DELETE ON `diagnosis_run`
+FOR EACH ROW
+  DELETE FROM `diagnosis_run_text` WHERE `run_id` = OLD.`run_id`;

@@ -22,6 +22,16 @@ copied, the old one dropped, the new one renamed, foreign keys off meanwhile and
 before the commit). MariaDB and PostgreSQL keep an existing table as it is: InnoDB stores a
 large LONGTEXT off the row and PostgreSQL TOASTs it, so column order does not change what
 their reads touch (measured: 179 and 55 ms for the same read without ``model_input``).
+
+``diagnosis_run_text`` (:class:`~webapp.persistence.models.RunText`, what the runs list's text
+filter scans) is kept by triggers on ``diagnosis_run`` (:data:`RUN_TEXT_TRIGGERS`), created here
+with the table; a database created before it gets the table, the triggers, then a backfill of
+the runs it already holds (``INSERT ... SELECT``, skipping rows a trigger wrote meanwhile).
+Triggers rather than writes from the app: every writer (the run lifecycle's prepared
+statements, imports, a DBA's SQL) keeps it right, at no extra statement per run. On MySQL and
+MariaDB creating a trigger needs the TRIGGER privilege and, with binary logging on, SUPER or
+``log_bin_trust_function_creators=1``; a user without them gets a warning at start-up, no
+``diagnosis_run_text``, and the text filter scanning ``diagnosis_run`` (slower, same rows).
 """
 
 from __future__ import annotations
@@ -33,8 +43,9 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, TypeVar
 from urllib.parse import parse_qsl, unquote, urlparse
+from weakref import WeakKeyDictionary
 
-from peewee import Database, InterfaceError, OperationalError, SqliteDatabase
+from peewee import Database, DatabaseError, InterfaceError, OperationalError, SqliteDatabase
 from playhouse.migrate import SchemaMigrator, migrate
 from playhouse.pool import (
     PooledDatabase,
@@ -44,7 +55,15 @@ from playhouse.pool import (
 )
 from tenacity import Retrying, retry_if_exception_type, stop_after_attempt, wait_exponential
 
-from .models import MODELS, AgentStep, BaseModel, ChatSession, DiagnosisRun, database_proxy
+from .models import (
+    MODELS,
+    AgentStep,
+    BaseModel,
+    ChatSession,
+    DiagnosisRun,
+    RunText,
+    database_proxy,
+)
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -235,10 +254,17 @@ def _create_missing(database: Database) -> list[str]:
         existing = set(database.get_tables())
         for model in MODELS:
             model._meta.table_settings = MYSQL_TABLE_SETTINGS if is_mysql(database) else []
-        database.create_tables(MODELS, safe=True)
+        # Stored in key order on SQLite too (peewee would print it for every backend).
+        RunText._meta.without_rowid = isinstance(database, SqliteDatabase)
+        try:
+            database.create_tables(MODELS, safe=True)
+        finally:
+            RunText._meta.without_rowid = False
         _add_later_columns(database, existing)
         _add_missing_indexes(database, existing)
-    return [m._meta.table_name for m in MODELS if m._meta.table_name not in existing]
+        _add_run_text(database, existing)
+        now = set(database.get_tables())  # without diagnosis_run_text if it was dropped again
+    return [m._meta.table_name for m in MODELS if m._meta.table_name in now - existing]
 
 
 def _large_columns_last(database: Database) -> None:
@@ -288,6 +314,177 @@ def _rebuild(database: Database, model: type[BaseModel]) -> None:
     for index in model._meta.fields_to_index():
         database.execute(schema._create_index(index, safe=False))
     log.info("rebuilt table %s with its large column last", table)
+
+
+#: The triggers that keep ``diagnosis_run_text`` equal to ``LOWER`` of every run's question and
+#: answer, per backend: name -> DDL. MySQL/MariaDB triggers fire on every UPDATE (there is no
+#: ``UPDATE OF``): theirs touches the text row only when a copied column changed (a lease
+#: renewal writes nothing). Single statements, so ``schema.sql`` carries the MySQL ones as is.
+RUN_TEXT_TRIGGERS: dict[str, dict[str, str]] = {
+    "sqlite": {
+        "diagnosis_run_text_insert": """
+CREATE TRIGGER IF NOT EXISTS diagnosis_run_text_insert AFTER INSERT ON diagnosis_run
+BEGIN
+  INSERT INTO diagnosis_run_text (run_id, started_at, question, answer)
+  VALUES (NEW.run_id, NEW.started_at, LOWER(NEW.question), LOWER(NEW.answer));
+END""",
+        "diagnosis_run_text_update": """
+CREATE TRIGGER IF NOT EXISTS diagnosis_run_text_update
+AFTER UPDATE OF run_id, started_at, question, answer ON diagnosis_run
+BEGIN
+  UPDATE diagnosis_run_text SET run_id = NEW.run_id, started_at = NEW.started_at,
+    question = LOWER(NEW.question), answer = LOWER(NEW.answer)
+  WHERE run_id = OLD.run_id;
+END""",
+        "diagnosis_run_text_delete": """
+CREATE TRIGGER IF NOT EXISTS diagnosis_run_text_delete AFTER DELETE ON diagnosis_run
+BEGIN
+  DELETE FROM diagnosis_run_text WHERE run_id = OLD.run_id;
+END""",
+    },
+    "mysql": {
+        "diagnosis_run_text_insert": """
+CREATE TRIGGER IF NOT EXISTS `diagnosis_run_text_insert` AFTER INSERT ON `diagnosis_run`
+FOR EACH ROW
+  INSERT INTO `diagnosis_run_text` (`run_id`, `started_at`, `question`, `answer`)
+  VALUES (NEW.`run_id`, NEW.`started_at`, LOWER(NEW.`question`), LOWER(NEW.`answer`))""",
+        "diagnosis_run_text_update": """
+CREATE TRIGGER IF NOT EXISTS `diagnosis_run_text_update` AFTER UPDATE ON `diagnosis_run`
+FOR EACH ROW
+  UPDATE `diagnosis_run_text` SET `run_id` = NEW.`run_id`, `started_at` = NEW.`started_at`,
+    `question` = LOWER(NEW.`question`), `answer` = LOWER(NEW.`answer`)
+  WHERE `run_id` = OLD.`run_id`
+    AND NOT (NEW.`run_id` <=> OLD.`run_id` AND NEW.`started_at` <=> OLD.`started_at`
+      AND NEW.`question` <=> OLD.`question` AND NEW.`answer` <=> OLD.`answer`)""",
+        "diagnosis_run_text_delete": """
+CREATE TRIGGER IF NOT EXISTS `diagnosis_run_text_delete` AFTER DELETE ON `diagnosis_run`
+FOR EACH ROW
+  DELETE FROM `diagnosis_run_text` WHERE `run_id` = OLD.`run_id`""",
+    },
+    "postgres": {
+        "diagnosis_run_text_sync()": """
+CREATE OR REPLACE FUNCTION diagnosis_run_text_sync() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+  IF TG_OP = 'INSERT' THEN
+    INSERT INTO diagnosis_run_text (run_id, started_at, question, answer)
+    VALUES (NEW.run_id, NEW.started_at, LOWER(NEW.question), LOWER(NEW.answer));
+  ELSIF TG_OP = 'UPDATE' THEN
+    UPDATE diagnosis_run_text SET run_id = NEW.run_id, started_at = NEW.started_at,
+      question = LOWER(NEW.question), answer = LOWER(NEW.answer)
+    WHERE run_id = OLD.run_id;
+  ELSE
+    DELETE FROM diagnosis_run_text WHERE run_id = OLD.run_id;
+  END IF;
+  RETURN NULL;
+END
+$$""",
+        "diagnosis_run_text_sync": """
+CREATE TRIGGER diagnosis_run_text_sync
+AFTER INSERT OR UPDATE OF run_id, started_at, question, answer OR DELETE ON diagnosis_run
+FOR EACH ROW EXECUTE FUNCTION diagnosis_run_text_sync()""",
+    },
+}
+#: Fills ``diagnosis_run_text`` from the runs a database held before it existed.
+RUN_TEXT_BACKFILL = {
+    "sqlite": "INSERT OR IGNORE INTO {table} {select}",
+    "mysql": "INSERT IGNORE INTO {table} {select}",
+    "postgres": "INSERT INTO {table} {select} ON CONFLICT DO NOTHING",
+}
+_BACKFILL_SELECT = (
+    "(run_id, started_at, question, answer) "
+    "SELECT run_id, started_at, LOWER(question), LOWER(answer) FROM diagnosis_run"
+)
+
+
+def dialect(database: Database) -> str:
+    """``sqlite``, ``mysql`` (MySQL/MariaDB) or ``postgres``."""
+    return "mysql" if is_mysql(database) else "postgres" if is_postgres(database) else "sqlite"
+
+
+def _triggers(database: Database) -> set[str]:
+    """The names of the triggers on ``diagnosis_run`` (PostgreSQL: also ``name()`` of the
+    functions they call)."""
+    kind = dialect(database)
+    if kind == "sqlite":
+        sql = "SELECT name FROM sqlite_master WHERE type = 'trigger' AND tbl_name = 'diagnosis_run'"
+    elif kind == "mysql":
+        sql = (
+            "SELECT TRIGGER_NAME FROM information_schema.TRIGGERS "
+            "WHERE TRIGGER_SCHEMA = DATABASE() AND EVENT_OBJECT_TABLE = 'diagnosis_run'"
+        )
+    else:
+        sql = (
+            "SELECT tgname FROM pg_trigger WHERE NOT tgisinternal "
+            "AND tgrelid = 'diagnosis_run'::regclass "
+            "UNION SELECT proname || '()' FROM pg_proc WHERE proname = 'diagnosis_run_text_sync'"
+        )
+    return {str(row[0]) for row in database.execute_sql(sql).fetchall()}
+
+
+#: MySQL/MariaDB errors that mean this user may not create triggers: TRIGGER command denied
+#: (1142), SUPER needed (1227), SUPER or ``log_bin_trust_function_creators`` needed because
+#: binary logging is on (1419).
+TRIGGER_DENIED = frozenset({1142, 1227, 1419})
+
+
+def _add_run_text(database: Database, existing: set[str]) -> None:
+    """Create the missing ``diagnosis_run_text`` triggers; backfill a table created just now
+    for runs that were already there (after the triggers: no run is missed).
+
+    A MySQL/MariaDB user that may not create triggers (see :data:`TRIGGER_DENIED`) does not
+    stop the app: the table is dropped again, a warning says what to grant, and the text filter
+    scans ``diagnosis_run`` as before (:func:`run_text_kept`). The next start (or ``flask
+    init-db``) tries again, and backfills then."""
+    kind = dialect(database)
+    present = _triggers(database)
+    table = RunText._meta.table_name
+    try:
+        for name, ddl in RUN_TEXT_TRIGGERS[kind].items():
+            if name not in present or name.endswith("()"):  # a function: always the current body
+                database.execute_sql(ddl.strip())
+    except DatabaseError as exc:
+        if kind != "mysql" or _mysql_errno(exc) not in TRIGGER_DENIED:
+            raise
+        for name in RUN_TEXT_TRIGGERS[kind]:
+            database.execute_sql(f"DROP TRIGGER IF EXISTS `{name}`")
+        database.execute_sql(f"DROP TABLE IF EXISTS `{table}`")
+        _RUN_TEXT_KEPT[database] = False
+        log.warning(
+            "cannot create the triggers that keep %s (%s): the runs list's text filter scans "
+            "diagnosis_run instead; grant TRIGGER (and, with binary logging on, SUPER or "
+            "log_bin_trust_function_creators=1) and restart",
+            table,
+            exc,
+        )
+        return
+    _RUN_TEXT_KEPT[database] = True
+    if table not in existing and DiagnosisRun._meta.table_name in existing:
+        cursor = database.execute_sql(
+            RUN_TEXT_BACKFILL[kind].format(table=table, select=_BACKFILL_SELECT)
+        )
+        log.info("filled %s with %s existing runs", table, cursor.rowcount)
+
+
+_RUN_TEXT_KEPT: WeakKeyDictionary[Database, bool] = WeakKeyDictionary()
+
+
+def run_text_kept(database: Database) -> bool:
+    """Whether ``diagnosis_run_text`` exists (and so its triggers: it is dropped when they
+    cannot be created); asked once per database object."""
+    kept = _RUN_TEXT_KEPT.get(database)
+    if kept is None:
+        with database.connection_context():
+            kept = _RUN_TEXT_KEPT[database] = RunText.table_exists()
+    return kept
+
+
+def _mysql_errno(exc: BaseException) -> int | None:
+    """The server's error number of a PyMySQL error: its first argument, also when peewee has
+    wrapped it (peewee's error holds the driver's error, then its arguments)."""
+    for arg in exc.args[:2]:
+        if isinstance(arg, int):
+            return arg
+    return None
 
 
 def _add_later_columns(database: Database, existing: set[str]) -> None:

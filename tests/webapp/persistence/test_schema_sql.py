@@ -20,6 +20,7 @@ from tests.conftest import ScratchServers, close_database
 from webapp.persistence.db import (
     MYSQL_FIELD_TYPES,
     MYSQL_TABLE_SETTINGS,
+    RUN_TEXT_TRIGGERS,
     bind,
     create_schema,
     open_database,
@@ -60,6 +61,10 @@ QUERIES = {
          AND r.CONSTRAINT_NAME = k.CONSTRAINT_NAME
         WHERE k.TABLE_SCHEMA = %s AND k.REFERENCED_TABLE_NAME IS NOT NULL
         ORDER BY k.TABLE_NAME, k.CONSTRAINT_NAME, k.ORDINAL_POSITION""",
+    "triggers": """
+        SELECT TRIGGER_NAME, EVENT_MANIPULATION, EVENT_OBJECT_TABLE, ACTION_TIMING,
+               ACTION_STATEMENT
+        FROM information_schema.TRIGGERS WHERE TRIGGER_SCHEMA = %s ORDER BY TRIGGER_NAME""",
 }
 
 
@@ -112,6 +117,12 @@ def test_schema_sql_matches_the_models_on_mariadb(
     assert actual["columns"] == expected["columns"]
     assert actual["indexes"] == expected["indexes"]
     assert actual["foreign_keys"] == expected["foreign_keys"]
+    assert actual["triggers"] == expected["triggers"]
+    assert [t[:4] for t in actual["triggers"]] == [
+        ("diagnosis_run_text_delete", "DELETE", "diagnosis_run", "AFTER"),
+        ("diagnosis_run_text_insert", "INSERT", "diagnosis_run", "AFTER"),
+        ("diagnosis_run_text_update", "UPDATE", "diagnosis_run", "AFTER"),
+    ]
     # the things the audit relies on, spelled out
     assert actual["indexes"][("agent_step", "agent_step_run_id_step_index")] == (
         True,
@@ -144,6 +155,7 @@ def test_schema_sql_applies_twice_and_keeps_rows(mariadb_pair: tuple[Database, D
 # --- without a server: the text of schema.sql against peewee's MySQL DDL ------------------
 
 BLOCK = re.compile(r"CREATE TABLE IF NOT EXISTS `(\w+)` \((.*)\)\s*(.*)", re.DOTALL)
+TRIGGER = "CREATE TRIGGER IF NOT EXISTS "
 INDEX_LINE = re.compile(r"(UNIQUE )?KEY `(\w+)` \((.*)\)")
 CREATE_INDEX = re.compile(r"CREATE (UNIQUE )?INDEX `(\w+)` ON `\w+` \((.*)\)")
 
@@ -165,6 +177,8 @@ def parse_schema_sql() -> dict[str, dict[str, Any]]:
     """table -> its column definitions, indexes, other constraints and table options."""
     tables: dict[str, dict[str, Any]] = {}
     for statement in statements(SCHEMA_SQL.read_text(encoding="utf-8")):
+        if statement.startswith(TRIGGER):
+            continue
         match = BLOCK.fullmatch(statement)
         assert match, f"schema.sql: not a CREATE TABLE IF NOT EXISTS statement: {statement[:80]}"
         name, body, options = match.groups()
@@ -173,7 +187,7 @@ def parse_schema_sql() -> dict[str, dict[str, Any]]:
         tables[name] = {
             "columns": [p for p in parts if p.startswith("`")],
             "indexes": {(m[2], bool(m[1]), m[3]) for m in indexes if m},
-            "constraints": [p for p in parts if p.startswith(("FOREIGN", "CONSTRAINT"))],
+            "constraints": [p for p in parts if p.startswith(("FOREIGN", "CONSTRAINT", "PRIMARY"))],
             "options": " ".join(options.split()),
         }
     return tables
@@ -218,3 +232,12 @@ def test_schema_sql_definitions_match_peewee_mysql_ddl() -> None:
         assert parsed[table]["indexes"] == expected[table]["indexes"], table
         assert parsed[table]["constraints"] == expected[table]["constraints"], table
         assert parsed[table]["options"] == expected[table]["options"], table
+
+
+def test_schema_sql_creates_the_triggers_create_schema_creates() -> None:
+    found = [
+        " ".join(s.split())
+        for s in statements(SCHEMA_SQL.read_text(encoding="utf-8"))
+        if s.startswith(TRIGGER)
+    ]
+    assert found == [" ".join(ddl.split()) for ddl in RUN_TEXT_TRIGGERS["mysql"].values()]
