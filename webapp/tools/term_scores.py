@@ -49,9 +49,11 @@ paid FTS5's cost again (p95 49 / 80 ms). Options weighed:
   Celery's: each keeps its own), or the saved ones predate writes (a crash) - catch up
   instead of being read again: chunk ids are never reused, so the chunks of FTS5's docsize
   table the postings do not know are new (ids above every known one) and those they know
-  but the table lacks were deleted. The new ones are read from the table and tokenized as a
-  write does, all in one snapshot: the cost of the chunks written, plus reading the list of
-  chunk ids (~7.5 ms at 68,000 chunks). A search that finds the postings behind by at most
+  but the table lacks were deleted. The new ones are read from the table (ids above the
+  highest known) and tokenized as a write does, all in one snapshot: the cost of the chunks
+  written. Which chunks were deleted needs the list of chunk ids (~7.5 ms at 68,000 chunks),
+  read only when there were some: FTS5's row count (its averages record) is then less than
+  the known chunks plus the new ones. A search that finds the postings behind by at most
   ``MAX_INLINE_CHUNKS`` chunks catches them up itself, in its snapshot (one search at a time;
   the others wait for it); more are left to the helper thread. Chosen over saving after
   every write (debounced): that writes 43 MB per write and still leaves the other
@@ -97,7 +99,7 @@ MAX_INCREMENTAL_CHUNKS = 2000
 #: full read (~2-3 s at 68,000 chunks) costs about as much as tokenizing (~0.15-0.3 s a MiB).
 MAX_CATCH_UP_CHUNKS = 20_000
 #: A search finding the postings behind catches them up itself when at most this many chunks
-#: are missing (an upload of a few notes: ~10 ms at 68,000 chunks, most of it the list of ids);
+#: are missing (an upload of a few notes: ~3 ms at 68,000 chunks, ~10 ms after deletions);
 #: more are left to the helper thread while FTS5's queries answer.
 MAX_INLINE_CHUNKS = 500
 #: Positions read per statement by the full read (bounds its memory to a few tens of MB).
@@ -227,6 +229,7 @@ class TermScores:
         self.read_from: str | None = None
         self.full_reads = 0  # every posting read from the index
         self.catch_ups = 0  # postings brought up to date with others' writes
+        self.id_lists = 0  # catch-ups that read the list of chunk ids (others deleted chunks)
         self._texts = list(texts)
         # Two: a search's new words never wait for a big upload's chunks to be tokenized.
         self._query_terms = _Tokenizer(definition, texts)
@@ -484,7 +487,8 @@ class TermScores:
 
         Chunk ids are never reused: the chunks the snapshot has and the postings lack are new
         (and have larger ids than any the postings know), those they have and it lacks were
-        deleted. Postings newer than the snapshot (this process's write) are left as they are.
+        deleted - which the list of chunk ids tells, read only when FTS5's row count says some
+        were. Postings newer than the snapshot (this process's write) are left as they are.
         False when they lack more than ``limit`` chunks.
         """
         generation, _ = _identity(conn)
@@ -492,24 +496,25 @@ class TermScores:
             base, alive = postings.generation, postings.alive.copy()
         if base >= generation:
             return True
-        (listed,) = conn.execute(f"SELECT group_concat(id) FROM {self._table}_docsize").fetchone()
-        ids = np.fromstring(listed or "", dtype=np.int64, sep=",") if listed else np.empty(0, int)
-        size = max(len(alive), int(ids.max(initial=0)) + 1)
-        present, known = np.zeros(size, dtype=np.bool_), np.zeros(size, dtype=np.bool_)
-        present[ids], known[: len(alive)] = True, alive
-        new = np.flatnonzero(present & ~known)
-        if len(new) > limit:
+        known = np.flatnonzero(alive)
+        last = int(known[-1]) if len(known) else 0
+        # New chunks have ids above every one known (dead or alive: ids are never reused).
+        rows = conn.execute(
+            f"SELECT rowid, {', '.join(self._texts)} FROM {self._table} WHERE rowid > ? "
+            "ORDER BY rowid LIMIT ?",
+            (last, limit + 1),
+        ).fetchall()
+        if len(rows) > limit:
             return False
-        added: list[tuple[int, Sequence[str]]] = []
-        if len(new):
-            rows = conn.execute(
-                f"SELECT rowid, {', '.join(self._texts)} FROM {self._table} WHERE rowid >= ?",
-                (int(new[0]),),
-            ).fetchall()
-            added = [(row[0], row[1:]) for row in rows]
-            if sorted(rowid for rowid, _ in added) != new.tolist():
-                return False  # not the chunks after the known ones: read everything again
-        gone = np.flatnonzero(known & ~present).tolist()
+        added: list[tuple[int, Sequence[str]]] = [(row[0], row[1:]) for row in rows]
+        # FTS5's row count is the known chunks still there plus the new ones: when it is all
+        # of them, none was deleted, and the list of chunk ids need not be read.
+        gone: list[int] = []
+        if _averages(conn, self._table)[0] != len(known) + len(added):
+            deleted = self._deleted(conn, alive, [rowid for rowid, _ in added])
+            if deleted is None:
+                return False  # the table disagrees with the postings: read everything again
+            gone = deleted
         delta = self._delta(conn, base, generation, gone, added)
         with self._lock:
             if postings.generation != base:
@@ -517,6 +522,23 @@ class TermScores:
             postings.apply(delta)
             self.catch_ups += 1
         return True
+
+    def _deleted(
+        self, conn: sqlite3.Connection, alive: npt.NDArray[np.bool_], added: list[int]
+    ) -> list[int] | None:
+        """The ``alive`` chunks deleted in ``conn``'s snapshot (from its list of chunk ids).
+
+        None when the list's new chunks are not exactly ``added``.
+        """
+        self.id_lists += 1
+        (listed,) = conn.execute(f"SELECT group_concat(id) FROM {self._table}_docsize").fetchone()
+        ids = np.fromstring(listed or "", dtype=np.int64, sep=",") if listed else np.empty(0, int)
+        size = max(len(alive), int(ids.max(initial=0)) + 1)
+        present, known = np.zeros(size, dtype=np.bool_), np.zeros(size, dtype=np.bool_)
+        present[ids], known[: len(alive)] = True, alive
+        if np.flatnonzero(present & ~known).tolist() != added:
+            return None
+        return np.flatnonzero(known & ~present).tolist()  # type: ignore[no-any-return]
 
 
 class _Tokenizer:

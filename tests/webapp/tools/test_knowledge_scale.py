@@ -290,6 +290,49 @@ def test_another_index_object_on_the_file_catches_up_with_its_writes(
     reader.close()
 
 
+@pytest.mark.parametrize("inline", [500, 0])
+def test_a_catch_up_reads_the_chunk_ids_exactly_when_chunks_it_knew_were_deleted(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, inline: int
+) -> None:
+    monkeypatch.setattr(term_scores, "MAX_INLINE_CHUNKS", inline)
+    folder, writer, raw = synced_corpus(tmp_path, 100)
+    reader = KnowledgeIndex(tmp_path / "knowledge.db")
+    queries = ["memory zq001x network", "later zq002x disk", "error latency zq300x"]
+    assert writer._scores.wait() and reader._scores.wait()
+    kept = reader._scores._postings
+
+    def caught_up() -> None:
+        catch_ups = reader._scores.catch_ups
+        reader.search("memory zq001x network", 5)
+        assert reader._scores.wait()
+        assert reader._scores.catch_ups == catch_ups + 1
+        assert reader._scores._postings is kept
+        computed_scores_match_fts5(reader, raw, queries)
+
+    # Only new chunks (one of them replaced before the reader saw it): no list of ids read.
+    writer.add_document("later.md", "# Later\n\nmemory zq002x network, later.\n")
+    writer.add_document("later.md", "# Later\n\nlater zq002x disk.\n")
+    writer.add_document("more.md", "# More\n\nmemory zq001x disk.\n")
+    caught_up()
+    assert reader._scores.id_lists == 0
+    # Chunks the reader knew deleted (with new ones in the same catch-up): the list tells which.
+    writer.delete_document("upload/later.md")
+    caught_up()
+    assert reader._scores.id_lists == 1
+    (folder / "doc-0003.md").unlink()
+    (folder / "doc-0004.md").write_text("# Runbook\n\nlater memory zq001x cache.\n")
+    writer.sync_directory(folder)
+    writer.add_document("again.md", "# Again\n\nzq002x network.\n")
+    caught_up()
+    assert reader._scores.id_lists == 2
+    writer.add_document("last.md", "# Last\n\nmemory zq300x.\n")
+    caught_up()
+    assert reader._scores.id_lists == 2
+    assert reader._scores.full_reads == 0
+    writer.close()
+    reader.close()
+
+
 def test_postings_lacking_too_many_chunks_are_read_again(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
