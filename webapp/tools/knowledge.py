@@ -396,6 +396,7 @@ class KnowledgeIndex:
             conn = self._idle.get_nowait()
         except queue.Empty:
             conn = self._connect()
+            self._scores.prepare(conn)  # (temporary tables: before it is made query-only)
             conn.execute("PRAGMA query_only = ON")
             conn.execute(f"PRAGMA mmap_size = {READ_MMAP_BYTES}")
         try:

@@ -102,8 +102,9 @@ MAX_CATCH_UP_CHUNKS = 20_000
 #: are missing (an upload of a few notes: ~3 ms at 68,000 chunks, ~10 ms after deletions);
 #: more are left to the helper thread while FTS5's queries answer.
 MAX_INLINE_CHUNKS = 500
-#: Positions read per statement by the full read (bounds its memory to a few tens of MB).
-LOAD_POSITIONS = 500_000
+#: Positions read per statement by the full read: its memory stays small, and so do its
+#: stretches holding the GIL (parsing one statement's text), which stall searches meanwhile.
+LOAD_POSITIONS = 50_000
 #: Score parts (8 bytes each) remembered at most for the index generation being searched:
 #: a warm search then only adds them up.
 MAX_PARTS = 2_000_000
@@ -219,11 +220,16 @@ class TermScores:
         self._table = table
         self._weights = np.array(list(weights.values()), dtype=np.float64)
         self._columns = list(weights)
+        self._column = _column_index(self._columns)
         self._connect = connect
         self._saved = saved
         self._lock = threading.Lock()
         self._catching = threading.Lock()  # a search catching the postings up
         self._postings: _Postings | None = None
+        # Until the postings are in memory: the terms searched so far, read from the index.
+        self._partial: _Postings | None = None
+        self._cold_lock = threading.Lock()
+        self._reading: dict[str, threading.Event] = {}  # terms a search is reading into it
         self._loading: threading.Thread | None = None
         # Where the helper thread last found them: saved, index, or kept (caught up).
         self.read_from: str | None = None
@@ -259,18 +265,29 @@ class TermScores:
                     self._catch_up(conn, behind, MAX_INLINE_CHUNKS)
         with self._lock:
             postings = self._postings
-            if postings is None or postings.generation != generation:
+            current = postings is not None and postings.generation == generation
+            if not current:
                 if postings is None or postings.generation < generation:
                     self._reload(conn)
-                return None
+                if self._connect is None or (
+                    postings is not None and postings.generation > generation
+                ):
+                    return None  # (a search of a snapshot older than this process's write)
             if None in tokens:
                 return None
             named = [token for token in tokens if token is not None]
-            pairs = [postings.pairs(token) for token in named]
-            lengths = postings.lengths
+            if current:
+                assert postings is not None
+                pairs = [postings.pairs(token) for token in named]
+                lengths = postings.lengths
             if self._parts_of != generation:
                 self._parts_of, self._parts, self._kept_parts = generation, {}, 0
             known = [self._parts.get(token) for token in named]
+        if not current:
+            cold = self._cold(conn, generation, named)
+            if cold is None:
+                return None
+            pairs, lengths = cold
         rows, total = _averages(conn, self._table)
         if rows == 0:
             return []
@@ -301,6 +318,63 @@ class TermScores:
             matched = matched[np.argpartition(-scores[matched], count - 1)[:count]]
         found = zip(matched.tolist(), (-scores[matched]).tolist(), strict=True)
         return sorted(found, key=_score)
+
+    def _cold(
+        self, conn: sqlite3.Connection, generation: int, tokens: list[str]
+    ) -> tuple[list[tuple[Ids, Freqs]], Floats] | None:
+        """``tokens``' pairs and every chunk's length in ``conn``'s snapshot, from the index.
+
+        While the postings are not in memory (being read, or catching up in the helper
+        thread): the lengths are read once per generation, each term's pairs once, through
+        FTS5's vocabulary (``term = ?``: from its index, ~0.3 us a position), and kept until
+        the postings are in memory. None for a snapshot older than what is kept.
+        """
+        with self._cold_lock:  # the lengths once (~30 ms at 68,000 chunks): the others wait
+            cold = self._partial
+            identity = _identity(conn)
+            if cold is None or (cold.generation, cold.nonce) != identity:
+                if cold is not None and cold.generation > generation:
+                    return None
+                ids, sizes = _lengths(conn, self._table, len(self._columns))
+                cold = _Postings(*identity, {}, np.zeros(0), np.zeros(0, dtype=np.bool_))
+                cold.grow(int(ids.max()) + 1 if len(ids) else 1)
+                cold.lengths[ids] = sizes
+                cold.alive[ids] = True
+                self._partial = cold
+        with self._lock:
+            found = {token: cold.terms[token] for token in tokens if token in cold.terms}
+            # A term another search is reading is waited for, not read twice.
+            others = {t: self._reading[t] for t in tokens if t not in found and t in self._reading}
+            mine = [t for t in dict.fromkeys(tokens) if t not in found and t not in others]
+            for token in mine:
+                self._reading[token] = threading.Event()
+        try:
+            for token in mine:  # outside the locks: SQLite releases the GIL while it reads
+                found[token] = _term_pairs(conn, self._table, token, self._column, self._weights)
+                with self._lock:
+                    cold.terms.setdefault(token, found[token])
+                    self._reading.pop(token).set()
+        finally:
+            with self._lock:
+                for token in mine:
+                    if token in self._reading and token not in found:
+                        self._reading.pop(token).set()
+        for token, event in others.items():
+            event.wait()
+            with self._lock:
+                entry = cold.terms.get(token)
+            if entry is None:  # its reader failed or read another generation: read it here
+                entry = _term_pairs(conn, self._table, token, self._column, self._weights)
+            found[token] = entry
+        return [found[token][:2] for token in tokens], cold.lengths
+
+    def _searched(self, generation: int, nonce: str) -> dict[str, tuple[Ids, Freqs, int]]:
+        """The terms searches have read of this snapshot (a dict that grows meanwhile)."""
+        with self._lock:
+            cold = self._partial
+        if cold is None or (cold.generation, cold.nonce) != (generation, nonce):
+            return {}
+        return cold.terms
 
     def _keep_parts(self, generation: int, fresh: dict[str, Floats]) -> None:
         """Remember terms' score parts for later searches of ``generation`` (bounded)."""
@@ -393,6 +467,14 @@ class TermScores:
 
     # --- the full read --------------------------------------------------------------------
 
+    def prepare(self, conn: sqlite3.Connection) -> None:
+        """Make a new read connection ready (before it is made query-only): the vocabularies."""
+        for kind in ("row", "instance"):
+            conn.execute(
+                f"CREATE VIRTUAL TABLE IF NOT EXISTS temp.{self._table}_{kind} "
+                f"USING fts5vocab(main, {self._table}, {kind})"
+            )
+
     def refresh(self) -> None:
         """Start reading every posting in a helper thread when none are kept or under way."""
         if self._connect is None:
@@ -455,7 +537,9 @@ class TermScores:
                 postings = kept
                 if postings is None:
                     self.read_from = "index"
-                    postings = _read_all(conn, self._table, self._columns, self._weights)
+                    postings = _read_all(
+                        conn, self._table, self._columns, self._weights, self._searched
+                    )
                     self.full_reads += 1
                     if self._saved is not None:
                         _save(self._saved, _flatten(postings))
@@ -468,6 +552,7 @@ class TermScores:
         with self._lock:
             if self._postings is None or self._postings.generation < postings.generation:
                 self._postings = postings
+            self._partial = None
 
     def _from_saved(
         self, conn: sqlite3.Connection, generation: int, nonce: str
@@ -573,9 +658,17 @@ def _save_at_exit(ref: weakref.ref[TermScores]) -> None:
 
 
 def _read_all(
-    conn: sqlite3.Connection, table: str, columns: list[str], weights: Floats
+    conn: sqlite3.Connection,
+    table: str,
+    columns: list[str],
+    weights: Floats,
+    read: Callable[[int, str], dict[str, tuple[Ids, Freqs, int]]] | None = None,
 ) -> _Postings:
-    """Every term's pairs and every chunk's length, in one snapshot of ``conn``."""
+    """Every term's pairs and every chunk's length, in one snapshot of ``conn``.
+
+    ``read(generation, nonce)``: terms already read in a snapshot of that generation (by
+    searches, meanwhile too), taken from there instead of read again.
+    """
     for kind in ("row", "instance"):
         conn.execute(
             f"CREATE VIRTUAL TABLE IF NOT EXISTS temp.{table}_{kind} "
@@ -588,24 +681,61 @@ def _read_all(
     try:
         generation, nonce = _identity(conn)
         counts = conn.execute(f"SELECT term, cnt FROM temp.{table}_row").fetchall()
+        known = {} if read is None else read(generation, nonce)
         terms: dict[str, tuple[Ids, Freqs, int]] = {}
-        for batch in _term_ranges(counts):
+        for batch in _term_ranges(counts, known):
             codes = conn.execute(
                 f"SELECT group_concat(doc << {_COLUMN_BITS} | {column}) FROM temp.{table}_instance "
                 "WHERE term >= ? AND term <= ?",
                 (batch[0][0], batch[-1][0]),
             ).fetchone()[0]
             terms.update(_pairs(batch, codes or "", weights))
-        sizes = _docsizes(conn, table, None)
+        ids, sizes = _lengths(conn, table, len(columns))
+        terms.update((term, known[term]) for term, _ in counts if term not in terms)
     finally:
         if began:
             conn.execute("COMMIT")
-    ids = np.array([rowid for rowid, _ in sizes], dtype=np.int64)
     postings = _Postings(generation, nonce, terms, np.zeros(0), np.zeros(0, dtype=np.bool_))
     postings.grow(int(ids.max()) + 1 if len(ids) else 1)
-    postings.lengths[ids] = [size for _, size in sizes]
+    postings.lengths[ids] = sizes
     postings.alive[ids] = True
     return postings
+
+
+def _term_pairs(
+    conn: sqlite3.Connection, table: str, token: str, column: str, weights: Floats
+) -> tuple[Ids, Freqs, int]:
+    """``token``'s pairs in ``conn``'s snapshot (its vocabulary: :meth:`TermScores.prepare`)."""
+    (codes,) = conn.execute(
+        f"SELECT group_concat(doc << {_COLUMN_BITS} | {column}) FROM temp.{table}_instance "
+        "WHERE term = ?",
+        (token,),
+    ).fetchone()
+    count = codes.count(",") + 1 if codes else 0
+    return _pairs([(token, count)], codes or "", weights)[token]
+
+
+def _lengths(
+    conn: sqlite3.Connection, table: str, columns: int
+) -> tuple[npt.NDArray[np.int64], Floats]:
+    """Every chunk's rowid and tokens (all columns), from FTS5's docsize, decoded by numpy."""
+    listed, sizes = conn.execute(
+        f"SELECT group_concat(id), group_concat(hex(sz), '') FROM {table}_docsize"
+    ).fetchone()
+    ids = np.fromstring(listed, dtype=np.int64, sep=",") if listed else np.empty(0, np.int64)
+    data = np.frombuffer(bytes.fromhex(sizes or ""), dtype=np.uint8)
+    # A varint's bytes hold 7 bits each, most significant first; the last is below 0x80.
+    ends = np.flatnonzero(data < 0x80)
+    if len(ends) != columns * len(ids) or (len(data) and data[-1] >= 0x80):
+        rows = _docsizes(conn, table, None)  # not one varint a column: decoded one by one
+        return np.array([rowid for rowid, _ in rows], dtype=np.int64), np.array(
+            [size for _, size in rows], dtype=np.float64
+        )
+    starts = np.concatenate([[0], ends[:-1] + 1]).astype(np.int64)
+    owner = np.repeat(ends, ends - starts + 1)
+    shifted = (data & 0x7F).astype(np.int64) << (7 * (owner - np.arange(len(data))))
+    values = np.add.reduceat(shifted, starts) if len(data) else np.zeros(0, np.int64)
+    return ids, values.reshape(len(ids), columns).sum(axis=1).astype(np.float64)
 
 
 def _identity(conn: sqlite3.Connection) -> tuple[int, str]:
@@ -674,11 +804,23 @@ def _restore(path: Path, nonce: str) -> _Postings | None:
     return _Postings(generation, nonce, terms, lengths, alive)
 
 
-def _term_ranges(counts: list[tuple[str, int]]) -> Iterator[list[tuple[str, int]]]:
-    """``counts`` (term, positions) in runs of about ``LOAD_POSITIONS`` positions."""
+def _term_ranges(
+    counts: list[tuple[str, int]], known: dict[str, Any]
+) -> Iterator[list[tuple[str, int]]]:
+    """``counts`` (term, positions) in runs of about ``LOAD_POSITIONS`` positions.
+
+    A run ends before a term of ``known`` (looked up as the runs are made: it may grow
+    meanwhile), which is left out: a run's terms are all the index has from its first to
+    its last.
+    """
     batch: list[tuple[str, int]] = []
     size = 0
     for term, count in counts:
+        if term in known:
+            if batch:
+                yield batch
+            batch, size = [], 0
+            continue
         batch.append((term, count))
         size += count
         if size >= LOAD_POSITIONS:

@@ -180,6 +180,36 @@ def test_computed_scores_are_fts5_scores_to_the_last_bit_across_writes(tmp_path:
     assert kb._scores._postings is kept
 
 
+def test_scores_read_term_by_term_before_the_postings_are_fts5_scores_to_the_last_bit(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _, kb, raw = synced_corpus(tmp_path, 300)
+    assert kb._scores.wait()
+    kb._scores.drop()  # as at a start with nothing saved, the full read never done
+    monkeypatch.setattr(kb._scores, "_reload", lambda conn: None)
+    kb._scores.prepare(raw)
+    queries = ["memory memory network timeout latency", "zq001x error cache", "disk zq010x zq200x"]
+    before = computed_scores_match_fts5(kb, raw, queries)
+    cold = kb._scores._partial
+    assert cold is not None and cold.generation == before
+    assert {"memori", "network", "zq001x", "disk"} <= set(cold.terms)
+    assert kb._scores._postings is None
+    # Another generation: the lengths are read again, and the terms.
+    kb.add_document("extra.md", "# Extra\n\nmemory network zq001x disk.\n")
+    kb.delete_document("upload/extra.md")
+    kb.add_document("cache.md", "# 缓存命中率下降\n\n缓存命中率下降时检查 memory 和 network。\n")
+    long = " ".join(["memory zq001x disk"] * 200)  # 600 tokens: a length of two varint bytes
+    kb.add_document("long.md", f"# Long\n\n{long}\n")
+    assert computed_scores_match_fts5(kb, raw, [*queries, "缓存命中率 memory"]) > before
+    assert kb._scores._partial is not cold
+    query = "error zq005x latency memory"
+    assert [item["doc_id"] for item in kb.search(query, 10)] == [
+        row[0] for row in raw.execute(EXACT, (build_match_query(query), 10))
+    ]
+    assert kb._scores._postings is None
+    kb.close()
+
+
 def test_an_upload_larger_than_a_sync_batch_limit_is_still_applied(tmp_path: Path) -> None:
     _, kb, raw = synced_corpus(tmp_path, 100)
     assert kb._scores.wait()
