@@ -290,6 +290,7 @@ class KnowledgeIndex:
             _TEXTS,
             None if self._memory else self._loader,
             None if self._memory else Path(self._path + SAVED_POSTINGS),
+            sorted(_STOPWORDS),
         )
         self._scores.refresh()
         self._changes = Write()  # what the write transaction under way changed

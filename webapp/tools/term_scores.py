@@ -74,6 +74,7 @@ import logging
 import os
 import sqlite3
 import threading
+import time
 import weakref
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
@@ -105,6 +106,13 @@ MAX_INLINE_CHUNKS = 500
 #: Positions read per statement by the full read: its memory stays small, and so do its
 #: stretches holding the GIL (parsing one statement's text), which stall searches meanwhile.
 LOAD_POSITIONS = 50_000
+#: The full read waits at most this long between two statements for the searches under way
+#: to finish: on 2 cores its parsing (holding the GIL) and its CPU would slow them down.
+MAX_GIVE_WAY_SECONDS = 0.05
+#: Positions of the most common terms the full read reads first, term by term, where
+#: searches find them (~0.3 us a position); and terms read between two pauses for searches.
+PREFETCH_POSITIONS = 2_000_000
+PREFETCH_BATCH = 16
 #: Score parts (8 bytes each) remembered at most for the index generation being searched:
 #: a warm search then only adds them up.
 MAX_PARTS = 2_000_000
@@ -203,7 +211,8 @@ class TermScores:
     ``connect`` opens a connection of the index file for the full read in a helper thread;
     None (an in-memory index) reads inline, with the searching connection. ``saved`` is the
     file the postings are saved to on close and after a full read, and read back from at the
-    next start when they are still of the index's generation.
+    next start when they are still of the index's generation. ``unsearched``: words no
+    search has (stopwords), which a full read leaves for last.
     """
 
     def __init__(
@@ -214,6 +223,7 @@ class TermScores:
         texts: Sequence[str],
         connect: Connect | None,
         saved: Path | None = None,
+        unsearched: Sequence[str] = (),
     ) -> None:
         if not all(float(weight).is_integer() for weight in weights.values()):
             raise ValueError("column weights must be whole numbers (see the module docstring)")
@@ -223,6 +233,7 @@ class TermScores:
         self._column = _column_index(self._columns)
         self._connect = connect
         self._saved = saved
+        self._unsearched = list(unsearched)  # words no query has (read last by a full read)
         self._lock = threading.Lock()
         self._catching = threading.Lock()  # a search catching the postings up
         self._postings: _Postings | None = None
@@ -230,6 +241,7 @@ class TermScores:
         self._partial: _Postings | None = None
         self._cold_lock = threading.Lock()
         self._reading: dict[str, threading.Event] = {}  # terms a search is reading into it
+        self._searches, self._searches_lock = 0, threading.Lock()  # searches under way
         self._loading: threading.Thread | None = None
         # Where the helper thread last found them: saved, index, or kept (caught up).
         self.read_from: str | None = None
@@ -257,6 +269,17 @@ class TermScores:
         ``conn`` is in a read transaction of ``generation``. None when the postings are not
         of that generation (a newer one starts reading them) or a word is not one token.
         """
+        with self._searches_lock:
+            self._searches += 1
+        try:
+            return self._top(conn, generation, words, count)
+        finally:
+            with self._searches_lock:
+                self._searches -= 1
+
+    def _top(
+        self, conn: sqlite3.Connection, generation: int, words: list[str], count: int
+    ) -> list[tuple[int, float]] | None:
         tokens = self._tokens(words)
         behind = self._postings
         if self._connect is not None and behind is not None and behind.generation < generation:
@@ -341,32 +364,66 @@ class TermScores:
                 cold.lengths[ids] = sizes
                 cold.alive[ids] = True
                 self._partial = cold
-        with self._lock:
-            found = {token: cold.terms[token] for token in tokens if token in cold.terms}
-            # A term another search is reading is waited for, not read twice.
-            others = {t: self._reading[t] for t in tokens if t not in found and t in self._reading}
-            mine = [t for t in dict.fromkeys(tokens) if t not in found and t not in others]
-            for token in mine:
-                self._reading[token] = threading.Event()
-        try:
-            for token in mine:  # outside the locks: SQLite releases the GIL while it reads
-                found[token] = _term_pairs(conn, self._table, token, self._column, self._weights)
-                with self._lock:
-                    cold.terms.setdefault(token, found[token])
-                    self._reading.pop(token).set()
-        finally:
+        found: dict[str, tuple[Ids, Freqs, int]] = {}
+        others: dict[str, threading.Event] = {}
+        for token in dict.fromkeys(tokens):
             with self._lock:
-                for token in mine:
-                    if token in self._reading and token not in found:
-                        self._reading.pop(token).set()
-        for token, event in others.items():
-            event.wait()
+                entry = cold.terms.get(token)
+                if entry is None and token in self._reading:
+                    # Another search is reading it: waited for (below), not read twice.
+                    others[token] = self._reading[token]
+                    continue
+                if entry is None:
+                    event = self._reading[token] = threading.Event()
+            if entry is None:
+                try:  # outside the locks: SQLite releases the GIL while it reads
+                    entry = _term_pairs(conn, self._table, token, self._column, self._weights)
+                    with self._lock:
+                        cold.terms.setdefault(token, entry)
+                finally:
+                    with self._lock:
+                        del self._reading[token]
+                    event.set()
+            found[token] = entry
+        for token, waited in others.items():
+            waited.wait()
             with self._lock:
                 entry = cold.terms.get(token)
             if entry is None:  # its reader failed or read another generation: read it here
                 entry = _term_pairs(conn, self._table, token, self._column, self._weights)
             found[token] = entry
         return [found[token][:2] for token in tokens], cold.lengths
+
+    def _prefetch(self, conn: sqlite3.Connection, generation: int) -> None:
+        """Read the most common searchable terms first, as a search does (:meth:`_cold`).
+
+        They cost searches the most to read themselves, and most questions have some; the
+        words never searched (``unsearched``: the stopwords) are left to the full read.
+        """
+        self.prepare(conn)
+        unsearched = set(self._tokens(self._unsearched))
+        counts = conn.execute(
+            f"SELECT term, doc, cnt FROM temp.{self._table}_row ORDER BY doc DESC"
+        ).fetchall()
+        budget, batch = PREFETCH_POSITIONS, list[str]()
+        for term, _, positions in counts:
+            if budget <= 0:
+                break
+            if term in unsearched:
+                continue
+            batch.append(term)
+            budget -= positions
+            if len(batch) == PREFETCH_BATCH or budget <= 0:
+                self._give_way()
+                if self._cold(conn, generation, batch) is None:
+                    return  # searches moved on to a newer generation
+                batch = []
+
+    def _give_way(self) -> None:
+        """Let the searches under way finish first (the full read pauses between statements)."""
+        deadline = time.monotonic() + MAX_GIVE_WAY_SECONDS
+        while self._searches and time.monotonic() < deadline:
+            time.sleep(0.001)
 
     def _searched(self, generation: int, nonce: str) -> dict[str, tuple[Ids, Freqs, int]]:
         """The terms searches have read of this snapshot (a dict that grows meanwhile)."""
@@ -537,8 +594,14 @@ class TermScores:
                 postings = kept
                 if postings is None:
                     self.read_from = "index"
+                    self._prefetch(conn, generation)
                     postings = _read_all(
-                        conn, self._table, self._columns, self._weights, self._searched
+                        conn,
+                        self._table,
+                        self._columns,
+                        self._weights,
+                        self._searched,
+                        self._give_way,
                     )
                     self.full_reads += 1
                     if self._saved is not None:
@@ -663,11 +726,13 @@ def _read_all(
     columns: list[str],
     weights: Floats,
     read: Callable[[int, str], dict[str, tuple[Ids, Freqs, int]]] | None = None,
+    pause: Callable[[], None] | None = None,
 ) -> _Postings:
     """Every term's pairs and every chunk's length, in one snapshot of ``conn``.
 
     ``read(generation, nonce)``: terms already read in a snapshot of that generation (by
-    searches, meanwhile too), taken from there instead of read again.
+    searches, meanwhile too), taken from there instead of read again; ``pause`` is called
+    before each statement.
     """
     for kind in ("row", "instance"):
         conn.execute(
@@ -684,6 +749,8 @@ def _read_all(
         known = {} if read is None else read(generation, nonce)
         terms: dict[str, tuple[Ids, Freqs, int]] = {}
         for batch in _term_ranges(counts, known):
+            if pause is not None:
+                pause()
             codes = conn.execute(
                 f"SELECT group_concat(doc << {_COLUMN_BITS} | {column}) FROM temp.{table}_instance "
                 "WHERE term >= ? AND term <= ?",

@@ -14,6 +14,7 @@ import threading
 from collections.abc import Callable
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from webapp.tools import term_scores
@@ -207,6 +208,35 @@ def test_scores_read_term_by_term_before_the_postings_are_fts5_scores_to_the_las
         row[0] for row in raw.execute(EXACT, (build_match_query(query), 10))
     ]
     assert kb._scores._postings is None
+    kb.close()
+
+
+@pytest.mark.parametrize("prefetch", [0, 400, 10**9])  # none, some terms, every term
+def test_a_full_read_taking_the_terms_read_first_has_every_posting_of_a_plain_read(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, prefetch: int
+) -> None:
+    _, kb, raw = synced_corpus(tmp_path, 150)
+    kb.add_document("the.md", "# The note\n\nThe memory of the network is the zq001x.\n")
+    kb.close()
+    (tmp_path / "knowledge.db-postings.npz").unlink()  # as after a crash: nothing saved
+    monkeypatch.setattr(term_scores, "PREFETCH_POSITIONS", prefetch)
+    monkeypatch.setattr(term_scores, "LOAD_POSITIONS", 300)  # many statements, runs cut short
+    kb = KnowledgeIndex(tmp_path / "knowledge.db")
+    found = kb.search("memory zq001x network", 5)  # terms read by a search, maybe meanwhile
+    assert kb._scores.wait()
+    assert kb._scores.read_from == "index"
+    postings = kb._scores._postings
+    assert postings is not None
+    plain = term_scores._read_all(raw, "chunks", kb._scores._columns, kb._scores._weights)
+    assert postings.terms.keys() == plain.terms.keys()
+    for term, (ids, freqs, _) in plain.terms.items():
+        assert np.array_equal(postings.terms[term][0], ids), term
+        assert np.array_equal(postings.terms[term][1], freqs), term
+    assert np.array_equal(postings.lengths, plain.lengths)
+    assert np.array_equal(postings.alive, plain.alive)
+    assert "the" in postings.terms  # the stopwords too, read last
+    assert kb._scores._partial is None  # the terms read first are let go
+    assert kb.search("memory zq001x network", 5) == found
     kb.close()
 
 
