@@ -59,13 +59,30 @@ paid FTS5's cost again (p95 49 / 80 ms). Options weighed:
   every write (debounced): that writes 43 MB per write and still leaves the other
   processes' postings behind.
 
+* (e) until the postings are in memory (a start with nothing saved, e.g. after a crash;
+  a large sync; postings too far behind), a search reads *its own* terms: each chunk's
+  length once per generation (FTS5's docsize, ~30 ms at 68,000 chunks: ids and sizes in one
+  ``group_concat``, the varints decoded by numpy), and each term's pairs through
+  ``fts5vocab`` (``term = ?``, answered from FTS5's index: ~0.3 us a position), kept for the
+  next searches of that generation and scored exactly as the postings are - FTS5's doubles
+  again. A term is read by one search at a time (the others wait for it). This replaced
+  answering through FTS5's pruned queries meanwhile (p95 60-190 ms for the ~2-3 s of the
+  full read; FTS5 scores every match of a common term, ~1.5 us a chunk, for every search,
+  where this reads a term once). The full read helps: it first reads the most common terms
+  searches may ask (``PREFETCH_POSITIONS``; the stopwords, ``unsearched``, last) term by term
+  into what searches use - a common term is what costs a search most to read itself - then
+  the rest in ranges, leaving out every term searches have read; it parses at most
+  ``LOAD_POSITIONS`` positions a statement (its stretches holding the GIL stall concurrent
+  searches) and pauses before each statement while searches run (``MAX_GIVE_WAY_SECONDS``):
+  on 2 cores its CPU is the searches' latency.
+
 The full read runs when neither kept nor saved postings can catch up (none of this file's
-nonce, or more than ``MAX_CATCH_UP_CHUNKS`` chunks missing) and after a sync that dropped them;
-until it or a catch-up is done (and for a query with a word that is not one token)
-:mod:`.knowledge` answers with FTS5's own pruned queries. Memory: 8 bytes a pair plus 9 a chunk
-(42.7 MB at 10k documents, ~6 MB more of Python objects), all terms kept; and the score parts
-of the terms searched in the current generation (``MAX_PARTS``, at most 16 MB), so that a warm
-search only adds them up.
+nonce, or more than ``MAX_CATCH_UP_CHUNKS`` chunks missing) and after a sync that dropped them.
+For a query with a word that is not one token :mod:`.knowledge` answers with FTS5's own pruned
+queries. Memory: 8 bytes a pair plus 9 a chunk (42.7 MB at 10k documents, ~6 MB more of Python
+objects), all terms kept (while they are read, the terms searched as well, until the full
+read ends); and the score parts of the terms searched in the current generation
+(``MAX_PARTS``, at most 16 MB), so that a warm search only adds them up.
 """
 
 from __future__ import annotations

@@ -263,11 +263,11 @@ def test_a_write_too_large_to_apply_reads_the_postings_again(tmp_path: Path) -> 
     computed_scores_match_fts5(kb, raw, ["memory zq001x network", "error latency zq300x"])
 
 
-def test_searches_while_the_postings_are_read_rank_with_fts5_and_agree(tmp_path: Path) -> None:
+def test_searches_while_the_postings_are_read_agree_with_fts5(tmp_path: Path) -> None:
     _, kb, raw = synced_corpus(tmp_path, 100)
     query = "error zq005x latency"
     kb._scores.drop()  # as right after a start: nothing kept yet
-    first = kb.search(query, 10)  # FTS5's queries; starts reading the postings
+    first = kb.search(query, 10)  # its own terms read from the index; starts the full read
     assert kb._scores.wait()
     again = kb.search(query, 10)
     kb.close()
