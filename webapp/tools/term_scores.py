@@ -369,18 +369,15 @@ class TermScores:
         FTS5's vocabulary (``term = ?``: from its index, ~0.3 us a position), and kept until
         the postings are in memory. None for a snapshot older than what is kept.
         """
-        with self._cold_lock:  # the lengths once (~30 ms at 68,000 chunks): the others wait
-            cold = self._partial
-            identity = _identity(conn)
-            if cold is None or (cold.generation, cold.nonce) != identity:
-                if cold is not None and cold.generation > generation:
-                    return None
-                ids, sizes = _lengths(conn, self._table, len(self._columns))
-                cold = _Postings(*identity, {}, np.zeros(0), np.zeros(0, dtype=np.bool_))
-                cold.grow(int(ids.max()) + 1 if len(ids) else 1)
-                cold.lengths[ids] = sizes
-                cold.alive[ids] = True
-                self._partial = cold
+        identity = _identity(conn)
+        cold = self._partial
+        if cold is None or (cold.generation, cold.nonce) != identity:
+            with self._cold_lock:  # the lengths once (~30 ms at 68,000 chunks): the others wait
+                cold = self._partial
+                if cold is None or (cold.generation, cold.nonce) != identity:
+                    if cold is not None and cold.generation > generation:
+                        return None
+                    cold = self._read_lengths(conn, identity)
         found: dict[str, tuple[Ids, Freqs, int]] = {}
         others: dict[str, threading.Event] = {}
         for token in dict.fromkeys(tokens):
@@ -441,6 +438,16 @@ class TermScores:
         deadline = time.monotonic() + MAX_GIVE_WAY_SECONDS
         while self._searches and time.monotonic() < deadline:
             time.sleep(0.001)
+
+    def _read_lengths(self, conn: sqlite3.Connection, identity: tuple[int, str]) -> _Postings:
+        """Every chunk's length in ``conn``'s snapshot and no term yet, for :meth:`_cold`."""
+        ids, sizes = _lengths(conn, self._table, len(self._columns))
+        cold = _Postings(*identity, {}, np.zeros(0), np.zeros(0, dtype=np.bool_))
+        cold.grow(int(ids.max()) + 1 if len(ids) else 1)
+        cold.lengths[ids] = sizes
+        cold.alive[ids] = True
+        self._partial = cold
+        return cold
 
     def _searched(self, generation: int, nonce: str) -> dict[str, tuple[Ids, Freqs, int]]:
         """The terms searches have read of this snapshot (a dict that grows meanwhile)."""
