@@ -43,7 +43,10 @@ How it scales (10,000 runbooks, ~67,000 chunks: ``make bench-knowledge``):
   there (a common term's largest part is within ~8% of its bound, and the k-th score is
   below the sum of a few common terms' parts); numpy costs nanoseconds a pair. The postings
   are saved next to the index file on close (``SAVED_POSTINGS``) for the next start; while
-  they are being read the pruned FTS5 queries above answer.
+  they are being read (nothing saved) a search reads its own terms' pairs from FTS5's
+  vocabulary and scores them the same way. The pruned FTS5 queries above answer only a query
+  with a word that is not one token, and a search of a snapshot older than this process's
+  last write.
 * Concurrency. File-backed indexes are in WAL mode: readers do not block the writer nor each
   other. Searches take a connection from a small pool of read connections (``MAX_IDLE_READERS``
   kept open; more are opened under load) and run in one read transaction (one snapshot per
@@ -290,6 +293,7 @@ class KnowledgeIndex:
             _TEXTS,
             None if self._memory else self._loader,
             None if self._memory else Path(self._path + SAVED_POSTINGS),
+            sorted(_STOPWORDS),
         )
         self._scores.refresh()
         self._changes = Write()  # what the write transaction under way changed
@@ -396,6 +400,7 @@ class KnowledgeIndex:
             conn = self._idle.get_nowait()
         except queue.Empty:
             conn = self._connect()
+            self._scores.prepare(conn)  # (temporary tables: before it is made query-only)
             conn.execute("PRAGMA query_only = ON")
             conn.execute(f"PRAGMA mmap_size = {READ_MMAP_BYTES}")
         try:
@@ -617,8 +622,9 @@ class KnowledgeIndex:
     def _summed(self, conn: sqlite3.Connection, terms: list[str], limit: int) -> list[Any] | None:
         """The top ``limit`` rows scored from the postings kept (:mod:`.term_scores`).
 
-        None while they are being read and when equal scores run past ``TIE_MARGIN`` (the
-        exact query orders them).
+        None when they cannot answer (a word that is not one token, a snapshot older than this
+        process's last write) and when equal scores run past ``TIE_MARGIN`` (the exact query
+        orders them).
         """
         row = conn.execute(_GENERATION).fetchone()
         if row is None:
@@ -669,7 +675,7 @@ class KnowledgeIndex:
     def wait_until_loaded(self, timeout: float | None = None) -> bool:
         """Wait for the postings being read (after a start or a large sync); True when kept.
 
-        Searches never need this: until then they are answered by FTS5's own queries.
+        Searches never need this: until then each reads its own terms from the index.
         """
         return self._scores.wait(timeout)
 

@@ -49,21 +49,40 @@ paid FTS5's cost again (p95 49 / 80 ms). Options weighed:
   Celery's: each keeps its own), or the saved ones predate writes (a crash) - catch up
   instead of being read again: chunk ids are never reused, so the chunks of FTS5's docsize
   table the postings do not know are new (ids above every known one) and those they know
-  but the table lacks were deleted. The new ones are read from the table and tokenized as a
-  write does, all in one snapshot: the cost of the chunks written, plus reading the list of
-  chunk ids (~7.5 ms at 68,000 chunks). A search that finds the postings behind by at most
+  but the table lacks were deleted. The new ones are read from the table (ids above the
+  highest known) and tokenized as a write does, all in one snapshot: the cost of the chunks
+  written. Which chunks were deleted needs the list of chunk ids (~7.5 ms at 68,000 chunks),
+  read only when there were some: FTS5's row count (its averages record) is then less than
+  the known chunks plus the new ones. A search that finds the postings behind by at most
   ``MAX_INLINE_CHUNKS`` chunks catches them up itself, in its snapshot (one search at a time;
   the others wait for it); more are left to the helper thread. Chosen over saving after
   every write (debounced): that writes 43 MB per write and still leaves the other
   processes' postings behind.
 
+* (e) until the postings are in memory (a start with nothing saved, e.g. after a crash;
+  a large sync; postings too far behind), a search reads *its own* terms: each chunk's
+  length once per generation (FTS5's docsize, ~30 ms at 68,000 chunks: ids and sizes in one
+  ``group_concat``, the varints decoded by numpy), and each term's pairs through
+  ``fts5vocab`` (``term = ?``, answered from FTS5's index: ~0.3 us a position), kept for the
+  next searches of that generation and scored exactly as the postings are - FTS5's doubles
+  again. A term is read by one search at a time (the others wait for it). This replaced
+  answering through FTS5's pruned queries meanwhile (p95 60-190 ms for the ~2-3 s of the
+  full read; FTS5 scores every match of a common term, ~1.5 us a chunk, for every search,
+  where this reads a term once). The full read helps: it first reads the most common terms
+  searches may ask (``PREFETCH_POSITIONS``; the stopwords, ``unsearched``, last) term by term
+  into what searches use - a common term is what costs a search most to read itself - then
+  the rest in ranges, leaving out every term searches have read; it parses at most
+  ``LOAD_POSITIONS`` positions a statement (its stretches holding the GIL stall concurrent
+  searches) and pauses before each statement while searches run (``MAX_GIVE_WAY_SECONDS``):
+  on 2 cores its CPU is the searches' latency.
+
 The full read runs when neither kept nor saved postings can catch up (none of this file's
-nonce, or more than ``MAX_CATCH_UP_CHUNKS`` chunks missing) and after a sync that dropped them;
-until it or a catch-up is done (and for a query with a word that is not one token)
-:mod:`.knowledge` answers with FTS5's own pruned queries. Memory: 8 bytes a pair plus 9 a chunk
-(42.7 MB at 10k documents, ~6 MB more of Python objects), all terms kept; and the score parts
-of the terms searched in the current generation (``MAX_PARTS``, at most 16 MB), so that a warm
-search only adds them up.
+nonce, or more than ``MAX_CATCH_UP_CHUNKS`` chunks missing) and after a sync that dropped them.
+For a query with a word that is not one token :mod:`.knowledge` answers with FTS5's own pruned
+queries. Memory: 8 bytes a pair plus 9 a chunk (42.7 MB at 10k documents, ~6 MB more of Python
+objects), all terms kept (while they are read, the terms searched as well, until the full
+read ends); and the score parts of the terms searched in the current generation
+(``MAX_PARTS``, at most 16 MB), so that a warm search only adds them up.
 """
 
 from __future__ import annotations
@@ -72,6 +91,7 @@ import logging
 import os
 import sqlite3
 import threading
+import time
 import weakref
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
@@ -97,11 +117,19 @@ MAX_INCREMENTAL_CHUNKS = 2000
 #: full read (~2-3 s at 68,000 chunks) costs about as much as tokenizing (~0.15-0.3 s a MiB).
 MAX_CATCH_UP_CHUNKS = 20_000
 #: A search finding the postings behind catches them up itself when at most this many chunks
-#: are missing (an upload of a few notes: ~10 ms at 68,000 chunks, most of it the list of ids);
+#: are missing (an upload of a few notes: ~3 ms at 68,000 chunks, ~10 ms after deletions);
 #: more are left to the helper thread while FTS5's queries answer.
 MAX_INLINE_CHUNKS = 500
-#: Positions read per statement by the full read (bounds its memory to a few tens of MB).
-LOAD_POSITIONS = 500_000
+#: Positions read per statement by the full read: its memory stays small, and so do its
+#: stretches holding the GIL (parsing one statement's text), which stall searches meanwhile.
+LOAD_POSITIONS = 50_000
+#: The full read waits at most this long between two statements for the searches under way
+#: to finish: on 2 cores its parsing (holding the GIL) and its CPU would slow them down.
+MAX_GIVE_WAY_SECONDS = 0.05
+#: Positions of the most common terms the full read reads first, term by term, where
+#: searches find them (~0.3 us a position); and terms read between two pauses for searches.
+PREFETCH_POSITIONS = 2_000_000
+PREFETCH_BATCH = 16
 #: Score parts (8 bytes each) remembered at most for the index generation being searched:
 #: a warm search then only adds them up.
 MAX_PARTS = 2_000_000
@@ -200,7 +228,8 @@ class TermScores:
     ``connect`` opens a connection of the index file for the full read in a helper thread;
     None (an in-memory index) reads inline, with the searching connection. ``saved`` is the
     file the postings are saved to on close and after a full read, and read back from at the
-    next start when they are still of the index's generation.
+    next start when they are still of the index's generation. ``unsearched``: words no
+    search has (stopwords), which a full read leaves for last.
     """
 
     def __init__(
@@ -211,22 +240,31 @@ class TermScores:
         texts: Sequence[str],
         connect: Connect | None,
         saved: Path | None = None,
+        unsearched: Sequence[str] = (),
     ) -> None:
         if not all(float(weight).is_integer() for weight in weights.values()):
             raise ValueError("column weights must be whole numbers (see the module docstring)")
         self._table = table
         self._weights = np.array(list(weights.values()), dtype=np.float64)
         self._columns = list(weights)
+        self._column = _column_index(self._columns)
         self._connect = connect
         self._saved = saved
+        self._unsearched = list(unsearched)  # words no query has (read last by a full read)
         self._lock = threading.Lock()
         self._catching = threading.Lock()  # a search catching the postings up
         self._postings: _Postings | None = None
+        # Until the postings are in memory: the terms searched so far, read from the index.
+        self._partial: _Postings | None = None
+        self._cold_lock = threading.Lock()
+        self._reading: dict[str, threading.Event] = {}  # terms a search is reading into it
+        self._searches, self._searches_lock = 0, threading.Lock()  # searches under way
         self._loading: threading.Thread | None = None
         # Where the helper thread last found them: saved, index, or kept (caught up).
         self.read_from: str | None = None
         self.full_reads = 0  # every posting read from the index
         self.catch_ups = 0  # postings brought up to date with others' writes
+        self.id_lists = 0  # catch-ups that read the list of chunk ids (others deleted chunks)
         self._texts = list(texts)
         # Two: a search's new words never wait for a big upload's chunks to be tokenized.
         self._query_terms = _Tokenizer(definition, texts)
@@ -248,6 +286,17 @@ class TermScores:
         ``conn`` is in a read transaction of ``generation``. None when the postings are not
         of that generation (a newer one starts reading them) or a word is not one token.
         """
+        with self._searches_lock:
+            self._searches += 1
+        try:
+            return self._top(conn, generation, words, count)
+        finally:
+            with self._searches_lock:
+                self._searches -= 1
+
+    def _top(
+        self, conn: sqlite3.Connection, generation: int, words: list[str], count: int
+    ) -> list[tuple[int, float]] | None:
         tokens = self._tokens(words)
         behind = self._postings
         if self._connect is not None and behind is not None and behind.generation < generation:
@@ -256,18 +305,29 @@ class TermScores:
                     self._catch_up(conn, behind, MAX_INLINE_CHUNKS)
         with self._lock:
             postings = self._postings
-            if postings is None or postings.generation != generation:
+            current = postings is not None and postings.generation == generation
+            if not current:
                 if postings is None or postings.generation < generation:
                     self._reload(conn)
-                return None
+                if self._connect is None or (
+                    postings is not None and postings.generation > generation
+                ):
+                    return None  # (a search of a snapshot older than this process's write)
             if None in tokens:
                 return None
             named = [token for token in tokens if token is not None]
-            pairs = [postings.pairs(token) for token in named]
-            lengths = postings.lengths
+            if current:
+                assert postings is not None
+                pairs = [postings.pairs(token) for token in named]
+                lengths = postings.lengths
             if self._parts_of != generation:
                 self._parts_of, self._parts, self._kept_parts = generation, {}, 0
             known = [self._parts.get(token) for token in named]
+        if not current:
+            cold = self._cold(conn, generation, named)
+            if cold is None:
+                return None
+            pairs, lengths = cold
         rows, total = _averages(conn, self._table)
         if rows == 0:
             return []
@@ -298,6 +358,104 @@ class TermScores:
             matched = matched[np.argpartition(-scores[matched], count - 1)[:count]]
         found = zip(matched.tolist(), (-scores[matched]).tolist(), strict=True)
         return sorted(found, key=_score)
+
+    def _cold(
+        self, conn: sqlite3.Connection, generation: int, tokens: list[str]
+    ) -> tuple[list[tuple[Ids, Freqs]], Floats] | None:
+        """``tokens``' pairs and every chunk's length in ``conn``'s snapshot, from the index.
+
+        While the postings are not in memory (being read, or catching up in the helper
+        thread): the lengths are read once per generation, each term's pairs once, through
+        FTS5's vocabulary (``term = ?``: from its index, ~0.3 us a position), and kept until
+        the postings are in memory. None for a snapshot older than what is kept.
+        """
+        identity = _identity(conn)
+        cold = self._partial
+        if cold is None or (cold.generation, cold.nonce) != identity:
+            with self._cold_lock:  # the lengths once (~30 ms at 68,000 chunks): the others wait
+                cold = self._partial
+                if cold is None or (cold.generation, cold.nonce) != identity:
+                    if cold is not None and cold.generation > generation:
+                        return None
+                    cold = self._read_lengths(conn, identity)
+        found: dict[str, tuple[Ids, Freqs, int]] = {}
+        others: dict[str, threading.Event] = {}
+        for token in dict.fromkeys(tokens):
+            with self._lock:
+                entry = cold.terms.get(token)
+                if entry is None and token in self._reading:
+                    # Another search is reading it: waited for (below), not read twice.
+                    others[token] = self._reading[token]
+                    continue
+                if entry is None:
+                    event = self._reading[token] = threading.Event()
+            if entry is None:
+                try:  # outside the locks: SQLite releases the GIL while it reads
+                    entry = _term_pairs(conn, self._table, token, self._column, self._weights)
+                    with self._lock:
+                        cold.terms.setdefault(token, entry)
+                finally:
+                    with self._lock:
+                        del self._reading[token]
+                    event.set()
+            found[token] = entry
+        for token, waited in others.items():
+            waited.wait()
+            with self._lock:
+                entry = cold.terms.get(token)
+            if entry is None:  # its reader failed or read another generation: read it here
+                entry = _term_pairs(conn, self._table, token, self._column, self._weights)
+            found[token] = entry
+        return [found[token][:2] for token in tokens], cold.lengths
+
+    def _prefetch(self, conn: sqlite3.Connection, generation: int) -> None:
+        """Read the most common searchable terms first, as a search does (:meth:`_cold`).
+
+        They cost searches the most to read themselves, and most questions have some; the
+        words never searched (``unsearched``: the stopwords) are left to the full read.
+        """
+        self.prepare(conn)
+        unsearched = set(self._tokens(self._unsearched))
+        counts = conn.execute(
+            f"SELECT term, doc, cnt FROM temp.{self._table}_row ORDER BY doc DESC"
+        ).fetchall()
+        budget, batch = PREFETCH_POSITIONS, list[str]()
+        for term, _, positions in counts:
+            if budget <= 0:
+                break
+            if term in unsearched:
+                continue
+            batch.append(term)
+            budget -= positions
+            if len(batch) == PREFETCH_BATCH or budget <= 0:
+                self._give_way()
+                if self._cold(conn, generation, batch) is None:
+                    return  # searches moved on to a newer generation
+                batch = []
+
+    def _give_way(self) -> None:
+        """Let the searches under way finish first (the full read pauses between statements)."""
+        deadline = time.monotonic() + MAX_GIVE_WAY_SECONDS
+        while self._searches and time.monotonic() < deadline:
+            time.sleep(0.001)
+
+    def _read_lengths(self, conn: sqlite3.Connection, identity: tuple[int, str]) -> _Postings:
+        """Every chunk's length in ``conn``'s snapshot and no term yet, for :meth:`_cold`."""
+        ids, sizes = _lengths(conn, self._table, len(self._columns))
+        cold = _Postings(*identity, {}, np.zeros(0), np.zeros(0, dtype=np.bool_))
+        cold.grow(int(ids.max()) + 1 if len(ids) else 1)
+        cold.lengths[ids] = sizes
+        cold.alive[ids] = True
+        self._partial = cold
+        return cold
+
+    def _searched(self, generation: int, nonce: str) -> dict[str, tuple[Ids, Freqs, int]]:
+        """The terms searches have read of this snapshot (a dict that grows meanwhile)."""
+        with self._lock:
+            cold = self._partial
+        if cold is None or (cold.generation, cold.nonce) != (generation, nonce):
+            return {}
+        return cold.terms
 
     def _keep_parts(self, generation: int, fresh: dict[str, Floats]) -> None:
         """Remember terms' score parts for later searches of ``generation`` (bounded)."""
@@ -390,6 +548,14 @@ class TermScores:
 
     # --- the full read --------------------------------------------------------------------
 
+    def prepare(self, conn: sqlite3.Connection) -> None:
+        """Make a new read connection ready (before it is made query-only): the vocabularies."""
+        for kind in ("row", "instance"):
+            conn.execute(
+                f"CREATE VIRTUAL TABLE IF NOT EXISTS temp.{self._table}_{kind} "
+                f"USING fts5vocab(main, {self._table}, {kind})"
+            )
+
     def refresh(self) -> None:
         """Start reading every posting in a helper thread when none are kept or under way."""
         if self._connect is None:
@@ -452,7 +618,15 @@ class TermScores:
                 postings = kept
                 if postings is None:
                     self.read_from = "index"
-                    postings = _read_all(conn, self._table, self._columns, self._weights)
+                    self._prefetch(conn, generation)
+                    postings = _read_all(
+                        conn,
+                        self._table,
+                        self._columns,
+                        self._weights,
+                        self._searched,
+                        self._give_way,
+                    )
                     self.full_reads += 1
                     if self._saved is not None:
                         _save(self._saved, _flatten(postings))
@@ -465,6 +639,7 @@ class TermScores:
         with self._lock:
             if self._postings is None or self._postings.generation < postings.generation:
                 self._postings = postings
+            self._partial = None
 
     def _from_saved(
         self, conn: sqlite3.Connection, generation: int, nonce: str
@@ -484,7 +659,8 @@ class TermScores:
 
         Chunk ids are never reused: the chunks the snapshot has and the postings lack are new
         (and have larger ids than any the postings know), those they have and it lacks were
-        deleted. Postings newer than the snapshot (this process's write) are left as they are.
+        deleted - which the list of chunk ids tells, read only when FTS5's row count says some
+        were. Postings newer than the snapshot (this process's write) are left as they are.
         False when they lack more than ``limit`` chunks.
         """
         generation, _ = _identity(conn)
@@ -492,24 +668,25 @@ class TermScores:
             base, alive = postings.generation, postings.alive.copy()
         if base >= generation:
             return True
-        (listed,) = conn.execute(f"SELECT group_concat(id) FROM {self._table}_docsize").fetchone()
-        ids = np.fromstring(listed or "", dtype=np.int64, sep=",") if listed else np.empty(0, int)
-        size = max(len(alive), int(ids.max(initial=0)) + 1)
-        present, known = np.zeros(size, dtype=np.bool_), np.zeros(size, dtype=np.bool_)
-        present[ids], known[: len(alive)] = True, alive
-        new = np.flatnonzero(present & ~known)
-        if len(new) > limit:
+        known = np.flatnonzero(alive)
+        last = int(known[-1]) if len(known) else 0
+        # New chunks have ids above every one known (dead or alive: ids are never reused).
+        rows = conn.execute(
+            f"SELECT rowid, {', '.join(self._texts)} FROM {self._table} WHERE rowid > ? "
+            "ORDER BY rowid LIMIT ?",
+            (last, limit + 1),
+        ).fetchall()
+        if len(rows) > limit:
             return False
-        added: list[tuple[int, Sequence[str]]] = []
-        if len(new):
-            rows = conn.execute(
-                f"SELECT rowid, {', '.join(self._texts)} FROM {self._table} WHERE rowid >= ?",
-                (int(new[0]),),
-            ).fetchall()
-            added = [(row[0], row[1:]) for row in rows]
-            if sorted(rowid for rowid, _ in added) != new.tolist():
-                return False  # not the chunks after the known ones: read everything again
-        gone = np.flatnonzero(known & ~present).tolist()
+        added: list[tuple[int, Sequence[str]]] = [(row[0], row[1:]) for row in rows]
+        # FTS5's row count is the known chunks still there plus the new ones: when it is all
+        # of them, none was deleted, and the list of chunk ids need not be read.
+        gone: list[int] = []
+        if _averages(conn, self._table)[0] != len(known) + len(added):
+            deleted = self._deleted(conn, alive, [rowid for rowid, _ in added])
+            if deleted is None:
+                return False  # the table disagrees with the postings: read everything again
+            gone = deleted
         delta = self._delta(conn, base, generation, gone, added)
         with self._lock:
             if postings.generation != base:
@@ -517,6 +694,23 @@ class TermScores:
             postings.apply(delta)
             self.catch_ups += 1
         return True
+
+    def _deleted(
+        self, conn: sqlite3.Connection, alive: npt.NDArray[np.bool_], added: list[int]
+    ) -> list[int] | None:
+        """The ``alive`` chunks deleted in ``conn``'s snapshot (from its list of chunk ids).
+
+        None when the list's new chunks are not exactly ``added``.
+        """
+        self.id_lists += 1
+        (listed,) = conn.execute(f"SELECT group_concat(id) FROM {self._table}_docsize").fetchone()
+        ids = np.fromstring(listed or "", dtype=np.int64, sep=",") if listed else np.empty(0, int)
+        size = max(len(alive), int(ids.max(initial=0)) + 1)
+        present, known = np.zeros(size, dtype=np.bool_), np.zeros(size, dtype=np.bool_)
+        present[ids], known[: len(alive)] = True, alive
+        if np.flatnonzero(present & ~known).tolist() != added:
+            return None
+        return np.flatnonzero(known & ~present).tolist()  # type: ignore[no-any-return]
 
 
 class _Tokenizer:
@@ -551,9 +745,19 @@ def _save_at_exit(ref: weakref.ref[TermScores]) -> None:
 
 
 def _read_all(
-    conn: sqlite3.Connection, table: str, columns: list[str], weights: Floats
+    conn: sqlite3.Connection,
+    table: str,
+    columns: list[str],
+    weights: Floats,
+    read: Callable[[int, str], dict[str, tuple[Ids, Freqs, int]]] | None = None,
+    pause: Callable[[], None] | None = None,
 ) -> _Postings:
-    """Every term's pairs and every chunk's length, in one snapshot of ``conn``."""
+    """Every term's pairs and every chunk's length, in one snapshot of ``conn``.
+
+    ``read(generation, nonce)``: terms already read in a snapshot of that generation (by
+    searches, meanwhile too), taken from there instead of read again; ``pause`` is called
+    before each statement.
+    """
     for kind in ("row", "instance"):
         conn.execute(
             f"CREATE VIRTUAL TABLE IF NOT EXISTS temp.{table}_{kind} "
@@ -566,24 +770,63 @@ def _read_all(
     try:
         generation, nonce = _identity(conn)
         counts = conn.execute(f"SELECT term, cnt FROM temp.{table}_row").fetchall()
+        known = {} if read is None else read(generation, nonce)
         terms: dict[str, tuple[Ids, Freqs, int]] = {}
-        for batch in _term_ranges(counts):
+        for batch in _term_ranges(counts, known):
+            if pause is not None:
+                pause()
             codes = conn.execute(
                 f"SELECT group_concat(doc << {_COLUMN_BITS} | {column}) FROM temp.{table}_instance "
                 "WHERE term >= ? AND term <= ?",
                 (batch[0][0], batch[-1][0]),
             ).fetchone()[0]
             terms.update(_pairs(batch, codes or "", weights))
-        sizes = _docsizes(conn, table, None)
+        ids, sizes = _lengths(conn, table, len(columns))
+        terms.update((term, known[term]) for term, _ in counts if term not in terms)
     finally:
         if began:
             conn.execute("COMMIT")
-    ids = np.array([rowid for rowid, _ in sizes], dtype=np.int64)
     postings = _Postings(generation, nonce, terms, np.zeros(0), np.zeros(0, dtype=np.bool_))
     postings.grow(int(ids.max()) + 1 if len(ids) else 1)
-    postings.lengths[ids] = [size for _, size in sizes]
+    postings.lengths[ids] = sizes
     postings.alive[ids] = True
     return postings
+
+
+def _term_pairs(
+    conn: sqlite3.Connection, table: str, token: str, column: str, weights: Floats
+) -> tuple[Ids, Freqs, int]:
+    """``token``'s pairs in ``conn``'s snapshot (its vocabulary: :meth:`TermScores.prepare`)."""
+    (codes,) = conn.execute(
+        f"SELECT group_concat(doc << {_COLUMN_BITS} | {column}) FROM temp.{table}_instance "
+        "WHERE term = ?",
+        (token,),
+    ).fetchone()
+    count = codes.count(",") + 1 if codes else 0
+    return _pairs([(token, count)], codes or "", weights)[token]
+
+
+def _lengths(
+    conn: sqlite3.Connection, table: str, columns: int
+) -> tuple[npt.NDArray[np.int64], Floats]:
+    """Every chunk's rowid and tokens (all columns), from FTS5's docsize, decoded by numpy."""
+    listed, sizes = conn.execute(
+        f"SELECT group_concat(id), group_concat(hex(sz), '') FROM {table}_docsize"
+    ).fetchone()
+    ids = np.fromstring(listed, dtype=np.int64, sep=",") if listed else np.empty(0, np.int64)
+    data = np.frombuffer(bytes.fromhex(sizes or ""), dtype=np.uint8)
+    # A varint's bytes hold 7 bits each, most significant first; the last is below 0x80.
+    ends = np.flatnonzero(data < 0x80)
+    if len(ends) != columns * len(ids) or (len(data) and data[-1] >= 0x80):
+        rows = _docsizes(conn, table, None)  # not one varint a column: decoded one by one
+        return np.array([rowid for rowid, _ in rows], dtype=np.int64), np.array(
+            [size for _, size in rows], dtype=np.float64
+        )
+    starts = np.concatenate([[0], ends[:-1] + 1]).astype(np.int64)
+    owner = np.repeat(ends, ends - starts + 1)
+    shifted = (data & 0x7F).astype(np.int64) << (7 * (owner - np.arange(len(data))))
+    values = np.add.reduceat(shifted, starts) if len(data) else np.zeros(0, np.int64)
+    return ids, values.reshape(len(ids), columns).sum(axis=1).astype(np.float64)
 
 
 def _identity(conn: sqlite3.Connection) -> tuple[int, str]:
@@ -652,11 +895,23 @@ def _restore(path: Path, nonce: str) -> _Postings | None:
     return _Postings(generation, nonce, terms, lengths, alive)
 
 
-def _term_ranges(counts: list[tuple[str, int]]) -> Iterator[list[tuple[str, int]]]:
-    """``counts`` (term, positions) in runs of about ``LOAD_POSITIONS`` positions."""
+def _term_ranges(
+    counts: list[tuple[str, int]], known: dict[str, Any]
+) -> Iterator[list[tuple[str, int]]]:
+    """``counts`` (term, positions) in runs of about ``LOAD_POSITIONS`` positions.
+
+    A run ends before a term of ``known`` (looked up as the runs are made: it may grow
+    meanwhile), which is left out: a run's terms are all the index has from its first to
+    its last.
+    """
     batch: list[tuple[str, int]] = []
     size = 0
     for term, count in counts:
+        if term in known:
+            if batch:
+                yield batch
+            batch, size = [], 0
+            continue
         batch.append((term, count))
         size += count
         if size >= LOAD_POSITIONS:

@@ -14,6 +14,7 @@ import threading
 from collections.abc import Callable
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from webapp.tools import term_scores
@@ -180,6 +181,65 @@ def test_computed_scores_are_fts5_scores_to_the_last_bit_across_writes(tmp_path:
     assert kb._scores._postings is kept
 
 
+def test_scores_read_term_by_term_before_the_postings_are_fts5_scores_to_the_last_bit(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _, kb, raw = synced_corpus(tmp_path, 300)
+    assert kb._scores.wait()
+    kb._scores.drop()  # as at a start with nothing saved, the full read never done
+    monkeypatch.setattr(kb._scores, "_reload", lambda conn: None)
+    kb._scores.prepare(raw)
+    queries = ["memory memory network timeout latency", "zq001x error cache", "disk zq010x zq200x"]
+    before = computed_scores_match_fts5(kb, raw, queries)
+    cold = kb._scores._partial
+    assert cold is not None and cold.generation == before
+    assert {"memori", "network", "zq001x", "disk"} <= set(cold.terms)
+    assert kb._scores._postings is None
+    # Another generation: the lengths are read again, and the terms.
+    kb.add_document("extra.md", "# Extra\n\nmemory network zq001x disk.\n")
+    kb.delete_document("upload/extra.md")
+    kb.add_document("cache.md", "# 缓存命中率下降\n\n缓存命中率下降时检查 memory 和 network。\n")
+    long = " ".join(["memory zq001x disk"] * 200)  # 600 tokens: a length of two varint bytes
+    kb.add_document("long.md", f"# Long\n\n{long}\n")
+    assert computed_scores_match_fts5(kb, raw, [*queries, "缓存命中率 memory"]) > before
+    assert kb._scores._partial is not cold
+    query = "error zq005x latency memory"
+    assert [item["doc_id"] for item in kb.search(query, 10)] == [
+        row[0] for row in raw.execute(EXACT, (build_match_query(query), 10))
+    ]
+    assert kb._scores._postings is None
+    kb.close()
+
+
+@pytest.mark.parametrize("prefetch", [0, 400, 10**9])  # none, some terms, every term
+def test_a_full_read_taking_the_terms_read_first_has_every_posting_of_a_plain_read(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, prefetch: int
+) -> None:
+    _, kb, raw = synced_corpus(tmp_path, 150)
+    kb.add_document("the.md", "# The note\n\nThe memory of the network is the zq001x.\n")
+    kb.close()
+    (tmp_path / "knowledge.db-postings.npz").unlink()  # as after a crash: nothing saved
+    monkeypatch.setattr(term_scores, "PREFETCH_POSITIONS", prefetch)
+    monkeypatch.setattr(term_scores, "LOAD_POSITIONS", 300)  # many statements, runs cut short
+    kb = KnowledgeIndex(tmp_path / "knowledge.db")
+    found = kb.search("memory zq001x network", 5)  # terms read by a search, maybe meanwhile
+    assert kb._scores.wait()
+    assert kb._scores.read_from == "index"
+    postings = kb._scores._postings
+    assert postings is not None
+    plain = term_scores._read_all(raw, "chunks", kb._scores._columns, kb._scores._weights)
+    assert postings.terms.keys() == plain.terms.keys()
+    for term, (ids, freqs, _) in plain.terms.items():
+        assert np.array_equal(postings.terms[term][0], ids), term
+        assert np.array_equal(postings.terms[term][1], freqs), term
+    assert np.array_equal(postings.lengths, plain.lengths)
+    assert np.array_equal(postings.alive, plain.alive)
+    assert "the" in postings.terms  # the stopwords too, read last
+    assert kb._scores._partial is None  # the terms read first are let go
+    assert kb.search("memory zq001x network", 5) == found
+    kb.close()
+
+
 def test_an_upload_larger_than_a_sync_batch_limit_is_still_applied(tmp_path: Path) -> None:
     _, kb, raw = synced_corpus(tmp_path, 100)
     assert kb._scores.wait()
@@ -203,11 +263,11 @@ def test_a_write_too_large_to_apply_reads_the_postings_again(tmp_path: Path) -> 
     computed_scores_match_fts5(kb, raw, ["memory zq001x network", "error latency zq300x"])
 
 
-def test_searches_while_the_postings_are_read_rank_with_fts5_and_agree(tmp_path: Path) -> None:
+def test_searches_while_the_postings_are_read_agree_with_fts5(tmp_path: Path) -> None:
     _, kb, raw = synced_corpus(tmp_path, 100)
     query = "error zq005x latency"
     kb._scores.drop()  # as right after a start: nothing kept yet
-    first = kb.search(query, 10)  # FTS5's queries; starts reading the postings
+    first = kb.search(query, 10)  # its own terms read from the index; starts the full read
     assert kb._scores.wait()
     again = kb.search(query, 10)
     kb.close()
@@ -286,6 +346,49 @@ def test_another_index_object_on_the_file_catches_up_with_its_writes(
     assert reader._scores.full_reads == full_reads  # no full read
     assert reader._scores._postings is kept
     computed_scores_match_fts5(reader, raw, queries)
+    writer.close()
+    reader.close()
+
+
+@pytest.mark.parametrize("inline", [500, 0])
+def test_a_catch_up_reads_the_chunk_ids_exactly_when_chunks_it_knew_were_deleted(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, inline: int
+) -> None:
+    monkeypatch.setattr(term_scores, "MAX_INLINE_CHUNKS", inline)
+    folder, writer, raw = synced_corpus(tmp_path, 100)
+    reader = KnowledgeIndex(tmp_path / "knowledge.db")
+    queries = ["memory zq001x network", "later zq002x disk", "error latency zq300x"]
+    assert writer._scores.wait() and reader._scores.wait()
+    kept = reader._scores._postings
+
+    def caught_up() -> None:
+        catch_ups = reader._scores.catch_ups
+        reader.search("memory zq001x network", 5)
+        assert reader._scores.wait()
+        assert reader._scores.catch_ups == catch_ups + 1
+        assert reader._scores._postings is kept
+        computed_scores_match_fts5(reader, raw, queries)
+
+    # Only new chunks (one of them replaced before the reader saw it): no list of ids read.
+    writer.add_document("later.md", "# Later\n\nmemory zq002x network, later.\n")
+    writer.add_document("later.md", "# Later\n\nlater zq002x disk.\n")
+    writer.add_document("more.md", "# More\n\nmemory zq001x disk.\n")
+    caught_up()
+    assert reader._scores.id_lists == 0
+    # Chunks the reader knew deleted (with new ones in the same catch-up): the list tells which.
+    writer.delete_document("upload/later.md")
+    caught_up()
+    assert reader._scores.id_lists == 1
+    (folder / "doc-0003.md").unlink()
+    (folder / "doc-0004.md").write_text("# Runbook\n\nlater memory zq001x cache.\n")
+    writer.sync_directory(folder)
+    writer.add_document("again.md", "# Again\n\nzq002x network.\n")
+    caught_up()
+    assert reader._scores.id_lists == 2
+    writer.add_document("last.md", "# Last\n\nmemory zq300x.\n")
+    caught_up()
+    assert reader._scores.id_lists == 2
+    assert reader._scores.full_reads == 0
     writer.close()
     reader.close()
 
