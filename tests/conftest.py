@@ -22,8 +22,9 @@ from peewee import Database
 from playhouse.pool import PooledDatabase
 
 from tests.environment import unavailable
-from webapp.persistence.db import bind, create_schema, open_database
+from webapp.persistence.db import bind, open_database
 from webapp.persistence.models import MODELS
+from webapp.persistence.schema import create_schema
 
 BACKENDS = ("sqlite", "mysql", "postgres")
 ENV_VARS = {"mysql": "TEST_MYSQL_URL", "postgres": "TEST_POSTGRES_URL"}

@@ -15,8 +15,8 @@ from diagnosis_graph.workflow.trace import route_edges
 
 from .cli_lists import register_list_commands
 from .demo.snapshot import write_snapshot
-from .persistence.db import create_schema
 from .persistence.records import NotFound
+from .persistence.schema import create_schema
 from .replay import (
     Recording,
     conclusion_lines,

@@ -18,11 +18,12 @@ from .execution.leases import LeaseKeeper
 from .llm.offline import OfflineChatModel
 from .llm.openai_client import OpenAIChatClient
 from .llm.types import ChatModel
-from .persistence.db import bind, create_schema, open_database, schema_exists
+from .persistence.db import bind, open_database
 from .persistence.history import HistoryStore, history_store
 from .persistence.memory_audit import MemoryAudit
 from .persistence.records import RunRecords
 from .persistence.runs import RunStore
+from .persistence.schema import create_schema, schema_exists
 from .persistence.sql_audit import SqlAudit
 from .persistence.sql_history import SqlHistory
 from .services.chat import ChatService

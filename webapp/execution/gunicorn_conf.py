@@ -10,7 +10,7 @@ this process (``RUN_EXECUTOR=thread``) become greenlets too: fine for LLM calls 
 waits), while CPU-heavy offline analysis belongs on Celery workers (``RUN_EXECUTOR=celery``).
 
 Schema creation needs nothing here: every process creates what is missing under a database
-lock (:func:`webapp.persistence.db.create_schema`).
+lock (:func:`webapp.persistence.schema.create_schema`).
 """
 
 from __future__ import annotations

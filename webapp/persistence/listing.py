@@ -20,7 +20,7 @@ not with the table's size. Rows come back as plain dicts; JSON documents the lis
 A run's steps are read with each model input in one of three forms (:data:`InputForm`): rebuilt
 in full, as stored, or ``none`` - the column selected as a NULL literal, so listing a long run's
 steps never reads the inputs (most of its bytes; on SQLite ``model_input`` is the table's last
-column, see :mod:`.db`, so the other columns are read without walking its overflow pages).
+column, see :mod:`.schema`, so the other columns are read without walking its overflow pages).
 :meth:`Listing.step` then reads one step with its input; a continuing step is rebuilt from the
 steps its ``continues`` links lead back to (:meth:`Listing._chain`), not from every earlier step
 of its agent.
@@ -63,7 +63,7 @@ from typing import Any, Literal, cast
 import orjson
 from peewee import JOIN, SQL, Database, Field, fn
 
-from .db import is_postgres, run_text_kept
+from .db import is_postgres
 from .models import (
     AgentStep,
     AlertRecord,
@@ -75,6 +75,7 @@ from .models import (
     RunText,
     ToolInvocation,
 )
+from .schema import run_text_kept
 from .step_inputs import CONTINUES, InputRebuilder, continues
 
 __all__ = [
@@ -235,7 +236,7 @@ class Listing:
         status filter the scan stays on that filter's ``diagnosis_run`` index, the text checked
         on each run it reaches (the same ``LOWER`` the triggers store) - as does every text
         filter on a MySQL/MariaDB database whose user could not create the triggers
-        (:func:`~.db.run_text_kept`).
+        (:func:`~.schema.run_text_kept`).
         """
         run, needle, postgres = DiagnosisRun, filters.text, self._postgres
         query: Any

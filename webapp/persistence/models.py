@@ -147,7 +147,7 @@ class RunText(BaseModel):
     ``text`` filter of ``/api/runs`` scans (:mod:`webapp.persistence.listing`).
 
     Written by the database, never by the app: triggers on ``diagnosis_run``
-    (:data:`webapp.persistence.db.RUN_TEXT_TRIGGERS`) insert, update and delete its rows, with
+    (:data:`webapp.persistence.schema.RUN_TEXT_TRIGGERS`) insert, update and delete its rows, with
     the database's own ``LOWER``. Its primary key is the list order, so on InnoDB (and SQLite,
     ``WITHOUT ROWID``) the rows are stored in that order: a text search reads these narrow rows
     in sequence instead of looking up a wide ``diagnosis_run`` row per candidate.

@@ -18,7 +18,6 @@ from flask.testing import FlaskClient
 from peewee import Database
 
 from webapp.demo.backend import DemoTelemetryBackend
-from webapp.persistence.db import create_schema
 from webapp.persistence.history import HistoryStore
 from webapp.persistence.models import (
     AgentStep,
@@ -29,6 +28,7 @@ from webapp.persistence.models import (
     DiagnosisRun,
     ToolInvocation,
 )
+from webapp.persistence.schema import create_schema
 
 from .conftest import make_app
 from .openapi_check import assert_documented

@@ -24,8 +24,9 @@ from webapp import create_app
 from webapp.config import Settings
 from webapp.demo.backend import DemoTelemetryBackend
 from webapp.llm.types import ChatModel
-from webapp.persistence.db import bind, create_schema, open_database
+from webapp.persistence.db import bind, open_database
 from webapp.persistence.history import MemoryHistory
+from webapp.persistence.schema import create_schema
 from webapp.services.container import Services
 from webapp.tools.backends import TelemetryBackend
 from webapp.wiring import build_services

@@ -14,13 +14,15 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import ScratchServers
-from webapp.persistence.db import bind, open_database, schema_exists
+from webapp.persistence.db import bind, open_database
+from webapp.persistence.schema import schema_exists
 
 PROCESSES = 4
 ROUNDS = 10
 BOOT = """
 import sys
-from webapp.persistence.db import bind, create_schema, open_database
+from webapp.persistence.db import bind, open_database
+from webapp.persistence.schema import create_schema
 print("ready", flush=True)
 for line in sys.stdin:
     db = bind(open_database(line.strip()))

@@ -14,9 +14,10 @@ from pathlib import Path
 
 from tests.conftest import close_database
 from webapp.execution.leases import LeaseKeeper
-from webapp.persistence.db import bind, create_schema, open_database
+from webapp.persistence.db import bind, open_database
 from webapp.persistence.models import DiagnosisRun
 from webapp.persistence.runs import RunStore
+from webapp.persistence.schema import create_schema
 
 from .conftest import free_port, wait_for
 

@@ -11,8 +11,9 @@ import pytest
 from peewee import Database, IntegrityError
 
 from tests.conftest import close_database
-from webapp.persistence.db import bind, create_schema, open_database
+from webapp.persistence.db import bind, open_database
 from webapp.persistence.models import AgentStep, ToolInvocation
+from webapp.persistence.schema import create_schema
 
 #: ``agent_step`` as databases created before the change have it (peewee's DDL of the time).
 OLD_TABLE = (

@@ -10,14 +10,9 @@ from peewee import Database, SqliteDatabase
 from playhouse.pool import PooledMySQLDatabase, PooledPostgresqlDatabase
 
 from tests.conftest import ScratchServers
-from webapp.persistence.db import (
-    DatabaseURLError,
-    bind,
-    create_schema,
-    open_database,
-    schema_exists,
-)
+from webapp.persistence.db import DatabaseURLError, bind, open_database
 from webapp.persistence.models import MODELS, ChatSession
+from webapp.persistence.schema import create_schema, schema_exists
 
 
 @pytest.mark.parametrize(

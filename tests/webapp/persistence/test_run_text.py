@@ -14,9 +14,10 @@ import pytest
 from peewee import Database
 
 from tests.conftest import ScratchServers, _admin_execute, close_database
-from webapp.persistence.db import bind, create_schema, dialect, open_database, run_text_kept
+from webapp.persistence.db import bind, open_database
 from webapp.persistence.listing import Listing, RunFilter
 from webapp.persistence.models import DiagnosisRun, RunText
+from webapp.persistence.schema import create_schema, dialect, run_text_kept
 
 T0 = datetime(2026, 11, 30, 10, 0, 0, 123000)
 
@@ -160,7 +161,7 @@ def test_a_mysql_user_without_the_trigger_privilege_falls_back_to_scanning_the_r
     )
     try:
         bind(database)
-        with caplog.at_level(logging.WARNING, logger="webapp.persistence.db"):
+        with caplog.at_level(logging.WARNING, logger="webapp.persistence.schema"):
             assert "diagnosis_run" in create_schema(database)
         assert "grant TRIGGER" in caplog.text
         assert not run_text_kept(database)

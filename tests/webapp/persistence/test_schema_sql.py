@@ -17,15 +17,9 @@ import pytest
 from peewee import Database, MySQLDatabase, SchemaManager
 
 from tests.conftest import ScratchServers, close_database
-from webapp.persistence.db import (
-    MYSQL_FIELD_TYPES,
-    MYSQL_TABLE_SETTINGS,
-    RUN_TEXT_TRIGGERS,
-    bind,
-    create_schema,
-    open_database,
-)
+from webapp.persistence.db import MYSQL_FIELD_TYPES, MYSQL_TABLE_SETTINGS, bind, open_database
 from webapp.persistence.models import MODELS
+from webapp.persistence.schema import RUN_TEXT_TRIGGERS, create_schema
 
 SCHEMA_SQL = Path(__file__).resolve().parents[3] / "schema.sql"
 TABLES = sorted(m._meta.table_name for m in MODELS)
