@@ -93,7 +93,7 @@ import sqlite3
 import threading
 import time
 import weakref
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from itertools import groupby
 from operator import itemgetter
@@ -103,7 +103,9 @@ from typing import Any, cast
 import numpy as np
 import numpy.typing as npt
 
+from . import fts5_index as fts5
 from .bm25_pruning import K1, idf
+from .fts5_index import Floats, Freqs, Ids
 
 logger = logging.getLogger(__name__)
 
@@ -135,11 +137,7 @@ PREFETCH_BATCH = 16
 MAX_PARTS = 2_000_000
 #: Query words whose token is remembered at most; beyond it the memory starts afresh.
 MAX_WORDS = 50_000
-_COLUMN_BITS = 3  # a position's column index, packed under its chunk id by the full read
 
-Ids = npt.NDArray[np.int32]
-Freqs = npt.NDArray[np.float32]
-Floats = npt.NDArray[np.float64]
 Connect = Callable[[], sqlite3.Connection]
 _score = itemgetter(1)
 
@@ -247,7 +245,7 @@ class TermScores:
         self._table = table
         self._weights = np.array(list(weights.values()), dtype=np.float64)
         self._columns = list(weights)
-        self._column = _column_index(self._columns)
+        self._column = fts5.column_index(self._columns)
         self._connect = connect
         self._saved = saved
         self._unsearched = list(unsearched)  # words no query has (read last by a full read)
@@ -301,7 +299,7 @@ class TermScores:
         behind = self._postings
         if self._connect is not None and behind is not None and behind.generation < generation:
             with self._catching:  # one at a time: the others then find the postings current
-                if behind is self._postings and behind.nonce == _identity(conn)[1]:
+                if behind is self._postings and behind.nonce == fts5.identity(conn)[1]:
                     self._catch_up(conn, behind, MAX_INLINE_CHUNKS)
         with self._lock:
             postings = self._postings
@@ -328,7 +326,7 @@ class TermScores:
             if cold is None:
                 return None
             pairs, lengths = cold
-        rows, total = _averages(conn, self._table)
+        rows, total = fts5.averages(conn, self._table)
         if rows == 0:
             return []
         average = float(total) / float(rows)
@@ -369,7 +367,7 @@ class TermScores:
         FTS5's vocabulary (``term = ?``: from its index, ~0.3 us a position), and kept until
         the postings are in memory. None for a snapshot older than what is kept.
         """
-        identity = _identity(conn)
+        identity = fts5.identity(conn)
         cold = self._partial
         if cold is None or (cold.generation, cold.nonce) != identity:
             with self._cold_lock:  # the lengths once (~30 ms at 68,000 chunks): the others wait
@@ -391,7 +389,7 @@ class TermScores:
                     event = self._reading[token] = threading.Event()
             if entry is None:
                 try:  # outside the locks: SQLite releases the GIL while it reads
-                    entry = _term_pairs(conn, self._table, token, self._column, self._weights)
+                    entry = fts5.term_pairs(conn, self._table, token, self._column, self._weights)
                     with self._lock:
                         cold.terms.setdefault(token, entry)
                 finally:
@@ -404,7 +402,7 @@ class TermScores:
             with self._lock:
                 entry = cold.terms.get(token)
             if entry is None:  # its reader failed or read another generation: read it here
-                entry = _term_pairs(conn, self._table, token, self._column, self._weights)
+                entry = fts5.term_pairs(conn, self._table, token, self._column, self._weights)
             found[token] = entry
         return [found[token][:2] for token in tokens], cold.lengths
 
@@ -441,7 +439,7 @@ class TermScores:
 
     def _read_lengths(self, conn: sqlite3.Connection, identity: tuple[int, str]) -> _Postings:
         """Every chunk's length in ``conn``'s snapshot and no term yet, for :meth:`_cold`."""
-        ids, sizes = _lengths(conn, self._table, len(self._columns))
+        ids, sizes = fts5.lengths(conn, self._table, len(self._columns))
         cold = _Postings(*identity, {}, np.zeros(0), np.zeros(0, dtype=np.bool_))
         cold.grow(int(ids.max()) + 1 if len(ids) else 1)
         cold.lengths[ids] = sizes
@@ -522,7 +520,7 @@ class TermScores:
             pairs = np.array([(doc, f) for _, doc, f in group], dtype=np.float64)
             terms[token] = (pairs[:, 0].astype(np.int32), pairs[:, 1].astype(np.float32))
         ids = [rowid for rowid, _ in added]
-        sizes = dict(_docsizes(conn, self._table, ids))
+        sizes = dict(fts5.docsizes(conn, self._table, ids))
         return _Delta(
             base,
             generation,
@@ -606,7 +604,7 @@ class TermScores:
             conn = self._connect()
             try:
                 conn.execute("BEGIN")
-                generation, nonce = _identity(conn)
+                generation, nonce = fts5.identity(conn)
                 with self._lock:
                     kept, self.read_from = self._postings, "kept"
                 if (
@@ -663,7 +661,7 @@ class TermScores:
         were. Postings newer than the snapshot (this process's write) are left as they are.
         False when they lack more than ``limit`` chunks.
         """
-        generation, _ = _identity(conn)
+        generation, _ = fts5.identity(conn)
         with self._lock:
             base, alive = postings.generation, postings.alive.copy()
         if base >= generation:
@@ -682,7 +680,7 @@ class TermScores:
         # FTS5's row count is the known chunks still there plus the new ones: when it is all
         # of them, none was deleted, and the list of chunk ids need not be read.
         gone: list[int] = []
-        if _averages(conn, self._table)[0] != len(known) + len(added):
+        if fts5.averages(conn, self._table)[0] != len(known) + len(added):
             deleted = self._deleted(conn, alive, [rowid for rowid, _ in added])
             if deleted is None:
                 return False  # the table disagrees with the postings: read everything again
@@ -763,25 +761,25 @@ def _read_all(
             f"CREATE VIRTUAL TABLE IF NOT EXISTS temp.{table}_{kind} "
             f"USING fts5vocab(main, {table}, {kind})"
         )
-    column = _column_index(columns)
+    column = fts5.column_index(columns)
     began = not conn.in_transaction
     if began:
         conn.execute("BEGIN")
     try:
-        generation, nonce = _identity(conn)
+        generation, nonce = fts5.identity(conn)
         counts = conn.execute(f"SELECT term, cnt FROM temp.{table}_row").fetchall()
         known = {} if read is None else read(generation, nonce)
         terms: dict[str, tuple[Ids, Freqs, int]] = {}
-        for batch in _term_ranges(counts, known):
+        for batch in fts5.term_ranges(counts, known, LOAD_POSITIONS):
             if pause is not None:
                 pause()
             codes = conn.execute(
-                f"SELECT group_concat(doc << {_COLUMN_BITS} | {column}) FROM temp.{table}_instance "
-                "WHERE term >= ? AND term <= ?",
+                f"SELECT group_concat(doc << {fts5.COLUMN_BITS} | {column}) "
+                f"FROM temp.{table}_instance WHERE term >= ? AND term <= ?",
                 (batch[0][0], batch[-1][0]),
             ).fetchone()[0]
-            terms.update(_pairs(batch, codes or "", weights))
-        ids, sizes = _lengths(conn, table, len(columns))
+            terms.update(fts5.pairs(batch, codes or "", weights))
+        ids, sizes = fts5.lengths(conn, table, len(columns))
         terms.update((term, known[term]) for term, _ in counts if term not in terms)
     finally:
         if began:
@@ -791,48 +789,6 @@ def _read_all(
     postings.lengths[ids] = sizes
     postings.alive[ids] = True
     return postings
-
-
-def _term_pairs(
-    conn: sqlite3.Connection, table: str, token: str, column: str, weights: Floats
-) -> tuple[Ids, Freqs, int]:
-    """``token``'s pairs in ``conn``'s snapshot (its vocabulary: :meth:`TermScores.prepare`)."""
-    (codes,) = conn.execute(
-        f"SELECT group_concat(doc << {_COLUMN_BITS} | {column}) FROM temp.{table}_instance "
-        "WHERE term = ?",
-        (token,),
-    ).fetchone()
-    count = codes.count(",") + 1 if codes else 0
-    return _pairs([(token, count)], codes or "", weights)[token]
-
-
-def _lengths(
-    conn: sqlite3.Connection, table: str, columns: int
-) -> tuple[npt.NDArray[np.int64], Floats]:
-    """Every chunk's rowid and tokens (all columns), from FTS5's docsize, decoded by numpy."""
-    listed, sizes = conn.execute(
-        f"SELECT group_concat(id), group_concat(hex(sz), '') FROM {table}_docsize"
-    ).fetchone()
-    ids = np.fromstring(listed, dtype=np.int64, sep=",") if listed else np.empty(0, np.int64)
-    data = np.frombuffer(bytes.fromhex(sizes or ""), dtype=np.uint8)
-    # A varint's bytes hold 7 bits each, most significant first; the last is below 0x80.
-    ends = np.flatnonzero(data < 0x80)
-    if len(ends) != columns * len(ids) or (len(data) and data[-1] >= 0x80):
-        rows = _docsizes(conn, table, None)  # not one varint a column: decoded one by one
-        return np.array([rowid for rowid, _ in rows], dtype=np.int64), np.array(
-            [size for _, size in rows], dtype=np.float64
-        )
-    starts = np.concatenate([[0], ends[:-1] + 1]).astype(np.int64)
-    owner = np.repeat(ends, ends - starts + 1)
-    shifted = (data & 0x7F).astype(np.int64) << (7 * (owner - np.arange(len(data))))
-    values = np.add.reduceat(shifted, starts) if len(data) else np.zeros(0, np.int64)
-    return ids, values.reshape(len(ids), columns).sum(axis=1).astype(np.float64)
-
-
-def _identity(conn: sqlite3.Connection) -> tuple[int, str]:
-    """The generation and the nonce of ``conn``'s snapshot of the index."""
-    meta = dict(conn.execute("SELECT key, value FROM meta WHERE key IN ('generation', 'nonce')"))
-    return int(meta.get("generation", -1)), str(meta.get("nonce", ""))
 
 
 #: The postings as saved: term names ('\n'-separated UTF-8), each term's first pair, the pairs,
@@ -893,95 +849,3 @@ def _restore(path: Path, nonce: str) -> _Postings | None:
         for n, token in enumerate(tokens)
     }
     return _Postings(generation, nonce, terms, lengths, alive)
-
-
-def _term_ranges(
-    counts: list[tuple[str, int]], known: dict[str, Any]
-) -> Iterator[list[tuple[str, int]]]:
-    """``counts`` (term, positions) in runs of about ``LOAD_POSITIONS`` positions.
-
-    A run ends before a term of ``known`` (looked up as the runs are made: it may grow
-    meanwhile), which is left out: a run's terms are all the index has from its first to
-    its last.
-    """
-    batch: list[tuple[str, int]] = []
-    size = 0
-    for term, count in counts:
-        if term in known:
-            if batch:
-                yield batch
-            batch, size = [], 0
-            continue
-        batch.append((term, count))
-        size += count
-        if size >= LOAD_POSITIONS:
-            yield batch
-            batch, size = [], 0
-    if batch:
-        yield batch
-
-
-def _pairs(
-    batch: list[tuple[str, int]], codes: str, weights: Floats
-) -> dict[str, tuple[Ids, Freqs, int]]:
-    """The pairs of ``batch``'s terms from their positions (``chunk << 3 | column``, in order)."""
-    packed = np.fromstring(codes, dtype=np.int64, sep=",") if codes else np.empty(0, np.int64)
-    counts = np.array([count for _, count in batch], dtype=np.int64)
-    if len(packed) != counts.sum():
-        raise ValueError("fts5vocab's positions disagree with its term counts")
-    chunks = packed >> _COLUMN_BITS
-    term = np.repeat(np.arange(len(batch)), counts)
-    starts = np.ones(len(packed), dtype=np.bool_)
-    starts[1:] = (chunks[1:] != chunks[:-1]) | (term[1:] != term[:-1])
-    first = np.flatnonzero(starts)
-    ids, owner = chunks[first], term[first]
-    if np.any((ids[1:] <= ids[:-1]) & (owner[1:] == owner[:-1])):
-        raise ValueError("fts5vocab's positions are not in chunk order")
-    freqs = (
-        np.add.reduceat(weights[packed & ((1 << _COLUMN_BITS) - 1)], first)
-        if len(first)
-        else np.zeros(0)
-    )
-    bounds = np.searchsorted(owner, np.arange(len(batch) + 1))
-    ids32, freqs32 = ids.astype(np.int32), freqs.astype(np.float32)
-    return {
-        name: (ids32[bounds[n] : bounds[n + 1]], freqs32[bounds[n] : bounds[n + 1]], 0)
-        for n, (name, _) in enumerate(batch)
-    }
-
-
-def _column_index(columns: list[str]) -> str:
-    """SQL mapping fts5vocab's ``col`` (a column name) to the column's index."""
-    cases = " ".join(f"WHEN '{name}' THEN {n}" for n, name in enumerate(columns))
-    return f"(CASE col {cases} END)"
-
-
-def _varints(data: bytes) -> Iterator[int]:
-    """The varints of ``data`` in order (FTS5's docsize and averages records; < 2**56)."""
-    value = 0
-    for byte in data:
-        value = (value << 7) | (byte & 0x7F)
-        if byte < 0x80:
-            yield value
-            value = 0
-
-
-def _docsizes(
-    conn: sqlite3.Connection, table: str, ids: list[int] | None
-) -> list[tuple[int, float]]:
-    """(rowid, tokens in all columns) of ``ids`` (all chunks when None), from FTS5's docsize."""
-    query = f"SELECT id, sz FROM {table}_docsize"
-    if ids is None:
-        rows = conn.execute(query).fetchall()
-    else:
-        rows = conn.execute(f"{query} WHERE id IN ({','.join('?' * len(ids))})", ids).fetchall()
-    return [(rowid, float(sum(_varints(size)))) for rowid, size in rows]
-
-
-def _averages(conn: sqlite3.Connection, table: str) -> tuple[int, int]:
-    """FTS5's row count and token total (all columns), from its averages record."""
-    row = conn.execute(f"SELECT block FROM {table}_data WHERE id = 1").fetchone()
-    if row is None or not row[0]:
-        return 0, 0
-    rows, *totals = _varints(row[0])
-    return rows, sum(totals)
