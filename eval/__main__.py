@@ -95,6 +95,7 @@ def evaluate(args: argparse.Namespace, root: Path, out: list[str]) -> list[dict[
                 out += [*failures(results, limit=10_000), ""]
         if worlds:
             found = run_worlds(worlds, factory)
+            answers += answer_lines(found, name)
             second = second_report.summary(found, name)
             out += [second_report.render(second), ""]
             if args.failures:

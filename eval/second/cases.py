@@ -55,6 +55,10 @@ def zh_clock(moment: datetime, beijing: bool = False) -> str:
 
 
 def noticed(incident: Incident, name: str, rng: random.Random) -> datetime:
-    """When a person noticed ``name`` failing: a few minutes later, rounded down to 5."""
-    moment = incident.onset_of(name) + timedelta(minutes=rng.randint(2, 6))
+    """When a person noticed ``name`` failing (a leak: its first OOM kill), a few minutes
+    later, rounded down to 5."""
+    felt = incident.onset_of(name)
+    if incident.fault.key == "memory_leak":
+        felt = max(felt, incident.onset + timedelta(minutes=42))
+    moment = felt + timedelta(minutes=rng.randint(2, 6))
     return moment.replace(minute=moment.minute - moment.minute % 5, second=0)

@@ -26,7 +26,7 @@ CLIENT_AGENTS = (
     "Mozilla/5.0 (SMART-TV; Linux; Tizen 7.0) AppleWebKit/537.36 SamsungBrowser/4.0",
 )
 _STEADY = {
-    "java": "c.{sys}.compat.PayloadMapper - ignoring unknown field 'legacyId' in request from app 6.x",
+    "java": "c.{sys}.compat.PayloadMapper - ignoring unknown field 'legacyId' sent by app 6.x",
     "go": "deprecated API v1 called by okhttp/4.12.0; clients should move to v2",
     "node": "X-Forwarded-For header missing, falling back to socket address",
     "*": "deprecated configuration directive in use; it will be removed in the next release",
@@ -103,7 +103,8 @@ def _requests(world: World, service: Service, filler: Filler, rng: random.Random
         }
         events.append(Event(moment, service.name, "INFO", text, request=request))
     periodic = {
-        "java": "com.zaxxer.hikari.pool.HikariPool - HikariPool-1 - Pool stats (total=10, active=2, idle=8, waiting=0)",
+        "java": "com.zaxxer.hikari.pool.HikariPool - HikariPool-1 - Pool stats "
+        "(total=10, active=2, idle=8, waiting=0)",
         "go": "cache refreshed: {n} entries",
         "node": "flushed metrics to statsd ({n2} series)",
     }[service.tech]
@@ -112,46 +113,46 @@ def _requests(world: World, service: Service, filler: Filler, rng: random.Random
     return events
 
 
+#: What infrastructure logs on a quiet day: (lines a minute, template).
+_INFRA = {
+    "postgres": (
+        (0.2, "checkpoint starting: time"),
+        (
+            0.2,
+            "checkpoint complete: wrote {n} buffers (1.{n2}%); 0 WAL file(s) added, 0 removed, "
+            "3 recycled; write=26.9 s, sync=0.004 s, total=27.0 s",
+        ),
+    ),
+    "redis": (
+        (0.07, "Background saving started by pid {n}"),
+        (0.07, "Background saving terminated with success"),
+    ),
+    "minio": ((0.05, "Scanner: cycle 1{n3} completed in 4m{n2}s"),),
+    "coredns": (
+        (
+            2.0,
+            '[INFO] 10.0.{n2}.{n2}:{port} - {n} "AAAA IN metadata.google.internal. udp 52 '
+            'false 512" NXDOMAIN qr,aa,rd 145 0.000{n3}s',
+        ),
+    ),
+}
+
+
 def _infra(world: World, service: Service, filler: Filler, rng: random.Random) -> list[Event]:
-    system, name = world.system, service.name
-    lines: list[tuple[float, str, str]] = []
-    if service.tech == "postgres":
-        for caller in system.callers(name):
-            lines.append(
-                (
-                    0.4,
-                    f"connection authorized: user={caller.name.replace('-', '_')}_rw database={{db}} application_name={caller.name}",
-                    "INFO",
-                )
-            )
+    lines = list(_INFRA.get(service.tech, ()))
+    if service.tech == "postgres":  # log_connections: each client's application_name
         lines += [
-            (0.2, "checkpoint starting: time", "INFO"),
             (
-                0.2,
-                "checkpoint complete: wrote {n} buffers (1.{n2}%); 0 WAL file(s) added, 0 removed, 3 recycled; write=26.9 s, sync=0.004 s, total=27.0 s",
-                "INFO",
-            ),
-        ]
-    elif service.tech == "redis":
-        lines += [
-            (0.07, "Background saving started by pid {n}", "INFO"),
-            (0.07, "Background saving terminated with success", "INFO"),
-        ]
-    elif service.tech == "minio":
-        lines.append((0.05, "Scanner: cycle 1{n3} completed in 4m{n2}s", "INFO"))
-    elif service.tech == "coredns":
-        lines.append(
-            (
-                2.0,
-                '[INFO] 10.0.{n2}.{n2}:{port} - {n} "AAAA IN metadata.google.internal. udp 52 false 512" NXDOMAIN qr,aa,rd 145 0.000{n3}s',
-                "INFO",
+                0.4,
+                f"connection authorized: user={caller.name.replace('-', '_')}_rw "
+                f"database={{db}} application_name={caller.name}",
             )
-        )
+            for caller in world.system.callers(service.name)
+        ]
+    database = service.name.removeprefix("pg-").split("-")[0]
     return [
-        Event(
-            moment, name, level, filler.fill(text, name, db=name.removeprefix("pg-").split("-")[0])
-        )
-        for per_min, text, level in lines
+        Event(moment, service.name, "INFO", filler.fill(text, service.name, db=database))
+        for per_min, text in lines
         for moment in every(world.start, world.end, per_min, rng)
     ]
 
@@ -220,9 +221,8 @@ def noise(world: World, filler: Filler, rng: random.Random) -> list[Event]:
     text = _STEADY.get(steady.tech, _STEADY["*"]).replace("{sys}", system.key)
     events += [Event(m, steady.name, "WARN", text) for m in every(world.start, world.end, 1.5, rng)]
     culprits = [system.service(i.binding.culprit) for i in world.incidents]
-    noisy = [system.service(world.noise["traffic"])] + [s for s in culprits if s.tech in _ABORTED][
-        :1
-    ]
+    aborting = [s for s in culprits if s.tech in _ABORTED][:1]
+    noisy = [system.service(world.noise["traffic"]), *aborting]
     for service in noisy:
         aborted = _ABORTED.get(service.tech)
         if aborted:

@@ -77,6 +77,29 @@ def _says(asker: Asker, name: str) -> tuple[str, str]:
     return says[0][0].upper() + says[0][1:], says[1]
 
 
+def _ask_business(asker: Asker, incident: Incident, front: str, chinese: bool) -> None:
+    """What users of ``front`` see, in English and (when ``chinese``) in Chinese."""
+    english, words = _says(asker, front)
+    when = noticed(incident, front, asker.rng)
+    lower = english[0].lower() + english[1:]
+    asker.add(
+        "business",
+        asker.pick(
+            f"{english} since about {clock(when)}",
+            f"Since {clock(when, 'am')} {lower}. What happened?",
+        ),
+        asker.incident([incident], front),
+    )
+    if chinese:
+        beijing = asker.rng.random() < 0.5
+        question = (
+            f"{zh_clock(when, beijing=True)}开始{words}"
+            if beijing
+            else f"{words},从{zh_clock(when)}开始的,帮忙看看"
+        )
+        asker.add("chinese", question, asker.incident([incident], front, 480 if beijing else 0))
+
+
 def ask_incident(asker: Asker, incident: Incident, chinese: int) -> None:
     """Named, business and Chinese questions about one incident."""
     culprit, victim, front = incident.binding.culprit, asker.victim(incident), asker.front(incident)
@@ -93,31 +116,10 @@ def ask_incident(asker: Asker, incident: Incident, chinese: int) -> None:
         question = f"{culprit} looks unhealthy since {clock(seen, 'CET')} - what is the root cause?"
         asker.add("named", question, asker.incident([incident], culprit, 60))
     if front:
-        english, words = _says(asker, front)
-        when = noticed(incident, front, asker.rng)
-        lower = english[0].lower() + english[1:]
-        asker.add(
-            "business",
-            asker.pick(
-                f"{english} since about {clock(when)}",
-                f"Since {clock(when, 'am')} {lower}. What happened?",
-            ),
-            asker.incident([incident], front),
-        )
-        if chinese:
-            beijing = asker.rng.random() < 0.5
-            question = (
-                f"{zh_clock(when, beijing=True)}开始{words}"
-                if beijing
-                else f"{words},从{zh_clock(when)}开始的,帮忙看看"
-            )
-            asker.add("chinese", question, asker.incident([incident], front, 480 if beijing else 0))
+        _ask_business(asker, incident, front, chinese > 0)
     if chinese > 1 or not front:
-        asker.add(
-            "chinese",
-            f"{victim}从{zh_clock(seen)}开始报错,是什么原因?",
-            asker.incident([incident], victim),
-        )
+        question = f"{victim}从{zh_clock(seen)}开始报错,是什么原因?"
+        asker.add("chinese", question, asker.incident([incident], victim))
 
 
 def ask_symptom(asker: Asker, incident: Incident) -> None:

@@ -19,6 +19,7 @@ times and its quantities.
 from __future__ import annotations
 
 import html
+import itertools
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -113,10 +114,10 @@ def clock_minutes(text: str) -> list[int]:
     found: list[int] = []
 
     def hour(value: str, half: str | None) -> int:
+        """The 24-hour hour of ``value`` with an optional am/pm letter."""
         number = int(value) % 12 if half else int(value)
         return number + (12 if half and half.lower() == "p" else 0)
 
-    rest = text
     for match in _ISO_TIME.finditer(text):
         found.append(int(match.group(1)) * 60 + int(match.group(2)))
     rest = _ISO_TIME.sub(" ", text)
@@ -183,8 +184,8 @@ _NUMBER = re.compile(
 _DATE = re.compile(r"\d{4}-\d{2}-\d{2}")
 _COUNTED = re.compile(r"\s+([A-Za-z][A-Za-z-]*)|\s*([个次条项])")
 _NOT_NOUNS = frozenset(
-    "to from at and or in on since of per is was were by for with the a an after before than "
-    "until then".split()
+    {"to", "from", "at", "and", "or", "in", "on", "since", "of", "per", "is", "was", "were", "by"}
+    | {"for", "with", "the", "a", "an", "after", "before", "than", "until", "then"}
 )
 _ARROW = re.compile(
     r"^\s*(->|→|=>|⇒|to|rose to|went to|升至|升到|上升到|上升至|增至|增加到|涨到|到|至|变为)\s*$",
@@ -229,7 +230,7 @@ def changes(text: str) -> list[tuple[Number, Number]]:
     """``a -> b`` pairs; a bare end is read in the other end's unit."""
     found = numbers(_blank(_CLOCK, _blank(_DATE, _blank(_ISO_TIME, text))))
     pairs = []
-    for left, right in zip(found, found[1:], strict=False):
+    for left, right in itertools.pairwise(found):
         if not _ARROW.match(text[left.end : right.start]):
             continue
         if not left.dimension and right.dimension:

@@ -27,7 +27,7 @@ Only the answer's conclusion counts (``eval.second.reading``). Per outcome:
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from eval.second.cases import Case, Expect
@@ -58,7 +58,8 @@ OTHER_CAUSES = {
 }
 _HEALTHY = re.compile(
     r"no evidence of (a |any )?problem|no (problem|issue|anomal\w*)s?( found| detected)?\b|"
-    r"(is|are|looks?|seems?|was|were) (healthy|fine|ok(ay)?|normal)\b|(?<!un)(?<!not )healthy(?! signal)|"
+    r"(is|are|looks?|seems?|was|were) (healthy|fine|ok(ay)?|normal)\b|"
+    r"(?<!un)(?<!not )healthy(?! signal)|"
     r"nothing (is |was )?(wrong|unusual)|no significant change|none of its \d+ signals moved|"
     r"没有证据表明|未发现(问题|异常)|没有(发现)?(问题|异常)|无异常|(?<!不)正常|(?<!不)健康|均无显著变化",
     re.I,
@@ -77,6 +78,9 @@ _RANGE = re.compile(
 )
 
 
+Aliases = Mapping[str, Sequence[str]]
+
+
 @dataclass(frozen=True)
 class Verdict:
     """How one answer scored and why."""
@@ -88,7 +92,7 @@ class Verdict:
 
 
 def _healthy_about(
-    reading: Reading, services: Sequence[str], aliases: dict[str, tuple[str, ...]]
+    reading: Reading, services: Sequence[str], aliases: Aliases
 ) -> tuple[set[str], bool]:
     """Services the conclusion calls healthy, and whether it says so of nothing in particular."""
     named: set[str] = set()
@@ -107,24 +111,34 @@ def _claims(text: str) -> set[str]:
     return found | {key for key, words in OTHER_CAUSES.items() if re.search(words, text, re.I)}
 
 
-def _incident(
-    case: Case, reading: Reading, services: Sequence[str], aliases: dict[str, tuple[str, ...]]
-) -> Verdict:
-    expect = case.expect
-    text = reading.conclusion
+def _misnamed(text: str, truth: Truth, services: Sequence[str], aliases: Aliases) -> bool:
+    """True when a sentence about the culprit gives it another mechanism and not its own."""
+    for sentence in sentences(text):
+        if truth.culprit in names_in(sentence, services, aliases):
+            claims = _claims(sentence)
+            if claims - {truth.mechanism} and truth.mechanism not in claims:
+                return True
+    return False
+
+
+def _incident(case: Case, reading: Reading, services: Sequence[str], aliases: Aliases) -> Verdict:
+    expect, text = case.expect, reading.conclusion
     named = names_in(text, services, aliases)
     healthy, generic = _healthy_about(reading, services, aliases)
     culprits = {t.culprit for t in expect.truths}
-    asked_hit = expect.service in healthy and expect.service in expect.allowed
-    if culprits & healthy or asked_hit or (generic and not culprits & named):
+    if culprits & healthy or expect.service in healthy or (generic and not culprits & named):
         return Verdict(False, "false healthy: says the culprit or the asked service is fine", True)
     missing = [t.culprit for t in expect.truths if t.culprit not in named]
     if missing:
         return Verdict(False, f"culprit not named: {', '.join(missing)}")
     claimed = _claims(text)
-    unnamed = [t.mechanism for t in expect.truths if t.mechanism not in claimed]
-    if unnamed:
-        return Verdict(False, f"mechanism not named: {', '.join(unnamed)}")
+    wrong = [
+        t.mechanism
+        for t in expect.truths
+        if t.mechanism not in claimed or _misnamed(text, t, services, aliases)
+    ]
+    if wrong:
+        return Verdict(False, f"mechanism not named: {', '.join(wrong)}")
     extra_services = named - set(expect.allowed)
     extra_causes = claimed - {t.mechanism for t in expect.truths}
     if len(extra_services) > 3 or len(extra_causes) > 2:
@@ -146,7 +160,7 @@ def _onset(reading: Reading, truth: Truth, expect: Expect) -> bool:
 
 
 def _scale(number: Number, unit: str) -> float | None:
-    """What a value in ``unit`` is multiplied by to compare with ``number``; None: not comparable."""
+    """The factor a value in ``unit`` takes to compare with ``number`` (None: incomparable)."""
     dimension, factor = TRUTH_UNITS.get(unit, ("count", 1.0))
     if number.dimension == dimension:
         return factor
@@ -176,9 +190,7 @@ def _quantity(reading: Reading, truth: Truth) -> bool:
     return False
 
 
-def _healthy(
-    case: Case, reading: Reading, services: Sequence[str], aliases: dict[str, tuple[str, ...]]
-) -> Verdict:
+def _healthy(case: Case, reading: Reading, services: Sequence[str], aliases: Aliases) -> Verdict:
     service = case.expect.service
     healthy, generic = _healthy_about(reading, services, aliases)
     if service not in healthy and not (
@@ -193,7 +205,7 @@ def _healthy(
 
 
 def _out_of_range(
-    case: Case, reading: Reading, services: Sequence[str], aliases: dict[str, tuple[str, ...]]
+    case: Case, reading: Reading, services: Sequence[str], aliases: Aliases
 ) -> Verdict:
     if not _RANGE.search(f"{reading.conclusion}\n{reading.limits}"):
         return Verdict(False, "does not say the data does not cover that time")

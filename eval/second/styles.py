@@ -53,7 +53,7 @@ class Event:
 
 def epoch_ms(moment: datetime) -> int:
     """Epoch milliseconds."""
-    return int(round(moment.timestamp() * 1000))
+    return round(moment.timestamp() * 1000)
 
 
 def _first(text: str) -> tuple[str, str]:
@@ -123,11 +123,20 @@ def bunyan(event: Event) -> str:
 def envoy_access(event: Event) -> str:
     """Envoy's default access-log format."""
     r = event.request
-    return (
-        f'[{_iso_ms(event.moment)}] "{r["method"]} {r["path"]} HTTP/2" {r["status"]} {r.get("flags", "-")} '
-        f"{r.get('received', 0)} {r['bytes']} {r['ms']} {r['ms'] if r.get('upstream') else '-'} "
-        f'"{r["client"]}" "{r["ua"]}" "{r.get("id", "-")}" "{r.get("authority", "-")}" "{r.get("upstream") or "-"}"'
-    )
+    upstream = r.get("upstream") or "-"
+    quoted = [r["client"], r["ua"], r.get("id", "-"), r.get("authority", "-"), upstream]
+    fields = [
+        f"[{_iso_ms(event.moment)}]",
+        f'"{r["method"]} {r["path"]} HTTP/2"',
+        str(r["status"]),
+        r.get("flags", "-"),
+        str(r.get("received", 0)),
+        str(r["bytes"]),
+        str(r["ms"]),
+        str(r["ms"]) if upstream != "-" else "-",
+        *(f'"{value}"' for value in quoted),
+    ]
+    return " ".join(fields)
 
 
 def envoy_app(event: Event) -> str:
@@ -143,10 +152,9 @@ def nginx_access(event: Event) -> str:
     """nginx's combined format with the upstream and timings appended."""
     r = event.request
     stamp = event.moment.strftime("%d/%b/%Y:%H:%M:%S +0000")
-    return (
-        f'{r["client"]} - - [{stamp}] "{r["method"]} {r["path"]} HTTP/1.1" {r["status"]} {r["bytes"]} '
-        f'"-" "{r["ua"]}" rt={r["ms"] / 1000:.3f} upstream={r.get("upstream") or "-"}'
-    )
+    request = f'"{r["method"]} {r["path"]} HTTP/1.1" {r["status"]} {r["bytes"]}'
+    timing = f"rt={r['ms'] / 1000:.3f} upstream={r.get('upstream') or '-'}"
+    return f'{r["client"]} - - [{stamp}] {request} "-" "{r["ua"]}" {timing}'
 
 
 def nginx_error(event: Event) -> str:
@@ -154,7 +162,8 @@ def nginx_error(event: Event) -> str:
     stamp = event.moment.strftime("%Y/%m/%d %H:%M:%S")
     if _LEADING_LEVEL.match(event.text):
         return f"{stamp} {event.text}"
-    return f"{stamp} [{_NGINX[event.level]}] 31#31: *{epoch_ms(event.moment) % 90000 + 1000} {event.text}"
+    connection = epoch_ms(event.moment) % 90000 + 1000
+    return f"{stamp} [{_NGINX[event.level]}] 31#31: *{connection} {event.text}"
 
 
 def nginx_json(event: Event) -> str:
@@ -190,7 +199,8 @@ def syslog3164(event: Event) -> str:
 def syslog5424(event: Event) -> str:
     """RFC 5424: ``<28>1 2027-03-12T09:41:02.123Z host redis-server 1 - - ...``."""
     ident, pid, text = _ident(event, "redis-server")
-    return f"<{24 + _PRIORITY[event.level]}>1 {_iso_ms(event.moment)} {event.host} {ident} {pid} - - {_first(text)[0]}"
+    header = f"<{24 + _PRIORITY[event.level]}>1 {_iso_ms(event.moment)} {event.host}"
+    return f"{header} {ident} {pid} - - {_first(text)[0]}"
 
 
 def journald_json(event: Event) -> str:

@@ -118,6 +118,7 @@ def _bindings(system: System, faults: list[Fault], rng: random.Random) -> dict[s
     """Services for each fault, the pickiest first, no two incidents sharing one (but the edge)."""
 
     def choices(fault: Fault) -> int:
+        """How many services could be this fault's culprit."""
         return sum(fault.fits(system, s) for s in system.services)
 
     edges = {s.name for s in system.of_kind("edge")}

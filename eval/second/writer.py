@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import gzip
 import statistics
-from datetime import timedelta
+from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -23,7 +23,7 @@ from eval.second.runbooks import runbooks
 from eval.second.signals import Series, world_series
 from eval.second.styles import Event, epoch_ms, render, stored
 from eval.second.templates import camel
-from eval.second.world import STEP_SECONDS, World
+from eval.second.world import STEP_SECONDS, Incident, World
 from webapp.demo.files import (
     MetricRow,
     folder_size,
@@ -52,19 +52,24 @@ _FILES = {
 }
 
 
-def _symptom(world: World, incident: Any) -> dict[str, Any]:
+def _symptom(world: World, incident: Incident) -> dict[str, Any]:
+    """The alert on the front-most application the incident reaches."""
     binding = incident.binding
-    front = next(
-        (n for n in reversed(binding.victims) if world.system.service(n).kind != "edge"), None
-    )
-    name = front or binding.culprit
+    apps = [n for n in binding.victims if world.system.service(n).kind != "edge"]
+    name = apps[-1] if apps else binding.culprit
+    text = f"5xx ratio of {name} above 5% for 5 minutes"
+    since = incident.onset_of(name) + timedelta(minutes=4)
+    return _alert(f"{camel(name)}HighErrorRate", "critical", name, text, since)
+
+
+def _alert(name: str, severity: str, service: str, text: str, since: datetime) -> dict[str, Any]:
     return {
-        "alert_name": f"{camel(name)}HighErrorRate",
-        "severity": "critical",
-        "service": name,
-        "description": f"5xx ratio of {name} above 5% for 5 minutes",
+        "alert_name": name,
+        "severity": severity,
+        "service": service,
+        "description": text,
         "state": "firing",
-        "active_at": iso_seconds(incident.onset_of(name) + timedelta(minutes=4)),
+        "active_at": iso_seconds(since),
     }
 
 
@@ -79,39 +84,16 @@ def world_alerts(world: World, series: dict[str, dict[str, Series]]) -> list[dic
             name, severity, text = CAUSE_ALERTS[incident.fault.key]
             culprit = incident.binding.culprit
             delay = 44 if incident.fault.key == "memory_leak" else 3
-            alerts.append(
-                {
-                    "alert_name": name,
-                    "severity": severity,
-                    "service": culprit,
-                    "description": text.format(svc=culprit),
-                    "state": "firing",
-                    "active_at": iso_seconds(incident.onset + timedelta(minutes=delay)),
-                }
-            )
+            since = incident.onset + timedelta(minutes=delay)
+            alerts.append(_alert(name, severity, culprit, text.format(svc=culprit), since))
     flapping = world.noise["flapping_alert"]
     p99 = statistics.median(series[flapping]["latency"].values)
-    alerts.append(
-        {
-            "alert_name": f"{camel(flapping)}LatencyP99Elevated",
-            "severity": "info",
-            "service": flapping,
-            "description": f"p99 latency of {flapping} above {p99 * 1.04:.3g} for 1 minute",
-            "state": "firing",
-            "active_at": iso_seconds(world.end - timedelta(minutes=4)),
-        }
-    )
+    text = f"p99 latency of {flapping} above {p99 * 1.04:.3g} for 1 minute"
+    since = world.end - timedelta(minutes=4)  # it fired again a moment ago, as it does all day
+    alerts.append(_alert(f"{camel(flapping)}LatencyP99Elevated", "info", flapping, text, since))
     edge = world.system.of_kind("edge")[0].name
-    alerts.append(
-        {
-            "alert_name": "Watchdog",
-            "severity": "none",
-            "service": edge,
-            "description": "always firing: the alerting pipeline works",
-            "state": "firing",
-            "active_at": iso_seconds(world.start),
-        }
-    )
+    text = "always firing: the alerting pipeline works"
+    alerts.append(_alert("Watchdog", "none", edge, text, world.start))
     return sorted(alerts, key=lambda a: (a["active_at"], a["alert_name"]))
 
 
@@ -136,10 +118,11 @@ def _context(world: World, event: Event) -> dict[str, str]:
     """csvlog's user, database, client and application for a PostgreSQL line."""
     callers = world.system.callers(event.service) or [world.system.service(event.service)]
     client = callers[epoch_ms(event.moment) % len(callers)].name
+    port = epoch_ms(event.moment) % 30000 + 30000
     return {
         "user": f"{client.replace('-', '_')}_rw",
         "db": event.service.removeprefix("pg-").split("-")[0],
-        "client": f"{address(world.system, client).split(':')[0]}:{epoch_ms(event.moment) % 30000 + 30000}",
+        "client": f"{address(world.system, client).split(':')[0]}:{port}",
         "app": client,
         "command": "UPDATE" if event.level != "INFO" else "idle",
     }

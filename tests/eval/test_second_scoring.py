@@ -114,6 +114,13 @@ def test_a_wrong_culprit_or_a_wrong_mechanism_is_wrong() -> None:
     assert not symptom.correct and "culprit not named" in symptom.reason
     mechanism = _score(_case(), _answer("coredns ran out of memory", "coredns was OOM-killed."))
     assert not mechanism.correct and "mechanism not named" in mechanism.reason
+    quoted = _answer(
+        "Diagnosis",
+        "Likely cause in coredns: consumer lag - a backlog builds up. statements-api degraded: "
+        "getaddrinfo EAI_AGAIN up.",
+    )
+    verdict = _score(_case(), quoted)
+    assert not verdict.correct and "mechanism not named" in verdict.reason
 
 
 def test_naming_many_services_or_causes_is_a_shotgun() -> None:

@@ -1,4 +1,4 @@
-"""Card banking: authorisations, ledger, statements, login and OTP; raw files through ``LOG_DIR``."""
+"""Card banking: authorisations, ledger, statements, login, OTP; raw files through ``LOG_DIR``."""
 
 from __future__ import annotations
 
