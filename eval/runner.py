@@ -184,14 +184,14 @@ def run_case(turns: Turns, case: Case) -> CaseResult:
     )
 
 
-def fixture_diagnoser(fixture: Fixture, model: ChatModel) -> Diagnoser:
+def _diagnoser(fixture: Fixture, model: ChatModel) -> Diagnoser:
     """The diagnoser a fixture runs on: its own builder, else the offline one on its folder."""
     return fixture.build(model) if fixture.build else offline_diagnoser(fixture.folder, model)
 
 
 def run_fixture(fixture: Fixture, model: ChatModel) -> list[CaseResult]:
     """Every case of ``fixture`` against ``model``."""
-    turns = Turns(fixture_diagnoser(fixture, model))
+    turns = Turns(_diagnoser(fixture, model))
     return [run_case(turns, case) for case in fixture.cases]
 
 

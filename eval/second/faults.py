@@ -28,7 +28,10 @@ class Effect:
 
     role: str
     value: float
-    shape: str = "step"  # step | ramp | saw (a leak that is OOM-killed and restarts)
+    #: step/ramp: to ``value`` over ``minutes``; saw: a leak climbing to ``value`` and killed every
+    #: ``minutes``; kills: +``value`` at each kill; spikes: ``value`` for 2 minutes after each
+    #: kill; bump: +``value`` once (a deploy's generation).
+    shape: str = "step"
     absolute: bool = False
     minutes: float = 2.0  # how long the change takes to reach ``value``
     when: str = ""  # only when the culprit is of this kind (edge, app)
@@ -63,7 +66,6 @@ class Fault:
     """A mechanism: where it can start, what it changes, what it logs, how it is named."""
 
     key: str
-    label: tuple[str, str]
     #: Words any competent write-up uses for it (English and Chinese), or its log line quoted.
     words: str
     culprit_kinds: tuple[str, ...]
@@ -76,7 +78,7 @@ class Fault:
     #: The signals whose before/after are the incident's quantities: (who, role).
     key_roles: tuple[tuple[str, str], ...] = ()
     recovers: bool = False
-    needs: str = ""  # a topology need: db, external, issuer, java, callers, store, cache
+    needs: str = ""  # what the culprit needs: db, cred, external, issuer, java, callers, store, ...
 
     def fits(self, system: System, service: Service) -> bool:
         """True when ``service`` can be this fault's culprit."""

@@ -179,40 +179,25 @@ def ask_healthy(asker: Asker) -> None:
     """The noisy healthy services, and a quiet one, in both languages."""
     world = asker.world
     noise = world.noise
-    healthy = lambda name: Expect("healthy", service=name)  # noqa: E731
-    steady, flapping, deployed, busy = (
-        noise[k] for k in ("steady_warning", "flapping_alert", "noop_deploy", "traffic")
-    )
-    asker.add(
-        "healthy",
-        f"{steady} has been logging warnings all morning - is it broken?",
-        healthy(steady),
-    )
-    asker.add(
-        "healthy",
-        f"{camel(flapping)}LatencyP99Elevated keeps firing for {flapping}. Is it a real problem?",
-        healthy(flapping),
-    )
-    asker.add(
-        "healthy",
-        f"{busy} is handling almost twice the requests it had at 7am - is it overloaded?",
-        healthy(busy),
-    )
-    asker.add("healthy", f"{world.healthy[-1]}正常吗?", healthy(world.healthy[-1]))
-    if world.noop_deploy:
-        asker.add(
-            "state",
-            f"We deployed {deployed} at {clock(world.noop_deploy)}. Should we roll it back?",
-            healthy(deployed),
-        )
-    quiet = [
-        s.name
-        for s in world.system.services
-        if s.kind in ("db", "cache")
-        and s.name not in {n for i in world.incidents for n in i.binding.involved}
+    steady, flapping, busy = noise["steady_warning"], noise["flapping_alert"], noise["traffic"]
+    involved = {n for i in world.incidents for n in i.binding.involved}
+    quiet = [s.name for s in world.system.services if s.kind in ("db", "cache")]
+    questions = [
+        (steady, f"{steady} has been logging warnings all morning - is it broken?"),
+        (
+            flapping,
+            f"{camel(flapping)}LatencyP99Elevated keeps firing for {flapping}. Real problem?",
+        ),
+        (busy, f"{busy} is handling almost twice the requests it had at 7am - is it overloaded?"),
+        (world.healthy[-1], f"{world.healthy[-1]}正常吗?"),
+        *[(name, f"Is {name} ok?") for name in quiet if name not in involved][:1],
     ]
-    if quiet:
-        asker.add("healthy", f"Is {quiet[0]} ok?", healthy(quiet[0]))
+    for name, question in questions:
+        asker.add("healthy", question, Expect("healthy", service=name))
+    if world.noop_deploy:
+        deployed = noise["noop_deploy"]
+        question = f"We deployed {deployed} at {clock(world.noop_deploy)}. Should we roll it back?"
+        asker.add("state", question, Expect("healthy", service=deployed))
 
 
 def ask_value(asker: Asker, incident: Incident, healthy: str) -> None:

@@ -81,10 +81,9 @@ def run_worlds(fixtures: Sequence[WorldFixture], model: Callable[[], ChatModel])
     results = []
     for fixture in fixtures:
         turns = Turns(world_diagnoser(fixture.folder, model()))
-        names = [s.name for s in fixture.world.system.services]
         for case in fixture.cases:
             reply = converse(turns, case.id, case.turns, case.history)
-            verdict = score(case, reply.answer, fixture.world.system, names)
+            verdict = score(case, reply.answer, fixture.world.system)
             results.append(
                 Result(case, verdict, reply.answer, reply.flow, reply.fallback, reply.latencies_ms)
             )

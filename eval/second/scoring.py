@@ -2,17 +2,18 @@
 
 Only the answer's conclusion counts (``eval.second.reading``). Per outcome:
 
-* **incident** - right when it names every expected culprit (name or declared alias) and, for
-  each, its mechanism (the words any competent write-up uses for it in English or Chinese, or
-  its distinctive log line quoted: ``Fault.words``), does not call a culprit or the asked
-  service healthy (a *false healthy*; a "no problem found" naming no service counts when no
-  culprit is named), and is not a shotgun (more than three services outside the incidents and
-  the question, or more than two other mechanisms named). A right answer is **complete** when
-  it also states, for every culprit, the onset within 5 minutes (a clock time in UTC or in the
-  question's zone) and a quantity of the incident: a number with a unit, a counted number
-  ("1,024 open files") or an ``a -> b`` change whose ends may be bare, within 25% (plus 2% of
-  the larger of baseline and peak) of the baseline, the settled level or the peak of one of
-  its key signals or of the first victim's symptom.
+* **incident** - right when it names every expected culprit (name or declared alias) with its
+  mechanism (the words any competent write-up uses for it in English or Chinese, or its
+  distinctive log line quoted: ``Fault.words``), no sentence about a culprit gives it another
+  mechanism without its own (a quoted log line does not rescue "cause: consumer lag"), neither
+  a culprit nor the asked service is called healthy (a *false healthy*; "no problem found"
+  about nothing in particular counts too when no culprit is named), and it is not a shotgun
+  (more than three services outside the incidents and the question, or more than two other
+  mechanisms). A right answer is **complete** when it also states, for every culprit, the
+  onset within 5 minutes (a clock time in UTC or in the question's zone) and a quantity: a
+  number with a unit, a counted number ("1,024 open files") or an ``a -> b`` change whose ends
+  may be bare, within 25% (plus 2% of the larger of baseline and peak) of the baseline, the
+  settled level or the peak of one of the fault's key signals or of the first victim's symptom.
 * **healthy** - right when the asked service is said to be fine (or nothing is found at all)
   and no sentence about it, or about nothing in particular, calls something degraded or gives
   a cause.
@@ -234,11 +235,12 @@ def _value(case: Case, reading: Reading) -> Verdict:
     return Verdict(False, f"no value of {expect.metric} near {expect.values}")
 
 
-def score(case: Case, answer: str | None, system: System, services: Sequence[str]) -> Verdict:
-    """The verdict on ``answer`` to ``case``."""
+def score(case: Case, answer: str | None, system: System) -> Verdict:
+    """The verdict on ``answer`` to ``case`` about ``system``."""
     if not answer or not answer.strip():
         return Verdict(False, "no answer")
     reading = read(answer, case.turns[-1])
+    services = [s.name for s in system.services]
     aliases = {s.name: s.aliases for s in system.services}
     outcome = case.expect.outcome
     if outcome == "incident":

@@ -10,7 +10,6 @@ from eval.second.scoring import score
 from eval.second.systems.cards import CARDS
 from eval.second.truth import Quantity, Truth
 
-NAMES = [s.name for s in CARDS.services]
 DNS = Truth(
     "early",
     "dns_failure",
@@ -57,7 +56,7 @@ def _answer(headline: str, body: str = "", question: str = ASKED) -> str:
 
 
 def _score(case: Case, answer: str):  # type: ignore[no-untyped-def]
-    return score(case, answer, CARDS, NAMES)
+    return score(case, answer, CARDS)
 
 
 def test_a_right_answer_with_onset_and_quantity_is_complete() -> None:

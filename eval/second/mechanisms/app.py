@@ -9,7 +9,6 @@ E = Effect
 
 CREDENTIALS = Fault(
     "credentials",
-    ("Rotated or expired credentials", "凭据轮换或过期"),
     r"credential|password|secret|api[ -]?key|rotat|expired "
     r"(key|token|secret)|unauthori[sz]ed|\b401\b|auth\w* (error|failure)|"
     r"authentication failed|凭据|凭证|密码|密钥|认证失败|鉴权失败",
@@ -44,7 +43,6 @@ CREDENTIALS = Fault(
 
 RATE_LIMIT = Fault(
     "rate_limited",
-    ("Rate limited by an upstream API", "被上游接口限流"),
     r"rate[- ]?limit|\b429\b|too many requests|throttl|Retry-After|quota|限流|限速|配额|频率限制",
     ("app",),
     culprit=(
@@ -82,7 +80,6 @@ RATE_LIMIT = Fault(
 
 FDS = Fault(
     "fd_exhaustion",
-    ("File descriptors exhausted", "文件描述符耗尽"),
     r"file descriptor|file handle|open files|EMFILE|\bfds?\b|ulimit|nofile|文件描述符|句柄",
     ("app",),
     culprit=(
@@ -128,7 +125,6 @@ FDS = Fault(
 
 CONFIG = Fault(
     "config_push",
-    ("A configuration push", "配置推送"),
     r"config|reload|refresh keys|\broutes?\b(?![-\w])(?! to host)|\bNR\b|settings? change|"
     r"配置|路由|热更新|重新加载",
     ("app", "edge"),
@@ -180,7 +176,6 @@ CONFIG = Fault(
 
 POOL = Fault(
     "connection_leak",
-    ("Connection pool exhausted by a connection leak", "连接泄漏导致连接池耗尽"),
     r"connection pool|pool (is )?exhaust|connection leak|leak detection|Connection is not "
     r"available|"
     r"hikari|pool.{0,20}(full|saturat)|连接池|连接泄漏|连接耗尽",
@@ -227,7 +222,6 @@ POOL = Fault(
 
 MEMORY = Fault(
     "memory_leak",
-    ("Memory leak ending in OOM kills", "内存泄漏导致 OOM"),
     r"memory leak|\bOOM|out of memory|OutOfMemory|heap (space|out of memory|limit)|memory "
     r"(grows|growth|climb)|"
     r"内存泄漏|内存溢出|内存不足|内存持续增长",
@@ -261,7 +255,6 @@ MEMORY = Fault(
 
 DEPLOY = Fault(
     "bad_deploy",
-    ("A bad deploy", "有问题的发布"),
     r"deploy|release|rollout|roll(ed)? out|new version|regression|roll ?back|version \d|v\d+\.\d+|"
     r"发布|部署|上线|新版本|回滚",
     ("app",),

@@ -9,7 +9,6 @@ E = Effect
 
 DNS = Fault(
     "dns_failure",
-    ("DNS resolution failure", "DNS 解析失败"),
     r"\bDNS\b|name resolution|resolv|EAI_AGAIN|getaddrinfo|SERVFAIL|lookup .*i/o timeout|"
     r"UnknownHostException|域名解析|解析失败|DNS ?(故障|异常|失败)",
     ("dns",),
@@ -48,7 +47,6 @@ DNS = Fault(
 
 LOCK = Fault(
     "lock_by_batch",
-    ("A lock held by a batch job", "批处理任务持有表锁"),
     r"\block(s|ed|ing)?\b|LOCK TABLE|SHARE MODE|lock (wait|timeout|contention)|blocking|blocked|"
     r"表锁|锁等待|锁表|加锁|锁超时|阻塞",
     ("batch",),
@@ -93,7 +91,6 @@ LOCK = Fault(
 
 REPLICA = Fault(
     "replica_lag",
-    ("Replica lag and replay conflicts", "从库复制延迟与回放冲突"),
     r"replica(tion)? lag|replay|recovery conflict|conflict with recovery|standby|stale|behind the "
     r"primary|"
     r"复制延迟|主从延迟|从库延迟|同步延迟|回放",
@@ -133,7 +130,6 @@ REPLICA = Fault(
 
 STORAGE = Fault(
     "storage_saturation",
-    ("Object storage saturated by a batch job", "批处理任务打满对象存储"),
     r"SlowDown|reduce your request rate|IOPS|(storage|object[- "
     r"]store|bucket|minio|\bs3\b|I/?O|bandwidth|throughput)"
     r".{0,40}(saturat|overload|exhaust|slow|busy|contention|throttl)|(saturat|overload)\w*.{0,40}"
@@ -180,7 +176,6 @@ STORAGE = Fault(
 
 PARTITION = Fault(
     "network_partition",
-    ("Network partition", "网络分区"),
     r"partition|no route to host|EHOSTUNREACH|unreachable|split[- ]brain|cluster (state|is) "
     r"(changed|down|fail)|"
     r"CLUSTERDOWN|network (split|failure)|网络分区|网络不通|不可达|脑裂",
@@ -216,7 +211,6 @@ PARTITION = Fault(
 
 CLOCK = Fault(
     "clock_skew",
-    ("Clock skew on the token issuer", "签发方时钟偏差"),
     r"clock|skew|drift|\bNTP\b|chrony|time ?sync|used before issued|not (yet )?active|Premature|"
     r"issued in the future|时钟|时间偏差|时间漂移|时间不同步|对时",
     ("app",),
