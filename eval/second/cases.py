@@ -6,6 +6,7 @@ import random
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
+from eval.second.faults import LEAK_MINUTES
 from eval.second.truth import Truth
 from eval.second.world import Incident
 
@@ -59,6 +60,6 @@ def noticed(incident: Incident, name: str, rng: random.Random) -> datetime:
     later, rounded down to 5."""
     felt = incident.onset_of(name)
     if incident.fault.key == "memory_leak":
-        felt = max(felt, incident.onset + timedelta(minutes=42))
+        felt = max(felt, incident.onset + timedelta(minutes=LEAK_MINUTES))
     moment = felt + timedelta(minutes=rng.randint(2, 6))
     return moment.replace(minute=moment.minute - moment.minute % 5, second=0)

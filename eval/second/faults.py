@@ -15,6 +15,10 @@ from dataclasses import dataclass
 
 from eval.second.catalog import Service, System
 
+#: A leak fills its heap and is OOM-killed this many minutes after it starts, then again and
+#: again; its callers fail at each kill.
+LEAK_MINUTES = 42
+
 #: Two stack frames of a Java exception, under its first line.
 JAVA_FRAMES = (
     "\n\tat {pkg}.{cls}.{meth}({cls}.java:{n3})"

@@ -14,7 +14,7 @@ from datetime import datetime, timedelta
 
 from eval.second.catalog import Service
 from eval.second.chatter import access, every
-from eval.second.faults import Line
+from eval.second.faults import LEAK_MINUTES, Line
 from eval.second.styles import Event
 from eval.second.templates import Filler, jwt_times, service_address
 from eval.second.world import Incident, World
@@ -38,8 +38,6 @@ def upstream_of(world: World, incident: Incident, name: str) -> str | None:
     if name == binding.resource:
         return binding.culprit
     chain = [binding.resource or binding.culprit, *binding.victims]
-    if incident.fault.key == "dns_failure":
-        chain[0] = binding.culprit
     before = chain[: chain.index(name)]
     deps = world.system.service(name).deps
     return next((n for n in reversed(before) if n in deps), before[-1])
@@ -50,7 +48,7 @@ def _stop(world: World, incident: Incident) -> datetime:
 
 
 def _kills(world: World, incident: Incident) -> list[datetime]:
-    period = timedelta(minutes=42)
+    period = timedelta(minutes=LEAK_MINUTES)
     kills, moment = [], incident.onset + period
     while moment < world.end:
         kills.append(moment)

@@ -13,6 +13,7 @@ import statistics
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
+from eval.second.faults import LEAK_MINUTES
 from eval.second.signals import Series
 from eval.second.world import STEP_SECONDS, Incident, World
 
@@ -96,7 +97,7 @@ def truth(world: World, incident: Incident, series: dict[str, dict[str, Series]]
             found.append(quantity(world, incident, series[name][role], _settle(incident, role)))
     onsets = [incident.onset]
     if incident.fault.key == "memory_leak":
-        onsets.append(incident.onset + timedelta(minutes=42))
+        onsets.append(incident.onset + timedelta(minutes=LEAK_MINUTES))
     culprit = world.system.service(incident.binding.culprit)
     return Truth(
         incident.slot,

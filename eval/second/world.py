@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
 
 from eval.second.catalog import System
-from eval.second.faults import Binding, Fault, bind
+from eval.second.faults import LEAK_MINUTES, Binding, Fault, bind
 from eval.second.mechanisms import FAULTS
 from eval.second.systems import SYSTEMS
 
@@ -102,7 +102,7 @@ def _when(rng: random.Random, day: datetime, lo: str, hi: str) -> datetime:
 def _delays(fault: Fault, binding: Binding, rng: random.Random) -> tuple[float, ...]:
     delays: list[float] = []
     for _ in binding.victims:
-        first = 42.0 if fault.key == "memory_leak" else rng.uniform(1.0, 2.5)
+        first = LEAK_MINUTES if fault.key == "memory_leak" else rng.uniform(1.0, 2.5)
         delays.append(delays[-1] + rng.uniform(0.5, 1.5) if delays else first)
     return tuple(round(d, 2) for d in delays)
 

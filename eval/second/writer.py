@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from eval.second.catalog import address
+from eval.second.faults import LEAK_MINUTES
 from eval.second.logs import world_events
 from eval.second.runbooks import runbooks
 from eval.second.signals import Series, world_series
@@ -83,7 +84,7 @@ def world_alerts(world: World, series: dict[str, dict[str, Series]]) -> list[dic
         if incident.fault.key in CAUSE_ALERTS:
             name, severity, text = CAUSE_ALERTS[incident.fault.key]
             culprit = incident.binding.culprit
-            delay = 44 if incident.fault.key == "memory_leak" else 3
+            delay = LEAK_MINUTES + 2 if incident.fault.key == "memory_leak" else 3
             since = incident.onset + timedelta(minutes=delay)
             alerts.append(_alert(name, severity, culprit, text.format(svc=culprit), since))
     flapping = world.noise["flapping_alert"]

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from eval.second.faults import JAVA_FRAMES, Effect, Fault, Line
+from eval.second.faults import JAVA_FRAMES, LEAK_MINUTES, Effect, Fault, Line
 
 E = Effect
 
@@ -227,12 +227,12 @@ MEMORY = Fault(
     r"内存泄漏|内存溢出|内存不足|内存持续增长",
     ("app",),
     culprit=(
-        E("memory", 3.4, shape="saw", minutes=42),
-        E("restarts", 1, shape="kills", minutes=42),
-        E("latency", 1.8, shape="ramp", minutes=42),
-        E("cpu", 1.7, shape="ramp", minutes=42),
+        E("memory", 3.4, shape="saw", minutes=LEAK_MINUTES),
+        E("restarts", 1, shape="kills", minutes=LEAK_MINUTES),
+        E("latency", 1.8, shape="ramp", minutes=LEAK_MINUTES),
+        E("cpu", 1.7, shape="ramp", minutes=LEAK_MINUTES),
     ),
-    victim=(E("errors", 12, shape="spikes", minutes=42),),
+    victim=(E("errors", 12, shape="spikes", minutes=LEAK_MINUTES),),
     culprit_lines=(
         Line(
             "ERROR",
