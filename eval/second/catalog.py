@@ -89,6 +89,11 @@ def host(system: System, name: str) -> str:
     return f"{name}-{7 + index:x}f{index * 37 % 251:02x}c-{'xkqbz'[index % 5]}{index % 9}"
 
 
+def node(system: System, name: str) -> str:
+    """The machine a service runs on, as its own daemons (chronyd, the kernel) name it."""
+    return "ip-" + address(system, name).split(":")[0].replace(".", "-")
+
+
 PORTS = {
     "postgres": 5432,
     "redis": 6379,

@@ -127,7 +127,7 @@ _INFRA = {
         (0.07, "Background saving started by pid {n}"),
         (0.07, "Background saving terminated with success"),
     ),
-    "minio": ((0.05, "Scanner: cycle 1{n3} completed in 4m{n2}s"),),
+    "minio": ((0.05, "Scanner: cycle 1{n3} completed in 4m12s"),),
     "coredns": (
         (
             2.0,
@@ -148,6 +148,7 @@ def _infra(world: World, service: Service, filler: Filler, rng: random.Random) -
                 f"database={{db}} application_name={caller.name}",
             )
             for caller in world.system.callers(service.name)
+            if caller.kind == "app"
         ]
     database = service.name.removeprefix("pg-").split("-")[0]
     return [

@@ -77,6 +77,7 @@ def _lines(
     lines: tuple[Line, ...],
     filler: Filler,
     rng: random.Random,
+    **more: str,
 ) -> list[Event]:
     variant = (
         "ext"
@@ -92,6 +93,7 @@ def _lines(
         "table": culprit.table or "events",
         "bucket": culprit.table or "events",
         "status": status,
+        **more,
     }
     events = []
     for line in lines:
@@ -129,6 +131,7 @@ def _proxy(world: World, incident: Incident, service: Service, rng: random.Rando
             for m in every(onset, stop, 12, rng)
         ]
     upstream = upstream_of(world, incident, service.name) or binding.culprit
+    unresolved = world.system.service(upstream).kind == "dns"
     slow = incident.fault.key in _TIMEOUTS
     times = list(every(onset, stop, 8, rng))
     if incident.fault.key == "memory_leak":
@@ -143,7 +146,7 @@ def _proxy(world: World, incident: Incident, service: Service, rng: random.Rando
             status=504 if slow else rng.choice((502, 503)),
             flags="UT" if slow else "UF",
             ms=15000 if slow else rng.randint(1, 40),
-            upstream=service_address(world.system, upstream),
+            upstream="" if unresolved else service_address(world.system, upstream),
         )
         for m in times
     ]
@@ -155,7 +158,10 @@ def incident_events(
     """Every line ``incident`` adds to its services' logs."""
     system, fault, binding = world.system, incident.fault, incident.binding
     culprit = system.service(binding.culprit)
-    events = _lines(world, incident, culprit, fault.culprit_lines, filler, rng)
+    # The cluster DNS fails to answer for the names its victims look up.
+    looked_up = [filler.values(v, None, {})["fqdn"] for v in binding.victims]
+    more = {"fqdn": rng.choice(looked_up)} if culprit.kind == "dns" and looked_up else {}
+    events = _lines(world, incident, culprit, fault.culprit_lines, filler, rng, **more)
     if culprit.tech in ("envoy", "nginx") and fault.key == "config_push":
         events += _proxy(world, incident, culprit, rng)
     if binding.resource:

@@ -20,7 +20,7 @@ from __future__ import annotations
 import random
 from dataclasses import replace
 
-from eval.second.catalog import Service, System, host
+from eval.second.catalog import Service, System, host, node
 from eval.second.chatter import background, noise
 from eval.second.incident_logs import incident_events
 from eval.second.styles import Event
@@ -71,7 +71,8 @@ def world_events(world: World) -> list[tuple[Event, str]]:
         if style is None or not world.start <= event.moment < world.end:
             continue
         moment = event.moment.replace(microsecond=event.moment.microsecond // 1000 * 1000)
-        where = event.host or host(world.system, service.name)
+        machine = node if event.channel == "host" else host
+        where = event.host or machine(world.system, service.name)
         logger = event.logger or _logger(world, service)
         found.append((replace(event, moment=moment, host=where, logger=logger), style))
     return found

@@ -12,6 +12,7 @@ system: folder-transport systems get ``logs.jsonl.gz`` (records as a collector s
 from __future__ import annotations
 
 import gzip
+import re
 import statistics
 from datetime import datetime, timedelta
 from pathlib import Path
@@ -118,7 +119,8 @@ def _rows(world: World, series: dict[str, dict[str, Series]]) -> list[MetricRow]
 def _context(world: World, event: Event) -> dict[str, str]:
     """csvlog's user, database, client and application for a PostgreSQL line."""
     callers = world.system.callers(event.service) or [world.system.service(event.service)]
-    client = callers[epoch_ms(event.moment) % len(callers)].name
+    named = re.search(r"application_name=([\w-]+)", event.text)
+    client = named.group(1) if named else callers[epoch_ms(event.moment) % len(callers)].name
     port = epoch_ms(event.moment) % 30000 + 30000
     return {
         "user": f"{client.replace('-', '_')}_rw",
