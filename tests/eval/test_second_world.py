@@ -25,7 +25,6 @@ def test_a_seed_writes_the_same_world_byte_for_byte(tmp_path: Path) -> None:
     write_world(build_world(2), tmp_path / "b")
     first, second = _files(tmp_path / "a"), _files(tmp_path / "b")
     assert first == second and "logs/order-api/app.log" in first
-    assert _files(tmp_path / "a") != {}
 
 
 def test_four_worlds_use_every_mechanism_and_every_domain() -> None:
@@ -74,6 +73,7 @@ def test_victims_feel_it_after_the_culprit_and_their_lines_name_the_upstream() -
             for e in events
             if e.service == first and e.level == "ERROR" and e.moment >= incident.onset
         ]
+        # A database's own errors (a replay conflict, a lock timeout) name it only implicitly.
         marks = (upstream, service_address(world.system, upstream), "recovery", "lock timeout")
         assert any(any(m in e.text for m in marks) for e in after), (incident.fault.key, first)
         assert min(e.moment for e in after) > incident.onset
