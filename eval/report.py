@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import statistics
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import Any, Protocol
 
 from eval.runner import CaseResult
 
@@ -104,7 +104,16 @@ def json_line(document: dict[str, Any]) -> str:
     return json.dumps(document, ensure_ascii=False, separators=(",", ":"), sort_keys=False)
 
 
-def answer_lines(results: Sequence[CaseResult], model: str) -> list[str]:
+class Answered(Protocol):
+    """A case's final answer, whichever generator asked it."""
+
+    case: Any
+    flow: str
+    fallback: bool
+    answer: str | None
+
+
+def answer_lines(results: Sequence[Answered], model: str) -> list[str]:
     """A JSON line per case: model, case id, flow, fallback and the final answer."""
     return [
         json.dumps(

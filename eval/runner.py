@@ -82,16 +82,15 @@ def ungrounded_claims(evaluation: Any) -> int | None:
     return max(found) if found else None
 
 
-class _Turns:
-    """The chat path of one fixture: router, complex and simple flow, shared audit."""
+class Turns:
+    """The chat path over one diagnoser: router, complex and simple flow, shared audit."""
 
-    def __init__(self, fixture: Fixture, model: ChatModel) -> None:
-        build = fixture.build or (lambda m: offline_diagnoser(fixture.folder, m))
-        self.diagnoser = build(model)
+    def __init__(self, diagnoser: Diagnoser) -> None:
+        self.diagnoser = diagnoser
         backend = self.diagnoser.backend
         self.router = FlowRouter(backend.services, lambda: _alert_names(backend))
         audit = self.diagnoser.audit
-        self.simple = SimpleChat(model, audit, audit, lambda: self.diagnoser.tools)
+        self.simple = SimpleChat(diagnoser.model, audit, audit, lambda: self.diagnoser.tools)
         self.aliases: dict[str, list[str]] = {s: [] for s in backend.services()}
         self.aliases.update(backend.service_aliases())
         _warm(self.diagnoser)
@@ -137,30 +136,62 @@ def _stamp() -> str:
     return datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
 
 
-def run_case(turns: _Turns, case: Case) -> CaseResult:
-    """Every turn of ``case`` in one session; the last answer is scored."""
-    history = [
+@dataclass
+class Reply:
+    """The last turn's answer of a conversation and what the runs say about themselves."""
+
+    answer: str | None
+    flow: str
+    fallback: bool
+    latencies_ms: list[float]
+    ungrounded: int | None
+
+
+def converse(
+    turns: Turns, session_id: str, questions: Sequence[str], history: Sequence[tuple[str, str]]
+) -> Reply:
+    """Every question in one session after ``history``; the last answer is the reply."""
+    earlier = [
         HistoryMessage(role, content, None, _stamp())  # type: ignore[arg-type]
-        for role, content in case.history
+        for role, content in history
     ]
     latencies: list[float] = []
     answer: str | None = None
     flow, fallback, ungrounded = COMPLEX, False, None
-    for turn in case.turns:
-        answer, flow, fallback, elapsed, ungrounded = turns.ask(turn, case.id, history)
+    for turn in questions:
+        answer, flow, fallback, elapsed, ungrounded = turns.ask(turn, session_id, earlier)
         latencies.append(elapsed)
         if answer:
-            history += [
+            earlier += [
                 HistoryMessage("user", turn, None, _stamp()),
                 HistoryMessage("assistant", answer, None, _stamp()),
             ]
-    verdict = score(case, answer, turns.aliases)
-    return CaseResult(case, verdict, answer, flow, fallback, latencies, ungrounded)
+    return Reply(answer, flow, fallback, latencies, ungrounded)
+
+
+def run_case(turns: Turns, case: Case) -> CaseResult:
+    """Every turn of ``case`` in one session; the last answer is scored."""
+    reply = converse(turns, case.id, case.turns, case.history)
+    verdict = score(case, reply.answer, turns.aliases)
+    return CaseResult(
+        case,
+        verdict,
+        reply.answer,
+        reply.flow,
+        reply.fallback,
+        reply.latencies_ms,
+        reply.ungrounded,
+    )
+
+
+def _diagnoser(fixture: Fixture, model: ChatModel) -> Diagnoser:
+    """The diagnoser a fixture runs on: its own builder, else the offline one on its folder."""
+    return fixture.build(model) if fixture.build else offline_diagnoser(fixture.folder, model)
 
 
 def run_fixture(fixture: Fixture, model: ChatModel) -> list[CaseResult]:
     """Every case of ``fixture`` against ``model``."""
-    turns = _Turns(fixture, model)
+    turns = Turns(_diagnoser(fixture, model))
     return [run_case(turns, case) for case in fixture.cases]
 
 

@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 
 from eval.families import FAMILIES
+from eval.second.run import WorldFixture, world_fixture
 from eval.telemetry import write_world
 from eval.world import World, build_world
 
@@ -24,3 +25,11 @@ def worlds(tmp_path_factory: pytest.TempPathFactory) -> list[tuple[World, Path]]
         write_world(world, folder)
         out.append((world, folder))
     return out
+
+
+@pytest.fixture(scope="session")
+def second_worlds(tmp_path_factory: pytest.TempPathFactory) -> dict[int, WorldFixture]:
+    """The second generator's worlds 1 (streaming video, folder-format logs) and 2 (food
+    delivery, raw files in ``LOG_DIR``), written once with their cases."""
+    root = tmp_path_factory.mktemp("second")
+    return {seed: world_fixture(seed, root) for seed in (1, 2)}

@@ -15,19 +15,42 @@ from webapp.replay import export_recording
 from webapp.wiring import offline_diagnoser
 
 
-def test_one_world_runs_every_question_and_prints_the_tables_and_a_json_line(
+def test_both_generators_print_their_tables_and_one_json_line(
     capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
-    assert main(["--worlds", "1", "--questions", "50", "--no-demo", "--keep", str(tmp_path)]) == 0
+    argv = ["--worlds", "1", "--questions", "50", "--no-demo", "--second-worlds", "1"]
+    assert main([*argv, "--keep", str(tmp_path)]) == 0
     out = capsys.readouterr().out
     document = json.loads(out.strip().splitlines()[-1])
-    assert tuple(document) == JSON_KEYS
+    assert tuple(document) == (*JSON_KEYS, "second")
     assert document["questions"] >= 50 and document["fixtures"] == ["w1"]
     assert sum(row["n"] for row in document["by_kind"].values()) == document["questions"]
     assert 0.0 <= document["accuracy"] <= 1.0 and document["median_latency_ms"] > 0
     assert "by incident family" in out and "by question kind" in out
     assert (tmp_path / "world-1" / "dataset.json").is_file()
+    second = document["second"]
+    assert second["worlds"] == ["s1-streamly"] and second["questions"] >= 30
+    assert sum(row["n"] for row in second["by_kind"].values()) == second["questions"]
+    assert sum(row["n"] for row in second["by_mechanism"].values()) == second["questions"]
+    assert 0 <= second["complete"] <= second["right_incidents"] <= second["correct"]
+    assert "second generator" in out and "by mechanism" in out
+    assert (tmp_path / "s1-streamly" / "logs.jsonl.gz").is_file()
+
+
+def test_one_generator_runs_alone(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    argv = ["--generator", "second", "--second-worlds", "1", "--seed", "2", "--failures"]
+    assert main([*argv, "--keep", str(tmp_path)]) == 0
+    out = capsys.readouterr().out
+    document = json.loads(out.strip().splitlines()[-1])
+    assert tuple(document) == ("model", "second") and "by incident family" not in out
+    assert document["second"]["worlds"] == ["s2-dashfood"]
+    wrong = document["second"]["questions"] - document["second"]["correct"]
+    assert len([line for line in out.splitlines() if line.startswith("s2-dashfood-")]) == wrong
+    assert (tmp_path / "s2-dashfood" / "logs" / "order-api" / "app.log").is_file()
 
 
 def test_ungrounded_claims_are_read_wherever_the_evaluation_reports_them() -> None:
@@ -57,7 +80,9 @@ def test_recorded_runs_are_replayed_as_fixtures(
         {**run, "answer": result.answer}, [], diagnoser.backend, definitions
     )
     (folder / "b-headline.json").write_text(json.dumps(unscored), encoding="utf-8")
-    assert main(["--worlds", "0", "--no-demo", "--recorded", str(folder)]) == 0
+    assert (
+        main(["--generator", "first", "--worlds", "0", "--no-demo", "--recorded", str(folder)]) == 0
+    )
     document = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
     assert document["fixtures"] == ["recorded"] and document["questions"] == 2
     assert document["by_family"]["bad_deploy"]["correct"] == 1
@@ -75,7 +100,7 @@ def test_with_an_api_key_the_same_cases_run_against_that_model(
         monkeypatch.setenv("OPENAI_API_KEY", "sk-eval-test")
         monkeypatch.setenv("OPENAI_BASE_URL", server.base_url)
         monkeypatch.setenv("LLM_MODEL", "scripted-eval-model")
-        assert main(["--worlds", "0"]) == 0
+        assert main(["--generator", "first", "--worlds", "0"]) == 0
     finally:
         next(servers, None)
     lines = [
