@@ -193,3 +193,34 @@ def test_a_word_that_varies_in_a_long_event_becomes_a_placeholder() -> None:
     ]
     patterns = mine_patterns(timed(lines), None)
     assert [p.template for p in patterns] == ["Failed password for <*> from <IP> port <NUM> ssh2"]
+
+
+def test_quoted_values_parenthesised_details_and_padded_timestamps_are_one_value_each() -> None:
+    probes = [
+        '"Probe failed" probeType="Readiness" pod="a/api-1" output="HTTP probe failed with statuscode: 503"',
+        '"Probe failed" probeType="Liveness" pod="b/web-2" output="Get \\"http://10.0.0.1:8080/\\": context deadline exceeded"',
+    ]
+    deliveries = [
+        "A1B2: to=<a@example.com>, relay=mx.example.com[10.0.0.2]:25, delay=1.2, status=sent (250 2.0.0 OK id=1cxVgO)",
+        "C3D4: to=<b@example.org>, relay=none, delay=75925, status=deferred (host said: 451 4.3.0 Temporary local problem - please try later)",
+    ]
+    links = [
+        "kernel: [    1.703194] e1000e: eth0 NIC Link is Down",
+        "kernel: [39488.667162] e1000e: eth0 NIC Link is Down",
+    ]
+    assert groups_of(probes + deliveries + links) == sorted(
+        [set(probes), set(deliveries), set(links)], key=sorted
+    )
+
+
+def test_a_position_taking_many_words_is_a_value_and_two_words_are_two_events() -> None:
+    names = ["os-keypairs", "os-migrations", "OS-DCF", "NMN", "os-networks", "os-hypervisors"]
+    extensions = [f"nova.api.openstack.extensions [-] Loaded extension: {name}" for name in names]
+    modes = [
+        "kernel: device vethdb09d2a entered promiscuous mode",
+        "kernel: device vethdb09d2a left promiscuous mode",
+    ]
+    assert groups_of(extensions + modes) == sorted(
+        [set(extensions), {modes[0]}, {modes[1]}], key=sorted
+    )
+    assert len(groups_of(extensions[:2])) == 2
