@@ -130,9 +130,9 @@ def test_grouping_accuracy_on_the_real_log_regression_set_keeps_its_floor() -> N
         name: grouping_accuracy(truth, mined_groups(timed(messages)))
         for name, (truth, messages) in systems().items()
     }
-    assert len(accuracy) >= 11
+    assert len(accuracy) >= 20
     assert sum(accuracy.values()) / len(accuracy) >= 0.9, accuracy
-    assert min(accuracy.values()) >= 0.7, accuracy
+    assert min(accuracy.values()) >= 0.65, accuracy
 
 
 def groups_of(messages: list[str]) -> list[set[str]]:
