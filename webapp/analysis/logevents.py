@@ -17,9 +17,9 @@ first sequence shares a longest common subsequence of ``SIMILARITY`` of the long
 merge rule of Spell, Du and Li 2016, on constant words). That absorbs words that vary without
 digits in longer messages (user names, module names, an optional ``referer:``), while messages
 of five words or fewer that differ in one ("device X entered/left promiscuous mode", the GET
-and POST lines of one access log) stay apart. Last, events whose first sequences are alike but
-for one position that takes ``SLOT_VALUES`` or more distinct words are one event, that position
-a value ("Loaded extension: X" for fourteen extensions): the column-cardinality rule of
+and POST lines of one access log) stay apart. Last, such short events whose first sequences are
+alike but for one position that takes ``SLOT_VALUES`` or more distinct words are one event, that
+position a value ("Loaded extension: X" for fourteen extensions): the column-cardinality rule of
 frequency-based parsers. Two or three words there (enabled/disabled, Starting/Ending) are as
 often different statements as values of one, and stay apart.
 
@@ -130,9 +130,11 @@ def _join_slots(firsts: list[Words]) -> list[int]:
 
     slots: dict[tuple[int, Words], list[int]] = defaultdict(list)
     for event, words in enumerate(firsts):
-        # A one-word message has nothing else to be alike in ("started", "stopped").
-        for i in range(len(words) if len(words) > 1 else 0):
-            slots[i, words[:i] + words[i + 1 :]].append(event)
+        # A one-word message has nothing else to be alike in ("started", "stopped"), and from
+        # six words up SIMILARITY has already joined sequences that differ in one position.
+        if len(words) > 1 and len(words) - 1 < SIMILARITY * len(words):
+            for i in range(len(words)):
+                slots[i, words[:i] + words[i + 1 :]].append(event)
     for events in slots.values():
         if len(events) >= SLOT_VALUES:
             for event in events[1:]:
