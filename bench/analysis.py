@@ -4,22 +4,42 @@ Prints the median milliseconds of ``detect_anomalies`` and ``log_patterns`` per 
 recent range (what one tool call costs the executor), of ``detect_onset`` per metric series, and
 of ``resolve_window`` and ``resolve_services`` per question. Warm: the dataset is loaded and
 every function called once before timing.
+
+Then the log-template miner on the regression set (``tests/webapp/analysis/logs``): grouping
+accuracy per system and its mean, for ``mine_patterns`` and for plain drain3 with its defaults
+(the library baseline), and lines per second of ``mine_patterns`` on one core, cold (caches
+cleared): over the regression set, and over the demo dataset's log lines in one call.
 """
 
 from __future__ import annotations
 
+import gzip
+import json
 import statistics
+import sys
 import time
 from collections.abc import Callable
 from functools import partial
+from pathlib import Path
 from typing import Any
 
+from drain3 import TemplateMiner
+
 from webapp.analysis.anomalies import service_anomalies, service_log_patterns
+from webapp.analysis.logpatterns import clear_caches, mine_patterns
 from webapp.analysis.names import resolve_services
 from webapp.analysis.onsets import detect_onset
 from webapp.analysis.series import metric_points, recent_range
 from webapp.analysis.timeexpr import resolve_window
-from webapp.demo.backend import DemoTelemetryBackend
+from webapp.demo.backend import DEFAULT_DATA_DIR, DemoTelemetryBackend
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # the set lives with the tests
+from tests.webapp.analysis.logsets import (
+    grouping_accuracy,
+    mined_groups,
+    records,
+    systems,
+)
 
 ROUNDS = 5
 QUESTIONS = [
@@ -72,5 +92,41 @@ def main() -> None:
     print(f"resolve_services: {names / len(QUESTIONS):.3f} ms per question")
 
 
+def drain3_groups(messages: list[str]) -> list[int]:
+    """The cluster plain drain3 (default settings) puts each message in."""
+    miner = TemplateMiner()
+    return [miner.add_log_message(message)["cluster_id"] for message in messages]
+
+
+def cold_mining_ms(lines: list[dict[str, Any]]) -> float:
+    """Median milliseconds of one ``mine_patterns`` call with its caches cleared."""
+
+    def cold() -> None:
+        clear_caches()
+        mine_patterns(lines, None, [line["timestamp"] for line in lines])
+
+    return median_ms(cold)
+
+
+def templates() -> None:
+    sets = {name: (truth, records(messages)) for name, (truth, messages) in systems().items()}
+    print(f"\n{'system':<16} {'lines':>6} {'GA mine_patterns':>17} {'GA drain3 defaults':>19}")
+    ours, baseline = [], []
+    for name, (truth, lines) in sets.items():
+        ours.append(grouping_accuracy(truth, mined_groups(lines)))
+        baseline.append(grouping_accuracy(truth, drain3_groups([r["message"] for r in lines])))
+        print(f"{name:<16} {len(lines):>6} {ours[-1]:>17.3f} {baseline[-1]:>19.3f}")
+    mean_ours, mean_baseline = statistics.mean(ours), statistics.mean(baseline)
+    print(f"{'mean GA':<16} {'':>6} {mean_ours:>17.3f} {mean_baseline:>19.3f}")
+    total = sum(len(lines) for _, lines in sets.values())
+    spent = sum(cold_mining_ms(lines) for _, lines in sets.values())
+    print(f"mine_patterns, regression set: {total / spent * 1000:,.0f} lines/s (cold, per system)")
+    with gzip.open(DEFAULT_DATA_DIR / "logs.jsonl.gz", "rt", encoding="utf-8") as handle:
+        demo = records([json.loads(line)["message"] for line in handle])
+    rate = len(demo) / cold_mining_ms(demo) * 1000
+    print(f"mine_patterns, demo dataset ({len(demo):,} lines in one call): {rate:,.0f} lines/s")
+
+
 if __name__ == "__main__":
     main()
+    templates()

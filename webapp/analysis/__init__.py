@@ -4,8 +4,9 @@
   expression (English and Chinese; SPEC 5a) as a ``TimeWindow``.
 * ``onsets`` - ``detect_onset(points, signal=, kind=, counts=)``: the first significant change
   point of a series, its baseline (before the onset only), incident, change and robust z.
-* ``logpatterns`` - ``mine_patterns(records, split)``: drain3 templates counted before and
-  after a split; ``named_services(records, services, exclude, aliases)``: dependency hints.
+* ``logpatterns`` - ``mine_patterns(records, split)``: log templates counted before and
+  after a split (events grouped by ``logevents``); ``named_services(records, services,
+  exclude, aliases)``: dependency hints.
 * ``names`` - ``resolve_services(text, services, aliases)``: exact, alias, misspelt and partial
   service names, and unknown ones with suggestions.
 * ``language`` - ``question_language(text)``: ``en`` or ``zh``.

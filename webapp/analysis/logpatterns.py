@@ -1,14 +1,16 @@
-"""Log templates mined with ``drain3``, counted before and after an onset; services named in logs.
+"""Log templates, counted before and after an onset; services named in logs.
 
-``mine_patterns(records, split)`` feeds the messages, oldest first, to a fresh in-memory Drain
-miner (no persistence, no snapshots, fixed settings, so the same records always give the same
-templates), then counts each template's records before and after ``split``. A template is
-``new`` when it has records after the split and none before it. Variable parts are masked
-before clustering so that ids, addresses, numbers and durations do not split one message shape
-into many: ``<UUID>``, ``<IP>``, ``<HEX>``, ``<ID>``, ``<NUM>``. Masking is done here, once per
-message, and Drain sees each distinct masked message once (in order of first appearance): the
-same clusters as feeding every message, at a fraction of the cost (2,700 messages: 30 ms, not
-180 ms, before the digit shapes below).
+``mine_patterns(records, split)`` groups the messages into events (``logevents``: their constant
+words, joined by longest common subsequence; that module says what was measured and why it is
+not drain3), deterministically (rows are read oldest first, so the same records always give the
+same templates), then counts each template's records before and after ``split``. A template is
+``new`` when it has records after the split and none before it.
+
+A template is its event's oldest message with its values masked - ``<UUID>``, ``<IP>``,
+``<HEX>``, ``<ID>`` (8 or more hex digits, so the counters ``00000005`` and ``0000000d`` read
+alike), ``<NUM>`` - and ``<*>`` for each other word that differs between the event's messages
+(``user=<*>`` for a ``key=value`` word). Masking is done once per message, and each distinct
+masked message is grouped once.
 
 Masking is exact and cheap for the common case of messages that differ only in their digits
 (``took 1165ms`` / ``took 1887ms``): the masks' character classes treat every ASCII digit alike,
@@ -37,18 +39,10 @@ from itertools import compress, count, repeat
 from operator import is_, itemgetter
 from typing import Any
 
-from drain3 import TemplateMiner
-from drain3.template_miner_config import TemplateMinerConfig
+from .logevents import constant_words, group
 
-#: Drain's similarity threshold: a message joins a cluster when at least this share of its
-#: tokens equal the cluster's template (drain3's default, tuned on the LogHub benchmarks).
-SIMILARITY = 0.4
-#: Depth of Drain's prefix tree (drain3's default).
-DEPTH = 4
 #: Masked digit shapes remembered (messages that differ only in their digits share one).
 MASK_CACHE = 32768
-#: Drain3 keeps this many clusters at most; beyond it the least recently used is dropped.
-MAX_CLUSTERS = 1000
 #: Mined line sets remembered (keyed by the lines: the two analysis tools of one service and
 #: window mine the same ones).
 TEMPLATE_CACHE = 16
@@ -57,7 +51,7 @@ _MASKS = (
     (r"\b[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}\b", "UUID"),
     (r"\b\d{1,3}(?:\.\d{1,3}){3}(?::\d+)?\b", "IP"),
     (r"\b0x[0-9a-fA-F]+\b", "HEX"),
-    (r"\b(?=[0-9a-f]*\d)(?=[0-9a-f]*[a-f])[0-9a-f]{12,}\b", "ID"),
+    (r"\b(?=[0-9a-fA-F]*\d)[0-9a-fA-F]{8,}\b", "ID"),
     (r"(?<![A-Za-z0-9_])[-+]?\d+(?:\.\d+)?(?:ms|us|µs|s|m|h|%|[KMGT]i?B)?(?![A-Za-z0-9_])", "NUM"),
 )
 
@@ -92,17 +86,6 @@ class LogPattern:
             "first_seen": self.first_seen.astimezone(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
             "new": self.new,
         }
-
-
-def new_miner() -> TemplateMiner:
-    """A fresh, in-memory, deterministic Drain miner with our masks."""
-    config = TemplateMinerConfig()
-    config.drain_sim_th = SIMILARITY
-    config.drain_depth = DEPTH
-    config.drain_max_clusters = MAX_CLUSTERS
-    config.profiling_enabled = False
-    config.parametrize_numeric_tokens = True
-    return TemplateMiner(persistence_handler=None, config=config)
 
 
 _NAMES = {name: f"<{name}>" for _, name in _MASKS}
@@ -282,38 +265,64 @@ _ROW_TIME, _ROW_MESSAGE, _ROW_LEVEL = itemgetter(0), itemgetter(1), itemgetter(2
 
 @lru_cache(maxsize=TEMPLATE_CACHE)
 def _templates(rows: tuple[Row, ...]) -> tuple[tuple[str, _Members], ...]:
-    """``(time, message, level)`` rows grouped by Drain template, in order of first appearance.
+    """``(time, message, level)`` rows grouped by event (``logevents``), in order of first
+    appearance, each with its template.
 
     Cached on the rows themselves: ``detect_anomalies`` and then ``log_patterns`` over the same
-    window mine the same lines and differ only in where they split them. The rows are grouped
-    without a Python step per row: a stable sort of their indices by template (in order of first
-    appearance) puts each template's rows together, oldest first, taken out with ``itemgetter``.
+    window mine the same lines and differ only in where they split them. Each distinct masked
+    message is read once; the rows are grouped without a Python step per row: a stable sort of
+    their indices by event puts each event's rows together, oldest first, taken out with
+    ``itemgetter``.
     """
     # Sorted on the whole row (time, message, level): rows that tie on time and message are
     # the same message, so their order among themselves changes nothing below.
     ordered = sorted(rows)
-    masked = mask_all(list(map(_ROW_MESSAGE, ordered)))
-    miner = new_miner()
-    cluster_of = {
-        shape: miner.add_log_message(shape)["cluster_id"] for shape in dict.fromkeys(masked)
-    }
-    templates = {c.cluster_id: c.get_template() for c in miner.drain.clusters}
-    template_of = {shape: templates.get(cluster, shape) for shape, cluster in cluster_of.items()}
-    keys = list(map(template_of.__getitem__, masked))
-    rank = {template: n for n, template in enumerate(dict.fromkeys(keys))}
-    if len(rank) <= 1:
-        return tuple((template, _Members.of(tuple(ordered))) for template in rank)
-    ranks = list(map(rank.__getitem__, keys))
+    messages = list(map(_ROW_MESSAGE, ordered))
+    masked = mask_all(messages)
+    raw = dict(zip(masked, messages, strict=True))
+    shapes = list(raw)
+    words = [constant_words(raw[shape]) for shape in shapes]
+    events = group(words)
+    common = _common_words(shapes, events)
+    if len(common) <= 1:
+        members = _Members.of(tuple(ordered))
+        return tuple((_template(members.rows[0][1], words_), members) for words_ in common)
+    ranks = list(map(dict(zip(shapes, events, strict=True)).__getitem__, masked))
     order = sorted(range(len(ranks)), key=ranks.__getitem__)
     sizes = Counter(ranks)
     grouped = []
     start = 0
-    for template, n in rank.items():
+    for n, shared in enumerate(common):
         taken = order[start : start + sizes[n]]
         start += sizes[n]
-        members = itemgetter(*taken)(ordered) if len(taken) > 1 else (ordered[taken[0]],)
-        grouped.append((template, _Members.of(members)))
+        members = _Members.of(
+            itemgetter(*taken)(ordered) if len(taken) > 1 else (ordered[taken[0]],)
+        )
+        grouped.append((_template(members.rows[0][1], shared), members))
     return tuple(grouped)
+
+
+def _common_words(shapes: list[str], events: list[int]) -> list[frozenset[str]]:
+    """The words (masked) every distinct message of each event holds, by event number."""
+    common: dict[int, frozenset[str]] = {}
+    for shape, event in zip(shapes, events, strict=True):
+        words = frozenset(_GAPS.split(shape)[::2])
+        common[event] = common[event] & words if event in common else words
+    return [common[n] for n in range(len(common))]
+
+
+_GAPS = re.compile(r"([\s|]+)")
+
+
+def _template(message: str, common: frozenset[str]) -> str:
+    """``message`` masked, with ``<*>`` for each word that differs within its event (separators
+    kept, so a template's literal parts are substrings of its lines)."""
+    parts = _GAPS.split(mask(message))
+    for i in range(0, len(parts), 2):
+        if parts[i] not in common:
+            key, equals, value = parts[i].partition("=")
+            parts[i] = f"{key}=<*>" if equals and key and value else "<*>"
+    return "".join(parts)
 
 
 def named_services(
