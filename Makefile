@@ -99,9 +99,10 @@ format: $(DEV_STAMP)
 	$(BIN)/ruff check --fix .
 	$(BIN)/ruff format .
 
+# ENGINE_BASELINE=<git rev> also measures the engine as it was at that revision.
 bench-engine: $(BENCH_STAMP)
-	$(BIN)/python bench/engine_vs_langgraph.py
-	$(BIN)/python bench/engine_shapes.py
+	$(BIN)/python bench/engine_vs_langgraph.py $(if $(ENGINE_BASELINE),--baseline $(ENGINE_BASELINE))
+	$(BIN)/python bench/engine_shapes.py $(if $(ENGINE_BASELINE),--baseline $(ENGINE_BASELINE))
 
 bench-workflow: $(DEV_STAMP)
 	$(BIN)/python bench/workflow.py
