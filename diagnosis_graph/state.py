@@ -6,8 +6,6 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-_IMMUTABLE = frozenset({type(None), bool, int, float, complex, str, bytes, tuple, frozenset})
-
 
 class Reducer:
     """Base class of reducers: ``initial()`` and the function ``merge(current, update) -> new``.
@@ -29,12 +27,12 @@ class Reducer:
 class Replace(Reducer):
     """The last written value wins. ``default`` (or ``default_factory()``) is the initial value.
 
-    As for a dataclass field, a mutable default is refused (every run would share it): pass
-    ``default_factory=dict`` instead of ``default={}``.
+    As for a dataclass field, a mutable (unhashable) default is refused, since every run would
+    share it: pass ``default_factory=dict`` instead of ``default={}``.
     """
 
     def __init__(self, default: Any = None, *, default_factory: Callable[[], Any] | None = None):
-        if type(default) not in _IMMUTABLE:
+        if type(default).__hash__ is None:
             raise ValueError(f"Replace(default={default!r}) is mutable: use default_factory")
         self.default, self.default_factory = default, default_factory
 

@@ -2,12 +2,18 @@
 
 from __future__ import annotations
 
+import enum
 import json
+from datetime import date
 from itertools import pairwise
 
 import pytest
 
 from diagnosis_graph import END, START, Append, InvalidUpdateError, Replace, StateGraph
+
+
+class Outcome(enum.Enum):
+    COMPLETED = "COMPLETED"
 
 
 def _linear(schema: dict, *updates: dict) -> StateGraph:
@@ -94,3 +100,8 @@ def test_a_mutable_default_is_refused_with_the_way_to_give_one(default: object) 
     with pytest.raises(ValueError, match="use default_factory"):
         Replace(default=default)
     assert Replace(default_factory=lambda: default).initial() == default
+
+
+def test_immutable_defaults_of_any_type_are_accepted() -> None:
+    for default in (None, 0, "x", (1, 2), frozenset({1}), Outcome.COMPLETED, date(2026, 1, 1)):
+        assert Replace(default=default).initial() is default
