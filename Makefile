@@ -1,9 +1,10 @@
 # Every target that needs Python creates .venv and installs the project into it when it is
-# missing or stale: the stamp file is named after a checksum of pyproject.toml.
+# missing or stale: the stamp file is named after a checksum of both pyproject.toml files (the
+# app's, and the engine's in diagnosis_graph/, which the app depends on).
 PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
-HASH := $(shell cksum < pyproject.toml | cut -d' ' -f1)
+HASH := $(shell cat pyproject.toml diagnosis_graph/pyproject.toml | cksum | cut -d' ' -f1)
 DEV_STAMP := $(VENV)/.stamp-dev-$(HASH)
 BENCH_STAMP := $(VENV)/.stamp-bench-$(HASH)
 BENCH_ARGS ?=
@@ -48,9 +49,9 @@ $(BIN)/python:
 	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 10) else "Python >= 3.10 is required")'
 	$(PYTHON) -m venv $(VENV)
 
-$(DEV_STAMP): pyproject.toml | $(BIN)/python
+$(DEV_STAMP): pyproject.toml diagnosis_graph/pyproject.toml | $(BIN)/python
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e '.[dev,mysql,postgres]'
+	$(BIN)/python -m pip install --quiet -e './diagnosis_graph[workflow]' -e '.[dev,mysql,postgres]'
 	rm -f $(VENV)/.stamp-dev-*
 	touch $@
 
@@ -99,9 +100,10 @@ format: $(DEV_STAMP)
 	$(BIN)/ruff check --fix .
 	$(BIN)/ruff format .
 
+# ENGINE_BASELINE=<git rev> also measures the engine as it was at that revision.
 bench-engine: $(BENCH_STAMP)
-	$(BIN)/python bench/engine_vs_langgraph.py
-	$(BIN)/python bench/engine_shapes.py
+	$(BIN)/python bench/engine_vs_langgraph.py $(if $(ENGINE_BASELINE),--baseline $(ENGINE_BASELINE))
+	$(BIN)/python bench/engine_shapes.py $(if $(ENGINE_BASELINE),--baseline $(ENGINE_BASELINE))
 
 bench-workflow: $(DEV_STAMP)
 	$(BIN)/python bench/workflow.py

@@ -11,19 +11,21 @@ Shapes (each runs the same node functions in both engines; LangGraph without a c
 * ``rows_1000``: three nodes each writing a fresh 1,000-row output that the next one reads.
 
 Then a growth table of this engine alone: microseconds per step of the append-and-read loop at
-100..10,000 steps; per run of the state-read graph at 0.1..10 MB, with the document as a plain
-input (its first read copies the top level of the list it reaches, once per run) and frozen
-once by the caller (``diagnosis_graph.freeze``, reused by every run); and the marginal cost of
-one more step reading the document (a loop reading it 3,000 vs 300 times) - flat rows mean the
-cost of a step does not grow with the run's length or the state's size. The growth table is timed
+100..10,000 steps (an unbounded append-only key copies its tuple on each write, so this grows
+with the length of the list, as LangGraph's ``operator.add`` does); per run of the state-read
+graph at 0.1..10 MB; and the marginal cost of one more step reading the document (a loop reading
+it 3,000 vs 300 times) - flat rows mean the cost does not grow with the state's size, because
+the engine never copies a value. The growth table is timed
 with CPython's cyclic garbage collector paused, because a collection's cost grows with the
 number of live objects in any program (LangGraph's runs pay it too, and the comparison table
 keeps it on). Run with ``make bench-engine``; medians of interleaved rounds of CPU time;
-prints a table and one JSON line.
+prints a table and one JSON line. ``--baseline REV`` adds a column: the engine as it was at git
+revision ``REV``, measured in the same rounds.
 """
 
 from __future__ import annotations
 
+import argparse
 import gc
 import itertools
 import json
@@ -32,9 +34,13 @@ import statistics
 import sys
 import time
 from collections.abc import Callable, Mapping
+from types import ModuleType
 from typing import Annotated, Any, TypedDict
 
-from diagnosis_graph import END, START, Append, Replace, RunConfig, StateGraph, freeze
+from engine_vs_langgraph import engine_at  # bench/engine_vs_langgraph.py, next to this script
+
+import diagnosis_graph
+from diagnosis_graph import END, START
 
 ROUNDS = 5
 Runner = Callable[[], Any]
@@ -61,13 +67,15 @@ class Shape:
     def keys(self) -> list[str]:
         return sorted({"n", "doc", "rows", "seen", *self.appends, *self.initial})
 
-    def engine(self) -> Runner:
-        schema = {k: (Append() if k in self.appends else Replace()) for k in self.keys()}
-        graph = StateGraph(schema)
+    def engine(self, engine: ModuleType = diagnosis_graph) -> Runner:
+        schema = {
+            k: engine.Append() if k in self.appends else engine.Replace() for k in self.keys()
+        }
+        graph = engine.StateGraph(schema)
         self._wire(graph, START, END)
         app = graph.compile()
         start = dict(self.initial)
-        config = RunConfig(recursion_limit=self.steps + 10)
+        config = engine.RunConfig(recursion_limit=self.steps + 10)
         return lambda: app.invoke(start, config)
 
     def langgraph(self) -> Runner:
@@ -148,17 +156,16 @@ def read_doc(state: Mapping[str, Any]) -> tuple[int, int, str]:
     return len(records), records[0]["i"], records[-1]["service"]
 
 
-def state_read(megabytes: float, *, frozen: bool = False) -> Shape:
-    """Three nodes reading an N MB document of the input; ``frozen``: the caller passes the
-    document frozen once (``diagnosis_graph.freeze``), as it would for a value it reuses."""
+def state_read(megabytes: float) -> Shape:
+    """Three nodes reading an N MB document of the input."""
     nodes = {f"read{i}": (lambda s: {"seen": read_doc(s)}) for i in range(3)}
     label = f"{megabytes:g}".replace(".", "_")
     doc = document(megabytes)
     return Shape(
-        f"state_read_{label}MB" + ("_frozen" if frozen else ""),
+        f"state_read_{label}MB",
         nodes,
         list(nodes),
-        initial={"doc": freeze(doc) if frozen else doc},
+        initial={"doc": doc},
     )
 
 
@@ -192,7 +199,7 @@ def timed(run: Runner, repeat: int, *, pause_gc: bool = False) -> float:
     time other processes held the CPU. A sample runs ``run`` often enough to last about a
     millisecond, so that reading the clock does not weigh on the tiny shapes.
     """
-    run()  # warm: a first run may freeze what later runs find frozen (a value reused)
+    run()  # warm
     gc.collect()
     start = time.process_time()
     run()
@@ -210,12 +217,18 @@ def timed(run: Runner, repeat: int, *, pause_gc: bool = False) -> float:
 
 
 def compare(
-    shapes: list[Shape], langgraph: bool, *, pause_gc: bool = False
+    shapes: list[Shape],
+    langgraph: bool,
+    *,
+    pause_gc: bool = False,
+    baseline: ModuleType | None = None,
 ) -> dict[str, dict[str, float]]:
     """Median us/run per shape and engine, measured round-robin over ``ROUNDS`` rounds."""
     forms: dict[str, dict[str, Runner]] = {}
     for shape in shapes:
         forms[shape.name] = {"engine": shape.engine()}
+        if baseline is not None:
+            forms[shape.name]["baseline"] = shape.engine(baseline)
         if langgraph:
             forms[shape.name]["langgraph"] = shape.langgraph()
     rounds: dict[str, dict[str, list[float]]] = {
@@ -233,6 +246,10 @@ def compare(
 
 
 def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--baseline", metavar="REV", help="also run the engine as it was at REV")
+    args = parser.parse_args()
+    baseline = engine_at(args.baseline) if args.baseline else None
     try:
         import langgraph  # noqa: F401
 
@@ -250,31 +267,33 @@ def main() -> None:
         state_read(10),
         rows(1000),
     ]
-    results = compare(shapes, with_langgraph)
-    print(f"{'shape':<22}{'engine us':>12}{'langgraph us':>14}{'langgraph/engine':>18}")
+    results = compare(shapes, with_langgraph, baseline=baseline)
+    print(
+        f"{'shape':<22}{'engine us':>12}{'baseline us':>13}{'langgraph us':>14}"
+        f"{'langgraph/engine':>18}"
+    )
     for name, row in results.items():
-        lg = row.get("langgraph")
+        lg, before = row.get("langgraph"), row.get("baseline")
         ratio = f"{lg / row['engine']:.1f}x" if lg else "-"
-        print(f"{name:<22}{row['engine']:>12.1f}{(lg or 0):>14.1f}{ratio:>18}")
+        old = f"{before:.1f}" if before else "-"
+        print(f"{name:<22}{row['engine']:>12.1f}{old:>13}{(lg or 0):>14.1f}{ratio:>18}")
     growth_steps = {
         n: compare([append_read(n)], False, pause_gc=True)[f"append_read_{n}"]["engine"] / n
         for n in (100, 1000, 3000, 10000)
     }
-    growth_size, growth_frozen, growth_read_step = {}, {}, {}
+    growth_size, growth_read_step = {}, {}
     for mb in (0.1, 1, 10):
-        shapes = [state_read(mb), state_read(mb, frozen=True), read_loop(mb, 300)]
-        shapes.append(read_loop(mb, 3000))
+        shapes = [state_read(mb), read_loop(mb, 300), read_loop(mb, 3000)]
         timed_us = compare(shapes, False, pause_gc=True)
         runs = [timed_us[shape.name]["engine"] for shape in shapes]
-        growth_size[mb], growth_frozen[mb] = runs[0], runs[1]
-        growth_read_step[mb] = (runs[3] - runs[2]) / 2700  # one more read step: its marginal cost
+        growth_size[mb] = runs[0]
+        growth_read_step[mb] = (runs[2] - runs[1]) / 2700  # one more read step: its marginal cost
     print(
         "\nappend-and-read loop, engine us per step: "
         + "  ".join(f"{n} steps {us:.2f}" for n, us in growth_steps.items())
     )
     for label, by_mb, spec in (
         ("state read by 3 nodes, engine us per run", growth_size, ".1f"),
-        ("  the same, document frozen once by the caller", growth_frozen, ".1f"),
         (
             "one read step of the document (3,000 vs 300 steps), engine us per step",
             growth_read_step,
@@ -290,7 +309,6 @@ def main() -> None:
                 "growth": {
                     "append_read_us_per_step": growth_steps,
                     "state_read_us_per_run_by_mb": growth_size,
-                    "state_read_frozen_input_us_per_run_by_mb": growth_frozen,
                     "read_step_us_by_mb": growth_read_step,
                 },
                 "python": sys.version.split()[0],

@@ -4,23 +4,33 @@ All three forms run the *same* node functions and the same router along the same
 path: planner fails once and retries, executor, gatekeeper, verified_input, verifier finds a
 gap, evidence_retry, planner, executor, gatekeeper, verified_input, verifier, composer, END.
 Run with ``make bench-engine``. Prints a table (CPU time per run; ratios are medians of
-back-to-back pairs), then one JSON line with every figure.
+back-to-back pairs), then one JSON line with every figure. ``--baseline REV`` (``make
+bench-engine ENGINE_BASELINE=main``) also runs the engine as it was at git revision ``REV``, in
+the same rounds; ``engine_checkpointer`` is the engine with its ``InMemoryCheckpointer``.
 """
 
 from __future__ import annotations
 
+import argparse
 import gc
+import importlib
+import io
 import json
 import operator
 import statistics
 import subprocess
 import sys
+import tarfile
+import tempfile
 import time
 import tracemalloc
 from collections.abc import Callable, Mapping
+from pathlib import Path
+from types import ModuleType
 from typing import Annotated, Any, TypedDict
 
-from diagnosis_graph import END, START, RunConfig, StateGraph
+import diagnosis_graph
+from diagnosis_graph import END, START, Append, InMemoryCheckpointer
 from diagnosis_graph.workflow.routing import route_by_reason
 from diagnosis_graph.workflow.state import diagnosis_schema
 from diagnosis_graph.workflow.topology import _CONDITIONAL, _FIXED
@@ -41,7 +51,14 @@ EXPECTED_PATH = [
     "composer",
 ]
 ROUNDS, WARMUP = 31, 50
-RUNS_PER_ROUND = {"bare_loop": 500, "engine": 500, "langgraph": 10, "langgraph_checkpointer": 5}
+RUNS_PER_ROUND = {
+    "bare_loop": 500,
+    "engine": 500,
+    "engine_baseline": 500,
+    "engine_checkpointer": 100,
+    "langgraph": 10,
+    "langgraph_checkpointer": 5,
+}
 
 # --- the scripted nodes ------------------------------------------------------------------------
 # Lean on purpose: each node returns its small output and its orchestration event, so the figures
@@ -140,8 +157,36 @@ INPUT = {"diagnosis_context": {"question": "why is payment-service slow since 10
 # --- the three forms ---------------------------------------------------------------------------
 
 
-def build_engine() -> Callable[[], dict[str, Any]]:
-    graph = StateGraph(diagnosis_schema())
+def engine_at(revision: str) -> ModuleType:
+    """The engine's core as it was at git revision ``revision``, as ``diagnosis_graph_baseline``."""
+    root = Path(__file__).resolve().parents[1]
+    archive = subprocess.run(
+        ["git", "archive", revision, "diagnosis_graph"], cwd=root, capture_output=True, check=True
+    ).stdout
+    where = Path(tempfile.mkdtemp(prefix="engine-baseline-"))
+    with tarfile.open(fileobj=io.BytesIO(archive)) as tar:
+        tar.extractall(where, filter="data")
+    (where / "diagnosis_graph").rename(where / "diagnosis_graph_baseline")
+    sys.path.insert(0, str(where))
+    return importlib.import_module("diagnosis_graph_baseline")
+
+
+def schema_for(engine: ModuleType) -> dict[str, Any]:
+    """The diagnosis schema, built from ``engine``'s own reducer classes."""
+    if engine is diagnosis_graph:
+        return diagnosis_schema()
+    return {
+        key: engine.Append(max_len=r.max_len)
+        if isinstance(r, Append)
+        else engine.Replace(r.initial())
+        for key, r in diagnosis_schema().items()
+    }
+
+
+def build_engine(
+    engine: ModuleType = diagnosis_graph, checkpointer: Any = None
+) -> Callable[[], dict[str, Any]]:
+    graph = engine.StateGraph(schema_for(engine))
     for name, fn in NODE_FNS.items():
         graph.add_node(name, fn)
     graph.add_edge(START, "planner")
@@ -149,8 +194,8 @@ def build_engine() -> Callable[[], dict[str, Any]]:
         graph.add_conditional_edges(name, route_by_reason, routes)
     for name, target in _FIXED.items():
         graph.add_edge(name, target)
-    app = graph.compile()
-    config = RunConfig(
+    app = graph.compile(checkpointer) if checkpointer else graph.compile()
+    config = engine.RunConfig(
         thread_id="bench", metadata={"session_id": "s", "run_id": "bench"}, recursion_limit=32
     )
     return lambda: app.invoke(INPUT, config)
@@ -290,10 +335,16 @@ def import_ms(module: str) -> float:
 
 
 def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--baseline", metavar="REV", help="also run the engine as it was at REV")
+    args = parser.parse_args()
     forms: dict[str, Callable[[], dict[str, Any]]] = {
         "bare_loop": build_bare_loop(),
         "engine": build_engine(),
     }
+    if args.baseline:
+        forms["engine_baseline"] = build_engine(engine_at(args.baseline))
+    forms["engine_checkpointer"] = build_engine(checkpointer=InMemoryCheckpointer())
     try:
         forms["langgraph"] = build_langgraph(checkpointer=False)
         forms["langgraph_checkpointer"] = build_langgraph(checkpointer=True)
@@ -318,9 +369,21 @@ def main() -> None:
         "engine_vs_bare_loop": paired_ratio(rounds, "engine", "bare_loop"),
         "engine_vs_bare_loop_wall": paired_ratio(wall, "engine", "bare_loop"),
     }
-    for name in ("langgraph", "langgraph_checkpointer"):
+    for name in ("langgraph", "langgraph_checkpointer", "engine_baseline"):
         if name in results:
             ratios[f"{name}_vs_engine"] = paired_ratio(rounds, name, "engine")
+    if "langgraph_checkpointer" in results:
+        ratios["langgraph_checkpointer_vs_engine_checkpointer"] = paired_ratio(
+            rounds, "langgraph_checkpointer", "engine_checkpointer"
+        )
+    if "engine_baseline" in results:
+        ratios["engine_baseline_vs_bare_loop"] = paired_ratio(
+            rounds, "engine_baseline", "bare_loop"
+        )
+        if "langgraph" in results:
+            ratios["langgraph_vs_engine_baseline"] = paired_ratio(
+                rounds, "langgraph", "engine_baseline"
+            )
     print(
         f"{'form':<24}{'CPU us/run':>12}{'min':>9}{'wall us/run':>13}{'peak KiB':>10}"
         f"{'import ms':>11}"

@@ -1,17 +1,11 @@
-"""A small, standard-library-only StateGraph engine (plus the diagnosis workflow subpackage).
-
->>> from diagnosis_graph import StateGraph, START, END, Replace
->>> graph = StateGraph({"n": Replace(default=0)})
->>> _ = graph.add_node("inc", lambda s: {"n": s["n"] + 1}).add_edge(START, "inc")
->>> _ = graph.add_edge("inc", END)
->>> graph.compile().invoke({"n": 41})
-{'n': 42}
-"""
+"""A small, standard-library-only StateGraph engine (plus the diagnosis workflow subpackage)."""
 
 from __future__ import annotations
 
+from .checkpoint import Checkpoint, Checkpointer, InMemoryCheckpointer
 from .config import RunConfig
 from .errors import (
+    CheckpointError,
     GraphError,
     GraphRecursionError,
     GraphRuntimeError,
@@ -20,7 +14,6 @@ from .errors import (
     InvalidUpdateError,
     NodeError,
 )
-from .frozen import freeze, thaw
 from .graph import END, START, StateGraph
 from .runtime import CompiledGraph, RunResult
 from .state import Append, Reducer, Replace
@@ -29,11 +22,15 @@ __all__ = [
     "END",
     "START",
     "Append",
+    "Checkpoint",
+    "CheckpointError",
+    "Checkpointer",
     "CompiledGraph",
     "GraphError",
     "GraphRecursionError",
     "GraphRuntimeError",
     "GraphValidationError",
+    "InMemoryCheckpointer",
     "InvalidRouteError",
     "InvalidUpdateError",
     "NodeError",
@@ -42,6 +39,4 @@ __all__ = [
     "RunConfig",
     "RunResult",
     "StateGraph",
-    "freeze",
-    "thaw",
 ]

@@ -32,18 +32,9 @@ class RunConfig:
         object.__setattr__(self, "metadata", MappingProxyType(dict(self.metadata)))
 
     def child(
-        self, *, thread_id: str | None = None, recursion_limit: int | None = None
+        self, *, thread_id: str | None = None, recursion_limit: int = DEFAULT_RECURSION_LIMIT
     ) -> RunConfig:
-        """Return the config for a nested graph: only ``session_id``/``run_id`` are kept.
-
-        Control metadata of the parent (resume, checkpoint or feedback keys, anything else)
-        never leaks into the child run.
-        """
+        """The config of a nested graph: the parent's thread id unless given, and of the
+        metadata only ``session_id``/``run_id`` (never resume, checkpoint or feedback keys)."""
         identity = {key: self.metadata[key] for key in IDENTITY_KEYS if key in self.metadata}
-        return RunConfig(
-            thread_id=thread_id if thread_id is not None else self.thread_id,
-            metadata=identity,
-            recursion_limit=(
-                recursion_limit if recursion_limit is not None else DEFAULT_RECURSION_LIMIT
-            ),
-        )
+        return RunConfig(thread_id or self.thread_id, identity, recursion_limit)

@@ -1,10 +1,6 @@
-"""Exceptions raised by the engine.
-
-One root, :class:`GraphError`; :class:`GraphValidationError` is a definition-time error (the
-graph is malformed and cannot be compiled); :class:`GraphRuntimeError` and its subclasses are
-raised while a run executes and carry the node, the step and the partial state, so a caller can
-persist what happened before the failure.
-"""
+"""Exceptions of the engine, under one root: :class:`GraphError`. :class:`GraphValidationError`:
+the graph cannot be compiled; :class:`GraphRuntimeError` and its subclasses stop a run and carry
+the node, the step and the partial state, so a caller can persist what happened before."""
 
 from __future__ import annotations
 
@@ -28,9 +24,7 @@ class GraphRuntimeError(GraphError):
 
     def __init__(self, message: str, *, node: str, step: int, state: dict[str, Any]) -> None:
         super().__init__(message)
-        self.node = node
-        self.step = step
-        self.state = state
+        self.node, self.step, self.state = node, step, state
 
 
 class GraphRecursionError(GraphRuntimeError):
@@ -38,13 +32,16 @@ class GraphRecursionError(GraphRuntimeError):
 
 
 class NodeError(GraphRuntimeError):
-    """A node function raised; the original exception is ``__cause__`` and ``original``."""
+    """A node or its router raised; the exception is ``original`` (and ``__cause__``)."""
 
-    def __init__(
-        self, message: str, *, node: str, step: int, state: dict[str, Any], original: BaseException
-    ) -> None:
-        super().__init__(message, node=node, step=step, state=state)
-        self.original = original
+    @property
+    def original(self) -> BaseException | None:
+        """The exception the node or router raised."""
+        return self.__cause__
+
+
+class CheckpointError(NodeError):
+    """The checkpointer's ``put`` after a node raised; ``state`` is what it failed to save."""
 
 
 class InvalidUpdateError(GraphRuntimeError):

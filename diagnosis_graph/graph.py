@@ -4,25 +4,23 @@ from __future__ import annotations
 
 import inspect
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass
 from types import MappingProxyType
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
+from .checkpoint import Checkpointer
 from .errors import GraphValidationError
 from .state import Reducer
 
 if TYPE_CHECKING:
     from .runtime import CompiledGraph
 
-START = "__start__"
-END = "__end__"
+START, END = "__start__", "__end__"
 
 NodeFn = Callable[..., "Mapping[str, Any] | None"]
 Router = Callable[[Mapping[str, Any]], Any]
 
 
-@dataclass(frozen=True)
-class Branch:
+class Branch(NamedTuple):
     """A conditional edge: ``router(state)`` returns a key of ``mapping``."""
 
     router: Router
@@ -32,41 +30,24 @@ class Branch:
 Target = str | Branch
 
 
-@dataclass(frozen=True)
-class NodeSpec:
-    """A compiled node: its function and whether it takes ``(state, config)``."""
-
-    name: str
-    fn: NodeFn
-    takes_config: bool
-
-
 def takes_config(fn: Callable[..., Any]) -> bool:
     """True when ``fn`` needs a second positional argument or has a ``config`` parameter.
 
     Parameters with defaults do not count, so ``lambda state, x=x: ...`` is a one-argument node.
     """
     try:
-        params = list(inspect.signature(fn).parameters.values())
+        params = inspect.signature(fn).parameters.values()
     except (TypeError, ValueError):
         return False
-    if any(p.name == "config" and p.kind is not p.KEYWORD_ONLY for p in params):
-        return True
-    required = [
-        p
-        for p in params
-        if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD) and p.default is p.empty
-    ]
-    return len(required) >= 2
+    positional = (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
+    required = [p for p in params if p.kind in positional and p.default is p.empty]
+    return len(required) >= 2 or any(p.name == "config" and p.kind in positional for p in params)
 
 
 class StateGraph:
-    """Builder of a graph over a declared state schema.
-
-    Every ``add_*`` call only records; :meth:`compile` validates the whole definition and
-    raises :class:`GraphValidationError` listing every fault it found (``.problems``).
-    Each node has exactly one way out: a fixed edge or a set of conditional edges.
-    """
+    """Builder of a graph over a declared state schema; each node has one way out: an edge or
+    conditional edges. :meth:`compile` validates it all and raises :class:`GraphValidationError`
+    listing every fault (``.problems``)."""
 
     def __init__(self, schema: Mapping[str, Reducer]) -> None:
         self.schema: dict[str, Reducer] = dict(schema)
@@ -92,31 +73,27 @@ class StateGraph:
         self._edges.append((source, Branch(router, MappingProxyType(dict(mapping)))))
         return self
 
-    def compile(self) -> CompiledGraph:
-        """Validate the definition and return an executable :class:`CompiledGraph`."""
+    def compile(self, checkpointer: Checkpointer | None = None) -> CompiledGraph:
+        """Validate the definition; return a :class:`CompiledGraph` (checkpointing, if given)."""
         from .runtime import CompiledGraph
 
-        problems = self._schema_problems()
-        nodes, node_problems = self._collect_nodes()
-        problems += node_problems
-        edges, edge_problems = self._collect_edges(nodes)
-        problems += edge_problems
-        if not problems:
-            problems += _reachability_problems(nodes, edges)
-        if problems:
-            raise GraphValidationError(problems)
-        return CompiledGraph(self.schema, nodes, edges)
-
-    def _schema_problems(self) -> list[str]:
-        return [
+        problems = [
             f"state key {key!r} must map to a Reducer (Replace or Append), got {value!r}"
             for key, value in self.schema.items()
             if not isinstance(key, str) or not isinstance(value, Reducer)
         ]
+        if checkpointer is not None and not isinstance(checkpointer, Checkpointer):
+            problems.append(f"checkpointer {checkpointer!r} has no put() and latest()")
+        nodes = self._collect_nodes(problems)
+        edges = self._collect_edges(nodes, problems)
+        if not problems:
+            problems += _reachability_problems(nodes, edges)
+        if problems:
+            raise GraphValidationError(problems)
+        return CompiledGraph(self.schema, nodes, edges, checkpointer)
 
-    def _collect_nodes(self) -> tuple[dict[str, NodeSpec], list[str]]:
-        nodes: dict[str, NodeSpec] = {}
-        problems: list[str] = []
+    def _collect_nodes(self, problems: list[str]) -> dict[str, tuple[NodeFn, bool]]:
+        nodes: dict[str, tuple[NodeFn, bool]] = {}
         for name, fn in self._nodes:
             if not isinstance(name, str) or not name:
                 problems.append(f"node name must be a non-empty string, got {name!r}")
@@ -127,37 +104,34 @@ class StateGraph:
             elif not callable(fn):
                 problems.append(f"node {name!r} is not callable: {fn!r}")
             else:
-                nodes[name] = NodeSpec(name, fn, takes_config(fn))
-        return nodes, problems
+                nodes[name] = (fn, takes_config(fn))
+        return nodes
 
-    def _collect_edges(self, nodes: Mapping[str, NodeSpec]) -> tuple[dict[str, Target], list[str]]:
+    def _collect_edges(self, nodes: Mapping[str, Any], problems: list[str]) -> dict[str, Target]:
         edges: dict[str, Target] = {}
-        problems: list[str] = []
         for source, target in self._edges:
             if source == END:
                 problems.append("edge from END: END has no outgoing edges")
-                continue
-            if source != START and source not in nodes:
+            elif source != START and source not in nodes:
                 problems.append(f"edge from unknown node {source!r}")
-                continue
-            if source in edges:
+            elif source in edges:
                 problems.append(
                     f"node {source!r} has more than one outgoing edge; use one "
                     f"add_edge or one add_conditional_edges per node"
                 )
-                continue
-            problems += _target_problems(source, target, nodes)
-            edges[source] = target
+            else:
+                problems += _target_problems(source, target, nodes)
+                edges[source] = target
         if START not in edges:
             problems.append("no edge from START: add_edge(START, <first node>)")
-        return edges, problems
+        return edges
 
 
 def _targets(target: Target) -> list[str]:
     return list(target.mapping.values()) if isinstance(target, Branch) else [target]
 
 
-def _target_problems(source: str, target: Target, nodes: Mapping[str, NodeSpec]) -> list[str]:
+def _target_problems(source: str, target: Target, nodes: Mapping[str, Any]) -> list[str]:
     problems: list[str] = []
     if isinstance(target, Branch):
         if not callable(target.router):
@@ -172,14 +146,13 @@ def _target_problems(source: str, target: Target, nodes: Mapping[str, NodeSpec])
     return problems
 
 
-def _reachability_problems(nodes: Mapping[str, NodeSpec], edges: Mapping[str, Target]) -> list[str]:
-    forward: dict[str, list[str]] = {source: _targets(t) for source, t in edges.items()}
-    reached = _closure([START], forward)
+def _reachability_problems(nodes: Mapping[str, Any], edges: Mapping[str, Target]) -> list[str]:
+    forward = {source: _targets(target) for source, target in edges.items()}
     backward: dict[str, list[str]] = {}
     for source, targets in forward.items():
         for name in targets:
             backward.setdefault(name, []).append(source)
-    finishing = _closure([END], backward)
+    reached, finishing = _closure(START, forward), _closure(END, backward)
     problems = [f"node {name!r} is unreachable from START" for name in nodes if name not in reached]
     problems += [
         f"node {name!r} cannot reach END" + ("" if name in edges else " (it has no outgoing edge)")
@@ -189,12 +162,11 @@ def _reachability_problems(nodes: Mapping[str, NodeSpec], edges: Mapping[str, Ta
     return problems
 
 
-def _closure(roots: list[str], adjacency: Mapping[str, list[str]]) -> set[str]:
-    seen = set(roots)
-    pending = list(roots)
+def _closure(root: str, adjacency: Mapping[str, list[str]]) -> set[str]:
+    """Every name reachable from ``root`` (itself included) along ``adjacency``."""
+    seen, pending = {root}, [root]
     while pending:
-        for name in adjacency.get(pending.pop(), ()):
-            if name not in seen:
-                seen.add(name)
-                pending.append(name)
+        fresh = set(adjacency.get(pending.pop(), ())) - seen
+        seen |= fresh
+        pending += fresh
     return seen

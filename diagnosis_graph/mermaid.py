@@ -10,25 +10,25 @@ from .graph import END, START, Branch, Target
 
 _UNSAFE_ID = re.compile(r"[^A-Za-z0-9_]")
 _UNSAFE_LABEL = re.compile(r'[|"<>\n\r{}\[\]]')
+_RED = "stroke:#c0392b"
 
 
-def mermaid_id(name: str) -> str:
-    """Return the Mermaid node id used for ``name`` (stable, alphanumeric)."""
-    if name == START:
-        return "__start__"
-    if name == END:
-        return "__end__"
-    return "n_" + _UNSAFE_ID.sub("_", name)
+def _id(name: str) -> str:
+    return name if name in (START, END) else "n_" + _UNSAFE_ID.sub("_", name)
 
 
-def _label(text: str) -> str:
-    return _UNSAFE_LABEL.sub(" ", text)
+def _arrows(target: Target) -> list[tuple[str, str]]:
+    """``(next node, arrow)`` pairs: solid for an edge, dotted and labelled for a router's."""
+    if not isinstance(target, Branch):
+        return [(target, "-->")]
+    keys: dict[str, list[str]] = {}
+    for key, name in target.mapping.items():
+        keys.setdefault(name, []).append(str(key))
+    return [(name, f"-.->|{_UNSAFE_LABEL.sub(' ', ' / '.join(k))}|") for name, k in keys.items()]
 
 
 def render_mermaid(
-    nodes: Mapping[str, Any],
-    edges: Mapping[str, Target],
-    taken: Iterable[tuple[str, str]] = (),
+    nodes: Mapping[str, Any], edges: Mapping[str, Target], taken: Iterable[tuple[str, str]]
 ) -> str:
     """Return a ``flowchart TD`` with fixed edges solid and conditional edges dotted.
 
@@ -36,30 +36,16 @@ def render_mermaid(
     those edges are drawn thick and red and the nodes they touch are shaded.
     """
     path = set(taken)
-    lines = ["flowchart TD", f"    {mermaid_id(START)}([START])"]
-    lines += [f'    {mermaid_id(name)}["{_label(name)}"]' for name in nodes]
-    lines.append(f"    {mermaid_id(END)}([END])")
-    highlighted: list[int] = []
-    index = 0
-    for source, target in edges.items():
-        if isinstance(target, Branch):
-            grouped: dict[str, list[str]] = {}
-            for key, name in target.mapping.items():
-                grouped.setdefault(name, []).append(str(key))
-            arrows = [(name, f"-.->|{_label(' / '.join(keys))}|") for name, keys in grouped.items()]
-        else:
-            arrows = [(target, "-->")]
-        for name, arrow in arrows:
-            lines.append(f"    {mermaid_id(source)} {arrow} {mermaid_id(name)}")
-            if (source, name) in path:
-                highlighted.append(index)
-            index += 1
+    lines = ["flowchart TD", f"    {START}([START])"]
+    lines += [f'    {_id(name)}["{_UNSAFE_LABEL.sub(" ", name)}"]' for name in nodes]
+    lines.append(f"    {END}([END])")
+    pairs = [(source, name, arrow) for source, t in edges.items() for name, arrow in _arrows(t)]
+    lines += [f"    {_id(a)} {arrow} {_id(b)}" for a, b, arrow in pairs]
     if path:
-        visited = sorted({mermaid_id(n) for pair in path for n in pair})
-        lines.append("    classDef taken fill:#fde2e1,stroke:#c0392b,stroke-width:2px")
+        visited = sorted({_id(n) for pair in path for n in pair})
+        lines.append(f"    classDef taken fill:#fde2e1,{_RED},stroke-width:2px")
         lines.append(f"    class {','.join(visited)} taken")
+    highlighted = [str(i) for i, (a, b, _) in enumerate(pairs) if (a, b) in path]
     if highlighted:
-        lines.append(
-            f"    linkStyle {','.join(map(str, highlighted))} stroke:#c0392b,stroke-width:3px"
-        )
+        lines.append(f"    linkStyle {','.join(highlighted)} {_RED},stroke-width:3px")
     return "\n".join(lines) + "\n"

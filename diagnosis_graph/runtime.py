@@ -1,26 +1,39 @@
-"""The compiled graph: the step loop, updates, routing, recursion limit and events."""
+"""The compiled graph: the step loop, updates, routing, recursion limit, events and checkpoints.
+
+The engine holds a run's state in a dict that only it writes. Nodes and routers read it through
+a ``types.MappingProxyType``, a read-only view that refuses every write to the mapping itself
+(assignment, deletion, ``update``...); append-only keys hold tuples, so nothing can be appended
+behind the engine's back either. The view is shallow: a nested dict or list written with
+:class:`~diagnosis_graph.state.Replace` is the very object that was written, so a node must treat
+it as read-only and return an update instead. Each step's update goes into a new dict, so a view
+kept past its step keeps showing the state of that step.
+"""
 
 from __future__ import annotations
 
-import sys
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
+from types import MappingProxyType
 from typing import Any
 
+from .checkpoint import Checkpoint, Checkpointer
 from .config import RunConfig
-from .errors import GraphRecursionError, InvalidRouteError, InvalidUpdateError, NodeError
-from .frozen import _FROZEN, RUN_OWNED, FrozenDict, FrozenList, freeze, freeze_new, thaw
-from .graph import END, START, Branch, NodeFn, NodeSpec, Router, Target
+from .errors import (
+    CheckpointError,
+    GraphRecursionError,
+    GraphRuntimeError,
+    InvalidRouteError,
+    InvalidUpdateError,
+    NodeError,
+)
+from .graph import END, START, Branch, NodeFn, Target
 from .mermaid import render_mermaid
-from .state import Append, Reducer, Replace
-from .view import StateView, as_plain
+from .state import Append, Reducer
 
 _DEFAULT_CONFIG = RunConfig()
-
-#: What a node compiles to: its function, whether it takes the config, and its way out - a
-#: fixed next node, or a router and its mapping (``None`` where it does not apply).
-_Plan = tuple[NodeFn, bool, str | None, Router | None, Mapping[Any, str] | None]
-_OnStep = Callable[[dict[str, Any]], None]
+State = Mapping[str, Any]
+Event = dict[str, Any]
+OnStep = Callable[[Event], None] | None
 
 
 @dataclass
@@ -32,409 +45,164 @@ class RunResult:
     dropped: dict[str, int] = field(default_factory=dict)
 
 
-class _NodeTable(dict[str, tuple[NodeFn, bool]]):
-    """``name -> (fn, takes_config)``; replacing an entry (to instrument a node) updates the plan
-    the step loop reads, so a wrapped node runs from the next run on."""
-
-    def __init__(self, plans: dict[str, _Plan]) -> None:
-        super().__init__({name: plan[:2] for name, plan in plans.items()})
-        self._plans = plans
-
-    def __setitem__(self, name: str, entry: tuple[NodeFn, bool]) -> None:
-        if name not in self:
-            raise KeyError(f"no node {name!r} to replace")
-        fn, takes_config = entry
-        super().__setitem__(name, (fn, takes_config))
-        self._plans[name] = (fn, takes_config, *self._plans[name][2:])
-
-
-# Updating in place without breaking snapshots. Every view a node or router was given must keep
-# showing the state of its step, yet copying the state (or an append-only list in it) for every
-# update makes a step cost grow with the state. So the engine writes an update into the dict
-# under the current view, and extends an append-only list, in place exactly when nothing but the
-# engine can see it: when the view is referenced only by the step loop's local variable (the
-# dict is reachable only through the view, which never hands it out), and the list only by the
-# dict and a local. A node or router that kept the view, the list, or an older view holding the
-# list adds a reference, and then the dict (with a new view) or the list is copied first
-# (copy-on-write). CPython's reference counts tell exactly that - the check CPython itself makes
-# to concatenate strings in place. The counts are measured once here, so the check follows the
-# interpreter's own counting; an interpreter without ``sys.getrefcount`` always copies.
-def _no_refcount(value: object) -> int:
-    return 0
-
-
-_getrefcount: Callable[[Any], int] = getattr(sys, "getrefcount", _no_refcount)
-
-
-def _local_refs() -> int:
-    """What ``getrefcount`` reports for an object held by one local variable only."""
-    value = FrozenList()
-    return _getrefcount(value) if _getrefcount is not _no_refcount else -1
-
-
-def _slot_refs() -> int:
-    """What ``getrefcount`` reports for an object held by one dict slot and one local."""
-    box = {"key": FrozenList()}
-    value = box["key"]
-    return _getrefcount(value) if _getrefcount is not _no_refcount else -1
-
-
-_VIEW_REFS = _local_refs()
-_LIST_REFS = _slot_refs()
-
-
 class CompiledGraph:
-    """An executable, validated graph. Safe to share between threads and runs."""
+    """An executable, validated graph. Safe to share between threads and runs.
+
+    ``nodes`` maps each node name to ``(fn, takes_config)`` and is read at every step, so
+    replacing an entry (to instrument a node) takes effect from the next step on.
+    """
 
     def __init__(
         self,
         schema: Mapping[str, Reducer],
-        nodes: Mapping[str, NodeSpec],
+        nodes: Mapping[str, tuple[NodeFn, bool]],
         edges: Mapping[str, Target],
+        checkpointer: Checkpointer | None = None,
     ) -> None:
-        self.schema = dict(schema)
-        self.specs = dict(nodes)
-        self.edges = dict(edges)
-        # Everything the step loop asks per node, resolved once: the loop does one lookup.
-        self._plans: dict[str, _Plan] = {
-            name: (spec.fn, spec.takes_config, *_way_out(edges[name]))
-            for name, spec in nodes.items()
-        }
-        self.nodes = _NodeTable(self._plans)
-        self._start_plan = _way_out(edges[START])
-        self._known_keys = frozenset(self.schema)
-        # Keys whose reducer is plain Replace are written inline, without a method call.
-        self._replace_keys = frozenset(k for k, r in self.schema.items() if type(r) is Replace)
-        # What the step loop's one lookup per written key tells it: None for a plain Replace key
-        # (written inline), the bound of an Append key (sys.maxsize for none: the in-place
-        # append is inlined too), 0 for any other reducer (merged by _merge_key). A key missing
-        # here is not declared.
-        self._write_kinds: dict[str, int | None] = {
-            k: None
-            if type(r) is Replace
-            else (sys.maxsize if r.max_len is None else r.max_len)
-            if type(r) is Append
-            else 0
-            for k, r in self.schema.items()
-        }
-        # Initial values: plain Replace defaults are frozen once and shared by every run; the
-        # others (append-only lists, default factories) are made anew for each run.
-        self._fresh_lists = tuple(k for k, r in self.schema.items() if type(r) is Append)
-        self._fresh_initial = tuple(
-            (k, r)
-            for k, r in self.schema.items()
-            if type(r) is not Append and (type(r) is not Replace or r.has_factory)
-        )
-        fresh = {*self._fresh_lists, *(k for k, _ in self._fresh_initial)}
-        self._shared_initial = {
-            k: freeze_new(r.initial()) for k, r in self.schema.items() if k not in fresh
-        }
+        self.schema, self.nodes, self.edges = dict(schema), dict(nodes), dict(edges)
+        self.checkpointer = checkpointer
+        self._list_keys = frozenset(k for k, r in self.schema.items() if isinstance(r, Append))
 
-    def invoke(
-        self, state: Mapping[str, Any] | None = None, config: RunConfig | None = None
-    ) -> dict[str, Any]:
-        """Run to END and return the final state as plain, JSON-friendly dicts and lists."""
-        values, node, dropped = self._start(state)
-        values = self._advance(values, node, 0, dropped, config or _DEFAULT_CONFIG, None, False)[0]
-        return as_plain(values)
+    def invoke(self, state: State | None, config: RunConfig | None = None) -> dict[str, Any]:
+        """Run to END and return the final state as plain dicts and lists.
+
+        ``state`` is a fresh run's input (``{}``: the defaults). ``None`` resumes the thread
+        ``config.thread_id`` after its latest checkpoint; with none to resume, ``ValueError``.
+        """
+        return self.run(state, config).state
 
     def run(
-        self,
-        state: Mapping[str, Any] | None = None,
-        config: RunConfig | None = None,
-        *,
-        on_step: _OnStep | None = None,
+        self, state: State | None, config: RunConfig | None = None, *, on_step: OnStep = None
     ) -> RunResult:
-        """Run to END and return a :class:`RunResult` (state, step count, dropped items).
+        """Run as :meth:`invoke` does; ``on_step(event)`` observes each event (and may stop
+        the run by raising). ``dropped`` counts what bounded keys dropped during this call."""
+        result = RunResult({}, 0)
+        for ran, step, update, after in self._execute(state, config or _DEFAULT_CONFIG, result):
+            if on_step is not None:
+                on_step(_event(ran, step, update, after))
+        return result
 
-        ``on_step``, when given, is called with each stream event as it happens (an observer:
-        what it returns is ignored; what it raises stops the run).
+    def stream(self, state: State | None, config: RunConfig | None = None) -> Iterator[Event]:
+        """Yield ``{"node", "step", "update", "next"}`` per node execution, as it completes.
+
+        ``step`` is 1-based (continuing a resumed run's count), ``update`` is what the node
+        returned (``{}`` for None) and ``next`` the node that runs next (``END`` after the last).
         """
-        values, node, dropped = self._start(state)
-        values, node, step = self._advance(
-            values, node, 0, dropped, config or _DEFAULT_CONFIG, on_step, False
-        )
-        return RunResult(as_plain(values), step, dropped)
-
-    def stream(
-        self, state: Mapping[str, Any] | None = None, config: RunConfig | None = None
-    ) -> Iterator[dict[str, Any]]:
-        """Yield one plain-dict event per node execution, as it completes.
-
-        Each event is ``{"node", "step", "update", "next"}``: the node that ran, the step number
-        it completed (1-based), the update it returned (``{}`` for None) and the node that runs
-        next (``END`` after the last).
-        """
-        values, node, dropped = self._start(state)
-        config = config or _DEFAULT_CONFIG
-        events: list[dict[str, Any]] = []
-        step = 0
-        while node != END:
-            values, node, step = self._advance(
-                values, node, step, dropped, config, events.append, True
-            )
-            yield events.pop()
+        for fields in self._execute(state, config or _DEFAULT_CONFIG, RunResult({}, 0)):
+            yield _event(*fields)
 
     def to_mermaid(self, taken: Iterable[tuple[str, str]] = ()) -> str:
-        """Render the graph as a Mermaid flowchart (conditional edges labelled with keys).
+        """Render the graph as a Mermaid flowchart; ``taken`` ``(from, to)`` pairs highlighted."""
+        return render_mermaid(self.nodes, self.edges, taken)
 
-        ``taken``: ``(from, to)`` pairs of a run's route, drawn highlighted.
-        """
-        return render_mermaid(self.specs, self.edges, taken)
-
-    def _start(self, state: Mapping[str, Any] | None) -> tuple[dict[str, Any], str, dict[str, int]]:
-        """A run's initial state (input applied), its first node and its drop counts."""
-        values = self._shared_initial.copy()
-        for key in self._fresh_lists:  # Append.initial(): a new empty list of this run
-            fresh = FrozenList()
-            fresh._source = RUN_OWNED
-            values[key] = fresh
-        for key, reducer in self._fresh_initial:
-            values[key] = freeze_new(reducer.initial())
-        dropped: dict[str, int] = {}
-        if state:
-            if type(state) is dict and self._replace_keys.issuperset(state):
-                for key, value in state.items():  # the common input, inlined: see _apply
-                    if type(value) is dict:  # freeze() inlined
-                        frozen = FrozenDict(value)
-                        frozen._source = value
-                        values[key] = frozen
-                    else:
-                        values[key] = value if type(value) in _FROZEN else freeze(value)
-            else:
-                view = StateView(values)
-                values = self._apply(values, view, dropped, START, 0, state)[0]
-        fixed, router, mapping = self._start_plan
-        if fixed is not None:
-            return values, fixed, dropped
-        view = StateView(values)
-        first = _route(view, START, 0, router, mapping)
-        if _getrefcount(view) != _VIEW_REFS:
-            values = values.copy()  # the router kept its view: it stays as it was
-        return values, first, dropped
-
-    def _advance(
-        self,
-        values: dict[str, Any],
-        node: str,
-        step: int,
-        dropped: dict[str, int],
-        config: RunConfig,
-        on_step: _OnStep | None,
-        single: bool,
-    ) -> tuple[dict[str, Any], str, int]:
-        """Run steps from ``node`` to END (only one if ``single``); return the state, the next
-        node and the number of steps run so far.
-
-        The hot loop of every run: locals only, the common update inlined. The view over
-        ``values`` lives in the local ``view`` alone while the loop runs, so that a reference
-        count of one local means no node or router kept it (see above) and ``values`` is then
-        written in place.
-        """
-        limit = config.recursion_limit
-        plans, kinds = self._plans, self._write_kinds
-        frozen, list_extend, list_delete, view_type = (
-            _FROZEN,
-            list.extend,
-            list.__delitem__,
-            StateView,
-        )
-        getrefcount, view_refs, list_refs = _getrefcount, _VIEW_REFS, _LIST_REFS
-        view = view_type(values)
-        # One iteration per step, up to the recursion limit (one step only if ``single``).
-        first = step + 1
-        last = first - 1 if node == END else min(limit, first) if single else limit
-        for step in range(first, last + 1):
-            fn, takes_config, fixed, router, mapping = plans[node]
+    def _execute(
+        self, state: State | None, config: RunConfig, result: RunResult
+    ) -> Iterator[tuple[str, int, Any, str]]:
+        """The step loop: yield each node execution's (node, step, update, next node); fill in
+        ``result`` as it goes."""
+        if self.checkpointer is not None and config.thread_id is None:
+            raise ValueError("a graph compiled with a checkpointer needs RunConfig(thread_id=...)")
+        step, node = 0, START
+        if state is None:
+            saved = self._latest(config.thread_id)
+            step, node, state = saved.step, saved.node, saved.state
+        initial = {key: reducer.initial() for key, reducer in self.schema.items()}
+        values = self._apply(initial, START, step, state, result.dropped)
+        view = MappingProxyType(values)
+        node = self._next(node, view, step)
+        while node != END:
+            if step >= config.recursion_limit:
+                message = f"recursion limit of {config.recursion_limit} reached; {node!r} was next"
+                raise self._stop(GraphRecursionError, message, node, step, values)
+            step += 1
+            fn, takes_config = self.nodes[node]
             try:
                 update = fn(view, config) if takes_config else fn(view)
             except Exception as exc:
-                raise NodeError(
-                    f"node {node!r} raised {type(exc).__name__}: {exc}",
-                    node=node,
-                    step=step,
-                    state=_snapshot(values),
-                    original=exc,
-                ) from exc
-            if type(update) is dict:
-                if getrefcount(view) != view_refs:
-                    values = values.copy()  # a kept view stays as it was
-                    view = view_type(values)
-                try:
-                    for key, value in update.items():
-                        bound = kinds[key]  # KeyError: an undeclared key
-                        if bound is None:  # plain Replace
-                            kind = type(value)
-                            if kind in frozen:
-                                values[key] = value
-                            elif kind is dict:  # freeze() inlined for the common containers
-                                frozen_dict = FrozenDict(value)
-                                frozen_dict._source = value
-                                values[key] = frozen_dict
-                            elif kind is list:
-                                frozen_list = FrozenList(value)
-                                frozen_list._source = value
-                                values[key] = frozen_list
-                            else:
-                                values[key] = freeze(value)
-                        elif bound:  # Append
-                            current = values[key]
-                            if type(value) is list and getrefcount(current) == list_refs:
-                                # The common append, in place (items are frozen when read).
-                                list_extend(current, value)
-                                if len(current) > bound:
-                                    dropped[key] = dropped.get(key, 0) + len(current) - bound
-                                    list_delete(current, slice(0, len(current) - bound))
-                                del current  # so that the next check sees the list's own count
-                            else:
-                                del current  # (as above, for the check in _merge_key)
-                                self._merge_key(values, dropped, key, value, node, step)
-                        else:
-                            self._merge_key(values, dropped, key, value, node, step)
-                except KeyError:
-                    if key in kinds:  # raised by a reducer, not by the lookup
-                        raise
-                    raise self._unknown_key(values, node, step, key) from None
-            elif update is not None:
-                values, view = self._apply(values, view, dropped, node, step, update)
-            if fixed is not None:
-                ran, node = node, fixed
-            else:
-                ran = node
-                try:
-                    node = mapping[router(view)]  # type: ignore[index,misc]
-                except Exception:  # ask again, to report the fault (routers are pure)
-                    node = _route(view, ran, step, router, mapping)
-            if on_step is not None:
-                on_step({"node": ran, "step": step, "update": dict(update or {}), "next": node})
-            if node == END:
-                break
-        else:  # the limit was reached (in single steps: before this call)
-            if node != END and (not single or first > limit):
-                raise GraphRecursionError(
-                    f"recursion limit of {limit} reached: {step} steps ran and node "
-                    f"{node!r} was next",
-                    node=node,
-                    step=step,
-                    state=_snapshot(values),
-                )
-        if getrefcount(view) != view_refs:
-            values = values.copy()  # the last view was kept: later steps must not change it
-        return values, node, step
+                message = f"node {node!r} raised {type(exc).__name__}: {exc}"
+                raise self._stop(NodeError, message, node, step, values) from exc
+            if update is not None:
+                values = self._apply(values, node, step, update, result.dropped)
+                view = MappingProxyType(values)
+            if self.checkpointer is not None:
+                self._save(config, node, step, values)
+            ran, node = node, self._next(node, view, step)
+            yield ran, step, update, node
+        result.state, result.steps = self._plain(values), step
+
+    def _latest(self, thread: str | None) -> Checkpoint:
+        if self.checkpointer is None or thread is None:
+            raise ValueError("no state to start from, and no checkpointer to resume from")
+        saved = self.checkpointer.latest(thread)
+        if saved is None:
+            raise ValueError(f"thread {thread!r} has no checkpoint to resume from")
+        if saved.node not in self.nodes:
+            raise ValueError(f"thread {thread!r} stopped at unknown node {saved.node!r}")
+        return saved
 
     def _apply(
-        self,
-        values: dict[str, Any],
-        view: StateView[str, Any],
-        dropped: dict[str, int],
-        node: str,
-        step: int,
-        update: Any,
-    ) -> tuple[dict[str, Any], StateView[str, Any]]:
-        """Validate and apply an update (the general path); return the dict and view it went
-        into."""
+        self, values: dict[str, Any], node: str, step: int, update: Any, dropped: dict[str, int]
+    ) -> dict[str, Any]:
+        """Return a new state: ``values`` with ``update`` merged by each key's reducer (the one
+        place the state changes: the input, a resumed checkpoint and every node's update)."""
         if type(update) is not dict and not isinstance(update, Mapping):
-            raise _update_error(
-                values,
-                node,
-                step,
-                f"returned {type(update).__name__}; a node returns a dict of state updates or None",
-            )
-        if not self._known_keys.issuperset(update):
-            unknown = next(key for key in update if key not in self.schema)
-            raise self._unknown_key(values, node, step, unknown)
-        # The caller's local, this parameter and getrefcount's argument: nobody else.
-        if _getrefcount(view) != _VIEW_REFS + 1:
-            values = values.copy()  # a kept view stays as it was
-            view = StateView(values)
+            kind = type(update).__name__
+            message = f"node {node!r} returned {kind}; a node returns a dict of updates or None"
+            raise self._stop(InvalidUpdateError, message, node, step, values)
+        new, schema = values.copy(), self.schema
         for key, value in update.items():
-            if key in self._replace_keys:
-                values[key] = value if type(value) in _FROZEN else freeze(value)
-            else:
-                self._merge_key(values, dropped, key, value, node, step)
-        return values, view
+            reducer = schema.get(key)
+            if reducer is None:
+                declared = ", ".join(sorted(schema))
+                message = f"node {node!r} wrote unknown state key {key!r}; declared: {declared}"
+                raise self._stop(InvalidUpdateError, message, node, step, values)
+            current = values[key]
+            try:
+                new[key] = merged = reducer.merge(current, value)
+            except (TypeError, ValueError) as exc:
+                message = f"node {node!r} wrote an invalid value to state key {key!r}: {exc}"
+                raise self._stop(InvalidUpdateError, message, node, step, values) from exc
+            if reducer.max_len is not None and len(current) + len(value) > len(merged):
+                dropped[key] = dropped.get(key, 0) + len(current) + len(value) - len(merged)
+        return new
 
-    def _unknown_key(
-        self, values: dict[str, Any], node: str, step: int, key: Any
-    ) -> InvalidUpdateError:
-        declared = ", ".join(sorted(self.schema))
-        return _update_error(
-            values, node, step, f"wrote unknown state key {key!r}; declared keys: {declared}"
-        )
-
-    def _merge_key(
-        self,
-        values: dict[str, Any],
-        dropped: dict[str, int],
-        key: str,
-        value: Any,
-        node: str,
-        step: int,
-    ) -> None:
-        """Merge one written value into a key whose reducer is not Replace."""
-        reducer, current = self.schema[key], values[key]
+    def _next(self, node: str, view: State, step: int) -> str:
+        """The node after ``node``: its edge, or ``mapping[router(view)]``."""
+        target = self.edges[node]
+        if not isinstance(target, Branch):
+            return target
         try:
-            if (
-                type(reducer) is Append
-                and type(current) is FrozenList
-                and _getrefcount(current) == _LIST_REFS
-            ):
-                merged, lost = current, reducer.extend(current, value)
-            else:
-                merged, lost = reducer.merge(current, value)
-        except TypeError as exc:
-            raise _update_error(
-                values, node, step, f"wrote an invalid value to state key {key!r}: {exc}"
-            ) from exc
-        values[key] = merged if type(merged) in _FROZEN else freeze(merged)
-        if lost:
-            dropped[key] = dropped.get(key, 0) + lost
+            key = target.router(view)
+        except Exception as exc:
+            message = f"router after node {node!r} raised {type(exc).__name__}: {exc}"
+            raise self._stop(NodeError, message, node, step, view) from exc
+        try:
+            return target.mapping[key]
+        except (KeyError, TypeError):
+            mapping = sorted(target.mapping)
+            message = f"router after node {node!r} returned {key!r}, which is not one of {mapping}"
+            raise self._stop(InvalidRouteError, message, node, step, view) from None
+
+    def _save(self, config: RunConfig, node: str, step: int, values: dict[str, Any]) -> None:
+        assert self.checkpointer is not None and config.thread_id is not None
+        try:
+            self.checkpointer.put(config.thread_id, step, node, self._plain(values))
+        except Exception as exc:
+            message = f"checkpointer failed after node {node!r}: {type(exc).__name__}: {exc}"
+            raise self._stop(CheckpointError, message, node, step, values) from exc
+
+    def _plain(self, values: Mapping[str, Any]) -> dict[str, Any]:
+        """The state as the caller gets it: a new dict, append-only keys as new lists."""
+        plain = dict(values)
+        for key in self._list_keys:
+            plain[key] = list(plain[key])
+        return plain
+
+    def _stop(
+        self, kind: type[GraphRuntimeError], message: str, node: str, step: int, values: State
+    ) -> GraphRuntimeError:
+        return kind(message, node=node, step=step, state=self._plain(values))
 
 
-def _way_out(target: Target) -> tuple[str | None, Router | None, Mapping[Any, str] | None]:
-    if isinstance(target, Branch):
-        return None, target.router, dict(target.mapping)
-    return target, None, None
-
-
-def _route(
-    values: StateView[str, Any],
-    node: str,
-    step: int,
-    router: Router | None,
-    mapping: Mapping[Any, str] | None,
-) -> str:
-    """The node after ``node``: ``mapping[router(values)]``, or an error naming the fault."""
-    assert router is not None and mapping is not None
-    try:
-        key = router(values)
-    except Exception as exc:
-        raise NodeError(
-            f"router after node {node!r} raised {type(exc).__name__}: {exc}",
-            node=node,
-            step=step,
-            state=_snapshot(values),
-            original=exc,
-        ) from exc
-    try:
-        return mapping[key]
-    except (KeyError, TypeError):
-        raise InvalidRouteError(
-            f"router after node {node!r} returned {key!r}, which is not one of {sorted(mapping)}",
-            node=node,
-            step=step,
-            state=_snapshot(values),
-        ) from None
-
-
-def _snapshot(values: Mapping[str, Any]) -> dict[str, Any]:
-    """A plain deep copy of the state so far, for errors carrying the partial state."""
-    return {key: thaw(value) for key, value in values.items()}
-
-
-def _update_error(
-    values: Mapping[str, Any], node: str, step: int, problem: str
-) -> InvalidUpdateError:
-    return InvalidUpdateError(
-        f"node {node!r} {problem}", node=node, step=step, state=_snapshot(values)
-    )
+def _event(node: str, step: int, update: Any, after: str) -> Event:
+    return {"node": node, "step": step, "update": dict(update or {}), "next": after}

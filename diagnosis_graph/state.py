@@ -1,111 +1,68 @@
-"""State keys and their reducers.
-
-A graph's schema maps every state key to a reducer that says how a node's update is merged into
-the current value: :class:`Replace` (the update wins) or :class:`Append` (list concatenation,
-optionally bounded). Values are frozen on write (see :mod:`diagnosis_graph.frozen`), at a cost
-that does not depend on their size.
-"""
+"""State keys and their reducers: ``merge(current, update) -> new`` merges what a node wrote into
+a key, :class:`Replace` (the update wins) or :class:`Append` (items added, optionally bounded)."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from typing import Any
 
-from .frozen import FrozenList, freeze_new, owned_list, thaw
-
 
 class Reducer:
-    """Base class of state-key reducers."""
+    """Base class of reducers: ``initial()`` and the function ``merge(current, update) -> new``.
 
-    __slots__ = ()
+    A bounded reducer (``max_len`` set) keeps at most that many items; the engine counts what of
+    ``current`` and ``update`` is not in the new value as dropped."""
+
+    max_len: int | None = None
 
     def initial(self) -> Any:
         """Return the value the key holds before any input or update."""
         raise NotImplementedError
 
-    def merge(self, current: Any, update: Any) -> tuple[Any, int]:
-        """Return the new value and how many items were dropped to respect a bound.
-
-        ``current`` is read-only; the engine freezes the returned value.
-        """
+    def merge(self, current: Any, update: Any) -> Any:
+        """Return the key's new value (without mutating ``current``)."""
         raise NotImplementedError
-
-    def describe(self) -> str:
-        """Return a short human-readable description of the reducer."""
-        return type(self).__name__
 
 
 class Replace(Reducer):
     """The last written value wins. ``default`` (or ``default_factory()``) is the initial value.
 
-    A written value belongs to the run from then on: the writer must not mutate it afterwards.
-    Readers get a read-only version of it (frozen lazily, see :mod:`diagnosis_graph.frozen`);
-    the final state hands back the very object written.
+    As for a dataclass field, a mutable (unhashable) default is refused, since every run would
+    share it: pass ``default_factory=dict`` instead of ``default={}``.
     """
 
-    __slots__ = ("_default", "_factory")
-
-    def __init__(
-        self, default: Any = None, *, default_factory: Callable[[], Any] | None = None
-    ) -> None:
-        self._default = freeze_new(thaw(default))  # private, shared by runs, never written
-        self._factory = default_factory
-
-    @property
-    def has_factory(self) -> bool:
-        """Whether every run starts from a fresh ``default_factory()`` value."""
-        return self._factory is not None
+    def __init__(self, default: Any = None, *, default_factory: Callable[[], Any] | None = None):
+        if type(default).__hash__ is None:
+            raise ValueError(f"Replace(default={default!r}) is mutable: use default_factory")
+        self.default, self.default_factory = default, default_factory
 
     def initial(self) -> Any:
-        return self._factory() if self._factory is not None else self._default
+        return self.default if self.default_factory is None else self.default_factory()
 
-    def merge(self, current: Any, update: Any) -> tuple[Any, int]:
-        return update, 0
-
-    def __repr__(self) -> str:
-        return f"Replace(default={self._default!r})"
+    def merge(self, current: Any, update: Any) -> Any:
+        return update
 
 
 class Append(Reducer):
-    """List concatenation. With ``max_len`` only the newest items are kept and drops are counted.
+    """Concatenation into a tuple; with ``max_len`` only the newest ``max_len`` items are kept.
 
-    An update must be a list or tuple of items; appending a single item means returning
-    ``[item]``. Items are kept as written (the writer must not mutate them afterwards) and
-    each read hands out a frozen version (see :data:`diagnosis_graph.frozen.RUN_OWNED`); the
-    final state holds the very items written. The engine extends a run's list in place when no
-    earlier view of the state can still see it, so appending is amortised O(1) per item and
-    a bounded list costs O(max_len) per write however long the run; a view kept past its step
-    still sees the list as it was (see :mod:`diagnosis_graph.runtime`).
+    An update is a list or tuple of items (appending one item means writing ``[item]``). The
+    value is a tuple, so a node cannot append behind the engine's back; the final state and
+    checkpoints hold it as a list. A write copies the tuple: O(max_len), or O(length) unbounded.
     """
 
-    __slots__ = ("max_len",)
-
     def __init__(self, max_len: int | None = None) -> None:
-        if max_len is not None and (not isinstance(max_len, int) or max_len < 1):
+        if max_len is not None and (type(max_len) is not int or max_len < 1):
             raise ValueError("Append(max_len=...) must be a positive integer or None")
         self.max_len = max_len
 
-    def initial(self) -> Any:
-        return []
+    def initial(self) -> tuple[Any, ...]:
+        return ()
 
-    def merge(self, current: Any, update: Any) -> tuple[Any, int]:
-        """Return a new list: ``current`` followed by the update's items (copying)."""
-        combined = owned_list(list.__iter__(current))
-        return combined, self.extend(combined, update)
-
-    def extend(self, target: FrozenList, update: Any) -> int:
-        """Append the update's items to ``target`` in place; return how many were dropped."""
-        if type(update) is not list and not isinstance(update, (list, tuple)):
+    def merge(self, current: Any, update: Any) -> tuple[Any, ...]:
+        if not isinstance(update, (list, tuple)):
             raise TypeError(f"an Append key takes a list of items, got {type(update).__name__}")
-        list.extend(target, update)
-        if self.max_len is None or len(target) <= self.max_len:
-            return 0
-        dropped = len(target) - self.max_len
-        list.__delitem__(target, slice(0, dropped))
-        return dropped
-
-    def describe(self) -> str:
-        return "Append" if self.max_len is None else f"Append(max_len={self.max_len})"
-
-    def __repr__(self) -> str:
-        return f"Append(max_len={self.max_len!r})"
+        merged: tuple[Any, ...] = current + tuple(update)
+        if self.max_len is not None and len(merged) > self.max_len:
+            return merged[-self.max_len :]
+        return merged

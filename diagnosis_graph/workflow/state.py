@@ -40,12 +40,12 @@ def diagnosis_schema() -> dict[str, Reducer]:
     last node chose (the same value as its event's ``reason_code``), which the router reads.
     """
     return {
-        "diagnosis_context": Replace(default={}),
+        "diagnosis_context": Replace(default_factory=dict),
         "planner_plan": Replace(),
         "executor_output": Replace(),
         "gatekeeper_result": Replace(),
         "verified_executor_output": Replace(),
-        "verified_evidence": Replace(default=[]),
+        "verified_evidence": Replace(default_factory=list),
         "verifier_output": Replace(),
         "composer_output": Replace(),
         "final_answer": Replace(),

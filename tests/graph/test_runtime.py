@@ -23,7 +23,6 @@ from diagnosis_graph import (
     RunConfig,
     StateGraph,
 )
-from diagnosis_graph.frozen import FrozenDict
 
 
 def recording(seen: list[Any], item: Any, update: dict[str, Any]) -> dict[str, Any]:
@@ -74,13 +73,34 @@ def test_stream_yields_one_plain_dict_event_per_node_execution() -> None:
     assert all(type(e) is dict and type(e["update"]) is dict for e in events)
 
 
+def test_stream_events_are_snapshots_that_later_steps_do_not_change() -> None:
+    reused: dict[str, Any] = {}
+
+    def work(state: Mapping[str, Any]) -> dict[str, Any]:
+        reused["count"] = state["count"] + 1  # the same dict object every time
+        reused["events"] = [state["count"]]
+        return reused
+
+    graph = StateGraph({"count": Replace(default=0), "events": Append()})
+    graph.add_node("work", work).add_edge(START, "work")
+    graph.add_conditional_edges(
+        "work", lambda s: "again" if s["count"] < 3 else "done", {"again": "work", "done": END}
+    )
+    events = list(graph.compile().stream({}))
+    assert [e["update"] for e in events] == [
+        {"count": 1, "events": [0]},
+        {"count": 2, "events": [1]},
+        {"count": 3, "events": [2]},
+    ]
+
+
 def test_stream_is_lazy_each_event_arrives_before_the_next_node_runs() -> None:
     seen: list[str] = []
     graph = StateGraph({"x": Replace(default=0)})
     graph.add_node("a", lambda s: recording(seen, "a", {"x": 1}))
     graph.add_node("b", lambda s: recording(seen, "b", {"x": 2}))
     graph.add_edge(START, "a").add_edge("a", "b").add_edge("b", END)
-    stream = graph.compile().stream()
+    stream = graph.compile().stream({})
     first = next(stream)
     assert first["node"] == "a" and seen == ["a"]
     assert [e["node"] for e in stream] == ["b"] and seen == ["a", "b"]
@@ -91,7 +111,7 @@ def test_unknown_key_in_an_update_names_the_node_and_the_key() -> None:
     graph.add_node("writer", lambda s: {"x": 1, "typo": 2})
     graph.add_edge(START, "writer").add_edge("writer", END)
     with pytest.raises(InvalidUpdateError) as info:
-        graph.compile().invoke()
+        graph.compile().invoke({})
     assert "node 'writer' wrote unknown state key 'typo'" in str(info.value)
     assert info.value.node == "writer" and info.value.step == 1
 
@@ -101,19 +121,33 @@ def test_a_key_error_raised_by_a_reducer_is_not_taken_for_an_unknown_key() -> No
         def initial(self) -> Any:
             return 0
 
-        def merge(self, current: Any, update: Any) -> tuple[Any, int]:
-            return {"a": 1}[update], 0  # KeyError for any other update
+        def merge(self, current: Any, update: Any) -> Any:
+            return {"a": 1}[update]  # KeyError for any other update
 
     graph = StateGraph({"x": Picky(), "y": Replace()})
     graph.add_node("writer", lambda s: {"y": 1, "x": "b"})
     graph.add_edge(START, "writer").add_edge("writer", END)
     with pytest.raises(KeyError) as info:
-        graph.compile().invoke()
+        graph.compile().invoke({})
     assert info.value.args == ("b",)
     fine = StateGraph({"x": Picky(), "y": Replace()})
     fine.add_node("writer", lambda s: {"y": 1, "x": "a"})
     fine.add_edge(START, "writer").add_edge("writer", END)
-    assert fine.compile().invoke() == {"x": 1, "y": 1}
+    assert fine.compile().invoke({}) == {"x": 1, "y": 1}
+
+
+def test_a_custom_reducer_merges_current_and_update() -> None:
+    class Total(Reducer):
+        def initial(self) -> int:
+            return 0
+
+        def merge(self, current: int, update: int) -> int:
+            return current + update
+
+    graph = StateGraph({"total": Total()})
+    graph.add_node("a", lambda s: {"total": 2}).add_node("b", lambda s: {"total": 5})
+    graph.add_edge(START, "a").add_edge("a", "b").add_edge("b", END)
+    assert graph.compile().invoke({"total": 1}) == {"total": 8}
 
 
 def test_unknown_key_in_the_input_is_rejected() -> None:
@@ -126,21 +160,22 @@ def test_a_node_returning_a_non_dict_is_an_error_naming_it() -> None:
     graph.add_node("bad", lambda s: ["x"])  # type: ignore[arg-type,return-value]
     graph.add_edge(START, "bad").add_edge("bad", END)
     with pytest.raises(InvalidUpdateError, match="node 'bad' returned list"):
-        graph.compile().invoke()
+        graph.compile().invoke({})
 
 
-def test_a_node_cannot_corrupt_state_by_mutating_it() -> None:
-    graph = StateGraph({"doc": Replace(default={"items": [1]}), "log": Append()})
+def test_a_node_cannot_write_to_the_state_it_reads() -> None:
+    graph = StateGraph({"doc": Replace(default_factory=lambda: {"items": [1]}), "log": Append()})
     attempts: list[str] = []
 
     def vandal(state: Mapping[str, Any]) -> None:
         for label, action in [
-            ("top", lambda: state.__setitem__("doc", None)),  # type: ignore[index]
-            ("delete", lambda: state.pop("doc")),  # type: ignore[attr-defined]
-            ("nested dict", lambda: state["doc"].__setitem__("items", [])),
-            ("nested list", lambda: state["doc"]["items"].append(2)),
-            ("append list", lambda: state["log"].extend([1])),
-            ("update", lambda: state["doc"].update({"x": 1})),
+            ("assign", lambda: state.__setitem__("doc", None)),  # type: ignore[index]
+            ("delete", lambda: state.__delitem__("doc")),  # type: ignore[attr-defined]
+            ("pop", lambda: state.pop("doc")),  # type: ignore[attr-defined]
+            ("update", lambda: state.update({"doc": None})),  # type: ignore[attr-defined]
+            ("clear", lambda: state.clear()),  # type: ignore[attr-defined]
+            ("append to an append-only key", lambda: state["log"].append(1)),
+            ("extend an append-only key", lambda: state["log"].extend([1])),
         ]:
             try:
                 action()
@@ -149,8 +184,8 @@ def test_a_node_cannot_corrupt_state_by_mutating_it() -> None:
 
     graph.add_node("vandal", vandal)
     graph.add_edge(START, "vandal").add_edge("vandal", END)
-    final = graph.compile().invoke()
-    assert attempts == ["top", "delete", "nested dict", "nested list", "append list", "update"]
+    final = graph.compile().invoke({})
+    assert len(attempts) == 7
     assert final == {"doc": {"items": [1]}, "log": []}
 
 
@@ -160,11 +195,11 @@ def test_a_view_is_a_snapshot_of_its_own_step() -> None:
     graph.add_node("first", lambda s: recording(kept, s, {"n": 1, "log": ["a"]}))
     graph.add_node("second", lambda s: {"n": 2, "log": ["b"]})
     graph.add_edge(START, "first").add_edge("first", "second").add_edge("second", END)
-    assert graph.compile().invoke() == {"n": 2, "log": ["a", "b"]}
-    assert dict(kept[0]) == {"n": 0, "log": []}
+    assert graph.compile().invoke({}) == {"n": 2, "log": ["a", "b"]}
+    assert dict(kept[0]) == {"n": 0, "log": ()}
 
 
-def test_appended_items_read_back_frozen_as_the_list_grows() -> None:
+def test_each_node_reads_the_appended_items_of_earlier_steps_only() -> None:
     reads: list[Any] = []
     graph = StateGraph({"log": Append()})
     for name in ("a", "b", "c"):
@@ -172,14 +207,12 @@ def test_appended_items_read_back_frozen_as_the_list_grows() -> None:
             name, lambda s, name=name: recording(reads, s["log"], {"log": [{"by": name}]})
         )
     graph.add_edge(START, "a").add_edge("a", "b").add_edge("b", "c").add_edge("c", END)
-    final = graph.compile().invoke()
-    assert [list(r) for r in reads] == [[], [{"by": "a"}], [{"by": "a"}, {"by": "b"}]]
-    # The list keeps each item as appended (a plain dict); every read hands out a frozen copy.
-    assert type(list.__getitem__(reads[2], 0)) is dict and type(reads[2][0]) is FrozenDict
-    with pytest.raises(TypeError):
-        reads[2][1]["by"] = "x"
+    final = graph.compile().invoke({})
+    # What a node read is unaffected by later appends, and cannot be appended to itself.
+    assert reads == [(), ({"by": "a"},), ({"by": "a"}, {"by": "b"})]
+    assert all(type(r) is tuple for r in reads)
     assert final["log"] == [{"by": "a"}, {"by": "b"}, {"by": "c"}]
-    assert all(type(item) is dict for item in final["log"])
+    assert type(final["log"]) is list and all(type(item) is dict for item in final["log"])
 
 
 def test_routers_get_the_read_only_state_after_the_update() -> None:
@@ -195,7 +228,7 @@ def test_routers_get_the_read_only_state_after_the_update() -> None:
     graph.add_node("work", lambda s: {"count": s["count"] + 5})
     graph.add_edge(START, "work")
     graph.add_conditional_edges("work", router, {"done": END})
-    assert graph.compile().invoke() == {"count": 5}
+    assert graph.compile().invoke({}) == {"count": 5}
     assert seen == [5]
 
 
@@ -205,7 +238,7 @@ def test_router_returning_a_key_outside_its_mapping_is_an_error() -> None:
     graph.add_edge(START, "a")
     graph.add_conditional_edges("a", lambda s: "sideways", {"done": END})
     with pytest.raises(InvalidRouteError) as info:
-        graph.compile().invoke()
+        graph.compile().invoke({})
     assert "returned 'sideways', which is not one of ['done']" in str(info.value)
     assert info.value.node == "a" and info.value.state == {"x": 1}
 
@@ -235,7 +268,7 @@ def test_node_error_wraps_the_exception_with_node_step_and_partial_state() -> No
     graph.add_node("boom", boom)
     graph.add_edge(START, "ok").add_edge("ok", "boom").add_edge("boom", END)
     with pytest.raises(NodeError) as info:
-        graph.compile().invoke()
+        graph.compile().invoke({})
     error = info.value
     assert (error.node, error.step, error.state) == ("boom", 2, {"x": 7})
     assert isinstance(error.original, RuntimeError) and error.__cause__ is error.original
@@ -248,7 +281,7 @@ def test_a_raising_router_is_reported_as_a_node_error_of_its_node() -> None:
     graph.add_edge(START, "a")
     graph.add_conditional_edges("a", lambda s: 1 / 0, {"done": END})
     with pytest.raises(NodeError, match="router after node 'a' raised ZeroDivisionError"):
-        graph.compile().invoke()
+        graph.compile().invoke({})
 
 
 def test_run_config_is_immutable() -> None:
@@ -364,7 +397,7 @@ def test_a_router_that_keeps_its_view_sees_the_state_of_its_step() -> None:
     graph.add_node("work", lambda s: {"n": s["n"] + 1, "log": [s["n"]]})
     graph.add_edge(START, "work")
     graph.add_conditional_edges("work", router, {"again": "work", "done": END})
-    assert graph.compile().invoke() == {"n": 3, "log": [0, 1, 2]}
+    assert graph.compile().invoke({}) == {"n": 3, "log": [0, 1, 2]}
     assert [(view["n"], list(view["log"])) for view in kept] == [
         (1, [0]),
         (2, [0, 1]),

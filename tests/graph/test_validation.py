@@ -23,7 +23,7 @@ def _problems(graph: StateGraph) -> list[str]:
 
 def test_a_valid_graph_compiles() -> None:
     graph = _graph().add_node("a", _noop).add_edge(START, "a").add_edge("a", END)
-    assert graph.compile().invoke() == {"x": None}
+    assert graph.compile().invoke({}) == {"x": None}
 
 
 def test_edge_to_an_unknown_node_is_named() -> None:

@@ -35,10 +35,10 @@ def aiops_schema() -> dict[str, Reducer]:
     * ``final_answer``: the rendered report; ``route_reason``: as in the chat graph.
     """
     return {
-        "aiops_context": Replace(default={}),
+        "aiops_context": Replace(default_factory=dict),
         "alerts_read": Replace(),
-        "queue": Replace(default=[]),
-        "skipped": Replace(default=[]),
+        "queue": Replace(default_factory=list),
+        "skipped": Replace(default_factory=list),
         "investigations": Append(),
         "final_answer": Replace(),
         "orchestration_events": Append(max_len=EVENT_LIMIT),
