@@ -321,14 +321,18 @@ class PrometheusBackend:
         answer.update(query=text, step_seconds=step, truncated=answer["truncated"] or coarsened)
         return answer
 
-    def query_alerts(self, *, state: str = "firing") -> dict[str, Any]:
-        """Rule alerts from ``/api/v1/alerts`` in ``state``."""
-        wanted = alert_state(state)
+    def rule_alerts(self) -> list[dict[str, Any]]:
+        """The rule alerts of ``/api/v1/alerts`` as the server wrote them (labels, activeAt)."""
         data = self._data("/api/v1/alerts")
         rows = data.get("alerts") if isinstance(data, dict) else None
         if not isinstance(rows, list):
             raise TelemetryError(f"{self.http.system} alerts answer has no alert list")
-        alerts = [self._alert(row) for row in rows if isinstance(row, dict)]
+        return [row for row in rows if isinstance(row, dict)]
+
+    def query_alerts(self, *, state: str = "firing") -> dict[str, Any]:
+        """Rule alerts from ``/api/v1/alerts`` in ``state``."""
+        wanted = alert_state(state)
+        alerts = [self._alert(row) for row in self.rule_alerts()]
         return {"alerts": [a for a in alerts if wanted in ("all", a["state"])]}
 
     def _alert(self, row: dict[str, Any]) -> dict[str, Any]:
