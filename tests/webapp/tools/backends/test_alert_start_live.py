@@ -48,7 +48,7 @@ def pair(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Pair]:
     metrics = work / "seed.om"
     metrics.write_text(f'# TYPE seed gauge\nseed{{job="seed"}} 1 {an_hour_ago}\n# EOF\n')
     rules = work / "rules.yml"
-    rules.write_text('{"groups": [{"name": "start", "rules": [%s]}]}' % json.dumps(RULE))
+    rules.write_text(json.dumps({"groups": [{"name": "start", "rules": [RULE]}]}))
     servers: list[Server] = []
     try:
         # Alertmanager's receiver is a closed port: its notifications fail, which this test ignores.
