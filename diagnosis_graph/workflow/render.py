@@ -1,22 +1,42 @@
 """The one product renderer: the answer Markdown a user reads, from validated structures only.
 
-Used for the composer's answer, for the fallback, and (through :func:`render_answer`) by any
-flow that shows a diagnosis. The model's own Markdown is never shown (SPEC section 3). Every
-piece of model- or tool-written text goes through :func:`safe_text`: citation markers the model
-wrote are dropped (citations are rendered from the validated ``evidence_ids``), Markdown images
-and links become plain text (``alt (http://...)``; non-http(s) targets are dropped), HTML is
-escaped as entities, Markdown punctuation is backslash-escaped, and line breaks are collapsed,
-so the rendering holds no raw HTML and fetches nothing. The language is the question's: Chinese
-when the question contains CJK characters, English otherwise.
+Used for the composer's answer, for the fallback, and by any flow that shows a diagnosis. The
+model's own Markdown is never shown (SPEC section 3). Every piece of model- or tool-written text
+goes through :func:`safe_text`: citation markers the model wrote are dropped (citations are
+rendered from the validated ``evidence_ids``), Markdown images and links become plain text
+(``alt (http://...)``; non-http(s) targets are dropped), HTML is escaped as entities, Markdown
+punctuation is backslash-escaped, and line breaks are collapsed, so the rendering holds no raw
+HTML and fetches nothing. The language is the question's: Chinese when the question contains
+CJK characters, English otherwise.
+
+An answer reads top down as an on-call engineer needs it:
+
+1. the headline, one bold line (:func:`headline_of` reads it back for the run lists): the
+   summary's first sentence; "not enough evidence" when nothing is concluded or the window lies
+   outside the data; the unknown service when that is all there is to say;
+2. what limits it (:mod:`.limits`): the data's range when the window reaches past it, and every
+   read that failed, with the backend's own words;
+3. the rest of the summary, the question, its window and unknown names;
+4. the conclusions, each with at most three citation chips (:func:`.prose.cited_chips`; the
+   others stay in the evidence list), the evidence, the recommendations (whole, each with its
+   reference evidence or marked as general advice) and the limitations.
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from typing import Any
 
+from .limits import DataRanges, FailedRead, RangeNote, failed_items, failed_label, range_note
+from .prose import (
+    cited_chips,
+    first_sentence,
+    is_identifier,
+    rest_after_first,
+    shorten,
+    signal_words,
+)
 from .types import ComposerOutputState, EvidenceItem
 
 _CJK = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
@@ -31,7 +51,8 @@ LABELS: dict[str, dict[str, str]] = {
         "title": "Diagnosis",
         "question": "Question",
         "conclusions": "Conclusions",
-        "none": "The verified evidence does not support a conclusion.",
+        "none": "Not enough evidence: the verified evidence does not support a conclusion.",
+        "outside": "Not enough evidence: the window asked about lies outside the data.",
         "evidence": "Evidence",
         "recommendations": "Recommended next steps",
         "unsourced": "general advice, no cited evidence",
@@ -41,12 +62,13 @@ LABELS: dict[str, dict[str, str]] = {
         "upload": "uploaded document",
         "footer": "Every conclusion above cites evidence verified against this run's tool "
         "outputs; the text is rendered by the product, not written by the model.",
-        "incomplete": "Diagnosis incomplete",
+        "incomplete": "Diagnosis incomplete: not enough verified evidence to name a cause.",
+        "incomplete_reads": "Diagnosis incomplete: part of the telemetry could not be read, "
+        "and what was read is not enough verified evidence to name a cause.",
         "because": "A verified diagnosis could not be completed because {why}.",
         "no_claim": "This answer makes no claim that is not backed by verified evidence.",
         "did_verify": "Evidence that did verify",
         "nothing": "No evidence was verified in this run.",
-        "failed": "Telemetry that could not be read",
         "next": "Next steps",
         "window": "Window",
         "window_range": "{start} to {end}",
@@ -63,7 +85,8 @@ LABELS: dict[str, dict[str, str]] = {
         "title": "诊断结果",
         "question": "问题",
         "conclusions": "结论",
-        "none": "已验证的证据不足以支持任何结论。",
+        "none": "证据不足：已验证的证据不足以支持任何结论。",
+        "outside": "证据不足：所问的时间窗口不在数据范围之内。",
         "evidence": "证据",
         "recommendations": "建议的后续步骤",
         "unsourced": "一般性建议，未引用证据",
@@ -73,12 +96,13 @@ LABELS: dict[str, dict[str, str]] = {
         "upload": "上传的文档",
         "footer": "以上每条结论都引用了已对照本次运行的工具输出验证过的证据；"
         "文本由产品渲染，而非模型撰写。",
-        "incomplete": "诊断未完成",
+        "incomplete": "诊断未完成：经过验证的证据不足以指出原因。",
+        "incomplete_reads": "诊断未完成：部分遥测数据无法读取，"
+        "已读取的经过验证的证据不足以指出原因。",
         "because": "无法完成经过验证的诊断，原因：{why}。",
         "no_claim": "本回答不包含任何未经验证证据支持的论断。",
         "did_verify": "已通过验证的证据",
         "nothing": "本次运行没有通过验证的证据。",
-        "failed": "未能读取的遥测数据",
         "next": "后续步骤",
         "window": "时间范围",
         "window_range": "{start} 至 {end}",
@@ -168,16 +192,6 @@ def unknown_services(plan: Mapping[str, Any], catalog: Sequence[str]) -> list[di
     return checked
 
 
-def _preamble(
-    window: Mapping[str, Any] | None, unknown: Sequence[Mapping[str, Any]], language: str
-) -> list[str]:
-    lines = unknown_lines(unknown, language)
-    line = window_line(window, language)
-    if line:
-        lines.append(line)
-    return [part for line in lines for part in (line, "")]
-
-
 def _plain_link(match: re.Match[str]) -> str:
     text, target = match.group(1).strip(), match.group(2).strip()
     if re.match(r"https?://", target, re.IGNORECASE):
@@ -201,12 +215,6 @@ def _cites(ids: Sequence[str]) -> str:
     return "".join(f"[{e}]" for e in ids if re.fullmatch(r"E\d+", e))
 
 
-def shorten(text: str, width: int = 240) -> str:
-    """``text`` on one line, cut to ``width`` characters with an ellipsis."""
-    flat = " ".join(str(text).split())
-    return flat if len(flat) <= width else flat[: width - 1] + "…"
-
-
 def _origin(item: Mapping[str, Any], words: Mapping[str, str]) -> str:
     origin = item.get("origin") or {}
     if not origin:
@@ -216,15 +224,63 @@ def _origin(item: Mapping[str, Any], words: Mapping[str, str]) -> str:
     return ", ".join(p for p in parts if p) + "; "
 
 
+def _excerpt(item: EvidenceItem) -> str:
+    """The excerpt as a line; a bare signal name also as words (``error rate (`error_rate`)``)."""
+    excerpt = str(item["evidence_excerpt"])
+    if is_identifier(excerpt) and signal_words(excerpt) != excerpt:
+        return f"{safe_text(signal_words(excerpt))} (`{excerpt}`)"
+    return safe_text(shorten(excerpt))
+
+
 def evidence_lines(evidence: Sequence[EvidenceItem], language: str) -> list[str]:
     """One line per evidence item: id, role (and an upload's origin), source, excerpt."""
     words = LABELS[language]
     return [
         f"- **{e['evidence_id']}** ({words.get(e.get('role') or 'reference', 'reference')}; "
         f"{_origin(e, words)}{safe_text(e.get('tool') or 'tool')} "
-        f"{safe_text(e['source_invocation_id'])} {safe_text(e['raw_path'])}): "
-        f"{safe_text(shorten(e['evidence_excerpt']))}"
+        f"{safe_text(e['source_invocation_id'])} {safe_text(e['raw_path'])}): {_excerpt(e)}"
         for e in evidence
+    ]
+
+
+def limit_lines(note: RangeNote, failed: Sequence[FailedRead], language: str) -> list[str]:
+    """The data-range lines and the failed reads (each error once, with the reads it hit)."""
+    lines = [part for line in note.lines for part in (line, "")]
+    if failed:
+        lines += [f"**{failed_label(language)}:**", ""]
+        lines += [
+            f"- {safe_text(error)} ({safe_text(reads)})" for error, reads in failed_items(failed)
+        ]
+        lines.append("")
+    return lines
+
+
+def _context(
+    question: str,
+    window: Mapping[str, Any] | None,
+    unknown: Sequence[Mapping[str, Any]],
+    language: str,
+) -> list[str]:
+    """The question, its window and the names without telemetry, a paragraph each."""
+    words = LABELS[language]
+    lines = [f"**{words['question']}:** {safe_text(question or '(no question)')}"]
+    line = window_line(window, language)
+    lines += [line] if line else []
+    lines += unknown_lines(unknown, language)
+    return [part for line in lines for part in (line, "")]
+
+
+def _conclusion_lines(
+    conclusions: Sequence[Mapping[str, Any]],
+    evidence: Sequence[EvidenceItem],
+    sources: Mapping[str, str],
+) -> list[str]:
+    by_id = {e["evidence_id"]: e for e in evidence}
+    services = {e["evidence_id"]: sources.get(e["source_invocation_id"]) for e in evidence}
+    return [
+        f"{n}. {safe_text(c['statement'])} "
+        + _cites(cited_chips(c["statement"], c["evidence_ids"], by_id, services=services))
+        for n, c in enumerate(conclusions, 1)
     ]
 
 
@@ -236,23 +292,37 @@ def render_answer(
     language: str | None = None,
     window: Mapping[str, Any] | None = None,
     unknown: Sequence[Mapping[str, Any]] = (),
+    failed: Sequence[FailedRead] = (),
+    ranges: DataRanges | None = None,
+    sources: Mapping[str, str] | None = None,
 ) -> str:
     """The answer Markdown from a validated ``composer_output`` and the verified evidence.
 
     ``language`` picks the labels (default: the question's); ``window`` (the plan's) and
     ``unknown`` (service names without telemetry, already checked against the catalog) are
-    shown under the question.
+    shown under the question; ``failed`` (the run's failed reads) and ``ranges`` (the data's
+    range per signal) are said under the headline; ``sources`` (invocation id -> the service it
+    read) lets each conclusion cite every service it names.
     """
     language = answer_language(language, question)
     words = LABELS[language]
-    lines = [f"## {words['title']}", "", f"**{words['question']}:** {safe_text(question)}", ""]
-    lines += _preamble(window, unknown, language)
-    lines += [safe_text(output.get("summary")), "", f"### {words['conclusions']}", ""]
     conclusions = list(output.get("conclusions") or [])
-    lines += [
-        f"{n}. {safe_text(c['statement'])} {_cites(c['evidence_ids'])}"
-        for n, c in enumerate(conclusions, 1)
-    ] or [words["none"]]
+    note = range_note(window, ranges, language)
+    summary = str(output.get("summary") or "") if conclusions else ""
+    if note.outside:
+        headline = f"**{words['outside']}**"
+    elif summary:
+        headline = f"**{safe_text(first_sentence(summary))}**"
+    elif unknown:
+        headline = unknown_lines(unknown[:1], language)[0]
+    else:
+        headline = f"**{words['none']}**"
+    lines = [headline, "", *limit_lines(note, failed, language)]
+    rest = rest_after_first(summary) if not note.outside else ""
+    lines += [safe_text(rest), ""] if rest else []
+    lines += _context(question, window, unknown, language)
+    lines += [f"### {words['conclusions']}", ""]
+    lines += _conclusion_lines(conclusions, evidence, sources or {}) or [words["none"]]
     cited = {e for c in conclusions for e in c["evidence_ids"]}
     recommendations = list(output.get("recommendations") or [])
     cited |= {e for r in recommendations for e in r["evidence_ids"]}
@@ -278,28 +348,6 @@ def render_answer(
     return "\n".join(lines) + "\n"
 
 
-@dataclass(frozen=True)
-class FailedRead:
-    """A tool call of the run that failed: the tool, what it read (service or query), why."""
-
-    tool: str
-    target: str
-    error: str
-
-
-#: A failed read's error is cut to this many characters in the answer.
-MAX_ERROR_CHARS = 200
-
-
-def _failed_line(read: FailedRead) -> str:
-    target = f" ({safe_text(read.target[:100])})" if read.target else ""
-    error = (
-        read.error if len(read.error) <= MAX_ERROR_CHARS else read.error[:MAX_ERROR_CHARS] + "..."
-    )
-    tool = re.sub(r"[^A-Za-z0-9_.-]", "", read.tool)  # a code span: no escapes inside
-    return f"- `{tool}`{target}: {safe_text(error) or '-'}"
-
-
 def render_fallback(
     question: str,
     why: str,
@@ -309,19 +357,27 @@ def render_fallback(
     window: Mapping[str, Any] | None = None,
     unknown: Sequence[Mapping[str, Any]] = (),
     failed: Sequence[FailedRead] = (),
+    ranges: DataRanges | None = None,
 ) -> str:
-    """The fallback Markdown: what was asked, why no verified diagnosis, what verified, next.
+    """The fallback Markdown: headline, what limited the run, what was asked, why no verified
+    diagnosis, what verified, and what to do next.
 
     ``failed``: the run's tool calls that failed, each named with its target and error.
     """
     language = answer_language(language, question)
     words = LABELS[language]
+    note = range_note(window, ranges, language)
+    if note.outside:
+        headline = f"**{words['outside']}**"
+    elif unknown and not evidence:
+        headline = unknown_lines(unknown[:1], language)[0]
+    else:
+        headline = f"**{words['incomplete_reads' if failed else 'incomplete']}**"
     lines = [
-        f"## {words['incomplete']}",
+        headline,
         "",
-        f"**{words['question']}:** {safe_text(question or '(no question)')}",
-        "",
-        *_preamble(window, unknown, language),
+        *limit_lines(note, failed, language),
+        *_context(question, window, unknown, language),
         words["because"].format(why=why),
         words["no_claim"],
         "",
@@ -330,8 +386,20 @@ def render_fallback(
         lines += [f"### {words['did_verify']}", "", *evidence_lines(evidence, language), ""]
     else:
         lines += [words["nothing"], ""]
-    if failed:
-        lines += [f"### {words['failed']}", "", *(_failed_line(f) for f in failed), ""]
     lines += [f"### {words['next']}", ""]
     lines += [f"{n}. {step}" for n, step in enumerate(NEXT_STEPS[language], 1)]
     return "\n".join(lines) + "\n"
+
+
+_MARKUP = re.compile(r"^(?:#{1,6}\s+|[-*]\s+|\d+\.\s+)|\*\*|__|`|\\(?=[\\`*_\[\]!|~#{}])")
+
+
+def headline_of(answer: str | None) -> str | None:
+    """The headline of a rendered answer: its first non-empty line as plain text."""
+    for line in str(answer or "").splitlines():
+        text = _MARKUP.sub("", line.strip()).strip()
+        for raw, entity in _ENTITIES:
+            text = text.replace(entity, raw)
+        if text:
+            return text
+    return None
