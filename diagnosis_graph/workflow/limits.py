@@ -72,9 +72,12 @@ class FailedRead:
     error: str
 
 
-def failed_reads(records: Sequence[InvocationRecord]) -> list[FailedRead]:
-    """The run's reads that failed or found no backend for their signal, de-duplicated."""
-    seen: dict[tuple[str, str, str], None] = {}
+def failed_reads(
+    records: Sequence[InvocationRecord], unreadable: Sequence[str] = ()
+) -> list[FailedRead]:
+    """The run's reads that failed or found no backend for their signal, de-duplicated, after
+    the backends that could not be read at all (``unreadable``: their errors)."""
+    seen: dict[tuple[str, str, str], None] = {("", "", str(e)): None for e in unreadable}
     for record in records:
         output = record.raw_output if isinstance(record.raw_output, Mapping) else {}
         if record.status == ERROR:
@@ -104,7 +107,9 @@ def failed_items(failed: Sequence[FailedRead]) -> list[tuple[str, str]]:
         error = shorten(read.error, MAX_ERROR_CHARS) if read.error else "-"
         reads = grouped.setdefault(error, [])
         reads.append(f"{read.tool} {read.target[:100]}".strip())
-    return [(error, ", ".join(dict.fromkeys(reads))) for error, reads in grouped.items()]
+    return [
+        (error, ", ".join(dict.fromkeys(r for r in reads if r))) for error, reads in grouped.items()
+    ]
 
 
 def _parse(value: Any, *, ceil: bool = False) -> datetime | None:

@@ -246,7 +246,7 @@ class DiagnosisNodes:
             language=context_of(state).get("language"),
             window=plan.get("window"),
             unknown=unknown_services(plan, self.ports.service_catalog()),
-            failed=failed_reads(records),
+            failed=failed_reads(records, self.ports.unreadable()),
             ranges=self.ports.data_range(),
             sources=read_services(records),
         )
@@ -291,7 +291,8 @@ class DiagnosisNodes:
 
     def fallback(self, state: State, config: RunConfig) -> StepResult:
         """A deterministic, safe answer when a verified diagnosis could not be completed."""
-        failed = failed_reads(self.ports.invocations.invocations_for_run(run_id_of(config)))
+        records = self.ports.invocations.invocations_for_run(run_id_of(config))
+        failed = failed_reads(records, self.ports.unreadable())
         answer = fallback_answer(
             state, tuple(self.ports.service_catalog()), failed, self.ports.data_range()
         )

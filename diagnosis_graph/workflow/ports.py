@@ -78,6 +78,10 @@ def _no_ranges() -> Mapping[str, Sequence[str] | None]:
     return {}
 
 
+def _all_readable() -> Sequence[str]:
+    return ()
+
+
 @dataclass(frozen=True)
 class DiagnosisPorts:
     """Everything the diagnosis nodes need from outside, handed to ``build_diagnosis_graph``.
@@ -87,7 +91,9 @@ class DiagnosisPorts:
     (a tool missing from it is treated as reference and can never back a conclusion);
     ``data_range`` gives, per telemetry signal (``metrics``, ``logs``), the first and last
     timestamp the backend holds (ISO-8601 UTC), None for a signal whose backend cannot say -
-    the answer says when the question's window reaches past it.
+    the answer says when the question's window reaches past it; ``unreadable`` gives why each
+    telemetry backend that could not be read (its catalog) failed, named in the answer like a
+    failed tool call.
     """
 
     invoker: AgentInvoker
@@ -96,3 +102,4 @@ class DiagnosisPorts:
     service_catalog: Callable[[], Sequence[str]] = tuple
     tool_roles: Callable[[], Mapping[str, str]] = _no_roles
     data_range: Callable[[], Mapping[str, Sequence[str] | None]] = _no_ranges
+    unreadable: Callable[[], Sequence[str]] = _all_readable

@@ -249,7 +249,8 @@ def limit_lines(note: RangeNote, failed: Sequence[FailedRead], language: str) ->
     if failed:
         lines += [f"**{failed_label(language)}:**", ""]
         lines += [
-            f"- {safe_text(error)} ({safe_text(reads)})" for error, reads in failed_items(failed)
+            f"- {safe_text(error)}" + (f" ({safe_text(reads)})" if reads else "")
+            for error, reads in failed_items(failed)
         ]
         lines.append("")
     return lines

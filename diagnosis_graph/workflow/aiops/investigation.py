@@ -116,6 +116,7 @@ def investigate(
     )
     records = ports.invocations.invocations_for_run(run_id)
     summary = summarise(alert_id, alert, question, run, records, records[seen:])
+    summary["failed"] = [asdict(read) for read in failed_reads(records[seen:], ports.unreadable())]
     summary["invocations_seen"] = len(records)
     return summary
 
@@ -213,7 +214,6 @@ def summarise(
         "verified_claims": claims,
         "evidence": _evidence(alert_id, state.get("verified_evidence") or [], records),
         "composer": composed_output(alert_id, state["composer_output"]) if composed else None,
-        "failed": [asdict(read) for read in failed_reads(own)],
         "trace": trace,
     }
 

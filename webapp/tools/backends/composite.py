@@ -157,6 +157,14 @@ def _distinct(*sources: TelemetryBackend | None) -> list[TelemetryBackend]:
     return seen
 
 
+def unreadable(backend: Any) -> list[str]:
+    """Why each of ``backend``'s metric and log sources could not be read when last asked for
+    its catalog (their ``catalog_error``), each once."""
+    signals = getattr(backend, "signals", None)
+    sources = _distinct(signals.metrics, signals.logs) if signals else [backend]
+    return list(dict.fromkeys(e for s in sources if (e := getattr(s, "catalog_error", None))))
+
+
 def data_ranges(backend: Any) -> dict[str, Any]:
     """``{signal: (first, last)}`` of what ``backend`` holds (ISO-8601 UTC; None per signal it
     cannot say), or nothing when it has no ``data_range`` or cannot be read right now."""

@@ -168,9 +168,12 @@ class LogFileBackend(LogSource):
     def services(self) -> list[str]:
         """One service per file stem or folder."""
         try:
-            return sorted(self._files())
-        except TelemetryError:
+            found = sorted(self._files())
+        except TelemetryError as exc:
+            self.catalog_error = str(exc)
             return []
+        self.catalog_error = None
+        return found
 
     def service_aliases(self) -> dict[str, list[str]]:
         """Configured aliases of services that have log files."""

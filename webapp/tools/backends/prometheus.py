@@ -99,7 +99,13 @@ def validate_promql(query: str) -> str:
 
 
 class PrometheusBackend:
-    """``TelemetryBackend`` metrics and alerts over the Prometheus HTTP API."""
+    """``TelemetryBackend`` metrics and alerts over the Prometheus HTTP API.
+
+    ``catalog_error`` is why the last catalog read failed (None after one succeeded): while
+    the server is unreachable the catalog stays as it was, and an answer names the failure.
+    """
+
+    catalog_error: str | None = None
 
     name = "prometheus"
 
@@ -156,6 +162,7 @@ class PrometheusBackend:
         }
         with self._lock:
             self._catalog, self._label, self._loaded_at = catalog, label, time.monotonic()
+            self.catalog_error = None
         return catalog
 
     def _catalog_now(self, *, strict: bool = False) -> dict[str, list[str]]:
@@ -164,7 +171,8 @@ class PrometheusBackend:
             return self._catalog
         try:
             return self.refresh()
-        except TelemetryError:
+        except TelemetryError as exc:
+            self.catalog_error = str(exc)
             if strict and not self._catalog:
                 raise
             # Keep serving the last catalog; try the server again in 5 seconds.
