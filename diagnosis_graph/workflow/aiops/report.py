@@ -108,7 +108,7 @@ def _cause(investigation: Investigation, words: Mapping[str, str]) -> str:
     parts = [f"{inert(text)} {_cites(ids)}" for text, ids in found]
     summary = str((investigation.get("composer") or {}).get("summary") or "")
     headline = first_sentence(summary)
-    if headline and not found[0][0].startswith(headline.rstrip(".。")):
+    if headline and not any(text.startswith(headline.rstrip(".。")) for text, _ in found):
         parts.insert(0, inert(headline))
     return f"**{words['cause']}:** " + " ".join(parts)
 
