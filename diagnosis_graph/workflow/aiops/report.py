@@ -141,7 +141,8 @@ def render_alert_section(investigation: Investigation, language: str = "en") -> 
     if actions:
         lines += [f"**{words['actions']}:**", ""]
         lines += [
-            f"{n}. {inert(t)} {_cites(ids)}".rstrip() for n, (t, ids) in enumerate(actions, 1)
+            f"{n}. {inert(t)} " + (_cites(ids) or f"_({words['unsourced']})_")
+            for n, (t, ids) in enumerate(actions, 1)
         ]
         lines.append("")
     limits = (investigation.get("composer") or {}).get("limitations") or []

@@ -19,6 +19,7 @@ WORDS: dict[str, dict[str, str]] = {
         "undiagnosed": "Not diagnosed",
         "no_cause": "the verified evidence supports no cause",
         "actions": "Actions",
+        "unsourced": "general advice, no cited evidence",
         "limitations": "Limitations",
         "overall": "Overall assessment",
         "unread": "The firing alerts could not be read ({error}), so nothing was investigated. "
@@ -53,6 +54,7 @@ WORDS: dict[str, dict[str, str]] = {
         "undiagnosed": "未诊断",
         "no_cause": "经过验证的证据不支持任何原因",
         "actions": "处理措施",
+        "unsourced": "一般性建议，未引用证据",
         "limitations": "局限",
         "overall": "总体评估",
         "unread": "无法读取正在触发的告警（{error}），因此没有进行任何调查。"

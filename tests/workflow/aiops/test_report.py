@@ -177,3 +177,12 @@ def test_a_failed_read_of_an_alert_is_named_in_its_section() -> None:
         "**Could not be read:**\n\n- Prometheus at http://prom:9090 is unreachable "
         "(ConnectError: refused) (query\\_metrics payment-service)"
     ) in text
+
+
+def test_an_action_without_reference_evidence_is_marked_general_advice() -> None:
+    investigation = _investigation(
+        conclusions=[{"statement": "Pool exhausted.", "evidence_ids": ["A1-E1"]}],
+        recommendations=[{"text": "Look at the pool.", "evidence_ids": []}],
+    )
+    text = "\n".join(render_alert_section(investigation))
+    assert "1. Look at the pool. _(general advice, no cited evidence)_" in text
