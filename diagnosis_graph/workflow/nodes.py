@@ -8,7 +8,7 @@ topology's job.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any, TypeVar, cast
 
 from pydantic import BaseModel
@@ -20,7 +20,7 @@ from .fallback import fallback_answer
 from .gatekeeper import ContextCache, GroundingRules, run_gatekeeper
 from .limits import failed_reads, read_services
 from .outcomes import Outcome, StepResult, lower_verdict
-from .ports import AgentCall, DiagnosisPorts
+from .ports import AgentCall, DiagnosisPorts, InvocationRecord
 from .projection import project_verified
 from .render import render_answer, unknown_services
 from .state import MODE_EVIDENCE_GAP_ONLY, MODE_FULL
@@ -218,12 +218,8 @@ class DiagnosisNodes:
         if failed:
             return failed
         run_id = run_id_of(config)
-        contexts = evidence_contexts(
-            evidence,
-            lambda: self.ports.invocations.invocations_for_run(run_id),
-            self.contexts,
-            run_id,
-        )
+        records = self.ports.invocations.invocations_for_run(run_id)
+        contexts = evidence_contexts(evidence, lambda: records, self.contexts, run_id)
         rules = AnswerRules(
             evidence,
             contexts,
@@ -237,10 +233,20 @@ class DiagnosisNodes:
         if problem:
             return StepResult(Outcome.INVALID_OUTPUT, detail=problem)
         composed: ComposerOutputState = output.model_dump()
+        answer = self._render(state, composed, evidence, records)
+        return StepResult(Outcome.COMPLETED, {"composer_output": composed, "final_answer": answer})
+
+    def _render(
+        self,
+        state: State,
+        composed: ComposerOutputState,
+        evidence: list[EvidenceItem],
+        records: Sequence[InvocationRecord],
+    ) -> str:
+        """The answer Markdown, with what limited the run (failed reads, the data's range)."""
         plan = state.get("planner_plan") or {}
-        records = self.ports.invocations.invocations_for_run(run_id)
-        answer = render_answer(
-            question,
+        return render_answer(
+            str(context_of(state).get("question") or ""),
             composed,
             evidence,
             language=context_of(state).get("language"),
@@ -250,7 +256,6 @@ class DiagnosisNodes:
             ranges=self.ports.data_range(),
             sources=read_services(records),
         )
-        return StepResult(Outcome.COMPLETED, {"composer_output": composed, "final_answer": answer})
 
     # -- deterministic nodes ----------------------------------------------------------------
 

@@ -28,6 +28,7 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from .answer_words import LABELS, NEXT_STEPS
 from .limits import DataRanges, FailedRead, RangeNote, failed_items, failed_label, range_note
 from .prose import (
     cited_chips,
@@ -45,92 +46,6 @@ _IMAGE = re.compile(r"!\[([^\]]*)\]\(\s*<?([^)\s>]*)>?(?:\s+\"[^\"]*\")?\s*\)")
 _LINK = re.compile(r"\[([^\]]*)\]\(\s*<?([^)\s>]*)>?(?:\s+\"[^\"]*\")?\s*\)")
 _MARKDOWN = re.compile(r"([\\`*_\[\]!|~#{}])")
 _ENTITIES = (("&", "&amp;"), ("<", "&lt;"), (">", "&gt;"))
-
-LABELS: dict[str, dict[str, str]] = {
-    "en": {
-        "title": "Diagnosis",
-        "question": "Question",
-        "conclusions": "Conclusions",
-        "none": "Not enough evidence: the verified evidence does not support a conclusion.",
-        "outside": "Not enough evidence: the window asked about lies outside the data.",
-        "evidence": "Evidence",
-        "recommendations": "Recommended next steps",
-        "unsourced": "general advice, no cited evidence",
-        "limitations": "Limitations",
-        "telemetry": "telemetry",
-        "reference": "reference",
-        "upload": "uploaded document",
-        "footer": "Every conclusion above cites evidence verified against this run's tool "
-        "outputs; the text is rendered by the product, not written by the model.",
-        "incomplete": "Diagnosis incomplete: not enough verified evidence to name a cause.",
-        "incomplete_reads": "Diagnosis incomplete: part of the telemetry could not be read, "
-        "and what was read is not enough verified evidence to name a cause.",
-        "because": "A verified diagnosis could not be completed because {why}.",
-        "no_claim": "This answer makes no claim that is not backed by verified evidence.",
-        "did_verify": "Evidence that did verify",
-        "nothing": "No evidence was verified in this run.",
-        "next": "Next steps",
-        "window": "Window",
-        "window_range": "{start} to {end}",
-        "window_until": "until {end}",
-        "window_from": ' (read from "{text}", in {zone})',
-        "window_none": "no time given: looked over the recent range up to {end}",
-        "unknown": "Unknown service",
-        "unknown_line": "{name} is not a known service: this system has no telemetry for it.",
-        "suggest": " Did you mean {names}?",
-        "or": " or ",
-        "comma": ", ",
-    },
-    "zh": {
-        "title": "诊断结果",
-        "question": "问题",
-        "conclusions": "结论",
-        "none": "证据不足：已验证的证据不足以支持任何结论。",
-        "outside": "证据不足：所问的时间窗口不在数据范围之内。",
-        "evidence": "证据",
-        "recommendations": "建议的后续步骤",
-        "unsourced": "一般性建议，未引用证据",
-        "limitations": "局限",
-        "telemetry": "遥测",
-        "reference": "参考",
-        "upload": "上传的文档",
-        "footer": "以上每条结论都引用了已对照本次运行的工具输出验证过的证据；"
-        "文本由产品渲染，而非模型撰写。",
-        "incomplete": "诊断未完成：经过验证的证据不足以指出原因。",
-        "incomplete_reads": "诊断未完成：部分遥测数据无法读取，"
-        "已读取的经过验证的证据不足以指出原因。",
-        "because": "无法完成经过验证的诊断，原因：{why}。",
-        "no_claim": "本回答不包含任何未经验证证据支持的论断。",
-        "did_verify": "已通过验证的证据",
-        "nothing": "本次运行没有通过验证的证据。",
-        "next": "后续步骤",
-        "window": "时间范围",
-        "window_range": "{start} 至 {end}",
-        "window_until": "截至 {end}",
-        "window_from": "（依据“{text}”，按 {zone} 解读）",
-        "window_none": "问题未给出时间：查看了截至 {end} 的近期范围",
-        "unknown": "未知服务",
-        "unknown_line": "{name} 不是已知的服务：本系统没有它的遥测数据。",
-        "suggest": "您是否指的是 {names}？",
-        "or": " 或 ",
-        "comma": "、",
-    },
-}
-
-NEXT_STEPS: dict[str, tuple[str, ...]] = {
-    "en": (
-        "Open this run's trace to see which step failed and the tool outputs recorded so far.",
-        "Check the affected service's error logs and latency/error-rate dashboards for the "
-        "time window in the question.",
-        "Retry the question; if the model or a telemetry source was unavailable, it may "
-        "succeed now.",
-    ),
-    "zh": (
-        "打开本次运行的追踪页面，查看失败的步骤以及已记录的工具输出。",
-        "检查受影响服务在问题时间窗口内的错误日志和延迟/错误率仪表盘。",
-        "重试该问题；如果模型或遥测数据源当时不可用，现在可能会成功。",
-    ),
-}
 
 
 def language_of(question: str) -> str:
@@ -285,6 +200,52 @@ def _conclusion_lines(
     ]
 
 
+def _headline(
+    note: RangeNote, summary: str, unknown: Sequence[Mapping[str, Any]], language: str, other: str
+) -> str:
+    """The first line: data out of range, else the summary's first sentence, else the unknown
+    service, else ``other`` ("not enough evidence", "diagnosis incomplete")."""
+    if note.outside:
+        return f"**{LABELS[language]['outside']}**"
+    if summary:
+        return f"**{safe_text(first_sentence(summary))}**"
+    if unknown:
+        return unknown_lines(unknown[:1], language)[0]
+    return f"**{other}**"
+
+
+def _sections(
+    output: ComposerOutputState | Mapping[str, Any],
+    evidence: Sequence[EvidenceItem],
+    unknown: Sequence[Mapping[str, Any]],
+    language: str,
+) -> list[str]:
+    """The evidence cited (or, with nothing cited, all verified), the recommendations and the
+    limitations."""
+    words = LABELS[language]
+    recommendations = list(output.get("recommendations") or [])
+    cited = {e for c in output.get("conclusions") or [] for e in c["evidence_ids"]}
+    cited |= {e for r in recommendations for e in r["evidence_ids"]}
+    shown = [e for e in evidence if e["evidence_id"] in cited]
+    if not shown and not unknown:
+        # Nothing cited: what was verified. Not for a service the system does not know: what
+        # a search found for its name is about something else.
+        shown = list(evidence)
+    lines = ["", f"### {words['evidence']}", "", *evidence_lines(shown, language)] if shown else []
+    if recommendations:
+        lines += ["", f"### {words['recommendations']}", ""]
+        lines += [
+            f"{n}. {safe_text(r['text'])} "
+            + (_cites(r["evidence_ids"]) or f"_({words['unsourced']})_")
+            for n, r in enumerate(recommendations, 1)
+        ]
+    limitations = list(output.get("limitations") or [])
+    if limitations:
+        lines += ["", f"### {words['limitations']}", ""]
+        lines += [f"- {safe_text(item)}" for item in limitations]
+    return lines
+
+
 def render_answer(
     question: str,
     output: ComposerOutputState | Mapping[str, Any],
@@ -310,41 +271,14 @@ def render_answer(
     conclusions = list(output.get("conclusions") or [])
     note = range_note(window, ranges, language)
     summary = str(output.get("summary") or "") if conclusions else ""
-    if note.outside:
-        headline = f"**{words['outside']}**"
-    elif summary:
-        headline = f"**{safe_text(first_sentence(summary))}**"
-    elif unknown:
-        headline = unknown_lines(unknown[:1], language)[0]
-    else:
-        headline = f"**{words['none']}**"
-    lines = [headline, "", *limit_lines(note, failed, language)]
+    lines = [_headline(note, summary, unknown, language, words["none"]), ""]
+    lines += limit_lines(note, failed, language)
     rest = rest_after_first(summary) if not note.outside else ""
     lines += [safe_text(rest), ""] if rest else []
     lines += _context(question, window, unknown, language)
     lines += [f"### {words['conclusions']}", ""]
     lines += _conclusion_lines(conclusions, evidence, sources or {}) or [words["none"]]
-    cited = {e for c in conclusions for e in c["evidence_ids"]}
-    recommendations = list(output.get("recommendations") or [])
-    cited |= {e for r in recommendations for e in r["evidence_ids"]}
-    shown = [e for e in evidence if e["evidence_id"] in cited]
-    if not shown and not unknown:
-        # Nothing cited: what was verified. Not for a service the system does not know: what
-        # a search found for its name is about something else.
-        shown = list(evidence)
-    if shown:
-        lines += ["", f"### {words['evidence']}", "", *evidence_lines(shown, language)]
-    if recommendations:
-        lines += ["", f"### {words['recommendations']}", ""]
-        lines += [
-            f"{n}. {safe_text(r['text'])} "
-            + (_cites(r["evidence_ids"]) or f"_({words['unsourced']})_")
-            for n, r in enumerate(recommendations, 1)
-        ]
-    limitations = list(output.get("limitations") or [])
-    if limitations:
-        lines += ["", f"### {words['limitations']}", ""]
-        lines += [f"- {safe_text(item)}" for item in limitations]
+    lines += _sections(output, evidence, unknown, language)
     lines += ["", f"_{words['footer']}_"]
     return "\n".join(lines) + "\n"
 
@@ -368,14 +302,9 @@ def render_fallback(
     language = answer_language(language, question)
     words = LABELS[language]
     note = range_note(window, ranges, language)
-    if note.outside:
-        headline = f"**{words['outside']}**"
-    elif unknown and not evidence:
-        headline = unknown_lines(unknown[:1], language)[0]
-    else:
-        headline = f"**{words['incomplete_reads' if failed else 'incomplete']}**"
+    other = words["incomplete_reads" if failed else "incomplete"]
     lines = [
-        headline,
+        _headline(note, "", () if evidence else unknown, language, other),
         "",
         *limit_lines(note, failed, language),
         *_context(question, window, unknown, language),
