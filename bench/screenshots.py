@@ -55,7 +55,7 @@ def chat_screenshot(page: Page, live: LiveApp, path: Path) -> str:
     ask(page, QUESTION)
     turn = page.locator(".turn[data-evidence=ready]").last
     turn.wait_for()
-    turn.locator(".answer h2").evaluate("h => h.scrollIntoView({block: 'start'})")
+    turn.locator(".answer > :first-child").evaluate("h => h.scrollIntoView({block: 'start'})")
     turn.locator(".answer ol a.cite-chip").nth(2).hover()
     page.locator("#cite-card").wait_for(state="visible")
     page.screenshot(path=str(path))
@@ -96,7 +96,7 @@ def patterns_screenshot(page: Page, live: LiveApp, path: Path) -> None:
     page.goto(live.url + "/")
     turn = page.locator(".turn[data-evidence=ready]").last
     turn.wait_for()
-    turn.locator(".answer h2").evaluate("h => h.scrollIntoView({block: 'start'})")
+    turn.locator(".answer > :first-child").evaluate("h => h.scrollIntoView({block: 'start'})")
     page.mouse.move(0, 0)
     page.screenshot(path=str(path))
     page.set_viewport_size(VIEWPORT)  # type: ignore[arg-type]

@@ -28,6 +28,7 @@ from .llm.types import ChatModel
 from .persistence.audit import Audit
 from .persistence.context import run_scope
 from .tools.backends import TelemetryBackend
+from .tools.backends.composite import data_ranges, unreadable
 from .tools.catalog import DocFilter, KnowledgeSearch, diagnosis_tools
 from .tools.registry import tool_roles
 
@@ -96,6 +97,8 @@ class Diagnoser:
             self.invoker.tool_definitions,
             service_catalog=backend.services,
             tool_roles=lambda: tool_roles(self.tools),
+            data_range=lambda: data_ranges(backend),
+            unreadable=lambda: unreadable(backend),
         )
         self.graph = build_diagnosis_graph(ports)
 

@@ -286,12 +286,11 @@ def conclusion_lines(answer: str | None) -> list[str]:
     if not answer:
         return ["(no answer)"]
     head, *sections = answer.split("\n### ")
-    skip = {f"## {w['title']}" for w in LABELS.values()}
-    asked = tuple(f"**{w['question']}:**" for w in LABELS.values())
+    skip = ("#", *(f"**{w['question']}:**" for w in LABELS.values()))
     lines = [
         _plain(text)
         for text in (line.strip() for line in head.splitlines())
-        if text and text not in skip and not text.startswith(asked)
+        if text and not text.startswith(skip)
     ]
     titles = {w["conclusions"] for w in LABELS.values()}
     concluded = [

@@ -166,6 +166,7 @@ def telemetry_backend(settings: Settings, database: Database | None = None) -> T
             HttpSource("Alertmanager", http_options(settings, "alertmanager")),
             service_label=settings.service_label,
             fallback_label=settings.service_fallback_label,
+            rule_alerts=prometheus.rule_alerts if prometheus else None,
         )
     received = None
     if settings.alert_webhook_token and database is not None:

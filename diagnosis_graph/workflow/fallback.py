@@ -6,7 +6,8 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from .render import FailedRead, answer_language, render_fallback, unknown_services
+from .limits import DataRanges, FailedRead
+from .render import answer_language, render_fallback, unknown_services
 
 _WHY: dict[tuple[str, str], str] = {
     ("planner", "retry_exhausted"): "the planner could not produce a valid investigation plan, "
@@ -84,6 +85,7 @@ def fallback_answer(
     state: Mapping[str, Any],
     catalog: Sequence[str] = (),
     failed: Sequence[FailedRead] = (),
+    ranges: DataRanges | None = None,
 ) -> str:
     """What was asked, why no verified diagnosis, what did verify, and what to do next."""
     context = state.get("diagnosis_context") or {}
@@ -99,4 +101,5 @@ def fallback_answer(
         window=plan.get("window"),
         unknown=unknown_services(plan, catalog),
         failed=failed,
+        ranges=ranges,
     )

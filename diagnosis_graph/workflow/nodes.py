@@ -18,10 +18,11 @@ from . import contracts as c
 from .composition import AnswerRules, evidence_contexts
 from .fallback import fallback_answer
 from .gatekeeper import ContextCache, GroundingRules, run_gatekeeper
+from .limits import failed_reads, read_services
 from .outcomes import Outcome, StepResult, lower_verdict
-from .ports import ERROR, AgentCall, DiagnosisPorts, InvocationRecord
+from .ports import AgentCall, DiagnosisPorts, InvocationRecord
 from .projection import project_verified
-from .render import FailedRead, render_answer, unknown_services
+from .render import render_answer, unknown_services
 from .state import MODE_EVIDENCE_GAP_ONLY, MODE_FULL
 from .types import (
     ClaimState,
@@ -217,12 +218,8 @@ class DiagnosisNodes:
         if failed:
             return failed
         run_id = run_id_of(config)
-        contexts = evidence_contexts(
-            evidence,
-            lambda: self.ports.invocations.invocations_for_run(run_id),
-            self.contexts,
-            run_id,
-        )
+        records = self.ports.invocations.invocations_for_run(run_id)
+        contexts = evidence_contexts(evidence, lambda: records, self.contexts, run_id)
         rules = AnswerRules(
             evidence,
             contexts,
@@ -236,16 +233,29 @@ class DiagnosisNodes:
         if problem:
             return StepResult(Outcome.INVALID_OUTPUT, detail=problem)
         composed: ComposerOutputState = output.model_dump()
+        answer = self._render(state, composed, evidence, records)
+        return StepResult(Outcome.COMPLETED, {"composer_output": composed, "final_answer": answer})
+
+    def _render(
+        self,
+        state: State,
+        composed: ComposerOutputState,
+        evidence: list[EvidenceItem],
+        records: Sequence[InvocationRecord],
+    ) -> str:
+        """The answer Markdown, with what limited the run (failed reads, the data's range)."""
         plan = state.get("planner_plan") or {}
-        answer = render_answer(
-            question,
+        return render_answer(
+            str(context_of(state).get("question") or ""),
             composed,
             evidence,
             language=context_of(state).get("language"),
             window=plan.get("window"),
             unknown=unknown_services(plan, self.ports.service_catalog()),
+            failed=failed_reads(records, self.ports.unreadable()),
+            ranges=self.ports.data_range(),
+            sources=read_services(records),
         )
-        return StepResult(Outcome.COMPLETED, {"composer_output": composed, "final_answer": answer})
 
     # -- deterministic nodes ----------------------------------------------------------------
 
@@ -286,30 +296,12 @@ class DiagnosisNodes:
 
     def fallback(self, state: State, config: RunConfig) -> StepResult:
         """A deterministic, safe answer when a verified diagnosis could not be completed."""
-        failed = failed_reads(self.ports.invocations.invocations_for_run(run_id_of(config)))
-        answer = fallback_answer(state, tuple(self.ports.service_catalog()), failed)
+        records = self.ports.invocations.invocations_for_run(run_id_of(config))
+        failed = failed_reads(records, self.ports.unreadable())
+        answer = fallback_answer(
+            state, tuple(self.ports.service_catalog()), failed, self.ports.data_range()
+        )
         return StepResult(Outcome.COMPLETED, {"final_answer": answer})
-
-
-#: At most this many failed tool calls are named in a fallback answer.
-MAX_FAILED_READS = 5
-
-
-def failed_reads(records: Sequence[InvocationRecord]) -> list[FailedRead]:
-    """The run's tool calls that failed (status ERROR), de-duplicated, for the fallback answer.
-
-    Their messages are the tool adapters' own (an unreachable backend, an HTTP status, a
-    rejected query), so the answer can say which telemetry could not be read, not only that
-    the diagnosis is incomplete.
-    """
-    seen: dict[tuple[str, str, str], None] = {}
-    for record in records:
-        if record.status != ERROR:
-            continue
-        output = record.raw_output if isinstance(record.raw_output, Mapping) else {}
-        target = record.arguments.get("service") or record.arguments.get("query") or ""
-        seen.setdefault((record.tool_name, str(target), str(output.get("error") or "")), None)
-    return [FailedRead(tool, target, error) for tool, target, error in seen][:MAX_FAILED_READS]
 
 
 def rejected_output(state: State, node: str) -> str | None:

@@ -74,13 +74,26 @@ def _no_roles() -> Mapping[str, str]:
     return {}
 
 
+def _no_ranges() -> Mapping[str, Sequence[str] | None]:
+    return {}
+
+
+def _all_readable() -> Sequence[str]:
+    return ()
+
+
 @dataclass(frozen=True)
 class DiagnosisPorts:
     """Everything the diagnosis nodes need from outside, handed to ``build_diagnosis_graph``.
 
     ``service_catalog`` lists the backend's service names (grounding checks every one a
     statement mentions); ``tool_roles`` maps each tool name to ``telemetry`` or ``reference``
-    (a tool missing from it is treated as reference and can never back a conclusion).
+    (a tool missing from it is treated as reference and can never back a conclusion);
+    ``data_range`` gives, per telemetry signal (``metrics``, ``logs``), the first and last
+    timestamp the backend holds (ISO-8601 UTC), None for a signal whose backend cannot say -
+    the answer says when the question's window reaches past it; ``unreadable`` gives why each
+    telemetry backend that could not be read (its catalog) failed, named in the answer like a
+    failed tool call.
     """
 
     invoker: AgentInvoker
@@ -88,3 +101,5 @@ class DiagnosisPorts:
     tool_catalog: Callable[[], Sequence[Mapping[str, Any]]] = tuple
     service_catalog: Callable[[], Sequence[str]] = tuple
     tool_roles: Callable[[], Mapping[str, str]] = _no_roles
+    data_range: Callable[[], Mapping[str, Sequence[str] | None]] = _no_ranges
+    unreadable: Callable[[], Sequence[str]] = _all_readable

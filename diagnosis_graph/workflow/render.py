@@ -1,22 +1,43 @@
 """The one product renderer: the answer Markdown a user reads, from validated structures only.
 
-Used for the composer's answer, for the fallback, and (through :func:`render_answer`) by any
-flow that shows a diagnosis. The model's own Markdown is never shown (SPEC section 3). Every
-piece of model- or tool-written text goes through :func:`safe_text`: citation markers the model
-wrote are dropped (citations are rendered from the validated ``evidence_ids``), Markdown images
-and links become plain text (``alt (http://...)``; non-http(s) targets are dropped), HTML is
-escaped as entities, Markdown punctuation is backslash-escaped, and line breaks are collapsed,
-so the rendering holds no raw HTML and fetches nothing. The language is the question's: Chinese
-when the question contains CJK characters, English otherwise.
+Used for the composer's answer, for the fallback, and by any flow that shows a diagnosis. The
+model's own Markdown is never shown (SPEC section 3). Every piece of model- or tool-written text
+goes through :func:`safe_text`: citation markers the model wrote are dropped (citations are
+rendered from the validated ``evidence_ids``), Markdown images and links become plain text
+(``alt (http://...)``; non-http(s) targets are dropped), HTML is escaped as entities, Markdown
+punctuation is backslash-escaped, and line breaks are collapsed, so the rendering holds no raw
+HTML and fetches nothing. The language is the question's: Chinese when the question contains
+CJK characters, English otherwise.
+
+An answer reads top down as an on-call engineer needs it:
+
+1. the headline, one bold line (:func:`headline_of` reads it back for the run lists): the
+   summary's first sentence; "not enough evidence" when nothing is concluded or the window lies
+   outside the data; the unknown service when that is all there is to say;
+2. what limits it (:mod:`.limits`): the data's range when the window reaches past it, and every
+   read that failed, with the backend's own words;
+3. the rest of the summary, the question, its window and unknown names;
+4. the conclusions, each with at most three citation chips (:func:`.prose.cited_chips`; the
+   others stay in the evidence list), the evidence, the recommendations (whole, each with its
+   reference evidence or marked as general advice) and the limitations.
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from typing import Any
 
+from .answer_words import LABELS, NEXT_STEPS
+from .limits import DataRanges, FailedRead, RangeNote, failed_items, failed_label, range_note
+from .prose import (
+    cited_chips,
+    first_sentence,
+    is_identifier,
+    rest_after_first,
+    shorten,
+    signal_words,
+)
 from .types import ComposerOutputState, EvidenceItem
 
 _CJK = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
@@ -25,88 +46,6 @@ _IMAGE = re.compile(r"!\[([^\]]*)\]\(\s*<?([^)\s>]*)>?(?:\s+\"[^\"]*\")?\s*\)")
 _LINK = re.compile(r"\[([^\]]*)\]\(\s*<?([^)\s>]*)>?(?:\s+\"[^\"]*\")?\s*\)")
 _MARKDOWN = re.compile(r"([\\`*_\[\]!|~#{}])")
 _ENTITIES = (("&", "&amp;"), ("<", "&lt;"), (">", "&gt;"))
-
-LABELS: dict[str, dict[str, str]] = {
-    "en": {
-        "title": "Diagnosis",
-        "question": "Question",
-        "conclusions": "Conclusions",
-        "none": "The verified evidence does not support a conclusion.",
-        "evidence": "Evidence",
-        "recommendations": "Recommended next steps",
-        "unsourced": "general advice, no cited evidence",
-        "limitations": "Limitations",
-        "telemetry": "telemetry",
-        "reference": "reference",
-        "upload": "uploaded document",
-        "footer": "Every conclusion above cites evidence verified against this run's tool "
-        "outputs; the text is rendered by the product, not written by the model.",
-        "incomplete": "Diagnosis incomplete",
-        "because": "A verified diagnosis could not be completed because {why}.",
-        "no_claim": "This answer makes no claim that is not backed by verified evidence.",
-        "did_verify": "Evidence that did verify",
-        "nothing": "No evidence was verified in this run.",
-        "failed": "Telemetry that could not be read",
-        "next": "Next steps",
-        "window": "Window",
-        "window_range": "{start} to {end}",
-        "window_until": "until {end}",
-        "window_from": ' (read from "{text}", in {zone})',
-        "window_none": "no time given: looked over the recent range up to {end}",
-        "unknown": "Unknown service",
-        "unknown_line": "{name} is not a known service: this system has no telemetry for it.",
-        "suggest": " Did you mean {names}?",
-        "or": " or ",
-        "comma": ", ",
-    },
-    "zh": {
-        "title": "诊断结果",
-        "question": "问题",
-        "conclusions": "结论",
-        "none": "已验证的证据不足以支持任何结论。",
-        "evidence": "证据",
-        "recommendations": "建议的后续步骤",
-        "unsourced": "一般性建议，未引用证据",
-        "limitations": "局限",
-        "telemetry": "遥测",
-        "reference": "参考",
-        "upload": "上传的文档",
-        "footer": "以上每条结论都引用了已对照本次运行的工具输出验证过的证据；"
-        "文本由产品渲染，而非模型撰写。",
-        "incomplete": "诊断未完成",
-        "because": "无法完成经过验证的诊断，原因：{why}。",
-        "no_claim": "本回答不包含任何未经验证证据支持的论断。",
-        "did_verify": "已通过验证的证据",
-        "nothing": "本次运行没有通过验证的证据。",
-        "failed": "未能读取的遥测数据",
-        "next": "后续步骤",
-        "window": "时间范围",
-        "window_range": "{start} 至 {end}",
-        "window_until": "截至 {end}",
-        "window_from": "（依据“{text}”，按 {zone} 解读）",
-        "window_none": "问题未给出时间：查看了截至 {end} 的近期范围",
-        "unknown": "未知服务",
-        "unknown_line": "{name} 不是已知的服务：本系统没有它的遥测数据。",
-        "suggest": "您是否指的是 {names}？",
-        "or": " 或 ",
-        "comma": "、",
-    },
-}
-
-NEXT_STEPS: dict[str, tuple[str, ...]] = {
-    "en": (
-        "Open this run's trace to see which step failed and the tool outputs recorded so far.",
-        "Check the affected service's error logs and latency/error-rate dashboards for the "
-        "time window in the question.",
-        "Retry the question; if the model or a telemetry source was unavailable, it may "
-        "succeed now.",
-    ),
-    "zh": (
-        "打开本次运行的追踪页面，查看失败的步骤以及已记录的工具输出。",
-        "检查受影响服务在问题时间窗口内的错误日志和延迟/错误率仪表盘。",
-        "重试该问题；如果模型或遥测数据源当时不可用，现在可能会成功。",
-    ),
-}
 
 
 def language_of(question: str) -> str:
@@ -168,16 +107,6 @@ def unknown_services(plan: Mapping[str, Any], catalog: Sequence[str]) -> list[di
     return checked
 
 
-def _preamble(
-    window: Mapping[str, Any] | None, unknown: Sequence[Mapping[str, Any]], language: str
-) -> list[str]:
-    lines = unknown_lines(unknown, language)
-    line = window_line(window, language)
-    if line:
-        lines.append(line)
-    return [part for line in lines for part in (line, "")]
-
-
 def _plain_link(match: re.Match[str]) -> str:
     text, target = match.group(1).strip(), match.group(2).strip()
     if re.match(r"https?://", target, re.IGNORECASE):
@@ -201,12 +130,6 @@ def _cites(ids: Sequence[str]) -> str:
     return "".join(f"[{e}]" for e in ids if re.fullmatch(r"E\d+", e))
 
 
-def shorten(text: str, width: int = 240) -> str:
-    """``text`` on one line, cut to ``width`` characters with an ellipsis."""
-    flat = " ".join(str(text).split())
-    return flat if len(flat) <= width else flat[: width - 1] + "…"
-
-
 def _origin(item: Mapping[str, Any], words: Mapping[str, str]) -> str:
     origin = item.get("origin") or {}
     if not origin:
@@ -216,53 +139,99 @@ def _origin(item: Mapping[str, Any], words: Mapping[str, str]) -> str:
     return ", ".join(p for p in parts if p) + "; "
 
 
+def _excerpt(item: EvidenceItem) -> str:
+    """The excerpt as a line; a bare signal name also as words (``error rate (`error_rate`)``)."""
+    excerpt = str(item["evidence_excerpt"])
+    if is_identifier(excerpt) and signal_words(excerpt) != excerpt:
+        return f"{safe_text(signal_words(excerpt))} (`{excerpt}`)"
+    return safe_text(shorten(excerpt))
+
+
 def evidence_lines(evidence: Sequence[EvidenceItem], language: str) -> list[str]:
     """One line per evidence item: id, role (and an upload's origin), source, excerpt."""
     words = LABELS[language]
     return [
         f"- **{e['evidence_id']}** ({words.get(e.get('role') or 'reference', 'reference')}; "
         f"{_origin(e, words)}{safe_text(e.get('tool') or 'tool')} "
-        f"{safe_text(e['source_invocation_id'])} {safe_text(e['raw_path'])}): "
-        f"{safe_text(shorten(e['evidence_excerpt']))}"
+        f"{safe_text(e['source_invocation_id'])} {safe_text(e['raw_path'])}): {_excerpt(e)}"
         for e in evidence
     ]
 
 
-def render_answer(
+def limit_lines(note: RangeNote, failed: Sequence[FailedRead], language: str) -> list[str]:
+    """The data-range lines and the failed reads (each error once, with the reads it hit)."""
+    lines = [part for line in note.lines for part in (line, "")]
+    if failed:
+        lines += [f"**{failed_label(language)}:**", ""]
+        lines += [
+            f"- {safe_text(error)}" + (f" ({safe_text(reads)})" if reads else "")
+            for error, reads in failed_items(failed)
+        ]
+        lines.append("")
+    return lines
+
+
+def _context(
     question: str,
+    window: Mapping[str, Any] | None,
+    unknown: Sequence[Mapping[str, Any]],
+    language: str,
+) -> list[str]:
+    """The question, its window and the names without telemetry, a paragraph each."""
+    words = LABELS[language]
+    lines = [f"**{words['question']}:** {safe_text(question or '(no question)')}"]
+    line = window_line(window, language)
+    lines += [line] if line else []
+    lines += unknown_lines(unknown, language)
+    return [part for line in lines for part in (line, "")]
+
+
+def _conclusion_lines(
+    conclusions: Sequence[Mapping[str, Any]],
+    evidence: Sequence[EvidenceItem],
+    sources: Mapping[str, str],
+) -> list[str]:
+    by_id = {e["evidence_id"]: e for e in evidence}
+    services = {e["evidence_id"]: sources.get(e["source_invocation_id"]) for e in evidence}
+    return [
+        f"{n}. {safe_text(c['statement'])} "
+        + _cites(cited_chips(c["statement"], c["evidence_ids"], by_id, services=services))
+        for n, c in enumerate(conclusions, 1)
+    ]
+
+
+def _headline(
+    note: RangeNote, summary: str, unknown: Sequence[Mapping[str, Any]], language: str, other: str
+) -> str:
+    """The first line: data out of range, else the summary's first sentence, else the unknown
+    service, else ``other`` ("not enough evidence", "diagnosis incomplete")."""
+    if note.outside:
+        return f"**{LABELS[language]['outside']}**"
+    if summary:
+        return f"**{safe_text(first_sentence(summary))}**"
+    if unknown:
+        return unknown_lines(unknown[:1], language)[0]
+    return f"**{other}**"
+
+
+def _sections(
     output: ComposerOutputState | Mapping[str, Any],
     evidence: Sequence[EvidenceItem],
-    *,
-    language: str | None = None,
-    window: Mapping[str, Any] | None = None,
-    unknown: Sequence[Mapping[str, Any]] = (),
-) -> str:
-    """The answer Markdown from a validated ``composer_output`` and the verified evidence.
-
-    ``language`` picks the labels (default: the question's); ``window`` (the plan's) and
-    ``unknown`` (service names without telemetry, already checked against the catalog) are
-    shown under the question.
-    """
-    language = answer_language(language, question)
+    unknown: Sequence[Mapping[str, Any]],
+    language: str,
+) -> list[str]:
+    """The evidence cited (or, with nothing cited, all verified), the recommendations and the
+    limitations."""
     words = LABELS[language]
-    lines = [f"## {words['title']}", "", f"**{words['question']}:** {safe_text(question)}", ""]
-    lines += _preamble(window, unknown, language)
-    lines += [safe_text(output.get("summary")), "", f"### {words['conclusions']}", ""]
-    conclusions = list(output.get("conclusions") or [])
-    lines += [
-        f"{n}. {safe_text(c['statement'])} {_cites(c['evidence_ids'])}"
-        for n, c in enumerate(conclusions, 1)
-    ] or [words["none"]]
-    cited = {e for c in conclusions for e in c["evidence_ids"]}
     recommendations = list(output.get("recommendations") or [])
+    cited = {e for c in output.get("conclusions") or [] for e in c["evidence_ids"]}
     cited |= {e for r in recommendations for e in r["evidence_ids"]}
     shown = [e for e in evidence if e["evidence_id"] in cited]
     if not shown and not unknown:
         # Nothing cited: what was verified. Not for a service the system does not know: what
         # a search found for its name is about something else.
         shown = list(evidence)
-    if shown:
-        lines += ["", f"### {words['evidence']}", "", *evidence_lines(shown, language)]
+    lines = ["", f"### {words['evidence']}", "", *evidence_lines(shown, language)] if shown else []
     if recommendations:
         lines += ["", f"### {words['recommendations']}", ""]
         lines += [
@@ -274,30 +243,44 @@ def render_answer(
     if limitations:
         lines += ["", f"### {words['limitations']}", ""]
         lines += [f"- {safe_text(item)}" for item in limitations]
+    return lines
+
+
+def render_answer(
+    question: str,
+    output: ComposerOutputState | Mapping[str, Any],
+    evidence: Sequence[EvidenceItem],
+    *,
+    language: str | None = None,
+    window: Mapping[str, Any] | None = None,
+    unknown: Sequence[Mapping[str, Any]] = (),
+    failed: Sequence[FailedRead] = (),
+    ranges: DataRanges | None = None,
+    sources: Mapping[str, str] | None = None,
+) -> str:
+    """The answer Markdown from a validated ``composer_output`` and the verified evidence.
+
+    ``language`` picks the labels (default: the question's); ``window`` (the plan's) and
+    ``unknown`` (service names without telemetry, already checked against the catalog) are
+    shown under the question; ``failed`` (the run's failed reads) and ``ranges`` (the data's
+    range per signal) are said under the headline; ``sources`` (invocation id -> the service it
+    read) lets each conclusion cite every service it names.
+    """
+    language = answer_language(language, question)
+    words = LABELS[language]
+    conclusions = list(output.get("conclusions") or [])
+    note = range_note(window, ranges, language)
+    summary = str(output.get("summary") or "") if conclusions else ""
+    lines = [_headline(note, summary, unknown, language, words["none"]), ""]
+    lines += limit_lines(note, failed, language)
+    rest = rest_after_first(summary) if not note.outside else ""
+    lines += [safe_text(rest), ""] if rest else []
+    lines += _context(question, window, unknown, language)
+    lines += [f"### {words['conclusions']}", ""]
+    lines += _conclusion_lines(conclusions, evidence, sources or {}) or [words["none"]]
+    lines += _sections(output, evidence, unknown, language)
     lines += ["", f"_{words['footer']}_"]
     return "\n".join(lines) + "\n"
-
-
-@dataclass(frozen=True)
-class FailedRead:
-    """A tool call of the run that failed: the tool, what it read (service or query), why."""
-
-    tool: str
-    target: str
-    error: str
-
-
-#: A failed read's error is cut to this many characters in the answer.
-MAX_ERROR_CHARS = 200
-
-
-def _failed_line(read: FailedRead) -> str:
-    target = f" ({safe_text(read.target[:100])})" if read.target else ""
-    error = (
-        read.error if len(read.error) <= MAX_ERROR_CHARS else read.error[:MAX_ERROR_CHARS] + "..."
-    )
-    tool = re.sub(r"[^A-Za-z0-9_.-]", "", read.tool)  # a code span: no escapes inside
-    return f"- `{tool}`{target}: {safe_text(error) or '-'}"
 
 
 def render_fallback(
@@ -309,19 +292,22 @@ def render_fallback(
     window: Mapping[str, Any] | None = None,
     unknown: Sequence[Mapping[str, Any]] = (),
     failed: Sequence[FailedRead] = (),
+    ranges: DataRanges | None = None,
 ) -> str:
-    """The fallback Markdown: what was asked, why no verified diagnosis, what verified, next.
+    """The fallback Markdown: headline, what limited the run, what was asked, why no verified
+    diagnosis, what verified, and what to do next.
 
     ``failed``: the run's tool calls that failed, each named with its target and error.
     """
     language = answer_language(language, question)
     words = LABELS[language]
+    note = range_note(window, ranges, language)
+    other = words["incomplete_reads" if failed else "incomplete"]
     lines = [
-        f"## {words['incomplete']}",
+        _headline(note, "", () if evidence else unknown, language, other),
         "",
-        f"**{words['question']}:** {safe_text(question or '(no question)')}",
-        "",
-        *_preamble(window, unknown, language),
+        *limit_lines(note, failed, language),
+        *_context(question, window, unknown, language),
         words["because"].format(why=why),
         words["no_claim"],
         "",
@@ -330,8 +316,20 @@ def render_fallback(
         lines += [f"### {words['did_verify']}", "", *evidence_lines(evidence, language), ""]
     else:
         lines += [words["nothing"], ""]
-    if failed:
-        lines += [f"### {words['failed']}", "", *(_failed_line(f) for f in failed), ""]
     lines += [f"### {words['next']}", ""]
     lines += [f"{n}. {step}" for n, step in enumerate(NEXT_STEPS[language], 1)]
     return "\n".join(lines) + "\n"
+
+
+_MARKUP = re.compile(r"^(?:#{1,6}\s+|[-*]\s+|\d+\.\s+)|\*\*|__|`|\\(?=[\\`*_\[\]!|~#{}])")
+
+
+def headline_of(answer: str | None) -> str | None:
+    """The headline of a rendered answer: its first non-empty line as plain text."""
+    for line in str(answer or "").splitlines():
+        text = _MARKUP.sub("", line.strip()).strip()
+        for raw, entity in _ENTITIES:
+            text = text.replace(entity, raw)
+        if text:
+            return text
+    return None

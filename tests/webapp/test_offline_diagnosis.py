@@ -14,6 +14,8 @@ from typing import Any
 
 import pytest
 
+from diagnosis_graph.workflow.prose import first_sentence
+from diagnosis_graph.workflow.render import safe_text
 from eval.scoring import categories
 from webapp.demo.generate import generate
 from webapp.demo.scenarios import TEMPLATES, scenario_records
@@ -59,7 +61,7 @@ def test_each_scenario_is_diagnosed_correctly(
     assert result.orchestration_trace["termination_reason"] == "composer_completed"
     summary = result.run.state["composer_output"]["summary"]
     conclusions = [c["statement"] for c in result.run.state["composer_output"]["conclusions"]]
-    assert (result.answer or "").startswith("## Diagnosis\n")
+    assert (result.answer or "").startswith(f"**{first_sentence(safe_text(summary))}**\n")
     if record["failure_type"] == "healthy":
         assert summary.startswith(f"No evidence of a problem with {record['service']}:")
     else:

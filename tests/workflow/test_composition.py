@@ -255,12 +255,13 @@ def test_an_uploaded_documents_origin_is_shown_where_it_is_cited() -> None:
 def test_a_chinese_question_gets_a_chinese_rendering() -> None:
     result = run(GOOD, question="为什么 payment-service 变慢了？")
     answer = result.answer or ""
-    assert answer.startswith("## 诊断结果\n") and "### 结论" in answer and "遥测" in answer
+    assert answer.startswith("**payment-service exhausted its connection pool")
+    assert "\n**问题:** " in answer and "### 结论" in answer and "遥测" in answer
 
 
 def test_a_chinese_fallback_is_in_chinese() -> None:
     result = run(BAD[0][0], BAD[0][0], question="为什么 payment-service 变慢了？")
-    assert (result.answer or "").startswith("## 诊断未完成\n")
+    assert (result.answer or "").startswith("**诊断未完成：经过验证的证据不足以指出原因。**\n")
 
 
 def test_sentences_do_not_split_decimals() -> None:
@@ -318,7 +319,7 @@ def test_each_rule_reports_why_the_answer_is_invalid(answer: dict[str, Any], exp
 def test_a_summary_that_paraphrases_its_conclusions_is_accepted(summary: str) -> None:
     result = run({**GOOD, "summary": summary})
     assert composer_reasons(result) == ["completed"]
-    assert f"\n\n{summary}\n\n" in (result.answer or "")
+    assert (result.answer or "").startswith(f"**{summary}**\n\n")
 
 
 def test_a_chinese_summary_restating_a_chinese_conclusion_is_accepted() -> None:

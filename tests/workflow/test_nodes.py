@@ -88,7 +88,7 @@ def test_happy_path_answers_with_verified_evidence(store: MemoryInvocations) -> 
     invoker = happy()
     run = diagnose(invoker, store)
     assert (run.status, run.degraded) == ("SUCCESS", False)
-    assert run.answer.startswith("## Diagnosis\n")
+    assert run.answer.startswith("**The connection pool is exhausted.**\n")
     assert "1. The connection pool is exhausted [E1]" in run.answer
     assert run.state["composer_output"]["summary"] == "The connection pool is exhausted."
     assert run.orchestration_trace["termination_reason"] == "composer_completed"
@@ -293,7 +293,9 @@ def test_composer_may_not_conclude_when_the_verdict_is_fail(store: MemoryInvocat
     }
     run = diagnose(happy(verifier=[fail], composer=[ANSWER, honest]), store)
     assert not run.degraded
-    assert "The verified evidence does not support a conclusion." in run.answer
+    assert run.answer.startswith(
+        "**Not enough evidence: the verified evidence does not support a conclusion.**"
+    )
     assert "- C1 unsupported" in run.answer and "check the DB" in run.answer
 
 

@@ -66,7 +66,7 @@ def test_a_chinese_question_gets_chinese_window_and_unknown_lines() -> None:
 def test_the_fallback_shows_them_too() -> None:
     result = run({**PLAN, "window": WINDOW, "unknown_services": UNKNOWN}, composer=[{}, {}, {}])
     answer = result.answer or ""
-    assert answer.startswith("## Diagnosis incomplete")
+    assert answer.startswith("**Diagnosis incomplete: not enough verified evidence")
     assert "**Window:**" in answer and "**Unknown service:** search-service" in answer
 
 

@@ -34,6 +34,7 @@ from ..llm.react import Budget
 from ..llm.types import ChatModel
 from ..persistence.context import run_scope
 from ..tools.backends import TelemetryBackend
+from ..tools.backends.composite import unreadable
 from ..tools.catalog import KnowledgeSearch
 from .alerts import RecordedAlerts
 
@@ -133,6 +134,7 @@ class AiOpsRunner:
             diagnosis=self.diagnoser.graph,
             reference_time=self._reference_time,
             listener=listen,
+            unreadable=lambda: unreadable(self.backend),
         )
         with run_scope(session_id, run_id):
             run = run_aiops(

@@ -12,12 +12,21 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from datetime import datetime
 from functools import cache
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, cast
 
 import orjson
 from flask import Response
-from pydantic import BaseModel, ConfigDict, Field, PlainSerializer, WithJsonSchema
+from pydantic import (
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    PlainSerializer,
+    WithJsonSchema,
+)
 from pydantic.alias_generators import to_camel
+
+from diagnosis_graph.workflow.render import headline_of
 
 from .models import ID_REGEX, FeedbackValue
 
@@ -65,6 +74,13 @@ class ChatResult(ResponseModel):
     degraded: bool
 
 
+#: An answer's headline (its first line as plain text), read from the row's ``answer`` when
+#: the row is listed: nothing stores it twice.
+Headline = Annotated[
+    str | None, BeforeValidator(headline_of), Field(validation_alias="answer", default=None)
+]
+
+
 class RunSummary(ResponseModel):
     run_id: IdOut
     session_id: IdOut
@@ -73,6 +89,7 @@ class RunSummary(ResponseModel):
     status: Literal["PENDING", "RUNNING", "SUCCESS", "FAILED"]
     question: str
     answer: str | None
+    headline: Headline
     degraded: bool
     error_message: str | None
     step_count: int
@@ -344,6 +361,7 @@ class Case(ResponseModel):
     session_id: IdOut
     question: str
     answer: str | None
+    headline: Headline
     created_at: Timestamp
 
 
@@ -413,7 +431,10 @@ def _plan(model: type[ResponseModel]) -> list[tuple[str, str, Callable[[Any], An
         explicit = isinstance(info.validation_alias, str) and info.validation_alias != info.alias
         source = str(info.validation_alias) if explicit else name
         convert: Callable[[Any], Any] | None = None
-        if info.annotation in (datetime, datetime | None):
+        derived = [m.func for m in info.metadata if isinstance(m, BeforeValidator)]
+        if derived:  # a field read from another one (the headline from the answer)
+            convert = cast(Callable[[Any], Any], derived[0])
+        elif info.annotation in (datetime, datetime | None):
             convert = iso
         elif info.annotation is bool:
             convert = bool

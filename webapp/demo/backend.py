@@ -210,6 +210,7 @@ class DemoTelemetryBackend:
         self._lock = threading.Lock()
         self._meta: _Meta | None = None
         self._logs: dict[tuple[str, str | None], _LogIndex] | None = None
+        self._range: dict[str, tuple[str, str] | None] | None = None
 
     @property
     def data_dir(self) -> Path:
@@ -252,6 +253,22 @@ class DemoTelemetryBackend:
     def service_aliases(self) -> dict[str, list[str]]:
         """The dataset's ``aliases`` (``{service: [alias, ...]}``); empty when it declares none."""
         return {service: list(names) for service, names in self._loaded_meta().aliases.items()}
+
+    def data_range(self) -> dict[str, tuple[str, str] | None]:
+        """The first and last timestamp of the metrics and of the logs (None: no data)."""
+        if self._range is None:
+            self._range = self._data_range()
+        return dict(self._range)
+
+    def _data_range(self) -> dict[str, tuple[str, str] | None]:
+        series = [s for per in self._loaded_meta().metrics.values() for s in per.values()]
+        seconds = [t for s in series if s.times for t in (s.times[0], s.times[-1])]
+        logs = [i.times for (_, level), i in self._loaded_logs().items() if level is None]
+        millis = [t for times in logs if times for t in (times[0], times[-1])]
+        return {
+            "metrics": (_iso(min(seconds)), _iso(max(seconds))) if seconds else None,
+            "logs": (_iso(min(millis) // 1000), _iso(-(-max(millis) // 1000))) if millis else None,
+        }
 
     def _service(self, service: str) -> str:
         name = str(service).strip().lower()

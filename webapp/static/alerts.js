@@ -6,6 +6,7 @@
 (function () {
   const { api, h, traceUrl } = window.Diag;
   const { keysetPager, statusBadge, utcTime } = window.DiagLists;
+  const { t } = window.I18n;
   const PAGE = 50;
 
   const groups = document.getElementById("alert-groups");
@@ -33,7 +34,7 @@
     const button = h(
       "button",
       { type: "button", class: "secondary small investigate", dataset: { fingerprint: alert.fingerprint } },
-      "Investigate now"
+      t("investigate_now")
     );
     button.addEventListener("click", () => investigate(alert, button));
     const summary = (alert.annotations || {}).summary || (alert.annotations || {}).description || "";
@@ -43,7 +44,7 @@
       h(
         "div",
         { class: "alert-head" },
-        h("span", { class: "badge " + (alert.status === "firing" ? "failed" : "ok") }, alert.status),
+        h("span", { class: "badge " + (alert.status === "firing" ? "failed" : "ok"), dataset: { state: alert.status } }, t(alert.status)),
         h("strong", { class: "alert-name" }, alert.alertName),
         alert.service ? h("span", { class: "badge flow" }, alert.service) : null,
         alert.severity ? h("span", { class: "badge" }, alert.severity) : null,
@@ -53,13 +54,13 @@
       h(
         "p",
         { class: "hint" },
-        "Since ", utcTime(alert.startsAt),
-        alert.endsAt ? [" · resolved ", utcTime(alert.endsAt)] : null,
-        " · received " + alert.receivedCount + "× · updated ", utcTime(alert.updatedAt)
+        t("notified_since"), utcTime(alert.startsAt),
+        alert.endsAt ? [t("resolved_at"), utcTime(alert.endsAt)] : null,
+        t("received_n", null, { n: alert.receivedCount }), utcTime(alert.updatedAt)
       ),
       alert.runs.length
         ? h("ul", { class: "alert-runs" }, ...alert.runs.map(runItem))
-        : h("p", { class: "hint no-runs" }, "Not investigated yet.")
+        : h("p", { class: "hint no-runs" }, t("not_investigated"))
     );
   }
 
@@ -79,7 +80,7 @@
             "h2",
             { class: "alert-group-title" },
             h("code", {}, key),
-            h("span", { class: "hint" }, " " + firing + " firing, " + (members.length - firing) + " resolved")
+            h("span", { class: "hint" }, t("group_counts", null, { firing: firing, resolved: members.length - firing }))
           ),
           ...members.map(alertItem)
         );
@@ -90,16 +91,14 @@
   // One keyset page (GET /api/alerts?cursor=...); resolves to the next page's cursor.
   async function load(cursor) {
     groups.dataset.state = "loading";
-    setStatus("Loading alerts…");
+    setStatus(t("loading_alerts"));
     const params = new URLSearchParams({ state: state.value, limit: String(PAGE) });
     if (cursor) params.set("cursor", cursor);
     try {
       const data = await api("/api/alerts?" + params);
       render(data.alerts);
       const none =
-        state.value === "all"
-          ? "No alert received yet: point an Alertmanager webhook at /api/alerts/alertmanager."
-          : "No " + state.value + " alert.";
+        state.value === "all" ? t("no_alerts_all") : t("no_alerts_state", null, { state: t(state.value) });
       setStatus(data.alerts.length || cursor ? "" : none);
       groups.dataset.state = "ready";
       return data.nextCursor;
@@ -119,7 +118,7 @@
       await pager.reload();
       setStatus(
         [
-          "Investigation of " + alert.alertName + " started: ",
+          t("investigation_started", null, { name: alert.alertName }),
           h("a", { href: traceUrl(data.sessionId, data.runId), class: "started-run" }, data.runId),
         ],
         "ok"

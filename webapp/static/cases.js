@@ -1,14 +1,25 @@
-// The case library page: runs marked useful (GET /api/cases), searchable, keyset pages.
+// The case library page: runs marked useful (GET /api/cases), searchable, keyset pages. Each
+// case shows its question, its answer's headline and the answer itself rendered as Markdown
+// with the chat's rules (no raw HTML, nothing fetched from elsewhere; citations open the trace).
 "use strict";
 
 (function () {
-  const { api, h, traceUrl } = window.Diag;
-  const { filteredList, formParams, shorten, utcTime } = window.DiagLists;
+  const { api, h, renderMarkdown, traceUrl, utcTimes } = window.Diag;
+  const { filteredList, formParams, utcTime } = window.DiagLists;
+  const { t, languageFor } = window.I18n;
   const PAGE = 20;
 
   const form = document.getElementById("case-filters");
   const list = document.getElementById("case-list");
   const status = document.getElementById("cases-status");
+
+  function answer(entry) {
+    const trace = traceUrl(entry.sessionId, entry.runId);
+    const body = h("div", { class: "answer markdown", lang: languageFor(entry.question) === "zh" ? "zh-CN" : null });
+    renderMarkdown(body, entry.answer || "", (id) => trace + "#evidence-" + id);
+    utcTimes(body);
+    return h("details", { class: "case-answer" }, h("summary", {}, t("full_answer")), body);
+  }
 
   function item(entry) {
     return h(
@@ -20,7 +31,8 @@
         h("a", { class: "case-question", href: traceUrl(entry.sessionId, entry.runId) }, entry.question),
         utcTime(entry.createdAt)
       ),
-      h("p", { class: "case-answer" }, shorten(entry.answer, 400))
+      entry.headline ? h("p", { class: "case-headline" }, entry.headline) : null,
+      entry.answer ? answer(entry) : null
     );
   }
 
@@ -29,14 +41,12 @@
     params.set("limit", String(PAGE));
     if (cursor) params.set("cursor", cursor);
     list.dataset.state = "loading";
-    status.textContent = "Loading cases…";
+    status.textContent = t("loading_cases");
     status.className = "status";
     try {
       const data = await api("/api/cases?" + params);
       list.replaceChildren(...data.cases.map(item));
-      status.textContent = data.cases.length
-        ? ""
-        : "No case yet: mark an answer useful on the chat page to keep it here.";
+      status.textContent = data.cases.length ? "" : t("no_cases");
       list.dataset.state = "ready";
       return data.nextCursor;
     } catch (error) {

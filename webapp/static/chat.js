@@ -5,6 +5,7 @@
 (function () {
   const { api, h, renderMarkdown, streamEvents, traceUrl, formatDuration, utcTimes } = window.Diag;
   const { t, languageFor } = window.I18n;
+  const { flowLabel, stateLabel } = window.DiagLists;
   const SESSIONS = "diagnosis.sessions";
   const CURRENT = "diagnosis.currentSession";
   const TITLE_CHARS = 80;
@@ -80,14 +81,14 @@
               dataset: { sessionId: s.id },
               onclick: () => selectSession(s.id),
             },
-            h("span", { class: "session-title", lang: languageFor(s.title) === "zh" ? "zh" : null }, s.title || "Untitled session"),
-            h("span", { class: "session-id" }, s.missing ? "not found on the server" : s.id)
+            h("span", { class: "session-title", lang: languageFor(s.title) === "zh" ? "zh" : null }, s.title || t("untitled")),
+            h("span", { class: "session-id" }, s.missing ? t("not_on_server") : s.id)
           )
         )
       )
     );
     const session = sessions.find((s) => s.id === current);
-    el.title.textContent = session ? session.title || "Untitled session" : "New session";
+    el.title.textContent = session ? session.title || t("untitled") : t("new_session");
     el.clear.disabled = !current || busy;
   }
 
@@ -156,7 +157,7 @@
     const view = {};
     // An answer to a Chinese question gets Chinese labels, whatever the browser's language.
     const lang = (view.lang = languageFor(questionText));
-    view.flow = h("span", { class: "badge flow" }, kind === "aiops" ? "aiops" : "…");
+    view.flow = h("span", { class: "badge flow" }, kind === "aiops" ? flowLabel("aiops") : "…");
     view.state = h("span", { class: "badge state running" }, t("running", lang));
     view.count = h("span", { class: "count" }, "0");
     view.progress = h("ol", { class: "progress-list" });
@@ -210,14 +211,18 @@
     view.runId = runId;
     view.root.dataset.runId = runId;
     view.root.dataset.sessionId = sessionId;
-    if (flow) view.flow.textContent = flow;
+    if (flow) {
+      view.flow.textContent = flowLabel(flow);
+      view.flow.dataset.flow = flow;
+    }
     view.traceLink.href = traceUrl(sessionId, runId);
     view.traceLink.hidden = false;
   }
 
   function setState(view, status, degraded) {
     const text = String(status || "").toLowerCase();
-    view.state.textContent = text + (degraded ? " · degraded" : "");
+    view.state.textContent = stateLabel(status, view.lang) + (degraded ? " · " + t("degraded", view.lang) : "");
+    view.state.dataset.state = text;
     const kind = text === "success" ? (degraded ? "degraded" : "ok") : text === "running" ? "running" : "failed";
     view.state.className = "badge state " + kind;
   }
@@ -257,7 +262,7 @@
     const view = turnView(run.question || "", run.flow === "aiops" ? "aiops" : "chat");
     setRun(view, run.sessionId, run.runId, run.flow);
     setState(view, run.status, run.degraded);
-    view.meta.textContent = formatDuration(run.durationMs) + " · " + run.stepCount + " model steps · " + run.toolCount + " tool calls";
+    view.meta.textContent = t("turn_meta", view.lang, { duration: formatDuration(run.durationMs), steps: run.stepCount, tools: run.toolCount });
     view.progressBox.hidden = true;
     if (run.answer) {
       showAnswer(view, run.answer);
@@ -277,21 +282,18 @@
   async function sendFeedback(view, value) {
     const repeat = view.useful.getAttribute("aria-pressed") === "true" ? "useful"
       : view.notUseful.getAttribute("aria-pressed") === "true" ? "not_useful" : null;
-    view.feedbackStatus.textContent = "Sending…";
+    view.feedbackStatus.textContent = t("sending", view.lang);
     view.feedbackStatus.className = "feedback-status";
     try {
       // Idempotent on the server: the same value again is a success that changes nothing.
       await api("/api/feedback", { method: "POST", body: { sessionId: view.sessionId, runId: view.runId, feedback: value } });
       markFeedback(view, value);
       if (repeat === value) {
-        view.feedbackStatus.textContent = "Your feedback for this answer is already recorded. Thank you!";
+        view.feedbackStatus.textContent = t("fb_again", view.lang);
         view.feedbackStatus.classList.add("info");
         return;
       }
-      view.feedbackStatus.textContent =
-        value === "useful"
-          ? "Thanks: marked useful and added to the case library."
-          : "Thanks: marked not useful (kept out of the case library).";
+      view.feedbackStatus.textContent = t(value === "useful" ? "fb_useful" : "fb_not_useful", view.lang);
       view.feedbackStatus.classList.add("ok");
     } catch (error) {
       view.feedbackStatus.textContent = error.message;
@@ -299,7 +301,7 @@
     }
   }
 
-  function progressItem(event) {
+  function progressItem(event, lang) {
     const outcome = String(event.outcome || "").toLowerCase();
     const reason = String(event.reason_code || "");
     const alert = event.alert ? (typeof event.alert === "string" ? event.alert : JSON.stringify(event.alert)) : null;
@@ -308,13 +310,13 @@
       {
         class: "progress-item outcome-" + outcome,
         dataset: { node: event.node || "", outcome: outcome, reason: reason, attempt: String(event.attempt || 1) },
-        title: [event.node, outcome, reason, "attempt " + (event.attempt || 1), alert].filter(Boolean).join(" · "),
+        title: [event.node, outcome, reason, t("attempt", lang, { n: event.attempt || 1 }), alert].filter(Boolean).join(" · "),
       },
       h("span", { class: "node" }, event.node || "?"),
       h("span", { class: "outcome" }, outcome),
       reason && reason.toLowerCase() !== outcome ? h("span", { class: "reason" }, reason) : null,
-      h("span", { class: "attempt" + ((event.attempt || 1) > 1 ? " retry" : "") }, "attempt " + (event.attempt || 1)),
-      alert ? h("span", { class: "alert" }, "alert: " + alert) : null
+      h("span", { class: "attempt" + ((event.attempt || 1) > 1 ? " retry" : "") }, t("attempt", lang, { n: event.attempt || 1 })),
+      alert ? h("span", { class: "alert" }, t("alert_label", lang) + alert) : null
     );
   }
 
@@ -347,13 +349,13 @@
         setRun(view, data.sessionId, data.runId, data.flow);
         remember(data.sessionId, questionText);
       } else if (type === "progress") {
-        view.progress.append(progressItem(data));
+        view.progress.append(progressItem(data, view.lang));
         view.count.textContent = String(view.progress.children.length);
       } else if (type === "content") {
         text += data.text || "";
         showAnswer(view, text);
       } else if (type === "error") {
-        showError(view, "The run failed: " + (data.message || "unknown error"));
+        showError(view, t("run_failed_msg", view.lang, { message: data.message || t("unknown_error", view.lang) }));
       } else if (type === "done") {
         done = data;
       }
@@ -370,7 +372,7 @@
         document.dispatchEvent(new CustomEvent("diagnosis:run-finished"));
       } else {
         setState(view, "interrupted");
-        showError(view, "The stream ended before the run finished. It keeps running on the server: open the trace to see how it ends.");
+        showError(view, t("stream_ended", view.lang));
         setStatus(t("interrupted"), "error");
       }
     } catch (error) {
@@ -403,19 +405,17 @@
 
   el.aiops.addEventListener("click", () => {
     if (busy) return;
-    const body = current ? { sessionId: current } : {};
-    run("/api/ai_ops", body, "Investigate every firing alert and report.", "aiops");
+    // The request in the page's language: the report is written in the request's.
+    const request = t("aiops_request");
+    const body = current ? { sessionId: current, userRequest: request } : { userRequest: request };
+    run("/api/ai_ops", body, request, "aiops");
   });
 
   el.clear.addEventListener("click", async () => {
     if (!current || busy) return;
     try {
       const data = await api("/api/chat/clear", { method: "POST", body: { Id: current } });
-      setStatus(
-        "History cleared (" + data.cleared + " messages). The next question starts without context; " +
-          "earlier runs stay in the audit record.",
-        "ok"
-      );
+      setStatus(t("history_cleared", null, { n: data.cleared }), "ok");
     } catch (error) {
       setStatus(error.message, "error");
     }

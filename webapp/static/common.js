@@ -5,6 +5,7 @@
 
 (function () {
   const KEY_STORAGE = "diagnosis.apiKey";
+  const t = (key, vars) => window.I18n.t(key, null, vars);
 
   /** Build an element: h("a", {href: "/", class: "x", onclick: fn}, "text", child, ...). */
   function h(tag, attrs, ...children) {
@@ -56,7 +57,7 @@
   }
 
   function unreachable(error) {
-    return new ApiError(0, "Could not reach the server (" + (error.message || error) + ").");
+    return new ApiError(0, t("unreachable", { error: error.message || error }));
   }
 
   /** The ApiError for a response that is not OK, from its JSON envelope when it has one. */
@@ -69,9 +70,9 @@
       // not an envelope (a proxy's HTML page, say): fall back to the status line
     }
     message = message || response.statusText || "request failed";
-    let text = "The server answered " + response.status + ": " + message + ".";
-    if (response.status === 401) text += " Open Settings and enter the API key.";
-    if (response.status === 503) text = "Unavailable right now (503): " + message + ".";
+    let text = t("server_answered", { status: response.status, message: message });
+    if (response.status === 401) text += t("open_settings");
+    if (response.status === 503) text = t("unavailable", { message: message });
     return new ApiError(response.status, text);
   }
 
@@ -95,7 +96,7 @@
     try {
       body = JSON.parse(text);
     } catch (_) {
-      throw new ApiError(response.status, "The server sent something that is not JSON.");
+      throw new ApiError(response.status, t("not_json"));
     }
     return opts.raw ? { data: body.data, text: text } : body.data;
   }
@@ -134,7 +135,7 @@
       throw unreachable(error);
     }
     if (!response.ok) throw await responseError(response);
-    if (!response.body) throw new ApiError(response.status, "This browser cannot read streams.");
+    if (!response.body) throw new ApiError(response.status, t("no_streams"));
     const reader = response.body.getReader();
     const decoder = new TextDecoder();
     let buffer = "";
@@ -158,7 +159,7 @@
       try {
         chunk = await reader.read();
       } catch (error) {
-        throw new ApiError(0, "The connection broke while streaming (" + error.message + ").");
+        throw new ApiError(0, t("stream_broke", { error: error.message }));
       }
       if (chunk.done) break;
       buffer += decoder.decode(chunk.value, { stream: true });
@@ -262,7 +263,7 @@
           class: "cite",
           href: href(match[1]),
           dataset: { evidence: match[1] },
-          title: "Evidence " + match[1] + ": open the excerpt it was verified against",
+          title: t("cite_title", { id: match[1] }),
         },
         match[0]
       )
@@ -355,7 +356,7 @@
     });
     if (document.body.dataset.authRequired === "true" && !apiKey()) {
       open.classList.add("attention");
-      open.title = "This server requires an API key";
+      open.title = t("needs_key");
     }
   }
 

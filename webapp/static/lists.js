@@ -3,7 +3,8 @@
 "use strict";
 
 (function () {
-  const { h } = window.Diag;
+  const { h, localTime } = window.Diag;
+  const { t } = window.I18n;
 
   function pad(n) {
     return String(n).padStart(2, "0");
@@ -18,14 +19,24 @@
       date.getUTCFullYear() + "-" + pad(date.getUTCMonth() + 1) + "-" + pad(date.getUTCDate()) +
       " " + pad(date.getUTCHours()) + ":" + pad(date.getUTCMinutes()) + ":" +
       pad(date.getUTCSeconds()) + " UTC";
-    return h("time", { class: "time", datetime: iso, title: "Local: " + date.toLocaleString() }, text);
+    return h("time", { class: "time", datetime: iso, title: localTime(iso) }, text);
+  }
+
+  /** A run's state in the page's (or ``lang``'s) words: ``success``, ``failed``, ``running``... */
+  function stateLabel(status, lang) {
+    return window.I18n.named("state_", String(status || "").toLowerCase(), lang);
   }
 
   function statusBadge(status, degraded) {
     const kind = { SUCCESS: "ok", FAILED: "failed", RUNNING: "running", PENDING: "running" }[status] || "";
-    const badge = h("span", { class: "badge state " + kind }, String(status || "").toLowerCase());
+    const badge = h("span", { class: "badge state " + kind, dataset: { state: status } }, stateLabel(status));
     if (!degraded) return badge;
-    return h("span", { class: "badges" }, badge, h("span", { class: "badge degraded" }, "degraded"));
+    return h("span", { class: "badges" }, badge, h("span", { class: "badge degraded" }, t("degraded")));
+  }
+
+  /** A flow's name in the page's words (``complex``, ``simple``, ``aiops``). */
+  function flowLabel(flow) {
+    return window.I18n.named("flow_", flow);
   }
 
   /** The non-empty fields of a form as URLSearchParams. */
@@ -69,7 +80,7 @@
       stack.length = index + 1;
       first.disabled = previous.disabled = index === 0;
       next.disabled = !nextCursor;
-      label.textContent = "Page " + (index + 1);
+      label.textContent = t("page_n", null, { n: index + 1 });
       root.dataset.state = "ready"; // the page, its buttons and its label are shown
     }
 
@@ -101,5 +112,5 @@
     return pager;
   }
 
-  window.DiagLists = { filteredList, fillForm, formParams, keysetPager, shorten, statusBadge, utcTime };
+  window.DiagLists = { filteredList, fillForm, flowLabel, formParams, keysetPager, shorten, stateLabel, statusBadge, utcTime };
 })();

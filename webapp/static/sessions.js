@@ -5,6 +5,7 @@
 (function () {
   const { api, h } = window.Diag;
   const { shorten, utcTime } = window.DiagLists;
+  const { t } = window.I18n;
   const PAGE = 20;
 
   const list = document.getElementById("server-sessions");
@@ -22,11 +23,11 @@
       h(
         "a",
         { class: "server-session", href, dataset: { sessionId: session.sessionId } },
-        h("span", { class: "session-title" }, shorten(session.title, 80) || "Untitled session"),
+        h("span", { class: "session-title" }, shorten(session.title, 80) || t("untitled")),
         h(
           "span",
           { class: "session-id" },
-          session.runCount + (session.runCount === 1 ? " run · " : " runs · "),
+          t("runs_n", null, { n: session.runCount }),
           utcTime(session.updatedAt)
         )
       )
@@ -37,7 +38,7 @@
     const params = new URLSearchParams({ limit: String(PAGE) });
     if (text.value.trim()) params.set("text", text.value.trim());
     if (append && cursor) params.set("cursor", cursor);
-    status.textContent = "Loading…";
+    status.textContent = t("loading");
     try {
       const data = await api("/api/sessions?" + params);
       const items = data.sessions.map(item);
@@ -45,7 +46,7 @@
       else list.replaceChildren(...items);
       cursor = data.nextCursor;
       more.hidden = !cursor;
-      status.textContent = list.children.length ? "" : "No sessions on the server yet.";
+      status.textContent = list.children.length ? "" : t("no_sessions");
     } catch (error) {
       status.textContent = error.message;
     }

@@ -8,7 +8,7 @@
   const JV = window.JsonView;
   const EV = window.Evidence;
   let lang = window.I18n.page; // the question's language once the run is loaded
-  const T = (key) => window.I18n.t(key, lang);
+  const T = (key, vars) => window.I18n.t(key, lang, vars);
 
   const root = document.getElementById("trace");
   const status = document.getElementById("trace-status");
@@ -42,7 +42,7 @@
   function statusBadge(value, degraded) {
     const text = String(value || "").toLowerCase();
     const kind = text === "success" ? (degraded ? "degraded" : "ok") : text === "failed" || text === "error" ? "failed" : "running";
-    return badge(text + (degraded ? " · degraded" : ""), "state " + kind);
+    return badge(window.I18n.named("state_", String(value || "").toLowerCase(), lang) + (degraded ? " · " + T("degraded") : ""), "state " + kind);
   }
 
   function pretty(value) {
@@ -67,7 +67,7 @@
   }
 
   function kvTable(obj) {
-    if (obj === null || obj === undefined) return h("p", { class: "hint" }, "Not recorded for this run.");
+    if (obj === null || obj === undefined) return h("p", { class: "hint" }, T("not_recorded"));
     const rows = Object.entries(obj).map(([key, value]) => h("tr", {}, h("th", { scope: "row" }, key), h("td", {}, kvValue(value))));
     return h("table", { class: "kv" }, h("tbody", {}, rows));
   }
@@ -109,19 +109,24 @@
     if (run.answer) {
       renderMarkdown(answer, run.answer, (id) => "#evidence-" + id);
       utcTimes(answer);
-      if (chipMaker) EV.chipCitations(answer, chipMaker);
+      if (chipMaker) {
+        // The evidence list as on the chat page: a chip per item (the chips after each
+        // sentence are at most three; every cited item keeps one here).
+        EV.readableEvidenceList(answer, chipMaker, lang);
+        EV.chipCitations(answer, chipMaker);
+      }
     }
-    else answer.append(h("p", { class: "hint" }, "No answer was recorded."));
+    else answer.append(h("p", { class: "hint" }, T("no_answer")));
     const facts = [
       [T("f_status"), statusBadge(run.status, run.degraded)],
-      [T("f_flow"), run.flow + " (" + run.agentFlow + ")"],
-      [T("f_degraded"), run.degraded ? "yes: a fallback answer" : "no"],
+      [T("f_flow"), window.I18n.named("flow_", run.flow, lang) + " (" + run.agentFlow + ")"],
+      [T("f_degraded"), run.degraded ? T("yes_fallback") : T("no")],
       [T("f_duration"), formatDuration(run.durationMs)],
       [T("f_started"), timeEl(run.startedAt)],
       [T("f_finished"), timeEl(run.finishedAt)],
       [T("f_steps"), String(run.stepCount)],
       [T("f_tools"), String(run.toolCount)],
-      [T("f_feedback"), run.feedback ? run.feedback + (run.feedbackComment ? ": " + run.feedbackComment : "") : "none yet"],
+      [T("f_feedback"), run.feedback ? T(run.feedback) + (run.feedbackComment ? ": " + run.feedbackComment : "") : T("none_yet")],
       [T("f_session"), trace.session ? trace.session.title || trace.session.sessionId : sessionId],
     ];
     return section(
@@ -145,23 +150,21 @@
         h(
           "p",
           { class: "notice info", id: "route-none" },
-          graph
-            ? "This " + (graph.flow || run.flow) + " run did not go through the diagnosis graph, so there is no route to draw."
-            : "The route could not be loaded."
+          graph ? T("route_none", { flow: graph.flow || run.flow }) : T("route_unloaded")
         )
       );
       return box;
     }
     diagram.setAttribute("role", "img");
-    diagram.setAttribute("aria-label", "The diagnosis graph with the route of this run highlighted: " + graph.route.join(", "));
+    diagram.setAttribute("aria-label", T("route_aria") + graph.route.join(", "));
     box.append(
-      h("p", { class: "hint" }, "Highlighted: the nodes and edges this run took (" + graph.route.length + " node executions)."),
+      h("p", { class: "hint" }, T("route_hint", { n: graph.route.length })),
       h("ol", { class: "route-list" }, graph.route.map((node) => h("li", {}, node)))
     );
     if (aiops) {
       // Each alert was investigated by the diagnosis graph, nested: its route, node by node.
       box.append(
-        h("h3", {}, "Per alert: route through the nested diagnosis graph"),
+        h("h3", {}, T("per_alert_route")),
         h("ul", { class: "alert-routes" }, graph.alerts.map((a) => h("li", {}, h("strong", {}, (a.alertId || "") + " " + (a.alertName || "")), ": " + a.route.join(" → "))))
       );
     }
@@ -180,7 +183,7 @@
       container.innerHTML = svg; // mermaid's own output in strict mode (labels sanitised)
       container.dataset.rendered = "true";
     } catch (error) {
-      container.replaceChildren(h("p", { class: "notice error" }, "The diagram could not be drawn: " + error.message), h("pre", { class: "json" }, text));
+      container.replaceChildren(h("p", { class: "notice error" }, T("diagram_failed") + error.message), h("pre", { class: "json" }, text));
     }
   }
 
@@ -203,7 +206,7 @@
           h(
             "div",
             { class: "claim-evidence" },
-            claim.cited ? badge("cited in the answer", "ok") : badge("not cited", "quiet"),
+            claim.cited ? badge(T("cited_in_answer"), "ok") : badge(T("not_cited"), "quiet"),
             claim.refs.map(({ ref, inv }) =>
               h(
                 "a",
@@ -222,12 +225,8 @@
         )
       )
     );
-    const intro = h(
-      "p",
-      { class: "hint" },
-      "Each claim the gatekeeper verified, with the evidence bound to it. Select a claim or an evidence id to open the tool output and highlight the exact excerpt at its raw_path."
-    );
-    return section("claims", T("claims_title"), intro, ordered.length ? list : h("p", { class: "hint" }, "This run recorded no verified evidence."));
+    const intro = h("p", { class: "hint" }, T("claims_intro"));
+    return section("claims", T("claims_title"), intro, ordered.length ? list : h("p", { class: "hint" }, T("no_evidence")));
   }
 
   const chipIds = new Set();
@@ -244,21 +243,21 @@
    * bytes); a step's input is fetched, whole, the first time its box is opened.
    */
   function lazyInput(step) {
-    const summary = h("summary", {}, "Model input");
+    const summary = h("summary", {}, T("model_input"));
     const box = h("details", { class: "lazy-json model-input" }, summary);
     const url = "/api/diagnosis/" + encodeURIComponent(sessionId) + "/runs/" + encodeURIComponent(runId) + "/steps/" + step.stepIndex;
     let state = "idle"; // then "loading", and "done" once shown; a failure goes back to "idle"
     box.addEventListener("toggle", async () => {
       if (!box.open || state !== "idle") return;
       state = "loading";
-      const note = h("p", { class: "hint", role: "status" }, "Loading the model input…");
+      const note = h("p", { class: "hint", role: "status" }, T("loading_input"));
       box.replaceChildren(summary, note);
       try {
         const loaded = await api(url);
         note.replaceWith(h("pre", { class: "json" }, pretty(loaded.modelInput)));
         state = "done";
       } catch (error) {
-        note.replaceWith(h("p", { class: "notice error" }, "The model input could not be loaded (" + error.message + "); close and open to retry."));
+        note.replaceWith(h("p", { class: "notice error" }, T("input_failed", { error: error.message })));
         state = "idle";
       }
     });
@@ -270,7 +269,7 @@
     const head = h(
       "div",
       { class: "step-row step-head", "aria-hidden": "true" },
-      ["#", "Agent", "Model", "Status", "Duration", "Prompt tok.", "Compl. tok.", "Tool call"].map((t) => h("span", {}, t))
+      ["#", T("col_agent"), T("col_model"), T("f_status"), T("f_duration"), T("col_prompt"), T("col_completion"), T("col_tool_call")].map((t) => h("span", {}, t))
     );
     const rows = steps.map((step) => {
       const calls = invocations.filter((inv) => inv.data.stepId === step.id);
@@ -289,36 +288,36 @@
           h("span", { class: "duration" }, formatDuration(step.durationMs), h("span", { class: "bar-track" }, bar)),
           h("span", { class: "num" }, step.promptTokens === null ? "–" : String(step.promptTokens)),
           h("span", { class: "num" }, step.completionTokens === null ? "–" : String(step.completionTokens)),
-          h("span", {}, step.hasToolCall ? "yes" : "no")
+          h("span", {}, step.hasToolCall ? T("yes") : T("no"))
         ),
         h(
           "div",
           { class: "step-body" },
           step.error ? h("p", { class: "notice error" }, step.error) : null,
-          h("p", { class: "hint" }, "Attempts: " + step.attempts + " · started ", timeEl(step.createdAt)),
+          h("p", { class: "hint" }, T("attempts_started", { n: step.attempts }), timeEl(step.createdAt)),
           calls.length
-            ? h("p", {}, "Tool calls: ", calls.map((inv, i) => [i ? ", " : "", h("a", { href: "#invocation-" + inv.data.invocationId }, "#" + inv.data.id + " " + inv.data.toolName)]))
+            ? h("p", {}, T("tool_calls_label"), calls.map((inv, i) => [i ? ", " : "", h("a", { href: "#invocation-" + inv.data.invocationId }, "#" + inv.data.id + " " + inv.data.toolName)]))
             : null,
           lazyInput(step),
-          lazyJson("Model output", step.modelOutput)
+          lazyJson(T("model_output"), step.modelOutput)
         )
       );
     });
-    const hint = h("p", { class: "hint" }, "Every model call in order; open a step for its model input and output.");
-    return section("steps", T("steps_title"), steps.length ? [hint, h("div", { class: "steps" }, head, rows)] : h("p", { class: "hint" }, "No model step was recorded."));
+    const hint = h("p", { class: "hint" }, T("steps_hint"));
+    return section("steps", T("steps_title"), steps.length ? [hint, h("div", { class: "steps" }, head, rows)] : h("p", { class: "hint" }, T("no_steps")));
   }
 
   function invocationView(inv, index) {
     const data = inv.data;
     const refs = data.evidenceRefs || [];
-    const size = inv.rawSize > 1024 ? Math.round(inv.rawSize / 1024) + " KB" : inv.rawSize + " bytes";
-    inv.rawBox = h("details", { class: "raw", dataset: { role: "raw-output" } }, h("summary", {}, "Raw output (" + size + ")"));
+    const size = inv.rawSize > 1024 ? Math.round(inv.rawSize / 1024) + " KB" : T("n_bytes", { n: inv.rawSize });
+    inv.rawBox = h("details", { class: "raw", dataset: { role: "raw-output" } }, h("summary", {}, T("raw_output", { size: size })));
     inv.rawBox.addEventListener("toggle", () => {
       if (inv.rawBox.open) ensureRendered(inv);
     });
     inv.caption = h("div", { class: "highlight-caption", role: "status" });
     inv.charts = h("div", { class: "invocation-charts" });
-    const step = data.stepId ? h("a", { href: "#step-" + data.stepId }, "model step " + data.stepId) : "no model step";
+    const step = data.stepId ? h("a", { href: "#step-" + data.stepId }, T("model_step", { n: data.stepId })) : T("no_model_step");
     inv.el = h(
       "details",
       { class: "invocation", id: "invocation-" + data.invocationId, dataset: { invocationId: data.invocationId, index: String(index) } },
@@ -329,23 +328,23 @@
         h("span", { class: "tool" }, data.toolName),
         statusBadge(data.status),
         h("span", { class: "duration" }, formatDuration(data.durationMs)),
-        refs.length ? badge(refs.length + " evidence", "evidence") : null,
+        refs.length ? badge(T("n_evidence", { n: refs.length }), "evidence") : null,
         h("span", { class: "args-preview" }, argsPreview(data.arguments)),
         h("code", { class: "inv-id" }, data.invocationId)
       ),
       h(
         "div",
         { class: "invocation-body" },
-        h("p", { class: "hint" }, "Called by ", data.agentName || "?", " from ", step, " · ", timeEl(data.createdAt)),
+        h("p", { class: "hint" }, T("called_by"), h("code", {}, data.agentName || "?"), T("called_from"), step, " · ", timeEl(data.createdAt)),
         data.errorMessage ? h("p", { class: "notice error" }, data.errorMessage) : null,
-        h("h4", {}, "Arguments"),
+        h("h4", {}, T("arguments")),
         h("pre", { class: "json" }, pretty(data.arguments)),
-        data.retrievalDetails ? lazyJson("Retrieval details", data.retrievalDetails) : null,
+        data.retrievalDetails ? lazyJson(T("retrieval"), data.retrievalDetails) : null,
         refs.length
           ? h(
               "p",
               { class: "inv-evidence" },
-              "Evidence from this output: ",
+              T("evidence_from"),
               refs.map((ref) => h("a", { href: "#evidence-" + ref.evidence_id, class: "evidence-link", dataset: { evidence: ref.evidence_id } }, ref.evidence_id))
             )
           : null,
@@ -395,7 +394,7 @@
     return section(
       "invocations",
       T("invocations_title"),
-      invocations.length ? h("div", { class: "invocations" }, invocations.map(invocationView)) : h("p", { class: "hint" }, "No tool was called.")
+      invocations.length ? h("div", { class: "invocations" }, invocations.map(invocationView)) : h("p", { class: "hint" }, T("no_tools"))
     );
   }
 
@@ -408,7 +407,7 @@
   }
 
   function orchestrationSection(trace) {
-    if (!trace) return section("orchestration", T("orchestration_title"), h("p", { class: "hint" }, "Not recorded: this run did not go through the diagnosis graph."));
+    if (!trace) return section("orchestration", T("orchestration_title"), h("p", { class: "hint" }, T("not_through_graph")));
     const rest = Object.assign({}, trace);
     delete rest.transitions;
     // AIOps runs: one child trace per alert (the nested diagnosis graph), drawn the same way.
@@ -416,22 +415,26 @@
     delete rest.alerts;
     const children = alerts.map((a) => {
       const child = a.trace || {};
-      const title = (a.alert_id || "") + " · " + (a.alert_name || "") + " - " + a.rounds + " round(s), " + (child.termination_reason || "?");
+      const title = (a.alert_id || "") + " · " + (a.alert_name || "") + " - " + T("rounds", { n: a.rounds }) + ", " + (child.termination_reason || "?");
       return [h("h3", {}, title), transitionTable(child.transitions)];
     });
-    return section("orchestration", T("orchestration_title"), transitionTable(trace.transitions), kvTable(rest), children, lazyJson("Raw JSON", trace));
+    return section("orchestration", T("orchestration_title"), transitionTable(trace.transitions), kvTable(rest), children, lazyJson(T("raw_json"), trace));
   }
 
   function transitionTable(transitions) {
     if (!Array.isArray(transitions)) return null;
     return h(
-      "table",
-      { class: "grid" },
-      h("thead", {}, h("tr", {}, ["#", "From", "To", "Reason code", "Attempt"].map((t) => h("th", { scope: "col" }, t)))),
+      "div",
+      { class: "table-scroll" },
       h(
-        "tbody",
-        {},
-        transitions.map((t, i) => h("tr", {}, h("td", {}, String(i + 1)), h("td", {}, t.from), h("td", {}, t.to), h("td", {}, h("code", {}, t.reason_code)), h("td", {}, String(t.attempt))))
+        "table",
+        { class: "grid" },
+        h("thead", {}, h("tr", {}, ["#", T("col_from"), T("col_to"), T("col_reason"), T("col_attempt")].map((t) => h("th", { scope: "col" }, t)))),
+        h(
+          "tbody",
+          {},
+          transitions.map((t, i) => h("tr", {}, h("td", {}, String(i + 1)), h("td", {}, t.from), h("td", {}, t.to), h("td", {}, h("code", {}, t.reason_code)), h("td", {}, String(t.attempt))))
+        )
       )
     );
   }
@@ -468,7 +471,7 @@
     for (const id of ids) {
       const entries = evidence.get(id);
       if (!entries) {
-        problems.push("Evidence " + id + " is not recorded in this run.");
+        problems.push(T("not_in_run", { id: id }));
         continue;
       }
       const { ref, inv } = entries[0];
@@ -489,20 +492,20 @@
           "p",
           {},
           h("strong", {}, id),
-          " (claim " + (ref.claim_id || "?") + ") verified at ",
+          T("verified_at", { claim: ref.claim_id || "?" }),
           result.mark
             ? h(
                 "button",
-                { type: "button", class: "link-button raw-path", title: "Scroll to the excerpt", onclick: () => result.mark.scrollIntoView({ block: "center" }) },
+                { type: "button", class: "link-button raw-path", title: T("scroll_to"), onclick: () => result.mark.scrollIntoView({ block: "center" }) },
                 h("code", {}, ref.raw_path)
               )
             : h("code", { class: "raw-path" }, ref.raw_path),
-          result.error ? h("span", { class: "error-text" }, ": " + result.error) : ": the highlighted excerpt."
+          result.error ? h("span", { class: "error-text" }, ": " + result.error) : T("highlighted")
         )
       );
       if (!first) first = result.mark || inv.el;
     }
-    status.textContent = problems.join(" ") || "Showing " + ids.join(", ") + ".";
+    status.textContent = problems.join(" ") || T("showing", { ids: ids.join(", ") });
     status.className = "status" + (problems.length ? " error" : "");
     if (anchor) history.replaceState(null, "", "#" + anchor);
     if (first) first.scrollIntoView({ block: "center", behavior: "auto" });
@@ -526,12 +529,9 @@
 
   function showFailure(error) {
     status.textContent = "";
-    const title = error.status === 404 ? "Run not found" : error.status === 400 ? "Not a valid trace link" : "The trace could not be loaded";
-    const text =
-      error.status === 404
-        ? "There is no run " + runId + " in session " + sessionId + ". It may belong to another session, or the link is mistyped."
-        : error.message;
-    root.append(h("div", { id: "not-found", class: "notice error", role: "alert" }, h("h2", {}, title), h("p", {}, text), h("p", {}, h("a", { href: "/" }, "Back to the chat"))));
+    const title = T(error.status === 404 ? "run_not_found" : error.status === 400 ? "bad_link" : "trace_failed");
+    const text = error.status === 404 ? T("no_such_run", { run: runId, session: sessionId }) : error.message;
+    root.append(h("div", { id: "not-found", class: "notice error", role: "alert" }, h("h2", {}, title), h("p", {}, text), h("p", {}, h("a", { href: "/" }, T("back_to_chat")))));
   }
 
   async function load() {
@@ -576,7 +576,7 @@
     body.append(
       h(
         "nav",
-        { class: "toc card", "aria-label": "Sections" },
+        { class: "toc card", "aria-label": T("sections") },
         ["summary", "route", "charts", "claims", "steps", "invocations", "evaluation", "orchestration"].map((id) => h("a", { href: "#" + id }, T("toc_" + id)))
       ),
       summarySection(trace),

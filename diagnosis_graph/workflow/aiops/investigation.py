@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping, Sequence
+from dataclasses import asdict
 from datetime import datetime, timedelta, timezone
 from typing import Any
 
@@ -20,6 +21,7 @@ from ...config import RunConfig
 from ..evaluation import build_self_evaluation
 from ..factory import DiagnosisRun, run_diagnosis
 from ..fallback import why_fallback
+from ..limits import failed_reads
 from ..ports import InvocationRecord
 from ..state import RECURSION_LIMIT as DIAGNOSIS_RECURSION_LIMIT
 from .ports import AiOpsPorts
@@ -53,8 +55,18 @@ def _parse(value: Any) -> datetime | None:
     return moment if moment.tzinfo else moment.replace(tzinfo=timezone.utc)
 
 
-def alert_question(alert: Mapping[str, Any], reference_time: str | None) -> str:
-    """The question the chat graph answers for ``alert``: why it fires, since shortly before."""
+_QUESTION = {
+    "en": ("Why is {service} firing {name}{since}?", " since {at}", " The alert says: {text}"),
+    "zh": ("为什么 {service}{since}触发 {name}？", " 从 {at} 开始", " 告警内容：{text}"),
+}
+
+
+def alert_question(
+    alert: Mapping[str, Any], reference_time: str | None, language: str = "en"
+) -> str:
+    """The question the chat graph answers for ``alert``: why it fires, since shortly before,
+    in ``language`` (the request's: the answer is in the question's language)."""
+    ask, since_words, says = _QUESTION.get(language, _QUESTION["en"])
     name = str(alert.get("alert_name") or "the alert")
     service = str(alert.get("service") or "the service")
     active = _parse(alert.get("active_at"))
@@ -64,10 +76,11 @@ def alert_question(alert: Mapping[str, Any], reference_time: str | None) -> str:
         onset = active - ONSET_LEAD
         if now is not None:
             onset = min(onset, now - timedelta(minutes=1))
-        since = " since " + onset.astimezone(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
-    question = f"Why is {service} firing {name}{since}?"
+        at = onset.astimezone(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+        since = since_words.format(at=at)
+    question = ask.format(service=service, name=name, since=since)
     description = " ".join(str(alert.get("description") or "").split())
-    return f"{question} The alert says: {description[:300]}" if description else question
+    return question + says.format(text=description[:300]) if description else question
 
 
 def investigate(
@@ -76,14 +89,16 @@ def investigate(
     config: RunConfig,
     reference_time: str | None,
     seen: int = 0,
+    language: str = "en",
 ) -> dict[str, Any]:
     """Run the chat diagnosis graph for one queued alert and summarise what verified.
 
     ``seen``: how many of the run's invocations (in creation order) existed before this
-    investigation; the ones after it are this alert's own (its tool statistics).
+    investigation; the ones after it are this alert's own (its tool statistics and failed
+    reads).
     """
     alert_id, alert = str(item["alert_id"]), dict(item["alert"])
-    question = alert_question(alert, reference_time)
+    question = alert_question(alert, reference_time, language)
     run_id = str(config.metadata.get("run_id") or config.thread_id or "")
     session_id = str(config.metadata.get("session_id") or "")
 
@@ -101,6 +116,7 @@ def investigate(
     )
     records = ports.invocations.invocations_for_run(run_id)
     summary = summarise(alert_id, alert, question, run, records, records[seen:])
+    summary["failed"] = [asdict(read) for read in failed_reads(records[seen:], ports.unreadable())]
     summary["invocations_seen"] = len(records)
     return summary
 

@@ -16,6 +16,7 @@ from typing import Any
 
 from ...config import RunConfig
 from ..outcomes import Outcome, StepResult
+from ..render import language_of
 from .investigation import brief, investigate, priority
 from .ports import AiOpsPorts
 from .report import render_report
@@ -96,7 +97,8 @@ class AiOpsNodes:
         earlier = state.get("investigations") or []
         last = earlier[-1] if earlier else state.get("alerts_read") or {}
         seen = int(last.get("invocations_seen") or 0)  # the run's invocations made before
-        summary = investigate(self.ports, queue[0], config, reference_time, seen)
+        language = language_of(str((state.get("aiops_context") or {}).get("request") or ""))
+        summary = investigate(self.ports, queue[0], config, reference_time, seen, language)
         return StepResult(Outcome.COMPLETED, {"queue": queue[1:], "investigations": [summary]})
 
     def report(self, state: State, config: RunConfig) -> StepResult:

@@ -47,7 +47,9 @@ class AiOpsPorts:
 
     ``diagnosis`` is the chat flow's compiled diagnosis graph (``build_diagnosis_graph``); every
     alert is investigated by running it as a nested graph, so its nodes, retry budgets,
-    gatekeeper and evidence retry apply unchanged.
+    gatekeeper and evidence retry apply unchanged. ``unreadable`` gives why each telemetry
+    backend that could not be read failed (named in the alert's section, like its failed
+    tool calls).
     """
 
     alerts: AlertSource
@@ -55,3 +57,4 @@ class AiOpsPorts:
     diagnosis: CompiledGraph
     reference_time: Callable[[], str | None] = lambda: None
     listener: Listener = field(default=_ignore)
+    unreadable: Callable[[], Sequence[str]] = tuple

@@ -1,14 +1,17 @@
 """The AIOps report, rendered by the product from each investigation's validated output.
 
-No model writes any of it. Per alert it shows the composer's *validated* conclusions (never its
-free Markdown) with citations filtered to the investigation's verified evidence - an id that is
-not in that list is dropped, and an id written inline in a statement is removed - then the
-recommendations, limitations and the verified evidence itself. Alert fields come from the
-recorded alert query. Text is made inert: HTML is escaped and images become plain links.
+No model writes any of it. Per alert it shows one short paragraph: the composer's *validated*
+conclusions (never its free Markdown), headed by its summary's first sentence, with at most
+three citations each, filtered to the investigation's verified evidence - an id that is not in
+that list is dropped, and an id written inline in a statement is removed - then the reads that
+failed, the recommendations and the limitations. The verified evidence of every alert follows
+at the end. The report opens with a headline (how many alerts, how many diagnosed, which to
+start with) and is in the request's language. Alert fields come from the recorded alert query;
+an alert's start is its ``active_at`` (Prometheus' ``activeAt`` where the alert source has it).
+Text is made inert: HTML is escaped and images become plain links.
 
 ``render_alert_section`` takes one investigation summary (see
-:func:`~diagnosis_graph.workflow.aiops.investigation.summarise`), so a shared answer renderer
-can replace it without touching the supervisor.
+:func:`~diagnosis_graph.workflow.aiops.investigation.summarise`).
 """
 
 from __future__ import annotations
@@ -18,7 +21,10 @@ from typing import Any
 
 from .. import render
 from ..gatekeeper import GATEKEEPER_VERSION
-from ..render import safe_text, shorten
+from ..limits import FailedRead, RangeNote
+from ..prose import cited_chips, first_sentence, shorten
+from ..render import language_of, safe_text
+from .report_words import WORDS
 from .state import MAX_ALERTS
 
 Investigation = Mapping[str, Any]
@@ -70,9 +76,19 @@ def diagnosed(investigation: Investigation) -> bool:
     return bool(conclusions(investigation))
 
 
+def shown_conclusions(investigation: Investigation) -> list[tuple[str, list[str]]]:
+    """``conclusions`` with the at most three citations each one shows."""
+    evidence = verified_ids(investigation)
+    services = {i: e.get("service") for i, e in evidence.items()}
+    return [
+        (text, cited_chips(text, ids, evidence, services=services))
+        for text, ids in conclusions(investigation)
+    ]
+
+
 def cited_ids(investigation: Investigation) -> list[str]:
     """Every evidence id the report cites for this alert, in order of first citation."""
-    ids = [i for _, cites in conclusions(investigation) for i in cites]
+    ids = [i for _, cites in shown_conclusions(investigation) for i in cites]
     ids += [i for _, cites in recommendations(investigation) for i in cites]
     return list(dict.fromkeys(ids))
 
@@ -81,56 +97,71 @@ def _cites(ids: Iterable[str]) -> str:
     return "".join(f"[{i}]" for i in ids)
 
 
-def evidence_lines(investigation: Investigation) -> list[str]:
+def evidence_lines(investigation: Investigation, language: str = "en") -> list[str]:
     """One line per verified evidence item, as the chat answer shows it."""
-    return render.evidence_lines(investigation.get("evidence") or [], "en")
+    return render.evidence_lines(investigation.get("evidence") or [], language)
 
 
-def render_alert_section(investigation: Investigation) -> list[str]:
-    """One alert: the alert, its root cause or why none, actions, limitations, evidence."""
+def _cause(investigation: Investigation, words: Mapping[str, str]) -> str:
+    """The alert's paragraph: the summary's first sentence, then each conclusion, cited."""
+    found = shown_conclusions(investigation)
+    parts = [f"{inert(text)} {_cites(ids)}" for text, ids in found]
+    summary = str((investigation.get("composer") or {}).get("summary") or "")
+    headline = first_sentence(summary)
+    if headline and not any(text.startswith(headline.rstrip(".。")) for text, _ in found):
+        parts.insert(0, inert(headline))
+    return f"**{words['cause']}:** " + " ".join(parts)
+
+
+def _failed(investigation: Investigation, language: str) -> list[str]:
+    failed = [FailedRead(**f) for f in investigation.get("failed") or []]
+    return render.limit_lines(RangeNote(), failed, language)
+
+
+def render_alert_section(investigation: Investigation, language: str = "en") -> list[str]:
+    """One alert: what it is and since when, its cause in one paragraph, what could not be
+    read, the actions and the limitations."""
+    words = WORDS[language]
     alert = investigation["alert"]
     lines = [
         f"### {investigation['alert_id']} · {inert(alert.get('alert_name'))} "
         f"({inert(alert.get('severity'))}, {inert(alert.get('service'))})",
         "",
-        f"> {_short(alert.get('description') or '')} - active since "
-        f"{inert(alert.get('active_at'))}",
+        f"> {_short(alert.get('description') or '')} - "
+        + words["since"].format(at=inert(alert.get("active_at"))),
         "",
     ]
-    found = conclusions(investigation)
-    summary = (investigation.get("composer") or {}).get("summary")
-    if found:
-        cause = " ".join(f"{inert(text)} {_cites(ids)}" for text, ids in found)
-        lines += [f"**Summary:** {inert(summary)}", ""] if summary else []
-        lines += [f"**Root cause:** {cause}", ""]
+    if diagnosed(investigation):
+        lines += [_cause(investigation, words), ""]
     else:
-        why = investigation.get("why_not_composed") or "the verified evidence supports no cause"
-        lines += [f"**Not diagnosed:** {inert(why)}.", ""]
-    actions = recommendations(investigation) if found else []
+        why = investigation.get("why_not_composed") or words["no_cause"]
+        lines += [f"**{words['undiagnosed']}:** {inert(why)}.", ""]
+    lines += _failed(investigation, language)
+    actions = recommendations(investigation) if diagnosed(investigation) else []
     if actions:
-        lines += ["**Actions:**", ""]
+        lines += [f"**{words['actions']}:**", ""]
         lines += [
-            f"{n}. {inert(t)} {_cites(ids)}".rstrip() for n, (t, ids) in enumerate(actions, 1)
+            f"{n}. {inert(t)} " + (_cites(ids) or f"_({words['unsourced']})_")
+            for n, (t, ids) in enumerate(actions, 1)
         ]
         lines.append("")
     limits = (investigation.get("composer") or {}).get("limitations") or []
     if limits:
-        lines += ["**Limitations:**", "", *(f"- {inert(x)}" for x in limits), ""]
-    lines += ["**Verified evidence:**", "", *(evidence_lines(investigation) or ["- none"]), ""]
+        lines += [f"**{words['limitations']}:**", "", *(f"- {inert(x)}" for x in limits), ""]
     return lines
 
 
-def alert_table(investigations: Sequence[Investigation], skipped: Sequence[Any]) -> list[str]:
+def alert_table(
+    investigations: Sequence[Investigation], skipped: Sequence[Any], language: str = "en"
+) -> list[str]:
     """The alert list: id, name, severity, service, active since, state, diagnosis."""
-    lines = [
-        "| # | alert | severity | service | active since | state | diagnosis |",
-        "| --- | --- | --- | --- | --- | --- | --- |",
-    ]
+    words = WORDS[language]
+    lines = [f"| {words['columns']} |", "| --- " * (words["columns"].count("|") + 1) + "|"]
     rows = [
-        (i["alert_id"], i["alert"], "diagnosed" if diagnosed(i) else "not diagnosed")
+        (i["alert_id"], i["alert"], words["diagnosed" if diagnosed(i) else "not_diagnosed"])
         for i in investigations
     ]
-    rows += [("-", a, "not investigated (over the alert limit)") for a in skipped]
+    rows += [("-", a, words["skipped"]) for a in skipped]
     for alert_id, alert, status in rows:
         cells = [alert.get(k) for k in ("alert_name", "severity", "service", "active_at", "state")]
         text = " | ".join(inert(c).replace("|", "\\|") for c in cells)
@@ -138,7 +169,7 @@ def alert_table(investigations: Sequence[Investigation], skipped: Sequence[Any])
     return lines
 
 
-def _links(investigations: Sequence[Investigation]) -> list[str]:
+def _links(investigations: Sequence[Investigation], words: Mapping[str, str]) -> list[str]:
     """Alerts whose cited evidence comes from the service of another firing alert."""
     by_service = {str(i["alert"].get("service")): i for i in investigations}
     lines = []
@@ -152,41 +183,66 @@ def _links(investigations: Sequence[Investigation]) -> list[str]:
                 continue
             seen.add(service)
             lines.append(
-                f"{inert(inv['alert'].get('alert_name'))} traces to {inert(service)}, which raised "
-                f"{inert(other['alert'].get('alert_name'))} itself: treat them as one incident "
-                f"[{ident}]."
+                words["link"].format(
+                    alert=inert(inv["alert"].get("alert_name")),
+                    service=inert(service),
+                    other=inert(other["alert"].get("alert_name")),
+                    ident=ident,
+                )
             )
     return lines
 
 
+def _names(items: Iterable[Mapping[str, Any]], words: Mapping[str, str]) -> str:
+    return words["comma"].join(inert(a.get("alert_name")) for a in items)
+
+
 def overall_assessment(
-    investigations: Sequence[Investigation], skipped: Sequence[Any], alerts_error: str | None
+    investigations: Sequence[Investigation],
+    skipped: Sequence[Any],
+    alerts_error: str | None,
+    language: str = "en",
 ) -> str:
     """What was found, what to do first, what belongs together, what is left to a human."""
+    words = WORDS[language]
     if alerts_error is not None:
-        return (
-            f"The firing alerts could not be read ({inert(alerts_error)}), so nothing was "
-            "investigated. Check the alerting backend, then run the investigation again."
-        )
+        return words["unread"].format(error=inert(alerts_error))
     if not investigations:
-        return "No firing alerts to investigate."
+        return words["no_alerts"]
     done = [i for i in investigations if diagnosed(i)]
-    lines = [f"{len(done)} of {len(investigations)} alert(s) diagnosed with verified evidence."]
-    critical = [inert(i["alert"].get("alert_name")) for i in done if _critical(i)]
+    lines = [words["done"].format(done=len(done), count=len(investigations))]
+    critical = [i["alert"] for i in done if _critical(i)]
     if critical:
-        lines.append(f"Start with the critical ones: {', '.join(critical)}.")
-    lines += _links(investigations)
-    missing = [inert(i["alert"].get("alert_name")) for i in investigations if not diagnosed(i)]
+        lines.append(words["critical"].format(names=_names(critical, words)))
+    lines += _links(investigations, words)
+    missing = [i["alert"] for i in investigations if not diagnosed(i)]
     if missing:
-        lines.append(f"Not diagnosed, investigate by hand: {', '.join(missing)}.")
+        lines.append(words["by_hand"].format(names=_names(missing, words)))
     if skipped:
-        names = ", ".join(inert(a.get("alert_name")) for a in skipped)
-        lines.append(f"Over the limit of {MAX_ALERTS} alerts, not investigated: {names}.")
-    return " ".join(lines)
+        lines.append(words["over"].format(limit=MAX_ALERTS, names=_names(skipped, words)))
+    return words["join"].join(lines)
 
 
 def _critical(investigation: Investigation) -> bool:
     return str(investigation["alert"].get("severity") or "").lower() == "critical"
+
+
+def headline(
+    investigations: Sequence[Investigation],
+    skipped: Sequence[Any],
+    alerts_error: str | None,
+    language: str = "en",
+) -> str:
+    """The report's first line: how many alerts fire, how many are diagnosed, which first."""
+    words = WORDS[language]
+    if alerts_error is not None:
+        return f"**{words['unread_headline']}**"
+    count = len(investigations) + len(skipped)
+    if not count:
+        return f"**{words['no_alerts']}**"
+    done = [i for i in investigations if diagnosed(i)]
+    first = words["first"].format(name=inert(done[0]["alert"].get("alert_name"))) if done else ""
+    return f"**{words['headline'].format(count=count, done=len(done), first=first)}**"
 
 
 def render_report(
@@ -197,28 +253,32 @@ def render_report(
     skipped: Sequence[Any],
     alerts_error: str | None = None,
 ) -> str:
-    """The report in Markdown: alert list, per alert evidence and cause, overall assessment."""
-    count = len(investigations) + len(skipped)
-    done = sum(1 for i in investigations if diagnosed(i))
-    lines = ["## AIOps alert report", "", f"**Request:** {inert(request)}", ""]
+    """The report in Markdown: headline, alert list, a paragraph per alert, the overall
+    assessment, and the verified evidence of every alert."""
+    language = language_of(request)
+    words = WORDS[language]
+    lines = [
+        headline(investigations, skipped, alerts_error, language),
+        "",
+        f"**{words['request']}:** {inert(request)}",
+        "",
+    ]
     if alerts_error is None:
-        lines += [
-            f"{count} firing alert(s) at {inert(reference_time)}; "
-            f"{done} diagnosed with verified evidence.",
-            "",
-        ]
+        lines += [words["at"].format(at=inert(reference_time)), ""]
     if investigations or skipped:
-        lines += ["### Alerts", "", *alert_table(investigations, skipped), ""]
+        lines += [f"### {words['alerts']}", "", *alert_table(investigations, skipped, language), ""]
     for investigation in investigations:
-        lines += render_alert_section(investigation)
+        lines += render_alert_section(investigation, language)
     lines += [
-        "### Overall assessment",
+        f"### {words['overall']}",
         "",
-        overall_assessment(investigations, skipped, alerts_error),
+        overall_assessment(investigations, skipped, alerts_error, language),
     ]
-    lines += [
-        "",
-        f"_Every evidence id above was verified against this run's recorded tool outputs "
-        f"({GATEKEEPER_VERSION})._",
-    ]
+    if investigations:
+        lines += ["", f"### {words['evidence']}"]
+    for investigation in investigations:
+        name = inert(investigation["alert"].get("alert_name"))
+        lines += ["", f"#### {investigation['alert_id']} · {name}", ""]
+        lines += evidence_lines(investigation, language) or [f"- {words['none']}"]
+    lines += ["", "_" + words["footer"].format(version=GATEKEEPER_VERSION) + "_"]
     return "\n".join(lines) + "\n"

@@ -35,8 +35,7 @@ def test_a_diagnosis_question_runs_the_complex_flow_and_is_persisted(
         "complex",
         False,
     )
-    assert data["answer"].startswith("## Diagnosis\n")
-    assert "Likely cause in mysql-primary" in data["answer"]
+    assert data["answer"].startswith("**Likely cause in mysql-primary")
     assert "connection pool exhaustion" in data["answer"]
     run = stored_run(app, data["runId"])
     assert (run.session_id, run.agent_flow, run.status, run.flow) == (

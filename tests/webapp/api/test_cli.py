@@ -28,8 +28,7 @@ def test_ask_prints_a_progress_line_per_node_then_the_answer_and_ids(app: Flask)
         "verifier",
         "composer",
     ]
-    assert "## Diagnosis" in result.output
-    assert "Likely cause in shipping-service itself: a bad deploy" in result.output
+    assert "\n**Likely cause in shipping-service itself: a bad deploy" in result.output
     assert re.search(
         r"session: sess-\w+  run: run-\w+  flow: complex  status: SUCCESS", result.output
     )

@@ -184,7 +184,8 @@ def test_invocations_carry_the_evidence_the_answer_cites(
     for invocation in trace["toolInvocations"]:
         for ref in invocation["evidenceRefs"] or []:
             assert ref["statement"] and ref["evidence_excerpt"]
-    assert all(f"[{r['evidence_id']}]" in trace["run"]["answer"] for r in cited)
+    # every cited item is listed under the answer (at most three chips follow each sentence)
+    assert all(f"**{r['evidence_id']}**" in trace["run"]["answer"] for r in cited)
 
 
 def test_attaching_to_a_finished_run_resumes_after_the_last_event_id(

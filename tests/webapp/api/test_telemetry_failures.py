@@ -112,5 +112,8 @@ def test_a_failing_log_source_is_an_error_invocation_in_the_trace(
         assert re.search(reason, call["rawOutput"]["error"]), call["rawOutput"]
     # the degraded answer says which telemetry could not be read, and why
     answer = data["answer"]
-    assert "Telemetry that could not be read" in answer, answer
-    assert f"`{calls[0]['toolName']}` (checkout): " in answer and re.search(reason, answer)
+    assert answer.startswith("**Diagnosis incomplete: part of the telemetry could not be read")
+    failed = answer.split("**Could not be read:**\n\n", 1)[1].split("\n\n")[0]
+    tool = calls[0]["toolName"].replace("_", "\\_")  # Markdown-escaped as rendered
+    assert f"({tool} checkout" in failed, answer
+    assert re.search(reason, failed)

@@ -45,5 +45,5 @@ def test_the_page_asks_for_the_key_and_then_sends_it(
     page.click("#send")
     turn = page.locator(".turn").last
     turn.locator(".badge.state.ok").wait_for()
-    assert turn.locator(".answer h2").count() > 0
+    assert turn.locator(".answer h3").count() > 0
     assert page.evaluate("localStorage.getItem('diagnosis.apiKey')") == KEY

@@ -43,7 +43,8 @@ def test_progress_appears_live_and_the_answer_renders_as_markdown(
     first = turn.locator(".progress-item").first
     assert first.get_attribute("data-outcome") == "completed"
     assert first.locator(".attempt").inner_text() == "attempt 1"
-    assert turn.locator(".answer h2").first.inner_text() == "Diagnosis"
+    headline = turn.locator(".answer > p:first-child > strong").inner_text()
+    assert headline.startswith("Likely cause in mysql-primary")
     conclusions = turn.locator(".answer ol").first.inner_text()
     assert "Likely cause in mysql-primary" in conclusions and "pool exhaustion" in conclusions
     assert turn.locator(".answer img").count() == 0
@@ -65,7 +66,7 @@ def test_the_session_is_remembered_titled_and_restored(page: Page, live: LiveApp
     assert item.locator(".session-title").inner_text() == QUESTION
     assert page.locator("#conversation-title").inner_text() == QUESTION
     restored = page.locator(f'.turn[data-run-id="{ids["runId"]}"]')
-    restored.locator(".answer h2").wait_for()
+    restored.locator(".answer h3").first.wait_for()
     page.click("#clear-history")
     page.locator("#status", has_text="History cleared").wait_for()
     page.click("#new-session")

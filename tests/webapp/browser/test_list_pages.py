@@ -194,8 +194,9 @@ def test_the_case_library_shows_useful_answers(page: Page, live: LiveApp) -> Non
     no_inline_script(page)
     case = page.locator(f".case[data-run-id='{ids['runId']}']")
     case.wait_for()
-    assert case.locator("a").get_attribute("href") == f"/trace/{ids['sessionId']}/{ids['runId']}"
-    assert UTC_LABEL.match(case.locator("time").inner_text())
+    question = case.locator("a.case-question")
+    assert question.get_attribute("href") == f"/trace/{ids['sessionId']}/{ids['runId']}"
+    assert UTC_LABEL.match(case.locator(".case-head time").inner_text())
     page.fill("input[name=text]", "no case reads like this")
     page.click("#case-filters button[type=submit]")
     page.locator("#cases-pager[data-state=ready]").wait_for(state="attached")

@@ -61,7 +61,7 @@ def test_the_summary_steps_and_invocations_are_listed(
     open_trace(page, live, complex_run)
     trace = complex_run["trace"]
     assert page.locator("#summary .badge.state").inner_text() == "success"
-    assert page.locator("#summary .answer h2").count() > 0
+    assert page.locator("#summary .answer h3").count() > 0
     steps = page.locator("#steps details.step")
     assert steps.count() == len(trace["steps"])
     agents = steps.locator(".agent").all_inner_texts()
@@ -176,6 +176,8 @@ def test_a_citation_in_the_answer_highlights_its_excerpt(
         if ".points[" in ref["raw_path"] or ref["raw_path"].endswith((".median", ".count_after"))
     )
     open_trace(page, live, complex_run)
+    # At most three chips follow a sentence; every cited item keeps its chip in the evidence list.
+    page.locator("#summary .answer details.evidence-list > summary").click()
     page.locator(f'#summary .answer a.cite-chip[data-evidence="{point}"]').first.click()
     ref, invocation = refs[point]
     mark = page.locator(f"#invocation-{invocation['invocationId']} mark.excerpt")

@@ -62,7 +62,7 @@ def test_an_alerts_question_lists_every_firing_alert_from_the_alerts_output(
 def test_alerts_in_chinese_are_answered_in_chinese(demo: Diagnoser) -> None:
     result = demo.diagnose("有哪些告警?")
     answer = result.answer or ""
-    assert answer.startswith("## 诊断结果") and "### 结论" in answer
+    assert answer.startswith("**正在触发的告警：") and "### 结论" in answer
     assert "正在触发" in answer
     assert all(a["alert_name"] in answer for a in firing(demo.backend))
 

@@ -6,7 +6,7 @@ import re
 from typing import Any
 
 from diagnosis_graph.workflow.aiops import aiops_rule_evaluation, render_alert_section
-from diagnosis_graph.workflow.aiops.report import inert
+from diagnosis_graph.workflow.aiops.report import evidence_lines, inert
 from diagnosis_graph.workflow.render import safe_text
 
 from .harness import EXCERPT, alert, composer_output, executor_output, harness, healthy_script
@@ -21,7 +21,10 @@ def test_the_report_renders_validated_conclusions_not_the_composers_markdown() -
     script["composer"] = [composer_output("E1", statement="The pool is exhausted [E7].")]
     run = harness([alert("PoolA")], script=script).run()
     answer = run.answer or ""
-    assert "**Root cause:** The pool is exhausted. [A1-E1]" in answer
+    assert (
+        "**Root cause:** The connection pool is exhausted. The pool is exhausted. [A1-E1]"
+    ) in answer
+    assert answer.startswith("**1 firing alert(s), 1 diagnosed with verified evidence; start")
     assert "Model prose" not in answer and "E7" not in answer
     assert cited(answer) == {"A1-E1"}
     assert (
@@ -124,6 +127,62 @@ def test_text_is_inert_html_and_images_do_not_render() -> None:
 def test_evidence_that_carries_its_origin_shows_it() -> None:
     investigation = _investigation(conclusions=[])
     investigation["evidence"][1]["origin"] = {"kind": "upload", "file_name": "notes.md"}
-    text = "\n".join(render_alert_section(investigation))
+    text = "\n".join(evidence_lines(investigation))
     assert "(reference; uploaded document, notes.md; lookup\\_knowledge inv-doc" in text
     assert "$.documents\\[0\\].title): Database connection" in text
+
+
+def test_a_chinese_request_gets_a_chinese_report_and_chinese_alert_questions() -> None:
+    h = harness([alert("PoolA")])
+    run = h.run("调查正在触发的告警")
+    answer = run.answer or ""
+    assert answer.startswith(
+        "**1 个告警正在触发，1 个已用经过验证的证据完成诊断；请先处理 PoolA。**"
+    )
+    assert "**根因:**" in answer and "### 总体评估" in answer and "### 已验证的证据" in answer
+    assert "| # | 告警 | 级别 | 服务 | 开始时间 | 状态 | 诊断 |" in answer
+    [question] = [p["question"] for p in h.invoker.payloads("planner")]
+    assert question.startswith("为什么 payment-service 从 2026-11-30T09:48:00Z 开始触发 PoolA？")
+
+
+def test_an_alert_paragraph_shows_at_most_three_chips_and_all_evidence_stays_listed() -> None:
+    investigation = _investigation(
+        conclusions=[
+            {"statement": "Pool exhausted (50/50 active).", "evidence_ids": ["A1-E1"] * 1},
+        ]
+    )
+    for n in range(3, 9):
+        investigation["evidence"].append(
+            {**investigation["evidence"][0], "evidence_id": f"A1-E{n}"}
+        )
+    investigation["composer"]["conclusions"][0]["evidence_ids"] = [
+        f"A1-E{n}" for n in (1, 3, 4, 5, 6, 7, 8)
+    ]
+    [paragraph] = [x for x in render_alert_section(investigation) if x.startswith("**Root")]
+    assert len(cited(paragraph)) == 3
+    assert len(evidence_lines(investigation)) == 8
+
+
+def test_a_failed_read_of_an_alert_is_named_in_its_section() -> None:
+    investigation = _investigation(conclusions=[])
+    investigation["failed"] = [
+        {
+            "tool": "query_metrics",
+            "target": "payment-service",
+            "error": "Prometheus at http://prom:9090 is unreachable (ConnectError: refused)",
+        }
+    ]
+    text = "\n".join(render_alert_section(investigation))
+    assert (
+        "**Could not be read:**\n\n- Prometheus at http://prom:9090 is unreachable "
+        "(ConnectError: refused) (query\\_metrics payment-service)"
+    ) in text
+
+
+def test_an_action_without_reference_evidence_is_marked_general_advice() -> None:
+    investigation = _investigation(
+        conclusions=[{"statement": "Pool exhausted.", "evidence_ids": ["A1-E1"]}],
+        recommendations=[{"text": "Look at the pool.", "evidence_ids": []}],
+    )
+    text = "\n".join(render_alert_section(investigation))
+    assert "1. Look at the pool. _(general advice, no cited evidence)_" in text

@@ -698,12 +698,7 @@ def _runbook_claims(inv: Investigation, writer: ClaimWriter) -> None:
             heading = str(doc.get("title", ""))
             if heading.split(" > ")[0] != title or not _ACTION_SECTION.search(heading):
                 continue
-            steps = [
-                line.strip()[2:].strip()
-                for line in str(doc.get("content", "")).splitlines()
-                if re.match(r"\s*[-*]\s", line)
-            ]
-            for step in steps[:MAX_STEPS]:
+            for step in list_items(str(doc.get("content", "")))[:MAX_STEPS]:
                 writer.add(
                     kinds.STEP,
                     [(done.invocation_id, f"$.documents[{index}].content", step)],
@@ -711,6 +706,25 @@ def _runbook_claims(inv: Investigation, writer: ClaimWriter) -> None:
                 )
             return
         return
+
+
+_ITEM = re.compile(r"\s*[-*]\s+(.*)")
+_CONTINUED = re.compile(r"\s+\S")  # an indented line: the item above wraps onto it
+
+
+def list_items(markdown: str) -> list[str]:
+    """The bullet items of ``markdown``, each whole: a wrapped item's indented lines joined."""
+    items: list[str] = []
+    open_item = False
+    for line in markdown.splitlines():
+        bullet = _ITEM.fullmatch(line)
+        if bullet:
+            items.append(bullet.group(1).strip())
+        elif open_item and _CONTINUED.match(line):
+            items[-1] += " " + line.strip()
+            continue
+        open_item = bool(bullet)
+    return items
 
 
 def final_evidence(

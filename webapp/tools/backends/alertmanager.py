@@ -4,18 +4,30 @@ Silenced and inhibited alerts are left out (someone decided they need no attenti
 are unprocessed ones; Alertmanager has no ``pending`` state (pending alerts live in Prometheus),
 so ``state=pending`` answers an empty list and ``all`` equals ``firing``. Each alert maps to
 the ``query_alerts`` shape: ``alertname`` and ``severity`` labels, the service from
-``SERVICE_LABEL`` (then the fallback label), ``description`` then ``summary`` annotations, and
-``startsAt`` as ``active_at``.
+``SERVICE_LABEL`` (then the fallback label), ``description`` then ``summary`` annotations,
+and ``active_at``.
+
+``active_at`` is when the alert became active: Prometheus' ``activeAt`` when the Prometheus
+that evaluates the rules is configured too (``rule_alerts``), matched by labels (the rule
+alert's labels are a subset of Alertmanager's, which may add external labels). Alertmanager's
+``startsAt`` is only when the alert last fired - after its ``for:`` period, and again after
+every resolve and re-fire - so it stands in only for an alert Prometheus does not hold, or when
+Prometheus cannot be read (the answer's ``note`` then says so).
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping, Sequence
+from datetime import datetime
 from typing import Any
 
 from .alertsource import AlertSource
 from .common import Clock, alert_state, iso, parse_timestamp, utc_now
 from .http import HttpSource
 from .port import TelemetryError
+
+#: The rule alerts of the Prometheus that feeds this Alertmanager (``PrometheusBackend``'s).
+RuleAlerts = Callable[[], list[dict[str, Any]]]
 
 
 class AlertmanagerBackend(AlertSource):
@@ -31,11 +43,13 @@ class AlertmanagerBackend(AlertSource):
         service_label: str = "service",
         fallback_label: str = "job",
         clock: Clock = utc_now,
+        rule_alerts: RuleAlerts | None = None,
     ) -> None:
         self.http = http
         self.service_label = service_label
         self.fallback_label = fallback_label
         self._clock = clock
+        self.rule_alerts = rule_alerts
 
     def query_alerts(self, *, state: str = "firing") -> dict[str, Any]:
         """Active alerts that are neither silenced nor inhibited."""
@@ -51,12 +65,30 @@ class AlertmanagerBackend(AlertSource):
                 f"{self.http.system} answered /api/v2/alerts with an unexpected body: "
                 f"{str(rows)[:200]}"
             )
-        return {"alerts": [self._alert(row) for row in rows if _active(row)]}
+        rules, note = self._rules()
+        answer: dict[str, Any] = {
+            "alerts": [self._alert(row, rules) for row in rows if _active(row)]
+        }
+        if note:
+            answer["note"] = note
+        return answer
 
-    def _alert(self, row: dict[str, Any]) -> dict[str, Any]:
+    def _rules(self) -> tuple[list[dict[str, Any]], str | None]:
+        """Prometheus' rule alerts, or none and why (then ``startsAt`` stands in)."""
+        if self.rule_alerts is None:
+            return [], None
+        try:
+            return self.rule_alerts(), None
+        except TelemetryError as exc:
+            return [], (
+                f"active_at is Alertmanager's startsAt (when each alert last fired): the rule "
+                f"alerts' activeAt could not be read ({exc})"
+            )
+
+    def _alert(self, row: dict[str, Any], rules: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
         labels = row.get("labels") or {}
         notes = row.get("annotations") or {}
-        started = parse_timestamp(row.get("startsAt"))
+        started = active_since(labels, rules) or parse_timestamp(row.get("startsAt"))
         return {
             "alert_name": labels.get("alertname", ""),
             "severity": labels.get("severity", ""),
@@ -85,3 +117,16 @@ def _active(row: Any) -> bool:
         and not status.get("silencedBy")
         and not status.get("inhibitedBy")
     )
+
+
+def active_since(labels: Mapping[str, Any], rules: Sequence[Mapping[str, Any]]) -> datetime | None:
+    """``activeAt`` of the rule alert whose labels are the most specific subset of ``labels``."""
+    matching = [
+        rule
+        for rule in rules
+        if isinstance(rule.get("labels"), Mapping)
+        and rule["labels"]
+        and all(labels.get(k) == v for k, v in rule["labels"].items())
+    ]
+    best = max(matching, key=lambda rule: len(rule["labels"]), default=None)
+    return parse_timestamp(best.get("activeAt")) if best else None

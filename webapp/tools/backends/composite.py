@@ -5,7 +5,8 @@ without a backend answers, as data, that it is not configured: an empty result c
 ``"not_configured": true`` and a message naming the variables that would configure it, so the
 model reads why there is nothing instead of seeing an error. Services are the union of the
 metric and log backends' services; "now" is the metric backend's clock (else the log
-backend's, else the real clock).
+backend's, else the real clock). The data's range is each signal backend's own
+(:func:`data_ranges`), None for one that cannot say.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from .common import alert_state, utc_now
-from .port import TelemetryBackend
+from .port import TelemetryBackend, TelemetryError
 
 #: The variables that configure each signal, named in "not configured" answers.
 SIGNAL_SOURCES = {
@@ -84,6 +85,14 @@ class CompositeBackend:
                 merged[service] += [n for n in names if n not in merged[service]]
         return merged
 
+    def data_range(self) -> dict[str, Any]:
+        """The range of each configured signal: its backend's, None when it cannot say."""
+        found: dict[str, Any] = {}
+        for signal, source in (("metrics", self.signals.metrics), ("logs", self.signals.logs)):
+            if source is not None:
+                found[signal] = data_ranges(source).get(signal)
+        return found
+
     def query_logs(self, **kwargs: Any) -> dict[str, Any]:
         """The log backend's answer, or "not configured"."""
         if self.signals.logs is None:
@@ -146,3 +155,23 @@ def _distinct(*sources: TelemetryBackend | None) -> list[TelemetryBackend]:
         if source is not None and all(source is not s for s in seen):
             seen.append(source)
     return seen
+
+
+def unreadable(backend: Any) -> list[str]:
+    """Why each of ``backend``'s metric and log sources could not be read when last asked for
+    its catalog (their ``catalog_error``), each once."""
+    signals = getattr(backend, "signals", None)
+    sources = _distinct(signals.metrics, signals.logs) if signals else [backend]
+    return list(dict.fromkeys(e for s in sources if (e := getattr(s, "catalog_error", None))))
+
+
+def data_ranges(backend: Any) -> dict[str, Any]:
+    """``{signal: (first, last)}`` of what ``backend`` holds (ISO-8601 UTC; None per signal it
+    cannot say), or nothing when it has no ``data_range`` or cannot be read right now."""
+    method = getattr(backend, "data_range", None)
+    if method is None:
+        return {}
+    try:
+        return dict(method())
+    except (TelemetryError, OSError):
+        return {}

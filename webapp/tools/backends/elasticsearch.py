@@ -142,8 +142,10 @@ class ElasticsearchBackend(LogSource):
         body = {"size": 0, "aggs": {"services": {"terms": {"field": field, "size": 1000}}}}
         try:
             answer = self._search(body)
-        except TelemetryError:
+        except TelemetryError as exc:
+            self.catalog_error = str(exc)
             return []
+        self.catalog_error = None
         buckets = (answer.get("aggregations") or {}).get("services", {}).get("buckets", [])
         return sorted(str(b["key"]) for b in buckets if isinstance(b, dict) and "key" in b)
 

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import gzip
 import json
+import math
 import re
 import threading
 import time
@@ -37,6 +38,7 @@ from .common import (
     Clock,
     canonical_level,
     check_limit,
+    iso_epoch,
     level_filter,
     parse_timestamp,
     record,
@@ -166,9 +168,12 @@ class LogFileBackend(LogSource):
     def services(self) -> list[str]:
         """One service per file stem or folder."""
         try:
-            return sorted(self._files())
-        except TelemetryError:
+            found = sorted(self._files())
+        except TelemetryError as exc:
+            self.catalog_error = str(exc)
             return []
+        self.catalog_error = None
+        return found
 
     def service_aliases(self) -> dict[str, list[str]]:
         """Configured aliases of services that have log files."""
@@ -202,6 +207,19 @@ class LogFileBackend(LogSource):
             moment, level, message, trace = parsed
             rows.append((moment.timestamp(), record(moment, service, level, message, trace)))
         return rows
+
+    def data_range(self) -> dict[str, tuple[str, str] | None]:
+        """The first and last timestamp over every service's files (None: no records)."""
+        times = [
+            moment
+            for service, paths in self._files().items()
+            for index in (self._index(service, paths),)
+            if index.times
+            for moment in (index.times[0], index.times[-1])
+        ]
+        if not times:
+            return {"logs": None}
+        return {"logs": (iso_epoch(min(times)), iso_epoch(math.ceil(max(times))))}
 
     def query_logs(
         self,

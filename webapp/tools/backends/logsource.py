@@ -17,6 +17,9 @@ class LogSource:
 
     system = "this log source"
     _aliases: Mapping[str, Sequence[str]]
+    #: Why the last service listing failed (None after one succeeded): while the source cannot
+    #: be read it lists no services, and an answer names the failure.
+    catalog_error: str | None = None
 
     def metric_names(self) -> list[str]:
         """No metrics."""

@@ -79,9 +79,12 @@ class LokiBackend(LogSource):
     def services(self) -> list[str]:
         """Values of the service label seen in the last 6 hours (empty while unreachable)."""
         try:
-            return self._services()
-        except TelemetryError:
+            found = self._services()
+        except TelemetryError as exc:
+            self.catalog_error = str(exc)
             return []
+        self.catalog_error = None
+        return found
 
     def selector(self, service: str, level: str | None, keyword: str | None) -> str:
         """The LogQL log query for the filters."""

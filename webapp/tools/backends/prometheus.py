@@ -99,7 +99,13 @@ def validate_promql(query: str) -> str:
 
 
 class PrometheusBackend:
-    """``TelemetryBackend`` metrics and alerts over the Prometheus HTTP API."""
+    """``TelemetryBackend`` metrics and alerts over the Prometheus HTTP API.
+
+    ``catalog_error`` is why the last catalog read failed (None after one succeeded): while
+    the server is unreachable the catalog stays as it was, and an answer names the failure.
+    """
+
+    catalog_error: str | None = None
 
     name = "prometheus"
 
@@ -156,6 +162,7 @@ class PrometheusBackend:
         }
         with self._lock:
             self._catalog, self._label, self._loaded_at = catalog, label, time.monotonic()
+            self.catalog_error = None
         return catalog
 
     def _catalog_now(self, *, strict: bool = False) -> dict[str, list[str]]:
@@ -164,7 +171,8 @@ class PrometheusBackend:
             return self._catalog
         try:
             return self.refresh()
-        except TelemetryError:
+        except TelemetryError as exc:
+            self.catalog_error = str(exc)
             if strict and not self._catalog:
                 raise
             # Keep serving the last catalog; try the server again in 5 seconds.
@@ -321,14 +329,18 @@ class PrometheusBackend:
         answer.update(query=text, step_seconds=step, truncated=answer["truncated"] or coarsened)
         return answer
 
-    def query_alerts(self, *, state: str = "firing") -> dict[str, Any]:
-        """Rule alerts from ``/api/v1/alerts`` in ``state``."""
-        wanted = alert_state(state)
+    def rule_alerts(self) -> list[dict[str, Any]]:
+        """The rule alerts of ``/api/v1/alerts`` as the server wrote them (labels, activeAt)."""
         data = self._data("/api/v1/alerts")
         rows = data.get("alerts") if isinstance(data, dict) else None
         if not isinstance(rows, list):
             raise TelemetryError(f"{self.http.system} alerts answer has no alert list")
-        alerts = [self._alert(row) for row in rows if isinstance(row, dict)]
+        return [row for row in rows if isinstance(row, dict)]
+
+    def query_alerts(self, *, state: str = "firing") -> dict[str, Any]:
+        """Rule alerts from ``/api/v1/alerts`` in ``state``."""
+        wanted = alert_state(state)
+        alerts = [self._alert(row) for row in self.rule_alerts()]
         return {"alerts": [a for a in alerts if wanted in ("all", a["state"])]}
 
     def _alert(self, row: dict[str, Any]) -> dict[str, Any]:

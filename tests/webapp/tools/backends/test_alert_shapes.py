@@ -5,7 +5,8 @@ from __future__ import annotations
 from pytest_httpserver import HTTPServer
 
 from tests.webapp.tools.backends.recorded import recorded
-from webapp.tools.backends.alertmanager import AlertmanagerBackend
+from webapp.tools.backends.alertmanager import AlertmanagerBackend, active_since
+from webapp.tools.backends.common import iso
 from webapp.tools.backends.http import HttpOptions, HttpSource
 from webapp.tools.backends.prometheus import PrometheusBackend
 
@@ -55,3 +56,19 @@ def test_alertmanager_asks_for_unmuted_alerts_and_drops_suppressed_ones(
     ]
     sent = httpserver.log[0][0].args
     assert (sent["silenced"], sent["inhibited"], sent["active"]) == ("false", "false", "true")
+
+
+def test_an_alert_takes_the_activeat_of_the_most_specific_rule_alert_it_carries() -> None:
+    rules = [
+        {"labels": {"alertname": "Slow", "service": "cart"}, "activeAt": "2026-12-01T10:00:00Z"},
+        {
+            "labels": {"alertname": "Slow", "service": "cart", "instance": "b"},
+            "activeAt": "2026-12-01T10:05:00.5Z",
+        },
+        {"labels": {"alertname": "Slow", "service": "shop"}, "activeAt": "2026-12-01T09:00:00Z"},
+    ]
+    # Alertmanager's labels add the external label ``cluster`` to the rule alert's.
+    labels = {"alertname": "Slow", "service": "cart", "instance": "b", "cluster": "eu"}
+    found = active_since(labels, rules)
+    assert found is not None and iso(found) == "2026-12-01T10:05:00Z"
+    assert active_since({"alertname": "Slow", "service": "db"}, rules) is None

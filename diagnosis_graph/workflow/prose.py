@@ -1,0 +1,130 @@
+"""Text the renderer writes around validated content: headlines, citations, shortening, names.
+
+* :func:`first_sentence` - the headline of a summary (its first sentence, whole).
+* :func:`shorten` - one line of at most ``width`` characters, cut at the last sentence end,
+  else the last clause end (``;`` ``:`` ``,`` and their CJK forms), else the last word break,
+  never inside a word; a cut is marked with an ellipsis. Complete text (a recommendation) is
+  never passed through it.
+* :func:`cited_chips` - the at most :data:`MAX_CHIPS` citations a sentence shows: the evidence
+  that shares the most numbers, times and words with the sentence (telemetry first for a
+  conclusion), in their original order; the rest stay in the evidence list.
+* :func:`signal_words` - a metric or signal identifier as words (``error_rate`` -> "error
+  rate", ``latency_p99_ms`` -> "latency p99 (ms)"), for text the product writes itself.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+#: At most this many citation chips follow one sentence.
+MAX_CHIPS = 3
+
+_SENTENCE_END = re.compile(r"[.!?](?=\s)|[。！？]")
+_CLAUSE_END = re.compile(r"[;:,](?=\s)|[；：，、]")
+_TOKEN = re.compile(r"\d+(?:[.:]\d+)*|[A-Za-z][A-Za-z0-9-]{2,}|[\u3400-\u4dbf\u4e00-\u9fff]")
+_CLOCK = re.compile(r"(?<!\d)(\d{1,2}):(\d{2})")
+_IDENTIFIER = re.compile(r"[A-Za-z][A-Za-z0-9]*(?:[_.:][A-Za-z0-9]+)+")
+_UNITS = {
+    "ms": "ms",
+    "seconds": "s",
+    "sec": "s",
+    "bytes": "bytes",
+    "percent": "%",
+    "pct": "%",
+    "ratio": "ratio",
+}
+_COUNTER = ("total", "count")
+_PER = {"s": "second", "sec": "second", "seconds": "second", "min": "minute", "m": "minute"}
+
+
+def first_sentence(text: str) -> str:
+    """The first sentence of ``text`` (all of it when it has one sentence)."""
+    flat = " ".join(str(text or "").split())
+    match = _SENTENCE_END.search(flat)
+    return flat[: match.end()].strip() if match else flat
+
+
+def rest_after_first(text: str) -> str:
+    """``text`` without its first sentence."""
+    flat = " ".join(str(text or "").split())
+    return flat[len(first_sentence(flat)) :].strip()
+
+
+def shorten(text: str, width: int = 240) -> str:
+    """``text`` on one line; when longer than ``width``, cut at a sentence, clause or word end."""
+    flat = " ".join(str(text).split())
+    if len(flat) <= width:
+        return flat
+    head = flat[: width - 1]
+    for pattern in (_SENTENCE_END, _CLAUSE_END):
+        ends = [m.end() for m in pattern.finditer(head) if m.end() >= width // 2]
+        if ends:
+            return head[: ends[-1]].rstrip(",;:，；：、 ") + " …"
+    space = head.rfind(" ")
+    return (head[:space] if space >= width // 2 else head).rstrip() + " …"
+
+
+def _tokens(text: str) -> dict[str, int]:
+    """Tokens of ``text`` with their weight: numbers and clock times (also those inside ISO
+    timestamps) count three times a word."""
+    lowered = str(text).lower()
+    found = {f"{int(h):02d}:{m}": 3 for h, m in _CLOCK.findall(lowered)}
+    for token in _TOKEN.findall(lowered):
+        found[token] = 3 if token[0].isdigit() else 1
+    return found
+
+
+def cited_chips(
+    statement: str,
+    ids: Sequence[str],
+    evidence: Mapping[str, Mapping[str, Any]],
+    *,
+    services: Mapping[str, str | None] | None = None,
+    conclusion: bool = True,
+) -> list[str]:
+    """At most :data:`MAX_CHIPS` of ``ids`` (known in ``evidence``), in their own order.
+
+    Ranked by what they share with the text (numbers and times first), telemetry before
+    reference evidence for a conclusion. Each service the text names whose telemetry is cited
+    (``services``: evidence id -> the service its read was about) first gets its best item, so
+    "db-main ran out of connections, so checkout queued" cites both; the best of the rest fill.
+    """
+    known = [i for i in dict.fromkeys(ids) if i in evidence]
+    if len(known) <= MAX_CHIPS:
+        return known
+    wanted = _tokens(statement)
+
+    def rank(ident: str) -> tuple[int, int, int]:
+        have = _tokens(str(evidence[ident].get("evidence_excerpt") or ""))
+        shared = sum(weight for token, weight in wanted.items() if token in have)
+        reference = conclusion and evidence[ident].get("role") == "reference"
+        return (int(reference), -shared, known.index(ident))
+
+    ranked = sorted(known, key=rank)
+    of = services or {}
+    named = sorted({s for i in known if (s := of.get(i)) and s in statement}, key=statement.index)
+    chosen = [next(i for i in ranked if of.get(i) == service) for service in named]
+    chosen = list(dict.fromkeys(chosen))[:MAX_CHIPS]
+    chosen += [i for i in ranked if i not in chosen][: MAX_CHIPS - len(chosen)]
+    return [i for i in known if i in chosen]
+
+
+def signal_words(name: str) -> str:
+    """``error_rate`` -> "error rate", ``latency_p99_ms`` -> "latency p99 (ms)"."""
+    parts = [p for p in re.split(r"[_.:]+", str(name)) if p]
+    if len(parts) < 2:
+        return str(name)
+    if len(parts) > 2 and parts[-2].lower() == "per":
+        return " ".join([*parts[:-1], _PER.get(parts[-1].lower(), parts[-1])])
+    unit = _UNITS.get(parts[-1].lower())
+    if unit or parts[-1].lower() in _COUNTER:
+        parts = parts[:-1]
+    words = " ".join(parts)
+    return f"{words} ({unit})" if unit else words
+
+
+def is_identifier(text: str) -> bool:
+    """True for a bare identifier such as a metric name (``db_pool_pending_requests``)."""
+    return _IDENTIFIER.fullmatch(str(text).strip()) is not None
