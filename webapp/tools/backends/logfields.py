@@ -15,7 +15,8 @@ prefix, a level in brackets such as ``[error]``, an upper-case level word, a lea
 
 JSON records take the first present of ``TIME_KEYS``, ``LEVEL_KEYS``, ``MESSAGE_KEYS`` (else the
 whole line is the message), ``STATUS_KEYS`` and ``TRACE_KEYS``; ``STACK_KEYS`` are appended to
-the message on their own lines (zap's stacktrace, bunyan's ``err.stack``, PostgreSQL's detail).
+the message on their own lines (zap's stacktrace, bunyan's ``err.stack`` without a first line that
+repeats the message, PostgreSQL's detail).
 """
 
 from __future__ import annotations
@@ -213,9 +214,11 @@ def read_json(text: str, modified: datetime) -> Line | None:
     message = text if found is None else str(found).rstrip("\n")
     if not _STACK_HEADS.isdisjoint(item):
         for path in _STACK:
-            extra = _field(item, (path,))
+            extra = str(_field(item, (path,)) or "")
+            head, _, rest = extra.partition("\n")
+            extra = rest if found and str(found) in head else extra  # "Error: <msg>" repeats it
             if extra:
-                message += "\n" + str(extra)
+                message += "\n" + extra
     level = (
         level_of(_field(item, _LEVEL))
         or status_level(_field(item, _STATUS))

@@ -16,12 +16,13 @@ from __future__ import annotations
 
 import gzip
 import io
+import os
 import threading
 import time
 import zlib
 from bisect import bisect_left
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from operator import itemgetter
@@ -64,6 +65,12 @@ def _opened(path: Path) -> Iterator[IO[str]]:
         yield io.TextIOWrapper(raw, encoding="utf-8", errors="replace")
 
 
+def _listing(folder: str | Path) -> list[os.DirEntry[str]]:
+    """Entries of ``folder`` by name, hidden ones left out (types come from the listing)."""
+    with os.scandir(folder) as entries:
+        return sorted((e for e in entries if not e.name.startswith(".")), key=lambda e: e.name)
+
+
 def _signature(path: Path) -> tuple[str, int, int]:
     try:
         found = path.stat()
@@ -97,20 +104,20 @@ class LogFileBackend(LogSource):
         """The clock."""
         return self._clock()
 
-    def _files(self) -> dict[str, list[Path]]:
-        if not self.folder.is_dir():
-            raise TelemetryError(f"LOG_DIR {self.folder} is not a readable folder")
+    def _files(self, only: str | None = None) -> dict[str, list[Path]]:
+        """Files by service; with ``only``, the one service folder listed is that one."""
+        try:
+            entries = _listing(self.folder)
+        except OSError:
+            raise TelemetryError(f"LOG_DIR {self.folder} is not a readable folder") from None
         found: dict[str, list[Path]] = {}
-        for entry in sorted(self.folder.iterdir()):
-            if entry.name.startswith("."):
-                continue
-            if entry.is_dir():
-                files = [p for p in sorted(entry.iterdir()) if p.is_file()]
-                found.setdefault(entry.name, []).extend(
-                    p for p in files if not p.name.startswith(".")
-                )
+        for entry in entries:
+            if entry.is_dir() and only in (None, entry.name):
+                with suppress(OSError):  # a folder that cannot be listed holds no files
+                    files = [Path(e.path) for e in _listing(entry.path) if e.is_file()]
+                    found.setdefault(entry.name, []).extend(files)
             elif entry.is_file():
-                found.setdefault(entry.name.split(".", 1)[0], []).append(entry)
+                found.setdefault(entry.name.split(".", 1)[0], []).append(Path(entry.path))
         return {service: files for service, files in found.items() if files}
 
     def services(self) -> list[str]:
@@ -169,10 +176,10 @@ class LogFileBackend(LogSource):
         limit: int = 50,
     ) -> dict[str, Any]:
         """Records of ``service`` in ``[start, end)``, newest first."""
-        files = self._files()
         name = str(service).strip()
+        files = self._files(name)
         if name not in files:
-            raise unknown_service(service, sorted(files))
+            raise unknown_service(service, sorted(self._files()))
         start, end = checked_window(start, end)
         check_limit(limit)
         wanted = level_filter(level)

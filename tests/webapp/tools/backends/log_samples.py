@@ -16,13 +16,15 @@ Expected = list[tuple[str, str, str]]
 
 # fmt: off
 SAMPLES: dict[str, tuple[str, Expected]] = {
-    # bunyan: numeric levels (60 fatal, 50 error, 40 warn, 30 info), err.stack on errors
+    # bunyan: numeric levels (60 fatal, 50 error, 40 warn, 30 info), err.stack on errors (its first
+    # line repeats the message when the error itself is logged)
     "bunyan": (
         '{"name":"cart","hostname":"web-1","pid":12,"level":50,"msg":"checkout failed","time":"2024-05-01T10:00:01.123Z","v":0,"err":{"message":"connect ECONNREFUSED 10.0.0.9:5432","name":"Error","stack":"Error: connect ECONNREFUSED 10.0.0.9:5432\\n    at TCPConnectWrap.afterConnect (node:net:1555:16)"}}\n'
         '{"name":"cart","hostname":"web-1","pid":12,"level":40,"msg":"cache miss rate high","time":"2024-05-01T10:00:02.000Z","v":0}\n'
         '{"name":"cart","hostname":"web-1","pid":12,"level":30,"msg":"listening on :8080","time":"2024-05-01T10:00:03.000Z","v":0}\n'
         '{"name":"cart","level":30,"msg":"cut short\n'
-        '{"name":"cart","hostname":"web-1","pid":12,"level":60,"msg":"out of memory","time":"2024-05-01T10:00:04.000Z","v":0}\n',
+        '{"name":"cart","hostname":"web-1","pid":12,"level":60,"msg":"out of memory","time":"2024-05-01T10:00:04.000Z","v":0}\n'
+        '{"name":"cart","hostname":"web-1","pid":12,"level":50,"msg":"connect ETIMEDOUT 10.0.0.9:6379","time":"2024-05-01T10:00:05.000Z","v":0,"err":{"message":"connect ETIMEDOUT 10.0.0.9:6379","name":"Error","stack":"Error: connect ETIMEDOUT 10.0.0.9:6379\\n    at Socket._onTimeout (node:net:590:8)"}}\n',
         [
             (
                 "2024-05-01T10:00:01.123Z",
@@ -33,6 +35,7 @@ SAMPLES: dict[str, tuple[str, Expected]] = {
             ("2024-05-01T10:00:02.000Z", "WARN", "cache miss rate high"),
             ("2024-05-01T10:00:03.000Z", "INFO", 'listening on :8080\n{"name":"cart","level":30,"msg":"cut short'),
             ("2024-05-01T10:00:04.000Z", "ERROR", "out of memory"),
+            ("2024-05-01T10:00:05.000Z", "ERROR", "connect ETIMEDOUT 10.0.0.9:6379\n    at Socket._onTimeout (node:net:590:8)"),
         ],
     ),
     # pino: bunyan's numbers, epoch milliseconds
