@@ -121,7 +121,7 @@ def iso_stamp(text: str, modified: datetime | None = None) -> datetime | None:
     return moment.replace(tzinfo=timezone.utc)
 
 
-def any_stamp(value: Any, modified: datetime | None = None) -> datetime | None:
+def any_stamp(value: Any) -> datetime | None:
     """A JSON timestamp: epoch (number or digits), ISO-8601 or Common Log Format."""
     if isinstance(value, str) and value.replace(".", "", 1).isdigit():
         value = float(value)
@@ -161,13 +161,14 @@ def _yearless(month: int, day: int, clock: str, modified: datetime) -> datetime 
 
 
 def syslog_stamp(text: str, modified: datetime) -> datetime | None:
-    """``May  1 10:00:01`` in the latest year that is not after the file was written."""
+    """``May  1 10:00:01`` in the latest year that puts it at most a day after ``modified``."""
     month, day, clock = text.split()
     return _yearless(_MONTHS[month], int(day), clock, modified) if month in _MONTHS else None
 
 
 def klog_stamp(text: str, modified: datetime) -> datetime | None:
-    """``0501 10:00:01.123456`` in the latest year that is not after the file was written."""
+    """``0501 10:00:01.123456`` in the latest year that puts it at most a day after
+    ``modified``."""
     return _yearless(int(text[:2]), int(text[2:4]), text[5:], modified)
 
 

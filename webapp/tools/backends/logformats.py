@@ -61,6 +61,7 @@ SAMPLE = 50
 _TEXT_LEVELS = "CRITICAL|WARNING|NOTICE|ERROR|FATAL|DEBUG|TRACE|CRIT|WARN|INFO|ERR"
 _PG_SECONDARY = frozenset({"DETAIL", "HINT", "CONTEXT", "STATEMENT", "QUERY", "LOCATION"})
 _PG_LEVELS = "DEBUG[1-5]|INFO|NOTICE|WARNING|ERROR|LOG|FATAL|PANIC|" + "|".join(_PG_SECONDARY)
+_PG_SEVERITY = re.compile(_PG_LEVELS)
 _ISO = r"\d{4}-\d\d-\d\d[T ]\d\d:\d\d:\d\d(?:[.,]\d+)?(?:[Zz]|[+-]\d\d(?::?\d\d)?)?"
 _TRACE_IN_TEXT = re.compile(r"\btrace(?:_id|Id|ID)?[=:]\s*([0-9a-fA-F-]{8,64})")
 
@@ -114,11 +115,11 @@ class CsvLog:
 
     def read(self, text: str, modified: datetime) -> Reading:
         """One physical line as a row (a row with a quoted newline reads its first part)."""
-        return self.row(next(csv.reader([text])), modified) if self.start.match(text) else None
+        return self.row(next(csv.reader([text]))) if self.start.match(text) else None
 
-    def row(self, cells: list[str], modified: datetime) -> Line | None:
+    def row(self, cells: list[str]) -> Line | None:
         """A csvlog row as a record."""
-        if len(cells) < 14 or not re.fullmatch(_PG_LEVELS, cells[11]):
+        if len(cells) < 14 or not _PG_SEVERITY.fullmatch(cells[11]):
             return None
         moment = iso_stamp(cells[0])
         if moment is None:
@@ -126,13 +127,14 @@ class CsvLog:
         app = cells[22] if len(cells) > 22 else ""
         who = zip(("user", "db", "app", "client"), (cells[1], cells[2], app, cells[4]), strict=True)
         context = ",".join(f"{key}={value}" for key, value in who if value)
-        lines = [f"[{cells[3]}] {context} {cells[11]}:  {cells[13]}".replace("]  ", "] ")]
+        head = (f"[{cells[3]}]", context, f"{cells[11]}:  {cells[13]}")
+        lines = [" ".join(part for part in head if part)]
         lines += [f"{name}:  {cells[i]}" for i, name in self.extra if len(cells) > i and cells[i]]
         return moment, level_of(cells[11]) or "INFO", "\n".join(lines), None
 
 
 class TextOrJson:
-    """Today's default: a JSON object, or ``<ISO-8601> [LEVEL] message``."""
+    """The general style: a JSON object, or ``<ISO-8601> [LEVEL] message``."""
 
     name = "text"
 
@@ -205,7 +207,7 @@ def choose(head: list[str], modified: datetime) -> Format:
     """The first format that reads most of the lines of ``head`` any format reads."""
     texts = [line.rstrip("\r\n") for line in head if line.strip()]
     read = [[f.read(t, modified) is not None for t in texts] for f in FORMATS]
-    readable = sum(map(any, zip(*read, strict=True))) if texts else 0
+    readable = sum(map(any, zip(*read, strict=True)))
     return next(
         (f for f, hits in zip(FORMATS, read, strict=True) if 2 * sum(hits) > readable), FORMATS[-1]
     )
@@ -218,7 +220,7 @@ def records(lines: Iterable[str], modified: datetime) -> Iterator[Line]:
     chosen = choose(head, modified)
     stream = chain(head, lines)
     if chosen is CSVLOG:
-        return _joined(_rows(stream, modified))
+        return _joined(_rows(stream))
     return _joined(_readings(stream, chosen, modified))
 
 
@@ -235,7 +237,7 @@ def _readings(
         yield text, reading
 
 
-def _rows(stream: Iterable[str], modified: datetime) -> Iterator[tuple[str, Reading]]:
+def _rows(stream: Iterable[str]) -> Iterator[tuple[str, Reading]]:
     rows = csv.reader(stream)
     while True:
         try:
@@ -245,7 +247,7 @@ def _rows(stream: Iterable[str], modified: datetime) -> Iterator[tuple[str, Read
         except csv.Error as exc:  # a field over csv's size limit: say so in the record
             yield f"[unreadable csv row: {exc}]", None
             continue
-        yield ",".join(cells), CSVLOG.row(cells, modified)
+        yield ",".join(cells), CSVLOG.row(cells)
 
 
 def _joined(readings: Iterable[tuple[str, Reading]]) -> Iterator[Line]:
