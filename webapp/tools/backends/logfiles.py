@@ -81,7 +81,7 @@ def _signature(path: Path) -> tuple[str, int, int]:
 
 def _first_line(path: Path) -> str:
     with _opened(path) as handle:
-        return f"first line: {next(_capped(handle), '').strip()[:120]!r}"
+        return next((line.strip()[:120] for line in _capped(handle) if line.strip()), "")
 
 
 class LogFileBackend(LogSource):
@@ -158,9 +158,9 @@ class LogFileBackend(LogSource):
             modified = datetime.fromtimestamp(path.stat().st_mtime, tz=timezone.utc)
             with _opened(path) as handle:
                 rows.extend((row[0].timestamp(), row) for row in records(_capped(handle), modified))
-                if rows or not path.stat().st_size:
-                    return rows, None
-            return rows, f"no line starts with a timestamp in a known format ({_first_line(path)})"
+            first = "" if rows else _first_line(path)
+            problem = "no line starts with a timestamp in a known format (first line: {!r})"
+            return rows, problem.format(first) if first else None
         except (OSError, EOFError, zlib.error) as exc:
             reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
             return rows, f"{reason} (after {len(rows)} records)" if rows else reason

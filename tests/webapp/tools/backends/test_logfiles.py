@@ -151,3 +151,14 @@ def test_a_line_longer_than_the_cap_keeps_its_start_and_the_next_line(tmp_path: 
     assert [r["level"] for r in answer["records"]] == ["WARN", "ERROR"]
     assert answer["records"][1]["message"].startswith("yyy")
     assert len(answer["records"][1]["message"]) < 4100
+
+
+def test_empty_and_blank_files_are_not_reported_as_unreadable(tmp_path: Path) -> None:
+    folder = tmp_path / "api"
+    folder.mkdir()
+    (folder / "app.log").write_text("2026-12-01T10:00:00Z WARN slow\n")
+    (folder / "new.log").write_text("")
+    (folder / "blank.log").write_text("\n  \n")
+    (folder / "old.log.gz").write_bytes(gzip.compress(b""))
+    answer = LogFileBackend(tmp_path).query_logs(service="api", start=T0, end=T0 + timedelta(1))
+    assert answer["total"] == 1 and "unread" not in answer
