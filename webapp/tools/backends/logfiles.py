@@ -45,6 +45,15 @@ class _Index:
     times: list[float] = field(default_factory=list)
     rows: list[Line] = field(default_factory=list)
     unread: list[str] = field(default_factory=list)
+    #: Records built so far, by row: only rows a query returns are formatted, each once.
+    built: dict[int, dict[str, Any]] = field(default_factory=dict)
+
+    def record(self, at: int, service: str) -> dict[str, Any]:
+        """Row ``at`` as a ``query_logs`` record."""
+        if at not in self.built:
+            moment, level, message, trace = self.rows[at]
+            self.built[at] = record(moment, service, level, message, trace)
+        return dict(self.built[at])
 
 
 def _capped(handle: IO[str]) -> Iterator[str]:
@@ -189,13 +198,15 @@ class LogFileBackend(LogSource):
         lo = bisect_left(index.times, start.timestamp())
         hi = bisect_left(index.times, end.timestamp())
         needle = (keyword or "").strip().lower()
+        rows = index.rows
         matches = [
-            row
-            for row in index.rows[lo:hi]
-            if (wanted is None or row[1] == wanted) and (not needle or needle in row[2].lower())
+            at
+            for at in range(lo, hi)
+            if (wanted is None or rows[at][1] == wanted)
+            and (not needle or needle in rows[at][2].lower())
         ]
         answer: dict[str, Any] = {
-            "records": [record(t, name, *rest) for t, *rest in matches[: -limit - 1 : -1]],
+            "records": [index.record(at, name) for at in matches[: -limit - 1 : -1]],
             "total": len(matches),
             "truncated": len(matches) > limit,
         }
