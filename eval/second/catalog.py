@@ -52,8 +52,9 @@ class System:
 
     key: str
     title: str
-    #: ``log_dir``: raw files through the ``LOG_DIR`` backend; ``folder``: the folder format.
-    transport: str
+    #: ``self_hosted``: every service writes its own log files (Envoy, nginx, PostgreSQL, Redis,
+    #: hosts' syslog); ``managed``: managed databases and caches write none (``logs`` maps both).
+    log_styles: str
     services: tuple[Service, ...]
 
     @cached_property

@@ -100,7 +100,7 @@ class Fault:
             "lock": "db" in kinds,
             "cred": "db" in kinds or bool(service.external),
             "config": (service.kind == "app" and bool(system.callers(service.name)))
-            or (service.kind == "edge" and system.transport == "folder"),
+            or (service.kind == "edge" and system.log_styles == "self_hosted"),
         }
         return checks[self.needs]
 

@@ -1,14 +1,14 @@
 """A world's log events and the style each service writes them in.
 
-Styles by technology (``eval.second.styles`` says which the ``LOG_DIR`` backend reads):
+Every style is written as the raw file a real process writes (``writer``), by technology:
 
-| tech | folder worlds | ``LOG_DIR`` worlds |
+| tech | ``self_hosted`` systems | ``managed`` systems |
 | --- | --- | --- |
 | java | Log4j2 pattern | Log4j2 pattern |
 | go | zap JSON | zap JSON |
 | node | bunyan | (none in these systems) |
 | envoy | default access log + application log | (none) |
-| nginx | combined access log + error log | JSON access log; the error log is not shipped |
+| nginx | combined access log + error log | JSON access log; the error log is not collected |
 | postgres | csvlog | managed database: no log files |
 | redis | syslog RFC 5424 | managed: none |
 | minio, coredns, batch jobs | journald JSON export | journald short-iso (not minio) |
@@ -27,7 +27,7 @@ from eval.second.styles import Event
 from eval.second.templates import Filler, camel
 from eval.second.world import World
 
-_FOLDER = {
+_SELF_HOSTED = {
     "java": "log4j2",
     "go": "zap",
     "node": "bunyan",
@@ -39,19 +39,19 @@ _FOLDER = {
     "coredns": "journald_json",
     "job": "journald_json",
 }
-_LOG_DIR = {"java": "log4j2", "go": "zap", "coredns": "journald_iso", "job": "journald_iso"}
+_MANAGED = {"java": "log4j2", "go": "zap", "coredns": "journald_iso", "job": "journald_iso"}
 
 
 def style_of(system: System, service: Service, event: Event) -> str | None:
     """The style ``event`` is written in, or None when that log is not collected."""
-    folder = system.transport == "folder"
+    hosted = system.log_styles == "self_hosted"
     if event.channel == "access":
-        return {"envoy": "envoy_access", "nginx": "nginx_access" if folder else "nginx_json"}.get(
+        return {"envoy": "envoy_access", "nginx": "nginx_access" if hosted else "nginx_json"}.get(
             service.tech
         )
     if event.channel == "host":
-        return "syslog3164" if folder else "journald_iso"
-    return (_FOLDER if folder else _LOG_DIR).get(service.tech)
+        return "syslog3164" if hosted else "journald_iso"
+    return (_SELF_HOSTED if hosted else _MANAGED).get(service.tech)
 
 
 def world_events(world: World) -> list[tuple[Event, str]]:

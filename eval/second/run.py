@@ -1,11 +1,10 @@
 """The second generator's worlds as fixtures, asked through the same chat path as the first's.
 
 Each world folder is opened the way a user points the product at it:
-``TELEMETRY_BACKEND=live TELEMETRY_DIR=<world>`` and, for systems whose logs are raw files,
-``LOG_DIR=<world>/logs`` (``webapp.wiring.telemetry_backend`` builds the backend from those
-settings); then a diagnoser with in-memory audit rows, as ``webapp.wiring.offline_diagnoser``
-builds one. Cases run like the first generator's (``eval.runner.converse``) and are scored by
-``eval.second.scoring``.
+``TELEMETRY_BACKEND=live TELEMETRY_DIR=<world> LOG_DIR=<world>/logs``
+(``webapp.wiring.telemetry_backend`` builds the backend from those settings); then a diagnoser
+with in-memory audit rows, as ``webapp.wiring.offline_diagnoser`` builds one. Cases run like the
+first generator's (``eval.runner.converse``) and are scored by ``eval.second.scoring``.
 """
 
 from __future__ import annotations
@@ -62,10 +61,11 @@ def world_fixture(seed: int, root: Path) -> WorldFixture:
 
 def world_diagnoser(folder: Path, model: ChatModel) -> Diagnoser:
     """A diagnoser on a written world, configured as a user would configure the app."""
-    environ = {"TELEMETRY_BACKEND": "live", "TELEMETRY_DIR": str(folder)}
-    logs = log_dir(folder)
-    if logs:
-        environ["LOG_DIR"] = str(logs)
+    environ = {
+        "TELEMETRY_BACKEND": "live",
+        "TELEMETRY_DIR": str(folder),
+        "LOG_DIR": str(log_dir(folder)),
+    }
     backend = telemetry_backend(Settings.from_env(environ))
     return Diagnoser(
         model=model,

@@ -1,20 +1,13 @@
-"""Log styles: one event rendered as the raw line a real process writes, and as a stored record.
+"""Log styles: one event rendered as the raw line a real process writes.
 
-How each reaches the product (the product's ``LOG_DIR`` backend reads JSON lines with
-``time``/``ts``/``timestamp`` keys and text lines that start with an ISO-8601 timestamp):
-
-* read from raw files in ``LOG_DIR`` (``LOG_DIR_STYLES``): Log4j2's pattern layout
-  ``%d{ISO8601} %-5level [%t] %c{1.} - %msg%n%throwable`` (stack traces as continuation lines),
-  zap's production JSON (``ts`` epoch seconds, ``msg``, ``stacktrace``), nginx's access log with
-  a JSON ``log_format`` keyed ``time`` (no level: read as INFO), journald's ``short-iso`` output
-  (no level either);
-* everything else is written to the telemetry folder format the way a collector (promtail,
-  Vector) ships it to Loki: the whole raw line as the message for text styles, the message field
-  for JSON styles, the level from the style's own severity (Envoy and nginx access lines by
-  status class, syslog by PRI, csvlog by ``error_severity``, bunyan's numeric level, journald's
-  ``PRIORITY``). Those are Envoy's default access-log format and its application log, nginx's
-  combined access log and error log, syslog RFC 3164 and RFC 5424, PostgreSQL csvlog, bunyan,
-  journald's JSON export.
+Envoy's default access-log format and its application log; nginx's combined access log, its
+error log and a JSON ``log_format`` keyed ``time`` (``$time_iso8601``); Log4j2's pattern layout
+``%d{ISO8601} %-5level [%t] %c{1.} - %msg%n%throwable`` (stack traces as continuation lines);
+zap's production JSON (``ts`` epoch seconds, ``msg``, ``stacktrace``); bunyan; syslog RFC 3164
+and RFC 5424; PostgreSQL csvlog; journald's JSON export and ``short-iso`` output. The product
+reads them all as raw files through ``LOG_DIR``, each level from the style's own severity where
+it has one (Envoy and nginx access lines by status class, syslog by PRI, csvlog by
+``error_severity``, bunyan's number, journald's ``PRIORITY``).
 """
 
 from __future__ import annotations
@@ -25,7 +18,6 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import Any
 
-LOG_DIR_STYLES = frozenset({"log4j2", "zap", "nginx_json", "journald_iso"})
 _PRIORITY = {"ERROR": 3, "WARN": 4, "INFO": 6}
 _BUNYAN = {"ERROR": 50, "WARN": 40, "INFO": 30}
 _PG = {"ERROR": "ERROR", "WARN": "WARNING", "INFO": "LOG"}
@@ -291,15 +283,3 @@ def render(style: str, event: Event, context: dict[str, str] | None = None) -> s
     if style in TEXT_STYLES:
         return TEXT_STYLES[style](event)
     return JSON_STYLES[style](event)
-
-
-def stored(style: str, event: Event, raw: str) -> tuple[str, str]:
-    """``(level, message)`` as a collector ships the line to the folder format."""
-    if style in ("zap", "bunyan"):
-        return event.level, json.loads(raw)["msg"]
-    if style == "journald_json":
-        return event.level, json.loads(raw)["MESSAGE"]
-    if style in ("envoy_access", "nginx_access"):
-        status = int(event.request["status"])
-        return ("ERROR" if status >= 500 else "WARN" if status >= 400 else "INFO"), raw
-    return event.level, raw

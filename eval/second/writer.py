@@ -2,16 +2,18 @@
 
 Every world is a telemetry folder (``TELEMETRY_DIR``: ``dataset.json`` with the catalog's
 aliases, ``metrics.json`` with ``job``/``team``/``namespace``/``instance`` labels,
-``alerts.json``, ``runbooks/``), written by the same writer as the demo. Logs depend on the
-system: folder-transport systems get ``logs.jsonl.gz`` (records as a collector stores them);
-``LOG_DIR`` systems get raw files under ``logs/<service>/`` - ``app.log`` plus a rotated
-``app-<date>-1.log.gz`` (Log4j2), ``<service>.json.log`` (zap), ``access.log`` (nginx JSON),
-``journal.log`` (journald short-iso) - to be read with ``TELEMETRY_DIR`` and ``LOG_DIR`` both set.
+``alerts.json``, ``runbooks/``), written by the same writer as the demo, and its logs are raw
+files under ``logs/<service>/`` (``LOG_DIR``), named as the process names them (``_FILES``):
+Log4j2's ``app.log`` plus a rotated ``app-<date>-1.log.gz``, Envoy's application and access
+logs mixed in one ``envoy.log`` as on its stdout, nginx's ``access.log`` and ``error.log``,
+``postgresql.csv``, ``syslog``, ``messages``, journald exports. Each file's modification time is
+its last line's, as a log file's is (year-less syslog lines take their year from it).
 """
 
 from __future__ import annotations
 
 import gzip
+import os
 import re
 import statistics
 from datetime import datetime, timedelta
@@ -23,7 +25,7 @@ from eval.second.faults import LEAK_MINUTES
 from eval.second.logs import world_events
 from eval.second.runbooks import runbooks
 from eval.second.signals import Series, world_series
-from eval.second.styles import Event, epoch_ms, render, stored
+from eval.second.styles import Event, epoch_ms, render
 from eval.second.templates import camel
 from eval.second.world import STEP_SECONDS, Incident, World
 from webapp.demo.files import (
@@ -32,7 +34,6 @@ from webapp.demo.files import (
     iso_seconds,
     write_alerts,
     write_dataset_json,
-    write_logs,
     write_metrics,
     write_runbooks,
 )
@@ -49,7 +50,16 @@ CAUSE_ALERTS = {
 _FILES = {
     "log4j2": "app.log",
     "zap": "{svc}.json.log",
+    "bunyan": "{svc}.log",
+    "envoy_app": "envoy.log",
+    "envoy_access": "envoy.log",
+    "nginx_access": "access.log",
+    "nginx_error": "error.log",
     "nginx_json": "access.log",
+    "csvlog": "postgresql.csv",
+    "syslog5424": "syslog",
+    "syslog3164": "messages",
+    "journald_json": "journal.json",
     "journald_iso": "journal.log",
 }
 
@@ -132,28 +142,23 @@ def _context(world: World, event: Event) -> dict[str, str]:
 
 
 def _log_dir(world: World, events: list[tuple[Event, str]], out: Path) -> int:
-    files: dict[Path, list[str]] = {}
+    files: dict[Path, list[tuple[Event, str]]] = {}
     rotation = world.start.replace(hour=9)
     for event, style in events:
         name = _FILES[style].format(svc=event.service)
         if style == "log4j2" and event.moment < rotation:
             name = f"app-{world.start:%Y-%m-%d}-1.log.gz"
-        files.setdefault(out / event.service / name, []).append(render(style, event))
+        context = _context(world, event) if style == "csvlog" else None
+        files.setdefault(out / event.service / name, []).append(
+            (event, render(style, event, context))
+        )
     for path, lines in files.items():
         path.parent.mkdir(parents=True, exist_ok=True)
-        body = "".join(f"{line}\n" for line in lines).encode("utf-8")
+        body = "".join(f"{line}\n" for _, line in lines).encode("utf-8")
         path.write_bytes(gzip.compress(body, mtime=0) if path.suffix == ".gz" else body)
+        last = lines[-1][0].moment.timestamp()
+        os.utime(path, (last, last))
     return sum(len(lines) for lines in files.values())
-
-
-def _folder_logs(world: World, events: list[tuple[Event, str]], out: Path) -> int:
-    records = []
-    for event, style in events:
-        context = _context(world, event) if style == "csvlog" else None
-        level, message = stored(style, event, render(style, event, context))
-        records.append((epoch_ms(event.moment), event.service, level, message, None))
-    write_logs(out / "logs.jsonl.gz", records)
-    return len(records)
 
 
 def write_world(world: World, out: Path) -> dict[str, int]:
@@ -169,21 +174,16 @@ def write_world(world: World, out: Path) -> dict[str, int]:
         step_seconds=STEP_SECONDS,
         services=[s.name for s in system.services],
         aliases={s.name: list(s.aliases) for s in system.services if s.aliases},
-        generator={"seed": world.seed, "generator": "eval.second", "logs": system.transport},
+        generator={"seed": world.seed, "generator": "eval.second", "logs": system.log_styles},
     )
     rows = _rows(world, series)
     write_metrics(out / "metrics.json", world.start, STEP_SECONDS, rows)
     write_alerts(out / "alerts.json", world_alerts(world, series))
     write_runbooks(out / "runbooks", runbooks(world))
-    events = world_events(world)
-    if system.transport == "log_dir":
-        lines = _log_dir(world, events, out / "logs")
-    else:
-        lines = _folder_logs(world, events, out)
+    lines = _log_dir(world, world_events(world), out / "logs")
     return {"log_lines": lines, "series": len(rows), "bytes": folder_size(out)}
 
 
-def log_dir(folder: Path) -> Path | None:
-    """The ``LOG_DIR`` of a written world, or None when its logs are in the folder format."""
-    logs = folder / "logs"
-    return logs if logs.is_dir() else None
+def log_dir(folder: Path) -> Path:
+    """The ``LOG_DIR`` of a written world."""
+    return folder / "logs"

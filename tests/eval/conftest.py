@@ -29,7 +29,7 @@ def worlds(tmp_path_factory: pytest.TempPathFactory) -> list[tuple[World, Path]]
 
 @pytest.fixture(scope="session")
 def second_worlds(tmp_path_factory: pytest.TempPathFactory) -> dict[int, WorldFixture]:
-    """The second generator's worlds 1 (streaming video, folder-format logs) and 2 (food
-    delivery, raw files in ``LOG_DIR``), written once with their cases."""
+    """The second generator's worlds 1 (streaming video, self-hosted log styles) and 2 (food
+    delivery, managed databases), written once with their cases."""
     root = tmp_path_factory.mktemp("second")
     return {seed: world_fixture(seed, root) for seed in (1, 2)}

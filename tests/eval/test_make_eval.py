@@ -35,7 +35,7 @@ def test_both_generators_print_their_tables_and_one_json_line(
     assert sum(row["n"] for row in second["by_mechanism"].values()) == second["questions"]
     assert 0 <= second["complete"] <= second["right_incidents"] <= second["correct"]
     assert "second generator" in out and "by mechanism" in out
-    assert (tmp_path / "s1-streamly" / "logs.jsonl.gz").is_file()
+    assert (tmp_path / "s1-streamly" / "logs" / "edge-proxy" / "envoy.log").is_file()
 
 
 def test_one_generator_runs_alone(

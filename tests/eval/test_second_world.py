@@ -31,7 +31,7 @@ def test_four_worlds_use_every_mechanism_and_every_domain() -> None:
     worlds = [build_world(seed) for seed in range(1, 5)]
     assert {i.fault.key for w in worlds for i in w.incidents} == set(ORDER) == set(FAULTS)
     assert len({w.system.key for w in worlds}) == 4
-    assert {w.system.transport for w in worlds} == {"folder", "log_dir"}
+    assert {w.system.log_styles for w in worlds} == {"self_hosted", "managed"}
 
 
 def test_the_culprit_signal_steps_at_its_onset_and_not_before() -> None:

@@ -1,4 +1,4 @@
-"""Card banking: authorisations, ledger, statements, login, OTP; raw files through ``LOG_DIR``."""
+"""Card banking: authorisations, ledger, statements, login, OTP; managed databases."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ S = Service
 CARDS = System(
     "cardhub",
     "card banking",
-    "log_dir",
+    "managed",
     (
         S(
             "api-edge",

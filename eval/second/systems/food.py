@@ -1,4 +1,4 @@
-"""Food delivery: checkout, couriers, dispatch, menus; raw log files through ``LOG_DIR``."""
+"""Food delivery: checkout, couriers, dispatch, menus; managed databases."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ S = Service
 FOOD = System(
     "dashfood",
     "food delivery",
-    "log_dir",
+    "managed",
     (
         S(
             "edge-nginx",

@@ -1,4 +1,4 @@
-"""Parcel logistics: tracking, labels, pickups, driver app; logs in the folder format."""
+"""Parcel logistics: tracking, labels, pickups, driver app; self-hosted log styles."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ S = Service
 PARCELS = System(
     "parcelnet",
     "parcel logistics",
-    "folder",
+    "self_hosted",
     (
         S(
             "gw-nginx",

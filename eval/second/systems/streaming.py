@@ -1,4 +1,4 @@
-"""Streaming video: players, recommendations, transcoding, DRM; logs in the folder format."""
+"""Streaming video: players, recommendations, transcoding, DRM; self-hosted log styles."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ S = Service
 STREAMING = System(
     "streamly",
     "streaming video",
-    "folder",
+    "self_hosted",
     (
         S(
             "edge-proxy",

@@ -76,11 +76,14 @@ def iso_epoch(seconds: float) -> str:
 
 
 def parse_timestamp(text: Any) -> datetime | None:
-    """An ISO-8601 string (``Z``, offsets, space separator, comma decimals) or epoch number."""
+    """An ISO-8601 string (``Z``, offsets, space separator, comma decimals) or epoch number
+    (seconds, milliseconds, microseconds or nanoseconds, told apart by magnitude)."""
     if isinstance(text, (int, float)) and not isinstance(text, bool):
         seconds = float(text)
-        if seconds > 1e14:  # nanoseconds
+        if seconds > 1e17:  # nanoseconds
             seconds /= 1e9
+        elif seconds > 1e14:  # microseconds (journald)
+            seconds /= 1e6
         elif seconds > 1e11:  # milliseconds
             seconds /= 1e3
         return datetime.fromtimestamp(seconds, tz=timezone.utc)

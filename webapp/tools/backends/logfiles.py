@@ -4,129 +4,102 @@ Layout: ``LOG_DIR/<service>.log`` (any extension; the service is the name before
 dot, so ``api.log.1`` and ``api.jsonl.gz`` belong to ``api``) or ``LOG_DIR/<service>/*`` (every
 file in the folder, rotated and ``.gz`` ones included). Hidden files are ignored.
 
-Lines are JSON objects or plain text:
-
-* JSON: the timestamp from ``timestamp``, ``@timestamp``, ``time``, ``ts`` or ``datetime``
-  (ISO-8601 or epoch s/ms/ns), the level from ``level``, ``severity``, ``lvl`` or
-  ``log.level``, the message from ``message``, ``msg`` or ``log``, the trace id from
-  ``trace_id``, ``traceId``, ``trace.id`` or ``traceID``;
-* plain text: ``<ISO-8601 timestamp> [LEVEL] message`` (the level optionally in brackets);
-  a line without a leading timestamp continues the previous record (stack traces).
-
-Levels fold onto ERROR/WARN/INFO (FATAL and CRITICAL are ERROR, DEBUG and TRACE are INFO);
-a record without one is INFO. Files are parsed on first use and again when one changes (size or
-modification time). "Now" is the clock.
+Each file is read in the log format it is written in (``logformats`` lists them; ``logfields``
+gives the timestamp and level rules), its lines capped at ``MAX_LINE_CHARS``. A file that cannot
+be read (permissions, binary, a broken ``.gz``) or in which no line has a readable timestamp is
+named in the answer's ``unread`` list; a service none of whose files can be read is an error that
+says why. Files are parsed on first use and again when one changes (size or modification time).
+"Now" is the clock.
 """
 
 from __future__ import annotations
 
 import gzip
-import json
+import io
 import math
-import re
+import os
 import threading
 import time
+import zlib
 from bisect import bisect_left
 from collections.abc import Iterator
+from contextlib import contextmanager, suppress
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import datetime, timezone
+from operator import itemgetter
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 from .common import (
-    MAX_MESSAGE_CHARS,
     Clock,
-    canonical_level,
     check_limit,
     iso_epoch,
     level_filter,
-    parse_timestamp,
     record,
     unknown_service,
     utc_now,
 )
 from .common import window as checked_window
+from .logfields import Line
+from .logformats import records
 from .logsource import LogSource
 from .port import TelemetryError
 
-_TIME_KEYS = ("timestamp", "@timestamp", "time", "ts", "datetime")
-_LEVEL_KEYS = ("level", "severity", "lvl", "log.level", "loglevel")
-_MESSAGE_KEYS = ("message", "msg", "log")
-_TRACE_KEYS = ("trace_id", "traceId", "trace.id", "traceID")
-_PLAIN = re.compile(
-    r"^(?P<ts>\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}:\d{2}(?:[.,]\d+)?(?:Z|z|[+-]\d{2}:?\d{2})?)"
-    r"\s+(?:\[?(?P<level>[A-Za-z]{3,8})\]?\s+)?(?P<msg>.*)$"
-)
-_TRACE_IN_TEXT = re.compile(r"\btrace(?:_id|Id|ID)?[=:]\s*([0-9a-fA-F-]{8,64})")
+#: Longest line read; the rest of a longer one is dropped (the record keeps its start).
+MAX_LINE_CHARS = 65536
 
 
 @dataclass
 class _Index:
     times: list[float] = field(default_factory=list)
-    rows: list[dict[str, Any]] = field(default_factory=list)
+    rows: list[Line] = field(default_factory=list)
+    unread: list[str] = field(default_factory=list)
+    #: Records built so far, by row: only rows a query returns are formatted, each once.
+    built: dict[int, dict[str, Any]] = field(default_factory=dict)
+
+    def record(self, at: int, service: str) -> dict[str, Any]:
+        """Row ``at`` as a ``query_logs`` record."""
+        if at not in self.built:
+            moment, level, message, trace = self.rows[at]
+            self.built[at] = record(moment, service, level, message, trace)
+        return dict(self.built[at])
 
 
-def _field(item: dict[str, Any], keys: tuple[str, ...]) -> Any:
-    for key in keys:
-        if key in item:
-            return item[key]
-        head, _, tail = key.partition(".")
-        if tail and isinstance(item.get(head), dict) and tail in item[head]:
-            return item[head][tail]
-    return None
+def _capped(handle: IO[str]) -> Iterator[str]:
+    whole = True
+    while line := handle.readline(MAX_LINE_CHARS):
+        if whole:
+            yield line
+        whole = line.endswith("\n")
 
 
-def _lines(path: Path) -> Iterator[str]:
-    if path.suffix == ".gz":
-        with gzip.open(path, "rt", encoding="utf-8", errors="replace") as handle:
-            yield from handle
-    else:
-        with path.open(encoding="utf-8", errors="replace") as handle:
-            yield from handle
+@contextmanager
+def _opened(path: Path) -> Iterator[IO[str]]:
+    """``path`` as text (``.gz`` decompressed); binary files (NUL bytes) are refused."""
+    raw: gzip.GzipFile | io.BufferedReader
+    with gzip.open(path, "rb") if path.suffix == ".gz" else path.open("rb") as raw:
+        if b"\0" in raw.peek(8192)[:8192]:
+            raise OSError("binary file (NUL bytes)")
+        yield io.TextIOWrapper(raw, encoding="utf-8", errors="replace")
 
 
-def parse_line(line: str) -> tuple[datetime, str, str, Any] | None:
-    """``(timestamp, level, message, trace_id)`` of one line, or None when it has no timestamp."""
-    text = line.rstrip("\r\n")
-    if text.lstrip().startswith("{"):
-        try:
-            item = json.loads(text)
-        except ValueError:
-            item = None
-        if isinstance(item, dict):
-            moment = parse_timestamp(_field(item, _TIME_KEYS))
-            if moment is None:
-                return None
-            message = _field(item, _MESSAGE_KEYS)
-            return (
-                moment,
-                canonical_level(_field(item, _LEVEL_KEYS)),
-                str(message) if message is not None else text,
-                _field(item, _TRACE_KEYS),
-            )
-    match = _PLAIN.match(text)
-    if not match:
-        return None
-    moment = parse_timestamp(match["ts"])
-    if moment is None:
-        return None
-    level, message = match["level"], match["msg"]
-    if level and level.upper() not in (
-        "ERROR",
-        "ERR",
-        "FATAL",
-        "CRITICAL",
-        "CRIT",
-        "WARN",
-        "WARNING",
-        "INFO",
-        "NOTICE",
-        "DEBUG",
-        "TRACE",
-    ):
-        message, level = f"{level} {message}".strip(), None
-    trace = _TRACE_IN_TEXT.search(message)
-    return moment, canonical_level(level), message, trace.group(1) if trace else None
+def _listing(folder: str | Path) -> list[os.DirEntry[str]]:
+    """Entries of ``folder`` by name, hidden ones left out (types come from the listing)."""
+    with os.scandir(folder) as entries:
+        return sorted((e for e in entries if not e.name.startswith(".")), key=lambda e: e.name)
+
+
+def _signature(path: Path) -> tuple[str, int, int]:
+    try:
+        found = path.stat()
+    except OSError:  # rotated away since the folder was listed
+        return str(path), -1, -1
+    return str(path), found.st_size, found.st_mtime_ns
+
+
+def _first_line(path: Path) -> str:
+    with _opened(path) as handle:
+        return next((line.strip()[:120] for line in _capped(handle) if line.strip()), "")
 
 
 class LogFileBackend(LogSource):
@@ -149,20 +122,20 @@ class LogFileBackend(LogSource):
         """The clock."""
         return self._clock()
 
-    def _files(self) -> dict[str, list[Path]]:
-        if not self.folder.is_dir():
-            raise TelemetryError(f"LOG_DIR {self.folder} is not a readable folder")
+    def _files(self, only: str | None = None) -> dict[str, list[Path]]:
+        """Files by service; with ``only``, the one service folder listed is that one."""
+        try:
+            entries = _listing(self.folder)
+        except OSError:
+            raise TelemetryError(f"LOG_DIR {self.folder} is not a readable folder") from None
         found: dict[str, list[Path]] = {}
-        for entry in sorted(self.folder.iterdir()):
-            if entry.name.startswith("."):
-                continue
-            if entry.is_dir():
-                files = [p for p in sorted(entry.iterdir()) if p.is_file()]
-                found.setdefault(entry.name, []).extend(
-                    p for p in files if not p.name.startswith(".")
-                )
+        for entry in entries:
+            if entry.is_dir() and only in (None, entry.name):
+                with suppress(OSError):  # a folder that cannot be listed holds no files
+                    files = [Path(e.path) for e in _listing(entry.path) if e.is_file()]
+                    found.setdefault(entry.name, []).extend(files)
             elif entry.is_file():
-                found.setdefault(entry.name.split(".", 1)[0], []).append(entry)
+                found.setdefault(entry.name.split(".", 1)[0], []).append(Path(entry.path))
         return {service: files for service, files in found.items() if files}
 
     def services(self) -> list[str]:
@@ -180,34 +153,6 @@ class LogFileBackend(LogSource):
         known = set(self.services())
         return {s: list(names) for s, names in self._aliases.items() if s in known}
 
-    def _index(self, service: str, files: list[Path]) -> _Index:
-        signature = tuple((str(p), p.stat().st_size, p.stat().st_mtime_ns) for p in files)
-        with self._lock:
-            cached = self._indexes.get(service)
-            if cached and cached[0] == signature:
-                return cached[1]
-            rows: list[tuple[float, dict[str, Any]]] = []
-            for path in files:
-                rows.extend(self._parse(service, path))
-            rows.sort(key=lambda row: row[0])
-            index = _Index([t for t, _ in rows], [r for _, r in rows])
-            self._indexes[service] = (signature, index)
-            return index
-
-    @staticmethod
-    def _parse(service: str, path: Path) -> list[tuple[float, dict[str, Any]]]:
-        rows: list[tuple[float, dict[str, Any]]] = []
-        for line in _lines(path):
-            parsed = parse_line(line)
-            if parsed is None:
-                last = rows[-1][1] if rows else None
-                if last is not None and line.strip() and len(last["message"]) < MAX_MESSAGE_CHARS:
-                    last["message"] += "\n" + line.rstrip("\r\n")  # a stack trace continues
-                continue
-            moment, level, message, trace = parsed
-            rows.append((moment.timestamp(), record(moment, service, level, message, trace)))
-        return rows
-
     def data_range(self) -> dict[str, tuple[str, str] | None]:
         """The first and last timestamp over every service's files (None: no records)."""
         times = [
@@ -221,6 +166,39 @@ class LogFileBackend(LogSource):
             return {"logs": None}
         return {"logs": (iso_epoch(min(times)), iso_epoch(math.ceil(max(times))))}
 
+    def _index(self, service: str, files: list[Path]) -> _Index:
+        signature = tuple(_signature(p) for p in files)
+        with self._lock:
+            cached = self._indexes.get(service)
+            if cached and cached[0] == signature:
+                return cached[1]
+            rows: list[tuple[float, Line]] = []
+            unread: list[str] = []
+            for path in files:
+                found, problem = self._parse(path)
+                rows.extend(found)
+                if problem:
+                    unread.append(f"{path.relative_to(self.folder)}: {problem}")
+            rows.sort(key=itemgetter(0))
+            index = _Index([t for t, _ in rows], [r for _, r in rows], unread)
+            self._indexes[service] = (signature, index)
+            return index
+
+    @staticmethod
+    def _parse(path: Path) -> tuple[list[tuple[float, Line]], str | None]:
+        """The records of one file by epoch, and what kept some or all of it from being read."""
+        rows: list[tuple[float, Line]] = []
+        try:
+            modified = datetime.fromtimestamp(path.stat().st_mtime, tz=timezone.utc)
+            with _opened(path) as handle:
+                rows.extend((row[0].timestamp(), row) for row in records(_capped(handle), modified))
+            first = "" if rows else _first_line(path)
+            problem = "no line starts with a timestamp in a known format (first line: {!r})"
+            return rows, problem.format(first) if first else None
+        except (OSError, EOFError, zlib.error) as exc:
+            reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
+            return rows, f"{reason} (after {len(rows)} records)" if rows else reason
+
     def query_logs(
         self,
         *,
@@ -232,29 +210,34 @@ class LogFileBackend(LogSource):
         limit: int = 50,
     ) -> dict[str, Any]:
         """Records of ``service`` in ``[start, end)``, newest first."""
-        files = self._files()
         name = str(service).strip()
+        files = self._files(name)
         if name not in files:
-            raise unknown_service(service, sorted(files))
+            raise unknown_service(service, sorted(self._files()))
         start, end = checked_window(start, end)
         check_limit(limit)
         wanted = level_filter(level)
         index = self._index(name, files[name])
+        if index.unread and not index.rows:
+            raise TelemetryError(f"cannot read the logs of {name}: {'; '.join(index.unread)}")
         lo = bisect_left(index.times, start.timestamp())
         hi = bisect_left(index.times, end.timestamp())
         needle = (keyword or "").strip().lower()
+        rows = index.rows
         matches = [
-            row
-            for row in index.rows[lo:hi]
-            if (wanted is None or row["level"] == wanted)
-            and (not needle or needle in row["message"].lower())
+            at
+            for at in range(lo, hi)
+            if (wanted is None or rows[at][1] == wanted)
+            and (not needle or needle in rows[at][2].lower())
         ]
-        chosen = matches[: -limit - 1 : -1]
-        return {
-            "records": [dict(row) for row in chosen],
+        answer: dict[str, Any] = {
+            "records": [index.record(at, name) for at in matches[: -limit - 1 : -1]],
             "total": len(matches),
             "truncated": len(matches) > limit,
         }
+        if index.unread:
+            answer["unread"] = list(index.unread)
+        return answer
 
     def probe(self) -> dict[str, Any]:
         """Whether the folder is readable, how many services it holds, and how long listing took."""

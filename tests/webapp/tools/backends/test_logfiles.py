@@ -106,3 +106,59 @@ def test_huge_lines_are_cut_to_a_bounded_message(tmp_path: Path) -> None:
         service="api", start=T0, end=T0 + timedelta(minutes=1)
     )["records"][0]
     assert len(record["message"]) < 4100 and record["message"].endswith("...[truncated]")
+
+
+def test_unreadable_files_are_named_and_the_readable_ones_still_answer(tmp_path: Path) -> None:
+    folder = tmp_path / "api"
+    folder.mkdir()
+    (folder / "app.log").write_text("2026-12-01T10:00:00Z ERROR db down\n")
+    (folder / "core").write_bytes(b"\x7fELF\x02\x01\x01\x00" + bytes(range(256)) * 4)
+    (folder / "app.log.2.gz").write_bytes(b"not gzip at all\n")
+    whole = gzip.compress(
+        "".join(f"2026-12-01T09:{m:02d}:00Z INFO tick {m}\n" for m in range(60)).encode() * 50
+    )
+    (folder / "app.log.1.gz").write_bytes(whole[: len(whole) // 2])  # cut off mid-rotation
+    (folder / "python.log").write_text("ERROR:root:boom\nWARNING:root:slow\n")
+    answer = LogFileBackend(tmp_path).query_logs(
+        service="api", start=T0 - timedelta(hours=2), end=T0 + timedelta(hours=1), limit=1
+    )
+    assert answer["records"][0]["message"] == "db down"
+    assert answer["total"] > 1  # the truncated archive's lines before the cut
+    unread = dict(line.split(": ", 1) for line in answer["unread"])
+    assert set(unread) == {"api/core", "api/app.log.2.gz", "api/app.log.1.gz", "api/python.log"}
+    assert unread["api/core"] == "binary file (NUL bytes)"
+    assert "Not a gzipped file" in unread["api/app.log.2.gz"]
+    assert "(after" in unread["api/app.log.1.gz"]
+    assert unread["api/python.log"] == (
+        "no line starts with a timestamp in a known format (first line: 'ERROR:root:boom')"
+    )
+
+
+def test_a_service_with_no_readable_file_is_an_error_that_says_why(tmp_path: Path) -> None:
+    (tmp_path / "api.log").write_bytes(b"\x00\x01\x02 binary")
+    backend = LogFileBackend(tmp_path)
+    with pytest.raises(TelemetryError, match=r"cannot read the logs of api: api\.log: binary"):
+        backend.query_logs(service="api", start=T0, end=T0 + timedelta(hours=1))
+
+
+def test_a_line_longer_than_the_cap_keeps_its_start_and_the_next_line(tmp_path: Path) -> None:
+    (tmp_path / "api.log").write_text(
+        "2026-12-01T10:00:00Z ERROR " + "y" * 3_000_000 + "\n2026-12-01T10:00:01Z WARN after\n"
+    )
+    answer = LogFileBackend(tmp_path).query_logs(
+        service="api", start=T0, end=T0 + timedelta(minutes=1)
+    )
+    assert [r["level"] for r in answer["records"]] == ["WARN", "ERROR"]
+    assert answer["records"][1]["message"].startswith("yyy")
+    assert len(answer["records"][1]["message"]) < 4100
+
+
+def test_empty_and_blank_files_are_not_reported_as_unreadable(tmp_path: Path) -> None:
+    folder = tmp_path / "api"
+    folder.mkdir()
+    (folder / "app.log").write_text("2026-12-01T10:00:00Z WARN slow\n")
+    (folder / "new.log").write_text("")
+    (folder / "blank.log").write_text("\n  \n")
+    (folder / "old.log.gz").write_bytes(gzip.compress(b""))
+    answer = LogFileBackend(tmp_path).query_logs(service="api", start=T0, end=T0 + timedelta(1))
+    assert answer["total"] == 1 and "unread" not in answer
