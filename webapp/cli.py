@@ -1,4 +1,4 @@
-"""``flask --app webapp <command>``: init-db, ask, trace, graph, replay, export-telemetry (and
+"""``flask --app webapp <command>``: init-db, ask, mcp, trace, graph, replay, export-telemetry (and
 the lists: ``runs``, ``alerts``, ``cases``, in :mod:`webapp.cli_lists`)."""
 
 from __future__ import annotations
