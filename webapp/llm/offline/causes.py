@@ -184,9 +184,20 @@ def _matches(kind: CauseKind, item_kind: str, text: str) -> bool:
     # case-insensitive alternations (no literal prefix to skip on) are searched once each
     if item_kind == "metric":
         return any(kind.metric_words.match(token) for token in _metric_tokens(text))
+    words = message_words(text)
     if item_kind == "event":
-        return kind.event_words is not None and kind.event_words.search(text) is not None
-    return kind.log_words.search(text) is not None
+        return kind.event_words is not None and kind.event_words.search(words) is not None
+    return kind.log_words.search(words) is not None
+
+
+#: Arguments of a message rather than its words: quoted values, URLs and file paths.
+_ARGUMENTS = re.compile(r"'[^']*'|\"[^\"]*\"|\S*://\S*|\S*/\S*/\S*")
+
+
+def message_words(text: str) -> str:
+    """A log line without its arguments (``open '/etc/ssl/certs/ca.crt'`` names a file, not a
+    certificate problem): what the message says, not what it is about."""
+    return _ARGUMENTS.sub(" ", text)
 
 
 _WEIGHTS = {"metric": METRIC_WEIGHT, "log": LOG_WEIGHT, "event": EVENT_WEIGHT}

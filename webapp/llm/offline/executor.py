@@ -482,6 +482,7 @@ def _moved(writer: ClaimWriter, signal: Signal) -> None:
         direction=kinds.direction(str(raw.get("direction", "")), writer.language),
         onset=_clock(signal.onset),
         incident=_number((raw.get("incident") or {}).get("median")),
+        peak=_number((raw.get("incident") or {}).get("peak")),
         baseline=_number((raw.get("baseline") or {}).get("median")),
         change=str(raw.get("change", "")),
         z=_number(raw.get("significance")),
