@@ -91,7 +91,10 @@ CAUSE_KINDS: tuple[CauseKind, ...] = (
         "memory_leak",
         "a memory leak - memory grows until the process runs out of memory (OOM) and is restarted",
         _words(r"^(rss|heap|mem|memory|oom|oomkilled|restarts?)$"),
-        _words(r"out ?of ?memory|outofmemory|\boom|heap space|exit code 137|memory"),
+        _words(
+            r"out ?of ?memory|outofmemory|\boom|heap space|exit code 137"
+            r"|memory (limit|usage|exhausted|pressure)|cannot allocate memory"
+        ),
         zh="内存泄漏 - 内存不断增长, 直到进程内存溢出 (OOM) 被重启",
     ),
     CauseKind(
@@ -125,8 +128,14 @@ CAUSE_KINDS: tuple[CauseKind, ...] = (
         "bad_deploy",
         "a bad deploy - the failures began when a new version was rolled out",
         _words(r"^(version|build|revision|rev|release|deploy\w*)$"),
-        _words(r"nullpointer|typeerror|keyerror|attributeerror|unhandled exception|stack trace"),
-        _words(r"deploy|rolling update|rolled out|rollout|release|upgrade|new version|replaces"),
+        _words(
+            r"null ?pointer|nil pointer|typeerror|keyerror|attributeerror|unhandled exception"
+            r"|stack trace"
+        ),
+        _words(
+            r"deploy|rolling update|rolled out|rollout|release|upgrade|new version|replaces"
+            r"|\bversion\b"
+        ),
         zh="有问题的发布 - 故障始于新版本上线之时",
     ),
     CauseKind(

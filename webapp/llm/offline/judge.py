@@ -12,11 +12,11 @@ is said only of a service whose every signal stayed within its baseline (a ``ste
 
 from __future__ import annotations
 
-import math
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import timedelta
+from decimal import ROUND_HALF_UP, Decimal, InvalidOperation
 from typing import Any
 
 from diagnosis_graph.workflow.gatekeeper import normalise
@@ -334,17 +334,18 @@ def quote(line: str, width: int = QUOTE_WIDTH) -> str:
 
 def _number(text: str) -> str:
     """A claim's number as a person reads it: whole above 100, else three significant digits
-    (a rounding of the evidence, so it still grounds)."""
+    (rounded half up, as grounding rounds the evidence, so it still grounds)."""
     try:
-        value = float(text)
-    except ValueError:
+        value = Decimal(text)
+    except InvalidOperation:
         return text
-    if value == 0 or not math.isfinite(value):
+    if value == 0 or not value.is_finite():
         return "0" if value == 0 else text
     if abs(value) >= 100:
-        return str(round(value))
-    digits = max(0, 2 - math.floor(math.log10(abs(value))))
-    return f"{round(value, digits):.{digits}f}".rstrip("0").rstrip(".") or "0"
+        return str(value.quantize(Decimal(1), ROUND_HALF_UP))
+    digits = max(0, 2 - value.adjusted())
+    rounded = value.quantize(Decimal(1).scaleb(-digits), ROUND_HALF_UP)
+    return format(rounded, "f").rstrip("0").rstrip(".") if digits else format(rounded, "f")
 
 
 def _quantity(item: Read, words: dict[str, str]) -> str:
