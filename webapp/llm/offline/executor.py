@@ -522,8 +522,8 @@ def _event(writer: ClaimWriter, template: Template) -> None:
 def _steady(writer: ClaimWriter, reading: Reading) -> None:
     detect = reading.detect
     result = detect.result if detect is not None and isinstance(detect.result, dict) else None
-    if detect is None or result is None:
-        return
+    if detect is None or result is None or not result.get("healthy_signals"):
+        return  # nothing was examined (no data): no evidence of health
     window = result.get("window") or {}
     writer.add(
         kinds.STEADY,
