@@ -53,14 +53,23 @@ def _steady_warnings() -> SyntheticBackend:
     logs: list[dict[str, Any]] = []
     for i, t in enumerate(minutes(start, 360)):
         logs.append(
-            {"timestamp": stamp(t), "service": "feed-api", "level": "INFO",
-             "message": f"served feed {i}", "trace_id": None}
+            {
+                "timestamp": stamp(t),
+                "service": "feed-api",
+                "level": "INFO",
+                "message": f"served feed {i}",
+                "trace_id": None,
+            }
         )
         if i % 5 == 0:
             logs.append(
-                {"timestamp": stamp(t), "service": "feed-api", "level": "WARN",
-                 "message": f"deprecated field 'thumb' requested by client {i % 7}",
-                 "trace_id": None}
+                {
+                    "timestamp": stamp(t),
+                    "service": "feed-api",
+                    "level": "WARN",
+                    "message": f"deprecated field 'thumb' requested by client {i % 7}",
+                    "trace_id": None,
+                }
             )
     calm = [(t, 0.3 + 0.01 * (i % 3)) for i, t in enumerate(minutes(start, 361))]
     return SyntheticBackend({"feed-api": {"cpu_ratio": calm}}, logs)
