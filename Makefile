@@ -34,7 +34,7 @@ help:
 	@echo "make test          run the test suite (creates .venv on first use)"
 	@echo "make fuzz          schemathesis against the app's OpenAPI document"
 	@echo "make bench-api     server-side latency of chat runs, the trace API and list pages"
-	@echo "make bench-knowledge  uploads per size and shape; 1k/10k sync, re-sync, search p50/p95"
+	@echo "make bench-knowledge  1k/10k documents: sync, re-sync, search p50/p95, 1 MiB upload"
 	@echo "make lint          ruff + mypy (strict on diagnosis_graph)"
 	@echo "make bench-engine  engine vs LangGraph vs a bare loop"
 	@echo "make bench-workflow  complete offline diagnoses of every demo scenario"
@@ -158,10 +158,8 @@ test-local-llm: $(DEV_STAMP) $(LOCAL_LLM_STAMP)
 	$(BIN)/python bench/local_llm.py --python $(LOCAL_LLM_VENV)/bin/python \
 		--budget $(LOCAL_LLM_BUDGET) $(LOCAL_LLM_ARGS)
 
-# KNOWLEDGE_BASELINE=<git rev> also measures webapp/tools/knowledge.py at that revision.
 bench-knowledge: $(DEV_STAMP)
-	$(BIN)/python bench/knowledge_upload.py
-	$(BIN)/python bench/knowledge_index.py $(if $(KNOWLEDGE_BASELINE),--baseline $(KNOWLEDGE_BASELINE))
+	$(BIN)/python bench/knowledge.py
 
 demo-data: $(DEV_STAMP)
 	$(BIN)/python -m webapp.demo.generate --out webapp/demo/data --seed 7
