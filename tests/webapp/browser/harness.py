@@ -1,6 +1,6 @@
 """The app served in-process on a free port, and the system Chromium driven by Playwright.
 
-Shared by the browser tests and ``bench/screenshots.py``. The browser is Debian's
+Shared by the browser tests and ``scripts/screenshots.py``. The browser is Debian's
 ``/usr/bin/chromium``, never one Playwright downloads; each launch gets a fresh user-data dir.
 """
 
