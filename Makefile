@@ -13,6 +13,9 @@ BENCH_STAMP := $(VENV)/.stamp-bench-$(HASH)
 BENCH_ARGS ?=
 SERVE_STAMP := $(VENV)/.stamp-serve-$(HASH)
 FUZZ_STAMP := $(VENV)/.stamp-fuzz-$(HASH)
+# No byte-compiling at install: a module is compiled when it is first imported, so a first
+# `make run` compiles the few hundred modules it imports, not every installed file.
+PIP_INSTALL := $(BIN)/python -m pip install --quiet --no-compile
 PYTEST_ARGS ?=
 EVAL_ARGS ?=
 RECORDED ?=
@@ -61,27 +64,27 @@ $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
 
 $(RUN_STAMP): pyproject.toml diagnosis_graph/pyproject.toml | $(BIN)/python
-	$(BIN)/python -m pip install --quiet -e './diagnosis_graph[workflow]' -e '.[mysql,postgres]'
+	$(PIP_INSTALL) -e './diagnosis_graph[workflow]' -e '.[mysql,postgres]'
 	rm -f $(VENV)/.stamp-run-*
 	touch $@
 
 $(DEV_STAMP): $(RUN_STAMP)
-	$(BIN)/python -m pip install --quiet -e '.[dev,mysql,postgres]'
+	$(PIP_INSTALL) -e '.[dev,mysql,postgres]'
 	rm -f $(VENV)/.stamp-dev-*
 	touch $@
 
 $(SERVE_STAMP): $(RUN_STAMP)
-	$(BIN)/python -m pip install --quiet -e '.[mysql,postgres,serve,celery]'
+	$(PIP_INSTALL) -e '.[mysql,postgres,serve,celery]'
 	rm -f $(VENV)/.stamp-serve-*
 	touch $@
 
 $(FUZZ_STAMP): $(DEV_STAMP)
-	$(BIN)/python -m pip install --quiet -e '.[dev,mysql,postgres,fuzz]'
+	$(PIP_INSTALL) -e '.[dev,mysql,postgres,fuzz]'
 	rm -f $(VENV)/.stamp-fuzz-*
 	touch $@
 
 $(BENCH_STAMP): $(DEV_STAMP)
-	$(BIN)/python -m pip install --quiet -e '.[dev,mysql,postgres,bench]'
+	$(PIP_INSTALL) -e '.[dev,mysql,postgres,bench]'
 	rm -f $(VENV)/.stamp-bench-*
 	touch $@
 

@@ -1,4 +1,4 @@
-"""Screenshots of the browser UI for the README, under ``docs/``.
+"""Screenshots of the browser UI for the documentation, under ``docs/``.
 
 Serves the app in-process (a temporary SQLite database, the offline model), drives the system
 Chromium headless through Playwright exactly as the browser tests do, and writes the PNGs:

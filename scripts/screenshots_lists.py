@@ -1,4 +1,4 @@
-"""Screenshots of the list pages for the README: ``docs/runs.png`` and ``docs/alerts.png``.
+"""Screenshots of the list pages for the documentation: ``docs/runs.png`` and ``docs/alerts.png``.
 
 Serves the app in-process (a temporary SQLite database, the offline model, the Alertmanager
 webhook enabled), asks three questions and posts the recorded Alertmanager notification, then

@@ -59,7 +59,7 @@ def browser_missing() -> str | None:
 
 
 def screenshot_folder(description: str, default: Path) -> Path | None:
-    """The README screenshot scripts' start: ``--out`` (created), or None - the reason
+    """The screenshot scripts' start: ``--out`` (created), or None - the reason
     printed - when no browser can be driven here."""
     parser = argparse.ArgumentParser(description=description)
     parser.add_argument("--out", type=Path, default=default)
