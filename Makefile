@@ -26,7 +26,8 @@ CONCURRENCY ?= 2
 
 .PHONY: help install run serve worker init-db test lint format docs fuzz screenshots \
 	test-local-llm bench bench-engine bench-workflow bench-analysis bench-aiops bench-telemetry \
-	bench-api bench-knowledge bench-serve bench-streams bench-scale demo-data eval clean
+	bench-api bench-knowledge bench-mcp bench-serve bench-streams bench-scale demo-data eval \
+	clean
 
 help:
 	@echo "Running (installs what running needs, nothing more):"
@@ -55,6 +56,7 @@ help:
 	@echo "  make bench-telemetry  one diagnosis on the demo backend vs Prometheus + LOG_DIR"
 	@echo "  make bench-api      server-side latency of chat runs, the trace API and list pages"
 	@echo "  make bench-knowledge  uploads per size and shape; 1k/10k sync, re-sync, search p50/p95"
+	@echo "  make bench-mcp      round trip of detect_anomalies over MCP stdio (cold and repeat)"
 	@echo "  make bench-serve    offline chat runs/s and CPU per run with make serve's setup"
 	@echo "  make bench-streams  200 open streams vs /healthz latency (gevent web + Celery workers)"
 	@echo "  make bench-scale    runs/s with 1, 2 and 4 Celery workers, and a chaos run"
@@ -135,6 +137,9 @@ bench-workflow: $(DEV_STAMP)
 
 bench-analysis: $(DEV_STAMP)
 	$(BIN)/python bench/analysis.py
+
+bench-mcp: $(DEV_STAMP)
+	$(BIN)/python bench/mcp_latency.py
 
 bench-aiops: $(DEV_STAMP)
 	$(BIN)/python bench/aiops.py
