@@ -27,8 +27,8 @@ from .replay import (
 )
 from .services.container import Services
 from .services.routing import MODES
-from .tools.backends.common import parse_timestamp
-from .tools.backends.port import TelemetryError
+from .telemetry.common import parse_timestamp
+from .telemetry.port import TelemetryError
 
 
 def _services() -> Services:

@@ -20,7 +20,7 @@ from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from typing import Any
 
-from webapp.tools.backends import TelemetryError
+from webapp.telemetry import TelemetryError
 
 DEFAULT_DATA_DIR = Path(__file__).resolve().parent / "data"
 LEVELS = ("ERROR", "WARN", "INFO")

@@ -15,7 +15,7 @@ from ..execution.jobs import JobRunner
 from ..llm.types import ChatModel
 from ..persistence.history import HistoryStore
 from ..persistence.records import RunRecords
-from ..tools.backends import TelemetryBackend
+from ..telemetry import TelemetryBackend
 from ..tools.knowledge import KnowledgeIndex
 from .chat import ChatService
 

@@ -28,7 +28,7 @@ from webapp.persistence.db import bind, open_database
 from webapp.persistence.history import MemoryHistory
 from webapp.persistence.schema import create_schema
 from webapp.services.container import Services
-from webapp.tools.backends import TelemetryBackend
+from webapp.telemetry import TelemetryBackend
 from webapp.wiring import build_services
 
 if TYPE_CHECKING:
