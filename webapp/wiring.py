@@ -105,7 +105,7 @@ def mcp_tools(settings: Settings) -> Any:
     is imported only then)."""
     if not settings.mcp_servers:
         return None
-    from .mcp.client import McpTools
+    from .tools.mcp_client import McpTools
 
     return McpTools(settings.mcp_server_list(), settings.mcp_timeout_seconds)
 
