@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from flask import Blueprint, Response
 
-from ..persistence.listing import Listing, RunFilter, SessionFilter
+from ..services.reads import RunFilter, SessionFilter
 from .context import services
 from .contract import operation
 from .models import RunsQuery, SessionsQuery
@@ -39,7 +39,7 @@ def runs(query: RunsQuery) -> Response:
         until=query.until,
         session_id=query.session_id,
     )
-    listing = Listing(services().database)
+    listing = services().listing
     page = listing.runs(filters, query.limit, query.cursor)
     runs = dump_rows(RunSummary, page.rows)
     return json_envelope({"runs": runs, "nextCursor": page.next_cursor, "limit": query.limit})
@@ -53,7 +53,7 @@ def sessions(query: SessionsQuery) -> Response:
     Filters: ``text`` (in the title), ``since``/``until`` (on ``updatedAt``).
     """
     filters = SessionFilter(text=query.text, since=query.since, until=query.until)
-    listing = Listing(services().database)
+    listing = services().listing
     page = listing.sessions(filters, query.limit, query.cursor)
     rows = dump_rows(SessionSummary, page.rows)
     return json_envelope({"sessions": rows, "nextCursor": page.next_cursor, "limit": query.limit})

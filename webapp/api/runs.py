@@ -12,12 +12,11 @@ from diagnosis_graph import END
 from diagnosis_graph.workflow.aiops import AIOPS_TRACE_VERSION, aiops_mermaid
 from diagnosis_graph.workflow.trace import route_edges
 
-from ..persistence.listing import InputForm, Listing, Page, RunFilter, raw_columns
-from ..persistence.models import AgentStep, ToolInvocation
-from ..persistence.records import NotFound
 from ..services.evidence_view import evidence_view
+from ..services.reads import InputForm, Listing, Page, RunFilter, invocation_columns, step_columns
 from .context import services
 from .contract import operation
+from .errors import NotFound
 from .models import (
     CasesQuery,
     FeedbackRequest,
@@ -78,7 +77,7 @@ def trace(session_id: str, query: TraceQuery) -> Response:
         }
     ).model_dump(by_alias=True)
     del head["steps"], head["toolInvocations"]
-    listing = Listing(found.database)
+    listing = found.listing
     return Response(
         stream_with_context(_trace_body(head, listing, query.run_id, query.inputs)),
         mimetype="application/json",
@@ -92,11 +91,9 @@ def _trace_body(
     opening = orjson.dumps({"code": 200, "message": "success", "data": head})
     yield opening[:-2] + b',"steps":['
     steps = listing.stream_steps(run_id, inputs=inputs)
-    yield from _json_rows(Step, raw_columns(AgentStep), steps)
+    yield from _json_rows(Step, step_columns(), steps)
     yield b'],"toolInvocations":['
-    yield from _json_rows(
-        Invocation, raw_columns(ToolInvocation), listing.stream_invocations(run_id)
-    )
+    yield from _json_rows(Invocation, invocation_columns(), listing.stream_invocations(run_id))
     yield b"]}}"
 
 
@@ -152,7 +149,7 @@ def _run_listing(session_id: str, run_id: str) -> Listing:
     """The list queries, once the run is known to be this session's (404 otherwise)."""
     found = services()
     found.records.run(session_id, run_id)
-    return Listing(found.database)
+    return found.listing
 
 
 def _trace_page(
@@ -226,7 +223,7 @@ def runs(session_id: str, query: SessionRunsQuery) -> Response:
     found = services()
     if found.records.session(session_id) is None:
         raise NotFound(f"session {session_id} not found")
-    listing, filters = Listing(found.database), RunFilter(session_id=session_id)
+    listing, filters = found.listing, RunFilter(session_id=session_id)
     if query.offset and not query.cursor:
         rows = found.records.runs(session_id, query.limit, query.offset)
         page = Page(rows, None)
@@ -260,7 +257,7 @@ def feedback(body: FeedbackRequest) -> RunSummary:
 def cases(query: CasesQuery) -> CaseList:
     """The case library, newest first: keyset pages by ``cursor`` (``nextCursor``), or by
     ``offset``; ``text`` filters question and answer."""
-    listing = Listing(services().database)
+    listing = services().listing
     if query.offset and not query.cursor and not query.text:
         page = listing.cases_at(query.limit, query.offset)
     else:

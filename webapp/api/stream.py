@@ -18,9 +18,9 @@ from flask import Blueprint, Response, g
 from flask.typing import ResponseReturnValue
 
 from ..execution.jobs import AIOPS, CHAT, RunJob
-from ..persistence.runs import ACTIVE
 from ..services import streams
 from ..services.container import Services
+from ..services.reads import ACTIVE
 from ..services.streams import ending_events, publish, relay, sse_event
 from .context import services
 from .contract import operation

@@ -14,6 +14,7 @@ from ..execution.executors import Executor
 from ..execution.jobs import JobRunner
 from ..llm.types import ChatModel
 from ..persistence.history import HistoryStore
+from ..persistence.listing import Listing
 from ..persistence.records import RunRecords
 from ..telemetry import TelemetryBackend
 from ..tools.knowledge import KnowledgeIndex
@@ -38,6 +39,11 @@ class Services:
     events: EventLog | None = None
     runner: JobRunner | None = None
     telemetry: Any = None
+
+    @property
+    def listing(self) -> Listing:
+        """The keyset-paged lists of this instance's store."""
+        return Listing(self.database)
 
     def start_background(self) -> None:
         """Start the lease keeper (heartbeats and the reaper's first pass, then periodic)."""
