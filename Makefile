@@ -42,6 +42,7 @@ help:
 	@echo "make bench-analysis  the analysis tools and library over the demo dataset"
 	@echo "make bench-aiops   one complete offline AIOps run over every firing demo alert"
 	@echo "make demo-data     regenerate the bundled demo dataset (seed 7)"
+	@echo "make schema        regenerate schema.sql (MySQL/MariaDB DDL) from the peewee models"
 	@echo "make eval          diagnosis correctness over generated worlds (RECORDED=dir of runs)"
 	@echo "make test-local-llm  the demo questions end to end on llama.cpp + Gemma 3 270M (slow)"
 
@@ -158,6 +159,10 @@ test-local-llm: $(DEV_STAMP) $(LOCAL_LLM_STAMP)
 bench-knowledge: $(DEV_STAMP)
 	$(BIN)/python bench/knowledge_upload.py
 	$(BIN)/python bench/knowledge_index.py $(if $(KNOWLEDGE_BASELINE),--baseline $(KNOWLEDGE_BASELINE))
+
+.PHONY: schema
+schema: $(DEV_STAMP)
+	$(BIN)/python scripts/schema_sql.py
 
 demo-data: $(DEV_STAMP)
 	$(BIN)/python -m webapp.demo.generate --out webapp/demo/data --seed 7
