@@ -194,11 +194,15 @@ class RunStore:
     def status(self, run_id: str) -> DiagnosisRun | None:
         """The run row (status, answer, error, counts...), or None; its two JSON documents
         (``self_evaluation``, ``orchestration_trace``) are not read: every run reads its row
-        twice, and parsing them cost more than the rest of both reads."""
+        twice, and parsing them cost more than the rest of both reads.
+
+        Read to its end, not with ``first()``: a SQLite statement not stepped to its end keeps
+        its read transaction open on the pooled connection, and a later write on it then fails
+        "database is locked" at once instead of waiting."""
         query = DiagnosisRun.select(*STATUS_COLUMNS).where(DiagnosisRun.run_id == run_id)
         with self.database.connection_context():
-            row: DiagnosisRun | None = query.first(self.database)
-        return row
+            rows = list(query.limit(1).execute(self.database))
+        return rows[0] if rows else None
 
     def finish(self, run_id: str, finish: Finish) -> None:
         """PENDING/RUNNING -> SUCCESS or FAILED, retried on a fresh connection.
