@@ -228,8 +228,10 @@ def build_services(
         default_timezone=settings.default_timezone,
     )
     diagnoser.invoker.run_deadline_seconds = settings.run_deadline_seconds
+    diagnoser.invoker.token_budget = settings.token_budget()
     # The simple flow's agent uses the same knowledge, log and metric tools as the executor.
     simple = SimpleChat(model, traced, traced, lambda: diagnoser.tools)
+    simple.token_budget = settings.token_budget()
     history = history or (
         history_store(
             settings.redis_url, settings.history_max_messages, settings.session_ttl_seconds
@@ -264,6 +266,7 @@ def build_services(
     )
     aiops = AiOpsService(runs=runs, runner=aiops_runner, audit=audit)
     aiops_runner.diagnoser.invoker.run_deadline_seconds = settings.run_deadline_seconds
+    aiops_runner.diagnoser.invoker.token_budget = settings.token_budget()
     if events is None:
         events = RedisEventLog(settings.redis_url) if settings.redis_url else MemoryEventLog()
     keeper = LeaseKeeper(runs, events, settings.run_lease_seconds)
