@@ -267,6 +267,7 @@ def build_services(
     aiops = AiOpsService(runs=runs, runner=aiops_runner, audit=audit)
     aiops_runner.diagnoser.invoker.run_deadline_seconds = settings.run_deadline_seconds
     aiops_runner.diagnoser.invoker.token_budget = settings.token_budget()
+    chat.lifecycle.prices = aiops.lifecycle.prices = settings.price_table()
     if events is None:
         events = RedisEventLog(settings.redis_url) if settings.redis_url else MemoryEventLog()
     keeper = LeaseKeeper(runs, events, settings.run_lease_seconds)

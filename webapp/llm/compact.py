@@ -15,11 +15,11 @@ it); the model reads :func:`project` of it, generic over any tool's JSON:
   :data:`CUT_MARK`.
 
 Anything left out can be read with the ``read_output`` tool (:func:`read_output_tool`), by
-invocation id and raw path, a slice of a list at a time. When a ReAct conversation would not
-fit its prompt budget, its tool results are shortened, oldest first, in two steps: first to
-:func:`project` without series points (``series=False``: every scalar of the output stays),
-then to :func:`summary_message` (the invocation id, the tool and the shape of the result).
-Citations name the recorded invocation, so they resolve whatever the model was shown.
+invocation id and raw path, a slice of a list at a time. In a ReAct conversation the results of
+earlier rounds lose their series points (:func:`without_series`: every scalar stays), and when
+the conversation would still not fit its prompt budget, results are replaced, oldest first, by
+:func:`summary_message` (the invocation id, the tool and the shape of the result). Citations
+name the recorded invocation, so they resolve whatever the model was shown.
 """
 
 from __future__ import annotations
@@ -43,27 +43,35 @@ READ_OUTPUT = "read_output"
 READ_LIMIT = 50
 #: Hex ids (trace ids, hashes) and then numbers are masked to compare shapes; a short number
 #: ending a name (``db-01``, ``redis2``) is kept, so two lines naming two hosts stay apart.
-_HEX_ID = re.compile(r"\b(?=[0-9a-f]*\d)[0-9a-f]{8,}\b")
-_DIGITS = re.compile(r"\d{3,}|(?<![\w-])\d+")
+_VARIABLE = re.compile(r"\b(?=[0-9a-f]*\d)[0-9a-f]{8,}\b|\d{3,}|(?<![\w-])\d+")
 
 
-def project(value: Any, *, series: bool = True) -> Any:
+def project(value: Any) -> Any:
     """The model-facing view of a raw tool output (see the module docstring)."""
     if isinstance(value, str):
         return _text(value)
     if isinstance(value, dict):
-        return {key: project(item, series=series) for key, item in value.items()}
+        return {key: project(item) for key, item in value.items()}
     if isinstance(value, list):
         if len(value) <= LIST_ITEMS:
-            return [project(item, series=series) for item in value]
-        values = [_numeric(item) for item in value]
-        if all(v is not None for v in values):
-            keep = _series_points(values) if series else []  # type: ignore[arg-type]
-        else:
-            keep = _distinct(value)
-        shown = {str(i): project(value[i], series=series) for i in keep}
-        return {"length": len(value), "shown": shown}
+            return [project(item) for item in value]
+        numbers = [n for n in map(_numeric, value) if n is not None]
+        keep = _series_points(numbers) if len(numbers) == len(value) else _distinct(value)
+        return {"length": len(value), "shown": {str(i): project(value[i]) for i in keep}}
     return value
+
+
+def without_series(projected: Any) -> Any:
+    """A projection with no series points left (each series keeps its length)."""
+    if isinstance(projected, list):
+        return [without_series(item) for item in projected]
+    if not isinstance(projected, dict):
+        return projected
+    if set(projected) == {"length", "shown"} and isinstance(projected["shown"], dict):
+        shown = projected["shown"]
+        if shown and all(_numeric(item) is not None for item in shown.values()):
+            return {"length": projected["length"], "shown": {}}
+    return {key: without_series(item) for key, item in projected.items()}
 
 
 def shown_items(value: Any) -> list[tuple[int, Any]]:
@@ -107,8 +115,7 @@ def _distinct(items: Sequence[Any]) -> list[int]:
     seen: set[str] = set()
     keep: list[int] = []
     for index, item in enumerate(items):
-        text = json.dumps(item, ensure_ascii=False, default=str)
-        shape = _DIGITS.sub("#", _HEX_ID.sub("#", text))
+        shape = _VARIABLE.sub("#", json.dumps(item, ensure_ascii=False, default=str))
         if shape not in seen:
             seen.add(shape)
             keep.append(index)

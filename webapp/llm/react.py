@@ -15,6 +15,10 @@ calls and an invalid output, the server is taken to ignore tools: it is recorded
 capabilities and the loop goes on with JSON actions (that first reply counts as a round). Each model
 call is one ``agent_step``; a failed call records its cause and a final output that does not
 validate records the first schema error (``agent_step.error``, status FAILED).
+
+Tokens: every call's prompt is estimated and admitted against the run's token ledger before it
+is sent (:mod:`webapp.llm.tokens`); tool results reach the model as projections and the
+conversation is compacted to fit (:mod:`webapp.llm.compact`).
 """
 
 from __future__ import annotations
@@ -31,7 +35,7 @@ from diagnosis_graph.workflow.ports import BLOCKED, SUCCESS
 from ..persistence.audit import Audit, StepEnd, StepStart
 from ..tools.registry import ToolBox, ToolCallResult
 from . import actions, tokens
-from .compact import project, summary_message
+from .compact import project, summary_message, without_series
 from .errors import cause_of
 from .types import ChatModel, ChatResult, LLMError, Message, ToolCall
 
@@ -230,26 +234,32 @@ class _Loop:
         if outcome.status != SUCCESS:
             self.conversation.append(_tool_turn(call, outcome.content, self.native))
             return
-        result = _Result(len(self.conversation), call, outcome.invocation_id, outcome.output)
+        result = _Result(
+            len(self.conversation), call, outcome.invocation_id, project(outcome.output)
+        )
         self.results.append(result)
         self.conversation.append(_tool_turn(call, result.content(), self.native))
 
     def fit(
         self, tools: Sequence[dict[str, Any]] | None, response_format: dict[str, Any] | None
     ) -> None:
-        """Shorten tool results, oldest first, a step at a time, until the prompt fits."""
+        """Summarise tool results, oldest first, until the prompt fits."""
         room = tokens.current_ledger().room()
         need = tokens.estimate(self.conversation, tools, response_format)
         for level in (1, 2):
             for result in self.results:
                 if need <= room:
                     return
-                if result.level < level:
-                    result.level = level
-                    before = tokens.estimate_message(self.conversation[result.position])
-                    short = _tool_turn(result.call, result.content(), self.native)
-                    self.conversation[result.position] = short
-                    need += tokens.estimate_message(short) - before
+                need += self.shorten(result, level)
+
+    def shorten(self, result: _Result, level: int) -> int:
+        """Show ``result`` at ``level`` (if it is not shorter already); the tokens this adds."""
+        if result.level >= level:
+            return 0
+        result.level = level
+        before = tokens.estimate_message(self.conversation[result.position])
+        self.conversation[result.position] = _tool_turn(result.call, result.content(), self.native)
+        return tokens.estimate_message(self.conversation[result.position]) - before
 
     def spent(self, round_no: int) -> bool:
         return round_no == self.budget.max_rounds or self.calls >= self.budget.max_tool_calls
@@ -267,7 +277,12 @@ class _Loop:
     def run_calls(
         self, result: ChatResult, requested: list[ToolCall], step_id: int, spent: bool
     ) -> AgentRun | None:
-        """Run (or block) each requested call; an AgentRun when too many were blocked."""
+        """Run (or block) each requested call; an AgentRun when too many were blocked.
+
+        The results of earlier rounds lose their series points: the model has read them, and
+        ``read_output`` brings back any it needs."""
+        for earlier in self.results:
+            self.shorten(earlier, 1)
         self.conversation.append(_assistant_turn(result, requested, self.native))
         for call in requested:
             if spent or self.calls >= self.budget.max_tool_calls:
@@ -321,14 +336,15 @@ class _Result:
     position: int
     call: ToolCall
     invocation_id: str
-    output: Any
+    shown: Any  # the projection of the output
     level: int = 0
 
     def content(self) -> str:
         body: dict[str, Any] = {"invocation_id": self.invocation_id, "tool": self.call.name}
         if self.level == 2:
-            return _dumps(summary_message({**body, "result": self.output}))
-        return _dumps({**body, "result": project(self.output, series=self.level == 0)})
+            return _dumps(summary_message({**body, "result": self.shown}))
+        shown = self.shown if self.level == 0 else without_series(self.shown)
+        return _dumps({**body, "result": shown})
 
 
 def _dumps(body: dict[str, Any]) -> str:

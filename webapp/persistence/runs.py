@@ -49,6 +49,9 @@ FINISH_COLUMNS: tuple[Field, ...] = (
     DiagnosisRun.orchestration_trace,
     DiagnosisRun.finished_at,
     DiagnosisRun.lease_expires_at,
+    DiagnosisRun.prompt_tokens,
+    DiagnosisRun.completion_tokens,
+    DiagnosisRun.cost_usd,
 )
 
 log = logging.getLogger(__name__)
@@ -93,6 +96,9 @@ class Finish:
     step_count: int = 0
     tool_count: int = 0
     duration_ms: int = 0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    cost_usd: float | None = None
     #: True when the run had already been executed (a redelivered task): nothing was done.
     replayed: bool = False
 
@@ -317,6 +323,9 @@ def _finish_values(finish: Finish, finished_at: Any) -> tuple[Any, ...]:
         finish.orchestration_trace,
         finished_at,
         None,
+        finish.prompt_tokens,
+        finish.completion_tokens,
+        finish.cost_usd,
     )
 
 

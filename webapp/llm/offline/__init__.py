@@ -11,11 +11,10 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-from dataclasses import replace
 from typing import Any
 
 from ...analysis.timeexpr import DEFAULT_TIMEZONE
-from ..tokens import count_text, estimate
+from ..tokens import count_text
 from ..types import ChatResult, Message, ToolCall
 from . import alerts, simple, window
 from .conversation import Catalog, payload, schema_name, tool_results, tool_rounds
@@ -49,18 +48,10 @@ class OfflineChatModel:
         response_format: dict[str, Any] | None = None,
         tool_choice: str | None = None,
     ) -> ChatResult:
-        """Answer like a model would: tool calls, or the JSON the schema asks for."""
-        result = self._answer(messages, tools, response_format, tool_choice)
-        prompt = estimate(messages, tools, response_format)
-        return replace(result, prompt_tokens=prompt)
+        """Answer like a model would: tool calls, or the JSON the schema asks for.
 
-    def _answer(
-        self,
-        messages: Sequence[Message],
-        tools: Sequence[dict[str, Any]] | None,
-        response_format: dict[str, Any] | None,
-        tool_choice: str | None,
-    ) -> ChatResult:
+        It reports no prompt tokens (it has no tokenizer): the step records the estimate the
+        budget was checked with (``webapp.llm.tokens``)."""
         name = schema_name(messages, response_format)
         request = payload(messages)
         catalog = Catalog(tools if tools else request.get("tools"))
