@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import replace
 from typing import Any
 
@@ -17,6 +18,7 @@ from webapp.llm.react import run_react
 from webapp.persistence.context import run_scope
 from webapp.persistence.memory_audit import MemoryAudit
 from webapp.tools.registry import ToolBox, ToolOutput, ToolSpec
+from webapp.wiring import offline_diagnoser
 
 from .fake_model import ScriptedModel, answer, calls
 
@@ -158,3 +160,24 @@ def test_a_run_budget_stops_the_loop_before_the_call_that_would_pass_it(per_run:
     assert "LLM_RUN_TOKEN_BUDGET" in (run.detail or "")
     sent = sum(s["prompt_tokens"] for s in audit.steps if s["status"] == "SUCCESS")
     assert sent <= per_run
+
+
+def test_under_a_tight_budget_every_invocation_the_answer_cites_resolves() -> None:
+    diagnoser = offline_diagnoser()
+    diagnoser.invoker.token_budget = tokens.TokenBudget(per_call=7_000, per_run=150_000)
+    result = diagnoser.diagnose("Why is payment-service slow since 10:00?")
+    steps = [s for s in diagnoser.audit.steps if s["run_id"] == result.run_id]  # type: ignore[attr-defined]
+    assert max(s["prompt_tokens"] for s in steps) <= 7_000
+    tool_messages = [
+        json.loads(m["content"])
+        for s in steps
+        if s["agent_name"] == "executor"
+        for m in s["model_input"]["messages"]
+        if m["role"] == "tool"
+    ]
+    assert any("result_shape" in body for body in tool_messages)  # compaction happened
+    recorded = {r.invocation_id: r for r in diagnoser.audit.invocations_for_run(result.run_id)}
+    cited = set(re.findall(r"inv-[0-9a-f]{16}", result.answer or ""))
+    assert cited and cited <= set(recorded)
+    evaluation = result.self_evaluation["rule_evaluation"]
+    assert evaluation["all_cited_evidence_verified"] is True
