@@ -67,7 +67,7 @@ def without_series(projected: Any) -> Any:
         return [without_series(item) for item in projected]
     if not isinstance(projected, dict):
         return projected
-    if set(projected) == {"length", "shown"} and isinstance(projected["shown"], dict):
+    if _shortened(projected):
         shown = projected["shown"]
         if shown and all(_numeric(item) is not None for item in shown.values()):
             return {"length": projected["length"], "shown": {}}
@@ -78,11 +78,18 @@ def shown_items(value: Any) -> list[tuple[int, Any]]:
     """``(index in the recorded list, item)`` of a projected list, shown whole or not."""
     if isinstance(value, list):
         return list(enumerate(value))
-    if isinstance(value, dict) and set(value) == {"length", "shown"}:
-        shown = value["shown"]
-        if isinstance(shown, dict):
-            return sorted((int(k), v) for k, v in shown.items() if str(k).isdigit())
+    if _shortened(value):
+        return sorted((int(k), v) for k, v in value["shown"].items() if str(k).isdigit())
     return []
+
+
+def _shortened(value: Any) -> bool:
+    """A list shown by some of its items: ``{"length": N, "shown": {...}}``."""
+    return (
+        isinstance(value, dict)
+        and set(value) == {"length", "shown"}
+        and isinstance(value["shown"], dict)
+    )
 
 
 def _text(text: str) -> str:
@@ -134,8 +141,7 @@ def summary_message(message: dict[str, Any]) -> dict[str, Any]:
 
 
 def _shape(value: Any, depth: int = 0) -> Any:
-    items = shown_items(value)
-    if items or isinstance(value, list):
+    if isinstance(value, list) or _shortened(value):
         length = value["length"] if isinstance(value, dict) else len(value)
         return f"{length} items"
     if isinstance(value, dict):
