@@ -55,7 +55,7 @@ class Settings:
     llm_max_tokens: str = ""
     llm_temperature: float = 0.0
     llm_stream: bool = True
-    #: Prompt tokens one model call may send, and one run's calls together (``webapp.llm.tokens``).
+    #: Prompt tokens one model call may send, and one diagnosis's calls (``webapp.llm.tokens``).
     llm_prompt_token_budget: int = 12_000
     llm_run_token_budget: int = 150_000
     #: ``model=input/output`` prices per million tokens (``webapp.llm.tokens``); unset: no cost.

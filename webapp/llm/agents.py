@@ -13,8 +13,9 @@ its contract is recorded on its ``agent_step`` with the first schema error.
 Run deadline: the first agent of a run starts the run's clock; every later model call's budget
 is cut to what remains of ``run_deadline_seconds``, and an agent that would start after it
 fails at once (NON_RETRYABLE_FAILED, so the workflow falls back without a retry) with a detail
-naming ``RUN_DEADLINE_SECONDS``. The first agent of a run also opens the run's token
-:class:`~webapp.llm.tokens.Ledger`, current for every model call of the run's agents.
+naming ``RUN_DEADLINE_SECONDS``. Each diagnosis of a run (its question: an AIOps run diagnoses
+one per alert) has its token :class:`~webapp.llm.tokens.Ledger`, opened by its first agent and
+current for every model call of its agents.
 
 Tools: an agent with tools also gets ``read_output`` (:mod:`webapp.llm.compact`), to read more
 of an output it was shown a projection of.
@@ -78,8 +79,8 @@ class LLMAgentInvoker:
         self.run_deadline_seconds = run_deadline_seconds
         self.contracts = dict(CONTRACTS if contracts is None else contracts)
         self.token_budget = token_budget or tokens.TokenBudget()
-        #: Per run: when its first agent started, and its token ledger.
-        self._runs: OrderedDict[str, tuple[float, tokens.Ledger]] = OrderedDict()
+        #: Per run: when its first agent started, and the token ledger of each of its questions.
+        self._runs: OrderedDict[str, tuple[float, dict[str, tokens.Ledger]]] = OrderedDict()
         self._lock = threading.Lock()
 
     def messages(self, call: AgentCall) -> list[Message]:
@@ -102,7 +103,7 @@ class LLMAgentInvoker:
         run = current_run_or_none()
         session_id = run.session_id if run else str(config.metadata.get("session_id", ""))
         run_id = run.run_id if run else str(config.metadata.get("run_id") or config.thread_id or "")
-        deadline, ledger = self._run_state(run_id)
+        deadline, ledger = self._run_state(run_id, str(call.payload.get("question") or ""))
         if time.monotonic() >= deadline:
             limit = f"RUN_DEADLINE_SECONDS={self.run_deadline_seconds:g}"
             detail = (
@@ -170,13 +171,14 @@ class LLMAgentInvoker:
 
         return validate
 
-    def _run_state(self, run_id: str) -> tuple[float, tokens.Ledger]:
-        """The run's deadline and token ledger (both begin with its first agent)."""
+    def _run_state(self, run_id: str, question: str) -> tuple[float, tokens.Ledger]:
+        """The run's deadline and the token ledger of its diagnosis of ``question``."""
         now = time.monotonic()
         if not run_id:
             return now + self.run_deadline_seconds, tokens.Ledger(self.token_budget)
         with self._lock:
-            started, ledger = self._runs.setdefault(run_id, (now, tokens.Ledger(self.token_budget)))
+            started, ledgers = self._runs.setdefault(run_id, (now, {}))
+            ledger = ledgers.setdefault(question, tokens.Ledger(self.token_budget))
             self._runs.move_to_end(run_id)
             while len(self._runs) > _TRACKED_RUNS:
                 self._runs.popitem(last=False)

@@ -1,4 +1,4 @@
-"""Token budgets: a prompt budget per model call and a budget per run, enforced before a call.
+"""Token budgets: a prompt budget per model call and one per diagnosis, enforced before a call.
 
 Counting: a plain, deterministic estimate, not a model's tokenizer. No tokenizer is a dependency
 (the product talks to any OpenAI-compatible model, each with its own vocabulary, and a tokenizer
@@ -10,13 +10,14 @@ this is within about 15% of the OpenAI and Llama tokenizers, and above them on C
 prompt estimated within the budget fits a context of the budget's size.
 
 Budgets (``LLM_PROMPT_TOKEN_BUDGET``, ``LLM_RUN_TOKEN_BUDGET``): a call whose estimated prompt
-is over the per-call budget, or over what is left of its run's budget, is not sent. It fails as
-``token_budget`` (NON_RETRYABLE_FAILED: the same prompt would fail again), its step is recorded
-FAILED with the estimate and the setting to raise, and the workflow answers with its fallback,
-which names that cause. The ReAct loop first compacts its conversation to fit
-(:mod:`webapp.llm.compact`). A run's spending is the sum of its calls' prompt tokens (the
+is over the per-call budget, or over what is left of its diagnosis's budget, is not sent. It
+fails as ``token_budget`` (NON_RETRYABLE_FAILED: the same prompt would fail again), its step is
+recorded FAILED with the estimate and the setting to raise, and the workflow answers with its
+fallback, which names that cause. The ReAct loop first compacts its conversation to fit
+(:mod:`webapp.llm.compact`). A diagnosis's spending is the sum of its calls' prompt tokens (the
 server's count when it reports one, else the estimate, which the step then records), held in a
-:class:`Ledger` that the agent invoker keeps per run and makes current for each agent's calls.
+:class:`Ledger` that the agent invoker keeps per diagnosis (a run's question; an AIOps run
+diagnoses one per alert) and makes current for each agent's calls.
 
 Cost (``LLM_PRICES``): a table of ``model=input/output`` prices in dollars per million prompt
 and completion tokens, comma-separated; ``*`` names any model not listed
@@ -81,7 +82,7 @@ def estimate(
 
 @dataclass(frozen=True)
 class TokenBudget:
-    """Prompt tokens one call may send, and a whole run (all its calls) may send."""
+    """Prompt tokens one call may send, and one diagnosis (all its calls) may send."""
 
     per_call: int = DEFAULT_PROMPT_TOKENS
     per_run: int = DEFAULT_RUN_TOKENS
@@ -92,7 +93,7 @@ class TokenBudget:
 
 
 class Ledger:
-    """The prompt tokens one run has spent, against its budget (shared by its agents)."""
+    """The prompt tokens one diagnosis has spent, against its budget (shared by its agents)."""
 
     def __init__(self, budget: TokenBudget | None = None) -> None:
         self.budget = budget or TokenBudget()
