@@ -78,6 +78,9 @@ class Finish:
     step_count: int = 0
     tool_count: int = 0
     duration_ms: int = 0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    cost_usd: float | None = None
     #: True when the run had already been executed (a redelivered task): nothing was done.
     replayed: bool = False
 
@@ -289,4 +292,7 @@ def _finish_query(run_id: str, finish: Finish, finished_at: Any) -> Any:
         orchestration_trace=finish.orchestration_trace,
         finished_at=finished_at,
         lease_expires_at=None,
+        prompt_tokens=finish.prompt_tokens,
+        completion_tokens=finish.completion_tokens,
+        cost_usd=finish.cost_usd,
     ).where((DiagnosisRun.run_id == run_id) & DiagnosisRun.status.in_(ACTIVE))

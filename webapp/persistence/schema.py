@@ -62,6 +62,9 @@ LATER_COLUMNS: tuple[tuple[type[BaseModel], str], ...] = (
     (DiagnosisRun, "lease_owner"),
     (DiagnosisRun, "lease_expires_at"),
     (ChatSession, "history_cleared_at"),
+    (DiagnosisRun, "prompt_tokens"),
+    (DiagnosisRun, "completion_tokens"),
+    (DiagnosisRun, "cost_usd"),
 )
 #: Large columns that must be a table's last on SQLite (:func:`_large_columns_last`).
 LARGE_COLUMNS_LAST: tuple[tuple[type[BaseModel], str], ...] = ((AgentStep, "model_input"),)

@@ -195,7 +195,7 @@ class SqlAudit:
             if end.duration_ms >= COMMIT_AT_ONCE_MS:
                 self._commit_node()
         with journal.lock:
-            journal.steps += 1
+            journal.count_step(start.model, end.prompt_tokens, end.completion_tokens)
             journal.next_step_index = max(journal.next_step_index, index + 1)
             if isinstance(model_input, Mapping) and "messages" in model_input:
                 journal.conversations[start.agent_name] = (index, list(model_input["messages"]))

@@ -115,6 +115,20 @@ def test_schema_exists_is_false_on_an_empty_database(tmp_path: Path) -> None:
         database.close()
 
 
+def test_a_table_created_before_its_later_columns_gets_them(tmp_path: Path) -> None:
+    database = bind(open_database("sqlite:///" + str(tmp_path / "old.db")))
+    try:
+        create_schema(database)
+        with database.connection_context():
+            for column in ("prompt_tokens", "completion_tokens", "cost_usd"):
+                database.execute_sql(f"ALTER TABLE diagnosis_run DROP COLUMN {column}")
+        assert not schema_exists(database)
+        create_schema(database)
+        assert schema_exists(database)
+    finally:
+        database.close()
+
+
 UNREACHABLE = "mysql://root@127.0.0.1:1/test"
 
 
