@@ -268,12 +268,14 @@ def render_answer(
     """
     language = answer_language(language, question)
     words = LABELS[language]
-    conclusions = list(output.get("conclusions") or [])
     note = range_note(window, ranges, language)
+    if note.outside:  # nothing was read at the time asked: other times' findings answer nothing
+        output = {**output, "conclusions": []}
+    conclusions = list(output.get("conclusions") or [])
     summary = str(output.get("summary") or "") if conclusions else ""
     lines = [_headline(note, summary, unknown, language, words["none"]), ""]
     lines += limit_lines(note, failed, language)
-    rest = rest_after_first(summary) if not note.outside else ""
+    rest = rest_after_first(summary)
     lines += [safe_text(rest), ""] if rest else []
     lines += _context(question, window, unknown, language)
     lines += [f"### {words['conclusions']}", ""]
