@@ -185,6 +185,12 @@ STEADY = ClaimKind(
     "{service} 的 {count} 个信号从 {start} 到 {end} 均无显著变化",
     role="steady",
 )
+#: The value of a metric at the time a question asks about (a ``query_metrics`` point).
+VALUE = ClaimKind(
+    "value",
+    "{service} {signal} read {value} at {time}, the point nearest the time asked",
+    "{service} 的 {signal} 在 {time} 的读数为 {value} (最接近所问时间的点)",
+)
 #: A runbook that describes the cause kind (reference: supports, never concludes).
 RUNBOOK = ClaimKind(
     "runbook",
@@ -207,6 +213,7 @@ KINDS: tuple[ClaimKind, ...] = (
     CAUSE,
     EVENT,
     STEADY,
+    VALUE,
     RUNBOOK,
     STEP,
 )

@@ -44,6 +44,7 @@ from ...analysis.language import question_language
 from ...analysis.names import stem
 from ..react import Budget
 from . import claims as kinds
+from . import values
 from .causes import Item, Match, classify
 from .conversation import Catalog, Done
 from .findings import Reading, Signal, Template, readings
@@ -737,6 +738,8 @@ def final_evidence(
     language = question_language(str(request.get("question", "")))
     writer = ClaimWriter(first=max(numbers, default=0) + 1, language=language)
     writer.written = {str(c.get("statement")) for c in earlier}
+    for kind, bindings, fields in values.claims(request, catalog, done):
+        writer.add(kind, bindings, **fields)
     investigation = Investigation(request, catalog, done)
     write_claims(investigation, writer)
     keep = [{k: c[k] for k in ("claim_id", "statement", "critical", "bindings")} for c in earlier]

@@ -38,6 +38,7 @@ TEXTS: dict[str, dict[str, str]] = {
     "en": {
         "steady": "No evidence of a problem with {service}: none of its {count} signals moved "
         "significantly from {start} to {end}.",
+        "value": "{service} {signal} was {value} at {time}{local}.",
         "degraded": "{service} degraded: {since}{moved}.",
         "since": "since {onset}{local}, ",
         "local": " ({clock} in the question's time zone)",
@@ -67,6 +68,7 @@ TEXTS: dict[str, dict[str, str]] = {
     "zh": {
         "steady": "没有证据表明 {service} 有问题: 其 {count} 个信号从 {start} 到 {end} "
         "均无显著变化。",
+        "value": "{service} 的 {signal} 在 {time}{local} 为 {value}。",
         "degraded": "{service} 出现异常: {since}{moved}。",
         "since": "自 {onset}{local} 起, ",
         "local": " (问题所用时区 {clock})",
@@ -332,44 +334,74 @@ def quote(line: str, width: int = QUOTE_WIDTH) -> str:
     return (head[:space] if space > width // 2 else head).rstrip(" ,;:") + " …"
 
 
-def _number(text: str) -> str:
-    """A claim's number as a person reads it: whole above 100, else three significant digits
-    (rounded half up, as grounding rounds the evidence, so it still grounds)."""
+def _number(text: str, significant: int = 3) -> str:
+    """A claim's number as a person reads it: whole above 10^``significant``-1, else that many
+    significant digits (rounded half up, as grounding rounds the evidence, so it still
+    grounds)."""
     try:
         value = Decimal(text)
     except InvalidOperation:
         return text
     if value == 0 or not value.is_finite():
         return "0" if value == 0 else text
-    if abs(value) >= 100:
+    if value.adjusted() >= significant - 1:
         return str(value.quantize(Decimal(1), ROUND_HALF_UP))
-    digits = max(0, 2 - value.adjusted())
+    digits = max(0, significant - 1 - value.adjusted())
     rounded = value.quantize(Decimal(1).scaleb(-digits), ROUND_HALF_UP)
     return format(rounded, "f").rstrip("0").rstrip(".") if digits else format(rounded, "f")
 
 
+def _label(name: str, words: dict[str, str]) -> str:
+    """A signal as words: ``error rate``, ``ERROR log lines``, ``lines of "<message>"``."""
+    if name in ("ERROR", "WARN", "INFO"):
+        return words["lines"].format(level=name)
+    if is_identifier(name) or " " not in name:
+        # a number part stays on its word ("upper-99"): alone it would read as a quantity
+        return re.sub(r"(?<=[A-Za-z]) (?=\d)", "-", signal_words(name))
+    return words["message_lines"].format(message=quote(name, 60))
+
+
 def _quantity(item: Read, words: dict[str, str]) -> str:
     """``error rate 0.002 → 0.14``: a moved signal as words, from its baseline to its peak."""
-    name = item.fields["signal"]
-    if name in ("ERROR", "WARN", "INFO"):
-        label = words["lines"].format(level=name)
-    elif is_identifier(name) or " " not in name:
-        # a number part stays on its word ("upper-99"): alone it would read as a quantity
-        label = re.sub(r"(?<=[A-Za-z]) (?=\d)", "-", signal_words(name))
-    else:
-        label = words["message_lines"].format(message=quote(name, 60))
+    label = _label(item.fields["signal"], words)
     return f"{label} {_number(item.fields['baseline'])} → {_number(item.fields['peak'])}"
+
+
+#: A value asked for is stated to this many significant digits.
+VALUE_DIGITS = 4
+
+
+def _value(item: Read, words: dict[str, str], offset: int) -> dict[str, Any]:
+    """``auth-api token age was 94.62 s at 2027-03-09 10:52 UTC``: the value asked for, with
+    the backend's unit (which then replaces the unit the name spells)."""
+    number, _, unit = item.fields["value"].partition(" ")
+    label = _label(item.fields["signal"], words)
+    if unit:
+        label = re.sub(r" \([^)]*\)$", "", label)
+    return _conclusion(
+        words["value"].format(
+            service=item.fields["service"],
+            signal=label,
+            value=f"{_number(number, VALUE_DIGITS)} {unit}".strip(),
+            time=item.fields["time"],
+            local=_local(item.fields["time"], words, offset),
+        ),
+        [item],
+    )
 
 
 def _since(moved: Sequence[Read], words: dict[str, str], offset: int) -> str:
     """``since 2027-03-09 09:30 UTC (17:30 in the question's time zone), ``."""
     onset = min(i.fields["onset"] for i in moved)
-    local = ""
-    moment = parse_time(onset.replace(" UTC", "").replace(" ", "T") + ":00Z")
-    if offset and moment is not None:
-        clock = (moment + timedelta(minutes=offset)).strftime("%H:%M")
-        local = words["local"].format(clock=clock)
-    return words["since"].format(onset=onset, local=local)
+    return words["since"].format(onset=onset, local=_local(onset, words, offset))
+
+
+def _local(clock: str, words: dict[str, str], offset: int) -> str:
+    """`` (17:30 in the question's time zone)`` for ``2027-03-09 09:30 UTC`` (nothing at UTC)."""
+    moment = parse_time(clock.replace(" UTC", "").replace(" ", "T") + ":00Z")
+    if not offset or moment is None:
+        return ""
+    return words["local"].format(clock=(moment + timedelta(minutes=offset)).strftime("%H:%M"))
 
 
 def compose(request: dict[str, Any]) -> dict[str, Any]:
@@ -385,7 +417,8 @@ def compose(request: dict[str, Any]) -> dict[str, Any]:
     limitations += [g["description"] for g in verifier.get("critical_gaps") or []]
     if verifier.get("effective_verdict") == "FAIL" or not supported:
         return _no_conclusion(limitations, words)
-    conclusions = [
+    asked = [_value(i, words, offset) for i in supported if i.kind is kinds.VALUE]
+    conclusions = asked + [
         c
         for finding in findings(supported)
         for c in _finding_conclusions(finding, supported, words, offset)
@@ -401,18 +434,20 @@ def compose(request: dict[str, Any]) -> dict[str, Any]:
         {"text": i.fields["step"], "evidence_ids": list(i.claim["evidence_ids"])} for i in steps
     ] or [{"text": words["step"], "evidence_ids": []}]
     return {
-        "summary": _summary(conclusions),
+        "summary": _summary(conclusions, len(asked)),
         "conclusions": conclusions,
         "limitations": limitations,
         "recommendations": recommendations,
     }
 
 
-def _summary(conclusions: Sequence[dict[str, Any]]) -> str:
-    """At most three conclusions: the causes first (one per finding), then the rest."""
-    causes = [c for c in conclusions if c["statement"].startswith(_CAUSE_OPENINGS)]
-    rest = [c for c in conclusions if c not in causes]
-    return " ".join(str(c["statement"]) for c in (causes + rest)[:3])
+def _summary(conclusions: Sequence[dict[str, Any]], values: int = 0) -> str:
+    """At most three conclusions: the values asked for (the first ``values``), the causes
+    (one per finding), then the rest."""
+    first = list(conclusions[:values])
+    causes = [c for c in conclusions[values:] if c["statement"].startswith(_CAUSE_OPENINGS)]
+    rest = [c for c in conclusions[values:] if c not in causes]
+    return " ".join(str(c["statement"]) for c in (first + causes + rest)[:3])
 
 
 GENERIC_STEP = TEXTS["en"]["step"]
