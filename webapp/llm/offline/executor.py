@@ -490,6 +490,20 @@ def _moved(writer: ClaimWriter, signal: Signal) -> None:
     )
 
 
+def _traffic(writer: ClaimWriter, signal: Signal) -> None:
+    raw = signal.raw
+    writer.add(
+        kinds.TRAFFIC,
+        [_signal_binding(signal)],
+        service=signal.service,
+        signal=signal.signal,
+        direction=kinds.direction(str(raw.get("direction", "")), writer.language),
+        onset=_clock(signal.onset),
+        baseline=_number((raw.get("baseline") or {}).get("median")),
+        peak=_number((raw.get("incident") or {}).get("peak")),
+    )
+
+
 def _top_symptoms(reading: Reading, since: datetime, limit: int = MAX_MOVED) -> list[Signal]:
     """The most significant symptoms since ``since``, metrics first (they carry magnitudes)."""
     ranked = sorted(
@@ -660,6 +674,8 @@ def write_claims(inv: Investigation, writer: ClaimWriter) -> None:
         path = inv.chain(service)
         if not path:
             _steady(writer, reading)
+            for signal in reading.traffic[:MAX_MOVED]:
+                _traffic(writer, signal)
             continue
         culprit, match = inv.diagnosis(service)
         assert culprit is not None

@@ -7,7 +7,9 @@ model's), judged only on whether its excerpts say what it says.
 The answer has one finding per service asked about: what moved (its symptoms), and the likely
 cause - the cause kind and the culprit, which is the service whose trouble began first along
 the dependency chain (an ``origin`` claim), else the service itself. "No evidence of a problem"
-is said only of a service whose every signal stayed within its baseline (a ``steady`` claim).
+is said only of a service whose every signal stayed within its baseline (a ``steady`` claim),
+or whose only change is a count of work done, which follows traffic (a ``traffic`` claim: the
+answer says what moved instead of "none of its signals moved").
 """
 
 from __future__ import annotations
@@ -37,6 +39,9 @@ LISTED_SIGNALS = 3
 TEXTS: dict[str, dict[str, str]] = {
     "en": {
         "steady": "No evidence of a problem with {service}: none of its {count} signals moved "
+        "significantly from {start} to {end}.",
+        "steady_traffic": "No evidence of a problem with {service}: only {moved} changed - a "
+        "count of work done, which follows traffic; none of its other {count} signals moved "
         "significantly from {start} to {end}.",
         "value": "{service} {signal} was {value} at {time}{local}.",
         "degraded": "{service} degraded: {since}{moved}.",
@@ -68,6 +73,8 @@ TEXTS: dict[str, dict[str, str]] = {
     "zh": {
         "steady": "没有证据表明 {service} 有问题: 其 {count} 个信号从 {start} 到 {end} "
         "均无显著变化。",
+        "steady_traffic": "没有证据表明 {service} 有问题: 只有 {moved} 变化 - 这是工作量的计数, "
+        "随流量变化; 其余 {count} 个信号从 {start} 到 {end} 均无显著变化。",
         "value": "{service} 的 {signal} 在 {time}{local} 为 {value}。",
         "degraded": "{service} 出现异常: {since}{moved}。",
         "since": "自 {onset}{local} 起, ",
@@ -205,6 +212,7 @@ class Finding:
     moved: list[Read] = field(default_factory=list)
     logs: list[Read] = field(default_factory=list)
     steady: list[Read] = field(default_factory=list)
+    traffic: list[Read] = field(default_factory=list)
     origin: Read | None = None
 
     @property
@@ -221,7 +229,7 @@ def findings(items: Sequence[Read]) -> list[Finding]:
     victims = {i.fields["victim"] for i in items if i.kind in ORIGINS}
     found: dict[str, Finding] = {}
     for item in items:
-        if item.kind not in (kinds.MOVED, kinds.STEADY, kinds.NEW_LOGS):
+        if item.kind not in (kinds.MOVED, kinds.STEADY, kinds.NEW_LOGS, kinds.TRAFFIC):
             continue
         service = item.service
         if service in culprits and service not in victims and service not in found:
@@ -231,6 +239,8 @@ def findings(items: Sequence[Read]) -> list[Finding]:
             finding.moved.append(item)
         elif item.kind is kinds.STEADY:
             finding.steady.append(item)
+        elif item.kind is kinds.TRAFFIC:
+            finding.traffic.append(item)
         else:
             finding.logs.append(item)
     for item in items:
@@ -262,15 +272,17 @@ def _finding_conclusions(
         if not finding.steady:
             return []
         fields = finding.steady[0].fields
+        traffic = ", ".join(_quantity(i, words) for i in finding.traffic[:LISTED_SIGNALS])
         return [
             _conclusion(
-                words["steady"].format(
+                words["steady_traffic" if traffic else "steady"].format(
                     service=finding.service,
                     count=fields["count"],
                     start=fields["start"],
                     end=fields["end"],
+                    moved=traffic,
                 ),
-                finding.steady,
+                finding.steady + finding.traffic,
             )
         ]
     culprit = finding.culprit
