@@ -4,6 +4,7 @@ words of the name."""
 
 from __future__ import annotations
 
+import re
 from datetime import datetime, timezone
 
 import pytest
@@ -64,3 +65,9 @@ def test_a_chinese_value_question_in_the_questions_zone() -> None:
     assert headline.startswith("**payment-service 的 error rate 在 2026-11-30 10:30 UTC")
     assert "(问题所用时区 18:30)" in headline
     assert f"为 {expected:.4g}" in headline
+
+
+def test_a_moved_signal_is_written_with_the_unit_its_backend_declares() -> None:
+    answer = offline_diagnoser().diagnose("Why is payment-service slow since 10:00?").answer or ""
+    assert re.search(r"latency p99 [\d.]+ → [\d.]+ ms", answer), answer[:600]
+    assert "latency p99 (ms)" not in answer.split("### Evidence")[0]

@@ -473,11 +473,18 @@ def _signal_binding(signal: Signal) -> tuple[str, str, Any]:
     return (signal.invocation_id, signal.path, signal.signal)
 
 
+def _quantity_bindings(signal: Signal) -> list[tuple[str, str, Any]]:
+    """The signal's name, and its unit when the backend gave one (the answer writes it)."""
+    unit = signal.raw.get("unit")
+    unit_leaf = [(signal.invocation_id, f"$.findings[{signal.index}].unit", unit)] if unit else []
+    return [_signal_binding(signal), *unit_leaf]
+
+
 def _moved(writer: ClaimWriter, signal: Signal) -> None:
     raw = signal.raw
     writer.add(
         kinds.MOVED,
-        [_signal_binding(signal)],
+        _quantity_bindings(signal),
         service=signal.service,
         signal=signal.signal,
         direction=kinds.direction(str(raw.get("direction", "")), writer.language),
@@ -494,7 +501,7 @@ def _traffic(writer: ClaimWriter, signal: Signal) -> None:
     raw = signal.raw
     writer.add(
         kinds.TRAFFIC,
-        [_signal_binding(signal)],
+        _quantity_bindings(signal),
         service=signal.service,
         signal=signal.signal,
         direction=kinds.direction(str(raw.get("direction", "")), writer.language),

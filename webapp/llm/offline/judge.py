@@ -374,9 +374,35 @@ def _label(name: str, words: dict[str, str]) -> str:
 
 
 def _quantity(item: Read, words: dict[str, str]) -> str:
-    """``error rate 0.002 → 0.14``: a moved signal as words, from its baseline to its peak."""
+    """``error rate 0.002 → 0.14``, ``p99 latency 181 → 4300 ms``: a moved signal as words,
+    from its baseline to its peak, with the unit its evidence gives (which then replaces the
+    unit its name spells)."""
     label = _label(item.fields["signal"], words)
-    return f"{label} {_number(item.fields['baseline'])} → {_number(item.fields['peak'])}"
+    unit = item.fields.get("unit", "")
+    if unit:
+        label = re.sub(r" \([^)]*\)$", "", label)
+    change = f"{_number(item.fields['baseline'])} → {_number(item.fields['peak'])}"
+    return f"{label} {change} {unit}".rstrip()
+
+
+#: Units that say nothing a number does not (a ratio is read as it is).
+_SILENT_UNITS = frozenset({"", "1", "ratio", "none", "count"})
+
+
+def with_units(items: Sequence[Read], evidence: Sequence[dict[str, Any]]) -> list[Read]:
+    """Each moved signal with the unit one of its verified excerpts gives (``$...unit``)."""
+    units = {
+        e["evidence_id"]: str(e.get("evidence_excerpt") or "")
+        for e in evidence
+        if str(e.get("raw_path", "")).endswith(".unit")
+    }
+    out = []
+    for item in items:
+        unit = next((units[e] for e in item.claim.get("evidence_ids", []) if e in units), "")
+        if item.kind in (kinds.MOVED, kinds.TRAFFIC) and unit.strip() not in _SILENT_UNITS:
+            item = Read(item.claim, item.kind, {**item.fields, "unit": unit.strip()})
+        out.append(item)
+    return out
 
 
 #: A value asked for is stated to this many significant digits.
@@ -420,7 +446,9 @@ def compose(request: dict[str, Any]) -> dict[str, Any]:
     """``composer_output`` v2: a finding per asked service, citing supported claims."""
     verifier = request.get("verifier") or {}
     payload = request.get("claims") or []
-    supported = read_all([c for c in payload if c.get("supported")])
+    supported = with_units(
+        read_all([c for c in payload if c.get("supported")]), request.get("evidence") or []
+    )
     unsupported = [c for c in payload if not c.get("supported")]
     roles = {e["evidence_id"]: e.get("role") for e in request.get("evidence") or []}
     words = texts(request)
