@@ -83,6 +83,14 @@ CASES = [
             own("event", "cron: batch job nightly-rollup started"),
         ],
     ),
+    (
+        "clock_skew",
+        [
+            own("metric", "node_timex_offset_seconds"),
+            own("log", "chronyd[<NUM>]: Can't synchronise: no selectable sources"),
+            theirs("log", "token rejected: used before issued (iat in the future)"),
+        ],
+    ),
 ]
 
 
@@ -110,3 +118,11 @@ def test_a_message_s_arguments_name_no_mechanism() -> None:
     # an invalid memory address is a crash, not a leak
     match = classify([own("log", "panic: runtime error: invalid memory address or nil pointer")])
     assert match is not None and match.kind.key == "bad_deploy"
+
+
+def test_an_offset_alone_is_no_queue() -> None:
+    # a clock's offset moving is not consumer lag; a consumer group's lag is
+    match = classify([own("metric", "node_timex_offset_seconds")])
+    assert match is None or match.kind.key != "queue_lag"
+    lag = classify([own("metric", "kafka_consumergroup_lag"), own("metric", "records_lag_max")])
+    assert lag is not None and lag.kind.key == "queue_lag"

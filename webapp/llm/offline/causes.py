@@ -110,9 +110,21 @@ CAUSE_KINDS: tuple[CauseKind, ...] = (
     CauseKind(
         "queue_lag",
         "consumer lag - the consumers fall behind the queue and a backlog builds up",
-        _words(r"^(lag|offset|consumer\w*|backlog|unacked|queued?|behind|pending)$"),
+        # not "offset" alone: a clock's or a zone's offset is no queue
+        _words(r"^(lag|consumer\w*|backlog|unacked|queued?|behind|pending)$"),
         _words(r"rebalanc|\blag\b|partitions?|consumer|offset|backlog|revok"),
         zh="消费延迟 - 消费者跟不上队列, 消息积压",
+    ),
+    CauseKind(
+        "clock_skew",
+        "clock skew - the host's clock drifted after time sync was lost, so timestamps and "
+        "tokens are judged wrong and rejected",
+        _words(r"^(timex|ntp|ntpd|chrony\w*|timesync\w*|clock|skew|drift)$"),
+        _words(
+            r"clock skew|clock drift|\bntp|chrony|timesync|time sync|synchroni[sz]e"
+            r"|before (it was )?issued|issued in the future|\bnbf\b|\biat\b"
+        ),
+        zh="时钟偏移 - 时间同步丢失后主机时钟漂移, 时间戳和令牌被判为无效而被拒绝",
     ),
     CauseKind(
         "downstream_timeout",

@@ -473,11 +473,19 @@ def _signal_binding(signal: Signal) -> tuple[str, str, Any]:
     return (signal.invocation_id, signal.path, signal.signal)
 
 
+#: Units that say nothing a number does not: not written, not cited.
+SILENT_UNITS = frozenset({"", "1", "ratio", "none", "count"})
+
+
 def _quantity_bindings(signal: Signal) -> list[tuple[str, str, Any]]:
     """The signal's name, and its unit when the backend gave one (the answer writes it)."""
     unit = signal.raw.get("unit")
-    unit_leaf = [(signal.invocation_id, f"$.findings[{signal.index}].unit", unit)] if unit else []
-    return [_signal_binding(signal), *unit_leaf]
+    if str(unit or "").strip().lower() in SILENT_UNITS:
+        return [_signal_binding(signal)]
+    return [
+        _signal_binding(signal),
+        (signal.invocation_id, f"$.findings[{signal.index}].unit", unit),
+    ]
 
 
 def _moved(writer: ClaimWriter, signal: Signal) -> None:

@@ -385,10 +385,6 @@ def _quantity(item: Read, words: dict[str, str]) -> str:
     return f"{label} {change} {unit}".rstrip()
 
 
-#: Units that say nothing a number does not (a ratio is read as it is).
-_SILENT_UNITS = frozenset({"", "1", "ratio", "none", "count"})
-
-
 def with_units(items: Sequence[Read], evidence: Sequence[dict[str, Any]]) -> list[Read]:
     """Each moved signal with the unit one of its verified excerpts gives (``$...unit``)."""
     units = {
@@ -399,7 +395,7 @@ def with_units(items: Sequence[Read], evidence: Sequence[dict[str, Any]]) -> lis
     out = []
     for item in items:
         unit = next((units[e] for e in item.claim.get("evidence_ids", []) if e in units), "")
-        if item.kind in (kinds.MOVED, kinds.TRAFFIC) and unit.strip() not in _SILENT_UNITS:
+        if item.kind in (kinds.MOVED, kinds.TRAFFIC) and unit.strip():
             item = Read(item.claim, item.kind, {**item.fields, "unit": unit.strip()})
         out.append(item)
     return out
