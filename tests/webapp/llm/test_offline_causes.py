@@ -84,6 +84,17 @@ CASES = [
         ],
     ),
     (
+        "dns_failure",
+        [
+            own("metric", "rcode_servfail:coredns_dns_responses:rate5m"),
+            own(
+                "log", "[ERROR] plugin/errors: <NUM> db.local. A: read udp <IP>-><IP>: i/o timeout"
+            ),
+            own("log", "lookup db.local on <IP>:53: server misbehaving"),
+            theirs("log", "getaddrinfo EAI_AGAIN db.local"),
+        ],
+    ),
+    (
         "clock_skew",
         [
             own("metric", "node_timex_offset_seconds"),

@@ -116,6 +116,18 @@ CAUSE_KINDS: tuple[CauseKind, ...] = (
         zh="消费延迟 - 消费者跟不上队列, 消息积压",
     ),
     CauseKind(
+        "dns_failure",
+        "DNS resolution failure - names do not resolve (lookups fail or time out), so calls "
+        "cannot reach their targets",
+        _words(r"^(dns|servfail|nxdomain|resolver|resolv|lookups?)$"),
+        _words(
+            r"eai_again|getaddrinfo|servfail|nxdomain|no such host|name resolution"
+            r"|could not resolve|unknown ?host|\bdns\b|\budp\b.{0,60}:53\b|lookup \S+ on \S+"
+            r"|\.\s(A|AAAA|SRV|CNAME|PTR|MX|TXT): "  # "<name>. A: read udp": a resolver's error
+        ),
+        zh="DNS 解析失败 - 域名无法解析 (查询失败或超时), 调用到达不了目标",
+    ),
+    CauseKind(
         "clock_skew",
         "clock skew - the host's clock drifted after time sync was lost, so timestamps and "
         "tokens are judged wrong and rejected",

@@ -336,9 +336,9 @@ QUOTE_WIDTH = 120
 
 
 def quote(line: str, width: int = QUOTE_WIDTH) -> str:
-    """A log line short enough to quote in a sentence: one line, no sentence end inside it
-    (the headline is the answer's first sentence), cut at a word break."""
-    flat = re.split(r"(?<=[.!?])\s", " ".join(str(line).split()), maxsplit=1)[0]
+    """A log line short enough to quote in a sentence: one line, cut at a word break (a full
+    stop inside the quotation ends no sentence of the answer)."""
+    flat = " ".join(str(line).split())
     if len(flat) <= width:
         return flat.rstrip(".")
     head = flat[:width]
