@@ -95,6 +95,21 @@ CASES = [
         ],
     ),
     (
+        "rate_limited",
+        [
+            own("metric", "http_client_requests:status-429:rate5m"),
+            own("log", "push provider answered 429 Too Many Requests (Retry-After: <NUM>)"),
+            own("event", "campaign spring-promo released: <NUM> recipients queued"),
+        ],
+    ),
+    (
+        "config_change",
+        [
+            own("log", "SocketTimeoutException: Read timed out calling <*>"),
+            own("event", "RefreshEventListener - Refresh keys changed: [client.db.read-timeout]"),
+        ],
+    ),
+    (
         "clock_skew",
         [
             own("metric", "node_timex_offset_seconds"),
@@ -137,3 +152,12 @@ def test_an_offset_alone_is_no_queue() -> None:
     assert match is None or match.kind.key != "queue_lag"
     lag = classify([own("metric", "kafka_consumergroup_lag"), own("metric", "records_lag_max")])
     assert lag is not None and lag.kind.key == "queue_lag"
+
+
+def test_one_message_counts_once_however_many_outputs_show_it() -> None:
+    # a surging template is both a finding and a pattern: twice, it would outweigh the reload
+    timeout = own("log", "SocketTimeoutException: Read timed out calling <*>")
+    reload = own("event", "Refresh keys changed: [client.db.read-timeout]")
+    match = classify([timeout, timeout, theirs("log", timeout.text), reload])
+    assert match is not None and match.kind.key == "config_change"
+    assert match.items == (reload,)

@@ -163,6 +163,28 @@ CAUSE_KINDS: tuple[CauseKind, ...] = (
         zh="有问题的发布 - 故障始于新版本上线之时",
     ),
     CauseKind(
+        "rate_limited",
+        "rate limiting - calls get 429 Too Many Requests (a quota or rate limit was hit), so they "
+        "are rejected and retried",
+        _words(r"^(429|ratelimit\w*|ratelimited|quota)$"),
+        _words(r"\b429\b|too many requests|rate.?limit|retry-after|quota exceeded"),
+        zh="限流 - 调用收到 429 Too Many Requests (触及配额或速率限制), 被拒绝并重试",
+    ),
+    CauseKind(
+        "config_change",
+        "a configuration change - a config push or reload at the onset changed how the service "
+        "behaves (a limit, a timeout, an endpoint)",
+        _words(r"^(config|configuration|reloads?|flags?)$"),
+        _words(
+            r"config(uration)? (reload|push|change|update)|invalid config|reload(ed|ing) config"
+        ),
+        _words(
+            r"\bconfig(uration|map)?\b|\breload|refresh(ed)? keys|keys changed|feature.?flag"
+            r"|properties (changed|updated|reloaded)|settings? (changed|updated)"
+        ),
+        zh="配置变更 - 异常开始时的一次配置推送或重载改变了服务的行为 (限额、超时、地址)",
+    ),
+    CauseKind(
         "cpu_saturation",
         "CPU saturation - a runaway job takes the processor, so requests wait for it",
         _words(r"^(cpu|load|throttl\w*|processor)$"),
@@ -237,7 +259,17 @@ _WEIGHTS = {"metric": METRIC_WEIGHT, "log": LOG_WEIGHT, "event": EVENT_WEIGHT}
 
 
 def classify(items: Sequence[Item]) -> Match | None:
-    """The cause kind the evidence indicates most strongly, or None below ``MIN_SCORE``."""
+    """The cause kind the evidence indicates most strongly, or None below ``MIN_SCORE``.
+
+    One message counts once, however many outputs show it (a surging template is both a
+    finding and a pattern), as the culprit's own when it is.
+    """
+    firsts: dict[tuple[str, str], Item] = {}
+    for item in items:
+        key = (item.kind, item.text)
+        if key not in firsts or (item.own and not firsts[key].own):
+            firsts[key] = item
+    items = list(firsts.values())
     best: Match | None = None
     for kind in CAUSE_KINDS:
         found = [item for item in items if matches(kind, item)]

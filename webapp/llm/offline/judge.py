@@ -26,6 +26,7 @@ from diagnosis_graph.workflow.prose import is_identifier, signal_words
 
 from ...analysis.language import question_language
 from . import claims as kinds
+from .causes import CAUSE_KINDS, Item, matches
 from .claims import ClaimKind, clean
 from .question import parse_time
 
@@ -301,9 +302,12 @@ def _finding_conclusions(
     behind = [i for i in items if i.service == culprit and i.kind in (kinds.MOVED, kinds.NEW_LOGS)]
     events = [i for i in items if i.kind is kinds.EVENT and i.service == culprit]
     links = [i for i in items if i.kind is kinds.NAMES]
-    # The culprit's own words: its first new log message, else a line logged at its onset.
+    # The culprit's own words: its first new log message, else a line logged at its onset -
+    # that line first when it, not the message, shows the cause (a config reload before the
+    # timeouts it set).
     said = next((i for i in items if i.kind is kinds.NEW_LOGS and i.service == culprit), None)
-    said = said or (events[0] if events else None)
+    if events and (said is None or (cause and _shows_cause(events[0], cause, said))):
+        said = events[0]
     support = ([cause] if cause else []) + ([finding.origin] if finding.origin else [])
     support += [said] if said else []
     if culprit != finding.service:
@@ -329,6 +333,17 @@ def _finding_conclusions(
     unique = [i for n, i in enumerate(support) if all(i is not j for j in support[:n])]
     out.append(_conclusion(f"{what}{when}{words['stop']}", unique))
     return out
+
+
+def _shows_cause(event: Read, cause: Read, message: Read) -> bool:
+    """Whether ``event`` is a sign of ``cause``'s kind and ``message`` is not."""
+    kind = next((k for k in CAUSE_KINDS if cause.fields["mechanism"] in (k.label, k.zh)), None)
+    if kind is None:
+        return False
+    line = message.fields.get("example", "")
+    return matches(kind, Item("event", event.fields.get("message", ""), True)) and not matches(
+        kind, Item("log", line, True)
+    )
 
 
 #: A quoted log line is cut to about this many characters (at a word break).
