@@ -1,6 +1,9 @@
-"""Units of Prometheus metrics: from the server's metadata, else from naming conventions."""
+"""Units of Prometheus metrics: from the server's metadata (its ``unit``, else the unit its
+``help`` text names: "Request duration in seconds"), else from naming conventions."""
 
 from __future__ import annotations
+
+import re
 
 #: Name suffixes and the unit they declare (Prometheus/OpenMetrics naming conventions), longest
 #: first so ``_per_second`` wins over ``_second``.
@@ -31,10 +34,32 @@ def is_counter(metric: str, kind: str | None = None) -> bool:
     return metric.endswith(COUNTER_SUFFIXES[:1])
 
 
-def unit_for(metric: str, metadata_unit: str | None = None, counter: bool = False) -> str:
+#: Units a metric's help text may name ("... in seconds", "(bytes)"), as written in answers.
+HELP_UNITS = {
+    "milliseconds": "ms",
+    "seconds": "s",
+    "bytes": "bytes",
+    "percent": "%",
+    "celsius": "celsius",
+}
+_HELP_UNIT = re.compile(r"(?:\bin\s+|\(\s*)(" + "|".join(HELP_UNITS) + r")\b", re.IGNORECASE)
+
+
+def help_unit(help_text: str | None) -> str:
+    """The unit a help text names ("Time spent in seconds" -> ``s``), else ""."""
+    found = _HELP_UNIT.search(help_text or "")
+    return HELP_UNITS[found.group(1).lower()] if found else ""
+
+
+def unit_for(
+    metric: str,
+    metadata_unit: str | None = None,
+    counter: bool = False,
+    help_text: str | None = None,
+) -> str:
     """The unit of ``metric``'s values as queried (a counter's rate is per second)."""
     base = metric.removesuffix("_total").removesuffix("_sum") if counter else metric
-    unit = (metadata_unit or "").strip()
+    unit = (metadata_unit or "").strip() or help_unit(help_text)
     if not unit:
         unit = next((u for suffix, u in SUFFIX_UNITS if base.endswith(suffix)), "")
     if counter:
