@@ -270,7 +270,7 @@ def render_answer(
     words = LABELS[language]
     note = range_note(window, ranges, language)
     if note.outside:  # nothing was read at the time asked: other times' findings answer nothing
-        output = {**output, "conclusions": []}
+        output = {**output, "conclusions": [], "recommendations": []}
     conclusions = list(output.get("conclusions") or [])
     summary = str(output.get("summary") or "") if conclusions else ""
     lines = [_headline(note, summary, unknown, language, words["none"]), ""]
@@ -280,7 +280,7 @@ def render_answer(
     lines += _context(question, window, unknown, language)
     lines += [f"### {words['conclusions']}", ""]
     lines += _conclusion_lines(conclusions, evidence, sources or {}) or [words["none"]]
-    lines += _sections(output, evidence, unknown, language)
+    lines += _sections(output, [] if note.outside else evidence, unknown, language)
     lines += ["", f"_{words['footer']}_"]
     return "\n".join(lines) + "\n"
 

@@ -110,6 +110,9 @@ def test_a_question_about_a_moment_before_the_data_says_so_and_concludes_nothing
         ), answer[:300]
         assert "degraded" not in answer and "出现异常" not in answer
         assert "No evidence of a problem" not in answer and "没有证据表明" not in answer
+        # nor does it list what other times' data showed, or act on it
+        assert "### Evidence" not in answer and "### Recommended" not in answer
+        assert "### 证据" not in answer and "### 建议" not in answer
 
 
 def test_the_onset_is_stated_in_utc_and_in_the_zone_the_question_used() -> None:

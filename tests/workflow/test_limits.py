@@ -161,6 +161,7 @@ def test_a_moment_outside_the_data_concludes_nothing_though_its_window_reaches_n
     assert answer.startswith("**Not enough evidence: the window asked about lies outside")
     assert "2026-11-29T14:00:00Z lies outside that range, so nothing at that time" in answer
     assert "ran out of connections" not in answer  # today's finding is not the answer
+    assert "### Recommended next steps" not in answer
     # The same moment inside the data answers as before.
     inside = {**window, "start": "2026-11-30T10:00:00Z", "onset": "2026-11-30T10:00:00Z"}
     assert _answer(DEMO, inside).startswith("**x ran out of connections.**")
