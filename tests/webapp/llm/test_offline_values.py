@@ -71,3 +71,11 @@ def test_a_moved_signal_is_written_with_the_unit_its_backend_declares() -> None:
     answer = offline_diagnoser().diagnose("Why is payment-service slow since 10:00?").answer or ""
     assert re.search(r"latency p99 [\d.]+ → [\d.]+ ms", answer), answer[:600]
     assert "latency p99 (ms)" not in answer.split("### Evidence")[0]
+
+
+def test_a_metric_only_one_service_has_names_that_service() -> None:
+    answer = offline_diagnoser().diagnose("What was mysql_slow_queries_per_sec at 10:30?").answer
+    expected = value_at("mysql-primary", "mysql_slow_queries_per_sec")
+    assert (answer or "").startswith(
+        f"**mysql-primary mysql slow queries per second was {expected:.4g} "
+    ), (answer or "")[:300]

@@ -15,6 +15,7 @@ metadata where it has it).
 from __future__ import annotations
 
 import json
+import math
 import re
 from collections.abc import Mapping, Sequence
 from datetime import datetime, timedelta
@@ -56,9 +57,9 @@ def _metric(phrase: str, metrics: Sequence[str], *, leading: bool) -> str | None
     """The metric ``phrase`` names: exactly, else by the most shared name parts (with
     ``leading``, the phrase's first word must be one of them: "what is eating the CPU" asks
     no value)."""
-    for metric in sorted(metrics, key=len, reverse=True):
-        if re.search(rf"(?<![A-Za-z0-9_.:]){re.escape(metric)}(?![A-Za-z0-9_.:])", phrase, re.I):
-            return metric
+    exact = _exact(phrase, metrics)
+    if exact is not None:
+        return exact
     words = set(_PARTS.findall(phrase.lower()))
     first = next(iter(_PARTS.findall(phrase.lower())), "")
     best: tuple[int, float, str] | None = None
@@ -72,6 +73,14 @@ def _metric(phrase: str, metrics: Sequence[str], *, leading: bool) -> str | None
     return best[2] if best else None
 
 
+def _exact(text: str, metrics: Sequence[str]) -> str | None:
+    """The longest of ``metrics`` that ``text`` spells out whole."""
+    for metric in sorted(metrics, key=len, reverse=True):
+        if re.search(rf"(?<![A-Za-z0-9_.:]){re.escape(metric)}(?![A-Za-z0-9_.:])", text, re.I):
+            return metric
+    return None
+
+
 def _moment(request: Mapping[str, Any]) -> tuple[datetime, datetime]:
     """The time asked about (the stated one, else the window's end) and the window's end."""
     window = request_window(request)
@@ -80,9 +89,16 @@ def _moment(request: Mapping[str, Any]) -> tuple[datetime, datetime]:
 
 
 def _services(request: Mapping[str, Any], catalog: Catalog) -> list[str]:
+    """The services the plan reads; with none, the one service whose metric the question
+    names exactly (a name two services share says nothing about which one is meant)."""
     queries = (request.get("plan") or {}).get("queries") or []
     named = [str((q.get("arguments") or {}).get("service", "")) for q in queries]
-    return [s for s in dict.fromkeys(named) if s in catalog.services]
+    found = [s for s in dict.fromkeys(named) if s in catalog.services]
+    if found:
+        return found
+    question = str(request.get("question", ""))
+    owners = [s for s in catalog.services if _exact(question, catalog.metrics_of(s))]
+    return owners if len(owners) == 1 else []
 
 
 def queries(request: Mapping[str, Any], catalog: Catalog) -> list[dict[str, Any]]:
@@ -127,6 +143,7 @@ def claims(request: Mapping[str, Any], catalog: Catalog, done: Sequence[Done]) -
             if isinstance(point, list)
             and len(point) == 2
             and isinstance(point[1], int | float)
+            and math.isfinite(point[1])
             and (at := parse_time(str(point[0]))) is not None
         ]
         if not points:
