@@ -42,6 +42,7 @@ from typing import Any
 
 from ...analysis.language import question_language
 from ...analysis.names import stem
+from ...tools.backends.units import spoken_unit
 from ..react import Budget
 from . import claims as kinds
 from . import values
@@ -473,14 +474,10 @@ def _signal_binding(signal: Signal) -> tuple[str, str, Any]:
     return (signal.invocation_id, signal.path, signal.signal)
 
 
-#: Units that say nothing a number does not: not written, not cited.
-SILENT_UNITS = frozenset({"", "1", "ratio", "none", "count"})
-
-
 def _quantity_bindings(signal: Signal) -> list[tuple[str, str, Any]]:
-    """The signal's name, and its unit when the backend gave one (the answer writes it)."""
+    """The signal's name, and its unit when the backend gave one the answer writes."""
     unit = signal.raw.get("unit")
-    if str(unit or "").strip().lower() in SILENT_UNITS:
+    if not spoken_unit(unit):
         return [_signal_binding(signal)]
     return [
         _signal_binding(signal),

@@ -25,6 +25,7 @@ from diagnosis_graph.workflow.gatekeeper import normalise
 from diagnosis_graph.workflow.prose import is_identifier, signal_words
 
 from ...analysis.language import question_language
+from ...tools.backends.units import spoken_unit
 from . import claims as kinds
 from .causes import CAUSE_KINDS, Item, matches
 from .claims import ClaimKind, clean
@@ -378,24 +379,23 @@ def _number(text: str, significant: int = 3) -> str:
     return format(rounded, "f").rstrip("0").rstrip(".") if digits else format(rounded, "f")
 
 
-def _label(name: str, words: dict[str, str]) -> str:
-    """A signal as words: ``error rate``, ``ERROR log lines``, ``lines of "<message>"``."""
+def _label(name: str, words: dict[str, str], unit: str = "") -> str:
+    """A signal as words: ``error rate``, ``ERROR log lines``, ``lines of "<message>"``; a
+    ``unit`` written after the number replaces the one the name spells."""
     if name in ("ERROR", "WARN", "INFO"):
         return words["lines"].format(level=name)
     if is_identifier(name) or " " not in name:
         # a number part stays on its word ("upper-99"): alone it would read as a quantity
-        return re.sub(r"(?<=[A-Za-z]) (?=\d)", "-", signal_words(name))
+        label = re.sub(r"(?<=[A-Za-z]) (?=\d)", "-", signal_words(name))
+        return re.sub(r" \([^)]*\)$", "", label) if unit else label
     return words["message_lines"].format(message=quote(name, 60))
 
 
 def _quantity(item: Read, words: dict[str, str]) -> str:
     """``error rate 0.002 → 0.14``, ``p99 latency 181 → 4300 ms``: a moved signal as words,
-    from its baseline to its peak, with the unit its evidence gives (which then replaces the
-    unit its name spells)."""
-    label = _label(item.fields["signal"], words)
+    from its baseline to its peak, with the unit its evidence gives."""
     unit = item.fields.get("unit", "")
-    if unit:
-        label = re.sub(r" \([^)]*\)$", "", label)
+    label = _label(item.fields["signal"], words, unit)
     change = f"{_number(item.fields['baseline'])} → {_number(item.fields['peak'])}"
     return f"{label} {change} {unit}".rstrip()
 
@@ -403,15 +403,15 @@ def _quantity(item: Read, words: dict[str, str]) -> str:
 def with_units(items: Sequence[Read], evidence: Sequence[dict[str, Any]]) -> list[Read]:
     """Each moved signal with the unit one of its verified excerpts gives (``$...unit``)."""
     units = {
-        e["evidence_id"]: str(e.get("evidence_excerpt") or "")
+        e["evidence_id"]: spoken_unit(str(e.get("evidence_excerpt") or ""))
         for e in evidence
         if str(e.get("raw_path", "")).endswith(".unit")
     }
     out = []
     for item in items:
-        unit = next((units[e] for e in item.claim.get("evidence_ids", []) if e in units), "")
-        if item.kind in (kinds.MOVED, kinds.TRAFFIC) and unit.strip():
-            item = Read(item.claim, item.kind, {**item.fields, "unit": unit.strip()})
+        unit = next((units[e] for e in item.claim.get("evidence_ids", []) if units.get(e)), "")
+        if item.kind in (kinds.MOVED, kinds.TRAFFIC) and unit:
+            item = Read(item.claim, item.kind, {**item.fields, "unit": unit})
         out.append(item)
     return out
 
@@ -422,15 +422,13 @@ VALUE_DIGITS = 4
 
 def _value(item: Read, words: dict[str, str], offset: int) -> dict[str, Any]:
     """``auth-api token age was 94.62 s at 2027-03-09 10:52 UTC``: the value asked for, with
-    the backend's unit (which then replaces the unit the name spells)."""
-    number, _, unit = item.fields["value"].partition(" ")
-    label = _label(item.fields["signal"], words)
-    if unit:
-        label = re.sub(r" \([^)]*\)$", "", label)
+    the backend's unit."""
+    number, _, written = item.fields["value"].partition(" ")
+    unit = spoken_unit(written)
     return _conclusion(
         words["value"].format(
             service=item.fields["service"],
-            signal=label,
+            signal=_label(item.fields["signal"], words, unit),
             value=f"{_number(number, VALUE_DIGITS)} {unit}".strip(),
             time=item.fields["time"],
             local=_local(item.fields["time"], words, offset),

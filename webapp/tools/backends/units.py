@@ -65,3 +65,37 @@ def unit_for(
     if counter:
         return f"{unit}/s" if unit else "/s"
     return unit
+
+
+#: Units of measure as an answer writes them after a number. A count's noun (``requests``,
+#: ``connections``), a ratio and a bare rate (``/s``) are left to the signal's name: they add
+#: nothing to it, and backends disagree on them.
+MEASURES = {
+    "ns": "ns",
+    "nanoseconds": "ns",
+    "us": "µs",
+    "µs": "µs",
+    "microseconds": "µs",
+    "ms": "ms",
+    "milliseconds": "ms",
+    "s": "s",
+    "seconds": "s",
+    "bytes": "bytes",
+    "bits": "bits",
+    "%": "%",
+    "percent": "%",
+    "celsius": "celsius",
+    "meters": "meters",
+    "volts": "volts",
+    "joules": "joules",
+    "grams": "grams",
+}
+
+
+def spoken_unit(unit: str | None) -> str:
+    """``unit`` as an answer writes it (``seconds`` -> ``s``, ``bytes/s``), or "" for one it
+    leaves out (``requests``, ``ratio``, ``/s``)."""
+    text = str(unit or "").strip()
+    per_second = text.endswith("/s")
+    word = MEASURES.get((text[:-2] if per_second else text).strip().lower())
+    return f"{word}/s" if word and per_second else word or ""

@@ -11,6 +11,7 @@ from werkzeug import Request, Response
 
 from webapp.tools.backends.http import HttpOptions, HttpSource
 from webapp.tools.backends.prometheus import PrometheusBackend, PrometheusOptions
+from webapp.tools.backends.units import spoken_unit
 
 NOW = datetime(2026, 12, 1, 10, 30, tzinfo=timezone.utc)
 METRIC = "rpc_duration_seconds_count"
@@ -79,3 +80,21 @@ def test_a_unit_comes_from_the_metadata_unit_else_its_help_text(httpserver: HTTP
         for name in names
     ]
     assert units == ["s", "bytes", ""]
+
+
+def test_an_answer_writes_units_of_measure_and_leaves_count_nouns_to_the_name() -> None:
+    assert [spoken_unit(u) for u in ("seconds", "ms", "bytes/s", "%", "Percent")] == [
+        "s",
+        "ms",
+        "bytes/s",
+        "%",
+        "%",
+    ]
+    assert [spoken_unit(u) for u in ("requests", "queries/s", "/s", "ratio", "", None)] == [
+        "",
+        "",
+        "",
+        "",
+        "",
+        "",
+    ]
