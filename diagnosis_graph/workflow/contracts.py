@@ -52,7 +52,8 @@ class PlanWindow(_Contract):
     """The time window the planner read from the question (ISO-8601 UTC; SPEC 5a).
 
     ``text`` is the expression it was read from (None when the question gave no time),
-    ``zone`` the zone it was read in, ``kind`` the shape (range, since, last, ... or none).
+    ``zone`` the zone it was read in, ``kind`` the shape (range, since, last, ... or none),
+    ``utc_offset_minutes`` that zone's offset from UTC (the answer states times in both).
     """
 
     start: str | None = Field(default=None, max_length=40)
@@ -61,6 +62,7 @@ class PlanWindow(_Contract):
     text: str | None = Field(default=None, max_length=200)
     zone: str | None = Field(default=None, max_length=64)
     kind: str | None = Field(default=None, max_length=16)
+    utc_offset_minutes: int | None = Field(default=None, ge=-14 * 60, le=14 * 60)
 
 
 class UnknownService(_Contract):

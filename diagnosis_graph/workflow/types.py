@@ -42,6 +42,7 @@ class PlanWindowState(TypedDict, total=False):
     text: str | None
     zone: str | None
     kind: str | None
+    utc_offset_minutes: int | None
 
 
 class UnknownServiceState(TypedDict):

@@ -261,9 +261,15 @@ class DemoTelemetryBackend:
         return dict(self._range)
 
     def _data_range(self) -> dict[str, tuple[str, str] | None]:
+        """Each signal on its own: a folder holding metrics only (its logs read elsewhere)
+        still states its metrics' range."""
         series = [s for per in self._loaded_meta().metrics.values() for s in per.values()]
         seconds = [t for s in series if s.times for t in (s.times[0], s.times[-1])]
-        logs = [i.times for (_, level), i in self._loaded_logs().items() if level is None]
+        try:
+            indexes = self._loaded_logs()
+        except TelemetryError:
+            indexes = {}
+        logs = [i.times for (_, level), i in indexes.items() if level is None]
         millis = [t for times in logs if times for t in (times[0], times[-1])]
         return {
             "metrics": (_iso(min(seconds)), _iso(max(seconds))) if seconds else None,

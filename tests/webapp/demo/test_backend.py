@@ -284,3 +284,13 @@ def test_a_folder_without_aliases_declares_none(tmp_path: Path) -> None:
     del dataset["aliases"]
     (tmp_path / "dataset.json").write_text(json.dumps(dataset), encoding="utf-8")
     assert DemoTelemetryBackend(tmp_path).service_aliases() == {}
+
+
+def test_a_folder_of_metrics_only_still_states_their_range(tmp_path: Path) -> None:
+    # Metrics from a folder, logs from elsewhere (LOG_DIR): the folder has no log file, and
+    # its metrics' range is still known, so an answer can say a window lies outside it.
+    generate(tmp_path, seed=3)
+    (tmp_path / "logs.jsonl.gz").unlink()
+    ranges = DemoTelemetryBackend(tmp_path).data_range()
+    assert ranges["logs"] is None
+    assert ranges["metrics"] is not None and ranges["metrics"][0] < ranges["metrics"][1]
