@@ -1,4 +1,4 @@
-"""Agent output contracts: pydantic models, their JSON schemas, and parsing (SPEC section 3).
+"""Agent output contracts: pydantic models, their JSON schemas, and parsing.
 
 Each model is what one agent must answer with; its JSON schema is sent to the model as
 ``response_format`` (``json_schema`` named after the schema). :func:`parse_agent_output` turns
@@ -49,7 +49,7 @@ class PlannedQuery(_Contract):
 
 
 class PlanWindow(_Contract):
-    """The time window the planner read from the question (ISO-8601 UTC; SPEC 5a).
+    """The time window the planner read from the question (ISO-8601 UTC).
 
     ``text`` is the expression it was read from (None when the question gave no time),
     ``zone`` the zone it was read in, ``kind`` the shape (range, since, last, ... or none).
@@ -162,7 +162,7 @@ class ComposerOutput(_Contract):
     """``composer_output`` v2: the structured answer; the product renders its Markdown.
 
     An ``answer_markdown`` a model still sends is ignored: no model-written prose reaches the
-    user unchecked (SPEC section 3).
+    user unchecked.
     """
 
     summary: str = Field(min_length=1, max_length=2000)

@@ -7,7 +7,7 @@ from typing import Any
 
 
 class Outcome(str, Enum):
-    """How one node execution ended (SPEC section 2)."""
+    """How one node execution ended."""
 
     COMPLETED = "COMPLETED"
     INVALID_OUTPUT = "INVALID_OUTPUT"

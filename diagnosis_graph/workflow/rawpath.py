@@ -1,4 +1,4 @@
-"""The ``raw_path`` grammar of SPEC section 3 and its evaluation against a raw tool output.
+"""The ``raw_path`` grammar and its evaluation against a raw tool output.
 
 ``$`` then any sequence of ``.name`` (``[A-Za-z_][A-Za-z0-9_-]*``), ``["key"]`` (a JSON string
 literal) or ``[N]`` (N >= 0, no sign, no leading zero). Nothing else: no wildcards, filters or

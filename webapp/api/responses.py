@@ -236,7 +236,7 @@ class Graph(ResponseModel):
 
 
 class QuestionWindow(ResponseModel):
-    """The question's time window as resolved when the run started (SPEC 5a), in UTC."""
+    """The question's time window as resolved when the run started, in UTC."""
 
     start: str | None
     end: str | None
