@@ -21,10 +21,10 @@ from pathlib import Path
 from typing import Any
 
 from webapp.tools.backends import TelemetryError
+from webapp.tools.backends.common import alert_state, check_limit, window
 
 DEFAULT_DATA_DIR = Path(__file__).resolve().parent / "data"
 LEVELS = ("ERROR", "WARN", "INFO")
-ALERT_STATES = ("firing", "pending", "all")
 _EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
 _MILLISECOND = timedelta(milliseconds=1)
 _LEVEL_ALIASES = {"WARNING": "WARN", "ERR": "ERROR"}
@@ -74,23 +74,6 @@ def _ms(moment: datetime, *, ceil: bool = False) -> int:
 
 def _parse_iso(text: str) -> datetime:
     return datetime.fromisoformat(text.replace("Z", "+00:00"))
-
-
-def _utc(moment: datetime, name: str) -> datetime:
-    if not isinstance(moment, datetime):
-        raise TelemetryError(f"{name} must be a datetime, got {type(moment).__name__}")
-    if moment.tzinfo is None:
-        return moment.replace(tzinfo=timezone.utc)
-    return moment.astimezone(timezone.utc)
-
-
-def _window(start: datetime, end: datetime) -> tuple[datetime, datetime]:
-    start, end = _utc(start, "start"), _utc(end, "end")
-    if start > end:
-        raise TelemetryError(
-            f"start {start:%Y-%m-%dT%H:%M:%SZ} is after end {end:%Y-%m-%dT%H:%M:%SZ}"
-        )
-    return start, end
 
 
 def _iso(epoch_seconds: int) -> str:
@@ -282,9 +265,8 @@ class DemoTelemetryBackend:
     ) -> dict[str, Any]:
         """Log records of ``service`` in ``[start, end)``, newest first."""
         name = self._service(service)
-        start, end = _window(start, end)
-        if limit < 1:
-            raise TelemetryError(f"limit must be at least 1, got {limit}")
+        start, end = window(start, end)
+        check_limit(limit)
         wanted = _level(level)
         index = self._loaded_logs().get(name, _LogIndex())
         # Records are whole milliseconds: t >= start and t < end, for sub-millisecond bounds too.
@@ -322,7 +304,7 @@ class DemoTelemetryBackend:
                 f"service {name!r} has no metric {metric!r}; its metrics: "
                 f"{', '.join(sorted(per_service))}"
             )
-        start, end = _window(start, end)
+        start, end = window(start, end)
         if step_seconds is not None and step_seconds < 1:
             raise TelemetryError(f"step_seconds must be a positive number, got {step_seconds}")
         lo = bisect_left(series.times, -(-_ms(start, ceil=True) // 1000))
@@ -341,11 +323,7 @@ class DemoTelemetryBackend:
 
     def query_alerts(self, *, state: str = "firing") -> dict[str, Any]:
         """Alerts in ``state``: firing, pending, or all."""
-        wanted = (state or "firing").strip().lower()
-        if wanted not in ALERT_STATES:
-            raise TelemetryError(
-                f"unknown alert state {state!r}; valid states: {', '.join(ALERT_STATES)}"
-            )
+        wanted = alert_state(state)
         alerts = self._loaded_meta().alerts
         return {"alerts": [dict(alert) for alert in alerts if wanted in ("all", alert["state"])]}
 
