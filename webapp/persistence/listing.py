@@ -376,11 +376,8 @@ class Listing:
         return AgentStep.select(*columns).where(AgentStep.run_id == run_id)
 
     def _full_inputs(self, run_id: str, rows: list[dict[str, Any]], raw_json: bool) -> None:
-        """Rebuild the rows' inputs (consecutive steps, in order). A step continuing one before
-        the first row needs the stored inputs its links lead back to: :meth:`_chain` reads
-        those, newest first, and stops at the first that continues nothing - a handful of
-        rows for an agent's ReAct loop, whatever the depth of the step in the run. An agent
-        whose first step here continues nothing needs none."""
+        """Rebuild the rows' inputs (consecutive steps, in order). When a row continues a step
+        before the page, the run's earlier stored inputs are read first, in one query."""
         if not rows:
             return
         texts = [
@@ -390,43 +387,22 @@ class Listing:
             for row in rows
         ]
         rebuilder = InputRebuilder()
-        seen: set[str] = set()
-        for row, text in zip(rows, texts, strict=True):
-            agent = row["agent_name"]
-            if agent in seen:
-                continue
-            seen.add(agent)
-            if text is not None and continues(text):
-                base = _link(text)
-                if base is not None and base < row["step_index"]:
-                    for index, stored in self._chain(run_id, agent, base):
-                        rebuilder.full(agent, index, stored)
+        first = rows[0]["step_index"]
+        links = [_link(text) for text in texts if text is not None and continues(text)]
+        if any(link is not None and link < first for link in links):
+            earlier = (
+                AgentStep.select(
+                    AgentStep.agent_name, AgentStep.step_index, _raw(AgentStep.model_input)
+                )
+                .where(AgentStep.run_id == run_id, AgentStep.step_index < first)
+                .order_by(AgentStep.step_index)
+                .tuples()
+            )
+            for agent, index, stored in cast(Any, earlier):
+                rebuilder.full(agent, index, stored)
         for row, text in zip(rows, texts, strict=True):
             full = rebuilder.full(row["agent_name"], row["step_index"], text)
             row["model_input"] = full if raw_json or full is None else orjson.loads(full)
-
-    @staticmethod
-    def _chain(run_id: str, agent: str, index: int) -> list[tuple[int, str]]:
-        """``agent``'s step ``index`` and the steps it continues in turn, as stored, oldest
-        first (one query for the agent's steps up to ``index``)."""
-        query = (
-            AgentStep.select(AgentStep.step_index, _raw(AgentStep.model_input))
-            .where(
-                AgentStep.run_id == run_id,
-                AgentStep.agent_name == agent,
-                AgentStep.step_index <= index,
-            )
-            .tuples()
-        )
-        stored_by_index: dict[int, str] = dict(cast(Any, query))
-        chain: list[tuple[int, str]] = []
-        wanted: int | None = index
-        while wanted is not None and wanted in stored_by_index:
-            stored = stored_by_index[wanted]
-            chain.append((wanted, stored))
-            link = _link(stored) if continues(stored) else None
-            wanted = link if link is not None and link < wanted else None
-        return chain[::-1]
 
     def invocations(
         self, run_id: str, limit: int, cursor: str | None = None, *, raw_json: bool = False
