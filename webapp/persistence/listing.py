@@ -160,7 +160,7 @@ def _contains(field: Any, text: str, postgres: bool) -> Any:
 
 
 def _dicts(query: Any) -> list[dict[str, Any]]:
-    """Every row of ``query`` as a plain dict (cheaper than model instances)."""
+    """Every row of ``query`` as a plain dict."""
     return list(query.dicts())
 
 
@@ -183,19 +183,14 @@ class Listing:
 
     def runs(self, filters: RunFilter, limit: int, cursor: str | None = None) -> Page:
         """Runs matching ``filters``, newest first."""
-        run, needle, postgres = DiagnosisRun, filters.text, self._postgres
+        run, postgres = DiagnosisRun, self._postgres
         query = run.select(*RUN_COLUMNS)
-        if needle:
-            query = query.where(
-                _contains(run.question, needle, postgres) | _contains(run.answer, needle, postgres)
-            )
-        first, second = run.started_at, run.run_id
-        for condition in self._run_conditions(filters, postgres, first):
+        for condition in _run_conditions(filters, postgres):
             query = query.where(condition)
         if cursor:
             key = decode_cursor("runs", cursor, datetime, str)
-            query = query.where(_before(first, second, key))
-        order: tuple[Any, ...] = (first.desc(), second.desc())
+            query = query.where(_before(run.started_at, run.run_id, key))
+        order: tuple[Any, ...] = (run.started_at.desc(), run.run_id.desc())
         if filters.session_id is not None:
             order = (run.session_id.desc(), *order)
         with self.database.connection_context():
@@ -203,32 +198,6 @@ class Listing:
         for row in rows:
             row["degraded"] = bool(row["degraded"])
         return _page(rows, limit, "runs", "started_at", "run_id")
-
-    @staticmethod
-    def _run_conditions(filters: RunFilter, postgres: bool, started_at: Field) -> list[Any]:
-        """The column filters (the text filter is :meth:`runs`' own); the time range on
-        ``started_at``, the column of the scanned key."""
-        run = DiagnosisRun
-        conditions: list[Any] = []
-        if filters.session_id is not None:
-            conditions.append(run.session_id == filters.session_id)
-        if filters.status:
-            conditions.append(run.status == filters.status)
-        if filters.flow:
-            conditions.append(run.flow == filters.flow)
-        if filters.degraded is not None:
-            conditions.append(run.degraded == filters.degraded)
-        if filters.feedback == NO_FEEDBACK:
-            conditions.append(run.feedback.is_null())
-        elif filters.feedback:
-            conditions.append(run.feedback == filters.feedback)
-        if filters.since is not None:
-            conditions.append(started_at >= filters.since)
-        if filters.until is not None:
-            conditions.append(started_at < filters.until)
-        if filters.service:
-            conditions.append(_names_service(filters.service, postgres))
-        return conditions
 
     # -- sessions --------------------------------------------------------------------------
 
@@ -506,6 +475,36 @@ def columns_of(model: Any, raw_json: bool, skip: tuple[str, ...] = ()) -> list[A
         else:
             columns.append(field)
     return columns
+
+
+def _run_conditions(filters: RunFilter, postgres: bool) -> list[Any]:
+    """The conditions of a :class:`RunFilter`."""
+    run = DiagnosisRun
+    conditions: list[Any] = []
+    if filters.text:
+        text = filters.text
+        conditions.append(
+            _contains(run.question, text, postgres) | _contains(run.answer, text, postgres)
+        )
+    if filters.session_id is not None:
+        conditions.append(run.session_id == filters.session_id)
+    if filters.status:
+        conditions.append(run.status == filters.status)
+    if filters.flow:
+        conditions.append(run.flow == filters.flow)
+    if filters.degraded is not None:
+        conditions.append(run.degraded == filters.degraded)
+    if filters.feedback == NO_FEEDBACK:
+        conditions.append(run.feedback.is_null())
+    elif filters.feedback:
+        conditions.append(run.feedback == filters.feedback)
+    if filters.since is not None:
+        conditions.append(run.started_at >= filters.since)
+    if filters.until is not None:
+        conditions.append(run.started_at < filters.until)
+    if filters.service:
+        conditions.append(_names_service(filters.service, postgres))
+    return conditions
 
 
 def _names_service(service: str, postgres: bool) -> Any:

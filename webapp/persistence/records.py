@@ -48,8 +48,8 @@ class Trace:
 
 
 def _rows(query: Any) -> list[dict[str, Any]]:
-    """Every row of ``query`` as a plain dict (no model instances: cheaper for big traces)."""
-    return [dict(row) for row in query.dicts()]
+    """Every row of ``query`` as a plain dict."""
+    return list(query.dicts())
 
 
 def _full_inputs(steps: list[dict[str, Any]], raw_json: bool) -> None:
