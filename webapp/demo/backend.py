@@ -38,13 +38,6 @@ class _LogIndex:
 
     times: list[int] = field(default_factory=list)  # epoch milliseconds
     records: list[dict[str, str | None]] = field(default_factory=list)
-    lowered: list[str] = field(default_factory=list)  # messages, lower-cased for keywords
-
-    def add(self, t_ms: int, record: dict[str, str | None], lowered: str) -> None:
-        """Append one record (callers add in time order)."""
-        self.times.append(t_ms)
-        self.records.append(record)
-        self.lowered.append(lowered)
 
 
 @dataclass
@@ -135,8 +128,9 @@ def _load_logs(path: Path) -> dict[str, _LogIndex]:
     rows.sort(key=lambda row: row[0])
     index: dict[str, _LogIndex] = {}
     for t_ms, record in rows:
-        lowered = str(record["message"]).lower()
-        index.setdefault(str(record["service"]), _LogIndex()).add(t_ms, record, lowered)
+        found = index.setdefault(str(record["service"]), _LogIndex())
+        found.times.append(t_ms)
+        found.records.append(record)
     return index
 
 
@@ -273,11 +267,12 @@ class DemoTelemetryBackend:
         lo = bisect_left(index.times, _ms(start, ceil=True))
         hi = bisect_left(index.times, _ms(end, ceil=True))
         needle = (keyword or "").strip().lower()
-        rows, lowered = index.records, index.lowered
+        rows = index.records
         matches = [
             i
             for i in range(lo, hi)
-            if (wanted is None or rows[i]["level"] == wanted) and needle in lowered[i]
+            if (wanted is None or rows[i]["level"] == wanted)
+            and needle in str(rows[i]["message"]).lower()
         ]
         records = [dict(rows[i]) for i in matches[: -limit - 1 : -1]]  # the caller's own copies
         return {"records": records, "total": len(matches), "truncated": len(matches) > limit}
