@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import json
 import re
+from functools import cache
 from typing import Any, Literal, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
@@ -178,14 +179,10 @@ CONTRACTS: dict[str, type[BaseModel]] = {
     COMPOSER_OUTPUT: ComposerOutput,
 }
 
-_SCHEMAS: dict[str, dict[str, Any]] = {}
-
-
+@cache
 def json_schema(name: str) -> dict[str, Any]:
     """The JSON schema of contract ``name`` (cached; do not mutate)."""
-    if name not in _SCHEMAS:
-        _SCHEMAS[name] = CONTRACTS[name].model_json_schema()
-    return _SCHEMAS[name]
+    return CONTRACTS[name].model_json_schema()
 
 
 _FENCE = re.compile(r"```(?P<tag>[^\s`]*)(?P<body>.*?)```", re.DOTALL)
