@@ -1,4 +1,4 @@
-"""The composer's invalid-output rules (SPEC section 3): citations, roles, grounding, summary.
+"""The composer's invalid-output rules: citations, roles, grounding, summary.
 
 A ``composer_output`` is INVALID_OUTPUT when
 
