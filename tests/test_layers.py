@@ -9,6 +9,7 @@ from __future__ import annotations
 import ast
 from collections.abc import Iterator
 from graphlib import CycleError, TopologicalSorter
+from itertools import pairwise
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -72,7 +73,7 @@ def test_no_cycle_between_webapp_packages() -> None:
         tuple(TopologicalSorter({name: set(edges) for name, edges in graph.items()}).static_order())
     except CycleError as error:
         cycle = error.args[1]  # each one imported by the next
-        steps = [f"{b} imports {a}: {sorted(graph[b][a])}" for a, b in zip(cycle, cycle[1:])]
+        steps = [f"{b} imports {a}: {sorted(graph[b][a])}" for a, b in pairwise(cycle)]
         raise AssertionError("import cycle: " + "; ".join(steps)) from None
 
 

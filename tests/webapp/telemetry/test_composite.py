@@ -12,6 +12,7 @@ from webapp.config import Settings, SettingsError
 from webapp.demo.backend import DEFAULT_DATA_DIR, DemoTelemetryBackend
 from webapp.persistence.context import run_scope
 from webapp.persistence.memory_audit import MemoryAudit
+from webapp.telemetry import TelemetryError
 from webapp.telemetry.composite import CompositeBackend, Signals
 from webapp.telemetry.logfiles import LogFileBackend
 from webapp.telemetry.prometheus import PrometheusBackend
@@ -56,6 +57,22 @@ def test_services_are_the_union_and_aliases_merge(tmp_path: Path) -> None:
     assert backend.reference_time() == demo.reference_time()
     assert backend.runbook_dir() == demo.runbook_dir()
     assert [p["signals"] for p in backend.probes()] == [["metrics", "alerts", "runbooks"], ["logs"]]
+
+
+def test_a_service_only_the_metric_backend_knows_has_no_lines_not_an_error(tmp_path: Path) -> None:
+    (tmp_path / "api.log").write_text("2026-11-30T10:00:00Z INFO up\n")
+    demo = DemoTelemetryBackend()
+    backend = CompositeBackend(Signals(metrics=demo, logs=LogFileBackend(tmp_path)))
+    window = {"start": T0, "end": T0.replace(hour=11)}
+    metrics_only = demo.services()[0]
+    assert backend.query_logs(service=metrics_only, **window) == {
+        "records": [],
+        "total": 0,
+        "truncated": False,
+    }
+    assert backend.query_logs(service="api", **window)["total"] == 1
+    with pytest.raises(TelemetryError, match="unknown service"):
+        backend.query_logs(service="nowhere", **window)
 
 
 def test_demo_stays_the_default_and_live_builds_a_backend_per_signal(tmp_path: Path) -> None:
