@@ -15,6 +15,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from diagnosis_graph.checkpoint import Checkpointer
 from diagnosis_graph.workflow.evaluation import build_self_evaluation
 from diagnosis_graph.workflow.factory import DiagnosisRun, build_diagnosis_graph, run_diagnosis
 from diagnosis_graph.workflow.ports import DiagnosisPorts
@@ -76,6 +77,7 @@ class Diagnoser:
         response_mode: str = "json_schema",
         budget: Budget | None = None,
         default_timezone: str = DEFAULT_TIMEZONE,
+        checkpointer: Checkpointer | None = None,
     ) -> None:
         self.model = model
         self.default_timezone = default_timezone
@@ -100,7 +102,7 @@ class Diagnoser:
             data_range=lambda: data_ranges(backend),
             unreadable=lambda: unreadable(backend),
         )
-        self.graph = build_diagnosis_graph(ports)
+        self.graph = build_diagnosis_graph(ports, checkpointer)
 
     def diagnose(
         self,
@@ -110,8 +112,13 @@ class Diagnoser:
         run_id: str | None = None,
         history: Sequence[Mapping[str, Any]] = (),
         on_event: Callable[[dict[str, Any]], None] | None = None,
+        resume: bool = False,
     ) -> DiagnosisResult:
-        """Diagnose ``question``; never raises for model, tool or node failures."""
+        """Diagnose ``question``; never raises for model, tool or node failures.
+
+        ``resume``: continue the run ``run_id`` after its latest checkpoint (a graph built
+        with a checkpointer), executing none of its completed nodes again.
+        """
         run_id = run_id or new_run_id()
         started = time.perf_counter()
         now = self.backend.reference_time()
@@ -125,6 +132,7 @@ class Diagnoser:
                     reference_time=now.strftime("%Y-%m-%dT%H:%M:%SZ"),
                     history=history,
                     on_event=on_event,
+                    resume=resume,
                 )
             finally:
                 if self.tracker is not None and hasattr(self.tracker, "clear"):

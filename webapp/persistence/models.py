@@ -130,6 +130,8 @@ class DiagnosisRun(BaseModel):
     # holder renews it while the run is alive; a reaper fails runs whose lease ran out.
     lease_owner = CharField(max_length=128, null=True)
     lease_expires_at = DateTimeField(null=True)
+    # How many times the run was taken back from a holder that died and resumed (bounded).
+    resumes = IntegerField(default=0)
 
     class Meta:
         table_name = "diagnosis_run"
@@ -221,6 +223,23 @@ class ToolInvocation(BaseModel):
         table_name = "tool_invocation"
 
 
+class RunCheckpoint(BaseModel):
+    """The latest checkpoint of a run's graph: the state after its last completed node.
+
+    One row per run, replaced after every node; a run taken over from a holder that died
+    resumes from it (:class:`webapp.persistence.checkpoints.SqlCheckpointer`).
+    """
+
+    run_id = CharField(max_length=ID_LENGTH, unique=True)
+    step = IntegerField()
+    node = CharField(max_length=64)
+    state = JSONField()
+    updated_at = DateTimeField(default=utcnow)
+
+    class Meta:
+        table_name = "run_checkpoint"
+
+
 class CaseLibrary(BaseModel):
     """Runs users marked useful: question and answer kept as a reusable case."""
 
@@ -282,6 +301,7 @@ MODELS: tuple[type[BaseModel], ...] = (
     RunText,
     AgentStep,
     ToolInvocation,
+    RunCheckpoint,
     CaseLibrary,
     AlertRecord,
     AlertRun,

@@ -53,6 +53,7 @@ SCHEMA_LOCK_SECONDS = 120
 LATER_COLUMNS: tuple[tuple[type[BaseModel], str], ...] = (
     (DiagnosisRun, "lease_owner"),
     (DiagnosisRun, "lease_expires_at"),
+    (DiagnosisRun, "resumes"),
     (ChatSession, "history_cleared_at"),
 )
 #: Large columns that must be a table's last on SQLite (:func:`_large_columns_last`).

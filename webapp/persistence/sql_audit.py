@@ -21,6 +21,7 @@ from peewee import (
     IntegrityError,
     InterfaceError,
     SqliteDatabase,
+    fn,
 )
 
 from diagnosis_graph.workflow.ports import InvocationRecord
@@ -34,7 +35,7 @@ from .audit import (
     invocation_record,
     new_invocation_id,
 )
-from .context import RunJournal, current_run, current_run_or_none
+from .context import RunContext, RunJournal, current_run, current_run_or_none
 from .db import connection, discard_connection, is_postgres
 from .models import AgentStep, ToolInvocation, utcnow
 from .prepared import Inserts, Prepared
@@ -267,12 +268,26 @@ class SqlAudit:
         with connection(self.database):
             self._attach_evidence.execute(encoded)
 
+    def restore(self, run: RunContext) -> None:
+        """Reset the run's journal to its stored rows: step count and next index, invocations."""
+        query = AgentStep.select(fn.COUNT(AgentStep.id), fn.MAX(AgentStep.step_index)).where(
+            AgentStep.run_id == run.run_id
+        )
+        with connection(self.database):
+            row: tuple[int, int | None] = query.tuples().get()  # type: ignore[assignment]
+        count, last = row
+        stored = self._stored_invocations(run.run_id)
+        run.journal.restore(int(count or 0), -1 if last is None else int(last) + 1, stored)
+
     def invocations_for_run(self, run_id: str) -> Sequence[InvocationRecord]:
         """Invocations of ``run_id`` in creation order: from memory for the current run."""
         run = current_run_or_none()
         if run is not None and run.run_id == run_id:
             with run.journal.lock:
                 return list(run.journal.invocations)
+        return self._stored_invocations(run_id)
+
+    def _stored_invocations(self, run_id: str) -> list[InvocationRecord]:
         query = (
             ToolInvocation.select(
                 ToolInvocation.invocation_id,
