@@ -22,7 +22,9 @@ class TcpProxy:
         self.up()
 
     def up(self) -> None:
-        """Accept connections again."""
+        """Accept connections again (if not already)."""
+        if self._listener is not None:
+            return
         listener = socket.socket()
         listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         listener.bind(("127.0.0.1", self.port))
