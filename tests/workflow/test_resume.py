@@ -40,7 +40,8 @@ def test_a_run_resumed_after_the_planner_does_not_plan_again() -> None:
     invoker = happy()
     invoker.script["executor"] = [crash, *invoker.script["executor"]]
     stopped = diagnose(invoker, checkpoints, resume=False)
-    assert stopped.status == "FAILED" and checkpoints.latest("run-1").node == "planner"
+    saved = checkpoints.latest("run-1")
+    assert stopped.status == "FAILED" and saved is not None and saved.node == "planner"
     resumed = diagnose(invoker, checkpoints, resume=True)
     assert resumed.status == "SUCCESS"
     agents = [c.agent for c in invoker.calls]
