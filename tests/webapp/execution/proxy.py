@@ -1,5 +1,6 @@
-"""A TCP proxy the test controls: ``down()`` drops every connection and refuses new ones until
-``up()`` (a database that vanishes and comes back, without touching the shared server)."""
+"""A TCP proxy the test controls: ``drop()`` closes every connection through it, ``down()`` also
+refuses new ones until ``up()`` (a database that vanishes and comes back, without touching the
+shared server). ``make bench-scale`` uses it too."""
 
 from __future__ import annotations
 
@@ -7,14 +8,14 @@ import socket
 import threading
 from contextlib import suppress
 
-from .conftest import free_port
-
 
 class TcpProxy:
     """Forwards ``127.0.0.1:<port>`` to ``target_port``."""
 
     def __init__(self, target_port: int) -> None:
-        self.port = free_port()
+        with socket.socket() as probe:
+            probe.bind(("127.0.0.1", 0))
+            self.port = int(probe.getsockname()[1])
         self.target = ("127.0.0.1", target_port)
         self._open: set[socket.socket] = set()
         self._lock = threading.Lock()
@@ -39,6 +40,10 @@ class TcpProxy:
                 self._listener.shutdown(socket.SHUT_RDWR)
             self._listener.close()
             self._listener = None
+        self.drop()
+
+    def drop(self) -> None:
+        """Close every forwarded connection (new ones are accepted)."""
         with self._lock:
             sockets, self._open = list(self._open), set()
         for sock in sockets:
