@@ -88,11 +88,12 @@ def failures(cluster: Cluster, results: list[dict[str, Any]]) -> dict[str, int]:
     return counted
 
 
-def running_on(cluster: Cluster, worker: Any, timeout: float = 180) -> bool:
-    """Wait until a run is RUNNING in ``worker``'s process tree (so a kill interrupts one)."""
+def running_on(cluster: Cluster, worker: Any, busy: Any = lambda: True) -> bool:
+    """Wait until a run is RUNNING in ``worker``'s process tree (so a kill interrupts one);
+    False if none did while ``busy()`` (the load is still going) or within 180 s."""
     pids = {str(worker.pid), *children(worker.pid)}
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
+    deadline = time.monotonic() + 180
+    while time.monotonic() < deadline and busy():
         owners = [str(r.lease_owner) for r in rows(cluster, DiagnosisRun.status == "RUNNING")]
         if any(owner.rsplit(":", 1)[-1] in pids for owner in owners):
             return True
@@ -190,12 +191,12 @@ def chaos(runs: int) -> dict[str, Any]:
         faults: dict[str, int] = Counter()
 
         def kill_worker() -> Any:
-            faults["workers_killed_mid_run"] += running_on(cluster, victim)
+            faults["workers_killed_mid_run"] += running_on(cluster, victim, loader.is_alive)
             cluster.kill(victim)
             return cluster.start_worker()
 
         def kill_pool_child() -> None:
-            faults["pool_children_killed_mid_run"] += running_on(cluster, victim)
+            faults["pool_children_killed_mid_run"] += running_on(cluster, victim, loader.is_alive)
             for child in children(victim.pid):  # the worker forks another
                 os.kill(int(child), signal.SIGKILL)
 
@@ -228,13 +229,17 @@ def chaos(runs: int) -> dict[str, Any]:
 
 
 def account(
-    cluster: Cluster, accepted: list[Any], results: list[dict[str, Any]], faults: dict[str, int]
+    cluster: Cluster,
+    accepted: list[Any],
+    results: list[dict[str, Any]],
+    faults: dict[str, int],
 ) -> dict[str, Any]:
     """The figures of a chaos run."""
     by_status = Counter(
         r.status if r.status != "FAILED" else f"FAILED {(r.error_message or '').split(':')[0]}"
         for r in accepted
     )
+    # Hit by a kill: its holder died while it ran (the reaper took it back, or failed it).
     hit = [r for r in accepted if r.resumes or (r.error_message or "").startswith("interrupted")]
     record = {r.run_id: r.status for r in accepted}
     told = [r for r in results if r["run_id"] and r["status"]]
@@ -245,7 +250,9 @@ def account(
         "stuck": sum(r.status in ("PENDING", "RUNNING") for r in accepted),
         "executed_twice": sum(executed_twice(cluster, r) for r in accepted),
         "kill_hit": len(hit),
-        "kill_hit_resumed_pct": round(100 * sum(r.status == "SUCCESS" for r in hit) / len(hit))
+        "kill_hit_resumed_success_pct": round(
+            100 * sum(r.status == "SUCCESS" for r in hit) / len(hit)
+        )
         if hit
         else None,
         "clients": len(results),

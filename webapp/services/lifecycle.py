@@ -70,16 +70,15 @@ class RunLifecycle:
         failed_trace: dict[str, Any] | None = None,
     ) -> Finish:
         """Run ``work`` as the run ``run_id`` and save its outcome; never raises but
-        :class:`~webapp.persistence.runs.DatabaseUnavailable` (nothing was claimed)."""
+        :class:`~webapp.persistence.runs.DatabaseUnavailable` (nothing was claimed, or the
+        outcome could not be saved: the record does not have it)."""
         started = time.perf_counter()
         claim = self.runs.claim(run_id)
         if claim == NOT_CLAIMED:
             return self._stored(run_id)
         with run_scope(session_id, run_id) as run, self.runs.database.connection_context():
             try:
-                if claim == RESUMED:
-                    self.audit.restore(run)
-                finish = self._work(run, work)
+                finish = self._work(run, work, resumed=claim == RESUMED)
                 steps, tools = run.journal.counts()
                 finish = replace(
                     finish, step_count=steps, tool_count=tools, duration_ms=_elapsed_ms(started)
@@ -107,8 +106,14 @@ class RunLifecycle:
                     ) from exc
         return finish
 
-    def _work(self, run: RunContext, work: Callable[[RunContext], Finish]) -> Finish:
-        """``work(run)`` and its flush; again from the last checkpoint while its writes fail."""
+    def _work(
+        self, run: RunContext, work: Callable[[RunContext], Finish], *, resumed: bool
+    ) -> Finish:
+        """``work(run)`` and its flush; again from the last checkpoint while its writes fail.
+
+        ``resumed``: the run ran before (its worker died): its journal is first restored from
+        its rows, so the flow continues after its checkpoint.
+        """
         for attempt in range(1, WORK_ATTEMPTS + 1):
             if attempt > 1:
                 pause = RETRY_PAUSE_SECONDS * 2 ** (attempt - 2)
@@ -119,10 +124,12 @@ class RunLifecycle:
                     pause,
                 )
                 time.sleep(pause)
+            if resumed or attempt > 1:
                 try:
                     self.audit.restore(run)
-                except Exception as exc:  # still unreachable: this attempt is spent
-                    log.warning("run %s: its rows could not be read back: %s", run.run_id, exc)
+                except Exception as exc:  # unreachable: this attempt is spent
+                    cause = f"its rows could not be read back: {type(exc).__name__}: {exc}"
+                    run.journal.fail(cause[:2000])
                     continue
             finish = work(run)
             self._flush(run)
