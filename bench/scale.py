@@ -16,6 +16,7 @@ twice (must be 0), the share of runs hit by a kill that ended SUCCESS by resumin
 from __future__ import annotations
 
 import argparse
+import contextlib
 import http.client
 import json
 import os
@@ -88,17 +89,25 @@ def failures(cluster: Cluster, results: list[dict[str, Any]]) -> dict[str, int]:
     return counted
 
 
-def running_on(cluster: Cluster, worker: Any, busy: Any = lambda: True) -> bool:
-    """Wait until a run is RUNNING in ``worker``'s process tree (so a kill interrupts one);
-    False if none did while ``busy()`` (the load is still going) or within 180 s."""
-    pids = {str(worker.pid), *children(worker.pid)}
+def running_on(cluster: Cluster, pids: set[str]) -> bool:
+    """Wait until a run is RUNNING in one of ``pids`` (a worker's processes), so a kill right
+    after interrupts it; False once no run is left in flight (the burst is over)."""
     deadline = time.monotonic() + 180
-    while time.monotonic() < deadline and busy():
-        owners = [str(r.lease_owner) for r in rows(cluster, DiagnosisRun.status == "RUNNING")]
-        if any(owner.rsplit(":", 1)[-1] in pids for owner in owners):
+    while time.monotonic() < deadline:
+        active = rows(cluster, DiagnosisRun.status.in_(("PENDING", "RUNNING")))
+        if not active:
+            return False
+        if any(str(r.lease_owner).rsplit(":", 1)[-1] in pids for r in active):
             return True
-        time.sleep(0.1)
+        time.sleep(0.05)
     return False
+
+
+def kill(pids: set[str]) -> None:
+    """SIGKILL these processes (those still alive)."""
+    for pid in pids:
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(int(pid), signal.SIGKILL)
 
 
 def children(pid: int) -> list[str]:
@@ -188,17 +197,21 @@ def chaos(runs: int) -> dict[str, Any]:
         results: list[dict[str, Any]] = []
         loader = threading.Thread(target=lambda: results.extend(mixed_load(cluster, runs)))
         loader.start()
+        while not rows(cluster, DiagnosisRun.status.in_(("PENDING", "RUNNING"))):
+            time.sleep(0.1)  # the burst has begun
         faults: dict[str, int] = Counter()
 
         def kill_worker() -> Any:
-            faults["workers_killed_mid_run"] += running_on(cluster, victim, loader.is_alive)
-            cluster.kill(victim)
+            pids = {str(victim.pid), *children(victim.pid)}
+            faults["workers_killed_mid_run"] += running_on(cluster, pids)
+            kill(pids)
+            victim.wait(timeout=10)
             return cluster.start_worker()
 
         def kill_pool_child() -> None:
-            faults["pool_children_killed_mid_run"] += running_on(cluster, victim, loader.is_alive)
-            for child in children(victim.pid):  # the worker forks another
-                os.kill(int(child), signal.SIGKILL)
+            pids = set(children(victim.pid))  # the worker forks another
+            faults["pool_children_killed_mid_run"] += running_on(cluster, pids)
+            kill(pids)
 
         victim = kill_worker()
         for child in children(cluster.procs[1].pid):  # the web (redis is procs[0])

@@ -226,8 +226,9 @@ class ToolInvocation(BaseModel):
 class RunCheckpoint(BaseModel):
     """The latest checkpoint of a run's graph: the state after its last completed node.
 
-    One row per run, replaced after every node; a run taken over from a holder that died
-    resumes from it (:class:`webapp.persistence.checkpoints.SqlCheckpointer`).
+    One row per run in flight, replaced after every node that called a model or a tool and
+    deleted when the run finishes; a run taken over from a holder that died resumes from it
+    (:class:`webapp.persistence.checkpoints.SqlCheckpointer`).
     """
 
     run_id = CharField(max_length=ID_LENGTH, unique=True)

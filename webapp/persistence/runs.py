@@ -32,7 +32,7 @@ from peewee import Database, Field, InterfaceError, OperationalError
 from diagnosis_graph.workflow.trace import TERMINATION_ERROR, build_orchestration_trace
 
 from .db import retry_disconnects, write_transaction, write_with_retry
-from .models import ChatSession, DiagnosisRun, JSONField, utcnow
+from .models import ChatSession, DiagnosisRun, JSONField, RunCheckpoint, utcnow
 from .prepared import Inserts, Prepared
 
 #: The columns :meth:`RunStore.status` reads: all but the JSON documents.
@@ -274,11 +274,14 @@ class RunStore:
 
         A run the reaper already failed keeps its FAILED status (its client was told so), and
         one the reaper handed to another worker (this one stalled past its lease) is that
-        worker's to finish.
+        worker's to finish. A finished run's checkpoint is deleted.
         """
 
         def write() -> int:
-            return self._finish.rowcount(run_id, self.owner, finish, utcnow())
+            finished = self._finish.rowcount(run_id, self.owner, finish, utcnow())
+            if finished:  # its checkpoint served the run in flight only
+                RunCheckpoint.delete().where(RunCheckpoint.run_id == run_id).execute()
+            return finished
 
         if write_with_retry(self.database, write):
             return True

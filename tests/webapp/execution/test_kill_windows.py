@@ -20,7 +20,7 @@ from flask import Flask
 
 from tests.conftest import ScratchServers, close_database
 from webapp.demo.backend import DemoTelemetryBackend
-from webapp.persistence.models import DiagnosisRun
+from webapp.persistence.models import DiagnosisRun, RunCheckpoint
 
 from .conftest import RedisServer, wait_for
 from .models import calls
@@ -118,6 +118,8 @@ def test_a_worker_killed_mid_node_is_resumed_without_repeating_the_planners_call
     assert contracts.count("composer_output") == 1
     [edge] = resumed_edges(run)
     assert (edge["from"], edge["to"], edge["attempt"]) == ("planner", "executor", 1)
+    with cluster.app.extensions["diagnosis"].database.connection_context():
+        assert not RunCheckpoint.select().where(RunCheckpoint.run_id == run_id).exists()
 
 
 def test_a_worker_killed_during_the_final_write_leaves_a_run_finished_without_a_model_call(
