@@ -97,7 +97,8 @@ def running_on(cluster: Cluster, pids: set[str]) -> bool:
         active = rows(cluster, DiagnosisRun.status.in_(("PENDING", "RUNNING")))
         if not active:
             return False
-        if any(str(r.lease_owner).rsplit(":", 1)[-1] in pids for r in active):
+        running = [r for r in active if r.status == "RUNNING"]
+        if any(str(r.lease_owner).rsplit(":", 1)[-1] in pids for r in running):
             return True
         time.sleep(0.05)
     return False
