@@ -16,6 +16,7 @@ from typing import Any
 
 from .analysis.timezones import zone_of
 from .llm.limits import parse_max_tokens
+from .llm.tokens import PriceTable, TokenBudget
 
 RESPONSE_FORMATS = ("auto", "json_schema", "json_object_schema", "json_object", "prompt")
 BACKENDS = ("demo", "live")
@@ -54,6 +55,11 @@ class Settings:
     llm_max_tokens: str = ""
     llm_temperature: float = 0.0
     llm_stream: bool = True
+    #: Prompt tokens one model call may send, and one diagnosis's calls (``webapp.llm.tokens``).
+    llm_prompt_token_budget: int = 12_000
+    llm_run_token_budget: int = 150_000
+    #: ``model=input/output`` prices per million tokens (``webapp.llm.tokens``); unset: no cost.
+    llm_prices: str = ""
     run_deadline_seconds: float = 600.0
     telemetry_backend: str = "demo"
     knowledge_dir: str | None = None
@@ -119,11 +125,22 @@ class Settings:
     otel_exporter_otlp_endpoint: str | None = None
     otel_service_name: str = "incident-diagnosis"
     rate_limit: str | None = None  # e.g. "30/minute" per client or API key; unset: unlimited
+    #: A JSON or TOML file naming MCP servers whose tools the executor may call (docs/mcp.md).
+    mcp_servers: str | None = None
+    mcp_timeout_seconds: float = 30.0
 
     @property
     def offline(self) -> bool:
         """True when no API key is set: the built-in rule-based model answers."""
         return not self.openai_api_key
+
+    def token_budget(self) -> TokenBudget:
+        """``LLM_PROMPT_TOKEN_BUDGET`` per call and ``LLM_RUN_TOKEN_BUDGET`` per run."""
+        return TokenBudget(self.llm_prompt_token_budget, self.llm_run_token_budget)
+
+    def price_table(self) -> PriceTable:
+        """``LLM_PRICES`` read (an empty table when unset)."""
+        return PriceTable.parse(self.llm_prices)
 
     def max_tokens_table(self) -> dict[str, int]:
         """``LLM_MAX_TOKENS`` merged over the per-schema defaults."""
@@ -167,6 +184,8 @@ class Settings:
             "run_workers",
             "run_lease_seconds",
             "run_queue_timeout_seconds",
+            "llm_prompt_token_budget",
+            "llm_run_token_budget",
         ):
             if getattr(self, name) < 1:
                 raise SettingsError(f"{name.upper()} must be a positive integer")
@@ -186,6 +205,10 @@ class Settings:
             self.max_tokens_table()
         except ValueError as exc:
             raise SettingsError(f"LLM_MAX_TOKENS: {exc}") from None
+        try:
+            self.price_table()
+        except ValueError as exc:
+            raise SettingsError(f"LLM_PRICES: {exc}") from None
         if self.rate_limit:
             from limits import parse_many
 
@@ -203,6 +226,20 @@ class Settings:
             )
         if self.knowledge_dir and not Path(self.knowledge_dir).is_dir():
             raise SettingsError(f"KNOWLEDGE_DIR {self.knowledge_dir!r} is not a directory")
+        if self.mcp_timeout_seconds <= 0:
+            raise SettingsError("MCP_TIMEOUT_SECONDS must be positive")
+        self.mcp_server_list()
+
+    def mcp_server_list(self) -> list[Any]:
+        """The servers ``MCP_SERVERS`` names (``webapp.mcp.client.McpServer``), parsed."""
+        if not self.mcp_servers:
+            return []
+        from .mcp.client import McpConfigError, load_servers
+
+        try:
+            return list(load_servers(self.mcp_servers))
+        except McpConfigError as exc:
+            raise SettingsError(str(exc)) from None
 
     def _validate_telemetry(self) -> None:
         configured = [name for name in SOURCE_SETTINGS if getattr(self, name)]

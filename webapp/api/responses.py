@@ -84,8 +84,8 @@ Headline = Annotated[
 class RunSummary(ResponseModel):
     run_id: IdOut
     session_id: IdOut
-    agent_flow: Literal["CHAT", "AI_OPS"]
-    flow: Literal["complex", "simple", "aiops"]
+    agent_flow: Literal["CHAT", "AI_OPS", "MCP"]
+    flow: Literal["complex", "simple", "aiops", "tool"]
     status: Literal["PENDING", "RUNNING", "SUCCESS", "FAILED"]
     question: str
     answer: str | None
@@ -99,6 +99,11 @@ class RunSummary(ResponseModel):
     feedback_comment: str | None
     started_at: Timestamp
     finished_at: Timestamp
+    #: Tokens the run's model calls sent and received; null for a run recorded before they were.
+    prompt_tokens: int | None = None
+    completion_tokens: int | None = None
+    #: Dollars by the LLM_PRICES table; null without one.
+    cost_usd: float | None = None
 
 
 class RunDetail(RunSummary):

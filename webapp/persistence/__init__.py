@@ -37,6 +37,5 @@ the reaper fails it ``interrupted: ...`` with the partial trace saved so far
 
 On MySQL/MariaDB the sessions run with ``NO_BACKSLASH_ESCAPES`` (:data:`.db.MYSQL_INIT_COMMAND`):
 PyMySQL then escapes a parameter with one ``str.replace`` instead of ``str.translate``, the
-largest client-side cost of writing a step. The statements of a run's hot path have their SQL
-rendered once (:mod:`.prepared`).
+largest client-side cost of writing a step.
 """

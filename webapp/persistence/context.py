@@ -38,6 +38,7 @@ class RunJournal:
     * ``pending`` are invocation rows not yet written (flushed at the end of each agent's
       execution and before the run finishes);
     * ``failure`` is the first write of the run that failed: the run must end FAILED with it;
+    * ``usage`` sums the prompt and completion tokens of the run's steps, per model;
     * ``resumed`` is set when the journal was restored from the run's rows
       (:meth:`restore`): the run continues after its checkpoint instead of starting;
     * ``checkpointed`` is :meth:`counts` when the run's graph state was last checkpointed.
@@ -50,17 +51,23 @@ class RunJournal:
     step_ids: dict[int, int] = field(default_factory=dict)
     pending: list[dict[Any, Any]] = field(default_factory=list)
     failure: str | None = None
+    usage: dict[str, tuple[int, int]] = field(default_factory=dict)
     resumed: bool = False
     checkpointed: tuple[int, int] | None = None
     lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
     def restore(
-        self, steps: int, next_step_index: int, invocations: list[InvocationRecord]
+        self,
+        steps: int,
+        next_step_index: int,
+        invocations: list[InvocationRecord],
+        usage: dict[str, tuple[int, int]],
     ) -> None:
         """Start over from what the run's rows hold (a run resumed after its checkpoint)."""
         with self.lock:
             self.steps, self.next_step_index = steps, next_step_index
             self.invocations = list(invocations)
+            self.usage = dict(usage)
             self.conversations.clear()
             self.step_ids.clear()
             self.pending = []
@@ -86,6 +93,17 @@ class RunJournal:
         with self.lock:
             failure, self.failure = self.failure, None
             return failure
+
+    def count_step(self, model: str, prompt_tokens: int, completion_tokens: int) -> None:
+        """Count one recorded step and its tokens (the caller holds ``lock``)."""
+        self.steps += 1
+        prompt, completion = self.usage.get(model, (0, 0))
+        self.usage[model] = (prompt + prompt_tokens, completion + completion_tokens)
+
+    def token_usage(self) -> dict[str, tuple[int, int]]:
+        """``{model: (prompt tokens, completion tokens)}`` of the run's steps so far."""
+        with self.lock:
+            return dict(self.usage)
 
     def counts(self) -> tuple[int, int]:
         """``(step_count, tool_count)`` of what the run recorded."""

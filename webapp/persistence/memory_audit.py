@@ -49,7 +49,7 @@ class MemoryAudit:
             }
             self.steps.append(step)
         with run.journal.lock:
-            run.journal.steps += 1
+            run.journal.count_step(start.model, end.prompt_tokens, end.completion_tokens)
         return int(step["id"])
 
     def flush(self) -> None:
@@ -100,7 +100,15 @@ class MemoryAudit:
         """Reset the run's journal to the steps and invocations stored for it."""
         steps = self.steps_for_run(run.run_id)
         next_index = max((int(s["step_index"]) for s in steps), default=-1) + 1
-        run.journal.restore(len(steps), next_index, list(self.invocations_for_run(run.run_id)))
+        usage: dict[str, tuple[int, int]] = {}
+        for step in steps:
+            prompt, completion = usage.get(step["model"], (0, 0))
+            usage[step["model"]] = (
+                prompt + step["prompt_tokens"],
+                completion + step["completion_tokens"],
+            )
+        invocations = list(self.invocations_for_run(run.run_id))
+        run.journal.restore(len(steps), next_index, invocations, usage)
 
     def steps_for_run(self, run_id: str) -> list[dict[str, Any]]:
         """Steps of ``run_id`` ordered by step index."""

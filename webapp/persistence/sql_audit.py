@@ -38,7 +38,6 @@ from .audit import (
 from .context import RunContext, RunJournal, current_run, current_run_or_none
 from .db import connection, discard_connection, is_postgres
 from .models import AgentStep, ToolInvocation, utcnow
-from .prepared import Inserts, Prepared
 from .step_inputs import stored_input
 
 log = logging.getLogger(__name__)
@@ -92,12 +91,7 @@ class SqlAudit:
         # SQLite has one writer for the whole file: a transaction held across a node's model
         # calls would stall every other run's writes, so there each statement commits alone.
         self.node_transactions = not isinstance(database, SqliteDatabase)
-        # PostgreSQL ends a transaction at its first error: a step index taken by another
-        # writer is told by the INSERT returning no id instead (ON CONFLICT DO NOTHING).
-        self._insert_step = Inserts(database, AgentStep, skip_conflicts=is_postgres(database))
-        self._insert_invocations = Inserts(database, ToolInvocation)
         self._node = threading.local()
-        self._attach_evidence = Prepared(database, _evidence_query, _evidence_params, len)
 
     @contextmanager
     def _writing(self, what: str, journal: RunJournal | None) -> Iterator[None]:
@@ -191,7 +185,7 @@ class SqlAudit:
             step_id = None
             for _ in range(STEP_INDEX_ATTEMPTS):
                 with suppress(IntegrityError):
-                    step_id = self._insert_step([row])
+                    step_id = self._insert_step(row)
                 if step_id is not None:
                     break
                 # (run_id, step_index) is unique: another writer of this run (a second
@@ -202,10 +196,20 @@ class SqlAudit:
             if end.duration_ms >= COMMIT_AT_ONCE_MS:
                 self._commit_node()
         with journal.lock:
-            journal.steps += 1
+            journal.count_step(start.model, end.prompt_tokens, end.completion_tokens)
             journal.next_step_index = max(journal.next_step_index, index + 1)
             if isinstance(model_input, Mapping) and "messages" in model_input:
                 journal.conversations[start.agent_name] = (index, list(model_input["messages"]))
+        return step_id
+
+    def _insert_step(self, row: dict[Any, Any]) -> int | None:
+        """Insert a step row; its id. PostgreSQL ends a transaction at its first error, so
+        there a step index taken by another writer is told by no id coming back (``ON
+        CONFLICT DO NOTHING``) instead of an :class:`IntegrityError`."""
+        query = AgentStep.insert(row)
+        if is_postgres(self.database):
+            query = query.on_conflict_ignore()
+        step_id: int | None = query.execute(self.database)
         return step_id
 
     def _after_last_step(self, run_id: str) -> int:
@@ -256,7 +260,7 @@ class SqlAudit:
             return
         with self._writing("tool_invocation insert", run.journal):
             if rows:
-                self._insert_invocations(rows)
+                ToolInvocation.insert_many(rows).execute(self.database)
             self._commit_node()
 
     def attach_evidence(self, refs: Mapping[str, list[dict[str, Any]]]) -> None:
@@ -266,18 +270,28 @@ class SqlAudit:
         self.flush()
         encoded = [(i, ToolInvocation.evidence_refs.db_value(refs[i])) for i in refs]
         with connection(self.database):
-            self._attach_evidence.execute(encoded)
+            _evidence_query(encoded).execute(self.database)
 
     def restore(self, run: RunContext) -> None:
-        """Reset the run's journal to its stored rows: step count and next index, invocations."""
-        query = AgentStep.select(fn.COUNT(AgentStep.id), fn.MAX(AgentStep.step_index)).where(
-            AgentStep.run_id == run.run_id
+        """Reset the run's journal to its stored rows: step count, next index and token usage
+        per model, invocations."""
+        query = (
+            AgentStep.select(
+                AgentStep.model,
+                fn.COUNT(AgentStep.id),
+                fn.MAX(AgentStep.step_index),
+                fn.SUM(AgentStep.prompt_tokens),
+                fn.SUM(AgentStep.completion_tokens),
+            )
+            .where(AgentStep.run_id == run.run_id)
+            .group_by(AgentStep.model)
         )
         with connection(self.database):
-            row: tuple[int, int | None] = query.tuples().get()  # type: ignore[assignment]
-        count, last = row
-        stored = self._stored_invocations(run.run_id)
-        run.journal.restore(int(count or 0), -1 if last is None else int(last) + 1, stored)
+            rows: list[tuple[Any, ...]] = list(query.tuples())  # type: ignore[arg-type]
+        usage = {str(m): (int(p or 0), int(c or 0)) for m, _, _, p, c in rows}
+        last = max((int(r[2]) for r in rows), default=-1)
+        steps = sum(int(r[1]) for r in rows)
+        run.journal.restore(steps, last + 1, self._stored_invocations(run.run_id), usage)
 
     def invocations_for_run(self, run_id: str) -> Sequence[InvocationRecord]:
         """Invocations of ``run_id`` in creation order: from memory for the current run."""
@@ -340,13 +354,9 @@ class SqlAudit:
         return int(steps), int(tools)
 
 
-def _evidence_query(encoded: Sequence[tuple[str, str]]) -> Any:
+def _evidence_query(encoded: Sequence[tuple[str, str | None]]) -> Any:
     """``evidence_refs`` of each invocation id, ``encoded`` as ``(id, JSON text)`` pairs."""
     value = Case(ToolInvocation.invocation_id, list(encoded))
     return ToolInvocation.update({ToolInvocation.evidence_refs: value}).where(
         ToolInvocation.invocation_id.in_([i for i, _ in encoded])
     )
-
-
-def _evidence_params(encoded: Sequence[tuple[str, str]]) -> list[Any]:
-    return [*(x for pair in encoded for x in pair), *(i for i, _ in encoded)]

@@ -15,8 +15,9 @@
 5. if a write of the run failed (a dropped connection, an unreachable server), runs ``work``
    again from the run's last checkpoint, up to :data:`WORK_ATTEMPTS` times with a pause that
    doubles; if the last attempt's writes fail too, the run is failed with that cause;
-6. saves the Finish with the step and tool counts the journal kept (no COUNT queries) and the
-   duration, retried on a fresh connection (:meth:`RunStore.finish`);
+6. saves the Finish with the step and tool counts and the token usage the journal kept (no
+   COUNT queries), the cost by the price table (``LLM_PRICES``) and the duration, retried on a
+   fresh connection (:meth:`RunStore.finish`);
 7. on anything unhandled, flushes as in 4 (best effort), then saves FAILED with the cause,
    ``failed_trace`` and the duration, best-effort. The context is always reset.
 
@@ -31,6 +32,7 @@ from collections.abc import Callable
 from dataclasses import replace
 from typing import Any
 
+from ..llm.tokens import PriceTable
 from ..persistence.audit import Audit
 from ..persistence.context import RunContext, run_scope
 from ..persistence.runs import (
@@ -57,9 +59,10 @@ class AuditWriteFailed(Exception):
 class RunLifecycle:
     """Executes started runs: claim, work, flush, check, finish - or fail."""
 
-    def __init__(self, runs: RunStore, audit: Audit) -> None:
+    def __init__(self, runs: RunStore, audit: Audit, prices: PriceTable | None = None) -> None:
         self.runs = runs
         self.audit = audit
+        self.prices = prices or PriceTable()
 
     def execute(
         self,
@@ -81,7 +84,11 @@ class RunLifecycle:
                 finish = self._work(run, work, resumed=claim == RESUMED)
                 steps, tools = run.journal.counts()
                 finish = replace(
-                    finish, step_count=steps, tool_count=tools, duration_ms=_elapsed_ms(started)
+                    finish,
+                    step_count=steps,
+                    tool_count=tools,
+                    duration_ms=_elapsed_ms(started),
+                    **self._usage(run),
                 )
                 if not self.runs.finish(run_id, finish):
                     return self._stored(run_id)  # failed or taken over meanwhile: not ours
@@ -97,6 +104,7 @@ class RunLifecycle:
                     else f"{type(exc).__name__}: {exc}",
                     orchestration_trace=failed_trace,
                     duration_ms=_elapsed_ms(started),
+                    **self._usage(run),
                 )
                 if not self.runs.fail_best_effort(run_id, finish):
                     # The record still says RUNNING: its lease runs out and the reaper
@@ -136,6 +144,17 @@ class RunLifecycle:
             if run.journal.failure is None:
                 return finish
         raise AuditWriteFailed(run.journal.take_failure() or "a write of the run failed")
+
+    def _usage(self, run: RunContext) -> dict[str, Any]:
+        """The run's prompt and completion tokens, and its cost when the table prices a model."""
+        usage = run.journal.token_usage()
+        costs = [self.prices.cost(model, *tokens) for model, tokens in usage.items()]
+        priced = [cost for cost in costs if cost is not None]
+        return {
+            "prompt_tokens": sum(p for p, _ in usage.values()),
+            "completion_tokens": sum(c for _, c in usage.values()),
+            "cost_usd": round(sum(priced), 6) if priced else None,
+        }
 
     def _flush(self, run: RunContext) -> None:
         """Write the held-back rows; a failure is in the journal (step 4 reports it)."""

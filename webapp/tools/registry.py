@@ -81,6 +81,8 @@ _TYPES: dict[str, tuple[type, ...]] = {
     "integer": (int,),
     "number": (int, float),
     "boolean": (bool,),
+    "array": (list,),
+    "object": (dict,),
 }
 
 
@@ -107,7 +109,10 @@ def validate_arguments(schema: Mapping[str, Any], arguments: Any) -> dict[str, A
 
 
 def _check_value(name: str, rules: Mapping[str, Any], value: Any) -> Any:
-    kind = rules.get("type", "string")
+    kind = rules.get("type")
+    # No type, or a union (an MCP server's schema may have either): that server checks it.
+    if not isinstance(kind, str) or kind not in _TYPES:
+        return value
     if not isinstance(value, _TYPES[kind]) or (kind != "boolean" and isinstance(value, bool)):
         raise ArgumentError(f"{name} must be a {kind}, got {type(value).__name__}")
     if "enum" in rules and value not in rules["enum"]:
@@ -132,6 +137,8 @@ class ToolCallResult:
     invocation_id: str
     status: str
     content: str
+    #: The tool's raw output when it succeeded (what the model is shown a projection of).
+    output: Any = None
 
 
 class ToolBox:
@@ -232,12 +239,14 @@ class ToolBox:
         message: dict[str, Any] = {"invocation_id": invocation_id, "tool": name}
         if status == SUCCESS and raw_json is not None:  # what json.dumps(message) writes
             head = json.dumps(message, ensure_ascii=False)[:-1]
-            return ToolCallResult(invocation_id, status, f'{head}, "result": {raw_json}}}')
-        if status == SUCCESS:
-            message["result"] = raw_output
-        else:
+            content = f'{head}, "result": {raw_json}}}'
+            return ToolCallResult(invocation_id, status, content, raw_output)
+        if status != SUCCESS:
             message.update(status=status, error=error)
-        return ToolCallResult(invocation_id, status, json.dumps(message, ensure_ascii=False))
+            return ToolCallResult(invocation_id, status, json.dumps(message, ensure_ascii=False))
+        message["result"] = raw_output
+        content = json.dumps(message, ensure_ascii=False)
+        return ToolCallResult(invocation_id, status, content, raw_output)
 
 
 def tool_roles(specs: Sequence[ToolSpec]) -> dict[str, str]:

@@ -24,6 +24,7 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from ...analysis.language import question_language
+from ..compact import shown_items
 from .conversation import Catalog, Done
 from .question import parse_time
 
@@ -75,9 +76,9 @@ def outputs(done: Sequence[Done]) -> list[Done]:
     return [d for d in done if d.tool == TOOL and d.status == "SUCCESS" and d.result]
 
 
-def _alerts(result: Any) -> list[Any]:
-    alerts = result.get("alerts") if isinstance(result, Mapping) else None
-    return alerts if isinstance(alerts, list) else []
+def _alerts(result: Any) -> list[tuple[int, Any]]:
+    """``(index, alert)`` of the alerts the result shows."""
+    return shown_items(result.get("alerts") if isinstance(result, Mapping) else None)
 
 
 def _claim(claim_id: str, text: str, bindings: list[tuple[str, str, str]]) -> dict[str, Any]:
@@ -110,7 +111,7 @@ def add_claims(
     every = _alerts(latest.result)
     asked = {id(a) for a in named(request, [latest])}
     # "why is <alert> firing?": that alert, not the whole list.
-    alerts = [(i, a) for i, a in enumerate(every) if not asked or id(a) in asked]
+    alerts = [(i, a) for i, a in every if not asked or id(a) in asked]
     alerts = [(i, a) for i, a in alerts if isinstance(a, Mapping) and a.get("alert_name")]
     room = max(0, min(MAX_ALERTS, 30 - len(claims)))
     added: list[dict[str, Any]] = []
@@ -139,7 +140,7 @@ def named(request: Mapping[str, Any], done: Sequence[Done]) -> list[Mapping[str,
     question = str(request.get("question", "")).lower()
     found: dict[str, Mapping[str, Any]] = {}
     for output in outputs(done):
-        for alert in _alerts(output.result):
+        for _, alert in _alerts(output.result):
             if not isinstance(alert, Mapping):
                 continue
             name = str(alert.get("alert_name") or "")

@@ -42,6 +42,7 @@ from typing import Any
 
 from ...analysis.language import question_language
 from ...analysis.names import stem
+from ..compact import shown_items
 from ..react import Budget
 from . import claims as kinds
 from .causes import Item, Match, classify
@@ -342,7 +343,7 @@ class Investigation:
     def knowledge(self) -> list[tuple[Done, list[dict[str, Any]]]]:
         """The knowledge lookups that found documents."""
         return [
-            (d, list((d.result or {}).get("documents") or []))
+            (d, [doc for _, doc in shown_items((d.result or {}).get("documents"))])
             for d in self.done
             if d.tool == "lookup_knowledge" and (d.result or {}).get("documents")
         ]
@@ -482,6 +483,7 @@ def _moved(writer: ClaimWriter, signal: Signal) -> None:
         direction=kinds.direction(str(raw.get("direction", "")), writer.language),
         onset=_clock(signal.onset),
         incident=_number((raw.get("incident") or {}).get("median")),
+        peak=_number((raw.get("incident") or {}).get("peak")),
         baseline=_number((raw.get("baseline") or {}).get("median")),
         change=str(raw.get("change", "")),
         z=_number(raw.get("significance")),
@@ -521,8 +523,8 @@ def _event(writer: ClaimWriter, template: Template) -> None:
 def _steady(writer: ClaimWriter, reading: Reading) -> None:
     detect = reading.detect
     result = detect.result if detect is not None and isinstance(detect.result, dict) else None
-    if detect is None or result is None:
-        return
+    if detect is None or result is None or not result.get("healthy_signals"):
+        return  # nothing was examined (no data): no evidence of health
     window = result.get("window") or {}
     writer.add(
         kinds.STEADY,

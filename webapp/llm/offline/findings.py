@@ -6,7 +6,8 @@ name another known service become :class:`Mention`. :class:`Reading` gathers one
 
 Which signals are symptoms: every significant finding except *change markers* - metrics whose
 name says they count versions or builds (a new build number is a change, not a symptom; it is
-reported as an event). A service is healthy when no symptom is significant.
+reported as an event) - and except counts of work done (requests, messages sent) when nothing
+else moved: such a count follows traffic. A service is healthy when no symptom is significant.
 """
 
 from __future__ import annotations
@@ -18,12 +19,23 @@ from datetime import datetime
 from functools import cached_property, lru_cache
 from typing import Any
 
+from ..compact import shown_items
 from .causes import metric_tokens
 from .conversation import Done
 from .question import parse_time
 
 #: Metric-name words of a change marker (a version or build gauge), not a symptom.
 MARKER_WORDS = re.compile(r"^(version|build|revision|rev|release)$", re.IGNORECASE)
+#: Metric-name words of a volume of work (requests served, messages sent): it follows traffic.
+VOLUME_WORDS = re.compile(
+    r"^(count|total|requests?|rps|qps|throughput|calls|ops|sent|received|handled)$", re.IGNORECASE
+)
+#: ... unless the name also says the work went wrong (errors, rejections, retries, waits).
+TROUBLE_WORDS = re.compile(
+    r"err|fail|[45]xx|^[45]\d\d$|reject|time(d)?out|drop|retr|restart|oom|kill|evict|miss|lag"
+    r"|pend|wait|queue|backlog|den(y|ied)|throttl|limit|full|expir",
+    re.IGNORECASE,
+)
 #: A rare line is one whose template occurs at most this often in the window around an onset.
 RARE_COUNT = 3
 
@@ -50,6 +62,17 @@ class Signal:
         """A version/build gauge: a change, not a symptom."""
         return self.kind == "metric" and any(
             MARKER_WORDS.match(t) for t in metric_tokens(self.signal)
+        )
+
+    @cached_property
+    def volume(self) -> bool:
+        """A count of work done (requests, messages): it rises and falls with traffic, so its
+        change alone is no symptom of the service."""
+        tokens = metric_tokens(self.signal)
+        return (
+            self.kind == "metric"
+            and any(VOLUME_WORDS.match(t) for t in tokens)
+            and not any(TROUBLE_WORDS.search(t) for t in tokens)
         )
 
     @property
@@ -120,8 +143,10 @@ class Reading:
 
     @cached_property
     def symptoms(self) -> list[Signal]:
-        """Significant findings that are not change markers, earliest first."""
-        return [s for s in self.signals if not s.marker]
+        """Significant findings that are not change markers, earliest first; counts of work
+        done are symptoms only beside another symptom (alone, they follow traffic)."""
+        found = [s for s in self.signals if not s.marker]
+        return found if any(not s.volume for s in found) else []
 
     @property
     def markers(self) -> list[Signal]:
@@ -176,7 +201,7 @@ def read_signals(done: Done) -> list[Signal]:
 def _read_signals(done: Done) -> list[Signal]:
     service = str(done.arguments.get("service", ""))
     found = []
-    for index, raw in enumerate(_result(done).get("findings") or []):
+    for index, raw in shown_items(_result(done).get("findings")):
         onset = parse_time(str(raw.get("onset", "")))
         if isinstance(raw, dict) and onset is not None:
             found.append(
@@ -198,7 +223,7 @@ def read_templates(done: Done) -> list[Template]:
     service = str(done.arguments.get("service", ""))
     return [
         Template(service, done.invocation_id, index, raw)
-        for index, raw in enumerate(_result(done).get("patterns") or [])
+        for index, raw in shown_items(_result(done).get("patterns"))
         if isinstance(raw, dict)
     ]
 
@@ -242,8 +267,8 @@ def read_mentions(
         if name
     }
     found: list[Mention] = []
-    records = [r for r in _result(done).get("records") or [] if isinstance(r, dict)]
-    messages = [str(record.get("message", "")) for record in records]
+    records = [(i, r) for i, r in shown_items(_result(done).get("records")) if isinstance(r, dict)]
+    messages = [str(record.get("message", "")) for _, record in records]
     lowered = [message.lower() for message in messages]
     # Only the names found somewhere in the lines can match in one: search for those alone
     # (most lines name none, and an alternation of every name is slow to scan).
@@ -251,7 +276,7 @@ def read_mentions(
     present = tuple(name for name in owner if name in joined)
     if present:
         finder = _finder(present)
-        for index, text in enumerate(lowered):
+        for (index, _), message, text in zip(records, messages, lowered, strict=True):
             named: dict[str, bool] = {}
             for m in finder.finditer(text):
                 if _whole(text, m.start(), m.end(), m.group(0)):
@@ -259,7 +284,7 @@ def read_mentions(
                     named[other] = named.get(other, False) or m.group(0) == other.lower()
             path = f"$.records[{index}].message"
             found += [
-                Mention(service, o, done.invocation_id, path, messages[index], named[o])
+                Mention(service, o, done.invocation_id, path, message, named[o])
                 for o in sorted(named)
             ]
     if len(_MENTIONS) >= MENTIONS_CACHE:
