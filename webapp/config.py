@@ -121,7 +121,7 @@ class Settings:
     run_executor: str = "thread"
     run_lease_seconds: int = 60
     run_queue_timeout_seconds: int = 900
-    celery_visibility_timeout_seconds: int = 7200
+    run_max_resumes: int = 2
     otel_exporter_otlp_endpoint: str | None = None
     otel_service_name: str = "incident-diagnosis"
     rate_limit: str | None = None  # e.g. "30/minute" per client or API key; unset: unlimited
@@ -184,7 +184,6 @@ class Settings:
             "run_workers",
             "run_lease_seconds",
             "run_queue_timeout_seconds",
-            "celery_visibility_timeout_seconds",
             "llm_prompt_token_budget",
             "llm_run_token_budget",
         ):
@@ -194,10 +193,8 @@ class Settings:
             raise SettingsError(f"RUN_EXECUTOR must be one of {', '.join(EXECUTORS)}")
         if self.run_executor == "celery" and not self.redis_url:
             raise SettingsError("RUN_EXECUTOR=celery needs REDIS_URL (the broker)")
-        if self.celery_visibility_timeout_seconds <= self.run_queue_timeout_seconds:
-            raise SettingsError(
-                "CELERY_VISIBILITY_TIMEOUT_SECONDS must exceed RUN_QUEUE_TIMEOUT_SECONDS"
-            )
+        if self.run_max_resumes < 0:
+            raise SettingsError("RUN_MAX_RESUMES must be 0 or more")
         if self.llm_timeout_seconds <= 0:
             raise SettingsError("LLM_TIMEOUT_SECONDS must be positive")
         if self.run_deadline_seconds <= 0:
