@@ -44,6 +44,7 @@ from ...analysis.language import question_language
 from ...analysis.names import stem
 from ..react import Budget
 from . import claims as kinds
+from . import suspects
 from .causes import Item, Match, classify
 from .conversation import Catalog, Done
 from .findings import Reading, Signal, Template, readings
@@ -117,18 +118,23 @@ class Investigation:
         self.made = [(d.tool, d.arguments) for d in done]
         self.done = [d for d in done if d.status == "SUCCESS"]
         self.readings = readings(self.done, catalog.services, catalog.aliases)
-        self.asked = _ordered(
-            str(q.get("arguments", {}).get("service", ""))
-            for q in (request.get("plan") or {}).get("queries", [])
-        ) or list(self.readings)
+        self.asked = (
+            _ordered(
+                str(q.get("arguments", {}).get("service", ""))
+                for q in (request.get("plan") or {}).get("queries", [])
+            )
+            or suspects.picked(self.done, self.stated)
+            or list(self.readings)
+        )
 
     # -- the window -----------------------------------------------------------------------
     def window(self) -> dict[str, str]:
-        """The analysis window of the first asked service's ``detect_anomalies`` (if stated)."""
+        """The analysis window of the first asked service's ``detect_anomalies`` (if stated),
+        else the one ``triage`` analysed every service over."""
         for d in self.done:
             if d.tool == "detect_anomalies":
                 return {k: d.arguments[k] for k in ("start", "end") if d.arguments.get(k)}
-        return {}
+        return suspects.analysed_window(self.done)
 
     # -- following the data ---------------------------------------------------------------
     def dependencies(self, service: str) -> list[str]:

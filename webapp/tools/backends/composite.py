@@ -94,10 +94,21 @@ class CompositeBackend:
         return found
 
     def query_logs(self, **kwargs: Any) -> dict[str, Any]:
-        """The log backend's answer, or "not configured"."""
-        if self.signals.logs is None:
+        """The log backend's answer, or "not configured"; a service only the metric backend
+        knows (a database whose logs are not collected) has no lines, which is no error."""
+        logs, metrics = self.signals.logs, self.signals.metrics
+        if logs is None:
             return {"records": [], "total": 0, "truncated": False, **not_configured("logs")}
-        return self.signals.logs.query_logs(**kwargs)
+        try:
+            return logs.query_logs(**kwargs)
+        except TelemetryError:
+            service = kwargs.get("service")
+            if metrics is None or metrics is logs or service in logs.services():
+                raise
+            if service not in metrics.services():
+                raise
+            message = f"the log backend has no lines of {service} (it has metrics only)"
+            return {"records": [], "total": 0, "truncated": False, "message": message}
 
     def query_metrics(self, **kwargs: Any) -> dict[str, Any]:
         """The metric backend's answer, or "not configured"."""

@@ -1,0 +1,314 @@
+"""``triage``: every service of the catalog checked for a change near a window, ranked.
+
+The raw output of the ``triage`` tool (SPEC 5). It reuses the per-service analysis: each
+service's ``detect_anomalies`` output (``analyse``, which the tool layer memoises, so a later
+``detect_anomalies`` call over the same window costs nothing) and the firing alerts. A service
+is a *suspect* when a finding's onset, or a firing alert's ``active_at``, falls in
+``[start, end]``; every other service is quiet.
+
+Links between suspects, each with the evidence that ties them:
+
+* **log lines** - a suspect's ERROR/WARN lines from just before its onset that name another
+  suspect (its name, an alias, its address from its metrics' ``instance`` label, or a host
+  name built on its name; a server naming a client's user agent counts the same way);
+* **timing** - a suspect whose lines name no other suspect, whose trouble began at most
+  ``TIMING`` after another's: the link says it rests on timing alone.
+
+Suspects joined by links form one *incident*; incidents are numbered by their earliest onset.
+Within an incident the suspect whose own trouble began first leads (at the same minute, the one
+the others' lines name); the others follow by onset. Two incidents that share no link are
+reported as two, however close in time. ``score`` says how much evidence a suspect has (the
+significance of its three strongest findings, in units of 100, plus one per firing alert).
+
+``hint`` (the question's words) marks the suspects a business description names
+(``described``): a service whose description (``names.described_services``) shares the
+question's rarest words.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+from typing import Any
+
+from ..tools.backends import TelemetryBackend, TelemetryError
+from .logpatterns import named_services
+from .names import described_services
+from .onsets import iso
+from .series import parse_stamp
+
+#: How far before a suspect's onset its lines are read for the names of others, and after.
+LINES_BEFORE = timedelta(minutes=1)
+LINES_AFTER = timedelta(minutes=15)
+LINES_LIMIT = 100
+#: A suspect whose lines name no other suspect is tied to one whose trouble began at most this
+#: earlier (onsets are found per bucket: a minute at a two-hour window, three at six hours).
+TIMING = timedelta(minutes=3)
+#: Suspects reported (the rest count among ``more_suspects``).
+MAX_SUSPECTS = 10
+#: Findings, templates and alerts listed per suspect; evidence lines cut to this size.
+MAX_LISTED = 5
+MAX_EVIDENCE = 240
+#: Alerts of these severities are not evidence on their own (a heartbeat, an information).
+QUIET_SEVERITIES = frozenset({"none", "info"})
+
+Analyse = Callable[[str], Mapping[str, Any]]
+
+
+@dataclass
+class Suspect:
+    """One service that changed in the window, with its own evidence and its links."""
+
+    service: str
+    onset: datetime
+    findings: list[Mapping[str, Any]]
+    alerts: list[Mapping[str, Any]]
+    links: list[dict[str, str]] = field(default_factory=list)
+    incident: int = 0
+
+    @property
+    def score(self) -> float:
+        strongest = sorted((float(f.get("significance") or 0) for f in self.findings), reverse=True)
+        return round(sum(strongest[:3]) / 100 + len(self.alerts), 2)
+
+    def as_dict(self, described: bool) -> dict[str, Any]:
+        """The raw-output shape of a suspect."""
+        return {
+            "service": self.service,
+            "onset": iso(self.onset),
+            "score": self.score,
+            "incident": self.incident,
+            "described": described,
+            "signals": [str(f["signal"]) for f in self.findings if f.get("kind") != "log_pattern"][
+                :MAX_LISTED
+            ],
+            "new_log_templates": [
+                str(f["signal"]) for f in self.findings if f.get("kind") == "log_pattern"
+            ][:MAX_LISTED],
+            "alerts": [
+                {k: a.get(k) for k in ("alert_name", "severity", "active_at")}
+                for a in self.alerts[:MAX_LISTED]
+            ],
+            "links": self.links,
+        }
+
+
+def triage(
+    backend: TelemetryBackend,
+    window: tuple[datetime, datetime],
+    analyse: Analyse,
+    *,
+    hint: str | None = None,
+    aliases: Mapping[str, Sequence[str]] | None = None,
+    descriptions: Mapping[str, Sequence[str]] | None = None,
+) -> dict[str, Any]:
+    """The ``triage`` raw output over ``window`` (``analyse(service)``: its detect_anomalies
+    output over the analysed range, which reaches back before ``window`` for baselines)."""
+    start, end = window
+    services = backend.services()
+    firing = _firing(backend, start, end)
+    suspects: list[Suspect] = []
+    analysed: Mapping[str, Any] = {}
+    unreadable: list[str] = []
+    for service in services:
+        try:
+            report = analyse(service)
+        except TelemetryError:  # a service one backend lists and another does not know
+            unreadable.append(service)
+            continue
+        analysed = report.get("window") or analysed
+        near = [f for f in report.get("findings") or [] if start <= parse_stamp(f["onset"]) <= end]
+        alerts = firing.get(service, [])
+        evidence = [parse_stamp(f["onset"]) for f in near]
+        evidence += [parse_stamp(a["active_at"]) for a in alerts if a.get("active_at")]
+        if near or any(a.get("severity") not in QUIET_SEVERITIES for a in alerts):
+            suspects.append(Suspect(service, min(evidence), near, alerts))
+    _link(backend, suspects, aliases or {}, end)
+    ranked = _rank(suspects)
+    described = dict(described_services(hint or "", _descriptions(services, aliases, descriptions)))
+    best = max(described.values(), default=0.0)
+    wanted = {s for s, score in described.items() if score == best} if best else set()
+    return {
+        "window": {
+            "start": iso(start),
+            "end": iso(end),
+            "analysed_start": str((analysed or {}).get("start") or iso(start)),
+        },
+        "suspects": [s.as_dict(s.service in wanted) for s in ranked[:MAX_SUSPECTS]],
+        "more_suspects": max(0, len(ranked) - MAX_SUSPECTS),
+        "described": sorted(wanted),
+        "quiet_services": len(services) - len(suspects) - len(unreadable),
+        "unreadable_services": unreadable,
+    }
+
+
+def _descriptions(
+    services: Sequence[str],
+    aliases: Mapping[str, Sequence[str]] | None,
+    descriptions: Mapping[str, Sequence[str]] | None,
+) -> dict[str, list[str]]:
+    """Everything that says what each service is: its name, aliases and descriptions."""
+    return {s: [s, *(aliases or {}).get(s, ()), *(descriptions or {}).get(s, ())] for s in services}
+
+
+def _firing(
+    backend: TelemetryBackend, start: datetime, end: datetime
+) -> dict[str, list[Mapping[str, Any]]]:
+    """Firing alerts that became active in the window, by service ({} without alerts)."""
+    try:
+        alerts = backend.query_alerts(state="firing").get("alerts") or []
+    except TelemetryError:
+        return {}
+    found: dict[str, list[Mapping[str, Any]]] = {}
+    for alert in alerts:
+        active = alert.get("active_at")
+        if active and start <= parse_stamp(active) <= end:
+            found.setdefault(str(alert.get("service")), []).append(alert)
+    return found
+
+
+def _link(
+    backend: TelemetryBackend,
+    suspects: list[Suspect],
+    aliases: Mapping[str, Sequence[str]],
+    end: datetime,
+) -> None:
+    """Each suspect's links: lines naming another suspect, else timing (module docstring)."""
+    names = {s.service: [*aliases.get(s.service, ()), *_addresses(backend, s)] for s in suspects}
+    others = [s.service for s in suspects]
+    for suspect in suspects:
+        records = _lines(backend, suspect, end)
+        counts = named_services(records, others, suspect.service, names)
+        for other in counts:
+            pattern = _pattern([other, *names.get(other, ())])
+            lines = (str(r.get("message", "")) for r in records)
+            line = next((m for m in lines if pattern.search(m)), "")
+            suspect.links.append({"to": other, "how": "log", "evidence": line[:MAX_EVIDENCE]})
+    for suspect in suspects:
+        if suspect.links:
+            continue
+        earlier = [
+            o
+            for o in suspects
+            if o is not suspect
+            and o.onset <= suspect.onset <= o.onset + TIMING
+            and not any(link["to"] == suspect.service for link in o.links)
+        ]
+        for first in sorted(earlier, key=lambda o: (o.onset, -o.score))[:1]:
+            gap = int((suspect.onset - first.onset).total_seconds() // 60)
+            suspect.links.append(
+                {
+                    "to": first.service,
+                    "how": "timing",
+                    "evidence": f"began {gap} min after {first.service} (no line names it)",
+                }
+            )
+
+
+def _lines(backend: TelemetryBackend, suspect: Suspect, end: datetime) -> list[Mapping[str, Any]]:
+    records: list[Mapping[str, Any]] = []
+    for level in ("ERROR", "WARN"):
+        try:
+            found = backend.query_logs(
+                service=suspect.service,
+                start=suspect.onset - LINES_BEFORE,
+                end=min(end, suspect.onset + LINES_AFTER),
+                level=level,
+                limit=LINES_LIMIT,
+            )
+        except TelemetryError:
+            continue
+        records += found.get("records") or []
+    return records
+
+
+_IP = re.compile(r"^\d{1,3}(?:\.\d{1,3}){3}")
+
+
+def _addresses(backend: TelemetryBackend, suspect: Suspect) -> list[str]:
+    """The addresses its metrics' ``instance`` labels give (``10.0.0.5``, a host name)."""
+    metrics = [f["signal"] for f in suspect.findings if f.get("kind") == "metric"]
+    if not metrics:
+        return []
+    try:
+        found = backend.query_metrics(
+            service=suspect.service,
+            metric=metrics[0],
+            start=suspect.onset - LINES_BEFORE,
+            end=suspect.onset,
+        )
+    except TelemetryError:
+        return []
+    addresses = []
+    for series in found.get("series") or []:
+        instance = str((series.get("labels") or {}).get("instance") or "")
+        host = instance.rsplit(":", 1)[0] if instance.count(":") == 1 else instance
+        if host and (_IP.match(host) or "." in host or "-" in host) and host not in addresses:
+            addresses.append(host)
+    return addresses
+
+
+def _pattern(names: Sequence[str]) -> re.Pattern[str]:
+    return re.compile(
+        "|".join(
+            re.escape(n) if not n.isascii() else rf"(?<![\w.-]){re.escape(n)}(?![\w-]|\.\d)"
+            for n in names
+        ),
+        re.I,
+    )
+
+
+def _rank(suspects: list[Suspect]) -> list[Suspect]:
+    """Incidents by their leader's onset; in each, the leader first, then by onset.
+
+    A link points from the suspect whose lines name (or follow) another to that other. Where
+    two name each other (a client's errors name its server, the server's access log names
+    the client's user agent), the one whose trouble began later follows the other. A suspect
+    that follows nobody leads an incident; every other joins the incident of the earliest
+    leader it reaches, so a proxy in front of two failing services does not merge two
+    problems into one.
+    """
+    by_name = {s.service: s for s in suspects}
+    follows: dict[str, list[str]] = {s.service: [] for s in suspects}
+    for suspect in suspects:
+        for link in suspect.links:
+            other = by_name.get(link["to"])
+            if other is None or link["to"] in follows[suspect.service]:
+                continue
+            mutual = any(back["to"] == suspect.service for back in other.links)
+            if mutual and (suspect.onset, -suspect.score) < (other.onset, -other.score):
+                continue  # it began first: the other follows it
+            follows[suspect.service].append(link["to"])
+    leaders = sorted(
+        (s for s in suspects if not follows[s.service]), key=lambda s: (s.onset, -s.score)
+    )
+    order = {s.service: n for n, s in enumerate(leaders, 1)}
+    for suspect in sorted(suspects, key=lambda s: (s.onset, s.service)):
+        reached = _reached(suspect.service, follows, order)
+        if not reached:  # it follows only others that follow it back: it leads
+            leaders.append(suspect)
+            order[suspect.service] = len(leaders)
+            reached = [suspect.service]
+        suspect.incident = min(order[r] for r in reached)
+    leader_of = {order[s.service]: s for s in leaders}
+    return sorted(
+        suspects,
+        key=lambda s: (s.incident, s is not leader_of.get(s.incident), s.onset, s.service),
+    )
+
+
+def _reached(name: str, follows: Mapping[str, list[str]], leaders: Mapping[str, int]) -> list[str]:
+    """The leaders ``name`` reaches by following links (itself when it leads)."""
+    seen, frontier, found = {name}, [name], []
+    while frontier:
+        current = frontier.pop()
+        if current in leaders:
+            found.append(current)
+            continue
+        for other in follows[current]:
+            if other not in seen:
+                seen.add(other)
+                frontier.append(other)
+    return found

@@ -1,0 +1,66 @@
+"""Which services a system-wide question is about: the suspects ``triage`` ranked.
+
+A question that names no service is planned as one ``triage`` call; its output decides which
+services the executor then investigates like named ones (each along its own chain):
+
+* the incidents near the stated time: the leader's onset at most ``NEAR_BEFORE`` before it
+  and ``NEAR_AFTER`` after it (any incident when no time was stated);
+* when the question describes a service (``described`` suspects), only the incidents those
+  belong to, the described suspect first (the chain from it reaches the cause);
+* at most ``MAX_INCIDENTS`` incidents, earliest first: two problems that began together and
+  share no link are answered as two.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from datetime import datetime, timedelta
+from typing import Any
+
+from .conversation import Done
+from .question import parse_time
+
+TRIAGE = "triage"
+NEAR_BEFORE = timedelta(minutes=30)
+NEAR_AFTER = timedelta(minutes=15)
+MAX_INCIDENTS = 2
+
+
+def triage_output(done: Sequence[Done]) -> Mapping[str, Any] | None:
+    """The last successful ``triage`` output of the conversation."""
+    found = [d.result for d in done if d.tool == TRIAGE and isinstance(d.result, Mapping)]
+    return found[-1] if found else None
+
+
+def picked(done: Sequence[Done], stated: datetime | None) -> list[str]:
+    """The services to investigate, in order (see the module docstring)."""
+    output = triage_output(done)
+    if output is None:
+        return []
+    incidents: dict[int, list[Mapping[str, Any]]] = {}
+    for suspect in output.get("suspects") or []:
+        incidents.setdefault(int(suspect.get("incident") or 0), []).append(suspect)
+    near = [members for members in incidents.values() if _near(members[0], stated)]
+    described = [m for m in near if any(s.get("described") for s in m)]
+    chosen = (described or near)[:MAX_INCIDENTS]
+    services: list[str] = []
+    for members in chosen:
+        services += [str(s["service"]) for s in members if s.get("described")]
+        services.append(str(members[0]["service"]))
+    return list(dict.fromkeys(services))
+
+
+def _near(leader: Mapping[str, Any], stated: datetime | None) -> bool:
+    onset = parse_time(str(leader.get("onset") or ""))
+    if onset is None:
+        return False
+    return stated is None or stated - NEAR_BEFORE <= onset <= stated + NEAR_AFTER
+
+
+def analysed_window(done: Sequence[Done]) -> dict[str, str]:
+    """The range ``triage`` analysed each service over (its detect_anomalies window)."""
+    output = triage_output(done)
+    window = (output or {}).get("window") or {}
+    if not window.get("analysed_start") or not window.get("end"):
+        return {}
+    return {"start": str(window["analysed_start"]), "end": str(window["end"])}
