@@ -21,7 +21,7 @@ CONCURRENCY ?= 2
 .PHONY: help install run serve worker init-db test lint format fuzz bench-engine \
 	bench-workflow bench-aiops bench-api bench-telemetry bench-analysis bench-streams \
 	bench-scale bench-serve bench demo-data eval clean \
-	bench-knowledge test-local-llm
+	bench-knowledge bench-mcp test-local-llm
 
 help:
 	@echo "make run           serve the app on http://$(HOST):$(PORT) (creates .venv on first use)"
@@ -40,6 +40,7 @@ help:
 	@echo "make bench-workflow  complete offline diagnoses of every demo scenario"
 	@echo "make bench-telemetry  one diagnosis on the demo backend vs Prometheus + LOG_DIR"
 	@echo "make bench-analysis  the analysis tools and library over the demo dataset"
+	@echo "make bench-mcp     round trip of detect_anomalies over MCP stdio (cold and repeat)"
 	@echo "make bench-aiops   one complete offline AIOps run over every firing demo alert"
 	@echo "make demo-data     regenerate the bundled demo dataset (seed 7)"
 	@echo "make eval          diagnosis correctness over generated worlds (RECORDED=dir of runs)"
@@ -110,6 +111,9 @@ bench-workflow: $(DEV_STAMP)
 
 bench-analysis: $(DEV_STAMP)
 	$(BIN)/python bench/analysis.py
+
+bench-mcp: $(DEV_STAMP)
+	$(BIN)/python bench/mcp_latency.py
 
 bench-aiops: $(DEV_STAMP)
 	$(BIN)/python bench/aiops.py

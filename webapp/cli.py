@@ -1,4 +1,4 @@
-"""``flask --app webapp <command>``: init-db, ask, trace, graph, replay, export-telemetry (and
+"""``flask --app webapp <command>``: init-db, ask, mcp, trace, graph, replay, export-telemetry (and
 the lists: ``runs``, ``alerts``, ``cases``, in :mod:`webapp.cli_lists`)."""
 
 from __future__ import annotations
@@ -53,6 +53,20 @@ def register_cli(app: Flask) -> None:
         click.echo(
             f"created tables: {', '.join(created)}" if created else "schema already up to date"
         )
+
+    @app.cli.command("mcp")
+    @click.option("--http", "http", is_flag=True, help="Streamable HTTP instead of stdio.")
+    @click.option("--host", default="127.0.0.1", show_default=True, help="HTTP: bind address.")
+    @click.option("--port", default=8001, show_default=True, help="HTTP: port (path /mcp).")
+    def mcp(http: bool, host: str, port: int) -> None:
+        """Serve the tools and ``diagnose`` over MCP (stdio, or streamable HTTP)."""
+        from .mcp.server import serve_http, serve_stdio
+
+        if http:
+            click.echo(f"MCP over streamable HTTP at http://{host}:{port}/mcp", err=True)
+            serve_http(_services(), host, port)
+        else:
+            serve_stdio(_services())
 
     @app.cli.command("ask")
     @click.argument("question")

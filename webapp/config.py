@@ -119,6 +119,9 @@ class Settings:
     otel_exporter_otlp_endpoint: str | None = None
     otel_service_name: str = "incident-diagnosis"
     rate_limit: str | None = None  # e.g. "30/minute" per client or API key; unset: unlimited
+    #: A JSON or TOML file naming MCP servers whose tools the executor may call (docs/mcp.md).
+    mcp_servers: str | None = None
+    mcp_timeout_seconds: float = 30.0
 
     @property
     def offline(self) -> bool:
@@ -206,6 +209,20 @@ class Settings:
             )
         if self.knowledge_dir and not Path(self.knowledge_dir).is_dir():
             raise SettingsError(f"KNOWLEDGE_DIR {self.knowledge_dir!r} is not a directory")
+        if self.mcp_timeout_seconds <= 0:
+            raise SettingsError("MCP_TIMEOUT_SECONDS must be positive")
+        self.mcp_server_list()
+
+    def mcp_server_list(self) -> list[Any]:
+        """The servers ``MCP_SERVERS`` names (``webapp.mcp.client.McpServer``), parsed."""
+        if not self.mcp_servers:
+            return []
+        from .mcp.client import McpConfigError, load_servers
+
+        try:
+            return list(load_servers(self.mcp_servers))
+        except McpConfigError as exc:
+            raise SettingsError(str(exc)) from None
 
     def _validate_telemetry(self) -> None:
         configured = [name for name in SOURCE_SETTINGS if getattr(self, name)]

@@ -13,7 +13,7 @@ import time
 import uuid
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
 from diagnosis_graph.workflow.evaluation import build_self_evaluation
 from diagnosis_graph.workflow.factory import DiagnosisRun, build_diagnosis_graph, run_diagnosis
@@ -30,7 +30,19 @@ from .persistence.context import run_scope
 from .tools.backends import TelemetryBackend
 from .tools.backends.composite import data_ranges, unreadable
 from .tools.catalog import DocFilter, KnowledgeSearch, diagnosis_tools
-from .tools.registry import tool_roles
+from .tools.registry import ToolSpec, tool_roles
+
+
+class ExternalTools(Protocol):
+    """Tools served elsewhere (the MCP servers of ``MCP_SERVERS``), offered next to ours."""
+
+    def specs(self) -> list[ToolSpec]:
+        """The tools that could be listed."""
+        ...
+
+    def errors(self) -> list[str]:
+        """Why each source of tools that could not be listed was not."""
+        ...
 
 
 @dataclass(frozen=True)
@@ -76,6 +88,7 @@ class Diagnoser:
         response_mode: str = "json_schema",
         budget: Budget | None = None,
         default_timezone: str = DEFAULT_TIMEZONE,
+        external: ExternalTools | None = None,
     ) -> None:
         self.model = model
         self.default_timezone = default_timezone
@@ -83,11 +96,12 @@ class Diagnoser:
         self.audit = audit
         self.tracker: DocFilter | None = tracker
         self.tools = diagnosis_tools(backend, knowledge, tracker)
+        self.external = external
         self.invoker = LLMAgentInvoker(
             model,
             audit,
             audit,
-            lambda: self.tools,
+            self.all_tools,
             response_mode=response_mode,
             budget=budget or Budget(),
         )
@@ -96,11 +110,15 @@ class Diagnoser:
             audit,
             self.invoker.tool_definitions,
             service_catalog=backend.services,
-            tool_roles=lambda: tool_roles(self.tools),
+            tool_roles=lambda: tool_roles(self.all_tools()),
             data_range=lambda: data_ranges(backend),
-            unreadable=lambda: unreadable(backend),
+            unreadable=lambda: [*unreadable(backend), *(external.errors() if external else [])],
         )
         self.graph = build_diagnosis_graph(ports)
+
+    def all_tools(self) -> list[ToolSpec]:
+        """Our tools, then those of the external tool servers (MCP) that could be listed."""
+        return [*self.tools, *(self.external.specs() if self.external else [])]
 
     def diagnose(
         self,

@@ -100,6 +100,16 @@ def offline_aiops(
     )
 
 
+def mcp_tools(settings: Settings) -> Any:
+    """The tools of the MCP servers ``MCP_SERVERS`` names, or None when it is unset (the SDK
+    is imported only then)."""
+    if not settings.mcp_servers:
+        return None
+    from .mcp.client import McpTools
+
+    return McpTools(settings.mcp_server_list(), settings.mcp_timeout_seconds)
+
+
 def http_options(settings: Settings, system: str) -> HttpOptions:
     """``<SYSTEM>_URL`` and its auth, TLS and timeout variables."""
     return HttpOptions(
@@ -219,6 +229,7 @@ def build_services(
     # Model steps and tool invocations become spans where their audit rows are written.
     traced: Any = audit if telemetry is None else _traced(audit, telemetry)
     tracker = RetrievedDocTracker()
+    external = mcp_tools(settings)
     diagnoser = Diagnoser(
         model=model,
         backend=backend,
@@ -226,10 +237,11 @@ def build_services(
         audit=traced,
         tracker=tracker,
         default_timezone=settings.default_timezone,
+        external=external,
     )
     diagnoser.invoker.run_deadline_seconds = settings.run_deadline_seconds
     # The simple flow's agent uses the same knowledge, log and metric tools as the executor.
-    simple = SimpleChat(model, traced, traced, lambda: diagnoser.tools)
+    simple = SimpleChat(model, traced, traced, diagnoser.all_tools)
     history = history or (
         history_store(
             settings.redis_url, settings.history_max_messages, settings.session_ttl_seconds
@@ -261,6 +273,7 @@ def build_services(
         audit=traced,
         backend=backend,
         knowledge=knowledge,
+        external=external,
     )
     aiops = AiOpsService(runs=runs, runner=aiops_runner, audit=audit)
     aiops_runner.diagnoser.invoker.run_deadline_seconds = settings.run_deadline_seconds

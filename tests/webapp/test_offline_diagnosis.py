@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import ast
 import re
+from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from typing import Any
 
@@ -66,6 +67,13 @@ def test_each_scenario_is_diagnosed_correctly(
         assert summary.startswith(f"No evidence of a problem with {record['service']}:")
     else:
         assert conclusions[0].startswith(f"{record['service']} degraded: ")
+        # Complete: when it started (within 5 minutes of the truth) and how much it moved.
+        stated = re.search(r"since (\d{4}-\d{2}-\d{2} \d{2}:\d{2}) UTC", conclusions[0])
+        assert stated is not None, conclusions[0]
+        onset = datetime.strptime(stated.group(1), "%Y-%m-%d %H:%M").replace(tzinfo=timezone.utc)
+        truth = datetime.fromisoformat(record["onset"].replace("Z", "+00:00"))
+        assert abs(onset - truth) <= timedelta(minutes=5), (onset, truth)
+        assert re.search(r"\d → \d", conclusions[0]), conclusions[0]
         # The cause kind comes from the evidence, named in words any write-up of it uses.
         assert summary.startswith(f"Likely cause in {record['cause_service']}")
         assert record["failure_type"] in categories(summary), summary

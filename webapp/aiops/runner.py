@@ -28,7 +28,7 @@ from diagnosis_graph.workflow.aiops import (
 )
 from diagnosis_graph.workflow.projection import evidence_refs
 
-from ..diagnosis import Audit, Diagnoser
+from ..diagnosis import Audit, Diagnoser, ExternalTools
 from ..llm.prompts import prompt_version
 from ..llm.react import Budget
 from ..llm.types import ChatModel
@@ -87,6 +87,7 @@ class AiOpsRunner:
         response_mode: str = "json_schema",
         budget: Budget | None = None,
         max_alerts: int = MAX_ALERTS,
+        external: ExternalTools | None = None,
     ) -> None:
         self.audit = audit
         self.backend = backend
@@ -99,6 +100,7 @@ class AiOpsRunner:
             tracker=None,
             response_mode=response_mode,
             budget=budget,
+            external=external,
         )
         self.alerts = RecordedAlerts(backend, audit)
 

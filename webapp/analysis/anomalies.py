@@ -8,7 +8,14 @@ they work on any backend:
   bucket go through ``detect_onset``; each significant change is a finding;
 * templates mined from the ERROR and WARN lines whose per-bucket counts change significantly
   are ``log_pattern`` findings (a new error message, or a known one that surged);
-* ``healthy_signals`` counts the signals examined that did not change significantly;
+* the analysis reaches back before the window (``reach_back``: at least ``RECENT_RANGE``
+  before its end): a signal that shows no change inside the window is a finding when a change
+  that began before it still holds in it (``detect_ongoing``), so a window inside an incident
+  never takes its baseline inside the incident; templates are counted before and after from
+  there too, so a message logged at the same rate for hours is not new;
+* ``healthy_signals`` counts the signals examined that did not change significantly; a metric
+  with no point in the window, or log levels of a service that logged nothing, are
+  ``signals_without_data`` - no evidence either way, never counted healthy;
 * each finding carries the series its detector analysed (``points``, downsampled to a budget:
   ``curves``), so its chart draws the curve and a claim can cite a point.
 
@@ -20,12 +27,15 @@ is ``window.step_seconds`` long), or the bucket's start when its lines were not 
 
 Findings are ordered by onset (earliest first: in a cascade the culprit usually moved first),
 then by significance. Log templates are counted before and after the onset of the chosen
-levels' line rate; with no such onset there is nothing to split on, every record counts as
-"after" and no template is flagged new (``window.onset`` is null).
+levels' line rate; with no such onset, at the window's start (a template the lines before
+the window lack is new in it), and when the analysis could not reach back before the window
+there is nothing to split on: every record counts as "after" and no template is flagged new
+(``window.onset`` is null).
 """
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Sequence
 from dataclasses import replace
@@ -35,8 +45,9 @@ from typing import Any
 from ..tools.backends import TelemetryBackend
 from .curves import Analysed
 from .logpatterns import LogPattern, Row, mine_patterns, mine_rows
-from .onsets import Finding, detect_onset, iso
+from .onsets import Finding, iso
 from .series import (
+    RECENT_RANGE,
     bucket_edges,
     bucket_step,
     count_by_bucket,
@@ -63,36 +74,60 @@ def service_anomalies(
 ) -> dict[str, Any]:
     """The ``detect_anomalies`` raw output for ``service`` over ``[start, end]``."""
     step = bucket_step(start, end)
+    reach = reach_back(start, end, step)
     findings: list[Finding] = []
     analysed = Analysed()  # each signal's series, recorded with its finding
-    examined = 0
+    examined = empty = 0
     for metric in backend.metrics_by_service().get(service, []):
-        points, _unit = metric_points(backend, service, metric, start, end)
+        points, _unit = metric_points(backend, service, metric, reach, end)
+        if not any(t >= start for t, _ in points):  # no points: no evidence either way
+            empty += 1
+            continue
         examined += 1
-        if (found := analysed.detect(points, signal=metric, kind="metric")) is not None:
+        if (found := analysed.detect_since(points, start, signal=metric)) is not None:
             findings.append(found)
-    begin = logs_begin(backend, service, start, end, step)
+    begin = logs_begin(backend, service, reach, end, step)
     rows: tuple[Row, ...] = ()
     for level in LOG_LEVELS:
-        read = log_counts(backend, service, level, start, end, step)
+        if begin is None:
+            empty += 1
+            continue
+        read = log_counts(backend, service, level, reach, end, step)
         examined += 1
-        found = analysed.detect(
-            trim_to_data(read.counts, begin), signal=level, kind="log_rate", counts=True
+        found = analysed.detect_since(
+            trim_to_data(read.counts, begin), start, signal=level, kind="log_rate", counts=True
         )
         if found is not None:
             findings.append(to_first_line(found, read.times if read.complete else [], step))
         if read.complete:  # every record, no sample
             rows += read.rows
     pattern_findings, assessed = _pattern_findings(
-        rows, bucket_edges(start, end, step), begin, analysed
+        rows, bucket_edges(reach, end, step), begin, analysed, start
     )
     findings += pattern_findings
     findings.sort(key=lambda f: (f.onset, -f.significance, f.signal))
+    window: dict[str, Any] = {
+        "start": iso(start),
+        "end": iso(end),
+        "step_seconds": int(step.total_seconds()),
+    }
+    if reach < start:
+        window["baseline_from"] = iso(reach)
     return {
-        "window": {"start": iso(start), "end": iso(end), "step_seconds": int(step.total_seconds())},
+        "window": window,
         "findings": analysed.as_dicts(findings),
         "healthy_signals": examined + assessed - len(findings),
+        "signals_without_data": empty,
     }
+
+
+def reach_back(start: datetime, end: datetime, step: timedelta) -> datetime:
+    """Where the analysis of ``[start, end]`` begins: at least ``RECENT_RANGE`` before ``end``
+    (whole steps before ``start``, so the buckets of the window stay where they were), so a
+    window that lies inside an incident still has the calm before it as a baseline."""
+    if end - start >= RECENT_RANGE:
+        return start
+    return start - step * math.ceil((RECENT_RANGE - (end - start)) / step)
 
 
 def service_log_patterns(
@@ -105,23 +140,27 @@ def service_log_patterns(
     """The ``log_patterns`` raw output: templates of ``level`` (default ERROR and WARN) lines."""
     levels = (level.upper(),) if level else LOG_LEVELS
     step = bucket_step(start, end)
-    begin = logs_begin(backend, service, start, end, step)
+    reach = reach_back(start, end, step) if level is None else start
+    begin = logs_begin(backend, service, reach, end, step)
     rows: tuple[Row, ...] = ()
     rate: list[tuple[datetime, float]] = []
     complete = True
     for name in levels:
-        read = log_counts(backend, service, name, start, end, step)
+        read = log_counts(backend, service, name, reach, end, step)
         complete = complete and read.complete
         rows += read.rows
         rate = [(t, v + (rate[i][1] if rate else 0.0)) for i, (t, v) in enumerate(read.counts)]
-    onset = detect_onset(
-        trim_to_data(rate, begin), signal="+".join(levels), kind="log_rate", counts=True
+    onset = Analysed().detect_since(
+        trim_to_data(rate, begin), start, signal="+".join(levels), kind="log_rate", counts=True
     )
-    split = onset.onset if onset is not None else None
-    if complete or split is None:
+    # No onset in the line rate: a template is new when the lines before the window lack it.
+    split = onset.onset if onset is not None else start if reach < start else None
+    if split is None:  # nothing to split on: none of the lines is new
+        patterns = mine_rows(rows, None)[:MAX_PATTERNS]
+    elif complete:
         patterns = mine_rows(rows, split)[:MAX_PATTERNS]
     else:
-        patterns = _sampled_patterns(backend, service, levels, (start, split, end), step)
+        patterns = _sampled_patterns(backend, service, levels, (reach, split, end), step)
     return {
         "window": {"start": iso(start), "end": iso(end), "onset": iso(split) if split else None},
         "patterns": [_cut(p).as_dict() for p in patterns],
@@ -179,14 +218,18 @@ def _pattern_findings(
     edges: Sequence[datetime],
     begin: datetime | None,
     analysed: Analysed,
+    since: datetime,
 ) -> tuple[list[Finding], int]:
-    """Findings for the frequent templates whose line counts changed; and how many were assessed."""
-    patterns = mine_rows(rows, None)
+    """Findings for the frequent templates of the window (from ``since``) whose line counts
+    changed; and how many were assessed."""
+    patterns = mine_rows(rows, since)
     frequent = [p for p in patterns if p.count_after >= MIN_PATTERN_RECORDS][:MAX_PATTERN_FINDINGS]
     findings: list[Finding] = []
     for pattern in frequent:
         counts = trim_to_data(count_by_bucket(pattern.times, edges), begin)
-        found = analysed.detect(counts, signal=pattern.template, kind="log_pattern", counts=True)
+        found = analysed.detect_since(
+            counts, since, signal=pattern.template, kind="log_pattern", counts=True
+        )
         if found is not None:
             findings.append(to_first_line(found, pattern.times, edges[1] - edges[0]))
     return findings, len(frequent)

@@ -36,7 +36,7 @@ from collections.abc import Sequence
 from datetime import datetime, timezone
 from typing import Any
 
-from .onsets import Finding, Point, detect_onset, finite_points
+from .onsets import Finding, Point, detect_ongoing, detect_onset, finite_points
 
 #: The most points recorded for one finding (about one per chart pixel column that matters).
 MAX_POINTS = 120
@@ -60,6 +60,27 @@ class Analysed:
         """``detect_onset(points, ...)``, remembering ``points`` for ``(kind, signal)``."""
         self.series[kind, signal] = list(points)
         return detect_onset(points, signal=signal, kind=kind, **options)
+
+    def detect_since(
+        self,
+        points: Sequence[Point],
+        since: datetime,
+        *,
+        signal: str,
+        kind: str = "metric",
+        **options: Any,
+    ) -> Finding | None:
+        """A change that began before ``since`` and still holds after it (``detect_ongoing``
+        over all ``points``, which reach back before the window: a window inside an incident
+        takes its baseline before the incident), else a change in the points from ``since``
+        on (``detect``)."""
+        inside = [p for p in points if p[0] >= since]
+        if len(inside) < len(points):
+            found = detect_ongoing(points, since, signal=signal, kind=kind, **options)
+            if found is not None:
+                self.series[kind, signal] = list(points)
+                return found
+        return self.detect(inside, signal=signal, kind=kind, **options)
 
     def as_dicts(self, findings: Sequence[Finding]) -> list[dict[str, Any]]:
         """The findings' raw-output dicts, each with its ``points`` and ``downsampled``."""

@@ -23,12 +23,18 @@ Method, in order:
    the points just before it that already deviate by ``Z_ONSET`` spreads in the same direction
    (a ramp's first minutes), and the baseline is recomputed without them.
 
+A window that lies inside an incident holds no baseline of its own: ``detect_ongoing`` looks
+for a change that began before the window (over a longer series reaching back before it) and
+still holds in it - the window's median is ``Z_SIGNIFICANT`` spreads off the baseline before
+that change, in its direction.
+
 ``change`` reads like ``x38.2`` when the incident median is at least ``RATIO_RENDER`` times a
 positive baseline, else as a signed difference (``+0.26``, ``-0.68``).
 """
 
 from __future__ import annotations
 
+import bisect
 import itertools
 import math
 import statistics
@@ -150,6 +156,37 @@ def detect_onset(
             continue
         finding = _assess(clean, values, breakpoints, breakpoint, signal, kind, counts)
         if finding is not None:
+            return finding
+    return None
+
+
+def detect_ongoing(
+    points: Sequence[Point],
+    since: datetime,
+    *,
+    signal: str,
+    kind: str = "metric",
+    counts: bool = False,
+) -> Finding | None:
+    """The first significant change in ``points`` that began before ``since`` and still holds
+    from ``since`` on (the window's median is off that change's baseline), or None."""
+    clean = finite_points(points)
+    if len(clean) < MIN_POINTS:
+        return None
+    values = list(map(_VALUE, clean))
+    first = bisect.bisect_left(list(map(_TIME, clean)), since)
+    if first < MIN_BASELINE or len(values) - first < MIN_SEGMENT:
+        return None
+    window = statistics.median(values[first:])
+    breakpoints = change_points(values)
+    for breakpoint in breakpoints:
+        if breakpoint < MIN_BASELINE or breakpoint > first:
+            continue
+        finding = _assess(clean, values, breakpoints, breakpoint, signal, kind, counts)
+        if finding is None or finding.onset >= since:
+            continue
+        sign = 1.0 if finding.direction == "up" else -1.0
+        if sign * (window - finding.baseline.median) >= Z_SIGNIFICANT * finding.baseline.spread:
             return finding
     return None
 

@@ -209,7 +209,7 @@ class RunsQuery(TimeRange):
     text: FilterText = None  # in the question or the answer, case-insensitive
     service: ServiceName = None  # named by one of the run's tool calls or alerts
     status: Literal["PENDING", "RUNNING", "SUCCESS", "FAILED"] | None = None
-    flow: Literal["complex", "simple", "aiops"] | None = None
+    flow: Literal["complex", "simple", "aiops", "tool"] | None = None
     degraded: bool | None = None
     feedback: Literal["useful", "not_useful", "none"] | None = None
     session_id: Annotated[Id | None, spellings("sessionId", "SessionId")] = None

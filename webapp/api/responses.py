@@ -84,8 +84,8 @@ Headline = Annotated[
 class RunSummary(ResponseModel):
     run_id: IdOut
     session_id: IdOut
-    agent_flow: Literal["CHAT", "AI_OPS"]
-    flow: Literal["complex", "simple", "aiops"]
+    agent_flow: Literal["CHAT", "AI_OPS", "MCP"]
+    flow: Literal["complex", "simple", "aiops", "tool"]
     status: Literal["PENDING", "RUNNING", "SUCCESS", "FAILED"]
     question: str
     answer: str | None

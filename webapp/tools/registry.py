@@ -81,6 +81,8 @@ _TYPES: dict[str, tuple[type, ...]] = {
     "integer": (int,),
     "number": (int, float),
     "boolean": (bool,),
+    "array": (list,),
+    "object": (dict,),
 }
 
 
@@ -107,7 +109,10 @@ def validate_arguments(schema: Mapping[str, Any], arguments: Any) -> dict[str, A
 
 
 def _check_value(name: str, rules: Mapping[str, Any], value: Any) -> Any:
-    kind = rules.get("type", "string")
+    kind = rules.get("type")
+    # No type, or a union (an MCP server's schema may have either): that server checks it.
+    if not isinstance(kind, str) or kind not in _TYPES:
+        return value
     if not isinstance(value, _TYPES[kind]) or (kind != "boolean" and isinstance(value, bool)):
         raise ArgumentError(f"{name} must be a {kind}, got {type(value).__name__}")
     if "enum" in rules and value not in rules["enum"]:

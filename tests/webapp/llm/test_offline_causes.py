@@ -100,3 +100,13 @@ def test_a_busy_processor_alone_is_not_enough_and_nothing_is_no_cause() -> None:
 
 def test_metric_names_split_on_separators_and_case() -> None:
     assert metric_tokens("jvmGcPause_ms.total") == ["jvm", "Gc", "Pause", "ms", "total"]
+
+
+def test_a_message_s_arguments_name_no_mechanism() -> None:
+    # a file path that mentions certificates is what failed to open, not why
+    line = "Error: EMFILE: too many open files, open '/etc/ssl/certs/ca-certificates.crt'"
+    assert classify([own("log", line)]) is None
+    assert classify([own("log", "x509: certificate has expired or is not yet valid")]) is not None
+    # an invalid memory address is a crash, not a leak
+    match = classify([own("log", "panic: runtime error: invalid memory address or nil pointer")])
+    assert match is not None and match.kind.key == "bad_deploy"

@@ -15,6 +15,7 @@ VALUES = {
     "direction": "up",
     "onset": "2031-03-14 13:13 UTC",
     "incident": "0.97",
+    "peak": "0.99",
     "baseline": "0.411",
     "change": "+0.56",
     "z": "100.0",

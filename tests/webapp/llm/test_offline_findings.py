@@ -41,3 +41,20 @@ def test_mentions_name_only_known_services_as_whole_names() -> None:
     ]
     quiet = Done("query_logs", {"service": "api"}, "inv-10", "SUCCESS", {"records": lines[2:3]})
     assert read_mentions(quiet, ["api", "db-primary"], {}) == []
+
+
+def test_a_count_of_work_that_moved_alone_follows_traffic_and_is_no_symptom() -> None:
+    from webapp.llm.offline.findings import Reading
+
+    def reading(*names: str) -> Reading:
+        done = detect({"findings": [finding(n) for n in names]})
+        return Reading("api", done, read_signals(done))
+
+    assert reading("http_server_requests_seconds_count").symptoms == []
+    assert reading("push_sent_total", "requests_per_second").symptoms == []
+    # beside a real symptom it is listed; a count of failures is a symptom of its own
+    assert len(reading("http_server_requests_seconds_count", "latency_p99_ms").symptoms) == 2
+    assert [s.signal for s in reading("http_requests_errors_total").symptoms] == [
+        "http_requests_errors_total"
+    ]
+    assert [s.signal for s in reading("kube_pod_container_status_restarts_total").symptoms]

@@ -91,7 +91,10 @@ CAUSE_KINDS: tuple[CauseKind, ...] = (
         "memory_leak",
         "a memory leak - memory grows until the process runs out of memory (OOM) and is restarted",
         _words(r"^(rss|heap|mem|memory|oom|oomkilled|restarts?)$"),
-        _words(r"out ?of ?memory|outofmemory|\boom|heap space|exit code 137|memory"),
+        _words(
+            r"out ?of ?memory|outofmemory|\boom|heap space|exit code 137"
+            r"|memory (limit|usage|exhausted|pressure)|cannot allocate memory"
+        ),
         zh="内存泄漏 - 内存不断增长, 直到进程内存溢出 (OOM) 被重启",
     ),
     CauseKind(
@@ -125,8 +128,14 @@ CAUSE_KINDS: tuple[CauseKind, ...] = (
         "bad_deploy",
         "a bad deploy - the failures began when a new version was rolled out",
         _words(r"^(version|build|revision|rev|release|deploy\w*)$"),
-        _words(r"nullpointer|typeerror|keyerror|attributeerror|unhandled exception|stack trace"),
-        _words(r"deploy|rolling update|rolled out|rollout|release|upgrade|new version|replaces"),
+        _words(
+            r"null ?pointer|nil pointer|typeerror|keyerror|attributeerror|unhandled exception"
+            r"|stack trace"
+        ),
+        _words(
+            r"deploy|rolling update|rolled out|rollout|release|upgrade|new version|replaces"
+            r"|\bversion\b"
+        ),
         zh="有问题的发布 - 故障始于新版本上线之时",
     ),
     CauseKind(
@@ -184,9 +193,20 @@ def _matches(kind: CauseKind, item_kind: str, text: str) -> bool:
     # case-insensitive alternations (no literal prefix to skip on) are searched once each
     if item_kind == "metric":
         return any(kind.metric_words.match(token) for token in _metric_tokens(text))
+    words = message_words(text)
     if item_kind == "event":
-        return kind.event_words is not None and kind.event_words.search(text) is not None
-    return kind.log_words.search(text) is not None
+        return kind.event_words is not None and kind.event_words.search(words) is not None
+    return kind.log_words.search(words) is not None
+
+
+#: Arguments of a message rather than its words: quoted values, URLs and file paths.
+_ARGUMENTS = re.compile(r"'[^']*'|\"[^\"]*\"|\S*://\S*|\S*/\S*/\S*")
+
+
+def message_words(text: str) -> str:
+    """A log line without its arguments (``open '/etc/ssl/certs/ca.crt'`` names a file, not a
+    certificate problem): what the message says, not what it is about."""
+    return _ARGUMENTS.sub(" ", text)
 
 
 _WEIGHTS = {"metric": METRIC_WEIGHT, "log": LOG_WEIGHT, "event": EVENT_WEIGHT}

@@ -124,10 +124,10 @@ def clean(value: str) -> str:
 #: A signal of ``service`` that moved significantly (a ``detect_anomalies`` finding).
 MOVED = ClaimKind(
     "moved",
-    "{service} {signal} went {direction} at {onset}: median {incident} against a baseline "
-    "median of {baseline} ({change}, robust z {z})",
-    "{service} 的 {signal} 自 {onset} 起 {direction}: 中位数 {incident}, 基线中位数 {baseline} "
-    "({change}, 稳健 z 值 {z})",
+    "{service} {signal} went {direction} at {onset}: median {incident} (peak {peak}) against a "
+    "baseline median of {baseline} ({change}, robust z {z})",
+    "{service} 的 {signal} 自 {onset} 起 {direction}: 中位数 {incident} (峰值 {peak}), 基线中位数 "
+    "{baseline} ({change}, 稳健 z 值 {z})",
 )
 #: A log message shape new (or surging) since the onset (a ``log_patterns`` pattern).
 NEW_LOGS = ClaimKind(

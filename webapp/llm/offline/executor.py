@@ -488,6 +488,7 @@ def _moved(writer: ClaimWriter, signal: Signal) -> None:
         direction=kinds.direction(str(raw.get("direction", "")), writer.language),
         onset=_clock(signal.onset),
         incident=_number((raw.get("incident") or {}).get("median")),
+        peak=_number((raw.get("incident") or {}).get("peak")),
         baseline=_number((raw.get("baseline") or {}).get("median")),
         change=str(raw.get("change", "")),
         z=_number(raw.get("significance")),
@@ -527,8 +528,8 @@ def _event(writer: ClaimWriter, template: Template) -> None:
 def _steady(writer: ClaimWriter, reading: Reading) -> None:
     detect = reading.detect
     result = detect.result if detect is not None and isinstance(detect.result, dict) else None
-    if detect is None or result is None:
-        return
+    if detect is None or result is None or not result.get("healthy_signals"):
+        return  # nothing was examined (no data): no evidence of health
     window = result.get("window") or {}
     writer.add(
         kinds.STEADY,

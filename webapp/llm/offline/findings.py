@@ -6,7 +6,8 @@ name another known service become :class:`Mention`. :class:`Reading` gathers one
 
 Which signals are symptoms: every significant finding except *change markers* - metrics whose
 name says they count versions or builds (a new build number is a change, not a symptom; it is
-reported as an event). A service is healthy when no symptom is significant.
+reported as an event) - and except counts of work done (requests, messages sent) when nothing
+else moved: such a count follows traffic. A service is healthy when no symptom is significant.
 """
 
 from __future__ import annotations
@@ -24,6 +25,16 @@ from .question import parse_time
 
 #: Metric-name words of a change marker (a version or build gauge), not a symptom.
 MARKER_WORDS = re.compile(r"^(version|build|revision|rev|release)$", re.IGNORECASE)
+#: Metric-name words of a volume of work (requests served, messages sent): it follows traffic.
+VOLUME_WORDS = re.compile(
+    r"^(count|total|requests?|rps|qps|throughput|calls|ops|sent|received|handled)$", re.IGNORECASE
+)
+#: ... unless the name also says the work went wrong (errors, rejections, retries, waits).
+TROUBLE_WORDS = re.compile(
+    r"err|fail|[45]xx|^[45]\d\d$|reject|time(d)?out|drop|retr|restart|oom|kill|evict|miss|lag"
+    r"|pend|wait|queue|backlog|den(y|ied)|throttl|limit|full|expir",
+    re.IGNORECASE,
+)
 #: A rare line is one whose template occurs at most this often in the window around an onset.
 RARE_COUNT = 3
 
@@ -50,6 +61,17 @@ class Signal:
         """A version/build gauge: a change, not a symptom."""
         return self.kind == "metric" and any(
             MARKER_WORDS.match(t) for t in metric_tokens(self.signal)
+        )
+
+    @cached_property
+    def volume(self) -> bool:
+        """A count of work done (requests, messages): it rises and falls with traffic, so its
+        change alone is no symptom of the service."""
+        tokens = metric_tokens(self.signal)
+        return (
+            self.kind == "metric"
+            and any(VOLUME_WORDS.match(t) for t in tokens)
+            and not any(TROUBLE_WORDS.search(t) for t in tokens)
         )
 
     @property
@@ -120,8 +142,10 @@ class Reading:
 
     @cached_property
     def symptoms(self) -> list[Signal]:
-        """Significant findings that are not change markers, earliest first."""
-        return [s for s in self.signals if not s.marker]
+        """Significant findings that are not change markers, earliest first; counts of work
+        done are symptoms only beside another symptom (alone, they follow traffic)."""
+        found = [s for s in self.signals if not s.marker]
+        return found if any(not s.volume for s in found) else []
 
     @property
     def markers(self) -> list[Signal]:

@@ -12,15 +12,20 @@ is said only of a service whose every signal stayed within its baseline (a ``ste
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from datetime import timedelta
+from decimal import ROUND_HALF_UP, Decimal, InvalidOperation
 from typing import Any
 
 from diagnosis_graph.workflow.gatekeeper import normalise
+from diagnosis_graph.workflow.prose import is_identifier, signal_words
 
 from ...analysis.language import question_language
 from . import claims as kinds
 from .claims import ClaimKind, clean
+from .question import parse_time
 
 #: The claim kinds that lead a victim to its culprit.
 ORIGINS = (kinds.ORIGIN, kinds.ORIGIN_TIMING)
@@ -33,13 +38,19 @@ TEXTS: dict[str, dict[str, str]] = {
     "en": {
         "steady": "No evidence of a problem with {service}: none of its {count} signals moved "
         "significantly from {start} to {end}.",
-        "degraded": "{service} degraded: {moved}.",
+        "degraded": "{service} degraded: {since}{moved}.",
+        "since": "since {onset}{local}, ",
+        "local": " ({clock} in the question's time zone)",
+        "lines": "{level} log lines",
+        "message_lines": 'lines of "{message}"',
+        "quoted": ' - it logged "{line}"',
         "new_errors": "new error messages",
         "depends": "in {culprit} (which {service} depends on)",
         "timed": "in {culprit} (which {service} may depend on: no log line names it, but its "
         "trouble began with {service}'s - the link rests on timing alone)",
         "itself": "in {culprit} itself",
         "cause": "Likely cause {where}: {mechanism}",
+        "new_message": 'a new log message, "{line}"',
         "first": "What moved first: {where}",
         "event": "; a change was logged as the trouble began",
         "stop": ".",
@@ -56,13 +67,19 @@ TEXTS: dict[str, dict[str, str]] = {
     "zh": {
         "steady": "没有证据表明 {service} 有问题: 其 {count} 个信号从 {start} 到 {end} "
         "均无显著变化。",
-        "degraded": "{service} 出现异常: {moved}。",
+        "degraded": "{service} 出现异常: {since}{moved}。",
+        "since": "自 {onset}{local} 起, ",
+        "local": " (问题所用时区 {clock})",
+        "lines": "{level} 日志行数",
+        "message_lines": '"{message}" 的行数',
+        "quoted": ' - 它记录了 "{line}"',
         "new_errors": "出现新的错误消息",
         "depends": "在 {culprit} ({service} 依赖它)",
         "timed": "在 {culprit} ({service} 可能依赖它: 没有日志提到它, 但它的问题与 {service} "
         "同时开始 - 这一关联仅基于时间)",
         "itself": "在 {culprit} 本身",
         "cause": "可能的原因{where}: {mechanism}",
+        "new_message": '新的日志消息 "{line}"',
         "first": "最先出现变化{where}",
         "event": "; 问题开始时记录了一次变更",
         "stop": "。",
@@ -237,7 +254,7 @@ def _conclusion(statement: str, items: Sequence[Read]) -> dict[str, Any]:
 
 
 def _finding_conclusions(
-    finding: Finding, items: Sequence[Read], words: dict[str, str]
+    finding: Finding, items: Sequence[Read], words: dict[str, str], offset: int = 0
 ) -> list[dict[str, Any]]:
     if not finding.moved and not finding.logs:
         if not finding.steady:
@@ -255,11 +272,12 @@ def _finding_conclusions(
             )
         ]
     culprit = finding.culprit
-    listed = [f"{i.fields['signal']} {i.fields['direction']}" for i in finding.moved]
-    moved = ", ".join(listed[:LISTED_SIGNALS]) or words["new_errors"]
+    shown = finding.moved[:LISTED_SIGNALS]
+    moved = ", ".join(_quantity(i, words) for i in shown) or words["new_errors"]
+    since = _since(shown, words, offset) if shown else ""
     out = [
         _conclusion(
-            words["degraded"].format(service=finding.service, moved=moved),
+            words["degraded"].format(service=finding.service, since=since, moved=moved),
             finding.moved + finding.logs,
         )
     ]
@@ -269,7 +287,11 @@ def _finding_conclusions(
     behind = [i for i in items if i.service == culprit and i.kind in (kinds.MOVED, kinds.NEW_LOGS)]
     events = [i for i in items if i.kind is kinds.EVENT and i.service == culprit]
     links = [i for i in items if i.kind is kinds.NAMES]
+    # The culprit's own words: its first new log message, else a line logged at its onset.
+    said = next((i for i in items if i.kind is kinds.NEW_LOGS and i.service == culprit), None)
+    said = said or (events[0] if events else None)
     support = ([cause] if cause else []) + ([finding.origin] if finding.origin else [])
+    support += [said] if said else []
     if culprit != finding.service:
         support += behind + links
         timed = finding.origin is not None and finding.origin.kind is kinds.ORIGIN_TIMING
@@ -281,14 +303,73 @@ def _finding_conclusions(
     support += events
     if not support:
         return out
-    what = (
-        words["cause"].format(where=where, mechanism=cause.fields["mechanism"])
-        if cause
-        else words["first"].format(where=where)
-    )
-    when = words["event"] if events else ""
-    out.append(_conclusion(f"{what}{when}{words['stop']}", support))
+    line = quote(said.fields.get("example") or said.fields.get("message", "")) if said else ""
+    if cause:
+        what = words["cause"].format(where=where, mechanism=cause.fields["mechanism"])
+        what += words["quoted"].format(line=line) if line else ""
+    elif line:
+        what = words["cause"].format(where=where, mechanism=words["new_message"].format(line=line))
+    else:
+        what = words["first"].format(where=where)
+    when = words["event"] if events and said not in events else ""
+    unique = [i for n, i in enumerate(support) if all(i is not j for j in support[:n])]
+    out.append(_conclusion(f"{what}{when}{words['stop']}", unique))
     return out
+
+
+#: A quoted log line is cut to about this many characters (at a word break).
+QUOTE_WIDTH = 120
+
+
+def quote(line: str, width: int = QUOTE_WIDTH) -> str:
+    """A log line short enough to quote in a sentence: one line, no sentence end inside it
+    (the headline is the answer's first sentence), cut at a word break."""
+    flat = re.split(r"(?<=[.!?])\s", " ".join(str(line).split()), maxsplit=1)[0]
+    if len(flat) <= width:
+        return flat.rstrip(".")
+    head = flat[:width]
+    space = head.rfind(" ")
+    return (head[:space] if space > width // 2 else head).rstrip(" ,;:") + " …"
+
+
+def _number(text: str) -> str:
+    """A claim's number as a person reads it: whole above 100, else three significant digits
+    (rounded half up, as grounding rounds the evidence, so it still grounds)."""
+    try:
+        value = Decimal(text)
+    except InvalidOperation:
+        return text
+    if value == 0 or not value.is_finite():
+        return "0" if value == 0 else text
+    if abs(value) >= 100:
+        return str(value.quantize(Decimal(1), ROUND_HALF_UP))
+    digits = max(0, 2 - value.adjusted())
+    rounded = value.quantize(Decimal(1).scaleb(-digits), ROUND_HALF_UP)
+    return format(rounded, "f").rstrip("0").rstrip(".") if digits else format(rounded, "f")
+
+
+def _quantity(item: Read, words: dict[str, str]) -> str:
+    """``error rate 0.002 → 0.14``: a moved signal as words, from its baseline to its peak."""
+    name = item.fields["signal"]
+    if name in ("ERROR", "WARN", "INFO"):
+        label = words["lines"].format(level=name)
+    elif is_identifier(name) or " " not in name:
+        # a number part stays on its word ("upper-99"): alone it would read as a quantity
+        label = re.sub(r"(?<=[A-Za-z]) (?=\d)", "-", signal_words(name))
+    else:
+        label = words["message_lines"].format(message=quote(name, 60))
+    return f"{label} {_number(item.fields['baseline'])} → {_number(item.fields['peak'])}"
+
+
+def _since(moved: Sequence[Read], words: dict[str, str], offset: int) -> str:
+    """``since 2027-03-09 09:30 UTC (17:30 in the question's time zone), ``."""
+    onset = min(i.fields["onset"] for i in moved)
+    local = ""
+    moment = parse_time(onset.replace(" UTC", "").replace(" ", "T") + ":00Z")
+    if offset and moment is not None:
+        clock = (moment + timedelta(minutes=offset)).strftime("%H:%M")
+        local = words["local"].format(clock=clock)
+    return words["since"].format(onset=onset, local=local)
 
 
 def compose(request: dict[str, Any]) -> dict[str, Any]:
@@ -299,6 +380,7 @@ def compose(request: dict[str, Any]) -> dict[str, Any]:
     unsupported = [c for c in payload if not c.get("supported")]
     roles = {e["evidence_id"]: e.get("role") for e in request.get("evidence") or []}
     words = texts(request)
+    offset = int(request.get("utc_offset_minutes") or 0)
     limitations = [words["refuted"].format(statement=c["statement"]) for c in unsupported]
     limitations += [g["description"] for g in verifier.get("critical_gaps") or []]
     if verifier.get("effective_verdict") == "FAIL" or not supported:
@@ -306,7 +388,7 @@ def compose(request: dict[str, Any]) -> dict[str, Any]:
     conclusions = [
         c
         for finding in findings(supported)
-        for c in _finding_conclusions(finding, supported, words)
+        for c in _finding_conclusions(finding, supported, words, offset)
     ]
     # Reference evidence (runbooks, documents) never backs a conclusion on its own.
     conclusions = [

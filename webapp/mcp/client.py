@@ -1,0 +1,238 @@
+"""Tools of other MCP servers, offered to the executor next to ours (``MCP_SERVERS``).
+
+``MCP_SERVERS`` names a JSON or TOML file in the ``mcpServers`` shape MCP clients share, plus
+the role of each server's tools::
+
+    {"mcpServers": {"time": {"command": "uvx", "args": ["mcp-server-time"], "role": "telemetry"},
+                    "grafana": {"url": "http://127.0.0.1:8000/mcp", "headers": {...}}}}
+
+``role`` is ``telemetry`` (its outputs can back a conclusion) or ``reference`` (the default:
+recommendations only). Each tool becomes a :class:`ToolSpec` named ``<server>_<tool>``, so its
+calls go through the same tool box as ours: validated, recorded as invocations, cited and checked
+by the same gatekeeper, grounding and source roles. Its raw output is the call's structured
+content, else its text parsed as JSON, else ``{"content": [texts]}``.
+
+Each call opens its own connection (a stdio server is started and stopped around it) within
+``MCP_TIMEOUT_SECONDS``: no session to keep alive or to repair, and a server that crashed or
+hung costs one failed call, never the run. The tool list is read on first use and kept; a server
+that cannot be listed is reported like an unreadable backend (:meth:`McpTools.errors`) and asked
+again after :data:`RELIST_SECONDS`.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import re
+import sys
+import threading
+import time
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, TypeVar
+
+import anyio
+import httpx2
+from mcp import Client, StdioServerParameters
+from mcp.client.stdio import get_default_environment
+from mcp.client.streamable_http import streamable_http_client
+from mcp_types import CallToolResult, TextContent, Tool
+
+from ..tools.registry import REFERENCE, ROLES, ToolError, ToolOutput, ToolSpec
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover - Python 3.10
+    import tomli as tomllib
+
+log = logging.getLogger(__name__)
+T = TypeVar("T")
+
+#: A server whose tools could not be listed is asked again after this long.
+RELIST_SECONDS = 60.0
+_NAME = re.compile(r"[A-Za-z0-9_-]{1,40}")
+
+
+class McpConfigError(ValueError):
+    """``MCP_SERVERS`` names a file that cannot be read or a server that cannot be used."""
+
+
+@dataclass(frozen=True)
+class McpServer:
+    """One configured server: a command to start (stdio) or a streamable-HTTP URL."""
+
+    name: str
+    role: str = REFERENCE
+    command: str | None = None
+    args: tuple[str, ...] = ()
+    env: dict[str, str] = field(default_factory=dict)
+    cwd: str | None = None
+    url: str | None = None
+    headers: dict[str, str] = field(default_factory=dict)
+
+    def describe(self) -> str:
+        """How the server is reached, for error messages (no headers: they may hold secrets)."""
+        return self.url or " ".join([self.command or "", *self.args]).strip()
+
+
+def load_servers(path: str | Path) -> list[McpServer]:
+    """The servers of an ``MCP_SERVERS`` file (``.toml`` is TOML, anything else JSON)."""
+    path = Path(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+        data = tomllib.loads(text) if path.suffix == ".toml" else json.loads(text)
+    except (OSError, ValueError) as exc:
+        raise McpConfigError(f"MCP_SERVERS {str(path)!r}: {exc}") from None
+    entries = data.get("mcpServers") if isinstance(data, dict) else None
+    if not isinstance(entries, dict):
+        raise McpConfigError(f"MCP_SERVERS {str(path)!r} has no mcpServers table")
+    return [_server(str(path), name, entry) for name, entry in entries.items()]
+
+
+def _server(path: str, name: str, entry: Any) -> McpServer:
+    where = f"MCP_SERVERS {path!r}, server {name!r}"
+    if not _NAME.fullmatch(name):
+        raise McpConfigError(f"{where}: a name is 1-40 letters, digits, '_' or '-'")
+    if not isinstance(entry, dict) or bool(entry.get("command")) == bool(entry.get("url")):
+        raise McpConfigError(f"{where}: give either a command or a url")
+    role = entry.get("role", REFERENCE)
+    if role not in ROLES:
+        raise McpConfigError(f"{where}: role must be one of {', '.join(ROLES)}")
+    url = entry.get("url")
+    if url is not None and not re.match(r"^https?://[^\s/]+", str(url)):
+        raise McpConfigError(f"{where}: url must be an http:// or https:// URL")
+    args, env, headers = entry.get("args", []), entry.get("env", {}), entry.get("headers", {})
+    if not (isinstance(args, list) and all(isinstance(a, str) for a in args)):
+        raise McpConfigError(f"{where}: args must be a list of strings")
+    for label, table in (("env", env), ("headers", headers)):
+        if not (isinstance(table, dict) and all(isinstance(v, str) for v in table.values())):
+            raise McpConfigError(f"{where}: {label} must map names to strings")
+    return McpServer(
+        name, role, entry.get("command"), tuple(args), env, entry.get("cwd"), url, headers
+    )
+
+
+def raw_output(result: CallToolResult) -> Any:
+    """What a call is recorded with: structured content, else its JSON text, else its texts."""
+    if isinstance(result.structured_content, dict):
+        return result.structured_content
+    texts = _texts(result)
+    if len(texts) == 1:
+        try:
+            parsed = json.loads(texts[0])
+        except ValueError:
+            parsed = None
+        if isinstance(parsed, (dict, list)):
+            return parsed
+    return {"content": texts}
+
+
+def _texts(result: CallToolResult) -> list[str]:
+    return [item.text for item in result.content if isinstance(item, TextContent)]
+
+
+class McpTools:
+    """The tools of the configured servers, as tool specs; calls bounded by ``timeout``."""
+
+    def __init__(self, servers: list[McpServer], timeout_seconds: float = 30.0) -> None:
+        self.servers = servers
+        self.timeout = timeout_seconds
+        self._listed: dict[str, list[ToolSpec]] = {}
+        self._failed: dict[str, tuple[float, str]] = {}
+        self._lock = threading.Lock()
+
+    def specs(self) -> list[ToolSpec]:
+        """Every listed tool; servers not listed yet (or due again) are asked now."""
+        with self._lock:
+            due = [
+                s
+                for s in self.servers
+                if s.name not in self._listed
+                and time.monotonic() - self._failed.get(s.name, (-RELIST_SECONDS, ""))[0]
+                >= RELIST_SECONDS
+            ]
+            for server in due:
+                self._list(server)
+            return [spec for s in self.servers for spec in self._listed.get(s.name, [])]
+
+    def errors(self) -> list[str]:
+        """Why each server that could not be listed was not (as an unreadable backend's)."""
+        with self._lock:
+            return [error for _, error in self._failed.values()]
+
+    def _list(self, server: McpServer) -> None:
+        try:
+            tools = self._run(server, _all_tools)
+        except ToolError as exc:
+            log.warning("%s", exc)
+            self._failed[server.name] = (time.monotonic(), str(exc))
+            return
+        self._failed.pop(server.name, None)
+        self._listed[server.name] = [self._spec(server, tool) for tool in tools]
+
+    def _spec(self, server: McpServer, tool: Tool) -> ToolSpec:
+        def handler(arguments: dict[str, Any]) -> ToolOutput:
+            result = self._run(server, lambda c: c.call_tool(tool.name, arguments))
+            if result.is_error:
+                text = " ".join(_texts(result))[:2000]
+                raise ToolError(f"MCP server {server.name}: {text}")
+            return ToolOutput(raw_output(result))
+
+        name = re.sub(r"[^A-Za-z0-9_-]", "_", f"{server.name}_{tool.name}")[:64]
+        return ToolSpec(
+            name,
+            f"[MCP server {server.name}] {tool.description or tool.name}",
+            tool.input_schema or {"type": "object", "properties": {}},
+            handler,
+            server.role,
+        )
+
+    def _run(self, server: McpServer, work: Callable[[Client], Awaitable[T]]) -> T:
+        """``work`` on a fresh connection to ``server``; any failure or timeout a ToolError."""
+
+        async def connected() -> T:
+            with anyio.fail_after(self.timeout):
+                if server.url is None:
+                    params = StdioServerParameters(
+                        command=server.command or "",
+                        args=list(server.args),
+                        env={**get_default_environment(), **server.env},
+                        cwd=server.cwd,
+                    )
+                    async with Client(params, read_timeout_seconds=self.timeout) as client:
+                        return await work(client)
+                async with httpx2.AsyncClient(headers=server.headers, timeout=self.timeout) as h:
+                    transport = streamable_http_client(server.url, http_client=h)
+                    async with Client(transport, read_timeout_seconds=self.timeout) as client:
+                        return await work(client)
+
+        try:
+            return anyio.run(connected)
+        except TimeoutError:
+            raise ToolError(
+                f"MCP server {server.name} ({server.describe()}) did not answer within "
+                f"{self.timeout:g} s"
+            ) from None
+        except Exception as exc:
+            raise ToolError(
+                f"MCP server {server.name} ({server.describe()}) failed: {_cause(exc)}"
+            ) from None
+
+
+async def _all_tools(client: Client) -> list[Tool]:
+    tools: list[Tool] = []
+    cursor: str | None = None
+    while True:
+        page = await client.list_tools(cursor=cursor)
+        tools += page.tools
+        cursor = page.next_cursor
+        if not cursor:
+            return tools
+
+
+def _cause(exc: BaseException) -> str:
+    """The innermost cause of an (exception group of an) error, in one line."""
+    while getattr(exc, "exceptions", None):  # an exception group: its first member
+        exc = exc.exceptions[0]  # type: ignore[attr-defined]
+    return f"{type(exc).__name__}: {exc}"[:500]
