@@ -62,7 +62,7 @@ def test_detect_anomalies_defaults_to_the_recent_range_and_is_recorded(
     body = call(box, "detect_anomalies", service="payment-service")
     assert body["_status"] == "SUCCESS"
     result = body["result"]
-    assert set(result) == {"window", "findings", "healthy_signals"}
+    assert set(result) == {"window", "findings", "healthy_signals", "signals_without_data"}
     assert result["window"]["start"] == "2026-11-30T06:00:00Z"
     assert result["window"]["end"] == "2026-11-30T12:00:00Z"
     assert any(f["signal"] == "latency_p95_ms" for f in result["findings"])

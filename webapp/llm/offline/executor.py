@@ -92,6 +92,8 @@ _ACTION_SECTION = re.compile(r"mitigat|remediat|fix|action|resolution|recover", 
 _ANALYSIS = ("detect_anomalies", "log_patterns")
 #: A cause claim's signs when no metric of the culprit matched, by language.
 _LOG_MESSAGES = {"en": "its log messages", "zh": "其日志消息"}
+#: Cause kinds that say the cause lies in another service (the chain should go on).
+ELSEWHERE = frozenset({"downstream_timeout"})
 #: A cause claim binds at most this many items (the culprit's analysis window first).
 MAX_CAUSE_BINDINGS = 8
 
@@ -203,6 +205,9 @@ class Investigation:
                     wanted += self._analyse(other, asked=False)
             elif not end.events_read:
                 wanted.append(self._events(end.service, onset))
+                wanted += self._triage(service, path)
+            else:
+                wanted += self._triage(service, path)
         if not wanted:
             wanted = self._knowledge()
         room = TOOL_CALLS - self.calls_made
@@ -212,6 +217,22 @@ class Investigation:
             if (w["tool"], w["arguments"]) not in self.made and self.catalog.has(w["tool"])
         ]
         return calls[: max(room, 0)]
+
+    def _triage(self, service: str, path: list[tuple[Reading, datetime]]) -> list[dict[str, Any]]:
+        """When the chain of ``service`` stops at itself with no cause kind of its own (none,
+        or a slow dependency: the cause is elsewhere): ``triage`` (once), then
+        ``detect_anomalies`` for each suspect on its route to its incident's leader."""
+        match = self.diagnosis(service)[1]
+        if len(path) != 1 or (match is not None and match.kind.key not in ELSEWHERE):
+            return []
+        if suspects.triage_output(self.done) is None:
+            return [suspects.triage_call(path[0][1], self.window().get("end"))]
+        return [
+            call
+            for hop in suspects.route(self.done, service)
+            if hop not in self.readings or self.readings[hop].detect is None
+            for call in self._analyse(hop, asked=False)
+        ]
 
     def _analyse(self, service: str, *, asked: bool) -> list[dict[str, Any]]:
         arguments = {"service": service, **self.window()}
@@ -301,9 +322,24 @@ class Investigation:
             if not candidates and len(path) == 1:
                 candidates = self._timed_candidates(current, onset)
             if not candidates:
+                candidates = self._routed(path)
+            if not candidates:
                 return path
             current, onset = candidates[0]  # the most often named (dependencies() order)
             path.append((current, onset))
+
+    def _routed(self, path: list[tuple[Reading, datetime]]) -> list[tuple[Reading, datetime]]:
+        """The next suspect on triage's route from the chain's start, when its trouble began
+        at most ``suspects.NEAR_BEFORE`` before the chain's end (``ORIGIN_SLACK`` after)."""
+        onset = path[-1][1]
+        for name in suspects.route(self.done, path[0][0].service):
+            hop = self.readings.get(name)
+            if hop is None or any(name == r.service for r, _ in path):
+                continue
+            since = onset - suspects.NEAR_BEFORE
+            near = [o for o in hop.onsets if since <= o <= onset + ORIGIN_SLACK]
+            return [(hop, near[0])] if near else []
+        return []
 
     def _timed_candidates(self, caller: Reading, onset: datetime) -> list[tuple[Reading, datetime]]:
         """The asked service's timing candidates whose trouble began with its own (the bound of

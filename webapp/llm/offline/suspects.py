@@ -64,3 +64,35 @@ def analysed_window(done: Sequence[Done]) -> dict[str, str]:
     if not window.get("analysed_start") or not window.get("end"):
         return {}
     return {"start": str(window["analysed_start"]), "end": str(window["end"])}
+
+
+def route(done: Sequence[Done], service: str) -> list[str]:
+    """The suspects from ``service`` to the leader of its incident, along triage's links
+    (empty when it leads, or triage did not find it): how a named service's trouble reaches
+    a cause its own lines do not name (an address, a host, onset order)."""
+    output = triage_output(done)
+    suspects = {str(s.get("service")): s for s in (output or {}).get("suspects") or []}
+    own = suspects.get(service)
+    if own is None:
+        return []
+    incident = own.get("incident")
+    members = [s for s in suspects.values() if s.get("incident") == incident]
+    leader = str(members[0].get("service"))
+    paths: dict[str, list[str]] = {service: []}
+    frontier = [service]
+    while frontier and leader not in paths:
+        current = frontier.pop(0)
+        for link in suspects[current].get("links") or []:
+            other = str(link.get("to"))
+            if other in suspects and other not in paths:
+                paths[other] = [*paths[current], other]
+                frontier.append(other)
+    return paths.get(leader, [])
+
+
+def triage_call(start: datetime, end: str | None) -> dict[str, Any]:
+    """A ``triage`` call from ``start`` (less ``NEAR_BEFORE``: a cause begins first) on."""
+    arguments = {"start": (start - NEAR_BEFORE).strftime("%Y-%m-%dT%H:%M:%SZ")}
+    if end:
+        arguments["end"] = end
+    return {"tool": TRIAGE, "arguments": arguments}
