@@ -11,8 +11,9 @@ Links between suspects, each with the evidence that ties them:
 * **log lines** - a suspect's ERROR/WARN lines from just before its onset that name another
   suspect (its name, an alias, its address from its metrics' ``instance`` label, or a host
   name built on its name; a server naming a client's user agent counts the same way);
-* **timing** - a suspect whose lines name no other suspect, whose trouble began at most
-  ``TIMING`` after another's: the link says it rests on timing alone.
+* **timing** - a suspect whose lines name no other suspect, whose trouble began after
+  another's, at most ``TIMING`` after: the link says it rests on timing alone (two that began
+  in the same minute are not tied by timing: nothing says which came first).
 
 Suspects joined by links form one *incident*; incidents are numbered by their earliest onset.
 Within an incident the suspect whose own trouble began first leads (at the same minute, the one
@@ -193,7 +194,7 @@ def _link(
             o
             for o in suspects
             if o is not suspect
-            and o.onset <= suspect.onset <= o.onset + TIMING
+            and o.onset < suspect.onset <= o.onset + TIMING
             and not any(link["to"] == suspect.service for link in o.links)
         ]
         for first in sorted(earlier, key=lambda o: (o.onset, -o.score))[:1]:

@@ -109,6 +109,10 @@ def add_claims(
     following = max(numbers, default=0) + 1
     every = _alerts(latest.result)
     asked = {id(a) for a in named(request, [latest])}
+    if not asked and any(d.tool == "triage" for d in done):
+        # "alerts fired, what is wrong?": triage's suspects answer it; the whole list of
+        # firing alerts would name services that have nothing to do with it.
+        return evidence
     # "why is <alert> firing?": that alert, not the whole list.
     alerts = [(i, a) for i, a in enumerate(every) if not asked or id(a) in asked]
     alerts = [(i, a) for i, a in alerts if isinstance(a, Mapping) and a.get("alert_name")]

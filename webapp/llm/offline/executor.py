@@ -125,7 +125,7 @@ class Investigation:
                 str(q.get("arguments", {}).get("service", ""))
                 for q in (request.get("plan") or {}).get("queries", [])
             )
-            or suspects.picked(self.done, self.stated)
+            or suspects.picked(self.done, self.stated, str(request.get("question", "")))
             or list(self.readings)
         )
 

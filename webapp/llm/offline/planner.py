@@ -186,14 +186,15 @@ def plan(
     )
     services = (seen.dependencies + seen.services)[:MAX_SERVICES]
     queries: list[dict[str, Any]] = []
-    if seen.asks_alerts and catalog.has("query_alerts"):
-        queries.append(alert_query())
-    # "Which alerts are firing?" asks for the alerts; "alerts fired, what is going on?" for more.
+    # "Which alerts are firing?" asks for the alerts; "alerts fired, what is going on?" asks
+    # what is wrong too: triage answers that part (the alerts are read for an alert it names).
     wide = (
         seen.system_wide
         and catalog.has(TRIAGE)
         and (not seen.asks_alerts or asks_what_is_wrong(question))
     )
+    if seen.asks_alerts and catalog.has("query_alerts"):
+        queries.append(alert_query())
     if wide:
         services = []
         queries.append(triage_query(question, seen.window))

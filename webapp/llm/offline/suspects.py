@@ -3,12 +3,13 @@
 A question that names no service is planned as one ``triage`` call; its output decides which
 services the executor then investigates like named ones (each along its own chain):
 
-* the incidents near the stated time: the leader's onset at most ``NEAR_BEFORE`` before it
-  and ``NEAR_AFTER`` after it (any incident when no time was stated);
+* the incident whose leader's onset is nearest the stated time (at most ``NEAR_BEFORE``
+  before it, ``NEAR_AFTER`` after it; without a stated time, the first), and a second one
+  that began within ``TOGETHER`` of that time too;
 * when the question describes a service (``described`` suspects), only the incidents those
   belong to, the described suspect first (the chain from it reaches the cause);
-* at most ``MAX_INCIDENTS`` incidents, earliest first: two problems that began together and
-  share no link are answered as two.
+* at most ``MAX_INCIDENTS`` incidents: two problems that began together and share no link
+  are answered as two.
 """
 
 from __future__ import annotations
@@ -17,12 +18,15 @@ from collections.abc import Mapping, Sequence
 from datetime import datetime, timedelta
 from typing import Any
 
+from . import alerts
 from .conversation import Done
 from .question import parse_time
 
 TRIAGE = "triage"
 NEAR_BEFORE = timedelta(minutes=30)
 NEAR_AFTER = timedelta(minutes=15)
+#: A second incident is answered too when its onset is this close to the time asked about.
+TOGETHER = timedelta(minutes=15)
 MAX_INCIDENTS = 2
 
 
@@ -32,17 +36,26 @@ def triage_output(done: Sequence[Done]) -> Mapping[str, Any] | None:
     return found[-1] if found else None
 
 
-def picked(done: Sequence[Done], stated: datetime | None) -> list[str]:
+def picked(done: Sequence[Done], stated: datetime | None, question: str = "") -> list[str]:
     """The services to investigate, in order (see the module docstring)."""
     output = triage_output(done)
-    if output is None:
-        return []
+    if output is None or alerts.named({"question": question}, done):
+        return []  # "why is <alert> firing?" is about the alert's own service
     incidents: dict[int, list[Mapping[str, Any]]] = {}
     for suspect in output.get("suspects") or []:
         incidents.setdefault(int(suspect.get("incident") or 0), []).append(suspect)
-    near = [members for members in incidents.values() if _near(members[0], stated)]
+    near = sorted(
+        (m for m in incidents.values() if _distance(m[0], stated) is not None),
+        key=lambda m: _distance(m[0], stated) or timedelta(0),
+    )
     described = [m for m in near if any(s.get("described") for s in m)]
-    chosen = (described or near)[:MAX_INCIDENTS]
+    candidates = described or near
+    # The incident nearest the time asked about, and one more that began about then too.
+    chosen = [
+        m
+        for n, m in enumerate(candidates)
+        if n == 0 or (stated is None or (_distance(m[0], stated) or NEAR_AFTER) < TOGETHER)
+    ][:MAX_INCIDENTS]
     services: list[str] = []
     for members in chosen:
         services += [str(s["service"]) for s in members if s.get("described")]
@@ -50,11 +63,16 @@ def picked(done: Sequence[Done], stated: datetime | None) -> list[str]:
     return list(dict.fromkeys(services))
 
 
-def _near(leader: Mapping[str, Any], stated: datetime | None) -> bool:
+def _distance(leader: Mapping[str, Any], stated: datetime | None) -> timedelta | None:
+    """How far the leader's onset is from the stated time (None: not near it)."""
     onset = parse_time(str(leader.get("onset") or ""))
     if onset is None:
-        return False
-    return stated is None or stated - NEAR_BEFORE <= onset <= stated + NEAR_AFTER
+        return None
+    if stated is None:
+        return timedelta(0)
+    if not stated - NEAR_BEFORE <= onset <= stated + NEAR_AFTER:
+        return None
+    return abs(onset - stated)
 
 
 def analysed_window(done: Sequence[Done]) -> dict[str, str]:
