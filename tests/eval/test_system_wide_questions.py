@@ -4,7 +4,7 @@ product's real chat path (router, diagnosis graph, offline model, recorded tool 
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -27,14 +27,14 @@ def _head(answer: str | None) -> str:
     return head.replace("\\", "")  # Markdown escapes (``wallet\_svc``)
 
 
-def _calls(diagnoser: Diagnoser, run_id: str) -> list[tuple[str, dict[str, Any]]]:
+def _calls(diagnoser: Diagnoser, run_id: str) -> list[tuple[str, Mapping[str, Any]]]:
     return [
         (i.tool_name, i.arguments)
         for i in diagnoser.audit.invocations_for_run(run_id)  # type: ignore[attr-defined]
     ]
 
 
-def _ask(diagnoser: Diagnoser, question: str) -> tuple[str, list[tuple[str, dict[str, Any]]]]:
+def _ask(diagnoser: Diagnoser, question: str) -> tuple[str, list[tuple[str, Mapping[str, Any]]]]:
     run_id = new_run_id()
     result = diagnoser.diagnose(question, session_id=run_id, run_id=run_id)
     assert result.run.status == "SUCCESS", result.answer
@@ -190,7 +190,7 @@ def test_first_generator_two_incidents_are_two(worlds: list[tuple[World, Path]])
         tools = {t.name: t for t in diagnoser.tools}
         triage = [args for tool, args in calls if tool == "triage"]
         assert triage
-        output = tools["triage"].handler(triage[0]).raw_output
+        output = tools["triage"].handler(dict(triage[0])).raw_output
         incidents = {s["incident"] for s in output["suspects"]}
         assert len(incidents) >= 2
         head = _head(answer)
