@@ -22,7 +22,8 @@ reported as two, however close in time. ``score`` says how much evidence a suspe
 significance of its three strongest findings, in units of 100, plus one per firing alert).
 
 ``hint`` (the question's words) marks the suspects a business description names
-(``described``): a service whose description (``names.described_services``) shares the
+(``described``): a service whose description (``names.described_services`` over its aliases,
+the descriptions the catalog gives, and its metrics' job and team labels) shares the
 question's rarest words.
 """
 
@@ -128,7 +129,11 @@ def triage(
             suspects.append(Suspect(service, min(evidence), near, alerts))
     _link(backend, suspects, aliases or {}, end)
     ranked = _rank(suspects)
-    described = dict(described_services(hint or "", _descriptions(services, aliases, descriptions)))
+    described = dict(
+        described_services(hint or "", _descriptions(backend, services, aliases, descriptions))
+        if hint
+        else []
+    )
     best = max(described.values(), default=0.0)
     wanted = {s for s, score in described.items() if score == best} if best else set()
     return {
@@ -146,12 +151,43 @@ def triage(
 
 
 def _descriptions(
+    backend: TelemetryBackend,
     services: Sequence[str],
     aliases: Mapping[str, Sequence[str]] | None,
     descriptions: Mapping[str, Sequence[str]] | None,
 ) -> dict[str, list[str]]:
-    """Everything that says what each service is: its name, aliases and descriptions."""
-    return {s: [s, *(aliases or {}).get(s, ()), *(descriptions or {}).get(s, ())] for s in services}
+    """Everything that says what each service is: its name, aliases, descriptions, and the
+    ``LABELS`` of its metrics (a job or team name people use for it)."""
+    by_service = backend.metrics_by_service()
+    found = {}
+    for service in services:
+        words = [service, *(aliases or {}).get(service, ()), *(descriptions or {}).get(service, ())]
+        metrics = by_service.get(service) or []
+        words += _labels(backend, service, metrics[0]) if metrics else []
+        found[service] = words
+    return found
+
+
+#: Metric labels whose values name what a service is or who runs it.
+LABELS = ("job", "team", "app", "component")
+
+
+def _labels(backend: TelemetryBackend, service: str, metric: str) -> list[str]:
+    """The ``LABELS`` values of one of its series (read over the last minute of its data)."""
+    end = backend.reference_time()
+    try:
+        found = backend.query_metrics(
+            service=service, metric=metric, start=end - LINES_BEFORE, end=end
+        )
+    except TelemetryError:
+        return []
+    values = {
+        str(value)
+        for series in found.get("series") or []
+        for key, value in (series.get("labels") or {}).items()
+        if key in LABELS and value and value != service
+    }
+    return sorted(values)
 
 
 def _firing(

@@ -148,3 +148,16 @@ def test_descriptions_match_business_words_in_english_and_chinese() -> None:
     assert chinese[0][0] == "rider-auth" and chinese[0][1] > chinese[1][1]
     # A word every description shares says nothing; a question with no such word matches none.
     assert described_services("what broke around 10:15?", descriptions) == []
+
+
+def test_a_team_label_of_its_metrics_names_a_service() -> None:
+    class Labelled(DemoTelemetryBackend):
+        def query_metrics(self, **kwargs: Any) -> dict[str, Any]:
+            found = super().query_metrics(**kwargs)
+            if kwargs.get("service") == "shipping-service":
+                for series in found["series"]:
+                    series["labels"] = {**series.get("labels", {}), "team": "parcelforce"}
+            return found
+
+    output = run(Labelled(), hint="the parcelforce services are failing since 10:20")
+    assert output["described"] == ["shipping-service"]
