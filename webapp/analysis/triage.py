@@ -110,44 +110,62 @@ def triage(
     output over the analysed range, which reaches back before ``window`` for baselines)."""
     start, end = window
     services = backend.services()
+    suspects, unreadable, analysed = _suspects(backend, services, window, analyse)
+    _link(backend, suspects, aliases or {}, end)
+    ranked = _rank(suspects)
+    wanted = _described(backend, services, hint, aliases, descriptions)
+    return {
+        "window": {"start": iso(start), "end": iso(end), "analysed_start": analysed or iso(start)},
+        "suspects": [s.as_dict(s.service in wanted) for s in ranked[:MAX_SUSPECTS]],
+        "more_suspects": max(0, len(ranked) - MAX_SUSPECTS),
+        "described": wanted,
+        "quiet_services": len(services) - len(suspects) - len(unreadable),
+        "unreadable_services": unreadable,
+    }
+
+
+def _suspects(
+    backend: TelemetryBackend,
+    services: Sequence[str],
+    window: tuple[datetime, datetime],
+    analyse: Analyse,
+) -> tuple[list[Suspect], list[str], str | None]:
+    """The services that changed in ``window``, those that could not be read, and where the
+    analysed range began."""
+    start, end = window
     firing = _firing(backend, start, end)
     suspects: list[Suspect] = []
-    analysed: Mapping[str, Any] = {}
     unreadable: list[str] = []
+    analysed: str | None = None
     for service in services:
         try:
             report = analyse(service)
         except TelemetryError:  # a service one backend lists and another does not know
             unreadable.append(service)
             continue
-        analysed = report.get("window") or analysed
+        analysed = str((report.get("window") or {}).get("start") or analysed or "") or None
         near = [f for f in report.get("findings") or [] if start <= parse_stamp(f["onset"]) <= end]
         alerts = firing.get(service, [])
         evidence = [parse_stamp(f["onset"]) for f in near]
         evidence += [parse_stamp(a["active_at"]) for a in alerts if a.get("active_at")]
         if near or any(a.get("severity") not in QUIET_SEVERITIES for a in alerts):
             suspects.append(Suspect(service, min(evidence), near, alerts))
-    _link(backend, suspects, aliases or {}, end)
-    ranked = _rank(suspects)
-    described = dict(
-        described_services(hint or "", _descriptions(backend, services, aliases, descriptions))
-        if hint
-        else []
-    )
-    best = max(described.values(), default=0.0)
-    wanted = {s for s, score in described.items() if score == best} if best else set()
-    return {
-        "window": {
-            "start": iso(start),
-            "end": iso(end),
-            "analysed_start": str((analysed or {}).get("start") or iso(start)),
-        },
-        "suspects": [s.as_dict(s.service in wanted) for s in ranked[:MAX_SUSPECTS]],
-        "more_suspects": max(0, len(ranked) - MAX_SUSPECTS),
-        "described": sorted(wanted),
-        "quiet_services": len(services) - len(suspects) - len(unreadable),
-        "unreadable_services": unreadable,
-    }
+    return suspects, unreadable, analysed
+
+
+def _described(
+    backend: TelemetryBackend,
+    services: Sequence[str],
+    hint: str | None,
+    aliases: Mapping[str, Sequence[str]] | None,
+    descriptions: Mapping[str, Sequence[str]] | None,
+) -> list[str]:
+    """The services ``hint`` describes best (ties kept; none without a hint)."""
+    if not hint:
+        return []
+    ranked = described_services(hint, _descriptions(backend, services, aliases, descriptions))
+    best = ranked[0][1] if ranked else 0.0
+    return sorted(service for service, score in ranked if score == best and best > 0)
 
 
 def _descriptions(

@@ -1,7 +1,7 @@
 """The analysis tools of SPEC section 5: ``detect_anomalies``, ``log_patterns`` and ``triage``.
 
-Both read telemetry through the backend port only (``query_logs``, ``query_metrics``,
-``metrics_by_service``, ``reference_time``), so they work on every backend, and both are
+All read telemetry through the backend port only (``query_logs``, ``query_metrics``,
+``metrics_by_service``, ``reference_time``), so they work on every backend, and all are
 recorded like any other tool call, so their outputs are citable evidence. The window defaults
 to the backend's recent range (``RECENT_RANGE`` before its reference time), not to the last
 hour: an incident that began hours ago must still show its onset and the calm before it.
@@ -136,7 +136,7 @@ def analysis_tools(
         try:
             return _memoised(
                 backend,
-                ("triage", start, end, hint),
+                ("triage", begin, start, end, hint),
                 lambda: triage(
                     backend,
                     (start, end),
@@ -226,13 +226,9 @@ def analysis_tools(
     ]
 
 
-#: Precedes the JSON map of what each service does in the triage description.
-DESCRIPTIONS_MARKER = "What each service does: "
-
-
 def _described(descriptions: dict[str, list[str]] | None) -> str:
+    """What each service does, for a model reading the triage description."""
     if not descriptions:
         return ""
-    return f" {DESCRIPTIONS_MARKER}" + json.dumps(
-        descriptions, ensure_ascii=False, separators=(",", ":")
-    )
+    listed = json.dumps(descriptions, ensure_ascii=False, separators=(",", ":"))
+    return f" What each service does: {listed}"

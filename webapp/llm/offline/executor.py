@@ -13,8 +13,14 @@ Rounds (each a model call in the ReAct loop, every tool output recorded and cita
    trouble beginning with the symptom's;
 3. when no dependency extends the chain, its end - the culprit - gets the rare templates of its
    INFO lines around the onset (``log_patterns level=INFO``: a deploy, a job start: events);
-   a runbook lookup for the cause kind found comes last, while the tool budget lasts;
+   when the chain stops at the asked service with no cause kind of its own, ``triage`` links
+   it to the leader of its incident (``suspects.route``: an address in its lines, onset
+   order), and each suspect on that route gets ``detect_anomalies``; a runbook lookup for the
+   cause kind found comes last, while the tool budget lasts;
 4. the final ``executor_evidence_v2``.
+
+A question that names no service is planned as one ``triage`` call; the services it is about
+are the suspects ``suspects.picked`` chooses, each then followed like a named one.
 
 Reasoning (no fixed ratio anywhere): a signal moved when ``detect_anomalies`` found a
 change point whose robust z against the baseline before it is significant (see
@@ -203,10 +209,9 @@ class Investigation:
             elif len(path) == 1 and timed:
                 for other in timed:
                     wanted += self._analyse(other, asked=False)
-            elif not end.events_read:
-                wanted.append(self._events(end.service, onset))
-                wanted += self._triage(service, path)
             else:
+                if not end.events_read:
+                    wanted.append(self._events(end.service, onset))
                 wanted += self._triage(service, path)
         if not wanted:
             wanted = self._knowledge()
