@@ -195,3 +195,24 @@ def test_first_generator_two_incidents_are_two(worlds: list[tuple[World, Path]])
         assert len(incidents) >= 2
         head = _head(answer)
         assert first.culprit in head or second.culprit in head
+
+
+def test_a_name_that_cannot_be_resolved_ties_a_suspect_to_the_dns_service(
+    second: list[tuple[WorldFixture, Diagnoser]],
+) -> None:
+    """A line saying a name could not be resolved links its suspect to the suspect serving
+    DNS, which then leads the incident (its trouble is the cause, whatever the bucket order)."""
+    resolved = 0
+    for _, diagnoser in second:
+        tools = {t.name: t for t in diagnoser.tools}
+        output = tools["triage"].handler({}).raw_output
+        suspects = {s["service"]: s for s in output["suspects"]}
+        for suspect in suspects.values():
+            for link in suspect["links"]:
+                if "resolv" in link["evidence"] or "lookup" in link["evidence"]:
+                    resolved += 1
+                    leader = next(
+                        s for s in output["suspects"] if s["incident"] == suspect["incident"]
+                    )
+                    assert leader["service"] == link["to"], link
+    assert resolved

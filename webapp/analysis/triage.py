@@ -10,7 +10,8 @@ Links between suspects, each with the evidence that ties them:
 
 * **log lines** - a suspect's ERROR/WARN lines from just before its onset that name another
   suspect (its name, an alias, its address from its metrics' ``instance`` label, or a host
-  name built on its name; a server naming a client's user agent counts the same way);
+  name built on its name; a server naming a client's user agent counts the same way), or that
+  say a name could not be resolved, which ties it to the suspect serving DNS (port 53);
 * **timing** - a suspect whose lines name no other suspect, whose trouble began after
   another's, at most ``TIMING`` after: the link says it rests on timing alone (two that began
   in the same minute are not tied by timing: nothing says which came first).
@@ -231,16 +232,23 @@ def _link(
     end: datetime,
 ) -> None:
     """Each suspect's links: lines naming another suspect, else timing (module docstring)."""
-    names = {s.service: [*aliases.get(s.service, ()), *_addresses(backend, s)] for s in suspects}
+    instances = {s.service: _instances(backend, s) for s in suspects}
+    names = {s: [*aliases.get(s, ()), *_hosts(found)] for s, found in instances.items()}
+    resolvers = [s for s, found in instances.items() if any(i.endswith(":53") for i in found)]
     others = [s.service for s in suspects]
     for suspect in suspects:
         records = _lines(backend, suspect, end)
-        counts = named_services(records, others, suspect.service, names)
-        for other in counts:
+        lines = [str(r.get("message", "")) for r in records]
+        for other in named_services(records, others, suspect.service, names):
             pattern = _pattern([other, *names.get(other, ())])
-            lines = (str(r.get("message", "")) for r in records)
             line = next((m for m in lines if pattern.search(m)), "")
             suspect.links.append({"to": other, "how": "log", "evidence": line[:MAX_EVIDENCE]})
+        failed = next((m for m in lines if _RESOLUTION.search(m)), "")
+        for resolver in resolvers if failed else []:
+            if resolver != suspect.service and all(k["to"] != resolver for k in suspect.links):
+                suspect.links.append(
+                    {"to": resolver, "how": "log", "evidence": failed[:MAX_EVIDENCE]}
+                )
     for suspect in suspects:
         if suspect.links:
             continue
@@ -280,10 +288,17 @@ def _lines(backend: TelemetryBackend, suspect: Suspect, end: datetime) -> list[M
 
 
 _IP = re.compile(r"^\d{1,3}(?:\.\d{1,3}){3}")
+#: A line saying a name could not be resolved (nginx, glibc, Go, Java, Node.js wordings): the
+#: suspect that serves DNS (an ``instance`` on port 53) is where it points.
+_RESOLUTION = re.compile(
+    r"could not be resolved|name resolution|no such host|NXDOMAIN|SERVFAIL|EAI_AGAIN|"
+    r"Name or service not known|UnknownHostException|lookup \S+ on \S+:53\b",
+    re.IGNORECASE,
+)
 
 
-def _addresses(backend: TelemetryBackend, suspect: Suspect) -> list[str]:
-    """The addresses its metrics' ``instance`` labels give (``10.0.0.5``, a host name)."""
+def _instances(backend: TelemetryBackend, suspect: Suspect) -> list[str]:
+    """The ``instance`` labels of its metrics (``10.0.0.5:8080``, ``db-1:5432``)."""
     metrics = [f["signal"] for f in suspect.findings if f.get("kind") == "metric"]
     if not metrics:
         return []
@@ -296,13 +311,15 @@ def _addresses(backend: TelemetryBackend, suspect: Suspect) -> list[str]:
         )
     except TelemetryError:
         return []
-    addresses = []
-    for series in found.get("series") or []:
-        instance = str((series.get("labels") or {}).get("instance") or "")
-        host = instance.rsplit(":", 1)[0] if instance.count(":") == 1 else instance
-        if host and (_IP.match(host) or "." in host or "-" in host) and host not in addresses:
-            addresses.append(host)
-    return addresses
+    labels = [(s.get("labels") or {}).get("instance") for s in found.get("series") or []]
+    return sorted({str(i) for i in labels if i})
+
+
+def _hosts(instances: Sequence[str]) -> list[str]:
+    """The addresses and host names of ``instances`` (an address or a dotted or hyphenated
+    name: a bare word would match too much)."""
+    hosts = [i.rsplit(":", 1)[0] if i.count(":") == 1 else i for i in instances]
+    return sorted({h for h in hosts if h and (_IP.match(h) or "." in h or "-" in h)})
 
 
 def _pattern(names: Sequence[str]) -> re.Pattern[str]:
