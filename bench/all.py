@@ -260,26 +260,15 @@ def lists(data: dict[str, Any], _: str) -> list[Row]:
     return rows
 
 
-def knowledge_index(data: dict[str, Any], _: str) -> list[Row]:
-    """Indexing time and one row per search shape (warm, first pass after a start, after an
-    upload, ...) and thread count that ``knowledge_index.py`` reports a p95 for."""
-    figures = data["after"]
-    rows = [at_most("knowledge: 10,000 documents indexed", figures["sync 10k (s)"], 10, "s")]
-    prefix = "search p95 10k, "
-    for key, value in figures.items():
-        if key.startswith(prefix):
-            shape = key.removeprefix(prefix).removesuffix(" (ms)")
-            name = f"knowledge: search p95 at 10,000 documents, {shape}"
-            rows.append(at_most(name, value, 20, "ms"))
-    return rows
-
-
-def knowledge_upload(data: dict[str, Any], _: str) -> list[Row]:
-    slowest = max(cells[-1] for cells in data["upload_s_256k_512k_1m"].values())
-    during = data["search_during_uploads_ms"]["median"]
+def knowledge(data: dict[str, Any], _: str) -> list[Row]:
     return [
-        at_most("knowledge: 1 MiB upload (slowest shape)", slowest, 0.5, "s"),
-        info("knowledge: search while 4 x 1 MiB uploads index", f"median {num(during, 'ms')}"),
+        at_most("knowledge: 10,000 documents indexed", data["sync 10k (s)"], 10, "s"),
+        at_most(
+            "knowledge: search p95 at 10,000 documents", data["search p95 10k (ms)"], 100, "ms"
+        ),
+        at_most(
+            "knowledge: 1 MiB upload at 10,000 documents", data["upload 1 MiB at 10k (s)"], 1, "s"
+        ),
     ]
 
 
@@ -331,12 +320,8 @@ BENCHES = (
     Bench("bench-telemetry", "telemetry.py", telemetry),
     Bench("bench-api", "api.py", chat_runs),
     Bench("bench-api", "api_lists.py", lists, quick=("--runs", "20000")),
-    Bench("bench-knowledge", "knowledge_upload.py", knowledge_upload, quick=("--repeats", "1")),
     Bench(
-        "bench-knowledge",
-        "knowledge_index.py",
-        knowledge_index,
-        quick=("--repeats", "1", "--queries", "100"),
+        "bench-knowledge", "knowledge.py", knowledge, quick=("--repeats", "1", "--queries", "100")
     ),
     Bench("bench-serve", "serve.py", serve, quick=("--runs", "100", "--warmup", "10")),
     Bench("bench-streams", "streams.py", streams, quick=("--seconds", "10")),

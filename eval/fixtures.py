@@ -37,7 +37,7 @@ def _demo_alerts() -> list[str]:
 
 
 def demo_fixture() -> Fixture:
-    """The bundled demo: its README questions plus Chinese, follow-up, typo, alerts, unknown."""
+    """The demo: docs/offline.md's questions, Chinese, follow-ups, typos, alerts, unknowns."""
     cases: list[Case] = []
 
     def add(kind: str, turns: tuple[str, ...], expected: Expected) -> None:

@@ -5,7 +5,7 @@ words any competent write-up of that mechanism uses, in English or Chinese. Only
 conclusion is read: the echoed question and everything from the evidence list on (raw tool
 excerpts, runbook next steps) are cut off, so quoting a runbook is not naming a cause.
 
-Rules (written down in the README's ``make eval`` section):
+Rules (written down in docs/evaluation.md):
 
 * incident: every expected culprit (name or declared alias) is named and its category matched;
   when the headline (first line) names a cause category, it must be an expected one (a wrong

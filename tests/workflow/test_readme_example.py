@@ -1,7 +1,7 @@
-"""The README's worked example of the evidence contract (v2), run as written there.
+"""The worked example of the evidence contract (v2), run as written in docs/evidence.md.
 
-If this test fails, the section "The evidence contract (v2)" of the README no longer describes
-what the gatekeeper and grounding do: fix the README together with the code.
+If this test fails, docs/evidence.md no longer describes what the gatekeeper and grounding do:
+fix the page together with the code.
 """
 
 from __future__ import annotations

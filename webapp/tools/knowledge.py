@@ -1,65 +1,18 @@
-"""Knowledge base on SQLite FTS5 with bm25 ranking (SPEC section 5, ``lookup_knowledge``).
+"""Knowledge base on SQLite FTS5: runbooks and uploaded notes, ranked by FTS5's ``bm25()``.
 
-Documents are chunked by Markdown heading (``#`` to ``###``); each chunk is titled with its
-heading path (``Database connection pool exhaustion > Diagnosis``). Text without headings is
-split on blank-line paragraphs. Chunks are at most about ``MAX_CHUNK_CHARS`` characters.
+Documents are chunked by Markdown heading (:mod:`.chunking`); each chunk is a row of the
+``chunks`` FTS5 table, titled with its heading path. A search turns free text into quoted
+terms joined with OR and lets SQLite rank them: ``ORDER BY bm25(chunks, ...) LIMIT k``, FTS5's
+own bm25 with column weights (a title counts five times its body). FTS5 scores every chunk
+that holds a query term; nothing is scored or cached here.
 
-The index file is a derived cache, separate from the application database: it is rebuilt when
-its schema version is unknown or when SQLite reports it corrupt; uploads live only here, so a
-known older schema is migrated in place instead.
-
-How it scales (10,000 runbooks, ~67,000 chunks: ``make bench-knowledge``):
-
-* Writes. ``sync_directory`` compares each file's SHA-256 with the stored one and re-chunks
-  only changed files; an unchanged folder writes nothing (not even a transaction). Changed
-  documents are chunked outside any lock and written in bounded batches (``BATCH_CHUNKS``
-  chunks per ``BEGIN IMMEDIATE`` transaction, ``executemany`` per statement): few commits, and
-  an upload waits for one batch at most, not for the whole sync. While a helper thread writes
-  one batch (SQLite releases the GIL), the next is chunked. A document is always written whole
-  in one batch, so a reader sees either its old or its new chunks, never a mix.
-* Lookups by source go through ``chunk_rows`` (chunk rowid -> source, indexed by source).
-  FTS5 cannot index an ``UNINDEXED`` column, and ``DELETE FROM chunks WHERE source = ?`` was a
-  scan of every chunk per document: the initial sync was quadratic (195 s at 10k documents).
-  Chunk rowids are assigned by the writer (``MAX + 1`` inside its transaction).
-* Ranking stays FTS5 ``bm25`` with the same column weights and the same order (score, then
-  chunk id); only the work changes. A query's common terms match most chunks, and FTS5 scores
-  every match: MaxScore pruning (:mod:`.bm25_pruning`) first ranks the chunks holding the
-  rarer terms, and when the common terms' score bounds add up to less than that k-th score,
-  the chunks holding only common terms are never scored; otherwise every match is. (A pruned
-  score sums the same terms in another order, so it may differ in the last bit of a double;
-  results carry scores to 3 decimals.) Term counts
-  for the bounds are remembered and stay valid bounds across writes (:mod:`.term_counts`). Rows come
-  from FTS5's own ``rank`` (``ORDER BY rank LIMIT``): FTS5 then sorts (rowid, score) pairs
-  and reads the text of the chunks returned only; ``TIE_MARGIN`` extra rows let ties be
-  ordered by chunk id here, and when equal scores run past them the exact
-  ``ORDER BY score, doc_id`` query answers instead.
-* Searches score from postings kept in memory (:mod:`.term_scores`): every term's chunks and
-  column-weighted counts and every chunk's length, maintained by each write at the cost of
-  its chunks, with FTS5's bm25 formula evaluated in numpy in FTS5's operation order - the
-  same doubles - so no search scores through FTS5 once they are read, after a write neither;
-  only the ``top_k`` chunks returned are read from the table. Why (a profile at 10k
-  documents): a 9-term question matches ~40,000 chunks, which FTS5 scores at ~1.5 us each
-  (position lists, a ``docsize`` lookup, the sorter), and the MaxScore bounds rarely cut
-  there (a common term's largest part is within ~8% of its bound, and the k-th score is
-  below the sum of a few common terms' parts); numpy costs nanoseconds a pair. The postings
-  are saved next to the index file on close (``SAVED_POSTINGS``) for the next start; while
-  they are being read (nothing saved) a search reads its own terms' pairs from FTS5's
-  vocabulary and scores them the same way. The pruned FTS5 queries above answer only a query
-  with a word that is not one token, and a search of a snapshot older than this process's
-  last write.
-* Concurrency. File-backed indexes are in WAL mode: readers do not block the writer nor each
-  other. Searches take a connection from a small pool of read connections (``MAX_IDLE_READERS``
-  kept open; more are opened under load) and run in one read transaction (one snapshot per
-  search); only writes are serialised, by a lock around the one write connection. A pool rather
-  than one connection per thread: request threads come and go and their connections would leak.
-  ``":memory:"`` (tests, benchmarks) has no file to share, so there one connection serves both,
-  under the write lock.
-* Locks are waited for. Every connection has a busy timeout (``busy_timeout``, 30 s by default)
-  and opening retries "database is locked/busy" until it runs out, then raises
-  ``sqlite3.OperationalError``: a locked file is never deleted. Only SQLite's own corruption
-  codes (``SQLITE_CORRUPT`` "malformed", ``SQLITE_NOTADB`` "not a database") make the index
-  discard and rebuild its file. There is no ``PRAGMA quick_check`` on every start: it reads the
-  whole file (seconds at 10k documents) and SQLite reports damaged pages when they are read.
+The index file is a derived cache, separate from the application database: a file SQLite
+reports corrupt is rebuilt from the folder; uploads live only here, so a known older schema
+is migrated in place instead. File-backed indexes are in WAL mode: searches run on pooled
+read connections, one snapshot each, and are never blocked by the single writer. A sync
+writes changed documents in transactions of about ``BATCH_CHUNKS`` chunks, a document
+always whole, so a reader sees either its old or its new chunks. Locks are waited for
+(``busy_timeout``); only SQLite's own corruption codes make the index discard its file.
 """
 
 from __future__ import annotations
@@ -68,19 +21,16 @@ import hashlib
 import logging
 import queue
 import re
-import secrets
 import sqlite3
 import threading
 import time
 from collections.abc import Iterable, Iterator
-from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, TypedDict
 
-from .bm25_pruning import Plan, phrase_query
 from .chunking import MAX_CHUNK_CHARS, chunk_document, chunk_with_title, split_paragraphs
 from .documents import (
     MAX_DOCUMENT_BYTES,
@@ -90,8 +40,6 @@ from .documents import (
     clean_name,
     validate_text,
 )
-from .term_counts import TermCounts
-from .term_scores import TermScores, Write
 
 __all__ = [
     "MAX_CHUNK_CHARS",
@@ -109,28 +57,16 @@ SCHEMA_VERSION = "5"  # bump when the tables or the chunking change (see _migrat
 DIRECTORY, UPLOAD = "directory", "upload"  # a document's origin: the folder, or an upload
 BUSY_TIMEOUT_SECONDS = 30.0  # how long a locked index file is waited for before giving up
 BUSY_RETRY_SECONDS = 0.05  # pause between attempts to open a locked file
-#: Chunks written per transaction by a sync: one batch of ~5,000 chunks (~650 documents of
-#: the benchmark corpus) commits in well under a second, so an upload waits that long at most;
-#: larger batches gain little (the FTS5 inserts, not the commits, dominate).
+#: Chunks written per sync transaction: an upload waits for one batch at most, not the sync.
 BATCH_CHUNKS = 5000
-#: FTS5 merges this many index segments of one level at a time (its default: 4). Fewer,
-#: larger merges: a 10k-document sync spends ~40% less time in the inserts, and searches read
-#: no more pages (measured with ``make bench-knowledge``); scores do not depend on it.
+#: FTS5 merges this many index segments of one level at a time (its default: 4): fewer,
+#: larger merges make a large sync faster; scores do not depend on it.
 AUTOMERGE = 16
-#: Page cache of the write connection (KiB): FTS5's merges re-read the segments just written.
-WRITE_CACHE_KIB = 65536
-#: Extra rows a search fetches so that ties at the cut can be ordered by chunk id in Python.
-TIE_MARGIN = 8
-#: First passes a search tries over its rarer terms before it scores every match (bm25_pruning).
-MAX_PROBES = 3
-#: Bytes of the index file a read connection maps into memory: pages are then read in place,
-#: not copied into each connection's page cache - which SQLite empties whenever another
-#: connection writes, so that every search after an upload would re-read its pages.
+#: Bytes of the index file a read connection maps into memory: pages are read in place, not
+#: copied into a page cache that SQLite empties whenever another connection writes.
 READ_MMAP_BYTES = 1 << 30
 #: Read connections kept open for reuse; a burst beyond this opens (and then closes) more.
 MAX_IDLE_READERS = 8
-#: Next to the index file: its postings (term_scores.py), saved for the next start.
-SAVED_POSTINGS = "-postings.npz"
 MAX_TOP_K = 50
 MAX_QUERY_TOKENS = 32
 TITLE_WEIGHT, CONTENT_WEIGHT, CJK_WEIGHT = 5.0, 1.0, 1.0
@@ -151,33 +87,24 @@ _STOPWORDS = frozenset(_STOPWORD_TEXT.split())
 _CJK_RUN = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]+")
 _CJK_FUNCTION_CHARS = frozenset("的了吗呢吧么是在和与及或也都就")
 
-#: The chunks table's columns (FTS5 arguments) and their bm25 weights; the texts of a chunk.
-_FTS5 = (
-    "title, content, doc_id UNINDEXED, source UNINDEXED, cjk, "
-    "tokenize = 'porter unicode61 remove_diacritics 2'"
-)
-_WEIGHTS = {
-    "title": TITLE_WEIGHT,
-    "content": CONTENT_WEIGHT,
-    "doc_id": 0.0,
-    "source": 0.0,
-    "cjk": CJK_WEIGHT,
-}
-_TEXTS = ("title", "content", "cjk")
-_RANK = f"bm25({TITLE_WEIGHT}, {CONTENT_WEIGHT}, 0.0, 0.0, {CJK_WEIGHT})"
 _CHUNK_ROWS = """
 CREATE TABLE chunk_rows (chunk INTEGER PRIMARY KEY, source TEXT NOT NULL);
 CREATE INDEX chunk_rows_source ON chunk_rows (source);
 CREATE INDEX IF NOT EXISTS documents_origin ON documents (origin);
 """
 _MERGES = f"INSERT INTO chunks (chunks, rank) VALUES ('automerge', {AUTOMERGE});"
+# chunk_rows maps a chunk's rowid to its document: FTS5 cannot index an UNINDEXED column, so
+# deleting a document's chunks by source would scan every chunk.
 _SCHEMA = f"""
 DROP TABLE IF EXISTS documents; DROP TABLE IF EXISTS chunks; DROP TABLE IF EXISTS chunk_rows;
 CREATE TABLE documents (
     source TEXT PRIMARY KEY, origin TEXT NOT NULL, title TEXT NOT NULL,
     hash TEXT NOT NULL, bytes INTEGER NOT NULL, chunks INTEGER NOT NULL, uploaded_at TEXT
 );
-CREATE VIRTUAL TABLE chunks USING fts5({_FTS5});
+CREATE VIRTUAL TABLE chunks USING fts5(
+    title, content, doc_id UNINDEXED, source UNINDEXED, cjk,
+    tokenize = 'porter unicode61 remove_diacritics 2'
+);
 {_CHUNK_ROWS}
 {_MERGES}
 """
@@ -186,28 +113,15 @@ _MIGRATIONS = {
     "2": f"{_CHUNK_ROWS} INSERT INTO chunk_rows (chunk, source) SELECT rowid, source FROM chunks;"
     f"{_MERGES}",
     "3": _MERGES,
-    "4": "",  # version 5 adds meta's nonce (see _migrate)
+    "4": "",
 }
-_SCORE = f"bm25(chunks, {TITLE_WEIGHT}, {CONTENT_WEIGHT}, 0.0, 0.0, {CJK_WEIGHT})"
-_PROBE = "SELECT rank FROM chunks WHERE chunks MATCH ? AND rank MATCH ? ORDER BY rank LIMIT ?"
-_MATCH = "chunks MATCH ?"
-_MATCH_EXCEPT = f"{_MATCH} AND rowid NOT IN (SELECT rowid FROM chunks WHERE chunks MATCH ?)"
-# FTS5 sorts (rowid, rank) pairs and reads only the chunks returned; the exact form carries
-# every match through SQLite's sorter but orders ties by chunk id itself.
-_TOP = (
-    "SELECT doc_id, title, source, content, rank FROM chunks WHERE {} AND rank MATCH ? "
-    "ORDER BY rank LIMIT ?"
-)
-_TOP_EXACT = (
-    f"SELECT doc_id, title, source, content, {_SCORE} AS score FROM chunks WHERE {{}} "
-    "ORDER BY score, doc_id LIMIT ?"
-)
-_BY_ROWID = "SELECT rowid, doc_id, title, source, content FROM chunks WHERE rowid IN ({})"
-_GENERATION = "SELECT value FROM meta WHERE key = 'generation'"
-_NEXT_GENERATION = "UPDATE meta SET value = CAST(value AS INTEGER) + 1 WHERE key = 'generation'"
-_LAST_CHUNK = (
-    "SELECT MAX(COALESCE((SELECT MAX(chunk) FROM chunk_rows), 0), "
-    "COALESCE((SELECT CAST(value AS INTEGER) FROM meta WHERE key = 'last_chunk'), 0))"
+# FTS5's bm25 with a weight per column (title, content, doc_id, source, cjk); lower is better.
+# Equal scores keep the order the chunks were written in. (``ORDER BY rank`` with the same
+# function ranks alike but measured ~40% slower at 10k documents: FTS5 runs a nested sort.)
+_SEARCH = (
+    "SELECT doc_id, title, source, content, "
+    f"bm25(chunks, {TITLE_WEIGHT}, {CONTENT_WEIGHT}, 0.0, 0.0, {CJK_WEIGHT}) AS score "
+    "FROM chunks WHERE chunks MATCH ? ORDER BY score, rowid LIMIT ?"
 )
 _CORRUPT = frozenset({11, 26})  # SQLITE_CORRUPT ("malformed"), SQLITE_NOTADB
 _BUSY = frozenset({5, 6})  # SQLITE_BUSY, SQLITE_LOCKED ("database is locked")
@@ -221,6 +135,13 @@ class DocumentSummary(TypedDict):
     source: str
     chunks: int
     bytes: int
+
+
+class DocumentInfo(DocumentSummary):
+    """A document as listed: its summary, where it came from and when it was uploaded."""
+
+    origin: str
+    uploaded_at: str | None
 
 
 @dataclass(frozen=True)
@@ -254,7 +175,7 @@ def cjk_bigrams(text: str) -> list[str]:
 def build_match_query(query: object) -> str:
     """Turn free text into a safe FTS5 query: quoted word tokens joined with OR ('' if none)."""
     # Tokens hold only letters and digits, so quoting them neutralises AND/OR/NOT/NEAR too.
-    return phrase_query(match_terms(query))
+    return " OR ".join(f'"{term}"' for term in match_terms(query))
 
 
 def match_terms(query: object) -> list[str]:
@@ -283,20 +204,7 @@ class KnowledgeIndex:
         self._lock = threading.RLock()  # the write connection (and, in memory, every read)
         self._idle: queue.SimpleQueue[sqlite3.Connection] = queue.SimpleQueue()
         self._closed = False
-        self._counts = TermCounts()  # chunks per query term, for the pruning bounds
         self._writer = self._open_writer()
-        # Every term's chunks and counts, to score with FTS5's bm25 in numpy (term_scores.py).
-        self._scores = TermScores(
-            "chunks",
-            _FTS5,
-            _WEIGHTS,
-            _TEXTS,
-            None if self._memory else self._loader,
-            None if self._memory else Path(self._path + SAVED_POSTINGS),
-            sorted(_STOPWORDS),
-        )
-        self._scores.refresh()
-        self._changes = Write()  # what the write transaction under way changed
 
     # --- connections ----------------------------------------------------------------------
 
@@ -307,12 +215,6 @@ class KnowledgeIndex:
             check_same_thread=False,
             isolation_level=None,
         )
-
-    def _loader(self) -> sqlite3.Connection:
-        """A connection for reading every posting (term_scores.py: a temp vocabulary table)."""
-        conn = self._connect()
-        conn.execute(f"PRAGMA mmap_size = {READ_MMAP_BYTES}")
-        return conn
 
     def _open_writer(self) -> sqlite3.Connection:
         """The write connection with the schema ready; waits out locks, rebuilds corrupt files."""
@@ -330,7 +232,7 @@ class KnowledgeIndex:
                     raise
                 # A derived cache: a corrupt file is discarded and rebuilt from its sources.
                 logger.warning("knowledge index %s is corrupt (%s); rebuilding it", self._path, exc)
-                for suffix in ("", "-wal", "-shm", "-journal", SAVED_POSTINGS):
+                for suffix in ("", "-wal", "-shm", "-journal"):
                     Path(self._path + suffix).unlink(missing_ok=True)
 
     def _open_once(self) -> sqlite3.Connection:
@@ -339,7 +241,6 @@ class KnowledgeIndex:
             if not self._memory:
                 conn.execute("PRAGMA journal_mode = WAL")
                 conn.execute("PRAGMA synchronous = NORMAL")  # WAL: durable at checkpoints
-            conn.execute(f"PRAGMA cache_size = -{WRITE_CACHE_KIB}")
             if not _schema_current(conn):
                 conn.execute("BEGIN IMMEDIATE")
                 try:
@@ -355,7 +256,6 @@ class KnowledgeIndex:
 
     def close(self) -> None:
         """Close the write connection and the idle read connections."""
-        self._scores.close()
         with self._lock:
             self._closed = True
             self._writer.close()
@@ -366,25 +266,14 @@ class KnowledgeIndex:
                     break
 
     @contextmanager
-    def _write(self, bulk: bool = False) -> Iterator[sqlite3.Connection]:
-        """The write connection in a transaction; ``bulk``: one batch of a sync."""
+    def _write(self) -> Iterator[sqlite3.Connection]:
+        """The write connection inside a write transaction, committed when the block ends."""
         with self._lock:
             self._writer.execute("BEGIN IMMEDIATE")
-            self._changes = Write(bulk=bulk)
-            applied = False
             try:
                 yield self._writer
-                self._writer.execute(_NEXT_GENERATION)
-                (generation,) = self._writer.execute(_GENERATION).fetchone()
-                # Applied before the commit: a search of the old snapshot meanwhile finds the
-                # postings newer than it and uses FTS5's queries, never the new postings.
-                delta = self._scores.delta(self._writer, int(generation), self._changes)
-                applied = True
-                self._scores.apply(delta)
                 self._writer.execute("COMMIT")
             except BaseException:
-                if applied:  # the commit failed: the postings are of a write that never was
-                    self._scores.drop()
                 if self._writer.in_transaction:
                     self._writer.execute("ROLLBACK")
                 raise
@@ -400,7 +289,6 @@ class KnowledgeIndex:
             conn = self._idle.get_nowait()
         except queue.Empty:
             conn = self._connect()
-            self._scores.prepare(conn)  # (temporary tables: before it is made query-only)
             conn.execute("PRAGMA query_only = ON")
             conn.execute(f"PRAGMA mmap_size = {READ_MMAP_BYTES}")
         try:
@@ -421,9 +309,8 @@ class KnowledgeIndex:
 
     def _store(self, conn: sqlite3.Connection, docs: list[_Prepared]) -> None:
         """Replace the chunks and row of every document; the caller holds a write transaction."""
-        _delete_chunks(conn, [doc.source for doc in docs], self._changes)
-        # Chunk ids are never reused (term_scores.py filters deleted ones out lazily).
-        (last,) = conn.execute(_LAST_CHUNK).fetchone()
+        _delete_chunks(conn, [doc.source for doc in docs])
+        (last,) = conn.execute("SELECT COALESCE(MAX(chunk), 0) FROM chunk_rows").fetchone()
         chunks: list[tuple[int, str, str, str, str, str]] = []
         owners: list[tuple[int, str]] = []
         for doc in docs:
@@ -431,15 +318,12 @@ class KnowledgeIndex:
                 last += 1
                 chunks.append((last, *row))
                 owners.append((last, doc.source))
-                self._changes.added.append((last, (row[2], row[3], row[4])))
         conn.executemany(
             "INSERT INTO chunks (rowid, doc_id, source, title, content, cjk) "
             "VALUES (?, ?, ?, ?, ?, ?)",
             chunks,
         )
         conn.executemany("INSERT INTO chunk_rows (chunk, source) VALUES (?, ?)", owners)
-        conn.execute("INSERT OR REPLACE INTO meta (key, value) VALUES ('last_chunk', ?)", (last,))
-        _add_to_meta(conn, "chunks", len(owners))
         conn.executemany(
             "INSERT OR REPLACE INTO documents (source, origin, title, hash, bytes, chunks, "
             "uploaded_at) VALUES (?, ?, ?, ?, ?, ?, ?)",
@@ -457,31 +341,13 @@ class KnowledgeIndex:
             ],
         )
 
-    def _store_batched(self, docs: Iterable[_Prepared]) -> None:
-        """Write ``docs`` in transactions of about ``BATCH_CHUNKS`` chunks each.
-
-        A pipeline of two: while one batch is written on a helper thread (SQLite releases the
-        GIL while it works), the next is chunked here; at most one batch waits in memory.
-        """
-        with ThreadPoolExecutor(max_workers=1, thread_name_prefix="knowledge-sync") as pool:
-            pending: Future[None] | None = None
-            for batch in _batches(docs):
-                if pending is not None:
-                    pending.result()
-                pending = pool.submit(self._write_batch, batch)
-            if pending is not None:
-                pending.result()
-
-    def _write_batch(self, docs: list[_Prepared]) -> None:
-        with self._write(bulk=True) as conn:
-            self._store(conn, docs)
-
     def sync_directory(self, path: Path) -> SyncReport:
         """Index every .md/.txt under ``path``; only changed files are re-chunked and written.
 
         Source ids are ``<folder name>/<relative path>`` (``runbooks/db/pool.md``). The folder
         owns every non-upload document: a file no longer in it is removed, uploads are kept.
         Hidden files and folders are ignored. Raises NotADirectoryError for a missing folder.
+        An unchanged folder writes nothing (not even a transaction).
         """
         root = Path(path)
         if not root.is_dir():
@@ -489,7 +355,6 @@ class KnowledgeIndex:
         prefix = root.resolve().name or "knowledge"
         found: dict[str, tuple[str, str, str, int]] = {}  # source -> (hash, text, name, bytes)
         unreadable: set[str] = set()  # present but unreadable now (mid-write): keep, not remove
-        skipped = 0
         for file in sorted(root.rglob("*")):
             rel = file.relative_to(root)
             if file.suffix.lower() not in SUFFIXES or any(p.startswith(".") for p in rel.parts):
@@ -497,12 +362,10 @@ class KnowledgeIndex:
             try:
                 if not file.is_file():
                     continue
-                data = file.read_bytes()
-                text = validate_text(data)
+                text = validate_text(file.read_bytes())
             except (OSError, ValueError) as exc:
                 logger.warning("knowledge: skipping %s: %s", file, exc)
                 unreadable.add(f"{prefix}/{rel.as_posix()}")
-                skipped += 1
                 continue
             body = text.encode("utf-8")
             found[f"{prefix}/{rel.as_posix()}"] = (_digest(body), text, file.name, len(body))
@@ -512,26 +375,27 @@ class KnowledgeIndex:
             )
         changed = {s: v for s, v in found.items() if existing.get(s) != v[0]}
         gone = sorted(set(existing) - set(found) - unreadable)
-        # Chunked lazily, batch by batch, outside the write lock: searches are not held up.
-        self._store_batched(
+        # Chunked batch by batch, outside the write lock: searches and uploads are not held up.
+        prepared = (
             _prepare(s, DIRECTORY, name, text, (digest, size))
             for s, (digest, text, name, size) in changed.items()
         )
+        for batch in _batches(prepared):
+            with self._write() as conn:
+                self._store(conn, batch)
         if gone:
             with self._write() as conn:
-                _delete_chunks(conn, gone, self._changes)
+                _delete_chunks(conn, gone)
                 conn.executemany(
                     "DELETE FROM documents WHERE source = ?", [(source,) for source in gone]
                 )
-        if changed or gone:
-            self._scores.refresh()  # when a batch too large to apply dropped the postings
         added = sum(source not in existing for source in changed)
         report = SyncReport(
             added=added,
             updated=len(changed) - added,
             removed=len(gone),
             unchanged=len(found) - len(changed),
-            skipped=skipped,
+            skipped=len(unreadable),
         )
         logger.info("knowledge: synced %s: %s", root, report.as_dict())
         return report
@@ -544,8 +408,7 @@ class KnowledgeIndex:
         filename = clean_name(name)
         body = validate_text(text)
         label = source.strip().strip("/") or "upload"
-        # The expensive part (chunking) runs before the write lock: a big upload holds the
-        # index only for its inserts, and searches (read connections) never wait for it.
+        # Chunked before the write lock: a big upload holds the index only for its inserts.
         doc = _prepare(f"{label}/{filename}", UPLOAD, filename, body)
         with self._write() as conn:
             self._store(conn, [doc])
@@ -570,7 +433,7 @@ class KnowledgeIndex:
                     f"{doc_id} is a bundled runbook from the knowledge folder and is read-only; "
                     "only uploaded documents can be deleted"
                 )
-            _delete_chunks(conn, [source], self._changes)
+            _delete_chunks(conn, [source])
             conn.execute("DELETE FROM documents WHERE source = ?", (source,))
         return DocumentSummary(doc_id=source, title=title, source=source, chunks=chunks, bytes=size)
 
@@ -580,104 +443,39 @@ class KnowledgeIndex:
         """The ``top_k`` best chunks for free text, best first; [] when nothing matches.
 
         Each result is ``{"doc_id", "title", "source", "score", "content"}``; ``score`` is
-        ``-bm25`` rounded to 3 decimals (higher is better); equal scores are ordered by chunk
-        id. A chunk of an uploaded document also carries ``origin``: ``{"kind": "upload",
-        "file_name", "uploaded_at"}``, so wherever it is cited the answer can say it came from
-        an upload, not from the runbooks. Never raises on user text.
+        FTS5's ``-bm25`` rounded to 3 decimals (higher is better). A chunk of an uploaded
+        document also carries ``origin``: ``{"kind": "upload", "file_name", "uploaded_at"}``,
+        so wherever it is cited the answer can say it came from an upload, not from the
+        runbooks. Never raises on user text.
         """
-        terms = match_terms(query)
-        if not terms:
+        match = build_match_query(query)
+        if not match:
             return []
         try:
             limit = min(max(int(top_k), 1), MAX_TOP_K)
         except (TypeError, ValueError):
             limit = 3
-        match = phrase_query(terms)
         try:
             with self._read() as conn:
-                rows = self._summed(conn, terms, limit)
-                if rows is None:
-                    rows = self._pruned(conn, terms, limit)
-                if rows is None:
-                    rows = _top(conn, limit, match)
+                rows = conn.execute(_SEARCH, (match, limit)).fetchall()
                 uploads = _uploads(conn, {row[2] for row in rows})
         except sqlite3.Error as exc:
             log = logger.error if _is_corrupt(exc) else logger.warning
             log("knowledge search failed for %r: %s", match, exc)
             return []
         found = []
-        for doc_id, title, source, content, rank in rows:
+        for doc_id, title, source, content, score in rows:
             item: dict[str, Any] = {
                 "doc_id": doc_id,
                 "title": title,
                 "source": source,
-                "score": max(round(-rank, 3), 0.001),
+                "score": max(round(-score, 3), 0.001),
                 "content": content,
             }
             if source in uploads:
                 item["origin"] = uploads[source]
             found.append(item)
         return found
-
-    def _summed(self, conn: sqlite3.Connection, terms: list[str], limit: int) -> list[Any] | None:
-        """The top ``limit`` rows scored from the postings kept (:mod:`.term_scores`).
-
-        None when they cannot answer (a word that is not one token, a snapshot older than this
-        process's last write) and when equal scores run past ``TIE_MARGIN`` (the exact query
-        orders them).
-        """
-        row = conn.execute(_GENERATION).fetchone()
-        if row is None:
-            return None
-        best = self._scores.top(conn, int(row[0]), terms, limit + TIE_MARGIN)
-        if best is None or (len(best) == limit + TIE_MARGIN and best[limit - 1][1] == best[-1][1]):
-            return None
-        if not best:
-            return []
-        score = dict(best)
-        found = [
-            (doc_id, title, source, content, score[rowid])
-            for rowid, doc_id, title, source, content in conn.execute(
-                _BY_ROWID.format(",".join("?" * len(score))), list(score)
-            )
-        ]
-        return sorted(found, key=lambda item: (item[4], item[0]))[:limit]
-
-    def _pruned(self, conn: sqlite3.Connection, terms: list[str], limit: int) -> list[Any] | None:
-        """The top ``limit`` rows scoring only chunks with a rarer term; None when no pruning.
-
-        A probe ranks the chunks holding an essential term by those terms alone; its k-th
-        score bounds the final k-th score from below, and the common terms are left out when
-        their bounds add up to less (:mod:`.bm25_pruning`).
-        """
-        if len(terms) < 2:
-            return None
-        counts = self._counts.counts(conn, terms)
-        plan = Plan.of(counts.hits, counts.rows, counts.exact)
-        for _ in range(MAX_PROBES):
-            if not plan.useful:
-                return None
-            probe = conn.execute(_PROBE, (phrase_query(plan.essential), _RANK, limit)).fetchall()
-            if len(probe) < limit:
-                plan.promote()  # too few chunks to bound the k-th score: widen the first pass
-                continue
-            if not plan.fit(-probe[-1][0]):
-                return None
-            # Chunks with essential and common terms, scored over all terms; then chunks with
-            # essential terms only, whose score over those is their full score (a common term
-            # absent adds 0) - bm25 over the essential terms alone spares FTS5 from counting
-            # the common terms' chunks a second time.
-            both, alone = plan.queries()
-            found = _top(conn, limit, both) + _top(conn, limit, alone, both)
-            return sorted(found, key=lambda row: (row[4], row[0]))[:limit]
-        return None
-
-    def wait_until_loaded(self, timeout: float | None = None) -> bool:
-        """Wait for the postings being read (after a start or a large sync); True when kept.
-
-        Searches never need this: until then each reads its own terms from the index.
-        """
-        return self._scores.wait(timeout)
 
     def stats(self) -> dict[str, int]:
         """Counts of documents (all, from the folder, uploaded) and of chunks."""
@@ -721,13 +519,6 @@ class KnowledgeIndex:
         ]
 
 
-class DocumentInfo(DocumentSummary):
-    """A document as listed: its summary, where it came from and when it was uploaded."""
-
-    origin: str
-    uploaded_at: str | None
-
-
 #: Columns added after schema version 1, added in place (uploads live only in the index, so
 #: a rebuild would lose them).
 _LATER_COLUMNS = {"uploaded_at": "TEXT"}
@@ -766,51 +557,16 @@ def _migrate(conn: sqlite3.Connection) -> None:
     conn.execute(
         "INSERT OR REPLACE INTO meta (key, value) VALUES ('schema_version', ?)", (SCHEMA_VERSION,)
     )
-    # Running totals for the term counts (term_counts.py); see _NEXT_GENERATION, _add_to_meta.
-    (chunks,) = conn.execute("SELECT COUNT(*) FROM chunk_rows").fetchone()
-    conn.execute("INSERT OR REPLACE INTO meta (key, value) VALUES ('chunks', ?)", (chunks,))
-    for key in ("generation", "deleted"):
-        conn.execute("INSERT OR IGNORE INTO meta (key, value) VALUES (?, '0')", (key,))
-    # This file's identity: postings saved for another file (rebuilt, replaced) are not its.
-    conn.execute(
-        "INSERT OR REPLACE INTO meta (key, value) VALUES ('nonce', ?)", (secrets.token_hex(16),)
-    )
 
 
-def _delete_chunks(conn: sqlite3.Connection, sources: list[str], changes: Write) -> None:
-    """Delete the chunks of ``sources``, noted in ``changes`` and in the totals of ``meta``."""
+def _delete_chunks(conn: sqlite3.Connection, sources: list[str]) -> None:
+    """Delete the chunks of ``sources``; the caller holds a write transaction."""
     params = [(source,) for source in sources]
-    for source in params:
-        changes.deleted += [
-            chunk
-            for (chunk,) in conn.execute("SELECT chunk FROM chunk_rows WHERE source = ?", source)
-        ]
     conn.executemany(
         "DELETE FROM chunks WHERE rowid IN (SELECT chunk FROM chunk_rows WHERE source = ?)",
         params,
     )
-    removed = conn.executemany("DELETE FROM chunk_rows WHERE source = ?", params).rowcount
-    if removed > 0:
-        _add_to_meta(conn, "deleted", removed)
-        _add_to_meta(conn, "chunks", -removed)
-
-
-def _add_to_meta(conn: sqlite3.Connection, key: str, amount: int) -> None:
-    """Add to one of the running totals of ``meta`` (``chunks``, ``deleted``)."""
-    conn.execute("UPDATE meta SET value = CAST(value AS INTEGER) + ? WHERE key = ?", (amount, key))
-
-
-def _top(conn: sqlite3.Connection, limit: int, match: str, *exclude: str) -> list[Any]:
-    """The ``limit`` best chunks for ``match`` (minus those of ``exclude``), ties by chunk id.
-
-    FTS5's ``ORDER BY rank`` orders equal scores its own way, so ``TIE_MARGIN`` more rows are
-    fetched and sorted here; should the tie run past them, the exact form answers instead.
-    """
-    where = _MATCH_EXCEPT if exclude else _MATCH
-    rows = conn.execute(_TOP.format(where), (match, *exclude, _RANK, limit + TIE_MARGIN)).fetchall()
-    if len(rows) == limit + TIE_MARGIN and rows[limit - 1][4] == rows[-1][4]:
-        rows = conn.execute(_TOP_EXACT.format(where), (match, *exclude, limit)).fetchall()
-    return sorted(rows, key=lambda row: (row[4], row[0]))[:limit]
+    conn.executemany("DELETE FROM chunk_rows WHERE source = ?", params)
 
 
 def _uploads(conn: sqlite3.Connection, sources: set[str]) -> dict[str, dict[str, Any]]:

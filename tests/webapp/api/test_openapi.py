@@ -1,4 +1,4 @@
-"""The generated OpenAPI document: valid, one operation per route, and what the README lists."""
+"""The generated OpenAPI document: valid, one operation per route, and what docs/api.md lists."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ from webapp.api.contract import message
 from webapp.api.models import ChatRequest, FeedbackRequest
 from webapp.api.openapi import openapi_document
 
-README = Path(__file__).resolve().parents[3] / "README.md"
+API_PAGE = Path(__file__).resolve().parents[3] / "docs" / "api.md"
 
 
 def test_the_document_is_valid_openapi_3_1() -> None:
@@ -63,12 +63,13 @@ def test_validation_errors_read_as_sentences(body: dict[str, object], expected: 
     assert message(caught.value.errors()[0]).startswith(expected)
 
 
-def readme_api_section() -> str:
-    return README.read_text().split("### HTTP API", 1)[1].split("\nErrors:", 1)[0]
+def api_table() -> str:
+    """The endpoint table of the HTTP API page: everything before its paragraph on errors."""
+    return API_PAGE.read_text().split("\nErrors:", 1)[0]
 
 
-def test_the_readme_lists_exactly_the_documented_operations() -> None:
-    section = readme_api_section()
+def test_the_api_page_lists_exactly_the_documented_operations() -> None:
+    section = api_table()
     listed = set(re.findall(r"`(GET|POST|DELETE|PUT|PATCH) (/[^`?\s]*)", section))
     documented = {
         (method.upper(), re.sub(r"\{([^}]+)\}", r"<\1>", path))
@@ -88,11 +89,11 @@ def accepted_names(operation: dict[str, Any]) -> list[str]:
     return names
 
 
-def test_each_readme_row_names_what_its_endpoints_accept() -> None:
-    """The README's table is checked against the request models: every query parameter, header
+def test_each_api_page_row_names_what_its_endpoints_accept() -> None:
+    """The API page's table is checked against the request models: every query parameter, header
     and body field an endpoint's model documents is named in that endpoint's row."""
     paths = openapi_document()["paths"]
-    rows = [line for line in readme_api_section().splitlines() if line.startswith("| `")]
+    rows = [line for line in api_table().splitlines() if line.startswith("| `")]
     unnamed = []
     for row in rows:
         cell = row.split(" | ", 1)[0]

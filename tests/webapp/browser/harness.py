@@ -1,6 +1,6 @@
 """The app served in-process on a free port, and the system Chromium driven by Playwright.
 
-Shared by the browser tests and ``bench/screenshots.py``. The browser is Debian's
+Shared by the browser tests and ``scripts/screenshots.py``. The browser is Debian's
 ``/usr/bin/chromium``, never one Playwright downloads; each launch gets a fresh user-data dir.
 """
 
@@ -59,7 +59,7 @@ def browser_missing() -> str | None:
 
 
 def screenshot_folder(description: str, default: Path) -> Path | None:
-    """The README screenshot scripts' start: ``--out`` (created), or None - the reason
+    """The screenshot scripts' start: ``--out`` (created), or None - the reason
     printed - when no browser can be driven here."""
     parser = argparse.ArgumentParser(description=description)
     parser.add_argument("--out", type=Path, default=default)

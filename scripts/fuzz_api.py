@@ -376,7 +376,7 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=7, help="hypothesis seed")
     args = parser.parse_args()
     if int(version("schemathesis").split(".")[0]) < 4:
-        raise SystemExit("bench/fuzz_api.py needs schemathesis >= 4: make fuzz installs it")
+        raise SystemExit("scripts/fuzz_api.py needs schemathesis >= 4: make fuzz installs it")
     started = time.perf_counter()
     with tempfile.TemporaryDirectory(prefix="fuzz-api-") as workdir:
         app = build_app(Path(workdir))

@@ -1,4 +1,4 @@
-"""Screenshots of the browser UI for the README, under ``docs/``.
+"""Screenshots of the browser UI for the documentation, under ``docs/``.
 
 Serves the app in-process (a temporary SQLite database, the offline model), drives the system
 Chromium headless through Playwright exactly as the browser tests do, and writes the PNGs:
@@ -7,7 +7,7 @@ Chromium headless through Playwright exactly as the browser tests do, and writes
 window), ``patterns.png`` (an answer to a Chinese question citing ``detect_anomalies`` and
 ``log_patterns``: Chinese labels, the log-pattern table) and ``trace.png`` (the trace viewer
 with the route diagram and the excerpt a claim was verified against highlighted).
-Run with ``.venv/bin/python bench/screenshots.py [--out docs]``.
+Run with ``.venv/bin/python scripts/screenshots.py [--out docs]``.
 """
 
 from __future__ import annotations

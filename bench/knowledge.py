@@ -1,19 +1,31 @@
-"""A seeded corpus of runbook-like Markdown documents and incident questions for benchmarks.
+"""Knowledge index at 1k and 10k documents: sync, re-sync, search p50/p95, a 1 MiB upload.
 
-Documents look like operations runbooks: a level-1 title, sections (symptoms, diagnosis,
-mitigation, ...) with paragraphs, bullet lists and fenced shell snippets, sizes spread from a
-few hundred bytes to tens of kilobytes (log-normal). Words are drawn by Zipf's law (frequency
-~ 1/rank) from function words, a generic operations vocabulary and a long tail of made-up
-names, so common words match many chunks and rare ones a handful, as in a real runbook folder.
-Queries read like the questions the analyser sends: several words drawn the same way (function
-words included: the index drops them), sometimes a component name.
+A seeded corpus of runbook-like Markdown is written to a temporary folder: a level-1 title,
+sections (symptoms, diagnosis, mitigation, ...) with paragraphs, bullet lists and fenced
+snippets, sizes log-normal around 3 KB. Words are drawn by Zipf's law (frequency ~ 1/rank)
+from function words, an operations vocabulary and a long tail of made-up names, so common
+words match many chunks and rare ones a handful. Questions read like the ones the analyser
+sends: 4 to 14 words drawn the same way, sometimes a component name. Each size is synced into
+a fresh index file, synced again unchanged, then every question is searched once from one
+thread (top 5). Figures are medians over ``--repeats`` runs; the machine may be shared, so
+compare figures of one run only.
 """
 
 from __future__ import annotations
 
+import argparse
+import json
 import random
+import statistics
+import tempfile
+import time
+from collections.abc import Callable
 from itertools import accumulate
 from pathlib import Path
+
+from webapp.tools.knowledge import KnowledgeIndex
+
+MIB = 1024 * 1024
 
 _OPS_TEXT = """
 latency error timeout connection pool database cache queue disk memory cpu thread request
@@ -138,3 +150,70 @@ class Corpus:
         if self._rng.random() < 0.3:
             words.append(self._rng.choice(self.components))
         return " ".join(words) + "?"
+
+
+def percentile(values: list[float], fraction: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(fraction * len(ordered)))]
+
+
+def fresh_index(db: Path) -> KnowledgeIndex:
+    for suffix in ("", "-wal", "-shm"):
+        Path(f"{db}{suffix}").unlink(missing_ok=True)
+    return KnowledgeIndex(db)
+
+
+def timed(action: Callable[..., object], *args: object) -> float:
+    started = time.perf_counter()
+    action(*args)
+    return time.perf_counter() - started
+
+
+def measure(label: str, folder: Path, db: Path, queries: list[str]) -> dict[str, float]:
+    """One run at one size: sync, re-sync, every question once from one thread (ms)."""
+    index = fresh_index(db)
+    figures = {f"sync {label} (s)": timed(index.sync_directory, folder)}
+    figures[f"re-sync {label} unchanged (s)"] = timed(index.sync_directory, folder)
+    latencies = [timed(index.search, query, 5) * 1000 for query in queries]
+    figures[f"search p50 {label} (ms)"] = percentile(latencies, 0.5)
+    figures[f"search p95 {label} (ms)"] = percentile(latencies, 0.95)
+    index.close()
+    return figures
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--queries", type=int, default=200)
+    parser.add_argument("--seed", type=int, default=12)
+    args = parser.parse_args()
+    corpus = Corpus(args.seed)
+    runs: list[dict[str, float]] = []
+    with tempfile.TemporaryDirectory(prefix="bench-knowledge-") as tmp:
+        work = Path(tmp)
+        large, small = work / "large" / "runbooks", work / "small" / "runbooks"
+        paths = corpus.write(large, 10_000)
+        size = sum(path.stat().st_size for path in paths)
+        for path in paths[:1000]:
+            target = small / path.relative_to(large)
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_bytes(path.read_bytes())
+        queries = [corpus.query() for _ in range(args.queries)]
+        print(f"corpus: 10,000 documents, {size / 1e6:.1f} MB (seed {args.seed})")
+        upload = "".join(corpus.document() for _ in range(400))[:MIB]  # ASCII: 1 MiB
+        for _ in range(args.repeats):
+            run = measure("1k", small, work / "knowledge.db", queries)
+            run |= measure("10k", large, work / "knowledge.db", queries)
+            index = KnowledgeIndex(work / "knowledge.db")
+            run["upload 1 MiB at 10k (s)"] = timed(index.add_document, "big.md", upload)
+            index.close()
+            runs.append(run)
+    figures = {name: statistics.median(run[name] for run in runs) for name in runs[0]}
+    print(f"\n{'(medians of ' + str(args.repeats) + ')':<32}")
+    for name, value in figures.items():
+        print(f"{name:<32}{value:>10.3f}")
+    print(json.dumps(figures))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,9 +1,9 @@
-"""Screenshots of the list pages for the README: ``docs/runs.png`` and ``docs/alerts.png``.
+"""Screenshots of the list pages for the documentation: ``docs/runs.png`` and ``docs/alerts.png``.
 
 Serves the app in-process (a temporary SQLite database, the offline model, the Alertmanager
 webhook enabled), asks three questions and posts the recorded Alertmanager notification, then
 drives the system Chromium headless as the browser tests do: the Runs page, and the alert inbox
-after "Investigate now". Run with ``.venv/bin/python bench/screenshots_lists.py [--out docs]``.
+after "Investigate now". Run with ``.venv/bin/python scripts/screenshots_lists.py [--out docs]``.
 """
 
 from __future__ import annotations

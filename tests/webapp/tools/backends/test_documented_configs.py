@@ -1,4 +1,4 @@
-"""The README's copy-paste Prometheus + Alertmanager files are valid for the real tools."""
+"""The copy-paste Prometheus + Alertmanager files of docs/stack.md are valid for the real tools."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from pathlib import Path
 
 from tests.webapp.tools.backends.servers import PROMTOOL, binary
 
-README = Path(__file__).resolve().parents[4] / "README.md"
+STACK_PAGE = Path(__file__).resolve().parents[4] / "docs" / "stack.md"
 AMTOOL = "/usr/bin/amtool"
 FILES = ("prometheus.yml", "rules.yml", "alertmanager.yml")
 
@@ -16,12 +16,12 @@ FILES = ("prometheus.yml", "rules.yml", "alertmanager.yml")
 def copy_paste_files() -> dict[str, str]:
     """Each file of the "Copy-paste: Prometheus + Alertmanager" section: the YAML block after
     the paragraph that names it."""
-    section = README.read_text().split("### Copy-paste: Prometheus + Alertmanager", 1)[1]
-    section = section.split("\n### ", 1)[0]
+    section = STACK_PAGE.read_text().split("## Copy-paste: Prometheus + Alertmanager", 1)[1]
+    section = section.split("\n## ", 1)[0]
     found = {}
     for name in FILES:
         match = re.search(rf"`{re.escape(name)}`.*?```yaml\n(.*?)```", section, re.S)
-        assert match, f"the README shows no {name}"
+        assert match, f"docs/stack.md shows no {name}"
         found[name] = match.group(1)
     return found
 
@@ -31,7 +31,7 @@ def _check(argv: list[str], cwd: Path) -> None:
     assert done.returncode == 0, done.stdout + done.stderr
 
 
-def test_the_readme_configs_pass_promtool_and_amtool(tmp_path: Path) -> None:
+def test_the_documented_configs_pass_promtool_and_amtool(tmp_path: Path) -> None:
     for name, text in copy_paste_files().items():
         (tmp_path / name).write_text(text)
     _check([binary(PROMTOOL), "check", "config", "prometheus.yml"], tmp_path)
