@@ -4,6 +4,7 @@ product's real chat path (router, diagnosis graph, offline model, recorded tool 
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
 from datetime import datetime, timedelta
 from pathlib import Path
@@ -114,6 +115,13 @@ def test_two_incidents_at_once_are_answered_as_two(
         head = _head(answer)
         for truth in case.expect.truths:
             assert truth.culprit in head, (case.turns[0], truth.culprit)
+        # The alerts listed are those of the services investigated, not every firing alert.
+        involved = {s for t in case.expect.truths for s in (t.culprit, *t.involved)}
+        listed = [line for line in head.splitlines() if re.match(r"\d+\. (Alert|告警) ", line)]
+        for line in listed:
+            assert any(s in line for s in involved), line
+        alerts_asked = "alert" in case.turns[0].lower() or "告警" in case.turns[0]
+        assert listed or not alerts_asked or "No alert" in head, case.turns[0]
 
 
 def test_questions_about_a_service_state_take_the_complex_flow(

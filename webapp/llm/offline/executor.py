@@ -49,8 +49,8 @@ from typing import Any
 from ...analysis.language import question_language
 from ...analysis.names import stem
 from ..react import Budget
+from . import alerts, suspects
 from . import claims as kinds
-from . import suspects
 from .causes import Item, Match, classify
 from .conversation import Catalog, Done
 from .findings import Reading, Signal, Template, readings
@@ -131,7 +131,8 @@ class Investigation:
                 str(q.get("arguments", {}).get("service", ""))
                 for q in (request.get("plan") or {}).get("queries", [])
             )
-            or suspects.picked(self.done, self.stated, str(request.get("question", "")))
+            # "why is <alert> firing?" is about the alert's own service (``window``).
+            or ([] if alerts.named(request, self.done) else suspects.picked(self.done, self.stated))
             or list(self.readings)
         )
 

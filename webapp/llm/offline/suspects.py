@@ -18,7 +18,6 @@ from collections.abc import Mapping, Sequence
 from datetime import datetime, timedelta
 from typing import Any
 
-from . import alerts
 from .conversation import Done
 from .question import parse_time
 
@@ -36,11 +35,11 @@ def triage_output(done: Sequence[Done]) -> Mapping[str, Any] | None:
     return found[-1] if found else None
 
 
-def picked(done: Sequence[Done], stated: datetime | None, question: str = "") -> list[str]:
+def picked(done: Sequence[Done], stated: datetime | None) -> list[str]:
     """The services to investigate, in order (see the module docstring)."""
     output = triage_output(done)
-    if output is None or alerts.named({"question": question}, done):
-        return []  # "why is <alert> firing?" is about the alert's own service
+    if output is None:
+        return []
     incidents: dict[int, list[Mapping[str, Any]]] = {}
     for suspect in output.get("suspects") or []:
         incidents.setdefault(int(suspect.get("incident") or 0), []).append(suspect)
@@ -61,6 +60,17 @@ def picked(done: Sequence[Done], stated: datetime | None, question: str = "") ->
         services += [str(s["service"]) for s in members if s.get("described")]
         services.append(str(members[0]["service"]))
     return list(dict.fromkeys(services))
+
+
+def picked_alerts(done: Sequence[Done], stated: datetime | None) -> set[tuple[str, str]]:
+    """``(alert name, service)`` of the alerts triage found on the picked services."""
+    chosen = set(picked(done, stated))
+    return {
+        (str(alert.get("alert_name")), str(suspect["service"]))
+        for suspect in (triage_output(done) or {}).get("suspects") or []
+        if suspect.get("service") in chosen
+        for alert in suspect.get("alerts") or []
+    }
 
 
 def _distance(leader: Mapping[str, Any], stated: datetime | None) -> timedelta | None:
