@@ -10,6 +10,10 @@ services the executor then investigates like named ones (each along its own chai
   belong to, the described suspect first (the chain from it reaches the cause);
 * at most ``MAX_INCIDENTS`` incidents: two problems that began together and share no link
   are answered as two.
+
+For a named service whose chain stops at itself, ``route`` gives the suspects from it to its
+incident's leader; ``picked_alerts`` the alerts worth listing when an alerts question asks
+what is wrong.
 """
 
 from __future__ import annotations
