@@ -26,7 +26,7 @@ CONCURRENCY ?= 2
 
 .PHONY: help install run serve worker init-db test lint format docs fuzz screenshots \
 	test-local-llm bench bench-engine bench-workflow bench-analysis bench-aiops bench-telemetry \
-	bench-api bench-knowledge bench-mcp bench-serve bench-streams bench-scale demo-data eval \
+	bench-api bench-knowledge bench-mcp bench-serve bench-streams bench-scale demo-data schema eval \
 	clean
 
 help:
@@ -43,6 +43,7 @@ help:
 	@echo "  make docs           build the documentation (mkdocs --strict) into site/"
 	@echo "  make eval           diagnosis correctness over generated worlds (RECORDED=dir of runs)"
 	@echo "  make demo-data      regenerate the bundled demo dataset (seed 7)"
+	@echo "  make schema         regenerate schema.sql (MySQL/MariaDB DDL) from the peewee models"
 	@echo "  make fuzz           schemathesis against the app's OpenAPI document"
 	@echo "  make screenshots    regenerate the browser UI screenshots under docs/"
 	@echo "  make test-local-llm the demo questions end to end on llama.cpp + Gemma 3 270M (slow)"
@@ -186,6 +187,9 @@ test-local-llm: $(DEV_STAMP) $(LOCAL_LLM_STAMP)
 
 bench-knowledge: $(DEV_STAMP)
 	$(BIN)/python bench/knowledge.py
+
+schema: $(DEV_STAMP)
+	$(BIN)/python scripts/schema_sql.py
 
 demo-data: $(DEV_STAMP)
 	$(BIN)/python -m webapp.demo.generate --out webapp/demo/data --seed 7

@@ -4,12 +4,12 @@ In-memory ports, nothing excluded: the graph, the agents' prompts and parsing, t
 tool calls against the demo backend and the knowledge index, the gatekeeper and the audit rows.
 Prints median milliseconds per run (per scenario and overall) and where the time goes: the
 engine's own loop, the tools (backend and knowledge queries), the offline provider, and the rest
-(workflow nodes, validation, step/invocation recording), and the size of the prompt each agent
-sends (median characters of messages, tool definitions and response_format per model call, and
-an estimate in tokens at four characters a token - what a small local model's context must
-hold). Prompt sizes are measured in the warm-up rounds (the same calls: answers do not depend
-on what is cached), not in the timed ones, whose figures would otherwise include encoding every
-conversation once more for the count (about 7% of a run). Run with ``make bench-workflow``.
+(workflow nodes, validation, step/invocation recording), and the prompt tokens the agents send
+as their steps record them (``webapp.llm.tokens``: messages, tool definitions and
+response_format): per agent (median and largest call) and per diagnosis (median and largest
+sum) - what a paid model bills and what a small local model's context must hold. They are read
+from the last warm-up round's steps (the same calls as the timed rounds). Run with
+``make bench-workflow``.
 """
 
 from __future__ import annotations
@@ -49,47 +49,27 @@ class Clock:
         return timed
 
 
-class PromptSizes:
-    """Characters sent per model call, by agent (the response_format's schema name)."""
-
-    def __init__(self) -> None:
-        self.calls: dict[str, list[dict[str, int]]] = defaultdict(list)
-        self.active = True
-
-    def wrap(self, complete: Callable[..., Any]) -> Callable[..., Any]:
-        def measured(messages: Any, **kwargs: Any) -> Any:
-            if not self.active:
-                return complete(messages, **kwargs)
-            response_format = kwargs.get("response_format") or {}
-            agent = str((response_format.get("json_schema") or {}).get("name") or "plain")
-            self.calls[agent].append(
-                {
-                    "messages": _chars(messages),
-                    "tools": _chars(kwargs.get("tools") or []),
-                    "response_format": _chars(response_format),
-                }
-            )
-            return complete(messages, **kwargs)
-
-        return measured
-
-    def medians(self) -> dict[str, dict[str, float]]:
-        table: dict[str, dict[str, float]] = {}
-        for agent, calls in sorted(self.calls.items()):
-            parts = {k: statistics.median(c[k] for c in calls) for k in calls[0]}
-            total = statistics.median(sum(c.values()) for c in calls)
-            table[agent] = {**parts, "total": total, "tokens_est": total / 4, "calls": len(calls)}
-        return table
+def prompt_tokens(steps: list[dict[str, Any]], run_ids: set[str]) -> dict[str, Any]:
+    """Recorded prompt tokens of ``run_ids``' steps: per agent and per diagnosis."""
+    by_agent: dict[str, list[int]] = defaultdict(list)
+    by_run: dict[str, int] = defaultdict(int)
+    for step in steps:
+        if step["run_id"] in run_ids:
+            by_agent[step["agent_name"]].append(step["prompt_tokens"])
+            by_run[step["run_id"]] += step["prompt_tokens"]
+    agents = {
+        agent: {"calls": len(v), "median": statistics.median(v), "max": max(v)}
+        for agent, v in sorted(by_agent.items())
+    }
+    runs = list(by_run.values())
+    return {
+        "by_agent": agents,
+        "per_diagnosis": {"median": statistics.median(runs), "max": max(runs)},
+    }
 
 
-def _chars(value: Any) -> int:
-    return len(json.dumps(value, ensure_ascii=False, default=str))
-
-
-def instrument(diagnoser: Diagnoser, clock: Clock, sizes: PromptSizes | None = None) -> None:
+def instrument(diagnoser: Diagnoser, clock: Clock) -> None:
     """Time the provider, every tool handler, and every node function of the graph."""
-    if sizes is not None:
-        diagnoser.model.complete = sizes.wrap(diagnoser.model.complete)  # type: ignore[method-assign]
     diagnoser.model.complete = clock.wrap("provider", diagnoser.model.complete)  # type: ignore[method-assign]
     diagnoser.tools[:] = [
         ToolSpec(t.name, t.description, t.parameters, clock.wrap("tools", t.handler), t.role)
@@ -103,14 +83,12 @@ def instrument(diagnoser: Diagnoser, clock: Clock, sizes: PromptSizes | None = N
 def main() -> None:
     diagnoser = offline_diagnoser()
     clock = Clock()
-    sizes = PromptSizes()
-    instrument(diagnoser, clock, sizes)
+    instrument(diagnoser, clock)
     scenarios = scenario_records("default")
     for _ in range(WARMUP):
-        for record in scenarios:
-            diagnoser.diagnose(record["question"])
+        warm = {diagnoser.diagnose(record["question"]).run_id for record in scenarios}
+    tokens = prompt_tokens(diagnoser.audit.steps, warm)  # type: ignore[attr-defined]
     clock.spent.clear()
-    sizes.active = False  # measured in the warm-up rounds: the timed ones pay no counting
     per_scenario: dict[str, list[float]] = {r["id"]: [] for r in scenarios}
     total = 0.0
     for _ in range(ROUNDS):
@@ -139,13 +117,11 @@ def main() -> None:
     print(f"{'all':<10}{statistics.median(everything):>10.2f}")
     for name, share in shares.items():
         print(f"share {name}: {share:.1%}")
-    prompts = sizes.medians()
-    print(f"{'agent':<22}{'messages':>9}{'tools':>7}{'format':>7}{'total':>7}{'~tokens':>8}")
-    for agent, row in prompts.items():
-        print(
-            f"{agent:<22}{row['messages']:>9.0f}{row['tools']:>7.0f}"
-            f"{row['response_format']:>7.0f}{row['total']:>7.0f}{row['tokens_est']:>8.0f}"
-        )
+    print(f"{'prompt tokens':<14}{'calls':>6}{'median':>8}{'max':>8}")
+    for agent, row in tokens["by_agent"].items():
+        print(f"{agent:<14}{row['calls']:>6}{row['median']:>8.0f}{row['max']:>8}")
+    diagnosis = tokens["per_diagnosis"]
+    print(f"{'per diagnosis':<14}{len(warm):>6}{diagnosis['median']:>8.0f}{diagnosis['max']:>8}")
     print(
         json.dumps(
             {
@@ -153,7 +129,7 @@ def main() -> None:
                 "median_ms": statistics.median(everything),
                 "median_ms_by_scenario": {k: statistics.median(v) for k, v in per_scenario.items()},
                 "shares": shares,
-                "prompt_chars_by_agent": prompts,
+                "prompt_tokens": tokens,
                 "python": sys.version.split()[0],
             }
         )

@@ -7,7 +7,6 @@ adapters entirely (tests pass their own).
 
 from __future__ import annotations
 
-import gc
 import logging
 from collections.abc import Mapping
 from typing import Any
@@ -32,8 +31,5 @@ def create_app(config: Mapping[str, Any] | None = None, services: Any = None) ->
     found = app.extensions["diagnosis"]
     if hasattr(found, "start_background"):
         found.start_background()  # heartbeats, and the reaper at start-up then periodically
-    # The dataset, indexes and compiled graphs live as long as the process: keep them out of
-    # the garbage collector's full passes (they cost up to ~150 ms on a big trace response).
-    gc.freeze()
     logging.getLogger("webapp").setLevel(logging.INFO)
     return app

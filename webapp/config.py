@@ -16,6 +16,7 @@ from typing import Any
 
 from .analysis.timezones import zone_of
 from .llm.limits import parse_max_tokens
+from .llm.tokens import PriceTable, TokenBudget
 
 RESPONSE_FORMATS = ("auto", "json_schema", "json_object_schema", "json_object", "prompt")
 BACKENDS = ("demo", "live")
@@ -54,6 +55,11 @@ class Settings:
     llm_max_tokens: str = ""
     llm_temperature: float = 0.0
     llm_stream: bool = True
+    #: Prompt tokens one model call may send, and one diagnosis's calls (``webapp.llm.tokens``).
+    llm_prompt_token_budget: int = 12_000
+    llm_run_token_budget: int = 150_000
+    #: ``model=input/output`` prices per million tokens (``webapp.llm.tokens``); unset: no cost.
+    llm_prices: str = ""
     run_deadline_seconds: float = 600.0
     telemetry_backend: str = "demo"
     knowledge_dir: str | None = None
@@ -128,6 +134,14 @@ class Settings:
         """True when no API key is set: the built-in rule-based model answers."""
         return not self.openai_api_key
 
+    def token_budget(self) -> TokenBudget:
+        """``LLM_PROMPT_TOKEN_BUDGET`` per call and ``LLM_RUN_TOKEN_BUDGET`` per run."""
+        return TokenBudget(self.llm_prompt_token_budget, self.llm_run_token_budget)
+
+    def price_table(self) -> PriceTable:
+        """``LLM_PRICES`` read (an empty table when unset)."""
+        return PriceTable.parse(self.llm_prices)
+
     def max_tokens_table(self) -> dict[str, int]:
         """``LLM_MAX_TOKENS`` merged over the per-schema defaults."""
         return parse_max_tokens(self.llm_max_tokens)
@@ -171,6 +185,8 @@ class Settings:
             "run_lease_seconds",
             "run_queue_timeout_seconds",
             "celery_visibility_timeout_seconds",
+            "llm_prompt_token_budget",
+            "llm_run_token_budget",
         ):
             if getattr(self, name) < 1:
                 raise SettingsError(f"{name.upper()} must be a positive integer")
@@ -192,6 +208,10 @@ class Settings:
             self.max_tokens_table()
         except ValueError as exc:
             raise SettingsError(f"LLM_MAX_TOKENS: {exc}") from None
+        try:
+            self.price_table()
+        except ValueError as exc:
+            raise SettingsError(f"LLM_PRICES: {exc}") from None
         if self.rate_limit:
             from limits import parse_many
 

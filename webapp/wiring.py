@@ -240,8 +240,10 @@ def build_services(
         external=external,
     )
     diagnoser.invoker.run_deadline_seconds = settings.run_deadline_seconds
+    diagnoser.invoker.token_budget = settings.token_budget()
     # The simple flow's agent uses the same knowledge, log and metric tools as the executor.
     simple = SimpleChat(model, traced, traced, diagnoser.all_tools)
+    simple.token_budget = settings.token_budget()
     history = history or (
         history_store(
             settings.redis_url, settings.history_max_messages, settings.session_ttl_seconds
@@ -277,6 +279,8 @@ def build_services(
     )
     aiops = AiOpsService(runs=runs, runner=aiops_runner, audit=audit)
     aiops_runner.diagnoser.invoker.run_deadline_seconds = settings.run_deadline_seconds
+    aiops_runner.diagnoser.invoker.token_budget = settings.token_budget()
+    chat.lifecycle.prices = aiops.lifecycle.prices = settings.price_table()
     if events is None:
         events = RedisEventLog(settings.redis_url) if settings.redis_url else MemoryEventLog()
     keeper = LeaseKeeper(runs, events, settings.run_lease_seconds)

@@ -17,6 +17,7 @@ import pytest
 
 from webapp.demo.backend import DemoTelemetryBackend
 from webapp.diagnosis import Diagnoser, DiagnosisResult
+from webapp.llm.compact import shown_items
 from webapp.llm.openai_client import OpenAIChatClient
 from webapp.persistence.memory_audit import MemoryAudit
 from webapp.tools.doc_tracker import RetrievedDocTracker
@@ -173,7 +174,9 @@ def claims(*items: tuple[str, list[Json]]) -> str:
 
 
 def first_message(results: Results) -> str:
-    return str(results["query_logs"]["result"]["records"][0]["message"])
+    """The first log line the model was shown (a long list reaches it shortened)."""
+    [(_, first), *_] = shown_items(results["query_logs"]["result"]["records"])
+    return str(first["message"])
 
 
 def honest_claims(body: Any) -> str:

@@ -99,6 +99,11 @@ class RunSummary(ResponseModel):
     feedback_comment: str | None
     started_at: Timestamp
     finished_at: Timestamp
+    #: Tokens the run's model calls sent and received; null for a run recorded before they were.
+    prompt_tokens: int | None = None
+    completion_tokens: int | None = None
+    #: Dollars by the LLM_PRICES table; null without one.
+    cost_usd: float | None = None
 
 
 class RunDetail(RunSummary):

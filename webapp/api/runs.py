@@ -6,7 +6,8 @@ from collections.abc import Iterator
 from typing import Any
 
 import orjson
-from flask import Blueprint, Response, stream_with_context
+from flask import Blueprint, Response
+from peewee import Database
 
 from diagnosis_graph import END
 from diagnosis_graph.workflow.aiops import AIOPS_TRACE_VERSION, aiops_mermaid
@@ -78,26 +79,31 @@ def trace(session_id: str, query: TraceQuery) -> Response:
         }
     ).model_dump(by_alias=True)
     del head["steps"], head["toolInvocations"]
-    listing = Listing(found.database)
-    return Response(
-        stream_with_context(_trace_body(head, listing, query.run_id, query.inputs)),
-        mimetype="application/json",
-    )
+    body = _trace_body(head, found.database, query.run_id, query.inputs)
+    return Response(body, mimetype="application/json")
 
 
 def _trace_body(
-    head: dict[str, Any], listing: Listing, run_id: str, inputs: InputForm
+    head: dict[str, Any], database: Database, run_id: str, inputs: InputForm
 ) -> Iterator[bytes]:
-    """The trace envelope as JSON text, a batch of rows per chunk."""
+    """The trace envelope as JSON text, a batch of rows per chunk.
+
+    The body is sent after the request has ended (its connection is back in the pool by
+    then), so it holds a connection of its own for as long as it streams: taken at its first
+    chunk, given back when it ends or is closed (the client went away). A body never started
+    takes none.
+    """
     opening = orjson.dumps({"code": 200, "message": "success", "data": head})
-    yield opening[:-2] + b',"steps":['
-    steps = listing.stream_steps(run_id, inputs=inputs)
-    yield from _json_rows(Step, raw_columns(AgentStep), steps)
-    yield b'],"toolInvocations":['
-    yield from _json_rows(
-        Invocation, raw_columns(ToolInvocation), listing.stream_invocations(run_id)
-    )
-    yield b"]}}"
+    with database.connection_context():
+        listing = Listing(database)
+        yield opening[:-2] + b',"steps":['
+        steps = listing.stream_steps(run_id, inputs=inputs)
+        yield from _json_rows(Step, raw_columns(AgentStep), steps)
+        yield b'],"toolInvocations":['
+        yield from _json_rows(
+            Invocation, raw_columns(ToolInvocation), listing.stream_invocations(run_id)
+        )
+        yield b"]}}"
 
 
 def _json_rows(

@@ -13,7 +13,12 @@ its contract is recorded on its ``agent_step`` with the first schema error.
 Run deadline: the first agent of a run starts the run's clock; every later model call's budget
 is cut to what remains of ``run_deadline_seconds``, and an agent that would start after it
 fails at once (NON_RETRYABLE_FAILED, so the workflow falls back without a retry) with a detail
-naming ``RUN_DEADLINE_SECONDS``.
+naming ``RUN_DEADLINE_SECONDS``. Each diagnosis of a run (its question: an AIOps run diagnoses
+one per alert) has its token :class:`~webapp.llm.tokens.Ledger`, opened by its first agent and
+current for every model call of its agents.
+
+Tools: an agent with tools also gets ``read_output`` (:mod:`webapp.llm.compact`), to read more
+of an output it was shown a projection of.
 """
 
 from __future__ import annotations
@@ -36,7 +41,8 @@ from diagnosis_graph.workflow.ports import AgentCall, AgentReply
 from ..persistence.audit import Audit, AuditWriteError
 from ..persistence.context import current_run_or_none, run_scope
 from ..tools.registry import ToolBox, ToolSpec
-from . import formats, limits
+from . import formats, limits, tokens
+from .compact import read_output_tool
 from .errors import cause_of
 from .prompts import prompt_version, system_prompt
 from .react import Budget, Validator, call_model, run_react
@@ -62,6 +68,7 @@ class LLMAgentInvoker:
         budget: Budget | None = None,
         run_deadline_seconds: float = limits.DEFAULT_RUN_DEADLINE_SECONDS,
         contracts: Mapping[str, type[BaseModel]] | None = None,
+        token_budget: tokens.TokenBudget | None = None,
     ) -> None:
         self.model = model
         self.hook = hook
@@ -71,7 +78,9 @@ class LLMAgentInvoker:
         self.budget = budget or Budget()
         self.run_deadline_seconds = run_deadline_seconds
         self.contracts = dict(CONTRACTS if contracts is None else contracts)
-        self._started: OrderedDict[str, float] = OrderedDict()
+        self.token_budget = token_budget or tokens.TokenBudget()
+        #: Per run: when its first agent started, and the token ledger of each of its questions.
+        self._runs: OrderedDict[str, tuple[float, dict[str, tokens.Ledger]]] = OrderedDict()
         self._lock = threading.Lock()
 
     def messages(self, call: AgentCall) -> list[Message]:
@@ -94,7 +103,7 @@ class LLMAgentInvoker:
         run = current_run_or_none()
         session_id = run.session_id if run else str(config.metadata.get("session_id", ""))
         run_id = run.run_id if run else str(config.metadata.get("run_id") or config.thread_id or "")
-        deadline = self._deadline(run_id)
+        deadline, ledger = self._run_state(run_id, str(call.payload.get("question") or ""))
         if time.monotonic() >= deadline:
             limit = f"RUN_DEADLINE_SECONDS={self.run_deadline_seconds:g}"
             detail = (
@@ -103,7 +112,11 @@ class LLMAgentInvoker:
             )
             return AgentReply(Outcome.NON_RETRYABLE_FAILED, None, detail, version)
         try:
-            with run_scope(session_id, run_id), limits.run_deadline(deadline):
+            with (
+                run_scope(session_id, run_id),
+                limits.run_deadline(deadline),
+                tokens.run_ledger(ledger),
+            ):
                 try:
                     return self._run(call, version)
                 finally:  # the node's invocations, in one write
@@ -121,7 +134,8 @@ class LLMAgentInvoker:
         response_format = response_format_for(call.schema_name, dict(call.output_schema), mode)
         validate = self._validator(call.schema_name)
         if call.tools:
-            toolbox = ToolBox(self.tools(), self.recorder, call.agent)
+            specs = [*self.tools(), read_output_tool(self.recorder)]
+            toolbox = ToolBox(specs, self.recorder, call.agent)
             run = run_react(
                 self.model,
                 self.hook,
@@ -157,16 +171,18 @@ class LLMAgentInvoker:
 
         return validate
 
-    def _deadline(self, run_id: str) -> float:
+    def _run_state(self, run_id: str, question: str) -> tuple[float, tokens.Ledger]:
+        """The run's deadline and the token ledger of its diagnosis of ``question``."""
         now = time.monotonic()
         if not run_id:
-            return now + self.run_deadline_seconds
+            return now + self.run_deadline_seconds, tokens.Ledger(self.token_budget)
         with self._lock:
-            started = self._started.setdefault(run_id, now)
-            self._started.move_to_end(run_id)
-            while len(self._started) > _TRACKED_RUNS:
-                self._started.popitem(last=False)
-        return started + self.run_deadline_seconds
+            started, ledgers = self._runs.setdefault(run_id, (now, {}))
+            ledger = ledgers.setdefault(question, tokens.Ledger(self.token_budget))
+            self._runs.move_to_end(run_id)
+            while len(self._runs) > _TRACKED_RUNS:
+                self._runs.popitem(last=False)
+        return started + self.run_deadline_seconds, ledger
 
     def tool_definitions(self) -> list[dict[str, Any]]:
         """The tools the executor may call, for the planner's payload."""

@@ -233,6 +233,7 @@ _CAUSES = {
     "format_unsupported": "the model server does not support the structured-output format",
     "refusal": "the model refused to answer",
     "deadline": "the run's deadline was reached",
+    "token_budget": "the token budget was reached",
 }
 
 

@@ -15,21 +15,27 @@ calls and an invalid output, the server is taken to ignore tools: it is recorded
 capabilities and the loop goes on with JSON actions (that first reply counts as a round). Each model
 call is one ``agent_step``; a failed call records its cause and a final output that does not
 validate records the first schema error (``agent_step.error``, status FAILED).
+
+Tokens: every call's prompt is estimated and admitted against the run's token ledger before it
+is sent (:mod:`webapp.llm.tokens`); tool results reach the model as projections and the
+conversation is compacted to fit (:mod:`webapp.llm.compact`).
 """
 
 from __future__ import annotations
 
+import json
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from diagnosis_graph.workflow.outcomes import Outcome
-from diagnosis_graph.workflow.ports import BLOCKED
+from diagnosis_graph.workflow.ports import BLOCKED, SUCCESS
 
 from ..persistence.audit import Audit, StepEnd, StepStart
-from ..tools.registry import ToolBox
-from . import actions
+from ..tools.registry import ToolBox, ToolCallResult
+from . import actions, tokens
+from .compact import project, summary_message, without_series
 from .errors import cause_of
 from .types import ChatModel, ChatResult, LLMError, Message, ToolCall
 
@@ -86,9 +92,12 @@ def call_model(
         "response_format": response_format,
         "tool_choice": tool_choice,
     }
+    ledger = tokens.current_ledger()
+    need = tokens.estimate(messages, tools, response_format)
     ticket = hook.before_model(StepStart(agent, model.model_name, model_input))
     started = time.perf_counter()
     try:
+        ledger.admit(need)
         result = model.complete(
             messages, tools=tools, response_format=response_format, tool_choice=tool_choice
         )
@@ -98,6 +107,9 @@ def call_model(
         end = StepEnd(output, False, 0, 0, exc.attempts, _ms(started), "FAILED", cause)
         hook.after_model(ticket, end)
         raise
+    if not result.prompt_tokens:  # a server that reports no usage: the estimate stands in
+        result = replace(result, prompt_tokens=need)
+    ledger.charge(result.prompt_tokens)
     calls = read_calls(result) if read_calls else result.tool_calls
     problem = validate(result.content) if validate and not calls else None
     noted = getattr(model, "invalid_output", None) if problem else None
@@ -174,6 +186,7 @@ def run_react(
             nudge = FINAL_ANSWER_NOW if loop.native else FINAL_ACTION_NOW
             loop.conversation.append({"role": "user", "content": nudge})
         read = _action_calls(round_no)
+        loop.fit(definitions if loop.native else None, response_format)
         try:
             result, step_id = call_model(
                 model,
@@ -213,6 +226,40 @@ class _Loop:
         self.budget, self.toolbox, self.native = budget, toolbox, native
         self.conversation = conversation
         self.calls = self.blocked = 0
+        #: Successful tool results, oldest first, with how far each is shortened.
+        self.results: list[_Result] = []
+
+    def add_result(self, call: ToolCall, outcome: ToolCallResult) -> None:
+        """Append what the model reads of a tool result: a projection of a successful output."""
+        if outcome.status != SUCCESS:
+            self.conversation.append(_tool_turn(call, outcome.content, self.native))
+            return
+        result = _Result(
+            len(self.conversation), call, outcome.invocation_id, project(outcome.output)
+        )
+        self.results.append(result)
+        self.conversation.append(_tool_turn(call, result.content(), self.native))
+
+    def fit(
+        self, tools: Sequence[dict[str, Any]] | None, response_format: dict[str, Any] | None
+    ) -> None:
+        """Summarise tool results, oldest first, until the prompt fits."""
+        room = tokens.current_ledger().room()
+        need = tokens.estimate(self.conversation, tools, response_format)
+        for level in (1, 2):
+            for result in self.results:
+                if need <= room:
+                    return
+                need += self.shorten(result, level)
+
+    def shorten(self, result: _Result, level: int) -> int:
+        """Show ``result`` at ``level`` (if it is not shorter already); the tokens this adds."""
+        if result.level >= level:
+            return 0
+        result.level = level
+        before = tokens.estimate_message(self.conversation[result.position])
+        self.conversation[result.position] = _tool_turn(result.call, result.content(), self.native)
+        return tokens.estimate_message(self.conversation[result.position]) - before
 
     def spent(self, round_no: int) -> bool:
         return round_no == self.budget.max_rounds or self.calls >= self.budget.max_tool_calls
@@ -230,7 +277,12 @@ class _Loop:
     def run_calls(
         self, result: ChatResult, requested: list[ToolCall], step_id: int, spent: bool
     ) -> AgentRun | None:
-        """Run (or block) each requested call; an AgentRun when too many were blocked."""
+        """Run (or block) each requested call; an AgentRun when too many were blocked.
+
+        The results of earlier rounds lose their series points: the model has read them, and
+        ``read_output`` brings back any it needs."""
+        for earlier in self.results:
+            self.shorten(earlier, 1)
         self.conversation.append(_assistant_turn(result, requested, self.native))
         for call in requested:
             if spent or self.calls >= self.budget.max_tool_calls:
@@ -240,7 +292,7 @@ class _Loop:
                 self.calls += 1
                 outcome = self.toolbox.call(call.name, call.arguments, step_id)
             self.blocked += outcome.status == BLOCKED
-            self.conversation.append(_tool_turn(call, outcome.content, self.native))
+            self.add_result(call, outcome)
             if self.blocked >= self.budget.max_blocked:
                 detail = f"{self.blocked} tool calls were blocked"
                 return self.ended(Outcome.TOOL_BLOCKED, detail=detail)
@@ -275,6 +327,28 @@ def _assistant_turn(result: ChatResult, requested: list[ToolCall], native: bool)
     # Native conversations pair every call with a tool message by id, including a JSON action
     # the model wrote in its content.
     return ChatResult(content=result.content, tool_calls=requested).as_message()
+
+
+@dataclass
+class _Result:
+    """A successful tool result in the conversation: 0 projected, 1 without series, 2 summary."""
+
+    position: int
+    call: ToolCall
+    invocation_id: str
+    shown: Any  # the projection of the output
+    level: int = 0
+
+    def content(self) -> str:
+        body: dict[str, Any] = {"invocation_id": self.invocation_id, "tool": self.call.name}
+        if self.level == 2:
+            return _dumps(summary_message({**body, "result": self.shown}))
+        shown = self.shown if self.level == 0 else without_series(self.shown)
+        return _dumps({**body, "result": shown})
+
+
+def _dumps(body: dict[str, Any]) -> str:
+    return json.dumps(body, ensure_ascii=False, separators=(",", ":"))
 
 
 def _tool_turn(call: ToolCall, content: str, native: bool) -> Message:

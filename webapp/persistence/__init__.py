@@ -32,6 +32,5 @@ reaper in any process fails it ``interrupted: ...`` with the partial trace saved
 
 On MySQL/MariaDB the sessions run with ``NO_BACKSLASH_ESCAPES`` (:data:`.db.MYSQL_INIT_COMMAND`):
 PyMySQL then escapes a parameter with one ``str.replace`` instead of ``str.translate``, the
-largest client-side cost of writing a step. The statements of a run's hot path have their SQL
-rendered once (:mod:`.prepared`).
+largest client-side cost of writing a step.
 """

@@ -37,7 +37,8 @@ class RunJournal:
     * ``step_ids`` maps the ids the step hook handed out to the rows' ids;
     * ``pending`` are invocation rows not yet written (flushed at the end of each agent's
       execution and before the run finishes);
-    * ``failure`` is the first write of the run that failed: the run must end FAILED with it.
+    * ``failure`` is the first write of the run that failed: the run must end FAILED with it;
+    * ``usage`` sums the prompt and completion tokens of the run's steps, per model.
     """
 
     next_step_index: int = 0
@@ -47,6 +48,7 @@ class RunJournal:
     step_ids: dict[int, int] = field(default_factory=dict)
     pending: list[dict[Any, Any]] = field(default_factory=list)
     failure: str | None = None
+    usage: dict[str, tuple[int, int]] = field(default_factory=dict)
     lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
     def take_step_index(self) -> int:
@@ -67,6 +69,17 @@ class RunJournal:
         with self.lock:
             failure, self.failure = self.failure, None
             return failure
+
+    def count_step(self, model: str, prompt_tokens: int, completion_tokens: int) -> None:
+        """Count one recorded step and its tokens (the caller holds ``lock``)."""
+        self.steps += 1
+        prompt, completion = self.usage.get(model, (0, 0))
+        self.usage[model] = (prompt + prompt_tokens, completion + completion_tokens)
+
+    def token_usage(self) -> dict[str, tuple[int, int]]:
+        """``{model: (prompt tokens, completion tokens)}`` of the run's steps so far."""
+        with self.lock:
+            return dict(self.usage)
 
     def counts(self) -> tuple[int, int]:
         """``(step_count, tool_count)`` of what the run recorded."""

@@ -2,8 +2,10 @@
 
 ``sqlite:///relative/path.db`` (or ``sqlite:////absolute/path.db``; WAL mode, foreign keys on,
 a busy timeout for concurrent writers), ``mysql://user:password@host:3306/db`` (PyMySQL,
-utf8mb4, pooled) and ``postgresql://user:password@host:5432/db`` (psycopg2, pooled). Nothing
-connects at import time; the app connects per request and the run lifecycle per run.
+utf8mb4) and ``postgresql://user:password@host:5432/db`` (psycopg2), each pooled.
+``playhouse.db_url`` parses the URL; its query string sets the driver's and the pool's options
+(``?max_connections=64&timeout=10``) over the defaults here. Nothing connects at import time;
+the app connects per request and the run lifecycle per run.
 
 The schema itself is created and upgraded by :mod:`.schema`.
 """
@@ -15,15 +17,11 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, TypeVar
-from urllib.parse import parse_qsl, unquote, urlparse
+from urllib.parse import urlparse
 
 from peewee import Database, InterfaceError, OperationalError, SqliteDatabase
-from playhouse.pool import (
-    PooledDatabase,
-    PooledMySQLDatabase,
-    PooledPostgresqlDatabase,
-    PooledSqliteDatabase,
-)
+from playhouse import db_url
+from playhouse.pool import PooledDatabase
 from tenacity import Retrying, retry_if_exception_type, stop_after_attempt, wait_exponential
 
 from .models import (
@@ -46,7 +44,8 @@ SQLITE_PRAGMAS = {
     "foreign_keys": 1,
     "synchronous": "normal",
 }
-# A burst of requests (greenlets under gevent) waits up to 30 s for one of 32 connections.
+#: Per process: a burst of requests (greenlets under gevent) waits up to 30 s for one of 32
+#: connections; one opened over 5 minutes ago is closed rather than reused.
 POOL = {"max_connections": 32, "stale_timeout": 300, "timeout": 30}
 # Binary collation: ids compare case-sensitively (session "Foo" is not session "foo"), as they
 # do on SQLite and PostgreSQL. DATETIME(3): millisecond timestamps, as on the other backends.
@@ -61,6 +60,29 @@ MYSQL_FIELD_TYPES = {"DATETIME": "DATETIME(3)"}
 MYSQL_INIT_COMMAND = (
     "SET SESSION sql_mode = CONCAT_WS(',', NULLIF(@@SESSION.sql_mode, ''), 'NO_BACKSLASH_ESCAPES')"
 )
+#: ``DATABASE_URL`` scheme -> the ``playhouse.db_url`` scheme of its pooled database class.
+#: SQLite too: closing the last connection of a WAL database checkpoints it (~5 ms a request).
+POOLED_SCHEMES = {
+    "sqlite": "sqlite+pool",
+    "mysql": "mysql+pool",
+    "mariadb": "mysql+pool",
+    "postgres": "postgres+pool",
+    "postgresql": "postgres+pool",
+}
+#: Options of each backend's database class, before the URL's own.
+DEFAULT_OPTIONS: dict[str, dict[str, Any]] = {
+    "sqlite+pool": {
+        "pragmas": SQLITE_PRAGMAS,
+        "field_types": {"LONGTEXT": "TEXT"},
+        "check_same_thread": False,
+    },
+    "mysql+pool": {
+        "charset": "utf8mb4",
+        "field_types": MYSQL_FIELD_TYPES,
+        "init_command": MYSQL_INIT_COMMAND,
+    },
+    "postgres+pool": {"field_types": {"LONGTEXT": "TEXT"}},
+}
 
 
 class DatabaseURLError(ValueError):
@@ -68,60 +90,31 @@ class DatabaseURLError(ValueError):
 
 
 def open_database(url: str, *, base_dir: Path | None = None) -> Database:
-    """Build (without connecting) the peewee database ``url`` names."""
+    """Build (without connecting) the peewee database ``url`` names; a relative SQLite path is
+    taken from ``base_dir`` (its folder is created)."""
     parsed = urlparse(url)
-    scheme = parsed.scheme.split("+", 1)[0].lower()
-    options: dict[str, Any] = dict(parse_qsl(parsed.query))
-    if scheme == "sqlite":
-        path = unquote(parsed.path[1:] if parsed.path.startswith("/") else parsed.path)
-        if not path or path == ":memory:":
-            path = ":memory:"
-        elif not Path(path).is_absolute() and base_dir is not None:
-            path = str(base_dir / path)
-        if path != ":memory:":
-            Path(path).parent.mkdir(parents=True, exist_ok=True)
-        if path == ":memory:":  # every connection would be a new, empty database: no pool
-            return SqliteDatabase(
-                path,
-                pragmas=SQLITE_PRAGMAS,
-                field_types={"LONGTEXT": "TEXT"},
-                check_same_thread=False,
-            )
-        # Pooled: closing the last connection of a WAL database checkpoints it (~5 ms a request).
-        return PooledSqliteDatabase(
-            path,
-            pragmas=SQLITE_PRAGMAS,
-            field_types={"LONGTEXT": "TEXT"},
-            check_same_thread=False,
-            **POOL,
+    scheme = POOLED_SCHEMES.get(parsed.scheme.split("+", 1)[0].lower())
+    if scheme is None:
+        raise DatabaseURLError(
+            f"unsupported DATABASE_URL scheme {parsed.scheme!r}: use sqlite:///, mysql:// or "
+            f"postgresql://"
         )
-    if not parsed.hostname or not parsed.path.strip("/"):
-        raise DatabaseURLError(f"{scheme}:// URLs need a host and a database name")
-    common = {
-        "host": parsed.hostname,
-        "user": unquote(parsed.username or ""),
-        "password": unquote(parsed.password or ""),
-        **POOL,
-    }
-    name = parsed.path.strip("/")
-    if scheme in ("mysql", "mariadb"):
-        options.setdefault("init_command", MYSQL_INIT_COMMAND)
-        return PooledMySQLDatabase(
-            name,
-            port=parsed.port or 3306,
-            charset="utf8mb4",
-            field_types=MYSQL_FIELD_TYPES,
-            **common,
-            **options,
-        )
-    if scheme in ("postgres", "postgresql"):
-        return PooledPostgresqlDatabase(
-            name, port=parsed.port or 5432, field_types={"LONGTEXT": "TEXT"}, **common, **options
-        )
-    raise DatabaseURLError(
-        f"unsupported DATABASE_URL scheme {parsed.scheme!r}: use sqlite:///, mysql:// or "
-        f"postgresql://"
+    options = db_url.parseresult_to_dict(
+        parsed._replace(scheme=scheme), unquote_password=True, unquote_user=True
     )
+    name = options.pop("database")
+    if scheme != "sqlite+pool" and not (parsed.hostname and name):
+        raise DatabaseURLError(f"{parsed.scheme}:// URLs need a host and a database name")
+    if name == ":memory:":  # every connection would be a new, empty database: no pool
+        return SqliteDatabase(name, **DEFAULT_OPTIONS[scheme], **options)
+    if scheme == "sqlite+pool":
+        if base_dir is not None:
+            name = str(base_dir / name)  # an absolute path stays as it is
+        Path(name).parent.mkdir(parents=True, exist_ok=True)
+    database: Database = db_url.schemes[scheme](
+        name, **{**POOL, **DEFAULT_OPTIONS[scheme], **options}
+    )
+    return database
 
 
 def bind(database: Database) -> Database:

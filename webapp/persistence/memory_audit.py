@@ -49,7 +49,7 @@ class MemoryAudit:
             }
             self.steps.append(step)
         with run.journal.lock:
-            run.journal.steps += 1
+            run.journal.count_step(start.model, end.prompt_tokens, end.completion_tokens)
         return int(step["id"])
 
     def flush(self) -> None:

@@ -18,6 +18,7 @@ from peewee import (
     CompositeKey,
     DatabaseProxy,
     DateTimeField,
+    DoubleField,
     ForeignKeyField,
     IntegerField,
     Model,
@@ -130,6 +131,11 @@ class DiagnosisRun(BaseModel):
     # holder renews it while the run is alive; a reaper fails runs whose lease ran out.
     lease_owner = CharField(max_length=128, null=True)
     lease_expires_at = DateTimeField(null=True)
+    # What the run's model calls sent and received (the sums of its steps), and what they cost
+    # by the LLM_PRICES table (null: no table, or none of its models priced).
+    prompt_tokens = IntegerField(null=True)
+    completion_tokens = IntegerField(null=True)
+    cost_usd = DoubleField(null=True)
 
     class Meta:
         table_name = "diagnosis_run"

@@ -24,31 +24,16 @@ from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any
 
-from peewee import Database, Field
+from peewee import Database
 
 from diagnosis_graph.workflow.trace import TERMINATION_ERROR, build_orchestration_trace
 
 from .db import write_transaction, write_with_retry
 from .models import ChatSession, DiagnosisRun, JSONField, utcnow
-from .prepared import Inserts, Prepared
 
 #: The columns :meth:`RunStore.status` reads: all but the JSON documents.
 STATUS_COLUMNS = tuple(
     field for field in DiagnosisRun._meta.sorted_fields if not isinstance(field, JSONField)
-)
-#: What :meth:`RunStore.finish` writes, in the model's field order (peewee's SET order).
-FINISH_COLUMNS: tuple[Field, ...] = (
-    DiagnosisRun.status,
-    DiagnosisRun.answer,
-    DiagnosisRun.degraded,
-    DiagnosisRun.error_message,
-    DiagnosisRun.step_count,
-    DiagnosisRun.tool_count,
-    DiagnosisRun.duration_ms,
-    DiagnosisRun.self_evaluation,
-    DiagnosisRun.orchestration_trace,
-    DiagnosisRun.finished_at,
-    DiagnosisRun.lease_expires_at,
 )
 
 log = logging.getLogger(__name__)
@@ -93,6 +78,9 @@ class Finish:
     step_count: int = 0
     tool_count: int = 0
     duration_ms: int = 0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    cost_usd: float | None = None
     #: True when the run had already been executed (a redelivered task): nothing was done.
     replayed: bool = False
 
@@ -113,10 +101,6 @@ class RunStore:
         self.lease = timedelta(seconds=lease_seconds)
         self.pending_lease = timedelta(seconds=pending_lease_seconds or lease_seconds)
         self.owner = worker_id()
-        self._create = Inserts(database, DiagnosisRun)
-        self._claim = Prepared(database, _claim_query, _claim_params)
-        self._status = Prepared(database, _status_query, _status_params)
-        self._finish = Prepared(database, _finish_query, _finish_params)
 
     def ensure_session(self, session_id: str, title: str, *, new: bool = False) -> None:
         """Create the session row, or refresh its ``updated_at``/``expires_at``.
@@ -178,12 +162,13 @@ class RunStore:
             DiagnosisRun.lease_expires_at: now + self.pending_lease,
         }
         with self.database.connection_context():
-            self._create([row])
+            DiagnosisRun.insert(row).execute(self.database)
 
     def claim(self, run_id: str) -> bool:
         """PENDING -> RUNNING under this process's lease; False if someone else got it first."""
         with self.database.connection_context():
-            return bool(self._claim.rowcount(run_id, self.owner, utcnow() + self.lease))
+            claim = _claim_query(run_id, self.owner, utcnow() + self.lease)
+            return bool(claim.execute(self.database))
 
     def mark_running(self, run_id: str) -> None:
         """PENDING -> RUNNING (see :meth:`claim`)."""
@@ -212,10 +197,15 @@ class RunStore:
     def status(self, run_id: str) -> DiagnosisRun | None:
         """The run row (status, answer, error, counts...), or None; its two JSON documents
         (``self_evaluation``, ``orchestration_trace``) are not read: every run reads its row
-        twice, and parsing them cost more than the rest of both reads."""
+        twice, and parsing them cost more than the rest of both reads.
+
+        Read to its end, not with ``first()``: a SQLite statement not stepped to its end keeps
+        its read transaction open on the pooled connection, and a later write on it then fails
+        "database is locked" at once instead of waiting."""
+        query = DiagnosisRun.select(*STATUS_COLUMNS).where(DiagnosisRun.run_id == run_id)
         with self.database.connection_context():
-            row = self._status.first(STATUS_COLUMNS, run_id)
-        return None if row is None else DiagnosisRun(**row)
+            rows = list(query.limit(1).execute(self.database))
+        return rows[0] if rows else None
 
     def finish(self, run_id: str, finish: Finish) -> None:
         """PENDING/RUNNING -> SUCCESS or FAILED, retried on a fresh connection.
@@ -224,7 +214,7 @@ class RunStore:
         """
 
         def write() -> int:
-            return self._finish.rowcount(run_id, finish, utcnow())
+            return int(_finish_query(run_id, finish, utcnow()).execute(self.database))
 
         if not write_with_retry(self.database, write):
             log.warning("run %s was no longer in flight: its %s was not saved", run_id, finish)
@@ -283,51 +273,26 @@ class RunStore:
             log.exception("could not mark run %s FAILED", run_id)
 
 
-# -- the prepared statements of a run's hot path (:mod:`.prepared`) ---------------------------
-
-
 def _claim_query(run_id: str, owner: str, expires: Any) -> Any:
     return DiagnosisRun.update(status=RUNNING, lease_owner=owner, lease_expires_at=expires).where(
         (DiagnosisRun.run_id == run_id) & (DiagnosisRun.status == PENDING)
     )
 
 
-def _claim_params(run_id: str, owner: str, expires: Any) -> list[Any]:
-    return [RUNNING, owner, DiagnosisRun.lease_expires_at.db_value(expires), run_id, PENDING]
-
-
-def _status_query(run_id: str) -> Any:
-    return DiagnosisRun.select(*STATUS_COLUMNS).where(DiagnosisRun.run_id == run_id).limit(1)
-
-
-def _status_params(run_id: str) -> list[Any]:
-    return [run_id, 1]
-
-
-def _finish_values(finish: Finish, finished_at: Any) -> tuple[Any, ...]:
-    return (
-        finish.status,
-        finish.answer,
-        finish.degraded,
-        finish.error_message,
-        finish.step_count,
-        finish.tool_count,
-        finish.duration_ms,
-        finish.self_evaluation,
-        finish.orchestration_trace,
-        finished_at,
-        None,
-    )
-
-
 def _finish_query(run_id: str, finish: Finish, finished_at: Any) -> Any:
-    values = dict(zip(FINISH_COLUMNS, _finish_values(finish, finished_at), strict=True))
-    return DiagnosisRun.update(values).where(
-        (DiagnosisRun.run_id == run_id) & DiagnosisRun.status.in_(ACTIVE)
-    )
-
-
-def _finish_params(run_id: str, finish: Finish, finished_at: Any) -> list[Any]:
-    values = _finish_values(finish, finished_at)
-    written = [f.db_value(v) for f, v in zip(FINISH_COLUMNS, values, strict=True)]
-    return [*written, run_id, *ACTIVE]
+    return DiagnosisRun.update(
+        status=finish.status,
+        answer=finish.answer,
+        degraded=finish.degraded,
+        error_message=finish.error_message,
+        step_count=finish.step_count,
+        tool_count=finish.tool_count,
+        duration_ms=finish.duration_ms,
+        self_evaluation=finish.self_evaluation,
+        orchestration_trace=finish.orchestration_trace,
+        finished_at=finished_at,
+        lease_expires_at=None,
+        prompt_tokens=finish.prompt_tokens,
+        completion_tokens=finish.completion_tokens,
+        cost_usd=finish.cost_usd,
+    ).where((DiagnosisRun.run_id == run_id) & DiagnosisRun.status.in_(ACTIVE))

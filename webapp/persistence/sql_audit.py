@@ -37,7 +37,6 @@ from .audit import (
 from .context import RunJournal, current_run, current_run_or_none
 from .db import connection, discard_connection, is_postgres
 from .models import AgentStep, ToolInvocation, utcnow
-from .prepared import Inserts, Prepared
 from .step_inputs import stored_input
 
 log = logging.getLogger(__name__)
@@ -91,12 +90,7 @@ class SqlAudit:
         # SQLite has one writer for the whole file: a transaction held across a node's model
         # calls would stall every other run's writes, so there each statement commits alone.
         self.node_transactions = not isinstance(database, SqliteDatabase)
-        # PostgreSQL ends a transaction at its first error: a step index taken by another
-        # writer is told by the INSERT returning no id instead (ON CONFLICT DO NOTHING).
-        self._insert_step = Inserts(database, AgentStep, skip_conflicts=is_postgres(database))
-        self._insert_invocations = Inserts(database, ToolInvocation)
         self._node = threading.local()
-        self._attach_evidence = Prepared(database, _evidence_query, _evidence_params, len)
 
     @contextmanager
     def _writing(self, what: str, journal: RunJournal | None) -> Iterator[None]:
@@ -190,7 +184,7 @@ class SqlAudit:
             step_id = None
             for _ in range(STEP_INDEX_ATTEMPTS):
                 with suppress(IntegrityError):
-                    step_id = self._insert_step([row])
+                    step_id = self._insert_step(row)
                 if step_id is not None:
                     break
                 # (run_id, step_index) is unique: another writer of this run (a second
@@ -201,10 +195,20 @@ class SqlAudit:
             if end.duration_ms >= COMMIT_AT_ONCE_MS:
                 self._commit_node()
         with journal.lock:
-            journal.steps += 1
+            journal.count_step(start.model, end.prompt_tokens, end.completion_tokens)
             journal.next_step_index = max(journal.next_step_index, index + 1)
             if isinstance(model_input, Mapping) and "messages" in model_input:
                 journal.conversations[start.agent_name] = (index, list(model_input["messages"]))
+        return step_id
+
+    def _insert_step(self, row: dict[Any, Any]) -> int | None:
+        """Insert a step row; its id. PostgreSQL ends a transaction at its first error, so
+        there a step index taken by another writer is told by no id coming back (``ON
+        CONFLICT DO NOTHING``) instead of an :class:`IntegrityError`."""
+        query = AgentStep.insert(row)
+        if is_postgres(self.database):
+            query = query.on_conflict_ignore()
+        step_id: int | None = query.execute(self.database)
         return step_id
 
     def _after_last_step(self, run_id: str) -> int:
@@ -255,7 +259,7 @@ class SqlAudit:
             return
         with self._writing("tool_invocation insert", run.journal):
             if rows:
-                self._insert_invocations(rows)
+                ToolInvocation.insert_many(rows).execute(self.database)
             self._commit_node()
 
     def attach_evidence(self, refs: Mapping[str, list[dict[str, Any]]]) -> None:
@@ -265,7 +269,7 @@ class SqlAudit:
         self.flush()
         encoded = [(i, ToolInvocation.evidence_refs.db_value(refs[i])) for i in refs]
         with connection(self.database):
-            self._attach_evidence.execute(encoded)
+            _evidence_query(encoded).execute(self.database)
 
     def invocations_for_run(self, run_id: str) -> Sequence[InvocationRecord]:
         """Invocations of ``run_id`` in creation order: from memory for the current run."""
@@ -325,13 +329,9 @@ class SqlAudit:
         return int(steps), int(tools)
 
 
-def _evidence_query(encoded: Sequence[tuple[str, str]]) -> Any:
+def _evidence_query(encoded: Sequence[tuple[str, str | None]]) -> Any:
     """``evidence_refs`` of each invocation id, ``encoded`` as ``(id, JSON text)`` pairs."""
     value = Case(ToolInvocation.invocation_id, list(encoded))
     return ToolInvocation.update({ToolInvocation.evidence_refs: value}).where(
         ToolInvocation.invocation_id.in_([i for i, _ in encoded])
     )
-
-
-def _evidence_params(encoded: Sequence[tuple[str, str]]) -> list[Any]:
-    return [*(x for pair in encoded for x in pair), *(i for i, _ in encoded)]

@@ -18,7 +18,6 @@ from peewee import Database, DatabaseError, InterfaceError
 
 from .history import HistoryLoad, HistoryMessage, HistoryWrite, check_session_id
 from .models import ChatSession, DiagnosisRun, utcnow
-from .prepared import Prepared
 from .runs import CHAT, SUCCESS
 
 #: What a history read selects of each run.
@@ -36,7 +35,6 @@ class SqlHistory:
     def __init__(self, database: Database, max_messages: int) -> None:
         self.database = database
         self.max_messages = max_messages
-        self._read = Prepared(database, _history_query, _history_params)
 
     def load(self, session_id: str) -> HistoryLoad:
         """The newest question/answer pairs of the session's successful chat runs."""
@@ -49,7 +47,7 @@ class SqlHistory:
 
     def _messages(self, session_id: str) -> list[HistoryMessage]:
         pairs = (self.max_messages + 1) // 2
-        rows = self._read.rows(HISTORY_COLUMNS, session_id, utcnow(), pairs)
+        rows = list(_history_query(session_id, utcnow(), pairs).dicts().execute(self.database))
         messages: list[HistoryMessage] = []
         for row in reversed(rows):
             at = row["started_at"].isoformat(timespec="milliseconds") + "Z"
@@ -103,7 +101,3 @@ def _history_query(session_id: str, now: Any, pairs: int) -> Any:
         .order_by(DiagnosisRun.started_at.desc())
         .limit(pairs)
     )
-
-
-def _history_params(session_id: str, now: Any, pairs: int) -> list[Any]:
-    return [session_id, CHAT, SUCCESS, ChatSession.expires_at.db_value(now), pairs]

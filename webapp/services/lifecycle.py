@@ -9,8 +9,9 @@ one database connection for the run's whole duration, then, in order:
 3. writes what the audit store still holds back and commits its open node transaction
    (:meth:`Audit.flush`);
 4. fails the run if any audit write failed while it ran (its record would be incomplete);
-5. saves the Finish with the step and tool counts the journal kept (no COUNT queries) and the
-   duration, retried on a fresh connection (:meth:`RunStore.finish`);
+5. saves the Finish with the step and tool counts and the token usage the journal kept (no
+   COUNT queries), the cost by the price table (``LLM_PRICES``) and the duration, retried on a
+   fresh connection (:meth:`RunStore.finish`);
 6. on anything unhandled, flushes as in 3 (best effort), then saves FAILED with the cause,
    ``failed_trace`` and the duration, best-effort. The context is always reset.
 
@@ -25,6 +26,7 @@ from collections.abc import Callable
 from dataclasses import replace
 from typing import Any
 
+from ..llm.tokens import PriceTable
 from ..persistence.audit import Audit
 from ..persistence.context import RunContext, run_scope
 from ..persistence.runs import FAILED, Finish, RunStore
@@ -39,9 +41,10 @@ class AuditWriteFailed(Exception):
 class RunLifecycle:
     """Executes started runs: claim, work, flush, check, finish - or fail."""
 
-    def __init__(self, runs: RunStore, audit: Audit) -> None:
+    def __init__(self, runs: RunStore, audit: Audit, prices: PriceTable | None = None) -> None:
         self.runs = runs
         self.audit = audit
+        self.prices = prices or PriceTable()
 
     def execute(
         self,
@@ -64,7 +67,11 @@ class RunLifecycle:
                     raise AuditWriteFailed(fault)
                 steps, tools = run.journal.counts()
                 finish = replace(
-                    finish, step_count=steps, tool_count=tools, duration_ms=_elapsed_ms(started)
+                    finish,
+                    step_count=steps,
+                    tool_count=tools,
+                    duration_ms=_elapsed_ms(started),
+                    **self._usage(run),
                 )
                 self.runs.finish(run_id, finish)
             except Exception as exc:
@@ -79,9 +86,21 @@ class RunLifecycle:
                     else f"{type(exc).__name__}: {exc}",
                     orchestration_trace=failed_trace,
                     duration_ms=_elapsed_ms(started),
+                    **self._usage(run),
                 )
                 self.runs.fail_best_effort(run_id, finish)
         return finish
+
+    def _usage(self, run: RunContext) -> dict[str, Any]:
+        """The run's prompt and completion tokens, and its cost when the table prices a model."""
+        usage = run.journal.token_usage()
+        costs = [self.prices.cost(model, *tokens) for model, tokens in usage.items()]
+        priced = [cost for cost in costs if cost is not None]
+        return {
+            "prompt_tokens": sum(p for p, _ in usage.values()),
+            "completion_tokens": sum(c for _, c in usage.values()),
+            "cost_usd": round(sum(priced), 6) if priced else None,
+        }
 
     def _flush(self, run: RunContext) -> None:
         """Write the held-back rows; a failure is in the journal (step 4 reports it)."""

@@ -7,6 +7,8 @@ from dataclasses import dataclass
 
 from diagnosis_graph.workflow.outcomes import Outcome
 
+from ..llm import tokens
+from ..llm.compact import read_output_tool
 from ..llm.prompts import prompt_version, system_prompt
 from ..llm.react import Budget, run_react
 from ..llm.types import ChatModel, Message
@@ -44,6 +46,7 @@ class SimpleChat:
         self.recorder = recorder
         self.tools = tools
         self.budget = budget or Budget(max_rounds=3, max_tool_calls=4, max_blocked=3)
+        self.token_budget = tokens.TokenBudget()
 
     def answer(
         self, question: str, history: Sequence[HistoryMessage], *, session_id: str, run_id: str
@@ -52,13 +55,14 @@ class SimpleChat:
         messages: list[Message] = [{"role": "system", "content": system_prompt(AGENT)}]
         messages += [{"role": m.role, "content": m.content} for m in history]
         messages.append({"role": "user", "content": question})
-        with run_scope(session_id, run_id):
+        specs = [*self.tools(), read_output_tool(self.recorder)]
+        with run_scope(session_id, run_id), tokens.run_ledger(tokens.Ledger(self.token_budget)):
             run = run_react(
                 self.model,
                 self.hook,
                 AGENT,
                 messages,
-                ToolBox(self.tools(), self.recorder, AGENT),
+                ToolBox(specs, self.recorder, AGENT),
                 budget=self.budget,
             )
         content = run.content if run.outcome is Outcome.COMPLETED else None

@@ -3,7 +3,7 @@
 "use strict";
 
 (function () {
-  const { api, h, renderMarkdown, streamEvents, traceUrl, formatDuration, utcTimes } = window.Diag;
+  const { api, h, renderMarkdown, streamEvents, traceUrl, formatDuration, formatUsage, utcTimes } = window.Diag;
   const { t, languageFor } = window.I18n;
   const { flowLabel, stateLabel } = window.DiagLists;
   const SESSIONS = "diagnosis.sessions";
@@ -258,11 +258,29 @@
     view.root.dataset.evidence = "ready";
   }
 
+  /** The footer under an answer: duration, steps, tool calls, tokens and cost. */
+  function turnMeta(run, lang) {
+    const meta = t("turn_meta", lang, { duration: formatDuration(run.durationMs), steps: run.stepCount, tools: run.toolCount });
+    const usage = formatUsage(run, lang);
+    return usage === "–" ? meta : meta + " · " + usage;
+  }
+
+  /** The footer of a turn that just finished, from its run's record. */
+  async function finishedMeta(view, sessionId, runId) {
+    try {
+      const data = await api("/api/diagnosis/" + encodeURIComponent(sessionId) + "/runs");
+      const run = data.runs.find((r) => r.runId === runId);
+      if (run) view.meta.textContent = turnMeta(run, view.lang);
+    } catch (error) {
+      // the footer keeps the measured duration
+    }
+  }
+
   function pastTurn(run) {
     const view = turnView(run.question || "", run.flow === "aiops" ? "aiops" : "chat");
     setRun(view, run.sessionId, run.runId, run.flow);
     setState(view, run.status, run.degraded);
-    view.meta.textContent = t("turn_meta", view.lang, { duration: formatDuration(run.durationMs), steps: run.stepCount, tools: run.toolCount });
+    view.meta.textContent = turnMeta(run, view.lang);
     view.progressBox.hidden = true;
     if (run.answer) {
       showAnswer(view, run.answer);
@@ -367,6 +385,7 @@
         setState(view, done.status, done.degraded);
         view.feedback.hidden = false;
         view.meta.textContent = formatDuration(Math.round(performance.now() - started));
+        await finishedMeta(view, done.sessionId, done.runId);
         setStatus(done.success ? t("done") : t("run_failed"), done.success ? "" : "error");
         await showEvidence(view);
         document.dispatchEvent(new CustomEvent("diagnosis:run-finished"));

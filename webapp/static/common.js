@@ -293,6 +293,18 @@
     return "/trace/" + encodeURIComponent(sessionId) + "/" + encodeURIComponent(runId);
   }
 
+  /** ``3,116 + 420 tokens · $0.0012`` (no cost without a price table; "–" before tokens). */
+  function formatUsage(run, lang) {
+    if (run.promptTokens === null || run.promptTokens === undefined) return "–";
+    const n = (value) => Number(value || 0).toLocaleString("en-US");
+    const text = window.I18n.t("usage", lang, { prompt: n(run.promptTokens), completion: n(run.completionTokens) });
+    return run.costUsd === null || run.costUsd === undefined ? text : text + " · " + formatCost(run.costUsd);
+  }
+
+  function formatCost(dollars) {
+    return "$" + (dollars >= 0.01 ? dollars.toFixed(2) : dollars.toPrecision(2));
+  }
+
   function formatDuration(ms) {
     if (ms === null || ms === undefined) return "–";
     if (ms < 1000) return ms + " ms";
@@ -367,8 +379,10 @@
     api,
     append,
     escapeHtml,
+    formatCost,
     formatDuration,
     formatTime,
+    formatUsage,
     h,
     localTime,
     renderMarkdown,

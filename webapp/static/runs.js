@@ -4,7 +4,7 @@
 "use strict";
 
 (function () {
-  const { api, h, traceUrl, formatDuration } = window.Diag;
+  const { api, h, traceUrl, formatDuration, formatUsage } = window.Diag;
   const { filteredList, flowLabel, formParams, shorten, statusBadge, utcTime } = window.DiagLists;
   const { t } = window.I18n;
   const PAGE = 25;
@@ -31,9 +31,10 @@
       [h("a", { href: traceUrl(run.sessionId, run.runId), title: run.question }, shorten(run.question, 120)), headline(run)],
       h("a", { class: "mono", href: "/?session=" + encodeURIComponent(run.sessionId) }, run.sessionId),
       formatDuration(run.durationMs),
+      formatUsage(run),
       run.feedback ? t(run.feedback) : "–",
     ];
-    const classes = ["", "", "", "question-cell", "", "num", ""];
+    const classes = ["", "", "", "question-cell", "", "num", "num", ""];
     return h(
       "tr",
       { dataset: { runId: run.runId, sessionId: run.sessionId } },

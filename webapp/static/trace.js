@@ -4,7 +4,7 @@
 "use strict";
 
 (function () {
-  const { api, h, renderMarkdown, formatDuration, timeEl, utcTimes } = window.Diag;
+  const { api, h, renderMarkdown, formatCost, formatDuration, formatUsage, timeEl, utcTimes } = window.Diag;
   const JV = window.JsonView;
   const EV = window.Evidence;
   let lang = window.I18n.page; // the question's language once the run is loaded
@@ -126,6 +126,8 @@
       [T("f_finished"), timeEl(run.finishedAt)],
       [T("f_steps"), String(run.stepCount)],
       [T("f_tools"), String(run.toolCount)],
+      [T("f_tokens"), formatUsage({ ...run, costUsd: null }, lang)],
+      [T("f_cost"), run.costUsd === null || run.costUsd === undefined ? "–" : formatCost(run.costUsd)],
       [T("f_feedback"), run.feedback ? T(run.feedback) + (run.feedbackComment ? ": " + run.feedbackComment : "") : T("none_yet")],
       [T("f_session"), trace.session ? trace.session.title || trace.session.sessionId : sessionId],
     ];

@@ -137,6 +137,8 @@ class ToolCallResult:
     invocation_id: str
     status: str
     content: str
+    #: The tool's raw output when it succeeded (what the model is shown a projection of).
+    output: Any = None
 
 
 class ToolBox:
@@ -237,12 +239,14 @@ class ToolBox:
         message: dict[str, Any] = {"invocation_id": invocation_id, "tool": name}
         if status == SUCCESS and raw_json is not None:  # what json.dumps(message) writes
             head = json.dumps(message, ensure_ascii=False)[:-1]
-            return ToolCallResult(invocation_id, status, f'{head}, "result": {raw_json}}}')
-        if status == SUCCESS:
-            message["result"] = raw_output
-        else:
+            content = f'{head}, "result": {raw_json}}}'
+            return ToolCallResult(invocation_id, status, content, raw_output)
+        if status != SUCCESS:
             message.update(status=status, error=error)
-        return ToolCallResult(invocation_id, status, json.dumps(message, ensure_ascii=False))
+            return ToolCallResult(invocation_id, status, json.dumps(message, ensure_ascii=False))
+        message["result"] = raw_output
+        content = json.dumps(message, ensure_ascii=False)
+        return ToolCallResult(invocation_id, status, content, raw_output)
 
 
 def tool_roles(specs: Sequence[ToolSpec]) -> dict[str, str]:

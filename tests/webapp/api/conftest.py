@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import secrets
+import threading
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -13,6 +14,7 @@ import pytest
 from flask import Flask
 from flask.testing import FlaskClient
 from peewee import Database
+from werkzeug.serving import make_server
 
 from webapp import create_app
 from webapp.config import Settings
@@ -67,6 +69,18 @@ def app(
     database: Database, demo_backend: DemoTelemetryBackend, history: HistoryStore, tmp_path: Path
 ) -> Flask:
     return make_app(database, demo_backend, history, tmp_path)
+
+
+@pytest.fixture
+def server(app: Flask) -> Iterator[int]:
+    """The app behind a real threaded HTTP server on a free port: a thread per request, as
+    ``make run`` serves it (chunked bodies and per-thread connections need a real one)."""
+    httpd = make_server("127.0.0.1", 0, app, threaded=True)
+    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
+    thread.start()
+    yield httpd.server_port
+    httpd.shutdown()
+    thread.join()
 
 
 @pytest.fixture

@@ -10,8 +10,6 @@ from __future__ import annotations
 import base64
 import http.client
 import json
-import threading
-from collections.abc import Iterator
 from io import BytesIO
 from pathlib import Path
 from typing import Any
@@ -20,7 +18,6 @@ import pytest
 from flask import Flask
 from flask.testing import FlaskClient
 from peewee import Database
-from werkzeug.serving import make_server
 
 from webapp.demo.backend import DemoTelemetryBackend
 from webapp.persistence.history import HistoryStore
@@ -268,17 +265,6 @@ def test_ids_of_a_real_run_with_a_newline_are_bad_ids(
         assert response.status_code == 400, response.json
     assert snapshot(app) == before
     assert client.get(f"/trace/{session_id}%0A/{run_id}").status_code == 404
-
-
-@pytest.fixture
-def server(app: Flask) -> Iterator[int]:
-    """The app behind a real HTTP server on a free port (chunked bodies need a real one)."""
-    httpd = make_server("127.0.0.1", 0, app, threaded=True)
-    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
-    thread.start()
-    yield httpd.server_port
-    httpd.shutdown()
-    thread.join()
 
 
 def send_chunked(port: int, path: str, content_type: str, body: bytes) -> tuple[int, bytes]:

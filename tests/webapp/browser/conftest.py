@@ -26,6 +26,8 @@ if TYPE_CHECKING:
 
 QUESTION = "Why is payment-service slow since 10:00?"
 TIMEOUT_MS = 30_000
+#: Dollars per million prompt / completion tokens, for any model: every run shows a cost.
+PRICES = "*=2/8"
 
 
 def require_browser() -> None:
@@ -98,7 +100,12 @@ def live(
 ) -> Iterator[LiveApp]:
     """The app on a free port for this module (the models are bound to its database)."""
     require_browser()
-    app = start_app(tmp_path_factory.mktemp("live-app"), backend=demo_data, model=gated_model)
+    app = start_app(
+        tmp_path_factory.mktemp("live-app"),
+        backend=demo_data,
+        model=gated_model,
+        llm_prices=PRICES,
+    )
     yield app
     gated_model.gate.set()
     app.stop()

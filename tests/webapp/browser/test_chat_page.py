@@ -40,6 +40,8 @@ def test_progress_appears_live_and_the_answer_renders_as_markdown(
         gated_model.gate.set()
     turn.locator(".badge.state.ok").wait_for()
     assert progress_nodes(page) == ROUTE
+    turn.locator(".turn-meta", has_text="tokens").wait_for()  # the footer: tokens and cost
+    assert "$" in turn.locator(".turn-meta").inner_text()
     first = turn.locator(".progress-item").first
     assert first.get_attribute("data-outcome") == "completed"
     assert first.locator(".attempt").inner_text() == "attempt 1"

@@ -209,3 +209,24 @@ def test_an_unknown_run_shows_a_not_found_page(page: Page, live: LiveApp, consol
     response = page.goto(f"{live.url}/trace/sess%20bad/run-1")
     assert response is not None and response.status == 404
     assert "Run not found" in page.locator("#not-found").inner_text()
+
+
+def test_tokens_and_cost_show_in_the_trace_the_runs_list_and_under_the_answer(
+    page: Page, live: LiveApp, complex_run: dict[str, Any]
+) -> None:
+    steps = complex_run["trace"]["steps"]
+    prompt = sum(s["promptTokens"] for s in steps)
+    completion = sum(s["completionTokens"] for s in steps)
+    usage = f"{prompt:,} + {completion:,} tokens"
+    cost = complex_run["trace"]["run"]["costUsd"]
+    assert cost == pytest.approx((prompt * 2 + completion * 8) / 1e6, abs=1e-6)
+    open_trace(page, live, complex_run)
+    facts = page.locator("#summary dl.facts").inner_text()
+    assert usage in facts and "$" in facts
+    page.goto(f"{live.url}/runs")
+    row = page.locator(f'#runs-body tr[data-run-id="{complex_run["runId"]}"]')
+    assert usage in row.inner_text() and "$" in row.inner_text()
+    page.goto(f"{live.url}/?session={complex_run['sessionId']}")
+    meta = page.locator(".turn .turn-meta", has_text="tokens").first
+    meta.wait_for()
+    assert usage in meta.inner_text() and "$" in meta.inner_text()

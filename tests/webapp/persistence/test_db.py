@@ -3,14 +3,15 @@
 from __future__ import annotations
 
 import re
+import threading
 from pathlib import Path
 
 import pytest
 from peewee import Database, SqliteDatabase
-from playhouse.pool import PooledMySQLDatabase, PooledPostgresqlDatabase
+from playhouse.pool import MaxConnectionsExceeded, PooledMySQLDatabase, PooledPostgresqlDatabase
 
-from tests.conftest import ScratchServers
-from webapp.persistence.db import DatabaseURLError, bind, open_database
+from tests.conftest import ScratchServers, close_database
+from webapp.persistence.db import MYSQL_INIT_COMMAND, DatabaseURLError, bind, open_database
 from webapp.persistence.models import MODELS, ChatSession
 from webapp.persistence.schema import create_schema, schema_exists
 
@@ -49,6 +50,43 @@ def test_open_database_builds_without_connecting(url: str, kind: type[Database])
     assert database.is_closed()
 
 
+def test_open_database_reads_credentials_and_options_from_the_url() -> None:
+    database = open_database("mariadb://u:p%40ss@db.invalid:3307/audit?connect_timeout=3")
+    assert database.database == "audit"
+    assert database.connect_params == {
+        "host": "db.invalid",
+        "port": 3307,
+        "user": "u",
+        "password": "p@ss",
+        "connect_timeout": 3,
+        "charset": "utf8mb4",
+        "init_command": MYSQL_INIT_COMMAND,
+    }
+
+
+def test_the_url_sets_the_pool_size_and_wait(tmp_path: Path) -> None:
+    database = open_database(f"sqlite:///{tmp_path / 'pool.db'}?max_connections=1&timeout=1")
+    held, release = threading.Event(), threading.Event()
+
+    def hold() -> None:
+        with database.connection_context():
+            held.set()
+            release.wait(30)
+
+    holder = threading.Thread(target=hold)
+    holder.start()
+    try:
+        assert held.wait(30)
+        with pytest.raises(MaxConnectionsExceeded):  # the one connection is taken: 1 s, then no
+            database.connect()
+    finally:
+        release.set()
+        holder.join()
+    with database.connection_context():  # given back: the next one gets it
+        assert database.execute_sql("SELECT 1").fetchone() == (1,)
+    close_database(database)
+
+
 def test_open_database_resolves_relative_sqlite_paths_against_base_dir(tmp_path: Path) -> None:
     database = open_database("sqlite:///instance/audit.db", base_dir=tmp_path)
     assert database.database == str(tmp_path / "instance" / "audit.db")
@@ -72,6 +110,20 @@ def test_schema_exists_is_false_on_an_empty_database(tmp_path: Path) -> None:
     try:
         assert not schema_exists(database)
         assert create_schema(database) == [m._meta.table_name for m in MODELS]
+        assert schema_exists(database)
+    finally:
+        database.close()
+
+
+def test_a_table_created_before_its_later_columns_gets_them(tmp_path: Path) -> None:
+    database = bind(open_database("sqlite:///" + str(tmp_path / "old.db")))
+    try:
+        create_schema(database)
+        with database.connection_context():
+            for column in ("prompt_tokens", "completion_tokens", "cost_usd"):
+                database.execute_sql(f"ALTER TABLE diagnosis_run DROP COLUMN {column}")
+        assert not schema_exists(database)
+        create_schema(database)
         assert schema_exists(database)
     finally:
         database.close()

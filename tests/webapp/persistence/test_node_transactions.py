@@ -1,7 +1,6 @@
 """When a run's rows are committed, on every backend: one transaction per node on MariaDB and
 PostgreSQL (a fast model call's step waits for its node, a slow one's is committed at once),
-each statement alone on SQLite; the session and run rows in one commit; prepared statements
-that refuse parameters in the wrong order."""
+each statement alone on SQLite; the session and run rows in one commit."""
 
 from __future__ import annotations
 
@@ -12,7 +11,6 @@ from peewee import Database, SqliteDatabase
 
 from webapp.persistence.context import RunContext, run_scope
 from webapp.persistence.models import ChatSession, DiagnosisRun
-from webapp.persistence.prepared import Prepared, PreparedMismatch
 from webapp.persistence.runs import CHAT, FAILED, PENDING, Finish, RunStore
 from webapp.persistence.sql_audit import COMMIT_AT_ONCE_MS, SqlAudit
 from webapp.persistence.statements import count_statements
@@ -91,16 +89,3 @@ def test_the_session_and_the_run_are_created_in_one_transaction(database: Databa
         runs.open_run("run-1", "sess-other", CHAT, "complex", "dup?", new_session=True)
     with database.connection_context():  # rolled back together: no session without its run
         assert not ChatSession.select().where(ChatSession.session_id == "sess-other").exists()
-
-
-def test_a_prepared_statement_refuses_parameters_in_the_wrong_order(database: Database) -> None:
-    def query(run_id: str, status: str) -> object:
-        return DiagnosisRun.update(status=status).where(DiagnosisRun.run_id == run_id)
-
-    swapped = Prepared(database, query, lambda run_id, status: [run_id, status])
-    right = Prepared(database, query, lambda run_id, status: [status, run_id])
-    with database.connection_context():
-        with pytest.raises(PreparedMismatch, match="parameter 0 of 2"):
-            swapped.rowcount("run-x", FAILED)
-        assert right.rowcount("run-x", FAILED) == 0
-        assert right.rowcount("run-y", FAILED) == 0  # the SQL rendered once, reused

@@ -1,25 +1,24 @@
 """``schema.sql`` is the MySQL/MariaDB DDL of exactly the peewee models.
 
-On a real MariaDB (``TEST_MYSQL_URL``): the file, applied twice to one scratch database, and
-``create_schema`` in another must give identical tables, columns, indexes and foreign keys in
-``information_schema``. Without a server: the file's tables, column definitions and indexes
-are compared with the DDL peewee renders for MySQL.
+The committed file is what ``make schema`` generates from the models. On a real MariaDB
+(``TEST_MYSQL_URL``): the file, applied twice to one scratch database, and ``create_schema`` in
+another must give identical tables, columns, indexes, foreign keys and triggers in
+``information_schema``.
 """
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
-from peewee import Database, MySQLDatabase, SchemaManager
+from peewee import Database
 
 from tests.conftest import ScratchServers, close_database
-from webapp.persistence.db import MYSQL_FIELD_TYPES, MYSQL_TABLE_SETTINGS, bind, open_database
+from webapp.persistence.db import bind, open_database
 from webapp.persistence.models import MODELS
-from webapp.persistence.schema import RUN_TEXT_TRIGGERS, create_schema
+from webapp.persistence.schema import create_schema, mysql_schema_sql
 
 SCHEMA_SQL = Path(__file__).resolve().parents[3] / "schema.sql"
 TABLES = sorted(m._meta.table_name for m in MODELS)
@@ -146,92 +145,14 @@ def test_schema_sql_applies_twice_and_keeps_rows(mariadb_pair: tuple[Database, D
         assert from_file.execute_sql("SELECT title FROM chat_session").fetchall() == (("kept",),)
 
 
-# --- without a server: the text of schema.sql against peewee's MySQL DDL ------------------
-
-BLOCK = re.compile(r"CREATE TABLE IF NOT EXISTS `(\w+)` \((.*)\)\s*(.*)", re.DOTALL)
-TRIGGER = "CREATE TRIGGER IF NOT EXISTS "
-INDEX_LINE = re.compile(r"(UNIQUE )?KEY `(\w+)` \((.*)\)")
-CREATE_INDEX = re.compile(r"CREATE (UNIQUE )?INDEX `(\w+)` ON `\w+` \((.*)\)")
+def test_the_committed_schema_sql_is_generated_from_the_models() -> None:
+    assert SCHEMA_SQL.read_text(encoding="utf-8") == mysql_schema_sql(), "run `make schema`"
 
 
-def split_top_level(text: str) -> list[str]:
-    """``text`` split on the commas outside parentheses."""
-    parts, depth, current = [], 0, ""
-    for char in text:
-        depth += {"(": 1, ")": -1}.get(char, 0)
-        if char == "," and depth == 0:
-            parts.append(current.strip())
-            current = ""
-        else:
-            current += char
-    return [*parts, current.strip()] if current.strip() else parts
-
-
-def parse_schema_sql() -> dict[str, dict[str, Any]]:
-    """table -> its column definitions, indexes, other constraints and table options."""
-    tables: dict[str, dict[str, Any]] = {}
-    for statement in statements(SCHEMA_SQL.read_text(encoding="utf-8")):
-        if statement.startswith(TRIGGER):
-            continue
-        match = BLOCK.fullmatch(statement)
-        assert match, f"schema.sql: not a CREATE TABLE IF NOT EXISTS statement: {statement[:80]}"
-        name, body, options = match.groups()
-        parts = split_top_level(body)
-        indexes = [INDEX_LINE.fullmatch(p) for p in parts if INDEX_LINE.fullmatch(p)]
-        tables[name] = {
-            "columns": [p for p in parts if p.startswith("`")],
-            "indexes": {(m[2], bool(m[1]), m[3]) for m in indexes if m},
-            "constraints": [p for p in parts if p.startswith(("FOREIGN", "CONSTRAINT", "PRIMARY"))],
-            "options": " ".join(options.split()),
-        }
-    return tables
-
-
-def models_ddl() -> dict[str, dict[str, Any]]:
-    """The same shape, rendered by peewee for MySQL without connecting."""
-    tables: dict[str, dict[str, Any]] = {}
-    rendering = MySQLDatabase(None, field_types=MYSQL_FIELD_TYPES)
+def test_the_generated_schema_names_every_table_and_column_of_the_models() -> None:
+    text = mysql_schema_sql()
     for model in MODELS:
-        # the private builders render the statements create_schema runs, without a connection
-        schema: Any = SchemaManager(model, rendering)
-        sql, _ = schema._create_table(safe=True).query()
-        match = BLOCK.fullmatch(sql)
-        assert match, sql
-        parts = split_top_level(match[2])
-        created = [CREATE_INDEX.fullmatch(ctx.query()[0]) for ctx in schema._create_indexes(False)]
-        tables[model._meta.table_name] = {
-            "columns": [p for p in parts if p.startswith("`")],
-            "indexes": {(m[2], bool(m[1]), m[3]) for m in created if m},
-            "constraints": [p for p in parts if not p.startswith("`")],
-            "options": " ".join(MYSQL_TABLE_SETTINGS),
-        }
-    return tables
-
-
-def test_every_table_and_column_of_the_models_is_in_schema_sql() -> None:
-    text = SCHEMA_SQL.read_text(encoding="utf-8")
-    parsed = parse_schema_sql()
-    assert sorted(parsed) == TABLES
-    for model in MODELS:
-        table = model._meta.table_name
-        assert f"CREATE TABLE IF NOT EXISTS `{table}`" in text
-        columns = [c.split("`")[1] for c in parsed[table]["columns"]]
-        assert columns == [f.column_name for f in model._meta.sorted_fields], table
-
-
-def test_schema_sql_definitions_match_peewee_mysql_ddl() -> None:
-    parsed, expected = parse_schema_sql(), models_ddl()
-    for table in TABLES:
-        assert parsed[table]["columns"] == expected[table]["columns"], table
-        assert parsed[table]["indexes"] == expected[table]["indexes"], table
-        assert parsed[table]["constraints"] == expected[table]["constraints"], table
-        assert parsed[table]["options"] == expected[table]["options"], table
-
-
-def test_schema_sql_creates_the_triggers_create_schema_creates() -> None:
-    found = [
-        " ".join(s.split())
-        for s in statements(SCHEMA_SQL.read_text(encoding="utf-8"))
-        if s.startswith(TRIGGER)
-    ]
-    assert found == [" ".join(ddl.split()) for ddl in RUN_TEXT_TRIGGERS["mysql"].values()]
+        table = text.split(f"CREATE TABLE IF NOT EXISTS `{model._meta.table_name}` (")[1]
+        columns = [line.split("`")[1] for line in table.split(";")[0].splitlines()[1:-1]]
+        names = [f.column_name for f in model._meta.sorted_fields]
+        assert columns[: len(names)] == names, model._meta.table_name

@@ -14,6 +14,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from ...analysis.timeexpr import DEFAULT_TIMEZONE
+from ..tokens import count_text
 from ..types import ChatResult, Message, ToolCall
 from . import alerts, simple, window
 from .conversation import Catalog, payload, schema_name, tool_results, tool_rounds
@@ -47,22 +48,25 @@ class OfflineChatModel:
         response_format: dict[str, Any] | None = None,
         tool_choice: str | None = None,
     ) -> ChatResult:
-        """Answer like a model would: tool calls, or the JSON the schema asks for."""
+        """Answer like a model would: tool calls, or the JSON the schema asks for.
+
+        It reports no prompt tokens (it has no tokenizer): the step records the estimate the
+        budget was checked with (``webapp.llm.tokens``)."""
         name = schema_name(messages, response_format)
         request = payload(messages)
         catalog = Catalog(tools if tools else request.get("tools"))
         if name == "planner_plan":
-            return self._json(plan(request, catalog, self.default_timezone), messages)
+            return self._json(plan(request, catalog, self.default_timezone))
         if name == "executor_evidence_v2":
             return self._execute(request, catalog, messages, tool_choice)
         if name == "verifier_output":
-            return self._json(verify(request), messages)
+            return self._json(verify(request))
         if name == "composer_output":
-            return self._json(alerts.compose(request, compose), messages)
+            return self._json(alerts.compose(request, compose))
         step = simple.next_step(messages, catalog)
         if isinstance(step, dict) and tool_choice != "none":
-            return self._calls([step], messages, tool_rounds(messages))
-        return self._text(step if isinstance(step, str) else simple.HELP, messages)
+            return self._calls([step], tool_rounds(messages))
+        return self._text(step if isinstance(step, str) else simple.HELP)
 
     def _execute(
         self,
@@ -77,38 +81,25 @@ class OfflineChatModel:
             if rounds == 0:
                 queries = first_round((request.get("plan") or {}).get("queries", []), catalog)
                 if queries:
-                    return self._calls(queries, messages, rounds)
+                    return self._calls(queries, rounds)
             elif rounds <= MAX_FOLLOW_UP_ROUNDS:
                 follow = Investigation(request, catalog, done).follow_ups()
                 follow += window.follow_ups(request, catalog, done)
                 if follow:
-                    return self._calls(follow, messages, rounds)
+                    return self._calls(follow, rounds)
         evidence = final_evidence(request, catalog, done)
-        return self._json(alerts.add_claims(evidence, request, done), messages)
+        return self._json(alerts.add_claims(evidence, request, done))
 
-    def _calls(
-        self, queries: list[dict[str, Any]], messages: Sequence[Message], rounds: int
-    ) -> ChatResult:
+    def _calls(self, queries: list[dict[str, Any]], rounds: int) -> ChatResult:
         calls = [
             ToolCall(f"call_{rounds}_{n}", q["tool"], json.dumps(q.get("arguments", {})))
             for n, q in enumerate(queries)
         ]
-        return ChatResult(
-            None, calls, MODEL_NAME, _tokens(messages), 20 * len(calls), finish_reason="tool_calls"
-        )
+        return ChatResult(None, calls, MODEL_NAME, 0, 20 * len(calls), finish_reason="tool_calls")
 
-    def _json(self, document: dict[str, Any], messages: Sequence[Message]) -> ChatResult:
+    def _json(self, document: dict[str, Any]) -> ChatResult:
         content = json.dumps(document, ensure_ascii=False)
-        return ChatResult(
-            content, [], MODEL_NAME, _tokens(messages), len(content) // 4, finish_reason="stop"
-        )
+        return ChatResult(content, [], MODEL_NAME, 0, count_text(content), finish_reason="stop")
 
-    def _text(self, text: str, messages: Sequence[Message]) -> ChatResult:
-        return ChatResult(
-            text, [], MODEL_NAME, _tokens(messages), len(text) // 4, finish_reason="stop"
-        )
-
-
-def _tokens(messages: Sequence[Message]) -> int:
-    """A rough token count (4 characters a token) so usage figures are plausible."""
-    return sum(len(str(m.get("content") or "")) for m in messages) // 4
+    def _text(self, text: str) -> ChatResult:
+        return ChatResult(text, [], MODEL_NAME, 0, count_text(text), finish_reason="stop")

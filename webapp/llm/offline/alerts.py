@@ -24,6 +24,7 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from ...analysis.language import question_language
+from ..compact import shown_items
 from . import suspects
 from .conversation import Catalog, Done
 from .question import parse_time, request_window
@@ -76,9 +77,9 @@ def outputs(done: Sequence[Done]) -> list[Done]:
     return [d for d in done if d.tool == TOOL and d.status == "SUCCESS" and d.result]
 
 
-def _alerts(result: Any) -> list[Any]:
-    alerts = result.get("alerts") if isinstance(result, Mapping) else None
-    return alerts if isinstance(alerts, list) else []
+def _alerts(result: Any) -> list[tuple[int, Any]]:
+    """``(index, alert)`` of the alerts the result shows."""
+    return shown_items(result.get("alerts") if isinstance(result, Mapping) else None)
 
 
 def _claim(claim_id: str, text: str, bindings: list[tuple[str, str, str]]) -> dict[str, Any]:
@@ -118,7 +119,7 @@ def add_claims(
         stated = window.onset if window.resolved is not None and window.resolved.found else None
         relevant = suspects.picked_alerts(done, stated)
     # "why is <alert> firing?": that alert, not the whole list.
-    alerts = [(i, a) for i, a in enumerate(every) if not asked or id(a) in asked]
+    alerts = [(i, a) for i, a in every if not asked or id(a) in asked]
     if relevant is not None:
         alerts = [
             (i, a)
@@ -153,7 +154,7 @@ def named(request: Mapping[str, Any], done: Sequence[Done]) -> list[Mapping[str,
     question = str(request.get("question", "")).lower()
     found: dict[str, Mapping[str, Any]] = {}
     for output in outputs(done):
-        for alert in _alerts(output.result):
+        for _, alert in _alerts(output.result):
             if not isinstance(alert, Mapping):
                 continue
             name = str(alert.get("alert_name") or "")

@@ -48,6 +48,7 @@ from typing import Any
 
 from ...analysis.language import question_language
 from ...analysis.names import stem
+from ..compact import shown_items
 from ..react import Budget
 from . import alerts, suspects
 from . import claims as kinds
@@ -390,7 +391,7 @@ class Investigation:
     def knowledge(self) -> list[tuple[Done, list[dict[str, Any]]]]:
         """The knowledge lookups that found documents."""
         return [
-            (d, list((d.result or {}).get("documents") or []))
+            (d, [doc for _, doc in shown_items((d.result or {}).get("documents"))])
             for d in self.done
             if d.tool == "lookup_knowledge" and (d.result or {}).get("documents")
         ]

@@ -19,6 +19,7 @@ from datetime import datetime
 from functools import cached_property, lru_cache
 from typing import Any
 
+from ..compact import shown_items
 from .causes import metric_tokens
 from .conversation import Done
 from .question import parse_time
@@ -200,7 +201,7 @@ def read_signals(done: Done) -> list[Signal]:
 def _read_signals(done: Done) -> list[Signal]:
     service = str(done.arguments.get("service", ""))
     found = []
-    for index, raw in enumerate(_result(done).get("findings") or []):
+    for index, raw in shown_items(_result(done).get("findings")):
         onset = parse_time(str(raw.get("onset", "")))
         if isinstance(raw, dict) and onset is not None:
             found.append(
@@ -222,7 +223,7 @@ def read_templates(done: Done) -> list[Template]:
     service = str(done.arguments.get("service", ""))
     return [
         Template(service, done.invocation_id, index, raw)
-        for index, raw in enumerate(_result(done).get("patterns") or [])
+        for index, raw in shown_items(_result(done).get("patterns"))
         if isinstance(raw, dict)
     ]
 
@@ -266,8 +267,8 @@ def read_mentions(
         if name
     }
     found: list[Mention] = []
-    records = [r for r in _result(done).get("records") or [] if isinstance(r, dict)]
-    messages = [str(record.get("message", "")) for record in records]
+    records = [(i, r) for i, r in shown_items(_result(done).get("records")) if isinstance(r, dict)]
+    messages = [str(record.get("message", "")) for _, record in records]
     lowered = [message.lower() for message in messages]
     # Only the names found somewhere in the lines can match in one: search for those alone
     # (most lines name none, and an alternation of every name is slow to scan).
@@ -275,7 +276,7 @@ def read_mentions(
     present = tuple(name for name in owner if name in joined)
     if present:
         finder = _finder(present)
-        for index, text in enumerate(lowered):
+        for (index, _), message, text in zip(records, messages, lowered, strict=True):
             named: dict[str, bool] = {}
             for m in finder.finditer(text):
                 if _whole(text, m.start(), m.end(), m.group(0)):
@@ -283,7 +284,7 @@ def read_mentions(
                     named[other] = named.get(other, False) or m.group(0) == other.lower()
             path = f"$.records[{index}].message"
             found += [
-                Mention(service, o, done.invocation_id, path, messages[index], named[o])
+                Mention(service, o, done.invocation_id, path, message, named[o])
                 for o in sorted(named)
             ]
     if len(_MENTIONS) >= MENTIONS_CACHE:

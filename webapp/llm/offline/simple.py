@@ -11,6 +11,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from ...analysis.language import question_language
+from ..compact import shown_items
 from ..types import Message
 from .conversation import Catalog, Done, last_user_text, tool_results
 
@@ -67,7 +68,7 @@ def _answer(question: str, done: Sequence[Done]) -> str:
         doc
         for d in done
         if d.tool == "lookup_knowledge" and d.status == "SUCCESS"
-        for doc in (d.result or {}).get("documents", [])
+        for _, doc in shown_items((d.result or {}).get("documents"))
     ]
     texts = _TEXTS[question_language(question)]
     if not documents:

@@ -17,6 +17,7 @@ from collections.abc import Mapping, Sequence
 from datetime import datetime, timedelta
 from typing import Any
 
+from ..compact import shown_items
 from . import alerts
 from .conversation import Catalog, Done
 from .planner import ANALYSE, comparisons, stated
@@ -44,7 +45,7 @@ def data_onset(done: Sequence[Done], services: Sequence[str] | None = None) -> d
             continue
         if services is not None and d.arguments.get("service") not in services:
             continue
-        findings = [f for f in d.result.get("findings") or [] if isinstance(f, Mapping)]
+        findings = [f for _, f in shown_items(d.result.get("findings")) if isinstance(f, Mapping)]
         strongest = max((_significance(f) for f in findings), default=0.0)
         if strongest <= 0:
             continue
