@@ -210,7 +210,7 @@ def analysis_tools(
             "share an incident number; separate incidents are separate problems. hint: the "
             "question's words, to mark the services a business description names (described). "
             f"Use it when the question names no service. Window defaults to the {hours} hours "
-            f"before now ({now}).{_described(descriptions)}",
+            f"before now ({now}).",
             {
                 "type": "object",
                 "properties": {
@@ -224,11 +224,3 @@ def analysis_tools(
             TELEMETRY,
         ),
     ]
-
-
-def _described(descriptions: dict[str, list[str]] | None) -> str:
-    """What each service does, for a model reading the triage description."""
-    if not descriptions:
-        return ""
-    listed = json.dumps(descriptions, ensure_ascii=False, separators=(",", ":"))
-    return f" What each service does: {listed}"
