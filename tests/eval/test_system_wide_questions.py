@@ -120,8 +120,6 @@ def test_two_incidents_at_once_are_answered_as_two(
         listed = [line for line in head.splitlines() if re.match(r"\d+\. (Alert|告警) ", line)]
         for line in listed:
             assert any(s in line for s in involved), line
-        alerts_asked = "alert" in case.turns[0].lower() or "告警" in case.turns[0]
-        assert listed or not alerts_asked or "No alert" in head, case.turns[0]
 
 
 def test_questions_about_a_service_state_take_the_complex_flow(
