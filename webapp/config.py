@@ -1,4 +1,4 @@
-"""Settings read from the environment once, in ``create_app`` (SPEC section 10).
+"""Settings read from the environment once, in ``create_app``.
 
 Every variable is optional; ``.env.example`` lists them with their defaults. Invalid values
 fail at start-up with a message naming the variable, never later in a request.
@@ -117,7 +117,7 @@ class Settings:
     elasticsearch_index: str = "logs-*"
     elasticsearch_field_map: str | None = None
     alert_webhook_token: str | None = field(default=None, repr=False)
-    # Execution at scale (SPEC section 11; README "Run it at scale").
+    # Execution at scale (docs/scale.md).
     run_executor: str = "thread"
     run_lease_seconds: int = 60
     run_queue_timeout_seconds: int = 900

@@ -1,4 +1,4 @@
-"""The composer's invalid-output rules (SPEC section 3): citations, roles, grounding, summary.
+"""The composer's invalid-output rules: citations, roles, grounding, summary.
 
 A ``composer_output`` is INVALID_OUTPUT when
 
@@ -33,13 +33,13 @@ from . import grounding
 from .gatekeeper import TELEMETRY, ContextCache, check_binding
 from .outcomes import Verdict
 from .ports import InvocationRecord
+from .prose import sentences
 from .types import EvidenceItem, VerifiedClaim
 
 MAX_SUMMARY_SENTENCES = 3
 #: Share of a summary sentence's content words that must come from what it restates.
 RESTATEMENT_SHARE = 1 / 2
 
-_SENTENCE_END = re.compile(r"(?<=[.!?])\s+|(?<=[。！？])")
 _WORD = re.compile(r"[A-Za-z][A-Za-z'-]{2,}|[\u3400-\u4dbf\u4e00-\u9fff]")
 _NEUTRAL_WORDS = (
     "the and are was were has have had its for from with that this than then into onto "
@@ -52,11 +52,6 @@ _NEUTRAL_WORDS = (
 )
 _NEUTRAL_CJK = "的了是在和与及其因为所以导致可能原因显示表明证据问题开始"
 _NEUTRAL = frozenset(_NEUTRAL_WORDS.split(" ")) | frozenset(_NEUTRAL_CJK)
-
-
-def sentences(text: str) -> list[str]:
-    """``text`` split into sentences (., !, ? followed by space; 。！？)."""
-    return [s.strip() for s in _SENTENCE_END.split(text.strip()) if s.strip()]
 
 
 def _stem(word: str) -> str:

@@ -1,4 +1,4 @@
-"""Agent output contracts: pydantic models, their JSON schemas, and parsing (SPEC section 3).
+"""Agent output contracts: pydantic models, their JSON schemas, and parsing.
 
 Each model is what one agent must answer with; its JSON schema is sent to the model as
 ``response_format`` (``json_schema`` named after the schema). :func:`parse_agent_output` turns
@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import json
 import re
+from functools import cache
 from typing import Any, Literal, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
@@ -49,10 +50,11 @@ class PlannedQuery(_Contract):
 
 
 class PlanWindow(_Contract):
-    """The time window the planner read from the question (ISO-8601 UTC; SPEC 5a).
+    """The time window the planner read from the question (ISO-8601 UTC).
 
     ``text`` is the expression it was read from (None when the question gave no time),
-    ``zone`` the zone it was read in, ``kind`` the shape (range, since, last, ... or none).
+    ``zone`` the zone it was read in, ``kind`` the shape (range, since, last, ... or none),
+    ``utc_offset_minutes`` that zone's offset from UTC (the answer states times in both).
     """
 
     start: str | None = Field(default=None, max_length=40)
@@ -61,6 +63,7 @@ class PlanWindow(_Contract):
     text: str | None = Field(default=None, max_length=200)
     zone: str | None = Field(default=None, max_length=64)
     kind: str | None = Field(default=None, max_length=16)
+    utc_offset_minutes: int | None = Field(default=None, ge=-14 * 60, le=14 * 60)
 
 
 class UnknownService(_Contract):
@@ -162,7 +165,7 @@ class ComposerOutput(_Contract):
     """``composer_output`` v2: the structured answer; the product renders its Markdown.
 
     An ``answer_markdown`` a model still sends is ignored: no model-written prose reaches the
-    user unchecked (SPEC section 3).
+    user unchecked.
     """
 
     summary: str = Field(min_length=1, max_length=2000)
@@ -178,14 +181,10 @@ CONTRACTS: dict[str, type[BaseModel]] = {
     COMPOSER_OUTPUT: ComposerOutput,
 }
 
-_SCHEMAS: dict[str, dict[str, Any]] = {}
-
-
+@cache
 def json_schema(name: str) -> dict[str, Any]:
     """The JSON schema of contract ``name`` (cached; do not mutate)."""
-    if name not in _SCHEMAS:
-        _SCHEMAS[name] = CONTRACTS[name].model_json_schema()
-    return _SCHEMAS[name]
+    return CONTRACTS[name].model_json_schema()
 
 
 _FENCE = re.compile(r"```(?P<tag>[^\s`]*)(?P<body>.*?)```", re.DOTALL)

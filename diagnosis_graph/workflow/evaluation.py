@@ -66,7 +66,7 @@ def rule_evaluation(
 
 
 def understanding(state: Mapping[str, Any]) -> dict[str, Any]:
-    """What the run read from the question: its window (SPEC 5a), unknown names, language."""
+    """What the run read from the question: its window, unknown names, language."""
     plan = state.get("planner_plan") or {}
     context = state.get("diagnosis_context") or {}
     return {

@@ -1,4 +1,4 @@
-"""The fallback answer: deterministic, non-empty, safe Markdown (SPEC section 3)."""
+"""The fallback answer: deterministic, non-empty, safe Markdown."""
 
 from __future__ import annotations
 

@@ -1,7 +1,7 @@
 """The evidence gatekeeper (``gatekeeper-v2``): every binding checked against this run's outputs.
 
 Reads only invocations of the current run, so an invocation id from another run or session is
-``invocation_not_found``. Reason codes, in the order they are checked (SPEC section 3):
+``invocation_not_found``. Reason codes, in the order they are checked:
 ``invocation_not_found``, ``invocation_failed``, ``raw_path_invalid``, ``raw_path_not_found``,
 ``raw_path_not_leaf``, ``excerpt_empty``, ``excerpt_too_short``, ``excerpt_mismatch``.
 

@@ -1,6 +1,6 @@
 """Grounding: the numbers, times and service names a statement states must be in its evidence.
 
-Deterministic, no model (SPEC section 3). A binding's *context* is its leaf value, the scalar
+Deterministic, no model. A binding's *context* is its leaf value, the scalar
 fields of the object that directly holds the leaf (for ``$.records[3].message`` the record's
 ``timestamp``, ``service``, ``level``...; for a metric point the series' ``metric`` and
 ``labels``), and the arguments of its invocation. A statement is grounded in a set of contexts

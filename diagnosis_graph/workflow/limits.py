@@ -17,7 +17,9 @@ Both come from what the run already has, with no new state:
 
 A window that starts before (or ends after) a stated range gets a line saying so; a window that
 lies wholly outside every stated range, when every signal stated one, makes the headline "not
-enough evidence" whatever the conclusions say.
+enough evidence" and the answer concludes nothing: what the data shows at other times is not an
+answer about the time asked. A question about a moment ("at 14:00 yesterday": kind ``at``) asks
+about that moment, not the window from it to now, so the moment alone is checked.
 """
 
 from __future__ import annotations
@@ -49,6 +51,8 @@ _WORDS = {
         "(the window ends {window}).",
         "outside": "the {signals} cover {start} to {end}; the window {wstart} to {wend} lies "
         "outside that range, so nothing in it could be read.",
+        "moment": "the {signals} cover {start} to {end}; {wstart} lies outside that range, so "
+        "nothing at that time could be read.",
     },
     "zh": {
         "failed": "未能读取",
@@ -59,6 +63,8 @@ _WORDS = {
         "after": "{signals}覆盖 {start} 至 {end}；{end} 之后没有数据（时间窗口到 {window} 结束）。",
         "outside": "{signals}覆盖 {start} 至 {end}；时间窗口 {wstart} 至 {wend} 在此范围之外，"
         "读不到其中的任何数据。",
+        "moment": "{signals}覆盖 {start} 至 {end}；{wstart} 在此范围之外，"
+        "读不到那个时间的任何数据。",
     },
 }
 
@@ -140,6 +146,9 @@ def range_note(
     """The data-range lines of an answer about ``window`` (the plan's, ISO-8601 UTC)."""
     window = window or {}
     start, end = _parse(window.get("start")), _parse(window.get("end"))
+    moment = _parse(window.get("onset")) if window.get("kind") == "at" else None
+    if moment is not None:
+        start, end = moment, moment + timedelta(minutes=1)
     if start is None or end is None or not ranges:
         return RangeNote()
     words = _WORDS[language]
@@ -159,7 +168,8 @@ def range_note(
         named = words["and"].join(_SIGNALS[language].get(s, s) for s in signals)
         values = {"signals": named, "start": _iso(lo), "end": _iso(hi)}
         if end <= lo or start >= hi:
-            text = words["outside"].format(**values, wstart=_iso(start), wend=_iso(end))
+            shape = "outside" if moment is None else "moment"
+            text = words[shape].format(**values, wstart=_iso(start), wend=_iso(end))
         else:
             outside = False
             if start < lo:

@@ -198,6 +198,7 @@ class DiagnosisNodes:
         question = str(context_of(state).get("question") or "")
         payload = {
             "question": question,
+            "utc_offset_minutes": offset_of(state),
             "claims": [
                 {
                     "claim_id": cl["claim_id"],
@@ -320,8 +321,9 @@ def context_of(state: State) -> DiagnosisContext:
 
 
 def offset_of(state: State) -> int:
-    """The question's UTC offset in minutes (``utc_offset_minutes``; 0 = UTC)."""
-    return int(state["diagnosis_context"].get("utc_offset_minutes") or 0)
+    """The question's UTC offset in minutes, as the plan's window recorded it (0 = UTC)."""
+    window = (state.get("planner_plan") or {}).get("window") or {}
+    return int(window.get("utc_offset_minutes") or 0)
 
 
 def verified_output(state: State) -> VerifiedExecutorOutput:

@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
 from enum import Enum
 from typing import Any
 
 
 class Outcome(str, Enum):
-    """How one node execution ended (SPEC section 2)."""
+    """How one node execution ended."""
 
     COMPLETED = "COMPLETED"
     INVALID_OUTPUT = "INVALID_OUTPUT"
@@ -39,6 +40,7 @@ def lower_verdict(a: Verdict | str, b: Verdict | str) -> Verdict:
     return first if _RANK[first] <= _RANK[second] else second
 
 
+@dataclass(slots=True)
 class StepResult:
     """What a workflow node returns: its outcome, the state update it produces, and a detail.
 
@@ -46,19 +48,9 @@ class StepResult:
     message); it is not stored in state.
     """
 
-    __slots__ = ("detail", "outcome", "update")
-
-    def __init__(
-        self, outcome: Outcome, update: dict[str, Any] | None = None, detail: str | None = None
-    ) -> None:
-        self.outcome = outcome
-        self.update: dict[str, Any] = update if update is not None else {}
-        self.detail = detail
-
-    def __repr__(self) -> str:
-        return (
-            f"StepResult({self.outcome.value}, keys={sorted(self.update)}, detail={self.detail!r})"
-        )
+    outcome: Outcome
+    update: dict[str, Any] = field(default_factory=dict)
+    detail: str | None = None
 
 
 def orchestration_event(

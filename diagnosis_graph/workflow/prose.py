@@ -39,11 +39,23 @@ _COUNTER = ("total", "count")
 _PER = {"s": "second", "sec": "second", "seconds": "second", "min": "minute", "m": "minute"}
 
 
+def sentences(text: str) -> list[str]:
+    """``text`` split into sentences (., !, ? followed by space; 。！？); a full stop inside a
+    quotation (a quoted log line: ``"... cluster.local. A: read udp ..."``) ends none."""
+    flat = " ".join(str(text or "").split())
+    found, start = [], 0
+    for match in _SENTENCE_END.finditer(flat):
+        before = flat[: match.start()]
+        if before.count('"') % 2 == 0 and before.count("“") <= before.count("”"):
+            found.append(flat[start : match.end()].strip())
+            start = match.end()
+    found.append(flat[start:].strip())
+    return [s for s in found if s]
+
+
 def first_sentence(text: str) -> str:
     """The first sentence of ``text`` (all of it when it has one sentence)."""
-    flat = " ".join(str(text or "").split())
-    match = _SENTENCE_END.search(flat)
-    return flat[: match.end()].strip() if match else flat
+    return next(iter(sentences(text)), "")
 
 
 def rest_after_first(text: str) -> str:

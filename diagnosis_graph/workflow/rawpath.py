@@ -1,4 +1,4 @@
-"""The ``raw_path`` grammar of SPEC section 3 and its evaluation against a raw tool output.
+"""The ``raw_path`` grammar and its evaluation against a raw tool output.
 
 ``$`` then any sequence of ``.name`` (``[A-Za-z_][A-Za-z0-9_-]*``), ``["key"]`` (a JSON string
 literal) or ``[N]`` (N >= 0, no sign, no leading zero). Nothing else: no wildcards, filters or
@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 import re
-from functools import lru_cache
 from typing import Any
 
 _NAME = re.compile(r"\.([A-Za-z_][A-Za-z0-9_-]*)")
@@ -27,15 +26,10 @@ class PathNotFound(LookupError):
 
 def parse_raw_path(path: str) -> list[str | int]:
     """Split ``$.a["b"][0]`` into ``["a", "b", 0]``; raise RawPathError on any other syntax."""
-    return list(_steps(path)) if isinstance(path, str) else list(_steps_uncached(path))
+    return list(_steps(path))
 
 
-@lru_cache(maxsize=4096)  # the same paths come back in every claim and every check
-def _steps(path: str) -> tuple[str | int, ...]:
-    return _steps_uncached(path)
-
-
-def _steps_uncached(path: Any) -> tuple[str | int, ...]:
+def _steps(path: Any) -> tuple[str | int, ...]:
     if not isinstance(path, str) or not path.startswith("$"):
         raise RawPathError("a raw_path starts with $")
     steps: list[str | int] = []
@@ -64,7 +58,7 @@ def locate(document: Any, path: str) -> tuple[Any, dict[str, Any] | None]:
     """
     value = document
     holder: dict[str, Any] | None = None
-    for step in _steps(path) if isinstance(path, str) else _steps_uncached(path):
+    for step in _steps(path):
         if isinstance(step, int):
             if not isinstance(value, list) or step >= len(value):
                 raise PathNotFound(path)

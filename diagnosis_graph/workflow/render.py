@@ -268,17 +268,19 @@ def render_answer(
     """
     language = answer_language(language, question)
     words = LABELS[language]
-    conclusions = list(output.get("conclusions") or [])
     note = range_note(window, ranges, language)
+    if note.outside:  # nothing was read at the time asked: other times' findings answer nothing
+        output = {**output, "conclusions": [], "recommendations": []}
+    conclusions = list(output.get("conclusions") or [])
     summary = str(output.get("summary") or "") if conclusions else ""
     lines = [_headline(note, summary, unknown, language, words["none"]), ""]
     lines += limit_lines(note, failed, language)
-    rest = rest_after_first(summary) if not note.outside else ""
+    rest = rest_after_first(summary)
     lines += [safe_text(rest), ""] if rest else []
     lines += _context(question, window, unknown, language)
     lines += [f"### {words['conclusions']}", ""]
     lines += _conclusion_lines(conclusions, evidence, sources or {}) or [words["none"]]
-    lines += _sections(output, evidence, unknown, language)
+    lines += _sections(output, [] if note.outside else evidence, unknown, language)
     lines += ["", f"_{words['footer']}_"]
     return "\n".join(lines) + "\n"
 

@@ -68,9 +68,7 @@ def recorded(
 
     def run(state: Mapping[str, Any], config: RunConfig) -> dict[str, Any]:
         result = node(state, config) if with_config else node(state)
-        outcome = result.outcome
-        if type(outcome) is not Outcome:
-            outcome = Outcome(outcome)
+        outcome = Outcome(result.outcome)
         produced = result.update
         reason, counters = decide({**state, **produced} if produced else state, outcome)
         update = {**produced, **counters} if counters else dict(produced)

@@ -49,7 +49,7 @@ def build_orchestration_trace(
     *,
     stopped_by: str | None = None,
 ) -> dict[str, Any]:
-    """Build the trace of SPEC section 2.
+    """Build the run trace.
 
     ``stopped_by`` is ``recursion_limit`` or ``error`` for a run that did not finish; the trace
     then keeps the transitions so far and names the last node that ran.

@@ -1,4 +1,4 @@
-"""Declared shapes of the values in the diagnosis graph's state (SPEC sections 2 and 3).
+"""Declared shapes of the values in the diagnosis graph's state.
 
 Every value stays a plain, JSON-serialisable dict at run time (the engine checkpoints and the
 web app stores them as JSON); these TypedDicts give them one declared shape that
@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any, Literal, TypedDict
 
-#: Where evidence comes from (SPEC section 3, source roles).
+#: Where evidence comes from (source roles).
 Role = Literal["telemetry", "reference"]
 
 
@@ -42,6 +42,7 @@ class PlanWindowState(TypedDict, total=False):
     text: str | None
     zone: str | None
     kind: str | None
+    utc_offset_minutes: int | None
 
 
 class UnknownServiceState(TypedDict):

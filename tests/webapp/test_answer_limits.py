@@ -95,3 +95,28 @@ def test_the_data_range_of_each_backend_and_of_their_composite(logs: Path) -> No
     composite = CompositeBackend(Signals(metrics=prometheus, logs=files))
     assert composite.data_range() == {"metrics": None, "logs": (first, last)}
     assert data_ranges(LogFileBackend(logs / "missing")) == {}
+
+
+def test_a_question_about_a_moment_before_the_data_says_so_and_concludes_nothing() -> None:
+    for question in (
+        "Was payment-service ok at 3:00 this morning?",
+        "支付服务昨天下午2点有异常吗?",
+    ):
+        answer = offline_diagnoser().diagnose(question).answer or ""
+        headline = answer.splitlines()[0]
+        assert headline in (
+            "**Not enough evidence: the window asked about lies outside the data.**",
+            "**证据不足：所问的时间窗口不在数据范围之内。**",
+        ), answer[:300]
+        assert "degraded" not in answer and "出现异常" not in answer
+        assert "No evidence of a problem" not in answer and "没有证据表明" not in answer
+        # nor does it list what other times' data showed, or act on it
+        assert "### Evidence" not in answer and "### Recommended" not in answer
+        assert "### 证据" not in answer and "### 建议" not in answer
+
+
+def test_the_onset_is_stated_in_utc_and_in_the_zone_the_question_used() -> None:
+    result = offline_diagnoser().diagnose("Why is payment-service slow since 11:00 CET?")
+    assert "since 2026-11-30 10:00 UTC (11:00 in the question's time zone)" in (result.answer or "")
+    zh = offline_diagnoser().diagnose("支付服务从北京时间18点开始变慢, 为什么?").answer or ""
+    assert "2026-11-30 10:00 UTC (问题所用时区 18:00)" in zh, zh[:600]

@@ -272,6 +272,11 @@ def test_sentences_do_not_split_decimals() -> None:
         "好。",
         "是的",
     ]
+    # a quoted log line is one piece of its sentence, whatever full stops it holds
+    assert sentences('It logged "db.local. A: read udp". Then it failed.') == [
+        'It logged "db.local. A: read udp".',
+        "Then it failed.",
+    ]
 
 
 EXPECTED_PROBLEMS = [

@@ -146,3 +146,24 @@ def test_a_window_past_the_end_of_the_data_and_chinese() -> None:
         "2026-11-30T12:00:00Z 之后没有数据（时间窗口到 2026-11-30T14:00:00Z 结束）。",
     )
     assert not note.outside
+
+
+def test_a_moment_outside_the_data_concludes_nothing_though_its_window_reaches_now() -> None:
+    # "What happened yesterday at 14:00?": the window runs from that moment to now and so
+    # overlaps today's data, but the moment asked about has none.
+    window = {
+        "start": "2026-11-29T14:00:00Z",
+        "end": "2026-11-30T12:00:00Z",
+        "onset": "2026-11-29T14:00:00Z",
+        "kind": "at",
+    }
+    answer = _answer(DEMO, window)
+    assert answer.startswith("**Not enough evidence: the window asked about lies outside")
+    assert "2026-11-29T14:00:00Z lies outside that range, so nothing at that time" in answer
+    assert "ran out of connections" not in answer  # today's finding is not the answer
+    assert "### Recommended next steps" not in answer
+    # The same moment inside the data answers as before.
+    inside = {**window, "start": "2026-11-30T10:00:00Z", "onset": "2026-11-30T10:00:00Z"}
+    assert _answer(DEMO, inside).startswith("**x ran out of connections.**")
+    zh = range_note(window, DEMO, "zh")
+    assert zh.outside and "2026-11-29T14:00:00Z 在此范围之外" in zh.lines[0]

@@ -11,6 +11,7 @@ import pytest
 
 from diagnosis_graph.workflow.contracts import ContractError, PlannerPlan, parse_agent_output
 from diagnosis_graph.workflow.factory import DiagnosisRun
+from diagnosis_graph.workflow.nodes import offset_of
 from diagnosis_graph.workflow.render import render_answer, unknown_services, window_line
 
 from . import test_composition
@@ -24,6 +25,7 @@ WINDOW: dict[str, Any] = {
     "text": "since 11:00 CET",
     "zone": "CET",
     "kind": "since",
+    "utc_offset_minutes": 60,
 }
 UNKNOWN = [
     {"name": "search-service", "suggestions": ["payment-service", "made-up-service"]},
@@ -111,3 +113,10 @@ def test_an_unknown_service_answer_lists_no_uncited_evidence() -> None:
     assert "Connection pool exhaustion" not in about_unknown and "### Evidence" not in about_unknown
     # A question about known services still shows what was verified.
     assert "Connection pool exhaustion" in render_answer("why is x slow?", output, evidence)
+
+
+def test_the_questions_utc_offset_comes_from_the_plans_window() -> None:
+    # The composer and grounding read times in the question's zone from it.
+    assert offset_of({"planner_plan": {"window": WINDOW}}) == 60
+    assert offset_of({"planner_plan": {"window": None}}) == 0
+    assert offset_of({}) == 0

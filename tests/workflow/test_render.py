@@ -7,7 +7,13 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from diagnosis_graph.workflow.prose import MAX_CHIPS, cited_chips, shorten, signal_words
+from diagnosis_graph.workflow.prose import (
+    MAX_CHIPS,
+    cited_chips,
+    first_sentence,
+    shorten,
+    signal_words,
+)
 from diagnosis_graph.workflow.render import headline_of, render_answer, render_fallback
 
 
@@ -53,6 +59,14 @@ def test_the_answer_opens_with_the_summarys_first_sentence_as_its_headline() -> 
     assert lines[0] == "**db-main ran out of connections: slow queries held them.**"
     assert lines[2] == "Checkout queued."
     assert headline_of(answer) == "db-main ran out of connections: slow queries held them."
+
+
+def test_a_full_stop_inside_a_quoted_log_line_ends_no_sentence() -> None:
+    summary = 'dns failed: it logged "errors: 2 db.svc.local. A: read udp :53: i/o timeout". More.'
+    assert first_sentence(summary) == (
+        'dns failed: it logged "errors: 2 db.svc.local. A: read udp :53: i/o timeout".'
+    )
+    assert first_sentence("它记录了 “a. b” 之后。其余。") == "它记录了 “a. b” 之后。"
 
 
 def test_a_sentence_shows_at_most_three_chips_the_closest_to_it() -> None:

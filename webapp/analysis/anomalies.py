@@ -16,6 +16,8 @@ they work on any backend:
 * ``healthy_signals`` counts the signals examined that did not change significantly; a metric
   with no point in the window, or log levels of a service that logged nothing, are
   ``signals_without_data`` - no evidence either way, never counted healthy;
+* a metric finding carries the unit its backend gives (``unit``: Prometheus metadata, a
+  folder's declared unit), when it gives one;
 * each finding carries the series its detector analysed (``points``, downsampled to a budget:
   ``curves``), so its chart draws the curve and a claim can cite a point.
 
@@ -78,14 +80,17 @@ def service_anomalies(
     findings: list[Finding] = []
     analysed = Analysed()  # each signal's series, recorded with its finding
     examined = empty = 0
+    units: dict[str, str] = {}
     for metric in backend.metrics_by_service().get(service, []):
-        points, _unit = metric_points(backend, service, metric, reach, end)
+        points, unit = metric_points(backend, service, metric, reach, end)
         if not any(t >= start for t, _ in points):  # no points: no evidence either way
             empty += 1
             continue
         examined += 1
         if (found := analysed.detect_since(points, start, signal=metric)) is not None:
             findings.append(found)
+            if unit:
+                units[metric] = unit
     begin = logs_begin(backend, service, reach, end, step)
     rows: tuple[Row, ...] = ()
     for level in LOG_LEVELS:
@@ -113,9 +118,13 @@ def service_anomalies(
     }
     if reach < start:
         window["baseline_from"] = iso(reach)
+    outputs = analysed.as_dicts(findings)
+    for item in outputs:  # the backend's unit (its metadata where it has one)
+        if item.get("kind") == "metric" and item.get("signal") in units:
+            item["unit"] = units[item["signal"]]
     return {
         "window": window,
-        "findings": analysed.as_dicts(findings),
+        "findings": outputs,
         "healthy_signals": examined + assessed - len(findings),
         "signals_without_data": empty,
     }

@@ -58,6 +58,14 @@ class TimeWindow:
         """True when the question carried a time expression."""
         return self.kind != "none"
 
+    @property
+    def utc_offset_minutes(self) -> int:
+        """The zone's offset from UTC at the window's time, in minutes (0 for UTC)."""
+        zone = zone_of(self.zone)
+        moment = self.onset or self.start or self.end
+        offset = moment.astimezone(zone).utcoffset() if zone else None
+        return int(offset.total_seconds()) // 60 if offset else 0
+
     def as_dict(self) -> dict[str, Any]:
         """JSON-ready: ISO-8601 UTC strings, for recording on the run and in the trace."""
         return {
@@ -67,6 +75,7 @@ class TimeWindow:
             "text": self.text,
             "zone": self.zone,
             "kind": self.kind,
+            "utc_offset_minutes": self.utc_offset_minutes,
             "found": self.found,
         }
 

@@ -51,7 +51,7 @@ class Operation:
     query: type[BaseModel] | None = None
     response: type[BaseModel] | None = None
     errors: tuple[int, ...] = ()
-    stream: bool = False  # answers text/event-stream (SPEC section 8 events)
+    stream: bool = False  # answers text/event-stream
     upload: bool = False  # takes multipart/form-data with a ``file`` part
     description: str = ""
     #: Statuses other than 200 whose envelope still carries ``response`` data (readiness 503).

@@ -1,13 +1,10 @@
 """The OpenAPI 3.1 document, generated from the app's routes and their ``@operation`` models.
 
-Decision (issue 13): pydantic's own JSON Schema (``models_json_schema``) plus the route table
-Flask already has, rather than an integration such as flask-openapi3 or spectree. Those bring
-their own blueprint classes, their own 422 error shape and their own validation hooks; this
-API's contract (the ``{code, message, data}`` envelope, 400 for bad input, SSE operations, the
-orjson-spliced trace) would need overriding in each of them. Here every route of the API
-blueprints is one operation; its parameters, body and ``data`` schema come from the models the
-view itself parses and returns (:mod:`webapp.api.contract`), so the document cannot drift from
-the code: a route without ``@operation`` fails the build of the document.
+Built from pydantic's own JSON Schema (``models_json_schema``) and Flask's route table rather
+than an integration such as flask-openapi3, whose blueprints, 422 error shape and validation
+hooks would each need overriding for this API's envelope, SSE operations and pre-encoded trace.
+Every route of the API blueprints is one operation described by the models its view parses and
+returns (:mod:`webapp.api.contract`); a route without ``@operation`` fails the build.
 
 Adding an endpoint: write its request/response models (``models.py``/``responses.py``),
 decorate the view with ``@operation(...)`` and register its blueprint in

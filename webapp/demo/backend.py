@@ -2,8 +2,8 @@
 
 Files are read lazily, once per backend, under a lock: ``dataset.json``, ``metrics.json`` and
 ``alerts.json`` on the first call that needs any of them, ``logs.jsonl.gz`` on the first log
-query. Logs are indexed per service (and per service and level) by time, so a window query is
-two bisections plus, with a keyword, one pass over the window.
+query. Logs are indexed per service by time, so a window query is two bisections and one pass
+over the window.
 
 Datetimes: aware datetimes are converted to UTC; naive datetimes are taken to be UTC already
 (the dataset has no other zone). Windows: logs ``[start, end)``, metrics ``[start, end]``.
@@ -21,10 +21,10 @@ from pathlib import Path
 from typing import Any
 
 from webapp.tools.backends import TelemetryError
+from webapp.tools.backends.common import alert_state, check_limit, window
 
 DEFAULT_DATA_DIR = Path(__file__).resolve().parent / "data"
 LEVELS = ("ERROR", "WARN", "INFO")
-ALERT_STATES = ("firing", "pending", "all")
 _EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
 _MILLISECOND = timedelta(milliseconds=1)
 _LEVEL_ALIASES = {"WARNING": "WARN", "ERR": "ERROR"}
@@ -34,22 +34,10 @@ _DECIMALS = {"ms": 1, "ratio": 4, "version": 2, "queries/s": 3}
 
 @dataclass
 class _LogIndex:
-    """Records of one service (optionally one level), sorted by time.
-
-    Each record is kept as the dict a query returns (``timestamp``, ``service``, ``level``,
-    ``message``, ``trace_id``, one dict shared by the service's index and its level's) and a
-    query hands out copies (``dict.copy`` mapped in C: no Python step per record, and no
-    caller can change what the index holds)."""
+    """Records of one service, sorted by time, each the dict a query returns (copied out)."""
 
     times: list[int] = field(default_factory=list)  # epoch milliseconds
     records: list[dict[str, str | None]] = field(default_factory=list)
-    lowered: list[str] = field(default_factory=list)  # messages, lower-cased for keywords
-
-    def add(self, t_ms: int, record: dict[str, str | None], lowered: str) -> None:
-        """Append one record (callers add in time order)."""
-        self.times.append(t_ms)
-        self.records.append(record)
-        self.lowered.append(lowered)
 
 
 @dataclass
@@ -79,23 +67,6 @@ def _ms(moment: datetime, *, ceil: bool = False) -> int:
 
 def _parse_iso(text: str) -> datetime:
     return datetime.fromisoformat(text.replace("Z", "+00:00"))
-
-
-def _utc(moment: datetime, name: str) -> datetime:
-    if not isinstance(moment, datetime):
-        raise TelemetryError(f"{name} must be a datetime, got {type(moment).__name__}")
-    if moment.tzinfo is None:
-        return moment.replace(tzinfo=timezone.utc)
-    return moment.astimezone(timezone.utc)
-
-
-def _window(start: datetime, end: datetime) -> tuple[datetime, datetime]:
-    start, end = _utc(start, "start"), _utc(end, "end")
-    if start > end:
-        raise TelemetryError(
-            f"start {start:%Y-%m-%dT%H:%M:%SZ} is after end {end:%Y-%m-%dT%H:%M:%SZ}"
-        )
-    return start, end
 
 
 def _iso(epoch_seconds: int) -> str:
@@ -136,7 +107,7 @@ def _load_meta(folder: Path) -> _Meta:
     )
 
 
-def _load_logs(path: Path) -> dict[tuple[str, str | None], _LogIndex]:
+def _load_logs(path: Path) -> dict[str, _LogIndex]:
     rows: list[tuple[int, dict[str, str | None]]] = []
     try:
         with gzip.open(path, "rt", encoding="utf-8") as lines:
@@ -155,12 +126,11 @@ def _load_logs(path: Path) -> dict[tuple[str, str | None], _LogIndex]:
             f"demo log file {path} is missing; run `python -m webapp.demo.generate`"
         ) from exc
     rows.sort(key=lambda row: row[0])
-    index: dict[tuple[str, str | None], _LogIndex] = {}
+    index: dict[str, _LogIndex] = {}
     for t_ms, record in rows:
-        service, level = str(record["service"]), str(record["level"])
-        lowered = str(record["message"]).lower()
-        index.setdefault((service, None), _LogIndex()).add(t_ms, record, lowered)
-        index.setdefault((service, level), _LogIndex()).add(t_ms, record, lowered)
+        found = index.setdefault(str(record["service"]), _LogIndex())
+        found.times.append(t_ms)
+        found.records.append(record)
     return index
 
 
@@ -209,7 +179,7 @@ class DemoTelemetryBackend:
         self._dir = Path(data_dir) if data_dir is not None else DEFAULT_DATA_DIR
         self._lock = threading.Lock()
         self._meta: _Meta | None = None
-        self._logs: dict[tuple[str, str | None], _LogIndex] | None = None
+        self._logs: dict[str, _LogIndex] | None = None
         self._range: dict[str, tuple[str, str] | None] | None = None
 
     @property
@@ -218,18 +188,16 @@ class DemoTelemetryBackend:
         return self._dir
 
     def _loaded_meta(self) -> _Meta:
-        if self._meta is None:
-            with self._lock:
-                if self._meta is None:
-                    self._meta = _load_meta(self._dir)
-        return self._meta
+        with self._lock:
+            if self._meta is None:
+                self._meta = _load_meta(self._dir)
+            return self._meta
 
-    def _loaded_logs(self) -> dict[tuple[str, str | None], _LogIndex]:
-        if self._logs is None:
-            with self._lock:
-                if self._logs is None:
-                    self._logs = _load_logs(self._dir / "logs.jsonl.gz")
-        return self._logs
+    def _loaded_logs(self) -> dict[str, _LogIndex]:
+        with self._lock:
+            if self._logs is None:
+                self._logs = _load_logs(self._dir / "logs.jsonl.gz")
+            return self._logs
 
     def reference_time(self) -> datetime:
         """The dataset's "now" (the end of its window)."""
@@ -261,9 +229,15 @@ class DemoTelemetryBackend:
         return dict(self._range)
 
     def _data_range(self) -> dict[str, tuple[str, str] | None]:
+        """Each signal on its own: a folder holding metrics only (its logs read elsewhere)
+        still states its metrics' range."""
         series = [s for per in self._loaded_meta().metrics.values() for s in per.values()]
         seconds = [t for s in series if s.times for t in (s.times[0], s.times[-1])]
-        logs = [i.times for (_, level), i in self._loaded_logs().items() if level is None]
+        try:
+            indexes = self._loaded_logs()
+        except TelemetryError:
+            indexes = {}
+        logs = [i.times for i in indexes.values()]
         millis = [t for times in logs if times for t in (times[0], times[-1])]
         return {
             "metrics": (_iso(min(seconds)), _iso(max(seconds))) if seconds else None,
@@ -291,23 +265,23 @@ class DemoTelemetryBackend:
     ) -> dict[str, Any]:
         """Log records of ``service`` in ``[start, end)``, newest first."""
         name = self._service(service)
-        start, end = _window(start, end)
-        if limit < 1:
-            raise TelemetryError(f"limit must be at least 1, got {limit}")
-        index = self._loaded_logs().get((name, _level(level)), _LogIndex())
+        start, end = window(start, end)
+        check_limit(limit)
+        wanted = _level(level)
+        index = self._loaded_logs().get(name, _LogIndex())
         # Records are whole milliseconds: t >= start and t < end, for sub-millisecond bounds too.
         lo = bisect_left(index.times, _ms(start, ceil=True))
         hi = bisect_left(index.times, _ms(end, ceil=True))
         needle = (keyword or "").strip().lower()
         rows = index.records
-        if needle:
-            lowered = index.lowered
-            matches = [i for i in range(lo, hi) if needle in lowered[i]]
-            total, chosen = len(matches), [rows[i] for i in matches[: -limit - 1 : -1]]
-        else:
-            total, chosen = hi - lo, rows[max(lo, hi - limit) : hi][::-1]
-        records = list(map(dict.copy, chosen))  # the caller's own copies
-        return {"records": records, "total": total, "truncated": total > limit}
+        matches = [
+            i
+            for i in range(lo, hi)
+            if (wanted is None or rows[i]["level"] == wanted)
+            and needle in str(rows[i]["message"]).lower()
+        ]
+        records = [dict(rows[i]) for i in matches[: -limit - 1 : -1]]  # the caller's own copies
+        return {"records": records, "total": len(matches), "truncated": len(matches) > limit}
 
     def query_metrics(
         self,
@@ -331,7 +305,7 @@ class DemoTelemetryBackend:
                 f"service {name!r} has no metric {metric!r}; its metrics: "
                 f"{', '.join(sorted(per_service))}"
             )
-        start, end = _window(start, end)
+        start, end = window(start, end)
         if step_seconds is not None and step_seconds < 1:
             raise TelemetryError(f"step_seconds must be a positive number, got {step_seconds}")
         lo = bisect_left(series.times, -(-_ms(start, ceil=True) // 1000))
@@ -350,11 +324,7 @@ class DemoTelemetryBackend:
 
     def query_alerts(self, *, state: str = "firing") -> dict[str, Any]:
         """Alerts in ``state``: firing, pending, or all."""
-        wanted = (state or "firing").strip().lower()
-        if wanted not in ALERT_STATES:
-            raise TelemetryError(
-                f"unknown alert state {state!r}; valid states: {', '.join(ALERT_STATES)}"
-            )
+        wanted = alert_state(state)
         alerts = self._loaded_meta().alerts
         return {"alerts": [dict(alert) for alert in alerts if wanted in ("all", alert["state"])]}
 

@@ -10,7 +10,8 @@ Output (deterministic for a seed and variant, byte for byte; the format is
   ``deploy_version`` series (unit ``version``) encodes a release ``major.minor.patch`` as
   ``major + minor / 10 + patch / 100``: 2.7.3 is 2.73, 2.8.0 is 2.8.
 * ``alerts.json`` - the alerts at the reference time.
-* ``runbooks/*.md`` - the runbooks of ``webapp.demo.runbooks``.
+* ``runbooks/*.md`` - the bundled runbooks of ``webapp/demo/data/runbooks``, the same for every
+  variant: generic (no service names), in the words of both log phrasings of each scenario.
 
 The committed ``webapp/demo/data`` is this command's output with the defaults.
 """
@@ -33,7 +34,6 @@ from webapp.demo.files import (
 )
 from webapp.demo.loggen import Line, generate_lines
 from webapp.demo.metricgen import BASELINES, METRIC_UNITS, generate_series
-from webapp.demo.runbooks import RUNBOOKS
 from webapp.demo.scenarios import ALERTS
 from webapp.demo.system import ALIASES, SERVICE_KEYS, STEP_SECONDS, VARIANTS, service_name, window
 
@@ -107,7 +107,8 @@ def generate(out: Path, *, seed: int = DEFAULT_SEED, variant: str = "default") -
         out / "metrics.json", window(variant)[0], STEP_SECONDS, _metric_rows(variant, series)
     )
     write_alerts(out / "alerts.json", _alerts(variant))
-    write_runbooks(out / "runbooks", RUNBOOKS)
+    runbooks = {p.name: p.read_text(encoding="utf-8") for p in (DATA_DIR / "runbooks").glob("*.md")}
+    write_runbooks(out / "runbooks", runbooks)
     return {"log_lines": len(lines), "series": len(series), "bytes": folder_size(out)}
 
 

@@ -48,13 +48,9 @@ DEFAULT_MAX_MESSAGES = 12
 DEFAULT_TTL_SECONDS = 86_400
 DEFAULT_MAX_SESSIONS = 10_000
 
-# Retry budget for one RedisHistory call: redis-py retries a failed command once (2 attempts)
-# and each (re)connect once, sleeping min(0.1, 0.05 * 2**n) s between attempts. Worst case for
-# a dead pooled connection: the failed command + two connect attempts = 3 socket waits of at
-# most ``socket_timeout`` each, plus two 0.1 s sleeps: 3 * 1.0 + 0.2 = 3.2 s with the defaults.
-# Measured: a hung server (SIGSTOP) costs 2.1 s (two read timeouts and one sleep); a refused
-# connection (the process is gone) fails in milliseconds. A timed-out append is ambiguous: Redis
-# may still have applied it, which is harmless for context that is capped and expiring anyway.
+# One retry of a failed command or connect, sleeping min(0.1, 0.05 * 2**n) s: at most three
+# socket waits of ``socket_timeout`` and 0.2 s of sleep per call. A timed-out append may still
+# have been applied, which is harmless for context that is capped and expiring anyway.
 RETRIES = 1
 BACKOFF_BASE_SECONDS = 0.05
 BACKOFF_CAP_SECONDS = 0.1

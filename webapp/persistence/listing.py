@@ -1,53 +1,21 @@
 """Keyset-paged lists: runs, sessions, the case library, received alerts, a run's steps and its
 invocations.
 
-Every list has one stable order, newest first, on a key that is unique and indexed:
-``(started_at, run_id)`` for runs (``(session_id, started_at, run_id)`` within a session),
-``(updated_at, session_id)`` for sessions, ``(created_at, run_id)`` for cases, ``(updated_at,
-id)`` for alerts (``(status, updated_at, id)`` in one state); steps are read by
-``step_index`` and invocations by ``id``, oldest first. A page is the first ``limit`` rows after
-the cursor - an index range scan, O(log n + limit) whatever the page's depth - and the cursor of
-the next page is the key of the last row, encoded (:func:`encode_cursor`): clients pass it back
-untouched and never count or skip rows. No COUNT is run per request.
+Every list has one stable order, newest first, on a unique indexed key (``(started_at,
+run_id)`` for runs, ``(updated_at, session_id)`` for sessions, ``(created_at, run_id)`` for
+cases, ``(updated_at, id)`` for alerts; steps by ``step_index`` and invocations by ``id``, oldest
+first). A page is the first ``limit`` rows after the cursor, and the cursor of the next page is
+the key of the last row, encoded (:func:`encode_cursor`). No COUNT is run per request.
 
-Filters that are columns (status, flow, degraded, feedback, time range) narrow the same range
-scan. The text filter (question or answer, case-insensitive) and the service filter (a run whose
-tool calls named the service, or that investigated an alert of it) are checked row by row on
-that scan, newest first, until a page is filled: their cost grows with how rare the match is,
-not with the table's size. Rows come back as plain dicts; JSON documents the list does not show
-(``self_evaluation``, ``orchestration_trace``) are never selected.
+Column filters narrow the same range scan. The text filter (question or answer) and the service
+filter are checked row by row on that scan until a page is filled, so a rare match costs a
+longer scan: a plain substring test (``INSTR``/``strpos`` of ``LOWER`` on both sides, so ``%``
+and ``_`` match themselves) rather than a full-text index, which finds words, not substrings.
+``LOWER`` folds Unicode on MariaDB and PostgreSQL, ASCII only on SQLite.
 
 A run's steps are read with each model input in one of three forms (:data:`InputForm`): rebuilt
-in full, as stored, or ``none`` - the column selected as a NULL literal, so listing a long run's
-steps never reads the inputs (most of its bytes; on SQLite ``model_input`` is the table's last
-column, see :mod:`.schema`, so the other columns are read without walking its overflow pages).
-:meth:`Listing.step` then reads one step with its input; a continuing step is rebuilt from the
-steps its ``continues`` links lead back to (:meth:`Listing._chain`), not from every earlier step
-of its agent.
-
-The runs' text filter scans ``diagnosis_run_text`` (:class:`~.models.RunText`): ``LOWER`` of
-each run's question and answer, written by triggers, keyed by the list order. Measured at
-100,000 runs on MariaDB (``ANALYZE FORMAT=JSON``), checking ``LOWER(question)`` on
-``diagnosis_run`` itself read a whole run row per candidate - 2,550 clustered-index lookups,
-7,657 pages, for a first page of 50 matches one run in 50 - and the lookups were most of its
-8-10 ms: selecting fewer columns, one ``LOWER`` instead of two or ``INSTR`` instead of ``LIKE``
-each saved under 1 ms, and a covering index cannot hold TEXT columns. The narrow table in key
-order reads the same 2,550 candidates from 18 pages (~3 ms), and a text matching nothing reads
-15 MB instead of the runs' 415 MB (2 s, from disk, -> 50-150 ms). Not a FULLTEXT index: it
-finds words, not substrings (a search's first word may end a longer word, its last may begin
-one), skips stopwords and words under 3 letters, is case-sensitive on these binary collations,
-and with a common match sorts every match before the first page.
-
-With a session or a status filter the scan stays on that filter's index (which is in list
-order) and checks ``LOWER`` of the run's own columns: the optimizer would otherwise sort every
-run of the status to order by the text table's key (771 ms for the FAILED runs). Both
-spellings give the same rows: the triggers store what ``LOWER`` gives.
-
-Text is matched as characters, not as a pattern (``INSTR``/``strpos``, so ``%``, ``_`` and
-``\\`` match themselves), and the search text is lower-cased by the same ``LOWER`` as the
-column: on MariaDB and PostgreSQL that folds Unicode ('ÄRGER' finds 'ärger'), on SQLite ASCII
-only (it finds 'Ärger' but not 'ärger'). Until this was so the search text was lower-cased in
-Python, so on SQLite a text with a capital non-ASCII letter did not even find itself.
+in full, as stored, or ``none`` (selected as NULL, so listing a long run's steps never reads the
+inputs; :meth:`Listing.step` then reads one step with its input).
 """
 
 from __future__ import annotations
@@ -72,10 +40,8 @@ from .models import (
     ChatSession,
     DiagnosisRun,
     JSONField,
-    RunText,
     ToolInvocation,
 )
-from .schema import run_text_kept
 from .step_inputs import CONTINUES, InputRebuilder, continues
 
 __all__ = [
@@ -104,10 +70,6 @@ NO_FEEDBACK = "none"
 #: ``continues`` link, see :mod:`.step_inputs`), or ``none``: not read at all, the column
 #: selected as NULL (the trace list's form; a step's input is then read on its own).
 InputForm = Literal["full", "stored", "none"]
-#: Below every step index and id: the first batch of a streamed trace starts after it.
-BEFORE_ANY = -(2**63)
-#: Earlier steps read per query while following a step's ``continues`` links back.
-CHAIN_BATCH = 16
 
 
 class CursorError(ValueError):
@@ -190,24 +152,15 @@ def _before(first: Any, second: Any, key: tuple[Any, Any]) -> Any:
     return (first <= at) & ((first < at) | (second < tie))
 
 
-def _has(lowered: Any, text: str, postgres: bool) -> Any:
-    """``lowered`` (a lower-cased column) contains ``LOWER(text)``: a plain substring test
-    (``INSTR``; ``strpos`` on PostgreSQL), so ``%``, ``_`` and ``\\`` in ``text`` are
-    characters like any other, and the search text is lower-cased by the same ``LOWER`` as the
-    column (the database's: on SQLite ASCII letters only, Unicode on MariaDB and PostgreSQL).
-    """
-    position = fn.STRPOS if postgres else fn.INSTR
-    return position(lowered, fn.LOWER(text)) > 0
-
-
 def _contains(field: Any, text: str, postgres: bool) -> Any:
     """Case-insensitive substring match, the same on every backend (MySQL's columns are binary
     collated, so LIKE alone would be case-sensitive there)."""
-    return _has(fn.LOWER(field), text, postgres)
+    position = fn.STRPOS if postgres else fn.INSTR
+    return position(fn.LOWER(field), fn.LOWER(text)) > 0
 
 
 def _dicts(query: Any) -> list[dict[str, Any]]:
-    """Every row of ``query`` as a plain dict (cheaper than model instances)."""
+    """Every row of ``query`` as a plain dict."""
     return list(query.dicts())
 
 
@@ -229,43 +182,15 @@ class Listing:
     # -- runs ------------------------------------------------------------------------------
 
     def runs(self, filters: RunFilter, limit: int, cursor: str | None = None) -> Page:
-        """Runs matching ``filters``, newest first.
-
-        A text filter alone (or with filters no index serves) scans ``diagnosis_run_text`` in
-        its key order, the list order, and joins the run of each match. With a session or a
-        status filter the scan stays on that filter's ``diagnosis_run`` index, the text checked
-        on each run it reaches (the same ``LOWER`` the triggers store) - as does every text
-        filter on a MySQL/MariaDB database whose user could not create the triggers
-        (:func:`~.schema.run_text_kept`).
-        """
-        run, needle, postgres = DiagnosisRun, filters.text, self._postgres
-        query: Any
-        if (
-            needle
-            and filters.session_id is None
-            and not filters.status
-            and run_text_kept(self.database)
-        ):
-            text = RunText
-            query = run.select(*RUN_COLUMNS).from_(text).join(run, on=run.run_id == text.run_id)
-            query = query.where(
-                _has(text.question, needle, postgres) | _has(text.answer, needle, postgres)
-            )
-            first, second = text.started_at, text.run_id
-        else:
-            query = run.select(*RUN_COLUMNS)
-            if needle:
-                query = query.where(
-                    _contains(run.question, needle, postgres)
-                    | _contains(run.answer, needle, postgres)
-                )
-            first, second = run.started_at, run.run_id
-        for condition in self._run_conditions(filters, postgres, first):
+        """Runs matching ``filters``, newest first."""
+        run, postgres = DiagnosisRun, self._postgres
+        query = run.select(*RUN_COLUMNS)
+        for condition in _run_conditions(filters, postgres):
             query = query.where(condition)
         if cursor:
             key = decode_cursor("runs", cursor, datetime, str)
-            query = query.where(_before(first, second, key))
-        order: tuple[Any, ...] = (first.desc(), second.desc())
+            query = query.where(_before(run.started_at, run.run_id, key))
+        order: tuple[Any, ...] = (run.started_at.desc(), run.run_id.desc())
         if filters.session_id is not None:
             order = (run.session_id.desc(), *order)
         with self.database.connection_context():
@@ -273,32 +198,6 @@ class Listing:
         for row in rows:
             row["degraded"] = bool(row["degraded"])
         return _page(rows, limit, "runs", "started_at", "run_id")
-
-    @staticmethod
-    def _run_conditions(filters: RunFilter, postgres: bool, started_at: Field) -> list[Any]:
-        """The column filters (the text filter is :meth:`runs`' own); the time range on
-        ``started_at``, the column of the scanned key."""
-        run = DiagnosisRun
-        conditions: list[Any] = []
-        if filters.session_id is not None:
-            conditions.append(run.session_id == filters.session_id)
-        if filters.status:
-            conditions.append(run.status == filters.status)
-        if filters.flow:
-            conditions.append(run.flow == filters.flow)
-        if filters.degraded is not None:
-            conditions.append(run.degraded == filters.degraded)
-        if filters.feedback == NO_FEEDBACK:
-            conditions.append(run.feedback.is_null())
-        elif filters.feedback:
-            conditions.append(run.feedback == filters.feedback)
-        if filters.since is not None:
-            conditions.append(started_at >= filters.since)
-        if filters.until is not None:
-            conditions.append(started_at < filters.until)
-        if filters.service:
-            conditions.append(_names_service(filters.service, postgres))
-        return conditions
 
     # -- sessions --------------------------------------------------------------------------
 
@@ -446,11 +345,8 @@ class Listing:
         return AgentStep.select(*columns).where(AgentStep.run_id == run_id)
 
     def _full_inputs(self, run_id: str, rows: list[dict[str, Any]], raw_json: bool) -> None:
-        """Rebuild the rows' inputs (consecutive steps, in order). A step continuing one before
-        the first row needs the stored inputs its links lead back to: :meth:`_chain` reads
-        those, newest first, and stops at the first that continues nothing - a handful of
-        rows for an agent's ReAct loop, whatever the depth of the step in the run. An agent
-        whose first step here continues nothing needs none."""
+        """Rebuild the rows' inputs (consecutive steps, in order). When a row continues a step
+        before the page, the run's earlier stored inputs are read first, in one query."""
         if not rows:
             return
         texts = [
@@ -460,52 +356,22 @@ class Listing:
             for row in rows
         ]
         rebuilder = InputRebuilder()
-        seen: set[str] = set()
-        for row, text in zip(rows, texts, strict=True):
-            agent = row["agent_name"]
-            if agent in seen:
-                continue
-            seen.add(agent)
-            if text is not None and continues(text):
-                base = _link(text)
-                if base is not None and base < row["step_index"]:
-                    for index, stored in self._chain(run_id, agent, base):
-                        rebuilder.full(agent, index, stored)
+        first = rows[0]["step_index"]
+        links = [_link(text) for text in texts if text is not None and continues(text)]
+        if any(link is not None and link < first for link in links):
+            earlier = (
+                AgentStep.select(
+                    AgentStep.agent_name, AgentStep.step_index, _raw(AgentStep.model_input)
+                )
+                .where(AgentStep.run_id == run_id, AgentStep.step_index < first)
+                .order_by(AgentStep.step_index)
+                .tuples()
+            )
+            for agent, index, stored in cast(Any, earlier):
+                rebuilder.full(agent, index, stored)
         for row, text in zip(rows, texts, strict=True):
             full = rebuilder.full(row["agent_name"], row["step_index"], text)
             row["model_input"] = full if raw_json or full is None else orjson.loads(full)
-
-    @staticmethod
-    def _chain(run_id: str, agent: str, index: int) -> list[tuple[int, str]]:
-        """``agent``'s step ``index`` and the steps it continues in turn, as stored, oldest
-        first: read in batches of :data:`CHAIN_BATCH` of the agent's steps, newest first."""
-        chain: list[tuple[int, str]] = []
-        wanted: int | None = index
-        below = index + 1
-        while wanted is not None:
-            query = (
-                AgentStep.select(AgentStep.step_index, _raw(AgentStep.model_input))
-                .where(
-                    AgentStep.run_id == run_id,
-                    AgentStep.agent_name == agent,
-                    AgentStep.step_index < below,
-                )
-                .order_by(AgentStep.step_index.desc())
-                .limit(CHAIN_BATCH)
-                .tuples()
-            )
-            batch: list[tuple[int, str]] = list(cast(Any, query))
-            for step_index, stored in batch:
-                if step_index == wanted:
-                    chain.append((step_index, stored))
-                    link = _link(stored) if continues(stored) else None
-                    wanted = link if link is not None and link < step_index else None
-                    if wanted is None:
-                        break
-            if len(batch) < CHAIN_BATCH or (wanted is not None and batch[-1][0] < wanted):
-                break  # the agent has no earlier step, or not the one the link names
-            below = batch[-1][0]
-        return chain[::-1]
 
     def invocations(
         self, run_id: str, limit: int, cursor: str | None = None, *, raw_json: bool = False
@@ -548,27 +414,19 @@ class Listing:
     def _stream(
         self, model: Any, key: Any, run_id: str, skip: tuple[str, ...] = ()
     ) -> Iterator[list[tuple[Any, ...]]]:
-        """Keyset batches on the integer ``key`` (the columns' position of ``key`` gives the next
-        start). The statement is built once and run per batch with the next start as its
-        parameter: peewee's query building was ~1 ms a batch, 40 batches a 10,000-step trace."""
+        """Keyset batches on the integer ``key``, as the driver returns the rows."""
         columns = columns_of(model, raw_json=True, skip=skip)
         at = raw_columns(model).index(key.name)
-        query = (
-            model.select(*columns)
-            .where(model.run_id == run_id, key > BEFORE_ANY)
-            .order_by(key)
-            .limit(STREAM_BATCH)
-        )
-        sql, params = self.database.get_sql_context().sql(query).query()
-        params = list(params)
-        start = params.index(BEFORE_ANY)
+        query = model.select(*columns).where(model.run_id == run_id).order_by(key)
+        after = None
         while True:
-            rows = self.database.execute_sql(sql, params).fetchall()
+            batch = query if after is None else query.where(key > after)
+            rows = self.database.execute(batch.limit(STREAM_BATCH)).fetchall()
             if rows:
                 yield rows
             if len(rows) < STREAM_BATCH:
                 return
-            params[start] = rows[-1][at]
+            after = rows[-1][at]
 
     @staticmethod
     def _invocation_rows(
@@ -617,6 +475,36 @@ def columns_of(model: Any, raw_json: bool, skip: tuple[str, ...] = ()) -> list[A
         else:
             columns.append(field)
     return columns
+
+
+def _run_conditions(filters: RunFilter, postgres: bool) -> list[Any]:
+    """The conditions of a :class:`RunFilter`."""
+    run = DiagnosisRun
+    conditions: list[Any] = []
+    if filters.text:
+        text = filters.text
+        conditions.append(
+            _contains(run.question, text, postgres) | _contains(run.answer, text, postgres)
+        )
+    if filters.session_id is not None:
+        conditions.append(run.session_id == filters.session_id)
+    if filters.status:
+        conditions.append(run.status == filters.status)
+    if filters.flow:
+        conditions.append(run.flow == filters.flow)
+    if filters.degraded is not None:
+        conditions.append(run.degraded == filters.degraded)
+    if filters.feedback == NO_FEEDBACK:
+        conditions.append(run.feedback.is_null())
+    elif filters.feedback:
+        conditions.append(run.feedback == filters.feedback)
+    if filters.since is not None:
+        conditions.append(run.started_at >= filters.since)
+    if filters.until is not None:
+        conditions.append(run.started_at < filters.until)
+    if filters.service:
+        conditions.append(_names_service(filters.service, postgres))
+    return conditions
 
 
 def _names_service(service: str, postgres: bool) -> Any:

@@ -1,4 +1,4 @@
-"""Peewee models of the audit tables (SPEC section 6), bound late through a DatabaseProxy.
+"""Peewee models of the audit tables, bound late through a DatabaseProxy.
 
 ``schema.sql`` is the MySQL/MariaDB DDL of exactly these models; a test applies it to a real
 MariaDB and compares every table, column and index with them.

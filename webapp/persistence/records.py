@@ -48,8 +48,8 @@ class Trace:
 
 
 def _rows(query: Any) -> list[dict[str, Any]]:
-    """Every row of ``query`` as a plain dict (no model instances: cheaper for big traces)."""
-    return [dict(row) for row in query.dicts()]
+    """Every row of ``query`` as a plain dict."""
+    return list(query.dicts())
 
 
 def _full_inputs(steps: list[dict[str, Any]], raw_json: bool) -> None:
@@ -77,13 +77,15 @@ class RunRecords:
     def __init__(self, database: Database) -> None:
         self.database = database
 
-    def run(self, session_id: str, run_id: str) -> dict[str, Any]:
-        """The run ``run_id`` of ``session_id``; NotFound otherwise (exact ownership)."""
-        row = _first(
-            DiagnosisRun.select().where(
-                (DiagnosisRun.run_id == run_id) & (DiagnosisRun.session_id == session_id)
-            )
+    def run(self, session_id: str, run_id: str, *, lock: bool = False) -> dict[str, Any]:
+        """The run ``run_id`` of ``session_id``; NotFound otherwise (exact ownership). With
+        ``lock``, the row stays locked until the transaction ends (not on SQLite)."""
+        query = DiagnosisRun.select().where(
+            (DiagnosisRun.run_id == run_id) & (DiagnosisRun.session_id == session_id)
         )
+        if lock and not isinstance(self.database, SqliteDatabase):
+            query = query.for_update()
+        row = _first(query)
         # Compared again in Python: ownership must not depend on a database's collation.
         if row is None or row["session_id"] != session_id or row["run_id"] != run_id:
             raise NotFound(f"run {run_id} not found in session {session_id}")
@@ -157,7 +159,7 @@ class RunRecords:
         the run's feedback.
         """
         with write_transaction(self.database):
-            run = self._locked_run(session_id, run_id)
+            run = self.run(session_id, run_id, lock=True)
             if run["status"] in (PENDING, RUNNING):
                 raise Conflict(f"run {run_id} is still {run['status']}; give feedback when it ends")
             if run["feedback"] == value and (run["feedback_comment"] or None) == comment:
@@ -174,18 +176,6 @@ class RunRecords:
             else:
                 CaseLibrary.delete().where(CaseLibrary.run_id == run_id).execute()
         return self.run(session_id, run_id)
-
-    def _locked_run(self, session_id: str, run_id: str) -> dict[str, Any]:
-        """:meth:`run`, with the row locked until the transaction ends (not on SQLite)."""
-        query = DiagnosisRun.select().where(
-            (DiagnosisRun.run_id == run_id) & (DiagnosisRun.session_id == session_id)
-        )
-        if not isinstance(self.database, SqliteDatabase):
-            query = query.for_update()
-        row = _first(query)
-        if row is None or row["session_id"] != session_id or row["run_id"] != run_id:
-            raise NotFound(f"run {run_id} not found in session {session_id}")
-        return row
 
     def _add_case(self, run: dict[str, Any]) -> None:
         """Insert the run's case unless it is there (INSERT OR IGNORE / ON CONFLICT DO NOTHING)."""

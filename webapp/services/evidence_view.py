@@ -73,18 +73,24 @@ def _refs(invocation: Mapping[str, Any]) -> list[Mapping[str, Any]]:
     return [r for r in refs if r.get("cited", True) is not False]
 
 
-def _output(invocation: Mapping[str, Any]) -> Mapping[str, Any]:
-    raw = invocation.get("raw_output")
-    return raw if isinstance(raw, Mapping) else {}
-
-
 def _mapping(value: Any) -> Mapping[str, Any]:
     return value if isinstance(value, Mapping) else {}
 
 
+def _output(invocation: Mapping[str, Any]) -> Mapping[str, Any]:
+    return _mapping(invocation.get("raw_output"))
+
+
 def _arguments(invocation: Mapping[str, Any]) -> Mapping[str, Any]:
-    args = invocation.get("arguments")
-    return args if isinstance(args, Mapping) else {}
+    return _mapping(invocation.get("arguments"))
+
+
+def _cite(chart: dict[str, Any], ref: Mapping[str, Any], path: str, index: int | None) -> None:
+    """Mark point ``index`` of ``chart`` (None: no one point) as cited by ``ref``."""
+    point = _at(chart["points"], index) if index is not None else None
+    chart["cited"].append(
+        {"evidence_id": ref.get("evidence_id"), "index": index, "raw_path": path, "point": point}
+    )
 
 
 def _at(items: Any, index: int) -> Any:
@@ -156,14 +162,7 @@ def _metric_charts(
         summary = _SUMMARY.match(path)
         if point_index is None and summary:
             point_index = _summary_point(chart["points"], summary.group(1), ref)
-        chart["cited"].append(
-            {
-                "evidence_id": ref.get("evidence_id"),
-                "index": point_index,
-                "raw_path": path,
-                "point": _at(chart["points"], point_index) if point_index is not None else None,
-            }
-        )
+        _cite(chart, ref, path, point_index)
     return list(charts.values())
 
 
@@ -299,15 +298,7 @@ def _finding_charts(
                 "finding": {k: v for k, v in finding.items() if k != "points"},
             }
         chart = series if series is not None else charts[key]
-        point_index = _finding_point(finding, path, chart["points"], series is None)
-        chart["cited"].append(
-            {
-                "evidence_id": ref.get("evidence_id"),
-                "index": point_index,
-                "raw_path": path,
-                "point": _at(chart["points"], point_index) if point_index is not None else None,
-            }
-        )
+        _cite(chart, ref, path, _finding_point(finding, path, chart["points"], series is None))
     return list(charts.values())
 
 

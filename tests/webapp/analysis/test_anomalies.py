@@ -47,6 +47,9 @@ def test_the_order_error_rate_baseline_ends_before_the_incident(
     assert errors["baseline"]["end"] < errors["onset"]
     assert errors["baseline"]["median"] < 0.005 and errors["incident"]["median"] > 0.1
     assert found["ERROR"]["kind"] == "log_rate" and found["ERROR"]["direction"] == "up"
+    # A metric finding carries the unit its backend declares; a log rate has none.
+    latency = _by_signal(service_anomalies(demo, "payment-service", start, end))["latency_p99_ms"]
+    assert latency["unit"] == "ms" and "unit" not in found["ERROR"]
 
 
 def test_an_incident_older_than_an_hour_is_found_over_the_recent_range(

@@ -146,6 +146,7 @@ def test_the_resolved_window_is_json_ready_and_describes_itself() -> None:
         "text": "since 11:00 CET",
         "zone": "CET",
         "kind": "since",
+        "utc_offset_minutes": 60,
         "found": True,
     }
     assert "since 11:00 CET" in window.describe()
@@ -157,3 +158,13 @@ def test_a_naive_now_is_taken_as_utc() -> None:
     assert resolve_window("since 10:00", naive).onset == datetime(
         2026, 11, 30, 10, 0, tzinfo=timezone.utc
     )
+
+
+def test_the_window_carries_its_zones_offset_from_utc() -> None:
+    assert resolve_window("since 18:00 北京时间", NOW).utc_offset_minutes == 480
+    assert resolve_window("since 03:00 PST", NOW).utc_offset_minutes == -480
+    assert resolve_window("since 10:00", NOW, "Asia/Kolkata").utc_offset_minutes == 330
+    # A named zone's offset at the window's own time (summer time in Berlin).
+    summer = datetime(2026, 7, 1, 12, 0, tzinfo=timezone.utc)
+    assert resolve_window("since 11:00", summer, "Europe/Berlin").utc_offset_minutes == 120
+    assert resolve_window("payment-service", NOW).utc_offset_minutes == 0

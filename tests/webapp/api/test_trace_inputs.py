@@ -85,7 +85,11 @@ def test_rebuilding_the_stored_inputs_gives_exactly_the_full_trace(
     assert links[2:6] == [{"step_index": i, "messages": 2 * i} for i in range(1, 5)]
     assert links[7] == {"step_index": 5, "messages": 1}
     assert [i for i, link in enumerate(links) if link is None] == [0, 1, 6, 10]
-    assert size(stored["steps"]) < size(full["steps"]) / 2  # 6 of 11 steps are continuations
+    # a continuation stores only the messages after the ones it shares with the step it names
+    for link, kept, whole in zip(links, stored["steps"], full["steps"], strict=True):
+        shared = link["messages"] if link else 0
+        assert len(kept["modelInput"]["messages"]) == len(whole["modelInput"]["messages"]) - shared
+    assert size(stored["steps"]) < size(full["steps"])
     assert {k: v for k, v in stored.items() if k != "steps"} == {
         k: v for k, v in full.items() if k != "steps"
     }

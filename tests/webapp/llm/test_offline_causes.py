@@ -83,6 +83,40 @@ CASES = [
             own("event", "cron: batch job nightly-rollup started"),
         ],
     ),
+    (
+        "dns_failure",
+        [
+            own("metric", "rcode_servfail:coredns_dns_responses:rate5m"),
+            own(
+                "log", "[ERROR] plugin/errors: <NUM> db.local. A: read udp <IP>-><IP>: i/o timeout"
+            ),
+            own("log", "lookup db.local on <IP>:53: server misbehaving"),
+            theirs("log", "getaddrinfo EAI_AGAIN db.local"),
+        ],
+    ),
+    (
+        "rate_limited",
+        [
+            own("metric", "http_client_requests:status-429:rate5m"),
+            own("log", "push provider answered 429 Too Many Requests (Retry-After: <NUM>)"),
+            own("event", "campaign spring-promo released: <NUM> recipients queued"),
+        ],
+    ),
+    (
+        "config_change",
+        [
+            own("log", "SocketTimeoutException: Read timed out calling <*>"),
+            own("event", "RefreshEventListener - Refresh keys changed: [client.db.read-timeout]"),
+        ],
+    ),
+    (
+        "clock_skew",
+        [
+            own("metric", "node_timex_offset_seconds"),
+            own("log", "chronyd[<NUM>]: Can't synchronise: no selectable sources"),
+            theirs("log", "token rejected: used before issued (iat in the future)"),
+        ],
+    ),
 ]
 
 
@@ -110,3 +144,20 @@ def test_a_message_s_arguments_name_no_mechanism() -> None:
     # an invalid memory address is a crash, not a leak
     match = classify([own("log", "panic: runtime error: invalid memory address or nil pointer")])
     assert match is not None and match.kind.key == "bad_deploy"
+
+
+def test_an_offset_alone_is_no_queue() -> None:
+    # a clock's offset moving is not consumer lag; a consumer group's lag is
+    match = classify([own("metric", "node_timex_offset_seconds")])
+    assert match is None or match.kind.key != "queue_lag"
+    lag = classify([own("metric", "kafka_consumergroup_lag"), own("metric", "records_lag_max")])
+    assert lag is not None and lag.kind.key == "queue_lag"
+
+
+def test_one_message_counts_once_however_many_outputs_show_it() -> None:
+    # a surging template is both a finding and a pattern: twice, it would outweigh the reload
+    timeout = own("log", "SocketTimeoutException: Read timed out calling <*>")
+    reload = own("event", "Refresh keys changed: [client.db.read-timeout]")
+    match = classify([timeout, timeout, theirs("log", timeout.text), reload])
+    assert match is not None and match.kind.key == "config_change"
+    assert match.items == (reload,)

@@ -35,6 +35,7 @@ VALUES = {
     "end": "2031-03-14T15:00:00Z",
     "title": "Volume full: what to do",
     "step": "Free space: delete old archives (keep 2 days).",
+    "value": "93.36 s",
 }
 #: Field values a Chinese claim holds in Chinese (the rest are data: names, numbers, log lines).
 ZH = {"direction": claims.direction("up", "zh"), "mechanism": CAUSE_KINDS[0].says("zh")}

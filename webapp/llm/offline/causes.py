@@ -110,9 +110,33 @@ CAUSE_KINDS: tuple[CauseKind, ...] = (
     CauseKind(
         "queue_lag",
         "consumer lag - the consumers fall behind the queue and a backlog builds up",
-        _words(r"^(lag|offset|consumer\w*|backlog|unacked|queued?|behind|pending)$"),
+        # not "offset" alone: a clock's or a zone's offset is no queue
+        _words(r"^(lag|consumer\w*|backlog|unacked|queued?|behind|pending)$"),
         _words(r"rebalanc|\blag\b|partitions?|consumer|offset|backlog|revok"),
         zh="消费延迟 - 消费者跟不上队列, 消息积压",
+    ),
+    CauseKind(
+        "dns_failure",
+        "DNS resolution failure - names do not resolve (lookups fail or time out), so calls "
+        "cannot reach their targets",
+        _words(r"^(dns|servfail|nxdomain|resolver|resolv|lookups?)$"),
+        _words(
+            r"eai_again|getaddrinfo|servfail|nxdomain|no such host|name resolution"
+            r"|could not resolve|unknown ?host|\bdns\b|\budp\b.{0,60}:53\b|lookup \S+ on \S+"
+            r"|\.\s(A|AAAA|SRV|CNAME|PTR|MX|TXT): "  # "<name>. A: read udp": a resolver's error
+        ),
+        zh="DNS 解析失败 - 域名无法解析 (查询失败或超时), 调用到达不了目标",
+    ),
+    CauseKind(
+        "clock_skew",
+        "clock skew - the host's clock drifted after time sync was lost, so timestamps and "
+        "tokens are judged wrong and rejected",
+        _words(r"^(timex|ntp|ntpd|chrony\w*|timesync\w*|clock|skew|drift)$"),
+        _words(
+            r"clock skew|clock drift|\bntp|chrony|timesync|time sync|synchroni[sz]e"
+            r"|before (it was )?issued|issued in the future|\bnbf\b|\biat\b"
+        ),
+        zh="时钟偏移 - 时间同步丢失后主机时钟漂移, 时间戳和令牌被判为无效而被拒绝",
     ),
     CauseKind(
         "downstream_timeout",
@@ -137,6 +161,28 @@ CAUSE_KINDS: tuple[CauseKind, ...] = (
             r"|\bversion\b"
         ),
         zh="有问题的发布 - 故障始于新版本上线之时",
+    ),
+    CauseKind(
+        "rate_limited",
+        "rate limiting - calls get 429 Too Many Requests (a quota or rate limit was hit), so they "
+        "are rejected and retried",
+        _words(r"^(429|ratelimit\w*|ratelimited|quota)$"),
+        _words(r"\b429\b|too many requests|rate.?limit|retry-after|quota exceeded"),
+        zh="限流 - 调用收到 429 Too Many Requests (触及配额或速率限制), 被拒绝并重试",
+    ),
+    CauseKind(
+        "config_change",
+        "a configuration change - a config push or reload at the onset changed how the service "
+        "behaves (a limit, a timeout, an endpoint)",
+        _words(r"^(config|configuration|reloads?|flags?)$"),
+        _words(
+            r"config(uration)? (reload|push|change|update)|invalid config|reload(ed|ing) config"
+        ),
+        _words(
+            r"\bconfig(uration|map)?\b|\breload|refresh(ed)? keys|keys changed|feature.?flag"
+            r"|properties (changed|updated|reloaded)|settings? (changed|updated)"
+        ),
+        zh="配置变更 - 异常开始时的一次配置推送或重载改变了服务的行为 (限额、超时、地址)",
     ),
     CauseKind(
         "cpu_saturation",
@@ -213,7 +259,17 @@ _WEIGHTS = {"metric": METRIC_WEIGHT, "log": LOG_WEIGHT, "event": EVENT_WEIGHT}
 
 
 def classify(items: Sequence[Item]) -> Match | None:
-    """The cause kind the evidence indicates most strongly, or None below ``MIN_SCORE``."""
+    """The cause kind the evidence indicates most strongly, or None below ``MIN_SCORE``.
+
+    One message counts once, however many outputs show it (a surging template is both a
+    finding and a pattern), as the culprit's own when it is.
+    """
+    firsts: dict[tuple[str, str], Item] = {}
+    for item in items:
+        key = (item.kind, item.text)
+        if key not in firsts or (item.own and not firsts[key].own):
+            firsts[key] = item
+    items = list(firsts.values())
     best: Match | None = None
     for kind in CAUSE_KINDS:
         found = [item for item in items if matches(kind, item)]

@@ -185,6 +185,21 @@ STEADY = ClaimKind(
     "{service} 的 {count} 个信号从 {start} 到 {end} 均无显著变化",
     role="steady",
 )
+#: A count of work done that moved while nothing else did: it follows traffic, no symptom.
+TRAFFIC = ClaimKind(
+    "traffic",
+    "{service} {signal} went {direction} at {onset} from a baseline median of {baseline} to a "
+    "peak of {peak}, alone: a count of work done, which follows traffic",
+    "{service} 的 {signal} 自 {onset} 起 {direction}, 从基线中位数 {baseline} 到峰值 {peak}, "
+    "且只有它变化: 这是工作量的计数, 随流量变化",
+    role="steady",
+)
+#: The value of a metric at the time a question asks about (a ``query_metrics`` point).
+VALUE = ClaimKind(
+    "value",
+    "{service} {signal} read {value} at {time}, the point nearest the time asked",
+    "{service} 的 {signal} 在 {time} 的读数为 {value} (最接近所问时间的点)",
+)
 #: A runbook that describes the cause kind (reference: supports, never concludes).
 RUNBOOK = ClaimKind(
     "runbook",
@@ -207,6 +222,8 @@ KINDS: tuple[ClaimKind, ...] = (
     CAUSE,
     EVENT,
     STEADY,
+    TRAFFIC,
+    VALUE,
     RUNBOOK,
     STEP,
 )

@@ -48,10 +48,12 @@ from typing import Any
 
 from ...analysis.language import question_language
 from ...analysis.names import stem
+from ...tools.backends.units import spoken_unit
 from ..compact import shown_items
 from ..react import Budget
 from . import alerts, suspects
 from . import claims as kinds
+from . import values
 from .causes import Item, Match, classify
 from .conversation import Catalog, Done
 from .findings import Reading, Signal, Template, readings
@@ -521,11 +523,22 @@ def _signal_binding(signal: Signal) -> tuple[str, str, Any]:
     return (signal.invocation_id, signal.path, signal.signal)
 
 
+def _quantity_bindings(signal: Signal) -> list[tuple[str, str, Any]]:
+    """The signal's name, and its unit when the backend gave one the answer writes."""
+    unit = signal.raw.get("unit")
+    if not spoken_unit(unit):
+        return [_signal_binding(signal)]
+    return [
+        _signal_binding(signal),
+        (signal.invocation_id, f"$.findings[{signal.index}].unit", unit),
+    ]
+
+
 def _moved(writer: ClaimWriter, signal: Signal) -> None:
     raw = signal.raw
     writer.add(
         kinds.MOVED,
-        [_signal_binding(signal)],
+        _quantity_bindings(signal),
         service=signal.service,
         signal=signal.signal,
         direction=kinds.direction(str(raw.get("direction", "")), writer.language),
@@ -535,6 +548,20 @@ def _moved(writer: ClaimWriter, signal: Signal) -> None:
         baseline=_number((raw.get("baseline") or {}).get("median")),
         change=str(raw.get("change", "")),
         z=_number(raw.get("significance")),
+    )
+
+
+def _traffic(writer: ClaimWriter, signal: Signal) -> None:
+    raw = signal.raw
+    writer.add(
+        kinds.TRAFFIC,
+        _quantity_bindings(signal),
+        service=signal.service,
+        signal=signal.signal,
+        direction=kinds.direction(str(raw.get("direction", "")), writer.language),
+        onset=_clock(signal.onset),
+        baseline=_number((raw.get("baseline") or {}).get("median")),
+        peak=_number((raw.get("incident") or {}).get("peak")),
     )
 
 
@@ -708,6 +735,8 @@ def write_claims(inv: Investigation, writer: ClaimWriter) -> None:
         path = inv.chain(service)
         if not path:
             _steady(writer, reading)
+            for signal in reading.traffic[:MAX_MOVED]:
+                _traffic(writer, signal)
             continue
         culprit, match = inv.diagnosis(service)
         assert culprit is not None
@@ -786,6 +815,8 @@ def final_evidence(
     language = question_language(str(request.get("question", "")))
     writer = ClaimWriter(first=max(numbers, default=0) + 1, language=language)
     writer.written = {str(c.get("statement")) for c in earlier}
+    for kind, bindings, fields in values.claims(request, catalog, done):
+        writer.add(kind, bindings, **fields)
     investigation = Investigation(request, catalog, done)
     write_claims(investigation, writer)
     keep = [{k: c[k] for k in ("claim_id", "statement", "critical", "bindings")} for c in earlier]

@@ -149,6 +149,11 @@ class Reading:
         return found if any(not s.volume for s in found) else []
 
     @property
+    def traffic(self) -> list[Signal]:
+        """Counts of work done that moved while nothing else did (no symptoms)."""
+        return [] if self.symptoms else [s for s in self.signals if s.volume]
+
+    @property
     def markers(self) -> list[Signal]:
         return [s for s in self.signals if s.marker]
 

@@ -7,7 +7,9 @@ model's), judged only on whether its excerpts say what it says.
 The answer has one finding per service asked about: what moved (its symptoms), and the likely
 cause - the cause kind and the culprit, which is the service whose trouble began first along
 the dependency chain (an ``origin`` claim), else the service itself. "No evidence of a problem"
-is said only of a service whose every signal stayed within its baseline (a ``steady`` claim).
+is said only of a service whose every signal stayed within its baseline (a ``steady`` claim),
+or whose only change is a count of work done, which follows traffic (a ``traffic`` claim: the
+answer says what moved instead of "none of its signals moved").
 """
 
 from __future__ import annotations
@@ -23,7 +25,9 @@ from diagnosis_graph.workflow.gatekeeper import normalise
 from diagnosis_graph.workflow.prose import is_identifier, signal_words
 
 from ...analysis.language import question_language
+from ...tools.backends.units import spoken_unit
 from . import claims as kinds
+from .causes import CAUSE_KINDS, Item, matches
 from .claims import ClaimKind, clean
 from .question import parse_time
 
@@ -38,6 +42,10 @@ TEXTS: dict[str, dict[str, str]] = {
     "en": {
         "steady": "No evidence of a problem with {service}: none of its {count} signals moved "
         "significantly from {start} to {end}.",
+        "steady_traffic": "No evidence of a problem with {service}: only {moved} changed - a "
+        "count of work done, which follows traffic; none of its other {count} signals moved "
+        "significantly from {start} to {end}.",
+        "value": "{service} {signal} was {value} at {time}{local}.",
         "degraded": "{service} degraded: {since}{moved}.",
         "since": "since {onset}{local}, ",
         "local": " ({clock} in the question's time zone)",
@@ -67,6 +75,9 @@ TEXTS: dict[str, dict[str, str]] = {
     "zh": {
         "steady": "没有证据表明 {service} 有问题: 其 {count} 个信号从 {start} 到 {end} "
         "均无显著变化。",
+        "steady_traffic": "没有证据表明 {service} 有问题: 只有 {moved} 变化 - 这是工作量的计数, "
+        "随流量变化; 其余 {count} 个信号从 {start} 到 {end} 均无显著变化。",
+        "value": "{service} 的 {signal} 在 {time}{local} 为 {value}。",
         "degraded": "{service} 出现异常: {since}{moved}。",
         "since": "自 {onset}{local} 起, ",
         "local": " (问题所用时区 {clock})",
@@ -203,6 +214,7 @@ class Finding:
     moved: list[Read] = field(default_factory=list)
     logs: list[Read] = field(default_factory=list)
     steady: list[Read] = field(default_factory=list)
+    traffic: list[Read] = field(default_factory=list)
     origin: Read | None = None
 
     @property
@@ -219,7 +231,7 @@ def findings(items: Sequence[Read]) -> list[Finding]:
     victims = {i.fields["victim"] for i in items if i.kind in ORIGINS}
     found: dict[str, Finding] = {}
     for item in items:
-        if item.kind not in (kinds.MOVED, kinds.STEADY, kinds.NEW_LOGS):
+        if item.kind not in (kinds.MOVED, kinds.STEADY, kinds.NEW_LOGS, kinds.TRAFFIC):
             continue
         service = item.service
         if service in culprits and service not in victims and service not in found:
@@ -229,6 +241,8 @@ def findings(items: Sequence[Read]) -> list[Finding]:
             finding.moved.append(item)
         elif item.kind is kinds.STEADY:
             finding.steady.append(item)
+        elif item.kind is kinds.TRAFFIC:
+            finding.traffic.append(item)
         else:
             finding.logs.append(item)
     for item in items:
@@ -260,15 +274,17 @@ def _finding_conclusions(
         if not finding.steady:
             return []
         fields = finding.steady[0].fields
+        traffic = ", ".join(_quantity(i, words) for i in finding.traffic[:LISTED_SIGNALS])
         return [
             _conclusion(
-                words["steady"].format(
+                words["steady_traffic" if traffic else "steady"].format(
                     service=finding.service,
                     count=fields["count"],
                     start=fields["start"],
                     end=fields["end"],
+                    moved=traffic,
                 ),
-                finding.steady,
+                finding.steady + finding.traffic,
             )
         ]
     culprit = finding.culprit
@@ -287,9 +303,12 @@ def _finding_conclusions(
     behind = [i for i in items if i.service == culprit and i.kind in (kinds.MOVED, kinds.NEW_LOGS)]
     events = [i for i in items if i.kind is kinds.EVENT and i.service == culprit]
     links = [i for i in items if i.kind is kinds.NAMES]
-    # The culprit's own words: its first new log message, else a line logged at its onset.
+    # The culprit's own words: its first new log message, else a line logged at its onset -
+    # that line first when it, not the message, shows the cause (a config reload before the
+    # timeouts it set).
     said = next((i for i in items if i.kind is kinds.NEW_LOGS and i.service == culprit), None)
-    said = said or (events[0] if events else None)
+    if events and (said is None or (cause and _shows_cause(events[0], cause, said))):
+        said = events[0]
     support = ([cause] if cause else []) + ([finding.origin] if finding.origin else [])
     support += [said] if said else []
     if culprit != finding.service:
@@ -317,14 +336,25 @@ def _finding_conclusions(
     return out
 
 
+def _shows_cause(event: Read, cause: Read, message: Read) -> bool:
+    """Whether ``event`` is a sign of ``cause``'s kind and ``message`` is not."""
+    kind = next((k for k in CAUSE_KINDS if cause.fields["mechanism"] in (k.label, k.zh)), None)
+    if kind is None:
+        return False
+    line = message.fields.get("example", "")
+    return matches(kind, Item("event", event.fields.get("message", ""), True)) and not matches(
+        kind, Item("log", line, True)
+    )
+
+
 #: A quoted log line is cut to about this many characters (at a word break).
 QUOTE_WIDTH = 120
 
 
 def quote(line: str, width: int = QUOTE_WIDTH) -> str:
-    """A log line short enough to quote in a sentence: one line, no sentence end inside it
-    (the headline is the answer's first sentence), cut at a word break."""
-    flat = re.split(r"(?<=[.!?])\s", " ".join(str(line).split()), maxsplit=1)[0]
+    """A log line short enough to quote in a sentence: one line, cut at a word break (a full
+    stop inside the quotation ends no sentence of the answer)."""
+    flat = " ".join(str(line).split())
     if len(flat) <= width:
         return flat.rstrip(".")
     head = flat[:width]
@@ -332,51 +362,102 @@ def quote(line: str, width: int = QUOTE_WIDTH) -> str:
     return (head[:space] if space > width // 2 else head).rstrip(" ,;:") + " …"
 
 
-def _number(text: str) -> str:
-    """A claim's number as a person reads it: whole above 100, else three significant digits
-    (rounded half up, as grounding rounds the evidence, so it still grounds)."""
+def _number(text: str, significant: int = 3) -> str:
+    """A claim's number as a person reads it: whole above 10^``significant``-1, else that many
+    significant digits (rounded half up, as grounding rounds the evidence, so it still
+    grounds)."""
     try:
         value = Decimal(text)
     except InvalidOperation:
         return text
     if value == 0 or not value.is_finite():
         return "0" if value == 0 else text
-    if abs(value) >= 100:
+    if value.adjusted() >= significant - 1:
         return str(value.quantize(Decimal(1), ROUND_HALF_UP))
-    digits = max(0, 2 - value.adjusted())
+    digits = max(0, significant - 1 - value.adjusted())
     rounded = value.quantize(Decimal(1).scaleb(-digits), ROUND_HALF_UP)
     return format(rounded, "f").rstrip("0").rstrip(".") if digits else format(rounded, "f")
 
 
-def _quantity(item: Read, words: dict[str, str]) -> str:
-    """``error rate 0.002 → 0.14``: a moved signal as words, from its baseline to its peak."""
-    name = item.fields["signal"]
+def _label(name: str, words: dict[str, str], unit: str = "") -> str:
+    """A signal as words: ``error rate``, ``ERROR log lines``, ``lines of "<message>"``; a
+    ``unit`` written after the number replaces the one the name spells."""
     if name in ("ERROR", "WARN", "INFO"):
-        label = words["lines"].format(level=name)
-    elif is_identifier(name) or " " not in name:
+        return words["lines"].format(level=name)
+    if is_identifier(name) or " " not in name:
         # a number part stays on its word ("upper-99"): alone it would read as a quantity
         label = re.sub(r"(?<=[A-Za-z]) (?=\d)", "-", signal_words(name))
-    else:
-        label = words["message_lines"].format(message=quote(name, 60))
-    return f"{label} {_number(item.fields['baseline'])} → {_number(item.fields['peak'])}"
+        return re.sub(r" \([^)]*\)$", "", label) if unit else label
+    return words["message_lines"].format(message=quote(name, 60))
+
+
+def _quantity(item: Read, words: dict[str, str]) -> str:
+    """``error rate 0.002 → 0.14``, ``p99 latency 181 → 4300 ms``: a moved signal as words,
+    from its baseline to its peak, with the unit its evidence gives."""
+    unit = item.fields.get("unit", "")
+    label = _label(item.fields["signal"], words, unit)
+    change = f"{_number(item.fields['baseline'])} → {_number(item.fields['peak'])}"
+    return f"{label} {change} {unit}".rstrip()
+
+
+def with_units(items: Sequence[Read], evidence: Sequence[dict[str, Any]]) -> list[Read]:
+    """Each moved signal with the unit one of its verified excerpts gives (``$...unit``)."""
+    units = {
+        e["evidence_id"]: spoken_unit(str(e.get("evidence_excerpt") or ""))
+        for e in evidence
+        if str(e.get("raw_path", "")).endswith(".unit")
+    }
+    out = []
+    for item in items:
+        unit = next((units[e] for e in item.claim.get("evidence_ids", []) if units.get(e)), "")
+        if item.kind in (kinds.MOVED, kinds.TRAFFIC) and unit:
+            item = Read(item.claim, item.kind, {**item.fields, "unit": unit})
+        out.append(item)
+    return out
+
+
+#: A value asked for is stated to this many significant digits.
+VALUE_DIGITS = 4
+
+
+def _value(item: Read, words: dict[str, str], offset: int) -> dict[str, Any]:
+    """``auth-api token age was 94.62 s at 2027-03-09 10:52 UTC``: the value asked for, with
+    the backend's unit."""
+    number, _, written = item.fields["value"].partition(" ")
+    unit = spoken_unit(written)
+    return _conclusion(
+        words["value"].format(
+            service=item.fields["service"],
+            signal=_label(item.fields["signal"], words, unit),
+            value=f"{_number(number, VALUE_DIGITS)} {unit}".strip(),
+            time=item.fields["time"],
+            local=_local(item.fields["time"], words, offset),
+        ),
+        [item],
+    )
 
 
 def _since(moved: Sequence[Read], words: dict[str, str], offset: int) -> str:
     """``since 2027-03-09 09:30 UTC (17:30 in the question's time zone), ``."""
     onset = min(i.fields["onset"] for i in moved)
-    local = ""
-    moment = parse_time(onset.replace(" UTC", "").replace(" ", "T") + ":00Z")
-    if offset and moment is not None:
-        clock = (moment + timedelta(minutes=offset)).strftime("%H:%M")
-        local = words["local"].format(clock=clock)
-    return words["since"].format(onset=onset, local=local)
+    return words["since"].format(onset=onset, local=_local(onset, words, offset))
+
+
+def _local(clock: str, words: dict[str, str], offset: int) -> str:
+    """`` (17:30 in the question's time zone)`` for ``2027-03-09 09:30 UTC`` (nothing at UTC)."""
+    moment = parse_time(clock.replace(" UTC", "").replace(" ", "T") + ":00Z")
+    if not offset or moment is None:
+        return ""
+    return words["local"].format(clock=(moment + timedelta(minutes=offset)).strftime("%H:%M"))
 
 
 def compose(request: dict[str, Any]) -> dict[str, Any]:
     """``composer_output`` v2: a finding per asked service, citing supported claims."""
     verifier = request.get("verifier") or {}
     payload = request.get("claims") or []
-    supported = read_all([c for c in payload if c.get("supported")])
+    supported = with_units(
+        read_all([c for c in payload if c.get("supported")]), request.get("evidence") or []
+    )
     unsupported = [c for c in payload if not c.get("supported")]
     roles = {e["evidence_id"]: e.get("role") for e in request.get("evidence") or []}
     words = texts(request)
@@ -385,7 +466,8 @@ def compose(request: dict[str, Any]) -> dict[str, Any]:
     limitations += [g["description"] for g in verifier.get("critical_gaps") or []]
     if verifier.get("effective_verdict") == "FAIL" or not supported:
         return _no_conclusion(limitations, words)
-    conclusions = [
+    asked = [_value(i, words, offset) for i in supported if i.kind is kinds.VALUE]
+    conclusions = asked + [
         c
         for finding in findings(supported)
         for c in _finding_conclusions(finding, supported, words, offset)
@@ -401,18 +483,20 @@ def compose(request: dict[str, Any]) -> dict[str, Any]:
         {"text": i.fields["step"], "evidence_ids": list(i.claim["evidence_ids"])} for i in steps
     ] or [{"text": words["step"], "evidence_ids": []}]
     return {
-        "summary": _summary(conclusions),
+        "summary": _summary(conclusions, len(asked)),
         "conclusions": conclusions,
         "limitations": limitations,
         "recommendations": recommendations,
     }
 
 
-def _summary(conclusions: Sequence[dict[str, Any]]) -> str:
-    """At most three conclusions: the causes first (one per finding), then the rest."""
-    causes = [c for c in conclusions if c["statement"].startswith(_CAUSE_OPENINGS)]
-    rest = [c for c in conclusions if c not in causes]
-    return " ".join(str(c["statement"]) for c in (causes + rest)[:3])
+def _summary(conclusions: Sequence[dict[str, Any]], values: int = 0) -> str:
+    """At most three conclusions: the values asked for (the first ``values``), the causes
+    (one per finding), then the rest."""
+    first = list(conclusions[:values])
+    causes = [c for c in conclusions[values:] if c["statement"].startswith(_CAUSE_OPENINGS)]
+    rest = [c for c in conclusions[values:] if c not in causes]
+    return " ".join(str(c["statement"]) for c in (first + causes + rest)[:3])
 
 
 GENERIC_STEP = TEXTS["en"]["step"]

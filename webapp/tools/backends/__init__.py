@@ -1,4 +1,4 @@
-"""Telemetry backends behind one port (SPEC section 5).
+"""Telemetry backends behind one port.
 
 ``port`` holds the protocol every backend implements; one module per system implements it:
 ``prometheus`` (Prometheus and VictoriaMetrics), ``alertmanager``, ``loki``, ``elasticsearch``

@@ -4,7 +4,8 @@ Any mix works (metrics from Prometheus, logs from Loki, alerts from Alertmanager
 without a backend answers, as data, that it is not configured: an empty result carrying
 ``"not_configured": true`` and a message naming the variables that would configure it, so the
 model reads why there is nothing instead of seeing an error. Services are the union of the
-metric and log backends' services; "now" is the metric backend's clock (else the log
+metric and log backends' services (a service only one of them knows has no data in the other,
+which is not an error); "now" is the metric backend's clock (else the log
 backend's, else the real clock). The data's range is each signal backend's own
 (:func:`data_ranges`), None for one that cannot say.
 """
@@ -94,21 +95,21 @@ class CompositeBackend:
         return found
 
     def query_logs(self, **kwargs: Any) -> dict[str, Any]:
-        """The log backend's answer, or "not configured"; a service only the metric backend
-        knows (a database whose logs are not collected) has no lines, which is no error."""
-        logs, metrics = self.signals.logs, self.signals.metrics
+        """The log backend's answer, or "not configured"; no lines for a service only the
+        metric backend knows (a database exporter writes no logs: that is not an error)."""
+        logs = self.signals.logs
         if logs is None:
             return {"records": [], "total": 0, "truncated": False, **not_configured("logs")}
         try:
             return logs.query_logs(**kwargs)
         except TelemetryError:
-            service = kwargs.get("service")
-            if metrics is None or metrics is logs or service in logs.services():
+            service = str(kwargs.get("service") or "").strip()
+            metrics = self.signals.metrics
+            if metrics is None or metrics is logs or service not in metrics.services():
                 raise
-            if service not in metrics.services():
+            if service in logs.services():
                 raise
-            message = f"the log backend has no lines of {service} (it has metrics only)"
-            return {"records": [], "total": 0, "truncated": False, "message": message}
+            return {"records": [], "total": 0, "truncated": False}
 
     def query_metrics(self, **kwargs: Any) -> dict[str, Any]:
         """The metric backend's answer, or "not configured"."""

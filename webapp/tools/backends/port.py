@@ -1,4 +1,4 @@
-"""Backend ports the tools read telemetry through (SPEC section 5).
+"""Backend ports the tools read telemetry through.
 
 A backend answers in the tools' raw-output shapes, so a tool can hand its answer to the model
 and to the invocation recorder verbatim:

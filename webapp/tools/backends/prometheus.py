@@ -9,7 +9,8 @@
   larger than the default averages each step with ``avg_over_time``; the start is aligned to a
   multiple of the step, so points fall on the same instants as the samples of a regular scrape;
   at most ``max_points`` points per series and ``max_series`` series (``truncated`` says so);
-* units from ``/api/v1/metadata`` when the server has them (scraped targets), else from naming
+* units from ``/api/v1/metadata`` when the server has them (scraped targets: the ``unit``, else
+  the one the ``help`` text names), else from naming
   conventions (``_seconds``, ``_bytes``, ``_ratio``, ``_ms``, ``_per_second``, counters ``/s``);
   the ``_count``/``_sum``/``_bucket`` series of a histogram or summary are counters too;
 * ``query_alerts``: ``/api/v1/alerts`` (rule alerts, firing and pending);
@@ -281,7 +282,7 @@ class PrometheusBackend:
         answer = self._range(query, start, end, step)
         answer["summary"] = summary(
             (p[1] for s in answer["series"] for p in s["points"]),
-            unit_for(metric_name, meta.get("unit"), counter),
+            unit_for(metric_name, meta.get("unit"), counter, meta.get("help")),
         )
         answer["query"] = query
         answer["step_seconds"] = step

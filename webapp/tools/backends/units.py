@@ -1,6 +1,9 @@
-"""Units of Prometheus metrics: from the server's metadata, else from naming conventions."""
+"""Units of Prometheus metrics: from the server's metadata (its ``unit``, else the unit its
+``help`` text names: "Request duration in seconds"), else from naming conventions."""
 
 from __future__ import annotations
+
+import re
 
 #: Name suffixes and the unit they declare (Prometheus/OpenMetrics naming conventions), longest
 #: first so ``_per_second`` wins over ``_second``.
@@ -31,12 +34,68 @@ def is_counter(metric: str, kind: str | None = None) -> bool:
     return metric.endswith(COUNTER_SUFFIXES[:1])
 
 
-def unit_for(metric: str, metadata_unit: str | None = None, counter: bool = False) -> str:
+#: Units a metric's help text may name ("... in seconds", "(bytes)"), as written in answers.
+HELP_UNITS = {
+    "milliseconds": "ms",
+    "seconds": "s",
+    "bytes": "bytes",
+    "percent": "%",
+    "celsius": "celsius",
+}
+_HELP_UNIT = re.compile(r"(?:\bin\s+|\(\s*)(" + "|".join(HELP_UNITS) + r")\b", re.IGNORECASE)
+
+
+def help_unit(help_text: str | None) -> str:
+    """The unit a help text names ("Time spent in seconds" -> ``s``), else ""."""
+    found = _HELP_UNIT.search(help_text or "")
+    return HELP_UNITS[found.group(1).lower()] if found else ""
+
+
+def unit_for(
+    metric: str,
+    metadata_unit: str | None = None,
+    counter: bool = False,
+    help_text: str | None = None,
+) -> str:
     """The unit of ``metric``'s values as queried (a counter's rate is per second)."""
     base = metric.removesuffix("_total").removesuffix("_sum") if counter else metric
-    unit = (metadata_unit or "").strip()
+    unit = (metadata_unit or "").strip() or help_unit(help_text)
     if not unit:
         unit = next((u for suffix, u in SUFFIX_UNITS if base.endswith(suffix)), "")
     if counter:
         return f"{unit}/s" if unit else "/s"
     return unit
+
+
+#: Units of measure as an answer writes them after a number. A count's noun (``requests``,
+#: ``connections``), a ratio and a bare rate (``/s``) are left to the signal's name: they add
+#: nothing to it, and backends disagree on them.
+MEASURES = {
+    "ns": "ns",
+    "nanoseconds": "ns",
+    "us": "µs",
+    "µs": "µs",
+    "microseconds": "µs",
+    "ms": "ms",
+    "milliseconds": "ms",
+    "s": "s",
+    "seconds": "s",
+    "bytes": "bytes",
+    "bits": "bits",
+    "%": "%",
+    "percent": "%",
+    "celsius": "celsius",
+    "meters": "meters",
+    "volts": "volts",
+    "joules": "joules",
+    "grams": "grams",
+}
+
+
+def spoken_unit(unit: str | None) -> str:
+    """``unit`` as an answer writes it (``seconds`` -> ``s``, ``bytes/s``), or "" for one it
+    leaves out (``requests``, ``ratio``, ``/s``)."""
+    text = str(unit or "").strip()
+    per_second = text.endswith("/s")
+    word = MEASURES.get((text[:-2] if per_second else text).strip().lower())
+    return f"{word}/s" if word and per_second else word or ""

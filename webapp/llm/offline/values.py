@@ -1,0 +1,170 @@
+"""A question that asks for a value ("what was p99 at 10:30?", "...的 p99 在10点10分是多少?").
+
+It asks for one when it says "what was/is <metric>" (the words right after it name the metric)
+or "how much/many/high", "value", "多少" (the whole question may name it), and a metric of a
+service the plan reads is named there: by its exact name first, else by the words of its name
+("p99", "replication lag": the metric sharing the most parts with the words, the larger share
+of its own parts breaking a tie). The time is the one the question states, else the latest.
+
+The metric is read with ``query_metrics`` around that time (``AROUND`` either side, in the
+first round, before the plan's own queries), and the claim binds the point nearest the time:
+its value, its timestamp and the series' metric name, with the unit the backend gives (its
+metadata where it has it).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from collections.abc import Mapping, Sequence
+from datetime import datetime, timedelta
+from typing import Any
+
+from . import claims as kinds
+from .conversation import Catalog, Done
+from .question import iso, parse_time, request_window
+
+#: The metric is read this long either side of the time asked.
+AROUND = timedelta(minutes=10)
+_ASK = re.compile(
+    r"\bwhat(?:'s|\s+was|\s+is|\s+were)\s+(?:the\s+)?(?P<phrase>.+?)"
+    r"(?=\s+(?:of|for|on|in|at|around|from|between)\b|[?,;]|$)",
+    re.I,
+)
+_HOW = re.compile(r"\bhow\s+(?:much|many|high|low|big|long)\b|\bvalues?\b|多少", re.I)
+_PARTS = re.compile(r"[a-z]+\d*|\d+")
+#: Name parts too common to pick a metric by.
+_COMMON = frozenset({"seconds", "total", "count", "bucket", "sum", "rate", "by", "of", "the"})
+
+
+def asked(question: str, catalog: Catalog, services: Sequence[str]) -> list[tuple[str, str]]:
+    """``(service, metric)`` pairs whose value ``question`` asks for (at most one a service)."""
+    ask = _ASK.search(question)
+    how = _HOW.search(question) is not None
+    if not how and not ask:
+        return []
+    phrase = question if how or not ask else ask.group("phrase")
+    found = []
+    for service in services:
+        metric = _metric(phrase, catalog.metrics_of(service), leading=not how)
+        if metric is not None:
+            found.append((service, metric))
+    return found
+
+
+def _metric(phrase: str, metrics: Sequence[str], *, leading: bool) -> str | None:
+    """The metric ``phrase`` names: exactly, else by the most shared name parts (with
+    ``leading``, the phrase's first word must be one of them: "what is eating the CPU" asks
+    no value)."""
+    exact = _exact(phrase, metrics)
+    if exact is not None:
+        return exact
+    words = set(_PARTS.findall(phrase.lower()))
+    first = next(iter(_PARTS.findall(phrase.lower())), "")
+    best: tuple[int, float, str] | None = None
+    for metric in metrics:
+        parts = {p for p in _PARTS.findall(metric.lower()) if p not in _COMMON and len(p) > 1}
+        shared = len(parts & words)
+        if shared and (first in parts or not leading):
+            score = (shared, shared / len(parts), metric)
+            if best is None or score[:2] > best[:2]:
+                best = score
+    return best[2] if best else None
+
+
+def _exact(text: str, metrics: Sequence[str]) -> str | None:
+    """The longest of ``metrics`` that ``text`` spells out whole."""
+    for metric in sorted(metrics, key=len, reverse=True):
+        if re.search(rf"(?<![A-Za-z0-9_.:]){re.escape(metric)}(?![A-Za-z0-9_.:])", text, re.I):
+            return metric
+    return None
+
+
+def _moment(request: Mapping[str, Any]) -> tuple[datetime, datetime]:
+    """The time asked about (the stated one, else the window's end) and the window's end."""
+    window = request_window(request)
+    stated = window.resolved is not None and window.resolved.found
+    return (window.onset or window.end) if stated else window.end, window.end
+
+
+def _services(request: Mapping[str, Any], catalog: Catalog) -> list[str]:
+    """The services the plan reads; with none, the one service whose metric the question
+    names exactly (a name two services share says nothing about which one is meant)."""
+    queries = (request.get("plan") or {}).get("queries") or []
+    named = [str((q.get("arguments") or {}).get("service", "")) for q in queries]
+    found = [s for s in dict.fromkeys(named) if s in catalog.services]
+    if found:
+        return found
+    question = str(request.get("question", ""))
+    owners = [s for s in catalog.services if _exact(question, catalog.metrics_of(s))]
+    return owners if len(owners) == 1 else []
+
+
+def queries(request: Mapping[str, Any], catalog: Catalog) -> list[dict[str, Any]]:
+    """``query_metrics`` around the time asked, for each value the question asks for."""
+    if not catalog.has("query_metrics"):
+        return []
+    moment, end = _moment(request)
+    question = str(request.get("question", ""))
+    return [
+        {
+            "tool": "query_metrics",
+            "arguments": {
+                "service": service,
+                "metric": metric,
+                "start": iso(moment - AROUND),
+                "end": iso(min(moment + AROUND, max(end, moment))),
+            },
+        }
+        for service, metric in asked(question, catalog, _services(request, catalog))
+    ]
+
+
+Found = tuple[kinds.ClaimKind, list[tuple[str, str, Any]], dict[str, str]]
+
+
+def claims(request: Mapping[str, Any], catalog: Catalog, done: Sequence[Done]) -> list[Found]:
+    """A ``value`` claim per value asked for: the point nearest the time asked."""
+    wanted = {
+        (q["arguments"]["service"], q["arguments"]["metric"]) for q in queries(request, catalog)
+    }
+    moment, _ = _moment(request)
+    found: list[Found] = []
+    for d in done:
+        key = (d.arguments.get("service"), d.arguments.get("metric"))
+        if d.tool != "query_metrics" or d.status != "SUCCESS" or key not in wanted:
+            continue
+        result = d.result if isinstance(d.result, Mapping) else {}
+        series = [s for s in result.get("series") or [] if isinstance(s, Mapping)]
+        points = [
+            (abs((at - moment).total_seconds()), index, at, point[1])
+            for index, point in enumerate(series[0].get("points") or [] if series else [])
+            if isinstance(point, list)
+            and len(point) == 2
+            and isinstance(point[1], int | float)
+            and math.isfinite(point[1])
+            and (at := parse_time(str(point[0]))) is not None
+        ]
+        if not points:
+            continue
+        _, index, at, value = min(points)
+        unit = str((result.get("summary") or {}).get("unit") or "")
+        path = f"$.series[0].points[{index}]"
+        found.append(
+            (
+                kinds.VALUE,
+                [
+                    (d.invocation_id, f"{path}[1]", value),
+                    (d.invocation_id, f"{path}[0]", series[0]["points"][index][0]),
+                    (d.invocation_id, "$.series[0].metric", series[0].get("metric")),
+                ],
+                {
+                    "service": str(key[0]),
+                    "signal": str(key[1]),
+                    "value": f"{json.dumps(value)} {unit}".strip(),
+                    "time": at.strftime("%Y-%m-%d %H:%M UTC"),
+                },
+            )
+        )
+    return found
