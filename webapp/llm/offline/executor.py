@@ -51,9 +51,8 @@ from ...analysis.names import stem
 from ...tools.backends.units import spoken_unit
 from ..compact import shown_items
 from ..react import Budget
-from . import alerts, suspects
+from . import alerts, suspects, values
 from . import claims as kinds
-from . import values
 from .causes import Item, Match, classify
 from .conversation import Catalog, Done
 from .findings import Reading, Signal, Template, readings
