@@ -276,18 +276,28 @@ class Settings:
         self.field_map()
 
     def aliases(self) -> dict[str, list[str]]:
-        """``SERVICE_ALIASES`` (a JSON object: service -> list of aliases), parsed."""
+        """``SERVICE_ALIASES`` (a JSON object: service -> list of aliases, written inline or
+        in the file the setting names), parsed."""
         if not self.service_aliases:
             return {}
+        text = self.service_aliases.strip()
+        if not text.startswith("{"):
+            try:
+                text = Path(text).read_text(encoding="utf-8")
+            except OSError as exc:
+                raise SettingsError(
+                    f"SERVICE_ALIASES file {text!r} cannot be read: {exc}"
+                ) from None
         try:
-            found = json.loads(self.service_aliases)
+            found = json.loads(text)
         except ValueError:
             found = None
         if not isinstance(found, dict) or not all(
             isinstance(v, list) and all(isinstance(a, str) for a in v) for v in found.values()
         ):
             raise SettingsError(
-                'SERVICE_ALIASES must be a JSON object of lists, e.g. {"checkout": ["cart"]}'
+                "SERVICE_ALIASES must be a JSON object of lists (inline or in a file), "
+                'e.g. {"checkout": ["cart"]}'
             )
         return {str(k): list(v) for k, v in found.items()}
 
