@@ -45,6 +45,7 @@ CREATE TABLE IF NOT EXISTS `diagnosis_run` (
   `prompt_tokens` INTEGER,
   `completion_tokens` INTEGER,
   `cost_usd` DOUBLE PRECISION,
+  `resumes` INTEGER NOT NULL,
   UNIQUE KEY `diagnosis_run_run_id` (`run_id`),
   KEY `diagnosis_run_session_id` (`session_id`),
   KEY `diagnosis_run_session_id_started_at_run_id` (`session_id`, `started_at`, `run_id`),
@@ -105,6 +106,16 @@ CREATE TABLE IF NOT EXISTS `tool_invocation` (
   KEY `tool_invocation_run_id` (`run_id`),
   KEY `tool_invocation_session_id` (`session_id`),
   KEY `tool_invocation_step_id` (`step_id`)
+) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin;
+
+CREATE TABLE IF NOT EXISTS `run_checkpoint` (
+  `id` INTEGER AUTO_INCREMENT NOT NULL PRIMARY KEY,
+  `run_id` VARCHAR(64) NOT NULL,
+  `step` INTEGER NOT NULL,
+  `node` VARCHAR(64) NOT NULL,
+  `state` LONGTEXT NOT NULL,
+  `updated_at` DATETIME(3) NOT NULL,
+  UNIQUE KEY `run_checkpoint_run_id` (`run_id`)
 ) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin;
 
 CREATE TABLE IF NOT EXISTS `case_library` (

@@ -4,7 +4,9 @@ Everything is started on 127.0.0.1 and free ports and stopped at the end: a priv
 ``redis-server`` (the broker and the event streams), a scratch MariaDB database on the server
 ``BENCH_MYSQL_URL`` names (default ``mysql://root@127.0.0.1:3306/test``; set it empty for a
 SQLite file), gunicorn with the gevent config of ``make serve``, and Celery workers
-(``celery -A webapp.execution.worker worker``, one process each).
+(``celery -A webapp.execution.worker worker``, one process each). With ``proxy=True`` the web
+and the workers reach the database through a TCP proxy the benchmark controls (``proxy.drop()``,
+``down()``, ``up()``: the test suite's :class:`TcpProxy`).
 """
 
 from __future__ import annotations
@@ -27,6 +29,9 @@ from urllib.parse import urlparse
 
 ROOT = Path(__file__).resolve().parents[1]
 BIN = Path(sys.executable).parent
+sys.path.insert(0, str(ROOT))  # the proxy lives with the tests that break connections
+
+from tests.webapp.execution.proxy import TcpProxy  # noqa: E402
 
 
 def free_port() -> int:
@@ -55,15 +60,23 @@ class Cluster:
         web_workers: int = 1,
         web_args: tuple[str, ...] = (),
         redis: bool = True,
+        proxy: bool = False,
     ) -> None:
         self.dir = Path(tempfile.mkdtemp(prefix="bench-scale-"))
         self.procs: list[subprocess.Popen[bytes]] = []
         self.workers: list[subprocess.Popen[bytes]] = []
         self.redis_port = free_port()
         self.database_url, self._drop = self._database()
+        served = self.database_url
+        self.proxy: TcpProxy | None = None
+        if proxy:
+            parsed = urlparse(self.database_url)
+            self.proxy = TcpProxy(parsed.port or 3306)
+            netloc = parsed.netloc.rsplit("@", 1)[0] + f"@127.0.0.1:{self.proxy.port}"
+            served = parsed._replace(netloc=netloc).geturl()
         self.env = {
             **os.environ,
-            "DATABASE_URL": self.database_url,
+            "DATABASE_URL": served,
             "RUN_LEASE_SECONDS": str(lease_seconds),
             "KNOWLEDGE_DB": str(self.dir / "knowledge.db"),
         }

@@ -121,7 +121,7 @@ class Settings:
     run_executor: str = "thread"
     run_lease_seconds: int = 60
     run_queue_timeout_seconds: int = 900
-    celery_visibility_timeout_seconds: int = 7200
+    run_max_resumes: int = 2
     otel_exporter_otlp_endpoint: str | None = None
     otel_service_name: str = "incident-diagnosis"
     rate_limit: str | None = None  # e.g. "30/minute" per client or API key; unset: unlimited
@@ -184,7 +184,6 @@ class Settings:
             "run_workers",
             "run_lease_seconds",
             "run_queue_timeout_seconds",
-            "celery_visibility_timeout_seconds",
             "llm_prompt_token_budget",
             "llm_run_token_budget",
         ):
@@ -194,10 +193,8 @@ class Settings:
             raise SettingsError(f"RUN_EXECUTOR must be one of {', '.join(EXECUTORS)}")
         if self.run_executor == "celery" and not self.redis_url:
             raise SettingsError("RUN_EXECUTOR=celery needs REDIS_URL (the broker)")
-        if self.celery_visibility_timeout_seconds <= self.run_queue_timeout_seconds:
-            raise SettingsError(
-                "CELERY_VISIBILITY_TIMEOUT_SECONDS must exceed RUN_QUEUE_TIMEOUT_SECONDS"
-            )
+        if self.run_max_resumes < 0:
+            raise SettingsError("RUN_MAX_RESUMES must be 0 or more")
         if self.llm_timeout_seconds <= 0:
             raise SettingsError("LLM_TIMEOUT_SECONDS must be positive")
         if self.run_deadline_seconds <= 0:
@@ -279,18 +276,28 @@ class Settings:
         self.field_map()
 
     def aliases(self) -> dict[str, list[str]]:
-        """``SERVICE_ALIASES`` (a JSON object: service -> list of aliases), parsed."""
+        """``SERVICE_ALIASES`` (a JSON object: service -> list of aliases, written inline or
+        in the file the setting names), parsed."""
         if not self.service_aliases:
             return {}
+        text = self.service_aliases.strip()
+        if not text.startswith("{"):
+            try:
+                text = Path(text).read_text(encoding="utf-8")
+            except OSError as exc:
+                raise SettingsError(
+                    f"SERVICE_ALIASES file {text!r} cannot be read: {exc}"
+                ) from None
         try:
-            found = json.loads(self.service_aliases)
+            found = json.loads(text)
         except ValueError:
             found = None
         if not isinstance(found, dict) or not all(
             isinstance(v, list) and all(isinstance(a, str) for a in v) for v in found.values()
         ):
             raise SettingsError(
-                'SERVICE_ALIASES must be a JSON object of lists, e.g. {"checkout": ["cart"]}'
+                "SERVICE_ALIASES must be a JSON object of lists (inline or in a file), "
+                'e.g. {"checkout": ["cart"]}'
             )
         return {str(k): list(v) for k, v in found.items()}
 

@@ -15,6 +15,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
+from diagnosis_graph.checkpoint import Checkpointer
 from diagnosis_graph.workflow.evaluation import build_self_evaluation
 from diagnosis_graph.workflow.factory import DiagnosisRun, build_diagnosis_graph, run_diagnosis
 from diagnosis_graph.workflow.ports import DiagnosisPorts
@@ -89,6 +90,7 @@ class Diagnoser:
         budget: Budget | None = None,
         default_timezone: str = DEFAULT_TIMEZONE,
         external: ExternalTools | None = None,
+        checkpointer: Checkpointer | None = None,
     ) -> None:
         self.model = model
         self.default_timezone = default_timezone
@@ -114,7 +116,7 @@ class Diagnoser:
             data_range=lambda: data_ranges(backend),
             unreadable=lambda: [*unreadable(backend), *(external.errors() if external else [])],
         )
-        self.graph = build_diagnosis_graph(ports)
+        self.graph = build_diagnosis_graph(ports, checkpointer)
 
     def all_tools(self) -> list[ToolSpec]:
         """Our tools, then those of the external tool servers (MCP) that could be listed."""
@@ -128,8 +130,13 @@ class Diagnoser:
         run_id: str | None = None,
         history: Sequence[Mapping[str, Any]] = (),
         on_event: Callable[[dict[str, Any]], None] | None = None,
+        resume: bool = False,
     ) -> DiagnosisResult:
-        """Diagnose ``question``; never raises for model, tool or node failures."""
+        """Diagnose ``question``; never raises for model, tool or node failures.
+
+        ``resume``: continue the run ``run_id`` after its latest checkpoint (a graph built
+        with a checkpointer), executing none of its completed nodes again.
+        """
         run_id = run_id or new_run_id()
         started = time.perf_counter()
         now = self.backend.reference_time()
@@ -143,6 +150,7 @@ class Diagnoser:
                     reference_time=now.strftime("%Y-%m-%dT%H:%M:%SZ"),
                     history=history,
                     on_event=on_event,
+                    resume=resume,
                 )
             finally:
                 if self.tracker is not None and hasattr(self.tracker, "clear"):

@@ -13,11 +13,12 @@ from .demo.backend import DemoTelemetryBackend
 from .diagnosis import Diagnoser
 from .execution.events import EventLog, MemoryEventLog, RedisEventLog
 from .execution.executors import CeleryExecutor, Executor, ThreadExecutor
-from .execution.jobs import JobRunner
+from .execution.jobs import JobRunner, RunJob
 from .execution.leases import LeaseKeeper
 from .llm.offline import OfflineChatModel
 from .llm.openai_client import OpenAIChatClient
 from .llm.types import ChatModel
+from .persistence.checkpoints import SqlCheckpointer
 from .persistence.db import bind, open_database
 from .persistence.history import HistoryStore, history_store
 from .persistence.memory_audit import MemoryAudit
@@ -207,13 +208,12 @@ def build_services(
     history: HistoryStore | None = None,
     model: ChatModel | None = None,
     events: EventLog | None = None,
-    role: str = "web",
     tracer_provider: Any = None,
 ) -> Services:
     """Every real adapter the app runs on, from ``settings``; tests may hand in some of them.
 
-    ``role`` is ``web`` (the Flask app: with ``RUN_EXECUTOR=celery`` it only enqueues runs) or
-    ``worker`` (a Celery worker: it executes them). ``tracer_provider`` (an OpenTelemetry SDK
+    With ``RUN_EXECUTOR=celery`` the web app only enqueues runs and a Celery worker executes
+    them (through ``services.runner``). ``tracer_provider`` (an OpenTelemetry SDK
     ``TracerProvider``) overrides the OTLP exporter ``OTEL_EXPORTER_OTLP_ENDPOINT`` configures.
     """
     database = bind(database or open_database(settings.database_url))
@@ -238,6 +238,7 @@ def build_services(
         tracker=tracker,
         default_timezone=settings.default_timezone,
         external=external,
+        checkpointer=SqlCheckpointer(database),
     )
     diagnoser.invoker.run_deadline_seconds = settings.run_deadline_seconds
     diagnoser.invoker.token_budget = settings.token_budget()
@@ -254,13 +255,12 @@ def build_services(
     router = FlowRouter(
         backend.services, lambda: alert_names(backend), lambda: declared_aliases(backend)
     )
-    celery_mode = settings.run_executor == "celery"
     runs = RunStore(
         database,
         settings.session_ttl_seconds,
         lease_seconds=settings.run_lease_seconds,
-        # Queued on the broker, a run may wait for a free worker this long before it is failed.
-        pending_lease_seconds=settings.run_queue_timeout_seconds if celery_mode else None,
+        queue_timeout_seconds=settings.run_queue_timeout_seconds,
+        max_resumes=settings.run_max_resumes,
     )
     chat = ChatService(
         runs=runs,
@@ -287,6 +287,8 @@ def build_services(
     runner = JobRunner(
         runs=runs, chat=chat, aiops=aiops, events=events, keeper=keeper, telemetry=telemetry
     )
+    executor = executor_for(settings, runner)
+    keeper.requeue = lambda run: executor.submit(RunJob.of(run))
     return Services(
         settings,
         database,
@@ -297,7 +299,7 @@ def build_services(
         diagnoser,
         chat,
         RunRecords(database),
-        executor_for(settings, runner, role),
+        executor,
         aiops=aiops,
         events=events,
         runner=runner,
@@ -323,9 +325,10 @@ def _traced(audit: SqlAudit, telemetry: Any) -> Any:
     return TracingAudit(audit, telemetry.tracer)
 
 
-def executor_for(settings: Settings, runner: JobRunner, role: str) -> Executor:
-    """The pool in this process, or (web role, ``RUN_EXECUTOR=celery``) the Celery broker."""
-    if settings.run_executor == "celery" and role == "web":
+def executor_for(settings: Settings, runner: JobRunner) -> Executor:
+    """The pool in this process, or (``RUN_EXECUTOR=celery``) the Celery broker: a web process
+    enqueues the runs it starts there, and every process the runs its reaper takes back."""
+    if settings.run_executor == "celery":
         from .execution.celery_app import create_celery
 
         return CeleryExecutor(create_celery(settings), runner.keeper)

@@ -181,6 +181,7 @@ CONTRACTS: dict[str, type[BaseModel]] = {
     COMPOSER_OUTPUT: ComposerOutput,
 }
 
+
 @cache
 def json_schema(name: str) -> dict[str, Any]:
     """The JSON schema of contract ``name`` (cached; do not mutate)."""

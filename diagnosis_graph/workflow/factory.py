@@ -6,6 +6,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from ..checkpoint import Checkpointer
 from ..config import RunConfig
 from ..errors import GraphRecursionError, GraphRuntimeError
 from ..runtime import CompiledGraph
@@ -17,9 +18,12 @@ from .topology import build_topology
 from .trace import TERMINATION_ERROR, TERMINATION_RECURSION_LIMIT, build_orchestration_trace
 
 
-def build_diagnosis_graph(ports: DiagnosisPorts) -> CompiledGraph:
-    """The compiled diagnosis StateGraph with the real nodes bound to ``ports``."""
-    return build_topology(DiagnosisNodes(ports).nodes()).compile()
+def build_diagnosis_graph(
+    ports: DiagnosisPorts, checkpointer: Checkpointer | None = None
+) -> CompiledGraph:
+    """The compiled diagnosis StateGraph with the real nodes bound to ``ports``; with a
+    ``checkpointer``, the state is handed to it after every node (a run can be resumed)."""
+    return build_topology(DiagnosisNodes(ports).nodes()).compile(checkpointer=checkpointer)
 
 
 def diagnosis_config(session_id: str, run_id: str) -> RunConfig:
@@ -69,8 +73,13 @@ def run_diagnosis(
     history: Sequence[Mapping[str, Any]] = (),
     on_event: Callable[[dict[str, Any]], None] | None = None,
     config: RunConfig | None = None,
+    resume: bool = False,
 ) -> DiagnosisRun:
     """Run the graph once; never raises for a node failure or the recursion limit.
+
+    ``resume``: continue the run after its latest checkpoint (the graph's checkpointer) instead
+    of starting it; its completed nodes are not executed again, and the trace shows the edge
+    taken next as ``resumed``. A run with no checkpoint yet starts from the beginning.
 
     ``on_event`` receives each orchestration event (``node, outcome, reason_code, attempt``)
     as the node finishes. ``config`` replaces the default :func:`diagnosis_config`: a parent
@@ -83,21 +92,47 @@ def run_diagnosis(
             for item in event["update"].get("orchestration_events", []):
                 on_event(dict(item))
 
-    start = initial_state(question, reference_time=reference_time, history=history)
+    run_config = config or diagnosis_config(session_id, run_id)
+    start: dict[str, Any] | None = initial_state(
+        question, reference_time=reference_time, history=history
+    )
+    if resume and _mark_resumed(graph.checkpointer, run_config):
+        start = None
     try:
-        run_config = config or diagnosis_config(session_id, run_id)
         result = graph.run(start, run_config, on_step=forward)
     except GraphRuntimeError as exc:
         limited = isinstance(exc, GraphRecursionError)
         reason = TERMINATION_RECURSION_LIMIT if limited else TERMINATION_ERROR
         events = exc.state.get("orchestration_events", [])
         trace = build_orchestration_trace(
-            events, exc.state.get("evidence_retry_count", 0), stopped_by=reason
+            events,
+            exc.state.get("evidence_retry_count", 0),
+            stopped_by=reason,
+            resumed_after=exc.state.get("resumed_after", ()),
         )
         return DiagnosisRun("FAILED", None, False, exc.state, trace, error=str(exc))
     state = result.state
-    trace = build_orchestration_trace(state["orchestration_events"], state["evidence_retry_count"])
+    trace = build_orchestration_trace(
+        state["orchestration_events"],
+        state["evidence_retry_count"],
+        resumed_after=state["resumed_after"],
+    )
     answer = state.get("final_answer")
     if not answer:
         return DiagnosisRun("FAILED", None, False, state, trace, error="the run produced no answer")
     return DiagnosisRun("SUCCESS", answer, bool(trace["degraded"]), state, trace)
+
+
+def _mark_resumed(checkpointer: Checkpointer | None, config: RunConfig) -> bool:
+    """Note in the thread's latest checkpoint that the run resumes from it; False when there is
+    none (the run starts over: no node of it completed)."""
+    if checkpointer is None or config.thread_id is None:
+        return False
+    saved = checkpointer.latest(config.thread_id)
+    if saved is None:
+        return False
+    state = dict(saved.state)
+    events = state.get("orchestration_events") or []
+    state["resumed_after"] = [*(state.get("resumed_after") or []), len(events)]
+    checkpointer.put(saved.thread_id, saved.step, saved.node, state)
+    return True

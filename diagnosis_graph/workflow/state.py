@@ -36,8 +36,10 @@ MODE_EVIDENCE_GAP_ONLY = "EVIDENCE_GAP_ONLY"
 def diagnosis_schema() -> dict[str, Reducer]:
     """Return the state schema of SPEC section 2 (replace everywhere but the event log).
 
-    One internal key is added to SPEC's list: ``route_reason``, the reason code of the edge the
-    last node chose (the same value as its event's ``reason_code``), which the router reads.
+    Two internal keys are added to SPEC's list: ``route_reason``, the reason code of the edge
+    the last node chose (the same value as its event's ``reason_code``), which the router reads;
+    and ``resumed_after``, the number of orchestration events completed each time the run was
+    resumed from a checkpoint (the trace shows those edges as ``resumed``).
     """
     return {
         "diagnosis_context": Replace(default_factory=dict),
@@ -55,4 +57,5 @@ def diagnosis_schema() -> dict[str, Reducer]:
         "evidence_retry_count": Replace(default=0),
         "orchestration_events": Append(max_len=EVENT_LIMIT),
         "route_reason": Replace(),
+        "resumed_after": Append(max_len=EVENT_LIMIT),
     }

@@ -12,19 +12,34 @@ from .state import COMPOSER, FALLBACK
 TRACE_VERSION = "stategraph-v1"
 TERMINATION_RECURSION_LIMIT = "recursion_limit"
 TERMINATION_ERROR = "error"
+#: The reason code of the edge a run took when it was resumed from its checkpoint.
+RESUMED = "resumed"
 
 
-def transitions(events: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
-    """Every edge taken between two nodes, with the reason and attempt of its ``from`` side."""
-    return [
-        {
-            "from": before["node"],
-            "to": after["node"],
-            "reason_code": before["reason_code"],
-            "attempt": before["attempt"],
-        }
-        for before, after in pairwise(events)
-    ]
+def transitions(
+    events: Sequence[Mapping[str, Any]], resumed_after: Sequence[int] = ()
+) -> list[dict[str, Any]]:
+    """Every edge taken between two nodes, with the reason and attempt of its ``from`` side.
+
+    Where the run was resumed after ``n`` events (``resumed_after``), the edge from event ``n``
+    to event ``n + 1`` is preceded by the same edge with reason ``resumed`` and the resume's
+    number as its attempt.
+    """
+    taken: list[dict[str, Any]] = []
+    for index, (before, after) in enumerate(pairwise(events), start=1):
+        for number, count in enumerate(resumed_after, start=1):
+            if count == index:
+                edge = {"from": before["node"], "to": after["node"]}
+                taken.append({**edge, "reason_code": RESUMED, "attempt": number})
+        taken.append(
+            {
+                "from": before["node"],
+                "to": after["node"],
+                "reason_code": before["reason_code"],
+                "attempt": before["attempt"],
+            }
+        )
+    return taken
 
 
 def termination_reason(events: Sequence[Mapping[str, Any]]) -> str:
@@ -48,6 +63,7 @@ def build_orchestration_trace(
     evidence_retry_count: int,
     *,
     stopped_by: str | None = None,
+    resumed_after: Sequence[int] = (),
 ) -> dict[str, Any]:
     """Build the run trace.
 
@@ -58,7 +74,7 @@ def build_orchestration_trace(
     reason = stopped_by or termination_reason(events)
     return {
         "version": TRACE_VERSION,
-        "transitions": transitions(events),
+        "transitions": transitions(events, resumed_after),
         "final_node": final_node,
         "termination_reason": reason,
         "degraded": final_node == FALLBACK and stopped_by is None,

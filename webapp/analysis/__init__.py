@@ -8,7 +8,10 @@
   after a split (events grouped by ``logevents``); ``named_services(records, services,
   exclude, aliases)``: dependency hints.
 * ``names`` - ``resolve_services(text, services, aliases)``: exact, alias, misspelt and partial
-  service names, and unknown ones with suggestions.
+  service names, and unknown ones with suggestions; ``described_services(text,
+  descriptions)``: the services a business description in English or Chinese points at.
+* ``triage`` - the raw output of the ``triage`` tool: every service checked for a change near
+  a window, suspects linked by log lines or onset order and grouped into incidents.
 * ``language`` - ``question_language(text)``: ``en`` or ``zh``.
 * ``series`` - metric points and log counts per bucket read through the ``TelemetryBackend``
   port; ``recent_range(backend)``.

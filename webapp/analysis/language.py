@@ -53,3 +53,17 @@ def refers_back(text: str) -> bool:
 def asks_dependency(text: str) -> bool:
     """True when ``text`` asks about a dependency ("its database", "它的数据库")."""
     return _DEPENDENCY.search(text) is not None
+
+
+#: Words asking what is wrong (beyond listing alerts): "what is going on?", "出了什么问题?".
+_WHAT_IS_WRONG = re.compile(
+    r"\bwhy\b|\bwhat(?:'s| is| was| has)? (?:going on|wrong|happening|happened|broke|broken|"
+    r"the (?:cause|problem|issue))\b|\broot cause\b|\bcaus(?:e|ed|ing)\b"
+    r"|出了什么问题|什么问题|怎么回事|什么原因|为什么|原因",
+    re.IGNORECASE,
+)
+
+
+def asks_what_is_wrong(text: str) -> bool:
+    """True when ``text`` asks what is wrong or why ("what is going on?", "为什么")."""
+    return _WHAT_IS_WRONG.search(text) is not None

@@ -296,3 +296,87 @@ def _part_hit(words: list[tuple[int, str]], parts: list[str]) -> tuple[int, str,
             if len(word) >= MIN_TYPO_WORD and OSA.distance(word, part) <= 1:
                 return at, word, float(score)
     return None
+
+
+# -- services described in words --------------------------------------------------------------
+
+#: A question word at least this long matches a description word by fuzzy ratio (``saving`` and
+#: ``saves`` share a stem; ``couriers`` and ``courier`` differ by a letter).
+MIN_DESCRIBED_WORD = 4
+DESCRIBED_THRESHOLD = 85.0
+#: Words that say nothing about which service is meant (a question's frame, not its subject).
+_FRAME_WORDS = (
+    "the a an and or of to for from in on at by with since about around is are was were be "
+    "been being do does did not no can cant cannot won wont isn aren don doesn didn t s it its "
+    "this that these those what why how when who which there here we our us you your they "
+    "their them people users customers anyone someone anything something happened happening "
+    "going wrong broken broke work working stopped keep keeps still any some all every "
+    "am pm utc today yesterday morning minutes hour hours ago now please help look"
+)
+_FRAME = frozenset(_FRAME_WORDS.split())
+_LATIN_WORD = re.compile(r"[a-z][a-z0-9]*")
+_HAN = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff]+")
+
+
+def describe_terms(text: str) -> set[str]:
+    """The words of ``text`` that can say which service is meant: Latin words (plural and
+    verb endings cut) outside ``_FRAME``, and every pair of adjacent Chinese characters
+    (Chinese has no spaces; a two-character word is the common unit)."""
+    terms = {_cut(w) for w in _LATIN_WORD.findall(text.lower()) if w not in _FRAME and len(w) > 2}
+    for run in _HAN.findall(text):
+        terms.update(run[i : i + 2] for i in range(len(run) - 1))
+    return terms
+
+
+def _cut(word: str) -> str:
+    for ending in ("ing", "ies", "es", "ed", "s"):
+        if word.endswith(ending) and len(word) - len(ending) >= 3:
+            return word[: -len(ending)]
+    return word
+
+
+def described_services(
+    text: str, descriptions: Mapping[str, Sequence[str]]
+) -> list[tuple[str, float]]:
+    """Services whose descriptions share words with ``text``, best first, with a score.
+
+    A description is any text that says what a service does (a runbook title, a catalog entry,
+    an alias). Each shared term counts by how rare it is among the descriptions (a word in
+    every description tells nothing), so "couriers can't log in" ranks "Courier app sign-in"
+    above "Assigns orders to couriers" only when more than "courier" is shared; a Latin word
+    also matches a close spelling (``DESCRIBED_THRESHOLD``). Ties are kept: the caller decides
+    with other evidence (which of them changed).
+    """
+    asked = describe_terms(text)
+    if not asked:
+        return []
+    terms = {s: describe_terms(" ".join(d)) for s, d in descriptions.items()}
+    frequency: dict[str, int] = {}
+    for found in terms.values():
+        for term in found:
+            frequency[term] = frequency.get(term, 0) + 1
+    ranked = []
+    for service, found in terms.items():
+        score = sum(1.0 / frequency[t] for t in _shared(asked, found))
+        if score > 0:
+            ranked.append((service, round(score, 3)))
+    ranked.sort(key=lambda item: (-item[1], item[0]))
+    return ranked
+
+
+def _shared(asked: set[str], found: set[str]) -> set[str]:
+    """The description's terms that ``asked`` uses, exactly or (Latin words) nearly."""
+    shared = asked & found
+    for term in found - shared:
+        if (
+            term.isascii()
+            and len(term) >= MIN_DESCRIBED_WORD
+            and any(
+                w.isascii()
+                and len(w) >= MIN_DESCRIBED_WORD
+                and fuzz.ratio(w, term) >= DESCRIBED_THRESHOLD
+                for w in asked
+            )
+        ):
+            shared.add(term)
+    return shared

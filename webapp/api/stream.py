@@ -143,6 +143,7 @@ def _from_record(row: Any, settled: Any) -> Iterator[str]:
     """``metadata``, then the run's ending read from its row once it is finished."""
     meta = {"sessionId": row.session_id, "runId": row.run_id, "flow": row.flow}
     yield sse_event("metadata", meta)
+    settled = streams.patient(settled, row.run_id, min(1.0, streams.KEEPALIVE_SECONDS))
     while True:
         ending = settled()
         if ending is not None:

@@ -4,10 +4,12 @@ Delivery is at least once and executing is idempotent (:class:`webapp.execution.
 
 * ``task_acks_late`` - the message is acknowledged after the run, so a worker that dies
   mid-run does not lose it; ``task_reject_on_worker_lost`` - a pool child killed mid-run puts
-  the message back at once instead of acknowledging it;
-* ``visibility_timeout`` (``CELERY_VISIBILITY_TIMEOUT_SECONDS``, default 7200) is above the
-  longest run: a message unacknowledged that long is redelivered. By then the reaper has
-  failed the interrupted run (its lease is far shorter), so the redelivery is a no-op;
+  the message back at once instead of acknowledging it; a worker that cannot reach the
+  database to claim the run rejects the message back onto the queue (:mod:`.tasks`);
+* ``visibility_timeout`` is twice ``RUN_LEASE_SECONDS``: a message reserved by a worker that
+  died is redelivered soon after the run's lease ran out. A redelivered message of a run in
+  flight or finished does nothing (the claim is conditional); the reaper does not rely on it:
+  it enqueues a run whose lease ran out again itself (:mod:`.leases`);
 * ``worker_prefetch_multiplier=1`` - a worker reserves one run per free slot, no more;
 * no result backend: the database is the one record of a run; progress goes to Redis Streams.
 """
@@ -29,9 +31,7 @@ def celery_config(settings: Settings) -> dict[str, Any]:
     return {
         "broker_url": settings.redis_url,
         "broker_connection_retry_on_startup": True,
-        "broker_transport_options": {
-            "visibility_timeout": settings.celery_visibility_timeout_seconds
-        },
+        "broker_transport_options": {"visibility_timeout": 2 * settings.run_lease_seconds},
         "task_acks_late": True,
         "task_reject_on_worker_lost": True,
         "task_acks_on_failure_or_timeout": True,

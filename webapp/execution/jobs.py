@@ -14,7 +14,7 @@ from collections.abc import Mapping
 from dataclasses import asdict, dataclass
 from typing import Any, Protocol
 
-from ..persistence.runs import RunStore
+from ..persistence.runs import AI_OPS, DatabaseUnavailable, Reaped, RunStore
 from ..services.chat import ChatOutcome, ChatService
 from ..services.streams import ending_events, publish
 from .events import EventLog
@@ -52,6 +52,12 @@ class RunJob:
             str(data["flow"]),
         )
 
+    @classmethod
+    def of(cls, run: Reaped) -> RunJob:
+        """The job of a run the reaper put back PENDING, from its row."""
+        kind = AIOPS if run.agent_flow == AI_OPS else CHAT
+        return cls(kind, run.session_id, run.run_id, run.question, run.flow)
+
 
 class AiOpsRuns(Protocol):
     """What executing an AIOps run needs (``webapp.aiops.AiOpsService``)."""
@@ -88,6 +94,9 @@ class JobRunner:
 
         Whether it is still PENDING is the claim's conditional UPDATE (no SELECT first): a run
         claimed elsewhere, finished or missing comes back ``replayed`` and publishes nothing.
+        :class:`~webapp.persistence.runs.DatabaseUnavailable` (the run was not claimed, or its
+        outcome could not be saved) is raised: the caller gives the job back, and nothing is
+        published - the run's record has no end to tell yet.
         """
         emit = publish(self.events, job.run_id)
         self.keeper.hold(job.run_id)
@@ -98,10 +107,12 @@ class JobRunner:
                 return
             for kind, data in ending_events(outcome):
                 emit(kind, data)
-        except Exception as exc:  # the lifecycle records its own failures; tell the client
+        except DatabaseUnavailable as exc:
+            log.warning("job for run %s given back: %s", job.run_id, exc)
+            raise
+        except Exception as exc:  # a bug: the record tells the end (a relay reads it from there)
             log.exception("job for run %s failed", job.run_id)
             emit("error", {"message": f"{type(exc).__name__}: {exc}", "runId": job.run_id})
-            emit("done", {"sessionId": job.session_id, "runId": job.run_id, "status": "FAILED"})
         finally:
             self.keeper.release(job.run_id)
 

@@ -2,17 +2,27 @@
 
 Every process that holds runs (a web process executing on its pool, a Celery worker) renews
 their ``lease_expires_at`` every third of the lease; every process (web and worker alike) also
-reaps, at start-up and then on the same tick: a PENDING or RUNNING run whose lease ran out is
-failed ``interrupted: ...`` with its partial trace, and its event log gets ``error`` + ``done``
-so relays end. A run whose worker is SIGKILLed is therefore FAILED within its lease plus one
-tick. The lease is ``RUN_LEASE_SECONDS`` (default 60): it must outlast the longest pause of a
-healthy holder (a stop-the-world GC, a database failover), not the run itself.
+reaps, at start-up and then on the same tick (:meth:`webapp.persistence.runs.RunStore.reap`):
+
+* a PENDING run whose lease ran out (its message was lost: a web process killed between the
+  commit and the enqueue, a worker that gave up on an unreachable database) is enqueued again;
+* a RUNNING run whose lease ran out (its worker died) is put back PENDING and enqueued: the
+  worker that claims it resumes it after its last completed node;
+* past the bounds (``RUN_QUEUE_TIMEOUT_SECONDS`` waiting, ``RUN_MAX_RESUMES`` resumes) the run
+  is failed with its reason and partial trace, and its event log gets ``error`` + ``done`` so
+  relays end.
+
+So a run whose worker is SIGKILLed is resumed, or FAILED, within its lease plus one tick. The
+lease is ``RUN_LEASE_SECONDS`` (default 60): it must outlast the longest pause of a healthy
+holder (a stop-the-world GC, a database failover), not the run itself.
 """
 
 from __future__ import annotations
 
 import logging
 import threading
+from collections import Counter
+from collections.abc import Callable
 
 from ..persistence.db import is_bound
 from ..persistence.runs import FAILED, Reaped, RunStore
@@ -32,21 +42,27 @@ class LeaseKeeper:
         self.runs = runs
         self.events = events
         self.interval = max(0.2, lease_seconds / 3)
-        self._held: set[str] = set()
+        # run id -> how many holds: a run delivered twice to this process is held by both
+        # deliveries, and the one that finds it claimed must not end the other's hold.
+        self._held: Counter[str] = Counter()
         self._lock = threading.Lock()
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
         self._failures = 0
+        #: Enqueues a run put back PENDING; without it, expired runs are failed, not retried.
+        self.requeue: Callable[[Reaped], None] | None = None
 
     def hold(self, run_id: str) -> None:
-        """Renew ``run_id``'s lease from now on, until :meth:`release`."""
+        """Renew ``run_id``'s lease from now on, until as many :meth:`release` calls."""
         with self._lock:
-            self._held.add(run_id)
+            self._held[run_id] += 1
 
     def release(self, run_id: str) -> None:
-        """Stop renewing ``run_id``'s lease."""
+        """Drop one hold of ``run_id``; its lease is no longer renewed once none is left."""
         with self._lock:
-            self._held.discard(run_id)
+            self._held[run_id] -= 1
+            if self._held[run_id] <= 0:
+                del self._held[run_id]
 
     def held(self) -> list[str]:
         """The runs whose lease this process renews."""
@@ -56,10 +72,20 @@ class LeaseKeeper:
     def tick(self) -> list[Reaped]:
         """One heartbeat and one reaper pass; returns the runs reaped."""
         self.runs.renew(self.held())
-        reaped = self.runs.reap()
+        reaped = self.runs.reap(requeue=self.requeue is not None)
         for run in reaped:
-            self._announce(run)
+            if run.requeued:
+                self._requeue(run)
+            else:
+                self._announce(run)
         return reaped
+
+    def _requeue(self, run: Reaped) -> None:
+        assert self.requeue is not None
+        try:
+            self.requeue(run)
+        except Exception as exc:  # still PENDING: the next lease expiry tries again
+            log.warning("could not enqueue run %s again: %s", run.run_id, exc)
 
     def _announce(self, run: Reaped) -> None:
         if self.events is None:

@@ -1,4 +1,6 @@
-"""The one Celery task: execute a started run. Thin: all it does is hand the job over."""
+"""The one Celery task: execute a started run. Thin: it hands the job over, and gives the message
+back to the queue when the database could not be reached to claim the run (never acknowledging
+a run it did not execute)."""
 
 from __future__ import annotations
 
@@ -8,7 +10,10 @@ from collections.abc import Callable
 from typing import Any
 
 from celery import Celery
+from celery.exceptions import Reject
+from peewee import InterfaceError, OperationalError
 
+from ..persistence.runs import DatabaseUnavailable
 from .celery_app import TASK_NAME
 from .jobs import JobRunner, RunJob
 
@@ -45,6 +50,10 @@ def register_tasks(app: Celery, runner: LazyRunner) -> Any:
         name=TASK_NAME, acks_late=True, reject_on_worker_lost=True, ignore_result=True
     )
     def execute_run(job: dict[str, Any]) -> None:
-        runner.get().execute(RunJob.from_dict(job))
+        try:
+            runner.get().execute(RunJob.from_dict(job))
+        except (DatabaseUnavailable, OperationalError, InterfaceError) as exc:
+            # the run was not claimed (or the worker could not even start): back to the queue
+            raise Reject(str(exc), requeue=True) from exc
 
     return execute_run

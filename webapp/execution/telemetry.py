@@ -162,5 +162,9 @@ class TracingAudit:
         """Delegated."""
         self.inner.flush()
 
+    def restore(self, run: Any) -> None:
+        """Delegated."""
+        self.inner.restore(run)
+
     def __getattr__(self, name: str) -> Any:
         return getattr(self.inner, name)

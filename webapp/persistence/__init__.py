@@ -16,6 +16,9 @@ How a run writes (issue 12), and what is committed when:
   per statement. On SQLite every statement commits alone: SQLite has one writer for the whole
   file, and a transaction held across model calls would stall every other run's writes (its
   commits are cheap: WAL, ``synchronous=normal``).
+* **Checkpoint** (:class:`.checkpoints.SqlCheckpointer`): after each node that called a model
+  or a tool, once its rows are committed, the graph state replaces the run's ``run_checkpoint``
+  row (one upsert, committed alone).
 * **End**: the evidence refs (one UPDATE), then the Finish (one UPDATE, retried on a fresh
   connection), each committed alone; the partial trace of a long complex run at most once a
   second from its first second on (none for a run shorter than that).
@@ -27,7 +30,9 @@ invocations and conversations).
 
 If its worker dies mid-run: the database rolls back the open node transaction (that node's
 steps and invocations are lost; earlier nodes' stay), the run's lease stops being renewed and a
-reaper in any process fails it ``interrupted: ...`` with the partial trace saved so far
+reaper in any process puts it back PENDING and enqueues it again; the worker that claims it
+resumes it after its checkpoint, its journal restored from its rows. Past ``RUN_MAX_RESUMES``
+the reaper fails it ``interrupted: ...`` with the partial trace saved so far
 (:meth:`.runs.RunStore.reap`): a run never stays RUNNING.
 
 On MySQL/MariaDB the sessions run with ``NO_BACKSLASH_ESCAPES`` (:data:`.db.MYSQL_INIT_COMMAND`):

@@ -137,3 +137,7 @@ class Audit(Protocol):
     def flush(self) -> None:
         """Write what the current run still holds back (its pending invocations)."""
         ...
+
+    def restore(self, run: RunContext) -> None:
+        """Reset ``run``'s journal to what its stored rows hold (before resuming it)."""
+        ...

@@ -38,7 +38,10 @@ class RunJournal:
     * ``pending`` are invocation rows not yet written (flushed at the end of each agent's
       execution and before the run finishes);
     * ``failure`` is the first write of the run that failed: the run must end FAILED with it;
-    * ``usage`` sums the prompt and completion tokens of the run's steps, per model.
+    * ``usage`` sums the prompt and completion tokens of the run's steps, per model;
+    * ``resumed`` is set when the journal was restored from the run's rows
+      (:meth:`restore`): the run continues after its checkpoint instead of starting;
+    * ``checkpointed`` is :meth:`counts` when the run's graph state was last checkpointed.
     """
 
     next_step_index: int = 0
@@ -49,7 +52,28 @@ class RunJournal:
     pending: list[dict[Any, Any]] = field(default_factory=list)
     failure: str | None = None
     usage: dict[str, tuple[int, int]] = field(default_factory=dict)
+    resumed: bool = False
+    checkpointed: tuple[int, int] | None = None
     lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
+
+    def restore(
+        self,
+        steps: int,
+        next_step_index: int,
+        invocations: list[InvocationRecord],
+        usage: dict[str, tuple[int, int]],
+    ) -> None:
+        """Start over from what the run's rows hold (a run resumed after its checkpoint)."""
+        with self.lock:
+            self.steps, self.next_step_index = steps, next_step_index
+            self.invocations = list(invocations)
+            self.usage = dict(usage)
+            self.conversations.clear()
+            self.step_ids.clear()
+            self.pending = []
+            self.failure = None
+            self.resumed = True
+            self.checkpointed = None
 
     def take_step_index(self) -> int:
         """The next step index of the run (0, 1, 2, ...)."""

@@ -22,7 +22,7 @@ from urllib.parse import urlparse
 from peewee import Database, InterfaceError, OperationalError, SqliteDatabase
 from playhouse import db_url
 from playhouse.pool import PooledDatabase
-from tenacity import Retrying, retry_if_exception_type, stop_after_attempt, wait_exponential
+from tenacity import Retrying, retry_if_exception_type, stop_after_delay, wait_exponential
 
 from .models import (
     database_proxy,
@@ -31,10 +31,11 @@ from .models import (
 log = logging.getLogger(__name__)
 T = TypeVar("T")
 
-#: Final writes of a run (answer, status, trace) get 4 attempts, each on a fresh connection,
-#: 0.2, 0.4 then 0.8 s apart: a dropped connection or a server restart of a second or two
-#: costs a retry, not a run stranded RUNNING.
-WRITE_ATTEMPTS = 4
+#: Writes of a run (its claim, checkpoints, final answer and status) meeting a dropped
+#: connection or an unreachable server are retried on a fresh connection, 0.2 s then doubling
+#: up to 2 s apart, for this many seconds: a restart or failover of a few seconds costs retries,
+#: not a run. Shorter than the shortest sensible lease, so the holder is still the holder.
+RETRY_SECONDS = 15.0
 
 # busy_timeout first: switching a fresh file to WAL takes a lock that concurrent processes
 # must wait for, not fail on.
@@ -191,8 +192,10 @@ def discard_connection(database: Database) -> None:
         state.ctx = outer
 
 
-def write_with_retry(database: Database, write: Callable[[], T]) -> T:
-    """``write()`` in a connection context; on a connection error, a fresh one, 4 times."""
+def write_with_retry(
+    database: Database, write: Callable[[], T], *, seconds: float = RETRY_SECONDS
+) -> T:
+    """``write()`` in a connection context, retried on a fresh connection for ``seconds``."""
 
     def attempt() -> T:
         with database.connection_context():
@@ -202,10 +205,31 @@ def write_with_retry(database: Database, write: Callable[[], T]) -> T:
                 discard_connection(database)
                 raise
 
-    retrying = Retrying(
-        stop=stop_after_attempt(WRITE_ATTEMPTS),
-        wait=wait_exponential(multiplier=0.2, max=0.8),
+    return _retrying(seconds)(attempt)
+
+
+def retry_disconnects(
+    database: Database, write: Callable[[], T], *, seconds: float = RETRY_SECONDS
+) -> T:
+    """``write()`` on the thread's connection (or a short one), retried on a fresh connection
+    for ``seconds`` when the connection drops or the server cannot be reached; the thread's
+    connection stays open (a run's, held for its whole duration)."""
+
+    def attempt() -> T:
+        try:
+            with connection(database):
+                return write()
+        except (OperationalError, InterfaceError):
+            discard_connection(database)
+            raise
+
+    return _retrying(seconds)(attempt)
+
+
+def _retrying(seconds: float) -> Retrying:
+    return Retrying(
+        stop=stop_after_delay(seconds),
+        wait=wait_exponential(multiplier=0.2, max=2),
         retry=retry_if_exception_type((OperationalError, InterfaceError)),
         reraise=True,
     )
-    return retrying(attempt)

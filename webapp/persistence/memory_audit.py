@@ -19,7 +19,7 @@ from .audit import (
     invocation_record,
     new_invocation_id,
 )
-from .context import current_run
+from .context import RunContext, current_run
 
 
 class MemoryAudit:
@@ -95,6 +95,20 @@ class MemoryAudit:
             )
             for row in rows
         ]
+
+    def restore(self, run: RunContext) -> None:
+        """Reset the run's journal to the steps and invocations stored for it."""
+        steps = self.steps_for_run(run.run_id)
+        next_index = max((int(s["step_index"]) for s in steps), default=-1) + 1
+        usage: dict[str, tuple[int, int]] = {}
+        for step in steps:
+            prompt, completion = usage.get(step["model"], (0, 0))
+            usage[step["model"]] = (
+                prompt + step["prompt_tokens"],
+                completion + step["completion_tokens"],
+            )
+        invocations = list(self.invocations_for_run(run.run_id))
+        run.journal.restore(len(steps), next_index, invocations, usage)
 
     def steps_for_run(self, run_id: str) -> list[dict[str, Any]]:
         """Steps of ``run_id`` ordered by step index."""

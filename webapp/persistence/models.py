@@ -136,6 +136,8 @@ class DiagnosisRun(BaseModel):
     prompt_tokens = IntegerField(null=True)
     completion_tokens = IntegerField(null=True)
     cost_usd = DoubleField(null=True)
+    # How many times the run was taken back from a holder that died and resumed (bounded).
+    resumes = IntegerField(default=0)
 
     class Meta:
         table_name = "diagnosis_run"
@@ -227,6 +229,24 @@ class ToolInvocation(BaseModel):
         table_name = "tool_invocation"
 
 
+class RunCheckpoint(BaseModel):
+    """The latest checkpoint of a run's graph: the state after its last completed node.
+
+    One row per run in flight, replaced after every node that called a model or a tool and
+    deleted when the run finishes; a run taken over from a holder that died resumes from it
+    (:class:`webapp.persistence.checkpoints.SqlCheckpointer`).
+    """
+
+    run_id = CharField(max_length=ID_LENGTH, unique=True)
+    step = IntegerField()
+    node = CharField(max_length=64)
+    state = JSONField()
+    updated_at = DateTimeField(default=utcnow)
+
+    class Meta:
+        table_name = "run_checkpoint"
+
+
 class CaseLibrary(BaseModel):
     """Runs users marked useful: question and answer kept as a reusable case."""
 
@@ -288,6 +308,7 @@ MODELS: tuple[type[BaseModel], ...] = (
     RunText,
     AgentStep,
     ToolInvocation,
+    RunCheckpoint,
     CaseLibrary,
     AlertRecord,
     AlertRun,

@@ -6,11 +6,14 @@ connection context, nested in the caller's when it holds one (a run keeps one co
 its whole duration), so it works from request threads and worker threads.
 
 Leases: a PENDING or RUNNING run carries ``lease_expires_at``; whoever holds the run renews it
-(:class:`webapp.execution.leases.LeaseKeeper`), and :meth:`RunStore.reap` fails runs whose lease
-ran out with ``error_message`` "interrupted: ..." and the partial trace saved so far. Claiming
-(PENDING -> RUNNING) is one conditional UPDATE, so a redelivered run executes at most once; the
-final writes only touch a run still PENDING or RUNNING (a reaped run stays FAILED) and retry on
-a fresh connection (:func:`webapp.persistence.db.write_with_retry`).
+(:class:`webapp.execution.leases.LeaseKeeper`). :meth:`RunStore.reap` looks at runs whose lease
+ran out: a PENDING one is handed back to be enqueued again (its message may have been lost),
+until it waited ``queue_timeout`` and is failed "queue timeout"; a RUNNING one (its holder died)
+is put back PENDING to be resumed from its checkpoint, at most ``max_resumes`` times, then
+failed "interrupted" with the partial trace saved so far. Claiming (PENDING -> RUNNING) is one
+conditional UPDATE, so a run delivered twice executes once; the final writes only touch a run
+still PENDING or RUNNING (a failed run stays FAILED) and every write of a run is retried on a
+fresh connection for a bounded time (:func:`webapp.persistence.db.write_with_retry`).
 """
 
 from __future__ import annotations
@@ -24,12 +27,12 @@ from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any
 
-from peewee import Database
+from peewee import Database, InterfaceError, OperationalError
 
 from diagnosis_graph.workflow.trace import TERMINATION_ERROR, build_orchestration_trace
 
-from .db import write_transaction, write_with_retry
-from .models import ChatSession, DiagnosisRun, JSONField, utcnow
+from .db import retry_disconnects, write_transaction, write_with_retry
+from .models import ChatSession, DiagnosisRun, JSONField, RunCheckpoint, utcnow
 
 #: The columns :meth:`RunStore.status` reads: all but the JSON documents.
 STATUS_COLUMNS = tuple(
@@ -44,6 +47,15 @@ CHAT, AI_OPS = "CHAT", "AI_OPS"
 
 ACTIVE = (PENDING, RUNNING)
 COMPLEX_FLOW = "complex"
+#: What :meth:`RunStore.claim` answers: someone else has the run, it starts, it resumes.
+NOT_CLAIMED, CLAIMED, RESUMED = 0, 1, 2
+#: How long (at most; never longer than a lease) a claim meeting an unreachable database is
+#: retried before the job is given back.
+CLAIM_RETRY_SECONDS = 10.0
+
+
+class DatabaseUnavailable(Exception):
+    """The database could not be reached before the run was claimed: it was not executed."""
 
 
 def worker_id() -> str:
@@ -53,11 +65,19 @@ def worker_id() -> str:
 
 @dataclass(frozen=True)
 class Reaped:
-    """A run the reaper failed: its lease ran out."""
+    """A run whose lease ran out: failed (``error_message``) or to be enqueued again."""
 
     run_id: str
     session_id: str
-    error_message: str
+    error_message: str | None
+    agent_flow: str = CHAT
+    flow: str = COMPLEX_FLOW
+    question: str = ""
+
+    @property
+    def requeued(self) -> bool:
+        """True when the run is PENDING again and needs a message on the queue."""
+        return self.error_message is None
 
 
 def new_session_id() -> str:
@@ -94,12 +114,14 @@ class RunStore:
         session_ttl_seconds: int,
         *,
         lease_seconds: int = 60,
-        pending_lease_seconds: int | None = None,
+        queue_timeout_seconds: int = 900,
+        max_resumes: int = 2,
     ) -> None:
         self.database = database
         self.ttl = timedelta(seconds=session_ttl_seconds)
         self.lease = timedelta(seconds=lease_seconds)
-        self.pending_lease = timedelta(seconds=pending_lease_seconds or lease_seconds)
+        self.queue_timeout = timedelta(seconds=queue_timeout_seconds)
+        self.max_resumes = max_resumes
         self.owner = worker_id()
 
     def ensure_session(self, session_id: str, title: str, *, new: bool = False) -> None:
@@ -149,7 +171,7 @@ class RunStore:
     def create_run(
         self, run_id: str, session_id: str, agent_flow: str, flow: str, question: str
     ) -> None:
-        """Insert the run PENDING, leased for as long as it may wait for a worker."""
+        """Insert the run PENDING; if no worker claims it within a lease it is enqueued again."""
         now = utcnow()
         row = {
             DiagnosisRun.run_id: run_id,
@@ -159,29 +181,56 @@ class RunStore:
             DiagnosisRun.status: PENDING,
             DiagnosisRun.question: question,
             DiagnosisRun.started_at: now,
-            DiagnosisRun.lease_expires_at: now + self.pending_lease,
+            DiagnosisRun.lease_expires_at: now + self.lease,
         }
         with self.database.connection_context():
             DiagnosisRun.insert(row).execute(self.database)
 
-    def claim(self, run_id: str) -> bool:
-        """PENDING -> RUNNING under this process's lease; False if someone else got it first."""
-        with self.database.connection_context():
-            claim = _claim_query(run_id, self.owner, utcnow() + self.lease)
-            return bool(claim.execute(self.database))
+    def claim(self, run_id: str) -> int:
+        """PENDING -> RUNNING under this process's lease: :data:`CLAIMED` (a first start),
+        :data:`RESUMED` (it ran before and was put back) or :data:`NOT_CLAIMED` (it is not
+        PENDING: someone else got it first, or it ended).
+
+        Raises :class:`DatabaseUnavailable` when the database cannot be reached for
+        :data:`CLAIM_RETRY_SECONDS`: nothing was claimed, the job must be given back.
+        """
+
+        def claim() -> int:
+            expires = utcnow() + self.lease
+            if _claim_query(run_id, self.owner, expires, resumed=False).execute(self.database):
+                return CLAIMED
+            if _claim_query(run_id, self.owner, expires, resumed=True).execute(self.database):
+                return RESUMED
+            return NOT_CLAIMED
+
+        try:
+            seconds = min(CLAIM_RETRY_SECONDS, self.lease.total_seconds())
+            return retry_disconnects(self.database, claim, seconds=seconds)
+        except (OperationalError, InterfaceError) as exc:
+            raise DatabaseUnavailable(f"database unreachable: {type(exc).__name__}: {exc}") from exc
 
     def mark_running(self, run_id: str) -> None:
         """PENDING -> RUNNING (see :meth:`claim`)."""
         self.claim(run_id)
 
     def renew(self, run_ids: Sequence[str]) -> int:
-        """Extend the lease of these runs while they are PENDING or RUNNING; how many were."""
+        """Extend the lease of these runs while they are PENDING, or RUNNING here; how many
+        were."""
         if not run_ids:
             return 0
         with self.database.connection_context():
             return int(
                 DiagnosisRun.update(lease_expires_at=utcnow() + self.lease)
-                .where(DiagnosisRun.run_id.in_(list(run_ids)) & DiagnosisRun.status.in_(ACTIVE))
+                .where(
+                    DiagnosisRun.run_id.in_(list(run_ids))
+                    & (
+                        (DiagnosisRun.status == PENDING)
+                        | (
+                            (DiagnosisRun.status == RUNNING)
+                            & (DiagnosisRun.lease_owner == self.owner)
+                        )
+                    )
+                )
                 .execute()
             )
 
@@ -207,20 +256,33 @@ class RunStore:
             rows = list(query.limit(1).execute(self.database))
         return rows[0] if rows else None
 
-    def finish(self, run_id: str, finish: Finish) -> None:
-        """PENDING/RUNNING -> SUCCESS or FAILED, retried on a fresh connection.
+    def finish(self, run_id: str, finish: Finish) -> bool:
+        """PENDING/RUNNING -> SUCCESS or FAILED, retried on a fresh connection; False when the
+        run was no longer this process's to finish (nothing written).
 
-        A run the reaper already failed keeps its FAILED status: its client was told so.
+        A run the reaper already failed keeps its FAILED status (its client was told so), and
+        one the reaper handed to another worker (this one stalled past its lease) is that
+        worker's to finish. A finished run's checkpoint is deleted.
         """
 
         def write() -> int:
-            return int(_finish_query(run_id, finish, utcnow()).execute(self.database))
+            query = _finish_query(run_id, self.owner, finish, utcnow())
+            finished = int(query.execute(self.database))
+            if finished:  # its checkpoint served the run in flight only
+                RunCheckpoint.delete().where(RunCheckpoint.run_id == run_id).execute()
+            return finished
 
-        if not write_with_retry(self.database, write):
-            log.warning("run %s was no longer in flight: its %s was not saved", run_id, finish)
+        if write_with_retry(self.database, write):
+            return True
+        log.warning("run %s was no longer ours: its %s was not saved", run_id, finish.status)
+        return False
 
-    def reap(self) -> list[Reaped]:
-        """Fail every PENDING or RUNNING run whose lease ran out; return the runs failed."""
+    def reap(self, *, requeue: bool = True) -> list[Reaped]:
+        """Take back every PENDING or RUNNING run whose lease ran out; return them.
+
+        With ``requeue`` (someone can enqueue them), a run still within its bounds is put back
+        PENDING under a new lease and returned ``requeued``; otherwise it is failed.
+        """
         now = utcnow()
         with self.database.connection_context():
             expired = list(
@@ -228,19 +290,31 @@ class RunStore:
                     DiagnosisRun.run_id,
                     DiagnosisRun.session_id,
                     DiagnosisRun.status,
+                    DiagnosisRun.agent_flow,
                     DiagnosisRun.flow,
+                    DiagnosisRun.question,
                     DiagnosisRun.lease_owner,
+                    DiagnosisRun.resumes,
                     DiagnosisRun.started_at,
                     DiagnosisRun.orchestration_trace,
                 ).where(DiagnosisRun.status.in_(ACTIVE) & (DiagnosisRun.lease_expires_at < now))
             )
-            return [r for r in (self._reap_one(row, now) for row in expired) if r is not None]
+            reaped = (self._reap_one(row, now, requeue) for row in expired)
+            return [r for r in reaped if r is not None]
 
-    def _reap_one(self, row: DiagnosisRun, now: Any) -> Reaped | None:
+    def _reap_one(self, row: DiagnosisRun, now: Any, requeue: bool) -> Reaped | None:
+        if row.status == PENDING and requeue and now - row.started_at < self.queue_timeout:
+            return self._requeue(row, now, resumes=row.resumes)
+        if row.status == RUNNING and requeue and row.resumes < self.max_resumes:
+            return self._requeue(row, now, resumes=row.resumes + 1)
         if row.status == RUNNING:
-            message = f"interrupted: its worker {row.lease_owner} stopped renewing its lease"
+            message = (
+                f"interrupted: its worker {row.lease_owner} died or stopped renewing its lease"
+                f" ({row.resumes} of {self.max_resumes} resumes used)"
+            )
         else:
-            message = "interrupted: no worker started the run before its lease ran out"
+            waited = int(self.queue_timeout.total_seconds())
+            message = f"queue timeout: no worker started the run within {waited} s"
         trace = row.orchestration_trace
         if trace is None and row.flow == COMPLEX_FLOW:
             trace = build_orchestration_trace([], 0, stopped_by=TERMINATION_ERROR)
@@ -265,21 +339,51 @@ class RunStore:
         log.warning("run %s failed: %s", row.run_id, message)
         return Reaped(row.run_id, row.session_id, message)
 
-    def fail_best_effort(self, run_id: str, finish: Finish) -> None:
-        """Mark the run FAILED; if even that fails (database gone), log and carry on."""
+    def _requeue(self, row: DiagnosisRun, now: Any, *, resumes: int) -> Reaped | None:
+        """Put the run back PENDING under a new lease (to be enqueued again).
+
+        A run still waiting for its first start is leased for as long as it has waited (at
+        least a lease): a backlog behind busy workers is enqueued again after 1, 2, 4...
+        leases, a few duplicate messages per run rather than one per lease.
+        """
+        waited = now - row.started_at if row.status == PENDING else self.lease
+        expires = now + max(self.lease, waited)
+        updated = (
+            DiagnosisRun.update(status=PENDING, resumes=resumes, lease_expires_at=expires)
+            .where(
+                (DiagnosisRun.run_id == row.run_id)
+                & (DiagnosisRun.status == row.status)
+                & (DiagnosisRun.lease_expires_at < now)
+            )
+            .execute()
+        )
+        if not updated:
+            return None
+        what = "resumed" if row.status == RUNNING else "enqueued again"
+        log.warning(
+            "run %s (%s, lease of %s ran out) %s", row.run_id, row.status, row.lease_owner, what
+        )
+        return Reaped(row.run_id, row.session_id, None, row.agent_flow, row.flow, row.question)
+
+    def fail_best_effort(self, run_id: str, finish: Finish) -> bool:
+        """Mark the run FAILED; if even that fails (database gone), log it and return False."""
         try:
             self.finish(run_id, finish)
         except Exception:
             log.exception("could not mark run %s FAILED", run_id)
+            return False
+        return True
 
 
-def _claim_query(run_id: str, owner: str, expires: Any) -> Any:
+def _claim_query(run_id: str, owner: str, expires: Any, *, resumed: bool) -> Any:
+    """PENDING -> RUNNING of a run never started (or, ``resumed``, one put back)."""
+    started_before = DiagnosisRun.resumes != 0 if resumed else DiagnosisRun.resumes == 0
     return DiagnosisRun.update(status=RUNNING, lease_owner=owner, lease_expires_at=expires).where(
-        (DiagnosisRun.run_id == run_id) & (DiagnosisRun.status == PENDING)
+        (DiagnosisRun.run_id == run_id) & (DiagnosisRun.status == PENDING) & started_before
     )
 
 
-def _finish_query(run_id: str, finish: Finish, finished_at: Any) -> Any:
+def _finish_query(run_id: str, owner: str, finish: Finish, finished_at: Any) -> Any:
     return DiagnosisRun.update(
         status=finish.status,
         answer=finish.answer,
@@ -295,4 +399,8 @@ def _finish_query(run_id: str, finish: Finish, finished_at: Any) -> Any:
         prompt_tokens=finish.prompt_tokens,
         completion_tokens=finish.completion_tokens,
         cost_usd=finish.cost_usd,
-    ).where((DiagnosisRun.run_id == run_id) & DiagnosisRun.status.in_(ACTIVE))
+    ).where(
+        (DiagnosisRun.run_id == run_id)
+        & DiagnosisRun.status.in_(ACTIVE)
+        & (DiagnosisRun.lease_owner.is_null() | (DiagnosisRun.lease_owner == owner))
+    )

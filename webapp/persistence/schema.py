@@ -65,6 +65,7 @@ LATER_COLUMNS: tuple[tuple[type[BaseModel], str], ...] = (
     (DiagnosisRun, "prompt_tokens"),
     (DiagnosisRun, "completion_tokens"),
     (DiagnosisRun, "cost_usd"),
+    (DiagnosisRun, "resumes"),
 )
 #: Large columns that must be a table's last on SQLite (:func:`_large_columns_last`).
 LARGE_COLUMNS_LAST: tuple[tuple[type[BaseModel], str], ...] = ((AgentStep, "model_input"),)

@@ -21,6 +21,7 @@ from peewee import (
     IntegrityError,
     InterfaceError,
     SqliteDatabase,
+    fn,
 )
 
 from diagnosis_graph.workflow.ports import InvocationRecord
@@ -34,7 +35,7 @@ from .audit import (
     invocation_record,
     new_invocation_id,
 )
-from .context import RunJournal, current_run, current_run_or_none
+from .context import RunContext, RunJournal, current_run, current_run_or_none
 from .db import connection, discard_connection, is_postgres
 from .models import AgentStep, ToolInvocation, utcnow
 from .step_inputs import stored_input
@@ -271,12 +272,36 @@ class SqlAudit:
         with connection(self.database):
             _evidence_query(encoded).execute(self.database)
 
+    def restore(self, run: RunContext) -> None:
+        """Reset the run's journal to its stored rows: step count, next index and token usage
+        per model, invocations."""
+        query = (
+            AgentStep.select(
+                AgentStep.model,
+                fn.COUNT(AgentStep.id),
+                fn.MAX(AgentStep.step_index),
+                fn.SUM(AgentStep.prompt_tokens),
+                fn.SUM(AgentStep.completion_tokens),
+            )
+            .where(AgentStep.run_id == run.run_id)
+            .group_by(AgentStep.model)
+        )
+        with connection(self.database):
+            rows: list[tuple[Any, ...]] = list(query.tuples())  # type: ignore[arg-type]
+        usage = {str(m): (int(p or 0), int(c or 0)) for m, _, _, p, c in rows}
+        last = max((int(r[2]) for r in rows), default=-1)
+        steps = sum(int(r[1]) for r in rows)
+        run.journal.restore(steps, last + 1, self._stored_invocations(run.run_id), usage)
+
     def invocations_for_run(self, run_id: str) -> Sequence[InvocationRecord]:
         """Invocations of ``run_id`` in creation order: from memory for the current run."""
         run = current_run_or_none()
         if run is not None and run.run_id == run_id:
             with run.journal.lock:
                 return list(run.journal.invocations)
+        return self._stored_invocations(run_id)
+
+    def _stored_invocations(self, run_id: str) -> list[InvocationRecord]:
         query = (
             ToolInvocation.select(
                 ToolInvocation.invocation_id,

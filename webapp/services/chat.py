@@ -179,6 +179,7 @@ class ChatService:
             run_id=run.run_id,
             history=[m.to_dict() for m in history.messages],
             on_event=on_event,
+            resume=run.journal.resumed,
         )
         evaluation = dict(result.self_evaluation)
         evaluation["rule_evaluation"] = {

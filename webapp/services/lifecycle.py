@@ -1,18 +1,24 @@
 """The run lifecycle in order, for chat and AIOps runs alike (seed 000 section 2, steps 2-9).
 
-:meth:`RunLifecycle.execute` opens the run's :class:`~webapp.persistence.context.RunContext` and
-one database connection for the run's whole duration, then, in order:
+:meth:`RunLifecycle.execute`:
 
-1. claims the run (PENDING -> RUNNING, one conditional UPDATE: a redelivered run is not
-   executed twice - the stored outcome is returned instead);
-2. runs ``work(run)`` - the flow, whose steps and invocations go to the run's journal and rows;
-3. writes what the audit store still holds back and commits its open node transaction
+1. claims the run (PENDING -> RUNNING, one conditional UPDATE: a run delivered twice is not
+   executed twice - the stored outcome is returned instead). A database that cannot be reached
+   for the claim's bounded retry raises :class:`~webapp.persistence.runs.DatabaseUnavailable`:
+   nothing was executed, the caller gives the job back;
+2. opens the run's :class:`~webapp.persistence.context.RunContext` and one database connection
+   for the run's whole duration; a run taken back from a holder that died has its journal
+   restored from its rows (``journal.resumed``: the flow continues after its checkpoint);
+3. runs ``work(run)`` - the flow, whose steps and invocations go to the run's journal and rows;
+4. writes what the audit store still holds back and commits its open node transaction
    (:meth:`Audit.flush`);
-4. fails the run if any audit write failed while it ran (its record would be incomplete);
-5. saves the Finish with the step and tool counts and the token usage the journal kept (no
+5. if a write of the run failed (a dropped connection, an unreachable server), runs ``work``
+   again from the run's last checkpoint, up to :data:`WORK_ATTEMPTS` times with a pause that
+   doubles; if the last attempt's writes fail too, the run is failed with that cause;
+6. saves the Finish with the step and tool counts and the token usage the journal kept (no
    COUNT queries), the cost by the price table (``LLM_PRICES``) and the duration, retried on a
    fresh connection (:meth:`RunStore.finish`);
-6. on anything unhandled, flushes as in 3 (best effort), then saves FAILED with the cause,
+7. on anything unhandled, flushes as in 4 (best effort), then saves FAILED with the cause,
    ``failed_trace`` and the duration, best-effort. The context is always reset.
 
 The run store (:class:`~webapp.persistence.runs.RunStore`) only reads and writes rows.
@@ -29,9 +35,22 @@ from typing import Any
 from ..llm.tokens import PriceTable
 from ..persistence.audit import Audit
 from ..persistence.context import RunContext, run_scope
-from ..persistence.runs import FAILED, Finish, RunStore
+from ..persistence.runs import (
+    FAILED,
+    NOT_CLAIMED,
+    RESUMED,
+    DatabaseUnavailable,
+    Finish,
+    RunStore,
+)
 
 log = logging.getLogger(__name__)
+
+#: A run whose writes failed is executed again from its last checkpoint, this many times in
+#: all, after 1, 2, 4 and 8 s (15 s, as the other writes' retries): a database back within
+#: that costs the unfinished node again.
+WORK_ATTEMPTS = 5
+RETRY_PAUSE_SECONDS = 1.0
 
 
 class AuditWriteFailed(Exception):
@@ -54,17 +73,16 @@ class RunLifecycle:
         *,
         failed_trace: dict[str, Any] | None = None,
     ) -> Finish:
-        """Run ``work`` as the run ``run_id`` and save its outcome; never raises."""
+        """Run ``work`` as the run ``run_id`` and save its outcome; never raises but
+        :class:`~webapp.persistence.runs.DatabaseUnavailable` (nothing was claimed, or the
+        outcome could not be saved: the record does not have it)."""
         started = time.perf_counter()
+        claim = self.runs.claim(run_id)
+        if claim == NOT_CLAIMED:
+            return self._stored(run_id)
         with run_scope(session_id, run_id) as run, self.runs.database.connection_context():
             try:
-                if not self.runs.claim(run_id):
-                    return self._stored(run_id)
-                finish = work(run)
-                self._flush(run)
-                fault = run.journal.take_failure()
-                if fault is not None:
-                    raise AuditWriteFailed(fault)
+                finish = self._work(run, work, resumed=claim == RESUMED)
                 steps, tools = run.journal.counts()
                 finish = replace(
                     finish,
@@ -73,7 +91,8 @@ class RunLifecycle:
                     duration_ms=_elapsed_ms(started),
                     **self._usage(run),
                 )
-                self.runs.finish(run_id, finish)
+                if not self.runs.finish(run_id, finish):
+                    return self._stored(run_id)  # failed or taken over meanwhile: not ours
             except Exception as exc:
                 log.exception("run %s failed", run_id)
                 self._flush(run)  # what the run recorded, and no transaction left open
@@ -88,8 +107,44 @@ class RunLifecycle:
                     duration_ms=_elapsed_ms(started),
                     **self._usage(run),
                 )
-                self.runs.fail_best_effort(run_id, finish)
+                if not self.runs.fail_best_effort(run_id, finish):
+                    # The record still says RUNNING: its lease runs out and the reaper
+                    # resumes or fails it. Nobody is told an end the record does not have.
+                    raise DatabaseUnavailable(
+                        f"database unreachable: run {run_id} could not be saved FAILED"
+                    ) from exc
         return finish
+
+    def _work(
+        self, run: RunContext, work: Callable[[RunContext], Finish], *, resumed: bool
+    ) -> Finish:
+        """``work(run)`` and its flush; again from the last checkpoint while its writes fail.
+
+        ``resumed``: the run ran before (its worker died): its journal is first restored from
+        its rows, so the flow continues after its checkpoint.
+        """
+        for attempt in range(1, WORK_ATTEMPTS + 1):
+            if attempt > 1:
+                pause = RETRY_PAUSE_SECONDS * 2 ** (attempt - 2)
+                log.warning(
+                    "run %s: %s; again from its checkpoint in %.0f s",
+                    run.run_id,
+                    run.journal.failure,
+                    pause,
+                )
+                time.sleep(pause)
+            if resumed or attempt > 1:
+                try:
+                    self.audit.restore(run)
+                except Exception as exc:  # unreachable: this attempt is spent
+                    cause = f"its rows could not be read back: {type(exc).__name__}: {exc}"
+                    run.journal.fail(cause[:2000])
+                    continue
+            finish = work(run)
+            self._flush(run)
+            if run.journal.failure is None:
+                return finish
+        raise AuditWriteFailed(run.journal.take_failure() or "a write of the run failed")
 
     def _usage(self, run: RunContext) -> dict[str, Any]:
         """The run's prompt and completion tokens, and its cost when the table prices a model."""

@@ -1,6 +1,8 @@
 """``mode=auto``: which flow a question takes (SPEC section 9).
 
-A question that asks "why", or names an error, latency, an outage, a known service (or a
+A question that asks "why", asks about a service's state or what to do about it now ("what is
+eating its CPU?", "should we roll it back?", "is it a memory leak?", "couriers can't log in",
+"what broke around 10:15?"), or names an error, latency, an outage, a known service (or a
 distinctive part of its name, an alias the backend declares, or a misspelling of one) or an
 alert goes to the complex, evidence-verified flow; small talk and knowledge questions ("what
 does the runbook say about ...", "how do I ...") go to the simple flow. Chinese questions are
@@ -34,6 +36,22 @@ _SIGNALS = re.compile(
     r"|下降|升高|飙升|激增|崩溃|重启|打不开|无法访问|健康|正常吗|是否正常|有问题|出问题|没问题吗",
     re.IGNORECASE,
 )
+#: Questions about a service's state or what to do with it now: answered from its telemetry,
+#: even when worded like a knowledge question ("what is eating its CPU?").
+_STATE = re.compile(
+    r"\b(cpu|memory|leak|leaking|heap|oom|gc|disk|saturat\w*|eating|roll(?:ing)? (?:it |\w+ )?back|"
+    r"rollback|revert|restart|ok|okay|fine|broke|stopped|stuck|missing|declined|late|"
+    r"buffering|paged|can't|cannot|won't|isn't|aren't|don't|doesn't|didn't|not working)\b"
+    r"|内存|泄漏|泄露|回滚|重启|磁盘|出了什么问题|什么问题|不了|不上|不到|不出|不显示|不更新|被拒"
+    r"|帮忙看看|收不到|登录失败",
+    re.IGNORECASE,
+)
+#: ... unless it asks for documents, a procedure or a definition.
+_DOCS = re.compile(
+    r"\b(runbooks?|docs?|documentation|knowledge|how (?:do|to|should|can) (?:i|we|you)|"
+    r"what (?:is|are) (?:a|an)|explain)\b|文档|手册|知识库|如何|怎么做|什么是",
+    re.I,
+)
 _KNOWLEDGE = re.compile(
     r"\b(runbooks?|docs?|documentation|knowledge|how (do|to|should)|what (is|are|does)|explain)\b"
     r"|文档|手册|知识库|如何|怎么做|怎样|什么是|解释一下|介绍一下",
@@ -59,6 +77,8 @@ class FlowRouter:
         if mode in (COMPLEX, SIMPLE):
             return mode
         if _WHY.search(question):
+            return COMPLEX
+        if _STATE.search(question) and not _DOCS.search(question):
             return COMPLEX
         if _KNOWLEDGE.search(question):
             return SIMPLE

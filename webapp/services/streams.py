@@ -5,6 +5,10 @@ Celery worker anywhere) and is persisted whether or not anyone reads the stream.
 disconnects only stops its relay; it may attach again (``Last-Event-ID``). Every frame carries
 the event's id. When the log ends without ``done`` (its worker died and the reaper failed the
 run in a process without the log, or the log expired), the end is told from the database.
+
+A stream always ends with ``done`` or ``error``: a check of the database that fails is retried
+for :data:`SETTLED_RETRY_SECONDS`, then the relay ends with an ``error`` naming the cause and
+no status - a client is only ever told the end status the run's record has.
 """
 
 from __future__ import annotations
@@ -21,6 +25,8 @@ log = logging.getLogger(__name__)
 
 KEEPALIVE_SECONDS = 15.0
 CHUNK_CHARS = 400
+#: How long a relay keeps asking a database that fails before it ends the stream with ``error``.
+SETTLED_RETRY_SECONDS = 20.0
 
 Emit = Callable[[str, Any], None]
 #: The events that end a finished run, from its database row (None while it is in flight).
@@ -68,6 +74,7 @@ def relay(
     ended without its ``done`` reaching the log, and if so its end is sent from the row.
     """
     position = after
+    settled = patient(settled, run_id, min(1.0, keepalive or KEEPALIVE_SECONDS))
     while True:
         try:
             batch = events.read(run_id, position, keepalive or KEEPALIVE_SECONDS)
@@ -88,6 +95,31 @@ def relay(
                 yield sse_event(kind, data)
             return
         yield ": keep-alive\n\n"
+
+
+def patient(settled: Settled, run_id: str, pause: float) -> Settled:
+    """``settled`` riding out a failing database: a failed check counts as "still in flight"
+    (after ``pause`` s) for :data:`SETTLED_RETRY_SECONDS`, then the ending is one ``error``
+    naming the cause (and no status: the record's is unknown)."""
+    failing_since: float | None = None
+
+    def check() -> list[tuple[str, Any]] | None:
+        nonlocal failing_since
+        try:
+            ending = settled()
+        except Exception as exc:
+            now = time.monotonic()
+            failing_since = failing_since or now
+            if now - failing_since < SETTLED_RETRY_SECONDS:
+                time.sleep(pause)
+                return None
+            log.warning("relay of run %s ends: its record is unreadable: %s", run_id, exc)
+            cause = f"the run's status could not be read: {type(exc).__name__}: {exc}"
+            return [("error", {"message": cause[:500], "runId": run_id})]
+        failing_since = None
+        return ending
+
+    return check
 
 
 def publish(events: EventLog, run_id: str) -> Emit:
@@ -132,6 +164,7 @@ __all__ = [
     "Event",
     "chunks",
     "ending_events",
+    "patient",
     "publish",
     "relay",
     "sse_event",

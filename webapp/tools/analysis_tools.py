@@ -1,7 +1,7 @@
-"""The analysis tools of SPEC section 5: ``detect_anomalies`` and ``log_patterns``.
+"""The analysis tools of SPEC section 5: ``detect_anomalies``, ``log_patterns`` and ``triage``.
 
-Both read telemetry through the backend port only (``query_logs``, ``query_metrics``,
-``metrics_by_service``, ``reference_time``), so they work on every backend, and both are
+All read telemetry through the backend port only (``query_logs``, ``query_metrics``,
+``metrics_by_service``, ``reference_time``), so they work on every backend, and all are
 recorded like any other tool call, so their outputs are citable evidence. The window defaults
 to the backend's recent range (``RECENT_RANGE`` before its reference time), not to the last
 hour: an incident that began hours ago must still show its onset and the calm before it.
@@ -24,11 +24,14 @@ from typing import Any
 
 from ..analysis.anomalies import service_anomalies, service_log_patterns
 from ..analysis.series import RECENT_RANGE, forget_reads, parse_stamp, recent_range
+from ..analysis.triage import triage
 from ..telemetry import TelemetryBackend, TelemetryError
 from .registry import TELEMETRY, ToolError, ToolOutput, ToolSpec
 
 #: The longest window an analysis reads (as for query_logs and query_metrics).
 MAX_WINDOW = timedelta(days=7)
+#: ``triage`` reads this much calm before the start of its window (each service's baseline).
+TRIAGE_BASELINE = timedelta(hours=1)
 #: Outputs kept per immutable backend (the oldest goes first): a few MB at most.
 MEMO_SIZE = 128
 
@@ -92,8 +95,13 @@ def analysis_window(
     return start, end
 
 
-def analysis_tools(backend: TelemetryBackend) -> list[ToolSpec]:
-    """``detect_anomalies`` and ``log_patterns`` over ``backend``."""
+def analysis_tools(
+    backend: TelemetryBackend,
+    aliases: dict[str, list[str]] | None = None,
+    descriptions: dict[str, list[str]] | None = None,
+) -> list[ToolSpec]:
+    """``detect_anomalies``, ``log_patterns`` and ``triage`` over ``backend`` (``aliases`` and
+    ``descriptions``: what each service is called and what it does, for ``triage``'s hint)."""
     services = backend.services()
     now = backend.reference_time().strftime("%Y-%m-%dT%H:%M:%SZ")
     hours = int(RECENT_RANGE.total_seconds() // 3600)
@@ -107,6 +115,36 @@ def analysis_tools(backend: TelemetryBackend) -> list[ToolSpec]:
                 backend,
                 ("detect_anomalies", service, start, end),
                 lambda: service_anomalies(backend, service, start, end),
+            )
+        except TelemetryError as exc:
+            raise ToolError(str(exc)) from None
+
+    def anomalies(service: str, start: datetime, end: datetime) -> dict[str, Any]:
+        """``detect_anomalies`` over ``[start, end]``, memoised as the tool's own call."""
+        output = _memoised(
+            backend,
+            ("detect_anomalies", service, start, end),
+            lambda: service_anomalies(backend, service, start, end),
+        )
+        return output.raw_output if isinstance(output.raw_output, dict) else {}
+
+    def run_triage(args: dict[str, Any]) -> ToolOutput:
+        start, end = analysis_window(backend, args)
+        # A stated start is where trouble may begin: the baselines reach back before it.
+        begin = start - TRIAGE_BASELINE if args.get("start") else start
+        hint = str(args.get("hint") or "")[:500] or None
+        try:
+            return _memoised(
+                backend,
+                ("triage", begin, start, end, hint),
+                lambda: triage(
+                    backend,
+                    (start, end),
+                    lambda service: anomalies(service, begin, end),
+                    hint=hint,
+                    aliases=aliases,
+                    descriptions=descriptions,
+                ),
             )
         except TelemetryError as exc:
             raise ToolError(str(exc)) from None
@@ -161,6 +199,28 @@ def analysis_tools(backend: TelemetryBackend) -> list[ToolSpec]:
                 "additionalProperties": False,
             },
             log_patterns,
+            TELEMETRY,
+        ),
+        ToolSpec(
+            "triage",
+            "Check every service for a change in [start, end] (its signals, new or surging log "
+            "templates, alerts that became active), each against the hour before start; rank the "
+            "suspects (earliest own onset first) and tie them together by log lines that name "
+            "another suspect (name, alias, address) or by onset order. Suspects tied together "
+            "share an incident number; separate incidents are separate problems. hint: the "
+            "question's words, to mark the services a business description names (described). "
+            f"Use it when the question names no service. Window defaults to the {hours} hours "
+            f"before now ({now}).",
+            {
+                "type": "object",
+                "properties": {
+                    "start": _TIME,
+                    "end": _TIME,
+                    "hint": {"type": "string", "maxLength": 500},
+                },
+                "additionalProperties": False,
+            },
+            run_triage,
             TELEMETRY,
         ),
     ]

@@ -11,6 +11,7 @@ from ..persistence.context import current_run_or_none
 from ..telemetry import TelemetryBackend, TelemetryError
 from .analysis_tools import analysis_tools
 from .registry import REFERENCE, TELEMETRY, ToolError, ToolOutput, ToolSpec
+from .service_names import service_descriptions
 
 #: Precedes the JSON map of metrics per service in the query_metrics description.
 METRICS_MARKER = "Metrics by service: "
@@ -270,10 +271,14 @@ def diagnosis_tools(
     backend: TelemetryBackend, index: KnowledgeSearch, tracker: DocFilter | None
 ) -> list[ToolSpec]:
     """The complex-chat executor's tools: knowledge, logs, metrics, alerts (a question may ask
-    which are firing), the analysis tools (``detect_anomalies``, ``log_patterns``) and, when the
-    metrics backend speaks PromQL, ``query_promql``."""
+    which are firing), the analysis tools (``detect_anomalies``, ``log_patterns``, ``triage``,
+    which reads what each service does from the knowledge titles) and, when the metrics
+    backend speaks PromQL, ``query_promql``."""
     logs, metrics, alerts = telemetry_tools(backend)
-    tools = [knowledge_tool(index, tracker), logs, metrics, alerts, *analysis_tools(backend)]
+    analysis = analysis_tools(
+        backend, declared_aliases(backend), service_descriptions(backend.services(), index)
+    )
+    tools = [knowledge_tool(index, tracker), logs, metrics, alerts, *analysis]
     if getattr(backend, "speaks_promql", False):
         tools.append(promql_tool(backend))
     return tools

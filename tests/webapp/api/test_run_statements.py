@@ -1,5 +1,6 @@
 """A chat run's SQL statements, counted with peewee's query hooks, stay within their budget:
-at most 12 per run plus one per model step (issue 12), on every backend."""
+at most 12 per run plus one per model step (issue 12), plus one checkpoint per node that called
+a model, on every backend."""
 
 from __future__ import annotations
 
@@ -26,7 +27,10 @@ def test_a_complex_chat_run_stays_within_its_statement_budget(client: FlaskClien
         steps = AgentStep.select().where(AgentStep.run_id == run.run_id).count()
         tools = ToolInvocation.select().where(ToolInvocation.run_id == run.run_id).count()
     assert steps == run.step_count > 3 and tools == run.tool_count > 3
-    assert len(statements) <= PER_RUN + steps, statements.sql
+    checkpoints = [s for s in statements.sql if "run_checkpoint" in s]
+    nodes = len(run.orchestration_trace["transitions"]) + 1  # node executions
+    assert 0 < len(checkpoints) < nodes and len(checkpoints) <= steps  # not the call-free ones
+    assert len(statements) - len(checkpoints) <= PER_RUN + steps, statements.sql
     # nothing of the run's own audit rows is read back while it runs
     reads = [s for s in statements.sql if s.lstrip().upper().startswith("SELECT")]
     assert not [s for s in reads if "tool_invocation" in s or "agent_step" in s], reads

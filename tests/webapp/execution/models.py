@@ -2,13 +2,20 @@
 
 from __future__ import annotations
 
+import hashlib
+import json
+import os
+import signal
 import threading
 import time
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
 from webapp.llm.offline import OfflineChatModel
+from webapp.llm.offline.conversation import schema_name
 from webapp.llm.types import ChatResult, Message
+from webapp.persistence.context import current_run_or_none
 
 
 class SlowModel:
@@ -65,3 +72,47 @@ class HugeOutputModel:
             result.prompt_tokens,
             result.completion_tokens,
         )
+
+
+class LoggedModel:
+    """The offline model; every call appends ``run_id, contract, hash of its messages`` to
+    ``log_path`` (shared by worker processes), and the first call for contract ``kill_at``
+    SIGKILLs this process (once: ``marker`` is created first)."""
+
+    def __init__(self, log_path: str, kill_at: str = "", marker: str = "") -> None:
+        self.inner = OfflineChatModel()
+        self.log_path = log_path
+        self.kill_at = kill_at
+        self.marker = marker
+
+    @property
+    def model_name(self) -> str:
+        return self.inner.model_name
+
+    def complete(self, messages: Sequence[Message], **kwargs: Any) -> ChatResult:
+        name = schema_name(messages, kwargs.get("response_format")) or "plain"
+        run = current_run_or_none()
+        digest = hashlib.sha256(json.dumps(messages, sort_keys=True, default=str).encode())
+        with open(self.log_path, "a") as log:
+            log.write(f"{run.run_id if run else '-'}\t{name}\t{digest.hexdigest()[:16]}\n")
+        if name == self.kill_at:
+            kill_once(self.marker)
+        return self.inner.complete(messages, **kwargs)
+
+
+def kill_once(marker: str) -> None:
+    """SIGKILL this process unless ``marker`` exists (it is created first)."""
+    try:
+        with open(marker, "x"):
+            pass
+    except FileExistsError:
+        return
+    os.kill(os.getpid(), signal.SIGKILL)
+
+
+def calls(log_path: Path, run_id: str) -> list[tuple[str, str]]:
+    """``(contract, message hash)`` of every model call ``run_id`` made, in order."""
+    if not log_path.exists():
+        return []
+    rows = [line.split("\t") for line in log_path.read_text().splitlines()]
+    return [(name, digest) for run, name, digest in rows if run == run_id]

@@ -2,7 +2,9 @@
 
 The worker is a subprocess (``worker_main``: a threads pool, a slow model); the web app is
 this test process in ``RUN_EXECUTOR=celery`` mode, which only enqueues. A SIGKILLed worker's
-run is failed ``interrupted`` by the web app's reaper within its lease, never left RUNNING.
+run, once its resumes are spent (``RUN_MAX_RESUMES=0`` here; resuming is
+``test_kill_windows``'s), is failed ``interrupted`` by the web app's reaper within its lease,
+never left RUNNING.
 """
 
 from __future__ import annotations
@@ -60,6 +62,9 @@ class Worker:
             stderr=subprocess.STDOUT,
         )
 
+    def log_text(self) -> str:
+        return Path(self.log.name).read_text()
+
     def kill(self) -> None:
         self.process.send_signal(signal.SIGKILL)
         self.process.wait(timeout=10)
@@ -80,12 +85,15 @@ def environment(db_url: str, redis: RedisServer) -> dict[str, str]:
         "REDIS_URL": redis.url,
         "RUN_EXECUTOR": "celery",
         "RUN_LEASE_SECONDS": str(LEASE_SECONDS),
+        "RUN_MAX_RESUMES": "0",
     }
 
 
 def web_app(env: dict[str, str], backend: DemoTelemetryBackend, tmp_path: Path) -> Flask:
     overrides: dict[str, Any] = {k.lower(): v for k, v in env.items()}
-    overrides["run_lease_seconds"] = int(overrides["run_lease_seconds"])
+    for name in ("run_lease_seconds", "run_max_resumes"):
+        if name in overrides:
+            overrides[name] = int(overrides[name])
     overrides["knowledge_db"] = str(tmp_path / f"web-{time.monotonic_ns()}.db")
     settings = Settings.from_env({}, overrides=overrides)
     return create_app(services=build_services(settings, backend=backend))

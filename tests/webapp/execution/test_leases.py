@@ -12,7 +12,7 @@ from webapp.demo.backend import DemoTelemetryBackend
 from webapp.execution.jobs import CHAT, RunJob
 from webapp.execution.leases import LeaseKeeper
 from webapp.persistence.models import DiagnosisRun, utcnow
-from webapp.persistence.runs import SUCCESS, Finish, RunStore
+from webapp.persistence.runs import CLAIMED, NOT_CLAIMED, RESUMED, SUCCESS, Finish, RunStore
 
 from .conftest import services_for, wait_for
 from .models import GatedModel
@@ -35,10 +35,31 @@ def started(store: RunStore, run_id: str, session_id: str = "sess-lease") -> Non
     store.create_run(run_id, session_id, "CHAT", "complex", "why?")
 
 
+def test_a_running_run_whose_lease_ran_out_is_put_back_pending_until_its_resumes_are_spent(
+    database: Database,
+) -> None:
+    store = RunStore(database, 3600, lease_seconds=30, max_resumes=1)
+    started(store, "run-back")
+    assert store.claim("run-back") == CLAIMED
+    expire(database, "run-back")
+    [back] = store.reap()
+    assert back.requeued and (back.run_id, back.flow, back.question) == (
+        "run-back",
+        "complex",
+        "why?",
+    )
+    assert row(database, "run-back").status == "PENDING" and row(database, "run-back").resumes == 1
+    assert store.claim("run-back") == RESUMED and store.claim("run-back") == NOT_CLAIMED
+    expire(database, "run-back")
+    [dead] = store.reap()
+    assert not dead.requeued and "(1 of 1 resumes used)" in str(dead.error_message)
+    assert row(database, "run-back").status == "FAILED"
+
+
 def test_a_running_run_whose_lease_ran_out_is_failed_interrupted_with_its_partial_trace(
     database: Database,
 ) -> None:
-    store = RunStore(database, 3600, lease_seconds=30)
+    store = RunStore(database, 3600, lease_seconds=30, max_resumes=0)
     started(store, "run-dead")
     assert store.claim("run-dead")
     partial = {"transitions": [{"from": "planner", "to": "executor"}], "final_node": "planner"}
@@ -55,7 +76,7 @@ def test_a_running_run_whose_lease_ran_out_is_failed_interrupted_with_its_partia
 def test_a_renewed_run_is_not_reaped_and_a_reaped_run_keeps_its_failure(
     database: Database,
 ) -> None:
-    store = RunStore(database, 3600, lease_seconds=30)
+    store = RunStore(database, 3600, lease_seconds=30, max_resumes=0)
     started(store, "run-alive")
     started(store, "run-late")
     assert store.claim("run-alive") and store.claim("run-late")
@@ -69,12 +90,20 @@ def test_a_renewed_run_is_not_reaped_and_a_reaped_run_keeps_its_failure(
     assert late.status == "FAILED" and late.answer is None
 
 
-def test_a_pending_run_nobody_started_is_failed_interrupted(database: Database) -> None:
-    store = RunStore(database, 3600, lease_seconds=30)
+def test_a_pending_run_nobody_started_is_enqueued_again_then_failed_queue_timeout(
+    database: Database,
+) -> None:
+    store = RunStore(database, 3600, lease_seconds=30, queue_timeout_seconds=60)
     started(store, "run-queued")
     expire(database, "run-queued")
-    reaped = store.reap()
-    assert reaped and "no worker started the run" in reaped[0].error_message
+    [again] = store.reap()  # its message was lost (or is still queued): enqueue it again
+    assert again.requeued and row(database, "run-queued").status == "PENDING"
+    assert row(database, "run-queued").resumes == 0 and not store.reap()  # a new lease
+    with database.connection_context():
+        DiagnosisRun.update(started_at=utcnow() - timedelta(seconds=61)).execute()
+    expire(database, "run-queued")
+    [late] = store.reap()
+    assert late.error_message == "queue timeout: no worker started the run within 60 s"
     assert row(database, "run-queued").status == "FAILED"
 
 

@@ -213,3 +213,20 @@ def test_tool_results_are_read_once_and_stay_as_sent() -> None:
     assert payload(messages) is payload(messages)  # one parse per conversation
     other = [{"role": "user", "content": json.dumps({"question": "else?"})}]
     assert payload(other) == {"question": "else?"}  # another conversation is read afresh
+
+
+def test_a_result_shortened_to_save_context_is_still_what_the_model_read() -> None:
+    """The ReAct loop shortens older results to their shape when the prompt outgrows its
+    budget; the offline model keeps reading what it saw of them in an earlier round."""
+    from webapp.llm.compact import summary_message
+    from webapp.llm.offline.conversation import tool_results
+
+    call = {"id": "c1", "function": {"name": "detect_anomalies", "arguments": '{"service":"a"}'}}
+    body = {"invocation_id": "inv-remembered-1", "tool": "detect_anomalies"}
+    full = {**body, "result": {"findings": [{"signal": "errors"}], "healthy_signals": 3}}
+    asked: dict[str, Any] = {"role": "assistant", "content": None, "tool_calls": [call]}
+    first = [asked, {"role": "tool", "tool_call_id": "c1", "content": json.dumps(full)}]
+    assert tool_results(first)[0].result == full["result"]
+    short = {"role": "tool", "tool_call_id": "c1", "content": json.dumps(summary_message(full))}
+    later = tool_results([asked, short])
+    assert later[0].invocation_id == "inv-remembered-1" and later[0].result == full["result"]

@@ -36,6 +36,9 @@ class RefusingFlush:
     def attach_evidence(self, refs: Mapping[str, list[dict[str, Any]]]) -> None:
         self.inner.attach_evidence(refs)
 
+    def restore(self, run: RunContext) -> None:
+        self.inner.restore(run)
+
     def flush(self) -> None:
         raise AuditWriteError("audit write failed (tool_invocation insert): packet too large")
 

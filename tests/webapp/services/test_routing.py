@@ -38,6 +38,23 @@ def router() -> FlowRouter:
         ("你好", SIMPLE),
         ("运行手册里怎么处理证书过期?", SIMPLE),
         ("什么是连接池?", SIMPLE),
+        # A service's state, or what to do about it now: its telemetry answers.
+        ("What is eating the CPU on payment-service?", COMPLEX),
+        ("what is eating its CPU?", COMPLEX),
+        ("Should we roll it back?", COMPLEX),
+        ("is it a memory leak?", COMPLEX),
+        ("Is order-service ok since 9:25?", COMPLEX),
+        # No service named: what broke, a business function in plain words.
+        ("What broke around 8:20?", COMPLEX),
+        ("couriers can't log in since about 9:40", COMPLEX),
+        ("Continue-watching positions stopped saving since about 1:12pm", COMPLEX),
+        ("9点25分左右出了什么问题?", COMPLEX),
+        ("骑手登录不了,从10点50分开始的,帮忙看看", COMPLEX),
+        ("北京时间18点45分开始包裹轨迹不更新了", COMPLEX),
+        # ... but a definition or a procedure is still a knowledge question.
+        ("what is a memory leak?", SIMPLE),
+        ("how do I roll back a deploy?", SIMPLE),
+        ("what does the runbook say about high CPU?", SIMPLE),
         # Follow-ups: about the previous turn's service, so a diagnosis like it.
         ("and what about its database?", COMPLEX),
         ("那它的数据库呢?", COMPLEX),

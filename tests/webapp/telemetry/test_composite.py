@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from datetime import datetime, timezone
+from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
 import pytest
@@ -140,6 +140,7 @@ def test_a_telemetry_folder_alone_serves_every_signal() -> None:
         ),
         ({"PROMETHEUS_TLS_VERIFY": "maybe"}, "PROMETHEUS_TLS_VERIFY"),
         ({"SERVICE_ALIASES": "[1]"}, "SERVICE_ALIASES"),
+        ({"SERVICE_ALIASES": "/no/such/aliases.json"}, "SERVICE_ALIASES"),
         ({"SERVICE_LABEL": "a-b"}, "SERVICE_LABEL"),
         ({"ELASTICSEARCH_FIELD_MAP": "colour=x"}, "ELASTICSEARCH_FIELD_MAP"),
         ({"TELEMETRY_ATTEMPTS": "0"}, "TELEMETRY_ATTEMPTS"),
@@ -159,3 +160,33 @@ def test_field_maps_and_aliases_parse() -> None:
     )
     assert settings.field_map() == {"service": "kubernetes.labels.app", "level": "severity"}
     assert settings.aliases() == {"checkout": ["cart", "basket"]}
+
+
+def test_service_aliases_may_live_in_a_file(tmp_path: Path) -> None:
+    path = tmp_path / "aliases.json"
+    path.write_text('{"rider-auth": ["骑手登录", "courier sign-in"]}', encoding="utf-8")
+    settings = Settings.from_env({"SERVICE_ALIASES": str(path)})
+    assert settings.aliases() == {"rider-auth": ["骑手登录", "courier sign-in"]}
+    path.write_text('["not", "an", "object"]', encoding="utf-8")
+    with pytest.raises(SettingsError, match="SERVICE_ALIASES"):
+        Settings.from_env({"SERVICE_ALIASES": str(path)})
+
+
+def test_a_service_with_metrics_only_has_no_log_lines_instead_of_an_error(tmp_path: Path) -> None:
+    """A database whose metrics are scraped but whose logs are not collected: its log query
+    answers no lines (so its metrics are still analysed); an unknown service still fails."""
+    logs = tmp_path / "logs"
+    (logs / "api").mkdir(parents=True)
+    (logs / "api" / "app.log").write_text(
+        '{"time":"2026-11-30T10:00:00Z","level":"error","msg":"boom"}\n', encoding="utf-8"
+    )
+    settings = Settings.from_env(
+        {"TELEMETRY_BACKEND": "live", "TELEMETRY_DIR": str(DEFAULT_DATA_DIR), "LOG_DIR": str(logs)}
+    )
+    backend = telemetry_backend(settings)
+    start = backend.reference_time() - timedelta(hours=1)
+    metrics_only = next(s for s in backend.metrics_by_service() if s != "api")
+    found = backend.query_logs(service=metrics_only, start=start, end=backend.reference_time())
+    assert found["records"] == []
+    with pytest.raises(TelemetryError, match="unknown service"):
+        backend.query_logs(service="nope", start=start, end=backend.reference_time())

@@ -44,8 +44,10 @@ def test_every_model_is_offered_the_analysis_tools(backend: DemoTelemetryBackend
         "query_alerts",
         "detect_anomalies",
         "log_patterns",
+        "triage",
     ]
     schemas = {t.name: t.definition()["function"]["parameters"] for t in tools}
+    assert set(schemas["triage"]["properties"]) == {"start", "end", "hint"}
     assert schemas["detect_anomalies"]["required"] == ["service"]
     assert set(schemas["detect_anomalies"]["properties"]) == {"service", "start", "end"}
     assert set(schemas["log_patterns"]["properties"]) == {"service", "start", "end", "level"}

@@ -48,6 +48,7 @@ def test_schemas_enumerate_the_backends_services_and_metrics(
         "query_alerts",
         "detect_anomalies",
         "log_patterns",
+        "triage",
     }
     logs = definitions["query_logs"]["parameters"]
     assert logs["properties"]["service"]["enum"] == backend.services()
@@ -144,6 +145,7 @@ def test_every_tool_declares_the_source_role_of_spec_section_3(
         "query_alerts": "telemetry",
         "detect_anomalies": "telemetry",
         "log_patterns": "telemetry",
+        "triage": "telemetry",
         "query_promql": "telemetry",
     }
 

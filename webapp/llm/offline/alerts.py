@@ -25,8 +25,9 @@ from typing import Any
 
 from ...analysis.language import question_language
 from ..compact import shown_items
+from . import suspects
 from .conversation import Catalog, Done
-from .question import parse_time
+from .question import parse_time, request_window
 
 TOOL = "query_alerts"
 #: An alert fires once its condition has held for a while (Prometheus ``for:``, typically a
@@ -110,8 +111,21 @@ def add_claims(
     following = max(numbers, default=0) + 1
     every = _alerts(latest.result)
     asked = {id(a) for a in named(request, [latest])}
+    # "alerts fired, what is wrong?": the alerts of the suspects triage picked, not the whole
+    # list (it would name services that have nothing to do with it).
+    relevant = None
+    if not asked and suspects.triage_output(done) is not None:
+        window = request_window(request)
+        stated = window.onset if window.resolved is not None and window.resolved.found else None
+        relevant = suspects.picked_alerts(done, stated)
     # "why is <alert> firing?": that alert, not the whole list.
     alerts = [(i, a) for i, a in every if not asked or id(a) in asked]
+    if relevant is not None:
+        alerts = [
+            (i, a)
+            for i, a in alerts
+            if isinstance(a, Mapping) and (a.get("alert_name"), a.get("service")) in relevant
+        ]
     alerts = [(i, a) for i, a in alerts if isinstance(a, Mapping) and a.get("alert_name")]
     room = max(0, min(MAX_ALERTS, 30 - len(claims)))
     added: list[dict[str, Any]] = []

@@ -102,8 +102,25 @@ def tool_results(messages: Sequence[Message]) -> list[Done]:
                 if len(_READ) >= READ_CACHE:
                     _READ.clear()
                 read = _READ[key] = _read(*key)
-            done.append(read)
+            done.append(_remembered(read))
     return done
+
+
+#: Each result as the model first read it, by invocation id. A conversation that outgrows its
+#: prompt budget shortens older results to their shape (``compact.summary_message``); what the
+#: model read of them in an earlier round still holds, as a person remembers a page turned.
+_SEEN: dict[str, Done] = {}
+
+
+def _remembered(read: Done) -> Done:
+    """``read``, or what its invocation said when it was read whole."""
+    if read.result is None and read.status == "SUCCESS":
+        return _SEEN.get(read.invocation_id, read)
+    if read.invocation_id and read.result is not None:
+        if len(_SEEN) >= READ_CACHE:
+            _SEEN.clear()
+        _SEEN[read.invocation_id] = read
+    return read
 
 
 def _read(name: str, arguments_text: str, content: str) -> Done:

@@ -13,8 +13,14 @@ Rounds (each a model call in the ReAct loop, every tool output recorded and cita
    trouble beginning with the symptom's;
 3. when no dependency extends the chain, its end - the culprit - gets the rare templates of its
    INFO lines around the onset (``log_patterns level=INFO``: a deploy, a job start: events);
-   a runbook lookup for the cause kind found comes last, while the tool budget lasts;
+   when the chain stops at the asked service with no cause kind of its own, ``triage`` links
+   it to the leader of its incident (``suspects.route``: an address in its lines, onset
+   order), and each suspect on that route gets ``detect_anomalies``; a runbook lookup for the
+   cause kind found comes last, while the tool budget lasts;
 4. the final ``executor_evidence_v2``.
+
+A question that names no service is planned as one ``triage`` call; the services it is about
+are the suspects ``suspects.picked`` chooses, each then followed like a named one.
 
 Reasoning (no fixed ratio anywhere): a signal moved when ``detect_anomalies`` found a
 change point whose robust z against the baseline before it is significant (see
@@ -45,8 +51,8 @@ from ...analysis.names import stem
 from ...telemetry.units import spoken_unit
 from ..compact import shown_items
 from ..react import Budget
+from . import alerts, suspects, values
 from . import claims as kinds
-from . import values
 from .causes import Item, Match, classify
 from .conversation import Catalog, Done
 from .findings import Reading, Signal, Template, readings
@@ -94,6 +100,8 @@ _ACTION_SECTION = re.compile(r"mitigat|remediat|fix|action|resolution|recover", 
 _ANALYSIS = ("detect_anomalies", "log_patterns")
 #: A cause claim's signs when no metric of the culprit matched, by language.
 _LOG_MESSAGES = {"en": "its log messages", "zh": "其日志消息"}
+#: Cause kinds that say the cause lies in another service (the chain should go on).
+ELSEWHERE = frozenset({"downstream_timeout"})
 #: A cause claim binds at most this many items (the culprit's analysis window first).
 MAX_CAUSE_BINDINGS = 8
 
@@ -120,18 +128,24 @@ class Investigation:
         self.made = [(d.tool, d.arguments) for d in done]
         self.done = [d for d in done if d.status == "SUCCESS"]
         self.readings = readings(self.done, catalog.services, catalog.aliases)
-        self.asked = _ordered(
-            str(q.get("arguments", {}).get("service", ""))
-            for q in (request.get("plan") or {}).get("queries", [])
-        ) or list(self.readings)
+        self.asked = (
+            _ordered(
+                str(q.get("arguments", {}).get("service", ""))
+                for q in (request.get("plan") or {}).get("queries", [])
+            )
+            # "why is <alert> firing?" is about the alert's own service (``window``).
+            or ([] if alerts.named(request, self.done) else suspects.picked(self.done, self.stated))
+            or list(self.readings)
+        )
 
     # -- the window -----------------------------------------------------------------------
     def window(self) -> dict[str, str]:
-        """The analysis window of the first asked service's ``detect_anomalies`` (if stated)."""
+        """The analysis window of the first asked service's ``detect_anomalies`` (if stated),
+        else the one ``triage`` analysed every service over."""
         for d in self.done:
             if d.tool == "detect_anomalies":
                 return {k: d.arguments[k] for k in ("start", "end") if d.arguments.get(k)}
-        return {}
+        return suspects.analysed_window(self.done)
 
     # -- following the data ---------------------------------------------------------------
     def dependencies(self, service: str) -> list[str]:
@@ -198,8 +212,10 @@ class Investigation:
             elif len(path) == 1 and timed:
                 for other in timed:
                     wanted += self._analyse(other, asked=False)
-            elif not end.events_read:
-                wanted.append(self._events(end.service, onset))
+            else:
+                if not end.events_read:
+                    wanted.append(self._events(end.service, onset))
+                wanted += self._triage(service, path)
         if not wanted:
             wanted = self._knowledge()
         room = TOOL_CALLS - self.calls_made
@@ -209,6 +225,22 @@ class Investigation:
             if (w["tool"], w["arguments"]) not in self.made and self.catalog.has(w["tool"])
         ]
         return calls[: max(room, 0)]
+
+    def _triage(self, service: str, path: list[tuple[Reading, datetime]]) -> list[dict[str, Any]]:
+        """When the chain of ``service`` stops at itself with no cause kind of its own (none,
+        or a slow dependency: the cause is elsewhere): ``triage`` (once), then
+        ``detect_anomalies`` for each suspect on its route to its incident's leader."""
+        match = self.diagnosis(service)[1]
+        if len(path) != 1 or (match is not None and match.kind.key not in ELSEWHERE):
+            return []
+        if suspects.triage_output(self.done) is None:
+            return [suspects.triage_call(path[0][1], self.window().get("end"))]
+        return [
+            call
+            for hop in suspects.route(self.done, service)
+            if hop not in self.readings or self.readings[hop].detect is None
+            for call in self._analyse(hop, asked=False)
+        ]
 
     def _analyse(self, service: str, *, asked: bool) -> list[dict[str, Any]]:
         arguments = {"service": service, **self.window()}
@@ -298,9 +330,24 @@ class Investigation:
             if not candidates and len(path) == 1:
                 candidates = self._timed_candidates(current, onset)
             if not candidates:
+                candidates = self._routed(path)
+            if not candidates:
                 return path
             current, onset = candidates[0]  # the most often named (dependencies() order)
             path.append((current, onset))
+
+    def _routed(self, path: list[tuple[Reading, datetime]]) -> list[tuple[Reading, datetime]]:
+        """The next suspect on triage's route from the chain's start, when its trouble began
+        at most ``suspects.NEAR_BEFORE`` before the chain's end (``ORIGIN_SLACK`` after)."""
+        onset = path[-1][1]
+        for name in suspects.route(self.done, path[0][0].service):
+            hop = self.readings.get(name)
+            if hop is None or any(name == r.service for r, _ in path):
+                continue
+            since = onset - suspects.NEAR_BEFORE
+            near = [o for o in hop.onsets if since <= o <= onset + ORIGIN_SLACK]
+            return [(hop, near[0])] if near else []
+        return []
 
     def _timed_candidates(self, caller: Reading, onset: datetime) -> list[tuple[Reading, datetime]]:
         """The asked service's timing candidates whose trouble began with its own (the bound of

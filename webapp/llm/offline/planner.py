@@ -11,6 +11,7 @@ from __future__ import annotations
 from datetime import timedelta
 from typing import Any
 
+from ...analysis.language import asks_what_is_wrong
 from ...analysis.timeexpr import DEFAULT_TIMEZONE
 from .conversation import Catalog
 from .question import Understanding, Window, iso, request_window, understand, window_record
@@ -23,6 +24,10 @@ MAX_QUERIES = 12
 BASELINE = timedelta(hours=1)
 ANALYSE = "detect_anomalies"
 PATTERNS = "log_patterns"
+TRIAGE = "triage"
+#: With a stated time, triage looks for onsets from this long before it (the cause often
+#: began before anyone noticed) to the window's end.
+TRIAGE_LEAD = timedelta(minutes=30)
 
 
 def golden_metrics(catalog: Catalog, service: str) -> list[str]:
@@ -129,6 +134,20 @@ def comparisons(
     return queries
 
 
+def triage_query(question: str, window: Window) -> dict[str, Any]:
+    """``triage`` over the whole catalog: from ``TRIAGE_LEAD`` before the stated time (else
+    the recent range), with the question's words as the hint for a business description."""
+    arguments: dict[str, Any] = {"hint": question[:500]}
+    if stated(window):
+        arguments["start"] = iso(window.split - TRIAGE_LEAD)
+        arguments["end"] = iso(window.end)
+    return {
+        "tool": TRIAGE,
+        "arguments": arguments,
+        "purpose": "no service is named for sure: rank every service that changed",
+    }
+
+
 def alert_query() -> dict[str, Any]:
     """The firing alerts."""
     return {
@@ -167,8 +186,18 @@ def plan(
     )
     services = (seen.dependencies + seen.services)[:MAX_SERVICES]
     queries: list[dict[str, Any]] = []
+    # "Which alerts are firing?" asks for the alerts; "alerts fired, what is going on?" asks
+    # what is wrong too: triage answers that part (the alerts are read for an alert it names).
+    wide = (
+        seen.system_wide
+        and catalog.has(TRIAGE)
+        and (not seen.asks_alerts or asks_what_is_wrong(question))
+    )
     if seen.asks_alerts and catalog.has("query_alerts"):
         queries.append(alert_query())
+    if wide:
+        services = []
+        queries.append(triage_query(question, seen.window))
     queries += trails(catalog, services, seen.window)
     notes = _unknown_notes(seen)
     if not queries:
@@ -181,7 +210,7 @@ def plan(
         ]
     return {
         "mode": "FULL",
-        "summary": _summary(seen, services, notes)[:2000],
+        "summary": _summary(seen, services, notes, wide)[:2000],
         "hypotheses": (
             [f"{s} changed behaviour at {iso(seen.window.split)}" for s in services] + notes
         )[:10],
@@ -195,7 +224,7 @@ def plan(
 
 
 #: Tools whose reading depends on a time window.
-WINDOWED = ("query_logs", "query_metrics", ANALYSE, "log_patterns")
+WINDOWED = ("query_logs", "query_metrics", ANALYSE, "log_patterns", TRIAGE)
 
 
 def _windowed(queries: list[dict[str, Any]]) -> bool:
@@ -210,7 +239,7 @@ def _unknown_notes(seen: Understanding) -> list[str]:
     ]
 
 
-def _summary(seen: Understanding, services: list[str], notes: list[str]) -> str:
+def _summary(seen: Understanding, services: list[str], notes: list[str], wide: bool) -> str:
     window = seen.window
     when = window.resolved.describe() if window.resolved else iso(window.split)
     parts = []
@@ -228,6 +257,11 @@ def _summary(seen: Understanding, services: list[str], notes: list[str]) -> str:
         )
     if seen.asks_alerts:
         parts.append("It asks about alerts: read the firing alerts.")
+    if wide:
+        parts.append(
+            "No service is named for sure: triage every service, then follow the suspects "
+            "that changed first near the time asked about."
+        )
     return " ".join(parts + [f"{note}." for note in notes]) or "No known service is named."
 
 

@@ -27,7 +27,7 @@ from datetime import datetime, timedelta, timezone
 from typing import Any
 
 from ...analysis.language import asks_dependency, question_language, refers_back
-from ...analysis.names import Resolution, UnknownName, resolve_services
+from ...analysis.names import NameMatch, Resolution, UnknownName, resolve_services, stem
 from ...analysis.timeexpr import DEFAULT_TIMEZONE, TimeWindow, resolve_window
 
 #: Without a stated onset, "before" and "after" split this long before now (the executor's
@@ -148,6 +148,14 @@ class Understanding:
     follow_up: bool = False
     #: For "its database" and the like: the dependency the previous answer found.
     dependencies: list[str] = field(default_factory=list)
+    #: The services were recognised only by a part of their name used as a word ("scans are
+    #: not recorded"): the question describes a business function more than it names one.
+    partial: bool = False
+
+    @property
+    def system_wide(self) -> bool:
+        """No service is named for sure: the whole catalog is triaged (unknown names aside)."""
+        return (not self.services or self.partial) and not self.unknown and not self.dependencies
 
 
 def understand(
@@ -189,7 +197,18 @@ def understand(
         bool(_ALERTS.search(question)),
         follow_up,
         dependencies,
+        bool(names.matches) and not follow_up and all(_describes(m) for m in names.matches),
     )
+
+
+def _describes(match: NameMatch) -> bool:
+    """True when ``match`` is a word the question uses for what it is about, not as a name: an
+    exact word that is only one part of the service's name ("scans" of ``kafka-scans``), not
+    its whole stem ("billing" of ``billing-service``) nor a misspelling of a part."""
+    if match.how != "partial" or match.score < 100:
+        return False
+    own = stem(match.service)
+    return match.text.lower() not in (own, own + "s", own + "es")
 
 
 def _stated(window: Window) -> bool:

@@ -21,12 +21,14 @@ from collections.abc import Mapping, Sequence
 from datetime import datetime, timedelta
 from typing import Any
 
+from ..compact import shown_items
 from . import claims as kinds
 from .conversation import Catalog, Done
 from .question import iso, parse_time, request_window
 
-#: The metric is read this long either side of the time asked.
-AROUND = timedelta(minutes=10)
+#: The metric is read this long either side of the time asked: at a one-minute step that is
+#: few enough points for the model to be shown them all (``compact.LIST_ITEMS``).
+AROUND = timedelta(minutes=5)
 _ASK = re.compile(
     r"\bwhat(?:'s|\s+was|\s+is|\s+were)\s+(?:the\s+)?(?P<phrase>.+?)"
     r"(?=\s+(?:of|for|on|in|at|around|from|between)\b|[?,;]|$)",
@@ -138,8 +140,8 @@ def claims(request: Mapping[str, Any], catalog: Catalog, done: Sequence[Done]) -
         result = d.result if isinstance(d.result, Mapping) else {}
         series = [s for s in result.get("series") or [] if isinstance(s, Mapping)]
         points = [
-            (abs((at - moment).total_seconds()), index, at, point[1])
-            for index, point in enumerate(series[0].get("points") or [] if series else [])
+            (abs((at - moment).total_seconds()), index, at, point)
+            for index, point in shown_items(series[0].get("points") if series else None)
             if isinstance(point, list)
             and len(point) == 2
             and isinstance(point[1], int | float)
@@ -148,7 +150,8 @@ def claims(request: Mapping[str, Any], catalog: Catalog, done: Sequence[Done]) -
         ]
         if not points:
             continue
-        _, index, at, value = min(points)
+        _, index, at, point = min(points)
+        value = point[1]
         unit = str((result.get("summary") or {}).get("unit") or "")
         path = f"$.series[0].points[{index}]"
         found.append(
@@ -156,7 +159,7 @@ def claims(request: Mapping[str, Any], catalog: Catalog, done: Sequence[Done]) -
                 kinds.VALUE,
                 [
                     (d.invocation_id, f"{path}[1]", value),
-                    (d.invocation_id, f"{path}[0]", series[0]["points"][index][0]),
+                    (d.invocation_id, f"{path}[0]", point[0]),
                     (d.invocation_id, "$.series[0].metric", series[0].get("metric")),
                 ],
                 {

@@ -1,0 +1,386 @@
+"""``triage``: every service of the catalog checked for a change near a window, ranked.
+
+The raw output of the ``triage`` tool (SPEC 5). It reuses the per-service analysis: each
+service's ``detect_anomalies`` output (``analyse``, which the tool layer memoises, so a later
+``detect_anomalies`` call over the same window costs nothing) and the firing alerts. A service
+is a *suspect* when a finding's onset, or a firing alert's ``active_at``, falls in
+``[start, end]``; every other service is quiet.
+
+Links between suspects, each with the evidence that ties them:
+
+* **log lines** - a suspect's ERROR/WARN lines from just before its onset that name another
+  suspect (its name, an alias, its address from its metrics' ``instance`` label, or a host
+  name built on its name; a server naming a client's user agent counts the same way), or that
+  say a name could not be resolved, which ties it to the suspect serving DNS (port 53);
+* **timing** - a suspect whose lines name no other suspect, whose trouble began after
+  another's, at most ``TIMING`` after: the link says it rests on timing alone (two that began
+  in the same minute are not tied by timing: nothing says which came first).
+
+Suspects joined by links form one *incident*; incidents are numbered by their earliest onset.
+Within an incident the suspect whose own trouble began first leads (at the same minute, the one
+the others' lines name); the others follow by onset. Two incidents that share no link are
+reported as two, however close in time. ``score`` says how much evidence a suspect has (the
+significance of its three strongest findings, in units of 100, plus one per firing alert).
+
+``hint`` (the question's words) marks the suspects a business description names
+(``described``): a service whose description (``names.described_services`` over its aliases,
+the descriptions the catalog gives, and its metrics' job and team labels) shares the
+question's rarest words.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+from typing import Any
+
+from ..telemetry import TelemetryBackend, TelemetryError
+from .logpatterns import named_services
+from .names import described_services
+from .onsets import iso
+from .series import parse_stamp
+
+#: How far before a suspect's onset its lines are read for the names of others, and after.
+LINES_BEFORE = timedelta(minutes=1)
+LINES_AFTER = timedelta(minutes=15)
+LINES_LIMIT = 100
+#: A suspect whose lines name no other suspect is tied to one whose trouble began at most this
+#: earlier (onsets are found per bucket: a minute at a two-hour window, three at six hours).
+TIMING = timedelta(minutes=3)
+#: Suspects reported (the rest count among ``more_suspects``).
+MAX_SUSPECTS = 10
+#: Findings, templates and alerts listed per suspect; evidence lines cut to this size.
+MAX_LISTED = 5
+MAX_EVIDENCE = 240
+#: Alerts of these severities are not evidence on their own (a heartbeat, an information).
+QUIET_SEVERITIES = frozenset({"none", "info"})
+
+Analyse = Callable[[str], Mapping[str, Any]]
+
+
+@dataclass
+class Suspect:
+    """One service that changed in the window, with its own evidence and its links."""
+
+    service: str
+    onset: datetime
+    findings: list[Mapping[str, Any]]
+    alerts: list[Mapping[str, Any]]
+    links: list[dict[str, str]] = field(default_factory=list)
+    incident: int = 0
+
+    @property
+    def score(self) -> float:
+        strongest = sorted((float(f.get("significance") or 0) for f in self.findings), reverse=True)
+        return round(sum(strongest[:3]) / 100 + len(self.alerts), 2)
+
+    def as_dict(self, described: bool) -> dict[str, Any]:
+        """The raw-output shape of a suspect."""
+        return {
+            "service": self.service,
+            "onset": iso(self.onset),
+            "score": self.score,
+            "incident": self.incident,
+            "described": described,
+            "signals": [str(f["signal"]) for f in self.findings if f.get("kind") != "log_pattern"][
+                :MAX_LISTED
+            ],
+            "new_log_templates": [
+                str(f["signal"]) for f in self.findings if f.get("kind") == "log_pattern"
+            ][:MAX_LISTED],
+            "alerts": [
+                {k: a.get(k) for k in ("alert_name", "severity", "active_at")}
+                for a in self.alerts[:MAX_LISTED]
+            ],
+            "links": self.links,
+        }
+
+
+def triage(
+    backend: TelemetryBackend,
+    window: tuple[datetime, datetime],
+    analyse: Analyse,
+    *,
+    hint: str | None = None,
+    aliases: Mapping[str, Sequence[str]] | None = None,
+    descriptions: Mapping[str, Sequence[str]] | None = None,
+) -> dict[str, Any]:
+    """The ``triage`` raw output over ``window`` (``analyse(service)``: its detect_anomalies
+    output over the analysed range, which reaches back before ``window`` for baselines)."""
+    start, end = window
+    services = backend.services()
+    suspects, unreadable, analysed = _suspects(backend, services, window, analyse)
+    _link(backend, suspects, aliases or {}, end)
+    ranked = _rank(suspects)
+    wanted = _described(backend, services, hint, aliases, descriptions)
+    return {
+        "window": {"start": iso(start), "end": iso(end), "analysed_start": analysed or iso(start)},
+        "suspects": [s.as_dict(s.service in wanted) for s in ranked[:MAX_SUSPECTS]],
+        "more_suspects": max(0, len(ranked) - MAX_SUSPECTS),
+        "described": wanted,
+        "quiet_services": len(services) - len(suspects) - len(unreadable),
+        "unreadable_services": unreadable,
+    }
+
+
+def _suspects(
+    backend: TelemetryBackend,
+    services: Sequence[str],
+    window: tuple[datetime, datetime],
+    analyse: Analyse,
+) -> tuple[list[Suspect], list[str], str | None]:
+    """The services that changed in ``window``, those that could not be read, and where the
+    analysed range began."""
+    start, end = window
+    firing = _firing(backend, start, end)
+    suspects: list[Suspect] = []
+    unreadable: list[str] = []
+    analysed: str | None = None
+    for service in services:
+        try:
+            report = analyse(service)
+        except TelemetryError:  # a service one backend lists and another does not know
+            unreadable.append(service)
+            continue
+        analysed = str((report.get("window") or {}).get("start") or analysed or "") or None
+        near = [f for f in report.get("findings") or [] if start <= parse_stamp(f["onset"]) <= end]
+        alerts = firing.get(service, [])
+        evidence = [parse_stamp(f["onset"]) for f in near]
+        evidence += [parse_stamp(a["active_at"]) for a in alerts if a.get("active_at")]
+        if near or any(a.get("severity") not in QUIET_SEVERITIES for a in alerts):
+            suspects.append(Suspect(service, min(evidence), near, alerts))
+    return suspects, unreadable, analysed
+
+
+def _described(
+    backend: TelemetryBackend,
+    services: Sequence[str],
+    hint: str | None,
+    aliases: Mapping[str, Sequence[str]] | None,
+    descriptions: Mapping[str, Sequence[str]] | None,
+) -> list[str]:
+    """The services ``hint`` describes best (ties kept; none without a hint)."""
+    if not hint:
+        return []
+    ranked = described_services(hint, _descriptions(backend, services, aliases, descriptions))
+    best = ranked[0][1] if ranked else 0.0
+    return sorted(service for service, score in ranked if score == best and best > 0)
+
+
+def _descriptions(
+    backend: TelemetryBackend,
+    services: Sequence[str],
+    aliases: Mapping[str, Sequence[str]] | None,
+    descriptions: Mapping[str, Sequence[str]] | None,
+) -> dict[str, list[str]]:
+    """Everything that says what each service is: its name, aliases, descriptions, and the
+    ``LABELS`` of its metrics (a job or team name people use for it)."""
+    by_service = backend.metrics_by_service()
+    found = {}
+    for service in services:
+        words = [service, *(aliases or {}).get(service, ()), *(descriptions or {}).get(service, ())]
+        metrics = by_service.get(service) or []
+        words += _labels(backend, service, metrics[0]) if metrics else []
+        found[service] = words
+    return found
+
+
+#: Metric labels whose values name what a service is or who runs it.
+LABELS = ("job", "team", "app", "component")
+
+
+def _labels(backend: TelemetryBackend, service: str, metric: str) -> list[str]:
+    """The ``LABELS`` values of one of its series (read over the last minute of its data)."""
+    end = backend.reference_time()
+    try:
+        found = backend.query_metrics(
+            service=service, metric=metric, start=end - LINES_BEFORE, end=end
+        )
+    except TelemetryError:
+        return []
+    values = {
+        str(value)
+        for series in found.get("series") or []
+        for key, value in (series.get("labels") or {}).items()
+        if key in LABELS and value and value != service
+    }
+    return sorted(values)
+
+
+def _firing(
+    backend: TelemetryBackend, start: datetime, end: datetime
+) -> dict[str, list[Mapping[str, Any]]]:
+    """Firing alerts that became active in the window, by service ({} without alerts)."""
+    try:
+        alerts = backend.query_alerts(state="firing").get("alerts") or []
+    except TelemetryError:
+        return {}
+    found: dict[str, list[Mapping[str, Any]]] = {}
+    for alert in alerts:
+        active = alert.get("active_at")
+        if active and start <= parse_stamp(active) <= end:
+            found.setdefault(str(alert.get("service")), []).append(alert)
+    return found
+
+
+def _link(
+    backend: TelemetryBackend,
+    suspects: list[Suspect],
+    aliases: Mapping[str, Sequence[str]],
+    end: datetime,
+) -> None:
+    """Each suspect's links: lines naming another suspect, else timing (module docstring)."""
+    instances = {s.service: _instances(backend, s) for s in suspects}
+    names = {s: [*aliases.get(s, ()), *_hosts(found)] for s, found in instances.items()}
+    resolvers = [s for s, found in instances.items() if any(i.endswith(":53") for i in found)]
+    others = [s.service for s in suspects]
+    for suspect in suspects:
+        records = _lines(backend, suspect, end)
+        lines = [str(r.get("message", "")) for r in records]
+        for other in named_services(records, others, suspect.service, names):
+            pattern = _pattern([other, *names.get(other, ())])
+            line = next((m for m in lines if pattern.search(m)), "")
+            suspect.links.append({"to": other, "how": "log", "evidence": line[:MAX_EVIDENCE]})
+        failed = next((m for m in lines if _RESOLUTION.search(m)), "")
+        for resolver in resolvers if failed else []:
+            if resolver != suspect.service and all(k["to"] != resolver for k in suspect.links):
+                suspect.links.append(
+                    {"to": resolver, "how": "log", "evidence": failed[:MAX_EVIDENCE]}
+                )
+    for suspect in suspects:
+        if suspect.links:
+            continue
+        earlier = [
+            o
+            for o in suspects
+            if o is not suspect
+            and o.onset < suspect.onset <= o.onset + TIMING
+            and not any(link["to"] == suspect.service for link in o.links)
+        ]
+        for first in sorted(earlier, key=lambda o: (o.onset, -o.score))[:1]:
+            gap = int((suspect.onset - first.onset).total_seconds() // 60)
+            suspect.links.append(
+                {
+                    "to": first.service,
+                    "how": "timing",
+                    "evidence": f"began {gap} min after {first.service} (no line names it)",
+                }
+            )
+
+
+def _lines(backend: TelemetryBackend, suspect: Suspect, end: datetime) -> list[Mapping[str, Any]]:
+    records: list[Mapping[str, Any]] = []
+    for level in ("ERROR", "WARN"):
+        try:
+            found = backend.query_logs(
+                service=suspect.service,
+                start=suspect.onset - LINES_BEFORE,
+                end=min(end, suspect.onset + LINES_AFTER),
+                level=level,
+                limit=LINES_LIMIT,
+            )
+        except TelemetryError:
+            continue
+        records += found.get("records") or []
+    return records
+
+
+_IP = re.compile(r"^\d{1,3}(?:\.\d{1,3}){3}")
+#: A line saying a name could not be resolved (nginx, glibc, Go, Java, Node.js wordings): the
+#: suspect that serves DNS (an ``instance`` on port 53) is where it points.
+_RESOLUTION = re.compile(
+    r"could not be resolved|name resolution|no such host|NXDOMAIN|SERVFAIL|EAI_AGAIN|"
+    r"Name or service not known|UnknownHostException|lookup \S+ on \S+:53\b",
+    re.IGNORECASE,
+)
+
+
+def _instances(backend: TelemetryBackend, suspect: Suspect) -> list[str]:
+    """The ``instance`` labels of its metrics (``10.0.0.5:8080``, ``db-1:5432``)."""
+    metrics = [f["signal"] for f in suspect.findings if f.get("kind") == "metric"]
+    if not metrics:
+        return []
+    try:
+        found = backend.query_metrics(
+            service=suspect.service,
+            metric=metrics[0],
+            start=suspect.onset - LINES_BEFORE,
+            end=suspect.onset,
+        )
+    except TelemetryError:
+        return []
+    labels = [(s.get("labels") or {}).get("instance") for s in found.get("series") or []]
+    return sorted({str(i) for i in labels if i})
+
+
+def _hosts(instances: Sequence[str]) -> list[str]:
+    """The addresses and host names of ``instances`` (an address or a dotted or hyphenated
+    name: a bare word would match too much)."""
+    hosts = [i.rsplit(":", 1)[0] if i.count(":") == 1 else i for i in instances]
+    return sorted({h for h in hosts if h and (_IP.match(h) or "." in h or "-" in h)})
+
+
+def _pattern(names: Sequence[str]) -> re.Pattern[str]:
+    return re.compile(
+        "|".join(
+            re.escape(n) if not n.isascii() else rf"(?<![\w.-]){re.escape(n)}(?![\w-]|\.\d)"
+            for n in names
+        ),
+        re.I,
+    )
+
+
+def _rank(suspects: list[Suspect]) -> list[Suspect]:
+    """Incidents by their leader's onset; in each, the leader first, then by onset.
+
+    A link points from the suspect whose lines name (or follow) another to that other. Where
+    two name each other (a client's errors name its server, the server's access log names
+    the client's user agent), the one whose trouble began later follows the other. A suspect
+    that follows nobody leads an incident; every other joins the incident of the earliest
+    leader it reaches, so a proxy in front of two failing services does not merge two
+    problems into one.
+    """
+    by_name = {s.service: s for s in suspects}
+    follows: dict[str, list[str]] = {s.service: [] for s in suspects}
+    for suspect in suspects:
+        for link in suspect.links:
+            other = by_name.get(link["to"])
+            if other is None or link["to"] in follows[suspect.service]:
+                continue
+            mutual = any(back["to"] == suspect.service for back in other.links)
+            if mutual and (suspect.onset, -suspect.score) < (other.onset, -other.score):
+                continue  # it began first: the other follows it
+            follows[suspect.service].append(link["to"])
+    leaders = sorted(
+        (s for s in suspects if not follows[s.service]), key=lambda s: (s.onset, -s.score)
+    )
+    order = {s.service: n for n, s in enumerate(leaders, 1)}
+    for suspect in sorted(suspects, key=lambda s: (s.onset, s.service)):
+        reached = _reached(suspect.service, follows, order)
+        if not reached:  # it follows only others that follow it back: it leads
+            leaders.append(suspect)
+            order[suspect.service] = len(leaders)
+            reached = [suspect.service]
+        suspect.incident = min(order[r] for r in reached)
+    leader_of = {order[s.service]: s for s in leaders}
+    return sorted(
+        suspects,
+        key=lambda s: (s.incident, s is not leader_of.get(s.incident), s.onset, s.service),
+    )
+
+
+def _reached(name: str, follows: Mapping[str, list[str]], leaders: Mapping[str, int]) -> list[str]:
+    """The leaders ``name`` reaches by following links (itself when it leads)."""
+    seen, frontier, found = {name}, [name], []
+    while frontier:
+        current = frontier.pop()
+        if current in leaders:
+            found.append(current)
+            continue
+        for other in follows[current]:
+            if other not in seen:
+                seen.add(other)
+                frontier.append(other)
+    return found

@@ -1,0 +1,130 @@
+"""Which services a system-wide question is about: the suspects ``triage`` ranked.
+
+A question that names no service is planned as one ``triage`` call; its output decides which
+services the executor then investigates like named ones (each along its own chain):
+
+* the incident whose leader's onset is nearest the stated time (at most ``NEAR_BEFORE``
+  before it, ``NEAR_AFTER`` after it; without a stated time, the first), and a second one
+  that began within ``TOGETHER`` of that time too;
+* when the question describes a service (``described`` suspects), only the incidents those
+  belong to, the described suspect first (the chain from it reaches the cause);
+* at most ``MAX_INCIDENTS`` incidents: two problems that began together and share no link
+  are answered as two.
+
+For a named service whose chain stops at itself, ``route`` gives the suspects from it to its
+incident's leader; ``picked_alerts`` the alerts worth listing when an alerts question asks
+what is wrong.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from datetime import datetime, timedelta
+from typing import Any
+
+from .conversation import Done
+from .question import parse_time
+
+TRIAGE = "triage"
+NEAR_BEFORE = timedelta(minutes=30)
+NEAR_AFTER = timedelta(minutes=15)
+#: A second incident is answered too when its onset is this close to the time asked about.
+TOGETHER = timedelta(minutes=15)
+MAX_INCIDENTS = 2
+
+
+def triage_output(done: Sequence[Done]) -> Mapping[str, Any] | None:
+    """The last successful ``triage`` output of the conversation."""
+    found = [d.result for d in done if d.tool == TRIAGE and isinstance(d.result, Mapping)]
+    return found[-1] if found else None
+
+
+def picked(done: Sequence[Done], stated: datetime | None) -> list[str]:
+    """The services to investigate, in order (see the module docstring)."""
+    output = triage_output(done)
+    if output is None:
+        return []
+    incidents: dict[int, list[Mapping[str, Any]]] = {}
+    for suspect in output.get("suspects") or []:
+        incidents.setdefault(int(suspect.get("incident") or 0), []).append(suspect)
+    near = sorted(
+        (m for m in incidents.values() if _distance(m[0], stated) is not None),
+        key=lambda m: _distance(m[0], stated) or timedelta(0),
+    )
+    described = [m for m in near if any(s.get("described") for s in m)]
+    candidates = described or near
+    # The incident nearest the time asked about, and one more that began about then too.
+    chosen = [
+        m
+        for n, m in enumerate(candidates)
+        if n == 0 or (stated is None or (_distance(m[0], stated) or NEAR_AFTER) < TOGETHER)
+    ][:MAX_INCIDENTS]
+    services: list[str] = []
+    for members in chosen:
+        services += [str(s["service"]) for s in members if s.get("described")]
+        services.append(str(members[0]["service"]))
+    return list(dict.fromkeys(services))
+
+
+def picked_alerts(done: Sequence[Done], stated: datetime | None) -> set[tuple[str, str]]:
+    """``(alert name, service)`` of the alerts triage found on the picked services."""
+    chosen = set(picked(done, stated))
+    return {
+        (str(alert.get("alert_name")), str(suspect["service"]))
+        for suspect in (triage_output(done) or {}).get("suspects") or []
+        if suspect.get("service") in chosen
+        for alert in suspect.get("alerts") or []
+    }
+
+
+def _distance(leader: Mapping[str, Any], stated: datetime | None) -> timedelta | None:
+    """How far the leader's onset is from the stated time (None: not near it)."""
+    onset = parse_time(str(leader.get("onset") or ""))
+    if onset is None:
+        return None
+    if stated is None:
+        return timedelta(0)
+    if not stated - NEAR_BEFORE <= onset <= stated + NEAR_AFTER:
+        return None
+    return abs(onset - stated)
+
+
+def analysed_window(done: Sequence[Done]) -> dict[str, str]:
+    """The range ``triage`` analysed each service over (its detect_anomalies window)."""
+    output = triage_output(done)
+    window = (output or {}).get("window") or {}
+    if not window.get("analysed_start") or not window.get("end"):
+        return {}
+    return {"start": str(window["analysed_start"]), "end": str(window["end"])}
+
+
+def route(done: Sequence[Done], service: str) -> list[str]:
+    """The suspects from ``service`` to the leader of its incident, along triage's links
+    (empty when it leads, or triage did not find it): how a named service's trouble reaches
+    a cause its own lines do not name (an address, a host, onset order)."""
+    output = triage_output(done)
+    suspects = {str(s.get("service")): s for s in (output or {}).get("suspects") or []}
+    own = suspects.get(service)
+    if own is None:
+        return []
+    incident = own.get("incident")
+    members = [s for s in suspects.values() if s.get("incident") == incident]
+    leader = str(members[0].get("service"))
+    paths: dict[str, list[str]] = {service: []}
+    frontier = [service]
+    while frontier and leader not in paths:
+        current = frontier.pop(0)
+        for link in suspects[current].get("links") or []:
+            other = str(link.get("to"))
+            if other in suspects and other not in paths:
+                paths[other] = [*paths[current], other]
+                frontier.append(other)
+    return paths.get(leader, [])
+
+
+def triage_call(start: datetime, end: str | None) -> dict[str, Any]:
+    """A ``triage`` call from ``start`` (less ``NEAR_BEFORE``: a cause begins first) on."""
+    arguments = {"start": (start - NEAR_BEFORE).strftime("%Y-%m-%dT%H:%M:%SZ")}
+    if end:
+        arguments["end"] = end
+    return {"tool": TRIAGE, "arguments": arguments}
