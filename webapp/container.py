@@ -7,18 +7,18 @@ from typing import Any
 
 from peewee import Database
 
-from ..config import Settings
-from ..diagnosis import Diagnoser
-from ..execution.events import EventLog
-from ..execution.executors import Executor
-from ..execution.jobs import JobRunner
-from ..llm.types import ChatModel
-from ..persistence.history import HistoryStore
-from ..persistence.listing import Listing
-from ..persistence.records import RunRecords
-from ..telemetry import TelemetryBackend
-from ..tools.knowledge import KnowledgeIndex
-from .chat import ChatService
+from .config import Settings
+from .diagnosis import Diagnoser
+from .execution.events import EventLog
+from .execution.executors import Executor
+from .execution.jobs import JobRunner
+from .llm.types import ChatModel
+from .persistence.history import HistoryStore
+from .persistence.listing import Listing
+from .persistence.records import RunRecords
+from .services.chat import ChatService
+from .telemetry import TelemetryBackend
+from .tools.knowledge import KnowledgeIndex
 
 
 @dataclass

@@ -9,6 +9,7 @@ from peewee import Database
 
 from .aiops import AiOpsRunner, AiOpsService
 from .config import Settings
+from .container import Services
 from .demo.backend import DemoTelemetryBackend
 from .diagnosis import Diagnoser
 from .execution.events import EventLog, MemoryEventLog, RedisEventLog
@@ -28,7 +29,6 @@ from .persistence.schema import create_schema, schema_exists
 from .persistence.sql_audit import SqlAudit
 from .persistence.sql_history import SqlHistory
 from .services.chat import ChatService
-from .services.container import Services
 from .services.routing import FlowRouter
 from .services.simple import SimpleChat
 from .telemetry import TelemetryBackend, TelemetryError

@@ -17,11 +17,11 @@ from typing import Any
 from flask import Blueprint, Response, g
 from flask.typing import ResponseReturnValue
 
+from ..container import Services
+from ..execution import streams
 from ..execution.jobs import AIOPS, CHAT, RunJob
-from ..services import streams
-from ..services.container import Services
+from ..execution.streams import ending_events, publish, relay, sse_event
 from ..services.reads import ACTIVE
-from ..services.streams import ending_events, publish, relay, sse_event
 from .context import services
 from .contract import operation
 from .errors import ApiError
