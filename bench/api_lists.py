@@ -52,7 +52,7 @@ from api import (
 from flask.testing import FlaskClient
 from peewee import fn
 
-from webapp.api.responses import Invocation, Step, Trace, dump_rows
+from webapp.api.responses import Trace
 from webapp.demo.backend import DemoTelemetryBackend
 from webapp.persistence.listing import (
     RUN_COLUMNS,
@@ -424,14 +424,15 @@ def trace_figures(target: Target, steps: int) -> dict[str, float]:
         return call
 
     def whole() -> int:
-        found = target.app.extensions["diagnosis"].records.trace(
-            "sess-long", "run-long", raw_json=True
-        )
+        found = target.app.extensions["diagnosis"].records.trace("sess-long", "run-long")
         head = Trace.model_validate(
-            {"session": found.session, "run": found.run, "steps": [], "tool_invocations": []}
-        ).model_dump(by_alias=True)
-        head["steps"] = dump_rows(Step, found.steps, raw=orjson.Fragment)
-        head["toolInvocations"] = dump_rows(Invocation, found.invocations, raw=orjson.Fragment)
+            {
+                "session": found.session,
+                "run": found.run,
+                "steps": found.steps,
+                "tool_invocations": found.invocations,
+            }
+        ).model_dump(mode="json", by_alias=True)
         return len(orjson.dumps({"code": 200, "message": "success", "data": head}))
 
     figures: dict[str, float] = {}

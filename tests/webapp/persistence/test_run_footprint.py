@@ -9,9 +9,10 @@ from typing import Any
 
 import pytest
 from peewee import Database
+from pydantic import TypeAdapter
 
 from tests.webapp.llm.fake_model import ScriptedModel, answer, calls
-from webapp.api.responses import iso, stamp
+from webapp.api.responses import Timestamp, iso
 from webapp.llm.react import Budget, run_react
 from webapp.llm.types import ChatResult, LLMError
 from webapp.persistence.context import run_scope
@@ -212,6 +213,11 @@ def test_a_page_of_steps_reads_earlier_steps_only_for_a_continuation_across_it(
 
 
 def test_sqlite_timestamp_text_is_formatted_as_the_api_formats_datetimes() -> None:
+    adapter = TypeAdapter(Timestamp)
+
+    def stamp(value: datetime | str) -> str:
+        return str(adapter.dump_python(adapter.validate_python(value)))
+
     for moment in (datetime(2026, 11, 30, 10, 0, 0, 123456), datetime(2026, 1, 2, 3, 4, 5)):
         assert stamp(str(moment)) == iso(moment) == stamp(moment)
     assert stamp("2026-11-30T10:00:00.5") == "2026-11-30T10:00:00.500Z"  # other text: parsed
