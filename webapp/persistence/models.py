@@ -166,7 +166,7 @@ class AgentStep(BaseModel):
     error = TextField(null=True)
     created_at = DateTimeField(default=utcnow)
     #: Last: tens of KB, it spills into SQLite overflow pages, which a read of any column
-    #: stored after it must walk (``db.LARGE_COLUMNS_LAST`` moves it in older databases).
+    #: stored after it must walk.
     model_input = JSONField(null=True)
 
     class Meta:

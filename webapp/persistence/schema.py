@@ -7,16 +7,9 @@ is missing - ``GET_LOCK`` on MySQL/MariaDB, ``pg_advisory_lock`` on PostgreSQL, 
 everything there. A lock rather than creation in the gunicorn master: it also covers Celery
 workers, ``flask init-db`` and several machines starting together.
 
-Column order: SQLite stores a row's columns in table order, and a value larger than a
-page's share spills into a chain of overflow pages; reading any column stored after it walks
-that chain. A step's ``model_input`` (tens of KB) sat before the step's other columns, so
-listing a trace's steps without their inputs still read every input's pages (88 vs 38 ms for
-10,000 steps). It is now the table's last column; :func:`_large_columns_last` rebuilds an
-older SQLite table once, in one transaction (SQLite's own procedure: a new table, the rows
-copied, the old one dropped, the new one renamed, foreign keys off meanwhile and checked
-before the commit). MariaDB and PostgreSQL keep an existing table as it is: InnoDB stores a
-large LONGTEXT off the row and PostgreSQL TOASTs it, so column order does not change what
-their reads touch (measured: 179 and 55 ms for the same read without ``model_input``).
+An earlier version's tables get the columns and indexes added since (:data:`LATER_COLUMNS`,
+declared indexes); an older SQLite ``agent_step`` keeps its column order (``model_input`` not
+last only makes listing steps without their inputs slower there).
 
 ``diagnosis_run_text``, a lower-cased copy of the runs' text that triggers on ``diagnosis_run``
 kept for the runs list's text filter in earlier versions, is dropped with its triggers where it
@@ -42,7 +35,7 @@ from playhouse.migrate import SchemaMigrator, migrate
 from tenacity import Retrying, retry_if_exception_type, stop_after_attempt, wait_exponential
 
 from .db import MYSQL_FIELD_TYPES, MYSQL_TABLE_SETTINGS, is_mysql, is_postgres
-from .models import MODELS, AgentStep, BaseModel, ChatSession, DiagnosisRun
+from .models import MODELS, BaseModel, ChatSession, DiagnosisRun
 
 log = logging.getLogger(__name__)
 
@@ -57,8 +50,6 @@ LATER_COLUMNS: tuple[tuple[type[BaseModel], str], ...] = (
     (DiagnosisRun, "completion_tokens"),
     (DiagnosisRun, "cost_usd"),
 )
-#: Large columns that must be a table's last on SQLite (:func:`_large_columns_last`).
-LARGE_COLUMNS_LAST: tuple[tuple[type[BaseModel], str], ...] = ((AgentStep, "model_input"),)
 
 
 @contextmanager
@@ -102,14 +93,7 @@ def create_schema(database: Database) -> list[str]:
 
 
 def _create_schema(database: Database) -> list[str]:
-    with database.connection_context():
-        if not (is_mysql(database) or is_postgres(database)):
-            _large_columns_last(database)
-        return _create_missing(database)
-
-
-def _create_missing(database: Database) -> list[str]:
-    with schema_lock(database):
+    with database.connection_context(), schema_lock(database):
         existing = set(database.get_tables())
         for model in MODELS:
             model._meta.table_settings = MYSQL_TABLE_SETTINGS if is_mysql(database) else []
@@ -119,55 +103,6 @@ def _create_missing(database: Database) -> list[str]:
         if "diagnosis_run_text" in existing:
             _drop_run_text(database)
     return [m._meta.table_name for m in MODELS if m._meta.table_name not in existing]
-
-
-def _large_columns_last(database: Database) -> None:
-    """Rebuild each SQLite table of :data:`LARGE_COLUMNS_LAST` whose large column is not its
-    last, in the models' column order (once: a rebuilt table is left alone).
-
-    Foreign keys are switched off for the connection around the transaction (SQLite ignores the
-    pragma inside one): dropping the old table must not run ``tool_invocation``'s ``ON DELETE
-    SET NULL``. ``PRAGMA foreign_key_check`` must find nothing before the commit."""
-    if not any(_not_last(database, model, column) for model, column in LARGE_COLUMNS_LAST):
-        return
-    database.execute_sql("PRAGMA foreign_keys = 0")
-    try:
-        with database.atomic("IMMEDIATE"):  # the schema lock: another process waits, then skips
-            for model, column in LARGE_COLUMNS_LAST:
-                if _not_last(database, model, column):
-                    _rebuild(database, model)
-            broken = database.execute_sql("PRAGMA foreign_key_check").fetchall()
-            if broken:
-                raise OperationalError(f"foreign keys broken by the rebuild: {broken[:5]}")
-    finally:
-        database.execute_sql("PRAGMA foreign_keys = 1")
-
-
-def _not_last(database: Database, model: type[BaseModel], column: str) -> bool:
-    names = [c.name for c in database.get_columns(model._meta.table_name)]
-    return column in names and names[-1] != column
-
-
-def _rebuild(database: Database, model: type[BaseModel]) -> None:
-    """``model``'s table recreated from its declaration, rows, ids and indexes kept."""
-    table = model._meta.table_name
-    rebuilt = f"{table}__rebuilt"
-    schema: Any = getattr(model, "_schema")  # noqa: B009 - peewee's schema manager
-    sql, params = database.get_sql_context().sql(schema._create_table(safe=False)).query()
-    create = f'CREATE TABLE "{table}"'
-    if not sql.startswith(create):
-        raise OperationalError(f"unexpected DDL for {table}: {sql[:80]}")
-    database.execute_sql(f'CREATE TABLE "{rebuilt}"' + sql[len(create) :], params)
-    present = {c.name for c in database.get_columns(table)}
-    names = ", ".join(
-        f'"{f.column_name}"' for f in model._meta.sorted_fields if f.column_name in present
-    )
-    database.execute_sql(f'INSERT INTO "{rebuilt}" ({names}) SELECT {names} FROM "{table}"')
-    database.execute_sql(f'DROP TABLE "{table}"')
-    database.execute_sql(f'ALTER TABLE "{rebuilt}" RENAME TO "{table}"')
-    for index in model._meta.fields_to_index():
-        database.execute(schema._create_index(index, safe=False))
-    log.info("rebuilt table %s with its large column last", table)
 
 
 def _drop_run_text(database: Database) -> None:
