@@ -34,10 +34,10 @@ MODE_EVIDENCE_GAP_ONLY = "EVIDENCE_GAP_ONLY"
 
 
 def diagnosis_schema() -> dict[str, Reducer]:
-    """Return the state schema of SPEC section 2 (replace everywhere but the event log).
+    """Return the diagnosis state schema (replace everywhere but the event log).
 
-    One internal key is added to SPEC's list: ``route_reason``, the reason code of the edge the
-    last node chose (the same value as its event's ``reason_code``), which the router reads.
+    ``route_reason`` is internal: the reason code of the edge the last node chose (the same
+    value as its event's ``reason_code``), which the router reads.
     """
     return {
         "diagnosis_context": Replace(default_factory=dict),

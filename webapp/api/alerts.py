@@ -1,4 +1,4 @@
-"""Alertmanager's webhook receiver and the list of received alerts (SPEC section 8).
+"""Alertmanager's webhook receiver and the list of received alerts.
 
 ``POST /api/alerts/alertmanager`` is authenticated by its own bearer token
 (``ALERT_WEBHOOK_TOKEN``; without one the receiver is disabled, 503), not by ``API_KEY``, so

@@ -1,7 +1,7 @@
 """Everything a run leaves behind and reads back: models, database binding, run store, audit
 store, run records and session history.
 
-How a run writes (issue 12), and what is committed when:
+How a run writes, and what is committed when:
 
 * **Start** (the request): the session row (created or refreshed) and the PENDING run in one
   transaction (:meth:`.runs.RunStore.open_run`): one commit.

@@ -1,4 +1,4 @@
-"""``mode=auto``: which flow a question takes (SPEC section 9).
+"""``mode=auto``: which flow a question takes.
 
 A question that asks "why", or names an error, latency, an outage, a known service (or a
 distinctive part of its name, an alias the backend declares, or a misspelling of one) or an
