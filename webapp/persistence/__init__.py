@@ -29,8 +29,4 @@ If its worker dies mid-run: the database rolls back the open node transaction (t
 steps and invocations are lost; earlier nodes' stay), the run's lease stops being renewed and a
 reaper in any process fails it ``interrupted: ...`` with the partial trace saved so far
 (:meth:`.runs.RunStore.reap`): a run never stays RUNNING.
-
-On MySQL/MariaDB the sessions run with ``NO_BACKSLASH_ESCAPES`` (:data:`.db.MYSQL_INIT_COMMAND`):
-PyMySQL then escapes a parameter with one ``str.replace`` instead of ``str.translate``, the
-largest client-side cost of writing a step.
 """
