@@ -16,10 +16,8 @@ of steps is sent, the Python memory it allocated at its peak (tracemalloc) and i
 the floors: the driver reading the same rows in one query, building no JSON (the full and stored
 forms cannot beat theirs). "Before" rows time the query shapes this branch
 replaced, in the same run on the same data: the case library and the alert list by OFFSET with
-a COUNT, a session's runs reading every column, the runs text filter as ``LOWER() LIKE`` on
-``diagnosis_run`` (against ``diagnosis_run_text``, both without the HTTP layer), and the trace
-built whole in memory. A text matching no run reads every run (3 calls): the one list page that
-is O(n), on the narrow text table. Run with
+a COUNT, a session's runs reading every column, and the trace built whole in memory. A text
+matching no run reads every run (3 calls): the one list page that is O(n). Run with
 ``make bench-api``; ``--runs``/``--steps`` shrink it.
 
 MariaDB is ``BENCH_MYSQL_URL`` (as in ``bench/api.py``; empty to skip), in a scratch database.
@@ -54,13 +52,11 @@ from api import (
 from flask.testing import FlaskClient
 from peewee import fn
 
-from webapp.api.responses import Invocation, Step, Trace, dump_rows
+from webapp.api.responses import Trace
 from webapp.demo.backend import DemoTelemetryBackend
 from webapp.persistence.listing import (
     RUN_COLUMNS,
     STREAM_BATCH,
-    Listing,
-    RunFilter,
     columns_of,
     encode_cursor,
 )
@@ -91,20 +87,6 @@ def median_ms(call: Callable[[], Any], calls: int = CALLS) -> float:
         call()
         timings.append((time.perf_counter() - started) * 1000)
     return round(statistics.median(timings), 2)
-
-
-def interleaved_ms(*calls: Callable[[], Any], rounds: int = CALLS) -> list[float]:
-    """Median milliseconds of each call, called in turn ``rounds`` times (after a warm-up),
-    so the machine's load drifts over all of them alike."""
-    for call in calls:
-        call()
-    timings: list[list[float]] = [[] for _ in calls]
-    for _ in range(rounds):
-        for call, spent in zip(calls, timings, strict=True):
-            started = time.perf_counter()
-            call()
-            spent.append((time.perf_counter() - started) * 1000)
-    return [round(statistics.median(spent), 2) for spent in timings]
 
 
 def seed(target: Target, runs: int, steps: int) -> None:
@@ -294,9 +276,6 @@ def list_figures(target: Target, runs: int) -> dict[str, float]:
     figures["text matching no run: /api/runs first page (reads every run)"] = median_ms(
         get(client, f"/api/runs?limit={PAGE}&text=no%20such%20run", "runs", 0), 3
     )
-    before, after = interleaved_ms(lambda: old_text_runs(target), lambda: new_text_runs(target))
-    figures["before: runs text first page, LOWER() LIKE on diagnosis_run"] = before
-    figures["after: runs text first page, on diagnosis_run_text"] = after
     figures["before: cases last page by OFFSET + COUNT"] = median_ms(
         lambda: old_cases(target, runs - PAGE)
     )
@@ -345,32 +324,6 @@ def old_alerts(target: Target, offset: int) -> int:
         links = list(AlertRun.select().where(AlertRun.alert.in_([r.id for r in rows])).dicts())
     require(len(rows) == PAGE and total > 0 and links is not None, "old alerts query")
     return int(total)
-
-
-def old_text_runs(target: Target) -> int:
-    """The replaced text filter: ``LOWER(column) LIKE`` on ``diagnosis_run`` in list order
-    (one wide-row lookup per run scanned)."""
-    run = DiagnosisRun
-    matches = fn.LOWER(run.question).contains("cold cache") | fn.LOWER(run.answer).contains(
-        "cold cache"
-    )
-    with target.database.connection_context():
-        rows = list(
-            run.select(*RUN_COLUMNS)
-            .where(matches)
-            .order_by(run.started_at.desc(), run.run_id.desc())
-            .limit(PAGE + 1)
-            .dicts()
-        )
-    require(len(rows) == PAGE + 1, "old text query")
-    return len(rows)
-
-
-def new_text_runs(target: Target) -> int:
-    """The same page from :class:`Listing` (``diagnosis_run_text`` in key order)."""
-    page = Listing(target.database).runs(RunFilter(text="cold cache"), PAGE)
-    require(len(page.rows) == PAGE and page.next_cursor is not None, "new text query")
-    return len(page.rows)
 
 
 def old_session_runs(target: Target) -> int:
@@ -471,14 +424,15 @@ def trace_figures(target: Target, steps: int) -> dict[str, float]:
         return call
 
     def whole() -> int:
-        found = target.app.extensions["diagnosis"].records.trace(
-            "sess-long", "run-long", raw_json=True
-        )
+        found = target.app.extensions["diagnosis"].records.trace("sess-long", "run-long")
         head = Trace.model_validate(
-            {"session": found.session, "run": found.run, "steps": [], "tool_invocations": []}
-        ).model_dump(by_alias=True)
-        head["steps"] = dump_rows(Step, found.steps, raw=orjson.Fragment)
-        head["toolInvocations"] = dump_rows(Invocation, found.invocations, raw=orjson.Fragment)
+            {
+                "session": found.session,
+                "run": found.run,
+                "steps": found.steps,
+                "tool_invocations": found.invocations,
+            }
+        ).model_dump(mode="json", by_alias=True)
         return len(orjson.dumps({"code": 200, "message": "success", "data": head}))
 
     figures: dict[str, float] = {}

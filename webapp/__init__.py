@@ -1,4 +1,4 @@
-"""The Flask application wiring real adapters to the diagnosis workflow (SPEC sections 6-10).
+"""The Flask application wiring real adapters to the diagnosis workflow.
 
 ``create_app(config=None, services=None)``: ``config`` overrides settings read from the
 environment (field names, e.g. ``{"database_url": "sqlite:///..."}``); ``services`` replaces the

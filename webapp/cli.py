@@ -13,7 +13,7 @@ from flask import Flask, current_app
 
 from diagnosis_graph.workflow.trace import route_edges
 
-from .cli_lists import register_list_commands
+from .cli_lists import register_list_commands, short
 from .container import Services
 from .demo.snapshot import write_snapshot
 from .persistence.records import NotFound
@@ -34,12 +34,6 @@ from .telemetry.port import TelemetryError
 def _services() -> Services:
     found: Services = current_app.extensions["diagnosis"]
     return found
-
-
-def _short(value: Any, width: int = 160) -> str:
-    text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
-    text = " ".join(text.split())
-    return text if len(text) <= width else text[: width - 1] + "…"
 
 
 def register_cli(app: Flask) -> None:
@@ -255,7 +249,7 @@ def trace_lines(
         lines.append(
             f"  {invocation['invocation_id']} {invocation['tool_name']} "
             f"{invocation['status']} {invocation['duration_ms']} ms "
-            f"{_short(invocation['arguments'], 120)}"
+            f"{short(invocation['arguments'], 120)}"
         )
         if invocation["error_message"]:
             lines.append(f"      error: {invocation['error_message']}")
@@ -263,7 +257,7 @@ def trace_lines(
             mark = "cited" if ref.get("cited") else "verified"
             lines.append(
                 f"      {ref['evidence_id']} ({mark}) {ref['raw_path']}: "
-                f"{_short(ref['evidence_excerpt'], 120)}"
+                f"{short(ref['evidence_excerpt'], 120)}"
             )
     if run["answer"]:
         lines += ["", "answer:", run["answer"]]

@@ -7,6 +7,7 @@ UTC and say so. A page that has more ends with the ``--cursor`` of the next one.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 from datetime import datetime, timezone
 from typing import Any
@@ -39,8 +40,10 @@ def utc(moment: datetime | str | None) -> str:
     return moment.strftime("%Y-%m-%d %H:%M:%S UTC")
 
 
-def _short(text: str | None, width: int = QUESTION_WIDTH) -> str:
-    line = " ".join((text or "").split())
+def short(value: Any, width: int = QUESTION_WIDTH) -> str:
+    """``value`` on one line, cut to ``width`` characters (other than text: as JSON)."""
+    text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
+    line = " ".join(text.split()) if value is not None else ""
     return line if len(line) <= width else line[: width - 1] + "…"
 
 
@@ -91,7 +94,7 @@ def register_list_commands(app: Flask) -> None:
             mark = " degraded" if row["degraded"] else ""
             click.echo(
                 f"{utc(row['started_at'])}  {row['status']:<7} {row['flow']:<7} "
-                f"{row['run_id']}  {row['session_id']}  {_short(row['question'])}{mark}"
+                f"{row['run_id']}  {row['session_id']}  {short(row['question'])}{mark}"
             )
         _next(page)
 
@@ -107,7 +110,7 @@ def register_list_commands(app: Flask) -> None:
         for row in page.rows:
             click.echo(
                 f"{utc(row['created_at'])}  {row['run_id']}  {row['session_id']}  "
-                f"{_short(row['question'])}"
+                f"{short(row['question'])}"
             )
         _next(page)
 

@@ -63,7 +63,7 @@ class DiagnosisResult:
 
     @property
     def orchestration_trace(self) -> dict[str, Any]:
-        """The route the graph took (SPEC section 2)."""
+        """The route the graph took."""
         return self.run.orchestration_trace
 
 
@@ -157,7 +157,7 @@ class Diagnoser:
                     self.tracker.clear(f"{session_id}:{run_id}")
             # inside the run: the invocations come from its journal, not from the database
             evaluation = self._evaluate(run, run_id)
-            # SPEC 5a: the question's window, recorded on the run and shown with the answer:
+            # The question's window, recorded on the run and shown with the answer:
             # the one the planner worked with (a follow-up keeps the previous turn's), else
             # read here.
             planned = (evaluation.get("understanding") or {}).get("window")

@@ -1,4 +1,4 @@
-"""The diagnosis workflow built on the engine: topology, routing and trace (SPEC section 2)."""
+"""The diagnosis workflow built on the engine: topology, routing and trace."""
 
 from __future__ import annotations
 

@@ -26,11 +26,11 @@ of a no-conclusion answer is not shown at all.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 
 from . import contracts as c
 from . import grounding
-from .gatekeeper import TELEMETRY, ContextCache, check_binding
+from .gatekeeper import TELEMETRY, check_binding
 from .outcomes import Verdict
 from .ports import InvocationRecord
 from .prose import sentences
@@ -68,31 +68,15 @@ def content_words(text: str) -> list[str]:
 
 
 def evidence_contexts(
-    evidence: Sequence[EvidenceItem],
-    records: Callable[[], Sequence[InvocationRecord]],
-    cache: ContextCache | None = None,
-    run_id: str = "",
+    evidence: Sequence[EvidenceItem], records: Sequence[InvocationRecord]
 ) -> dict[str, grounding.Context]:
-    """The grounding context of every verified evidence item of ``run_id``.
-
-    Contexts the gatekeeper left in ``cache`` are reused; the run's records are read only for
-    the others.
-    """
+    """The grounding context of every verified evidence item, from ``records``."""
+    by_id = {r.invocation_id: r for r in records}
     contexts: dict[str, grounding.Context] = {}
-    missing: list[EvidenceItem] = []
     for item in evidence:
-        key = (run_id, item["source_invocation_id"], item["raw_path"])
-        hit = cache.get(key) if cache is not None else None
-        if hit is not None and hit.context is not None:
-            contexts[item["evidence_id"]] = hit.context
-        else:
-            missing.append(item)
-    if missing:
-        by_id = {r.invocation_id: r for r in records()}
-        for item in missing:
-            checked = check_binding(item, by_id, cache)
-            if checked.context is not None:
-                contexts[item["evidence_id"]] = checked.context
+        checked = check_binding(item, by_id)
+        if checked.context is not None:
+            contexts[item["evidence_id"]] = checked.context
     return contexts
 
 

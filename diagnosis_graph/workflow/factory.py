@@ -1,4 +1,4 @@
-"""Build the diagnosis graph from its ports and run it with the SPEC's configuration."""
+"""Build the diagnosis graph from its ports and run it with the workflow's configuration."""
 
 from __future__ import annotations
 

@@ -21,7 +21,6 @@ import json
 import unicodedata
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from functools import lru_cache
 from typing import Any
 
 from . import grounding
@@ -74,7 +73,6 @@ TELEMETRY: Role = "telemetry"
 REFERENCE: Role = "reference"
 
 
-@lru_cache(maxsize=8192)  # the same leaves are matched by several bindings and rounds
 def normalise(text: str) -> str:
     """Unicode NFC, every run of whitespace one space, the ends stripped."""
     return " ".join(unicodedata.normalize("NFC", text).split())
@@ -122,40 +120,10 @@ class Checked:
     instruction_like: bool = False
 
 
-#: Contexts already computed, by ``(run_id, invocation_id, raw_path)`` (a run's outputs never
-#: change once recorded); shared by the gatekeeper and the composer's checks of one run.
-ContextCache = dict[tuple[str, str, str], "Checked"]
-CONTEXT_CACHE_LIMIT = 4096
-
-
 def check_binding(
-    binding: Mapping[str, Any],
-    invocations: Mapping[str, InvocationRecord],
-    cache: ContextCache | None = None,
+    binding: Mapping[str, Any], invocations: Mapping[str, InvocationRecord]
 ) -> Checked:
     """Run every check on one binding, in the order of :data:`REASON_CODES`."""
-    record = invocations.get(str(binding.get("source_invocation_id", "")))
-    if record is None or cache is None:
-        return _check(binding, invocations)
-    key = (record.run_id, record.invocation_id, str(binding.get("raw_path", "")))
-    located = cache.get(key)
-    if located is None:
-        if len(cache) >= CONTEXT_CACHE_LIMIT:
-            cache.clear()
-        located = cache[key] = _check({**binding, "evidence_excerpt": None}, invocations)
-    if located.reason not in (None, EXCERPT_EMPTY):
-        return located
-    try:
-        value = locate(record.raw_output, str(binding.get("raw_path", "")))[0]
-    except LookupError:  # pragma: no cover - located above
-        return Checked(RAW_PATH_NOT_FOUND)
-    reason = match_excerpt(value, str(binding.get("evidence_excerpt") or ""))
-    if reason:
-        return Checked(reason)
-    return Checked(None, located.context, located.origin, located.instruction_like)
-
-
-def _check(binding: Mapping[str, Any], invocations: Mapping[str, InvocationRecord]) -> Checked:
     record = invocations.get(str(binding.get("source_invocation_id", "")))
     if record is None:
         return Checked(INVOCATION_NOT_FOUND)
@@ -197,15 +165,12 @@ def run_gatekeeper(
     *,
     roles: Mapping[str, str] | None = None,
     rules: GroundingRules | None = None,
-    cache: ContextCache | None = None,
 ) -> GatekeeperResult:
     """Check every binding and ground every claim of ``executor_output`` against ``records``.
 
     ``roles`` maps tool names to ``telemetry`` / ``reference`` (an undeclared tool is
     reference: it can never back a conclusion). A claim with no binding counts as unverified.
-    ``cache`` (optional) keeps binding contexts for later checks of the same run.
     """
-    cache = {} if cache is None else cache
     invocations = {r.invocation_id: r for r in records if r.run_id == run_id}
     rules = rules or GroundingRules()
     claims_out: list[ClaimResult] = []
@@ -215,7 +180,7 @@ def run_gatekeeper(
         bindings_out: list[BindingResult] = []
         contexts: list[grounding.Context] = []
         for binding in claim.get("bindings") or []:
-            checked = check_binding(binding, invocations, cache)
+            checked = check_binding(binding, invocations)
             record = invocations.get(str(binding.get("source_invocation_id", "")))
             if checked.reason:
                 reasons[checked.reason] = reasons.get(checked.reason, 0) + 1

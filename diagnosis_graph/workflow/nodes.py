@@ -17,7 +17,7 @@ from ..config import RunConfig
 from . import contracts as c
 from .composition import AnswerRules, evidence_contexts
 from .fallback import fallback_answer
-from .gatekeeper import ContextCache, GroundingRules, run_gatekeeper
+from .gatekeeper import GroundingRules, run_gatekeeper
 from .limits import failed_reads, read_services
 from .outcomes import Outcome, StepResult, lower_verdict
 from .ports import AgentCall, DiagnosisPorts, InvocationRecord
@@ -50,9 +50,6 @@ class DiagnosisNodes:
 
     def __init__(self, ports: DiagnosisPorts) -> None:
         self.ports = ports
-        # Binding contexts by (run, invocation, path): computed once by the gatekeeper, reused
-        # by the composer's grounding checks (bounded; outputs never change once recorded).
-        self.contexts: ContextCache = {}
 
     def nodes(self) -> dict[str, Any]:
         """The eight workflow nodes by name."""
@@ -218,9 +215,8 @@ class DiagnosisNodes:
         output, failed = self._agent("composer", c.COMPOSER_OUTPUT, payload, state, config)
         if failed:
             return failed
-        run_id = run_id_of(config)
-        records = self.ports.invocations.invocations_for_run(run_id)
-        contexts = evidence_contexts(evidence, lambda: records, self.contexts, run_id)
+        records = self.ports.invocations.invocations_for_run(run_id_of(config))
+        contexts = evidence_contexts(evidence, records)
         rules = AnswerRules(
             evidence,
             contexts,
@@ -271,7 +267,6 @@ class DiagnosisNodes:
             run_id,
             roles=self.ports.tool_roles(),
             rules=rules,
-            cache=self.contexts,
         )
         return StepResult(Outcome.COMPLETED, {"gatekeeper_result": result})
 

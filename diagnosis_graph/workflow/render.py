@@ -1,7 +1,7 @@
 """The one product renderer: the answer Markdown a user reads, from validated structures only.
 
 Used for the composer's answer, for the fallback, and by any flow that shows a diagnosis. The
-model's own Markdown is never shown (SPEC section 3). Every piece of model- or tool-written text
+model's own Markdown is never shown. Every piece of model- or tool-written text
 goes through :func:`safe_text`: citation markers the model wrote are dropped (citations are
 rendered from the validated ``evidence_ids``), Markdown images and links become plain text
 (``alt (http://...)``; non-http(s) targets are dropped), HTML is escaped as entities, Markdown

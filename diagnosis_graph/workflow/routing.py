@@ -1,4 +1,4 @@
-"""Routing of the diagnosis workflow: the table of SPEC section 2 as pure functions.
+"""Routing of the diagnosis workflow: the routing table as pure functions.
 
 Each ``decide_after_<node>(state, outcome)`` is a pure function of the state *after* the node's
 update and the node's outcome; it returns a :class:`Decision`: the reason code of the edge to
@@ -97,7 +97,7 @@ def effective_verdict(state: State) -> Verdict:
 
 
 def evidence_retry_allowed(state: State) -> bool:
-    """True when all four conditions of an evidence retry hold (SPEC section 2)."""
+    """True when all four conditions of an evidence retry hold."""
     gatekeeper: GatekeeperResult | None = state.get("gatekeeper_result")
     verifier: VerifierOutputState | None = state.get("verifier_output")
     return (

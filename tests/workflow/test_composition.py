@@ -306,7 +306,7 @@ def test_each_rule_reports_why_the_answer_is_invalid(answer: dict[str, Any], exp
     store.add("inv-kb", RUNBOOK, tool="lookup_knowledge")
     rules = AnswerRules(
         evidence,
-        evidence_contexts(evidence, lambda: store.records),
+        evidence_contexts(evidence, store.records),
         result.state["verified_executor_output"]["claims"],
         catalog=SERVICES,
     )

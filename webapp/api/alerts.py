@@ -1,4 +1,4 @@
-"""Alertmanager's webhook receiver and the list of received alerts (SPEC section 8).
+"""Alertmanager's webhook receiver and the list of received alerts.
 
 ``POST /api/alerts/alertmanager`` is authenticated by its own bearer token
 (``ALERT_WEBHOOK_TOKEN``; without one the receiver is disabled, 503), not by ``API_KEY``, so
@@ -10,7 +10,7 @@ from __future__ import annotations
 import hmac
 from collections.abc import Callable
 
-from flask import Blueprint, Response, request
+from flask import Blueprint, request
 from flask.typing import ResponseReturnValue
 
 from ..execution.jobs import AIOPS, RunJob
@@ -19,7 +19,7 @@ from .context import services
 from .contract import operation
 from .errors import ApiError, envelope
 from .models import AlertQuery
-from .responses import AlertList, Investigation, WebhookReceipt, json_envelope
+from .responses import AlertList, Investigation, WebhookReceipt
 
 bp = Blueprint("alerts", __name__, url_prefix="/api")
 
@@ -82,21 +82,19 @@ def alertmanager(body: WebhookPayload) -> ResponseReturnValue:
 
 @bp.get("/alerts")
 @operation(query=AlertQuery, response=AlertList)
-def alerts(query: AlertQuery) -> Response:
+def alerts(query: AlertQuery) -> AlertList:
     """Received alerts with their investigation runs, most recently updated first.
 
     Keyset pages: pass ``nextCursor`` back as ``cursor`` (null on the last page); ``offset``
     without a cursor still pages by position. No total is counted.
     """
     page = _inbox().page(query.state, query.limit, query.cursor, query.offset)
-    # The rows are the app's own, already in the response's shape: encoded as they are
-    # (the OpenAPI document still shows AlertList).
-    return json_envelope(
+    return AlertList.model_validate(
         {
             "alerts": page.rows,
             "limit": query.limit,
             "offset": query.offset,
-            "nextCursor": page.next_cursor,
+            "next_cursor": page.next_cursor,
         }
     )
 

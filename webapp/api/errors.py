@@ -1,4 +1,4 @@
-"""Every exception mapped to the JSON envelope of SPEC section 8, in one place.
+"""Every exception mapped to the API's JSON envelope, in one place.
 
 ``{"code": <HTTP status>, "message": <readable text>, "data": null}``. Bad input is a 4xx with a
 clear message; a database that is down is 503; only a genuine bug is a 500 (and it is logged).

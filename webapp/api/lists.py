@@ -1,26 +1,21 @@
-"""Runs and sessions from the server: filtered, keyset-paged lists (issue 14, SPEC section 8).
-
-Rows are the app's own, so they are serialised by their response model's plan
-(:func:`~webapp.api.responses.dump_rows`) without per-value validation; the OpenAPI document
-still shows ``RunPage`` and ``SessionPage``.
-"""
+"""Runs and sessions from the server: filtered, keyset-paged lists."""
 
 from __future__ import annotations
 
-from flask import Blueprint, Response
+from flask import Blueprint
 
 from ..services.reads import RunFilter, SessionFilter
 from .context import services
 from .contract import operation
 from .models import RunsQuery, SessionsQuery
-from .responses import RunPage, RunSummary, SessionPage, SessionSummary, dump_rows, json_envelope
+from .responses import RunPage, SessionPage
 
 bp = Blueprint("lists", __name__, url_prefix="/api")
 
 
 @bp.get("/runs")
 @operation(query=RunsQuery, response=RunPage)
-def runs(query: RunsQuery) -> Response:
+def runs(query: RunsQuery) -> RunPage:
     """Runs of every session, newest first (by ``startedAt``, then ``runId``).
 
     Filters: ``text`` (in the question or the answer, case-insensitive), ``service`` (named by
@@ -41,13 +36,14 @@ def runs(query: RunsQuery) -> Response:
     )
     listing = services().listing
     page = listing.runs(filters, query.limit, query.cursor)
-    runs = dump_rows(RunSummary, page.rows)
-    return json_envelope({"runs": runs, "nextCursor": page.next_cursor, "limit": query.limit})
+    return RunPage.model_validate(
+        {"runs": page.rows, "next_cursor": page.next_cursor, "limit": query.limit}
+    )
 
 
 @bp.get("/sessions")
 @operation(query=SessionsQuery, response=SessionPage)
-def sessions(query: SessionsQuery) -> Response:
+def sessions(query: SessionsQuery) -> SessionPage:
     """Sessions by last activity, newest first, with their number of runs.
 
     Filters: ``text`` (in the title), ``since``/``until`` (on ``updatedAt``).
@@ -55,5 +51,6 @@ def sessions(query: SessionsQuery) -> Response:
     filters = SessionFilter(text=query.text, since=query.since, until=query.until)
     listing = services().listing
     page = listing.sessions(filters, query.limit, query.cursor)
-    rows = dump_rows(SessionSummary, page.rows)
-    return json_envelope({"sessions": rows, "nextCursor": page.next_cursor, "limit": query.limit})
+    return SessionPage.model_validate(
+        {"sessions": page.rows, "next_cursor": page.next_cursor, "limit": query.limit}
+    )

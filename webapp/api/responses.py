@@ -3,19 +3,15 @@
 Views build these from store rows (snake_case dicts, validated by field name) and the contract
 serialises them by alias; the OpenAPI document shows the same models. Stored JSON documents
 (``selfEvaluation``, ``orchestrationTrace``, a step's model input, a tool's raw output) are
-``JsonValue`` fields: any JSON, passed through untouched (the trace API hands in raw stored
+``JsonValue`` fields: any JSON, passed through untouched (the streamed trace hands in raw stored
 text as orjson fragments so megabytes are not decoded only to be encoded again).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
 from datetime import datetime
-from functools import cache
-from typing import Annotated, Any, Literal, cast
+from typing import Annotated, Any, Literal
 
-import orjson
-from flask import Response
 from pydantic import (
     BaseModel,
     BeforeValidator,
@@ -423,83 +419,3 @@ class Readiness(ResponseModel):
     telemetry: list[dict[str, Any]]
     #: The model endpoint's probed capabilities and last call (absent for the offline model).
     llm_capabilities: dict[str, Any] | None = None
-
-
-@cache
-def _plan(model: type[ResponseModel]) -> list[tuple[str, str, Callable[[Any], Any] | None]]:
-    """``(row key, output name, converter)`` per field of ``model``, from its declaration."""
-    plan = []
-    for name, info in model.model_fields.items():
-        explicit = isinstance(info.validation_alias, str) and info.validation_alias != info.alias
-        source = str(info.validation_alias) if explicit else name
-        convert: Callable[[Any], Any] | None = None
-        derived = [m.func for m in info.metadata if isinstance(m, BeforeValidator)]
-        if derived:  # a field read from another one (the headline from the answer)
-            convert = cast(Callable[[Any], Any], derived[0])
-        elif info.annotation in (datetime, datetime | None):
-            convert = iso
-        elif info.annotation is bool:
-            convert = bool
-        plan.append((source, info.alias or name, convert))
-    return plan
-
-
-def dump_rows(
-    model: type[ResponseModel],
-    rows: Iterable[dict[str, Any]],
-    raw: Callable[[Any], Any] | None = None,
-) -> list[dict[str, Any]]:
-    """Rows of our own tables serialised as ``model`` would, without per-value validation.
-
-    The trace's hot path (thousands of steps and invocations): the field set, the camelCase
-    names and the timestamp format are the model's; only pydantic's per-value work is skipped,
-    for rows the app wrote itself. ``raw`` wraps the ``JsonValue`` fields (the trace passes
-    their stored text through as orjson fragments).
-    """
-    plan = [
-        (key, out, raw if raw is not None and _is_json(model, key) else convert)
-        for key, out, convert in _plan(model)
-    ]
-    return [
-        {out: (convert(row[key]) if convert else row[key]) for key, out, convert in plan}
-        for row in rows
-    ]
-
-
-def _is_json(model: type[ResponseModel], key: str) -> bool:
-    """True for a ``JsonValue`` field (any JSON, documented as ``{}``)."""
-    info = model.model_fields.get(key)
-    if info is None or info.annotation is not Any:
-        return False
-    return any(getattr(item, "json_schema", None) == {} for item in info.metadata)
-
-
-def stamp(value: datetime | str | None) -> str | None:
-    """:func:`iso` of a timestamp as a driver returns it: a datetime, or SQLite's text."""
-    return iso(datetime.fromisoformat(value) if isinstance(value, str) else value)
-
-
-def dump_raw_rows(
-    model: type[ResponseModel], names: list[str], rows: Iterable[tuple[Any, ...]]
-) -> list[dict[str, Any]]:
-    """Raw driver rows (values in ``names`` order) serialised as :func:`dump_rows` would with
-    ``raw=orjson.Fragment``: the streamed trace's path, which skips the ORM's per-value work.
-    ``JsonValue`` fields must hold JSON text; timestamps may be datetimes or SQLite text."""
-    plan: list[tuple[int, str, Callable[[Any], Any] | None]] = []
-    for key, out, convert in _plan(model):
-        if convert is iso:
-            convert = stamp
-        elif _is_json(model, key):
-            convert = orjson.Fragment
-        plan.append((names.index(key), out, convert))
-    return [
-        {out: (convert(row[at]) if convert else row[at]) for at, out, convert in plan}
-        for row in rows
-    ]
-
-
-def json_envelope(data: dict[str, Any]) -> Response:
-    """The success envelope of ``data`` (already camelCase, e.g. from :func:`dump_rows`),
-    encoded by orjson: the list and trace endpoints' path."""
-    body = {"code": 200, "message": "success", "data": data}
-    return Response(orjson.dumps(body), mimetype="application/json")

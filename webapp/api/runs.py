@@ -14,7 +14,15 @@ from diagnosis_graph.workflow.aiops import AIOPS_TRACE_VERSION, aiops_mermaid
 from diagnosis_graph.workflow.trace import route_edges
 
 from ..services.evidence_view import evidence_view
-from ..services.reads import InputForm, Listing, Page, RunFilter, invocation_columns, step_columns
+from ..services.reads import (
+    Columns,
+    InputForm,
+    Listing,
+    Page,
+    RunFilter,
+    invocation_columns,
+    step_columns,
+)
 from .context import services
 from .contract import operation
 from .errors import NotFound
@@ -42,9 +50,6 @@ from .responses import (
     Step,
     StepPage,
     Trace,
-    dump_raw_rows,
-    dump_rows,
-    json_envelope,
 )
 
 bp = Blueprint("runs", __name__, url_prefix="/api")
@@ -104,51 +109,76 @@ def _trace_body(
 
 
 def _json_rows(
-    model: type[ResponseModel], names: list[str], batches: Iterator[list[tuple[Any, ...]]]
+    model: type[ResponseModel], columns: Columns, batches: Iterator[list[tuple[Any, ...]]]
 ) -> Iterator[bytes]:
-    """Batches of raw rows as comma-separated JSON objects, one chunk per batch (and the comma
-    its own chunk: a batch is megabytes, not copied once more to prepend one byte)."""
+    """Batches of raw rows with ``columns`` as comma-separated JSON objects of ``model``, one
+    chunk per batch (and the comma its own chunk: a batch is megabytes, not copied once more to
+    prepend one byte). Stored JSON text goes in as is, as orjson fragments."""
+    names, documents = columns
     for number, batch in enumerate(batches):
         if number:
             yield b","
-        yield orjson.dumps(dump_raw_rows(model, names, batch))[1:-1]
+        rows = [
+            model.model_validate(
+                {
+                    n: orjson.Fragment(v) if n in documents else v
+                    for n, v in zip(names, row, strict=True)
+                }
+            ).model_dump(by_alias=True)
+            for row in batch
+        ]
+        yield orjson.dumps(rows)[1:-1]
 
 
 @bp.get("/diagnosis/<session_id>/runs/<run_id>/steps")
 @operation(query=StepPageQuery, response=StepPage, errors=(404,))
-def steps(session_id: str, run_id: str, query: StepPageQuery) -> Response:
+def steps(session_id: str, run_id: str, query: StepPageQuery) -> StepPage:
     """A page of the run's steps in ``stepIndex`` order; ``nextCursor`` leads to the next.
 
     ``inputs`` as for the trace: ``stored`` sends each model input as stored (a page never
     reads steps before it), ``full`` rebuilds it, ``none`` sends null without reading it.
     """
     listing = _run_listing(session_id, run_id)
-    page = listing.steps(run_id, query.limit, query.cursor, raw_json=True, inputs=query.inputs)
-    return _trace_page(run_id, "steps", Step, page, query.limit)
+    page = listing.steps(run_id, query.limit, query.cursor, inputs=query.inputs)
+    return StepPage.model_validate(
+        {
+            "run_id": run_id,
+            "steps": page.rows,
+            "next_cursor": page.next_cursor,
+            "limit": query.limit,
+        }
+    )
 
 
 @bp.get("/diagnosis/<session_id>/runs/<run_id>/steps/<int:step_index>")
 @operation(query=StepQuery, response=Step, errors=(404,))
-def step(session_id: str, run_id: str, step_index: int, query: StepQuery) -> Response:
+def step(session_id: str, run_id: str, step_index: int, query: StepQuery) -> Step:
     """One step of the run, by ``stepIndex``, its model input in full (default) or as stored.
 
     What the trace viewer reads when a step of a trace listed with ``inputs=none`` is opened:
     rebuilding a continuing step reads only the steps its ``continues`` links lead back to.
     """
     listing = _run_listing(session_id, run_id)
-    row = listing.step(run_id, step_index, raw_json=True, inputs=query.inputs)
+    row = listing.step(run_id, step_index, inputs=query.inputs)
     if row is None:
         raise NotFound(f"run {run_id} has no step {step_index}")
-    return json_envelope(dump_rows(Step, [row], raw=orjson.Fragment)[0])
+    return Step.model_validate(row)
 
 
 @bp.get("/diagnosis/<session_id>/runs/<run_id>/invocations")
 @operation(query=TracePageQuery, response=InvocationPage, errors=(404,))
-def invocations(session_id: str, run_id: str, query: TracePageQuery) -> Response:
+def invocations(session_id: str, run_id: str, query: TracePageQuery) -> InvocationPage:
     """A page of the run's tool invocations in creation order."""
     listing = _run_listing(session_id, run_id)
-    page = listing.invocations(run_id, query.limit, query.cursor, raw_json=True)
-    return _trace_page(run_id, "toolInvocations", Invocation, page, query.limit)
+    page = listing.invocations(run_id, query.limit, query.cursor)
+    return InvocationPage.model_validate(
+        {
+            "run_id": run_id,
+            "tool_invocations": page.rows,
+            "next_cursor": page.next_cursor,
+            "limit": query.limit,
+        }
+    )
 
 
 def _run_listing(session_id: str, run_id: str) -> Listing:
@@ -156,16 +186,6 @@ def _run_listing(session_id: str, run_id: str) -> Listing:
     found = services()
     found.records.run(session_id, run_id)
     return found.listing
-
-
-def _trace_page(
-    run_id: str, key: str, model: type[ResponseModel], page: Page, limit: int
-) -> Response:
-    """One page of the run's steps or invocations, stored JSON spliced in as text."""
-    rows = dump_rows(model, page.rows, raw=orjson.Fragment)
-    return json_envelope(
-        {"runId": run_id, key: rows, "nextCursor": page.next_cursor, "limit": limit}
-    )
 
 
 @bp.get("/diagnosis/<session_id>/evidence")
@@ -223,7 +243,7 @@ def _route(edges: list[tuple[str, str]]) -> list[str]:
 
 @bp.get("/diagnosis/<session_id>/runs")
 @operation(query=SessionRunsQuery, response=RunList, errors=(404,))
-def runs(session_id: str, query: SessionRunsQuery) -> Response:
+def runs(session_id: str, query: SessionRunsQuery) -> RunList:
     """The session's runs, newest first: keyset pages by ``cursor`` (``nextCursor``), or by
     ``offset`` as before."""
     found = services()
@@ -235,13 +255,13 @@ def runs(session_id: str, query: SessionRunsQuery) -> Response:
         page = Page(rows, None)
     else:
         page = listing.runs(filters, query.limit, query.cursor)
-    return json_envelope(
+    return RunList.model_validate(
         {
-            "sessionId": session_id,
-            "runs": dump_rows(RunSummary, page.rows),
+            "session_id": session_id,
+            "runs": page.rows,
             "limit": query.limit,
             "offset": query.offset,
-            "nextCursor": page.next_cursor,
+            "next_cursor": page.next_cursor,
         }
     )
 

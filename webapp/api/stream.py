@@ -1,4 +1,4 @@
-"""Server-sent events: the chat and AIOps runs streamed as they happen (SPEC section 8).
+"""Server-sent events: the chat and AIOps runs streamed as they happen.
 
 Event ``message`` frames with data ``{"type", "data"}``, each with an ``id``: ``metadata`` first
 (``sessionId``, ``runId``, ``flow``), one ``progress`` per node execution, ``content`` chunks of

@@ -70,26 +70,21 @@ def body_text(exc: BaseException) -> str:
     return f"{exc.message} {exc.body!s}"
 
 
-def is_format_rejection(exc: BaseException) -> bool:
-    """True when the server rejected the request for its ``response_format`` (module doc)."""
-    if not isinstance(exc, openai.APIStatusError):
-        return False
-    status = exc.status_code
-    if status < 400 or status in _NOT_FORMAT:
-        return False
-    text = body_text(exc).lower()
-    if status >= 500:
-        return "response_format" in text
-    return any(word in text for word in _FORMAT_WORDS_4XX)
-
-
-def names_field(exc: BaseException, field: str) -> bool:
-    """True for a 4xx/5xx (not auth, not rate limiting) whose body names ``field``."""
+def names_field(exc: BaseException, *fields: str) -> bool:
+    """True for a 4xx/5xx (not auth, not rate limiting) whose body names one of ``fields``."""
     if not isinstance(exc, openai.APIStatusError):
         return False
     if exc.status_code < 400 or exc.status_code in _NOT_FORMAT:
         return False
-    return field in body_text(exc).lower()
+    text = body_text(exc).lower()
+    return any(field in text for field in fields)
+
+
+def is_format_rejection(exc: BaseException) -> bool:
+    """True when the server rejected the request for its ``response_format`` (module doc)."""
+    if isinstance(exc, openai.APIStatusError) and exc.status_code >= 500:
+        return names_field(exc, "response_format")
+    return names_field(exc, *_FORMAT_WORDS_4XX)
 
 
 def is_retryable_transport(exc: BaseException) -> bool:

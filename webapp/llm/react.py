@@ -1,4 +1,4 @@
-"""Model calls wrapped by the step hook, and the bounded ReAct loop (SPEC section 4).
+"""Model calls wrapped by the step hook, and the bounded ReAct loop.
 
 Budgets: at most ``max_rounds`` model calls may request tools and at most ``max_tool_calls``
 tool calls run in one node execution; calls beyond the budget, unknown tools and arguments that

@@ -1,7 +1,7 @@
 """Everything a run leaves behind and reads back: models, database binding, run store, audit
 store, run records and session history.
 
-How a run writes (issue 12), and what is committed when:
+How a run writes, and what is committed when:
 
 * **Start** (the request): the session row (created or refreshed) and the PENDING run in one
   transaction (:meth:`.runs.RunStore.open_run`): one commit.
@@ -34,8 +34,4 @@ reaper in any process puts it back PENDING and enqueues it again; the worker tha
 resumes it after its checkpoint, its journal restored from its rows. Past ``RUN_MAX_RESUMES``
 the reaper fails it ``interrupted: ...`` with the partial trace saved so far
 (:meth:`.runs.RunStore.reap`): a run never stays RUNNING.
-
-On MySQL/MariaDB the sessions run with ``NO_BACKSLASH_ESCAPES`` (:data:`.db.MYSQL_INIT_COMMAND`):
-PyMySQL then escapes a parameter with one ``str.replace`` instead of ``str.translate``, the
-largest client-side cost of writing a step.
 """

@@ -1,6 +1,6 @@
-"""The audit port: agent steps and tool invocations of a run (seed 003 sections 5-6).
+"""The audit port: agent steps and tool invocations of a run.
 
-Written as the run goes, in few statements (issue 12): a step row when its model call returns
+Written as the run goes, in few statements: a step row when its model call returns
 (input and output in one INSERT; the input holds only the messages new since the agent's
 previous step, see :mod:`.step_inputs`); tool invocations are held in the run's journal and
 written in one multi-row INSERT at the end of each agent's execution (a node) and before the run

@@ -52,15 +52,6 @@ POOL = {"max_connections": 32, "stale_timeout": 300, "timeout": 30}
 # do on SQLite and PostgreSQL. DATETIME(3): millisecond timestamps, as on the other backends.
 MYSQL_TABLE_SETTINGS = ["ENGINE=InnoDB", "DEFAULT CHARSET=utf8mb4", "COLLATE=utf8mb4_bin"]
 MYSQL_FIELD_TYPES = {"DATETIME": "DATETIME(3)"}
-#: Run on every new MySQL/MariaDB connection: the session's SQL mode (strict modes kept) plus
-#: ``NO_BACKSLASH_ESCAPES``. PyMySQL inlines parameters as escaped literals; under the default
-#: mode it escapes a string with ``str.translate`` (1.5 ms for a 36 KB step's JSON, most of a
-#: step write's client time), under this mode with one ``str.replace`` of quotes (0.05 ms). It
-#: reads the mode from the server's status flags, so the escaping stays right either way; a
-#: ``DATABASE_URL`` with its own ``init_command`` keeps it (and the slower escaping).
-MYSQL_INIT_COMMAND = (
-    "SET SESSION sql_mode = CONCAT_WS(',', NULLIF(@@SESSION.sql_mode, ''), 'NO_BACKSLASH_ESCAPES')"
-)
 #: ``DATABASE_URL`` scheme -> the ``playhouse.db_url`` scheme of its pooled database class.
 #: SQLite too: closing the last connection of a WAL database checkpoints it (~5 ms a request).
 POOLED_SCHEMES = {
@@ -80,7 +71,6 @@ DEFAULT_OPTIONS: dict[str, dict[str, Any]] = {
     "mysql+pool": {
         "charset": "utf8mb4",
         "field_types": MYSQL_FIELD_TYPES,
-        "init_command": MYSQL_INIT_COMMAND,
     },
     "postgres+pool": {"field_types": {"LONGTEXT": "TEXT"}},
 }

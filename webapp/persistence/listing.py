@@ -311,48 +311,45 @@ class Listing:
         limit: int,
         cursor: str | None = None,
         *,
-        raw_json: bool = False,
         inputs: InputForm = "full",
     ) -> Page:
         """The run's steps in ``step_index`` order, from after the cursor, each model input in
         the ``inputs`` form."""
         after = decode_cursor("steps", cursor, int)[0] if cursor else None
-        query = self._step_query(run_id, raw_json, inputs)
+        query = self._step_query(run_id, inputs)
         if after is not None:
             query = query.where(AgentStep.step_index > after)
         with self.database.connection_context():
             rows = _dicts(query.order_by(AgentStep.step_index).limit(limit + 1))
             if inputs == "full":
-                self._full_inputs(run_id, rows, raw_json)
+                self._full_inputs(run_id, rows)
         return _page(rows, limit, "steps", "step_index")
 
     def step(
-        self, run_id: str, step_index: int, *, raw_json: bool = False, inputs: InputForm = "full"
+        self, run_id: str, step_index: int, *, inputs: InputForm = "full"
     ) -> dict[str, Any] | None:
         """One step of the run (None when it has none of that index): a trace listed with
         ``inputs="none"`` reads a step's input here when it is opened."""
-        query = self._step_query(run_id, raw_json, inputs).where(AgentStep.step_index == step_index)
+        query = self._step_query(run_id, inputs).where(AgentStep.step_index == step_index)
         with self.database.connection_context():
             rows = _dicts(query)
             if inputs == "full":
-                self._full_inputs(run_id, rows, raw_json)
+                self._full_inputs(run_id, rows)
         return rows[0] if rows else None
 
     @staticmethod
-    def _step_query(run_id: str, raw_json: bool, inputs: InputForm) -> Any:
+    def _step_query(run_id: str, inputs: InputForm) -> Any:
         skip = ("model_input",) if inputs == "none" else ()
-        columns = columns_of(AgentStep, raw_json, skip)
+        columns = columns_of(AgentStep, False, skip)
         return AgentStep.select(*columns).where(AgentStep.run_id == run_id)
 
-    def _full_inputs(self, run_id: str, rows: list[dict[str, Any]], raw_json: bool) -> None:
+    def _full_inputs(self, run_id: str, rows: list[dict[str, Any]]) -> None:
         """Rebuild the rows' inputs (consecutive steps, in order). When a row continues a step
         before the page, the run's earlier stored inputs are read first, in one query."""
         if not rows:
             return
         texts = [
-            row["model_input"]
-            if raw_json or row["model_input"] is None
-            else orjson.dumps(row["model_input"]).decode()
+            None if row["model_input"] is None else orjson.dumps(row["model_input"]).decode()
             for row in rows
         ]
         rebuilder = InputRebuilder()
@@ -371,15 +368,13 @@ class Listing:
                 rebuilder.full(agent, index, stored)
         for row, text in zip(rows, texts, strict=True):
             full = rebuilder.full(row["agent_name"], row["step_index"], text)
-            row["model_input"] = full if raw_json or full is None else orjson.loads(full)
+            row["model_input"] = None if full is None else orjson.loads(full)
 
-    def invocations(
-        self, run_id: str, limit: int, cursor: str | None = None, *, raw_json: bool = False
-    ) -> Page:
+    def invocations(self, run_id: str, limit: int, cursor: str | None = None) -> Page:
         """The run's tool invocations in creation order, from after the cursor."""
         after = decode_cursor("invocations", cursor, int)[0] if cursor else None
         with self.database.connection_context():
-            rows = self._invocation_rows(run_id, after, limit + 1, raw_json)
+            rows = self._invocation_rows(run_id, after, limit + 1)
         return _page(rows, limit, "invocations", "id")
 
     def stream_steps(
@@ -429,12 +424,8 @@ class Listing:
             after = rows[-1][at]
 
     @staticmethod
-    def _invocation_rows(
-        run_id: str, after: int | None, limit: int, raw: bool
-    ) -> list[dict[str, Any]]:
-        query = ToolInvocation.select(*columns_of(ToolInvocation, raw)).where(
-            ToolInvocation.run_id == run_id
-        )
+    def _invocation_rows(run_id: str, after: int | None, limit: int) -> list[dict[str, Any]]:
+        query = ToolInvocation.select().where(ToolInvocation.run_id == run_id)
         if after is not None:
             query = query.where(ToolInvocation.id > after)
         return _dicts(query.order_by(ToolInvocation.id).limit(limit))

@@ -15,7 +15,6 @@ from peewee import (
     AutoField,
     BooleanField,
     CharField,
-    CompositeKey,
     DatabaseProxy,
     DateTimeField,
     DoubleField,
@@ -150,28 +149,6 @@ class DiagnosisRun(BaseModel):
         )
 
 
-class RunText(BaseModel):
-    """The lower-cased question and answer of every run, in the runs list's order: what the
-    ``text`` filter of ``/api/runs`` scans (:mod:`webapp.persistence.listing`).
-
-    Written by the database, never by the app: triggers on ``diagnosis_run``
-    (:data:`webapp.persistence.schema.RUN_TEXT_TRIGGERS`) insert, update and delete its rows, with
-    the database's own ``LOWER``. Its primary key is the list order, so on InnoDB (and SQLite,
-    ``WITHOUT ROWID``) the rows are stored in that order: a text search reads these narrow rows
-    in sequence instead of looking up a wide ``diagnosis_run`` row per candidate.
-    """
-
-    id = None  # type: ignore[assignment]  # no surrogate key: the key is the list order
-    run_id = CharField(max_length=ID_LENGTH, unique=True)
-    started_at = DateTimeField()
-    question = TextField()
-    answer = LongTextField(null=True)
-
-    class Meta:
-        table_name = "diagnosis_run_text"
-        primary_key = CompositeKey("started_at", "run_id")
-
-
 class AgentStep(BaseModel):
     """One logical model call, written before the call and completed after it."""
 
@@ -191,7 +168,7 @@ class AgentStep(BaseModel):
     error = TextField(null=True)
     created_at = DateTimeField(default=utcnow)
     #: Last: tens of KB, it spills into SQLite overflow pages, which a read of any column
-    #: stored after it must walk (``db.LARGE_COLUMNS_LAST`` moves it in older databases).
+    #: stored after it must walk.
     model_input = JSONField(null=True)
 
     class Meta:
@@ -305,7 +282,6 @@ class AlertRun(BaseModel):
 MODELS: tuple[type[BaseModel], ...] = (
     ChatSession,
     DiagnosisRun,
-    RunText,
     AgentStep,
     ToolInvocation,
     RunCheckpoint,

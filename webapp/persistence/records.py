@@ -13,7 +13,7 @@ from typing import Any
 from peewee import Database, SqliteDatabase
 
 from .db import write_transaction
-from .listing import RUN_COLUMNS, columns_of
+from .listing import RUN_COLUMNS
 from .models import (
     AgentStep,
     CaseLibrary,
@@ -23,7 +23,7 @@ from .models import (
     utcnow,
 )
 from .runs import PENDING, RUNNING, SUCCESS
-from .step_inputs import InputRebuilder, rebuild_inputs
+from .step_inputs import rebuild_inputs
 
 USEFUL, NOT_USEFUL = "useful", "not_useful"
 FEEDBACK = (USEFUL, NOT_USEFUL)
@@ -50,19 +50,6 @@ class Trace:
 def _rows(query: Any) -> list[dict[str, Any]]:
     """Every row of ``query`` as a plain dict."""
     return list(query.dicts())
-
-
-def _full_inputs(steps: list[dict[str, Any]], raw_json: bool) -> None:
-    """Each step's full model input, rebuilt from the new messages each step stores (in
-    ``raw_json`` form only the continuing steps and the steps they continue are decoded)."""
-    if not raw_json:
-        rebuild_inputs(steps)
-        return
-    rebuilder = InputRebuilder()
-    for step in steps:
-        step["model_input"] = rebuilder.full(
-            step["agent_name"], step["step_index"], step["model_input"]
-        )
 
 
 def _first(query: Any) -> dict[str, Any] | None:
@@ -95,25 +82,18 @@ class RunRecords:
         """Session metadata, or None."""
         return _first(ChatSession.select().where(ChatSession.session_id == session_id))
 
-    def trace(self, session_id: str, run_id: str, *, raw_json: bool = False) -> Trace:
-        """The exact run's trace in four queries.
-
-        With ``raw_json`` the JSON columns of steps and invocations come back as the stored
-        JSON text (``"null"`` for NULL), unparsed: a caller that only re-serialises them (the
-        trace API) skips decoding and re-encoding megabytes of model inputs and tool outputs.
-        """
+    def trace(self, session_id: str, run_id: str) -> Trace:
+        """The exact run's trace in four queries, each step's model input in full."""
         run = self.run(session_id, run_id)
         steps = _rows(
-            AgentStep.select(*columns_of(AgentStep, raw_json))
-            .where(AgentStep.run_id == run_id)
-            .order_by(AgentStep.step_index)
+            AgentStep.select().where(AgentStep.run_id == run_id).order_by(AgentStep.step_index)
         )
         invocations = _rows(
-            ToolInvocation.select(*columns_of(ToolInvocation, raw_json))
+            ToolInvocation.select()
             .where(ToolInvocation.run_id == run_id)
             .order_by(ToolInvocation.id)
         )
-        _full_inputs(steps, raw_json)
+        rebuild_inputs(steps)
         return Trace(self.session(session_id), run, steps, invocations)
 
     def invocations(
@@ -122,7 +102,7 @@ class RunRecords:
         """The exact run and its tool invocations (JSON parsed), without its model steps."""
         run = self.run(session_id, run_id)
         invocations = _rows(
-            ToolInvocation.select(*columns_of(ToolInvocation, False))
+            ToolInvocation.select()
             .where(ToolInvocation.run_id == run_id)
             .order_by(ToolInvocation.id)
         )

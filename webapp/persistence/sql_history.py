@@ -1,6 +1,6 @@
 """Session history read from the SQL record of the session's runs (no Redis configured).
 
-Decision (issue 11 item 6): without ``REDIS_URL`` the history of a session is its runs in the
+Without ``REDIS_URL`` the history of a session is its runs in the
 database - each SUCCESS chat run gives its question and answer - so any number of web workers
 and Celery workers see the same history, and it survives restarts. Nothing extra is written:
 the run record already holds both turns (``append`` is a no-op). ``clear`` stamps

@@ -1,4 +1,4 @@
-"""The chat run lifecycle: the nine steps of seed 000 section 2.
+"""The chat run lifecycle in nine steps.
 
 1. resolve or create the session id; 2. ensure ``chat_session`` and create the run (PENDING,
 then RUNNING); 3-5. build the agents' context (session history) and execute the flow under the

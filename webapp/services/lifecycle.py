@@ -1,4 +1,4 @@
-"""The run lifecycle in order, for chat and AIOps runs alike (seed 000 section 2, steps 2-9).
+"""The run lifecycle in order, for chat and AIOps runs alike (steps 2-9 of a chat run).
 
 :meth:`RunLifecycle.execute`:
 

@@ -7,12 +7,15 @@ imports nothing of the persistence layer but the errors it maps to statuses.
 
 from __future__ import annotations
 
+from typing import Any
+
 from ..persistence.listing import InputForm, Listing, Page, RunFilter, SessionFilter, raw_columns
-from ..persistence.models import AgentStep, ToolInvocation
+from ..persistence.models import AgentStep, JSONField, ToolInvocation
 from ..persistence.runs import ACTIVE
 
 __all__ = [
     "ACTIVE",
+    "Columns",
     "InputForm",
     "Listing",
     "Page",
@@ -23,11 +26,20 @@ __all__ = [
 ]
 
 
-def step_columns() -> list[str]:
-    """The column names of the step rows ``Listing.stream_steps`` yields, in order."""
-    return raw_columns(AgentStep)
+#: A table's raw column names, in order, and those of them that hold stored JSON text.
+Columns = tuple[list[str], set[str]]
 
 
-def invocation_columns() -> list[str]:
-    """The column names of the invocation rows ``Listing.stream_invocations`` yields, in order."""
-    return raw_columns(ToolInvocation)
+def _columns(table: Any) -> Columns:
+    documents = {f.name for f in table._meta.sorted_fields if isinstance(f, JSONField)}
+    return raw_columns(table), documents
+
+
+def step_columns() -> Columns:
+    """The columns of the step rows ``Listing.stream_steps`` yields."""
+    return _columns(AgentStep)
+
+
+def invocation_columns() -> Columns:
+    """The columns of the invocation rows ``Listing.stream_invocations`` yields."""
+    return _columns(ToolInvocation)

@@ -1,4 +1,4 @@
-"""``mode=auto``: which flow a question takes (SPEC section 9).
+"""``mode=auto``: which flow a question takes.
 
 A question that asks "why", asks about a service's state or what to do about it now ("what is
 eating its CPU?", "should we roll it back?", "is it a memory leak?", "couriers can't log in",

@@ -1,4 +1,4 @@
-"""The analysis tools of SPEC section 5: ``detect_anomalies``, ``log_patterns`` and ``triage``.
+"""The analysis tools: ``detect_anomalies``, ``log_patterns`` and ``triage``.
 
 All read telemetry through the backend port only (``query_logs``, ``query_metrics``,
 ``metrics_by_service``, ``reference_time``), so they work on every backend, and all are

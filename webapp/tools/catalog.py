@@ -1,4 +1,4 @@
-"""The four tools of SPEC section 5, over a telemetry backend and the knowledge index."""
+"""The four telemetry and knowledge tools, over a telemetry backend and the knowledge index."""
 
 from __future__ import annotations
 

@@ -3,8 +3,7 @@
 Each chunk is titled with its heading path (``Database connection pool exhaustion >
 Diagnosis``); text without headings is split on blank-line paragraphs; chunks are at most about
 ``MAX_CHUNK_CHARS`` characters. Every step is linear in the document's size: text is gathered
-in lists and joined once (a document of 250,000 empty headings used to be rebuilt as one
-growing string per heading), and long lines are cut by position, not by re-slicing the rest.
+in lists and joined once, and long lines are cut by position, not by re-slicing the rest.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Runtime de-duplication of retrieved knowledge chunks (SPEC section 5, seed 003).
+"""Runtime de-duplication of retrieved knowledge chunks.
 
 Within one diagnosis a chunk the model has already read is not sent again in full: the tool
 returns a short stub naming its ``doc_id`` instead, which saves context and stops the model from

@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import hashlib
 import logging
-import queue
 import re
 import sqlite3
 import threading
@@ -62,11 +61,6 @@ BATCH_CHUNKS = 5000
 #: FTS5 merges this many index segments of one level at a time (its default: 4): fewer,
 #: larger merges make a large sync faster; scores do not depend on it.
 AUTOMERGE = 16
-#: Bytes of the index file a read connection maps into memory: pages are read in place, not
-#: copied into a page cache that SQLite empties whenever another connection writes.
-READ_MMAP_BYTES = 1 << 30
-#: Read connections kept open for reuse; a burst beyond this opens (and then closes) more.
-MAX_IDLE_READERS = 8
 MAX_TOP_K = 50
 MAX_QUERY_TOKENS = 32
 TITLE_WEIGHT, CONTENT_WEIGHT, CJK_WEIGHT = 5.0, 1.0, 1.0
@@ -202,8 +196,6 @@ class KnowledgeIndex:
         self._memory = self._path == ":memory:"
         self._busy_timeout = busy_timeout
         self._lock = threading.RLock()  # the write connection (and, in memory, every read)
-        self._idle: queue.SimpleQueue[sqlite3.Connection] = queue.SimpleQueue()
-        self._closed = False
         self._writer = self._open_writer()
 
     # --- connections ----------------------------------------------------------------------
@@ -255,15 +247,9 @@ class KnowledgeIndex:
         return conn
 
     def close(self) -> None:
-        """Close the write connection and the idle read connections."""
+        """Close the write connection."""
         with self._lock:
-            self._closed = True
             self._writer.close()
-            while True:
-                try:
-                    self._idle.get_nowait().close()
-                except queue.Empty:
-                    break
 
     @contextmanager
     def _write(self) -> Iterator[sqlite3.Connection]:
@@ -280,30 +266,20 @@ class KnowledgeIndex:
 
     @contextmanager
     def _read(self) -> Iterator[sqlite3.Connection]:
-        """A connection inside a read transaction: every statement sees one snapshot."""
+        """A new read-only connection inside a read transaction: every statement sees one
+        snapshot (in memory: the write connection)."""
         if self._memory:
             with self._lock:
                 yield self._writer
             return
+        conn = self._connect()
         try:
-            conn = self._idle.get_nowait()
-        except queue.Empty:
-            conn = self._connect()
             conn.execute("PRAGMA query_only = ON")
-            conn.execute(f"PRAGMA mmap_size = {READ_MMAP_BYTES}")
-        try:
             conn.execute("BEGIN")
-            try:
-                yield conn
-            finally:
-                conn.execute("COMMIT")
-        except BaseException:
+            yield conn
+            conn.execute("COMMIT")
+        finally:
             conn.close()
-            raise
-        if self._closed or self._idle.qsize() >= MAX_IDLE_READERS:
-            conn.close()
-        else:
-            self._idle.put(conn)
 
     # --- writes ---------------------------------------------------------------------------
 

@@ -40,7 +40,7 @@ class ToolOutput:
     raw_json: str | None = field(default=None, compare=False, repr=False)
 
 
-#: Source roles (SPEC section 3): telemetry says what happened; reference (runbooks, uploaded
+#: Source roles: telemetry says what happened; reference (runbooks, uploaded
 #: documents) says what to do - it backs recommendations, never a conclusion.
 TELEMETRY, REFERENCE = "telemetry", "reference"
 ROLES = (TELEMETRY, REFERENCE)

@@ -1,4 +1,4 @@
-"""AIOps on the engine: a supervisor StateGraph over per-alert investigations (SPEC section 9).
+"""AIOps on the engine: a supervisor StateGraph over per-alert investigations.
 
 ``load_alerts -> select_alerts -> investigate (once per alert) -> report``. Each alert is
 investigated by running the chat flow's compiled diagnosis graph as a nested graph, with a

@@ -1,4 +1,4 @@
-"""Build the AIOps supervisor graph from its ports and run it (SPEC section 9)."""
+"""Build the AIOps supervisor graph from its ports and run it."""
 
 from __future__ import annotations
 

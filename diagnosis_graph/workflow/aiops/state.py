@@ -1,4 +1,4 @@
-"""The AIOps supervisor graph's state schema, node names and bounds (SPEC section 9)."""
+"""The AIOps supervisor graph's state schema, node names and bounds."""
 
 from __future__ import annotations
 

@@ -11,7 +11,7 @@ from peewee import Database, SqliteDatabase
 from playhouse.pool import MaxConnectionsExceeded, PooledMySQLDatabase, PooledPostgresqlDatabase
 
 from tests.conftest import ScratchServers, close_database
-from webapp.persistence.db import MYSQL_INIT_COMMAND, DatabaseURLError, bind, open_database
+from webapp.persistence.db import DatabaseURLError, bind, open_database
 from webapp.persistence.models import MODELS, ChatSession
 from webapp.persistence.schema import create_schema, schema_exists
 
@@ -60,7 +60,6 @@ def test_open_database_reads_credentials_and_options_from_the_url() -> None:
         "password": "p@ss",
         "connect_timeout": 3,
         "charset": "utf8mb4",
-        "init_command": MYSQL_INIT_COMMAND,
     }
 
 

@@ -9,9 +9,10 @@ from typing import Any
 
 import pytest
 from peewee import Database
+from pydantic import TypeAdapter
 
 from tests.webapp.llm.fake_model import ScriptedModel, answer, calls
-from webapp.api.responses import iso, stamp
+from webapp.api.responses import Timestamp, iso
 from webapp.llm.react import Budget, run_react
 from webapp.llm.types import ChatResult, LLMError
 from webapp.persistence.context import run_scope
@@ -68,16 +69,15 @@ def records(database: Database) -> RunRecords:
     return RunRecords(database)
 
 
-@pytest.mark.parametrize("raw_json", [False, True])
 def test_the_trace_rebuilds_every_step_input_of_a_react_run(
-    audit: SqlAudit, records: RunRecords, database: Database, raw_json: bool
+    audit: SqlAudit, records: RunRecords, database: Database
 ) -> None:
     model = react_run(audit, "run-6", rounds=6)
     with database.connection_context():
-        trace = records.trace("sess-a", "run-6", raw_json=raw_json)
+        trace = records.trace("sess-a", "run-6")
     assert len(trace.steps) == len(model.requests) == 7
     for step, request in zip(trace.steps, model.requests, strict=True):
-        model_input = json.loads(step["model_input"]) if raw_json else step["model_input"]
+        model_input = step["model_input"]
         assert model_input["messages"] == request["messages"]
         assert CONTINUES not in model_input
     assert [s["step_index"] for s in trace.steps] == list(range(7))
@@ -171,14 +171,14 @@ def test_streamed_and_paged_steps_carry_every_full_input(
     paged: list[dict[str, Any]] = []
     cursor = None
     while True:  # pages cut continuations: a page's first step continues the previous page's
-        page = listing.steps("run-6", limit, cursor, raw_json=True)
+        page = listing.steps("run-6", limit, cursor)
         paged += page.rows
         if (cursor := page.next_cursor) is None:
             break
     parsed = listing.steps("run-6", 2, listing.steps("run-6", 3).next_cursor).rows
     sent = [request["messages"] for request in model.requests]
     assert [json.loads(s["model_input"])["messages"] for s in streamed] == sent
-    assert [json.loads(s["model_input"])["messages"] for s in paged] == sent
+    assert [s["model_input"]["messages"] for s in paged] == sent
     assert [s["model_input"]["messages"] for s in parsed] == sent[3:5]
 
 
@@ -201,17 +201,22 @@ def test_a_page_of_steps_reads_earlier_steps_only_for_a_continuation_across_it(
     listing = Listing(database)
     deep = listing.steps("run-1", 2, listing.steps("run-1", 3).next_cursor)
     with count_statements(database) as whole:
-        again = listing.steps("run-1", 2, listing.steps("run-1", 3).next_cursor, raw_json=True)
+        again = listing.steps("run-1", 2, listing.steps("run-1", 3).next_cursor)
     with count_statements(database) as continued:
         page = listing.steps("run-6", 2, listing.steps("run-6", 3).next_cursor)
     assert [s["model_input"]["n"] for s in deep.rows] == [3, 4]
-    assert [json.loads(s["model_input"])["n"] for s in again.rows] == [3, 4]
+    assert [s["model_input"]["n"] for s in again.rows] == [3, 4]
     # (each count includes the first page's query, which needed no earlier steps)
     assert len(whole) == 2 and len(continued) == 3  # run-6: one read of its earlier steps
     assert len(page.rows[0]["model_input"]["messages"]) == 2 + 2 * 3  # rebuilt, not stored
 
 
 def test_sqlite_timestamp_text_is_formatted_as_the_api_formats_datetimes() -> None:
+    adapter = TypeAdapter(Timestamp)
+
+    def stamp(value: datetime | str) -> str:
+        return str(adapter.dump_python(adapter.validate_python(value)))
+
     for moment in (datetime(2026, 11, 30, 10, 0, 0, 123456), datetime(2026, 1, 2, 3, 4, 5)):
         assert stamp(str(moment)) == iso(moment) == stamp(moment)
     assert stamp("2026-11-30T10:00:00.5") == "2026-11-30T10:00:00.500Z"  # other text: parsed
