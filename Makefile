@@ -102,7 +102,7 @@ serve: $(SERVE_STAMP)
 
 # RUN_EXECUTOR=celery and REDIS_URL (the broker) must be set, as for the web processes.
 worker: $(SERVE_STAMP)
-	$(BIN)/celery -A webapp.execution.worker worker --concurrency $(CONCURRENCY) \
+	$(BIN)/celery -A webapp.worker worker --concurrency $(CONCURRENCY) \
 		--loglevel INFO --without-gossip --without-mingle
 
 init-db: $(RUN_STAMP)

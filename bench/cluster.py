@@ -4,7 +4,7 @@ Everything is started on 127.0.0.1 and free ports and stopped at the end: a priv
 ``redis-server`` (the broker and the event streams), a scratch MariaDB database on the server
 ``BENCH_MYSQL_URL`` names (default ``mysql://root@127.0.0.1:3306/test``; set it empty for a
 SQLite file), gunicorn with the gevent config of ``make serve``, and Celery workers
-(``celery -A webapp.execution.worker worker``, one process each). With ``proxy=True`` the web
+(``celery -A webapp.worker worker``, one process each). With ``proxy=True`` the web
 and the workers reach the database through a TCP proxy the benchmark controls (``proxy.drop()``,
 ``down()``, ``up()``: the test suite's :class:`TcpProxy`).
 """
@@ -162,7 +162,7 @@ class Cluster:
             [
                 str(BIN / "celery"),
                 "-A",
-                "webapp.execution.worker",
+                "webapp.worker",
                 "worker",
                 "--concurrency",
                 "1",

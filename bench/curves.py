@@ -30,7 +30,7 @@ from webapp.analysis.onsets import Finding
 from webapp.demo.scenarios import scenario_records
 from webapp.diagnosis import Diagnoser
 from webapp.persistence.memory_audit import MemoryAudit
-from webapp.tools.analysis import forget_outputs
+from webapp.tools.analysis_tools import forget_outputs
 from webapp.tools.registry import ToolOutput, ToolSpec
 from webapp.wiring import offline_diagnoser
 

@@ -19,7 +19,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from tests.webapp.tools.backends.servers import start_prometheus
+from tests.webapp.telemetry.servers import start_prometheus
 from webapp.analysis.logpatterns import clear_caches
 from webapp.demo.backend import DEFAULT_DATA_DIR, DemoTelemetryBackend
 from webapp.demo.export import write_log_dir, write_openmetrics
@@ -27,11 +27,11 @@ from webapp.demo.scenarios import scenario_records
 from webapp.diagnosis import Diagnoser
 from webapp.llm.offline import OfflineChatModel
 from webapp.persistence.memory_audit import MemoryAudit
-from webapp.tools.analysis import forget_outputs
-from webapp.tools.backends.composite import CompositeBackend, Signals
-from webapp.tools.backends.http import HttpOptions, HttpSource
-from webapp.tools.backends.logfiles import LogFileBackend
-from webapp.tools.backends.prometheus import PrometheusBackend
+from webapp.telemetry.composite import CompositeBackend, Signals
+from webapp.telemetry.http import HttpOptions, HttpSource
+from webapp.telemetry.logfiles import LogFileBackend
+from webapp.telemetry.prometheus import PrometheusBackend
+from webapp.tools.analysis_tools import forget_outputs
 from webapp.tools.doc_tracker import RetrievedDocTracker
 from webapp.wiring import knowledge_for, offline_diagnoser
 

@@ -25,7 +25,7 @@ from typing import Any
 from webapp.analysis.logpatterns import clear_caches
 from webapp.demo.scenarios import scenario_records
 from webapp.diagnosis import Diagnoser
-from webapp.tools.analysis import forget_outputs
+from webapp.tools.analysis_tools import forget_outputs
 from webapp.tools.registry import ToolSpec
 from webapp.wiring import offline_diagnoser
 

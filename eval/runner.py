@@ -24,7 +24,7 @@ from webapp.llm.types import ChatModel
 from webapp.persistence.history import HistoryMessage
 from webapp.services.routing import COMPLEX, FlowRouter
 from webapp.services.simple import SimpleChat
-from webapp.tools.backends import TelemetryBackend, TelemetryError
+from webapp.telemetry import TelemetryBackend, TelemetryError
 from webapp.wiring import offline_diagnoser
 
 ModelFactory = Callable[[], ChatModel]

@@ -25,7 +25,7 @@ QUESTIONS = (
     "Why is shipping-service failing since 10:20?",
     "What does the runbook say about connection pools?",
 )
-WEBHOOK = ROOT / "tests/webapp/tools/backends/recorded/alertmanager-0.25-webhook-v4.json"
+WEBHOOK = ROOT / "tests/webapp/telemetry/recorded/alertmanager-0.25-webhook-v4.json"
 
 
 def main() -> int:

@@ -16,6 +16,7 @@ from flask import Flask
 
 def create_app(config: Mapping[str, Any] | None = None, services: Any = None) -> Flask:
     """Build the app: settings once, services, blueprints, error handlers, CLI commands."""
+    from . import ui
     from .api import register_api
     from .cli import register_cli
     from .config import Settings
@@ -27,6 +28,7 @@ def create_app(config: Mapping[str, Any] | None = None, services: Any = None) ->
     app.json.sort_keys = False  # type: ignore[attr-defined]
     app.extensions["diagnosis"] = services if services is not None else build_services(settings)
     register_api(app)
+    app.register_blueprint(ui.bp)
     register_cli(app)
     found = app.extensions["diagnosis"]
     if hasattr(found, "start_background"):

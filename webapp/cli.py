@@ -14,6 +14,7 @@ from flask import Flask, current_app
 from diagnosis_graph.workflow.trace import route_edges
 
 from .cli_lists import register_list_commands, short
+from .container import Services
 from .demo.snapshot import write_snapshot
 from .persistence.records import NotFound
 from .persistence.schema import create_schema
@@ -25,10 +26,9 @@ from .replay import (
     replay_diagnoser,
     side_by_side,
 )
-from .services.container import Services
 from .services.routing import MODES
-from .tools.backends.common import parse_timestamp
-from .tools.backends.port import TelemetryError
+from .telemetry.common import parse_timestamp
+from .telemetry.port import TelemetryError
 
 
 def _services() -> Services:

@@ -1,8 +1,8 @@
 """``flask --app webapp runs|alerts|cases``: the lists of the web pages, in the terminal.
 
 The same queries as ``GET /api/runs``, ``/api/alerts`` and ``/api/cases``
-(:mod:`webapp.persistence.listing`, :class:`webapp.services.alerts.AlertInbox`); times are UTC and
-say so. A page that has more ends with the ``--cursor`` of the next one.
+(:mod:`webapp.persistence.listing`, :class:`webapp.services.alert_inbox.AlertInbox`); times are
+UTC and say so. A page that has more ends with the ``--cursor`` of the next one.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ import click
 from flask import Flask, current_app
 
 from .persistence.listing import CursorError, Listing, Page, RunFilter
-from .services.alerts import AlertInbox
+from .services.alert_inbox import AlertInbox
 
 STATUSES = ("PENDING", "RUNNING", "SUCCESS", "FAILED")
 FLOWS = ("complex", "simple", "aiops")

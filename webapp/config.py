@@ -231,10 +231,10 @@ class Settings:
         self.mcp_server_list()
 
     def mcp_server_list(self) -> list[Any]:
-        """The servers ``MCP_SERVERS`` names (``webapp.mcp.client.McpServer``), parsed."""
+        """The servers ``MCP_SERVERS`` names (``webapp.tools.mcp_client.McpServer``), parsed."""
         if not self.mcp_servers:
             return []
-        from .mcp.client import McpConfigError, load_servers
+        from .tools.mcp_client import McpConfigError, load_servers
 
         try:
             return list(load_servers(self.mcp_servers))

@@ -28,8 +28,8 @@ from .llm.react import Budget
 from .llm.types import ChatModel
 from .persistence.audit import Audit
 from .persistence.context import run_scope
-from .tools.backends import TelemetryBackend
-from .tools.backends.composite import data_ranges, unreadable
+from .telemetry import TelemetryBackend
+from .telemetry.composite import data_ranges, unreadable
 from .tools.catalog import DocFilter, KnowledgeSearch, diagnosis_tools
 from .tools.registry import ToolSpec, tool_roles
 

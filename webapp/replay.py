@@ -29,7 +29,7 @@ from diagnosis_graph.workflow.render import LABELS
 from .diagnosis import Diagnoser, DiagnosisResult
 from .llm.types import ChatModel
 from .persistence.memory_audit import MemoryAudit
-from .tools.backends import TelemetryBackend, TelemetryError
+from .telemetry import TelemetryBackend, TelemetryError
 from .tools.catalog import KnowledgeSearch
 from .tools.registry import REFERENCE, ToolError, ToolOutput, ToolSpec, tool_roles
 

@@ -9,6 +9,7 @@ from peewee import Database
 
 from .aiops import AiOpsRunner, AiOpsService
 from .config import Settings
+from .container import Services
 from .demo.backend import DemoTelemetryBackend
 from .diagnosis import Diagnoser
 from .execution.events import EventLog, MemoryEventLog, RedisEventLog
@@ -28,18 +29,17 @@ from .persistence.schema import create_schema, schema_exists
 from .persistence.sql_audit import SqlAudit
 from .persistence.sql_history import SqlHistory
 from .services.chat import ChatService
-from .services.container import Services
 from .services.routing import FlowRouter
 from .services.simple import SimpleChat
-from .tools.backends import TelemetryBackend, TelemetryError
-from .tools.backends.alertmanager import AlertmanagerBackend
-from .tools.backends.composite import CompositeBackend, Signals
-from .tools.backends.elasticsearch import ElasticsearchBackend
-from .tools.backends.http import HttpOptions, HttpSource
-from .tools.backends.logfiles import LogFileBackend
-from .tools.backends.loki import LokiBackend
-from .tools.backends.prometheus import PrometheusBackend, PrometheusOptions
-from .tools.backends.webhook_alerts import WebhookAlertsBackend
+from .telemetry import TelemetryBackend, TelemetryError
+from .telemetry.alertmanager import AlertmanagerBackend
+from .telemetry.composite import CompositeBackend, Signals
+from .telemetry.elasticsearch import ElasticsearchBackend
+from .telemetry.http import HttpOptions, HttpSource
+from .telemetry.logfiles import LogFileBackend
+from .telemetry.loki import LokiBackend
+from .telemetry.prometheus import PrometheusBackend, PrometheusOptions
+from .telemetry.webhook_alerts import WebhookAlertsBackend
 from .tools.catalog import declared_aliases
 from .tools.doc_tracker import RetrievedDocTracker
 from .tools.knowledge import KnowledgeIndex
@@ -106,7 +106,7 @@ def mcp_tools(settings: Settings) -> Any:
     is imported only then)."""
     if not settings.mcp_servers:
         return None
-    from .mcp.client import McpTools
+    from .tools.mcp_client import McpTools
 
     return McpTools(settings.mcp_server_list(), settings.mcp_timeout_seconds)
 

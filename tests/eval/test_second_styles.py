@@ -19,7 +19,7 @@ from eval.second.logs import world_events
 from eval.second.run import WorldFixture
 from eval.second.styles import Event, render
 from eval.second.writer import _context, log_dir
-from webapp.tools.backends.logfiles import LogFileBackend
+from webapp.telemetry.logfiles import LogFileBackend
 
 #: Styles by the world that writes them: 1 self-hosted (streaming video), 2 managed (food).
 STYLES = {

@@ -17,10 +17,10 @@ from typing import Any
 from diagnosis_graph.workflow.rawpath import resolve_raw_path
 from diagnosis_graph.workflow.render import render_answer
 from webapp.analysis.timeexpr import resolve_window
+from webapp.container import Services
 from webapp.persistence.audit import InvocationDraft
 from webapp.persistence.context import run_scope
 from webapp.persistence.runs import Finish
-from webapp.services.container import Services
 
 
 def excerpt(value: Any) -> str:

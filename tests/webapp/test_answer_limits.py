@@ -9,16 +9,16 @@ from pathlib import Path
 
 import pytest
 
-from tests.webapp.tools.backends.servers import free_port
+from tests.webapp.telemetry.servers import free_port
 from webapp.demo.backend import DEFAULT_DATA_DIR, DemoTelemetryBackend
 from webapp.demo.export import write_log_dir
 from webapp.diagnosis import Diagnoser
 from webapp.llm.offline import OfflineChatModel
 from webapp.persistence.memory_audit import MemoryAudit
-from webapp.tools.backends.composite import CompositeBackend, Signals, data_ranges
-from webapp.tools.backends.http import HttpOptions, HttpSource
-from webapp.tools.backends.logfiles import LogFileBackend
-from webapp.tools.backends.prometheus import PrometheusBackend
+from webapp.telemetry.composite import CompositeBackend, Signals, data_ranges
+from webapp.telemetry.http import HttpOptions, HttpSource
+from webapp.telemetry.logfiles import LogFileBackend
+from webapp.telemetry.prometheus import PrometheusBackend
 from webapp.tools.doc_tracker import RetrievedDocTracker
 from webapp.wiring import knowledge_for, offline_diagnoser
 

@@ -18,7 +18,7 @@ from webapp.replay import (
     replay_diagnoser,
     side_by_side,
 )
-from webapp.tools.backends import TelemetryError
+from webapp.telemetry import TelemetryError
 from webapp.wiring import offline_diagnoser
 
 QUESTION = "Why is order-service returning errors since 10:45?"

@@ -15,7 +15,7 @@ from diagnosis_graph.workflow.ports import SUCCESS
 
 from ..persistence.audit import Audit
 from ..persistence.context import run_scope
-from ..tools.backends import TelemetryBackend
+from ..telemetry import TelemetryBackend
 from ..tools.catalog import telemetry_tools
 from ..tools.registry import ToolBox
 

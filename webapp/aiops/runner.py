@@ -33,8 +33,8 @@ from ..llm.prompts import prompt_version
 from ..llm.react import Budget
 from ..llm.types import ChatModel
 from ..persistence.context import run_scope
-from ..tools.backends import TelemetryBackend
-from ..tools.backends.composite import unreadable
+from ..telemetry import TelemetryBackend
+from ..telemetry.composite import unreadable
 from ..tools.catalog import KnowledgeSearch
 from .alerts import RecordedAlerts
 

@@ -20,7 +20,7 @@ from ..diagnosis import new_run_id
 from ..persistence.audit import Audit
 from ..persistence.context import RunContext
 from ..persistence.runs import AI_OPS, SUCCESS, Finish, RunStore, new_session_id
-from ..services.alerts import alerts_of_run
+from ..services.alert_inbox import alerts_of_run
 from ..services.chat import ChatOutcome
 from ..services.lifecycle import RunLifecycle
 from .runner import AiOpsRunner

@@ -44,7 +44,7 @@ from dataclasses import replace
 from datetime import datetime, timedelta
 from typing import Any
 
-from ..tools.backends import TelemetryBackend
+from ..telemetry import TelemetryBackend
 from .curves import Analysed
 from .logpatterns import LogPattern, Row, mine_patterns, mine_rows
 from .onsets import Finding, iso

@@ -24,7 +24,7 @@ from functools import cached_property, lru_cache
 from operator import itemgetter
 from typing import Any
 
-from ..tools.backends import TelemetryBackend
+from ..telemetry import TelemetryBackend
 from .logpatterns import Row, log_rows
 from .onsets import Point
 

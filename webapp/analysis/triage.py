@@ -36,7 +36,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
 
-from ..tools.backends import TelemetryBackend, TelemetryError
+from ..telemetry import TelemetryBackend, TelemetryError
 from .logpatterns import named_services
 from .names import described_services
 from .onsets import iso

@@ -35,9 +35,7 @@ def blueprints() -> list[Blueprint]:
 
 def register_api(app: Flask) -> None:
     """Install blueprints, error handlers, authentication and connection handling."""
-    from .. import ui
-
-    for blueprint in [*blueprints(), ui.bp]:
+    for blueprint in blueprints():
         app.register_blueprint(blueprint)
     register_error_handlers(app)
     install_security(app)

@@ -14,7 +14,7 @@ from flask import Blueprint, request
 from flask.typing import ResponseReturnValue
 
 from ..execution.jobs import AIOPS, RunJob
-from ..services.alerts import AlertInbox, WebhookPayload
+from ..services.alert_inbox import AlertInbox, WebhookPayload
 from .context import services
 from .contract import operation
 from .errors import ApiError, envelope

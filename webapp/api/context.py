@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from flask import current_app
 
-from ..services.container import Services
+from ..container import Services
 
 
 def services() -> Services:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from flask import Blueprint
 
-from ..persistence.listing import Listing, RunFilter, SessionFilter
+from ..services.reads import RunFilter, SessionFilter
 from .context import services
 from .contract import operation
 from .models import RunsQuery, SessionsQuery
@@ -34,7 +34,7 @@ def runs(query: RunsQuery) -> RunPage:
         until=query.until,
         session_id=query.session_id,
     )
-    listing = Listing(services().database)
+    listing = services().listing
     page = listing.runs(filters, query.limit, query.cursor)
     return RunPage.model_validate(
         {"runs": page.rows, "next_cursor": page.next_cursor, "limit": query.limit}
@@ -49,7 +49,7 @@ def sessions(query: SessionsQuery) -> SessionPage:
     Filters: ``text`` (in the title), ``since``/``until`` (on ``updatedAt``).
     """
     filters = SessionFilter(text=query.text, since=query.since, until=query.until)
-    listing = Listing(services().database)
+    listing = services().listing
     page = listing.sessions(filters, query.limit, query.cursor)
     return SessionPage.model_validate(
         {"sessions": page.rows, "next_cursor": page.next_cursor, "limit": query.limit}

@@ -13,12 +13,19 @@ from diagnosis_graph import END
 from diagnosis_graph.workflow.aiops import AIOPS_TRACE_VERSION, aiops_mermaid
 from diagnosis_graph.workflow.trace import route_edges
 
-from ..persistence.listing import InputForm, Listing, Page, RunFilter, raw_columns
-from ..persistence.models import AgentStep, JSONField, ToolInvocation
-from ..persistence.records import NotFound
 from ..services.evidence_view import evidence_view
+from ..services.reads import (
+    Columns,
+    InputForm,
+    Listing,
+    Page,
+    RunFilter,
+    invocation_columns,
+    step_columns,
+)
 from .context import services
 from .contract import operation
+from .errors import NotFound
 from .models import (
     CasesQuery,
     FeedbackRequest,
@@ -95,20 +102,19 @@ def _trace_body(
         listing = Listing(database)
         yield opening[:-2] + b',"steps":['
         steps = listing.stream_steps(run_id, inputs=inputs)
-        yield from _json_rows(Step, AgentStep, steps)
+        yield from _json_rows(Step, step_columns(), steps)
         yield b'],"toolInvocations":['
-        yield from _json_rows(Invocation, ToolInvocation, listing.stream_invocations(run_id))
+        yield from _json_rows(Invocation, invocation_columns(), listing.stream_invocations(run_id))
         yield b"]}}"
 
 
 def _json_rows(
-    model: type[ResponseModel], table: Any, batches: Iterator[list[tuple[Any, ...]]]
+    model: type[ResponseModel], columns: Columns, batches: Iterator[list[tuple[Any, ...]]]
 ) -> Iterator[bytes]:
-    """Batches of raw rows of ``table`` as comma-separated JSON objects of ``model``, one chunk
-    per batch (and the comma its own chunk: a batch is megabytes, not copied once more to
+    """Batches of raw rows with ``columns`` as comma-separated JSON objects of ``model``, one
+    chunk per batch (and the comma its own chunk: a batch is megabytes, not copied once more to
     prepend one byte). Stored JSON text goes in as is, as orjson fragments."""
-    names = raw_columns(table)
-    documents = {f.name for f in table._meta.sorted_fields if isinstance(f, JSONField)}
+    names, documents = columns
     for number, batch in enumerate(batches):
         if number:
             yield b","
@@ -179,7 +185,7 @@ def _run_listing(session_id: str, run_id: str) -> Listing:
     """The list queries, once the run is known to be this session's (404 otherwise)."""
     found = services()
     found.records.run(session_id, run_id)
-    return Listing(found.database)
+    return found.listing
 
 
 @bp.get("/diagnosis/<session_id>/evidence")
@@ -243,7 +249,7 @@ def runs(session_id: str, query: SessionRunsQuery) -> RunList:
     found = services()
     if found.records.session(session_id) is None:
         raise NotFound(f"session {session_id} not found")
-    listing, filters = Listing(found.database), RunFilter(session_id=session_id)
+    listing, filters = found.listing, RunFilter(session_id=session_id)
     if query.offset and not query.cursor:
         rows = found.records.runs(session_id, query.limit, query.offset)
         page = Page(rows, None)
@@ -277,7 +283,7 @@ def feedback(body: FeedbackRequest) -> RunSummary:
 def cases(query: CasesQuery) -> CaseList:
     """The case library, newest first: keyset pages by ``cursor`` (``nextCursor``), or by
     ``offset``; ``text`` filters question and answer."""
-    listing = Listing(services().database)
+    listing = services().listing
     if query.offset and not query.cursor and not query.text:
         page = listing.cases_at(query.limit, query.offset)
     else:

@@ -17,11 +17,11 @@ from typing import Any
 from flask import Blueprint, Response, g
 from flask.typing import ResponseReturnValue
 
+from ..container import Services
+from ..execution import streams
 from ..execution.jobs import AIOPS, CHAT, RunJob
-from ..persistence.runs import ACTIVE
-from ..services import streams
-from ..services.container import Services
-from ..services.streams import ending_events, publish, relay, sse_event
+from ..execution.streams import ending_events, publish, relay, sse_event
+from ..services.reads import ACTIVE
 from .context import services
 from .contract import operation
 from .errors import ApiError

@@ -8,7 +8,7 @@ from flask import Blueprint, current_app, jsonify
 from flask.typing import ResponseReturnValue
 from peewee import PeeweeException
 
-from ..tools.backends.readiness import telemetry_readiness
+from ..telemetry.readiness import telemetry_readiness
 from .context import services
 from .contract import operation
 from .errors import envelope

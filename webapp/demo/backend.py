@@ -20,8 +20,8 @@ from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from typing import Any
 
-from webapp.tools.backends import TelemetryError
-from webapp.tools.backends.common import alert_state, check_limit, window
+from webapp.telemetry import TelemetryError
+from webapp.telemetry.common import alert_state, check_limit, window
 
 DEFAULT_DATA_DIR = Path(__file__).resolve().parent / "data"
 LEVELS = ("ERROR", "WARN", "INFO")

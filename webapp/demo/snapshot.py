@@ -25,8 +25,8 @@ from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from ..tools.backends.common import parse_timestamp, utc
-from ..tools.backends.port import TelemetryBackend, TelemetryError
+from ..telemetry.common import parse_timestamp, utc
+from ..telemetry.port import TelemetryBackend, TelemetryError
 from .files import LogRecord, dump_json, epoch_ms, write_alerts, write_dataset_json, write_logs
 
 PAGE = 5000  # Loki's default max_entries_limit_per_query

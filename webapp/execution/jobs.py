@@ -16,9 +16,9 @@ from typing import Any, Protocol
 
 from ..persistence.runs import AI_OPS, DatabaseUnavailable, Reaped, RunStore
 from ..services.chat import ChatOutcome, ChatService
-from ..services.streams import ending_events, publish
 from .events import EventLog
 from .leases import LeaseKeeper
+from .streams import ending_events, publish
 
 log = logging.getLogger(__name__)
 

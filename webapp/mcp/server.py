@@ -37,9 +37,9 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 from diagnosis_graph.workflow.ports import SUCCESS
 
 from ..api.requests import ID_PATTERN
+from ..container import Services
 from ..diagnosis import new_run_id
 from ..persistence.runs import FAILED, Finish, new_session_id
-from ..services.container import Services
 from ..services.evidence_view import evidence_view
 from ..services.lifecycle import RunLifecycle
 from ..tools.registry import ToolBox, ToolCallResult, ToolSpec

@@ -1,1 +1,1 @@
-"""Tools the agents call, the invocation recorder, telemetry backends and the knowledge index."""
+"""Tools the agents call, the invocation recorder and the knowledge index."""

@@ -8,8 +8,8 @@ from datetime import datetime, timedelta, timezone
 from typing import Any, Protocol
 
 from ..persistence.context import current_run_or_none
-from .analysis import analysis_tools
-from .backends import TelemetryBackend, TelemetryError
+from ..telemetry import TelemetryBackend, TelemetryError
+from .analysis_tools import analysis_tools
 from .registry import REFERENCE, TELEMETRY, ToolError, ToolOutput, ToolSpec
 from .service_names import service_descriptions
 

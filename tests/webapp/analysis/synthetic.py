@@ -1,6 +1,6 @@
 """A tiny telemetry backend built in memory: a fake implementing our own port, for tests.
 
-It answers like any backend (the shapes of ``webapp.tools.backends``): records newest first
+It answers like any backend (the shapes of ``webapp.telemetry``): records newest first
 with ``total`` and ``truncated``, series oldest first with a summary, alerts by state. A
 ``max_records`` below the window's size makes it truncate, as a real log store would.
 """
@@ -12,7 +12,7 @@ from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from typing import Any
 
-from webapp.tools.backends import TelemetryError
+from webapp.telemetry import TelemetryError
 
 NOW = datetime(2031, 3, 14, 15, 0, tzinfo=timezone.utc)
 

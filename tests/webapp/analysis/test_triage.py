@@ -13,8 +13,8 @@ from webapp.analysis.series import parse_stamp
 from webapp.demo.backend import DemoTelemetryBackend
 from webapp.persistence.context import run_scope
 from webapp.persistence.memory_audit import MemoryAudit
-from webapp.tools.analysis import analysis_tools
-from webapp.tools.backends import TelemetryError
+from webapp.telemetry import TelemetryError
+from webapp.tools.analysis_tools import analysis_tools
 from webapp.tools.registry import ToolBox
 
 

@@ -18,13 +18,13 @@ from webapp.demo.backend import DemoTelemetryBackend
 from webapp.persistence.history import HistoryStore
 from webapp.persistence.models import AlertRecord, AlertRun, DiagnosisRun
 from webapp.persistence.runs import AI_OPS, PENDING, RUNNING, RunStore
-from webapp.services.alerts import AlertInbox, parse_payload
+from webapp.services.alert_inbox import AlertInbox, parse_payload
 
 from .conftest import make_app
 from .openapi_check import assert_documented
 
 # A copy of shared/fixtures/alertmanager-0.25-webhook-v4.json (recorded from Alertmanager 0.25).
-RECORDED = Path(__file__).resolve().parents[1] / "tools" / "backends" / "recorded"
+RECORDED = Path(__file__).resolve().parents[1] / "telemetry" / "recorded"
 HOOK = "/api/alerts/alertmanager"
 TOKEN = "hook-token-123"
 AUTH = {"Authorization": f"Bearer {TOKEN}"}

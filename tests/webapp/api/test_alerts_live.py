@@ -20,7 +20,7 @@ import httpx
 import pytest
 
 from tests.webapp.browser.harness import LiveApp, start_app
-from tests.webapp.tools.backends.servers import (
+from tests.webapp.telemetry.servers import (
     Server,
     free_port,
     start_alertmanager,
@@ -29,11 +29,11 @@ from tests.webapp.tools.backends.servers import (
 from webapp.demo.backend import DEFAULT_DATA_DIR, DemoTelemetryBackend
 from webapp.demo.export import shift_to_now, write_log_dir, write_openmetrics, write_rules
 from webapp.persistence.models import AlertRecord, AlertRun, DiagnosisRun
-from webapp.tools.backends.alertmanager import AlertmanagerBackend
-from webapp.tools.backends.composite import CompositeBackend, Signals
-from webapp.tools.backends.http import HttpOptions, HttpSource
-from webapp.tools.backends.logfiles import LogFileBackend
-from webapp.tools.backends.prometheus import PrometheusBackend
+from webapp.telemetry.alertmanager import AlertmanagerBackend
+from webapp.telemetry.composite import CompositeBackend, Signals
+from webapp.telemetry.http import HttpOptions, HttpSource
+from webapp.telemetry.logfiles import LogFileBackend
+from webapp.telemetry.prometheus import PrometheusBackend
 
 TOKEN = "am-webhook-token"
 LEAD = timedelta(minutes=30)  # how far the shifted data runs past the current minute

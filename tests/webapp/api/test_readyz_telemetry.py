@@ -7,7 +7,7 @@ from pathlib import Path
 from flask.testing import FlaskClient
 from peewee import Database
 
-from tests.webapp.tools.backends.servers import free_port
+from tests.webapp.telemetry.servers import free_port
 from webapp import create_app
 from webapp.config import Settings
 from webapp.persistence.history import MemoryHistory

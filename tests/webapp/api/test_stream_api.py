@@ -14,11 +14,11 @@ from flask import Flask
 from peewee import Database
 
 from webapp.demo.backend import DemoTelemetryBackend
+from webapp.execution import streams
 from webapp.llm.offline import OfflineChatModel
 from webapp.llm.types import ChatResult, Message
 from webapp.persistence.history import HistoryStore
 from webapp.persistence.models import DiagnosisRun
-from webapp.services import streams
 from webapp.wiring import build_services
 
 from .conftest import make_app

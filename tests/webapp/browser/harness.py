@@ -22,13 +22,13 @@ from werkzeug.serving import BaseWSGIServer, make_server
 
 from webapp import create_app
 from webapp.config import Settings
+from webapp.container import Services
 from webapp.demo.backend import DemoTelemetryBackend
 from webapp.llm.types import ChatModel
 from webapp.persistence.db import bind, open_database
 from webapp.persistence.history import MemoryHistory
 from webapp.persistence.schema import create_schema
-from webapp.services.container import Services
-from webapp.tools.backends import TelemetryBackend
+from webapp.telemetry import TelemetryBackend
 from webapp.wiring import build_services
 
 if TYPE_CHECKING:

@@ -17,7 +17,7 @@ import webapp.demo.backend as backend_module
 from tests.webapp.demo.helpers import parse_time, read_logs
 from webapp.demo import DEFAULT_DATA_DIR, DemoTelemetryBackend
 from webapp.demo.generate import generate
-from webapp.tools.backends import TelemetryBackend, TelemetryError
+from webapp.telemetry import TelemetryBackend, TelemetryError
 
 UTC = timezone.utc
 START = datetime(2026, 11, 30, 9, 0, tzinfo=UTC)

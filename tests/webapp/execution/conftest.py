@@ -18,9 +18,9 @@ from peewee import Database
 from tests.environment import unavailable
 from webapp import create_app
 from webapp.config import Settings
+from webapp.container import Services
 from webapp.demo.backend import DemoTelemetryBackend
 from webapp.llm.types import ChatModel
-from webapp.services.container import Services
 from webapp.wiring import build_services
 
 

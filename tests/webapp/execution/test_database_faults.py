@@ -19,8 +19,8 @@ from flask import Flask
 
 from tests.conftest import ScratchServers, close_database
 from webapp.demo.backend import DemoTelemetryBackend
+from webapp.execution import streams
 from webapp.persistence.models import AgentStep, DiagnosisRun
-from webapp.services import streams
 
 from .conftest import app_for, services_for, wait_for
 from .models import GatedModel

@@ -18,9 +18,9 @@ from webapp.config import Settings
 from webapp.demo.backend import DemoTelemetryBackend
 from webapp.diagnosis import Diagnoser
 from webapp.llm.openai_client import OpenAIChatClient
-from webapp.mcp.client import McpServer, McpTools, load_servers
 from webapp.persistence.memory_audit import MemoryAudit
 from webapp.tools.doc_tracker import RetrievedDocTracker
+from webapp.tools.mcp_client import McpServer, McpTools, load_servers
 from webapp.wiring import build_services, knowledge_for
 
 from ..llm.scripted_server import (

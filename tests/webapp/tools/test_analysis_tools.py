@@ -12,7 +12,7 @@ import pytest
 from webapp.demo.backend import DemoTelemetryBackend
 from webapp.persistence.context import run_scope
 from webapp.persistence.memory_audit import MemoryAudit
-from webapp.tools.analysis import analysis_tools, forget_outputs
+from webapp.tools.analysis_tools import analysis_tools, forget_outputs
 from webapp.tools.catalog import ALIASES_MARKER, diagnosis_tools
 from webapp.tools.doc_tracker import RetrievedDocTracker
 from webapp.tools.knowledge import KnowledgeIndex
@@ -154,7 +154,7 @@ def test_the_demo_backend_reads_aliases_from_its_dataset(tmp_path: Path) -> None
 def test_outputs_over_an_immutable_backend_are_computed_once_and_copied(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    import webapp.tools.analysis as module
+    import webapp.tools.analysis_tools as module
 
     calls: list[str] = []
     real = module.service_anomalies

@@ -48,7 +48,7 @@ from typing import Any
 
 from ...analysis.language import question_language
 from ...analysis.names import stem
-from ...tools.backends.units import spoken_unit
+from ...telemetry.units import spoken_unit
 from ..compact import shown_items
 from ..react import Budget
 from . import alerts, suspects, values

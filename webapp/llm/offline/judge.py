@@ -25,7 +25,7 @@ from diagnosis_graph.workflow.gatekeeper import normalise
 from diagnosis_graph.workflow.prose import is_identifier, signal_words
 
 from ...analysis.language import question_language
-from ...tools.backends.units import spoken_unit
+from ...telemetry.units import spoken_unit
 from . import claims as kinds
 from .causes import CAUSE_KINDS, Item, matches
 from .claims import ClaimKind, clean

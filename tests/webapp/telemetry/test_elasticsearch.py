@@ -8,10 +8,10 @@ from datetime import datetime, timezone
 import pytest
 from pytest_httpserver import HTTPServer
 
-from tests.webapp.tools.backends.recorded import recorded
-from webapp.tools.backends import TelemetryError
-from webapp.tools.backends.elasticsearch import ElasticsearchBackend
-from webapp.tools.backends.http import HttpOptions
+from tests.webapp.telemetry.recorded import recorded
+from webapp.telemetry import TelemetryError
+from webapp.telemetry.elasticsearch import ElasticsearchBackend
+from webapp.telemetry.http import HttpOptions
 
 NOW = datetime(2026, 12, 1, 10, 30, tzinfo=timezone.utc)
 START = datetime(2026, 12, 1, 10, 0, tzinfo=timezone.utc)

@@ -9,10 +9,10 @@ from pathlib import Path
 
 import pytest
 
-from tests.webapp.tools.backends.conftest import pinned
+from tests.webapp.telemetry.conftest import pinned
 from webapp.demo.backend import DemoTelemetryBackend
-from webapp.tools.backends import TelemetryError
-from webapp.tools.backends.logfiles import LogFileBackend
+from webapp.telemetry import TelemetryError
+from webapp.telemetry.logfiles import LogFileBackend
 
 T0 = datetime(2026, 12, 1, 10, 0, tzinfo=timezone.utc)
 

@@ -17,14 +17,14 @@ from typing import Any
 import httpx
 import pytest
 
-from tests.webapp.tools.backends.servers import (
+from tests.webapp.telemetry.servers import (
     Server,
     start_scraping_prometheus,
     start_scraping_victoria,
 )
-from webapp.tools.backends.common import utc_now
-from webapp.tools.backends.http import HttpOptions, HttpSource
-from webapp.tools.backends.prometheus import PrometheusBackend
+from webapp.telemetry.common import utc_now
+from webapp.telemetry.http import HttpOptions, HttpSource
+from webapp.telemetry.prometheus import PrometheusBackend
 
 STARTERS: dict[str, Callable[[Path], Server]] = {
     "prometheus": start_scraping_prometheus,

@@ -9,9 +9,9 @@ from typing import Any
 from pytest_httpserver import HTTPServer
 from werkzeug import Request, Response
 
-from webapp.tools.backends.http import HttpOptions, HttpSource
-from webapp.tools.backends.prometheus import PrometheusBackend, PrometheusOptions
-from webapp.tools.backends.units import spoken_unit
+from webapp.telemetry.http import HttpOptions, HttpSource
+from webapp.telemetry.prometheus import PrometheusBackend, PrometheusOptions
+from webapp.telemetry.units import spoken_unit
 
 NOW = datetime(2026, 12, 1, 10, 30, tzinfo=timezone.utc)
 METRIC = "rpc_duration_seconds_count"

@@ -15,7 +15,7 @@ from typing import Any
 
 from peewee import Database, PeeweeException
 
-from ...persistence.models import AlertRecord
+from ..persistence.models import AlertRecord
 from .alertsource import AlertSource
 from .common import Clock, alert_state, iso, utc_now
 from .port import TelemetryError

@@ -7,10 +7,10 @@ from datetime import datetime, timezone
 import pytest
 from pytest_httpserver import HTTPServer
 
-from tests.webapp.tools.backends.recorded import recorded
-from webapp.tools.backends import TelemetryError
-from webapp.tools.backends.http import HttpOptions, HttpSource
-from webapp.tools.backends.loki import LokiBackend
+from tests.webapp.telemetry.recorded import recorded
+from webapp.telemetry import TelemetryError
+from webapp.telemetry.http import HttpOptions, HttpSource
+from webapp.telemetry.loki import LokiBackend
 
 NOW = datetime(2026, 12, 1, 10, 30, tzinfo=timezone.utc)
 START = datetime(2026, 12, 1, 10, 0, tzinfo=timezone.utc)

@@ -1,4 +1,4 @@
-"""The Celery worker's entry point: ``celery -A webapp.execution.worker worker`` (``make worker``).
+"""The Celery worker's entry point: ``celery -A webapp.worker worker`` (``make worker``).
 
 Configuration is read from the environment lazily (when Celery first needs it, never at
 import); the services are built once per worker process, on its first task. The worker also
@@ -10,15 +10,15 @@ from __future__ import annotations
 from celery import Celery
 from celery.signals import worker_process_init, worker_ready
 
-from ..config import Settings
-from .celery_app import celery_config
-from .jobs import JobRunner
-from .tasks import LazyRunner, register_tasks
+from .config import Settings
+from .execution.celery_app import celery_config
+from .execution.jobs import JobRunner
+from .execution.tasks import LazyRunner, register_tasks
 
 
 def build_runner() -> JobRunner:
     """The services of a worker process, from the environment."""
-    from ..wiring import build_services
+    from .wiring import build_services
 
     services = build_services(Settings.from_env())
     assert services.runner is not None

@@ -17,17 +17,17 @@ import pytest
 from pytest_httpserver import HTTPServer
 from werkzeug import Request, Response
 
-from tests.webapp.tools.backends.servers import free_port
+from tests.webapp.telemetry.servers import free_port
 from webapp.persistence.context import run_scope
 from webapp.persistence.memory_audit import MemoryAudit
-from webapp.tools.backends import TelemetryError
-from webapp.tools.backends.alertmanager import AlertmanagerBackend
-from webapp.tools.backends.composite import CompositeBackend, Signals
-from webapp.tools.backends.elasticsearch import ElasticsearchBackend
-from webapp.tools.backends.http import HttpOptions, HttpSource
-from webapp.tools.backends.loki import LokiBackend
-from webapp.tools.backends.port import TelemetryBackend
-from webapp.tools.backends.prometheus import PrometheusBackend
+from webapp.telemetry import TelemetryError
+from webapp.telemetry.alertmanager import AlertmanagerBackend
+from webapp.telemetry.composite import CompositeBackend, Signals
+from webapp.telemetry.elasticsearch import ElasticsearchBackend
+from webapp.telemetry.http import HttpOptions, HttpSource
+from webapp.telemetry.loki import LokiBackend
+from webapp.telemetry.port import TelemetryBackend
+from webapp.telemetry.prometheus import PrometheusBackend
 from webapp.tools.catalog import telemetry_tools
 from webapp.tools.registry import ToolBox
 

@@ -8,11 +8,11 @@ from pathlib import Path
 
 import pytest
 
-from tests.webapp.tools.backends.servers import Server, start_prometheus, start_victoria
+from tests.webapp.telemetry.servers import Server, start_prometheus, start_victoria
 from webapp.demo.backend import DEFAULT_DATA_DIR, DemoTelemetryBackend
 from webapp.demo.export import write_exposition, write_log_dir, write_openmetrics, write_rules
-from webapp.tools.backends.http import HttpOptions, HttpSource
-from webapp.tools.backends.prometheus import PrometheusBackend, PrometheusOptions
+from webapp.telemetry.http import HttpOptions, HttpSource
+from webapp.telemetry.prometheus import PrometheusBackend, PrometheusOptions
 
 SERVERS = ("prometheus", "victoria-metrics")
 

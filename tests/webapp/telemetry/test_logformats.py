@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from tests.webapp.tools.backends.log_samples import MODIFIED, SAMPLES
-from webapp.tools.backends.logfields import any_stamp, iso_stamp, level_of, status_level
-from webapp.tools.backends.logfiles import LogFileBackend
+from tests.webapp.telemetry.log_samples import MODIFIED, SAMPLES
+from webapp.telemetry.logfields import any_stamp, iso_stamp, level_of, status_level
+from webapp.telemetry.logfiles import LogFileBackend
 
 EVER = (datetime(2000, 1, 1, tzinfo=timezone.utc), datetime(2030, 1, 1, tzinfo=timezone.utc))
 

@@ -6,7 +6,7 @@ import re
 import subprocess
 from pathlib import Path
 
-from tests.webapp.tools.backends.servers import PROMTOOL, binary
+from tests.webapp.telemetry.servers import PROMTOOL, binary
 
 STACK_PAGE = Path(__file__).resolve().parents[4] / "docs" / "stack.md"
 AMTOOL = "/usr/bin/amtool"

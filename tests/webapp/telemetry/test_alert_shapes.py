@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from pytest_httpserver import HTTPServer
 
-from tests.webapp.tools.backends.recorded import recorded
-from webapp.tools.backends.alertmanager import AlertmanagerBackend, active_since
-from webapp.tools.backends.common import iso
-from webapp.tools.backends.http import HttpOptions, HttpSource
-from webapp.tools.backends.prometheus import PrometheusBackend
+from tests.webapp.telemetry.recorded import recorded
+from webapp.telemetry.alertmanager import AlertmanagerBackend, active_since
+from webapp.telemetry.common import iso
+from webapp.telemetry.http import HttpOptions, HttpSource
+from webapp.telemetry.prometheus import PrometheusBackend
 
 
 def test_prometheus_rule_alerts_use_the_service_label_then_job(httpserver: HTTPServer) -> None:

@@ -13,16 +13,16 @@ from typing import Any
 
 import pytest
 
-from tests.webapp.tools.backends.servers import (
+from tests.webapp.telemetry.servers import (
     Server,
     free_port,
     start_alertmanager,
     start_prometheus,
 )
-from webapp.tools.backends.alertmanager import AlertmanagerBackend
-from webapp.tools.backends.common import parse_timestamp
-from webapp.tools.backends.http import HttpOptions, HttpSource
-from webapp.tools.backends.prometheus import PrometheusBackend
+from webapp.telemetry.alertmanager import AlertmanagerBackend
+from webapp.telemetry.common import parse_timestamp
+from webapp.telemetry.http import HttpOptions, HttpSource
+from webapp.telemetry.prometheus import PrometheusBackend
 
 PENDING_SECONDS = 5
 RULE = {

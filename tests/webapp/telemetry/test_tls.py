@@ -12,10 +12,10 @@ import pytest
 from pytest_httpserver import HTTPServer
 
 from tests.environment import unavailable
-from tests.webapp.tools.backends.recorded import recorded
-from webapp.tools.backends import TelemetryError
-from webapp.tools.backends.http import HttpOptions, HttpSource
-from webapp.tools.backends.loki import LokiBackend
+from tests.webapp.telemetry.recorded import recorded
+from webapp.telemetry import TelemetryError
+from webapp.telemetry.http import HttpOptions, HttpSource
+from webapp.telemetry.loki import LokiBackend
 
 
 def _openssl(*args: str, cwd: Path) -> None:

@@ -25,7 +25,7 @@ from typing import Any
 from ..analysis.anomalies import service_anomalies, service_log_patterns
 from ..analysis.series import RECENT_RANGE, forget_reads, parse_stamp, recent_range
 from ..analysis.triage import triage
-from .backends import TelemetryBackend, TelemetryError
+from ..telemetry import TelemetryBackend, TelemetryError
 from .registry import TELEMETRY, ToolError, ToolOutput, ToolSpec
 
 #: The longest window an analysis reads (as for query_logs and query_metrics).

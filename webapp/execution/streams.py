@@ -19,7 +19,7 @@ import time
 from collections.abc import Callable, Iterator
 from typing import Any
 
-from ..execution.events import DONE, Event, EventLog
+from .events import DONE, Event, EventLog
 
 log = logging.getLogger(__name__)
 

@@ -7,17 +7,18 @@ from typing import Any
 
 from peewee import Database
 
-from ..config import Settings
-from ..diagnosis import Diagnoser
-from ..execution.events import EventLog
-from ..execution.executors import Executor
-from ..execution.jobs import JobRunner
-from ..llm.types import ChatModel
-from ..persistence.history import HistoryStore
-from ..persistence.records import RunRecords
-from ..tools.backends import TelemetryBackend
-from ..tools.knowledge import KnowledgeIndex
-from .chat import ChatService
+from .config import Settings
+from .diagnosis import Diagnoser
+from .execution.events import EventLog
+from .execution.executors import Executor
+from .execution.jobs import JobRunner
+from .llm.types import ChatModel
+from .persistence.history import HistoryStore
+from .persistence.listing import Listing
+from .persistence.records import RunRecords
+from .services.chat import ChatService
+from .telemetry import TelemetryBackend
+from .tools.knowledge import KnowledgeIndex
 
 
 @dataclass
@@ -38,6 +39,11 @@ class Services:
     events: EventLog | None = None
     runner: JobRunner | None = None
     telemetry: Any = None
+
+    @property
+    def listing(self) -> Listing:
+        """The keyset-paged lists of this instance's store."""
+        return Listing(self.database)
 
     def start_background(self) -> None:
         """Start the lease keeper (heartbeats and the reaper's first pass, then periodic)."""

@@ -7,14 +7,14 @@ from datetime import datetime, timedelta, timezone
 
 import pytest
 
-from tests.webapp.tools.backends.conftest import metrics_backend
-from tests.webapp.tools.backends.servers import Server
+from tests.webapp.telemetry.conftest import metrics_backend
+from tests.webapp.telemetry.servers import Server
 from webapp.demo.backend import DemoTelemetryBackend
 from webapp.persistence.context import run_scope
 from webapp.persistence.memory_audit import MemoryAudit
-from webapp.tools.backends import TelemetryError
-from webapp.tools.backends.composite import CompositeBackend, Signals
-from webapp.tools.backends.prometheus import PrometheusOptions, validate_promql
+from webapp.telemetry import TelemetryError
+from webapp.telemetry.composite import CompositeBackend, Signals
+from webapp.telemetry.prometheus import PrometheusOptions, validate_promql
 from webapp.tools.catalog import METRICS_MARKER, diagnosis_tools, telemetry_tools
 from webapp.tools.registry import ToolBox
 

@@ -12,15 +12,15 @@ from typing import Any
 
 import pytest
 
-from tests.webapp.tools.backends.conftest import metrics_backend, pinned
-from tests.webapp.tools.backends.servers import Server
+from tests.webapp.telemetry.conftest import metrics_backend, pinned
+from tests.webapp.telemetry.servers import Server
 from webapp.demo.backend import DemoTelemetryBackend
 from webapp.demo.scenarios import scenario_records
 from webapp.diagnosis import Diagnoser, DiagnosisResult
 from webapp.llm.offline import OfflineChatModel
 from webapp.persistence.memory_audit import MemoryAudit
-from webapp.tools.backends.composite import CompositeBackend, Signals
-from webapp.tools.backends.logfiles import LogFileBackend
+from webapp.telemetry.composite import CompositeBackend, Signals
+from webapp.telemetry.logfiles import LogFileBackend
 from webapp.tools.doc_tracker import RetrievedDocTracker
 from webapp.wiring import knowledge_for, offline_diagnoser
 

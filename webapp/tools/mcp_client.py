@@ -39,7 +39,7 @@ from mcp.client.stdio import get_default_environment
 from mcp.client.streamable_http import streamable_http_client
 from mcp_types import CallToolResult, TextContent, Tool
 
-from ..tools.registry import REFERENCE, ROLES, ToolError, ToolOutput, ToolSpec
+from .registry import REFERENCE, ROLES, ToolError, ToolOutput, ToolSpec
 
 if sys.version_info >= (3, 11):
     import tomllib

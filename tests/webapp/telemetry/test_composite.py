@@ -12,10 +12,10 @@ from webapp.config import Settings, SettingsError
 from webapp.demo.backend import DEFAULT_DATA_DIR, DemoTelemetryBackend
 from webapp.persistence.context import run_scope
 from webapp.persistence.memory_audit import MemoryAudit
-from webapp.tools.backends import TelemetryError
-from webapp.tools.backends.composite import CompositeBackend, Signals
-from webapp.tools.backends.logfiles import LogFileBackend
-from webapp.tools.backends.prometheus import PrometheusBackend
+from webapp.telemetry import TelemetryError
+from webapp.telemetry.composite import CompositeBackend, Signals
+from webapp.telemetry.logfiles import LogFileBackend
+from webapp.telemetry.prometheus import PrometheusBackend
 from webapp.tools.catalog import telemetry_tools
 from webapp.tools.registry import ToolBox
 from webapp.wiring import telemetry_backend
