@@ -209,7 +209,7 @@ def plan(
                 "purpose": "; ".join(notes) or "no known service is named: look for runbooks",
             }
         ]
-    planned = {
+    planned: dict[str, Any] = {
         "mode": "FULL",
         "summary": _summary(seen, services, notes, wide)[:2000],
         "hypotheses": (
