@@ -86,6 +86,7 @@ def telemetry_tools(backend: TelemetryBackend) -> list[ToolSpec]:
         else ""
     )
     now = backend.reference_time().strftime("%Y-%m-%dT%H:%M:%SZ")
+    metrics_of = backend.metrics_by_service()
     service: dict[str, Any] = {"type": "string"}
     if services:  # a live backend that is unreachable at start-up has no catalog yet
         service["enum"] = services
@@ -108,7 +109,7 @@ def telemetry_tools(backend: TelemetryBackend) -> list[ToolSpec]:
 
     def query_metrics(args: dict[str, Any]) -> ToolOutput:
         start, end = window(backend, args)
-        known = backend.metrics_by_service().get(args["service"])
+        known = metrics_of.get(args["service"])
         if known and args["metric"] not in known:
             raise ToolError(
                 f"service {args['service']!r} has no metric {args['metric']!r}; "
@@ -173,7 +174,7 @@ def telemetry_tools(backend: TelemetryBackend) -> list[ToolSpec]:
             },
             query_metrics,
             TELEMETRY,
-            METRICS_MARKER + json.dumps(backend.metrics_by_service(), separators=(",", ":")),
+            METRICS_MARKER + json.dumps(metrics_of, separators=(",", ":")),
         ),
         ToolSpec(
             "query_alerts",
