@@ -13,6 +13,7 @@ audit rows of the earlier ones dropped and a full collection. Run with
 
 from __future__ import annotations
 
+import dataclasses
 import gc
 import json
 import statistics
@@ -64,9 +65,7 @@ class Setup:
 
         model.complete = measured  # type: ignore[method-assign]
         tools = self.diagnoser.tools
-        tools[:] = [
-            ToolSpec(t.name, t.description, t.parameters, self._tool(t), t.role) for t in tools
-        ]
+        tools[:] = [dataclasses.replace(t, handler=self._tool(t)) for t in tools]
         nodes = self.diagnoser.graph.nodes
         for name in NODES:
             fn, takes_config = nodes[name]

@@ -14,6 +14,7 @@ from the last warm-up round's steps (the same calls as the timed rounds). Run wi
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import statistics
 import sys
@@ -26,7 +27,6 @@ from webapp.analysis.logpatterns import clear_caches
 from webapp.demo.scenarios import scenario_records
 from webapp.diagnosis import Diagnoser
 from webapp.tools.analysis_tools import forget_outputs
-from webapp.tools.registry import ToolSpec
 from webapp.wiring import offline_diagnoser
 
 ROUNDS, WARMUP = 15, 2
@@ -72,8 +72,7 @@ def instrument(diagnoser: Diagnoser, clock: Clock) -> None:
     """Time the provider, every tool handler, and every node function of the graph."""
     diagnoser.model.complete = clock.wrap("provider", diagnoser.model.complete)  # type: ignore[method-assign]
     diagnoser.tools[:] = [
-        ToolSpec(t.name, t.description, t.parameters, clock.wrap("tools", t.handler), t.role)
-        for t in diagnoser.tools
+        dataclasses.replace(t, handler=clock.wrap("tools", t.handler)) for t in diagnoser.tools
     ]
     nodes = diagnoser.graph.nodes
     for name, (fn, takes_config) in list(nodes.items()):

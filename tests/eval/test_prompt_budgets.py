@@ -1,9 +1,12 @@
 """Every agent's recorded prompt stays within the default prompt budget, on the demo questions
 and on generated worlds' questions (every incident family), with no call refused; the simple
-flow's assistant on knowledge questions."""
+flow's assistant on knowledge questions. A demo diagnosis's whole prompt (every call's
+messages, tool definitions and response schema, as its steps record them) stays under
+``DIAGNOSIS_TOKENS`` at the median."""
 
 from __future__ import annotations
 
+import statistics
 from collections import defaultdict
 from pathlib import Path
 
@@ -19,6 +22,8 @@ from webapp.wiring import offline_diagnoser
 AGENTS = ("planner", "executor", "verifier", "composer", "assistant")
 #: Questions the simple flow's assistant answers from the runbooks.
 SIMPLE = ("How do I fix database connection pool exhaustion?", "数据库连接池耗尽怎么处理？")
+#: The median prompt tokens of a demo diagnosis, all its calls together, may not exceed this.
+DIAGNOSIS_TOKENS = 40_000
 #: Questions asked per generated world (its incidents' direct, time and Chinese questions first).
 PER_WORLD = 12
 
@@ -54,3 +59,15 @@ def test_every_prompt_of_the_agent_is_within_the_default_budget(
 ) -> None:
     assert prompts[agent], f"no {agent} step recorded"
     assert max(prompts[agent]) <= DEFAULT_PROMPT_TOKENS
+
+
+def test_a_demo_diagnosis_sends_a_bounded_prompt_in_all() -> None:
+    diagnoser = offline_diagnoser()
+    totals = []
+    for record in scenario_records():
+        result = diagnoser.diagnose(record["question"])
+        steps = [s for s in diagnoser.audit.steps if s["run_id"] == result.run_id]  # type: ignore[attr-defined]
+        assert {s["agent_name"] for s in steps} >= {"planner", "executor", "composer"}
+        assert max(s["prompt_tokens"] for s in steps) <= DEFAULT_PROMPT_TOKENS
+        totals.append(sum(s["prompt_tokens"] for s in steps))
+    assert statistics.median(totals) <= DIAGNOSIS_TOKENS, totals

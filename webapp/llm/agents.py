@@ -18,7 +18,8 @@ one per alert) has its token :class:`~webapp.llm.tokens.Ledger`, opened by its f
 current for every model call of its agents.
 
 Tools: an agent with tools also gets ``read_output`` (:mod:`webapp.llm.compact`), to read more
-of an output it was shown a projection of.
+of an output it was shown a projection of. Its tool definitions leave out each tool's catalog
+``detail`` (the metrics of each service), which the planner's payload carries.
 """
 
 from __future__ import annotations
@@ -135,7 +136,9 @@ class LLMAgentInvoker:
         validate = self._validator(call.schema_name)
         if call.tools:
             specs = [*self.tools(), read_output_tool(self.recorder)]
-            toolbox = ToolBox(specs, self.recorder, call.agent)
+            # Each ReAct round sends the definitions again: the tools' catalog detail went to
+            # the planner once, and the tools' errors say what they accept.
+            toolbox = ToolBox(specs, self.recorder, call.agent, detail=False)
             run = run_react(
                 self.model,
                 self.hook,

@@ -27,6 +27,22 @@ JSON_OBJECT = "json_object"
 MODES = (JSON_SCHEMA, JSON_OBJECT)
 
 
+def untitled(schema: Any) -> Any:
+    """``schema`` without the ``title`` annotations pydantic gives every field and model: they
+    repeat the names beside them, and the schema is sent with every call of the agent."""
+    if isinstance(schema, list):
+        return [untitled(item) for item in schema]
+    if not isinstance(schema, dict):
+        return schema
+    return {
+        key: {k: untitled(v) for k, v in value.items()}
+        if key in ("properties", "$defs") and isinstance(value, dict)
+        else untitled(value)
+        for key, value in schema.items()
+        if not (key == "title" and isinstance(value, str))
+    }
+
+
 def response_format_for(name: str, schema: dict[str, Any], mode: str) -> dict[str, Any]:
     """The ``response_format`` request field for ``mode`` (``json_schema`` or ``json_object``)."""
     if mode == JSON_SCHEMA:
@@ -34,7 +50,7 @@ def response_format_for(name: str, schema: dict[str, Any], mode: str) -> dict[st
         # which pydantic's schemas (optional fields, defaults) do not satisfy.
         return {
             "type": "json_schema",
-            "json_schema": {"name": name, "schema": schema, "strict": False},
+            "json_schema": {"name": name, "schema": untitled(schema), "strict": False},
         }
     if mode == JSON_OBJECT:
         return {"type": "json_object"}
@@ -46,5 +62,5 @@ def schema_instruction(name: str, schema: dict[str, Any]) -> str:
     return (
         f"Reply with only a JSON object that matches the JSON schema `{name}` below: "
         "no prose before or after it, no code fences.\n"
-        f"JSON schema `{name}`:\n{json.dumps(schema, ensure_ascii=False)}"
+        f"JSON schema `{name}`:\n{json.dumps(untitled(schema), ensure_ascii=False)}"
     )

@@ -61,11 +61,7 @@ def _memoised(
     return ToolOutput(output, raw_json=text)
 
 
-_TIME = {
-    "type": "string",
-    "description": "ISO-8601 UTC timestamp, e.g. 2026-11-30T10:00:00Z",
-    "maxLength": 40,
-}
+_TIME = {"type": "string", "format": "date-time", "maxLength": 40}
 
 
 def _time(name: str, value: str | None) -> datetime | None:
@@ -105,7 +101,7 @@ def analysis_tools(
     services = backend.services()
     now = backend.reference_time().strftime("%Y-%m-%dT%H:%M:%SZ")
     hours = int(RECENT_RANGE.total_seconds() // 3600)
-    service = {"type": "string", "enum": services, "description": "The service to analyse."}
+    service = {"type": "string", "enum": services}
 
     def detect_anomalies(args: dict[str, Any]) -> ToolOutput:
         start, end = analysis_window(backend, args)
@@ -164,14 +160,10 @@ def analysis_tools(
     return [
         ToolSpec(
             "detect_anomalies",
-            "Find what changed in one service: every metric it has and its ERROR/WARN log rates "
-            "and log templates, each checked for a change point. A finding gives the onset, the "
-            "baseline before it (median, spread), the incident (median, peak, peak_at), the "
-            "change (x38.2 or +0.26), its significance (robust z against the baseline's own "
-            "variability), its direction, and the series analysed as points [[ts, value], ...] "
-            "(thinned when long: downsampled=true). Window defaults to the "
-            f"{hours} hours before now ({now}); give a start well before the suspected onset so "
-            "a baseline exists.",
+            "Change points of one service's every metric, ERROR/WARN log rate and log template: "
+            "onset, baseline (median, spread), incident (median, peak, peak_at), change, robust "
+            f"z, direction, points. Window defaults to the {hours} hours before now ({now}); "
+            "start well before the suspected onset, so a baseline exists.",
             {
                 "type": "object",
                 "properties": {"service": service, "start": _TIME, "end": _TIME},
@@ -183,10 +175,9 @@ def analysis_tools(
         ),
         ToolSpec(
             "log_patterns",
-            "Group one service's log lines into templates (Drain) and count each before and "
-            "after the onset of its log rate; new=true marks templates never seen before the "
-            f"onset. Level defaults to ERROR and WARN. Window defaults to the {hours} hours "
-            f"before now ({now}).",
+            "One service's log templates (Drain), counted before and after the onset of its log "
+            "rate; new=true: never seen before it. Level defaults to ERROR and WARN. Window "
+            f"defaults to the {hours} hours before now ({now}).",
             {
                 "type": "object",
                 "properties": {
@@ -203,14 +194,11 @@ def analysis_tools(
         ),
         ToolSpec(
             "triage",
-            "Check every service for a change in [start, end] (its signals, new or surging log "
-            "templates, alerts that became active), each against the hour before start; rank the "
-            "suspects (earliest own onset first) and tie them together by log lines that name "
-            "another suspect (name, alias, address) or by onset order. Suspects tied together "
-            "share an incident number; separate incidents are separate problems. hint: the "
-            "question's words, to mark the services a business description names (described). "
-            f"Use it when the question names no service. Window defaults to the {hours} hours "
-            f"before now ({now}).",
+            "For a question naming no service: every service's changes in [start, end] (signals, "
+            "new or surging log templates, alerts) against the hour before, suspects ranked by "
+            "onset and tied into incidents by log lines naming each other or onset order. hint: "
+            "the question's words (marks the services it describes). Window defaults to the "
+            f"{hours} hours before now ({now}).",
             {
                 "type": "object",
                 "properties": {

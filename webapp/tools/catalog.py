@@ -13,7 +13,7 @@ from .analysis_tools import analysis_tools
 from .registry import REFERENCE, TELEMETRY, ToolError, ToolOutput, ToolSpec
 from .service_names import service_descriptions
 
-#: Precedes the JSON map of metrics per service in the query_metrics description.
+#: Precedes the JSON map of metrics per service in the query_metrics detail (the planner's).
 METRICS_MARKER = "Metrics by service: "
 #: Precedes the JSON map of other names per service (aliases, Chinese names) in the
 #: query_logs description, when the backend declares any.
@@ -67,11 +67,7 @@ def window(backend: TelemetryBackend, arguments: dict[str, Any]) -> tuple[dateti
     return start, end
 
 
-_TIME = {
-    "type": "string",
-    "description": "ISO-8601 UTC timestamp, e.g. 2026-11-30T10:00:00Z",
-    "maxLength": 40,
-}
+_TIME = {"type": "string", "format": "date-time", "maxLength": 40}
 
 
 def declared_aliases(backend: TelemetryBackend) -> dict[str, list[str]]:
@@ -90,7 +86,8 @@ def telemetry_tools(backend: TelemetryBackend) -> list[ToolSpec]:
         else ""
     )
     now = backend.reference_time().strftime("%Y-%m-%dT%H:%M:%SZ")
-    service: dict[str, Any] = {"type": "string", "description": "The service to query."}
+    metrics_of = backend.metrics_by_service()
+    service: dict[str, Any] = {"type": "string"}
     if services:  # a live backend that is unreachable at start-up has no catalog yet
         service["enum"] = services
 
@@ -112,6 +109,12 @@ def telemetry_tools(backend: TelemetryBackend) -> list[ToolSpec]:
 
     def query_metrics(args: dict[str, Any]) -> ToolOutput:
         start, end = window(backend, args)
+        known = metrics_of.get(args["service"])
+        if known and args["metric"] not in known:
+            raise ToolError(
+                f"service {args['service']!r} has no metric {args['metric']!r}; "
+                f"its metrics: {', '.join(known)}"
+            )
         try:
             return ToolOutput(
                 backend.query_metrics(
@@ -155,13 +158,13 @@ def telemetry_tools(backend: TelemetryBackend) -> list[ToolSpec]:
         ToolSpec(
             "query_metrics",
             f"Read one metric series of a service with min/max/avg/last. Window defaults to the "
-            f"hour before now ({now}). {METRICS_MARKER}"
-            + json.dumps(backend.metrics_by_service(), separators=(",", ":")),
+            f"hour before now ({now}). Metric names: as detect_anomalies reports them; a wrong "
+            "name is answered with the service's list.",
             {
                 "type": "object",
                 "properties": {
                     "service": service,
-                    "metric": _metric_schema(backend.metric_names()),
+                    "metric": {"type": "string", "maxLength": 200},
                     "start": _TIME,
                     "end": _TIME,
                     "step_seconds": {"type": "integer", "minimum": 60, "maximum": 86400},
@@ -171,6 +174,7 @@ def telemetry_tools(backend: TelemetryBackend) -> list[ToolSpec]:
             },
             query_metrics,
             TELEMETRY,
+            METRICS_MARKER + json.dumps(metrics_of, separators=(",", ":")),
         ),
         ToolSpec(
             "query_alerts",
@@ -190,13 +194,6 @@ def telemetry_tools(backend: TelemetryBackend) -> list[ToolSpec]:
             TELEMETRY,
         ),
     ]
-
-
-def _metric_schema(names: list[str]) -> dict[str, Any]:
-    schema: dict[str, Any] = {"type": "string", "maxLength": 200}
-    if names:
-        schema["enum"] = names
-    return schema
 
 
 def promql_tool(backend: Any) -> ToolSpec:

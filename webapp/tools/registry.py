@@ -51,7 +51,10 @@ class ToolSpec:
     """A tool: name, description, JSON-schema parameters, the function that runs it, its role.
 
     ``role`` is required so every new tool declares whether its output is ``telemetry`` or
-    ``reference`` evidence.
+    ``reference`` evidence. ``detail`` is catalog text (the metrics of each service) that a
+    model planning the queries reads after the description; a model running them is sent the
+    description alone, since every one of its calls sends the tool definitions again, and the
+    tool's errors name what it accepts.
     """
 
     name: str
@@ -59,18 +62,20 @@ class ToolSpec:
     parameters: Mapping[str, Any]
     handler: Callable[[dict[str, Any]], ToolOutput]
     role: str
+    detail: str = ""
 
     def __post_init__(self) -> None:
         if self.role not in ROLES:
             raise ValueError(f"tool {self.name!r}: role must be one of {ROLES}, not {self.role!r}")
 
-    def definition(self) -> dict[str, Any]:
-        """The chat-completions ``tools`` entry."""
+    def definition(self, detail: bool = True) -> dict[str, Any]:
+        """The chat-completions ``tools`` entry (with the ``detail`` text, or without)."""
+        description = f"{self.description} {self.detail}" if detail and self.detail else ""
         return {
             "type": "function",
             "function": {
                 "name": self.name,
-                "description": self.description,
+                "description": description or self.description,
                 "parameters": dict(self.parameters),
             },
         }
@@ -144,14 +149,17 @@ class ToolCallResult:
 class ToolBox:
     """The tools one agent execution may use, recording every call against the current run."""
 
-    def __init__(self, specs: Sequence[ToolSpec], recorder: Audit, agent_name: str):
+    def __init__(
+        self, specs: Sequence[ToolSpec], recorder: Audit, agent_name: str, *, detail: bool = True
+    ):
         self.specs = {spec.name: spec for spec in specs}
         self.recorder = recorder
         self.agent_name = agent_name
+        self.detail = detail
 
     def definitions(self) -> list[dict[str, Any]]:
-        """The ``tools`` list sent to the model."""
-        return [spec.definition() for spec in self.specs.values()]
+        """The ``tools`` list sent to the model (each tool's ``detail`` when ``detail``)."""
+        return [spec.definition(self.detail) for spec in self.specs.values()]
 
     def call(self, name: str, raw_arguments: str, step_id: int | None) -> ToolCallResult:
         """Validate and run one call; unknown tools and bad arguments are BLOCKED."""

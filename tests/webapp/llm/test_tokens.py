@@ -82,10 +82,10 @@ def test_budgets_are_read_from_the_environment() -> None:
 
 def test_a_diagnosis_past_its_run_budget_falls_back_naming_the_setting() -> None:
     diagnoser = offline_diagnoser()
-    diagnoser.invoker.token_budget = TokenBudget(per_call=12_000, per_run=9_000)
+    diagnoser.invoker.token_budget = TokenBudget(per_call=12_000, per_run=7_000)
     result = diagnoser.diagnose("Why is payment-service slow since 10:00?")
     assert result.run.degraded and result.answer is not None
     assert "token budget was reached" in result.answer and "LLM_RUN_TOKEN_BUDGET" in result.answer
     steps = [s for s in diagnoser.audit.steps if s["run_id"] == result.run_id]  # type: ignore[attr-defined]
-    assert sum(s["prompt_tokens"] for s in steps) <= 9_000
+    assert sum(s["prompt_tokens"] for s in steps) <= 7_000
     assert steps[-1]["status"] == "FAILED" and "LLM_RUN_TOKEN_BUDGET" in steps[-1]["error"]

@@ -53,6 +53,8 @@ def arguments(tool: Any) -> dict[str, Any]:
             found[name] = known[0] if known else rules["enum"][0]
         elif name == "question":
             found[name] = QUESTION
+        elif name == "metric":  # listed per service in the description, not enumerated
+            found[name] = "error_rate"
         else:
             found[name] = "connection pool exhausted"
     return found

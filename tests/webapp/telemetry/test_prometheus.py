@@ -125,7 +125,7 @@ def test_the_tools_describe_the_server_catalog(
     backend = CompositeBackend(Signals(metrics=metrics_backend(metrics_server, demo)))
     metrics = {t.name: t for t in telemetry_tools(backend)}["query_metrics"]
     assert metrics.parameters["properties"]["service"]["enum"] == demo.services()
-    described = json.loads(metrics.description.split(METRICS_MARKER, 1)[1])
+    described = json.loads(metrics.detail.split(METRICS_MARKER, 1)[1])
     assert described == demo.metrics_by_service()
 
 

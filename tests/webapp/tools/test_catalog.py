@@ -54,9 +54,18 @@ def test_schemas_enumerate_the_backends_services_and_metrics(
     assert logs["properties"]["service"]["enum"] == backend.services()
     assert logs["required"] == ["service"] and logs["properties"]["limit"]["maximum"] == 200
     metrics = definitions["query_metrics"]
-    assert metrics["parameters"]["properties"]["metric"]["enum"] == backend.metric_names()
     listed = json.loads(metrics["description"].split(METRICS_MARKER, 1)[1])
     assert listed["payment-service"] == backend.metrics_by_service()["payment-service"]
+    # A model running the queries is sent no catalog: a wrong metric name gets the list.
+    lean = {
+        d["function"]["name"]: d["function"]
+        for d in ToolBox(box.specs.values(), box.recorder, "executor", detail=False).definitions()
+    }
+    assert METRICS_MARKER not in lean["query_metrics"]["description"]
+    assert lean["query_logs"] == definitions["query_logs"]
+    body = call(box, "query_metrics", service="payment-service", metric="cache_hit_ratio")
+    assert body["_status"] == "ERROR"
+    assert "its metrics: " + ", ".join(listed["payment-service"]) in body["error"]
     assert definitions["lookup_knowledge"]["parameters"]["properties"]["top_k"]["maximum"] == 10
 
 

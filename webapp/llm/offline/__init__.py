@@ -16,7 +16,7 @@ from typing import Any
 from ...analysis.timeexpr import DEFAULT_TIMEZONE
 from ..tokens import count_text
 from ..types import ChatResult, Message, ToolCall
-from . import alerts, simple, values, window
+from . import alerts, simple, window
 from .conversation import Catalog, payload, schema_name, tool_results, tool_rounds
 from .executor import MAX_FOLLOW_UP_ROUNDS, Investigation, final_evidence, first_round
 from .judge import compose, verify
@@ -80,7 +80,7 @@ class OfflineChatModel:
         if tool_choice != "none":
             if rounds == 0:
                 planned = (request.get("plan") or {}).get("queries", [])
-                queries = first_round(values.queries(request, catalog) + planned, catalog)
+                queries = first_round(planned, catalog)
                 if queries:
                     return self._calls(queries, rounds)
             elif rounds <= MAX_FOLLOW_UP_ROUNDS:

@@ -168,18 +168,27 @@ class Catalog:
 
     @property
     def metrics(self) -> list[str]:
-        """Every metric name the metric tool accepts."""
-        return self._enum("query_metrics", "metric")
+        """Every metric name the metric tool accepts (its enum, or every service's listed)."""
+        listed = self._listed_metrics()
+        every = {str(m) for names in (listed or {}).values() for m in names}
+        return self._enum("query_metrics", "metric") or sorted(every)
 
-    def metrics_of(self, service: str) -> list[str]:
-        """Metrics ``service`` has, when the tool description lists them; else all metrics."""
+    def _listed_metrics(self) -> dict[str, Any] | None:
+        """The metrics of each service, when the tool description lists them."""
         description = str(self.tools.get("query_metrics", {}).get("description", ""))
         if METRICS_MARKER in description:
             try:
                 listed = json.loads(description.split(METRICS_MARKER, 1)[1])
-                return [str(m) for m in listed.get(service, [])]
-            except (json.JSONDecodeError, AttributeError):
-                pass
+            except json.JSONDecodeError:
+                return None
+            return listed if isinstance(listed, dict) else None
+        return None
+
+    def metrics_of(self, service: str) -> list[str]:
+        """Metrics ``service`` has, when the tool description lists them; else all metrics."""
+        listed = self._listed_metrics()
+        if listed is not None:
+            return [str(m) for m in listed.get(service, [])]
         return self.metrics
 
     @property

@@ -216,8 +216,10 @@ class Investigation:
                 if not end.events_read:
                     wanted.append(self._events(end.service, onset))
                 wanted += self._triage(service, path)
-        if not wanted:
-            wanted = self._knowledge()
+        if all(w["tool"] == "log_patterns" for w in wanted):
+            # Only the culprits' events are left to read: the runbook lookup joins their round
+            # (calls in one round are independent; a round costs a whole prompt).
+            wanted += self._knowledge()
         room = TOOL_CALLS - self.calls_made
         calls = [
             w
@@ -814,7 +816,7 @@ def final_evidence(
     language = question_language(str(request.get("question", "")))
     writer = ClaimWriter(first=max(numbers, default=0) + 1, language=language)
     writer.written = {str(c.get("statement")) for c in earlier}
-    for kind, bindings, fields in values.claims(request, catalog, done):
+    for kind, bindings, fields in values.claims(request, done):
         writer.add(kind, bindings, **fields)
     investigation = Investigation(request, catalog, done)
     write_claims(investigation, writer)

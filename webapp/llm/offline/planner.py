@@ -13,6 +13,7 @@ from typing import Any
 
 from ...analysis.language import asks_what_is_wrong
 from ...analysis.timeexpr import DEFAULT_TIMEZONE
+from . import values
 from .conversation import Catalog
 from .question import Understanding, Window, iso, request_window, understand, window_record
 
@@ -208,7 +209,7 @@ def plan(
                 "purpose": "; ".join(notes) or "no known service is named: look for runbooks",
             }
         ]
-    return {
+    planned: dict[str, Any] = {
         "mode": "FULL",
         "summary": _summary(seen, services, notes, wide)[:2000],
         "hypotheses": (
@@ -221,6 +222,9 @@ def plan(
             {"name": u.text, "suggestions": list(u.suggestions)} for u in seen.unknown[:5]
         ],
     }
+    asked = values.queries({**request, "plan": planned}, catalog)
+    planned["queries"] = (asked + planned["queries"])[:MAX_QUERIES]
+    return planned
 
 
 #: Tools whose reading depends on a time window.

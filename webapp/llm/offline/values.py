@@ -6,8 +6,9 @@ service the plan reads is named there: by its exact name first, else by the word
 ("p99", "replication lag": the metric sharing the most parts with the words, the larger share
 of its own parts breaking a tie). The time is the one the question states, else the latest.
 
-The metric is read with ``query_metrics`` around that time (``AROUND`` either side, in the
-first round, before the plan's own queries), and the claim binds the point nearest the time:
+The planner, which has the metrics of each service, plans the metric's ``query_metrics``
+around that time (``AROUND`` either side, before its other queries; ``PURPOSE`` marks it), and
+the executor's claim binds the point nearest the time:
 its value, its timestamp and the series' metric name, with the unit the backend gives (its
 metadata where it has it).
 """
@@ -38,6 +39,8 @@ _HOW = re.compile(r"\bhow\s+(?:much|many|high|low|big|long)\b|\bvalues?\b|多少
 _PARTS = re.compile(r"[a-z]+\d*|\d+")
 #: Name parts too common to pick a metric by.
 _COMMON = frozenset({"seconds", "total", "count", "bucket", "sum", "rate", "by", "of", "the"})
+#: The purpose of a planned query that reads a value the question asks for.
+PURPOSE = "the value the question asks for"
 
 
 def asked(question: str, catalog: Catalog, services: Sequence[str]) -> list[tuple[str, str]]:
@@ -118,6 +121,7 @@ def queries(request: Mapping[str, Any], catalog: Catalog) -> list[dict[str, Any]
                 "start": iso(moment - AROUND),
                 "end": iso(min(moment + AROUND, max(end, moment))),
             },
+            "purpose": PURPOSE,
         }
         for service, metric in asked(question, catalog, _services(request, catalog))
     ]
@@ -126,10 +130,12 @@ def queries(request: Mapping[str, Any], catalog: Catalog) -> list[dict[str, Any]
 Found = tuple[kinds.ClaimKind, list[tuple[str, str, Any]], dict[str, str]]
 
 
-def claims(request: Mapping[str, Any], catalog: Catalog, done: Sequence[Done]) -> list[Found]:
-    """A ``value`` claim per value asked for: the point nearest the time asked."""
+def claims(request: Mapping[str, Any], done: Sequence[Done]) -> list[Found]:
+    """A ``value`` claim per value the plan reads: the point nearest the time asked."""
     wanted = {
-        (q["arguments"]["service"], q["arguments"]["metric"]) for q in queries(request, catalog)
+        (q["arguments"].get("service"), q["arguments"].get("metric"))
+        for q in (request.get("plan") or {}).get("queries") or []
+        if q.get("purpose") == PURPOSE and isinstance(q.get("arguments"), Mapping)
     }
     moment, _ = _moment(request)
     found: list[Found] = []
