@@ -40,3 +40,17 @@ def test_a_leader_whose_own_evidence_names_a_mechanism_is_enough() -> None:
         links=[{"to": "cache", "how": "log", "evidence": "cache timed out"}],
     )
     assert picked(_triage(leader, caller), None) == ["cache"]
+
+
+def test_two_incidents_are_each_investigated_from_their_leader() -> None:
+    # the tool budget covers two chains, not four
+    job = _suspect("nightly-job", "2030-01-01T07:39:00Z", signals=["job_items_processed"])
+    store = _suspect(
+        "blob-store",
+        "2030-01-01T07:40:00Z",
+        links=[{"to": "nightly-job", "how": "log", "evidence": "remote=10.0.0.9"}],
+    )
+    other = _suspect(
+        "auth", "2030-01-01T07:41:00Z", incident=2, new_log_templates=["x509: certificate expired"]
+    )
+    assert picked(_triage(job, store, other), None) == ["nightly-job", "auth"]

@@ -64,7 +64,8 @@ def picked(done: Sequence[Done], stated: datetime | None) -> list[str]:
     for members in chosen:
         services += [str(s["service"]) for s in members if s.get("described")]
         services.append(str(members[0]["service"]))
-        services += _witness(members)
+        # one incident's witness fits the tool budget; two incidents take it from their leaders
+        services += _witness(members) if len(chosen) == 1 else []
     return list(dict.fromkeys(services))
 
 
