@@ -230,11 +230,12 @@ class Investigation:
         return calls[: max(room, 0)]
 
     def _triage(self, service: str, path: list[tuple[Reading, datetime]]) -> list[dict[str, Any]]:
-        """When the chain of ``service`` stops at itself with no cause kind of its own (none,
-        or a slow dependency: the cause is elsewhere): ``triage`` (once), then
+        """When the chain of ``service`` stops at itself with no cause kind of its own, or
+        anywhere with a kind whose cause lies elsewhere (``ELSEWHERE``): ``triage`` (once), then
         ``detect_anomalies`` for each suspect on its route to its incident's leader."""
         match = self.diagnosis(service)[1]
-        if len(path) != 1 or (match is not None and match.kind.key not in ELSEWHERE):
+        elsewhere = match is not None and match.kind.key in ELSEWHERE
+        if not elsewhere and (len(path) != 1 or match is not None):
             return []
         if suspects.triage_output(self.done) is None:
             return [suspects.triage_call(path[0][1], self.window().get("end"))]
