@@ -110,6 +110,15 @@ CASES = [
         ],
     ),
     (
+        "lock_held",
+        [
+            own("event", "BEGIN; LOCK TABLE settlements IN SHARE MODE"),
+            theirs("metric", "pg_locks_count"),
+            theirs("metric", "hikaricp_connections_pending"),
+            theirs("log", "ERROR: canceling statement due to lock timeout"),
+        ],
+    ),
+    (
         "replica_lag",
         [
             own("metric", "pg_replication_lag_seconds"),

@@ -59,6 +59,16 @@ def _words(pattern: str) -> re.Pattern[str]:
 
 CAUSE_KINDS: tuple[CauseKind, ...] = (
     CauseKind(
+        # before pool exhaustion, which it causes: the statement that took the lock decides
+        "lock_held",
+        "a lock held by a long transaction - a job's LOCK TABLE or long write blocks the "
+        "others' statements, which wait, time out and hold their connections",
+        _words(r"^(locks?|blocked|waiters?)$"),
+        _words(r"lock timeout|lock wait timeout|lock not available|due to lock|lock_timeout"),
+        _words(r"\block table\b|\bfor update\b|in (share|exclusive|access exclusive) mode"),
+        zh="长事务持有锁 - 任务的 LOCK TABLE 或长时间写入阻塞了其他语句, 它们等待、超时并占住连接",
+    ),
+    CauseKind(
         "pool_exhaustion",
         "database connection pool exhaustion - slow queries and lock waits hold the "
         "connections, so requests queue for one",
@@ -223,7 +233,6 @@ CAUSE_KINDS: tuple[CauseKind, ...] = (
             r"reduce your request rate|\bslow ?down\b|storage ?err|i/?o (wait|saturat)"
             r"|(disk|volume|storage|bucket) (is )?(busy|saturated|overloaded|throttl\w*)"
         ),
-        _words(r"\bjob\b|batch|export|backup|bulk|snapshot|compaction"),
         zh="存储饱和 - 批量任务的大量读写压满了存储, 请求排队、变慢并被限流",
     ),
     CauseKind(
