@@ -101,9 +101,13 @@ _ANALYSIS = ("detect_anomalies", "log_patterns")
 #: A cause claim's signs when no metric of the culprit matched, by language.
 _LOG_MESSAGES = {"en": "its log messages", "zh": "其日志消息"}
 #: Cause kinds a caller sees in its own lines while the cause lies in another service (a
-#: resolver, the network, a store, a replica): the chain should go on.
+#: resolver, the network, a store, a replica, the holder of a lock or of the connections): the
+#: chain should go on.
 ELSEWHERE = frozenset(
-    {"downstream_timeout", "dns_failure", "network_partition", "storage_saturation", "replica_lag"}
+    {
+        *("downstream_timeout", "dns_failure", "network_partition", "storage_saturation"),
+        *("replica_lag", "lock_held", "pool_exhaustion"),
+    }
 )
 #: A cause claim binds at most this many items (the culprit's analysis window first).
 MAX_CAUSE_BINDINGS = 8
