@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from eval.runner import Turns
-from eval.second.run import WorldFixture, world_diagnoser
+from eval.second.run import WorldFixture, world_diagnoser, world_fixture
 from eval.world import World
 from webapp.analysis.names import resolve_services
 from webapp.diagnosis import Diagnoser, new_run_id
@@ -150,7 +150,7 @@ def test_a_cascade_is_followed_from_the_named_service_to_the_cause(
     for diagnoser, case in cases:
         answer, _ = _ask(diagnoser, case.turns[0])
         followed += all(t.culprit in _head(answer) for t in case.expect.truths)
-    assert followed >= len(cases) / 2, (followed, len(cases))
+    assert followed >= 0.75 * len(cases), (followed, len(cases))
 
 
 # -- the first generator -----------------------------------------------------------------
@@ -222,3 +222,25 @@ def test_a_name_that_cannot_be_resolved_ties_a_suspect_to_the_dns_service(
                     )
                     assert leader["service"] == link["to"], link
     assert resolved
+
+
+def test_a_mechanism_seen_by_a_caller_is_followed_to_where_it_lies(
+    tmp_path_factory: pytest.TempPathFactory,
+) -> None:
+    """Worlds 3 and 4 (other domains): a named service whose own lines show a name that does
+    not resolve, a host it cannot reach or a store that throttles it is not the cause: the
+    chain goes on along triage's route to the resolver, the partitioned store or the job
+    flooding the store."""
+    root = tmp_path_factory.mktemp("second-elsewhere")
+    fixtures = [world_fixture(seed, root) for seed in (3, 4)]
+    second = [(f, world_diagnoser(f.folder, OfflineChatModel())) for f in fixtures]
+    cases = [
+        (d, c)
+        for d, c in _cases(second, "named")
+        if any(t.culprit != c.expect.service for t in c.expect.truths)
+    ]
+    assert len(cases) >= 3
+    for diagnoser, case in cases:
+        answer, _ = _ask(diagnoser, case.turns[0])
+        for truth in case.expect.truths:
+            assert truth.culprit in _head(answer), (case.turns[0], truth.culprit)

@@ -14,7 +14,10 @@ Links between suspects, each with the evidence that ties them:
   say a name could not be resolved, which ties it to the suspect serving DNS (port 53);
 * **timing** - a suspect whose lines name no other suspect, whose trouble began after
   another's, at most ``TIMING`` after: the link says it rests on timing alone (two that began
-  in the same minute are not tied by timing: nothing says which came first).
+  in the same minute are not tied by timing: nothing says which came first). Onsets are found
+  per minute, so when the later one logged, in the earlier one's first minute, a line naming
+  what the earlier one's metrics measure (a job's ``LOCK TABLE`` and a database's lock count),
+  the link goes the other way, with that line as its evidence: the job acted first.
 
 Suspects joined by links form one *incident*; incidents are numbered by their earliest onset.
 Within an incident the suspect whose own trouble began first leads (at the same minute, the one
@@ -260,6 +263,10 @@ def _link(
             and not any(link["to"] == suspect.service for link in o.links)
         ]
         for first in sorted(earlier, key=lambda o: (o.onset, -o.score))[:1]:
+            acted = _acted(backend, suspect, first)
+            if acted:  # it acted in the other's first minute on what the other measures
+                first.links.append({"to": suspect.service, "how": "log", "evidence": acted})
+                continue
             gap = int((suspect.onset - first.onset).total_seconds() // 60)
             suspect.links.append(
                 {
@@ -268,6 +275,46 @@ def _link(
                     "evidence": f"began {gap} min after {first.service} (no line names it)",
                 }
             )
+
+
+#: Words of metric names too general to tie a line to a signal (units, aggregations, protocols).
+_GENERAL = frozenset(
+    {
+        *("total", "count", "counts", "seconds", "second", "bytes", "rate", "ratio", "mean"),
+        *("bucket", "http", "https", "server", "client", "requests", "request", "errors"),
+        *("error", "duration", "time", "status", "state", "value", "size"),
+    }
+)
+
+
+def _acted(backend: TelemetryBackend, suspect: Suspect, earlier: Suspect) -> str:
+    """A line ``suspect`` logged (at any level) from the minute before ``earlier``'s onset to the
+    end of that minute that names what ``earlier``'s metrics measure (``LOCK TABLE ...`` and a
+    lock count), or "". Onsets are found per minute: within it, such a line says which acted
+    first, where the order of the onsets cannot."""
+    words = {
+        w.lower().rstrip("s")
+        for f in earlier.findings
+        if f.get("kind") == "metric"
+        for w in re.split(r"[^A-Za-z]+", str(f["signal"]))
+        if len(w) >= 4 and w.lower() not in _GENERAL
+    }
+    if not words:
+        return ""
+    try:
+        found = backend.query_logs(
+            service=suspect.service,
+            start=earlier.onset - LINES_BEFORE,
+            end=earlier.onset + timedelta(minutes=1),
+            limit=LINES_LIMIT,
+        )
+    except TelemetryError:
+        return ""
+    for record in found.get("records") or []:
+        message = str(record.get("message", ""))
+        if words & {w.lower().rstrip("s") for w in re.findall(r"[A-Za-z]{4,}", message)}:
+            return message[:MAX_EVIDENCE]
+    return ""
 
 
 def _lines(backend: TelemetryBackend, suspect: Suspect, end: datetime) -> list[Mapping[str, Any]]:

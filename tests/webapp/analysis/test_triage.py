@@ -4,16 +4,20 @@ output recorded and citable like any tool's."""
 from __future__ import annotations
 
 import json
+from datetime import datetime, timezone
+from pathlib import Path
 from typing import Any
 
 import pytest
 
 from webapp.analysis.names import described_services
 from webapp.analysis.series import parse_stamp
+from webapp.analysis.triage import Suspect, _acted
 from webapp.demo.backend import DemoTelemetryBackend
 from webapp.persistence.context import run_scope
 from webapp.persistence.memory_audit import MemoryAudit
 from webapp.telemetry import TelemetryError
+from webapp.telemetry.logfiles import LogFileBackend
 from webapp.tools.analysis_tools import analysis_tools
 from webapp.tools.registry import ToolBox
 
@@ -161,3 +165,22 @@ def test_a_team_label_of_its_metrics_names_a_service() -> None:
 
     output = run(Labelled(), hint="the parcelforce services are failing since 10:20")
     assert output["described"] == ["shipping-service"]
+
+
+def test_a_job_s_statement_in_the_other_s_first_minute_says_which_acted(tmp_path: Path) -> None:
+    """Onsets are found per minute: a job that began a minute "after" the database whose locks
+    rose, but logged ``LOCK TABLE`` within the database's first minute, acted first."""
+    (tmp_path / "nightly-job").mkdir()
+    (tmp_path / "nightly-job" / "journal.log").write_text(
+        "2030-01-01T07:55:40+0000 host-1 nightly-job[17]: BEGIN; LOCK TABLE ledger IN SHARE MODE\n"
+        "2030-01-01T07:55:43+0000 host-1 nightly-job[17]: run 5 started, batch size 5000\n",
+        encoding="utf-8",
+    )
+    backend = LogFileBackend(tmp_path)
+    at = datetime(2030, 1, 1, 7, 55, tzinfo=timezone.utc)
+    job = Suspect("nightly-job", at.replace(minute=56), [], [])
+    database = Suspect("db", at, [{"kind": "metric", "signal": "pg_locks_count"}], [])
+    assert "LOCK TABLE" in _acted(backend, job, database)
+    # a signal the line does not speak of (a count of requests) ties nothing
+    busy = Suspect("db", at, [{"kind": "metric", "signal": "http_requests_total"}], [])
+    assert _acted(backend, job, busy) == ""

@@ -110,6 +110,38 @@ CASES = [
         ],
     ),
     (
+        "lock_held",
+        [
+            own("event", "BEGIN; LOCK TABLE settlements IN SHARE MODE"),
+            theirs("metric", "pg_locks_count"),
+            theirs("metric", "hikaricp_connections_pending"),
+            theirs("log", "ERROR: canceling statement due to lock timeout"),
+        ],
+    ),
+    (
+        "replica_lag",
+        [
+            own("metric", "pg_replication_lag_seconds"),
+            theirs("log", "ERROR: canceling statement due to conflict with recovery"),
+        ],
+    ),
+    (
+        "network_partition",
+        [
+            own("metric", "redis_cluster_state"),
+            own("log", "Connection with replica <IP>:<NUM> lost."),
+            theirs("log", "Error: connect EHOSTUNREACH <IP>:<NUM>"),
+        ],
+    ),
+    (
+        "storage_saturation",
+        [
+            own("event", "bulk export job started: <NUM> objects"),
+            theirs("metric", "minio_s3_requests_ttfb_seconds:p99"),
+            theirs("log", "PutObject ... Error: Please reduce your request rate"),
+        ],
+    ),
+    (
         "clock_skew",
         [
             own("metric", "node_timex_offset_seconds"),
@@ -161,3 +193,24 @@ def test_one_message_counts_once_however_many_outputs_show_it() -> None:
     match = classify([timeout, timeout, theirs("log", timeout.text), reload])
     assert match is not None and match.kind.key == "config_change"
     assert match.items == (reload,)
+
+
+def test_a_replica_s_lag_is_no_consumer_lag() -> None:
+    # "lag" is shared: the name's other part (replication) says whose
+    match = classify([own("metric", "pg_replication_lag_seconds")])
+    assert match is not None and match.kind.key == "replica_lag"
+
+
+def test_a_cache_server_s_own_metrics_say_no_eviction() -> None:
+    # the store a metric comes from is not what it measures
+    metrics = [own("metric", m) for m in ("redis_cluster_state", "redis_connected_clients")]
+    assert classify(metrics) is None
+    lost = own("log", "Connection with replica <IP>:<NUM> lost.")
+    match = classify([*metrics, lost])
+    assert match is not None and match.kind.key == "network_partition"
+
+
+def test_a_network_partition_or_a_clock_offset_in_a_line_is_no_queue() -> None:
+    for line in ("cluster partitioned: node <*> marked as fail", "clock offset <NUM> ms"):
+        match = classify([own("log", line)])
+        assert match is None or match.kind.key != "queue_lag", line

@@ -59,6 +59,16 @@ def _words(pattern: str) -> re.Pattern[str]:
 
 CAUSE_KINDS: tuple[CauseKind, ...] = (
     CauseKind(
+        # before pool exhaustion, which it causes: the statement that took the lock decides
+        "lock_held",
+        "a lock held by a long transaction - a job's LOCK TABLE or long write blocks the "
+        "others' statements, which wait, time out and hold their connections",
+        _words(r"^(locks?|blocked|waiters?)$"),
+        _words(r"lock timeout|lock wait timeout|lock not available|due to lock|lock_timeout"),
+        _words(r"\block table\b|\bfor update\b|in (share|exclusive|access exclusive) mode"),
+        zh="长事务持有锁 - 任务的 LOCK TABLE 或长时间写入阻塞了其他语句, 它们等待、超时并占住连接",
+    ),
+    CauseKind(
         "pool_exhaustion",
         "database connection pool exhaustion - slow queries and lock waits hold the "
         "connections, so requests queue for one",
@@ -100,7 +110,9 @@ CAUSE_KINDS: tuple[CauseKind, ...] = (
     CauseKind(
         "cache_eviction",
         "cache eviction - the cache is full and evicts keys, so reads miss it and fall back",
-        _words(r"^(cache|hits?|miss(es)?|evict\w*|expel\w*|kv|redis|valkey|memcached?|keyspace)$"),
+        # what the metric counts, not which store it comes from: a cache server's every metric
+        # (its clients, its cluster's state) would otherwise say "eviction"
+        _words(r"^(cache|hits?|miss(es)?|evict\w*|expel\w*)$"),
         _words(
             r"evict|expel|maxmemory|\blru\b|keys? (dropped|removed|evicted)|cache miss"
             r"|fell back to|fall(ing)? back to|absent from"
@@ -108,11 +120,39 @@ CAUSE_KINDS: tuple[CauseKind, ...] = (
         zh="缓存淘汰 - 缓存已满并驱逐键, 读取未命中缓存而回源",
     ),
     CauseKind(
+        # before consumer lag: a replica's lag is named "lag" too, and its other words decide
+        "replica_lag",
+        "replica lag - the read replica fell behind its primary (replication lag), so reads on "
+        "it see stale rows or are cancelled by recovery conflicts",
+        _words(r"^(replication|replica|replicas|replay|standby|walreceiver|wal)$"),
+        _words(
+            r"conflict with recovery|recovery conflict|replication (lag|delay|slot)"
+            r"|replica(tion)? (is )?(lagging|behind)|standby|wal receiver|replay (lag|delay)"
+        ),
+        zh="副本延迟 - 只读副本落后于主库 (复制延迟), 读到旧数据或因恢复冲突被取消",
+    ),
+    CauseKind(
+        "network_partition",
+        "a network partition - hosts cannot reach each other (no route, connections lost), so "
+        "calls between them fail",
+        _words(r"^(unreachable|partition(ed)?|split|quorum|reachable)$"),
+        _words(
+            r"ehostunreach|enetunreach|no route to host|(host|network) (is )?unreachable"
+            r"|connection (with|to) .{0,60} lost|lost connection (with|to)|link (is )?down"
+            r"|split.?brain|partitioned|quorum (lost|not)|cluster (is )?down|marked .{0,20}fail"
+        ),
+        zh="网络分区 - 主机之间互相不可达 (没有路由, 连接断开), 它们之间的调用失败",
+    ),
+    CauseKind(
         "queue_lag",
         "consumer lag - the consumers fall behind the queue and a backlog builds up",
         # not "offset" alone: a clock's or a zone's offset is no queue
         _words(r"^(lag|consumer\w*|backlog|unacked|queued?|behind|pending)$"),
-        _words(r"rebalanc|\blag\b|partitions?|consumer|offset|backlog|revok"),
+        # a queue's partitions and offsets, not a network partition or a clock's offset
+        _words(
+            r"rebalanc|\blag\b|assigned partitions|partitions? (assigned|revoked)|consumer"
+            r"|(commit(ted)?|consumer) offsets?|offsets? (commit|out of range)|backlog|revok"
+        ),
         zh="消费延迟 - 消费者跟不上队列, 消息积压",
     ),
     CauseKind(
@@ -183,6 +223,17 @@ CAUSE_KINDS: tuple[CauseKind, ...] = (
             r"|properties (changed|updated|reloaded)|settings? (changed|updated)"
         ),
         zh="配置变更 - 异常开始时的一次配置推送或重载改变了服务的行为 (限额、超时、地址)",
+    ),
+    CauseKind(
+        "storage_saturation",
+        "storage saturation - a bulk job floods the storage with reads or writes, so its requests "
+        "queue, slow down and are throttled",
+        _words(r"^(s3|objectstore|bucket|buckets|blob|iops|ttfb|await|iowait|diskio)$"),
+        _words(
+            r"reduce your request rate|\bslow ?down\b|storage ?err|i/?o (wait|saturat)"
+            r"|(disk|volume|storage|bucket) (is )?(busy|saturated|overloaded|throttl\w*)"
+        ),
+        zh="存储饱和 - 批量任务的大量读写压满了存储, 请求排队、变慢并被限流",
     ),
     CauseKind(
         "cpu_saturation",

@@ -100,8 +100,15 @@ _ACTION_SECTION = re.compile(r"mitigat|remediat|fix|action|resolution|recover", 
 _ANALYSIS = ("detect_anomalies", "log_patterns")
 #: A cause claim's signs when no metric of the culprit matched, by language.
 _LOG_MESSAGES = {"en": "its log messages", "zh": "其日志消息"}
-#: Cause kinds that say the cause lies in another service (the chain should go on).
-ELSEWHERE = frozenset({"downstream_timeout"})
+#: Cause kinds a caller sees in its own lines while the cause lies in another service (a
+#: resolver, the network, a store, a replica, the holder of a lock or of the connections): the
+#: chain should go on.
+ELSEWHERE = frozenset(
+    {
+        *("downstream_timeout", "dns_failure", "network_partition", "storage_saturation"),
+        *("replica_lag", "lock_held", "pool_exhaustion"),
+    }
+)
 #: A cause claim binds at most this many items (the culprit's analysis window first).
 MAX_CAUSE_BINDINGS = 8
 
@@ -229,11 +236,12 @@ class Investigation:
         return calls[: max(room, 0)]
 
     def _triage(self, service: str, path: list[tuple[Reading, datetime]]) -> list[dict[str, Any]]:
-        """When the chain of ``service`` stops at itself with no cause kind of its own (none,
-        or a slow dependency: the cause is elsewhere): ``triage`` (once), then
+        """When the chain of ``service`` stops at itself with no cause kind of its own, or
+        anywhere with a kind whose cause lies elsewhere (``ELSEWHERE``): ``triage`` (once), then
         ``detect_anomalies`` for each suspect on its route to its incident's leader."""
         match = self.diagnosis(service)[1]
-        if len(path) != 1 or (match is not None and match.kind.key not in ELSEWHERE):
+        elsewhere = match is not None and match.kind.key in ELSEWHERE
+        if not elsewhere and (len(path) != 1 or match is not None):
             return []
         if suspects.triage_output(self.done) is None:
             return [suspects.triage_call(path[0][1], self.window().get("end"))]

@@ -22,6 +22,7 @@ from collections.abc import Mapping, Sequence
 from datetime import datetime, timedelta
 from typing import Any
 
+from .causes import Item, classify
 from .conversation import Done
 from .question import parse_time
 
@@ -63,7 +64,26 @@ def picked(done: Sequence[Done], stated: datetime | None) -> list[str]:
     for members in chosen:
         services += [str(s["service"]) for s in members if s.get("described")]
         services.append(str(members[0]["service"]))
+        # one incident's witness fits the tool budget; two incidents take it from their leaders
+        services += _witness(members) if len(chosen) == 1 else []
     return list(dict.fromkeys(services))
+
+
+def _witness(members: Sequence[Mapping[str, Any]]) -> list[str]:
+    """The first suspect whose lines name the leader, when the leader's own evidence shows no
+    cause kind (a batch job that only ran harder): the service it hurt says how, and its
+    chain leads back to the leader."""
+    leader = members[0]
+    items = [Item("metric", str(m), True) for m in leader.get("signals") or []]
+    items += [Item("log", str(t), True) for t in leader.get("new_log_templates") or []]
+    if classify(items) is not None:
+        return []
+    named = [
+        str(s["service"])
+        for s in members[1:]
+        if any(k.get("to") == leader["service"] and k.get("how") == "log" for k in s["links"])
+    ]
+    return named[:1]
 
 
 def picked_alerts(done: Sequence[Done], stated: datetime | None) -> set[tuple[str, str]]:

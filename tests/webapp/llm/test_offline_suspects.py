@@ -1,0 +1,56 @@
+"""Which services a system-wide question investigates, from a ``triage`` output."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from webapp.llm.offline.conversation import Done
+from webapp.llm.offline.suspects import picked
+
+
+def _triage(*suspects: dict[str, Any]) -> list[Done]:
+    return [Done("triage", {}, "inv-1", "ok", {"suspects": list(suspects)})]
+
+
+def _suspect(service: str, onset: str, **fields: Any) -> dict[str, Any]:
+    return {"service": service, "onset": onset, "incident": 1, "links": [], **fields}
+
+
+def test_a_leader_without_a_mechanism_of_its_own_brings_the_service_that_names_it() -> None:
+    # a job that only ran harder: the store it flooded says how, and names the job
+    job = _suspect("nightly-job", "2030-01-01T07:39:00Z", signals=["job_items_processed"])
+    store = _suspect(
+        "blob-store",
+        "2030-01-01T07:40:00Z",
+        signals=["requests_waiting"],
+        new_log_templates=["PutObject failed: Please reduce your request rate"],
+        links=[{"to": "nightly-job", "how": "log", "evidence": "remote=10.0.0.9"}],
+    )
+    caller = _suspect("web", "2030-01-01T07:41:00Z", links=[{"to": "blob-store", "how": "timing"}])
+    assert picked(_triage(job, store, caller), None) == ["nightly-job", "blob-store"]
+
+
+def test_a_leader_whose_own_evidence_names_a_mechanism_is_enough() -> None:
+    leader = _suspect(
+        "cache", "2030-01-01T07:39:00Z", new_log_templates=["OOM command not allowed (maxmemory)"]
+    )
+    caller = _suspect(
+        "web",
+        "2030-01-01T07:40:00Z",
+        links=[{"to": "cache", "how": "log", "evidence": "cache timed out"}],
+    )
+    assert picked(_triage(leader, caller), None) == ["cache"]
+
+
+def test_two_incidents_are_each_investigated_from_their_leader() -> None:
+    # the tool budget covers two chains, not four
+    job = _suspect("nightly-job", "2030-01-01T07:39:00Z", signals=["job_items_processed"])
+    store = _suspect(
+        "blob-store",
+        "2030-01-01T07:40:00Z",
+        links=[{"to": "nightly-job", "how": "log", "evidence": "remote=10.0.0.9"}],
+    )
+    other = _suspect(
+        "auth", "2030-01-01T07:41:00Z", incident=2, new_log_templates=["x509: certificate expired"]
+    )
+    assert picked(_triage(job, store, other), None) == ["nightly-job", "auth"]
