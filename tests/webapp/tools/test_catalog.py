@@ -59,7 +59,9 @@ def test_schemas_enumerate_the_backends_services_and_metrics(
     # A model running the queries is sent no catalog: a wrong metric name gets the list.
     lean = {
         d["function"]["name"]: d["function"]
-        for d in ToolBox(box.specs.values(), box.recorder, "executor", detail=False).definitions()
+        for d in ToolBox(
+            list(box.specs.values()), box.recorder, "executor", detail=False
+        ).definitions()
     }
     assert METRICS_MARKER not in lean["query_metrics"]["description"]
     assert lean["query_logs"] == definitions["query_logs"]
