@@ -1,7 +1,7 @@
 """Analysis of telemetry and questions, independent of any model or backend.
 
 * ``timeexpr`` - ``resolve_window(text, now, default_timezone)``: a question's time
-  expression (English and Chinese; SPEC 5a) as a ``TimeWindow``.
+  expression (English and Chinese) as a ``TimeWindow``.
 * ``onsets`` - ``detect_onset(points, signal=, kind=, counts=)``: the first significant change
   point of a series, its baseline (before the onset only), incident, change and robust z.
 * ``logpatterns`` - ``mine_patterns(records, split)``: log templates counted before and
@@ -16,7 +16,7 @@
 * ``series`` - metric points and log counts per bucket read through the ``TelemetryBackend``
   port; ``recent_range(backend)``.
 * ``anomalies`` - ``service_anomalies`` / ``service_log_patterns``: the raw outputs of the
-  ``detect_anomalies`` and ``log_patterns`` tools (SPEC 5).
+  ``detect_anomalies`` and ``log_patterns`` tools.
 
 Nothing here names a service, metric or phrase of any dataset: thresholds are named constants
 with their reasons beside them.

@@ -1,7 +1,7 @@
 """What changed in one service: every metric, its log error/warn rates, and its log templates.
 
 ``service_anomalies`` and ``service_log_patterns`` compute the raw outputs of the
-``detect_anomalies`` and ``log_patterns`` tools (SPEC section 5) through the telemetry port, so
+``detect_anomalies`` and ``log_patterns`` tools through the telemetry port, so
 they work on any backend:
 
 * every metric the service has (``metrics_by_service``) and the ERROR and WARN line counts per

@@ -23,7 +23,7 @@ between the chart's detail and the prompt's length.
 
 A point is a leaf (an array of a string and a number): ``$.findings[2].points[17]`` is citable,
 and its grounding context is the point plus the finding's scalar fields and the flat
-``baseline``/``incident`` objects (SPEC 3), as for a point of a ``query_metrics`` series. The
+``baseline``/``incident`` objects, as for a point of a ``query_metrics`` series. The
 array itself is not a leaf, and arrays never enter the context of the finding's other fields.
 Booleans never enter a context either, so ``downsampled`` grounds nothing.
 """

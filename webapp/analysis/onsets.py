@@ -101,7 +101,7 @@ class Incident:
 
 @dataclass(frozen=True)
 class Finding:
-    """A significant change in one signal (SPEC 5 ``detect_anomalies`` finding)."""
+    """A significant change in one signal."""
 
     signal: str
     kind: str

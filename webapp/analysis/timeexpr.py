@@ -1,4 +1,4 @@
-"""Time expressions in a question, resolved to a window relative to the backend's "now" (SPEC 5a).
+"""Time expressions in a question, resolved to a window relative to the backend's "now".
 
 ``resolve_window(text, now)`` finds the one time expression an on-call question carries and
 returns a ``TimeWindow``: ``start``/``end`` (aware UTC), the ``onset`` the question states (if

@@ -1,6 +1,6 @@
 """``triage``: every service of the catalog checked for a change near a window, ranked.
 
-The raw output of the ``triage`` tool (SPEC 5). It reuses the per-service analysis: each
+The raw output of the ``triage`` tool. It reuses the per-service analysis: each
 service's ``detect_anomalies`` output (``analyse``, which the tool layer memoises, so a later
 ``detect_anomalies`` call over the same window costs nothing) and the firing alerts. A service
 is a *suspect* when a finding's onset, or a firing alert's ``active_at``, falls in

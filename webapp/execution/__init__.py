@@ -1,4 +1,4 @@
-"""Where runs execute and how their progress travels (SPEC section 11).
+"""Where runs execute and how their progress travels.
 
 * :mod:`.jobs` - a run to execute (``RunJob``) and executing one, publishing its events;
 * :mod:`.executors` - ``RUN_EXECUTOR=thread`` (an in-process pool) or ``celery`` (workers on

@@ -1,4 +1,4 @@
-"""Leases of runs in flight, and the reaper of runs whose holder died (SPEC section 11).
+"""Leases of runs in flight, and the reaper of runs whose holder died.
 
 Every process that holds runs (a web process executing on its pool, a Celery worker) renews
 their ``lease_expires_at`` every third of the lease; every process (web and worker alike) also

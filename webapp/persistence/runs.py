@@ -1,4 +1,4 @@
-"""Run rows: sessions, the run status machine, and finishing a run (seed 003 section 4).
+"""Run rows: sessions, the run status machine, and finishing a run.
 
 PENDING -> RUNNING -> SUCCESS | FAILED; feedback never changes the status. Plain persistence:
 the lifecycle steps run in order in :mod:`webapp.services.lifecycle`. Every method runs in a

@@ -1,6 +1,6 @@
 """Understanding an on-call question: which services, since when, about alerts, in which language.
 
-Everything here is built on ``webapp.analysis``: ``resolve_window`` (SPEC 5a time expressions),
+Everything here is built on ``webapp.analysis``: ``resolve_window``,
 ``resolve_services`` (exact, alias, misspelt and partial names, a misspelt compound name read
 whole; unknown ones with suggestions)
 and ``question_language``. ``question_window``, ``parse_time``, ``iso``, ``mentioned_services``
@@ -100,7 +100,7 @@ def _window(resolved: TimeWindow) -> Window:
 
 
 def window_record(window: Window) -> dict[str, Any]:
-    """The plan's ``window``: the resolved window as ISO-8601 UTC strings (SPEC 5a)."""
+    """The plan's ``window``: the resolved window as ISO-8601 UTC strings."""
     resolved = window.resolved
     if resolved is None:
         return {"start": None, "end": iso(window.end), "onset": None, "text": None, "kind": "none"}
