@@ -68,10 +68,10 @@ CLIENTS, RUNS_PER_CLIENT = 8, 10
 TRACE_CALLS = 5
 BIG, SMALL = 1_000, 10
 BATCH = 100  # rows per multi-row INSERT
-#: Own overhead of a chat run (time not in the model), issue 12 target 2.
+#: Own overhead of a chat run (time not in the model).
 OVERHEAD_TARGETS_MS = {"sqlite": 10, "mariadb": 25}
 TRACE_TARGET_MS = 50
-#: Statements a run may issue besides one per model step (issue 12 target 2).
+#: Statements a run may issue besides one per model step.
 SQL_PER_RUN_TARGET = 12
 DEFAULT_MYSQL_URL = "mysql://root@127.0.0.1:3306/test"
 QUESTIONS = [record["question"] for record in scenario_records("default")]

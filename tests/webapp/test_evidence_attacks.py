@@ -1,4 +1,4 @@
-"""Attacks on the evidence contract, by a scripted model over real HTTP (SPEC section 3).
+"""Attacks on the evidence contract, by a scripted model over real HTTP.
 
 Each test drives the whole diagnosis - the OpenAI SDK client against the scripted server on
 127.0.0.1, the real tools over the demo telemetry, the in-memory audit store - with a model that

@@ -1,4 +1,4 @@
-"""Time expressions in English and Chinese, resolved against a fixed "now" (SPEC 5a)."""
+"""Time expressions in English and Chinese, resolved against a fixed "now"."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 """A chat run's SQL statements, counted with peewee's query hooks, stay within their budget:
-at most 12 per run plus one per model step (issue 12), plus one checkpoint per node that called
+at most 12 per run plus one per model step, plus one checkpoint per node that called
 a model, on every backend."""
 
 from __future__ import annotations
