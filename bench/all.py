@@ -1,4 +1,4 @@
-"""Every benchmark in one run, one table (``make bench``; issue 12 target 6).
+"""Every benchmark in one run, one table (``make bench``).
 
 Runs each ``bench/*.py`` script of the ``make bench-*`` targets in turn, in a subprocess, with
 a quick setting where it has one (``--full``: each script's own defaults, as ``make bench-*``

@@ -1,4 +1,4 @@
-"""Benchmark: offline chat runs/s with ``make serve`` (``make bench-serve``; issue 12 target 5).
+"""Benchmark: offline chat runs/s with ``make serve`` (``make bench-serve``).
 
 Starts what ``make serve`` starts with no configuration - gunicorn with its gevent config and
 ``--workers`` web processes (default 2, as ``WORKERS``), runs executed in the web processes
