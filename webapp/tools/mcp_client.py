@@ -28,6 +28,7 @@ import sys
 import threading
 import time
 from collections.abc import Awaitable, Callable
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
@@ -208,7 +209,7 @@ class McpTools:
                         return await work(client)
 
         try:
-            return anyio.run(connected)
+            return in_own_loop(connected)
         except TimeoutError:
             raise ToolError(
                 f"MCP server {server.name} ({server.describe()}) did not answer within "
@@ -236,3 +237,15 @@ def _cause(exc: BaseException) -> str:
     while getattr(exc, "exceptions", None):  # an exception group: its first member
         exc = exc.exceptions[0]  # type: ignore[attr-defined]
     return f"{type(exc).__name__}: {exc}"[:500]
+
+
+def in_own_loop(work: Callable[[], Awaitable[T]]) -> T:
+    """Run ``work`` to completion on an event loop of its own, in a short-lived thread.
+
+    Tool handlers are called synchronously, from whatever thread runs the diagnosis; that
+    thread may already run an event loop (an async host, Playwright in the tests), where
+    ``anyio.run`` refuses to start a second one. A thread per call costs far less than the
+    server process or HTTP connection each call opens.
+    """
+    with ThreadPoolExecutor(1, thread_name_prefix="mcp-call") as pool:
+        return pool.submit(anyio.run, work).result()

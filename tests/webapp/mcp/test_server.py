@@ -16,12 +16,13 @@ from contextlib import closing
 from pathlib import Path
 from typing import Any
 
-import anyio
 import httpx
 import httpx2
 import pytest
 from mcp import Client, StdioServerParameters
 from mcp.client.streamable_http import streamable_http_client
+
+from webapp.tools.mcp_client import in_own_loop
 
 ROOT = Path(__file__).resolve().parents[3]
 #: Tools every backend serves (others, such as ``triage``, are served when the registry has them).
@@ -118,7 +119,7 @@ def test_the_sdk_client_calls_every_tool_over_stdio(tmp_path: Path) -> None:
             assert unknown.is_error
             return results
 
-    check(anyio.run(main), tmp_path / "mcp.db")
+    check(in_own_loop(main), tmp_path / "mcp.db")
 
 
 def free_port() -> int:
@@ -164,4 +165,4 @@ def test_the_sdk_client_calls_every_tool_over_http_with_the_api_key(
             async with Client(transport, read_timeout_seconds=300) as client:
                 return await exercise(client)
 
-    check(anyio.run(main), tmp_path / "mcp.db")
+    check(in_own_loop(main), tmp_path / "mcp.db")
