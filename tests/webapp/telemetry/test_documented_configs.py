@@ -8,7 +8,7 @@ from pathlib import Path
 
 from tests.webapp.telemetry.servers import PROMTOOL, binary
 
-STACK_PAGE = Path(__file__).resolve().parents[4] / "docs" / "stack.md"
+STACK_PAGE = Path(__file__).resolve().parents[3] / "docs" / "stack.md"
 AMTOOL = "/usr/bin/amtool"
 FILES = ("prometheus.yml", "rules.yml", "alertmanager.yml")
 
