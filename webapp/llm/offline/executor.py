@@ -349,10 +349,11 @@ class Investigation:
     def _routed(self, path: list[tuple[Reading, datetime]]) -> list[tuple[Reading, datetime]]:
         """The next suspect on triage's route from the chain's start, when its trouble began
         at most ``suspects.NEAR_BEFORE`` before the chain's end (``ORIGIN_SLACK`` after)."""
-        onset = path[-1][1]
+        end, onset = path[-1][0].service, path[-1][1]
         for name in suspects.route(self.done, path[0][0].service):
             hop = self.readings.get(name)
-            if hop is None or any(name == r.service for r, _ in path):
+            # a client of the chain's end (its lines name it) waits on it, never the reverse
+            if hop is None or any(name == r.service for r, _ in path) or end in hop.mentions:
                 continue
             since = onset - suspects.NEAR_BEFORE
             near = [o for o in hop.onsets if since <= o <= onset + ORIGIN_SLACK]
