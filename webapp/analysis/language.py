@@ -67,3 +67,32 @@ _WHAT_IS_WRONG = re.compile(
 def asks_what_is_wrong(text: str) -> bool:
     """True when ``text`` asks what is wrong or why ("what is going on?", "为什么")."""
     return _WHAT_IS_WRONG.search(text) is not None
+
+
+#: Words stating that something already fails ("why is X failing", "can't log in", "won't
+#: start"), as opposed to asking whether it is healthy ("is it broken?", see ``_ASKS_WHETHER``).
+_STATES_FAILURE = re.compile(
+    r"\b(fail(?:s|ing|ed|ure)?|broken|broke|down|crash(?:es|ing|ed)?|erroring|errors?|"
+    r"timing out|times out|timeouts?|slow(?:er)?|stuck|stopped|outage|unavailable|"
+    r"not working|can(?:'|’)?t|cannot|won(?:'|’)?t|isn(?:'|’)?t|doesn(?:'|’)?t|don(?:'|’)?t)\b"
+    r"|失败|报错|错误|超时|变慢|很慢|太慢|慢了|宕机|挂了|不可用|故障|崩溃|打不开|无法|不了|不上|收不到",
+    re.IGNORECASE,
+)
+
+
+#: A clause that asks whether something holds ("is it broken?", "吗?") states nothing.
+_ASKS_WHETHER = re.compile(
+    r"^\s*(is|are|was|were|has|have|does|do|did|can|could|should|any)\b|[吗么]\s*[?？]?\s*$",
+    re.IGNORECASE,
+)
+_CLAUSES = re.compile(r"\s[-–—]+\s|[,;:!?？，。；：]+\s*|\.\s")
+
+
+def states_failure(text: str) -> bool:
+    """True when a clause of ``text`` says something is failing ("why is X failing?", "couriers
+    can't log in") rather than asking whether it is: an answer that finds nothing must then not
+    call it healthy."""
+    return any(
+        _STATES_FAILURE.search(clause) and not _ASKS_WHETHER.search(clause)
+        for clause in _CLAUSES.split(text)
+    )

@@ -44,3 +44,23 @@ def test_follow_ups_are_told_by_how_they_refer_back(
 ) -> None:
     assert refers_back(text) is back
     assert asks_dependency(text) is dependency
+
+
+def test_a_stated_failure_is_told_from_a_question_whether_it_fails() -> None:
+    from webapp.analysis.language import states_failure
+
+    for stated in (
+        "Why is playback-api failing since 11:15?",
+        "couriers can't log in since about 9:40",
+        "checkout is broken",
+        "Why is pay-api slow in the last 30 minutes?",
+        "支付服务挂了",
+    ):
+        assert states_failure(stated), stated
+    for asked in (
+        "Is pay-api slow?",
+        "progress-svc has been logging warnings all morning - is it broken?",
+        "Is user-service healthy since 10:30?",
+        "支付服务挂了吗?",
+    ):
+        assert not states_failure(asked), asked

@@ -58,3 +58,17 @@ def test_a_count_of_work_that_moved_alone_follows_traffic_and_is_no_symptom() ->
         "http_requests_errors_total"
     ]
     assert [s.signal for s in reading("kube_pod_container_status_restarts_total").symptoms]
+
+
+def test_a_gauge_of_what_a_service_holds_is_a_symptom_even_when_named_a_count() -> None:
+    from webapp.llm.offline.findings import Reading
+
+    def reading(*names: str) -> Reading:
+        done = detect({"findings": [finding(n) for n in names]})
+        return Reading("api", done, read_signals(done))
+
+    for held in ("go_goroutines_count", "jvm_threads_count", "db_open_connections_count"):
+        assert [s.signal for s in reading(held).symptoms] == [held]
+        assert reading(held).traffic == []
+    # work done stays traffic
+    assert reading("messages_sent_count").symptoms == []

@@ -90,3 +90,11 @@ def test_a_flapping_low_severity_alert_is_not_a_problem(diagnoser: Diagnoser) ->
     assert asked.startswith(f"**No evidence of a problem with {SERVICE}"), asked[:300]
     assert f"Alert UserCacheHitRatioLow is firing on {SERVICE} (severity info" in asked
     assert f"{SERVICE} degraded" not in asked
+
+
+def test_a_stated_failure_with_nothing_found_is_not_called_healthy(diagnoser: Diagnoser) -> None:
+    answer = diagnoser.diagnose(f"Why is {SERVICE} failing since 10:30?").answer or ""
+    headline = answer.splitlines()[0]
+    assert headline.startswith(f"**No cause found for the reported trouble with {SERVICE}")
+    assert "only http requests" in headline and "a count of work done" in headline
+    assert "No evidence of a problem" not in answer

@@ -30,6 +30,14 @@ MARKER_WORDS = re.compile(r"^(version|build|revision|rev|release)$", re.IGNORECA
 VOLUME_WORDS = re.compile(
     r"^(count|total|requests?|rps|qps|throughput|calls|ops|sent|received|handled)$", re.IGNORECASE
 )
+#: Metric-name words of something held rather than work done (goroutines, threads, open
+#: connections, memory, file descriptors): a gauge of what the service holds, which a leak or
+#: a stuck pool moves whatever the traffic - never read as traffic.
+HELD_WORDS = re.compile(
+    r"^(goroutines?|threads?|conn(ection)?s?|sockets?|fds?|descriptors?|handles?|open"
+    r"|active|inflight|idle|busy|inuse|held|heap|rss|mem(ory)?|pool)$",
+    re.IGNORECASE,
+)
 #: ... unless the name also says the work went wrong (errors, rejections, retries, waits).
 TROUBLE_WORDS = re.compile(
     r"err|fail|[45]xx|^[45]\d\d$|reject|time(d)?out|drop|retr|restart|oom|kill|evict|miss|lag"
@@ -67,12 +75,13 @@ class Signal:
     @cached_property
     def volume(self) -> bool:
         """A count of work done (requests, messages): it rises and falls with traffic, so its
-        change alone is no symptom of the service."""
+        change alone is no symptom of the service. A gauge of something held (goroutines,
+        connections, memory) counts no work, even when its name says "count"."""
         tokens = metric_tokens(self.signal)
         return (
             self.kind == "metric"
             and any(VOLUME_WORDS.match(t) for t in tokens)
-            and not any(TROUBLE_WORDS.search(t) for t in tokens)
+            and not any(TROUBLE_WORDS.search(t) or HELD_WORDS.match(t) for t in tokens)
         )
 
     @property

@@ -9,7 +9,8 @@ cause - the cause kind and the culprit, which is the service whose trouble began
 the dependency chain (an ``origin`` claim), else the service itself. "No evidence of a problem"
 is said only of a service whose every signal stayed within its baseline (a ``steady`` claim),
 or whose only change is a count of work done, which follows traffic (a ``traffic`` claim: the
-answer says what moved instead of "none of its signals moved").
+answer says what moved instead of "none of its signals moved") - and never when the question
+says it is failing: then the answer says what was checked and that no cause was found.
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ from typing import Any
 from diagnosis_graph.workflow.gatekeeper import normalise
 from diagnosis_graph.workflow.prose import is_identifier, signal_words
 
-from ...analysis.language import question_language
+from ...analysis.language import question_language, states_failure
 from ...telemetry.units import spoken_unit
 from . import claims as kinds
 from .causes import CAUSE_KINDS, Item, matches
@@ -45,6 +46,10 @@ TEXTS: dict[str, dict[str, str]] = {
         "steady_traffic": "No evidence of a problem with {service}: only {moved} changed - a "
         "count of work done, which follows traffic; none of its other {count} signals moved "
         "significantly from {start} to {end}.",
+        "unexplained": "No cause found for the reported trouble with {service}: checked its "
+        "{count} signals and its logs, and none moved significantly from {start} to {end}"
+        "{moved} - the trouble may lie outside them.",
+        "unexplained_traffic": "; only {moved} changed, a count of work done",
         "value": "{service} {signal} was {value} at {time}{local}.",
         "degraded": "{service} degraded: {since}{moved}.",
         "since": "since {onset}{local}, ",
@@ -77,6 +82,9 @@ TEXTS: dict[str, dict[str, str]] = {
         "均无显著变化。",
         "steady_traffic": "没有证据表明 {service} 有问题: 只有 {moved} 变化 - 这是工作量的计数, "
         "随流量变化; 其余 {count} 个信号从 {start} 到 {end} 均无显著变化。",
+        "unexplained": "没有找到 {service} 所报告问题的原因: 已检查其 {count} 个信号和日志, "
+        "从 {start} 到 {end} 均无显著变化{moved} - 问题可能在这些之外。",
+        "unexplained_traffic": "; 只有 {moved} 变化, 这是工作量的计数",
         "value": "{service} 的 {signal} 在 {time}{local} 为 {value}。",
         "degraded": "{service} 出现异常: {since}{moved}。",
         "since": "自 {onset}{local} 起, ",
@@ -268,21 +276,33 @@ def _conclusion(statement: str, items: Sequence[Read]) -> dict[str, Any]:
 
 
 def _finding_conclusions(
-    finding: Finding, items: Sequence[Read], words: dict[str, str], offset: int = 0
+    finding: Finding,
+    items: Sequence[Read],
+    words: dict[str, str],
+    offset: int = 0,
+    failing: bool = False,
 ) -> list[dict[str, Any]]:
+    """The finding's conclusions. When nothing moved, the service is called healthy - unless
+    the question says it is failing (``failing``): then the answer says what was checked and
+    that no cause was found, never that there is no problem."""
     if not finding.moved and not finding.logs:
         if not finding.steady:
             return []
         fields = finding.steady[0].fields
         traffic = ", ".join(_quantity(i, words) for i in finding.traffic[:LISTED_SIGNALS])
+        if failing:
+            moved = words["unexplained_traffic"].format(moved=traffic) if traffic else ""
+            sentence = words["unexplained"]
+        else:
+            moved, sentence = traffic, words["steady_traffic" if traffic else "steady"]
         return [
             _conclusion(
-                words["steady_traffic" if traffic else "steady"].format(
+                sentence.format(
                     service=finding.service,
                     count=fields["count"],
                     start=fields["start"],
                     end=fields["end"],
-                    moved=traffic,
+                    moved=moved,
                 ),
                 finding.steady + finding.traffic,
             )
@@ -462,6 +482,7 @@ def compose(request: dict[str, Any]) -> dict[str, Any]:
     roles = {e["evidence_id"]: e.get("role") for e in request.get("evidence") or []}
     words = texts(request)
     offset = int(request.get("utc_offset_minutes") or 0)
+    failing = states_failure(str(request.get("question", "")))
     limitations = [words["refuted"].format(statement=c["statement"]) for c in unsupported]
     limitations += [g["description"] for g in verifier.get("critical_gaps") or []]
     if verifier.get("effective_verdict") == "FAIL" or not supported:
@@ -470,7 +491,7 @@ def compose(request: dict[str, Any]) -> dict[str, Any]:
     conclusions = asked + [
         c
         for finding in findings(supported)
-        for c in _finding_conclusions(finding, supported, words, offset)
+        for c in _finding_conclusions(finding, supported, words, offset, failing)
     ]
     # Reference evidence (runbooks, documents) never backs a conclusion on its own.
     conclusions = [
