@@ -546,25 +546,25 @@ def _quantity_bindings(signal: Signal) -> list[tuple[str, str, Any]]:
 
 def _moved(writer: ClaimWriter, signal: Signal) -> None:
     raw = signal.raw
-    writer.add(
+    _quantity(
+        writer,
         kinds.MOVED,
-        _quantity_bindings(signal),
-        service=signal.service,
-        signal=signal.signal,
-        direction=kinds.direction(str(raw.get("direction", "")), writer.language),
-        onset=_clock(signal.onset),
+        signal,
         incident=_number((raw.get("incident") or {}).get("median")),
-        peak=_number((raw.get("incident") or {}).get("peak")),
-        baseline=_number((raw.get("baseline") or {}).get("median")),
         change=str(raw.get("change", "")),
         z=_number(raw.get("significance")),
     )
 
 
 def _traffic(writer: ClaimWriter, signal: Signal) -> None:
+    _quantity(writer, kinds.TRAFFIC, signal)
+
+
+def _quantity(writer: ClaimWriter, kind: kinds.ClaimKind, signal: Signal, **fields: Any) -> None:
+    """A claim that ``signal`` moved from its baseline to its peak since its onset."""
     raw = signal.raw
     writer.add(
-        kinds.TRAFFIC,
+        kind,
         _quantity_bindings(signal),
         service=signal.service,
         signal=signal.signal,
@@ -572,6 +572,7 @@ def _traffic(writer: ClaimWriter, signal: Signal) -> None:
         onset=_clock(signal.onset),
         baseline=_number((raw.get("baseline") or {}).get("median")),
         peak=_number((raw.get("incident") or {}).get("peak")),
+        **fields,
     )
 
 
