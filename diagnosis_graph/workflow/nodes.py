@@ -1,17 +1,13 @@
 """The eight diagnosis nodes: four agent adapters and four deterministic nodes.
 
-Each node reads its slice of state, reaches the outside world only through
-:class:`~diagnosis_graph.workflow.ports.DiagnosisPorts`, and returns a
-:class:`~diagnosis_graph.workflow.outcomes.StepResult`; routing and event recording are the
-topology's job.
+Each reads its slice of state, reaches the outside world only through the ports, and returns a
+:class:`~.outcomes.StepResult`; routing and event recording are the topology's job.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any, TypeVar, cast
-
-from pydantic import BaseModel
+from typing import Any
 
 from ..config import RunConfig
 from . import contracts as c
@@ -24,20 +20,9 @@ from .ports import AgentCall, DiagnosisPorts, InvocationRecord
 from .projection import project_verified
 from .render import render_answer, unknown_services
 from .state import MODE_EVIDENCE_GAP_ONLY, MODE_FULL
-from .types import (
-    ClaimState,
-    ComposerOutputState,
-    DiagnosisContext,
-    EvidenceItem,
-    ExecutorOutputState,
-    GatekeeperResult,
-    PlannerPlanState,
-    VerifiedExecutorOutput,
-    VerifierOutputState,
-)
+from .types import DiagnosisContext, EvidenceItem, GatekeeperResult, VerifiedExecutorOutput
 
 State = Mapping[str, Any]
-M = TypeVar("M", bound=BaseModel)
 
 
 def run_id_of(config: RunConfig) -> str:
@@ -64,8 +49,6 @@ class DiagnosisNodes:
             "fallback": self.fallback,
         }
 
-    # -- agent nodes ------------------------------------------------------------------------
-
     def _agent(
         self,
         agent: str,
@@ -78,8 +61,7 @@ class DiagnosisNodes:
     ) -> tuple[Any, StepResult | None]:
         """Invoke ``agent`` and parse its output; on failure return the StepResult to report.
 
-        On the retry of an output that broke its contract, the payload carries that error
-        (``previous_output_error``), so the model can correct it instead of repeating it.
+        A retry after a broken contract carries that error as ``previous_output_error``.
         """
         if (error := rejected_output(state, agent)) is not None:
             payload = {**payload, "previous_output_error": error}
@@ -109,8 +91,7 @@ class DiagnosisNodes:
         plan, failed = self._agent("planner", c.PLANNER_PLAN, payload, state, config)
         if failed:
             return failed
-        planned = cast(PlannerPlanState, {**plan.model_dump(), "mode": mode})
-        return StepResult(Outcome.COMPLETED, {"planner_plan": planned})
+        return StepResult(Outcome.COMPLETED, {"planner_plan": {**plan.model_dump(), "mode": mode}})
 
     def executor(self, state: State, config: RunConfig) -> StepResult:
         """Run the plan's queries with tools and return the full evidence snapshot."""
@@ -130,28 +111,17 @@ class DiagnosisNodes:
         )
         if failed:
             return failed
-        claims = [cast(ClaimState, claim.model_dump()) for claim in evidence.claims]
+        claims = [claim.model_dump() for claim in evidence.claims]
         ids = [claim["claim_id"] for claim in claims]
         if len(set(ids)) != len(ids):
-            return StepResult(
-                Outcome.INVALID_OUTPUT, detail="duplicate claim_id in executor output"
-            )
+            return StepResult(Outcome.INVALID_OUTPUT, detail="duplicate claim_id in executor output")
         # The snapshot must be complete: earlier verified claims the model left out come back.
-        for claim in earlier if mode == MODE_EVIDENCE_GAP_ONLY else []:
-            if claim["claim_id"] not in ids:
-                claims.append(
-                    {
-                        "claim_id": claim["claim_id"],
-                        "statement": claim["statement"],
-                        "critical": claim["critical"],
-                        "bindings": claim["bindings"],
-                    }
-                )
-        output: ExecutorOutputState = {
-            "version": c.EXECUTOR_EVIDENCE,
-            "claims": claims,
-            "summary": evidence.summary,
-        }
+        claims += [
+            {k: v for k, v in claim.items() if k != "evidence_ids"}
+            for claim in (earlier if mode == MODE_EVIDENCE_GAP_ONLY else [])
+            if claim["claim_id"] not in ids
+        ]
+        output = {"version": c.EXECUTOR_EVIDENCE, "claims": claims, "summary": evidence.summary}
         return StepResult(Outcome.COMPLETED, {"executor_output": output})
 
     def verifier(self, state: State, config: RunConfig) -> StepResult:
@@ -175,19 +145,16 @@ class DiagnosisNodes:
         unknown = [a.claim_id for a in output.claim_assessments if a.claim_id not in known]
         if unknown:
             return StepResult(Outcome.INVALID_OUTPUT, detail=f"assessed unknown claims {unknown}")
-        update = cast(
-            VerifierOutputState,
-            {
-                **output.model_dump(),
-                "verdict_ceiling": ceiling,
-                "effective_verdict": lower_verdict(output.verdict, ceiling).value,
-            },
-        )
+        update = {
+            **output.model_dump(),
+            "verdict_ceiling": ceiling,
+            "effective_verdict": lower_verdict(output.verdict, ceiling).value,
+        }
         return StepResult(Outcome.COMPLETED, {"verifier_output": update})
 
     def composer(self, state: State, config: RunConfig) -> StepResult:
         """Compose the answer from verified evidence; the product renders its Markdown."""
-        verifier: VerifierOutputState | None = state.get("verifier_output")
+        verifier: Mapping[str, Any] | None = state.get("verifier_output")
         assessments = verifier["claim_assessments"] if verifier else []
         supported = {a["claim_id"] for a in assessments if a["supported"]}
         evidence = verified_evidence(state)
@@ -229,14 +196,14 @@ class DiagnosisNodes:
         problem = rules.problem(output, supported, effective)
         if problem:
             return StepResult(Outcome.INVALID_OUTPUT, detail=problem)
-        composed: ComposerOutputState = output.model_dump()
+        composed = output.model_dump()
         answer = self._render(state, composed, evidence, records)
         return StepResult(Outcome.COMPLETED, {"composer_output": composed, "final_answer": answer})
 
     def _render(
         self,
         state: State,
-        composed: ComposerOutputState,
+        composed: Mapping[str, Any],
         evidence: list[EvidenceItem],
         records: Sequence[InvocationRecord],
     ) -> str:
@@ -253,8 +220,6 @@ class DiagnosisNodes:
             ranges=self.ports.data_range(),
             sources=read_services(records),
         )
-
-    # -- deterministic nodes ----------------------------------------------------------------
 
     def gatekeeper(self, state: State, config: RunConfig) -> StepResult:
         """Verify every binding and ground every claim against this run's invocations."""
@@ -282,7 +247,7 @@ class DiagnosisNodes:
 
     def evidence_retry(self, state: State, config: RunConfig) -> StepResult:
         """Send the planner back for the verifier's critical gaps only."""
-        verifier: VerifierOutputState | None = state.get("verifier_output")
+        verifier: Mapping[str, Any] | None = state.get("verifier_output")
         context: DiagnosisContext = {
             **context_of(state),
             "mode": MODE_EVIDENCE_GAP_ONLY,

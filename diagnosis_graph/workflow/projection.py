@@ -7,7 +7,6 @@ from typing import Any
 
 from .gatekeeper import REFERENCE, VERIFIED
 from .types import (
-    BindingState,
     ClaimResult,
     EvidenceItem,
     GatekeeperResult,
@@ -34,7 +33,7 @@ def project_verified(
         checked = statuses.get(claim.get("claim_id"))
         if not checked or not checked["verified"]:
             continue
-        kept: list[BindingState] = []
+        kept: list[dict[str, str]] = []
         evidence_ids: list[str] = []
         for binding, result in zip(claim["bindings"], checked["bindings"], strict=False):
             if result["status"] != VERIFIED:
@@ -59,13 +58,7 @@ def project_verified(
                         "instruction_like": bool(result.get("instruction_like")),
                     }
                 )
-            kept.append(
-                {
-                    "source_invocation_id": key[0],
-                    "raw_path": key[1],
-                    "evidence_excerpt": key[2],
-                }
-            )
+            kept.append(dict(zip(("source_invocation_id", "raw_path", "evidence_excerpt"), key)))
             evidence_ids.append(ids[key])
         claims.append(
             {

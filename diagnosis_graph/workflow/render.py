@@ -38,7 +38,7 @@ from .prose import (
     shorten,
     signal_words,
 )
-from .types import ComposerOutputState, EvidenceItem
+from .types import EvidenceItem
 
 _CJK = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
 _CITATION = re.compile(r"\s*\[(?:[A-Za-z0-9]+-)?E\d+\]")
@@ -215,7 +215,7 @@ def _headline(
 
 
 def _sections(
-    output: ComposerOutputState | Mapping[str, Any],
+    output: Mapping[str, Any],
     evidence: Sequence[EvidenceItem],
     unknown: Sequence[Mapping[str, Any]],
     language: str,
@@ -248,7 +248,7 @@ def _sections(
 
 def render_answer(
     question: str,
-    output: ComposerOutputState | Mapping[str, Any],
+    output: Mapping[str, Any],
     evidence: Sequence[EvidenceItem],
     *,
     language: str | None = None,

@@ -8,8 +8,8 @@ from typing import Any
 from ..config import RunConfig
 from ..errors import GraphValidationError
 from ..graph import END, START, StateGraph, takes_config
-from . import routing
 from .outcomes import Outcome, StepResult, orchestration_event
+from .routing import REASON_OF, decide, route_by_reason
 from .state import (
     COMPOSER,
     EVIDENCE_RETRY,
@@ -24,57 +24,62 @@ from .state import (
 )
 
 WorkflowNode = Callable[..., StepResult]
-Decide = Callable[[Mapping[str, Any], Outcome], routing.Decision]
 
-_DECISIONS: dict[str, Decide] = {
-    PLANNER: routing.decide_after_planner,
-    EXECUTOR: routing.decide_after_executor,
-    GATEKEEPER: routing.decide_after_gatekeeper,
-    VERIFIED_INPUT: routing.decide_completed,
-    VERIFIER: routing.decide_after_verifier,
-    EVIDENCE_RETRY: routing.decide_after_evidence_retry,
-    COMPOSER: routing.decide_after_composer,
-    FALLBACK: routing.decide_completed,
-}
-
+_GIVE_UP = {"retry_exhausted": FALLBACK, "non_retryable_failed": FALLBACK}
+#: Reason code -> next node, per node with conditional edges (the routing table).
 _CONDITIONAL: dict[str, Mapping[str, str]] = {
-    PLANNER: routing.PLANNER_ROUTES,
-    EXECUTOR: routing.EXECUTOR_ROUTES,
-    GATEKEEPER: routing.GATEKEEPER_ROUTES,
-    VERIFIER: routing.VERIFIER_ROUTES,
-    COMPOSER: routing.COMPOSER_ROUTES,
+    PLANNER: {
+        "completed": EXECUTOR,
+        "invalid_output": PLANNER,
+        "retryable_failed": PLANNER,
+        **_GIVE_UP,
+    },
+    EXECUTOR: {
+        "completed": GATEKEEPER,
+        **{REASON_OF[o]: FALLBACK for o in Outcome if o is not Outcome.COMPLETED},
+    },
+    GATEKEEPER: {
+        "gatekeeper_pass": VERIFIED_INPUT,
+        "gatekeeper_low_confid": VERIFIED_INPUT,
+        "gatekeeper_reject": FALLBACK,
+    },
+    VERIFIER: {
+        "evidence_gap": EVIDENCE_RETRY,
+        "completed": COMPOSER,
+        "invalid_output": VERIFIER,
+        "retryable_failed": VERIFIER,
+        **_GIVE_UP,
+    },
+    COMPOSER: {
+        "completed": END,
+        "invalid_output": COMPOSER,
+        "retryable_failed": COMPOSER,
+        **_GIVE_UP,
+    },
 }
-
 _FIXED = {VERIFIED_INPUT: VERIFIER, EVIDENCE_RETRY: PLANNER, FALLBACK: END}
-
-
-def next_attempt(state: Mapping[str, Any], node: str) -> int:
-    """1 when ``node`` is entered from another node, previous attempt + 1 on a self-loop."""
-    events = state.get("orchestration_events") or ()
-    if events and events[-1]["node"] == node:
-        return int(events[-1]["attempt"]) + 1
-    return 1
 
 
 def recorded(
     name: str, node: WorkflowNode
 ) -> Callable[[Mapping[str, Any], RunConfig], dict[str, Any]]:
-    """Wrap a workflow node: run it, decide the route, and append its orchestration event.
-
-    A node may take ``(state)`` or ``(state, config)``.
-    """
-    decide = _DECISIONS[name]
+    """Wrap a workflow node (``(state)`` or ``(state, config)``): run it, decide the route,
+    and append its orchestration event."""
     with_config = takes_config(node)
 
     def run(state: Mapping[str, Any], config: RunConfig) -> dict[str, Any]:
         result = node(state, config) if with_config else node(state)
         outcome = Outcome(result.outcome)
         produced = result.update
-        reason, counters = decide({**state, **produced} if produced else state, outcome)
-        update = {**produced, **counters} if counters else dict(produced)
+        reason, counters = decide(name, {**state, **produced} if produced else state, outcome)
+        update = {**produced, **counters}
         detail = result.detail if outcome is not Outcome.COMPLETED else None
-        event = orchestration_event(name, outcome, reason, next_attempt(state, name), detail)
-        update["orchestration_events"] = [event]
+        events = state.get("orchestration_events") or ()
+        # attempt: 1 when entered from another node, +1 on each self-loop
+        attempt = int(events[-1]["attempt"]) + 1 if events and events[-1]["node"] == name else 1
+        update["orchestration_events"] = [
+            orchestration_event(name, outcome, reason, attempt, detail)
+        ]
         update["route_reason"] = reason
         return update
 
@@ -101,7 +106,7 @@ def build_topology(nodes: Mapping[str, WorkflowNode]) -> StateGraph:
         graph.add_node(name, recorded(name, nodes[name]))
     graph.add_edge(START, PLANNER)
     for name, routes in _CONDITIONAL.items():
-        graph.add_conditional_edges(name, routing.route_by_reason, routes)
+        graph.add_conditional_edges(name, route_by_reason, routes)
     for name, target in _FIXED.items():
         graph.add_edge(name, target)
     return graph

@@ -1,9 +1,7 @@
-"""Declared shapes of the values in the diagnosis graph's state.
+"""Declared shapes of the values the deterministic nodes put in state (plain JSON dicts).
 
-Every value stays a plain, JSON-serialisable dict at run time (the engine checkpoints and the
-web app stores them as JSON); these TypedDicts give them one declared shape that
-``mypy --strict`` checks in the nodes, routers, projection and evaluation. The gatekeeper
-result's shape is declared here once.
+The agents' outputs are declared once, as the pydantic contracts of :mod:`.contracts`, and are
+stored as their ``model_dump()``.
 """
 
 from __future__ import annotations
@@ -25,73 +23,6 @@ class DiagnosisContext(TypedDict, total=False):
     language: str  # the answer's language, "en" or "zh": the question's
 
 
-class PlannedQueryState(TypedDict):
-    """One query of a plan."""
-
-    tool: str
-    arguments: dict[str, Any]
-    purpose: str
-
-
-class PlanWindowState(TypedDict, total=False):
-    """The window the planner read from the question (ISO-8601 UTC strings or None)."""
-
-    start: str | None
-    end: str | None
-    onset: str | None
-    text: str | None
-    zone: str | None
-    kind: str | None
-    utc_offset_minutes: int | None
-
-
-class UnknownServiceState(TypedDict):
-    """A named service without telemetry, and the closest known names."""
-
-    name: str
-    suggestions: list[str]
-
-
-class _PlanUnderstanding(TypedDict, total=False):
-    window: PlanWindowState | None
-    unknown_services: list[UnknownServiceState]
-
-
-class PlannerPlanState(_PlanUnderstanding):
-    """``planner_plan`` as stored in state (the validated contract plus the mode), with what
-    the planner understood of the question (optional: ``window``, ``unknown_services``)."""
-
-    mode: str
-    summary: str
-    hypotheses: list[str]
-    queries: list[PlannedQueryState]
-
-
-class BindingState(TypedDict):
-    """A binding as the executor wrote it."""
-
-    source_invocation_id: str
-    raw_path: str
-    evidence_excerpt: str
-
-
-class ClaimState(TypedDict):
-    """A claim as the executor wrote it."""
-
-    claim_id: str
-    statement: str
-    critical: bool
-    bindings: list[BindingState]
-
-
-class ExecutorOutputState(TypedDict):
-    """``executor_output``: a complete ``executor_evidence_v2`` snapshot."""
-
-    version: str
-    claims: list[ClaimState]
-    summary: str
-
-
 class BindingResult(TypedDict):
     """The gatekeeper's verdict on one binding."""
 
@@ -107,11 +38,7 @@ class BindingResult(TypedDict):
 
 
 class ClaimResult(TypedDict):
-    """The gatekeeper's verdict on one claim: bindings, grounding, and whether it is verified.
-
-    ``verified`` holds when at least one binding verified AND the statement is grounded in the
-    context of its verified bindings; ``ungrounded_tokens`` are the offending tokens.
-    """
+    """The gatekeeper's verdict on one claim; ``verified`` = a binding verified AND grounded."""
 
     claim_id: str
     critical: bool
@@ -123,7 +50,7 @@ class ClaimResult(TypedDict):
 
 
 class UngroundedClaim(TypedDict):
-    """One claim that failed grounding and why, for the trace and self evaluation."""
+    """One claim that failed grounding and why."""
 
     claim_id: str
     tokens: list[str]
@@ -162,12 +89,12 @@ class EvidenceItem(TypedDict):
 
 
 class VerifiedClaim(TypedDict):
-    """A verified claim of the projection, pointing at its evidence ids."""
+    """A claim of ``verified_executor_output``: its verified bindings and their evidence ids."""
 
     claim_id: str
     statement: str
     critical: bool
-    bindings: list[BindingState]
+    bindings: list[dict[str, str]]
     evidence_ids: list[str]
 
 
@@ -177,45 +104,3 @@ class VerifiedExecutorOutput(TypedDict):
     version: str
     claims: list[VerifiedClaim]
     summary: str
-
-
-class ClaimAssessmentState(TypedDict):
-    """The verifier's judgement of one claim."""
-
-    claim_id: str
-    supported: bool
-    reason: str
-
-
-class VerifierOutputState(TypedDict):
-    """``verifier_output`` plus the ceiling and the effective verdict."""
-
-    verdict: str
-    claim_assessments: list[ClaimAssessmentState]
-    critical_gaps: list[dict[str, Any]]
-    verdict_ceiling: str
-    effective_verdict: str
-
-
-class ConclusionState(TypedDict):
-    """One validated conclusion."""
-
-    statement: str
-    claim_ids: list[str]
-    evidence_ids: list[str]
-
-
-class RecommendationState(TypedDict):
-    """One validated recommendation and the evidence it rests on."""
-
-    text: str
-    evidence_ids: list[str]
-
-
-class ComposerOutputState(TypedDict):
-    """``composer_output`` v2 as validated; the answer Markdown is rendered from it."""
-
-    summary: str
-    conclusions: list[ConclusionState]
-    limitations: list[str]
-    recommendations: list[RecommendationState]
