@@ -53,7 +53,7 @@ def initial_state(
 
 @dataclass(frozen=True)
 class DiagnosisRun:
-    """The result of one diagnosis: SUCCESS with an answer (maybe degraded) or FAILED."""
+    """The result of one run: SUCCESS with an answer (maybe degraded) or FAILED."""
 
     status: str
     answer: str | None
@@ -61,6 +61,51 @@ class DiagnosisRun:
     state: dict[str, Any]
     orchestration_trace: dict[str, Any]
     error: str | None = None
+
+
+OnEvent = Callable[[dict[str, Any]], None]
+TraceOf = Callable[[Mapping[str, Any], str | None], dict[str, Any]]
+
+
+def execute(
+    graph: CompiledGraph,
+    start: dict[str, Any] | None,
+    config: RunConfig,
+    on_event: OnEvent | None,
+    trace_of: TraceOf,
+) -> DiagnosisRun:
+    """Run ``graph`` once; never raises for a node failure or the recursion limit.
+
+    ``on_event`` receives each orchestration event as its node finishes; ``trace_of(state,
+    stopped_by)`` builds the run's trace. An unhandled node error or the recursion limit gives a
+    FAILED run that keeps the partial state and trace.
+    """
+
+    def forward(event: dict[str, Any]) -> None:
+        if on_event is not None:
+            for item in event["update"].get("orchestration_events", []):
+                on_event(dict(item))
+
+    try:
+        result = graph.run(start, config, on_step=forward)
+    except GraphRuntimeError as exc:
+        limited = isinstance(exc, GraphRecursionError)
+        trace = trace_of(exc.state, TERMINATION_RECURSION_LIMIT if limited else TERMINATION_ERROR)
+        return DiagnosisRun("FAILED", None, False, exc.state, trace, error=str(exc))
+    state, trace = result.state, trace_of(result.state, None)
+    answer = state.get("final_answer")
+    if not answer:
+        return DiagnosisRun("FAILED", None, False, state, trace, error="the run produced no answer")
+    return DiagnosisRun("SUCCESS", answer, bool(trace["degraded"]), state, trace)
+
+
+def _trace_of(state: Mapping[str, Any], stopped_by: str | None) -> dict[str, Any]:
+    return build_orchestration_trace(
+        state.get("orchestration_events", []),
+        state.get("evidence_retry_count", 0),
+        stopped_by=stopped_by,
+        resumed_after=state.get("resumed_after", ()),
+    )
 
 
 def run_diagnosis(
@@ -71,56 +116,24 @@ def run_diagnosis(
     run_id: str,
     reference_time: str | None = None,
     history: Sequence[Mapping[str, Any]] = (),
-    on_event: Callable[[dict[str, Any]], None] | None = None,
+    on_event: OnEvent | None = None,
     config: RunConfig | None = None,
     resume: bool = False,
 ) -> DiagnosisRun:
-    """Run the graph once; never raises for a node failure or the recursion limit.
+    """Run the diagnosis graph once (see :func:`execute`).
 
     ``resume``: continue the run after its latest checkpoint (the graph's checkpointer) instead
-    of starting it; its completed nodes are not executed again, and the trace shows the edge
-    taken next as ``resumed``. A run with no checkpoint yet starts from the beginning.
-
-    ``on_event`` receives each orchestration event (``node, outcome, reason_code, attempt``)
-    as the node finishes. ``config`` replaces the default :func:`diagnosis_config`: a parent
-    graph running this one nested passes its ``config.child(...)``. An unhandled node error or
-    the recursion limit gives a FAILED run that keeps the partial state and trace.
+    of starting it; the trace shows the edge taken next as ``resumed``. A run with no checkpoint
+    yet starts from the beginning. ``config`` replaces the default :func:`diagnosis_config`: a
+    parent graph running this one nested passes its ``config.child(...)``.
     """
-
-    def forward(event: dict[str, Any]) -> None:
-        if on_event is not None:
-            for item in event["update"].get("orchestration_events", []):
-                on_event(dict(item))
-
     run_config = config or diagnosis_config(session_id, run_id)
     start: dict[str, Any] | None = initial_state(
         question, reference_time=reference_time, history=history
     )
     if resume and _mark_resumed(graph.checkpointer, run_config):
         start = None
-    try:
-        result = graph.run(start, run_config, on_step=forward)
-    except GraphRuntimeError as exc:
-        limited = isinstance(exc, GraphRecursionError)
-        reason = TERMINATION_RECURSION_LIMIT if limited else TERMINATION_ERROR
-        events = exc.state.get("orchestration_events", [])
-        trace = build_orchestration_trace(
-            events,
-            exc.state.get("evidence_retry_count", 0),
-            stopped_by=reason,
-            resumed_after=exc.state.get("resumed_after", ()),
-        )
-        return DiagnosisRun("FAILED", None, False, exc.state, trace, error=str(exc))
-    state = result.state
-    trace = build_orchestration_trace(
-        state["orchestration_events"],
-        state["evidence_retry_count"],
-        resumed_after=state["resumed_after"],
-    )
-    answer = state.get("final_answer")
-    if not answer:
-        return DiagnosisRun("FAILED", None, False, state, trace, error="the run produced no answer")
-    return DiagnosisRun("SUCCESS", answer, bool(trace["degraded"]), state, trace)
+    return execute(graph, start, run_config, on_event, _trace_of)
 
 
 def _mark_resumed(checkpointer: Checkpointer | None, config: RunConfig) -> bool:

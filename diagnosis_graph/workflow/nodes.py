@@ -114,7 +114,8 @@ class DiagnosisNodes:
         claims = [claim.model_dump() for claim in evidence.claims]
         ids = [claim["claim_id"] for claim in claims]
         if len(set(ids)) != len(ids):
-            return StepResult(Outcome.INVALID_OUTPUT, detail="duplicate claim_id in executor output")
+            detail = "duplicate claim_id in executor output"
+            return StepResult(Outcome.INVALID_OUTPUT, detail=detail)
         # The snapshot must be complete: earlier verified claims the model left out come back.
         claims += [
             {k: v for k, v in claim.items() if k != "evidence_ids"}

@@ -14,6 +14,8 @@ from .types import (
     VerifiedExecutorOutput,
 )
 
+_BINDING_KEYS = ("source_invocation_id", "raw_path", "evidence_excerpt")
+
 
 def project_verified(
     executor_output: Mapping[str, Any], gatekeeper_result: GatekeeperResult | Mapping[str, Any]
@@ -27,7 +29,7 @@ def project_verified(
     checked_claims: Sequence[ClaimResult] = gatekeeper_result.get("claims") or []
     statuses = {c["claim_id"]: c for c in checked_claims}
     evidence: list[EvidenceItem] = []
-    ids: dict[tuple[str, str, str], str] = {}
+    ids: dict[tuple[str, ...], str] = {}
     claims: list[VerifiedClaim] = []
     for claim in executor_output.get("claims") or []:
         checked = statuses.get(claim.get("claim_id"))
@@ -38,11 +40,7 @@ def project_verified(
         for binding, result in zip(claim["bindings"], checked["bindings"], strict=False):
             if result["status"] != VERIFIED:
                 continue
-            key = (
-                str(binding["source_invocation_id"]),
-                str(binding["raw_path"]),
-                str(binding["evidence_excerpt"]),
-            )
+            key = tuple(str(binding[k]) for k in _BINDING_KEYS)
             if key not in ids:
                 ids[key] = f"E{len(ids) + 1}"
                 evidence.append(
@@ -58,7 +56,7 @@ def project_verified(
                         "instruction_like": bool(result.get("instruction_like")),
                     }
                 )
-            kept.append(dict(zip(("source_invocation_id", "raw_path", "evidence_excerpt"), key)))
+            kept.append(dict(zip(_BINDING_KEYS, key, strict=True)))
             evidence_ids.append(ids[key])
         claims.append(
             {
@@ -90,12 +88,7 @@ def evidence_refs(state: Mapping[str, Any]) -> dict[str, list[dict[str, Any]]]:
     }
     composer = state.get("composer_output") or {}
     cited = {e for c in composer.get("conclusions", []) for e in c.get("evidence_ids", [])}
-    cited |= {
-        e
-        for r in composer.get("recommendations", [])
-        if isinstance(r, dict)
-        for e in r.get("evidence_ids", [])
-    }
+    cited |= {e for r in composer.get("recommendations", []) for e in r.get("evidence_ids", [])}
     refs: dict[str, list[dict[str, Any]]] = {}
     for item in state.get("verified_evidence") or []:
         refs.setdefault(item["source_invocation_id"], []).append(

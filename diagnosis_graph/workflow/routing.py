@@ -65,8 +65,10 @@ def decide(node: str, state: State, outcome: Outcome) -> Decision:
 def _after_gatekeeper(state: State, completed: bool) -> Decision:
     """PASS, or LOW_CONFID with a verified binding of a verified claim, goes on; else fallback."""
     result = state.get("gatekeeper_result")
-    verdict = result["verdict"] if result else None
-    verified = min(result["verified_binding_count"], result["verified_claim_count"]) if result else 0
+    if not result:
+        return Decision("gatekeeper_reject")
+    verdict = result["verdict"]
+    verified = min(result["verified_binding_count"], result["verified_claim_count"])
     if completed and verified > 0 and verdict == Verdict.PASS.value:
         return Decision("gatekeeper_pass")
     if completed and verified > 0 and verdict == Verdict.LOW_CONFID.value:

@@ -1,10 +1,8 @@
 """``self_evaluation`` of an AIOps run: ``{"aiops_rule_evaluation": {...}}``.
 
-It records the alerts firing, investigated, covered (diagnosed with verified telemetry
-evidence) and skipped, the report's citations and how many of them are verified, the summed
-gatekeeper counts of the investigations, and per alert its rounds, termination reason, its
-chat ``rule_evaluation`` and ``verifier_evaluation`` (so any figure the chat evaluation gains is
-reported per alert too).
+Alerts firing, investigated, covered (diagnosed with verified telemetry evidence) and skipped,
+the report's citations and how many are verified, the summed gatekeeper counts, and per alert
+its rounds, termination reason and chat ``rule_evaluation`` and ``verifier_evaluation``.
 """
 
 from __future__ import annotations
@@ -21,11 +19,7 @@ from .state import MAX_ROUNDS
 
 
 def gatekeeper_counts(investigations: Sequence[Mapping[str, Any]]) -> dict[str, int]:
-    """Every integer count of the investigations' gatekeeper results, summed over the alerts.
-
-    ``claim_count``, ``verified_claim_count``, ``binding_count``, ``verified_binding_count``, and
-    whatever count the gatekeeper adds (such as ``grounded_claim_count``).
-    """
+    """Every integer count of the investigations' gatekeeper results, summed over the alerts."""
     totals: dict[str, int] = {}
     for inv in investigations:
         for key, value in inv["gatekeeper"].items():

@@ -1,11 +1,8 @@
-"""One alert's investigation: the chat diagnosis graph run as a nested graph, and its summary.
+"""One alert's investigation: the chat diagnosis graph run nested, and its JSON summary.
 
-The child run gets the question derived from the alert and a child :class:`RunConfig` that
-carries only ``session_id``/``run_id`` (the engine's nested-graph rule), so its gatekeeper reads
-the tool invocations of the AIOps run. What the supervisor keeps of it is a JSON summary built
-only from the child's *validated* outputs: the verified projection (claims and evidence), the
-composer's output when the composer completed, the gatekeeper's counts, the verifier's
-evaluation and the child's orchestration trace. Evidence and claim ids get the alert's prefix
+The child run gets a question derived from the alert and a child :class:`RunConfig` carrying
+only ``session_id``/``run_id``, so its gatekeeper reads the AIOps run's tool invocations. The
+summary keeps only the child's validated outputs; evidence and claim ids get the alert's prefix
 (``E3`` of alert ``A2`` is ``A2-E3``) so they are unique in the report.
 """
 
@@ -93,9 +90,7 @@ def investigate(
 ) -> dict[str, Any]:
     """Run the chat diagnosis graph for one queued alert and summarise what verified.
 
-    ``seen``: how many of the run's invocations (in creation order) existed before this
-    investigation; the ones after it are this alert's own (its tool statistics and failed
-    reads).
+    ``seen``: how many of the run's invocations existed before; the rest are this alert's own.
     """
     alert_id, alert = str(item["alert_id"]), dict(item["alert"])
     question = alert_question(alert, reference_time, language)
@@ -128,32 +123,31 @@ def _prefixed(prefix: str, ids: Sequence[Any]) -> list[str]:
 _INLINE_REF = re.compile(r"\s*\[(?:[A-Za-z]\d+-)?[EC]\d+\]")
 
 
+def _clean(text: Any) -> str:
+    return _INLINE_REF.sub("", str(text)).strip()
+
+
 def composed_output(prefix: str, composer: Mapping[str, Any]) -> dict[str, Any]:
-    """The composer's validated parts with prefixed ids; its free Markdown is not kept."""
-    conclusions = [
-        {
-            "statement": _INLINE_REF.sub("", str(c.get("statement", ""))).strip(),
-            "claim_ids": _prefixed(prefix, c.get("claim_ids") or []),
-            "evidence_ids": _prefixed(prefix, c.get("evidence_ids") or []),
-        }
-        for c in composer.get("conclusions") or []
-    ]
-    recommendations = []
-    for item in composer.get("recommendations") or []:
-        if isinstance(item, Mapping):  # composer_output v2: {text, evidence_ids}
-            text, ids = str(item.get("text", "")), list(item.get("evidence_ids") or [])
-        else:
-            text, ids = str(item), []
-        clean = _INLINE_REF.sub("", text).strip()
-        recommendations.append({"text": clean, "evidence_ids": _prefixed(prefix, ids)})
+    """The composer's validated parts with prefixed ids and no inline citations."""
     summary = composer.get("summary")
     return {
-        "summary": _INLINE_REF.sub("", str(summary)).strip() if summary else None,
-        "conclusions": conclusions,
-        "limitations": [
-            _INLINE_REF.sub("", str(x)).strip() for x in composer.get("limitations") or []
+        "summary": _clean(summary) if summary else None,
+        "conclusions": [
+            {
+                "statement": _clean(c.get("statement", "")),
+                "claim_ids": _prefixed(prefix, c.get("claim_ids") or []),
+                "evidence_ids": _prefixed(prefix, c.get("evidence_ids") or []),
+            }
+            for c in composer.get("conclusions") or []
         ],
-        "recommendations": recommendations,
+        "limitations": [_clean(x) for x in composer.get("limitations") or []],
+        "recommendations": [
+            {
+                "text": _clean(r.get("text", "")),
+                "evidence_ids": _prefixed(prefix, r.get("evidence_ids") or []),
+            }
+            for r in composer.get("recommendations") or []
+        ],
     }
 
 

@@ -1,12 +1,8 @@
 """The supervisor's four nodes; each reaches the world only through :class:`AiOpsPorts`.
 
-``load_alerts`` reads the alerts once (the web app records the read as a ``query_alerts`` tool
-invocation of the run); ``select_alerts`` keeps the firing ones (pending alerts have not held
-their condition long enough and are skipped) - of a scoped run only those matching its
-``scope`` (alert name, and service where the scope names one) -, most severe first, at most
-``max_alerts``;
-``investigate`` runs the chat diagnosis graph nested for the first queued alert; ``report``
-renders the report from the investigations' validated outputs.
+``load_alerts`` reads the alerts once; ``select_alerts`` keeps the firing ones (of a scoped run
+only those matching its ``scope``), most severe first, at most ``max_alerts``; ``investigate``
+runs the chat diagnosis graph nested for the first queued alert; ``report`` renders the report.
 """
 
 from __future__ import annotations

@@ -1,17 +1,10 @@
 """The AIOps report, rendered by the product from each investigation's validated output.
 
-No model writes any of it. Per alert it shows one short paragraph: the composer's *validated*
-conclusions (never its free Markdown), headed by its summary's first sentence, with at most
-three citations each, filtered to the investigation's verified evidence - an id that is not in
-that list is dropped, and an id written inline in a statement is removed - then the reads that
-failed, the recommendations and the limitations. The verified evidence of every alert follows
-at the end. The report opens with a headline (how many alerts, how many diagnosed, which to
-start with) and is in the request's language. Alert fields come from the recorded alert query;
-an alert's start is its ``active_at`` (Prometheus' ``activeAt`` where the alert source has it).
-Text is made inert: HTML is escaped and images become plain links.
-
-``render_alert_section`` takes one investigation summary (see
-:func:`~diagnosis_graph.workflow.aiops.investigation.summarise`).
+No model writes any of it: a headline (how many alerts, how many diagnosed, which first), the
+alert list, per alert one paragraph of the composer's validated conclusions (at most three
+citations each, only of the investigation's verified evidence) with the failed reads, actions
+and limitations, the overall assessment, and the verified evidence of every alert. Text is
+made inert as in the chat answer; the language is the request's.
 """
 
 from __future__ import annotations
@@ -33,10 +26,6 @@ Investigation = Mapping[str, Any]
 def inert(text: Any) -> str:
     """Text that renders as itself (the chat renderer's rule: no HTML, images or links)."""
     return safe_text("-" if text is None else text)
-
-
-def _short(text: Any, width: int = 240) -> str:
-    return inert(shorten(str(text if text is not None else "-"), width))
 
 
 def verified_ids(investigation: Investigation) -> dict[str, Mapping[str, Any]]:
@@ -113,11 +102,6 @@ def _cause(investigation: Investigation, words: Mapping[str, str]) -> str:
     return f"**{words['cause']}:** " + " ".join(parts)
 
 
-def _failed(investigation: Investigation, language: str) -> list[str]:
-    failed = [FailedRead(**f) for f in investigation.get("failed") or []]
-    return render.limit_lines(RangeNote(), failed, language)
-
-
 def render_alert_section(investigation: Investigation, language: str = "en") -> list[str]:
     """One alert: what it is and since when, its cause in one paragraph, what could not be
     read, the actions and the limitations."""
@@ -127,7 +111,7 @@ def render_alert_section(investigation: Investigation, language: str = "en") -> 
         f"### {investigation['alert_id']} · {inert(alert.get('alert_name'))} "
         f"({inert(alert.get('severity'))}, {inert(alert.get('service'))})",
         "",
-        f"> {_short(alert.get('description') or '')} - "
+        f"> {inert(shorten(alert.get('description') or ''))} - "
         + words["since"].format(at=inert(alert.get("active_at"))),
         "",
     ]
@@ -136,7 +120,8 @@ def render_alert_section(investigation: Investigation, language: str = "en") -> 
     else:
         why = investigation.get("why_not_composed") or words["no_cause"]
         lines += [f"**{words['undiagnosed']}:** {inert(why)}.", ""]
-    lines += _failed(investigation, language)
+    failed = [FailedRead(**f) for f in investigation.get("failed") or []]
+    lines += render.limit_lines(RangeNote(), failed, language)
     actions = recommendations(investigation) if diagnosed(investigation) else []
     if actions:
         lines += [f"**{words['actions']}:**", ""]
@@ -211,7 +196,9 @@ def overall_assessment(
         return words["no_alerts"]
     done = [i for i in investigations if diagnosed(i)]
     lines = [words["done"].format(done=len(done), count=len(investigations))]
-    critical = [i["alert"] for i in done if _critical(i)]
+    critical = [
+        i["alert"] for i in done if str(i["alert"].get("severity") or "").lower() == "critical"
+    ]
     if critical:
         lines.append(words["critical"].format(names=_names(critical, words)))
     lines += _links(investigations, words)
@@ -221,10 +208,6 @@ def overall_assessment(
     if skipped:
         lines.append(words["over"].format(limit=MAX_ALERTS, names=_names(skipped, words)))
     return words["join"].join(lines)
-
-
-def _critical(investigation: Investigation) -> bool:
-    return str(investigation["alert"].get("severity") or "").lower() == "critical"
 
 
 def headline(

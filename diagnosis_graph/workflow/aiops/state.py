@@ -22,17 +22,16 @@ EVENT_LIMIT = 32
 
 
 def aiops_schema() -> dict[str, Reducer]:
-    """The supervisor's state: the request, the alerts, the queue, the investigations, the report.
+    """The supervisor's state.
 
     * ``aiops_context``: ``{request, reference_time, max_alerts, scope}`` (``scope``: the alerts
       a run was started for, ``[{alert_name, service}]``; empty for every firing alert);
-    * ``alerts_read``: ``{ok, alerts, invocation_id, detail, invocations_seen}`` of the
-      recorded alert query (``invocations_seen``: the run's invocations after it; each
-      investigation summary carries the same count, so an alert's own invocations are known);
+    * ``alerts_read``: ``{ok, alerts, invocation_id, detail, invocations_seen}`` of the recorded
+      alert query (``invocations_seen``: the run's invocation count after it, as on each
+      investigation, so an alert's own invocations are known);
     * ``queue``: the selected alerts still to investigate (``{alert_id, alert}``);
     * ``skipped``: firing alerts over the bound, listed in the report but not investigated;
-    * ``investigations``: one JSON summary per investigated alert (append);
-    * ``final_answer``: the rendered report; ``route_reason``: as in the chat graph.
+    * ``investigations``: one JSON summary per investigated alert.
     """
     return {
         "aiops_context": Replace(default_factory=dict),

@@ -10,10 +10,9 @@
 | investigate | the queue is empty | report | ``all_investigated`` |
 | report | always | END | ``completed`` |
 
-As in the chat graph, the node wrapper decides the route once, records it as the event's
-``reason_code`` and in ``route_reason``, and the engine's router reads it back. ``investigate``
-runs once per alert; each execution is an alert of its own, not a retry, so its ``attempt`` is
-always 1 and its event names the ``alert``.
+As in the chat graph, the wrapper decides the route once and records it in the event and in
+``route_reason``. Each ``investigate`` execution is an alert of its own, not a retry: its
+``attempt`` is always 1 and its event names the ``alert``.
 """
 
 from __future__ import annotations
@@ -31,35 +30,6 @@ from .state import INVESTIGATE, LOAD_ALERTS, NODE_NAMES, REPORT, SELECT_ALERTS, 
 State = Mapping[str, Any]
 SupervisorNode = Callable[[State, RunConfig], StepResult]
 
-
-def decide_after_load(state: State, outcome: Outcome) -> str:
-    """The alerts were read, or the report says they could not be."""
-    read = state.get("alerts_read") or {}
-    return "completed" if outcome is Outcome.COMPLETED and read.get("ok") else "alerts_unavailable"
-
-
-def decide_after_select(state: State, outcome: Outcome) -> str:
-    """Investigate when an alert is queued, else report that nothing fires."""
-    return "alerts_selected" if state.get("queue") else "no_firing_alerts"
-
-
-def decide_after_investigate(state: State, outcome: Outcome) -> str:
-    """The next queued alert, or the report once the queue is empty."""
-    return "next_alert" if state.get("queue") else "all_investigated"
-
-
-def decide_after_report(state: State, outcome: Outcome) -> str:
-    """The report ends the run."""
-    return "completed"
-
-
-DECISIONS: dict[str, Callable[[State, Outcome], str]] = {
-    LOAD_ALERTS: decide_after_load,
-    SELECT_ALERTS: decide_after_select,
-    INVESTIGATE: decide_after_investigate,
-    REPORT: decide_after_report,
-}
-
 ROUTES: dict[str, Mapping[str, str]] = {
     LOAD_ALERTS: {"completed": SELECT_ALERTS, "alerts_unavailable": REPORT},
     SELECT_ALERTS: {"alerts_selected": INVESTIGATE, "no_firing_alerts": REPORT},
@@ -68,24 +38,30 @@ ROUTES: dict[str, Mapping[str, str]] = {
 }
 
 
-def _alert_of(name: str, state: State) -> str | None:
-    if name != INVESTIGATE or not state.get("queue"):
-        return None
-    return str(state["queue"][0]["alert"].get("alert_name"))
+def decide(node: str, state: State, outcome: Outcome) -> str:
+    """The reason code of the edge out of ``node`` (the table above)."""
+    if node == LOAD_ALERTS:
+        read = state.get("alerts_read") or {}
+        ok = outcome is Outcome.COMPLETED and read.get("ok")
+        return "completed" if ok else "alerts_unavailable"
+    if node == SELECT_ALERTS:
+        return "alerts_selected" if state.get("queue") else "no_firing_alerts"
+    if node == INVESTIGATE:
+        return "next_alert" if state.get("queue") else "all_investigated"
+    return "completed"
 
 
 def recorded(name: str, node: SupervisorNode) -> Callable[[State, RunConfig], dict[str, Any]]:
     """Wrap a supervisor node: run it, decide the route, append its orchestration event."""
-    decide = DECISIONS[name]
 
     def run(state: State, config: RunConfig) -> dict[str, Any]:
-        alert = _alert_of(name, state)
+        queue = state.get("queue") if name == INVESTIGATE else None
         result = node(state, config)
         update = dict(result.update)
-        reason = decide({**state, **update}, result.outcome)
+        reason = decide(name, {**state, **update}, result.outcome)
         event = orchestration_event(name, result.outcome, reason, 1)
-        if alert is not None:
-            event["alert"] = alert
+        if queue:
+            event["alert"] = str(queue[0]["alert"].get("alert_name"))
         update["orchestration_events"] = [event]
         update["route_reason"] = reason
         return update
@@ -106,11 +82,7 @@ def build_aiops_topology(nodes: Mapping[str, SupervisorNode]) -> StateGraph:
     return graph
 
 
-def _placeholder(state: State, config: RunConfig) -> StepResult:
-    return StepResult(Outcome.COMPLETED)
-
-
 def aiops_mermaid(taken: Any = ()) -> str:
     """The supervisor topology as Mermaid, ``taken`` edges highlighted (no ports needed)."""
-    nodes = dict.fromkeys(NODE_NAMES, _placeholder)
+    nodes = dict.fromkeys(NODE_NAMES, lambda state, config: StepResult(Outcome.COMPLETED))
     return build_aiops_topology(nodes).compile().to_mermaid(taken)
