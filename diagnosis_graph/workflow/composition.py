@@ -1,26 +1,13 @@
 """The composer's invalid-output rules: citations, roles, grounding, summary.
 
-A ``composer_output`` is INVALID_OUTPUT when
-
-* the verifier's effective verdict is FAIL and it states a conclusion;
-* a conclusion cites an evidence id not in ``verified_evidence``, a claim the verifier did not
-  mark supported, or no telemetry evidence id (reference evidence - runbooks, uploaded
-  documents - backs recommendations only, never a conclusion about what happened);
-* a conclusion rests only on tool output that reads like an instruction (prompt injection);
-* a conclusion's statement is not grounded (:mod:`.grounding`) in the evidence it cites;
-* a recommendation cites an unknown evidence id, or states a number, time or service that the
-  evidence it cites does not hold;
-* a limitation states a number, time or service that neither the verified evidence nor the
-  question holds (limitations are model prose the user reads too: "the root cause is DNS on
-  db-main at 09:15" is not a limitation of this run's evidence);
-* the ``summary`` has more than 3 sentences, is not grounded in the evidence of the conclusions
-  it restates, or does not restate them: each sentence's content words (Latin words of 3+
-  letters and CJK characters, minus stop words and a small set of connective words such as
-  "likely", "cause") must be at least half words of the conclusions, the claims they
-  cite and the cited excerpts. "The root cause is DNS. Restart CoreDNS." restates nothing.
-
-With no conclusion the renderer shows a fixed sentence instead of the summary, so the summary
-of a no-conclusion answer is not shown at all.
+A ``composer_output`` is INVALID_OUTPUT when the effective verdict is FAIL and it concludes; a
+conclusion cites an unverified evidence id, an unsupported claim, no telemetry evidence, or only
+instruction-like tool output, or is not grounded in its evidence; a recommendation cites an
+unverified id or is not grounded in what it cites; a limitation states a number, time or service
+neither the evidence nor the question holds; or the summary has more than 3 sentences, is not
+grounded in its conclusions' evidence, or does not restate them (at least half of each
+sentence's content words - stop and connective words aside - come from the conclusions, their
+claims and the cited excerpts).
 """
 
 from __future__ import annotations

@@ -1,21 +1,9 @@
 """Agent output contracts: pydantic models, their JSON schemas, and parsing.
 
-Each model is what one agent must answer with; its JSON schema is sent to the model as
-``response_format`` (``json_schema`` named after the schema). :func:`parse_agent_output` turns
-the model's text into a validated model or raises :class:`ContractError` (INVALID_OUTPUT).
-
-Structured-output tolerance (the rule :func:`extract_json` applies, in this order):
-
-1. the whole content, stripped, is JSON: accepted;
-2. otherwise the content holds exactly one fenced code block (three backticks, optionally tagged
-   ``json``, closed by three backticks) whose body is JSON: accepted, whatever prose stands
-   before or after it ("Here is the result:" ... "Let me know");
-3. anything else is INVALID_OUTPUT: no fence and no JSON, two or more fenced blocks (the model
-   hedged between answers - we never pick one), an unclosed fence, a fence tagged with another
-   language, or a fenced body that is not JSON.
-
-Prose around the block is discarded, never shown: the answer the user reads is rendered by the
-product from the validated fields (:mod:`.render`).
+Each model is what one agent must answer with; its JSON schema is sent as ``response_format``.
+:func:`extract_json` accepts the whole content as JSON, or else exactly one fenced block
+(untagged or ``json``) whose body is JSON, whatever prose stands around it (that prose is never
+shown). Anything else - two blocks, an unclosed fence, another language - is INVALID_OUTPUT.
 """
 
 from __future__ import annotations
@@ -50,12 +38,8 @@ class PlannedQuery(_Contract):
 
 
 class PlanWindow(_Contract):
-    """The time window the planner read from the question (ISO-8601 UTC).
-
-    ``text`` is the expression it was read from (None when the question gave no time),
-    ``zone`` the zone it was read in, ``kind`` the shape (range, since, last, ... or none),
-    ``utc_offset_minutes`` that zone's offset from UTC (the answer states times in both).
-    """
+    """The time window the planner read from the question (ISO-8601 UTC), the expression it
+    was read from, its zone, its shape (range, since, last, ...) and that zone's UTC offset."""
 
     start: str | None = Field(default=None, max_length=40)
     end: str | None = Field(default=None, max_length=40)
@@ -74,12 +58,8 @@ class UnknownService(_Contract):
 
 
 class PlannerPlan(_Contract):
-    """``planner_plan``: hypotheses to test and the queries that test them.
-
-    ``window`` and ``unknown_services`` are optional: what the planner understood of the
-    question's time and names; the product shows them with the answer (after checking the
-    unknown names against the service catalog).
-    """
+    """``planner_plan``: hypotheses, the queries that test them, and what the planner
+    understood of the question's time and names (shown with the answer)."""
 
     mode: Literal["FULL", "EVIDENCE_GAP_ONLY"] = "FULL"
     summary: str = Field(default="", max_length=2000)
@@ -162,11 +142,7 @@ class Recommendation(_Contract):
 
 
 class ComposerOutput(_Contract):
-    """``composer_output`` v2: the structured answer; the product renders its Markdown.
-
-    An ``answer_markdown`` a model still sends is ignored: no model-written prose reaches the
-    user unchecked.
-    """
+    """``composer_output`` v2: the structured answer; the product renders its Markdown."""
 
     summary: str = Field(min_length=1, max_length=2000)
     conclusions: list[Conclusion] = Field(default_factory=list, max_length=20)

@@ -1,18 +1,12 @@
 """The evidence gatekeeper (``gatekeeper-v2``): every binding checked against this run's outputs.
 
-Reads only invocations of the current run, so an invocation id from another run or session is
-``invocation_not_found``. Reason codes, in the order they are checked:
-``invocation_not_found``, ``invocation_failed``, ``raw_path_invalid``, ``raw_path_not_found``,
-``raw_path_not_leaf``, ``excerpt_empty``, ``excerpt_too_short``, ``excerpt_mismatch``.
-
-Matching, after normalising both sides (Unicode NFC, every run of whitespace one space, ends
-stripped): a string leaf verifies an excerpt that is a substring beginning and ending on a token
-boundary (the characters around it in the value are not letters or digits, or are its ends) and
-at least 8 characters long unless it is the whole value; a number, boolean or null leaf, or an
-array leaf, verifies only its exact compact JSON rendering. A claim is verified when at least
-one binding verifies AND its statement is grounded (:mod:`.grounding`) in the context of its
-verified bindings. A claim whose only verified evidence reads like an instruction to the model
-(prompt injection in a log line or document) is verified only when it quotes that text.
+Reason codes, in the order they are checked: ``invocation_not_found`` (also an id of another
+run), ``invocation_failed``, ``raw_path_invalid``, ``raw_path_not_found``, ``raw_path_not_leaf``,
+``excerpt_empty``, ``excerpt_too_short``, ``excerpt_mismatch``. After normalising both sides, a
+string leaf verifies a substring on token boundaries of at least 8 characters (or the whole
+value); any other leaf only its compact JSON. A claim is verified when a binding verifies AND
+its statement is grounded (:mod:`.grounding`); a claim whose only evidence reads like an
+instruction to the model is verified only when it quotes that text.
 """
 
 from __future__ import annotations
@@ -26,17 +20,8 @@ from typing import Any
 from . import grounding
 from .outcomes import Verdict
 from .ports import SUCCESS, InvocationRecord
-from .rawpath import PathNotFound, RawPathError, is_leaf, locate, parse_raw_path, resolve_raw_path
+from .rawpath import PathNotFound, RawPathError, is_leaf, locate
 from .types import BindingResult, ClaimResult, GatekeeperResult, Role, UngroundedClaim
-
-__all__ = [
-    "GATEKEEPER_VERSION",
-    "RawPathError",
-    "check_binding",
-    "parse_raw_path",
-    "resolve_raw_path",
-    "run_gatekeeper",
-]
 
 GATEKEEPER_VERSION = "gatekeeper-v2"
 
@@ -48,17 +33,6 @@ RAW_PATH_NOT_LEAF = "raw_path_not_leaf"
 EXCERPT_EMPTY = "excerpt_empty"
 EXCERPT_TOO_SHORT = "excerpt_too_short"
 EXCERPT_MISMATCH = "excerpt_mismatch"
-#: Every binding reason code, in the order the checks run.
-REASON_CODES = (
-    INVOCATION_NOT_FOUND,
-    INVOCATION_FAILED,
-    RAW_PATH_INVALID,
-    RAW_PATH_NOT_FOUND,
-    RAW_PATH_NOT_LEAF,
-    EXCERPT_EMPTY,
-    EXCERPT_TOO_SHORT,
-    EXCERPT_MISMATCH,
-)
 #: Minimum length of an excerpt that is not the whole string value.
 MIN_EXCERPT_CHARS = 8
 
@@ -123,7 +97,7 @@ class Checked:
 def check_binding(
     binding: Mapping[str, Any], invocations: Mapping[str, InvocationRecord]
 ) -> Checked:
-    """Run every check on one binding, in the order of :data:`REASON_CODES`."""
+    """Run every check on one binding, in the order of the reason codes."""
     record = invocations.get(str(binding.get("source_invocation_id", "")))
     if record is None:
         return Checked(INVOCATION_NOT_FOUND)

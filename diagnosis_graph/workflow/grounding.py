@@ -1,25 +1,15 @@
 """Grounding: the numbers, times and service names a statement states must be in its evidence.
 
-Deterministic, no model. A binding's *context* is its leaf value, the scalar
-fields of the object that directly holds the leaf (for ``$.records[3].message`` the record's
-``timestamp``, ``service``, ``level``...; for a metric point the series' ``metric`` and
-``labels``), and the arguments of its invocation. A statement is grounded in a set of contexts
-when
-
-1. every number it states - a count, a value, a percentage, a duration - equals a number of the
-   contexts after rounding the evidence number to the precision written in the statement
-   (``4648.4`` grounds "4648" and "4648.4", never "4700"; a ratio ``0.27`` also grounds "27%");
-2. every clock time or date it states matches a timestamp of the contexts to the minute, read
-   as UTC or as the question's zone (``utc_offset_minutes``); an ISO timestamp with a zone is
-   converted to UTC first;
-3. every service name of the backend's catalog that it mentions appears in the contexts.
-
-Tokens are maximal runs of ASCII letters, digits, ``_``, ``-`` and ``.`` (a Chinese character
-ends a token: "共144行" states 144); ISO timestamps and clock times are read first, as times,
-also next to Chinese characters ("从10:00开始"). A token is a number when it is digits with at
-most one decimal point (thousands commas allowed), optionally signed and optionally followed by
-a unit of letters or ``%``; any other token holding a digit (``2.8.0``, ``p95``,
-``http-nio-8080``, ``inv-...``) is an identifier and ignored.
+A binding's context is its leaf, the scalar fields of the object holding it (a record's
+``timestamp``, ``service``...; a series' ``metric`` and ``labels``) and its invocation's
+arguments. A statement is grounded when every number it states equals a context number rounded
+to the precision written (``4648.4`` grounds "4648", never "4700"; a ratio ``0.27`` grounds
+"27%"), every time or date matches a context timestamp to the minute (UTC or the question's
+zone), and every catalog service it names appears in the context. Tokens are runs of ASCII
+letters, digits, ``_ - .``; times are read first, also next to Chinese characters; a token is a
+number when it is digits with at most one decimal point (thousands commas allowed), optionally
+signed and followed by a unit (``3526ms``, ``49%``); any other token with a digit (``2.8.0``,
+``p95``) is an identifier and ignored.
 """
 
 from __future__ import annotations
@@ -139,9 +129,6 @@ class Context:
         )
 
 
-EMPTY = Context(frozenset(), frozenset(), frozenset(), "")
-
-
 def _scalars(holder: Mapping[str, Any] | None) -> list[Any]:
     """Scalar fields of ``holder`` and of its flat object fields (a series' ``labels``)."""
     found: list[Any] = []
@@ -253,13 +240,6 @@ _INSTRUCTION = re.compile(
     r"\broot cause\b",
     re.IGNORECASE | re.MULTILINE,
 )
-#: One of these (lower case) is in every text ``_INSTRUCTION`` matches: the first word of each
-#: alternative. Searched for first as plain substrings (most tool output holds none of them).
-_INSTRUCTION_CUES: tuple[str, ...] = (
-    "ignore", "disregard", "forget", "override", "you are now", "new instruction",
-    "system", "assistant", "developer",
-    "report", "say", "state", "conclude", "answer", "tell the user",
-)  # fmt: skip
 
 
 def instruction_like(text: Any) -> bool:
@@ -267,13 +247,7 @@ def instruction_like(text: Any) -> bool:
 
     Such text is data: a claim may quote it ("a log line said: '...'"), never act on it.
     """
-    if not isinstance(text, str):
-        return False
-    if text.isascii():  # ASCII case-folds as lower(): a text without any cue word cannot match
-        lowered = text.lower()
-        if not any(cue in lowered for cue in _INSTRUCTION_CUES):
-            return False
-    return _INSTRUCTION.search(text) is not None
+    return isinstance(text, str) and _INSTRUCTION.search(text) is not None
 
 
 def quotes(statement: str, excerpt: str) -> bool:

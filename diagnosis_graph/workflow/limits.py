@@ -1,25 +1,11 @@
 """What an answer says about what it could not read: failed reads and the data's range.
 
-Both come from what the run already has, with no new state:
-
-* **Failed reads** are the run's recorded tool invocations with status ERROR, and reads that
-  answered that their signal has no backend (``not_configured``). Their messages are the tool
-  adapters' own ("Prometheus at http://... is unreachable (ConnectError...)"), so the answer
-  names the backend, not only that something failed.
-* **The data's range** is what the telemetry port says it holds, per signal (``metrics``,
-  ``logs``: the first and last timestamp, ISO-8601 UTC), read once when the answer is rendered
-  (``DiagnosisPorts.data_range``). A backend that cannot say (Prometheus, Loki and
-  Elasticsearch keep data as long as their retention, which the API does not tell cheaply)
-  leaves its signal out, and nothing is claimed about it. The recorded tool outputs were the
-  other candidate: they hold only what each query's window returned (a limited log query
-  returns its newest lines, an analysis tool its bucketed series), so they cannot tell where
-  the data begins.
-
-A window that starts before (or ends after) a stated range gets a line saying so; a window that
-lies wholly outside every stated range, when every signal stated one, makes the headline "not
-enough evidence" and the answer concludes nothing: what the data shows at other times is not an
-answer about the time asked. A question about a moment ("at 14:00 yesterday": kind ``at``) asks
-about that moment, not the window from it to now, so the moment alone is checked.
+Failed reads are the run's tool invocations with status ERROR or an answer that their signal has
+no backend (``not_configured``), named with the adapters' own messages. The data's range is what
+the telemetry port says it holds per signal (``DiagnosisPorts.data_range``; a backend that cannot
+say is left out). A window reaching past a stated range gets a line saying so; a window wholly
+outside every stated range makes the answer "not enough evidence" with no conclusion. A question
+about a moment (kind ``at``) checks that moment alone.
 """
 
 from __future__ import annotations

@@ -42,11 +42,8 @@ def lower_verdict(a: Verdict | str, b: Verdict | str) -> Verdict:
 
 @dataclass(slots=True)
 class StepResult:
-    """What a workflow node returns: its outcome, the state update it produces, and a detail.
-
-    ``detail`` is a short human-readable explanation of a non-COMPLETED outcome (an error
-    message); it is not stored in state.
-    """
+    """What a workflow node returns: its outcome, its state update, and for a non-COMPLETED
+    outcome a short explanation (``detail``: the real cause, which the fallback names)."""
 
     outcome: Outcome
     update: dict[str, Any] = field(default_factory=dict)
@@ -56,11 +53,7 @@ class StepResult:
 def orchestration_event(
     node: str, outcome: Outcome, reason_code: str, attempt: int, detail: str | None = None
 ) -> dict[str, Any]:
-    """Return the plain-dict event stored in ``orchestration_events``.
-
-    ``detail`` (only present when given) is the node's explanation of a non-COMPLETED outcome:
-    the model call's real cause or the output's first schema error, which the fallback names.
-    """
+    """Return the plain-dict event stored in ``orchestration_events`` (``detail`` if given)."""
     event = {"node": node, "outcome": outcome.value, "reason_code": reason_code, "attempt": attempt}
     if detail:
         event["detail"] = detail

@@ -1,7 +1,7 @@
 """Ports: the protocols the diagnosis workflow reaches the outside world through.
 
-The web app implements them with real adapters (LLM agents, peewee stores); tests and
-benchmarks implement them with scripted agents and in-memory stores.
+The web app implements them with real adapters; tests and benchmarks with scripted agents and
+in-memory stores.
 """
 
 from __future__ import annotations
@@ -70,36 +70,20 @@ class InvocationStore(Protocol):
         ...
 
 
-def _no_roles() -> Mapping[str, str]:
-    return {}
-
-
-def _no_ranges() -> Mapping[str, Sequence[str] | None]:
-    return {}
-
-
-def _all_readable() -> Sequence[str]:
-    return ()
-
-
 @dataclass(frozen=True)
 class DiagnosisPorts:
     """Everything the diagnosis nodes need from outside, handed to ``build_diagnosis_graph``.
 
-    ``service_catalog`` lists the backend's service names (grounding checks every one a
-    statement mentions); ``tool_roles`` maps each tool name to ``telemetry`` or ``reference``
-    (a tool missing from it is treated as reference and can never back a conclusion);
-    ``data_range`` gives, per telemetry signal (``metrics``, ``logs``), the first and last
-    timestamp the backend holds (ISO-8601 UTC), None for a signal whose backend cannot say -
-    the answer says when the question's window reaches past it; ``unreadable`` gives why each
-    telemetry backend that could not be read (its catalog) failed, named in the answer like a
-    failed tool call.
+    ``service_catalog``: the backend's service names (grounding checks each one mentioned);
+    ``tool_roles``: tool name -> ``telemetry`` or ``reference`` (missing: reference);
+    ``data_range``: per signal (``metrics``, ``logs``) the first and last timestamp held, None
+    where the backend cannot say; ``unreadable``: why each unreadable backend failed.
     """
 
     invoker: AgentInvoker
     invocations: InvocationStore
     tool_catalog: Callable[[], Sequence[Mapping[str, Any]]] = tuple
     service_catalog: Callable[[], Sequence[str]] = tuple
-    tool_roles: Callable[[], Mapping[str, str]] = _no_roles
-    data_range: Callable[[], Mapping[str, Sequence[str] | None]] = _no_ranges
-    unreadable: Callable[[], Sequence[str]] = _all_readable
+    tool_roles: Callable[[], Mapping[str, str]] = dict
+    data_range: Callable[[], Mapping[str, Sequence[str] | None]] = dict
+    unreadable: Callable[[], Sequence[str]] = tuple

@@ -1,16 +1,5 @@
-"""Text the renderer writes around validated content: headlines, citations, shortening, names.
-
-* :func:`first_sentence` - the headline of a summary (its first sentence, whole).
-* :func:`shorten` - one line of at most ``width`` characters, cut at the last sentence end,
-  else the last clause end (``;`` ``:`` ``,`` and their CJK forms), else the last word break,
-  never inside a word; a cut is marked with an ellipsis. Complete text (a recommendation) is
-  never passed through it.
-* :func:`cited_chips` - the at most :data:`MAX_CHIPS` citations a sentence shows: the evidence
-  that shares the most numbers, times and words with the sentence (telemetry first for a
-  conclusion), in their original order; the rest stay in the evidence list.
-* :func:`signal_words` - a metric or signal identifier as words (``error_rate`` -> "error
-  rate", ``latency_p99_ms`` -> "latency p99 (ms)"), for text the product writes itself.
-"""
+"""Text the renderer writes around validated content: sentences, shortening, citation chips,
+and signal names as words."""
 
 from __future__ import annotations
 

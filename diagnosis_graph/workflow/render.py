@@ -1,25 +1,12 @@
 """The one product renderer: the answer Markdown a user reads, from validated structures only.
 
-Used for the composer's answer, for the fallback, and by any flow that shows a diagnosis. The
-model's own Markdown is never shown. Every piece of model- or tool-written text
-goes through :func:`safe_text`: citation markers the model wrote are dropped (citations are
-rendered from the validated ``evidence_ids``), Markdown images and links become plain text
-(``alt (http://...)``; non-http(s) targets are dropped), HTML is escaped as entities, Markdown
-punctuation is backslash-escaped, and line breaks are collapsed, so the rendering holds no raw
-HTML and fetches nothing. The language is the question's: Chinese when the question contains
-CJK characters, English otherwise.
-
-An answer reads top down as an on-call engineer needs it:
-
-1. the headline, one bold line (:func:`headline_of` reads it back for the run lists): the
-   summary's first sentence; "not enough evidence" when nothing is concluded or the window lies
-   outside the data; the unknown service when that is all there is to say;
-2. what limits it (:mod:`.limits`): the data's range when the window reaches past it, and every
-   read that failed, with the backend's own words;
-3. the rest of the summary, the question, its window and unknown names;
-4. the conclusions, each with at most three citation chips (:func:`.prose.cited_chips`; the
-   others stay in the evidence list), the evidence, the recommendations (whole, each with its
-   reference evidence or marked as general advice) and the limitations.
+Every piece of model- or tool-written text goes through :func:`safe_text`: citation markers are
+dropped (citations come from the validated ``evidence_ids``), images and links become plain
+text, HTML is escaped and Markdown punctuation backslash-escaped, so the rendering holds no raw
+HTML and fetches nothing. The labels are in the question's language. An answer reads top down:
+the headline (:func:`headline_of` reads it back), what limits it (data range, failed reads), the
+rest of the summary, the question with its window and unknown names, the conclusions with at
+most three citation chips each, the evidence, the recommendations and the limitations.
 """
 
 from __future__ import annotations
