@@ -10,12 +10,19 @@ by the product from each investigation's validated output, citing only verified 
 from __future__ import annotations
 
 from .evaluation import aiops_rule_evaluation
-from .factory import DEFAULT_REQUEST, AiOpsRun, build_aiops_graph, run_aiops
-from .ports import AiOpsPorts, AlertSource, AlertsRead
+from .graph import (
+    AIOPS_TRACE_VERSION,
+    MAX_ALERTS,
+    MAX_ROUNDS,
+    ROUTES,
+    AiOpsPorts,
+    AlertSource,
+    AlertsRead,
+    aiops_mermaid,
+    build_aiops_trace,
+)
 from .report import cited_ids, diagnosed, render_alert_section
-from .state import MAX_ALERTS, MAX_ROUNDS
-from .topology import ROUTES, aiops_mermaid
-from .trace import AIOPS_TRACE_VERSION, build_aiops_trace
+from .supervisor import DEFAULT_REQUEST, AiOpsRun, build_aiops_graph, run_aiops
 
 __all__ = [
     "AIOPS_TRACE_VERSION",

@@ -13,9 +13,9 @@ from typing import Any
 from ..evaluation import tool_statistics
 from ..gatekeeper import GATEKEEPER_VERSION
 from ..ports import InvocationRecord
-from .nodes import max_alerts_of
+from .graph import MAX_ROUNDS
 from .report import cited_ids, diagnosed, verified_ids
-from .state import MAX_ROUNDS
+from .supervisor import max_alerts_of
 
 
 def gatekeeper_counts(investigations: Sequence[Mapping[str, Any]]) -> dict[str, int]:

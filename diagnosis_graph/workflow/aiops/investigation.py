@@ -21,7 +21,7 @@ from ..fallback import why_fallback
 from ..limits import failed_reads
 from ..ports import InvocationRecord
 from ..state import RECURSION_LIMIT as DIAGNOSIS_RECURSION_LIMIT
-from .ports import AiOpsPorts
+from .graph import AiOpsPorts
 
 #: An alert fires after its condition held for a while (``for:``), so the investigation window
 #: opens this long before the alert became active.

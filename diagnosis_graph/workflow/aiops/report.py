@@ -17,8 +17,8 @@ from ..gatekeeper import GATEKEEPER_VERSION
 from ..limits import FailedRead, RangeNote
 from ..prose import cited_chips, first_sentence, shorten
 from ..render import language_of, safe_text
+from .graph import MAX_ALERTS
 from .report_words import WORDS
-from .state import MAX_ALERTS
 
 Investigation = Mapping[str, Any]
 

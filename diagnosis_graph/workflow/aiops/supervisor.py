@@ -1,22 +1,84 @@
-"""The supervisor's four nodes; each reaches the world only through :class:`AiOpsPorts`.
+"""The supervisor's four nodes, and how an AIOps run is built and run.
 
 ``load_alerts`` reads the alerts once; ``select_alerts`` keeps the firing ones (of a scoped run
 only those matching its ``scope``), most severe first, at most ``max_alerts``; ``investigate``
 runs the chat diagnosis graph nested for the first queued alert; ``report`` renders the report.
+Each reaches the world only through :class:`~.graph.AiOpsPorts`.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ...config import RunConfig
+from ...runtime import CompiledGraph
+from ..factory import DiagnosisRun, execute
 from ..outcomes import Outcome, StepResult
 from ..render import language_of
+from .graph import (
+    INVESTIGATE,
+    LOAD_ALERTS,
+    MAX_ALERTS,
+    RECURSION_LIMIT,
+    REPORT,
+    SELECT_ALERTS,
+    AiOpsPorts,
+    build_aiops_topology,
+    build_aiops_trace,
+)
 from .investigation import brief, investigate, priority
-from .ports import AiOpsPorts
 from .report import render_report
-from .state import INVESTIGATE, LOAD_ALERTS, MAX_ALERTS, REPORT, SELECT_ALERTS
+
+DEFAULT_REQUEST = "Investigate the firing alerts"
+
+#: The result of one AIOps run: the chat run's result type.
+AiOpsRun = DiagnosisRun
+
+
+def build_aiops_graph(ports: AiOpsPorts) -> CompiledGraph:
+    """The compiled supervisor StateGraph with its nodes bound to ``ports``."""
+    return build_aiops_topology(AiOpsNodes(ports).nodes()).compile()
+
+
+def _trace_of(state: Mapping[str, Any], stopped_by: str | None) -> dict[str, Any]:
+    events = state.get("orchestration_events", [])
+    return build_aiops_trace(events, state.get("investigations", []), stopped_by=stopped_by)
+
+
+def run_aiops(
+    ports: AiOpsPorts,
+    request: str | None,
+    *,
+    session_id: str,
+    run_id: str,
+    max_alerts: int = MAX_ALERTS,
+    scope: Sequence[Mapping[str, str]] = (),
+) -> AiOpsRun:
+    """Run the supervisor graph once; never raises for a node failure or the recursion limit.
+
+    ``scope``: the alerts this run was started for (``alert_name`` and ``service`` each); only
+    the firing alerts matching one are investigated (empty: every firing alert).
+    ``ports.listener`` receives every event of the supervisor and of the child graphs.
+    """
+    start = {
+        "aiops_context": {
+            "request": request or DEFAULT_REQUEST,
+            "reference_time": ports.reference_time(),
+            "max_alerts": max_alerts,
+            "scope": [
+                {"alert_name": str(a.get("alert_name", "")), "service": str(a.get("service", ""))}
+                for a in scope
+            ],
+        }
+    }
+    config = RunConfig(
+        thread_id=run_id,
+        metadata={"session_id": session_id, "run_id": run_id},
+        recursion_limit=RECURSION_LIMIT,
+    )
+    return execute(build_aiops_graph(ports), start, config, ports.listener, _trace_of)
+
 
 State = Mapping[str, Any]
 

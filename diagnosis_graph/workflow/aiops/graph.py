@@ -1,0 +1,210 @@
+"""The AIOps supervisor graph: state, ports, topology and trace.
+
+``load_alerts -> select_alerts -> investigate (once per alert) -> report``:
+
+| from | condition | to | reason_code |
+| --- | --- | --- | --- |
+| load_alerts | the alerts were read | select_alerts | ``completed`` |
+| load_alerts | the alert query failed | report | ``alerts_unavailable`` |
+| select_alerts | at least one firing alert | investigate | ``alerts_selected`` |
+| select_alerts | no firing alert | report | ``no_firing_alerts`` |
+| investigate | alerts left in the queue | investigate | ``next_alert`` |
+| investigate | the queue is empty | report | ``all_investigated`` |
+| report | always | END | ``completed`` |
+
+As in the chat graph, the wrapper decides the route once and records it in the event and in
+``route_reason``. Each ``investigate`` execution is an alert of its own, not a retry: its
+``attempt`` is always 1 and its event names the ``alert``. The trace (``aiops-stategraph-v1``)
+has the chat trace's shape plus ``alerts``: per alert its id, name, rounds and its child graph's
+trace. A finished run ends ``report_<reason of the edge into report>``; it is ``degraded`` when
+the alerts could not be read or an alert ended without a composed answer.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+from ...config import RunConfig
+from ...graph import END, START, StateGraph
+from ...runtime import CompiledGraph
+from ...state import Append, Reducer, Replace
+from ..outcomes import Outcome, StepResult, orchestration_event
+from ..ports import InvocationStore
+from ..routing import route_by_reason
+from ..topology import require_nodes
+from ..trace import TERMINATION_ERROR, transitions
+
+LOAD_ALERTS = "load_alerts"
+SELECT_ALERTS = "select_alerts"
+INVESTIGATE = "investigate"
+REPORT = "report"
+
+NODE_NAMES = (LOAD_ALERTS, SELECT_ALERTS, INVESTIGATE, REPORT)
+
+#: At most this many firing alerts are investigated in one run (most severe first).
+MAX_ALERTS = 8
+#: At most this many evidence rounds per alert: the first, plus the chat graph's evidence retry.
+MAX_ROUNDS = 2
+#: Supervisor steps: load + select + one investigation per alert + report, with headroom.
+RECURSION_LIMIT = 16
+#: Bound of the supervisor's ``orchestration_events`` (more than the recursion limit).
+EVENT_LIMIT = 32
+
+
+def aiops_schema() -> dict[str, Reducer]:
+    """The supervisor's state.
+
+    * ``aiops_context``: ``{request, reference_time, max_alerts, scope}`` (``scope``: the alerts
+      a run was started for, ``[{alert_name, service}]``; empty for every firing alert);
+    * ``alerts_read``: ``{ok, alerts, invocation_id, detail, invocations_seen}`` of the recorded
+      alert query (``invocations_seen``: the run's invocation count after it, as on each
+      investigation, so an alert's own invocations are known);
+    * ``queue``: the selected alerts still to investigate (``{alert_id, alert}``);
+    * ``skipped``: firing alerts over the bound, listed in the report but not investigated;
+    * ``investigations``: one JSON summary per investigated alert.
+    """
+    return {
+        "aiops_context": Replace(default_factory=dict),
+        "alerts_read": Replace(),
+        "queue": Replace(default_factory=list),
+        "skipped": Replace(default_factory=list),
+        "investigations": Append(),
+        "final_answer": Replace(),
+        "orchestration_events": Append(max_len=EVENT_LIMIT),
+        "route_reason": Replace(),
+    }
+
+
+@dataclass(frozen=True)
+class AlertsRead:
+    """The result of reading the firing alerts: ``ok``, the alerts, the invocation, a detail."""
+
+    ok: bool
+    alerts: Sequence[Mapping[str, Any]] = ()
+    invocation_id: str | None = None
+    detail: str | None = None
+
+
+class AlertSource(Protocol):
+    """Reads the alerts of the alerting backend for one run (recorded as a tool invocation)."""
+
+    def firing_alerts(self, session_id: str, run_id: str) -> AlertsRead:
+        """Every alert the backend reports as firing (pending ones are filtered by the graph)."""
+        ...
+
+
+@dataclass(frozen=True)
+class AiOpsPorts:
+    """Everything the supervisor graph needs from outside, handed to ``build_aiops_graph``.
+
+    ``diagnosis`` is the chat's compiled diagnosis graph, run nested for every alert;
+    ``listener`` receives each event of the supervisor and of the child graphs; ``unreadable``
+    gives why each telemetry backend that could not be read failed.
+    """
+
+    alerts: AlertSource
+    invocations: InvocationStore
+    diagnosis: CompiledGraph
+    reference_time: Callable[[], str | None] = lambda: None
+    listener: Callable[[dict[str, Any]], None] = lambda event: None
+    unreadable: Callable[[], Sequence[str]] = tuple
+
+
+State = Mapping[str, Any]
+SupervisorNode = Callable[[State, RunConfig], StepResult]
+
+ROUTES: dict[str, Mapping[str, str]] = {
+    LOAD_ALERTS: {"completed": SELECT_ALERTS, "alerts_unavailable": REPORT},
+    SELECT_ALERTS: {"alerts_selected": INVESTIGATE, "no_firing_alerts": REPORT},
+    INVESTIGATE: {"next_alert": INVESTIGATE, "all_investigated": REPORT},
+    REPORT: {"completed": END},
+}
+
+
+def decide(node: str, state: State, outcome: Outcome) -> str:
+    """The reason code of the edge out of ``node`` (the table above)."""
+    if node == LOAD_ALERTS:
+        read = state.get("alerts_read") or {}
+        ok = outcome is Outcome.COMPLETED and read.get("ok")
+        return "completed" if ok else "alerts_unavailable"
+    if node == SELECT_ALERTS:
+        return "alerts_selected" if state.get("queue") else "no_firing_alerts"
+    if node == INVESTIGATE:
+        return "next_alert" if state.get("queue") else "all_investigated"
+    return "completed"
+
+
+def recorded(name: str, node: SupervisorNode) -> Callable[[State, RunConfig], dict[str, Any]]:
+    """Wrap a supervisor node: run it, decide the route, append its orchestration event."""
+
+    def run(state: State, config: RunConfig) -> dict[str, Any]:
+        queue = state.get("queue") if name == INVESTIGATE else None
+        result = node(state, config)
+        update = dict(result.update)
+        reason = decide(name, {**state, **update}, result.outcome)
+        event = orchestration_event(name, result.outcome, reason, 1)
+        if queue:
+            event["alert"] = str(queue[0]["alert"].get("alert_name"))
+        update["orchestration_events"] = [event]
+        update["route_reason"] = reason
+        return update
+
+    run.__name__ = run.__qualname__ = name
+    return run
+
+
+def build_aiops_topology(nodes: Mapping[str, SupervisorNode]) -> StateGraph:
+    """The uncompiled supervisor StateGraph over the given four nodes."""
+    require_nodes("AIOps", NODE_NAMES, nodes)
+    graph = StateGraph(aiops_schema())
+    for name in NODE_NAMES:
+        graph.add_node(name, recorded(name, nodes[name]))
+    graph.add_edge(START, LOAD_ALERTS)
+    for name, routes in ROUTES.items():
+        graph.add_conditional_edges(name, route_by_reason, routes)
+    return graph
+
+
+def aiops_mermaid(taken: Any = ()) -> str:
+    """The supervisor topology as Mermaid, ``taken`` edges highlighted (no ports needed)."""
+    nodes = dict.fromkeys(NODE_NAMES, lambda state, config: StepResult(Outcome.COMPLETED))
+    return build_aiops_topology(nodes).compile().to_mermaid(taken)
+
+
+AIOPS_TRACE_VERSION = "aiops-stategraph-v1"
+
+
+def build_aiops_trace(
+    events: Sequence[Mapping[str, Any]],
+    investigations: Sequence[Mapping[str, Any]],
+    *,
+    stopped_by: str | None = None,
+) -> dict[str, Any]:
+    """The AIOps orchestration trace from the supervisor's events and the investigations."""
+    finished = len(events) >= 2 and events[-1]["node"] == REPORT
+    reason = stopped_by or (
+        f"report_{events[-2]['reason_code']}" if finished else TERMINATION_ERROR
+    )
+    degraded = stopped_by is None and (
+        reason == "report_alerts_unavailable" or any(i["degraded"] for i in investigations)
+    )
+    return {
+        "version": AIOPS_TRACE_VERSION,
+        "transitions": transitions(events),
+        "final_node": str(events[-1]["node"]) if events else None,
+        "termination_reason": reason,
+        "degraded": degraded,
+        "evidence_retry_count": sum(int(i["rounds"]) - 1 for i in investigations),
+        "alerts": [
+            {
+                "alert_id": i["alert_id"],
+                "alert_name": i["alert"].get("alert_name"),
+                "rounds": i["rounds"],
+                "degraded": bool(i["degraded"]),
+                "trace": i["trace"],
+            }
+            for i in investigations
+        ],
+    }

@@ -1,0 +1,283 @@
+"""The AIOps flow on the real adapters: the supervisor graph of
+:mod:`diagnosis_graph.workflow.aiops`, its alert source, and the AIOps run lifecycle.
+
+:class:`AiOpsRunner` wires the graph's ports: the firing alerts read through the recorded
+``query_alerts`` tool (a ``tool_invocation`` row of the run, agent ``aiops_supervisor``), the
+run's audit store, and the chat's diagnosis graph built by a :class:`~webapp.diagnosis.Diagnoser`
+with the chat's agents and tools, so every alert goes through the chat's nodes. Its executor has
+no retrieval de-duplication: each alert's executor needs the runbook text in its own context.
+:class:`AiOpsService` is the run lifecycle (``agent_flow=AI_OPS``, ``flow=aiops``), as the chat's.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from diagnosis_graph.workflow.aiops import (
+    DEFAULT_REQUEST,
+    MAX_ALERTS,
+    AiOpsPorts,
+    AiOpsRun,
+    AlertsRead,
+    aiops_rule_evaluation,
+    build_aiops_trace,
+    cited_ids,
+    run_aiops,
+)
+from diagnosis_graph.workflow.ports import SUCCESS
+from diagnosis_graph.workflow.projection import evidence_refs
+from diagnosis_graph.workflow.trace import TERMINATION_ERROR
+
+from .diagnosis import Audit, Diagnoser, ExternalTools, new_run_id
+from .llm.prompts import prompt_version
+from .llm.react import Budget
+from .llm.types import ChatModel
+from .persistence.context import RunContext, run_scope
+from .persistence.runs import AI_OPS, Finish, RunStore, new_session_id
+from .persistence.runs import SUCCESS as RUN_SUCCESS
+from .services.alert_inbox import alerts_of_run
+from .services.chat import ChatOutcome
+from .services.lifecycle import RunLifecycle
+from .telemetry import TelemetryBackend
+from .telemetry.composite import unreadable
+from .tools.catalog import KnowledgeSearch, telemetry_tools
+from .tools.registry import ToolBox
+
+log = logging.getLogger(__name__)
+
+FLOW = "aiops"
+SUPERVISOR = "aiops_supervisor"
+OnEvent = Callable[[dict[str, Any]], None]
+
+
+class RecordedAlerts:
+    """``AlertSource`` over the backend's ``query_alerts`` tool and the run's recorder."""
+
+    def __init__(self, backend: TelemetryBackend, recorder: Audit) -> None:
+        self.tools = [t for t in telemetry_tools(backend) if t.name == "query_alerts"]
+        self.recorder = recorder
+
+    def firing_alerts(self, session_id: str, run_id: str) -> AlertsRead:
+        """Every firing alert; ``ok=False`` with a detail when the query failed."""
+        box = ToolBox(self.tools, self.recorder, SUPERVISOR)
+        with run_scope(session_id, run_id):
+            call = box.call("query_alerts", json.dumps({"state": "firing"}), None)
+        try:
+            result = json.loads(call.content).get("result")
+        except (ValueError, AttributeError):
+            result = None
+        alerts = result.get("alerts") if isinstance(result, dict) else None
+        if call.status != SUCCESS or not isinstance(alerts, list):
+            detail = result.get("error") if isinstance(result, dict) else None
+            return AlertsRead(False, (), call.invocation_id, str(detail or "no alert list"))
+        return AlertsRead(True, [a for a in alerts if isinstance(a, dict)], call.invocation_id)
+
+
+@dataclass(frozen=True)
+class AiOpsResult:
+    """A finished AIOps run: the graph's result plus what the run is persisted with."""
+
+    session_id: str
+    run_id: str
+    run: AiOpsRun
+    self_evaluation: dict[str, Any]
+    events: list[dict[str, Any]]
+
+    @property
+    def answer(self) -> str | None:
+        """The report (None when the run FAILED)."""
+        return self.run.answer
+
+    @property
+    def degraded(self) -> bool:
+        """Part of the report is a fallback."""
+        return self.run.degraded
+
+    @property
+    def investigations(self) -> list[dict[str, Any]]:
+        """One summary per investigated alert."""
+        return list(self.run.state.get("investigations") or [])
+
+    @property
+    def orchestration_trace(self) -> dict[str, Any]:
+        """The ``aiops-stategraph-v1`` trace."""
+        return self.run.orchestration_trace
+
+
+class AiOpsRunner:
+    """Runs the AIOps supervisor graph with LLM agents, telemetry tools and an audit store."""
+
+    def __init__(
+        self,
+        *,
+        model: ChatModel,
+        audit: Audit,
+        backend: TelemetryBackend,
+        knowledge: KnowledgeSearch,
+        response_mode: str = "json_schema",
+        budget: Budget | None = None,
+        max_alerts: int = MAX_ALERTS,
+        external: ExternalTools | None = None,
+    ) -> None:
+        self.audit = audit
+        self.backend = backend
+        self.max_alerts = max_alerts
+        self.diagnoser = Diagnoser(
+            model=model,
+            backend=backend,
+            knowledge=knowledge,
+            audit=audit,
+            tracker=None,
+            response_mode=response_mode,
+            budget=budget,
+            external=external,
+        )
+        self.alerts = RecordedAlerts(backend, audit)
+
+    def run(
+        self,
+        request: str | None,
+        *,
+        session_id: str,
+        run_id: str,
+        on_event: OnEvent | None = None,
+        scope: Sequence[Mapping[str, str]] = (),
+    ) -> AiOpsResult:
+        """Investigate the firing alerts (of ``scope``, if given) and render the report; model
+        failures never raise."""
+        events: list[dict[str, Any]] = []
+
+        def listen(event: dict[str, Any]) -> None:
+            events.append(event)
+            if on_event is not None:
+                try:
+                    on_event(event)
+                except Exception:  # the listener's failure is not the run's
+                    log.exception("progress listener of run %s failed", run_id)
+
+        ports = AiOpsPorts(
+            alerts=self.alerts,
+            invocations=self.audit,
+            diagnosis=self.diagnoser.graph,
+            reference_time=lambda: self.backend.reference_time().strftime("%Y-%m-%dT%H:%M:%SZ"),
+            listener=listen,
+            unreadable=lambda: unreadable(self.backend),
+        )
+        with run_scope(session_id, run_id):
+            run = run_aiops(
+                ports,
+                request,
+                session_id=session_id,
+                run_id=run_id,
+                max_alerts=self.max_alerts,
+                scope=scope,
+            )
+            # inside the run: the invocations come from its journal, not from the database
+            evaluation = self._evaluate(run, run_id)
+            self._attach_evidence(run_id, run.state.get("investigations") or [])
+        return AiOpsResult(session_id, run_id, run, evaluation, events)
+
+    def _evaluate(self, run: AiOpsRun, run_id: str) -> dict[str, Any]:
+        """``{"aiops_rule_evaluation": ...}``; an unreadable audit store is reported, not raised."""
+        try:
+            invocations = self.audit.invocations_for_run(run_id)
+        except Exception as exc:
+            log.exception("could not read the invocations of run %s", run_id)
+            return {"aiops_rule_evaluation": {"error": f"{type(exc).__name__}: {exc}"}}
+        return {
+            "aiops_rule_evaluation": aiops_rule_evaluation(run.state, invocations, prompt_version())
+        }
+
+    def _attach_evidence(self, run_id: str, investigations: Sequence[dict[str, Any]]) -> None:
+        """Record on each invocation the verified evidence drawn from it (best effort)."""
+        cited = [i for inv in investigations for i in cited_ids(inv)]
+        state = {
+            "verified_executor_output": {
+                "claims": [c for inv in investigations for c in inv.get("verified_claims") or []]
+            },
+            "verified_evidence": [e for inv in investigations for e in inv.get("evidence") or []],
+            "composer_output": {"conclusions": [{"evidence_ids": cited}]},
+        }
+        try:
+            self.audit.attach_evidence(evidence_refs(state))
+        except Exception:
+            log.exception("could not store the evidence refs of run %s", run_id)
+
+
+class AiOpsService:
+    """Starts and executes AIOps runs; what ``POST /api/ai_ops`` calls.
+
+    ``start`` creates the run PENDING; ``execute`` runs the graph under the run's identity and
+    saves the report with its evaluation and trace as SUCCESS (``degraded`` when part of it is a
+    fallback), or FAILED with the error and the partial trace.
+    """
+
+    def __init__(self, *, runs: RunStore, runner: AiOpsRunner, audit: Audit) -> None:
+        self.runs = runs
+        self.runner = runner
+        self.audit = audit
+        self.lifecycle = RunLifecycle(runs, audit)
+
+    def start(self, session_id: str | None, user_request: str | None) -> tuple[str, str]:
+        """Ensure the session and create the run PENDING; returns ``(session_id, run_id)``."""
+        new = not session_id
+        session_id = session_id or new_session_id()
+        run_id = new_run_id()
+        question = user_request or DEFAULT_REQUEST
+        self.runs.open_run(run_id, session_id, AI_OPS, FLOW, question, new_session=new)
+        return session_id, run_id
+
+    def execute(
+        self,
+        session_id: str,
+        run_id: str,
+        user_request: str | None,
+        on_event: OnEvent | None = None,
+    ) -> ChatOutcome:
+        """Run a started AIOps run to its end; never raises for the run's failures."""
+
+        def work(context: RunContext) -> Finish:
+            run = self.runner.run(
+                user_request,
+                session_id=context.session_id,
+                run_id=context.run_id,
+                on_event=on_event,
+                scope=alerts_of_run(self.runs.database, context.run_id),
+            )
+            return Finish(
+                run.run.status,
+                run.answer,
+                run.degraded,
+                run.run.error,
+                run.self_evaluation,
+                run.orchestration_trace,
+            )
+
+        failed_trace = build_aiops_trace([], [], stopped_by=TERMINATION_ERROR)
+        finish = self.lifecycle.execute(session_id, run_id, work, failed_trace=failed_trace)
+        return ChatOutcome(
+            finish.status == RUN_SUCCESS,
+            finish.answer,
+            finish.error_message,
+            session_id,
+            run_id,
+            FLOW,
+            finish.status,
+            finish.degraded,
+            finish.replayed,
+        )
+
+    def investigate(
+        self,
+        user_request: str | None = None,
+        *,
+        session_id: str | None = None,
+        on_event: OnEvent | None = None,
+    ) -> ChatOutcome:
+        """``start`` then ``execute``, synchronously."""
+        session_id, run_id = self.start(session_id, user_request)
+        return self.execute(session_id, run_id, user_request, on_event)
