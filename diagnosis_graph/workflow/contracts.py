@@ -38,8 +38,12 @@ class PlannedQuery(_Contract):
 
 
 class PlanWindow(_Contract):
-    """The time window the planner read from the question (ISO-8601 UTC), the expression it
-    was read from, its zone, its shape (range, since, last, ...) and that zone's UTC offset."""
+    """The time window the planner read from the question (ISO-8601 UTC).
+
+    ``text`` is the expression it was read from (None when the question gave no time),
+    ``zone`` the zone it was read in, ``kind`` the shape (range, since, last, ... or none),
+    ``utc_offset_minutes`` that zone's offset from UTC (the answer states times in both).
+    """
 
     start: str | None = Field(default=None, max_length=40)
     end: str | None = Field(default=None, max_length=40)
@@ -58,8 +62,12 @@ class UnknownService(_Contract):
 
 
 class PlannerPlan(_Contract):
-    """``planner_plan``: hypotheses, the queries that test them, and what the planner
-    understood of the question's time and names (shown with the answer)."""
+    """``planner_plan``: hypotheses to test and the queries that test them.
+
+    ``window`` and ``unknown_services`` are optional: what the planner understood of the
+    question's time and names; the product shows them with the answer (after checking the
+    unknown names against the service catalog).
+    """
 
     mode: Literal["FULL", "EVIDENCE_GAP_ONLY"] = "FULL"
     summary: str = Field(default="", max_length=2000)
@@ -142,7 +150,11 @@ class Recommendation(_Contract):
 
 
 class ComposerOutput(_Contract):
-    """``composer_output`` v2: the structured answer; the product renders its Markdown."""
+    """``composer_output`` v2: the structured answer; the product renders its Markdown.
+
+    An ``answer_markdown`` a model still sends is ignored: no model-written prose reaches the
+    user unchecked.
+    """
 
     summary: str = Field(min_length=1, max_length=2000)
     conclusions: list[Conclusion] = Field(default_factory=list, max_length=20)
