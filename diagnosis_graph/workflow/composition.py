@@ -27,6 +27,7 @@ MAX_SUMMARY_SENTENCES = 3
 #: Share of a summary sentence's content words that must come from what it restates.
 RESTATEMENT_SHARE = 1 / 2
 
+_CITATION = re.compile(r"\[(?:[A-Za-z0-9]+-)?E\d+\]")
 _WORD = re.compile(r"[A-Za-z][A-Za-z'-]{2,}|[\u3400-\u4dbf\u4e00-\u9fff]")
 _NEUTRAL_WORDS = (
     "the and are was were has have had its for from with that this than then into onto "
@@ -89,9 +90,13 @@ class AnswerRules:
         self.offset = offset_minutes
         self.question = grounding.context_of(question, None, None)
 
-    def _ungrounded(self, text: str, ids: Iterable[str]) -> list[str]:
-        context = grounding.Context.merge(self.contexts[e] for e in ids if e in self.contexts)
-        plain = re.sub(r"\[(?:[A-Za-z0-9]+-)?E\d+\]", " ", text)
+    def _ungrounded(
+        self, text: str, ids: Iterable[str], context: grounding.Context | None = None
+    ) -> list[str]:
+        """The tokens of ``text`` not in the evidence ``ids`` (or ``context``), citations aside."""
+        if context is None:
+            context = grounding.Context.merge(self.contexts[e] for e in ids if e in self.contexts)
+        plain = _CITATION.sub(" ", text)
         return grounding.ungrounded_tokens(plain, context, self.catalog, self.offset)
 
     def problem(
@@ -121,9 +126,7 @@ class AnswerRules:
             return None
         context = grounding.Context.merge([self.question, *self.contexts.values()])
         for limitation in limitations:
-            plain = re.sub(r"\[(?:[A-Za-z0-9]+-)?E\d+\]", " ", limitation)
-            tokens = grounding.ungrounded_tokens(plain, context, self.catalog, self.offset)
-            if tokens:
+            if tokens := self._ungrounded(limitation, (), context):
                 return f"limitation {grounding.describe(tokens)} (nor in the question)"
         return None
 
@@ -147,7 +150,7 @@ class AnswerRules:
         return None
 
     def _summary(self, output: c.ComposerOutput) -> str | None:
-        parts = sentences(re.sub(r"\[(?:[A-Za-z0-9]+-)?E\d+\]", " ", output.summary))
+        parts = sentences(_CITATION.sub(" ", output.summary))
         if len(parts) > MAX_SUMMARY_SENTENCES:
             return f"the summary has {len(parts)} sentences; at most {MAX_SUMMARY_SENTENCES}"
         ids = [e for conclusion in output.conclusions for e in conclusion.evidence_ids]

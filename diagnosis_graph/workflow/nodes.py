@@ -6,7 +6,7 @@ Each reads its slice of state, reaches the outside world only through the ports,
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from typing import Any
 
 from ..config import RunConfig
@@ -16,10 +16,10 @@ from .fallback import fallback_answer
 from .gatekeeper import GroundingRules, run_gatekeeper
 from .limits import failed_reads, read_services
 from .outcomes import Outcome, StepResult, lower_verdict
-from .ports import AgentCall, DiagnosisPorts, InvocationRecord
+from .ports import AgentCall, DiagnosisPorts
 from .projection import project_verified
 from .render import render_answer, unknown_services
-from .state import MODE_EVIDENCE_GAP_ONLY, MODE_FULL
+from .state import MODE_EVIDENCE_GAP_ONLY, MODE_FULL, NODE_NAMES
 from .types import DiagnosisContext, EvidenceItem, GatekeeperResult, VerifiedExecutorOutput
 
 State = Mapping[str, Any]
@@ -38,16 +38,7 @@ class DiagnosisNodes:
 
     def nodes(self) -> dict[str, Any]:
         """The eight workflow nodes by name."""
-        return {
-            "planner": self.planner,
-            "executor": self.executor,
-            "gatekeeper": self.gatekeeper,
-            "verified_input": self.verified_input,
-            "verifier": self.verifier,
-            "evidence_retry": self.evidence_retry,
-            "composer": self.composer,
-            "fallback": self.fallback,
-        }
+        return {name: getattr(self, name) for name in NODE_NAMES}
 
     def _agent(
         self,
@@ -198,20 +189,9 @@ class DiagnosisNodes:
         if problem:
             return StepResult(Outcome.INVALID_OUTPUT, detail=problem)
         composed = output.model_dump()
-        answer = self._render(state, composed, evidence, records)
-        return StepResult(Outcome.COMPLETED, {"composer_output": composed, "final_answer": answer})
-
-    def _render(
-        self,
-        state: State,
-        composed: Mapping[str, Any],
-        evidence: list[EvidenceItem],
-        records: Sequence[InvocationRecord],
-    ) -> str:
-        """The answer Markdown, with what limited the run (failed reads, the data's range)."""
         plan = state.get("planner_plan") or {}
-        return render_answer(
-            str(context_of(state).get("question") or ""),
+        answer = render_answer(
+            question,
             composed,
             evidence,
             language=context_of(state).get("language"),
@@ -221,6 +201,7 @@ class DiagnosisNodes:
             ranges=self.ports.data_range(),
             sources=read_services(records),
         )
+        return StepResult(Outcome.COMPLETED, {"composer_output": composed, "final_answer": answer})
 
     def gatekeeper(self, state: State, config: RunConfig) -> StepResult:
         """Verify every binding and ground every claim against this run's invocations."""
