@@ -27,18 +27,13 @@ def transitions(
     """
     taken: list[dict[str, Any]] = []
     for index, (before, after) in enumerate(pairwise(events), start=1):
-        for number, count in enumerate(resumed_after, start=1):
-            if count == index:
-                edge = {"from": before["node"], "to": after["node"]}
-                taken.append({**edge, "reason_code": RESUMED, "attempt": number})
-        taken.append(
-            {
-                "from": before["node"],
-                "to": after["node"],
-                "reason_code": before["reason_code"],
-                "attempt": before["attempt"],
-            }
-        )
+        edge = {"from": before["node"], "to": after["node"]}
+        taken += [
+            {**edge, "reason_code": RESUMED, "attempt": number}
+            for number, count in enumerate(resumed_after, start=1)
+            if count == index
+        ]
+        taken.append({**edge, "reason_code": before["reason_code"], "attempt": before["attempt"]})
     return taken
 
 
