@@ -1,6 +1,6 @@
 """The AIOps supervisor graph with fakes behind its ports: every route, the trace, the bounds.
 
-Routing table (``diagnosis_graph.workflow.aiops.topology``):
+Routing table (``diagnosis_graph.workflow.aiops.graph``):
 load_alerts -completed-> select_alerts | -alerts_unavailable-> report;
 select_alerts -alerts_selected-> investigate | -no_firing_alerts-> report;
 investigate -next_alert-> investigate | -all_investigated-> report; report -completed-> END.
