@@ -165,7 +165,7 @@ class DiagnosisNodes:
                 {k: claim[k] for k in ("claim_id", "statement", "critical", "evidence_ids")}
                 for claim in projected["claims"]
             ],
-            "evidence": verified_evidence(state),
+            "evidence": evidence_for_agents(verified_evidence(state)),
             "verdict_ceiling": ceiling,
         }
         output, failed = self._agent("verifier", c.VERIFIER_OUTPUT, payload, state, config)
@@ -188,8 +188,8 @@ class DiagnosisNodes:
     def composer(self, state: State, config: RunConfig) -> StepResult:
         """Compose the answer from verified evidence; the product renders its Markdown."""
         verifier: VerifierOutputState | None = state.get("verifier_output")
-        assessments = verifier["claim_assessments"] if verifier else []
-        supported = {a["claim_id"] for a in assessments if a["supported"]}
+        assessments = {a["claim_id"]: a for a in verifier["claim_assessments"]} if verifier else {}
+        supported = {claim_id for claim_id, a in assessments.items() if a["supported"]}
         evidence = verified_evidence(state)
         claims = verified_output(state)["claims"]
         question = str(context_of(state).get("question") or "")
@@ -202,13 +202,14 @@ class DiagnosisNodes:
                     "statement": cl["statement"],
                     "supported": cl["claim_id"] in supported,
                     "evidence_ids": cl["evidence_ids"],
+                    # the verifier's reason, where it did not support the claim
+                    **_reason(assessments.get(cl["claim_id"]), supported),
                 }
                 for cl in claims
             ],
-            "evidence": evidence,
+            "evidence": evidence_for_agents(evidence),
             "verifier": {
                 "effective_verdict": verifier["effective_verdict"] if verifier else None,
-                "claim_assessments": assessments,
                 "critical_gaps": verifier["critical_gaps"] if verifier else [],
             },
         }
@@ -325,6 +326,21 @@ def verified_output(state: State) -> VerifiedExecutorOutput:
     """``verified_executor_output``, or an empty projection before ``verified_input`` ran."""
     projected: VerifiedExecutorOutput | None = state.get("verified_executor_output")
     return projected or {"version": c.EXECUTOR_EVIDENCE, "claims": [], "summary": ""}
+
+
+def evidence_for_agents(evidence: Sequence[EvidenceItem]) -> list[dict[str, Any]]:
+    """Evidence items as the verifier and composer read them: ``origin`` and
+    ``instruction_like`` only when set, and no ``claim_id`` (each claim lists its evidence)."""
+    return [
+        {k: v for k, v in item.items() if k != "claim_id" and v is not None and v is not False}
+        for item in evidence
+    ]
+
+
+def _reason(assessment: Mapping[str, Any] | None, supported: set[str]) -> dict[str, Any]:
+    if assessment is None or assessment["claim_id"] in supported:
+        return {}
+    return {"reason": assessment["reason"]}
 
 
 def verified_evidence(state: State) -> list[EvidenceItem]:
