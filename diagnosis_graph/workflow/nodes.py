@@ -188,8 +188,8 @@ class DiagnosisNodes:
     def composer(self, state: State, config: RunConfig) -> StepResult:
         """Compose the answer from verified evidence; the product renders its Markdown."""
         verifier: VerifierOutputState | None = state.get("verifier_output")
-        assessments = {a["claim_id"]: a for a in verifier["claim_assessments"]} if verifier else {}
-        supported = {claim_id for claim_id, a in assessments.items() if a["supported"]}
+        assessments = verifier["claim_assessments"] if verifier else []
+        supported = {a["claim_id"] for a in assessments if a["supported"]}
         evidence = verified_evidence(state)
         claims = verified_output(state)["claims"]
         question = str(context_of(state).get("question") or "")
@@ -202,8 +202,6 @@ class DiagnosisNodes:
                     "statement": cl["statement"],
                     "supported": cl["claim_id"] in supported,
                     "evidence_ids": cl["evidence_ids"],
-                    # the verifier's reason, where it did not support the claim
-                    **_reason(assessments.get(cl["claim_id"]), supported),
                 }
                 for cl in claims
             ],
@@ -335,12 +333,6 @@ def evidence_for_agents(evidence: Sequence[EvidenceItem]) -> list[dict[str, Any]
         {k: v for k, v in item.items() if k != "claim_id" and v is not None and v is not False}
         for item in evidence
     ]
-
-
-def _reason(assessment: Mapping[str, Any] | None, supported: set[str]) -> dict[str, Any]:
-    if assessment is None or assessment["claim_id"] in supported:
-        return {}
-    return {"reason": assessment["reason"]}
 
 
 def verified_evidence(state: State) -> list[EvidenceItem]:

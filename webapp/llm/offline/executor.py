@@ -687,9 +687,9 @@ def _around(message: str, name: str, width: int = 60) -> str:
 
 
 def _events_first(reading: Reading, match: Match | None) -> list[Template]:
-    """Rare lines around the onset, those that are signs of the cause kind first."""
+    """The rare lines around the onset that are signs of the cause kind."""
     matched = {i.text for i in match.items if i.kind == "event"} if match else set()
-    ranked = sorted(reading.events, key=lambda t: (t.example not in matched, t.index))
+    ranked = sorted(reading.events, key=lambda t: t.index)
     return [t for t in ranked if t.example in matched][:MAX_EVENTS]
 
 
