@@ -127,7 +127,7 @@ class DiagnosisNodes:
                 {k: claim[k] for k in ("claim_id", "statement", "critical", "evidence_ids")}
                 for claim in projected["claims"]
             ],
-            "evidence": verified_evidence(state),
+            "evidence": evidence_for_agents(verified_evidence(state)),
             "verdict_ceiling": ceiling,
         }
         output, failed = self._agent("verifier", c.VERIFIER_OUTPUT, payload, state, config)
@@ -164,10 +164,9 @@ class DiagnosisNodes:
                 }
                 for cl in claims
             ],
-            "evidence": evidence,
+            "evidence": evidence_for_agents(evidence),
             "verifier": {
                 "effective_verdict": verifier["effective_verdict"] if verifier else None,
-                "claim_assessments": assessments,
                 "critical_gaps": verifier["critical_gaps"] if verifier else [],
             },
         }
@@ -272,6 +271,15 @@ def verified_output(state: State) -> VerifiedExecutorOutput:
     """``verified_executor_output``, or an empty projection before ``verified_input`` ran."""
     projected: VerifiedExecutorOutput | None = state.get("verified_executor_output")
     return projected or {"version": c.EXECUTOR_EVIDENCE, "claims": [], "summary": ""}
+
+
+def evidence_for_agents(evidence: Sequence[EvidenceItem]) -> list[dict[str, Any]]:
+    """Evidence items as the verifier and composer read them: ``origin`` and
+    ``instruction_like`` only when set, and no ``claim_id`` (each claim lists its evidence)."""
+    return [
+        {k: v for k, v in item.items() if k != "claim_id" and v is not None and v is not False}
+        for item in evidence
+    ]
 
 
 def verified_evidence(state: State) -> list[EvidenceItem]:

@@ -23,7 +23,7 @@ AGENTS = ("planner", "executor", "verifier", "composer", "assistant")
 #: Questions the simple flow's assistant answers from the runbooks.
 SIMPLE = ("How do I fix database connection pool exhaustion?", "数据库连接池耗尽怎么处理？")
 #: The median prompt tokens of a demo diagnosis, all its calls together, may not exceed this.
-DIAGNOSIS_TOKENS = 40_000
+DIAGNOSIS_TOKENS = 30_000
 #: Questions asked per generated world (its incidents' direct, time and Chinese questions first).
 PER_WORLD = 12
 

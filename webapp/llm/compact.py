@@ -16,10 +16,10 @@ it); the model reads :func:`project` of it, generic over any tool's JSON:
 
 Anything left out can be read with the ``read_output`` tool (:func:`read_output_tool`), by
 invocation id and raw path, a slice of a list at a time. In a ReAct conversation the results of
-earlier rounds lose their series points (:func:`without_series`: every scalar stays), and when
-the conversation would still not fit its prompt budget, results are replaced, oldest first, by
-:func:`summary_message` (the invocation id, the tool and the shape of the result). Citations
-name the recorded invocation, so they resolve whatever the model was shown.
+earlier rounds are replaced by :func:`summary_message` (the invocation id, the tool and the
+shape of the result); when the latest round's would not fit the prompt budget, they lose their
+series points (:func:`without_series`: every scalar stays), then become summaries too, oldest
+first. Citations name the recorded invocation, so they resolve whatever the model was shown.
 """
 
 from __future__ import annotations

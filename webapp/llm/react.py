@@ -279,10 +279,10 @@ class _Loop:
     ) -> AgentRun | None:
         """Run (or block) each requested call; an AgentRun when too many were blocked.
 
-        The results of earlier rounds lose their series points: the model has read them, and
-        ``read_output`` brings back any it needs."""
+        The results of earlier rounds become summaries that keep their invocation ids: the
+        model has read them, and ``read_output`` brings back any part it needs."""
         for earlier in self.results:
-            self.shorten(earlier, 1)
+            self.shorten(earlier, 2)
         self.conversation.append(_assistant_turn(result, requested, self.native))
         for call in requested:
             if spent or self.calls >= self.budget.max_tool_calls:

@@ -28,18 +28,21 @@ MODES = (JSON_SCHEMA, JSON_OBJECT)
 
 
 def untitled(schema: Any) -> Any:
-    """``schema`` without the ``title`` annotations pydantic gives every field and model: they
-    repeat the names beside them, and the schema is sent with every call of the agent."""
+    """``schema`` without the ``title`` annotations pydantic gives every field and model (they
+    repeat the names beside them) and without each model's docstring (written for the code's
+    readers): the schema is sent with every call of the agent."""
     if isinstance(schema, list):
         return [untitled(item) for item in schema]
     if not isinstance(schema, dict):
         return schema
+    model = "properties" in schema
     return {
         key: {k: untitled(v) for k, v in value.items()}
         if key in ("properties", "$defs") and isinstance(value, dict)
         else untitled(value)
         for key, value in schema.items()
         if not (key == "title" and isinstance(value, str))
+        and not (model and key == "description" and isinstance(value, str))
     }
 
 

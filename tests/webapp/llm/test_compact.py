@@ -141,6 +141,17 @@ def test_compaction_keeps_every_invocation_citable_and_the_prompt_within_budget(
     assert all(s["prompt_tokens"] <= 1400 for s in audit.steps if s["status"] == "SUCCESS")
 
 
+def test_results_of_earlier_rounds_reach_the_model_as_summaries_that_keep_their_ids() -> None:
+    audit = MemoryAudit()
+    run, model = conversation_run(audit, 3, tokens.TokenBudget())
+    assert run.outcome is Outcome.COMPLETED
+    final = model.requests[-1]["messages"]
+    bodies = [json.loads(m["content"]) for m in final if m["role"] == "tool"]
+    assert ["result_shape" in body for body in bodies] == [True, True, False]
+    recorded = {r.invocation_id for r in audit.invocations_for_run("run-c")}
+    assert {body["invocation_id"] for body in bodies} == recorded and len(recorded) == 3
+
+
 def test_a_prompt_that_cannot_fit_is_not_sent_and_says_why() -> None:
     audit = MemoryAudit()
     run, model = conversation_run(audit, 1, tokens.TokenBudget(per_call=50, per_run=1000))
@@ -152,7 +163,7 @@ def test_a_prompt_that_cannot_fit_is_not_sent_and_says_why() -> None:
     assert refused["status"] == "FAILED" and "LLM_PROMPT_TOKEN_BUDGET" in refused["error"]
 
 
-@pytest.mark.parametrize("per_run", [1500, 3000])
+@pytest.mark.parametrize("per_run", [1500, 2400])
 def test_a_run_budget_stops_the_loop_before_the_call_that_would_pass_it(per_run: int) -> None:
     audit = MemoryAudit()
     run, _ = conversation_run(audit, 5, tokens.TokenBudget(per_call=1400, per_run=per_run))

@@ -216,10 +216,11 @@ def test_tool_results_are_read_once_and_stay_as_sent() -> None:
 
 
 def test_a_result_shortened_to_save_context_is_still_what_the_model_read() -> None:
-    """The ReAct loop shortens older results to their shape when the prompt outgrows its
-    budget; the offline model keeps reading what it saw of them in an earlier round."""
+    """The ReAct loop shows the results of earlier rounds as their shape; the offline model
+    keeps reading what it saw of them in an earlier round, while other conversations come and
+    go."""
     from webapp.llm.compact import summary_message
-    from webapp.llm.offline.conversation import tool_results
+    from webapp.llm.offline.conversation import READ_CACHE, tool_results
 
     call = {"id": "c1", "function": {"name": "detect_anomalies", "arguments": '{"service":"a"}'}}
     body = {"invocation_id": "inv-remembered-1", "tool": "detect_anomalies"}
@@ -228,5 +229,10 @@ def test_a_result_shortened_to_save_context_is_still_what_the_model_read() -> No
     first = [asked, {"role": "tool", "tool_call_id": "c1", "content": json.dumps(full)}]
     assert tool_results(first)[0].result == full["result"]
     short = {"role": "tool", "tool_call_id": "c1", "content": json.dumps(summary_message(full))}
+    for n in range(READ_CACHE * 2):  # other conversations' results, read while this one runs
+        other = {"invocation_id": f"inv-other-{n}", "tool": "detect_anomalies", "result": {}}
+        tool_results([asked, {"role": "tool", "tool_call_id": "c1", "content": json.dumps(other)}])
+        if n % 100 == 0:
+            tool_results([asked, short])  # this conversation's next round
     later = tool_results([asked, short])
     assert later[0].invocation_id == "inv-remembered-1" and later[0].result == full["result"]

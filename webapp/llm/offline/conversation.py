@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import json
 import re
+import threading
+from collections import OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -106,20 +108,26 @@ def tool_results(messages: Sequence[Message]) -> list[Done]:
     return done
 
 
-#: Each result as the model first read it, by invocation id. A conversation that outgrows its
-#: prompt budget shortens older results to their shape (``compact.summary_message``); what the
-#: model read of them in an earlier round still holds, as a person remembers a page turned.
-_SEEN: dict[str, Done] = {}
+#: Each result as the model first read it, by invocation id, least recently read first. The
+#: ReAct loop shows the results of earlier rounds as summaries (``compact.summary_message``);
+#: what the model read of them in an earlier round still holds, as a person remembers a page
+#: turned. Every round reads its conversation's results again, so a running conversation's
+#: stay while the oldest are forgotten.
+_SEEN: OrderedDict[str, Done] = OrderedDict()
+_SEEN_LOCK = threading.Lock()
 
 
 def _remembered(read: Done) -> Done:
     """``read``, or what its invocation said when it was read whole."""
-    if read.result is None and read.status == "SUCCESS":
-        return _SEEN.get(read.invocation_id, read)
-    if read.invocation_id and read.result is not None:
-        if len(_SEEN) >= READ_CACHE:
-            _SEEN.clear()
+    if not read.invocation_id or read.status != "SUCCESS":
+        return read
+    with _SEEN_LOCK:
+        if read.result is None:
+            read = _SEEN.get(read.invocation_id, read)
         _SEEN[read.invocation_id] = read
+        _SEEN.move_to_end(read.invocation_id)
+        if len(_SEEN) > READ_CACHE:
+            _SEEN.popitem(last=False)
     return read
 
 

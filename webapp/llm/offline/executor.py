@@ -115,14 +115,12 @@ MAX_CAUSE_BINDINGS = 8
 
 def first_round(queries: Sequence[dict[str, Any]], catalog: Catalog) -> list[dict[str, Any]]:
     """The plan's queries the model may call, each once, within the tool budget."""
-    seen: list[tuple[str, str]] = []
-    kept = []
+    kept: dict[tuple[str, str], dict[str, Any]] = {}
     for query in queries:
         key = (str(query.get("tool", "")), json.dumps(query.get("arguments", {}), sort_keys=True))
-        if catalog.has(key[0]) and key not in seen:
-            seen.append(key)
-            kept.append(query)
-    return kept[:TOOL_CALLS]
+        if catalog.has(key[0]):
+            kept.setdefault(key, query)
+    return list(kept.values())[:TOOL_CALLS]
 
 
 class Investigation:
@@ -135,11 +133,15 @@ class Investigation:
         self.made = [(d.tool, d.arguments) for d in done]
         self.done = [d for d in done if d.status == "SUCCESS"]
         self.readings = readings(self.done, catalog.services, catalog.aliases)
+        planned = (request.get("plan") or {}).get("queries", [])
         self.asked = (
-            _ordered(
-                str(q.get("arguments", {}).get("service", ""))
-                for q in (request.get("plan") or {}).get("queries", [])
-            )
+            [
+                s
+                for s in dict.fromkeys(
+                    str(q.get("arguments", {}).get("service", "")) for q in planned
+                )
+                if s
+            ]
             # "why is <alert> firing?" is about the alert's own service (``window``).
             or ([] if alerts.named(request, self.done) else suspects.picked(self.done, self.stated))
             or list(self.readings)
@@ -177,10 +179,6 @@ class Investigation:
         ]
         return [other for _, _, other in sorted(ranked)][:MAX_TIMING_CANDIDATES]
 
-    def timed(self, caller: str, callee: str) -> bool:
-        """True when ``callee`` is on ``caller``'s chain by timing alone (no line names it)."""
-        return callee not in self.dependencies(caller)
-
     def follow_ups(self) -> list[dict[str, Any]]:
         """The next round's calls (none already made), within the tool budget.
 
@@ -191,8 +189,7 @@ class Investigation:
         """
         wanted: list[dict[str, Any]] = []
         for service in self.asked:
-            reading = self.readings.get(service)
-            if reading is None or reading.detect is None:
+            if self.unanalysed(service):
                 wanted += self._analyse(service, asked=True)
                 continue
             path = self.chain(service)
@@ -204,16 +201,8 @@ class Investigation:
                 continue
             # One dependency at a time, most often named first: the chain did not extend to
             # the ones analysed so far.
-            fresh = [
-                dep
-                for dep in self.dependencies(end.service)
-                if dep not in self.readings or self.readings[dep].detect is None
-            ]
-            timed = [
-                other
-                for other in self.timing_candidates(service)
-                if other not in self.readings or self.readings[other].detect is None
-            ]
+            fresh = [d for d in self.dependencies(end.service) if self.unanalysed(d)]
+            timed = [o for o in self.timing_candidates(service) if self.unanalysed(o)]
             if fresh:
                 wanted += self._analyse(fresh[0], asked=False)
             elif len(path) == 1 and timed:
@@ -235,6 +224,11 @@ class Investigation:
         ]
         return calls[: max(room, 0)]
 
+    def unanalysed(self, service: str) -> bool:
+        """True when ``service`` has no ``detect_anomalies`` result yet."""
+        reading = self.readings.get(service)
+        return reading is None or reading.detect is None
+
     def _triage(self, service: str, path: list[tuple[Reading, datetime]]) -> list[dict[str, Any]]:
         """When the chain of ``service`` stops at itself with no cause kind of its own, or
         anywhere with a kind whose cause lies elsewhere (``ELSEWHERE``): ``triage`` (once), then
@@ -248,7 +242,7 @@ class Investigation:
         return [
             call
             for hop in suspects.route(self.done, service)
-            if hop not in self.readings or self.readings[hop].detect is None
+            if self.unanalysed(hop)
             for call in self._analyse(hop, asked=False)
         ]
 
@@ -307,10 +301,8 @@ class Investigation:
         ``STATED_SLACK``), else its first."""
         onsets = reading.onsets
         stated = self.stated
-        if stated is not None:
-            later = [o for o in onsets if o >= stated - STATED_SLACK]
-            return later[0] if later else (onsets[0] if onsets else None)
-        return onsets[0] if onsets else None
+        later = [o for o in onsets if stated is None or o >= stated - STATED_SLACK]
+        return next(iter(later or onsets), None)
 
     def chain(self, service: str) -> list[tuple[Reading, datetime]]:
         """``service`` and the named dependencies, hop by hop, whose trouble began with their
@@ -327,16 +319,16 @@ class Investigation:
                 dep = self.readings.get(name)
                 if dep is None or any(name == r.service for r, _ in path):
                     continue
-                near = [o for o in dep.onsets if onset - ORIGIN_BEFORE <= o <= onset + ORIGIN_SLACK]
-                if near and current.service in self.dependencies(name):
+                near = _near(dep, onset)
+                if near is not None and current.service in self.dependencies(name):
                     # They name each other: the one whose trouble began later follows; at the
                     # same minute, the one that spells the other's own name more often leads
                     # (a caller's errors name what failed; a server logs its clients' aliases).
                     ahead = _literal(current, name) > _literal(dep, current.service)
-                    if near[0] > onset or (near[0] == onset and not ahead):
+                    if near > onset or (near == onset and not ahead):
                         continue
-                if near:
-                    candidates.append((dep, near[0]))
+                if near is not None:
+                    candidates.append((dep, near))
             if not candidates and len(path) == 1:
                 candidates = self._timed_candidates(current, onset)
             if not candidates:
@@ -355,9 +347,8 @@ class Investigation:
             # a client of the chain's end (its lines name it) waits on it, never the reverse
             if hop is None or any(name == r.service for r, _ in path) or end in hop.mentions:
                 continue
-            since = onset - suspects.NEAR_BEFORE
-            near = [o for o in hop.onsets if since <= o <= onset + ORIGIN_SLACK]
-            return [(hop, near[0])] if near else []
+            near = _near(hop, onset, suspects.NEAR_BEFORE)
+            return [(hop, near)] if near is not None else []
         return []
 
     def _timed_candidates(self, caller: Reading, onset: datetime) -> list[tuple[Reading, datetime]]:
@@ -368,10 +359,10 @@ class Investigation:
             dep = self.readings.get(name)
             if dep is None:
                 continue
-            near = [o for o in dep.onsets if onset - ORIGIN_BEFORE <= o <= onset + ORIGIN_SLACK]
-            if not near:
+            near = _near(dep, onset)
+            if near is None:
                 continue
-            since = near[0] - CAUSE_LOOKBACK
+            since = near - CAUSE_LOOKBACK
             items = [
                 Item("metric" if s.kind == "metric" else "log", s.signal, True)
                 for s in dep.signals
@@ -379,7 +370,7 @@ class Investigation:
             ]
             items += [Item("log", t.template, True) for t in dep.new_templates()]
             if classify(items) is not None:
-                found.append((dep, near[0]))
+                found.append((dep, near))
         return found
 
     def diagnosis(self, service: str) -> tuple[Reading | None, Match | None]:
@@ -412,35 +403,18 @@ class Investigation:
 #: Name parts that say what a service is built with or what role it plays, not whose it is:
 #: two services sharing only these are not related (``mysql-booking-01``, ``mysql-wallet-01``).
 TECHNOLOGY_PARTS = frozenset(
-    {
-        "mysql",
-        "maria",
-        "mariadb",
-        "postgres",
-        "postgresql",
-        "redis",
-        "valkey",
-        "memcached",
-        "kafka",
-        "nats",
-        "rabbit",
-        "rabbitmq",
-        "mongo",
-        "mongodb",
-        "elastic",
-        "jobs",
-        "events",
-        "consumer",
-        "queue",
-        "cache",
-        "store",
-        "stream",
-        "proxy",
-        "router",
-        "edge",
-        "core",
-    }
+    re.findall(
+        r"\w+",
+        "mysql maria mariadb postgres postgresql redis valkey memcached kafka nats rabbit"
+        " rabbitmq mongo mongodb elastic jobs events consumer queue cache store stream proxy"
+        " router edge core",
+    )
 )
+
+
+def _near(reading: Reading, onset: datetime, before: timedelta = ORIGIN_BEFORE) -> datetime | None:
+    """``reading``'s first onset from ``before`` before ``onset`` to ``ORIGIN_SLACK`` after it."""
+    return next((o for o in reading.onsets if onset - before <= o <= onset + ORIGIN_SLACK), None)
 
 
 def _new_until(reading: Reading, until: datetime) -> list[Template]:
@@ -470,14 +444,6 @@ def _window_end(reading: Reading) -> str | None:
     result = reading.detect.result if reading.detect is not None else None
     window = result.get("window") if isinstance(result, dict) else None
     return str(window["end"]) if isinstance(window, dict) and window.get("end") else None
-
-
-def _ordered(values: Any) -> list[str]:
-    seen: list[str] = []
-    for value in values:
-        if value and value not in seen:
-            seen.append(value)
-    return seen
 
 
 class ClaimWriter:
@@ -536,12 +502,10 @@ def _signal_binding(signal: Signal) -> tuple[str, str, Any]:
 def _quantity_bindings(signal: Signal) -> list[tuple[str, str, Any]]:
     """The signal's name, and its unit when the backend gave one the answer writes."""
     unit = signal.raw.get("unit")
-    if not spoken_unit(unit):
-        return [_signal_binding(signal)]
-    return [
-        _signal_binding(signal),
-        (signal.invocation_id, f"$.findings[{signal.index}].unit", unit),
-    ]
+    bindings = [_signal_binding(signal)]
+    if spoken_unit(unit):
+        bindings.append((signal.invocation_id, f"$.findings[{signal.index}].unit", unit))
+    return bindings
 
 
 def _moved(writer: ClaimWriter, signal: Signal) -> None:
@@ -554,10 +518,6 @@ def _moved(writer: ClaimWriter, signal: Signal) -> None:
         change=str(raw.get("change", "")),
         z=_number(raw.get("significance")),
     )
-
-
-def _traffic(writer: ClaimWriter, signal: Signal) -> None:
-    _quantity(writer, kinds.TRAFFIC, signal)
 
 
 def _quantity(writer: ClaimWriter, kind: kinds.ClaimKind, signal: Signal, **fields: Any) -> None:
@@ -628,26 +588,22 @@ def _steady(writer: ClaimWriter, reading: Reading) -> None:
 
 def _cause(writer: ClaimWriter, culprit: Reading, match: Match, readings_: list[Reading]) -> None:
     """``<culprit> shows the signs of <kind>: <matched metrics>``, bound to every matched item."""
+    metrics = {i.text for i in match.items if i.kind == "metric"}
+    logs = {i.text for i in match.items if i.kind == "log"}
+    lines = logs | {i.text for i in match.items if i.kind == "event"}
     bindings: list[tuple[str, str, Any]] = []
     names: list[str] = []
     for reading in readings_:
         for signal in reading.signals:
-            if signal.kind == "metric" and any(
-                i.kind == "metric" and i.text == signal.signal for i in match.items
-            ):
+            if signal.kind == "metric" and signal.signal in metrics:
                 bindings.append(_signal_binding(signal))
                 if reading is culprit:
                     names.append(signal.signal)
         for template in [*reading.new_templates(), *reading.events]:
-            if any(
-                i.kind in ("log", "event") and i.text in (template.template, template.example)
-                for i in match.items
-            ):
+            if template.template in lines or template.example in lines:
                 bindings.append((template.invocation_id, template.example_path, template.example))
         for signal in reading.symptoms:
-            if signal.kind == "log_pattern" and any(
-                i.kind == "log" and i.text == signal.signal for i in match.items
-            ):
+            if signal.kind == "log_pattern" and signal.signal in logs:
                 bindings.append(_signal_binding(signal))
     if culprit.detect is not None:
         # First, so the cap below keeps it: the culprit's own analysis grounds its name even
@@ -731,9 +687,9 @@ def _around(message: str, name: str, width: int = 60) -> str:
 
 
 def _events_first(reading: Reading, match: Match | None) -> list[Template]:
-    """Rare lines around the onset, those that are signs of the cause kind first."""
+    """The rare lines around the onset that are signs of the cause kind."""
     matched = {i.text for i in match.items if i.kind == "event"} if match else set()
-    ranked = sorted(reading.events, key=lambda t: (t.example not in matched, t.index))
+    ranked = sorted(reading.events, key=lambda t: t.index)
     return [t for t in ranked if t.example in matched][:MAX_EVENTS]
 
 
@@ -747,7 +703,7 @@ def write_claims(inv: Investigation, writer: ClaimWriter) -> None:
         if not path:
             _steady(writer, reading)
             for signal in reading.traffic[:MAX_MOVED]:
-                _traffic(writer, signal)
+                _quantity(writer, kinds.TRAFFIC, signal)
             continue
         culprit, match = inv.diagnosis(service)
         assert culprit is not None
@@ -765,8 +721,10 @@ def write_claims(inv: Investigation, writer: ClaimWriter) -> None:
                 _moved(writer, signal)
             for template in culprit.new_templates()[:MAX_NEW_LOGS]:
                 _new_logs(writer, template)
+            # a link no line names rests on timing alone
             timed = any(
-                inv.timed(a.service, b.service) for (a, _), (b, _) in itertools.pairwise(path)
+                b.service not in inv.dependencies(a.service)
+                for (a, _), (b, _) in itertools.pairwise(path)
             )
             _origin(writer, path[-1], path[0], timed=timed)
         for template in _events_first(culprit, match):
@@ -777,6 +735,8 @@ def write_claims(inv: Investigation, writer: ClaimWriter) -> None:
 
 
 def _runbook_claims(inv: Investigation, writer: ClaimWriter) -> None:
+    """The first lookup's runbook (its best document's title) and the steps of its first
+    action section (mitigation, remediation, ...)."""
     for done, documents in inv.knowledge():
         title = str(documents[0].get("title", "")).split(" > ")[0]
         if not title:
@@ -784,17 +744,19 @@ def _runbook_claims(inv: Investigation, writer: ClaimWriter) -> None:
         writer.add(
             kinds.RUNBOOK, [(done.invocation_id, "$.documents[0].title", title)], title=title
         )
-        for index, doc in enumerate(documents):
-            heading = str(doc.get("title", ""))
-            if heading.split(" > ")[0] != title or not _ACTION_SECTION.search(heading):
-                continue
+        actions = [
+            (index, doc)
+            for index, doc in enumerate(documents)
+            if str(doc.get("title", "")).split(" > ")[0] == title
+            and _ACTION_SECTION.search(str(doc.get("title", "")))
+        ]
+        for index, doc in actions[:1]:
             for step in list_items(str(doc.get("content", "")))[:MAX_STEPS]:
                 writer.add(
                     kinds.STEP,
                     [(done.invocation_id, f"$.documents[{index}].content", step)],
                     step=step,
                 )
-            return
         return
 
 
