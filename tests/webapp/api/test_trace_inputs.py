@@ -80,9 +80,12 @@ def test_rebuilding_the_stored_inputs_gives_exactly_the_full_trace(
     stored = json.loads(stored_response.get_data())["data"]
     assert [s["modelInput"]["messages"] for s in full["steps"]] == [r["messages"] for r in recorded]
     links = [s["modelInput"].get(CONTINUES) for s in stored["steps"]]
-    # every executor round continues the step before it; the second executor conversation
-    # continues the first one's last step by its shared system prompt only, across 2 steps
-    assert links[2:6] == [{"step_index": i, "messages": 2 * i} for i in range(1, 5)]
+    # every executor round continues the step before it up to that step's last assistant
+    # message (an earlier tool result is summarised from the next round on); the second
+    # executor conversation continues the first one's last step by its shared system prompt
+    # only, across 2 steps
+    assert links[2] == {"step_index": 1, "messages": 2}
+    assert links[3:6] == [{"step_index": i, "messages": 2 * i - 1} for i in range(2, 5)]
     assert links[7] == {"step_index": 5, "messages": 1}
     assert [i for i, link in enumerate(links) if link is None] == [0, 1, 6, 10]
     # a continuation stores only the messages after the ones it shares with the step it names

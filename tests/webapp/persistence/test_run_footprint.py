@@ -92,15 +92,19 @@ def test_each_step_row_stores_only_its_new_messages(
             AgentStep.select().where(AgentStep.run_id == "run-6").order_by(AgentStep.step_index)
         )
     stored = [row.model_input for row in rows]
-    # the first step is stored whole; every later one continues its predecessor's messages
-    # and adds exactly two: the assistant's tool call and the tool's result
+    # the first step is stored whole; every later one continues its predecessor's messages up
+    # to that step's last assistant message (the earlier tool result reaches the model as a
+    # short summary from then on) and adds the summary, the tool call and the tool's result
     assert CONTINUES not in stored[0] and len(stored[0]["messages"]) == 2
-    for index, step in enumerate(stored[1:], start=1):
-        assert step[CONTINUES] == {"step_index": index - 1, "messages": 2 * index}
-        assert len(step["messages"]) == 2
-    # linear bytes: every message of the conversation is stored exactly once
-    every_stored = [m for step in stored for m in step["messages"]]
-    assert every_stored == model.requests[-1]["messages"]
+    assert stored[1][CONTINUES] == {"step_index": 0, "messages": 2}
+    assert len(stored[1]["messages"]) == 2
+    for index, step in enumerate(stored[2:], start=2):
+        assert step[CONTINUES] == {"step_index": index - 1, "messages": 2 * index - 1}
+        assert len(step["messages"]) == 3
+    # linear bytes: every distinct message the model was sent is stored exactly once
+    every_stored = [json.dumps(m, sort_keys=True) for step in stored for m in step["messages"]]
+    sent = {json.dumps(m, sort_keys=True) for r in model.requests for m in r["messages"]}
+    assert len(every_stored) == len(set(every_stored)) and set(every_stored) == sent
     # and the stored form rebuilds to what the model was sent
     as_dicts = [{"step_index": r.step_index, "model_input": r.model_input} for r in rows]
     rebuild_inputs(as_dicts)
