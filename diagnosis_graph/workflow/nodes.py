@@ -6,7 +6,7 @@ Each reads its slice of state, reaches the outside world only through the ports,
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ..config import RunConfig
