@@ -21,16 +21,16 @@ from collections.abc import Callable, Mapping, Sequence
 from datetime import datetime
 from typing import Any
 
-from .alertsource import AlertSource
 from .common import Clock, alert_state, iso, parse_timestamp, utc_now
 from .http import HttpSource
+from .partial import PartialSource
 from .port import TelemetryError
 
 #: The rule alerts of the Prometheus that feeds this Alertmanager (``PrometheusBackend``'s).
 RuleAlerts = Callable[[], list[dict[str, Any]]]
 
 
-class AlertmanagerBackend(AlertSource):
+class AlertmanagerBackend(PartialSource):
     """The alerts signal of ``TelemetryBackend`` over Alertmanager."""
 
     system = "Alertmanager"

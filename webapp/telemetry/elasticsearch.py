@@ -27,7 +27,7 @@ from .common import (
 )
 from .common import window as checked_window
 from .http import HttpOptions, HttpSource
-from .logsource import LogSource
+from .partial import PartialSource
 from .port import TelemetryError
 
 DEFAULT_FIELDS = {
@@ -50,7 +50,7 @@ def _get(source: Mapping[str, Any], dotted: str) -> Any:
     return value
 
 
-class ElasticsearchBackend(LogSource):
+class ElasticsearchBackend(PartialSource):
     """The logs signal of ``TelemetryBackend`` over an Elasticsearch/OpenSearch index."""
 
     system = "Elasticsearch"
@@ -72,10 +72,6 @@ class ElasticsearchBackend(LogSource):
         self.http = HttpSource(self.system, options)
         self._aliases = aliases or {}
         self._clock = clock
-
-    def reference_time(self) -> datetime:
-        """The clock."""
-        return self._clock()
 
     def _search(self, body: dict[str, Any]) -> dict[str, Any]:
         answer = self.http.request("POST", f"/{self.index}/_search", json=body)

@@ -42,7 +42,7 @@ from .common import (
 from .common import window as checked_window
 from .logfields import Line
 from .logformats import records
-from .logsource import LogSource
+from .partial import PartialSource
 from .port import TelemetryError
 
 #: Longest line read; the rest of a longer one is dropped (the record keeps its start).
@@ -102,7 +102,7 @@ def _first_line(path: Path) -> str:
         return next((line.strip()[:120] for line in _capped(handle) if line.strip()), "")
 
 
-class LogFileBackend(LogSource):
+class LogFileBackend(PartialSource):
     """The logs signal of ``TelemetryBackend`` over a folder of log files."""
 
     system = "log files"
@@ -117,10 +117,6 @@ class LogFileBackend(LogSource):
         self._clock = clock
         self._lock = threading.Lock()
         self._indexes: dict[str, tuple[tuple[Any, ...], _Index]] = {}
-
-    def reference_time(self) -> datetime:
-        """The clock."""
-        return self._clock()
 
     def _files(self, only: str | None = None) -> dict[str, list[Path]]:
         """Files by service; with ``only``, the one service folder listed is that one."""

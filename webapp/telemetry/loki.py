@@ -31,12 +31,12 @@ from .common import (
 )
 from .common import window as checked_window
 from .http import HttpSource
-from .logsource import LogSource
+from .partial import PartialSource
 from .port import TelemetryError
 from .prometheus import selector_value
 
 
-class LokiBackend(LogSource):
+class LokiBackend(PartialSource):
     """The logs signal of ``TelemetryBackend`` over Loki."""
 
     system = "Loki"
@@ -57,10 +57,6 @@ class LokiBackend(LogSource):
         self.level_label = level_label
         self._aliases = aliases or {}
         self._clock = clock
-
-    def reference_time(self) -> datetime:
-        """The clock."""
-        return self._clock()
 
     def _data(self, path: str, params: Any = None) -> Any:
         body = self.http.get_json(path, params)

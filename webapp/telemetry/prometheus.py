@@ -26,7 +26,6 @@ import threading
 import time
 from dataclasses import dataclass
 from datetime import datetime
-from pathlib import Path
 from typing import Any
 
 from .common import (
@@ -42,6 +41,7 @@ from .common import (
 )
 from .common import window as checked_window
 from .http import HttpSource
+from .partial import PartialSource
 from .port import TelemetryError
 from .units import is_counter, unit_for
 
@@ -99,14 +99,12 @@ def validate_promql(query: str) -> str:
     return text
 
 
-class PrometheusBackend:
+class PrometheusBackend(PartialSource):
     """``TelemetryBackend`` metrics and alerts over the Prometheus HTTP API.
 
     ``catalog_error`` is why the last catalog read failed (None after one succeeded): while
     the server is unreachable the catalog stays as it was, and an answer names the failure.
     """
-
-    catalog_error: str | None = None
 
     name = "prometheus"
 
@@ -124,10 +122,6 @@ class PrometheusBackend:
         self._metadata_at = -math.inf
 
     # -- catalog ---------------------------------------------------------------------------
-    def reference_time(self) -> datetime:
-        """The clock."""
-        return self._clock()
-
     def _data(self, path: str, params: Any = None) -> Any:
         body = self.http.get_json(path, params)
         if not isinstance(body, dict) or body.get("status") != "success" or "data" not in body:
@@ -197,14 +191,6 @@ class PrometheusBackend:
         aliases = self.options.aliases or {}
         known = set(self._catalog_now())
         return {s: list(names) for s, names in aliases.items() if s in known}
-
-    def runbook_dir(self) -> Path | None:
-        """Prometheus has no runbooks."""
-        return None
-
-    def query_logs(self, **_: Any) -> dict[str, Any]:
-        """Not a log source."""
-        raise TelemetryError(f"{self.http.system} holds no logs")
 
     def _metadata_for(self, metric: str) -> dict[str, Any]:
         """The metric's type and unit from ``/api/v1/metadata`` (reloaded like the catalog).

@@ -16,14 +16,14 @@ from typing import Any
 from peewee import Database, PeeweeException
 
 from ..persistence.models import AlertRecord
-from .alertsource import AlertSource
 from .common import Clock, alert_state, iso, utc_now
+from .partial import PartialSource
 from .port import TelemetryError
 
 MAX_ALERTS = 500
 
 
-class WebhookAlertsBackend(AlertSource):
+class WebhookAlertsBackend(PartialSource):
     """The alerts signal of ``TelemetryBackend`` over the alerts the webhook stored."""
 
     system = "the alert webhook"

@@ -1,25 +1,35 @@
-"""What every logs-only backend (Loki, Elasticsearch, log files) answers the same way."""
+"""The port's answers for a backend that holds some of the signals, not all of them."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+from .common import Clock
 from .port import TelemetryError
 
 
-class LogSource:
-    """The port's metric, alert and runbook parts for a backend that holds only logs.
+class PartialSource:
+    """Every port method, answering that this backend holds nothing of its signal: no
+    services, metrics, aliases or runbooks, and an error naming ``system`` for a query. A
+    backend overrides the methods of the signals it holds."""
 
-    A subclass sets ``system`` (its name in messages) and ``_aliases`` (``SERVICE_ALIASES``).
-    """
-
-    system = "this log source"
-    _aliases: Mapping[str, Sequence[str]]
+    system = "this source"
+    _aliases: Mapping[str, Sequence[str]] = {}
+    _clock: Clock
     #: Why the last service listing failed (None after one succeeded): while the source cannot
     #: be read it lists no services, and an answer names the failure.
     catalog_error: str | None = None
+
+    def reference_time(self) -> datetime:
+        """The clock."""
+        return self._clock()
+
+    def services(self) -> list[str]:
+        """No services."""
+        return []
 
     def metric_names(self) -> list[str]:
         """No metrics."""
@@ -37,10 +47,14 @@ class LogSource:
         """No runbooks."""
         return None
 
-    def query_metrics(self, **_: Any) -> dict[str, Any]:
+    def query_logs(self, *_: Any, **__: Any) -> dict[str, Any]:
+        """Not a log source."""
+        raise TelemetryError(f"{self.system} holds no logs")
+
+    def query_metrics(self, *_: Any, **__: Any) -> dict[str, Any]:
         """Not a metric source."""
         raise TelemetryError(f"{self.system} holds no metrics")
 
-    def query_alerts(self, **_: Any) -> dict[str, Any]:
+    def query_alerts(self, *_: Any, **__: Any) -> dict[str, Any]:
         """Not an alert source."""
         raise TelemetryError(f"{self.system} holds no alerts")
