@@ -18,10 +18,12 @@ git clone --quiet "$repo" "$dir/app"
 git -C "$dir/app" checkout --quiet "$(git -C "$repo" rev-parse "$ref")"
 
 start=$(date +%s.%N)
-setsid make -C "$dir/app" run PORT="$port" PYTHON="${PYTHON:-python3}" >"$dir/run.log" 2>&1 &
+# make and the app in a session of their own (its id in $dir/group), stopped together at exit
+setsid -w sh -c 'echo $$ >"$0/group"; exec make -C "$0/app" run PORT="$1" PYTHON="$2"' \
+    "$dir" "$port" "${PYTHON:-python3}" >"$dir/run.log" 2>&1 &
 pid=$!
 cleanup() {
-    kill -TERM -- "-$pid" 2>/dev/null || true
+    kill -TERM -- "-$(cat "$dir/group")" 2>/dev/null || true
     wait "$pid" 2>/dev/null || true
     rm -rf "$dir"
 }
