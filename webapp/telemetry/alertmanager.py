@@ -100,11 +100,7 @@ class AlertmanagerBackend(PartialSource):
 
     def probe(self) -> dict[str, Any]:
         """Reachability, version and latency (``/api/v2/status``)."""
-        found = self.http.probe("/api/v2/status")
-        body = found.pop("body", None)
-        info = body.get("versionInfo") if isinstance(body, dict) else None
-        found["version"] = info.get("version") if isinstance(info, dict) else None
-        return {"system": self.http.system, **found}
+        return self.http.probe("/api/v2/status", "versionInfo", "version")
 
 
 def _active(row: Any) -> bool:

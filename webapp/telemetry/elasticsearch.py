@@ -164,8 +164,4 @@ class ElasticsearchBackend(PartialSource):
 
     def probe(self) -> dict[str, Any]:
         """Reachability, version and latency (the root ``info`` call)."""
-        found = self.http.probe("/")
-        body = found.pop("body", None)
-        version = body.get("version") if isinstance(body, dict) else None
-        found["version"] = version.get("number") if isinstance(version, dict) else None
-        return {"system": self.system, **found}
+        return self.http.probe("/", "version", "number")

@@ -139,21 +139,24 @@ class HttpSource:
             )
         return f"{self.system} refused the query (HTTP {code}): {detail}"
 
-    def probe(self, path: str) -> dict[str, Any]:
-        """Reachability and latency of one cheap call (for ``/readyz``), never raising."""
+    def probe(self, path: str, *version: str) -> dict[str, Any]:
+        """Reachability, version (the answer's field at the keys ``version``) and latency of
+        one cheap call (for ``/readyz``), never raising."""
         started = time.perf_counter()
         try:
-            body = self.request("GET", path, attempts=1)  # readiness answers quickly
+            found = self.request("GET", path, attempts=1)  # readiness answers quickly
             error = None
         except TelemetryError as exc:
-            body, error = None, str(exc)
-        latency = round((time.perf_counter() - started) * 1000, 1)
+            found, error = None, str(exc)
+        for key in version:
+            found = found.get(key) if isinstance(found, dict) else None
         return {
+            "system": self.system,
             "url": self.url,
             "reachable": error is None,
-            "latencyMs": latency,
+            "version": found,
+            "latencyMs": round((time.perf_counter() - started) * 1000, 1),
             "error": error,
-            "body": body,
         }
 
     def close(self) -> None:

@@ -177,10 +177,7 @@ class LokiBackend(PartialSource):
 
     def probe(self) -> dict[str, Any]:
         """Reachability, version and latency (``/loki/api/v1/status/buildinfo``)."""
-        found = self.http.probe("/loki/api/v1/status/buildinfo")
-        body = found.pop("body", None)
-        found["version"] = body.get("version") if isinstance(body, dict) else None
-        return {"system": self.http.system, **found}
+        return self.http.probe("/loki/api/v1/status/buildinfo", "version")
 
 
 def _ns(moment: datetime) -> int:

@@ -347,11 +347,7 @@ class PrometheusBackend(PartialSource):
 
     def probe(self) -> dict[str, Any]:
         """Reachability, version and latency (``/api/v1/status/buildinfo``)."""
-        found = self.http.probe("/api/v1/status/buildinfo")
-        body = found.pop("body", None)
-        data = body.get("data") if isinstance(body, dict) else None
-        found["version"] = data.get("version") if isinstance(data, dict) else None
-        return {"system": self.http.system, **found}
+        return self.http.probe("/api/v1/status/buildinfo", "data", "version")
 
 
 def _second_iso(text: Any) -> str | None:
