@@ -1,4 +1,4 @@
-#!/bin/sh
+#!/usr/bin/env bash
 # Seconds from `make run` on a fresh clone to the first answered question.
 #
 #   scripts/first_answer.sh [REF] [REPO]    # defaults: HEAD of this repository
