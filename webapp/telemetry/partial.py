@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+import time
+from collections.abc import Callable, Mapping, Sequence
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -58,3 +59,22 @@ class PartialSource:
     def query_alerts(self, *_: Any, **__: Any) -> dict[str, Any]:
         """Not an alert source."""
         raise TelemetryError(f"{self.system} holds no alerts")
+
+
+def timed_probe(system: str, url: str | None, check: Callable[[], Any]) -> dict[str, Any]:
+    """Readiness of a backend that is no HTTP server: whether ``check()`` ran without a
+    TelemetryError, and how long it took."""
+    started = time.perf_counter()
+    try:
+        check()
+        error = None
+    except TelemetryError as exc:
+        error = str(exc)
+    return {
+        "system": system,
+        "url": url,
+        "reachable": error is None,
+        "version": None,
+        "latencyMs": round((time.perf_counter() - started) * 1000, 1),
+        "error": error,
+    }
