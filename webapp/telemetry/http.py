@@ -87,6 +87,16 @@ class HttpSource:
         """GET ``path`` and return the decoded JSON body."""
         return self.request("GET", path, params=params)
 
+    def get_data(self, path: str, params: Any = None) -> Any:
+        """GET ``path`` of a Prometheus-style API (Prometheus, Loki): the ``data`` of a
+        ``{"status": "success", "data": ...}`` answer."""
+        body = self.get_json(path, params)
+        if not isinstance(body, dict) or body.get("status") != "success" or "data" not in body:
+            raise TelemetryError(
+                f"{self.system} answered {path} with an unexpected body: {str(body)[:200]}"
+            )
+        return body["data"]
+
     def request(self, method: str, path: str, attempts: int | None = None, **kwargs: Any) -> Any:
         """One call, retried on transient failures; the JSON body or a TelemetryError."""
         retrying = Retrying(

@@ -58,15 +58,9 @@ class LokiBackend(PartialSource):
         self._aliases = aliases or {}
         self._clock = clock
 
-    def _data(self, path: str, params: Any = None) -> Any:
-        body = self.http.get_json(path, params)
-        if not isinstance(body, dict) or body.get("status") != "success" or "data" not in body:
-            raise TelemetryError(f"Loki answered {path} with an unexpected body: {str(body)[:200]}")
-        return body["data"]
-
     def _services(self) -> list[str]:
         now = self._clock()
-        values = self._data(
+        values = self.http.get_data(
             f"/loki/api/v1/label/{self.service_label}/values",
             {"start": _ns(now) - 6 * 3600 * 10**9, "end": _ns(now)},
         )
@@ -108,7 +102,7 @@ class LokiBackend(PartialSource):
         start, end = checked_window(start, end)
         check_limit(limit)
         query = self.selector(name, level_filter(level), keyword)
-        data = self._data(
+        data = self.http.get_data(
             "/loki/api/v1/query_range",
             {
                 "query": query,
@@ -163,7 +157,7 @@ class LokiBackend(PartialSource):
 
     def _count(self, query: str, start: datetime, end: datetime, fallback: int) -> int:
         seconds = max(1, int((end - start).total_seconds()))
-        data = self._data(
+        data = self.http.get_data(
             "/loki/api/v1/query",
             {"query": f"sum(count_over_time({query} [{seconds}s]))", "time": _ns(end)},
         )

@@ -122,20 +122,12 @@ class PrometheusBackend(PartialSource):
         self._metadata_at = -math.inf
 
     # -- catalog ---------------------------------------------------------------------------
-    def _data(self, path: str, params: Any = None) -> Any:
-        body = self.http.get_json(path, params)
-        if not isinstance(body, dict) or body.get("status") != "success" or "data" not in body:
-            raise TelemetryError(
-                f"{self.http.system} answered {path} with an unexpected body: {str(body)[:200]}"
-            )
-        return body["data"]
-
     def _values(self, label: str, match: str | None = None) -> list[str]:
         now = self._clock().timestamp()
         params: dict[str, Any] = {"start": now - self.options.catalog_lookback_seconds, "end": now}
         if match:
             params["match[]"] = match
-        values = self._data(f"/api/v1/label/{label}/values", params)
+        values = self.http.get_data(f"/api/v1/label/{label}/values", params)
         if not isinstance(values, list):
             raise TelemetryError(f"{self.http.system} label values are not a list")
         return sorted(str(v) for v in values)
@@ -201,7 +193,7 @@ class PrometheusBackend(PartialSource):
         stale = time.monotonic() - self._metadata_at >= self.options.catalog_ttl_seconds
         if self._metadata is None or stale:
             try:
-                found = self._data("/api/v1/metadata")
+                found = self.http.get_data("/api/v1/metadata")
             except TelemetryError:
                 found = None  # try again after the catalog's TTL; keep what was known
             if found is not None or self._metadata is None:
@@ -277,7 +269,7 @@ class PrometheusBackend(PartialSource):
 
     def _range(self, query: str, start: datetime, end: datetime, step: int) -> dict[str, Any]:
         first = math.ceil(start.timestamp() / step) * step
-        data = self._data(
+        data = self.http.get_data(
             "/api/v1/query_range",
             {"query": query, "start": first, "end": end.timestamp(), "step": step},
         )
@@ -318,7 +310,7 @@ class PrometheusBackend(PartialSource):
 
     def rule_alerts(self) -> list[dict[str, Any]]:
         """The rule alerts of ``/api/v1/alerts`` as the server wrote them (labels, activeAt)."""
-        data = self._data("/api/v1/alerts")
+        data = self.http.get_data("/api/v1/alerts")
         rows = data.get("alerts") if isinstance(data, dict) else None
         if not isinstance(rows, list):
             raise TelemetryError(f"{self.http.system} alerts answer has no alert list")
