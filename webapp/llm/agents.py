@@ -4,7 +4,7 @@ Structured output: agents ask for ``json_schema`` with the schema's name; the Op
 client adapts that to the mode its endpoint supports (``webapp.llm.formats``: below
 ``json_schema`` the schema instruction goes into the last user message).
 
-Honest failures: a failed model call's detail is its real cause (``errors.cause_of``: timeout,
+Honest failures: a failed model call's detail is its real cause (``types.cause_of``: timeout,
 authentication, rate limiting, unsupported format, ...), and a final output that does not match
 its contract is recorded on its ``agent_step`` with the first schema error.
 
@@ -42,11 +42,10 @@ from ..persistence.context import current_run_or_none, run_scope
 from ..tools.registry import ToolBox, ToolSpec
 from . import limits, tokens
 from .compact import read_output_tool
-from .errors import cause_of
 from .formats import response_format_for
 from .prompts import prompt_version, system_prompt
 from .react import Budget, Validator, call_model, run_react
-from .types import ChatModel, LLMError, Message
+from .types import ChatModel, LLMError, Message, cause_of
 
 log = logging.getLogger(__name__)
 #: Runs whose start time is remembered for the deadline (oldest forgotten first).
