@@ -2,7 +2,8 @@
 # it is missing or stale. The stamp files are named after a checksum of both pyproject.toml files
 # (the app's, and the engine's in diagnosis_graph/, which the app depends on). Running (`make
 # run`, `make init-db`) installs the runtime dependencies alone; `make serve`/`make worker` add
-# gunicorn, gevent and Celery; the tests, linters, docs and benchmarks add the dev tools.
+# gunicorn, gevent and Celery; `make mcp` the MCP SDK; the tests, linters, docs and benchmarks add
+# the dev tools and the MCP SDK.
 PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
@@ -12,6 +13,7 @@ DEV_STAMP := $(VENV)/.stamp-dev-$(HASH)
 BENCH_STAMP := $(VENV)/.stamp-bench-$(HASH)
 BENCH_ARGS ?=
 SERVE_STAMP := $(VENV)/.stamp-serve-$(HASH)
+MCP_STAMP := $(VENV)/.stamp-mcp-$(HASH)
 FUZZ_STAMP := $(VENV)/.stamp-fuzz-$(HASH)
 # No byte-compiling at install: a module is compiled when it is first imported, so a first
 # `make run` compiles the few hundred modules it imports, not every installed file.
@@ -24,7 +26,7 @@ HOST ?= 127.0.0.1
 WORKERS ?= 2
 CONCURRENCY ?= 2
 
-.PHONY: help install run serve worker init-db test lint format docs fuzz screenshots \
+.PHONY: help install mcp run serve worker init-db test lint format docs fuzz screenshots \
 	test-local-llm bench bench-engine bench-workflow bench-analysis bench-aiops bench-telemetry \
 	bench-api bench-knowledge bench-mcp bench-serve bench-streams bench-scale demo-data schema eval \
 	clean
@@ -35,6 +37,7 @@ help:
 	@echo "  make init-db        create the database schema (idempotent)"
 	@echo "  make serve          the same under gunicorn ($(WORKERS) gevent workers)"
 	@echo "  make worker         a Celery worker for RUN_EXECUTOR=celery ($(CONCURRENCY) processes)"
+	@echo "  make mcp            install the MCP SDK (MCP_SERVERS, flask --app webapp mcp)"
 	@echo "Developing (installs the dev tools too):"
 	@echo "  make install        install the project and its dev tools into .venv"
 	@echo "  make test           run the test suite (PYTEST_ARGS passes arguments to pytest)"
@@ -72,13 +75,18 @@ $(RUN_STAMP): pyproject.toml diagnosis_graph/pyproject.toml | $(BIN)/python
 	touch $@
 
 $(DEV_STAMP): $(RUN_STAMP)
-	$(PIP_INSTALL) -e '.[dev,mysql,postgres]'
+	$(PIP_INSTALL) -e '.[dev,mcp,mysql,postgres]'
 	rm -f $(VENV)/.stamp-dev-*
 	touch $@
 
 $(SERVE_STAMP): $(RUN_STAMP)
 	$(PIP_INSTALL) -e '.[mysql,postgres,serve,celery]'
 	rm -f $(VENV)/.stamp-serve-*
+	touch $@
+
+$(MCP_STAMP): $(RUN_STAMP)
+	$(PIP_INSTALL) -e '.[mcp,mysql,postgres]'
+	rm -f $(VENV)/.stamp-mcp-*
 	touch $@
 
 $(FUZZ_STAMP): $(DEV_STAMP)
@@ -92,6 +100,8 @@ $(BENCH_STAMP): $(DEV_STAMP)
 	touch $@
 
 install: $(DEV_STAMP)
+
+mcp: $(MCP_STAMP)
 
 run: $(RUN_STAMP)
 	$(BIN)/flask --app webapp run --host $(HOST) --port $(PORT)

@@ -118,7 +118,6 @@ class AiOpsRunner:
         audit: Audit,
         backend: TelemetryBackend,
         knowledge: KnowledgeSearch,
-        response_mode: str = "json_schema",
         budget: Budget | None = None,
         max_alerts: int = MAX_ALERTS,
         external: ExternalTools | None = None,
@@ -132,7 +131,6 @@ class AiOpsRunner:
             knowledge=knowledge,
             audit=audit,
             tracker=None,
-            response_mode=response_mode,
             budget=budget,
             external=external,
         )

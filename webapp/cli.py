@@ -14,6 +14,7 @@ from flask import Flask, current_app
 from diagnosis_graph.workflow.trace import route_edges
 
 from .cli_lists import register_list_commands, short
+from .config import MCP_EXTRA
 from .container import Services
 from .demo.snapshot import write_snapshot
 from .persistence.records import NotFound
@@ -54,7 +55,10 @@ def register_cli(app: Flask) -> None:
     @click.option("--port", default=8001, show_default=True, help="HTTP: port (path /mcp).")
     def mcp(http: bool, host: str, port: int) -> None:
         """Serve the tools and ``diagnose`` over MCP (stdio, or streamable HTTP)."""
-        from .mcp.server import serve_http, serve_stdio
+        try:
+            from .mcp.server import serve_http, serve_stdio
+        except ModuleNotFoundError:
+            raise click.ClickException(f"serving MCP needs the MCP SDK ({MCP_EXTRA})") from None
 
         if http:
             click.echo(f"MCP over streamable HTTP at http://{host}:{port}/mcp", err=True)

@@ -34,6 +34,8 @@ SOURCE_SETTINGS = (
 LOG_SOURCES = ("loki_url", "elasticsearch_url", "log_dir")
 FIELD_MAP_KEYS = ("timestamp", "service", "level", "message", "trace_id")
 EXECUTORS = ("thread", "celery")
+#: How to install the optional MCP SDK, for the messages of what needs it.
+MCP_EXTRA = "install it with `make mcp` or `pip install -e '.[mcp]'`"
 
 
 class SettingsError(ValueError):
@@ -234,8 +236,10 @@ class Settings:
         """The servers ``MCP_SERVERS`` names (``webapp.tools.mcp_client.McpServer``), parsed."""
         if not self.mcp_servers:
             return []
-        from .tools.mcp_client import McpConfigError, load_servers
-
+        try:
+            from .tools.mcp_client import McpConfigError, load_servers
+        except ModuleNotFoundError as exc:
+            raise SettingsError(f"MCP_SERVERS needs the MCP SDK ({MCP_EXTRA})") from exc
         try:
             return list(load_servers(self.mcp_servers))
         except McpConfigError as exc:

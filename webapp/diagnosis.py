@@ -86,7 +86,6 @@ class Diagnoser:
         knowledge: KnowledgeSearch,
         audit: Audit,
         tracker: Any = None,
-        response_mode: str = "json_schema",
         budget: Budget | None = None,
         default_timezone: str = DEFAULT_TIMEZONE,
         external: ExternalTools | None = None,
@@ -104,7 +103,6 @@ class Diagnoser:
             audit,
             audit,
             self.all_tools,
-            response_mode=response_mode,
             budget=budget or Budget(),
         )
         ports = DiagnosisPorts(

@@ -17,7 +17,6 @@ from .execution.executors import CeleryExecutor, Executor, ThreadExecutor
 from .execution.jobs import JobRunner, RunJob
 from .execution.leases import LeaseKeeper
 from .llm.offline import OfflineChatModel
-from .llm.openai_client import OpenAIChatClient
 from .llm.types import ChatModel
 from .persistence.checkpoints import SqlCheckpointer
 from .persistence.db import bind, open_database
@@ -62,6 +61,8 @@ def chat_model(settings: Settings) -> ChatModel:
     """The OpenAI-compatible client when an API key is set, else the offline provider."""
     if settings.offline:
         return OfflineChatModel(settings.default_timezone)
+    from .llm.openai_client import OpenAIChatClient  # the SDK is imported only then
+
     return OpenAIChatClient(
         api_key=settings.openai_api_key or "",
         model=settings.llm_model,

@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
+from tests.webapp.demo_export import write_log_dir
 from tests.webapp.telemetry.servers import free_port
 from webapp.demo.backend import DEFAULT_DATA_DIR, DemoTelemetryBackend
-from webapp.demo.export import write_log_dir
 from webapp.diagnosis import Diagnoser
 from webapp.llm.offline import OfflineChatModel
 from webapp.persistence.memory_audit import MemoryAudit

@@ -21,13 +21,11 @@ from pathlib import Path
 from typing import Any
 
 from webapp.telemetry import TelemetryError
-from webapp.telemetry.common import alert_state, check_limit, window
+from webapp.telemetry.common import alert_state, check_limit, level_filter, unknown_service, window
 
 DEFAULT_DATA_DIR = Path(__file__).resolve().parent / "data"
-LEVELS = ("ERROR", "WARN", "INFO")
 _EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
 _MILLISECOND = timedelta(milliseconds=1)
-_LEVEL_ALIASES = {"WARNING": "WARN", "ERR": "ERROR"}
 # Decimals for averaged values, by unit; anything else gets 2.
 _DECIMALS = {"ms": 1, "ratio": 4, "version": 2, "queries/s": 3}
 
@@ -134,17 +132,6 @@ def _load_logs(path: Path) -> dict[str, _LogIndex]:
     return index
 
 
-def _level(level: str | None) -> str | None:
-    """The canonical level for a filter, or None for no filter."""
-    if level is None or not level.strip():
-        return None
-    wanted = level.strip().upper()
-    wanted = _LEVEL_ALIASES.get(wanted, wanted)
-    if wanted not in LEVELS:
-        raise TelemetryError(f"unknown level {level!r}; valid levels: {', '.join(LEVELS)}")
-    return wanted
-
-
 def _summary(values: list[float], unit: str) -> dict[str, Any]:
     if not values:
         return {"min": None, "max": None, "avg": None, "last": None, "unit": unit}
@@ -248,9 +235,7 @@ class DemoTelemetryBackend:
         name = str(service).strip().lower()
         services = self._loaded_meta().services
         if name not in services:
-            raise TelemetryError(
-                f"unknown service {service!r}; valid services: {', '.join(services)}"
-            )
+            raise unknown_service(service, services)
         return name
 
     def query_logs(
@@ -267,7 +252,7 @@ class DemoTelemetryBackend:
         name = self._service(service)
         start, end = window(start, end)
         check_limit(limit)
-        wanted = _level(level)
+        wanted = level_filter(level)
         index = self._loaded_logs().get(name, _LogIndex())
         # Records are whole milliseconds: t >= start and t < end, for sub-millisecond bounds too.
         lo = bisect_left(index.times, _ms(start, ceil=True))

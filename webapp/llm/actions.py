@@ -23,7 +23,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from .structured import extract_json
+from diagnosis_graph.workflow.contracts import extract_json
+
 from .types import Message
 
 CALL, FINAL = "call", "final"

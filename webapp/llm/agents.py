@@ -2,11 +2,9 @@
 
 Structured output: agents ask for ``json_schema`` with the schema's name; the OpenAI-compatible
 client adapts that to the mode its endpoint supports (``webapp.llm.formats``: below
-``json_schema`` the schema instruction goes into the last user message). An explicit
-``response_mode="json_object"`` builds a ``json_object`` request here instead, with the schema
-in the system message, for chat models that are not the OpenAI-compatible client.
+``json_schema`` the schema instruction goes into the last user message).
 
-Honest failures: a failed model call's detail is its real cause (``errors.cause_of``: timeout,
+Honest failures: a failed model call's detail is its real cause (``types.cause_of``: timeout,
 authentication, rate limiting, unsupported format, ...), and a final output that does not match
 its contract is recorded on its ``agent_step`` with the first schema error.
 
@@ -42,13 +40,12 @@ from diagnosis_graph.workflow.ports import AgentCall, AgentReply
 from ..persistence.audit import Audit, AuditWriteError
 from ..persistence.context import current_run_or_none, run_scope
 from ..tools.registry import ToolBox, ToolSpec
-from . import formats, limits, tokens
+from . import limits, tokens
 from .compact import read_output_tool
-from .errors import cause_of
+from .formats import response_format_for
 from .prompts import prompt_version, system_prompt
 from .react import Budget, Validator, call_model, run_react
-from .structured import response_format_for, schema_instruction
-from .types import ChatModel, LLMError, Message
+from .types import ChatModel, LLMError, Message, cause_of
 
 log = logging.getLogger(__name__)
 #: Runs whose start time is remembered for the deadline (oldest forgotten first).
@@ -65,7 +62,6 @@ class LLMAgentInvoker:
         recorder: Audit,
         tools: Callable[[], Sequence[ToolSpec]],
         *,
-        response_mode: str = "json_schema",
         budget: Budget | None = None,
         run_deadline_seconds: float = limits.DEFAULT_RUN_DEADLINE_SECONDS,
         contracts: Mapping[str, type[BaseModel]] | None = None,
@@ -75,7 +71,6 @@ class LLMAgentInvoker:
         self.hook = hook
         self.recorder = recorder
         self.tools = tools
-        self.response_mode = response_mode
         self.budget = budget or Budget()
         self.run_deadline_seconds = run_deadline_seconds
         self.contracts = dict(CONTRACTS if contracts is None else contracts)
@@ -85,16 +80,12 @@ class LLMAgentInvoker:
         self._lock = threading.Lock()
 
     def messages(self, call: AgentCall) -> list[Message]:
-        """System prompt and the payload as compact JSON (plus the schema in json_object mode)."""
+        """System prompt and the payload as compact JSON."""
         payload = json.dumps(call.payload, ensure_ascii=False, default=str, separators=(",", ":"))
-        messages: list[Message] = [
+        return [
             {"role": "system", "content": system_prompt(call.agent)},
             {"role": "user", "content": payload},
         ]
-        if self.response_mode == formats.JSON_OBJECT:
-            instruction = schema_instruction(call.schema_name, dict(call.output_schema))
-            messages[0]["content"] += "\n\n" + instruction
-        return messages
 
     def invoke(self, call: AgentCall, config: RunConfig) -> AgentReply:
         """Run ``call`` inside the identity carried by ``config`` and report its outcome."""
@@ -131,8 +122,7 @@ class LLMAgentInvoker:
             return AgentReply(Outcome.FAILED, None, f"{type(exc).__name__}: {exc}", version)
 
     def _run(self, call: AgentCall, version: str) -> AgentReply:
-        mode = formats.JSON_OBJECT if self.response_mode == formats.JSON_OBJECT else "json_schema"
-        response_format = response_format_for(call.schema_name, dict(call.output_schema), mode)
+        response_format = response_format_for(call.schema_name, dict(call.output_schema))
         validate = self._validator(call.schema_name)
         if call.tools:
             specs = [*self.tools(), read_output_tool(self.recorder)]

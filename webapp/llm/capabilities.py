@@ -188,7 +188,8 @@ def probe(
             except openai.APIStatusError:
                 caps.models = []  # many servers do not serve /models; not an error by itself
         if caps.adaptive and caps.json_schema is None:
-            caps.json_schema = _json_probe(client, model, timeout, _schema_format())
+            schema = formats.response_format_for("probe", _PROBE_SCHEMA)
+            caps.json_schema = _json_probe(client, model, timeout, schema)
         if caps.adaptive and caps.json_schema is False and caps.json_object_schema is None:
             object_schema = {"type": "json_object", "schema": _PROBE_SCHEMA}
             caps.json_object_schema = _json_probe(client, model, timeout, object_schema)
@@ -198,13 +199,6 @@ def probe(
         # Unreachable, auth, rate limited, too slow: what is unknown stays unknown, the cause is
         # reported; an unreachable endpoint fails on the models list already (one timeout).
         caps.probe_error = str(classify_error(exc, secret=secret))
-
-
-def _schema_format() -> dict[str, Any]:
-    return {
-        "type": "json_schema",
-        "json_schema": {"name": "probe", "schema": _PROBE_SCHEMA, "strict": False},
-    }
 
 
 def _json_probe(

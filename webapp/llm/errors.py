@@ -213,26 +213,3 @@ def _as_float(raw: str | None) -> float | None:
     except ValueError:
         return None
     return value if math.isfinite(value) and value >= 0 else None
-
-
-_CAUSES = {
-    "timeout": "the model did not answer in time (timeout)",
-    "connection": "the model endpoint could not be reached (connection error)",
-    "rate_limited": "the model endpoint is rate limiting requests (HTTP 429)",
-    "server_error": "the model server kept failing (server error)",
-    "malformed_response": "the model server's response was not a chat completion",
-    "auth": "the model endpoint rejected the credentials (authentication error)",
-    "bad_request": "the model endpoint rejected the request (bad request)",
-    "not_found": "the model endpoint or model was not found",
-    "client_error": "the model endpoint rejected the request",
-    "format_unsupported": "the model server does not support the structured-output format",
-    "refusal": "the model refused to answer",
-    "deadline": "the run's deadline was reached",
-    "token_budget": "the token budget was reached",
-}
-
-
-def cause_of(error: LLMError) -> str:
-    """The failure's real cause in words, followed by the classified message."""
-    cause = _CAUSES.get(error.kind, "the model call failed")
-    return f"{cause}: {error}"

@@ -1,4 +1,4 @@
-"""Structured-output modes and how a request is adapted to the mode a server supports.
+"""Structured output: the request agents make, and how it is adapted to the mode a server supports.
 
 Agents always ask for the strongest form, ``response_format`` ``json_schema`` with the schema's
 name; the OpenAI-compatible client adapts it to the endpoint's mode:
@@ -19,10 +19,10 @@ and steps down this ladder, one rung per rejected request; an explicit mode is n
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
 from typing import Any
 
-from .structured import schema_instruction
 from .types import Message
 
 AUTO = "auto"
@@ -33,6 +33,44 @@ PROMPT = "prompt"
 #: Strongest first; ``auto`` walks it downwards.
 LADDER = (JSON_SCHEMA, JSON_OBJECT_SCHEMA, JSON_OBJECT, PROMPT)
 SETTINGS = (AUTO, *LADDER)
+
+
+def untitled(schema: Any) -> Any:
+    """``schema`` without the ``title`` annotations pydantic gives every field and model (they
+    repeat the names beside them) and without each model's docstring (written for the code's
+    readers): the schema is sent with every call of the agent."""
+    if isinstance(schema, list):
+        return [untitled(item) for item in schema]
+    if not isinstance(schema, dict):
+        return schema
+    model = "properties" in schema
+    return {
+        key: {k: untitled(v) for k, v in value.items()}
+        if key in ("properties", "$defs") and isinstance(value, dict)
+        else untitled(value)
+        for key, value in schema.items()
+        if not (key == "title" and isinstance(value, str))
+        and not (model and key == "description" and isinstance(value, str))
+    }
+
+
+def response_format_for(name: str, schema: dict[str, Any]) -> dict[str, Any]:
+    """The ``json_schema`` ``response_format`` agents ask for. ``strict`` is off: strict mode
+    demands every property be required and every object closed, which pydantic's schemas
+    (optional fields, defaults) do not satisfy."""
+    return {
+        "type": JSON_SCHEMA,
+        "json_schema": {"name": name, "schema": untitled(schema), "strict": False},
+    }
+
+
+def schema_instruction(name: str, schema: dict[str, Any]) -> str:
+    """The text that carries the schema below ``json_schema`` mode."""
+    return (
+        f"Reply with only a JSON object that matches the JSON schema `{name}` below: "
+        "no prose before or after it, no code fences.\n"
+        f"JSON schema `{name}`:\n{json.dumps(untitled(schema), ensure_ascii=False)}"
+    )
 
 
 def next_mode(mode: str) -> str | None:

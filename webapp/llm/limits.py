@@ -9,8 +9,6 @@ a schema name below or ``default``):
 * ``verifier_output`` 1024 - one assessment per claim;
 * ``composer_output`` 1536 - the answer's summary, conclusions, limitations and
   recommendations (the product renders the Markdown);
-* ``aiops_plan`` and ``aiops_report`` - kept so an ``LLM_MAX_TOKENS`` naming them stays valid;
-  AIOps runs the chat agents now, so their schemas are the ones above;
 * ``default`` 1024 - everything else (tool-calling rounds, the simple assistant).
 
 Without a limit a small local model can generate until its context is full (8,000 tokens and
@@ -30,11 +28,9 @@ from contextlib import contextmanager
 DEFAULT = "default"
 DEFAULT_MAX_TOKENS: Mapping[str, int] = {
     "planner_plan": 1024,
-    "aiops_plan": 1024,
     "executor_evidence_v2": 2048,
     "verifier_output": 1024,
     "composer_output": 1536,
-    "aiops_report": 1536,
     DEFAULT: 1024,
 }
 DEFAULT_RUN_DEADLINE_SECONDS = 600.0

@@ -36,8 +36,7 @@ from ..persistence.audit import Audit, StepEnd, StepStart
 from ..tools.registry import ToolBox, ToolCallResult
 from . import actions, tokens
 from .compact import project, summary_message, without_series
-from .errors import cause_of
-from .types import ChatModel, ChatResult, LLMError, Message, ToolCall
+from .types import ChatModel, ChatResult, LLMError, Message, ToolCall, cause_of
 
 FINAL_ANSWER_NOW = (
     "The tool budget for this step is spent. Do not call tools any more: answer now with the "

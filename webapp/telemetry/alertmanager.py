@@ -21,16 +21,16 @@ from collections.abc import Callable, Mapping, Sequence
 from datetime import datetime
 from typing import Any
 
-from .alertsource import AlertSource
 from .common import Clock, alert_state, iso, parse_timestamp, utc_now
 from .http import HttpSource
+from .partial import PartialSource
 from .port import TelemetryError
 
 #: The rule alerts of the Prometheus that feeds this Alertmanager (``PrometheusBackend``'s).
 RuleAlerts = Callable[[], list[dict[str, Any]]]
 
 
-class AlertmanagerBackend(AlertSource):
+class AlertmanagerBackend(PartialSource):
     """The alerts signal of ``TelemetryBackend`` over Alertmanager."""
 
     system = "Alertmanager"
@@ -100,11 +100,7 @@ class AlertmanagerBackend(AlertSource):
 
     def probe(self) -> dict[str, Any]:
         """Reachability, version and latency (``/api/v2/status``)."""
-        found = self.http.probe("/api/v2/status")
-        body = found.pop("body", None)
-        info = body.get("versionInfo") if isinstance(body, dict) else None
-        found["version"] = info.get("version") if isinstance(info, dict) else None
-        return {"system": self.http.system, **found}
+        return self.http.probe("/api/v2/status", "versionInfo", "version")
 
 
 def _active(row: Any) -> bool:

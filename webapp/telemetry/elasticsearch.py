@@ -1,25 +1,18 @@
-"""Logs from Elasticsearch or OpenSearch (the ``opensearch-py`` client speaks to both).
+"""Logs from Elasticsearch or OpenSearch (the ``_search`` API both serve) over plain HTTP.
 
-``opensearch-py`` is used rather than ``elasticsearch``: it runs the same ``_search`` API
-against OpenSearch and Elasticsearch alike, while the ``elasticsearch`` 8 client refuses
-servers that are not Elasticsearch. Fields follow ECS by default and are configurable
-(``ELASTICSEARCH_FIELD_MAP``): ``timestamp=@timestamp``, ``service=service.name``,
-``level=log.level``, ``message=message``, ``trace_id=trace.id``. Records come newest first
-(sorted on the timestamp field); ``total`` is the server's exact hit count
-(``track_total_hits``). Level filters match every spelling of the level; keywords are a
-``match_phrase`` on the message field. Retries are the client's own (``max_retries`` =
-attempts - 1, on timeouts and 502/503/504).
+Fields follow ECS by default and are configurable (``ELASTICSEARCH_FIELD_MAP``):
+``timestamp=@timestamp``, ``service=service.name``, ``level=log.level``, ``message=message``,
+``trace_id=trace.id``. Records come newest first (sorted on the timestamp field); ``total`` is
+the server's exact hit count (``track_total_hits``). Level filters match every spelling of the
+level; keywords are a ``match_phrase`` on the message field. Timeouts, retries and errors are
+those of :class:`~webapp.telemetry.http.HttpSource`.
 """
 
 from __future__ import annotations
 
-import time
 from collections.abc import Mapping
 from datetime import datetime
 from typing import Any
-
-from opensearchpy import OpenSearch
-from opensearchpy import exceptions as es_errors
 
 from .common import (
     LEVEL_SPELLINGS,
@@ -33,8 +26,8 @@ from .common import (
     utc_now,
 )
 from .common import window as checked_window
-from .http import HttpOptions
-from .logsource import LogSource
+from .http import HttpOptions, HttpSource
+from .partial import PartialSource
 from .port import TelemetryError
 
 DEFAULT_FIELDS = {
@@ -44,26 +37,6 @@ DEFAULT_FIELDS = {
     "message": "message",
     "trace_id": "trace.id",
 }
-
-
-def client_for(options: HttpOptions) -> OpenSearch:
-    """An ``OpenSearch`` client with the backend's auth, TLS, timeout and retry options."""
-    headers = dict(options.headers)
-    if options.bearer_token:
-        headers["Authorization"] = f"Bearer {options.bearer_token}"
-    auth = (options.username, options.password or "") if options.username else None
-    return OpenSearch(
-        hosts=[options.url],
-        http_auth=auth,
-        headers=headers,
-        verify_certs=options.tls_verify,
-        ca_certs=options.ca_bundle,
-        ssl_show_warn=False,
-        timeout=options.timeout_seconds,
-        max_retries=max(0, options.attempts - 1),
-        retry_on_timeout=True,
-        retry_on_status=(502, 503, 504),
-    )
 
 
 def _get(source: Mapping[str, Any], dotted: str) -> Any:
@@ -77,7 +50,7 @@ def _get(source: Mapping[str, Any], dotted: str) -> Any:
     return value
 
 
-class ElasticsearchBackend(LogSource):
+class ElasticsearchBackend(PartialSource):
     """The logs signal of ``TelemetryBackend`` over an Elasticsearch/OpenSearch index."""
 
     system = "Elasticsearch"
@@ -96,42 +69,12 @@ class ElasticsearchBackend(LogSource):
         self.options = options
         self.index = index
         self.fields = {**DEFAULT_FIELDS, **(fields or {})}
-        self.client = client_for(options)
+        self.http = HttpSource(self.system, options)
         self._aliases = aliases or {}
         self._clock = clock
 
-    def reference_time(self) -> datetime:
-        """The clock."""
-        return self._clock()
-
-    def _call(self, what: str, call: Any, **kwargs: Any) -> Any:
-        try:
-            return call(**kwargs)
-        except es_errors.ConnectionTimeout:
-            raise TelemetryError(
-                f"Elasticsearch at {self.options.url} did not answer within "
-                f"{self.options.timeout_seconds:g} s ({self.options.attempts} attempt(s))"
-            ) from None
-        except es_errors.ConnectionError as exc:
-            raise TelemetryError(
-                f"Elasticsearch at {self.options.url} is unreachable ({exc.error})"
-            ) from None
-        except (es_errors.AuthenticationException, es_errors.AuthorizationException) as exc:
-            raise TelemetryError(
-                f"Elasticsearch at {self.options.url} rejected the credentials "
-                f"(HTTP {exc.status_code}); check its bearer token or username/password"
-            ) from None
-        except es_errors.SerializationError as exc:
-            raise TelemetryError(
-                f"Elasticsearch answered {what} with a malformed body: {exc}"
-            ) from None
-        except es_errors.TransportError as exc:
-            raise TelemetryError(
-                f"Elasticsearch {what} failed with HTTP {exc.status_code}: {str(exc.error)[:300]}"
-            ) from None
-
     def _search(self, body: dict[str, Any]) -> dict[str, Any]:
-        answer = self._call("_search", self.client.search, index=self.index, body=body)
+        answer = self.http.request("POST", f"/{self.index}/_search", json=body)
         if not isinstance(answer, dict) or not isinstance(answer.get("hits"), dict):
             raise TelemetryError(f"Elasticsearch _search answer has no hits: {str(answer)[:200]}")
         return answer
@@ -221,18 +164,4 @@ class ElasticsearchBackend(LogSource):
 
     def probe(self) -> dict[str, Any]:
         """Reachability, version and latency (the root ``info`` call)."""
-        started = time.perf_counter()
-        try:
-            info = self._call("info", self.client.info)
-            version = (info.get("version") or {}).get("number") if isinstance(info, dict) else None
-            error = None
-        except TelemetryError as exc:
-            version, error = None, str(exc)
-        return {
-            "system": "Elasticsearch",
-            "url": self.options.url,
-            "reachable": error is None,
-            "version": version,
-            "latencyMs": round((time.perf_counter() - started) * 1000, 1),
-            "error": error,
-        }
+        return self.http.probe("/", "version", "number")

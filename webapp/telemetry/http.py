@@ -87,6 +87,16 @@ class HttpSource:
         """GET ``path`` and return the decoded JSON body."""
         return self.request("GET", path, params=params)
 
+    def get_data(self, path: str, params: Any = None) -> Any:
+        """GET ``path`` of a Prometheus-style API (Prometheus, Loki): the ``data`` of a
+        ``{"status": "success", "data": ...}`` answer."""
+        body = self.get_json(path, params)
+        if not isinstance(body, dict) or body.get("status") != "success" or "data" not in body:
+            raise TelemetryError(
+                f"{self.system} answered {path} with an unexpected body: {str(body)[:200]}"
+            )
+        return body["data"]
+
     def request(self, method: str, path: str, attempts: int | None = None, **kwargs: Any) -> Any:
         """One call, retried on transient failures; the JSON body or a TelemetryError."""
         retrying = Retrying(
@@ -139,21 +149,24 @@ class HttpSource:
             )
         return f"{self.system} refused the query (HTTP {code}): {detail}"
 
-    def probe(self, path: str) -> dict[str, Any]:
-        """Reachability and latency of one cheap call (for ``/readyz``), never raising."""
+    def probe(self, path: str, *version: str) -> dict[str, Any]:
+        """Reachability, version (the answer's field at the keys ``version``) and latency of
+        one cheap call (for ``/readyz``), never raising."""
         started = time.perf_counter()
         try:
-            body = self.request("GET", path, attempts=1)  # readiness answers quickly
+            found = self.request("GET", path, attempts=1)  # readiness answers quickly
             error = None
         except TelemetryError as exc:
-            body, error = None, str(exc)
-        latency = round((time.perf_counter() - started) * 1000, 1)
+            found, error = None, str(exc)
+        for key in version:
+            found = found.get(key) if isinstance(found, dict) else None
         return {
+            "system": self.system,
             "url": self.url,
             "reachable": error is None,
-            "latencyMs": latency,
+            "version": found,
+            "latencyMs": round((time.perf_counter() - started) * 1000, 1),
             "error": error,
-            "body": body,
         }
 
     def close(self) -> None:

@@ -19,7 +19,6 @@ import io
 import math
 import os
 import threading
-import time
 import zlib
 from bisect import bisect_left
 from collections.abc import Iterator
@@ -42,7 +41,7 @@ from .common import (
 from .common import window as checked_window
 from .logfields import Line
 from .logformats import records
-from .logsource import LogSource
+from .partial import PartialSource, timed_probe
 from .port import TelemetryError
 
 #: Longest line read; the rest of a longer one is dropped (the record keeps its start).
@@ -102,7 +101,7 @@ def _first_line(path: Path) -> str:
         return next((line.strip()[:120] for line in _capped(handle) if line.strip()), "")
 
 
-class LogFileBackend(LogSource):
+class LogFileBackend(PartialSource):
     """The logs signal of ``TelemetryBackend`` over a folder of log files."""
 
     system = "log files"
@@ -117,10 +116,6 @@ class LogFileBackend(LogSource):
         self._clock = clock
         self._lock = threading.Lock()
         self._indexes: dict[str, tuple[tuple[Any, ...], _Index]] = {}
-
-    def reference_time(self) -> datetime:
-        """The clock."""
-        return self._clock()
 
     def _files(self, only: str | None = None) -> dict[str, list[Path]]:
         """Files by service; with ``only``, the one service folder listed is that one."""
@@ -240,19 +235,5 @@ class LogFileBackend(LogSource):
         return answer
 
     def probe(self) -> dict[str, Any]:
-        """Whether the folder is readable, how many services it holds, and how long listing took."""
-        started = time.perf_counter()
-        try:
-            count = len(self._files())
-            error = None
-        except TelemetryError as exc:
-            count, error = 0, str(exc)
-        return {
-            "system": "log files",
-            "url": str(self.folder),
-            "reachable": error is None,
-            "version": None,
-            "latencyMs": round((time.perf_counter() - started) * 1000, 1),
-            "services": count,
-            "error": error,
-        }
+        """Whether the folder is readable, and how long listing it took."""
+        return timed_probe("log files", str(self.folder), self._files)

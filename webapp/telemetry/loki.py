@@ -31,12 +31,12 @@ from .common import (
 )
 from .common import window as checked_window
 from .http import HttpSource
-from .logsource import LogSource
+from .partial import PartialSource
 from .port import TelemetryError
 from .prometheus import selector_value
 
 
-class LokiBackend(LogSource):
+class LokiBackend(PartialSource):
     """The logs signal of ``TelemetryBackend`` over Loki."""
 
     system = "Loki"
@@ -58,19 +58,9 @@ class LokiBackend(LogSource):
         self._aliases = aliases or {}
         self._clock = clock
 
-    def reference_time(self) -> datetime:
-        """The clock."""
-        return self._clock()
-
-    def _data(self, path: str, params: Any = None) -> Any:
-        body = self.http.get_json(path, params)
-        if not isinstance(body, dict) or body.get("status") != "success" or "data" not in body:
-            raise TelemetryError(f"Loki answered {path} with an unexpected body: {str(body)[:200]}")
-        return body["data"]
-
     def _services(self) -> list[str]:
         now = self._clock()
-        values = self._data(
+        values = self.http.get_data(
             f"/loki/api/v1/label/{self.service_label}/values",
             {"start": _ns(now) - 6 * 3600 * 10**9, "end": _ns(now)},
         )
@@ -112,7 +102,7 @@ class LokiBackend(LogSource):
         start, end = checked_window(start, end)
         check_limit(limit)
         query = self.selector(name, level_filter(level), keyword)
-        data = self._data(
+        data = self.http.get_data(
             "/loki/api/v1/query_range",
             {
                 "query": query,
@@ -167,7 +157,7 @@ class LokiBackend(LogSource):
 
     def _count(self, query: str, start: datetime, end: datetime, fallback: int) -> int:
         seconds = max(1, int((end - start).total_seconds()))
-        data = self._data(
+        data = self.http.get_data(
             "/loki/api/v1/query",
             {"query": f"sum(count_over_time({query} [{seconds}s]))", "time": _ns(end)},
         )
@@ -181,10 +171,7 @@ class LokiBackend(LogSource):
 
     def probe(self) -> dict[str, Any]:
         """Reachability, version and latency (``/loki/api/v1/status/buildinfo``)."""
-        found = self.http.probe("/loki/api/v1/status/buildinfo")
-        body = found.pop("body", None)
-        found["version"] = body.get("version") if isinstance(body, dict) else None
-        return {"system": self.http.system, **found}
+        return self.http.probe("/loki/api/v1/status/buildinfo", "version")
 
 
 def _ns(moment: datetime) -> int:

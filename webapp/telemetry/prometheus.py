@@ -26,7 +26,6 @@ import threading
 import time
 from dataclasses import dataclass
 from datetime import datetime
-from pathlib import Path
 from typing import Any
 
 from .common import (
@@ -42,6 +41,7 @@ from .common import (
 )
 from .common import window as checked_window
 from .http import HttpSource
+from .partial import PartialSource
 from .port import TelemetryError
 from .units import is_counter, unit_for
 
@@ -99,14 +99,12 @@ def validate_promql(query: str) -> str:
     return text
 
 
-class PrometheusBackend:
+class PrometheusBackend(PartialSource):
     """``TelemetryBackend`` metrics and alerts over the Prometheus HTTP API.
 
     ``catalog_error`` is why the last catalog read failed (None after one succeeded): while
     the server is unreachable the catalog stays as it was, and an answer names the failure.
     """
-
-    catalog_error: str | None = None
 
     name = "prometheus"
 
@@ -124,24 +122,12 @@ class PrometheusBackend:
         self._metadata_at = -math.inf
 
     # -- catalog ---------------------------------------------------------------------------
-    def reference_time(self) -> datetime:
-        """The clock."""
-        return self._clock()
-
-    def _data(self, path: str, params: Any = None) -> Any:
-        body = self.http.get_json(path, params)
-        if not isinstance(body, dict) or body.get("status") != "success" or "data" not in body:
-            raise TelemetryError(
-                f"{self.http.system} answered {path} with an unexpected body: {str(body)[:200]}"
-            )
-        return body["data"]
-
     def _values(self, label: str, match: str | None = None) -> list[str]:
         now = self._clock().timestamp()
         params: dict[str, Any] = {"start": now - self.options.catalog_lookback_seconds, "end": now}
         if match:
             params["match[]"] = match
-        values = self._data(f"/api/v1/label/{label}/values", params)
+        values = self.http.get_data(f"/api/v1/label/{label}/values", params)
         if not isinstance(values, list):
             raise TelemetryError(f"{self.http.system} label values are not a list")
         return sorted(str(v) for v in values)
@@ -198,14 +184,6 @@ class PrometheusBackend:
         known = set(self._catalog_now())
         return {s: list(names) for s, names in aliases.items() if s in known}
 
-    def runbook_dir(self) -> Path | None:
-        """Prometheus has no runbooks."""
-        return None
-
-    def query_logs(self, **_: Any) -> dict[str, Any]:
-        """Not a log source."""
-        raise TelemetryError(f"{self.http.system} holds no logs")
-
     def _metadata_for(self, metric: str) -> dict[str, Any]:
         """The metric's type and unit from ``/api/v1/metadata`` (reloaded like the catalog).
 
@@ -215,7 +193,7 @@ class PrometheusBackend:
         stale = time.monotonic() - self._metadata_at >= self.options.catalog_ttl_seconds
         if self._metadata is None or stale:
             try:
-                found = self._data("/api/v1/metadata")
+                found = self.http.get_data("/api/v1/metadata")
             except TelemetryError:
                 found = None  # try again after the catalog's TTL; keep what was known
             if found is not None or self._metadata is None:
@@ -291,7 +269,7 @@ class PrometheusBackend:
 
     def _range(self, query: str, start: datetime, end: datetime, step: int) -> dict[str, Any]:
         first = math.ceil(start.timestamp() / step) * step
-        data = self._data(
+        data = self.http.get_data(
             "/api/v1/query_range",
             {"query": query, "start": first, "end": end.timestamp(), "step": step},
         )
@@ -332,7 +310,7 @@ class PrometheusBackend:
 
     def rule_alerts(self) -> list[dict[str, Any]]:
         """The rule alerts of ``/api/v1/alerts`` as the server wrote them (labels, activeAt)."""
-        data = self._data("/api/v1/alerts")
+        data = self.http.get_data("/api/v1/alerts")
         rows = data.get("alerts") if isinstance(data, dict) else None
         if not isinstance(rows, list):
             raise TelemetryError(f"{self.http.system} alerts answer has no alert list")
@@ -361,11 +339,7 @@ class PrometheusBackend:
 
     def probe(self) -> dict[str, Any]:
         """Reachability, version and latency (``/api/v1/status/buildinfo``)."""
-        found = self.http.probe("/api/v1/status/buildinfo")
-        body = found.pop("body", None)
-        data = body.get("data") if isinstance(body, dict) else None
-        found["version"] = data.get("version") if isinstance(data, dict) else None
-        return {"system": self.http.system, **found}
+        return self.http.probe("/api/v1/status/buildinfo", "data", "version")
 
 
 def _second_iso(text: Any) -> str | None:

@@ -9,21 +9,20 @@ firing until a notification resolves it (``send_resolved: true`` in the receiver
 
 from __future__ import annotations
 
-import time
 from datetime import timezone
 from typing import Any
 
 from peewee import Database, PeeweeException
 
 from ..persistence.models import AlertRecord
-from .alertsource import AlertSource
 from .common import Clock, alert_state, iso, utc_now
+from .partial import PartialSource, timed_probe
 from .port import TelemetryError
 
 MAX_ALERTS = 500
 
 
-class WebhookAlertsBackend(AlertSource):
+class WebhookAlertsBackend(PartialSource):
     """The alerts signal of ``TelemetryBackend`` over the alerts the webhook stored."""
 
     system = "the alert webhook"
@@ -67,17 +66,4 @@ class WebhookAlertsBackend(AlertSource):
 
     def probe(self) -> dict[str, Any]:
         """Whether the stored alerts can be read (the database), and how quickly."""
-        started = time.perf_counter()
-        try:
-            self.query_alerts(state="firing")
-            error = None
-        except TelemetryError as exc:
-            error = str(exc)
-        return {
-            "system": "alert webhook",
-            "url": None,
-            "reachable": error is None,
-            "version": None,
-            "latencyMs": round((time.perf_counter() - started) * 1000, 1),
-            "error": error,
-        }
+        return timed_probe("alert webhook", None, self.query_alerts)

@@ -23,13 +23,11 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from ..analysis.anomalies import service_anomalies, service_log_patterns
-from ..analysis.series import RECENT_RANGE, forget_reads, parse_stamp, recent_range
+from ..analysis.series import RECENT_RANGE, forget_reads, recent_range
 from ..analysis.triage import triage
-from ..telemetry import TelemetryBackend, TelemetryError
-from .registry import TELEMETRY, ToolError, ToolOutput, ToolSpec
+from ..telemetry import TelemetryBackend
+from .registry import TELEMETRY, ToolOutput, ToolSpec, checked_window, parse_time
 
-#: The longest window an analysis reads (as for query_logs and query_metrics).
-MAX_WINDOW = timedelta(days=7)
 #: ``triage`` reads this much calm before the start of its window (each service's baseline).
 TRIAGE_BASELINE = timedelta(hours=1)
 #: Outputs kept per immutable backend (the oldest goes first): a few MB at most.
@@ -64,31 +62,14 @@ def _memoised(
 _TIME = {"type": "string", "format": "date-time", "maxLength": 40}
 
 
-def _time(name: str, value: str | None) -> datetime | None:
-    if value is None:
-        return None
-    try:
-        return parse_stamp(value)
-    except ValueError:
-        raise ToolError(
-            f"{name}={value!r} is not an ISO-8601 timestamp (e.g. 2026-11-30T10:00:00Z)"
-        ) from None
-
-
 def analysis_window(
     backend: TelemetryBackend, arguments: dict[str, Any]
 ) -> tuple[datetime, datetime]:
     """``[start, end]`` from the arguments; defaults to the backend's recent range."""
     recent_start, recent_end = recent_range(backend)
-    end = _time("end", arguments.get("end")) or recent_end
-    start = _time("start", arguments.get("start")) or min(recent_start, end - RECENT_RANGE)
-    if start >= end:
-        raise ToolError(
-            f"start ({start:%Y-%m-%dT%H:%M:%SZ}) must be before end ({end:%Y-%m-%dT%H:%M:%SZ})"
-        )
-    if end - start > MAX_WINDOW:
-        raise ToolError("the window may span at most 7 days")
-    return start, end
+    end = parse_time("end", arguments.get("end")) or recent_end
+    start = parse_time("start", arguments.get("start")) or min(recent_start, end - RECENT_RANGE)
+    return checked_window(start, end)
 
 
 def analysis_tools(
@@ -106,14 +87,11 @@ def analysis_tools(
     def detect_anomalies(args: dict[str, Any]) -> ToolOutput:
         start, end = analysis_window(backend, args)
         service = args["service"]
-        try:
-            return _memoised(
-                backend,
-                ("detect_anomalies", service, start, end),
-                lambda: service_anomalies(backend, service, start, end),
-            )
-        except TelemetryError as exc:
-            raise ToolError(str(exc)) from None
+        return _memoised(
+            backend,
+            ("detect_anomalies", service, start, end),
+            lambda: service_anomalies(backend, service, start, end),
+        )
 
     def anomalies(service: str, start: datetime, end: datetime) -> dict[str, Any]:
         """``detect_anomalies`` over ``[start, end]``, memoised as the tool's own call."""
@@ -129,33 +107,27 @@ def analysis_tools(
         # A stated start is where trouble may begin: the baselines reach back before it.
         begin = start - TRIAGE_BASELINE if args.get("start") else start
         hint = str(args.get("hint") or "")[:500] or None
-        try:
-            return _memoised(
+        return _memoised(
+            backend,
+            ("triage", begin, start, end, hint),
+            lambda: triage(
                 backend,
-                ("triage", begin, start, end, hint),
-                lambda: triage(
-                    backend,
-                    (start, end),
-                    lambda service: anomalies(service, begin, end),
-                    hint=hint,
-                    aliases=aliases,
-                    descriptions=descriptions,
-                ),
-            )
-        except TelemetryError as exc:
-            raise ToolError(str(exc)) from None
+                (start, end),
+                lambda service: anomalies(service, begin, end),
+                hint=hint,
+                aliases=aliases,
+                descriptions=descriptions,
+            ),
+        )
 
     def log_patterns(args: dict[str, Any]) -> ToolOutput:
         start, end = analysis_window(backend, args)
         service, level = args["service"], args.get("level")
-        try:
-            return _memoised(
-                backend,
-                ("log_patterns", service, start, end, level),
-                lambda: service_log_patterns(backend, service, start, end, level),
-            )
-        except TelemetryError as exc:
-            raise ToolError(str(exc)) from None
+        return _memoised(
+            backend,
+            ("log_patterns", service, start, end, level),
+            lambda: service_log_patterns(backend, service, start, end, level),
+        )
 
     return [
         ToolSpec(

@@ -4,13 +4,21 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Sequence
-from datetime import datetime, timedelta, timezone
+from datetime import datetime, timedelta
 from typing import Any, Protocol
 
 from ..persistence.context import current_run_or_none
-from ..telemetry import TelemetryBackend, TelemetryError
+from ..telemetry import TelemetryBackend
 from .analysis_tools import analysis_tools
-from .registry import REFERENCE, TELEMETRY, ToolError, ToolOutput, ToolSpec
+from .registry import (
+    REFERENCE,
+    TELEMETRY,
+    ToolError,
+    ToolOutput,
+    ToolSpec,
+    checked_window,
+    parse_time,
+)
 from .service_names import service_descriptions
 
 #: Precedes the JSON map of metrics per service in the query_metrics detail (the planner's).
@@ -20,7 +28,6 @@ METRICS_MARKER = "Metrics by service: "
 ALIASES_MARKER = "Service aliases: "
 
 DEFAULT_WINDOW = timedelta(hours=1)
-MAX_WINDOW = timedelta(days=7)
 
 
 class KnowledgeSearch(Protocol):
@@ -39,32 +46,11 @@ class DocFilter(Protocol):
         ...
 
 
-def parse_time(name: str, value: str | None) -> datetime | None:
-    """Parse an ISO-8601 timestamp (``Z`` or offset; naive means UTC) into aware UTC."""
-    if value is None:
-        return None
-    try:
-        parsed = datetime.fromisoformat(value.strip().replace("Z", "+00:00").replace("z", "+00:00"))
-    except ValueError:
-        raise ToolError(
-            f"{name}={value!r} is not an ISO-8601 timestamp (e.g. 2026-11-30T10:00:00Z)"
-        ) from None
-    if parsed.tzinfo is None:
-        parsed = parsed.replace(tzinfo=timezone.utc)
-    return parsed.astimezone(timezone.utc)
-
-
 def window(backend: TelemetryBackend, arguments: dict[str, Any]) -> tuple[datetime, datetime]:
     """``[start, end)`` from the arguments; defaults to the hour before the backend's now."""
     end = parse_time("end", arguments.get("end")) or backend.reference_time()
     start = parse_time("start", arguments.get("start")) or end - DEFAULT_WINDOW
-    if start >= end:
-        raise ToolError(
-            f"start ({start:%Y-%m-%dT%H:%M:%SZ}) must be before end ({end:%Y-%m-%dT%H:%M:%SZ})"
-        )
-    if end - start > MAX_WINDOW:
-        raise ToolError("the window may span at most 7 days")
-    return start, end
+    return checked_window(start, end)
 
 
 _TIME = {"type": "string", "format": "date-time", "maxLength": 40}
@@ -93,19 +79,16 @@ def telemetry_tools(backend: TelemetryBackend) -> list[ToolSpec]:
 
     def query_logs(args: dict[str, Any]) -> ToolOutput:
         start, end = window(backend, args)
-        try:
-            return ToolOutput(
-                backend.query_logs(
-                    service=args["service"],
-                    start=start,
-                    end=end,
-                    level=args.get("level"),
-                    keyword=args.get("keyword"),
-                    limit=args["limit"],
-                )
+        return ToolOutput(
+            backend.query_logs(
+                service=args["service"],
+                start=start,
+                end=end,
+                level=args.get("level"),
+                keyword=args.get("keyword"),
+                limit=args["limit"],
             )
-        except TelemetryError as exc:
-            raise ToolError(str(exc)) from None
+        )
 
     def query_metrics(args: dict[str, Any]) -> ToolOutput:
         start, end = window(backend, args)
@@ -115,24 +98,18 @@ def telemetry_tools(backend: TelemetryBackend) -> list[ToolSpec]:
                 f"service {args['service']!r} has no metric {args['metric']!r}; "
                 f"its metrics: {', '.join(known)}"
             )
-        try:
-            return ToolOutput(
-                backend.query_metrics(
-                    service=args["service"],
-                    metric=args["metric"],
-                    start=start,
-                    end=end,
-                    step_seconds=args.get("step_seconds"),
-                )
+        return ToolOutput(
+            backend.query_metrics(
+                service=args["service"],
+                metric=args["metric"],
+                start=start,
+                end=end,
+                step_seconds=args.get("step_seconds"),
             )
-        except TelemetryError as exc:
-            raise ToolError(str(exc)) from None
+        )
 
     def query_alerts(args: dict[str, Any]) -> ToolOutput:
-        try:
-            return ToolOutput(backend.query_alerts(state=args["state"]))
-        except TelemetryError as exc:
-            raise ToolError(str(exc)) from None
+        return ToolOutput(backend.query_alerts(state=args["state"]))
 
     return [
         ToolSpec(
@@ -201,14 +178,11 @@ def promql_tool(backend: Any) -> ToolSpec:
 
     def query_promql(args: dict[str, Any]) -> ToolOutput:
         start, end = window(backend, args)
-        try:
-            return ToolOutput(
-                backend.query_promql(
-                    query=args["query"], start=start, end=end, step_seconds=args.get("step_seconds")
-                )
+        return ToolOutput(
+            backend.query_promql(
+                query=args["query"], start=start, end=end, step_seconds=args.get("step_seconds")
             )
-        except TelemetryError as exc:
-            raise ToolError(str(exc)) from None
+        )
 
     return ToolSpec(
         "query_promql",

@@ -150,11 +150,6 @@ def chunk_document(text: str, filename: str) -> list[tuple[str, str]]:
     return chunk_with_title(text, filename)[1]
 
 
-def document_title(text: str, filename: str) -> str:
-    """The first level-1 heading, else the file name."""
-    return _title(split_sections(text, filename), filename)
-
-
 def chunk_with_title(text: str, filename: str) -> tuple[str, list[tuple[str, str]]]:
     """The document's title and its chunks, from one pass over its sections."""
     sections = split_sections(text.replace("\r\n", "\n"), filename)

@@ -7,12 +7,12 @@ own bm25 with column weights (a title counts five times its body). FTS5 scores e
 that holds a query term; nothing is scored or cached here.
 
 The index file is a derived cache, separate from the application database: a file SQLite
-reports corrupt is rebuilt from the folder; uploads live only here, so a known older schema
-is migrated in place instead. File-backed indexes are in WAL mode: searches run on pooled
-read connections, one snapshot each, and are never blocked by the single writer. A sync
-writes changed documents in transactions of about ``BATCH_CHUNKS`` chunks, a document
-always whole, so a reader sees either its old or its new chunks. Locks are waited for
-(``busy_timeout``); only SQLite's own corruption codes make the index discard its file.
+reports corrupt, or one of another schema version, is rebuilt from the folder (uploads live
+only here: they are lost then). File-backed indexes are in WAL mode: searches run on their own
+read connections, one snapshot each, and are never blocked by the single writer. A sync writes
+every changed document in one transaction, so a reader sees the index before or after it.
+Locks are waited for (``busy_timeout``); only SQLite's own corruption codes make the index
+discard its file.
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ import re
 import sqlite3
 import threading
 import time
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass
 from datetime import datetime, timezone
@@ -52,12 +52,10 @@ __all__ = [
 
 logger = logging.getLogger(__name__)
 
-SCHEMA_VERSION = "5"  # bump when the tables or the chunking change (see _migrate)
+SCHEMA_VERSION = "5"  # bump when the tables or the chunking change: the index is rebuilt
 DIRECTORY, UPLOAD = "directory", "upload"  # a document's origin: the folder, or an upload
 BUSY_TIMEOUT_SECONDS = 30.0  # how long a locked index file is waited for before giving up
 BUSY_RETRY_SECONDS = 0.05  # pause between attempts to open a locked file
-#: Chunks written per sync transaction: an upload waits for one batch at most, not the sync.
-BATCH_CHUNKS = 5000
 #: FTS5 merges this many index segments of one level at a time (its default: 4): fewer,
 #: larger merges make a large sync faster; scores do not depend on it.
 AUTOMERGE = 16
@@ -81,12 +79,6 @@ _STOPWORDS = frozenset(_STOPWORD_TEXT.split())
 _CJK_RUN = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]+")
 _CJK_FUNCTION_CHARS = frozenset("的了吗呢吧么是在和与及或也都就")
 
-_CHUNK_ROWS = """
-CREATE TABLE chunk_rows (chunk INTEGER PRIMARY KEY, source TEXT NOT NULL);
-CREATE INDEX chunk_rows_source ON chunk_rows (source);
-CREATE INDEX IF NOT EXISTS documents_origin ON documents (origin);
-"""
-_MERGES = f"INSERT INTO chunks (chunks, rank) VALUES ('automerge', {AUTOMERGE});"
 # chunk_rows maps a chunk's rowid to its document: FTS5 cannot index an UNINDEXED column, so
 # deleting a document's chunks by source would scan every chunk.
 _SCHEMA = f"""
@@ -99,16 +91,11 @@ CREATE VIRTUAL TABLE chunks USING fts5(
     title, content, doc_id UNINDEXED, source UNINDEXED, cjk,
     tokenize = 'porter unicode61 remove_diacritics 2'
 );
-{_CHUNK_ROWS}
-{_MERGES}
+CREATE TABLE chunk_rows (chunk INTEGER PRIMARY KEY, source TEXT NOT NULL);
+CREATE INDEX chunk_rows_source ON chunk_rows (source);
+CREATE INDEX documents_origin ON documents (origin);
+INSERT INTO chunks (chunks, rank) VALUES ('automerge', {AUTOMERGE});
 """
-#: Schema versions migrated in place (uploads survive); any other version is rebuilt.
-_MIGRATIONS = {
-    "2": f"{_CHUNK_ROWS} INSERT INTO chunk_rows (chunk, source) SELECT rowid, source FROM chunks;"
-    f"{_MERGES}",
-    "3": _MERGES,
-    "4": "",
-}
 # FTS5's bm25 with a weight per column (title, content, doc_id, source, cjk); lower is better.
 # Equal scores keep the order the chunks were written in. (``ORDER BY rank`` with the same
 # function ranks alike but measured ~40% slower at 10k documents: FTS5 runs a nested sort.)
@@ -236,7 +223,7 @@ class KnowledgeIndex:
             if not _schema_current(conn):
                 conn.execute("BEGIN IMMEDIATE")
                 try:
-                    _migrate(conn)
+                    _create_schema(conn)
                 except BaseException:
                     conn.execute("ROLLBACK")
                     raise
@@ -351,16 +338,14 @@ class KnowledgeIndex:
             )
         changed = {s: v for s, v in found.items() if existing.get(s) != v[0]}
         gone = sorted(set(existing) - set(found) - unreadable)
-        # Chunked batch by batch, outside the write lock: searches and uploads are not held up.
-        prepared = (
+        # Chunked before the write lock: searches are never held up, uploads only by the writes.
+        prepared = [
             _prepare(s, DIRECTORY, name, text, (digest, size))
             for s, (digest, text, name, size) in changed.items()
-        )
-        for batch in _batches(prepared):
+        ]
+        if prepared or gone:
             with self._write() as conn:
-                self._store(conn, batch)
-        if gone:
-            with self._write() as conn:
+                self._store(conn, prepared)
                 _delete_chunks(conn, gone)
                 conn.executemany(
                     "DELETE FROM documents WHERE source = ?", [(source,) for source in gone]
@@ -495,11 +480,6 @@ class KnowledgeIndex:
         ]
 
 
-#: Columns added after schema version 1, added in place (uploads live only in the index, so
-#: a rebuild would lose them).
-_LATER_COLUMNS = {"uploaded_at": "TEXT"}
-
-
 def _schema_current(conn: sqlite3.Connection) -> bool:
     """True when the file holds this schema version (a read: no write lock is taken)."""
     try:
@@ -511,25 +491,16 @@ def _schema_current(conn: sqlite3.Connection) -> bool:
     return row is not None and row[0] == SCHEMA_VERSION
 
 
-def _migrate(conn: sqlite3.Connection) -> None:
-    """Bring the schema to ``SCHEMA_VERSION``; the caller holds a write transaction.
-
-    A known older version is migrated in place, keeping the uploads; anything else (a new
-    file, an unknown version) gets fresh tables, to be filled by the next sync.
-    """
+def _create_schema(conn: sqlite3.Connection) -> None:
+    """Fresh tables of ``SCHEMA_VERSION`` (to be filled by the next sync) unless the file holds
+    them already; the caller holds a write transaction."""
     conn.execute("CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT)")
     row = conn.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
-    version = None if row is None else row[0]
-    if version == SCHEMA_VERSION:
-        return  # another process migrated it while this one waited for the lock
-    script = _MIGRATIONS.get(version or "", _SCHEMA)
-    for statement in script.split(";"):
+    if row is not None and row[0] == SCHEMA_VERSION:
+        return  # another process created it while this one waited for the lock
+    for statement in _SCHEMA.split(";"):
         if statement.strip():
             conn.execute(statement)
-    present = {row[1] for row in conn.execute("PRAGMA table_info(documents)")}
-    for name, kind in _LATER_COLUMNS.items():
-        if name not in present:
-            conn.execute(f"ALTER TABLE documents ADD COLUMN {name} {kind}")
     conn.execute(
         "INSERT OR REPLACE INTO meta (key, value) VALUES ('schema_version', ?)", (SCHEMA_VERSION,)
     )
@@ -611,20 +582,6 @@ def _prepare(
         doc_id=source, title=title, source=source, chunks=len(chunks), bytes=size
     )
     return _Prepared(source, origin, digest, rows, summary)
-
-
-def _batches(docs: Iterable[_Prepared]) -> Iterator[list[_Prepared]]:
-    """``docs`` in lists of about ``BATCH_CHUNKS`` chunks (a document is never split)."""
-    batch: list[_Prepared] = []
-    size = 0
-    for doc in docs:
-        batch.append(doc)
-        size += len(doc.rows)
-        if size >= BATCH_CHUNKS:
-            yield batch
-            batch, size = [], 0
-    if batch:
-        yield batch
 
 
 def _now() -> str:

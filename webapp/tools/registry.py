@@ -12,21 +12,54 @@ import logging
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from datetime import datetime, timedelta, timezone
 from typing import Any
 
 from diagnosis_graph.workflow.ports import BLOCKED, ERROR, SUCCESS
 
 from ..persistence.audit import Audit, InvocationDraft
+from ..telemetry import TelemetryError
 
 log = logging.getLogger(__name__)
 
 
 class ToolError(Exception):
-    """A tool could not answer; the message is shown to the model."""
+    """A tool could not answer; the message is shown to the model (as is a TelemetryError's)."""
 
 
 class ArgumentError(ValueError):
     """Arguments do not satisfy the tool's JSON schema."""
+
+
+#: The longest window a telemetry or analysis tool reads.
+MAX_WINDOW = timedelta(days=7)
+
+
+def parse_time(name: str, value: str | None) -> datetime | None:
+    """The argument ``name``, an ISO-8601 timestamp (``Z`` or offset; naive means UTC), as
+    aware UTC; None when it is not given."""
+    if value is None:
+        return None
+    try:
+        parsed = datetime.fromisoformat(value.strip().replace("Z", "+00:00").replace("z", "+00:00"))
+    except ValueError:
+        raise ToolError(
+            f"{name}={value!r} is not an ISO-8601 timestamp (e.g. 2026-11-30T10:00:00Z)"
+        ) from None
+    if parsed.tzinfo is None:
+        parsed = parsed.replace(tzinfo=timezone.utc)
+    return parsed.astimezone(timezone.utc)
+
+
+def checked_window(start: datetime, end: datetime) -> tuple[datetime, datetime]:
+    """``(start, end)``, or a ToolError when it is empty or longer than ``MAX_WINDOW``."""
+    if start >= end:
+        raise ToolError(
+            f"start ({start:%Y-%m-%dT%H:%M:%SZ}) must be before end ({end:%Y-%m-%dT%H:%M:%SZ})"
+        )
+    if end - start > MAX_WINDOW:
+        raise ToolError("the window may span at most 7 days")
+    return start, end
 
 
 @dataclass(frozen=True)
@@ -182,7 +215,7 @@ class ToolBox:
         started = time.perf_counter()
         try:
             output = spec.handler(arguments)
-        except ToolError as exc:
+        except (ToolError, TelemetryError) as exc:
             return self._record(
                 name, arguments, {"error": str(exc)}, ERROR, str(exc), started, step_id
             )

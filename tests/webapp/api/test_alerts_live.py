@@ -20,6 +20,7 @@ import httpx
 import pytest
 
 from tests.webapp.browser.harness import LiveApp, start_app
+from tests.webapp.demo_export import shift_to_now, write_log_dir, write_openmetrics, write_rules
 from tests.webapp.telemetry.servers import (
     Server,
     free_port,
@@ -27,7 +28,6 @@ from tests.webapp.telemetry.servers import (
     start_prometheus,
 )
 from webapp.demo.backend import DEFAULT_DATA_DIR, DemoTelemetryBackend
-from webapp.demo.export import shift_to_now, write_log_dir, write_openmetrics, write_rules
 from webapp.persistence.models import AlertRecord, AlertRun, DiagnosisRun
 from webapp.telemetry.alertmanager import AlertmanagerBackend
 from webapp.telemetry.composite import CompositeBackend, Signals

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from webapp.llm import formats
-from webapp.llm.structured import response_format_for
+from webapp.llm.formats import response_format_for, schema_instruction
 
 SCHEMA = {
     "type": "object",
@@ -14,8 +14,24 @@ SCHEMA = {
     },
     "required": ["summary"],
 }
-ASKED = response_format_for("planner_plan", SCHEMA, "json_schema")
+ASKED = response_format_for("planner_plan", SCHEMA)
 MESSAGES = [{"role": "system", "content": "sys"}, {"role": "user", "content": "{}"}]
+PLAN_SCHEMA = {"type": "object", "properties": {"steps": {"type": "array"}}, "required": ["steps"]}
+
+
+def test_agents_ask_for_a_named_json_schema_that_is_not_strict() -> None:
+    assert response_format_for("verifier_output", PLAN_SCHEMA) == {
+        "type": "json_schema",
+        "json_schema": {"name": "verifier_output", "schema": PLAN_SCHEMA, "strict": False},
+    }
+
+
+def test_schema_instruction_names_the_schema_and_embeds_it() -> None:
+    text = schema_instruction("planner_plan", PLAN_SCHEMA)
+
+    assert "`planner_plan`" in text
+    assert "only a JSON object" in text
+    assert '"required": ["steps"]' in text
 
 
 def test_json_schema_mode_sends_the_request_unchanged() -> None:

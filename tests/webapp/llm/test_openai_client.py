@@ -22,8 +22,8 @@ from tests.webapp.llm.scripted_server import (
     serve,
     tool_call,
 )
+from webapp.llm.formats import response_format_for
 from webapp.llm.openai_client import OpenAIChatClient
-from webapp.llm.structured import response_format_for
 from webapp.llm.types import LLMError
 
 API_KEY = "sk-test-0123456789abcdef"
@@ -178,7 +178,7 @@ def test_request_carries_model_messages_tools_schema_format_and_bearer_key(
     server: ScriptedOpenAIServer, clock: FakeClock
 ) -> None:
     server.script(ok())
-    response_format = response_format_for("planner_plan", PLAN_SCHEMA, "json_schema")
+    response_format = response_format_for("planner_plan", PLAN_SCHEMA)
 
     make_client(server.base_url, clock).complete(
         MESSAGES, tools=TOOLS, response_format=response_format
@@ -219,7 +219,7 @@ def test_json_object_mode_sends_plain_json_object_format_and_no_tools_key(
     server.script(ok())
 
     make_client(server.base_url, clock).complete(
-        MESSAGES, tools=[], response_format=response_format_for("x", PLAN_SCHEMA, "json_object")
+        MESSAGES, tools=[], response_format={"type": "json_object"}
     )
 
     [request] = server.requests

@@ -187,17 +187,6 @@ def test_the_invoker_sends_the_schema_by_name_and_the_payload_as_json(audit: Mem
     assert audit.steps[0]["run_id"] == "run-1" and audit.steps[0]["agent_name"] == "verifier"
 
 
-def test_json_object_mode_puts_the_schema_in_the_system_message(audit: MemoryAudit) -> None:
-    model = ScriptedModel([answer({"verdict": "PASS"})])
-    invoker = LLMAgentInvoker(model, audit, audit, lambda: TOOLS, response_mode="json_object")
-    call = AgentCall("verifier", "verifier_output", json_schema("verifier_output"), {})
-    invoker.invoke(call, CONFIG)
-    request = model.requests[0]
-    assert request["response_format"] == {"type": "json_object"}
-    assert "verifier_output" in request["messages"][0]["content"]
-    assert '"claim_assessments"' in request["messages"][0]["content"]
-
-
 def test_an_adapter_bug_degrades_to_a_failed_outcome(audit: MemoryAudit) -> None:
     class Broken(ScriptedModel):
         def complete(self, *args: Any, **kwargs: Any) -> Any:

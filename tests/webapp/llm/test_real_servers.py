@@ -16,9 +16,9 @@ import pytest
 
 from diagnosis_graph.workflow.outcomes import Outcome
 from webapp.llm import formats, limits
+from webapp.llm.formats import response_format_for
 from webapp.llm.openai_client import OpenAIChatClient
 from webapp.llm.react import FINAL_ACTION_NOW, Budget, run_react
-from webapp.llm.structured import response_format_for
 from webapp.llm.types import LLMError
 from webapp.persistence.context import run_scope
 from webapp.persistence.memory_audit import MemoryAudit
@@ -30,7 +30,7 @@ from .servers import LLAMACPP_JSON_SCHEMA_REJECTED, llamacpp, ollama, vllm
 from .test_react import TOOLS
 
 PLAN_SCHEMA = {"type": "object", "properties": {"steps": {"type": "array"}}, "required": ["steps"]}
-PLAN = response_format_for("planner_plan", PLAN_SCHEMA, "json_schema")
+PLAN = response_format_for("planner_plan", PLAN_SCHEMA)
 MESSAGES = [
     {"role": "system", "content": "You are a planner."},
     {"role": "user", "content": '{"question": "why is checkout slow?"}'},

@@ -214,3 +214,14 @@ def test_a_bad_server_list_is_refused_at_start_naming_the_server(tmp_path: Path)
     path.write_text(json.dumps({"mcpServers": {"x": {"url": "http://b/mcp", "role": "cause"}}}))
     with pytest.raises(ValueError, match="role must be one of telemetry, reference"):
         Settings.from_env({"MCP_SERVERS": str(path)})
+
+
+def test_a_server_list_without_the_sdk_installed_names_the_extra(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = tmp_path / "servers.json"
+    path.write_text(json.dumps({"mcpServers": {"x": {"url": "http://b/mcp"}}}))
+    monkeypatch.setitem(sys.modules, "mcp", None)  # as if the optional extra were not installed
+    monkeypatch.delitem(sys.modules, "webapp.tools.mcp_client")
+    with pytest.raises(ValueError, match=r"MCP_SERVERS needs the MCP SDK .*make mcp"):
+        Settings.from_env({"MCP_SERVERS": str(path)})

@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
+from tests.webapp.demo_export import write_exposition, write_log_dir, write_openmetrics, write_rules
 from tests.webapp.telemetry.servers import Server, start_prometheus, start_victoria
 from webapp.demo.backend import DEFAULT_DATA_DIR, DemoTelemetryBackend
-from webapp.demo.export import write_exposition, write_log_dir, write_openmetrics, write_rules
 from webapp.telemetry.http import HttpOptions, HttpSource
 from webapp.telemetry.prometheus import PrometheusBackend, PrometheusOptions
 

@@ -145,7 +145,7 @@ def test_transient_server_errors_are_retried_up_to_the_attempt_budget(
     assert len(httpserver.log) == 3
 
 
-def test_elasticsearch_retries_transient_errors_with_its_client(httpserver: HTTPServer) -> None:
+def test_elasticsearch_retries_transient_errors(httpserver: HTTPServer) -> None:
     answers = [Response("busy", status=503), Response("busy", status=502)]
     empty = {"hits": {"total": {"value": 0, "relation": "eq"}, "hits": []}}
 

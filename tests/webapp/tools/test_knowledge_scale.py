@@ -141,7 +141,7 @@ def test_searches_while_a_sync_rewrites_every_document_stay_consistent(tmp_path:
 
     def write(version: str) -> None:
         folder.mkdir(exist_ok=True)
-        for n in range(1100):  # 5,500 chunks: more than one write batch (BATCH_CHUNKS)
+        for n in range(1100):  # 5,500 chunks
             (folder / f"doc-{n:04d}.md").write_text(
                 f"# Doc {n}\n\n" + body.format(version=version), encoding="utf-8"
             )
@@ -256,7 +256,7 @@ def test_an_index_file_with_a_damaged_schema_page_is_rebuilt(
     assert kb.sync_directory(tmp_path / "runbooks").added == 3
 
 
-def test_an_index_of_the_previous_schema_is_migrated_keeping_uploads(tmp_path: Path) -> None:
+def test_an_index_of_another_schema_version_is_rebuilt(tmp_path: Path) -> None:
     db = tmp_path / "knowledge.db"
     old = sqlite3.connect(db, isolation_level=None)
     old.executescript(
@@ -282,9 +282,11 @@ def test_an_index_of_the_previous_schema_is_migrated_keeping_uploads(tmp_path: P
 
     kb = KnowledgeIndex(db)
 
-    assert kb.search("failover drill")[0]["doc_id"] == "upload/drill.md#0"
-    assert kb.delete_document("upload/drill.md")["chunks"] == 1
-    assert kb.search("failover drill") == []
+    assert kb.stats()["documents"] == 0 and kb.search("failover drill") == []
+    (tmp_path / "runbooks").mkdir()
+    (tmp_path / "runbooks" / "drill.md").write_text("# Drill\n\nThe failover drill is on Friday.")
+    assert kb.sync_directory(tmp_path / "runbooks").added == 1
+    assert kb.search("failover drill")[0]["doc_id"] == "runbooks/drill.md#0"
     kb.close()
     config = sqlite3.connect(db).execute("SELECT v FROM chunks_config WHERE k = 'automerge'")
     assert config.fetchone() == (AUTOMERGE,)  # larger FTS5 merges from now on

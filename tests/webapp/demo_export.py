@@ -1,6 +1,6 @@
-"""Export a demo dataset to the formats real systems load (for the live-backend tests and demos).
+"""Export the demo dataset to the formats real systems load (for the live-backend tests and demos).
 
-``python -m webapp.demo.export --data DIR --out OUT [--shift-to-now]`` writes:
+``python -m tests.webapp.demo_export --data DIR --out OUT [--shift-to-now]`` writes:
 
 * ``metrics.om`` - OpenMetrics text, for ``promtool tsdb create-blocks-from openmetrics``;
 * ``metrics.prom`` - Prometheus exposition format with millisecond timestamps, for

@@ -1,0 +1,80 @@
+"""The port's answers for a backend that holds some of the signals, not all of them."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Mapping, Sequence
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+from .common import Clock
+from .port import TelemetryError
+
+
+class PartialSource:
+    """Every port method, answering that this backend holds nothing of its signal: no
+    services, metrics, aliases or runbooks, and an error naming ``system`` for a query. A
+    backend overrides the methods of the signals it holds."""
+
+    system = "this source"
+    _aliases: Mapping[str, Sequence[str]] = {}
+    _clock: Clock
+    #: Why the last service listing failed (None after one succeeded): while the source cannot
+    #: be read it lists no services, and an answer names the failure.
+    catalog_error: str | None = None
+
+    def reference_time(self) -> datetime:
+        """The clock."""
+        return self._clock()
+
+    def services(self) -> list[str]:
+        """No services."""
+        return []
+
+    def metric_names(self) -> list[str]:
+        """No metrics."""
+        return []
+
+    def metrics_by_service(self) -> dict[str, list[str]]:
+        """No metrics."""
+        return {}
+
+    def service_aliases(self) -> dict[str, list[str]]:
+        """Configured aliases (``SERVICE_ALIASES``)."""
+        return {s: list(names) for s, names in self._aliases.items()}
+
+    def runbook_dir(self) -> Path | None:
+        """No runbooks."""
+        return None
+
+    def query_logs(self, *_: Any, **__: Any) -> dict[str, Any]:
+        """Not a log source."""
+        raise TelemetryError(f"{self.system} holds no logs")
+
+    def query_metrics(self, *_: Any, **__: Any) -> dict[str, Any]:
+        """Not a metric source."""
+        raise TelemetryError(f"{self.system} holds no metrics")
+
+    def query_alerts(self, *_: Any, **__: Any) -> dict[str, Any]:
+        """Not an alert source."""
+        raise TelemetryError(f"{self.system} holds no alerts")
+
+
+def timed_probe(system: str, url: str | None, check: Callable[[], Any]) -> dict[str, Any]:
+    """Readiness of a backend that is no HTTP server: whether ``check()`` ran without a
+    TelemetryError, and how long it took."""
+    started = time.perf_counter()
+    try:
+        check()
+        error = None
+    except TelemetryError as exc:
+        error = str(exc)
+    return {
+        "system": system,
+        "url": url,
+        "reachable": error is None,
+        "version": None,
+        "latencyMs": round((time.perf_counter() - started) * 1000, 1),
+        "error": error,
+    }
