@@ -1,13 +1,9 @@
 """Binding the models to the database ``DATABASE_URL`` names: connections, transactions, retries.
 
-``sqlite:///relative/path.db`` (or ``sqlite:////absolute/path.db``; WAL mode, foreign keys on,
-a busy timeout for concurrent writers), ``mysql://user:password@host:3306/db`` (PyMySQL,
-utf8mb4) and ``postgresql://user:password@host:5432/db`` (psycopg2), each pooled.
-``playhouse.db_url`` parses the URL; its query string sets the driver's and the pool's options
-(``?max_connections=64&timeout=10``) over the defaults here. Nothing connects at import time;
-the app connects per request and the run lifecycle per run.
-
-The schema itself is created and upgraded by :mod:`.schema`.
+``sqlite:///relative/path.db`` (or ``sqlite:////absolute/path.db``; WAL, a busy timeout),
+``mysql://user:password@host:3306/db`` (PyMySQL, utf8mb4) and
+``postgresql://user:password@host:5432/db`` (psycopg2), each pooled. ``playhouse.db_url``
+parses the URL; its query string sets driver and pool options over the defaults here.
 """
 
 from __future__ import annotations
@@ -180,22 +176,6 @@ def discard_connection(database: Database) -> None:
         except Exception:
             log.debug("no fresh connection after discarding a broken one", exc_info=True)
         state.ctx = outer
-
-
-def write_with_retry(
-    database: Database, write: Callable[[], T], *, seconds: float = RETRY_SECONDS
-) -> T:
-    """``write()`` in a connection context, retried on a fresh connection for ``seconds``."""
-
-    def attempt() -> T:
-        with database.connection_context():
-            try:
-                return write()
-            except (OperationalError, InterfaceError):
-                discard_connection(database)
-                raise
-
-    return _retrying(seconds)(attempt)
 
 
 def retry_disconnects(

@@ -13,7 +13,7 @@ is put back PENDING to be resumed from its checkpoint, at most ``max_resumes`` t
 failed "interrupted" with the partial trace saved so far. Claiming (PENDING -> RUNNING) is one
 conditional UPDATE, so a run delivered twice executes once; the final writes only touch a run
 still PENDING or RUNNING (a failed run stays FAILED) and every write of a run is retried on a
-fresh connection for a bounded time (:func:`webapp.persistence.db.write_with_retry`).
+fresh connection for a bounded time (:func:`webapp.persistence.db.retry_disconnects`).
 """
 
 from __future__ import annotations
@@ -31,7 +31,7 @@ from peewee import Database, InterfaceError, OperationalError
 
 from diagnosis_graph.workflow.trace import TERMINATION_ERROR, build_orchestration_trace
 
-from .db import retry_disconnects, write_transaction, write_with_retry
+from .db import retry_disconnects, write_transaction
 from .models import ChatSession, DiagnosisRun, JSONField, RunCheckpoint, utcnow
 
 #: The columns :meth:`RunStore.status` reads: all but the JSON documents.
@@ -209,10 +209,6 @@ class RunStore:
         except (OperationalError, InterfaceError) as exc:
             raise DatabaseUnavailable(f"database unreachable: {type(exc).__name__}: {exc}") from exc
 
-    def mark_running(self, run_id: str) -> None:
-        """PENDING -> RUNNING (see :meth:`claim`)."""
-        self.claim(run_id)
-
     def renew(self, run_ids: Sequence[str]) -> int:
         """Extend the lease of these runs while they are PENDING, or RUNNING here; how many
         were."""
@@ -272,7 +268,7 @@ class RunStore:
                 RunCheckpoint.delete().where(RunCheckpoint.run_id == run_id).execute()
             return finished
 
-        if write_with_retry(self.database, write):
+        if retry_disconnects(self.database, write):
             return True
         log.warning("run %s was no longer ours: its %s was not saved", run_id, finish.status)
         return False

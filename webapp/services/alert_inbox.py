@@ -237,12 +237,8 @@ class AlertInbox:
         """Alerts in ``state`` (firing, resolved, all), most recently updated first, each with
         its investigation runs: a keyset page after ``cursor`` (CursorError for one this list
         did not hand out), or by ``offset`` without a cursor. Nothing is counted."""
-        listing = Listing(self.database)
         only = None if state == "all" else state
-        if offset and not cursor:
-            found = listing.alerts_at(only, limit, offset)
-        else:
-            found = listing.alerts(only, limit, cursor)
+        found = Listing(self.database).alerts(only, limit, cursor, offset)
         with self.database.connection_context():
             runs = self._runs_of([row["id"] for row in found.rows])
         views = [_alert_view(row, runs.get(row["id"], [])) for row in found.rows]
