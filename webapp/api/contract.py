@@ -11,7 +11,7 @@ query string into ``query=``, request headers into ``headers=`` (a model whose f
 are the header names) and the JSON body into ``body=`` (400/415 with a readable message
 otherwise), (2) serialises a returned response model into the envelope, and (3) records the
 :class:`Operation` on the view, from which :mod:`webapp.api.openapi` writes the document. A
-view may return a ready Response instead (event streams, the pre-encoded trace).
+view may return a ready Response instead (event streams).
 """
 
 from __future__ import annotations

@@ -1,19 +1,9 @@
 """Creating the schema, and upgrading a database made by an earlier version.
 
-Schema creation is race-free with any number of processes booting at once (web workers and
-Celery workers alike): :func:`create_schema` holds a database-level lock while it creates what
-is missing - ``GET_LOCK`` on MySQL/MariaDB, ``pg_advisory_lock`` on PostgreSQL, a
-``BEGIN IMMEDIATE`` write transaction on SQLite - so the second process waits, then finds
-everything there. A lock rather than creation in the gunicorn master: it also covers Celery
-workers, ``flask init-db`` and several machines starting together.
-
-An earlier version's tables get the columns and indexes added since (:data:`LATER_COLUMNS`,
-declared indexes); an older SQLite ``agent_step`` keeps its column order (``model_input`` not
-last only makes listing steps without their inputs slower there).
-
-``diagnosis_run_text``, a lower-cased copy of the runs' text that triggers on ``diagnosis_run``
-kept for the runs list's text filter in earlier versions, is dropped with its triggers where it
-is still present (:func:`_drop_run_text`): the filter reads ``diagnosis_run`` itself.
+:func:`create_schema` creates what is missing under a database-wide lock (``GET_LOCK``,
+``pg_advisory_lock``, or a ``BEGIN IMMEDIATE`` transaction on SQLite), so any number of
+processes may boot at once; an earlier version's tables get the columns of
+:data:`LATER_COLUMNS` and the declared indexes they lack.
 """
 
 from __future__ import annotations

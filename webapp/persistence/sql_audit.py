@@ -251,31 +251,6 @@ class SqlAudit:
             for row in rows
         ]
 
-    # -- trace reads: one query each, whatever the size of the run -------------------------
-
-    def steps_for_run(self, run_id: str) -> list[AgentStep]:
-        """Steps of ``run_id`` ordered by step index."""
-        query = AgentStep.select().where(AgentStep.run_id == run_id).order_by(AgentStep.step_index)
-        with connection(self.database):
-            return list(query)
-
-    def invocations_rows_for_run(self, run_id: str) -> list[ToolInvocation]:
-        """Invocation rows of ``run_id`` ordered by id; read ``step_id``, never ``.step``."""
-        query = (
-            ToolInvocation.select()
-            .where(ToolInvocation.run_id == run_id)
-            .order_by(ToolInvocation.id)
-        )
-        with connection(self.database):
-            return list(query)
-
-    def counts_for_run(self, run_id: str) -> tuple[int, int]:
-        """``(step_count, tool_count)`` of ``run_id``."""
-        with connection(self.database):
-            steps = AgentStep.select().where(AgentStep.run_id == run_id).count()
-            tools = ToolInvocation.select().where(ToolInvocation.run_id == run_id).count()
-        return int(steps), int(tools)
-
 
 def _evidence_query(encoded: Sequence[tuple[str, str | None]]) -> Any:
     """``evidence_refs`` of each invocation id, ``encoded`` as ``(id, JSON text)`` pairs."""

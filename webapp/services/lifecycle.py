@@ -1,27 +1,12 @@
-"""The run lifecycle in order, for chat and AIOps runs alike (steps 2-9 of a chat run).
+"""The run lifecycle in order, for chat and AIOps runs alike.
 
-:meth:`RunLifecycle.execute`:
-
-1. claims the run (PENDING -> RUNNING, one conditional UPDATE: a run delivered twice is not
-   executed twice - the stored outcome is returned instead). A database that cannot be reached
-   for the claim's bounded retry raises :class:`~webapp.persistence.runs.DatabaseUnavailable`:
-   nothing was executed, the caller gives the job back;
-2. opens the run's :class:`~webapp.persistence.context.RunContext` and one database connection
-   for the run's whole duration; a run taken back from a holder that died has its journal
-   restored from its rows (``journal.resumed``: the flow continues after its checkpoint);
-3. runs ``work(run)`` - the flow, whose steps and invocations go to the run's journal and rows;
-4. writes what the audit store still holds back and commits its open node transaction
-   (:meth:`Audit.flush`);
-5. if a write of the run failed (a dropped connection, an unreachable server), runs ``work``
-   again from the run's last checkpoint, up to :data:`WORK_ATTEMPTS` times with a pause that
-   doubles; if the last attempt's writes fail too, the run is failed with that cause;
-6. saves the Finish with the step and tool counts and the token usage the journal kept (no
-   COUNT queries), the cost by the price table (``LLM_PRICES``) and the duration, retried on a
-   fresh connection (:meth:`RunStore.finish`);
-7. on anything unhandled, flushes as in 4 (best effort), then saves FAILED with the cause,
-   ``failed_trace`` and the duration, best-effort. The context is always reset.
-
-The run store (:class:`~webapp.persistence.runs.RunStore`) only reads and writes rows.
+:meth:`RunLifecycle.execute` claims the run (a run delivered twice executes once; an
+unreachable database raises :class:`~webapp.persistence.runs.DatabaseUnavailable`, nothing
+executed), opens its :class:`~webapp.persistence.context.RunContext` and one connection for
+its duration (a resumed run's journal restored from its rows), runs the flow and flushes its
+held-back rows; while its writes fail it runs again from its last checkpoint, up to
+:data:`WORK_ATTEMPTS` times; then it saves the Finish with the journal's counts, token usage,
+cost and duration - or, on anything unhandled, FAILED with the cause, best effort.
 """
 
 from __future__ import annotations

@@ -15,7 +15,7 @@ from webapp.persistence.sql_audit import SqlAudit
 from webapp.persistence.statements import count_statements
 from webapp.services.lifecycle import RunLifecycle
 
-from .helpers import draft, end, start
+from .helpers import draft, end, invocations_of, start, steps_of
 
 FAST = 5
 
@@ -23,7 +23,7 @@ FAST = 5
 def seen_elsewhere(audit: SqlAudit, run_id: str) -> int:
     """How many of the run's steps another connection (another thread's) reads."""
     with ThreadPoolExecutor(1) as pool:
-        return len(pool.submit(audit.steps_for_run, run_id).result())
+        return len(pool.submit(steps_of, audit, run_id).result())
 
 
 def step(audit: SqlAudit, duration_ms: int) -> int:
@@ -38,9 +38,9 @@ def test_each_step_is_committed_as_it_returns_and_invocations_at_the_nodes_end(
         step(audit, FAST)
         audit.record(draft(first))
         mid_node = seen_elsewhere(audit, "run-n")
-        held = audit.invocations_rows_for_run("run-n")
+        held = invocations_of(audit, "run-n")
         audit.flush()  # the node's end
-        invocations = audit.invocations_rows_for_run("run-n")
+        invocations = invocations_of(audit, "run-n")
     assert mid_node == 2 and held == []
     assert [row.step_id for row in invocations] == [first]
 
