@@ -67,7 +67,10 @@ def make_app(
 
 @pytest.fixture
 def app(
-    database: Database, demo_backend: DemoTelemetryBackend, history: HistoryStore | None, tmp_path: Path
+    database: Database,
+    demo_backend: DemoTelemetryBackend,
+    history: HistoryStore | None,
+    tmp_path: Path,
 ) -> Flask:
     return make_app(database, demo_backend, history, tmp_path)
 

@@ -401,7 +401,10 @@ def test_an_empty_trace_is_valid_json(client: FlaskClient, database: Database) -
 
 @pytest.fixture
 def hook_app(
-    database: Database, demo_backend: DemoTelemetryBackend, history: HistoryStore | None, tmp_path: Path
+    database: Database,
+    demo_backend: DemoTelemetryBackend,
+    history: HistoryStore | None,
+    tmp_path: Path,
 ) -> Flask:
     return make_app(database, demo_backend, history, tmp_path, alert_webhook_token=TOKEN)
 

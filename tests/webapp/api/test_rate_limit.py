@@ -19,7 +19,10 @@ from .openapi_check import assert_documented
 
 @pytest.fixture
 def limited(
-    database: Database, demo_backend: DemoTelemetryBackend, history: HistoryStore | None, tmp_path: Path
+    database: Database,
+    demo_backend: DemoTelemetryBackend,
+    history: HistoryStore | None,
+    tmp_path: Path,
 ) -> Flask:
     return make_app(database, demo_backend, history, tmp_path, rate_limit="3/minute")
 
