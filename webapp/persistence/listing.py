@@ -242,8 +242,8 @@ class Listing:
             (AgentStep.run_id == run_id) & (AgentStep.step_index == step_index)
         )
         with self.database.connection_context():
-            rows: list[dict[str, Any]] = list(query.dicts())
-        return rows[0] if rows else None
+            rows = list(cast(Any, query.dicts()))
+        return dict(rows[0]) if rows else None
 
 
 def _run_conditions(filters: RunFilter, postgres: bool) -> list[Any]:
