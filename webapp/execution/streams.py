@@ -14,7 +14,7 @@ import time
 from collections.abc import Callable, Iterator
 from typing import Any
 
-from .events import DONE, Event, EventLog
+from .events import DONE, EventLog
 
 log = logging.getLogger(__name__)
 
@@ -151,16 +151,3 @@ def ending_events(outcome: Any) -> list[tuple[str, Any]]:
     )
     return items
 
-
-__all__ = [
-    "CHUNK_CHARS",
-    "KEEPALIVE_SECONDS",
-    "Emit",
-    "Event",
-    "chunks",
-    "ending_events",
-    "patient",
-    "publish",
-    "relay",
-    "sse_event",
-]

@@ -23,16 +23,6 @@ import redis
 from redis.backoff import ExponentialBackoff
 from redis.retry import Retry
 
-__all__ = [
-    "HistoryLoad",
-    "HistoryMessage",
-    "HistoryStore",
-    "HistoryUnavailable",
-    "HistoryWrite",
-    "RedisHistory",
-    "Role",
-]
-
 log = logging.getLogger(__name__)
 
 Role = Literal["user", "assistant"]
@@ -137,13 +127,6 @@ class HistoryStore(Protocol):
         ...
 
 
-def _check_limits(max_messages: int, ttl_seconds: int) -> None:
-    if max_messages < 1:
-        raise ValueError("max_messages must be at least 1")
-    if ttl_seconds < 1:
-        raise ValueError("ttl_seconds must be at least 1")
-
-
 def _describe(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {exc}"
 
@@ -165,7 +148,8 @@ class RedisHistory:
         key_prefix: str = "diagnosis:history:",
         socket_timeout: float = 1.0,
     ) -> None:
-        _check_limits(max_messages, ttl_seconds)
+        if max_messages < 1 or ttl_seconds < 1:
+            raise ValueError("max_messages and ttl_seconds must be at least 1")
         if urlsplit(url).scheme not in ("redis", "rediss", "unix"):
             raise ValueError("REDIS_URL must start with redis://, rediss:// or unix://")
         if socket_timeout <= 0:
