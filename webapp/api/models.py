@@ -1,11 +1,9 @@
 """Request models: every field of every request, its accepted spellings and its limits, once.
 
-Each model is what a view receives (parsed by :mod:`webapp.api.contract`) and what the OpenAPI
-document says the endpoint accepts. Field names are snake_case; the accepted spellings are
-declared here and nowhere else (``Id``/``id``/``sessionId``; ``Question``/``question``; other
-fields in camelCase and PascalCase). Limits are constraints on the types, so they show in the
-document; a limit that is a setting (``MAX_QUESTION_CHARS``) is checked against the validation
-context on top of the documented maximum.
+What a view receives (:mod:`webapp.api.contract`) and what the OpenAPI document shows. Fields
+are snake_case with their accepted spellings declared here (``Id``/``id``/``sessionId``,
+camelCase, PascalCase); a limit that is a setting (``MAX_QUESTION_CHARS``) is checked against
+the validation context on top of the documented maximum.
 """
 
 from __future__ import annotations

@@ -103,15 +103,10 @@ class RunRecords:
     def feedback(
         self, session_id: str, run_id: str, value: str, comment: str | None
     ) -> dict[str, Any]:
-        """Record feedback; ``useful`` adds the run to the case library, ``not_useful`` removes it.
-
-        Idempotent: the feedback and comment the run already has are a success that writes
-        nothing. Feedback never changes the run's status; only an answered, finished run can be
-        useful (Conflict otherwise). Concurrent requests on one run are serialised by a write
-        lock taken before the run is read (``BEGIN IMMEDIATE`` on SQLite, which then waits out
-        the busy timeout instead of failing a lock upgrade; ``SELECT ... FOR UPDATE`` on
-        MariaDB/PostgreSQL), so the last writer wins and the case library always agrees with
-        the run's feedback.
+        """Record feedback; ``useful`` adds the run to the case library, ``not_useful`` removes
+        it. Idempotent; never changes the run's status; only an answered, finished run can be
+        useful (Conflict otherwise). Concurrent requests on a run are serialised by a write
+        lock taken before it is read, so the case library always agrees with the feedback.
         """
         with write_transaction(self.database):
             run = self.run(session_id, run_id, lock=True)
