@@ -18,7 +18,7 @@ from dataclasses import replace
 from typing import Any
 
 from ..llm.tokens import PriceTable
-from ..persistence.audit import Audit
+from ..persistence.audit import Audit, AuditWriteError
 from ..persistence.context import RunContext, run_scope
 from ..persistence.runs import (
     FAILED,
@@ -36,10 +36,6 @@ log = logging.getLogger(__name__)
 #: that costs the unfinished node again.
 WORK_ATTEMPTS = 5
 RETRY_PAUSE_SECONDS = 1.0
-
-
-class AuditWriteFailed(Exception):
-    """A step or invocation row of the run could not be written: the run cannot be trusted."""
 
 
 class RunLifecycle:
@@ -86,7 +82,7 @@ class RunLifecycle:
                     FAILED,
                     None,
                     error_message=str(exc)
-                    if isinstance(exc, AuditWriteFailed)
+                    if isinstance(exc, AuditWriteError)
                     else f"{type(exc).__name__}: {exc}",
                     orchestration_trace=failed_trace,
                     duration_ms=_elapsed_ms(started),
@@ -129,7 +125,7 @@ class RunLifecycle:
             self._flush(run)
             if run.journal.failure is None:
                 return finish
-        raise AuditWriteFailed(run.journal.take_failure() or "a write of the run failed")
+        raise AuditWriteError(run.journal.take_failure() or "a write of the run failed")
 
     def _usage(self, run: RunContext) -> dict[str, Any]:
         """The run's prompt and completion tokens, and its cost when the table prices a model."""
