@@ -150,4 +150,3 @@ def ending_events(outcome: Any) -> list[tuple[str, Any]]:
         )
     )
     return items
-

@@ -132,13 +132,9 @@ def _describe(exc: BaseException) -> str:
 
 
 class RedisHistory:
-    """History in Redis: a capped list of JSON messages per session, with a TTL.
-
-    Writes are one MULTI/EXEC transaction (RPUSH, LTRIM to the newest ``max_messages``,
-    EXPIRE) so the cap and the TTL refresh are atomic with the write. The client is created on
-    first use, with ``socket_timeout`` for connecting and for each reply and a small bounded
-    retry (see ``RETRIES``: at most ~3.2 s per call with the default 1 s timeout).
-    """
+    """History in Redis: a capped list of JSON messages per session, with a TTL; each append is one
+    MULTI/EXEC (RPUSH, LTRIM, EXPIRE). The client is created on first use, with
+    ``socket_timeout`` and one retry (at most ~3.2 s per call)."""
 
     def __init__(
         self,

@@ -176,13 +176,9 @@ class RunStore:
             DiagnosisRun.insert(row).execute(self.database)
 
     def claim(self, run_id: str) -> int:
-        """PENDING -> RUNNING under this process's lease: :data:`CLAIMED` (a first start),
-        :data:`RESUMED` (it ran before and was put back) or :data:`NOT_CLAIMED` (it is not
-        PENDING: someone else got it first, or it ended).
-
-        Raises :class:`DatabaseUnavailable` when the database cannot be reached for
-        :data:`CLAIM_RETRY_SECONDS`: nothing was claimed, the job must be given back.
-        """
+        """PENDING -> RUNNING under this process's lease: :data:`CLAIMED`, :data:`RESUMED` (it ran
+        before) or :data:`NOT_CLAIMED` (not PENDING); :class:`DatabaseUnavailable` when the
+        database stays unreachable for :data:`CLAIM_RETRY_SECONDS` (nothing claimed)."""
 
         def claim() -> int:
             expires = utcnow() + self.lease

@@ -138,12 +138,8 @@ class ChatService:
     def _tracing(
         self, run_id: str, on_event: Callable[[dict[str, Any]], None] | None
     ) -> Callable[[dict[str, Any]], None]:
-        """``on_event`` that also keeps the trace so far on the run (an interrupted run's).
-
-        Saved at most every :data:`PARTIAL_TRACE_SECONDS`, counted from the run's start: one
-        UPDATE per node would be a statement per node for a record that only matters if the run
-        is interrupted, and a run that ends within the second needs none.
-        """
+        """``on_event`` that also saves the trace so far on the run (an interrupted run's), at most
+        every :data:`PARTIAL_TRACE_SECONDS` from the run's start."""
         seen: list[dict[str, Any]] = []
         saved = [time.monotonic()]
 

@@ -99,11 +99,8 @@ class RunLifecycle:
     def _work(
         self, run: RunContext, work: Callable[[RunContext], Finish], *, resumed: bool
     ) -> Finish:
-        """``work(run)`` and its flush; again from the last checkpoint while its writes fail.
-
-        ``resumed``: the run ran before (its worker died): its journal is first restored from
-        its rows, so the flow continues after its checkpoint.
-        """
+        """``work(run)`` and its flush, again from the last checkpoint while its writes fail; a
+        ``resumed`` run's journal is first restored from its rows."""
         for attempt in range(1, WORK_ATTEMPTS + 1):
             if attempt > 1:
                 pause = RETRY_PAUSE_SECONDS * 2 ** (attempt - 2)
