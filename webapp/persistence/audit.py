@@ -101,12 +101,8 @@ def invocation_record(invocation_id: str, run_id: str, draft: InvocationDraft) -
 
 
 class Audit(Protocol):
-    """The audit store of runs: the one protocol the step hook, the tool recorder, the
-    workflow's ``InvocationStore`` and the run lifecycle all use.
-
-    Every call works for the run current in :mod:`webapp.persistence.context`; what the run
-    wrote is kept in its journal, so reads of the current run never go to the database.
-    """
+    """The audit store of runs, used by the step hook, the tool recorder, the workflow's
+    ``InvocationStore`` and the run lifecycle, for the run current in :mod:`.context`."""
 
     def before_model(self, start: StepStart) -> int:
         """Note a model call about to start; return the ticket :meth:`after_model` takes."""

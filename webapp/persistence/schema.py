@@ -69,11 +69,8 @@ def schema_lock(database: Database) -> Iterator[None]:
 
 
 def create_schema(database: Database) -> list[str]:
-    """Create the missing tables, indexes and columns under the schema lock; return new tables.
-
-    On SQLite a process may still meet "database is locked" where SQLite does not wait (a
-    fresh file switching to WAL): that is retried, 5 attempts 0.1-0.8 s apart.
-    """
+    """Create the missing tables, indexes and columns under the schema lock; return new tables
+    (on SQLite, "database is locked" while a fresh file switches to WAL is retried)."""
     retrying = Retrying(
         stop=stop_after_attempt(5 if not (is_mysql(database) or is_postgres(database)) else 1),
         wait=wait_exponential(multiplier=0.1, max=0.8),

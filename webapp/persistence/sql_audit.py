@@ -59,13 +59,9 @@ def _clip_text(value: str | None) -> str | None:
 
 
 class SqlAudit:
-    """The :class:`~.audit.Audit` store on the bound peewee models.
-
-    Every call runs on the calling thread's connection when it has one (a run holds one for
-    its whole duration) and in a short connection context otherwise; every write commits
-    alone. The next step index is counted in the run's journal, not selected; invocations are
-    kept in the journal and written in one multi-row INSERT per :meth:`flush`.
-    """
+    """The :class:`~.audit.Audit` store on the bound peewee models: each write commits alone, on
+    the thread's connection if it holds one; step indexes and invocations are kept in the run's
+    journal, the invocations written in one multi-row INSERT per :meth:`flush`."""
 
     def __init__(self, database: Database) -> None:
         self.database = database
