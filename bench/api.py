@@ -1,8 +1,8 @@
 """Benchmark: a chat run's own cost and the trace API, on SQLite and MariaDB.
 
 The real Flask app runs in process behind ``app.test_client()`` (no network, so every figure is
-the server's own time) with the offline provider and in-process history. Chat runs cycle through
-the five demo questions (their model inputs average ~36 KB a step, as real runs' do),
+the server's own time) with the offline provider and history read from the runs. Chat runs
+cycle through the five demo questions (their model inputs average ~36 KB a step, as real runs' do),
 sequentially and from 8 concurrent clients. Own overhead, per backend, is a chat run minus the
 in-memory diagnosis of the same question timed right after it (the workflow alone, without HTTP,
 database or history). Statements per run are counted with peewee's query hooks
@@ -55,11 +55,9 @@ from webapp.llm.react import Budget, run_react
 from webapp.llm.types import ChatResult, ToolCall
 from webapp.persistence.context import run_scope
 from webapp.persistence.db import bind
-from webapp.persistence.history import MemoryHistory
 from webapp.persistence.models import AgentStep, ChatSession, DiagnosisRun, ToolInvocation, utcnow
 from webapp.persistence.sql_audit import SqlAudit
 from webapp.persistence.statements import count_statements
-from webapp.persistence.step_inputs import stored_input
 from webapp.tools.registry import ToolBox, ToolOutput, ToolSpec
 from webapp.wiring import build_services, offline_diagnoser
 
@@ -148,12 +146,11 @@ def step_count(database: Database, run_id: str) -> int:
 
 
 def make_target(label: str, url: str, workdir: Path, backend: DemoTelemetryBackend) -> Target:
-    """The app on ``url``, offline model, in-process history, its own knowledge index."""
+    """The app on ``url``, offline model, history from its runs, its own knowledge index."""
     settings = Settings.from_env(
         {}, overrides={"database_url": url, "knowledge_db": str(workdir / f"{label}-kb.db")}
     )
-    history = MemoryHistory(max_messages=12, ttl_seconds=3600)
-    services = build_services(settings, backend=backend, history=history)
+    services = build_services(settings, backend=backend)
     require(settings.offline, "the benchmark needs the offline provider")
     return Target(label, create_app(services=services), services.database)
 
@@ -395,15 +392,13 @@ RUN_SHAPE = (("planner", 0), ("executor", 6), ("verifier", 0), ("composer", 0))
 def conversation_rows(
     rng: random.Random, run_id: str, session_id: str, steps: int
 ) -> list[dict[str, Any]]:
-    """``steps`` steps shaped as chat runs are (:data:`RUN_SHAPE`, repeated), stored as the app
-    stores them (:func:`stored_input`: a step continuing its agent's previous one stores its
-    new messages)."""
+    """``steps`` steps shaped as chat runs are (:data:`RUN_SHAPE`, repeated), each storing its
+    agent's whole conversation so far."""
     stored: list[dict[str, Any]] = []
     while len(stored) < steps:
         for agent, rounds in RUN_SHAPE:
             first = step_row(rng, run_id, session_id, len(stored))
             messages = first["model_input"]["messages"]
-            previous: tuple[int, list[Any]] | None = None
             for round_no in range(rounds + 1):
                 if len(stored) == steps:
                     return stored
@@ -413,11 +408,10 @@ def conversation_rows(
                     {
                         **row,
                         "agent_name": agent,
-                        "model_input": stored_input(model_input, previous),
+                        "model_input": model_input,
                         "has_tool_call": round_no < rounds,
                     }
                 )
-                previous = (row["step_index"], list(messages))
                 call = {"id": f"call-{row['step_index']}", "name": "query_logs"}
                 result = invocation_row(rng, run_id, session_id, 0, 0)["raw_output"]
                 messages = [

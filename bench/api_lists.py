@@ -1,24 +1,18 @@
-"""Benchmark: list pages at 100,000 runs and trace paging at 10,000 steps, on SQLite and MariaDB.
+"""Benchmark: list pages at 100,000 runs and the trace of 10,000 steps, on SQLite and MariaDB.
 
 The Flask app runs in process behind ``app.test_client()`` (server time only). Each database
 gets 100,000 runs in 1,000 sessions (pairs share a ``started_at``, each run carries ~2 KB of
 ``self_evaluation`` and ``orchestration_trace`` that lists must not read) and 100,000 cases, and
 one run of 10,000 steps and 10,000 invocations (``bench/api.py``'s synthetic rows; the steps
-shaped as chat runs record them, ``conversation_rows``: whole ~36 KB inputs for the planner,
-verifier and composer, an executor ReAct loop whose later steps store only their new messages),
-and as many received alerts as runs (one in five firing, every tenth linked to a run). Timed, as
-medians of ``CALLS`` requests: the first and the last page of ``/api/runs``, ``/api/sessions``,
-``/api/cases``, ``/api/alerts`` (all, and firing only), a session's runs, and the trace's steps
-and invocations pages; some filtered first pages; a step read on its own; and the whole streamed
-trace in its three forms - full model inputs, stored ones (``inputs=stored``) and none
-(``inputs=none``, the trace viewer's list) - taken in turn, with the time until its first batch
-of steps is sent, the Python memory it allocated at its peak (tracemalloc) and its size, beside
-the floors: the driver reading the same rows in one query, building no JSON (the full and stored
-forms cannot beat theirs). "Before" rows time the query shapes this branch
-replaced, in the same run on the same data: the case library and the alert list by OFFSET with
-a COUNT, a session's runs reading every column, and the trace built whole in memory. A text
-matching no run reads every run (3 calls): the one list page that is O(n). Run with
-``make bench-api``; ``--runs``/``--steps`` shrink it.
+shaped as chat runs record them, ``conversation_rows``), and as many received alerts as runs
+(one in five firing, every tenth linked to a run). Timed, as medians of ``CALLS`` requests: the
+first and the last page of ``/api/runs``, ``/api/sessions``, ``/api/cases``, ``/api/alerts``
+(all, and firing only), a session's runs; some filtered first pages; a step read on its own;
+and the whole trace with full model inputs and with none (``inputs=none``, the trace viewer's
+list), with the Python memory it allocated at its peak (tracemalloc) and its size. "Before"
+rows time the case library and the alert list by OFFSET with a COUNT, and a session's runs
+reading every column, on the same data. A text matching no run reads every run (3 calls): the
+one list page that is O(n). Run with ``make bench-api``; ``--runs``/``--steps`` shrink it.
 
 MariaDB is ``BENCH_MYSQL_URL`` (as in ``bench/api.py``; empty to skip), in a scratch database.
 """
@@ -38,7 +32,6 @@ from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-import orjson
 from api import (
     BATCH,
     Target,
@@ -52,14 +45,8 @@ from api import (
 from flask.testing import FlaskClient
 from peewee import fn
 
-from webapp.api.responses import Trace
 from webapp.demo.backend import DemoTelemetryBackend
-from webapp.persistence.listing import (
-    RUN_COLUMNS,
-    STREAM_BATCH,
-    columns_of,
-    encode_cursor,
-)
+from webapp.persistence.listing import RUN_COLUMNS, encode_cursor
 from webapp.persistence.models import (
     AgentStep,
     AlertRecord,
@@ -352,7 +339,7 @@ def new_session_runs(target: Target) -> int:
 
 
 #: The trace's forms of the steps' model inputs, as ``inputs=`` takes them.
-FORMS = ("full", "stored", "none")
+FORMS = ("full", "none")
 
 
 def interleaved(calls: dict[str, Callable[[], Any]], repeats: int) -> dict[str, float]:
@@ -368,107 +355,28 @@ def interleaved(calls: dict[str, Callable[[], Any]], repeats: int) -> dict[str, 
     return {name: round(statistics.median(values), 2) for name, values in timings.items()}
 
 
-def raw_reads(target: Target) -> dict[str, Callable[[], Any]]:
-    """The floors: the long run's rows read by the driver in one query, as the streamed trace
-    selects them (JSON as stored text), no JSON built - every step column, the steps without
-    ``model_input``, and the invocations."""
-    run = "run-long"
-
-    def read(model: Any, key: Any, skip: tuple[str, ...] = ()) -> Callable[[], Any]:
-        query = (
-            model.select(*columns_of(model, True, skip)).where(model.run_id == run).order_by(key)
-        )
-
-        def call() -> int:
-            with target.database.connection_context():
-                rows = target.database.execute(query).fetchall()
-            require(len(rows) > 0, "raw read")
-            return len(rows)
-
-        return call
-
-    return {
-        "steps, every column": read(AgentStep, AgentStep.step_index),
-        "steps without model_input": read(AgentStep, AgentStep.step_index, ("model_input",)),
-        "invocations": read(ToolInvocation, ToolInvocation.id),
-    }
-
-
 def trace_figures(target: Target, steps: int) -> dict[str, float]:
-    """The streamed trace in its three forms (time, time to the first batch of steps, peak
-    Python memory, body size) beside the raw-read floors, the old in-memory build, a step
-    read on its own, and pages."""
+    """The trace in its two forms (time, peak Python memory, body size) and a step read on its
+    own."""
     client = target.app.test_client()
     url = "/api/diagnosis/sess-long/trace?runId=run-long"
 
-    def streamed(inputs: str) -> Callable[[], int]:
+    def trace(inputs: str) -> Callable[[], int]:
         def call() -> int:
             response = client.get(f"{url}&inputs={inputs}")
-            size = sum(len(chunk) for chunk in response.response)  # consume the stream
-            response.close()
-            require(response.status_code == 200 and size > steps * 100, "streamed trace")
+            size = len(response.get_data())
+            require(response.status_code == 200 and size > steps * 100, "trace")
             return size
 
         return call
 
-    def first_batch(inputs: str) -> Callable[[], int]:
-        """Until the first batch of steps is sent (the envelope's opening comes before it)."""
-
-        def call() -> int:
-            response = client.get(f"{url}&inputs={inputs}")
-            chunks = iter(response.response)
-            size = len(next(chunks)) + len(next(chunks))
-            response.close()
-            return size
-
-        return call
-
-    def whole() -> int:
-        found = target.app.extensions["diagnosis"].records.trace("sess-long", "run-long")
-        head = Trace.model_validate(
-            {
-                "session": found.session,
-                "run": found.run,
-                "steps": found.steps,
-                "tool_invocations": found.invocations,
-            }
-        ).model_dump(mode="json", by_alias=True)
-        return len(orjson.dumps({"code": 200, "message": "success", "data": head}))
-
-    figures: dict[str, float] = {}
-    with target.database.connection_context():
-        body_bytes = whole()
-    calls: dict[str, Callable[[], Any]] = {}
+    calls = {f"trace of {steps} steps, inputs={form}": trace(form) for form in FORMS}
+    figures: dict[str, float] = interleaved(calls, 5)
     for form in FORMS:
-        calls[f"trace of {steps} steps, inputs={form}, streamed"] = streamed(form)
-    for name, call in raw_reads(target).items():
-        calls[f"floor: raw read of the {name}"] = call
-    for form in FORMS:
-        calls[f"inputs={form}: first {STREAM_BATCH} steps sent"] = first_batch(form)
-    figures.update(interleaved(calls, 5))
-    floor = "floor: raw read of the "
-    figures[floor + "steps (all) + invocations"] = round(
-        figures[floor + "steps, every column"] + figures[floor + "invocations"], 2
-    )
-    figures[floor + "steps without inputs + invocations"] = round(
-        figures[floor + "steps without model_input"] + figures[floor + "invocations"], 2
-    )
-    with target.database.connection_context():
-        figures["before: the same trace built whole"] = median_ms(whole, 5)
-    for form in FORMS:
-        figures[f"inputs={form}: peak Python MB"] = peak_mb(streamed(form))
-        figures[f"inputs={form}: body MB"] = round(streamed(form)() / 1e6, 1)
-    figures["before: built whole, peak Python MB"] = peak_mb(whole)
-    figures["built whole: body MB"] = round(body_bytes / 1e6, 1)
+        figures[f"inputs={form}: peak Python MB"] = peak_mb(trace(form))
+        figures[f"inputs={form}: body MB"] = round(trace(form)() / 1e6, 1)
     base = "/api/diagnosis/sess-long/runs/run-long"
     with target.database.connection_context():
-        last_step = encode_cursor("steps", steps - 101)
-        last_id = (
-            ToolInvocation.select(fn.MAX(ToolInvocation.id))
-            .where(ToolInvocation.run_id == "run-long")
-            .scalar()
-        )
-        last_invocation = encode_cursor("invocations", int(last_id) - 100)
         executor = (
             AgentStep.select(fn.MAX(AgentStep.step_index))
             .where(AgentStep.run_id == "run-long", AgentStep.agent_name == "executor")
@@ -485,20 +393,6 @@ def trace_figures(target: Target, steps: int) -> dict[str, float]:
 
     figures["one step on its own, the run's first"] = median_ms(one_step(0))
     figures["one step on its own, the last executor round"] = median_ms(one_step(int(executor)))
-    for form in ("full", "none"):
-        query = f"inputs={form}"
-        figures[f"steps page (100), first, {query}"] = median_ms(
-            get(client, f"{base}/steps?{query}", "steps", 100)
-        )
-        figures[f"steps page (100), last, {query}"] = median_ms(
-            get(client, f"{base}/steps?{query}&cursor={last_step}", "steps", 100)
-        )
-    figures["invocations page (100), first"] = median_ms(
-        get(client, f"{base}/invocations", "toolInvocations", 100)
-    )
-    figures["invocations page (100), last"] = median_ms(
-        get(client, f"{base}/invocations?cursor={last_invocation}", "toolInvocations", 100)
-    )
     return figures
 
 

@@ -51,7 +51,6 @@ from schemathesis.specs.openapi.checks import (
 
 from webapp import create_app
 from webapp.config import Settings
-from webapp.persistence.history import MemoryHistory
 from webapp.wiring import build_services
 
 CHECKS: dict[str, Any] = {
@@ -223,7 +222,7 @@ def exercise(label: str, strategy: Any, tally: Tally, examples: int, seed: int, 
 
 
 def build_app(workdir: Path) -> Flask:
-    """The app on a fresh SQLite file with the offline model and in-process history."""
+    """The app on a fresh SQLite file with the offline model (history read from its runs)."""
     settings = Settings.from_env(
         {},
         overrides={
@@ -233,7 +232,7 @@ def build_app(workdir: Path) -> Flask:
             "alert_webhook_token": WEBHOOK_TOKEN,
         },
     )
-    services = build_services(settings, history=MemoryHistory(max_messages=12, ttl_seconds=3600))
+    services = build_services(settings)
     return create_app(services=services)
 
 
@@ -300,15 +299,14 @@ def altered_keys() -> list[tuple[str, dict[str, str]]]:
     """Cursors that decode but hold keys no driver can send, and times UTC cannot hold: valid
     by the document's patterns, so generation does not stumble on them."""
     at = "2026-01-01T00:00:00"
-    trace = "/api/diagnosis/{sessionId}/runs/{runId}"
     return [
         ("/api/runs", {"cursor": _cursor("runs", at, "\ud800")}),
         ("/api/runs", {"cursor": _cursor("runs", at, "a\x00b")}),
         ("/api/sessions", {"cursor": _cursor("sessions", at, "\udfff")}),
         ("/api/cases", {"cursor": _cursor("cases", at, "\ud800")}),
         ("/api/diagnosis/{sessionId}/runs", {"cursor": _cursor("runs", at, "\ud800")}),
-        (f"{trace}/steps", {"cursor": _cursor("steps", 10**30)}),
-        (f"{trace}/invocations", {"cursor": _cursor("invocations", -(2**63) - 1)}),
+        ("/api/alerts", {"cursor": _cursor("alerts", at, 10**30)}),
+        ("/api/alerts", {"cursor": _cursor("alerts", at, -(2**63) - 1)}),
         ("/api/runs", {"since": "9999-12-31T23:59:59-14:00"}),
         ("/api/sessions", {"until": "0001-01-01T00:00:00+14:00"}),
     ]

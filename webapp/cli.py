@@ -17,6 +17,7 @@ from .cli_lists import register_list_commands, short
 from .config import MCP_EXTRA
 from .container import Services
 from .demo.snapshot import write_snapshot
+from .persistence.listing import RunFilter
 from .persistence.records import NotFound
 from .persistence.schema import create_schema
 from .replay import (
@@ -207,7 +208,7 @@ def _history_before(
     """The session's earlier successful turns, oldest first, as chat history messages."""
     earlier = [
         r
-        for r in services.records.runs(session_id, limit=50, offset=0)
+        for r in services.listing.runs(RunFilter(session_id=session_id), 50).rows
         if r["started_at"] < run["started_at"] and r["answer"]
     ]
     history: list[dict[str, Any]] = []

@@ -20,7 +20,7 @@ from .llm.offline import OfflineChatModel
 from .llm.types import ChatModel
 from .persistence.checkpoints import SqlCheckpointer
 from .persistence.db import bind, open_database
-from .persistence.history import HistoryStore, history_store
+from .persistence.history import HistoryStore, RedisHistory
 from .persistence.memory_audit import MemoryAudit
 from .persistence.records import RunRecords
 from .persistence.runs import RunStore
@@ -247,8 +247,10 @@ def build_services(
     simple = SimpleChat(model, traced, traced, diagnoser.all_tools)
     simple.token_budget = settings.token_budget()
     history = history or (
-        history_store(
-            settings.redis_url, settings.history_max_messages, settings.session_ttl_seconds
+        RedisHistory(
+            settings.redis_url,
+            max_messages=settings.history_max_messages,
+            ttl_seconds=settings.session_ttl_seconds,
         )
         if settings.redis_url
         else SqlHistory(database, settings.history_max_messages)

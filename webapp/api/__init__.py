@@ -57,16 +57,9 @@ def register_api(app: Flask) -> None:
 
     @app.before_request
     def connect() -> None:
-        """The request's connection: a peewee connection context, exited at teardown.
-
-        Not ``playhouse.flask_utils.FlaskDB``, whose hooks call ``connect()`` and ``close()``:
-        ``connect()`` fails on a thread that already holds a connection (a test client's, a CLI
-        command's), and the first connection context a service opens inside the request would
-        close the request's connection on its way out. Contexts nest: an inner one reuses this
-        connection. (Its model base class and URL loading do not apply either: the models are
-        bound through a ``DatabaseProxy`` when the services are built.) A streamed body that
-        reads the database runs after teardown and opens a context of its own.
-        """
+        """The request's connection: a peewee connection context, exited at teardown (not
+        ``playhouse.flask_utils.FlaskDB``, whose ``connect()`` fails on a thread already
+        holding a connection, and whose ``close()`` would end it under nested contexts)."""
         if request.endpoint in OPEN_ENDPOINTS or not request.path.startswith("/api/"):
             return
         context = app.extensions["diagnosis"].database.connection_context()

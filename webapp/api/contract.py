@@ -1,17 +1,10 @@
 """One typed definition per endpoint: the ``@operation`` decorator.
 
-A view declares what it takes and gives::
-
-    @bp.post("/feedback")
-    @operation(body=FeedbackRequest, response=RunSummary, errors=(404, 409))
-    def feedback(body: FeedbackRequest) -> RunSummary: ...
-
-and the decorator (1) validates the path parameters by name (:data:`PATH_PARAMETERS`), the
-query string into ``query=``, request headers into ``headers=`` (a model whose field aliases
-are the header names) and the JSON body into ``body=`` (400/415 with a readable message
-otherwise), (2) serialises a returned response model into the envelope, and (3) records the
-:class:`Operation` on the view, from which :mod:`webapp.api.openapi` writes the document. A
-view may return a ready Response instead (event streams, the pre-encoded trace).
+``@operation(query=..., headers=..., body=..., response=..., errors=...)`` validates the path
+parameters (:data:`PATH_PARAMETERS`), the query string, headers and JSON body into the view's
+arguments (400/415 otherwise), serialises a returned response model into the envelope (a view
+may return a ready Response: event streams), and records the :class:`Operation` from which
+:mod:`webapp.api.openapi` writes the document.
 """
 
 from __future__ import annotations

@@ -82,17 +82,8 @@ def register_error_handlers(app: Flask) -> None:
             response.headers["Allow"] = ", ".join(allowed)
         return response
 
-    @app.errorhandler(NotFound)
-    def not_found(error: NotFound) -> ResponseReturnValue:
-        return envelope(404, str(error))
-
-    @app.errorhandler(CursorError)
-    def bad_cursor(error: CursorError) -> ResponseReturnValue:
-        return envelope(400, str(error))
-
-    @app.errorhandler(Conflict)
-    def conflict(error: Conflict) -> ResponseReturnValue:
-        return envelope(409, str(error))
+    for kind, status in ((NotFound, 404), (CursorError, 400), (Conflict, 409)):
+        app.register_error_handler(kind, lambda error, code=status: envelope(code, str(error)))
 
     @app.errorhandler(HistoryUnavailable)
     def history_down(error: HistoryUnavailable) -> ResponseReturnValue:

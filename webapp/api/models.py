@@ -1,11 +1,9 @@
 """Request models: every field of every request, its accepted spellings and its limits, once.
 
-Each model is what a view receives (parsed by :mod:`webapp.api.contract`) and what the OpenAPI
-document says the endpoint accepts. Field names are snake_case; the accepted spellings are
-declared here and nowhere else (``Id``/``id``/``sessionId``; ``Question``/``question``; other
-fields in camelCase and PascalCase). Limits are constraints on the types, so they show in the
-document; a limit that is a setting (``MAX_QUESTION_CHARS``) is checked against the validation
-context on top of the documented maximum.
+What a view receives (:mod:`webapp.api.contract`) and what the OpenAPI document shows. Fields
+are snake_case with their accepted spellings declared here (``Id``/``id``/``sessionId``,
+camelCase, PascalCase); a limit that is a setting (``MAX_QUESTION_CHARS``) is checked against
+the validation context on top of the documented maximum.
 """
 
 from __future__ import annotations
@@ -36,7 +34,6 @@ MAX_AIOPS_REQUEST_CHARS = 1000
 MAX_COMMENT_CHARS = 2000
 MAX_DOC_ID_CHARS = 300
 MAX_PAGE_LIMIT, MAX_OFFSET = 200, 1_000_000
-MAX_TRACE_PAGE_LIMIT = 1000  # steps or invocations per page of a trace
 MAX_CURSOR_CHARS = 512
 MAX_FILTER_CHARS = 200
 Mode = Literal["auto", "simple", "complex"]
@@ -239,30 +236,9 @@ class AlertQuery(SessionRunsQuery):
     state: Literal["firing", "resolved", "all"] = "all"
 
 
-#: How a trace sends each step's model input: ``full`` (rebuilt: the whole conversation the
-#: model was sent), ``stored`` (as the step stores it: its new messages and a ``continues``
-#: link ``{"step_index", "messages"}`` to the earlier step whose leading messages come first)
-#: or ``none`` (null, not read: a step's input is then fetched on its own when opened).
-Inputs = Literal["full", "stored", "none"]
-
-
-class TracePageQuery(RequestModel):
-    """One page of a run's steps or invocations."""
-
-    limit: Annotated[int, Field(ge=1, le=MAX_TRACE_PAGE_LIMIT), Count] = 100
-    cursor: Cursor = None
-
-
-class StepPageQuery(TracePageQuery):
-    """One page of a run's steps, their model inputs in full, as stored, or left out."""
-
-    inputs: Inputs = "full"
-
-
-class StepQuery(RequestModel):
-    """One step of a run, its model input in full, as stored, or left out."""
-
-    inputs: Inputs = "full"
+#: How a trace sends each step's model input: ``full`` (the whole conversation the model was
+#: sent) or ``none`` (null, not read: a step's input is then fetched on its own when opened).
+Inputs = Literal["full", "none"]
 
 
 class RunQuery(RequestModel):
@@ -272,7 +248,7 @@ class RunQuery(RequestModel):
 
 
 class TraceQuery(RunQuery):
-    """The run's trace, with its steps' model inputs in full, as stored, or left out."""
+    """The run's trace, with its steps' model inputs in full or left out."""
 
     inputs: Inputs = "full"
 

@@ -1,14 +1,7 @@
 """The OpenAPI 3.1 document, generated from the app's routes and their ``@operation`` models.
 
-Built from pydantic's own JSON Schema (``models_json_schema``) and Flask's route table rather
-than an integration such as flask-openapi3, whose blueprints, 422 error shape and validation
-hooks would each need overriding for this API's envelope, SSE operations and pre-encoded trace.
-Every route of the API blueprints is one operation described by the models its view parses and
-returns (:mod:`webapp.api.contract`); a route without ``@operation`` fails the build.
-
-Adding an endpoint: write its request/response models (``models.py``/``responses.py``),
-decorate the view with ``@operation(...)`` and register its blueprint in
-:func:`webapp.api.blueprints`. Nothing here changes.
+Every route of the API blueprints is one operation described by the pydantic models its view
+parses and returns (:mod:`webapp.api.contract`); a route without ``@operation`` fails the build.
 """
 
 from __future__ import annotations

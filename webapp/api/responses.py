@@ -3,8 +3,7 @@
 Views build these from store rows (snake_case dicts, validated by field name) and the contract
 serialises them by alias; the OpenAPI document shows the same models. Stored JSON documents
 (``selfEvaluation``, ``orchestrationTrace``, a step's model input, a tool's raw output) are
-``JsonValue`` fields: any JSON, passed through untouched (the streamed trace hands in raw stored
-text as orjson fragments so megabytes are not decoded only to be encoded again).
+``JsonValue`` fields: any JSON, passed through untouched.
 """
 
 from __future__ import annotations
@@ -125,7 +124,7 @@ class Step(ResponseModel):
     step_index: int
     agent_name: str
     model: str
-    model_input: JsonValue
+    model_input: JsonValue = None
     model_output: JsonValue
     has_tool_call: bool
     prompt_tokens: int
@@ -187,24 +186,6 @@ class SessionPage(ResponseModel):
     """A page of sessions by last activity, newest first."""
 
     sessions: list[SessionSummary]
-    next_cursor: str | None
-    limit: int
-
-
-class StepPage(ResponseModel):
-    """A page of a run's steps in ``stepIndex`` order."""
-
-    run_id: IdOut
-    steps: list[Step]
-    next_cursor: str | None
-    limit: int
-
-
-class InvocationPage(ResponseModel):
-    """A page of a run's tool invocations in creation order."""
-
-    run_id: IdOut
-    tool_invocations: list[Invocation]
     next_cursor: str | None
     limit: int
 

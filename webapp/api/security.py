@@ -1,19 +1,10 @@
 """Browser security: response headers on everything, and no state change from another origin.
 
-Headers (every response, pages and API alike): a Content-Security-Policy that allows only this
-origin's scripts, styles, images (plus ``data:`` images) and connections, no plugins, no
-framing (``frame-ancestors 'none'``, and ``X-Frame-Options: DENY`` for old browsers),
-``X-Content-Type-Options: nosniff`` and ``Referrer-Policy: same-origin``.
-
-Cross-origin requests: a browser says where a request comes from, in ``Sec-Fetch-Site``
-(every current browser) or at least in ``Origin``. A state-changing request (any method but
-GET, HEAD, OPTIONS) is refused with 403 when ``Sec-Fetch-Site`` is anything but
-``same-origin`` or ``none`` (typed by the user), or, without that header, when ``Origin`` names
-another host than the request's. A request with neither header does not come from a web page
-(curl, scripts, Alertmanager) and is let through: it is not what cross-site request forgery
-is. This is the scheme of Go's ``net/http.CrossOriginProtection``; it needs no token, so the
-pages send nothing special, and it holds with or without ``API_KEY`` (a ``no-cors`` form
-upload carries no bearer key, but neither does it need one when the key is unset).
+Every response gets a same-origin Content-Security-Policy (no framing), ``X-Frame-Options:
+DENY``, ``X-Content-Type-Options: nosniff`` and ``Referrer-Policy: same-origin``. A
+state-changing request (not GET, HEAD, OPTIONS) is 403 when ``Sec-Fetch-Site`` is other than
+``same-origin`` or ``none``, or, without it, when ``Origin`` names another host; a request with
+neither header does not come from a web page (curl, Alertmanager) and is let through.
 """
 
 from __future__ import annotations

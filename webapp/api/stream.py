@@ -1,11 +1,6 @@
-"""Server-sent events: the chat and AIOps runs streamed as they happen.
-
-Event ``message`` frames with data ``{"type", "data"}``, each with an ``id``: ``metadata`` first
-(``sessionId``, ``runId``, ``flow``), one ``progress`` per node execution, ``content`` chunks of
-the answer, ``error`` when the run failed, ``done`` last. The run executes on the configured
-executor (this process's pool, or a Celery worker) and its events are relayed from its event
-log, so ``GET /api/diagnosis/<sessionId>/runs/<runId>/events`` can attach to any run - running
-or finished, executing anywhere - and resume after ``Last-Event-ID``.
+"""Server-sent events: the chat and AIOps runs streamed as they happen, relayed from each run's
+event log, so ``GET /api/diagnosis/<sessionId>/runs/<runId>/events`` can attach to any run,
+running or finished, executing anywhere, and resume after ``Last-Event-ID``.
 """
 
 from __future__ import annotations

@@ -1,17 +1,9 @@
 """The Celery application: configuration from the app's settings, one thin task.
 
-Delivery is at least once and executing is idempotent (:class:`webapp.execution.jobs.JobRunner`):
-
-* ``task_acks_late`` - the message is acknowledged after the run, so a worker that dies
-  mid-run does not lose it; ``task_reject_on_worker_lost`` - a pool child killed mid-run puts
-  the message back at once instead of acknowledging it; a worker that cannot reach the
-  database to claim the run rejects the message back onto the queue (:mod:`.tasks`);
-* ``visibility_timeout`` is twice ``RUN_LEASE_SECONDS``: a message reserved by a worker that
-  died is redelivered soon after the run's lease ran out. A redelivered message of a run in
-  flight or finished does nothing (the claim is conditional); the reaper does not rely on it:
-  it enqueues a run whose lease ran out again itself (:mod:`.leases`);
-* ``worker_prefetch_multiplier=1`` - a worker reserves one run per free slot, no more;
-* no result backend: the database is the one record of a run; progress goes to Redis Streams.
+Delivery is at least once and executing is idempotent (:class:`.jobs.JobRunner`): messages are
+acknowledged after the run (``task_acks_late``, ``task_reject_on_worker_lost``), redelivered
+after twice ``RUN_LEASE_SECONDS`` (``visibility_timeout``), one reserved per free slot; no
+result backend: the database is the record of a run, progress goes to Redis Streams.
 """
 
 from __future__ import annotations

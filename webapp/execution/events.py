@@ -1,12 +1,8 @@
 """Each run's events, in order, readable by anyone from any point (SSE ``Last-Event-ID``).
 
-:class:`RedisEventLog` (``REDIS_URL`` set): one Redis Stream per run, ``XADD``-ed with an
-approximate ``MAXLEN`` cap and an ``EXPIRE`` refreshed on every event, read with blocking
-``XREAD`` - so any web worker can relay a run that executes in any other process, and a client
-that reconnects resumes after the last id it saw. :class:`MemoryEventLog` (no Redis): the same
-in process, for runs executing in this process, kept a while after they end.
-
-An event is ``(id, kind, data)``; ``done`` is always a run's last event.
+:class:`RedisEventLog` (``REDIS_URL`` set): one capped, expiring Redis Stream per run, read
+with blocking ``XREAD`` by any web worker. :class:`MemoryEventLog`: the same in process. An
+event is ``(id, kind, data)``; ``done`` is always a run's last event.
 """
 
 from __future__ import annotations

@@ -1,16 +1,8 @@
-"""gunicorn settings for ``make serve``: gevent workers, so an open stream costs no thread.
+"""gunicorn settings for ``make serve``: gevent workers, so an open SSE stream costs no thread.
 
-An SSE stream is open for a whole run (seconds to minutes). With threaded workers each stream
-holds one of ``workers x threads`` request threads and everything else queues behind them; with
-gevent each request is a greenlet, so 1,000 open streams per worker cost ~1,000 small stacks
-and ``/healthz`` stays fast. The database drivers must be cooperative under gevent: PyMySQL and
-redis-py are pure Python (their sockets are patched with the rest); psycopg2 is C, made
-cooperative by psycogreen's wait callback, installed here in every worker. Runs executing in
-this process (``RUN_EXECUTOR=thread``) become greenlets too: fine for LLM calls (network
-waits), while CPU-heavy offline analysis belongs on Celery workers (``RUN_EXECUTOR=celery``).
-
-Schema creation needs nothing here: every process creates what is missing under a database
-lock (:func:`webapp.persistence.schema.create_schema`).
+PyMySQL and redis-py are pure Python (patched with the rest); psycopg2 is made cooperative by
+psycogreen's wait callback, installed in every worker. CPU-heavy offline analysis belongs on
+Celery workers (``RUN_EXECUTOR=celery``).
 """
 
 from __future__ import annotations

@@ -90,14 +90,9 @@ class JobRunner:
         self.keeper = keeper
 
     def execute(self, job: RunJob) -> None:
-        """Execute ``job`` unless its run already left PENDING; never raises for the run.
-
-        Whether it is still PENDING is the claim's conditional UPDATE (no SELECT first): a run
-        claimed elsewhere, finished or missing comes back ``replayed`` and publishes nothing.
-        :class:`~webapp.persistence.runs.DatabaseUnavailable` (the run was not claimed, or its
-        outcome could not be saved) is raised: the caller gives the job back, and nothing is
-        published - the run's record has no end to tell yet.
-        """
+        """Execute ``job`` unless its run already left PENDING (the claim says so: nothing is
+        published); never raises for the run but :class:`DatabaseUnavailable` (not claimed, or
+        its outcome not saved): the caller gives the job back."""
         emit = publish(self.events, job.run_id)
         self.keeper.hold(job.run_id)
         try:

@@ -1,20 +1,10 @@
 """Leases of runs in flight, and the reaper of runs whose holder died.
 
-Every process that holds runs (a web process executing on its pool, a Celery worker) renews
-their ``lease_expires_at`` every third of the lease; every process (web and worker alike) also
-reaps, at start-up and then on the same tick (:meth:`webapp.persistence.runs.RunStore.reap`):
-
-* a PENDING run whose lease ran out (its message was lost: a web process killed between the
-  commit and the enqueue, a worker that gave up on an unreachable database) is enqueued again;
-* a RUNNING run whose lease ran out (its worker died) is put back PENDING and enqueued: the
-  worker that claims it resumes it after its last completed node;
-* past the bounds (``RUN_QUEUE_TIMEOUT_SECONDS`` waiting, ``RUN_MAX_RESUMES`` resumes) the run
-  is failed with its reason and partial trace, and its event log gets ``error`` + ``done`` so
-  relays end.
-
-So a run whose worker is SIGKILLed is resumed, or FAILED, within its lease plus one tick. The
-lease is ``RUN_LEASE_SECONDS`` (default 60): it must outlast the longest pause of a healthy
-holder (a stop-the-world GC, a database failover), not the run itself.
+Every process holding runs renews their lease every third of ``RUN_LEASE_SECONDS``; every
+process also reaps (:meth:`webapp.persistence.runs.RunStore.reap`) on the same tick: an expired
+PENDING run is enqueued again, an expired RUNNING one put back PENDING to resume from its
+checkpoint; past ``RUN_QUEUE_TIMEOUT_SECONDS`` or ``RUN_MAX_RESUMES`` it is failed, and its
+event log gets ``error`` + ``done``.
 """
 
 from __future__ import annotations

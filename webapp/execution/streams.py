@@ -1,14 +1,9 @@
 """Server-sent events: a run's events relayed from its event log to one response.
 
-The run never depends on its client: it executes on an executor (a pool in this process, or a
-Celery worker anywhere) and is persisted whether or not anyone reads the stream. A client that
-disconnects only stops its relay; it may attach again (``Last-Event-ID``). Every frame carries
-the event's id. When the log ends without ``done`` (its worker died and the reaper failed the
-run in a process without the log, or the log expired), the end is told from the database.
-
-A stream always ends with ``done`` or ``error``: a check of the database that fails is retried
-for :data:`SETTLED_RETRY_SECONDS`, then the relay ends with an ``error`` naming the cause and
-no status - a client is only ever told the end status the run's record has.
+A client that disconnects only stops its relay (it may attach again with ``Last-Event-ID``).
+When the log ends without ``done`` (it expired, or the reaper failed the run elsewhere), the end
+is told from the database; a check that keeps failing for :data:`SETTLED_RETRY_SECONDS` ends
+the relay with an ``error`` and no status.
 """
 
 from __future__ import annotations
@@ -19,7 +14,7 @@ import time
 from collections.abc import Callable, Iterator
 from typing import Any
 
-from .events import DONE, Event, EventLog
+from .events import DONE, EventLog
 
 log = logging.getLogger(__name__)
 
@@ -155,17 +150,3 @@ def ending_events(outcome: Any) -> list[tuple[str, Any]]:
         )
     )
     return items
-
-
-__all__ = [
-    "CHUNK_CHARS",
-    "KEEPALIVE_SECONDS",
-    "Emit",
-    "Event",
-    "chunks",
-    "ending_events",
-    "patient",
-    "publish",
-    "relay",
-    "sse_event",
-]

@@ -1,19 +1,10 @@
 """OpenTelemetry export of runs as GenAI-convention spans (off unless configured).
 
-With ``OTEL_EXPORTER_OTLP_ENDPOINT`` set, every run executed by this process is exported over
-OTLP/HTTP (``<endpoint>/v1/traces``) by the official SDK, batched off the run's thread:
-
-* ``invoke_agent <agent>`` - the root span of a run (``gen_ai.operation.name=invoke_agent``,
-  ``gen_ai.agent.name``, ``gen_ai.conversation.id`` = session id, ``diagnosis.run_id``,
-  ``diagnosis.session_id``, ``diagnosis.flow``; status ERROR when the run FAILED);
-* ``chat <model>`` - one per model step (``gen_ai.request.model``, ``gen_ai.usage.input_tokens``,
-  ``gen_ai.usage.output_tokens``, the agent, the step status);
-* ``execute_tool <name>`` - one per tool invocation (``gen_ai.tool.name``, its status and
-  ``gen_ai.tool.call.id`` = the invocation id).
-
-Model and tool spans are recorded where the audit rows are written (:class:`TracingAudit`
-wraps the audit store), so they are exactly the steps and invocations the trace API shows.
-Message contents are not exported: nothing leaves the process but ids, names, counts, timings.
+With ``OTEL_EXPORTER_OTLP_ENDPOINT`` set, every run executed here is exported over OTLP/HTTP:
+``invoke_agent <agent>`` per run (session and run ids, flow; ERROR when it FAILED), ``chat
+<model>`` per model step (model, token usage, agent, status) and ``execute_tool <name>`` per
+tool invocation (status, invocation id), recorded where the audit rows are written
+(:class:`TracingAudit`). Message contents are not exported.
 """
 
 from __future__ import annotations

@@ -1,13 +1,7 @@
-"""The audit port: agent steps and tool invocations of a run.
+"""The audit port: agent steps and tool invocations of the current run.
 
-Written as the run goes, in few statements: a step row when its model call returns
-(input and output in one INSERT; the input holds only the messages new since the agent's
-previous step, see :mod:`.step_inputs`); tool invocations are held in the run's journal and
-written in one multi-row INSERT at the end of each agent's execution (a node) and before the run
-finishes. So a run's invocations are visible in its trace as each node completes, and its steps
-as each one completes - on MariaDB and PostgreSQL, steps of fast model calls as their node
-completes (one transaction per node: see :mod:`webapp.persistence`). Identity comes from the
-current :class:`.context.RunContext`.
+A step row is written when its model call returns; tool invocations are held in the run's
+journal and written in one multi-row INSERT at the end of each node and before the run ends.
 """
 
 from __future__ import annotations
@@ -107,12 +101,8 @@ def invocation_record(invocation_id: str, run_id: str, draft: InvocationDraft) -
 
 
 class Audit(Protocol):
-    """The audit store of runs: the one protocol the step hook, the tool recorder, the
-    workflow's ``InvocationStore`` and the run lifecycle all use.
-
-    Every call works for the run current in :mod:`webapp.persistence.context`; what the run
-    wrote is kept in its journal, so reads of the current run never go to the database.
-    """
+    """The audit store of runs, used by the step hook, the tool recorder, the workflow's
+    ``InvocationStore`` and the run lifecycle, for the run current in :mod:`.context`."""
 
     def before_model(self, start: StepStart) -> int:
         """Note a model call about to start; return the ticket :meth:`after_model` takes."""

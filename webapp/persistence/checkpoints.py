@@ -1,14 +1,7 @@
 """The engine's checkpointer on the database: one ``run_checkpoint`` row per run, replaced after
-every node that called a model or a tool.
-
-A node's agent rows (steps and invocations) are committed when its agent finishes; the
-checkpoint follows, so a run resumed from it finds every row its completed nodes wrote and
-makes none of their calls again. A node that called nothing (the gatekeeper, routing steps) is
-not worth a write: a resumed run executes it again from the checkpoint before it, at no cost
-and with the same result. A node whose rows could not be written is never checkpointed: the
-run is retried from the checkpoint before it (:class:`webapp.services.lifecycle.RunLifecycle`).
-A checkpoint write meeting a dropped connection is retried on a fresh one (the upsert is
-idempotent).
+every node that called a model or a tool (a node that called nothing is executed again on
+resume, at no cost). A node whose rows could not be written is never checkpointed; a write
+meeting a dropped connection is retried on a fresh one (the upsert is idempotent).
 """
 
 from __future__ import annotations

@@ -1,15 +1,7 @@
-"""The run being executed: one :class:`RunContext`, held in a contextvar for the run's duration.
+"""The run being executed: one :class:`RunContext` (identity and journal) in a contextvar.
 
-A run's identity (session id, run id) and its :class:`RunJournal` - what the run has written so
-far, kept in the run's memory - travel together in one object. The service layer opens it once
-per run (:class:`webapp.services.lifecycle.RunLifecycle`); the audit store, the tools and the
-agents read it with :func:`current_run`. The engine's config metadata is the workflow port's
-own copy of the identity; the agent invoker reads it only when driven outside a run (the engine
-on its own, in tests and benchmarks).
-
-``run_scope`` always resets, so two runs in parallel threads, or one after another in the same
-thread, never see each other's context. Entered again for the run already current (an adapter
-used on its own and inside a run), it keeps the current context and its journal.
+``run_scope`` always resets, so runs in parallel threads, or one after another in a thread,
+never see each other's context; entered again for the run already current, it keeps it.
 """
 
 from __future__ import annotations
@@ -26,29 +18,14 @@ from diagnosis_graph.workflow.ports import InvocationRecord
 
 @dataclass
 class RunJournal:
-    """What one run wrote, kept in its memory so the run never reads its own rows back.
-
-    * ``next_step_index`` numbers the run's steps (no SELECT for the next index);
-    * ``invocations`` are the run's tool invocations as the gatekeeper and the evaluation read
-      them (the workflow's ``InvocationStore``), in creation order;
-    * ``conversations`` holds, per agent, the step index and full message list of its last
-      step: a step stores only the messages that follow that prefix (see
-      :mod:`webapp.persistence.step_inputs`);
-    * ``step_ids`` maps the ids the step hook handed out to the rows' ids;
-    * ``pending`` are invocation rows not yet written (flushed at the end of each agent's
-      execution and before the run finishes);
-    * ``failure`` is the first write of the run that failed: the run must end FAILED with it;
-    * ``usage`` sums the prompt and completion tokens of the run's steps, per model;
-    * ``resumed`` is set when the journal was restored from the run's rows
-      (:meth:`restore`): the run continues after its checkpoint instead of starting;
-    * ``checkpointed`` is :meth:`counts` when the run's graph state was last checkpointed.
-    """
+    """What one run wrote, kept in its memory so the run never reads its own rows back:
+    its step count and next index, its invocations (in creation order) and the rows of them
+    not yet written (``pending``), the first write that failed, the tokens per model, whether
+    it was restored from its rows (``resumed``), and :meth:`counts` at its last checkpoint."""
 
     next_step_index: int = 0
     steps: int = 0
     invocations: list[InvocationRecord] = field(default_factory=list)
-    conversations: dict[str, tuple[int, list[Any]]] = field(default_factory=dict)
-    step_ids: dict[int, int] = field(default_factory=dict)
     pending: list[dict[Any, Any]] = field(default_factory=list)
     failure: str | None = None
     usage: dict[str, tuple[int, int]] = field(default_factory=dict)
@@ -68,8 +45,6 @@ class RunJournal:
             self.steps, self.next_step_index = steps, next_step_index
             self.invocations = list(invocations)
             self.usage = dict(usage)
-            self.conversations.clear()
-            self.step_ids.clear()
             self.pending = []
             self.failure = None
             self.resumed = True

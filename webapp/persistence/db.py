@@ -1,13 +1,9 @@
 """Binding the models to the database ``DATABASE_URL`` names: connections, transactions, retries.
 
-``sqlite:///relative/path.db`` (or ``sqlite:////absolute/path.db``; WAL mode, foreign keys on,
-a busy timeout for concurrent writers), ``mysql://user:password@host:3306/db`` (PyMySQL,
-utf8mb4) and ``postgresql://user:password@host:5432/db`` (psycopg2), each pooled.
-``playhouse.db_url`` parses the URL; its query string sets the driver's and the pool's options
-(``?max_connections=64&timeout=10``) over the defaults here. Nothing connects at import time;
-the app connects per request and the run lifecycle per run.
-
-The schema itself is created and upgraded by :mod:`.schema`.
+``sqlite:///relative/path.db`` (or ``sqlite:////absolute/path.db``; WAL, a busy timeout),
+``mysql://user:password@host:3306/db`` (PyMySQL, utf8mb4) and
+``postgresql://user:password@host:5432/db`` (psycopg2), each pooled. ``playhouse.db_url``
+parses the URL; its query string sets driver and pool options over the defaults here.
 """
 
 from __future__ import annotations
@@ -24,29 +20,19 @@ from playhouse import db_url
 from playhouse.pool import PooledDatabase
 from tenacity import Retrying, retry_if_exception_type, stop_after_delay, wait_exponential
 
-from .models import (
-    database_proxy,
-)
+from .models import database_proxy
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
 
-#: Writes of a run (its claim, checkpoints, final answer and status) meeting a dropped
-#: connection or an unreachable server are retried on a fresh connection, 0.2 s then doubling
-#: up to 2 s apart, for this many seconds: a restart or failover of a few seconds costs retries,
-#: not a run. Shorter than the shortest sensible lease, so the holder is still the holder.
+#: How long a run's writes meeting a dropped connection are retried on a fresh one (0.2 s,
+#: doubling up to 2 s apart): a failover costs retries, not a run; shorter than a lease.
 RETRY_SECONDS = 15.0
 
 # busy_timeout first: switching a fresh file to WAL takes a lock that concurrent processes
 # must wait for, not fail on.
-SQLITE_PRAGMAS = {
-    "busy_timeout": 15000,
-    "journal_mode": "wal",
-    "foreign_keys": 1,
-    "synchronous": "normal",
-}
-#: Per process: a burst of requests (greenlets under gevent) waits up to 30 s for one of 32
-#: connections; one opened over 5 minutes ago is closed rather than reused.
+SQLITE_PRAGMAS = {"busy_timeout": 15000, "journal_mode": "wal", "foreign_keys": 1, "synchronous": 1}
+#: Per process: up to 30 s waiting for one of 32 connections; none reused after 5 minutes.
 POOL = {"max_connections": 32, "stale_timeout": 300, "timeout": 30}
 # Binary collation: ids compare case-sensitively (session "Foo" is not session "foo"), as they
 # do on SQLite and PostgreSQL. DATETIME(3): millisecond timestamps, as on the other backends.
@@ -68,10 +54,7 @@ DEFAULT_OPTIONS: dict[str, dict[str, Any]] = {
         "field_types": {"LONGTEXT": "TEXT"},
         "check_same_thread": False,
     },
-    "mysql+pool": {
-        "charset": "utf8mb4",
-        "field_types": MYSQL_FIELD_TYPES,
-    },
+    "mysql+pool": {"charset": "utf8mb4", "field_types": MYSQL_FIELD_TYPES},
     "postgres+pool": {"field_types": {"LONGTEXT": "TEXT"}},
 }
 
@@ -130,12 +113,8 @@ def is_postgres(database: Database) -> bool:
 
 
 def write_transaction(database: Database) -> Any:
-    """A transaction that holds the write lock from its first statement on.
-
-    ``BEGIN IMMEDIATE`` on SQLite, so a read-then-write transaction waits for the lock (busy
-    timeout) up front instead of failing "database is locked" when it upgrades; elsewhere a
-    plain transaction (row locks are taken by the statements).
-    """
+    """A transaction holding the write lock from its start: ``BEGIN IMMEDIATE`` on SQLite (a
+    read-then-write waits for the lock instead of failing when it upgrades), else plain."""
     if isinstance(database, SqliteDatabase):
         return database.atomic("IMMEDIATE")
     return database.atomic()
@@ -143,12 +122,8 @@ def write_transaction(database: Database) -> Any:
 
 @contextmanager
 def connection(database: Database) -> Iterator[None]:
-    """The calling thread's open connection if it has one, else a short connection context.
-
-    ``connection_context()`` closes the thread's connection on exit, even one it did not open:
-    a run's connection (held for its whole duration) and a request's must survive the calls
-    made on their thread.
-    """
+    """The calling thread's open connection if it has one (``connection_context()`` would close
+    it on exit), else a short connection context."""
     if not database.is_closed():
         yield
         return
@@ -158,10 +133,7 @@ def connection(database: Database) -> Iterator[None]:
 
 def discard_connection(database: Database) -> None:
     """Throw away this thread's connection (never back to the pool): it may be broken.
-
-    Connection contexts opened further up this thread (a request's) keep working: they get a
-    fresh connection, or none if the server cannot be reached (the next query then says so).
-    """
+    Connection contexts further up this thread get a fresh one."""
     if database.is_closed():
         return
     state: Any = getattr(database, "_state")  # noqa: B009 - peewee's per-thread state
@@ -180,22 +152,6 @@ def discard_connection(database: Database) -> None:
         except Exception:
             log.debug("no fresh connection after discarding a broken one", exc_info=True)
         state.ctx = outer
-
-
-def write_with_retry(
-    database: Database, write: Callable[[], T], *, seconds: float = RETRY_SECONDS
-) -> T:
-    """``write()`` in a connection context, retried on a fresh connection for ``seconds``."""
-
-    def attempt() -> T:
-        with database.connection_context():
-            try:
-                return write()
-            except (OperationalError, InterfaceError):
-                discard_connection(database)
-                raise
-
-    return _retrying(seconds)(attempt)
 
 
 def retry_disconnects(

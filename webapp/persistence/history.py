@@ -1,12 +1,10 @@
 """Session history: the context of the next turn, capped and expiring (not an audit record).
 
-Two stores implement :class:`HistoryStore`: :class:`MemoryHistory` (in-process, the default)
-and :class:`RedisHistory` (``REDIS_URL`` set). History is best effort by design: when Redis is
-unreachable, ``load`` and ``append`` report the failure as data (``available=False`` /
-``ok=False``) so chat still answers, without history, and says so in its self evaluation. Only
-``clear`` raises (:class:`HistoryUnavailable`): a user explicitly asked for it, so silently doing
-nothing would be a lie; the API maps it to a 503. Nothing here connects at import or
-construction time.
+:class:`RedisHistory` (``REDIS_URL`` set) or :class:`.sql_history.SqlHistory` implement
+:class:`HistoryStore`. History is best effort: when the backend is unreachable, ``load`` and
+``append`` report it as data (``available=False`` / ``ok=False``), so chat still answers without
+history and says so; only ``clear``, which a user asked for, raises
+(:class:`HistoryUnavailable`, a 503).
 """
 
 from __future__ import annotations
@@ -15,9 +13,7 @@ import json
 import logging
 import re
 import threading
-import time
-from collections import OrderedDict, deque
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import Any, Literal, Protocol
@@ -27,18 +23,6 @@ import redis
 from redis.backoff import ExponentialBackoff
 from redis.retry import Retry
 
-__all__ = [
-    "HistoryLoad",
-    "HistoryMessage",
-    "HistoryStore",
-    "HistoryUnavailable",
-    "HistoryWrite",
-    "MemoryHistory",
-    "RedisHistory",
-    "Role",
-    "history_store",
-]
-
 log = logging.getLogger(__name__)
 
 Role = Literal["user", "assistant"]
@@ -46,7 +30,6 @@ ROLES: tuple[str, ...] = ("user", "assistant")
 SESSION_ID = re.compile(r"[A-Za-z0-9_.:-]{1,64}")
 DEFAULT_MAX_MESSAGES = 12
 DEFAULT_TTL_SECONDS = 86_400
-DEFAULT_MAX_SESSIONS = 10_000
 
 # One retry of a failed command or connect, sleeping min(0.1, 0.05 * 2**n) s: at most three
 # socket waits of ``socket_timeout`` and 0.2 s of sleep per call. A timed-out append may still
@@ -144,113 +127,14 @@ class HistoryStore(Protocol):
         ...
 
 
-def _check_limits(max_messages: int, ttl_seconds: int) -> None:
-    if max_messages < 1:
-        raise ValueError("max_messages must be at least 1")
-    if ttl_seconds < 1:
-        raise ValueError("ttl_seconds must be at least 1")
-
-
-@dataclass
-class _Session:
-    messages: deque[HistoryMessage]
-    expires_at: float
-
-
-class MemoryHistory:
-    """In-process history: thread-safe, capped per session, expiring, bounded in sessions.
-
-    A session expires ``ttl_seconds`` after its last write. At most ``max_sessions`` sessions
-    are kept; beyond that the least recently written one is evicted, so memory stays bounded
-    whatever the traffic. History does not survive a restart and is not shared between
-    processes: use :class:`RedisHistory` for that.
-    """
-
-    def __init__(
-        self,
-        max_messages: int = DEFAULT_MAX_MESSAGES,
-        ttl_seconds: int = DEFAULT_TTL_SECONDS,
-        clock: Callable[[], float] = time.monotonic,
-        max_sessions: int = DEFAULT_MAX_SESSIONS,
-    ) -> None:
-        _check_limits(max_messages, ttl_seconds)
-        if max_sessions < 1:
-            raise ValueError("max_sessions must be at least 1")
-        self.max_messages = max_messages
-        self.ttl_seconds = ttl_seconds
-        self.max_sessions = max_sessions
-        self._clock = clock
-        self._lock = threading.Lock()
-        # Ordered by last write, oldest first: expiry and eviction both pop from the front.
-        self._sessions: OrderedDict[str, _Session] = OrderedDict()
-
-    def load(self, session_id: str) -> HistoryLoad:
-        """Return the session's messages, oldest first (empty when unknown or expired)."""
-        check_session_id(session_id)
-        with self._lock:
-            session = self._live(session_id)
-            return HistoryLoad(messages=list(session.messages) if session else [])
-
-    def append(self, session_id: str, messages: Sequence[HistoryMessage]) -> HistoryWrite:
-        """Append messages, keep the newest ``max_messages`` and refresh the session's TTL."""
-        check_session_id(session_id)
-        if not messages:
-            return HistoryWrite()
-        with self._lock:
-            now = self._clock()
-            session = self._live(session_id)
-            if session is None:
-                session = _Session(deque(maxlen=self.max_messages), now)
-                self._sessions[session_id] = session
-            session.messages.extend(messages)
-            session.expires_at = now + self.ttl_seconds
-            self._sessions.move_to_end(session_id)
-            self._prune(now)
-        return HistoryWrite()
-
-    def clear(self, session_id: str) -> int:
-        """Forget the session's history and return how many messages were removed."""
-        check_session_id(session_id)
-        with self._lock:
-            session = self._live(session_id)
-            self._sessions.pop(session_id, None)
-            return len(session.messages) if session else 0
-
-    def ping(self) -> bool:
-        """Always True: the process is the backend."""
-        return True
-
-    def __len__(self) -> int:
-        return len(self._sessions)
-
-    def _live(self, session_id: str) -> _Session | None:
-        session = self._sessions.get(session_id)
-        if session is not None and session.expires_at <= self._clock():
-            del self._sessions[session_id]
-            return None
-        return session
-
-    def _prune(self, now: float) -> None:
-        # The TTL is the same for every session, so the least recently written expires first.
-        while self._sessions:
-            oldest = next(iter(self._sessions.values()))
-            if oldest.expires_at > now and len(self._sessions) <= self.max_sessions:
-                break
-            self._sessions.popitem(last=False)
-
-
 def _describe(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {exc}"
 
 
 class RedisHistory:
-    """History in Redis: a capped list of JSON messages per session, with a TTL.
-
-    Writes are one MULTI/EXEC transaction (RPUSH, LTRIM to the newest ``max_messages``,
-    EXPIRE) so the cap and the TTL refresh are atomic with the write. The client is created on
-    first use, with ``socket_timeout`` for connecting and for each reply and a small bounded
-    retry (see ``RETRIES``: at most ~3.2 s per call with the default 1 s timeout).
-    """
+    """History in Redis: a capped list of JSON messages per session, with a TTL; each append is one
+    MULTI/EXEC (RPUSH, LTRIM, EXPIRE). The client is created on first use, with
+    ``socket_timeout`` and one retry (at most ~3.2 s per call)."""
 
     def __init__(
         self,
@@ -260,7 +144,8 @@ class RedisHistory:
         key_prefix: str = "diagnosis:history:",
         socket_timeout: float = 1.0,
     ) -> None:
-        _check_limits(max_messages, ttl_seconds)
+        if max_messages < 1 or ttl_seconds < 1:
+            raise ValueError("max_messages and ttl_seconds must be at least 1")
         if urlsplit(url).scheme not in ("redis", "rediss", "unix"):
             raise ValueError("REDIS_URL must start with redis://, rediss:// or unix://")
         if socket_timeout <= 0:
@@ -354,10 +239,3 @@ class RedisHistory:
                 # A corrupt entry costs one message of context, never the whole turn.
                 log.warning("skipping corrupt history entry in %s: %s", key, _describe(exc))
         return messages
-
-
-def history_store(redis_url: str | None, max_messages: int, ttl_seconds: int) -> HistoryStore:
-    """Return RedisHistory when a URL is given, MemoryHistory otherwise."""
-    if redis_url:
-        return RedisHistory(redis_url, max_messages=max_messages, ttl_seconds=ttl_seconds)
-    return MemoryHistory(max_messages=max_messages, ttl_seconds=ttl_seconds)

@@ -1,9 +1,5 @@
-"""Reading runs back: the exact-run trace, a session's runs, feedback and the case library.
-
-The trace reads a constant number of queries whatever the run's size: the run (matched on
-session AND run id, so another session's run is "not found"), its session, its steps, its
-invocations.
-"""
+"""Reading runs back: the exact-run trace (the run matched on session AND run id, so another
+session's run is "not found"), feedback and the case library."""
 
 from __future__ import annotations
 
@@ -13,7 +9,6 @@ from typing import Any
 from peewee import Database, SqliteDatabase
 
 from .db import write_transaction
-from .listing import RUN_COLUMNS
 from .models import (
     AgentStep,
     CaseLibrary,
@@ -23,7 +18,6 @@ from .models import (
     utcnow,
 )
 from .runs import PENDING, RUNNING, SUCCESS
-from .step_inputs import rebuild_inputs
 
 USEFUL, NOT_USEFUL = "useful", "not_useful"
 FEEDBACK = (USEFUL, NOT_USEFUL)
@@ -82,44 +76,25 @@ class RunRecords:
         """Session metadata, or None."""
         return _first(ChatSession.select().where(ChatSession.session_id == session_id))
 
-    def trace(self, session_id: str, run_id: str) -> Trace:
-        """The exact run's trace in four queries, each step's model input in full."""
+    def trace(self, session_id: str, run_id: str, *, inputs: bool = True) -> Trace:
+        """The exact run's trace in four queries; without ``inputs`` the steps' model inputs
+        (most of a long run's bytes) are not read."""
         run = self.run(session_id, run_id)
-        steps = _rows(
-            AgentStep.select().where(AgentStep.run_id == run_id).order_by(AgentStep.step_index)
-        )
-        invocations = _rows(
-            ToolInvocation.select()
-            .where(ToolInvocation.run_id == run_id)
-            .order_by(ToolInvocation.id)
-        )
-        rebuild_inputs(steps)
-        return Trace(self.session(session_id), run, steps, invocations)
+        columns = [f for f in AgentStep._meta.sorted_fields if inputs or f.name != "model_input"]
+        query = AgentStep.select(*columns).where(AgentStep.run_id == run_id)
+        steps = _rows(query.order_by(AgentStep.step_index))
+        return Trace(self.session(session_id), run, steps, self._invocations(run_id))
 
     def invocations(
         self, session_id: str, run_id: str
     ) -> tuple[dict[str, Any], list[dict[str, Any]]]:
-        """The exact run and its tool invocations (JSON parsed), without its model steps."""
-        run = self.run(session_id, run_id)
-        invocations = _rows(
-            ToolInvocation.select()
-            .where(ToolInvocation.run_id == run_id)
-            .order_by(ToolInvocation.id)
-        )
-        return run, invocations
+        """The exact run and its tool invocations, without its model steps."""
+        return self.run(session_id, run_id), self._invocations(run_id)
 
-    def runs(self, session_id: str, limit: int, offset: int) -> list[dict[str, Any]]:
-        """The session's runs, newest first; NotFound for an unknown session."""
-        if self.session(session_id) is None:
-            raise NotFound(f"session {session_id} not found")
-        query = (
-            DiagnosisRun.select(*RUN_COLUMNS)
-            .where(DiagnosisRun.session_id == session_id)
-            .order_by(DiagnosisRun.started_at.desc(), DiagnosisRun.run_id.desc())
-            .limit(limit)
-            .offset(offset)
-        )
-        return _rows(query)
+    @staticmethod
+    def _invocations(run_id: str) -> list[dict[str, Any]]:
+        query = ToolInvocation.select().where(ToolInvocation.run_id == run_id)
+        return _rows(query.order_by(ToolInvocation.id))
 
     def run_count(self, session_id: str) -> int:
         """How many runs the session has."""
@@ -128,15 +103,10 @@ class RunRecords:
     def feedback(
         self, session_id: str, run_id: str, value: str, comment: str | None
     ) -> dict[str, Any]:
-        """Record feedback; ``useful`` adds the run to the case library, ``not_useful`` removes it.
-
-        Idempotent: the feedback and comment the run already has are a success that writes
-        nothing. Feedback never changes the run's status; only an answered, finished run can be
-        useful (Conflict otherwise). Concurrent requests on one run are serialised by a write
-        lock taken before the run is read (``BEGIN IMMEDIATE`` on SQLite, which then waits out
-        the busy timeout instead of failing a lock upgrade; ``SELECT ... FOR UPDATE`` on
-        MariaDB/PostgreSQL), so the last writer wins and the case library always agrees with
-        the run's feedback.
+        """Record feedback; ``useful`` adds the run to the case library, ``not_useful`` removes
+        it. Idempotent; never changes the run's status; only an answered, finished run can be
+        useful (Conflict otherwise). Concurrent requests on a run are serialised by a write
+        lock taken before it is read, so the case library always agrees with the feedback.
         """
         with write_transaction(self.database):
             run = self.run(session_id, run_id, lock=True)

@@ -1,19 +1,10 @@
-"""Run rows: sessions, the run status machine, and finishing a run.
+"""Run rows: sessions, the run status machine, leases, and finishing a run.
 
-PENDING -> RUNNING -> SUCCESS | FAILED; feedback never changes the status. Plain persistence:
-the lifecycle steps run in order in :mod:`webapp.services.lifecycle`. Every method runs in a
-connection context, nested in the caller's when it holds one (a run keeps one connection for
-its whole duration), so it works from request threads and worker threads.
-
-Leases: a PENDING or RUNNING run carries ``lease_expires_at``; whoever holds the run renews it
-(:class:`webapp.execution.leases.LeaseKeeper`). :meth:`RunStore.reap` looks at runs whose lease
-ran out: a PENDING one is handed back to be enqueued again (its message may have been lost),
-until it waited ``queue_timeout`` and is failed "queue timeout"; a RUNNING one (its holder died)
-is put back PENDING to be resumed from its checkpoint, at most ``max_resumes`` times, then
-failed "interrupted" with the partial trace saved so far. Claiming (PENDING -> RUNNING) is one
-conditional UPDATE, so a run delivered twice executes once; the final writes only touch a run
-still PENDING or RUNNING (a failed run stays FAILED) and every write of a run is retried on a
-fresh connection for a bounded time (:func:`webapp.persistence.db.write_with_retry`).
+PENDING -> RUNNING -> SUCCESS | FAILED; feedback never changes the status. A PENDING or
+RUNNING run carries a lease its holder renews; :meth:`RunStore.reap` takes back runs whose
+lease ran out (enqueued again, resumed from their checkpoint, or failed past their bounds).
+Claiming is one conditional UPDATE, so a run delivered twice executes once; the final writes
+only touch a run still active, retried on a fresh connection for a bounded time.
 """
 
 from __future__ import annotations
@@ -31,7 +22,7 @@ from peewee import Database, InterfaceError, OperationalError
 
 from diagnosis_graph.workflow.trace import TERMINATION_ERROR, build_orchestration_trace
 
-from .db import retry_disconnects, write_transaction, write_with_retry
+from .db import retry_disconnects, write_transaction
 from .models import ChatSession, DiagnosisRun, JSONField, RunCheckpoint, utcnow
 
 #: The columns :meth:`RunStore.status` reads: all but the JSON documents.
@@ -160,10 +151,8 @@ class RunStore:
         *,
         new_session: bool = False,
     ) -> None:
-        """:meth:`ensure_session` then :meth:`create_run` in one transaction: one commit (on
-        MariaDB each commit waits for the redo log's flush), and never a session row whose
-        first run failed to be created. Both run on this store's database, the transaction's
-        (not on whichever the process-wide models were bound to last)."""
+        """:meth:`ensure_session` then :meth:`create_run` in one transaction: one commit, and
+        never a session row whose first run failed to be created."""
         with self.database.connection_context(), write_transaction(self.database):
             self.ensure_session(session_id, question, new=new_session)
             self.create_run(run_id, session_id, agent_flow, flow, question)
@@ -187,13 +176,9 @@ class RunStore:
             DiagnosisRun.insert(row).execute(self.database)
 
     def claim(self, run_id: str) -> int:
-        """PENDING -> RUNNING under this process's lease: :data:`CLAIMED` (a first start),
-        :data:`RESUMED` (it ran before and was put back) or :data:`NOT_CLAIMED` (it is not
-        PENDING: someone else got it first, or it ended).
-
-        Raises :class:`DatabaseUnavailable` when the database cannot be reached for
-        :data:`CLAIM_RETRY_SECONDS`: nothing was claimed, the job must be given back.
-        """
+        """PENDING -> RUNNING under this process's lease: :data:`CLAIMED`, :data:`RESUMED` (it ran
+        before) or :data:`NOT_CLAIMED` (not PENDING); :class:`DatabaseUnavailable` when the
+        database stays unreachable for :data:`CLAIM_RETRY_SECONDS` (nothing claimed)."""
 
         def claim() -> int:
             expires = utcnow() + self.lease
@@ -208,10 +193,6 @@ class RunStore:
             return retry_disconnects(self.database, claim, seconds=seconds)
         except (OperationalError, InterfaceError) as exc:
             raise DatabaseUnavailable(f"database unreachable: {type(exc).__name__}: {exc}") from exc
-
-    def mark_running(self, run_id: str) -> None:
-        """PENDING -> RUNNING (see :meth:`claim`)."""
-        self.claim(run_id)
 
     def renew(self, run_ids: Sequence[str]) -> int:
         """Extend the lease of these runs while they are PENDING, or RUNNING here; how many
@@ -244,26 +225,18 @@ class RunStore:
             )
 
     def status(self, run_id: str) -> DiagnosisRun | None:
-        """The run row (status, answer, error, counts...), or None; its two JSON documents
-        (``self_evaluation``, ``orchestration_trace``) are not read: every run reads its row
-        twice, and parsing them cost more than the rest of both reads.
-
-        Read to its end, not with ``first()``: a SQLite statement not stepped to its end keeps
-        its read transaction open on the pooled connection, and a later write on it then fails
-        "database is locked" at once instead of waiting."""
+        """The run row without its two JSON documents, or None. Read to its end, not with
+        ``first()``: a SQLite statement not stepped to its end keeps its read transaction open
+        on the pooled connection, and a later write on it fails "database is locked"."""
         query = DiagnosisRun.select(*STATUS_COLUMNS).where(DiagnosisRun.run_id == run_id)
         with self.database.connection_context():
             rows = list(query.limit(1).execute(self.database))
         return rows[0] if rows else None
 
     def finish(self, run_id: str, finish: Finish) -> bool:
-        """PENDING/RUNNING -> SUCCESS or FAILED, retried on a fresh connection; False when the
-        run was no longer this process's to finish (nothing written).
-
-        A run the reaper already failed keeps its FAILED status (its client was told so), and
-        one the reaper handed to another worker (this one stalled past its lease) is that
-        worker's to finish. A finished run's checkpoint is deleted.
-        """
+        """PENDING/RUNNING -> SUCCESS or FAILED, retried on a fresh connection, its checkpoint
+        deleted; False when the run was no longer this process's to finish (the reaper failed
+        it, or handed it to another worker): nothing written."""
 
         def write() -> int:
             query = _finish_query(run_id, self.owner, finish, utcnow())
@@ -272,7 +245,7 @@ class RunStore:
                 RunCheckpoint.delete().where(RunCheckpoint.run_id == run_id).execute()
             return finished
 
-        if write_with_retry(self.database, write):
+        if retry_disconnects(self.database, write):
             return True
         log.warning("run %s was no longer ours: its %s was not saved", run_id, finish.status)
         return False
@@ -340,12 +313,9 @@ class RunStore:
         return Reaped(row.run_id, row.session_id, message)
 
     def _requeue(self, row: DiagnosisRun, now: Any, *, resumes: int) -> Reaped | None:
-        """Put the run back PENDING under a new lease (to be enqueued again).
-
-        A run still waiting for its first start is leased for as long as it has waited (at
-        least a lease): a backlog behind busy workers is enqueued again after 1, 2, 4...
-        leases, a few duplicate messages per run rather than one per lease.
-        """
+        """Put the run back PENDING under a new lease, to be enqueued again; a run still
+        waiting for its first start is leased for as long as it has waited (a backlog is
+        enqueued again after 1, 2, 4... leases)."""
         waited = now - row.started_at if row.status == PENDING else self.lease
         expires = now + max(self.lease, waited)
         updated = (

@@ -1,19 +1,9 @@
 """Creating the schema, and upgrading a database made by an earlier version.
 
-Schema creation is race-free with any number of processes booting at once (web workers and
-Celery workers alike): :func:`create_schema` holds a database-level lock while it creates what
-is missing - ``GET_LOCK`` on MySQL/MariaDB, ``pg_advisory_lock`` on PostgreSQL, a
-``BEGIN IMMEDIATE`` write transaction on SQLite - so the second process waits, then finds
-everything there. A lock rather than creation in the gunicorn master: it also covers Celery
-workers, ``flask init-db`` and several machines starting together.
-
-An earlier version's tables get the columns and indexes added since (:data:`LATER_COLUMNS`,
-declared indexes); an older SQLite ``agent_step`` keeps its column order (``model_input`` not
-last only makes listing steps without their inputs slower there).
-
-``diagnosis_run_text``, a lower-cased copy of the runs' text that triggers on ``diagnosis_run``
-kept for the runs list's text filter in earlier versions, is dropped with its triggers where it
-is still present (:func:`_drop_run_text`): the filter reads ``diagnosis_run`` itself.
+:func:`create_schema` creates what is missing under a database-wide lock (``GET_LOCK``,
+``pg_advisory_lock``, or a ``BEGIN IMMEDIATE`` transaction on SQLite), so any number of
+processes may boot at once; an earlier version's tables get the columns of
+:data:`LATER_COLUMNS` and the declared indexes they lack.
 """
 
 from __future__ import annotations
@@ -79,11 +69,8 @@ def schema_lock(database: Database) -> Iterator[None]:
 
 
 def create_schema(database: Database) -> list[str]:
-    """Create the missing tables, indexes and columns under the schema lock; return new tables.
-
-    On SQLite a process may still meet "database is locked" where SQLite does not wait (a
-    fresh file switching to WAL): that is retried, 5 attempts 0.1-0.8 s apart.
-    """
+    """Create the missing tables, indexes and columns under the schema lock; return new tables
+    (on SQLite, "database is locked" while a fresh file switches to WAL is retried)."""
     retrying = Retrying(
         stop=stop_after_attempt(5 if not (is_mysql(database) or is_postgres(database)) else 1),
         wait=wait_exponential(multiplier=0.1, max=0.8),

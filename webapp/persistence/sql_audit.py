@@ -1,14 +1,8 @@
-"""Peewee audit store: ``agent_step`` and ``tool_invocation`` rows, written as the run goes.
-
-One class implements :class:`webapp.persistence.audit.Audit`, mirroring
-:class:`.memory_audit.MemoryAudit`, plus the read helpers of the trace API, which issue a
-constant number of queries whatever the size of the run.
-"""
+"""Peewee audit store: ``agent_step`` and ``tool_invocation`` rows, written as the run goes."""
 
 from __future__ import annotations
 
 import logging
-import threading
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager, suppress
 from typing import Any
@@ -20,7 +14,6 @@ from peewee import (
     DatabaseError,
     IntegrityError,
     InterfaceError,
-    SqliteDatabase,
     fn,
 )
 
@@ -38,20 +31,14 @@ from .audit import (
 from .context import RunContext, RunJournal, current_run, current_run_or_none
 from .db import connection, discard_connection, is_postgres
 from .models import AgentStep, ToolInvocation, utcnow
-from .step_inputs import stored_input
 
 log = logging.getLogger(__name__)
 
-RUNNING = "RUNNING"
 #: Inserting a step retries this many times when its index was taken by a concurrent writer of
 #: the same run (runs are sequential within themselves, so one attempt is the normal case).
 STEP_INDEX_ATTEMPTS = 5
 #: MySQL/MariaDB ``TEXT`` holds 65,535 bytes; longer error texts are cut, not allowed to fail.
 TEXT_MAX_BYTES = 65_535
-#: A step whose model call took at least this long is committed at once (with the node's rows
-#: so far): the call dwarfs a commit, and the step shows in the trace as soon as it returns.
-#: Steps of faster calls (the offline model, a cache) wait for their node's commit.
-COMMIT_AT_ONCE_MS = 100
 
 
 def _clip(value: Any, field: CharField) -> Any:
@@ -72,37 +59,22 @@ def _clip_text(value: str | None) -> str | None:
 
 
 class SqlAudit:
-    """The :class:`~.audit.Audit` store on the bound peewee models, plus the trace reads.
-
-    ``database`` is the database the models are bound to (:func:`.db.bind`). Every call runs in
-    the calling thread's connection when it has one (a run holds one for its whole duration,
-    a request its own) and in a short connection context otherwise.
-
-    Per run (its :class:`~.context.RunJournal`): the next step index is counted, not selected;
-    invocations are kept in memory for the gatekeeper and the evaluation and written in one
-    multi-row INSERT per :meth:`flush`; a step's row holds only its new messages. On MariaDB
-    and PostgreSQL a thread's step INSERTs open a node transaction that :meth:`flush` (the
-    node's end) commits, or the step of a model call of :data:`COMMIT_AT_ONCE_MS` or more.
-    """
+    """The :class:`~.audit.Audit` store on the bound peewee models: each write commits alone, on
+    the thread's connection if it holds one; step indexes and invocations are kept in the run's
+    journal, the invocations written in one multi-row INSERT per :meth:`flush`."""
 
     def __init__(self, database: Database) -> None:
         self.database = database
         self._calls = OpenCalls()
-        # SQLite has one writer for the whole file: a transaction held across a node's model
-        # calls would stall every other run's writes, so there each statement commits alone.
-        self.node_transactions = not isinstance(database, SqliteDatabase)
-        self._node = threading.local()
 
     @contextmanager
     def _writing(self, what: str, journal: RunJournal | None) -> Iterator[None]:
-        """A write of a run: on a database error, discard the connection (it may be broken: a
-        packet over ``max_allowed_packet`` closes it server-side), remember the cause in the
-        run's journal for the run lifecycle and raise :class:`AuditWriteError`."""
+        """A write of a run: on a database error, discard the connection (it may be broken),
+        remember the cause in the run's journal and raise :class:`AuditWriteError`."""
         try:
             with connection(self.database):
                 yield
         except (DatabaseError, InterfaceError) as exc:
-            self._abandon_node(exc)
             discard_connection(self.database)
             cause = f"audit write failed ({what}): {type(exc).__name__}: {exc}"[:2000]
             if journal is not None:
@@ -110,53 +82,14 @@ class SqlAudit:
             log.error("%s", cause)
             raise AuditWriteError(cause) from exc
 
-    # -- node transactions (MariaDB, PostgreSQL) ------------------------------------------
-
-    def _begin_node(self) -> None:
-        """Open this thread's node transaction unless one is open or the backend is SQLite."""
-        if not self.node_transactions or getattr(self._node, "transaction", None) is not None:
-            return
-        transaction = self.database.transaction()
-        transaction.__enter__()
-        self._node.transaction = transaction
-
-    def _commit_node(self) -> None:
-        """Commit this thread's node transaction, if one is open."""
-        transaction = getattr(self._node, "transaction", None)
-        if transaction is None:
-            return
-        self._node.transaction = None
-        transaction.__exit__(None, None, None)  # commits (rolls back and raises if it cannot)
-
-    def _abandon_node(self, exc: BaseException) -> None:
-        """Roll back this thread's node transaction after a failed write (best effort: the
-        connection is discarded next, and the server rolls back what it held anyway)."""
-        transaction = getattr(self._node, "transaction", None)
-        if transaction is None:
-            return
-        self._node.transaction = None
-        try:
-            transaction.__exit__(type(exc), exc, exc.__traceback__)
-        except Exception:
-            log.debug("rolling back a failed node transaction failed", exc_info=True)
-
-    # -- the step hook --------------------------------------------------------------------
-
     def before_model(self, start: StepStart) -> int:
         """Note the call for the current run (nothing is written yet); return its ticket."""
         return self._calls.open(start)
 
     def after_model(self, ticket: int, end: StepEnd) -> int:
-        """Insert the finished step: new input messages, output, tokens, timing, status."""
+        """Insert the finished step: input, output, tokens, timing, status."""
         run, start = self._calls.close(ticket)
         journal = run.journal
-        model_input = start.model_input
-        if isinstance(model_input, Mapping) and "messages" in model_input:
-            with journal.lock:
-                previous = journal.conversations.get(start.agent_name)
-            stored: Any = stored_input(model_input, previous)
-        else:
-            previous, stored = None, model_input
         index = journal.take_step_index()
         row = {
             AgentStep.run_id: run.run_id,
@@ -164,7 +97,7 @@ class SqlAudit:
             AgentStep.step_index: index,
             AgentStep.agent_name: _clip(start.agent_name, AgentStep.agent_name),
             AgentStep.model: _clip(start.model, AgentStep.model),
-            AgentStep.model_input: stored,
+            AgentStep.model_input: start.model_input,
             AgentStep.model_output: end.model_output,
             AgentStep.has_tool_call: bool(end.has_tool_call),
             AgentStep.prompt_tokens: end.prompt_tokens,
@@ -176,12 +109,7 @@ class SqlAudit:
             AgentStep.error: _clip_text(end.error),
             AgentStep.created_at: utcnow(),
         }
-        # Only on a connection the thread holds (a run's): a short connection context, opened
-        # for this one write, would end the transaction with itself.
-        held = not self.database.is_closed()
         with self._writing("agent_step insert", journal):
-            if held:
-                self._begin_node()
             step_id = None
             for _ in range(STEP_INDEX_ATTEMPTS):
                 with suppress(IntegrityError):
@@ -193,13 +121,9 @@ class SqlAudit:
                 row[AgentStep.step_index] = index = self._after_last_step(run.run_id)
             if step_id is None:
                 raise IntegrityError(f"no free step index for run {run.run_id}")
-            if end.duration_ms >= COMMIT_AT_ONCE_MS:
-                self._commit_node()
         with journal.lock:
             journal.count_step(start.model, end.prompt_tokens, end.completion_tokens)
             journal.next_step_index = max(journal.next_step_index, index + 1)
-            if isinstance(model_input, Mapping) and "messages" in model_input:
-                journal.conversations[start.agent_name] = (index, list(model_input["messages"]))
         return step_id
 
     def _insert_step(self, row: dict[Any, Any]) -> int | None:
@@ -221,8 +145,6 @@ class SqlAudit:
             .scalar()
         )
         return 0 if last is None else int(last) + 1
-
-    # -- the invocation recorder ----------------------------------------------------------
 
     def record(self, draft: InvocationDraft) -> str:
         """Keep an invocation of the current run (written at the next :meth:`flush`)."""
@@ -249,19 +171,16 @@ class SqlAudit:
         return invocation_id
 
     def flush(self) -> None:
-        """Write the current run's pending invocations in one multi-row INSERT and commit this
-        thread's node transaction (the end of a node, and of a run)."""
+        """Write the current run's pending invocations in one multi-row INSERT (the end of a
+        node, and of a run)."""
         run = current_run_or_none()
         if run is None:
             return
         with run.journal.lock:
             rows, run.journal.pending = run.journal.pending, []
-        if not rows and getattr(self._node, "transaction", None) is None:
-            return
-        with self._writing("tool_invocation insert", run.journal):
-            if rows:
+        if rows:
+            with self._writing("tool_invocation insert", run.journal):
                 ToolInvocation.insert_many(rows).execute(self.database)
-            self._commit_node()
 
     def attach_evidence(self, refs: Mapping[str, list[dict[str, Any]]]) -> None:
         """Store on each invocation the verified evidence cited from it, in one UPDATE."""
@@ -327,31 +246,6 @@ class SqlAudit:
             )
             for row in rows
         ]
-
-    # -- trace reads: one query each, whatever the size of the run -------------------------
-
-    def steps_for_run(self, run_id: str) -> list[AgentStep]:
-        """Steps of ``run_id`` ordered by step index."""
-        query = AgentStep.select().where(AgentStep.run_id == run_id).order_by(AgentStep.step_index)
-        with connection(self.database):
-            return list(query)
-
-    def invocations_rows_for_run(self, run_id: str) -> list[ToolInvocation]:
-        """Invocation rows of ``run_id`` ordered by id; read ``step_id``, never ``.step``."""
-        query = (
-            ToolInvocation.select()
-            .where(ToolInvocation.run_id == run_id)
-            .order_by(ToolInvocation.id)
-        )
-        with connection(self.database):
-            return list(query)
-
-    def counts_for_run(self, run_id: str) -> tuple[int, int]:
-        """``(step_count, tool_count)`` of ``run_id``."""
-        with connection(self.database):
-            steps = AgentStep.select().where(AgentStep.run_id == run_id).count()
-            tools = ToolInvocation.select().where(ToolInvocation.run_id == run_id).count()
-        return int(steps), int(tools)
 
 
 def _evidence_query(encoded: Sequence[tuple[str, str | None]]) -> Any:

@@ -1,12 +1,7 @@
-"""Session history read from the SQL record of the session's runs (no Redis configured).
+"""Session history read from the session's SUCCESS chat runs (no Redis configured).
 
-Without ``REDIS_URL`` the history of a session is its runs in the
-database - each SUCCESS chat run gives its question and answer - so any number of web workers
-and Celery workers see the same history, and it survives restarts. Nothing extra is written:
-the run record already holds both turns (``append`` is a no-op). ``clear`` stamps
-``chat_session.history_cleared_at``; runs started before it are no longer history (they stay
-the audit record). The newest ``max_messages`` messages count, as with Redis; a session past
-its ``expires_at`` has none.
+Shared by every process and durable; ``append`` writes nothing (the run is the history) and
+``clear`` stamps ``chat_session.history_cleared_at``: earlier runs are no longer history.
 """
 
 from __future__ import annotations

@@ -1,14 +1,8 @@
-"""Counting the SQL statements a database executes, with peewee's query hooks.
+"""Counting the SQL statements and commits a database executes, with peewee's query hooks.
 
-Every statement peewee sends to the driver (``Database._execute_cursor``) calls the hooks in
-``database.query_hooks`` with a ``QueryEvent(sql, params, duration, exc)`` - a real count of
-what reached the DB-API cursor, not an estimate. Used by the benchmarks and the tests that
-bound a run's statements; nothing is hooked unless a caller asks.
-
-Commits are counted too (on MariaDB each waits for the redo log's flush): a write executed
-outside a transaction commits alone, and every ``COMMIT`` of a peewee transaction is seen by
-wrapping this database object's ``commit`` for the block (BEGIN and COMMIT are sent by peewee
-past the query hooks, so they are not among the statements).
+Every statement that reaches the DB-API cursor is recorded; a write outside a transaction
+counts as a commit, and so does every ``commit()`` of a transaction. Used by the benchmarks and
+the tests that bound a run's statements.
 """
 
 from __future__ import annotations

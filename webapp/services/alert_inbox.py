@@ -1,18 +1,9 @@
 """Alerts from Alertmanager's webhook: validated, stored by fingerprint, linked to AIOps runs.
 
-One webhook call is one notification of one alert group (``groupKey``). Each alert is upserted
-by its fingerprint (Alertmanager's hash of the label set, stable across notifications): the
-status, end time, annotations and ``received_count`` are updated, never duplicated. When the
-call has firing alerts, the group gets an investigation. A run of the group still PENDING is
-joined (it reads the firing alerts when it starts); a RUNNING one is joined only by alerts
-already linked to it (a repeated notification), because it has read its alerts already. Any
-other case starts a new run, so no firing alert is left uninvestigated. A run started this way
-(or by "investigate now") investigates only the alerts linked to it (:func:`alerts_of_run`,
-read when it starts), not every alert the alert source has firing. One race is left: an alert
-that joins a PENDING run in the instant a worker claims it is linked to the run but may miss
-its scope (the run reads its links once, after the claim).
-Resolved alerts are recorded as resolved and start nothing. A payload that fails validation
-stores nothing (the whole call is one transaction).
+Each alert of a call is upserted by its fingerprint (``received_count`` grows). Firing alerts
+join their group's PENDING run, or a RUNNING one they are already linked to; otherwise a new
+run is started, which investigates only the alerts linked to it (:func:`alerts_of_run`).
+Resolved alerts start nothing. An invalid payload stores nothing (one transaction per call).
 """
 
 from __future__ import annotations
@@ -31,7 +22,6 @@ from ..persistence.models import AlertRecord, AlertRun, DiagnosisRun, utcnow
 from ..persistence.records import NotFound
 from ..persistence.runs import PENDING, RUNNING
 
-STATES = ("firing", "resolved", "all")
 MAX_ALERTS_PER_CALL = 1000
 MAX_REQUEST_CHARS = 1000
 _ZERO_TIME = datetime(1, 1, 1, tzinfo=timezone.utc)
@@ -237,12 +227,8 @@ class AlertInbox:
         """Alerts in ``state`` (firing, resolved, all), most recently updated first, each with
         its investigation runs: a keyset page after ``cursor`` (CursorError for one this list
         did not hand out), or by ``offset`` without a cursor. Nothing is counted."""
-        listing = Listing(self.database)
         only = None if state == "all" else state
-        if offset and not cursor:
-            found = listing.alerts_at(only, limit, offset)
-        else:
-            found = listing.alerts(only, limit, cursor)
+        found = Listing(self.database).alerts(only, limit, cursor, offset)
         with self.database.connection_context():
             runs = self._runs_of([row["id"] for row in found.rows])
         views = [_alert_view(row, runs.get(row["id"], [])) for row in found.rows]

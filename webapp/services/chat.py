@@ -1,12 +1,8 @@
-"""The chat run lifecycle in nine steps.
+"""The chat run: session and run rows, history, and the complex or simple flow.
 
-1. resolve or create the session id; 2. ensure ``chat_session`` and create the run (PENDING,
-then RUNNING); 3-5. build the agents' context (session history) and execute the flow under the
-run's identity; 6-7. on an answer save it with duration, counts, self evaluation and
-orchestration trace, SUCCESS (``degraded`` for a fallback answer); 8. on an unhandled error
-save what is known best-effort and mark FAILED; 9. per-run context is always cleared
-(``run_scope`` resets, the retrieval tracker is cleared by the diagnoser). Steps 2 (claim) and
-6-9 are :class:`~webapp.services.lifecycle.RunLifecycle`'s, shared with AIOps runs.
+:meth:`ChatService.start` creates the session (if new) and the PENDING run;
+:meth:`ChatService.execute` runs the flow under :class:`~.lifecycle.RunLifecycle`, which
+claims, saves and fails it.
 """
 
 from __future__ import annotations
@@ -142,12 +138,8 @@ class ChatService:
     def _tracing(
         self, run_id: str, on_event: Callable[[dict[str, Any]], None] | None
     ) -> Callable[[dict[str, Any]], None]:
-        """``on_event`` that also keeps the trace so far on the run (an interrupted run's).
-
-        Saved at most every :data:`PARTIAL_TRACE_SECONDS`, counted from the run's start: one
-        UPDATE per node would be a statement per node for a record that only matters if the run
-        is interrupted, and a run that ends within the second needs none.
-        """
+        """``on_event`` that also saves the trace so far on the run (an interrupted run's), at most
+        every :data:`PARTIAL_TRACE_SECONDS` from the run's start."""
         seen: list[dict[str, Any]] = []
         saved = [time.monotonic()]
 

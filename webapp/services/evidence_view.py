@@ -1,28 +1,12 @@
-"""What the pages draw for a run's cited evidence, read from the recorded tool outputs.
+"""What the pages draw for a run's cited evidence, read from the recorded tool outputs only.
 
-``evidence_view(run, invocations)`` turns a finished run's stored rows into the data of
-``GET /api/diagnosis/<sessionId>/evidence``:
-
-* ``evidence``: every verified evidence item (from the invocations' ``evidence_refs``) with
-  the facts a reader needs to place it - the tool, the service, the metric or log level, the
-  time of the cited point or record - so a citation chip can say where its excerpt comes from;
-* ``charts``: one per cited metric series of a ``query_metrics`` output (its points as
-  recorded, the cited points marked), and one per cited ``detect_anomalies`` finding whose
-  series no ``query_metrics`` call of the run recorded, drawn from the points the finding
-  recorded (the series its detector analysed; outputs recorded before findings carried points
-  give none, and their chart is drawn from the finding's numbers alone). A cited leaf of a
-  finding marks its point: ``points[k]`` that point, ``incident.peak``/``peak_at`` the peak,
-  ``baseline.end`` the last baseline point, any other leaf (``signal``, ``onset``, ``change``...)
-  the onset. Each chart carries the analysed windows: the baseline, the onset and the incident,
-  taken from a ``detect_anomalies`` finding of the same run for the same service and metric
-  when there is one, otherwise from the change-point detector of the analysis tools run on the
-  recorded points themselves (``windows.source`` says which);
-* ``log_tables``: the templates of every cited ``log_patterns`` output, with their counts
-  before and after its onset, the cited rows marked;
-* ``window``: the question's resolved time window as recorded on the run
-  (``self_evaluation.question_window``), or None for runs that recorded none.
-
-Nothing here calls a telemetry backend: every number comes from a recorded output.
+``evidence_view(run, invocations)`` is the data of ``GET /api/diagnosis/<sessionId>/evidence``:
+``evidence`` (every verified item with its tool, service, metric or level and time),
+``charts`` (each cited metric series, or a cited ``detect_anomalies`` finding's own points,
+with the cited points marked and the baseline, onset and incident windows: from a finding of
+the same service and metric, else from the change-point detector on the recorded points),
+``log_tables`` (each cited ``log_patterns`` output, counts before and after its onset) and
+``window`` (the question's resolved time window, or None).
 """
 
 from __future__ import annotations

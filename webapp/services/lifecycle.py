@@ -1,27 +1,12 @@
-"""The run lifecycle in order, for chat and AIOps runs alike (steps 2-9 of a chat run).
+"""The run lifecycle in order, for chat and AIOps runs alike.
 
-:meth:`RunLifecycle.execute`:
-
-1. claims the run (PENDING -> RUNNING, one conditional UPDATE: a run delivered twice is not
-   executed twice - the stored outcome is returned instead). A database that cannot be reached
-   for the claim's bounded retry raises :class:`~webapp.persistence.runs.DatabaseUnavailable`:
-   nothing was executed, the caller gives the job back;
-2. opens the run's :class:`~webapp.persistence.context.RunContext` and one database connection
-   for the run's whole duration; a run taken back from a holder that died has its journal
-   restored from its rows (``journal.resumed``: the flow continues after its checkpoint);
-3. runs ``work(run)`` - the flow, whose steps and invocations go to the run's journal and rows;
-4. writes what the audit store still holds back and commits its open node transaction
-   (:meth:`Audit.flush`);
-5. if a write of the run failed (a dropped connection, an unreachable server), runs ``work``
-   again from the run's last checkpoint, up to :data:`WORK_ATTEMPTS` times with a pause that
-   doubles; if the last attempt's writes fail too, the run is failed with that cause;
-6. saves the Finish with the step and tool counts and the token usage the journal kept (no
-   COUNT queries), the cost by the price table (``LLM_PRICES``) and the duration, retried on a
-   fresh connection (:meth:`RunStore.finish`);
-7. on anything unhandled, flushes as in 4 (best effort), then saves FAILED with the cause,
-   ``failed_trace`` and the duration, best-effort. The context is always reset.
-
-The run store (:class:`~webapp.persistence.runs.RunStore`) only reads and writes rows.
+:meth:`RunLifecycle.execute` claims the run (a run delivered twice executes once; an
+unreachable database raises :class:`~webapp.persistence.runs.DatabaseUnavailable`, nothing
+executed), opens its :class:`~webapp.persistence.context.RunContext` and one connection for
+its duration (a resumed run's journal restored from its rows), runs the flow and flushes its
+held-back rows; while its writes fail it runs again from its last checkpoint, up to
+:data:`WORK_ATTEMPTS` times; then it saves the Finish with the journal's counts, token usage,
+cost and duration - or, on anything unhandled, FAILED with the cause, best effort.
 """
 
 from __future__ import annotations
@@ -33,7 +18,7 @@ from dataclasses import replace
 from typing import Any
 
 from ..llm.tokens import PriceTable
-from ..persistence.audit import Audit
+from ..persistence.audit import Audit, AuditWriteError
 from ..persistence.context import RunContext, run_scope
 from ..persistence.runs import (
     FAILED,
@@ -51,10 +36,6 @@ log = logging.getLogger(__name__)
 #: that costs the unfinished node again.
 WORK_ATTEMPTS = 5
 RETRY_PAUSE_SECONDS = 1.0
-
-
-class AuditWriteFailed(Exception):
-    """A step or invocation row of the run could not be written: the run cannot be trusted."""
 
 
 class RunLifecycle:
@@ -101,7 +82,7 @@ class RunLifecycle:
                     FAILED,
                     None,
                     error_message=str(exc)
-                    if isinstance(exc, AuditWriteFailed)
+                    if isinstance(exc, AuditWriteError)
                     else f"{type(exc).__name__}: {exc}",
                     orchestration_trace=failed_trace,
                     duration_ms=_elapsed_ms(started),
@@ -118,11 +99,8 @@ class RunLifecycle:
     def _work(
         self, run: RunContext, work: Callable[[RunContext], Finish], *, resumed: bool
     ) -> Finish:
-        """``work(run)`` and its flush; again from the last checkpoint while its writes fail.
-
-        ``resumed``: the run ran before (its worker died): its journal is first restored from
-        its rows, so the flow continues after its checkpoint.
-        """
+        """``work(run)`` and its flush, again from the last checkpoint while its writes fail; a
+        ``resumed`` run's journal is first restored from its rows."""
         for attempt in range(1, WORK_ATTEMPTS + 1):
             if attempt > 1:
                 pause = RETRY_PAUSE_SECONDS * 2 ** (attempt - 2)
@@ -144,7 +122,7 @@ class RunLifecycle:
             self._flush(run)
             if run.journal.failure is None:
                 return finish
-        raise AuditWriteFailed(run.journal.take_failure() or "a write of the run failed")
+        raise AuditWriteError(run.journal.take_failure() or "a write of the run failed")
 
     def _usage(self, run: RunContext) -> dict[str, Any]:
         """The run's prompt and completion tokens, and its cost when the table prices a model."""

@@ -1,15 +1,10 @@
-"""``mode=auto``: which flow a question takes.
+"""``mode=auto``: which flow a question takes (stored on the run as ``flow``).
 
-A question that asks "why", asks about a service's state or what to do about it now ("what is
-eating its CPU?", "should we roll it back?", "is it a memory leak?", "couriers can't log in",
-"what broke around 10:15?"), or names an error, latency, an outage, a known service (or a
-distinctive part of its name, an alias the backend declares, or a misspelling of one) or an
-alert goes to the complex, evidence-verified flow; small talk and knowledge questions ("what
-does the runbook say about ...", "how do I ...") go to the simple flow. Chinese questions are
-routed the same way: "为什么" / "原因" ask why; "报错", "变慢", "延迟", "告警", "超时" ... are
-signals; "文档", "手册", "如何", "什么是" ask for knowledge. A follow-up asking about what the
-previous turn's service depends on ("and what about its database?", "那它的数据库呢?") is a
-diagnosis too. The choice is stored on the run (``flow``).
+A question that asks why, asks about a service's state or what to do about it now, names an
+error, latency, an outage, a known service (by name, part of it, alias or misspelling) or an
+alert, or asks a follow-up about what the previous turn's service depends on, goes to the
+complex, evidence-verified flow; small talk and knowledge questions go to the simple flow.
+English and Chinese alike.
 """
 
 from __future__ import annotations

@@ -19,7 +19,7 @@ from werkzeug.serving import make_server
 from webapp import create_app
 from webapp.config import Settings
 from webapp.demo.backend import DemoTelemetryBackend
-from webapp.persistence.history import HistoryStore, MemoryHistory, RedisHistory
+from webapp.persistence.history import HistoryStore, RedisHistory
 from webapp.wiring import build_services
 
 
@@ -31,12 +31,13 @@ def demo_backend() -> DemoTelemetryBackend:
 
 
 @pytest.fixture
-def history(request: pytest.FixtureRequest) -> Iterator[HistoryStore]:
-    """In-process history on SQLite; Redis history on the server backends when available."""
+def history(request: pytest.FixtureRequest) -> Iterator[HistoryStore | None]:
+    """History from the runs' rows on SQLite (None: the app's default); Redis history on the
+    server backends when available."""
     backend = request.node.callspec.params.get("database", "sqlite")
     url = os.environ.get("TEST_REDIS_URL")
     if backend == "sqlite" or not url:
-        yield MemoryHistory(max_messages=12, ttl_seconds=3600)
+        yield None
         return
     store = RedisHistory(
         url, max_messages=12, ttl_seconds=3600, key_prefix=f"test:{secrets.token_hex(4)}:"
@@ -48,7 +49,7 @@ def history(request: pytest.FixtureRequest) -> Iterator[HistoryStore]:
 def make_app(
     database: Database,
     backend: DemoTelemetryBackend,
-    history: HistoryStore,
+    history: HistoryStore | None,
     tmp_path: Path,
     **overrides: Any,
 ) -> Flask:
@@ -66,7 +67,10 @@ def make_app(
 
 @pytest.fixture
 def app(
-    database: Database, demo_backend: DemoTelemetryBackend, history: HistoryStore, tmp_path: Path
+    database: Database,
+    demo_backend: DemoTelemetryBackend,
+    history: HistoryStore | None,
+    tmp_path: Path,
 ) -> Flask:
     return make_app(database, demo_backend, history, tmp_path)
 

@@ -39,7 +39,10 @@ def real_payload() -> dict[str, Any]:
 
 @pytest.fixture
 def hook_app(
-    database: Database, demo_backend: DemoTelemetryBackend, history: HistoryStore, tmp_path: Path
+    database: Database,
+    demo_backend: DemoTelemetryBackend,
+    history: HistoryStore | None,
+    tmp_path: Path,
 ) -> Flask:
     return make_app(database, demo_backend, history, tmp_path, alert_webhook_token=TOKEN)
 
@@ -189,7 +192,10 @@ def test_bad_payloads_are_400_and_store_nothing(
 
 
 def test_the_webhook_needs_its_own_token(
-    database: Database, demo_backend: DemoTelemetryBackend, history: HistoryStore, tmp_path: Path
+    database: Database,
+    demo_backend: DemoTelemetryBackend,
+    history: HistoryStore | None,
+    tmp_path: Path,
 ) -> None:
     locked = make_app(
         database, demo_backend, history, tmp_path, alert_webhook_token=TOKEN, api_key="api-key"

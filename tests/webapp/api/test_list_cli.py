@@ -60,7 +60,10 @@ def test_cases_lists_the_runs_marked_useful(app: Flask) -> None:
 
 
 def test_alerts_lists_groups_with_their_runs(
-    database: Database, demo_backend: DemoTelemetryBackend, history: HistoryStore, tmp_path: Path
+    database: Database,
+    demo_backend: DemoTelemetryBackend,
+    history: HistoryStore | None,
+    tmp_path: Path,
 ) -> None:
     app = make_app(database, demo_backend, history, tmp_path, alert_webhook_token=TOKEN)
     received = post(app.test_client(), real_payload()).json["data"]

@@ -354,45 +354,37 @@ def long_run(database: Database) -> dict[str, Any]:
     return {"sessionId": "sess-t", "runId": "run-t"}
 
 
-def test_a_trace_pages_its_steps_and_invocations_and_streams_the_same_rows(
+def test_a_trace_carries_every_step_and_invocation_and_a_step_is_read_alone(
     client: FlaskClient, long_run: dict[str, Any]
 ) -> None:
-    base = "/api/diagnosis/sess-t/runs/run-t"
-    first = client.get(f"{base}/steps?limit=3")
-    assert_documented(first, "GET", "/api/diagnosis/<sessionId>/runs/<runId>/steps")
-    steps = walk(client, f"{base}/steps", "steps", 3)
-    assert [s["stepIndex"] for s in steps] == list(range(7))
-    assert steps[1]["modelInput"] == {"messages": [{"content": "step 1 ünï"}]}
-    assert steps[3]["modelOutput"] is None
-    invocations = walk(client, f"{base}/invocations", "toolInvocations", 4)
-    assert [i["invocationId"] for i in invocations] == [f"inv-t{i}" for i in range(11)]
-    assert invocations[5]["rawOutput"] == {"rows": [5] * 5} and invocations[5]["stepId"] is None
-    documented = client.get(f"{base}/invocations?limit=2")
-    assert_documented(documented, "GET", "/api/diagnosis/<sessionId>/runs/<runId>/invocations")
     trace = client.get("/api/diagnosis/sess-t/trace?runId=run-t")
     assert_documented(trace, "GET", "/api/diagnosis/<sessionId>/trace")
     data = json.loads(trace.get_data())["data"]
-    assert data["steps"] == steps and data["toolInvocations"] == invocations
+    steps, invocations = data["steps"], data["toolInvocations"]
+    assert [s["stepIndex"] for s in steps] == list(range(7))
+    assert steps[1]["modelInput"] == {"messages": [{"content": "step 1 ünï"}]}
+    assert steps[3]["modelOutput"] is None
+    assert [i["invocationId"] for i in invocations] == [f"inv-t{i}" for i in range(11)]
+    assert invocations[5]["rawOutput"] == {"rows": [5] * 5} and invocations[5]["stepId"] is None
     assert data["run"]["orchestrationTrace"] == {"version": "v", "k": [1]}
     assert data["session"]["sessionId"] == "sess-t"
+    bare = client.get("/api/diagnosis/sess-t/trace?runId=run-t&inputs=none").json["data"]
+    assert [s["modelInput"] for s in bare["steps"]] == [None] * 7
+    assert [{**s, "modelInput": None} for s in steps] == bare["steps"]
+    one = client.get("/api/diagnosis/sess-t/runs/run-t/steps/1")
+    assert_documented(one, "GET", "/api/diagnosis/<sessionId>/runs/<runId>/steps/<stepIndex>")
+    assert one.json["data"] == steps[1]
 
 
-def test_trace_pages_of_another_session_or_with_a_bad_cursor_are_refused(
+def test_a_trace_or_step_of_another_session_or_a_missing_step_is_404(
     client: FlaskClient, long_run: dict[str, Any]
 ) -> None:
-    assert client.get("/api/diagnosis/sess-other/runs/run-t/steps").status_code == 404
-    assert client.get("/api/diagnosis/sess-other/runs/run-t/invocations").status_code == 404
+    assert client.get("/api/diagnosis/sess-other/runs/run-t/steps/1").status_code == 404
     assert client.get("/api/diagnosis/sess-other/trace?runId=run-t").status_code == 404
-    steps_cursor = client.get("/api/diagnosis/sess-t/runs/run-t/steps?limit=1").json["data"][
-        "nextCursor"
-    ]
-    wrong = client.get(f"/api/diagnosis/sess-t/runs/run-t/invocations?cursor={steps_cursor}")
-    assert wrong.status_code == 400 and "invocations list" in wrong.json["message"]
-    too_many = client.get("/api/diagnosis/sess-t/runs/run-t/steps?limit=1001")
-    assert too_many.status_code == 400 and "at most 1000" in too_many.json["message"]
+    assert client.get("/api/diagnosis/sess-t/runs/run-t/steps/7").status_code == 404
 
 
-def test_an_empty_trace_streams_as_valid_json(client: FlaskClient, database: Database) -> None:
+def test_an_empty_trace_is_valid_json(client: FlaskClient, database: Database) -> None:
     with database.connection_context():
         ChatSession.create(session_id="sess-e", title="e")
         DiagnosisRun.create(
@@ -409,7 +401,10 @@ def test_an_empty_trace_streams_as_valid_json(client: FlaskClient, database: Dat
 
 @pytest.fixture
 def hook_app(
-    database: Database, demo_backend: DemoTelemetryBackend, history: HistoryStore, tmp_path: Path
+    database: Database,
+    demo_backend: DemoTelemetryBackend,
+    history: HistoryStore | None,
+    tmp_path: Path,
 ) -> Flask:
     return make_app(database, demo_backend, history, tmp_path, alert_webhook_token=TOKEN)
 

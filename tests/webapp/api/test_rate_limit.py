@@ -11,7 +11,7 @@ from peewee import Database
 
 from webapp.config import Settings, SettingsError
 from webapp.demo.backend import DemoTelemetryBackend
-from webapp.persistence.history import HistoryStore, MemoryHistory
+from webapp.persistence.history import HistoryStore
 
 from .conftest import make_app
 from .openapi_check import assert_documented
@@ -19,7 +19,10 @@ from .openapi_check import assert_documented
 
 @pytest.fixture
 def limited(
-    database: Database, demo_backend: DemoTelemetryBackend, history: HistoryStore, tmp_path: Path
+    database: Database,
+    demo_backend: DemoTelemetryBackend,
+    history: HistoryStore | None,
+    tmp_path: Path,
 ) -> Flask:
     return make_app(database, demo_backend, history, tmp_path, rate_limit="3/minute")
 
@@ -56,11 +59,10 @@ def test_the_counters_live_in_redis_when_configured(
     key = {"Authorization": f"Bearer {secrets.token_hex(8)}"}  # a budget no other run shares
 
     def worker(name: str) -> Flask:
-        history = MemoryHistory(max_messages=12, ttl_seconds=60)
         return make_app(
             database,
             demo_backend,
-            history,
+            None,
             tmp_path / name,
             rate_limit="2/minute",
             redis_url=redis_url,

@@ -21,7 +21,7 @@ from pytest_mock import MockerFixture
 from tests.environment import unavailable
 from webapp.demo.backend import DemoTelemetryBackend
 from webapp.persistence.db import open_database
-from webapp.persistence.history import MemoryHistory, RedisHistory
+from webapp.persistence.history import RedisHistory
 from webapp.persistence.models import AgentStep, DiagnosisRun, ToolInvocation
 
 from .conftest import make_app
@@ -94,7 +94,7 @@ def test_a_database_that_is_down_gives_503_not_500(
     demo_backend: DemoTelemetryBackend, tmp_path: Path
 ) -> None:
     down = open_database(f"mysql://root@127.0.0.1:{free_port()}/test")
-    app = make_app(down, demo_backend, MemoryHistory(), tmp_path, create_schema=False)
+    app = make_app(down, demo_backend, None, tmp_path, create_schema=False)
     client = app.test_client()
     for method, path, body in [
         ("POST", "/api/chat", {"Question": "hello"}),

@@ -93,7 +93,10 @@ def test_the_pages_have_no_inline_script_or_style(client: FlaskClient) -> None:
 
 @pytest.fixture
 def locked(
-    database: Database, demo_backend: DemoTelemetryBackend, history: HistoryStore, tmp_path: Path
+    database: Database,
+    demo_backend: DemoTelemetryBackend,
+    history: HistoryStore | None,
+    tmp_path: Path,
 ) -> FlaskClient:
     return make_app(database, demo_backend, history, tmp_path, api_key="k3y").test_client()
 

@@ -99,7 +99,10 @@ class GatedModel:
 
 @pytest.fixture
 def gated(
-    database: Database, demo_backend: DemoTelemetryBackend, history: HistoryStore, tmp_path: Path
+    database: Database,
+    demo_backend: DemoTelemetryBackend,
+    history: HistoryStore | None,
+    tmp_path: Path,
 ) -> tuple[Flask, GatedModel]:
     model = GatedModel()
     app = make_app(database, demo_backend, history, tmp_path)

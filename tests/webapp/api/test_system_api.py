@@ -20,7 +20,10 @@ from .openapi_check import DOCUMENT, assert_documented
 
 @pytest.fixture
 def locked(
-    database: Database, demo_backend: DemoTelemetryBackend, history: HistoryStore, tmp_path: Path
+    database: Database,
+    demo_backend: DemoTelemetryBackend,
+    history: HistoryStore | None,
+    tmp_path: Path,
 ) -> FlaskClient:
     return make_app(database, demo_backend, history, tmp_path, api_key="s3cret").test_client()
 

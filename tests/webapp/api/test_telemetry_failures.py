@@ -21,7 +21,6 @@ from werkzeug import Request, Response
 
 from webapp import create_app
 from webapp.config import Settings
-from webapp.persistence.history import MemoryHistory
 from webapp.wiring import build_services, telemetry_backend
 
 SERVICES = ["checkout", "payments"]
@@ -86,7 +85,6 @@ def client_for(database: Database, tmp_path: Path, environ: dict[str, str]) -> F
         settings,
         database=database,
         backend=telemetry_backend(settings),
-        history=MemoryHistory(max_messages=12, ttl_seconds=60),
     )
     return create_app(services=services).test_client()
 

@@ -26,7 +26,10 @@ def ask(client: FlaskClient) -> tuple[str, str]:
 
 
 def test_the_runs_list_and_the_trace_show_tokens_and_cost(
-    database: Database, demo_backend: DemoTelemetryBackend, history: HistoryStore, tmp_path: Path
+    database: Database,
+    demo_backend: DemoTelemetryBackend,
+    history: HistoryStore | None,
+    tmp_path: Path,
 ) -> None:
     client = make_app(database, demo_backend, history, tmp_path, llm_prices=PRICES).test_client()
     session_id, run_id = ask(client)

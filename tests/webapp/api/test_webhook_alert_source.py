@@ -17,7 +17,6 @@ from peewee import Database
 
 from webapp import create_app
 from webapp.config import Settings
-from webapp.persistence.history import MemoryHistory
 from webapp.persistence.models import DiagnosisRun
 from webapp.wiring import build_services
 
@@ -31,9 +30,7 @@ def client_for(database: Database, tmp_path: Path) -> FlaskClient:
     (logs / "checkout.log").write_text("2026-12-01T07:54:00Z ERROR payment provider timed out\n")
     environ = {"TELEMETRY_BACKEND": "live", "LOG_DIR": str(logs), "ALERT_WEBHOOK_TOKEN": TOKEN}
     settings = Settings.from_env(environ, overrides={"knowledge_db": str(tmp_path / "k.db")})
-    services = build_services(
-        settings, database=database, history=MemoryHistory(max_messages=12, ttl_seconds=60)
-    )
+    services = build_services(settings, database=database)
     return create_app(services=services).test_client()
 
 

@@ -26,7 +26,6 @@ from webapp.container import Services
 from webapp.demo.backend import DemoTelemetryBackend
 from webapp.llm.types import ChatModel
 from webapp.persistence.db import bind, open_database
-from webapp.persistence.history import MemoryHistory
 from webapp.persistence.schema import create_schema
 from webapp.telemetry import TelemetryBackend
 from webapp.wiring import build_services
@@ -118,7 +117,6 @@ def start_app(
         settings,
         database=database,
         backend=backend or DemoTelemetryBackend(),
-        history=MemoryHistory(max_messages=12, ttl_seconds=3600),
         model=model,
     )
     app = create_app(services=services)

@@ -1,4 +1,5 @@
-"""Builders of the audit dataclasses with sensible defaults, for the persistence tests."""
+"""Builders of the audit dataclasses with sensible defaults, and readers of a run's rows, for
+the persistence tests."""
 
 from __future__ import annotations
 
@@ -6,6 +7,9 @@ from dataclasses import replace
 from typing import Any
 
 from webapp.persistence.audit import InvocationDraft, StepEnd, StepStart
+from webapp.persistence.db import connection
+from webapp.persistence.models import AgentStep, ToolInvocation
+from webapp.persistence.sql_audit import SqlAudit
 
 
 def start(agent: str = "planner", model_input: Any = None, **changes: Any) -> StepStart:
@@ -41,3 +45,22 @@ def draft(step_id: int | None, raw_output: Any = None, **changes: Any) -> Invoca
         step_id=step_id,
     )
     return replace(base, **changes)
+
+
+def steps_of(audit: SqlAudit, run_id: str) -> list[AgentStep]:
+    """The run's step rows in step order."""
+    query = AgentStep.select().where(AgentStep.run_id == run_id).order_by(AgentStep.step_index)
+    with connection(audit.database):
+        return list(query)
+
+
+def invocations_of(audit: SqlAudit, run_id: str) -> list[ToolInvocation]:
+    """The run's invocation rows in creation order (read ``step_id``, never ``.step``)."""
+    query = ToolInvocation.select().where(ToolInvocation.run_id == run_id)
+    with connection(audit.database):
+        return list(query.order_by(ToolInvocation.id))
+
+
+def counts_of(audit: SqlAudit, run_id: str) -> tuple[int, int]:
+    """``(steps, invocations)`` stored for the run."""
+    return len(steps_of(audit, run_id)), len(invocations_of(audit, run_id))

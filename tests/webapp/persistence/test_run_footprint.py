@@ -1,9 +1,8 @@
-"""A run's footprint on every backend: steps store only their new messages, the trace rebuilds
-each step's full input, and the run never reads its own invocations back from the database."""
+"""A run's footprint on every backend: each step stores the input its model was sent, and the
+run never reads its own invocations back from the database."""
 
 from __future__ import annotations
 
-import json
 from datetime import datetime
 from typing import Any
 
@@ -16,13 +15,11 @@ from webapp.api.responses import Timestamp, iso
 from webapp.llm.react import Budget, run_react
 from webapp.llm.types import ChatResult, LLMError
 from webapp.persistence.context import run_scope
-from webapp.persistence.listing import Listing, raw_columns
-from webapp.persistence.models import AgentStep
+from webapp.persistence.listing import Listing
 from webapp.persistence.records import RunRecords
 from webapp.persistence.runs import CHAT, RunStore
 from webapp.persistence.sql_audit import SqlAudit
 from webapp.persistence.statements import count_statements
-from webapp.persistence.step_inputs import CONTINUES, rebuild_inputs
 from webapp.tools.registry import ToolBox, ToolOutput, ToolSpec
 
 LOOKUP_SCHEMA = {
@@ -69,7 +66,7 @@ def records(database: Database) -> RunRecords:
     return RunRecords(database)
 
 
-def test_the_trace_rebuilds_every_step_input_of_a_react_run(
+def test_the_trace_and_a_step_carry_every_full_input_of_a_react_run(
     audit: SqlAudit, records: RunRecords, database: Database
 ) -> None:
     model = react_run(audit, "run-6", rounds=6)
@@ -77,55 +74,11 @@ def test_the_trace_rebuilds_every_step_input_of_a_react_run(
         trace = records.trace("sess-a", "run-6")
     assert len(trace.steps) == len(model.requests) == 7
     for step, request in zip(trace.steps, model.requests, strict=True):
-        model_input = step["model_input"]
-        assert model_input["messages"] == request["messages"]
-        assert CONTINUES not in model_input
+        assert step["model_input"]["messages"] == request["messages"]
     assert [s["step_index"] for s in trace.steps] == list(range(7))
-
-
-def test_each_step_row_stores_only_its_new_messages(
-    audit: SqlAudit, records: RunRecords, database: Database
-) -> None:
-    model = react_run(audit, "run-6", rounds=6)
-    with database.connection_context():
-        rows = list(
-            AgentStep.select().where(AgentStep.run_id == "run-6").order_by(AgentStep.step_index)
-        )
-    stored = [row.model_input for row in rows]
-    # the first step is stored whole; every later one continues its predecessor's messages up
-    # to that step's last assistant message (the earlier tool result reaches the model as a
-    # short summary from then on) and adds the summary, the tool call and the tool's result
-    assert CONTINUES not in stored[0] and len(stored[0]["messages"]) == 2
-    assert stored[1][CONTINUES] == {"step_index": 0, "messages": 2}
-    assert len(stored[1]["messages"]) == 2
-    for index, step in enumerate(stored[2:], start=2):
-        assert step[CONTINUES] == {"step_index": index - 1, "messages": 2 * index - 1}
-        assert len(step["messages"]) == 3
-    # linear bytes: every distinct message the model was sent is stored exactly once
-    every_stored = [json.dumps(m, sort_keys=True) for step in stored for m in step["messages"]]
-    sent = {json.dumps(m, sort_keys=True) for r in model.requests for m in r["messages"]}
-    assert len(every_stored) == len(set(every_stored)) and set(every_stored) == sent
-    # and the stored form rebuilds to what the model was sent
-    as_dicts = [{"step_index": r.step_index, "model_input": r.model_input} for r in rows]
-    rebuild_inputs(as_dicts)
-    assert [d["model_input"]["messages"] for d in as_dicts] == [
-        r["messages"] for r in model.requests
-    ]
-
-
-def test_a_continuation_whose_base_is_missing_keeps_its_stored_form() -> None:
-    steps = [
-        {
-            "step_index": 4,
-            "model_input": {"messages": ["c"], CONTINUES: {"step_index": 3, "messages": 2}},
-        },
-        {
-            "step_index": 5,
-            "model_input": {"messages": ["d"], CONTINUES: {"step_index": 4, "messages": 3}},
-        },
-    ]
-    rebuild_inputs(steps)
-    assert [s["model_input"]["messages"] for s in steps] == [["c"], ["d"]]
+    one = Listing(database).step("run-6", 4)
+    assert one is not None and one["model_input"]["messages"] == model.requests[4]["messages"]
+    assert Listing(database).step("run-6", 7) is None
 
 
 def test_a_run_reads_its_own_invocations_from_memory_and_writes_them_in_one_statement(
@@ -157,62 +110,6 @@ def test_a_run_reads_its_own_invocations_from_memory_and_writes_them_in_one_stat
     assert [r.invocation_id for r in audit.invocations_for_run("run-m")] == [
         r.invocation_id for r in records
     ]
-
-
-@pytest.mark.parametrize("limit", [1, 3, 7])
-def test_streamed_and_paged_steps_carry_every_full_input(
-    audit: SqlAudit, records: RunRecords, database: Database, limit: int
-) -> None:
-    model = react_run(audit, "run-6", rounds=6)
-    listing = Listing(database)
-    with database.connection_context():
-        names = raw_columns(AgentStep)
-        streamed = [
-            dict(zip(names, row, strict=True))
-            for batch in listing.stream_steps("run-6")
-            for row in batch
-        ]
-    paged: list[dict[str, Any]] = []
-    cursor = None
-    while True:  # pages cut continuations: a page's first step continues the previous page's
-        page = listing.steps("run-6", limit, cursor)
-        paged += page.rows
-        if (cursor := page.next_cursor) is None:
-            break
-    parsed = listing.steps("run-6", 2, listing.steps("run-6", 3).next_cursor).rows
-    sent = [request["messages"] for request in model.requests]
-    assert [json.loads(s["model_input"])["messages"] for s in streamed] == sent
-    assert [s["model_input"]["messages"] for s in paged] == sent
-    assert [s["model_input"]["messages"] for s in parsed] == sent[3:5]
-
-
-def test_a_page_of_steps_reads_earlier_steps_only_for_a_continuation_across_it(
-    audit: SqlAudit, records: RunRecords, database: Database
-) -> None:
-    react_run(audit, "run-6", rounds=6)  # every step after the first continues its predecessor
-    with database.connection_context():
-        for i in range(6):  # run-1: whole inputs, with "continues" as a message text too
-            text = '{"continues": {"step_index": 0}} ' * 3
-            AgentStep.create(
-                run_id="run-1",
-                session_id="sess-a",
-                step_index=i,
-                agent_name="executor",
-                model="m",
-                model_input={"messages": [{"role": "user", "content": text}], "n": i},
-                status="SUCCESS",
-            )
-    listing = Listing(database)
-    deep = listing.steps("run-1", 2, listing.steps("run-1", 3).next_cursor)
-    with count_statements(database) as whole:
-        again = listing.steps("run-1", 2, listing.steps("run-1", 3).next_cursor)
-    with count_statements(database) as continued:
-        page = listing.steps("run-6", 2, listing.steps("run-6", 3).next_cursor)
-    assert [s["model_input"]["n"] for s in deep.rows] == [3, 4]
-    assert [s["model_input"]["n"] for s in again.rows] == [3, 4]
-    # (each count includes the first page's query, which needed no earlier steps)
-    assert len(whole) == 2 and len(continued) == 3  # run-6: one read of its earlier steps
-    assert len(page.rows[0]["model_input"]["messages"]) == 2 + 2 * 3  # rebuilt, not stored
 
 
 def test_sqlite_timestamp_text_is_formatted_as_the_api_formats_datetimes() -> None:

@@ -19,7 +19,7 @@ from webapp.persistence.context import run_scope
 from webapp.persistence.models import AgentStep, ToolInvocation
 from webapp.persistence.sql_audit import TEXT_MAX_BYTES, SqlAudit
 
-from .helpers import draft, end, start
+from .helpers import counts_of, draft, end, invocations_of, start, steps_of
 
 CountQueries = Callable[[Callable[[], Any]], int]
 
@@ -32,7 +32,7 @@ def step(audit: SqlAudit, first: StepStart, last: StepEnd) -> int:
 def test_steps_are_numbered_per_run_and_written_when_the_call_returns(audit: SqlAudit) -> None:
     with run_scope("sess-a", "run-a"):
         ticket = audit.before_model(start("planner", {"messages": ["hi"]}))
-        assert audit.steps_for_run("run-a") == []  # nothing written before the call returns
+        assert steps_of(audit, "run-a") == []  # nothing written before the call returns
         a0 = audit.after_model(
             ticket, end(prompt_tokens=100, completion_tokens=23, duration_ms=450)
         )
@@ -44,7 +44,7 @@ def test_steps_are_numbered_per_run_and_written_when_the_call_returns(audit: Sql
             end("ERROR", has_tool_call=True, attempts=3, error="timeout", model_output=None),
         )
 
-    done = audit.steps_for_run("run-a")
+    done = steps_of(audit, "run-a")
     assert [(s.id, s.step_index) for s in done] == [(a0, 0), (a1, 1)]
     assert done[0].model_input == {"messages": ["hi"]}
     assert (done[0].status, done[0].token_count, done[0].duration_ms) == ("SUCCESS", 123, 450)
@@ -56,7 +56,7 @@ def test_steps_are_numbered_per_run_and_written_when_the_call_returns(audit: Sql
         3,
         True,
     )
-    assert [(s.id, s.step_index, s.session_id) for s in audit.steps_for_run("run-b")] == [
+    assert [(s.id, s.step_index, s.session_id) for s in steps_of(audit, "run-b")] == [
         (b0, 0, "sess-b")
     ]
 
@@ -66,7 +66,7 @@ def test_before_model_outside_a_run_raises_and_writes_nothing(audit: SqlAudit) -
         audit.before_model(start())
     with pytest.raises(RuntimeError, match="no diagnosis run"):
         audit.record(draft(None))
-    assert audit.counts_for_run("run-a") == (0, 0)
+    assert counts_of(audit, "run-a") == (0, 0)
 
 
 def test_step_index_taken_by_a_concurrent_writer_is_retried(
@@ -85,7 +85,7 @@ def test_step_index_taken_by_a_concurrent_writer_is_retried(
             ).execute()
         second = step(audit, start(), end())
         third = step(audit, start(), end())
-    indexes = [(s.id, s.step_index) for s in audit.steps_for_run("run-a")]
+    indexes = [(s.id, s.step_index) for s in steps_of(audit, "run-a")]
     assert indexes[-2:] == [(second, 2), (third, 3)]
 
 
@@ -97,11 +97,11 @@ def test_invocations_are_linked_to_the_step_that_asked_for_them(audit: SqlAudit)
             draft(step_id, tool_name="search_logs", status="ERROR", error_message="backend down")
         )
         orphan = audit.record(draft(None, duration_ms=0))
-        assert audit.invocations_rows_for_run("run-a") == []  # held until the node ends
+        assert invocations_of(audit, "run-a") == []  # held until the node ends
         audit.flush()
 
     assert first.startswith("inv-") and len({first, second, orphan}) == 3
-    rows = audit.invocations_rows_for_run("run-a")
+    rows = invocations_of(audit, "run-a")
     assert [(r.invocation_id, r.step_id) for r in rows] == [
         (first, step_id),
         (second, step_id),
@@ -118,7 +118,7 @@ def test_invocations_are_linked_to_the_step_that_asked_for_them(audit: SqlAudit)
         "ERROR",
         "backend down",
     )
-    assert audit.counts_for_run("run-a") == (1, 3)
+    assert counts_of(audit, "run-a") == (1, 3)
 
 
 def test_invocations_for_run_returns_only_that_run_in_creation_order(audit: SqlAudit) -> None:
@@ -164,7 +164,7 @@ def test_raw_output_round_trips_verbatim(audit: SqlAudit, kind: str) -> None:
         [in_memory] = audit.invocations_for_run("run-a")
     assert in_memory.raw_output is raw
     [record] = audit.invocations_for_run("run-a")
-    [row] = audit.invocations_rows_for_run("run-a")
+    [row] = invocations_of(audit, "run-a")
     # dumps equality also pins key order, which a plain == on dicts would not
     assert json.dumps(record.raw_output) == json.dumps(raw)
     assert json.dumps(row.raw_output) == json.dumps(raw)
@@ -176,7 +176,7 @@ def test_large_raw_output_exceeds_64_kib(audit: SqlAudit) -> None:
     assert len(text) > 4 * 65_536  # larger than TEXT on MySQL; LONGTEXT keeps it whole
     with run_scope("sess-a", "run-a"):
         step(audit, start(model_input=LARGE), end(model_output=LARGE))
-    [row] = audit.steps_for_run("run-a")
+    [row] = steps_of(audit, "run-a")
     assert row.model_input == LARGE and row.model_output == LARGE
 
 
@@ -205,8 +205,8 @@ def test_overlong_names_and_error_texts_are_cut_not_fatal(audit: SqlAudit) -> No
         )
         audit.record(draft(step_id, tool_name="t" * 200, error_message=error))
         audit.flush()
-    [row] = audit.steps_for_run("run-a")
-    [invocation] = audit.invocations_rows_for_run("run-a")
+    [row] = steps_of(audit, "run-a")
+    [invocation] = invocations_of(audit, "run-a")
     assert (row.agent_name, row.model, row.status) == ("a" * 32, "m" * 128, "FAILED_WITH_A_VE")
     assert invocation.tool_name == "t" * 64
     for stored in (row.error, invocation.error_message):
@@ -237,14 +237,14 @@ def test_concurrent_runs_keep_their_own_rows(audit: SqlAudit, database: Database
     assert all(closed)
     assert not getattr(database, "_in_use", {}), "a pooled connection was left checked out"
     for n in range(runs):
-        steps = audit.steps_for_run(f"run-{n}")
+        steps = steps_of(audit, f"run-{n}")
         assert [s.step_index for s in steps] == list(range(steps_per_run))
         assert {(s.session_id, s.agent_name, s.status) for s in steps} == {
             (f"sess-{n}", f"agent-{n}", "SUCCESS")
         }
         assert [s.model_input for s in steps] == [{"run": n, "i": i} for i in range(steps_per_run)]
         assert [s.token_count for s in steps] == [n + i for i in range(steps_per_run)]
-        invocations = audit.invocations_rows_for_run(f"run-{n}")
+        invocations = invocations_of(audit, f"run-{n}")
         assert [r.arguments for r in invocations] == [s.model_input for s in steps]
         assert [r.step_id for r in invocations] == [s.id for s in steps]
         assert {r.session_id for r in invocations} == {f"sess-{n}"}
@@ -270,7 +270,7 @@ def test_the_store_leaves_no_connection_open_and_keeps_the_callers(
         with run_scope("sess-a", "run-a"):
             audit.record(draft(step_id))
             audit.flush()
-        assert audit.counts_for_run("run-a") == (1, 2)
+        assert counts_of(audit, "run-a") == (1, 2)
         assert not database.is_closed() and database.connection() is connection
     finally:
         database.close()
@@ -311,37 +311,19 @@ def _bulk_run(run_id: str, size: int) -> None:
         ToolInvocation.insert_many(batch).execute()
 
 
-def test_trace_reads_issue_a_constant_number_of_queries(
+def test_a_runs_invocations_are_read_back_in_one_query_whatever_its_size(
     audit: SqlAudit, database: Database, count_queries: CountQueries
 ) -> None:
     with database.connection_context(), database.atomic():
         _bulk_run("run-small", 5)
         _bulk_run("run-large", 500)
-
-    def trace(run_id: str) -> Callable[[], Any]:
-        def read() -> Any:
-            steps = audit.steps_for_run(run_id)
-            rows = audit.invocations_rows_for_run(run_id)
-            links = [row.step_id for row in rows]  # the foreign key column, never a lazy .step
-            return steps, links, audit.counts_for_run(run_id), audit.invocations_for_run(run_id)
-
-        return read
-
     with database.connection_context():
-        small, large = count_queries(trace("run-small")), count_queries(trace("run-large"))
-        assert small == large == 5
-        for helper, expected in (
-            (audit.steps_for_run, 1),
-            (audit.invocations_rows_for_run, 1),
-            (audit.counts_for_run, 2),
-            (audit.invocations_for_run, 1),
-        ):
-            assert count_queries(partial(helper, "run-large")) == expected
-    assert count_queries(trace("run-small")) == count_queries(trace("run-large"))
-    steps, links, counts, records = trace("run-large")()
+        small = count_queries(partial(audit.invocations_for_run, "run-small"))
+        assert small == count_queries(partial(audit.invocations_for_run, "run-large")) == 1
+    steps = steps_of(audit, "run-large")
     assert [s.step_index for s in steps] == list(range(500))
-    assert links == [s.id for s in steps]
-    assert counts == (500, 500) and len(records) == 500
+    assert [row.step_id for row in invocations_of(audit, "run-large")] == [s.id for s in steps]
+    assert len(audit.invocations_for_run("run-large")) == 500
 
 
 def test_step_rows_survive_their_invocations_deletion_and_vice_versa(
@@ -353,5 +335,5 @@ def test_step_rows_survive_their_invocations_deletion_and_vice_versa(
         audit.flush()
     with database.connection_context():
         AgentStep.delete().where(AgentStep.id == step_id).execute()
-    [row] = audit.invocations_rows_for_run("run-a")
+    [row] = invocations_of(audit, "run-a")
     assert row.step_id is None  # ON DELETE SET NULL: the audit of the tool call is kept

@@ -1,4 +1,4 @@
-"""Session history: the in-process store, Redis for real, and Redis going away mid-run."""
+"""Session history: messages, Redis for real, and Redis going away mid-run."""
 
 from __future__ import annotations
 
@@ -6,7 +6,6 @@ import os
 import shutil
 import socket
 import subprocess
-import threading
 import time
 import uuid
 from collections.abc import Callable, Iterator
@@ -21,10 +20,8 @@ from tests.environment import unavailable
 from webapp.persistence.history import (
     HistoryMessage,
     HistoryUnavailable,
-    MemoryHistory,
     RedisHistory,
     Role,
-    history_store,
 )
 
 T = TypeVar("T")
@@ -34,19 +31,11 @@ def msg(content: str, role: Role = "user", run_id: str | None = None) -> History
     return HistoryMessage(role=role, content=content, run_id=run_id)
 
 
-def contents(store: MemoryHistory | RedisHistory, session_id: str) -> list[str]:
+def contents(store: RedisHistory, session_id: str) -> list[str]:
     return [m.content for m in store.load(session_id).messages]
 
 
-class FakeClock:
-    def __init__(self) -> None:
-        self.now = 1000.0
-
-    def __call__(self) -> float:
-        return self.now
-
-
-# --- messages and the factory -------------------------------------------------------------
+# --- messages -------------------------------------------------------------
 
 
 def test_message_round_trips_through_its_dict_form() -> None:
@@ -72,114 +61,13 @@ def test_message_from_dict_rejects_wrong_shapes_with_value_error(data: object) -
 
 @pytest.mark.parametrize("session_id", ["", "a b", "x" * 65, "a/b", "ключ", "a\nb", "*"])
 def test_stores_reject_session_ids_outside_the_allowed_alphabet(session_id: str) -> None:
-    memory = MemoryHistory()
     store = RedisHistory("redis://127.0.0.1:1/0")
     with pytest.raises(ValueError):
-        memory.load(session_id)
+        store.load(session_id)
     with pytest.raises(ValueError):
         store.append(session_id, [msg("x")])
     with pytest.raises(ValueError):
         store.clear(session_id)
-
-
-def test_history_store_picks_redis_only_when_a_url_is_given() -> None:
-    assert isinstance(history_store(None, 5, 60), MemoryHistory)
-    assert isinstance(history_store("", 5, 60), MemoryHistory)
-    store = history_store("redis://127.0.0.1:1/0", 5, 60)
-    assert isinstance(store, RedisHistory)
-    assert (store.max_messages, store.ttl_seconds) == (5, 60)
-
-
-# --- MemoryHistory -------------------------------------------------------------------------
-
-
-def test_memory_cap_keeps_the_newest_messages_in_order() -> None:
-    store = MemoryHistory(max_messages=3)
-    store.append("s1", [msg("1"), msg("2")])
-    store.append("s1", [msg("3"), msg("4"), msg("5")])
-    assert contents(store, "s1") == ["3", "4", "5"]
-    assert contents(store, "other") == []
-
-
-def test_memory_history_expires_ttl_after_the_last_write() -> None:
-    clock = FakeClock()
-    store = MemoryHistory(ttl_seconds=60, clock=clock)
-    store.append("s1", [msg("a")])
-    clock.now += 59
-    assert contents(store, "s1") == ["a"]
-    clock.now += 1
-    assert store.load("s1").messages == []
-    assert store.clear("s1") == 0
-
-
-def test_memory_write_refreshes_the_ttl_and_reads_do_not() -> None:
-    clock = FakeClock()
-    store = MemoryHistory(ttl_seconds=60, clock=clock)
-    store.append("s1", [msg("a")])
-    clock.now += 50
-    store.append("s1", [msg("b")])
-    clock.now += 50
-    assert contents(store, "s1") == ["a", "b"]
-    clock.now += 9
-    store.load("s1")
-    clock.now += 1
-    assert contents(store, "s1") == []
-
-
-def test_memory_clear_returns_the_number_removed() -> None:
-    store = MemoryHistory(max_messages=2)
-    store.append("s1", [msg("a"), msg("b"), msg("c")])
-    assert store.clear("s1") == 2
-    assert contents(store, "s1") == []
-    assert store.clear("s1") == 0
-    assert store.ping() is True
-
-
-def test_memory_evicts_the_least_recently_written_session_beyond_the_bound() -> None:
-    store = MemoryHistory(max_sessions=3)
-    for session in ("a", "b", "c"):
-        store.append(session, [msg(session)])
-    store.append("a", [msg("a2")])  # "b" is now the least recently written
-    store.load("b")  # a read does not count as a write
-    store.append("d", [msg("d")])
-    assert len(store) == 3
-    assert contents(store, "b") == []
-    assert contents(store, "a") == ["a", "a2"]
-    assert contents(store, "c") == ["c"]
-
-
-def test_memory_drops_expired_sessions_on_write_without_waiting_for_a_read() -> None:
-    clock = FakeClock()
-    store = MemoryHistory(ttl_seconds=10, clock=clock)
-    store.append("old", [msg("x")])
-    clock.now += 10
-    store.append("new", [msg("y")])
-    assert len(store) == 1
-
-
-def test_memory_is_safe_under_concurrent_appends() -> None:
-    threads_n, per_thread = 16, 50
-    store = MemoryHistory(max_messages=threads_n * per_thread)
-    barrier = threading.Barrier(threads_n)
-
-    def work(n: int) -> None:
-        barrier.wait()
-        for i in range(per_thread):
-            store.append("shared", [msg(f"{n}:{i}")])
-            store.append(f"own-{n}", [msg(str(i))])
-            store.load("shared")
-
-    threads = [threading.Thread(target=work, args=(n,)) for n in range(threads_n)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join()
-    shared = contents(store, "shared")
-    assert len(shared) == threads_n * per_thread
-    for n in range(threads_n):
-        mine = [c for c in shared if c.startswith(f"{n}:")]
-        assert mine == [f"{n}:{i}" for i in range(per_thread)]
-        assert contents(store, f"own-{n}") == [str(i) for i in range(per_thread)]
 
 
 # --- RedisHistory against the real server from TEST_REDIS_URL ------------------------------

@@ -1,37 +1,36 @@
-"""When a run's rows are committed, on every backend: one transaction per node on MariaDB and
-PostgreSQL (a fast model call's step waits for its node, a slow one's is committed at once),
-each statement alone on SQLite; the session and run rows in one commit."""
+"""When a run's rows are committed, on every backend: each step as it returns, a node's
+invocations at its end; the session and run rows in one commit."""
 
 from __future__ import annotations
 
 from concurrent.futures import ThreadPoolExecutor
 
 import pytest
-from peewee import Database, SqliteDatabase
+from peewee import Database
 
 from webapp.persistence.context import RunContext, run_scope
 from webapp.persistence.models import ChatSession, DiagnosisRun
 from webapp.persistence.runs import CHAT, FAILED, PENDING, Finish, RunStore
-from webapp.persistence.sql_audit import COMMIT_AT_ONCE_MS, SqlAudit
+from webapp.persistence.sql_audit import SqlAudit
 from webapp.persistence.statements import count_statements
 from webapp.services.lifecycle import RunLifecycle
 
-from .helpers import draft, end, start
+from .helpers import draft, end, invocations_of, start, steps_of
 
-FAST, SLOW = 5, COMMIT_AT_ONCE_MS
+FAST = 5
 
 
 def seen_elsewhere(audit: SqlAudit, run_id: str) -> int:
     """How many of the run's steps another connection (another thread's) reads."""
     with ThreadPoolExecutor(1) as pool:
-        return len(pool.submit(audit.steps_for_run, run_id).result())
+        return len(pool.submit(steps_of, audit, run_id).result())
 
 
 def step(audit: SqlAudit, duration_ms: int) -> int:
     return audit.after_model(audit.before_model(start()), end(duration_ms=duration_ms))
 
 
-def test_a_nodes_fast_steps_are_committed_with_it_and_a_slow_call_at_once(
+def test_each_step_is_committed_as_it_returns_and_invocations_at_the_nodes_end(
     audit: SqlAudit, database: Database
 ) -> None:
     with run_scope("sess-a", "run-n"), database.connection_context():
@@ -39,15 +38,10 @@ def test_a_nodes_fast_steps_are_committed_with_it_and_a_slow_call_at_once(
         step(audit, FAST)
         audit.record(draft(first))
         mid_node = seen_elsewhere(audit, "run-n")
-        step(audit, SLOW)
-        after_slow = seen_elsewhere(audit, "run-n")
-        step(audit, FAST)
+        held = invocations_of(audit, "run-n")
         audit.flush()  # the node's end
-        after_node = seen_elsewhere(audit, "run-n")
-        invocations = audit.invocations_rows_for_run("run-n")
-    sqlite = isinstance(database, SqliteDatabase)
-    assert mid_node == (2 if sqlite else 0)  # SQLite: every statement commits alone
-    assert after_slow == 3 and after_node == 4
+        invocations = invocations_of(audit, "run-n")
+    assert mid_node == 2 and held == []
     assert [row.step_id for row in invocations] == [first]
 
 
