@@ -15,7 +15,6 @@ import gzip
 import json
 import threading
 from bisect import bisect_left, bisect_right
-from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
@@ -279,11 +278,11 @@ class DemoTelemetryBackend:
         lo = bisect_left(index.times, _ms(start, ceil=True))
         hi = bisect_left(index.times, _ms(end, ceil=True))
         needle = (keyword or "").strip().lower()
-        matches: Sequence[int] = range(lo, hi)
+        matches = index.records[lo:hi]
         if needle:
-            matches = [i for i in matches if needle in index.lowered[i]]
-        rows = index.records
-        records = [dict(rows[i]) for i in matches[: -limit - 1 : -1]]  # the caller's own copies
+            lowered = index.lowered[lo:hi]
+            matches = [r for r, text in zip(matches, lowered, strict=True) if needle in text]
+        records = list(map(dict, matches[: -limit - 1 : -1]))  # the caller's own copies
         return {"records": records, "total": len(matches), "truncated": len(matches) > limit}
 
     def query_metrics(
