@@ -29,13 +29,13 @@ what the data says a service depends on, never guessed from word overlap.
 from __future__ import annotations
 
 import re
-from bisect import bisect_left
+from bisect import bisect_left, bisect_right
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from functools import lru_cache
-from itertools import compress, count, repeat
+from itertools import accumulate, compress, count, repeat
 from operator import is_, itemgetter
 from typing import Any
 
@@ -331,27 +331,33 @@ def named_services(
     exclude: str | None = None,
     aliases: Mapping[str, Sequence[str]] | None = None,
 ) -> dict[str, int]:
-    """For each known service other than ``exclude``: how many messages name it (if any)."""
-    needles = {
-        service: _name_pattern([service, *((aliases or {}).get(service, ()))])
+    """For each known service other than ``exclude``: how many messages name it (if any), in
+    lower case."""
+    names = {
+        service: [service, *((aliases or {}).get(service, ()))]
         for service in services
         if service != exclude
     }
+    messages = [str(record.get("message", "")).lower() for record in records]
+    # Each name is searched once over the messages joined by newlines (no name holds one): a
+    # match's message is the first whose end lies beyond it.
+    text = "\n".join(messages)
+    ends = list(accumulate(len(message) + 1 for message in messages))
     counts: dict[str, int] = {}
-    for record in records:
-        message = str(record.get("message", ""))
-        for service, needle in needles.items():
-            if needle.search(message):
-                counts[service] = counts.get(service, 0) + 1
+    for service, known in names.items():
+        matches = (m for name in known for m in _name_pattern(name).finditer(text))
+        if named := {bisect_right(ends, match.start()) for match in matches}:
+            counts[service] = len(named)
     return dict(sorted(counts.items(), key=lambda item: (-item[1], item[0])))
 
 
-def _name_pattern(names: Sequence[str]) -> re.Pattern[str]:
-    parts = []
-    for name in names:
-        escaped = re.escape(name)
-        parts.append(escaped if not name.isascii() else rf"(?<![\w-]){escaped}(?![\w-])")
-    return re.compile("|".join(parts), re.I)
+def _name_pattern(name: str) -> re.Pattern[str]:
+    """``name`` in lower case; an ASCII name as a whole word: no word character or hyphen on
+    either side (the look-behind follows the name, so it is tried only where the name is)."""
+    escaped = re.escape(name.lower())
+    if not name.isascii():
+        return re.compile(escaped)
+    return re.compile(rf"{escaped}(?<![\w-]{escaped})(?![\w-])")
 
 
 def _time(value: Any) -> datetime:

@@ -35,7 +35,6 @@ positive baseline, else as a signed difference (``+0.26``, ``-0.68``).
 from __future__ import annotations
 
 import bisect
-import itertools
 import math
 import statistics
 from collections.abc import Sequence
@@ -207,7 +206,7 @@ _TIME, _VALUE = itemgetter(0), itemgetter(1)
 def change_points(values: Sequence[float]) -> list[int]:
     """Indices where a new segment starts (PELT), in time order; excludes ``len(values)``."""
     array = np.asarray(values, dtype=float)
-    scale = noise_scale(values)
+    scale = noise_scale(array)
     if scale == 0.0:
         scale = max(float(np.ptp(array)) * 1e-3, ABSOLUTE_FLOOR)
     algo = ruptures.KernelCPD(kernel="linear", min_size=MIN_SEGMENT).fit(array / scale)
@@ -215,12 +214,11 @@ def change_points(values: Sequence[float]) -> list[int]:
     return [int(e) for e in ends if e < len(values)]
 
 
-def noise_scale(values: Sequence[float]) -> float:
+def noise_scale(values: Sequence[float] | np.ndarray) -> float:
     """Point-to-point noise: MAD of first differences / sqrt 2 (a step barely moves it)."""
     if len(values) < 3:
         return 0.0
-    diffs = [b - a for a, b in itertools.pairwise(values)]
-    return _MAD_TO_SIGMA * _mad(diffs) / math.sqrt(2.0)
+    return _MAD_TO_SIGMA * _mad(np.diff(values)) / math.sqrt(2.0)
 
 
 def baseline_spread(
@@ -324,9 +322,17 @@ def _refine(values: Sequence[float], index: int, centre: float, spread: float, s
     return index
 
 
-def _mad(values: Sequence[float]) -> float:
-    centre = statistics.median(values)
-    return float(statistics.median([abs(v - centre) for v in values]))
+def _mad(values: np.ndarray) -> float:
+    centre = _median(np.sort(values))
+    return _median(np.sort(np.abs(values - centre)))
+
+
+def _median(ordered: np.ndarray) -> float:
+    """The median of sorted values, computed as ``statistics.median`` does."""
+    middle = len(ordered) // 2
+    if len(ordered) % 2:
+        return float(ordered[middle])
+    return (float(ordered[middle - 1]) + float(ordered[middle])) / 2
 
 
 def _signed(delta: float) -> str:

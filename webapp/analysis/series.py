@@ -233,10 +233,11 @@ def logs_begin(
 
 
 def trim_to_data(series: Sequence[Point], begin: datetime | None) -> list[Point]:
-    """``series`` from ``begin`` (the first bucket with any log line; None: nothing)."""
+    """``series`` (oldest first) from ``begin`` (the first bucket with any log line; None:
+    nothing)."""
     if begin is None:
         return []
-    return [(t, v) for t, v in series if t >= begin]
+    return list(series[bisect_left(series, begin, key=_FIRST) :])
 
 
 def parse_stamp(value: Any) -> datetime:

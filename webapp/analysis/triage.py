@@ -246,7 +246,7 @@ def _link(
             pattern = _pattern([other, *names.get(other, ())])
             line = next((m for m in lines if pattern.search(m)), "")
             suspect.links.append({"to": other, "how": "log", "evidence": line[:MAX_EVIDENCE]})
-        failed = next((m for m in lines if _RESOLUTION.search(m)), "")
+        failed = next((m for m in lines if _RESOLUTION.search(m)), "") if resolvers else ""
         for resolver in resolvers if failed else []:
             if resolver != suspect.service and all(k["to"] != resolver for k in suspect.links):
                 suspect.links.append(

@@ -2,8 +2,8 @@
 
 Files are read lazily, once per backend, under a lock: ``dataset.json``, ``metrics.json`` and
 ``alerts.json`` on the first call that needs any of them, ``logs.jsonl.gz`` on the first log
-query. Logs are indexed per service by time, so a window query is two bisections and one pass
-over the window.
+query. Logs are indexed by time per service and per service and level, so a window query is
+two bisections, plus one pass over the window when it filters by keyword.
 
 Datetimes: aware datetimes are converted to UTC; naive datetimes are taken to be UTC already
 (the dataset has no other zone). Windows: logs ``[start, end)``, metrics ``[start, end]``.
@@ -21,7 +21,14 @@ from pathlib import Path
 from typing import Any
 
 from webapp.telemetry import TelemetryError
-from webapp.telemetry.common import alert_state, check_limit, level_filter, unknown_service, window
+from webapp.telemetry.common import (
+    alert_state,
+    canonical_level,
+    check_limit,
+    level_filter,
+    unknown_service,
+    window,
+)
 
 DEFAULT_DATA_DIR = Path(__file__).resolve().parent / "data"
 _EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
@@ -32,10 +39,12 @@ _DECIMALS = {"ms": 1, "ratio": 4, "version": 2, "queries/s": 3}
 
 @dataclass
 class _LogIndex:
-    """Records of one service, sorted by time, each the dict a query returns (copied out)."""
+    """Records of one service (of one level, or any), sorted by time, each the dict a query
+    returns (copied out), and their messages in lower case for keyword filters."""
 
     times: list[int] = field(default_factory=list)  # epoch milliseconds
     records: list[dict[str, str | None]] = field(default_factory=list)
+    lowered: list[str] = field(default_factory=list)
 
 
 @dataclass
@@ -105,7 +114,7 @@ def _load_meta(folder: Path) -> _Meta:
     )
 
 
-def _load_logs(path: Path) -> dict[str, _LogIndex]:
+def _load_logs(path: Path) -> dict[tuple[str, str | None], _LogIndex]:
     rows: list[tuple[int, dict[str, str | None]]] = []
     try:
         with gzip.open(path, "rt", encoding="utf-8") as lines:
@@ -124,11 +133,14 @@ def _load_logs(path: Path) -> dict[str, _LogIndex]:
             f"demo log file {path} is missing; run `python -m webapp.demo.generate`"
         ) from exc
     rows.sort(key=lambda row: row[0])
-    index: dict[str, _LogIndex] = {}
+    index: dict[tuple[str, str | None], _LogIndex] = {}
     for t_ms, record in rows:
-        found = index.setdefault(str(record["service"]), _LogIndex())
-        found.times.append(t_ms)
-        found.records.append(record)
+        lowered = str(record["message"]).lower()
+        for level in (None, canonical_level(record["level"])):
+            found = index.setdefault((str(record["service"]), level), _LogIndex())
+            found.times.append(t_ms)
+            found.records.append(record)
+            found.lowered.append(lowered)
     return index
 
 
@@ -166,7 +178,7 @@ class DemoTelemetryBackend:
         self._dir = Path(data_dir) if data_dir is not None else DEFAULT_DATA_DIR
         self._lock = threading.Lock()
         self._meta: _Meta | None = None
-        self._logs: dict[str, _LogIndex] | None = None
+        self._logs: dict[tuple[str, str | None], _LogIndex] | None = None
         self._range: dict[str, tuple[str, str] | None] | None = None
 
     @property
@@ -180,7 +192,7 @@ class DemoTelemetryBackend:
                 self._meta = _load_meta(self._dir)
             return self._meta
 
-    def _loaded_logs(self) -> dict[str, _LogIndex]:
+    def _loaded_logs(self) -> dict[tuple[str, str | None], _LogIndex]:
         with self._lock:
             if self._logs is None:
                 self._logs = _load_logs(self._dir / "logs.jsonl.gz")
@@ -224,7 +236,7 @@ class DemoTelemetryBackend:
             indexes = self._loaded_logs()
         except TelemetryError:
             indexes = {}
-        logs = [i.times for i in indexes.values()]
+        logs = [i.times for (_, level), i in indexes.items() if level is None]
         millis = [t for times in logs if times for t in (times[0], times[-1])]
         return {
             "metrics": (_iso(min(seconds)), _iso(max(seconds))) if seconds else None,
@@ -253,19 +265,16 @@ class DemoTelemetryBackend:
         start, end = window(start, end)
         check_limit(limit)
         wanted = level_filter(level)
-        index = self._loaded_logs().get(name, _LogIndex())
+        index = self._loaded_logs().get((name, wanted), _LogIndex())
         # Records are whole milliseconds: t >= start and t < end, for sub-millisecond bounds too.
         lo = bisect_left(index.times, _ms(start, ceil=True))
         hi = bisect_left(index.times, _ms(end, ceil=True))
         needle = (keyword or "").strip().lower()
-        rows = index.records
-        matches = [
-            i
-            for i in range(lo, hi)
-            if (wanted is None or rows[i]["level"] == wanted)
-            and needle in str(rows[i]["message"]).lower()
-        ]
-        records = [dict(rows[i]) for i in matches[: -limit - 1 : -1]]  # the caller's own copies
+        matches = index.records[lo:hi]
+        if needle:
+            lowered = index.lowered[lo:hi]
+            matches = [r for r, text in zip(matches, lowered, strict=True) if needle in text]
+        records = list(map(dict, matches[: -limit - 1 : -1]))  # the caller's own copies
         return {"records": records, "total": len(matches), "truncated": len(matches) > limit}
 
     def query_metrics(
