@@ -203,6 +203,8 @@ class Investigation:
             # the ones analysed so far.
             fresh = [d for d in self.dependencies(end.service) if self.unanalysed(d)]
             timed = [o for o in self.timing_candidates(service) if self.unanalysed(o)]
+            if _own_cause(end, onset):  # the chain ends here: its cause is its own
+                fresh = timed = []
             if fresh:
                 wanted += self._analyse(fresh[0], asked=False)
             elif len(path) == 1 and timed:
@@ -313,7 +315,7 @@ class Investigation:
         if current is None or onset is None:
             return []
         path = [(current, onset)]
-        while True:
+        while not _own_cause(current, onset):
             candidates = []
             for name in self.dependencies(current.service):
                 dep = self.readings.get(name)
@@ -337,6 +339,7 @@ class Investigation:
                 return path
             current, onset = candidates[0]  # the most often named (dependencies() order)
             path.append((current, onset))
+        return path
 
     def _routed(self, path: list[tuple[Reading, datetime]]) -> list[tuple[Reading, datetime]]:
         """The next suspect on triage's route from the chain's start, when its trouble began
@@ -379,16 +382,7 @@ class Investigation:
         if not path:
             return None, None
         culprit = path[-1][0]
-        items: list[Item] = []
-        for reading, at in path:
-            own = reading is culprit
-            since = at - (CAUSE_LOOKBACK if own else ORIGIN_BEFORE)
-            until = at + CAUSE_AFTER
-            relevant = [s for s in reading.signals if since <= s.onset <= until]
-            items += [Item("metric", s.signal, own) for s in relevant if s.kind == "metric"]
-            items += [Item("log", s.signal, own) for s in relevant if s.kind == "log_pattern"]
-            items += [Item("log", t.template, own) for t in _new_until(reading, until)]
-            items += [Item("event", t.example, own) for t in reading.events]
+        items = [item for reading, at in path for item in _items(reading, at, reading is culprit)]
         return culprit, classify(items)
 
     def knowledge(self) -> list[tuple[Done, list[dict[str, Any]]]]:
@@ -415,6 +409,26 @@ TECHNOLOGY_PARTS = frozenset(
 def _near(reading: Reading, onset: datetime, before: timedelta = ORIGIN_BEFORE) -> datetime | None:
     """``reading``'s first onset from ``before`` before ``onset`` to ``ORIGIN_SLACK`` after it."""
     return next((o for o in reading.onsets if onset - before <= o <= onset + ORIGIN_SLACK), None)
+
+
+def _items(reading: Reading, at: datetime, own: bool) -> list[Item]:
+    """The evidence ``reading`` offers for a cause kind, around its onset ``at``: from
+    ``CAUSE_LOOKBACK`` (a service on the way: ``ORIGIN_BEFORE``) before it to ``CAUSE_AFTER``
+    after it."""
+    since = at - (CAUSE_LOOKBACK if own else ORIGIN_BEFORE)
+    until = at + CAUSE_AFTER
+    relevant = [s for s in reading.signals if since <= s.onset <= until]
+    items = [Item("metric", s.signal, own) for s in relevant if s.kind == "metric"]
+    items += [Item("log", s.signal, own) for s in relevant if s.kind == "log_pattern"]
+    items += [Item("log", t.template, own) for t in _new_until(reading, until)]
+    return items + [Item("event", t.example, own) for t in reading.events]
+
+
+def _own_cause(reading: Reading, at: datetime) -> bool:
+    """Whether ``reading``'s own evidence shows a cause kind that lies in the service itself
+    (not one whose cause lies elsewhere, nor a generic resource sign): the chain ends there."""
+    match = classify(_items(reading, at, True))
+    return match is not None and match.kind.key not in ELSEWHERE and match.kind.strength >= 1
 
 
 def _new_until(reading: Reading, until: datetime) -> list[Template]:

@@ -28,7 +28,7 @@ from diagnosis_graph.workflow.prose import is_identifier, signal_words
 from ...analysis.language import question_language, states_failure
 from ...telemetry.units import spoken_unit
 from . import claims as kinds
-from .causes import CAUSE_KINDS, Item, matches
+from .causes import CAUSE_KINDS, Item, innermost, matches
 from .claims import ClaimKind, clean
 from .question import parse_time
 
@@ -373,8 +373,11 @@ QUOTE_WIDTH = 120
 
 def quote(line: str, width: int = QUOTE_WIDTH) -> str:
     """A log line short enough to quote in a sentence: one line, cut at a word break (a full
-    stop inside the quotation ends no sentence of the answer)."""
+    stop inside the quotation ends no sentence of the answer); a longer one from its innermost
+    exception on (what went wrong, not the stack that reported it)."""
     flat = " ".join(str(line).split())
+    if len(flat) > width:
+        flat = " ".join(innermost(str(line), named=True).split())
     if len(flat) <= width:
         return flat.rstrip(".")
     head = flat[:width]

@@ -1,0 +1,45 @@
+"""The offline executor's chain from an asked service to its culprit, over recorded outputs."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from webapp.llm.offline.conversation import Catalog, Done
+from webapp.llm.offline.executor import Investigation
+
+SERVICES = ["api", "db"]
+CATALOG = Catalog(
+    [{"name": "query_logs", "parameters": {"properties": {"service": {"enum": SERVICES}}}}]
+)
+
+
+def detect(service: str, *findings: dict[str, Any]) -> Done:
+    result = {"window": {"start": "2026-11-30T08:00:00Z"}, "findings": list(findings)}
+    return Done("detect_anomalies", {"service": service}, f"d-{service}", "SUCCESS", result)
+
+
+def finding(signal: str, kind: str, onset: str) -> dict[str, Any]:
+    return {"signal": signal, "kind": kind, "onset": f"2026-11-30T{onset}:00Z", "significance": 9}
+
+
+def lines(service: str, *messages: str) -> Done:
+    records = [{"message": m, "level": "ERROR"} for m in messages]
+    return Done("query_logs", {"service": service}, f"l-{service}", "SUCCESS", {"records": records})
+
+
+def chain(*done: Done) -> list[str]:
+    request = {"plan": {"queries": [{"tool": "detect_anomalies", "arguments": {"service": "api"}}]}}
+    investigation = Investigation(request, CATALOG, list(done))
+    return [reading.service for reading, _ in investigation.chain("api")]
+
+
+def test_a_service_whose_own_lines_show_its_cause_ends_the_chain() -> None:
+    db = detect("db", finding("db_latency_seconds", "metric", "10:01"))
+    timeout = finding("call to db timed out after <NUM> ms", "log_pattern", "10:02")
+    assert chain(detect("api", timeout), lines("api", "call to db timed out after 900 ms"), db) == [
+        "api",
+        "db",
+    ]
+    # the same service naming db, but its own lines say why it fails: db only answers its calls
+    fds = finding("accept: too many open files", "log_pattern", "10:02")
+    assert chain(detect("api", fds), lines("api", "call to db failed: EMFILE"), db) == ["api"]
