@@ -346,11 +346,18 @@ def named_services(
     return dict(sorted(counts.items(), key=lambda item: (-item[1], item[0])))
 
 
+#: What may follow a service's name in the name of one of its hosts or pods: one or two parts
+#: with a digit each (``ledger-db-2``, ``checkout-7d9f8-x2kq4``), never a word (``-replica``).
+HOST_SUFFIX = r"(?:-(?=[a-z]*\d)[a-z0-9]+){0,2}"
+
+
 def _name_pattern(names: Sequence[str]) -> re.Pattern[str]:
     parts = []
     for name in names:
         escaped = re.escape(name)
-        parts.append(escaped if not name.isascii() else rf"(?<![\w-]){escaped}(?![\w-])")
+        parts.append(
+            escaped if not name.isascii() else rf"(?<![\w-]){escaped}{HOST_SUFFIX}(?![\w-])"
+        )
     return re.compile("|".join(parts), re.I)
 
 

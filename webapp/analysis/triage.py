@@ -10,8 +10,9 @@ Links between suspects, each with the evidence that ties them:
 
 * **log lines** - a suspect's ERROR/WARN lines from just before its onset that name another
   suspect (its name, an alias, its address from its metrics' ``instance`` label, or a host
-  name built on its name; a server naming a client's user agent counts the same way), or that
-  say a name could not be resolved, which ties it to the suspect serving DNS (port 53);
+  name built on its name - ``<name>-2``, a pod's ``<name>-7d9f8-x2kq4``; a server naming
+  a client's user agent counts the same way), or that say a name could not be resolved,
+  which ties it to the suspect serving DNS (port 53);
 * **timing** - a suspect whose lines name no other suspect, whose trouble began after
   another's, at most ``TIMING`` after: the link says it rests on timing alone (two that began
   in the same minute are not tied by timing: nothing says which came first). Onsets are found
@@ -40,7 +41,7 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from ..telemetry import TelemetryBackend, TelemetryError
-from .logpatterns import named_services
+from .logpatterns import HOST_SUFFIX, named_services
 from .names import described_services
 from .onsets import iso
 from .series import parse_stamp
@@ -372,7 +373,9 @@ def _hosts(instances: Sequence[str]) -> list[str]:
 def _pattern(names: Sequence[str]) -> re.Pattern[str]:
     return re.compile(
         "|".join(
-            re.escape(n) if not n.isascii() else rf"(?<![\w.-]){re.escape(n)}(?![\w-]|\.\d)"
+            re.escape(n)
+            if not n.isascii()
+            else rf"(?<![\w.-]){re.escape(n)}{HOST_SUFFIX}(?![\w-]|\.\d)"
             for n in names
         ),
         re.I,

@@ -156,6 +156,13 @@ CASES = [
         ],
     ),
     (
+        "network_partition",
+        [
+            own("metric", "redis_cluster_slots_fail"),
+            theirs("log", "Unable to connect to <*>\nCaused by: ConnectTimeoutException: timed out"),
+        ],
+    ),
+    (
         "storage_saturation",
         [
             own("event", "bulk export job started: <NUM> objects"),
@@ -252,3 +259,15 @@ def test_the_innermost_exception_of_a_line_says_what_went_wrong() -> None:
     crash = "java.lang.NullPointerException: Cannot invoke <*> because <*> is null"
     match = classify([own("log", crash)])
     assert match is not None and match.kind.key == "bad_deploy"
+
+
+def test_a_job_that_started_is_no_cpu_saturation_without_a_sign_of_the_processor() -> None:
+    started = [own("event", "Starting backfill.service - Job that rewrites every object")]
+    store = [
+        theirs("log", "PutObject <*> Error: Please reduce your request rate"),
+        theirs("metric", "minio_s3_requests_ttfb_seconds:p99"),
+    ]
+    match = classify(started * 2 + store)
+    assert match is not None and match.kind.key == "storage_saturation"
+    busy = classify([*started, own("metric", "process_cpu_seconds_total")])
+    assert busy is not None and busy.kind.key == "cpu_saturation"

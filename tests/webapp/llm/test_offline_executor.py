@@ -43,3 +43,13 @@ def test_a_service_whose_own_lines_show_its_cause_ends_the_chain() -> None:
     # the same service naming db, but its own lines say why it fails: db only answers its calls
     fds = finding("accept: too many open files", "log_pattern", "10:02")
     assert chain(detect("api", fds), lines("api", "call to db failed: EMFILE"), db) == ["api"]
+
+
+def test_a_named_dependency_whose_own_cause_built_up_long_before_joins_the_chain() -> None:
+    refused = finding("call to db failed: connect ECONNREFUSED <IP>", "log_pattern", "10:07")
+    calls = lines("api", "call to db failed: connect ECONNREFUSED 10.0.0.7:5432")
+    leak = detect("db", finding("process_memory_rss_bytes", "metric", "09:26"))
+    assert chain(detect("api", refused), calls, leak) == ["api", "db"]
+    # long before, and with no cause of its own: something else
+    busy = detect("db", finding("db_latency_seconds", "metric", "09:26"))
+    assert chain(detect("api", refused), calls, busy) == ["api"]

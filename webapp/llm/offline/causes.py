@@ -170,7 +170,8 @@ CAUSE_KINDS: tuple[CauseKind, ...] = (
         "network_partition",
         "a network partition - hosts cannot reach each other (no route, connections lost), so "
         "calls between them fail",
-        _words(r"^(unreachable|partition(ed)?|split|quorum|reachable)$"),
+        # a cluster's hash slots fail when the nodes serving them cannot be reached
+        _words(r"^(unreachable|partition(ed)?|split|quorum|reachable|slots?)$"),
         _words(
             r"ehostunreach|enetunreach|no route to host|(host|network) (is )?unreachable"
             r"|connection (with|to) .{0,60} lost|lost connection (with|to)|link (is )?down"
@@ -376,7 +377,8 @@ def classify(items: Sequence[Item]) -> Match | None:
     """The cause kind the evidence indicates most strongly, or None below ``MIN_SCORE``.
 
     One message counts once, however many outputs show it (a surging template is both a
-    finding and a pattern), as the culprit's own when it is.
+    finding and a pattern), as the culprit's own when it is. A generic kind (``strength`` below
+    1) is not named from onset events alone.
     """
     firsts: dict[tuple[str, str], Item] = {}
     for item in items:
@@ -387,6 +389,8 @@ def classify(items: Sequence[Item]) -> Match | None:
     best: Match | None = None
     for kind in CAUSE_KINDS:
         found = [item for item in items if matches(kind, item)]
+        if kind.strength < 1 and all(item.kind == "event" for item in found):
+            continue  # a job started: a generic resource sign needs a sign of the resource
         score = kind.strength * sum(
             _WEIGHTS[item.kind] * (OWN_FACTOR if item.own else 1.0) for item in found
         )

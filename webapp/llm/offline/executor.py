@@ -322,6 +322,9 @@ class Investigation:
                 if dep is None or any(name == r.service for r, _ in path):
                     continue
                 near = _near(dep, onset)
+                if near is None:  # a cause of its own may have built up for long (a leak)
+                    early = _near(dep, onset, CAUSE_LOOKBACK)
+                    near = early if early is not None and _own_cause(dep, early) else None
                 if near is not None and current.service in self.dependencies(name):
                     # They name each other: the one whose trouble began later follows; at the
                     # same minute, the one that spells the other's own name more often leads
@@ -433,11 +436,11 @@ def _own_cause(reading: Reading, at: datetime) -> bool:
 
 def _new_until(reading: Reading, until: datetime) -> list[Template]:
     """``reading``'s new templates first seen by ``until`` (or with no first sighting)."""
-    return [
-        t
-        for t in reading.new_templates()
-        if (seen := parse_time(str(t.raw.get("first_seen") or ""))) is None or seen <= until
-    ]
+    return [t for t in reading.new_templates() if (seen := _first_seen(t)) is None or seen <= until]
+
+
+def _first_seen(template: Template) -> datetime | None:
+    return parse_time(str(template.raw.get("first_seen") or ""))
 
 
 def _name_parts(service: str) -> set[str]:
@@ -654,17 +657,20 @@ def _origin(
     reading, onset = culprit
     since = onset - CAUSE_LOOKBACK
     first = min(reading.since(since), key=lambda s: (s.onset, -s.significance), default=None)
-    theirs = victim[0].at(victim[1])
+    signal = victim[0].at(victim[1])
+    # the victim's trouble may be only a new message (too few lines to move a rate)
+    logged = [t for t in victim[0].new_templates() if _first_seen(t) == victim[1]]
+    theirs = _signal_binding(signal) if signal else logged[0].leaf("first_seen") if logged else None
     if first is None or theirs is None:
         return
     writer.add(
         kinds.ORIGIN_TIMING if timed else kinds.ORIGIN,
-        [_signal_binding(first), _signal_binding(theirs)],
+        [_signal_binding(first), theirs],
         culprit=reading.service,
         signal=first.signal,
         onset=_clock(first.onset),
         victim=victim[0].service,
-        victim_onset=_clock(theirs.onset),
+        victim_onset=_clock(victim[1]),
     )
 
 
