@@ -13,6 +13,8 @@ Links between suspects, each with the evidence that ties them:
   name built on its name - ``<name>-2``, a pod's ``<name>-7d9f8-x2kq4``; a server naming
   a client's user agent counts the same way), or that say a name could not be resolved,
   which ties it to the suspect serving DNS (port 53);
+  A suspect that names one other whose trouble began more than ``FIRST`` after its own logs
+  its client (a database naming the application connected to it): that link is turned around;
 * **timing** - a suspect whose lines name no other suspect, whose trouble began after
   another's, at most ``TIMING`` after: the link says it rests on timing alone (two that began
   in the same minute are not tied by timing: nothing says which came first). Onsets are found
@@ -53,6 +55,9 @@ LINES_LIMIT = 100
 #: A suspect whose lines name no other suspect is tied to one whose trouble began at most this
 #: earlier (onsets are found per bucket: a minute at a two-hour window, three at six hours).
 TIMING = timedelta(minutes=3)
+#: A suspect whose trouble began more than this before that of one its lines name began first:
+#: it logs a client of its own, which follows it.
+FIRST = timedelta(minutes=1)
 #: Suspects reported (the rest count among ``more_suspects``).
 MAX_SUSPECTS = 10
 #: Findings, templates and alerts listed per suspect; evidence lines cut to this size.
@@ -240,14 +245,17 @@ def _link(
     names = {s: [*aliases.get(s, ()), *_hosts(found)] for s, found in instances.items()}
     resolvers = [s for s, found in instances.items() if any(i.endswith(":53") for i in found)]
     others = [s.service for s in suspects]
+    read: dict[str, list[str]] = {}
     for suspect in suspects:
         records = _lines(backend, suspect, end)
-        lines = [str(r.get("message", "")) for r in records]
+        lines = read[suspect.service] = [str(r.get("message", "")) for r in records]
         for other in named_services(records, others, suspect.service, names):
             pattern = _pattern([other, *names.get(other, ())])
             line = next((m for m in lines if pattern.search(m)), "")
             suspect.links.append({"to": other, "how": "log", "evidence": line[:MAX_EVIDENCE]})
-        failed = next((m for m in lines if _RESOLUTION.search(m)), "")
+    _turn_around(suspects)
+    for suspect in suspects:
+        failed = next((m for m in read[suspect.service] if _RESOLUTION.search(m)), "")
         for resolver in resolvers if failed else []:
             if resolver != suspect.service and all(k["to"] != resolver for k in suspect.links):
                 suspect.links.append(
@@ -276,6 +284,24 @@ def _link(
                     "evidence": f"began {gap} min after {first.service} (no line names it)",
                 }
             )
+
+
+def _turn_around(suspects: Sequence[Suspect]) -> None:
+    """A suspect whose lines name one other, whose trouble began more than ``FIRST`` after its
+    own, logs a client (a database's lines name the application connected to it), unless the
+    other's lines name it back: the link is the other's, to it, with that line as its evidence.
+    One that names several stands in front of them (a proxy): its links stay."""
+    by_name = {s.service: s for s in suspects}
+    for suspect in suspects:
+        if len(suspect.links) != 1:  # in front of several (a proxy), or naming none
+            continue
+        link = suspect.links[0]
+        other = by_name[link["to"]]
+        if suspect.onset + FIRST < other.onset and not any(
+            k["to"] == suspect.service for k in other.links
+        ):
+            suspect.links.remove(link)
+            other.links.append({**link, "to": suspect.service})
 
 
 #: Words of metric names too general to tie a line to a signal (units, aggregations, protocols).

@@ -159,7 +159,9 @@ CASES = [
         "network_partition",
         [
             own("metric", "redis_cluster_slots_fail"),
-            theirs("log", "Unable to connect to <*>\nCaused by: ConnectTimeoutException: timed out"),
+            theirs(
+                "log", "Unable to connect to <*>\nCaused by: ConnectTimeoutException: timed out"
+            ),
         ],
     ),
     (

@@ -53,3 +53,21 @@ def test_a_named_dependency_whose_own_cause_built_up_long_before_joins_the_chain
     # long before, and with no cause of its own: something else
     busy = detect("db", finding("db_latency_seconds", "metric", "09:26"))
     assert chain(detect("api", refused), calls, busy) == ["api"]
+
+
+def new_message(service: str, template: str, first_seen: str) -> Done:
+    pattern = {"template": template, "example": template, "new": True, "count_after": 3}
+    result = {"patterns": [{**pattern, "first_seen": f"2026-11-30T{first_seen}:00Z"}]}
+    return Done("log_patterns", {"service": service}, f"p-{service}", "SUCCESS", result)
+
+
+def test_a_few_new_errors_stand_only_when_they_lead_to_a_culprit_with_a_cause() -> None:
+    quiet = detect("api")
+    refused = new_message("api", "call to db failed: connect ECONNREFUSED <IP>", "10:07")
+    calls = lines("api", "call to db failed: connect ECONNREFUSED 10.0.0.7:5432")
+    leak = detect("db", finding("process_memory_rss_bytes", "metric", "09:26"))
+    assert chain(quiet, refused, calls, leak) == ["api", "db"]
+    # a few new errors, and what they name shows no cause of its own: no incident
+    slow = detect("db", finding("db_latency_seconds", "metric", "10:06"))
+    assert chain(quiet, refused, calls, slow) == []
+    assert chain(quiet, refused) == []

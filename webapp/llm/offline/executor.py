@@ -101,12 +101,12 @@ _ANALYSIS = ("detect_anomalies", "log_patterns")
 #: A cause claim's signs when no metric of the culprit matched, by language.
 _LOG_MESSAGES = {"en": "its log messages", "zh": "其日志消息"}
 #: Cause kinds a caller sees in its own lines while the cause lies in another service (a
-#: resolver, the network, a store, a replica, the holder of a lock or of the connections): the
-#: chain should go on.
+#: resolver, the network, a store, a replica, the holder of a lock or of the connections, the
+#: issuer of the timestamps it checks): the chain should go on.
 ELSEWHERE = frozenset(
     {
         *("downstream_timeout", "dns_failure", "network_partition", "storage_saturation"),
-        *("replica_lag", "lock_held", "pool_exhaustion"),
+        *("replica_lag", "lock_held", "pool_exhaustion", "clock_skew"),
     }
 )
 #: A cause claim binds at most this many items (the culprit's analysis window first).
@@ -192,7 +192,7 @@ class Investigation:
             if self.unanalysed(service):
                 wanted += self._analyse(service, asked=True)
                 continue
-            path = self.chain(service)
+            path = self.chain(service, settled=False)
             if not path:
                 continue
             end, onset = path[-1]
@@ -203,17 +203,15 @@ class Investigation:
             # the ones analysed so far.
             fresh = [d for d in self.dependencies(end.service) if self.unanalysed(d)]
             timed = [o for o in self.timing_candidates(service) if self.unanalysed(o)]
-            if _own_cause(end, onset):  # the chain ends here: its cause is its own
-                fresh = timed = []
             if fresh:
                 wanted += self._analyse(fresh[0], asked=False)
-            elif len(path) == 1 and timed:
+            elif len(path) == 1 and timed and path[0][0].symptoms:
                 for other in timed:
                     wanted += self._analyse(other, asked=False)
             else:
                 if not end.events_read:
                     wanted.append(self._events(end.service, onset))
-                wanted += self._triage(service, path)
+                wanted += self._triage(service, path) if path[0][0].symptoms else []
         if all(w["tool"] == "log_patterns" for w in wanted):
             # Only the culprits' events are left to read: the runbook lookup joins their round
             # (calls in one round are independent; a round costs a whole prompt).
@@ -306,16 +304,21 @@ class Investigation:
         later = [o for o in onsets if stated is None or o >= stated - STATED_SLACK]
         return next(iter(later or onsets), None)
 
-    def chain(self, service: str) -> list[tuple[Reading, datetime]]:
+    def chain(self, service: str, *, settled: bool = True) -> list[tuple[Reading, datetime]]:
         """``service`` and the named dependencies, hop by hop, whose trouble began with their
         caller's (``ORIGIN_BEFORE`` before it to ``ORIGIN_SLACK`` after), each with that onset:
-        the last is the culprit. Empty when ``service`` has no symptom."""
+        the last is the culprit. A service whose own evidence shows a cause kind of its own
+        ends the chain, unless a dependency on it shows one too. Empty when ``service`` has no
+        symptom; when its only trouble is a new message (too few lines to move a rate), it
+        follows named dependencies alone and, ``settled``, stands only when it reaches a
+        culprit with a cause of its own (a few new errors alone are no incident)."""
         current = self.readings.get(service)
         onset = self.focus(current) if current is not None else None
         if current is None or onset is None:
             return []
+        quiet = not current.symptoms
         path = [(current, onset)]
-        while not _own_cause(current, onset):
+        while True:
             candidates = []
             for name in self.dependencies(current.service):
                 dep = self.readings.get(name)
@@ -334,14 +337,19 @@ class Investigation:
                         continue
                 if near is not None:
                     candidates.append((dep, near))
-            if not candidates and len(path) == 1:
-                candidates = self._timed_candidates(current, onset)
+            if _own_cause(current, onset):
+                candidates = [(dep, near) for dep, near in candidates if _own_cause(dep, near)]
+            else:
+                if not candidates and len(path) == 1 and not quiet:
+                    candidates = self._timed_candidates(current, onset)
+                if not candidates and not quiet:
+                    candidates = self._routed(path)
             if not candidates:
-                candidates = self._routed(path)
-            if not candidates:
-                return path
+                break
             current, onset = candidates[0]  # the most often named (dependencies() order)
             path.append((current, onset))
+        if settled and quiet and (len(path) == 1 or not _own_cause(*path[-1])):
+            return []
         return path
 
     def _routed(self, path: list[tuple[Reading, datetime]]) -> list[tuple[Reading, datetime]]:

@@ -3,9 +3,9 @@
 A question that names no service is planned as one ``triage`` call; its output decides which
 services the executor then investigates like named ones (each along its own chain):
 
-* the incident whose leader's onset is nearest the stated time (at most ``NEAR_BEFORE``
-  before it, ``NEAR_AFTER`` after it; without a stated time, the first), and a second one
-  that began within ``TOGETHER`` of that time too;
+* the incident whose leader's onset, or one of whose alerts, is nearest the stated time (at
+  most ``NEAR_BEFORE`` before it, ``NEAR_AFTER`` after it; without a stated time, the first),
+  and a second one that began within ``TOGETHER`` of that time too;
 * when the question describes a service (``described`` suspects), only the incidents those
   belong to, the described suspect first (the chain from it reaches the cause);
 * at most ``MAX_INCIDENTS`` incidents: two problems that began together and share no link
@@ -22,6 +22,7 @@ from collections.abc import Mapping, Sequence
 from datetime import datetime, timedelta
 from typing import Any
 
+from ...analysis.triage import QUIET_SEVERITIES
 from .causes import Item, classify
 from .conversation import Done
 from .question import parse_time
@@ -49,8 +50,8 @@ def picked(done: Sequence[Done], stated: datetime | None) -> list[str]:
     for suspect in output.get("suspects") or []:
         incidents.setdefault(int(suspect.get("incident") or 0), []).append(suspect)
     near = sorted(
-        (m for m in incidents.values() if _distance(m[0], stated) is not None),
-        key=lambda m: _distance(m[0], stated) or timedelta(0),
+        (m for m in incidents.values() if _nearest(m, stated) is not None),
+        key=lambda m: _nearest(m, stated) or timedelta(0),
     )
     described = [m for m in near if any(s.get("described") for s in m)]
     candidates = described or near
@@ -58,7 +59,7 @@ def picked(done: Sequence[Done], stated: datetime | None) -> list[str]:
     chosen = [
         m
         for n, m in enumerate(candidates)
-        if n == 0 or (stated is None or (_distance(m[0], stated) or NEAR_AFTER) < TOGETHER)
+        if n == 0 or (stated is None or (_nearest(m, stated) or NEAR_AFTER) < TOGETHER)
     ][:MAX_INCIDENTS]
     services: list[str] = []
     for members in chosen:
@@ -97,9 +98,23 @@ def picked_alerts(done: Sequence[Done], stated: datetime | None) -> set[tuple[st
     }
 
 
-def _distance(leader: Mapping[str, Any], stated: datetime | None) -> timedelta | None:
-    """How far the leader's onset is from the stated time (None: not near it)."""
-    onset = parse_time(str(leader.get("onset") or ""))
+def _nearest(members: Sequence[Mapping[str, Any]], stated: datetime | None) -> timedelta | None:
+    """How far an incident is from the stated time: its leader's onset, or an alert of its
+    that fired then (people say when they were paged), whichever is nearer (None: not near)."""
+    moments = [str(members[0].get("onset") or "")]
+    moments += [
+        str(alert.get("active_at") or "")
+        for member in members
+        for alert in member.get("alerts") or []
+        if alert.get("severity") not in QUIET_SEVERITIES
+    ]
+    found = [d for d in (_distance(m, stated) for m in moments) if d is not None]
+    return min(found, default=None)
+
+
+def _distance(moment: str, stated: datetime | None) -> timedelta | None:
+    """How far ``moment`` is from the stated time (None: not near it)."""
+    onset = parse_time(moment)
     if onset is None:
         return None
     if stated is None:
