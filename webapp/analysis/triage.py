@@ -20,7 +20,9 @@ Links between suspects, each with the evidence that ties them:
   in the same minute are not tied by timing: nothing says which came first). Onsets are found
   per minute, so when the later one logged, in the earlier one's first minute, a line naming
   what the earlier one's metrics measure (a job's ``LOCK TABLE`` and a database's lock count),
-  the link goes the other way, with that line as its evidence: the job acted first.
+  the link goes the other way, with that line as its evidence: the job acted first. So it does
+  when the later one's first line after ``QUIET_BEFORE`` of silence, in that minute, says it is
+  starting (a job's ``Starting ...``).
 
 Suspects joined by links form one *incident*; incidents are numbered by their earliest onset.
 Within an incident the suspect whose own trouble began first leads (at the same minute, the one
@@ -58,6 +60,8 @@ TIMING = timedelta(minutes=3)
 #: A suspect whose trouble began more than this before that of one its lines name began first:
 #: it logs a client of its own, which follows it.
 FIRST = timedelta(minutes=1)
+#: A suspect silent this long before a line that starts it began then (a job).
+QUIET_BEFORE = timedelta(minutes=5)
 #: Suspects reported (the rest count among ``more_suspects``).
 MAX_SUSPECTS = 10
 #: Findings, templates and alerts listed per suspect; evidence lines cut to this size.
@@ -317,8 +321,9 @@ _GENERAL = frozenset(
 def _acted(backend: TelemetryBackend, suspect: Suspect, earlier: Suspect) -> str:
     """A line ``suspect`` logged (at any level) from the minute before ``earlier``'s onset to the
     end of that minute that names what ``earlier``'s metrics measure (``LOCK TABLE ...`` and a
-    lock count), or "". Onsets are found per minute: within it, such a line says which acted
-    first, where the order of the onsets cannot."""
+    lock count), or that starts it after ``QUIET_BEFORE`` of silence (a job's ``Starting
+    ...``), or "". Onsets are found per minute: within it, such a line says which acted first,
+    where the order of the onsets cannot."""
     words = {
         w.lower().rstrip("s")
         for f in earlier.findings
@@ -326,22 +331,28 @@ def _acted(backend: TelemetryBackend, suspect: Suspect, earlier: Suspect) -> str
         for w in re.split(r"[^A-Za-z]+", str(f["signal"]))
         if len(w) >= 4 and w.lower() not in _GENERAL
     }
-    if not words:
-        return ""
     try:
         found = backend.query_logs(
             service=suspect.service,
-            start=earlier.onset - LINES_BEFORE,
+            start=earlier.onset - QUIET_BEFORE,
             end=earlier.onset + timedelta(minutes=1),
             limit=LINES_LIMIT,
         )
     except TelemetryError:
         return ""
-    for record in found.get("records") or []:
+    records = sorted(found.get("records") or [], key=lambda r: parse_stamp(r["timestamp"]))
+    recent = [r for r in records if parse_stamp(r["timestamp"]) >= earlier.onset - LINES_BEFORE]
+    if recent and recent[0] is records[0] and _STARTING.search(str(records[0].get("message"))):
+        return str(records[0].get("message"))[:MAX_EVIDENCE]
+    for record in recent:
         message = str(record.get("message", ""))
         if words & {w.lower().rstrip("s") for w in re.findall(r"[A-Za-z]{4,}", message)}:
             return message[:MAX_EVIDENCE]
     return ""
+
+
+#: A line saying a process or job is starting (systemd's ``Starting <unit>``, "job started").
+_STARTING = re.compile(r"\bstart(ing|ed)\b", re.IGNORECASE)
 
 
 def _lines(backend: TelemetryBackend, suspect: Suspect, end: datetime) -> list[Mapping[str, Any]]:

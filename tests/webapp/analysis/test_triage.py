@@ -215,3 +215,21 @@ def test_a_suspect_that_began_first_and_names_a_later_one_logs_its_client() -> N
     db = Suspect("db", at.replace(second=40), [], [])
     _turn_around([caller, db])
     assert caller.links[0]["to"] == "db" and db.links == []
+
+
+def test_a_job_that_starts_in_the_other_s_first_minute_acted_first(tmp_path: Path) -> None:
+    (tmp_path / "export-job").mkdir()
+    (tmp_path / "export-job" / "journal.log").write_text(
+        "2030-01-01T07:05:00+0000 host-2 systemd[1]: Starting export-job.service - Export...\n"
+        "2030-01-01T07:41:40+0000 host-2 systemd[1]: Starting export-job.service - Export...\n"
+        "2030-01-01T07:41:41+0000 host-2 export-job[9]: listing 9737000 objects\n",
+        encoding="utf-8",
+    )
+    backend = LogFileBackend(tmp_path)
+    at = datetime(2030, 1, 1, 7, 41, tzinfo=timezone.utc)
+    job = Suspect("export-job", at.replace(minute=42), [], [])
+    store = Suspect("store", at, [{"kind": "metric", "signal": "s3_requests_waiting"}], [])
+    assert _acted(backend, job, store).endswith("Starting export-job.service - Export...")
+    # a start minutes before the other's first minute says nothing about it
+    later = Suspect("store", at.replace(minute=45), store.findings, [])
+    assert _acted(backend, job, later) == ""
