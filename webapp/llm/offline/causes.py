@@ -284,6 +284,16 @@ CAUSE_KINDS: tuple[CauseKind, ...] = (
 
 BY_KEY = {kind.key: kind for kind in CAUSE_KINDS}
 
+#: Cause kinds a caller sees in its own lines while the cause lies in another service (a
+#: resolver, the network, a store, a replica, the holder of a lock or of the connections, the
+#: issuer of the timestamps it checks): the chain should go on.
+ELSEWHERE = frozenset(
+    {
+        *("downstream_timeout", "dns_failure", "network_partition", "storage_saturation"),
+        *("replica_lag", "lock_held", "pool_exhaustion", "clock_skew"),
+    }
+)
+
 
 @dataclass(frozen=True)
 class Item:
@@ -397,3 +407,9 @@ def classify(items: Sequence[Item]) -> Match | None:
         if found and score >= MIN_SCORE and (best is None or score > best.score):
             best = Match(kind, score, tuple(found))
     return best
+
+
+def own_kind(match: Match | None) -> bool:
+    """Whether ``match`` (of a service's own evidence) is a cause that lies in the service itself:
+    neither a kind whose cause lies elsewhere nor a generic resource sign."""
+    return match is not None and match.kind.key not in ELSEWHERE and match.kind.strength >= 1

@@ -53,7 +53,7 @@ from ..compact import shown_items
 from ..react import Budget
 from . import alerts, suspects, values
 from . import claims as kinds
-from .causes import Item, Match, classify
+from .causes import ELSEWHERE, Item, Match, classify, own_kind
 from .conversation import Catalog, Done
 from .findings import Reading, Signal, Template, readings
 from .question import iso, parse_time, request_window
@@ -100,15 +100,6 @@ _ACTION_SECTION = re.compile(r"mitigat|remediat|fix|action|resolution|recover", 
 _ANALYSIS = ("detect_anomalies", "log_patterns")
 #: A cause claim's signs when no metric of the culprit matched, by language.
 _LOG_MESSAGES = {"en": "its log messages", "zh": "其日志消息"}
-#: Cause kinds a caller sees in its own lines while the cause lies in another service (a
-#: resolver, the network, a store, a replica, the holder of a lock or of the connections, the
-#: issuer of the timestamps it checks): the chain should go on.
-ELSEWHERE = frozenset(
-    {
-        *("downstream_timeout", "dns_failure", "network_partition", "storage_saturation"),
-        *("replica_lag", "lock_held", "pool_exhaustion", "clock_skew"),
-    }
-)
 #: A cause claim binds at most this many items (the culprit's analysis window first).
 MAX_CAUSE_BINDINGS = 8
 
@@ -437,9 +428,8 @@ def _items(reading: Reading, at: datetime, own: bool) -> list[Item]:
 
 def _own_cause(reading: Reading, at: datetime) -> bool:
     """Whether ``reading``'s own evidence shows a cause kind that lies in the service itself
-    (not one whose cause lies elsewhere, nor a generic resource sign): the chain ends there."""
-    match = classify(_items(reading, at, True))
-    return match is not None and match.kind.key not in ELSEWHERE and match.kind.strength >= 1
+    (``causes.own_kind``): the chain ends there."""
+    return own_kind(classify(_items(reading, at, True)))
 
 
 def _new_until(reading: Reading, until: datetime) -> list[Template]:
