@@ -273,3 +273,12 @@ def test_a_job_that_started_is_no_cpu_saturation_without_a_sign_of_the_processor
     assert match is not None and match.kind.key == "storage_saturation"
     busy = classify([*started, own("metric", "process_cpu_seconds_total")])
     assert busy is not None and busy.kind.key == "cpu_saturation"
+
+
+def test_a_bad_gateway_says_a_call_failed_not_that_it_was_slow() -> None:
+    reload = own("event", "configuration reloaded from consul://config/proxy/client.yaml")
+    timeouts = own("log", "call failed: context deadline exceeded (Client.Timeout=<NUM>)")
+    failed = theirs("log", "call to proxy failed: <NUM> Bad Gateway from <*>")
+    match = classify([reload, timeouts, failed])
+    assert match is not None and match.kind.key == "config_change"
+    assert classify([failed]) is None

@@ -219,7 +219,7 @@ CAUSE_KINDS: tuple[CauseKind, ...] = (
         "a slow dependency - calls to it time out",
         _words(r"^(gc|stw|pause|pauses|upstream|downstream)$"),
         _words(
-            r"time(d)? ?out|timeout|deadline|upstream|gateway|breaker|\bgc\b|pause full"
+            r"time(d)? ?out|timeout|deadline|upstream|breaker|\bgc\b|pause full"
             r"|handler threads|stop-the-world"
         ),
         zh="依赖变慢 - 对它的调用超时",
