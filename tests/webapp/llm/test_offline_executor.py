@@ -71,3 +71,28 @@ def test_a_few_new_errors_stand_only_when_they_lead_to_a_culprit_with_a_cause() 
     slow = detect("db", finding("db_latency_seconds", "metric", "10:06"))
     assert chain(quiet, refused, calls, slow) == []
     assert chain(quiet, refused) == []
+
+
+def test_a_suspect_on_the_route_that_names_the_caller_leads_only_when_its_trouble_began_first() -> (
+    None
+):
+    def route(db_onset: str) -> list[str]:
+        suspects = [
+            {"service": "db", "onset": f"2026-11-30T{db_onset}:00Z", "incident": 1, "links": []},
+            {
+                "service": "api",
+                "onset": "2026-11-30T09:33:00Z",
+                "incident": 1,
+                "links": [{"to": "db", "how": "log", "evidence": "app=api"}],
+            },
+        ]
+        triaged = Done("triage", {}, "t-1", "SUCCESS", {"suspects": suspects})
+        api = detect("api", finding("http_errors_ratio", "metric", "09:33"))
+        db = detect("db", finding("pg_replication_lag_seconds", "metric", db_onset))
+        clients = lines("db", "user=api_rw,app=api ERROR: canceling statement")
+        return chain(api, triaged, db, clients)
+
+    # a database logging the client it serves, whose own trouble began first: the cause
+    assert route("09:31") == ["api", "db"]
+    # named by it, in the same minute: the database is the one waiting on it
+    assert route("09:33") == ["api"]

@@ -48,6 +48,7 @@ from typing import Any
 
 from ...analysis.language import question_language
 from ...analysis.names import stem
+from ...analysis.triage import FIRST
 from ...telemetry.units import spoken_unit
 from ..compact import shown_items
 from ..react import Budget
@@ -349,10 +350,13 @@ class Investigation:
         end, onset = path[-1][0].service, path[-1][1]
         for name in suspects.route(self.done, path[0][0].service):
             hop = self.readings.get(name)
-            # a client of the chain's end (its lines name it) waits on it, never the reverse
-            if hop is None or any(name == r.service for r, _ in path) or end in hop.mentions:
+            if hop is None or any(name == r.service for r, _ in path):
                 continue
             near = _near(hop, onset, suspects.NEAR_BEFORE)
+            # a client of the chain's end (its lines name it) waits on it, never the reverse;
+            # one whose trouble began first is a server logging its client
+            if end in hop.mentions and (near is None or near + FIRST >= onset):
+                continue
             return [(hop, near)] if near is not None else []
         return []
 
