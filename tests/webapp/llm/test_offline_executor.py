@@ -96,3 +96,25 @@ def test_a_suspect_on_the_route_that_names_the_caller_leads_only_when_its_troubl
     assert route("09:31") == ["api", "db"]
     # named by it, in the same minute: the database is the one waiting on it
     assert route("09:33") == ["api"]
+
+
+def test_a_timing_candidate_that_calls_the_service_is_its_client_not_its_cause() -> None:
+    catalog = Catalog(
+        [
+            {
+                "name": "query_logs",
+                "parameters": {"properties": {"service": {"enum": ["redis-wallet", "wallet-api"]}}},
+            }
+        ]
+    )
+    planned = {"tool": "detect_anomalies", "arguments": {"service": "redis-wallet"}}
+    store = detect("redis-wallet", finding("redis_cluster_slots_fail", "metric", "10:47"))
+    caller = detect("wallet-api", finding("connection timed out: <IP>", "log_pattern", "10:49"))
+    calls = lines("wallet-api", "Unable to connect to redis-wallet-2/10.0.0.7:6379: timed out")
+
+    def chain(*done: Done) -> list[str]:
+        investigation = Investigation({"plan": {"queries": [planned]}}, catalog, list(done))
+        return [reading.service for reading, _ in investigation.chain("redis-wallet")]
+
+    assert chain(store, caller) == ["redis-wallet", "wallet-api"]  # timing alone: it may be
+    assert chain(store, caller, calls) == ["redis-wallet"]  # its lines name the store: a client

@@ -353,23 +353,22 @@ class Investigation:
             if hop is None or any(name == r.service for r, _ in path):
                 continue
             near = _near(hop, onset, suspects.NEAR_BEFORE)
-            # a client of the chain's end (its lines name it) waits on it, never the reverse;
-            # one whose trouble began first is a server logging its client
-            if end in hop.mentions and (near is None or near + FIRST >= onset):
+            if _client(hop, end, near, onset):
                 continue
             return [(hop, near)] if near is not None else []
         return []
 
     def _timed_candidates(self, caller: Reading, onset: datetime) -> list[tuple[Reading, datetime]]:
         """The asked service's timing candidates whose trouble began with its own (the bound of
-        a named dependency) and whose own evidence shows the signs of a cause kind."""
+        a named dependency) and whose own evidence shows the signs of a cause kind; never a
+        client of it (its lines name it) whose trouble did not begin first."""
         found = []
         for name in self.timing_candidates(caller.service):
             dep = self.readings.get(name)
             if dep is None:
                 continue
             near = _near(dep, onset)
-            if near is None:
+            if near is None or _client(dep, caller.service, near, onset):
                 continue
             since = near - CAUSE_LOOKBACK
             items = [
@@ -415,6 +414,13 @@ TECHNOLOGY_PARTS = frozenset(
 def _near(reading: Reading, onset: datetime, before: timedelta = ORIGIN_BEFORE) -> datetime | None:
     """``reading``'s first onset from ``before`` before ``onset`` to ``ORIGIN_SLACK`` after it."""
     return next((o for o in reading.onsets if onset - before <= o <= onset + ORIGIN_SLACK), None)
+
+
+def _client(reading: Reading, service: str, near: datetime | None, onset: datetime) -> bool:
+    """Whether ``reading`` (trouble from ``near``) is a client of ``service`` (trouble from
+    ``onset``): its lines name it and its trouble did not begin first (one that began more than
+    ``FIRST`` before is a server logging its client). A client waits on it, never the reverse."""
+    return service in reading.mentions and (near is None or near + FIRST >= onset)
 
 
 def _items(reading: Reading, at: datetime, own: bool) -> list[Item]:
