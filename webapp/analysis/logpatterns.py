@@ -351,13 +351,19 @@ def named_services(
     return dict(sorted(counts.items(), key=lambda item: (-item[1], item[0])))
 
 
+#: What may follow a service's name in the name of one of its hosts or pods: one or two parts
+#: with a digit each (``ledger-db-2``, ``checkout-7d9f8-x2kq4``), never a word (``-replica``).
+HOST_SUFFIX = r"(?:-(?=[a-z]*\d)[a-z0-9]+){0,2}"
+
+
 def _name_pattern(name: str) -> re.Pattern[str]:
-    """``name`` in lower case; an ASCII name as a whole word: no word character or hyphen on
-    either side (the look-behind follows the name, so it is tried only where the name is)."""
+    """``name`` in lower case, or one of its hosts; an ASCII name as a whole word: no word
+    character or hyphen on either side (the look-behind follows the name, so it is tried only
+    where the name is)."""
     escaped = re.escape(name.lower())
     if not name.isascii():
         return re.compile(escaped)
-    return re.compile(rf"{escaped}(?<![\w-]{escaped})(?![\w-])")
+    return re.compile(rf"{escaped}(?<![\w-]{escaped}){HOST_SUFFIX}(?![\w-])")
 
 
 def _time(value: Any) -> datetime:

@@ -10,14 +10,19 @@ Links between suspects, each with the evidence that ties them:
 
 * **log lines** - a suspect's ERROR/WARN lines from just before its onset that name another
   suspect (its name, an alias, its address from its metrics' ``instance`` label, or a host
-  name built on its name; a server naming a client's user agent counts the same way), or that
-  say a name could not be resolved, which ties it to the suspect serving DNS (port 53);
+  name built on its name - ``<name>-2``, a pod's ``<name>-7d9f8-x2kq4``; a server naming
+  a client's user agent counts the same way), or that say a name could not be resolved,
+  which ties it to the suspect serving DNS (port 53);
+  A suspect that names one other whose trouble began more than ``FIRST`` after its own logs
+  its client (a database naming the application connected to it): that link is turned around;
 * **timing** - a suspect whose lines name no other suspect, whose trouble began after
   another's, at most ``TIMING`` after: the link says it rests on timing alone (two that began
   in the same minute are not tied by timing: nothing says which came first). Onsets are found
   per minute, so when the later one logged, in the earlier one's first minute, a line naming
   what the earlier one's metrics measure (a job's ``LOCK TABLE`` and a database's lock count),
-  the link goes the other way, with that line as its evidence: the job acted first.
+  the link goes the other way, with that line as its evidence: the job acted first. So it does
+  when the later one's first line after ``QUIET_BEFORE`` of silence, in that minute, says it is
+  starting (a job's ``Starting ...``).
 
 Suspects joined by links form one *incident*; incidents are numbered by their earliest onset.
 Within an incident the suspect whose own trouble began first leads (at the same minute, the one
@@ -40,7 +45,7 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from ..telemetry import TelemetryBackend, TelemetryError
-from .logpatterns import named_services
+from .logpatterns import HOST_SUFFIX, named_services
 from .names import described_services
 from .onsets import iso
 from .series import parse_stamp
@@ -52,6 +57,11 @@ LINES_LIMIT = 100
 #: A suspect whose lines name no other suspect is tied to one whose trouble began at most this
 #: earlier (onsets are found per bucket: a minute at a two-hour window, three at six hours).
 TIMING = timedelta(minutes=3)
+#: A suspect whose trouble began more than this before that of one its lines name began first:
+#: it logs a client of its own, which follows it.
+FIRST = timedelta(minutes=1)
+#: A suspect silent this long before a line that starts it began then (a job).
+QUIET_BEFORE = timedelta(minutes=5)
 #: Suspects reported (the rest count among ``more_suspects``).
 MAX_SUSPECTS = 10
 #: Findings, templates and alerts listed per suspect; evidence lines cut to this size.
@@ -239,13 +249,17 @@ def _link(
     names = {s: [*aliases.get(s, ()), *_hosts(found)] for s, found in instances.items()}
     resolvers = [s for s, found in instances.items() if any(i.endswith(":53") for i in found)]
     others = [s.service for s in suspects]
+    read: dict[str, list[str]] = {}
     for suspect in suspects:
         records = _lines(backend, suspect, end)
-        lines = [str(r.get("message", "")) for r in records]
+        lines = read[suspect.service] = [str(r.get("message", "")) for r in records]
         for other in named_services(records, others, suspect.service, names):
             pattern = _pattern([other, *names.get(other, ())])
             line = next((m for m in lines if pattern.search(m)), "")
             suspect.links.append({"to": other, "how": "log", "evidence": line[:MAX_EVIDENCE]})
+    _turn_around(suspects)
+    for suspect in suspects:
+        lines = read[suspect.service]
         failed = next((m for m in lines if _RESOLUTION.search(m)), "") if resolvers else ""
         for resolver in resolvers if failed else []:
             if resolver != suspect.service and all(k["to"] != resolver for k in suspect.links):
@@ -277,6 +291,24 @@ def _link(
             )
 
 
+def _turn_around(suspects: Sequence[Suspect]) -> None:
+    """A suspect whose lines name one other, whose trouble began more than ``FIRST`` after its
+    own, logs a client (a database's lines name the application connected to it), unless the
+    other's lines name it back: the link is the other's, to it, with that line as its evidence.
+    One that names several stands in front of them (a proxy): its links stay."""
+    by_name = {s.service: s for s in suspects}
+    for suspect in suspects:
+        if len(suspect.links) != 1:  # in front of several (a proxy), or naming none
+            continue
+        link = suspect.links[0]
+        other = by_name[link["to"]]
+        if suspect.onset + FIRST < other.onset and not any(
+            k["to"] == suspect.service for k in other.links
+        ):
+            suspect.links.remove(link)
+            other.links.append({**link, "to": suspect.service})
+
+
 #: Words of metric names too general to tie a line to a signal (units, aggregations, protocols).
 _GENERAL = frozenset(
     {
@@ -290,8 +322,9 @@ _GENERAL = frozenset(
 def _acted(backend: TelemetryBackend, suspect: Suspect, earlier: Suspect) -> str:
     """A line ``suspect`` logged (at any level) from the minute before ``earlier``'s onset to the
     end of that minute that names what ``earlier``'s metrics measure (``LOCK TABLE ...`` and a
-    lock count), or "". Onsets are found per minute: within it, such a line says which acted
-    first, where the order of the onsets cannot."""
+    lock count), or that starts it after ``QUIET_BEFORE`` of silence (a job's ``Starting
+    ...``), or "". Onsets are found per minute: within it, such a line says which acted first,
+    where the order of the onsets cannot."""
     words = {
         w.lower().rstrip("s")
         for f in earlier.findings
@@ -299,22 +332,28 @@ def _acted(backend: TelemetryBackend, suspect: Suspect, earlier: Suspect) -> str
         for w in re.split(r"[^A-Za-z]+", str(f["signal"]))
         if len(w) >= 4 and w.lower() not in _GENERAL
     }
-    if not words:
-        return ""
     try:
         found = backend.query_logs(
             service=suspect.service,
-            start=earlier.onset - LINES_BEFORE,
+            start=earlier.onset - QUIET_BEFORE,
             end=earlier.onset + timedelta(minutes=1),
             limit=LINES_LIMIT,
         )
     except TelemetryError:
         return ""
-    for record in found.get("records") or []:
+    records = sorted(found.get("records") or [], key=lambda r: parse_stamp(r["timestamp"]))
+    recent = [r for r in records if parse_stamp(r["timestamp"]) >= earlier.onset - LINES_BEFORE]
+    if recent and recent[0] is records[0] and _STARTING.search(str(records[0].get("message"))):
+        return str(records[0].get("message"))[:MAX_EVIDENCE]
+    for record in recent:
         message = str(record.get("message", ""))
         if words & {w.lower().rstrip("s") for w in re.findall(r"[A-Za-z]{4,}", message)}:
             return message[:MAX_EVIDENCE]
     return ""
+
+
+#: A line saying a process or job is starting (systemd's ``Starting <unit>``, "job started").
+_STARTING = re.compile(r"\bstart(ing|ed)\b", re.IGNORECASE)
 
 
 def _lines(backend: TelemetryBackend, suspect: Suspect, end: datetime) -> list[Mapping[str, Any]]:
@@ -372,7 +411,9 @@ def _hosts(instances: Sequence[str]) -> list[str]:
 def _pattern(names: Sequence[str]) -> re.Pattern[str]:
     return re.compile(
         "|".join(
-            re.escape(n) if not n.isascii() else rf"(?<![\w.-]){re.escape(n)}(?![\w-]|\.\d)"
+            re.escape(n)
+            if not n.isascii()
+            else rf"(?<![\w.-]){re.escape(n)}{HOST_SUFFIX}(?![\w-]|\.\d)"
             for n in names
         ),
         re.I,

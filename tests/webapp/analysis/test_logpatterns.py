@@ -224,3 +224,13 @@ def test_a_position_taking_many_words_is_a_value_and_two_words_are_two_events() 
         [set(extensions), {modes[0]}, {modes[1]}], key=sorted
     )
     assert len(groups_of(extensions[:2])) == 2
+
+
+def test_a_host_built_on_a_service_s_name_names_the_service() -> None:
+    records = [
+        {"message": "Unable to connect to ledger-db-2:5432"},
+        {"message": "GET http://checkout-7d9f8-x2kq4/cart -> 503"},
+        {"message": "ledger-db-replica lags"},
+    ]
+    found = named_services(records, ["ledger-db", "checkout", "ledger-db-replica", "api"], "api")
+    assert found == {"checkout": 1, "ledger-db": 1, "ledger-db-replica": 1}

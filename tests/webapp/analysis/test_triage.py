@@ -12,7 +12,7 @@ import pytest
 
 from webapp.analysis.names import described_services
 from webapp.analysis.series import parse_stamp
-from webapp.analysis.triage import Suspect, _acted
+from webapp.analysis.triage import Suspect, _acted, _rank, _turn_around
 from webapp.demo.backend import DemoTelemetryBackend
 from webapp.persistence.context import run_scope
 from webapp.persistence.memory_audit import MemoryAudit
@@ -184,3 +184,52 @@ def test_a_job_s_statement_in_the_other_s_first_minute_says_which_acted(tmp_path
     # a signal the line does not speak of (a count of requests) ties nothing
     busy = Suspect("db", at, [{"kind": "metric", "signal": "http_requests_total"}], [])
     assert _acted(backend, job, busy) == ""
+
+
+def test_a_suspect_that_began_first_and_names_a_later_one_logs_its_client() -> None:
+    """A database whose lines name the application connected to it (``app=orders``), and whose
+    trouble began minutes before the application's, leads the incident."""
+    at = datetime(2030, 1, 1, 9, 31, tzinfo=timezone.utc)
+    line = "user=orders_rw,app=orders ERROR: canceling statement due to conflict with recovery"
+    replica = Suspect("db-replica", at, [], [], [{"to": "orders", "how": "log", "evidence": line}])
+    orders = Suspect("orders", at.replace(minute=33), [], [])
+    _turn_around([replica, orders])
+    assert replica.links == [] and orders.links == [
+        {"to": "db-replica", "how": "log", "evidence": line}
+    ]
+    assert [s.service for s in _rank([replica, orders])] == ["db-replica", "orders"]
+    # a proxy in front of several names them all: it stands in front, its links stay
+    proxy = Suspect(
+        "edge",
+        at,
+        [],
+        [],
+        [{"to": "orders", "how": "log", "evidence": "GET /o"}, {"to": "menu", "how": "log"}],
+    )
+    menu = Suspect("menu", at.replace(minute=30), [], [])
+    orders = Suspect("orders", at.replace(minute=38), [], [])
+    _turn_around([proxy, menu, orders])
+    assert len(proxy.links) == 2 and orders.links == []
+    # in the same minute nothing says which came first: the line's direction stands
+    caller = Suspect("orders", at, [], [], [{"to": "db", "how": "log", "evidence": "to db: EOF"}])
+    db = Suspect("db", at.replace(second=40), [], [])
+    _turn_around([caller, db])
+    assert caller.links[0]["to"] == "db" and db.links == []
+
+
+def test_a_job_that_starts_in_the_other_s_first_minute_acted_first(tmp_path: Path) -> None:
+    (tmp_path / "export-job").mkdir()
+    (tmp_path / "export-job" / "journal.log").write_text(
+        "2030-01-01T07:05:00+0000 host-2 systemd[1]: Starting export-job.service - Export...\n"
+        "2030-01-01T07:41:40+0000 host-2 systemd[1]: Starting export-job.service - Export...\n"
+        "2030-01-01T07:41:41+0000 host-2 export-job[9]: listing 9737000 objects\n",
+        encoding="utf-8",
+    )
+    backend = LogFileBackend(tmp_path)
+    at = datetime(2030, 1, 1, 7, 41, tzinfo=timezone.utc)
+    job = Suspect("export-job", at.replace(minute=42), [], [])
+    store = Suspect("store", at, [{"kind": "metric", "signal": "s3_requests_waiting"}], [])
+    assert _acted(backend, job, store).endswith("Starting export-job.service - Export...")
+    # a start minutes before the other's first minute says nothing about it
+    later = Suspect("store", at.replace(minute=45), store.findings, [])
+    assert _acted(backend, job, later) == ""

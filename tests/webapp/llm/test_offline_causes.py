@@ -29,6 +29,28 @@ CASES = [
         ],
     ),
     (
+        "connection_leak",
+        [
+            own("metric", "hikaricp_connections_active"),
+            own("log", "ProxyLeakTask - Connection leak detection triggered for <*> on thread <*>"),
+            theirs("log", "HikariPool-<NUM> - Connection is not available, request timed out"),
+        ],
+    ),
+    (
+        "credentials",
+        [
+            own("log", 'FATAL: password authentication failed for user "<*>"'),
+            own("log", "POST <*> -> 401 Unauthorized: <*>"),
+        ],
+    ),
+    (
+        "fd_exhaustion",
+        [
+            own("metric", "process_open_fds"),
+            own("log", "accept4: too many open files; retrying in 1s"),
+        ],
+    ),
+    (
         "disk_full",
         [
             own("metric", "node_filesystem_used_ratio"),
@@ -134,6 +156,15 @@ CASES = [
         ],
     ),
     (
+        "network_partition",
+        [
+            own("metric", "redis_cluster_slots_fail"),
+            theirs(
+                "log", "Unable to connect to <*>\nCaused by: ConnectTimeoutException: timed out"
+            ),
+        ],
+    ),
+    (
         "storage_saturation",
         [
             own("event", "bulk export job started: <NUM> objects"),
@@ -171,7 +202,8 @@ def test_metric_names_split_on_separators_and_case() -> None:
 def test_a_message_s_arguments_name_no_mechanism() -> None:
     # a file path that mentions certificates is what failed to open, not why
     line = "Error: EMFILE: too many open files, open '/etc/ssl/certs/ca-certificates.crt'"
-    assert classify([own("log", line)]) is None
+    match = classify([own("log", line)])
+    assert match is not None and match.kind.key == "fd_exhaustion"
     assert classify([own("log", "x509: certificate has expired or is not yet valid")]) is not None
     # an invalid memory address is a crash, not a leak
     match = classify([own("log", "panic: runtime error: invalid memory address or nil pointer")])
@@ -214,3 +246,39 @@ def test_a_network_partition_or_a_clock_offset_in_a_line_is_no_queue() -> None:
     for line in ("cluster partitioned: node <*> marked as fail", "clock offset <NUM> ms"):
         match = classify([own("log", line)])
         assert match is None or match.kind.key != "queue_lag", line
+
+
+def test_the_innermost_exception_of_a_line_says_what_went_wrong() -> None:
+    # the pool failed to open a connection because the password was refused: credentials
+    line = (
+        "HikariPool-<NUM> - Exception during pool initialization: org.postgresql.util."
+        'PSQLException: FATAL: password authentication failed for user "app"\n'
+        "\tat com.zaxxer.hikari.pool.HikariPool.checkFailFast(HikariPool.java:<NUM>)"
+    )
+    match = classify([own("log", line)])
+    assert match is not None and match.kind.key == "credentials"
+    # an innermost message that names no mechanism leaves the whole line to say it
+    crash = "java.lang.NullPointerException: Cannot invoke <*> because <*> is null"
+    match = classify([own("log", crash)])
+    assert match is not None and match.kind.key == "bad_deploy"
+
+
+def test_a_job_that_started_is_no_cpu_saturation_without_a_sign_of_the_processor() -> None:
+    started = [own("event", "Starting backfill.service - Job that rewrites every object")]
+    store = [
+        theirs("log", "PutObject <*> Error: Please reduce your request rate"),
+        theirs("metric", "minio_s3_requests_ttfb_seconds:p99"),
+    ]
+    match = classify(started * 2 + store)
+    assert match is not None and match.kind.key == "storage_saturation"
+    busy = classify([*started, own("metric", "process_cpu_seconds_total")])
+    assert busy is not None and busy.kind.key == "cpu_saturation"
+
+
+def test_a_bad_gateway_says_a_call_failed_not_that_it_was_slow() -> None:
+    reload = own("event", "configuration reloaded from consul://config/proxy/client.yaml")
+    timeouts = own("log", "call failed: context deadline exceeded (Client.Timeout=<NUM>)")
+    failed = theirs("log", "call to proxy failed: <NUM> Bad Gateway from <*>")
+    match = classify([reload, timeouts, failed])
+    assert match is not None and match.kind.key == "config_change"
+    assert classify([failed]) is None

@@ -72,3 +72,34 @@ def test_a_gauge_of_what_a_service_holds_is_a_symptom_even_when_named_a_count() 
         assert reading(held).traffic == []
     # work done stays traffic
     assert reading("messages_sent_count").symptoms == []
+
+
+def test_a_host_or_pod_built_on_a_service_s_name_names_it() -> None:
+    lines = [
+        {"message": "Unable to connect to redis-geo-3/10.0.0.7:6379"},
+        {"message": "GET http://checkout-7d9f8-x2kq4:8080/cart -> 503"},
+        {"message": "redis-geo-replica is catching up"},  # another thing built on the name
+    ]
+    done = Done("query_logs", {"service": "api"}, "inv-11", "SUCCESS", {"records": lines})
+    found = read_mentions(done, ["api", "redis-geo", "checkout"], {})
+    assert [(m.other, m.path) for m in found] == [
+        ("redis-geo", "$.records[0].message"),
+        ("checkout", "$.records[1].message"),
+    ]
+
+
+def test_a_new_error_message_is_an_onset_however_few_its_lines() -> None:
+    from webapp.llm.offline.findings import Reading, read_templates
+
+    quiet = detect({"findings": []})
+    pattern = {"template": "connect ECONNREFUSED <IP>", "new": True, "count_after": 3}
+    patterns = Done(
+        "log_patterns",
+        {"service": "api"},
+        "inv-12",
+        "SUCCESS",
+        {"patterns": [{**pattern, "first_seen": "2026-11-30T10:07:38Z"}]},
+    )
+    reading = Reading("api", quiet, [], read_templates(patterns))
+    assert [o.isoformat() for o in reading.onsets] == ["2026-11-30T10:07:38+00:00"]
+    assert Reading("api", quiet, []).onsets == []

@@ -54,3 +54,31 @@ def test_two_incidents_are_each_investigated_from_their_leader() -> None:
         "auth", "2030-01-01T07:41:00Z", incident=2, new_log_templates=["x509: certificate expired"]
     )
     assert picked(_triage(job, store, other), None) == ["nightly-job", "auth"]
+
+
+def test_the_incident_whose_alert_fired_at_the_time_asked_about_comes_first() -> None:
+    from datetime import datetime, timezone
+
+    paged = datetime(2030, 1, 1, 10, 15, tzinfo=timezone.utc)
+    crash = {
+        "alert_name": "PodCrashLooping",
+        "severity": "warning",
+        "active_at": "2030-01-01T10:13:25Z",
+    }
+    leak = _suspect("ingest", "2030-01-01T09:52:00Z", alerts=[crash])
+    lag = _suspect("db-replica", "2030-01-01T10:29:00Z", incident=2)
+    assert picked(_triage(leak, lag), paged)[0] == "ingest"
+    # without its alert, the incident that began nearer the time asked about comes first
+    quiet = _suspect("ingest", "2030-01-01T09:52:00Z")
+    assert picked(_triage(quiet, lag), paged)[0] == "db-replica"
+
+
+def test_a_suspect_tied_by_timing_alone_with_a_cause_of_its_own_is_a_problem_of_its_own() -> None:
+    replica = _suspect("db-replica", "2030-01-01T10:32:00Z", signals=["pg_replication_lag_seconds"])
+    rejected = 'FATAL: password authentication failed for user "ledger"'
+    timed = [{"to": "db-replica", "how": "timing", "evidence": "began 3 min after db-replica"}]
+    ledger = _suspect("ledger", "2030-01-01T10:35:00Z", new_log_templates=[rejected], links=timed)
+    assert picked(_triage(replica, ledger), None) == ["db-replica", "ledger"]
+    # with no cause of its own it stays a follower of the incident's leader
+    slow = _suspect("ledger", "2030-01-01T10:35:00Z", signals=["latency_p99"], links=timed)
+    assert picked(_triage(replica, slow), None) == ["db-replica"]

@@ -57,6 +57,14 @@ def _words(pattern: str) -> re.Pattern[str]:
     return re.compile(pattern, re.IGNORECASE)
 
 
+#: Words of a connection pool's metric names and log lines (pool exhaustion, connection leaks).
+_POOL_METRICS = r"pool|hikari\w*|hikaricp|dbcp|c3p0|jdbc|slowlog|slow|locks?|deadlocks?"
+_POOL_LOGS = (
+    r"\bpool\b|hikari|jdbc|connection is not available|acquire .{0,20}(connection|handle)"
+    r"|too many connections|\block(s|ed)?\b|sharelock|deadlock|slow (query|statement)"
+    r"|statement: (select|update|insert|delete)"
+)
+
 CAUSE_KINDS: tuple[CauseKind, ...] = (
     CauseKind(
         # before pool exhaustion, which it causes: the statement that took the lock decides
@@ -72,13 +80,40 @@ CAUSE_KINDS: tuple[CauseKind, ...] = (
         "pool_exhaustion",
         "database connection pool exhaustion - slow queries and lock waits hold the "
         "connections, so requests queue for one",
-        _words(r"^(pool|hikari\w*|hikaricp|dbcp|c3p0|jdbc|slowlog|slow|locks?|deadlocks?)$"),
-        _words(
-            r"\bpool\b|hikari|jdbc|connection is not available|acquire .{0,20}(connection|handle)"
-            r"|too many connections|\block(s|ed)?\b|sharelock|deadlock|slow (query|statement)"
-            r"|statement: (select|update|insert|delete)"
-        ),
+        _words(rf"^({_POOL_METRICS})$"),
+        _words(_POOL_LOGS),
         zh="数据库连接池耗尽 - 慢查询和锁等待占住了连接, 请求排队等待连接",
+    ),
+    CauseKind(
+        # after pool exhaustion, with its words and more: it wins only when a leak is reported
+        "connection_leak",
+        "a connection leak - connections are taken from the pool and never returned, so the "
+        "pool runs dry and requests wait for one",
+        _words(rf"^({_POOL_METRICS}|leak\w*)$"),
+        _words(rf"{_POOL_LOGS}|\bleak(ed|s|ing)?\b|never (returned|closed)|unclosed connection"),
+        zh="连接泄漏 - 连接从连接池取出后从未归还, 连接池耗尽, 请求只能等待连接",
+    ),
+    CauseKind(
+        "credentials",
+        "invalid credentials - a password, key or token was rotated, expired or revoked, so "
+        "authentication fails and the calls that need it are rejected",
+        _words(r"^(auth\w*|unauthori[sz]ed|401|credentials?|logins?)$"),
+        _words(
+            r"auth\w* (failed|failure|error)|unauthori[sz]ed|\b401\b"
+            r"|invalid[ _.-]?(api[ _.-]?key|token|credentials?|password|secret)"
+            r"|(key|token|credentials?|password|secret) (has been |was |is )?"
+            r"(revoked|expired|rotated)"
+            r"|access denied for user|bad credentials|wrong password"
+        ),
+        zh="凭据失效 - 密码、密钥或令牌被轮换、过期或吊销, 认证失败, 依赖它的调用被拒绝",
+    ),
+    CauseKind(
+        "fd_exhaustion",
+        "file descriptor exhaustion - the process hit its open-files limit (too many open "
+        "files), so it cannot open new connections or files",
+        _words(r"^(fds?|descriptors?|nofile|filehandles?|handles)$"),
+        _words(r"too many open files|\bemfile\b|file descriptors?|\bulimit\b|\bnofile\b"),
+        zh="文件描述符耗尽 - 进程达到打开文件数上限 (too many open files), 无法新建连接或文件",
     ),
     CauseKind(
         "disk_full",
@@ -135,7 +170,8 @@ CAUSE_KINDS: tuple[CauseKind, ...] = (
         "network_partition",
         "a network partition - hosts cannot reach each other (no route, connections lost), so "
         "calls between them fail",
-        _words(r"^(unreachable|partition(ed)?|split|quorum|reachable)$"),
+        # a cluster's hash slots fail when the nodes serving them cannot be reached
+        _words(r"^(unreachable|partition(ed)?|split|quorum|reachable|slots?)$"),
         _words(
             r"ehostunreach|enetunreach|no route to host|(host|network) (is )?unreachable"
             r"|connection (with|to) .{0,60} lost|lost connection (with|to)|link (is )?down"
@@ -183,7 +219,7 @@ CAUSE_KINDS: tuple[CauseKind, ...] = (
         "a slow dependency - calls to it time out",
         _words(r"^(gc|stw|pause|pauses|upstream|downstream)$"),
         _words(
-            r"time(d)? ?out|timeout|deadline|upstream|gateway|breaker|\bgc\b|pause full"
+            r"time(d)? ?out|timeout|deadline|upstream|breaker|\bgc\b|pause full"
             r"|handler threads|stop-the-world"
         ),
         zh="依赖变慢 - 对它的调用超时",
@@ -248,6 +284,16 @@ CAUSE_KINDS: tuple[CauseKind, ...] = (
 
 BY_KEY = {kind.key: kind for kind in CAUSE_KINDS}
 
+#: Cause kinds a caller sees in its own lines while the cause lies in another service (a
+#: resolver, the network, a store, a replica, the holder of a lock or of the connections, the
+#: issuer of the timestamps it checks): the chain should go on.
+ELSEWHERE = frozenset(
+    {
+        *("downstream_timeout", "dns_failure", "network_partition", "storage_saturation"),
+        *("replica_lag", "lock_held", "pool_exhaustion", "clock_skew"),
+    }
+)
+
 
 @dataclass(frozen=True)
 class Item:
@@ -290,10 +336,38 @@ def _matches(kind: CauseKind, item_kind: str, text: str) -> bool:
     # case-insensitive alternations (no literal prefix to skip on) are searched once each
     if item_kind == "metric":
         return any(kind.metric_words.match(token) for token in _metric_tokens(text))
-    words = message_words(text)
     if item_kind == "event":
+        words = message_words(text)
         return kind.event_words is not None and kind.event_words.search(words) is not None
-    return kind.log_words.search(words) is not None
+    return kind.log_words.search(_cause_words(text)) is not None
+
+
+#: Lines of a stack trace (``at ...``, ``... 12 more``) and an exception's name before its message.
+_FRAME = re.compile(r"^\s+(at\s|\.\.\.)")
+_EXCEPTION = re.compile(r"\b[\w.$]*(Exception|Error)\b:\s*")
+
+
+def innermost(text: str, *, named: bool = False) -> str:
+    """The message of the innermost exception of a log line: its last ``Caused by`` line
+    without stack frames, from after the last exception name (``Pool init failed:
+    PSQLException: FATAL: password authentication failed`` -> ``FATAL: password ...``; with
+    ``named``, from that name on); the line itself when it names no exception."""
+    lines = [line for line in text.splitlines() if line.strip() and not _FRAME.match(line)]
+    line = (lines or [text])[-1]
+    names = list(_EXCEPTION.finditer(line))
+    if not names:
+        return line
+    return line[names[-1].start() if named else names[-1].end() :]
+
+
+@lru_cache(maxsize=4096)
+def _cause_words(text: str) -> str:
+    """What a log line says went wrong: its innermost exception's message when that alone shows
+    a cause kind (a pool that failed because a password did), else the whole message."""
+    inner = message_words(innermost(text))
+    if any(kind.log_words.search(inner) for kind in CAUSE_KINDS):
+        return inner
+    return message_words(text)
 
 
 #: Arguments of a message rather than its words: quoted values, URLs and file paths.
@@ -313,7 +387,8 @@ def classify(items: Sequence[Item]) -> Match | None:
     """The cause kind the evidence indicates most strongly, or None below ``MIN_SCORE``.
 
     One message counts once, however many outputs show it (a surging template is both a
-    finding and a pattern), as the culprit's own when it is.
+    finding and a pattern), as the culprit's own when it is. A generic kind (``strength`` below
+    1) is not named from onset events alone.
     """
     firsts: dict[tuple[str, str], Item] = {}
     for item in items:
@@ -324,9 +399,17 @@ def classify(items: Sequence[Item]) -> Match | None:
     best: Match | None = None
     for kind in CAUSE_KINDS:
         found = [item for item in items if matches(kind, item)]
+        if kind.strength < 1 and all(item.kind == "event" for item in found):
+            continue  # a job started: a generic resource sign needs a sign of the resource
         score = kind.strength * sum(
             _WEIGHTS[item.kind] * (OWN_FACTOR if item.own else 1.0) for item in found
         )
         if found and score >= MIN_SCORE and (best is None or score > best.score):
             best = Match(kind, score, tuple(found))
     return best
+
+
+def own_kind(match: Match | None) -> bool:
+    """Whether ``match`` (of a service's own evidence) is a cause that lies in the service itself:
+    neither a kind whose cause lies elsewhere nor a generic resource sign."""
+    return match is not None and match.kind.key not in ELSEWHERE and match.kind.strength >= 1

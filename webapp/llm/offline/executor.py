@@ -48,12 +48,13 @@ from typing import Any
 
 from ...analysis.language import question_language
 from ...analysis.names import stem
+from ...analysis.triage import FIRST
 from ...telemetry.units import spoken_unit
 from ..compact import shown_items
 from ..react import Budget
 from . import alerts, suspects, values
 from . import claims as kinds
-from .causes import Item, Match, classify
+from .causes import ELSEWHERE, Item, Match, classify, own_kind
 from .conversation import Catalog, Done
 from .findings import Reading, Signal, Template, readings
 from .question import iso, parse_time, request_window
@@ -100,15 +101,6 @@ _ACTION_SECTION = re.compile(r"mitigat|remediat|fix|action|resolution|recover", 
 _ANALYSIS = ("detect_anomalies", "log_patterns")
 #: A cause claim's signs when no metric of the culprit matched, by language.
 _LOG_MESSAGES = {"en": "its log messages", "zh": "其日志消息"}
-#: Cause kinds a caller sees in its own lines while the cause lies in another service (a
-#: resolver, the network, a store, a replica, the holder of a lock or of the connections): the
-#: chain should go on.
-ELSEWHERE = frozenset(
-    {
-        *("downstream_timeout", "dns_failure", "network_partition", "storage_saturation"),
-        *("replica_lag", "lock_held", "pool_exhaustion"),
-    }
-)
 #: A cause claim binds at most this many items (the culprit's analysis window first).
 MAX_CAUSE_BINDINGS = 8
 
@@ -192,7 +184,7 @@ class Investigation:
             if self.unanalysed(service):
                 wanted += self._analyse(service, asked=True)
                 continue
-            path = self.chain(service)
+            path = self.chain(service, settled=False)
             if not path:
                 continue
             end, onset = path[-1]
@@ -205,13 +197,13 @@ class Investigation:
             timed = [o for o in self.timing_candidates(service) if self.unanalysed(o)]
             if fresh:
                 wanted += self._analyse(fresh[0], asked=False)
-            elif len(path) == 1 and timed:
+            elif len(path) == 1 and timed and path[0][0].symptoms:
                 for other in timed:
                     wanted += self._analyse(other, asked=False)
             else:
                 if not end.events_read:
                     wanted.append(self._events(end.service, onset))
-                wanted += self._triage(service, path)
+                wanted += self._triage(service, path) if path[0][0].symptoms else []
         if all(w["tool"] == "log_patterns" for w in wanted):
             # Only the culprits' events are left to read: the runbook lookup joins their round
             # (calls in one round are independent; a round costs a whole prompt).
@@ -304,14 +296,19 @@ class Investigation:
         later = [o for o in onsets if stated is None or o >= stated - STATED_SLACK]
         return next(iter(later or onsets), None)
 
-    def chain(self, service: str) -> list[tuple[Reading, datetime]]:
+    def chain(self, service: str, *, settled: bool = True) -> list[tuple[Reading, datetime]]:
         """``service`` and the named dependencies, hop by hop, whose trouble began with their
         caller's (``ORIGIN_BEFORE`` before it to ``ORIGIN_SLACK`` after), each with that onset:
-        the last is the culprit. Empty when ``service`` has no symptom."""
+        the last is the culprit. A service whose own evidence shows a cause kind of its own
+        ends the chain, unless a dependency on it shows one too. Empty when ``service`` has no
+        symptom; when its only trouble is a new message (too few lines to move a rate), it
+        follows named dependencies alone and, ``settled``, stands only when it reaches a
+        culprit with a cause of its own (a few new errors alone are no incident)."""
         current = self.readings.get(service)
         onset = self.focus(current) if current is not None else None
         if current is None or onset is None:
             return []
+        quiet = not current.symptoms
         path = [(current, onset)]
         while True:
             candidates = []
@@ -320,6 +317,9 @@ class Investigation:
                 if dep is None or any(name == r.service for r, _ in path):
                     continue
                 near = _near(dep, onset)
+                if near is None:  # a cause of its own may have built up for long (a leak)
+                    early = _near(dep, onset, CAUSE_LOOKBACK)
+                    near = early if early is not None and _own_cause(dep, early) else None
                 if near is not None and current.service in self.dependencies(name):
                     # They name each other: the one whose trouble began later follows; at the
                     # same minute, the one that spells the other's own name more often leads
@@ -329,14 +329,20 @@ class Investigation:
                         continue
                 if near is not None:
                     candidates.append((dep, near))
-            if not candidates and len(path) == 1:
-                candidates = self._timed_candidates(current, onset)
+            if _own_cause(current, onset):
+                candidates = [(dep, near) for dep, near in candidates if _own_cause(dep, near)]
+            else:
+                if not candidates and len(path) == 1 and not quiet:
+                    candidates = self._timed_candidates(current, onset)
+                if not candidates and not quiet:
+                    candidates = self._routed(path)
             if not candidates:
-                candidates = self._routed(path)
-            if not candidates:
-                return path
+                break
             current, onset = candidates[0]  # the most often named (dependencies() order)
             path.append((current, onset))
+        if settled and quiet and (len(path) == 1 or not _own_cause(*path[-1])):
+            return []
+        return path
 
     def _routed(self, path: list[tuple[Reading, datetime]]) -> list[tuple[Reading, datetime]]:
         """The next suspect on triage's route from the chain's start, when its trouble began
@@ -344,23 +350,25 @@ class Investigation:
         end, onset = path[-1][0].service, path[-1][1]
         for name in suspects.route(self.done, path[0][0].service):
             hop = self.readings.get(name)
-            # a client of the chain's end (its lines name it) waits on it, never the reverse
-            if hop is None or any(name == r.service for r, _ in path) or end in hop.mentions:
+            if hop is None or any(name == r.service for r, _ in path):
                 continue
             near = _near(hop, onset, suspects.NEAR_BEFORE)
+            if _client(hop, end, near, onset):
+                continue
             return [(hop, near)] if near is not None else []
         return []
 
     def _timed_candidates(self, caller: Reading, onset: datetime) -> list[tuple[Reading, datetime]]:
         """The asked service's timing candidates whose trouble began with its own (the bound of
-        a named dependency) and whose own evidence shows the signs of a cause kind."""
+        a named dependency) and whose own evidence shows the signs of a cause kind; never a
+        client of it (its lines name it) whose trouble did not begin first."""
         found = []
         for name in self.timing_candidates(caller.service):
             dep = self.readings.get(name)
             if dep is None:
                 continue
             near = _near(dep, onset)
-            if near is None:
+            if near is None or _client(dep, caller.service, near, onset):
                 continue
             since = near - CAUSE_LOOKBACK
             items = [
@@ -379,16 +387,7 @@ class Investigation:
         if not path:
             return None, None
         culprit = path[-1][0]
-        items: list[Item] = []
-        for reading, at in path:
-            own = reading is culprit
-            since = at - (CAUSE_LOOKBACK if own else ORIGIN_BEFORE)
-            until = at + CAUSE_AFTER
-            relevant = [s for s in reading.signals if since <= s.onset <= until]
-            items += [Item("metric", s.signal, own) for s in relevant if s.kind == "metric"]
-            items += [Item("log", s.signal, own) for s in relevant if s.kind == "log_pattern"]
-            items += [Item("log", t.template, own) for t in _new_until(reading, until)]
-            items += [Item("event", t.example, own) for t in reading.events]
+        items = [item for reading, at in path for item in _items(reading, at, reading is culprit)]
         return culprit, classify(items)
 
     def knowledge(self) -> list[tuple[Done, list[dict[str, Any]]]]:
@@ -417,13 +416,39 @@ def _near(reading: Reading, onset: datetime, before: timedelta = ORIGIN_BEFORE) 
     return next((o for o in reading.onsets if onset - before <= o <= onset + ORIGIN_SLACK), None)
 
 
+def _client(reading: Reading, service: str, near: datetime | None, onset: datetime) -> bool:
+    """Whether ``reading`` (trouble from ``near``) is a client of ``service`` (trouble from
+    ``onset``): its lines name it and its trouble did not begin first (one that began more than
+    ``FIRST`` before is a server logging its client). A client waits on it, never the reverse."""
+    return service in reading.mentions and (near is None or near + FIRST >= onset)
+
+
+def _items(reading: Reading, at: datetime, own: bool) -> list[Item]:
+    """The evidence ``reading`` offers for a cause kind, around its onset ``at``: from
+    ``CAUSE_LOOKBACK`` (a service on the way: ``ORIGIN_BEFORE``) before it to ``CAUSE_AFTER``
+    after it."""
+    since = at - (CAUSE_LOOKBACK if own else ORIGIN_BEFORE)
+    until = at + CAUSE_AFTER
+    relevant = [s for s in reading.signals if since <= s.onset <= until]
+    items = [Item("metric", s.signal, own) for s in relevant if s.kind == "metric"]
+    items += [Item("log", s.signal, own) for s in relevant if s.kind == "log_pattern"]
+    items += [Item("log", t.template, own) for t in _new_until(reading, until)]
+    return items + [Item("event", t.example, own) for t in reading.events]
+
+
+def _own_cause(reading: Reading, at: datetime) -> bool:
+    """Whether ``reading``'s own evidence shows a cause kind that lies in the service itself
+    (``causes.own_kind``): the chain ends there."""
+    return own_kind(classify(_items(reading, at, True)))
+
+
 def _new_until(reading: Reading, until: datetime) -> list[Template]:
     """``reading``'s new templates first seen by ``until`` (or with no first sighting)."""
-    return [
-        t
-        for t in reading.new_templates()
-        if (seen := parse_time(str(t.raw.get("first_seen") or ""))) is None or seen <= until
-    ]
+    return [t for t in reading.new_templates() if (seen := _first_seen(t)) is None or seen <= until]
+
+
+def _first_seen(template: Template) -> datetime | None:
+    return parse_time(str(template.raw.get("first_seen") or ""))
 
 
 def _name_parts(service: str) -> set[str]:
@@ -640,17 +665,20 @@ def _origin(
     reading, onset = culprit
     since = onset - CAUSE_LOOKBACK
     first = min(reading.since(since), key=lambda s: (s.onset, -s.significance), default=None)
-    theirs = victim[0].at(victim[1])
+    signal = victim[0].at(victim[1])
+    # the victim's trouble may be only a new message (too few lines to move a rate)
+    logged = [t for t in victim[0].new_templates() if _first_seen(t) == victim[1]]
+    theirs = _signal_binding(signal) if signal else logged[0].leaf("first_seen") if logged else None
     if first is None or theirs is None:
         return
     writer.add(
         kinds.ORIGIN_TIMING if timed else kinds.ORIGIN,
-        [_signal_binding(first), _signal_binding(theirs)],
+        [_signal_binding(first), theirs],
         culprit=reading.service,
         signal=first.signal,
         onset=_clock(first.onset),
         victim=victim[0].service,
-        victim_onset=_clock(theirs.onset),
+        victim_onset=_clock(victim[1]),
     )
 
 

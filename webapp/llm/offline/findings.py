@@ -19,6 +19,7 @@ from datetime import datetime
 from functools import cached_property, lru_cache
 from typing import Any
 
+from ...analysis.logpatterns import HOST_SUFFIX
 from ..compact import shown_items
 from .causes import metric_tokens
 from .conversation import Done
@@ -168,8 +169,10 @@ class Reading:
 
     @property
     def onsets(self) -> list[datetime]:
-        """The onsets of its symptoms, earliest first."""
-        return sorted({s.onset for s in self.symptoms})
+        """The onsets of its symptoms and the first sightings of its new log templates (errors
+        it never logged before are trouble, however few), earliest first."""
+        seen = [parse_time(str(t.raw.get("first_seen") or "")) for t in self.new_templates()]
+        return sorted({s.onset for s in self.symptoms} | {t for t in seen if t is not None})
 
     def at(self, onset: datetime) -> Signal | None:
         """The most significant symptom that began at ``onset``."""
@@ -242,6 +245,9 @@ def read_templates(done: Done) -> list[Template]:
     ]
 
 
+_HOST = re.compile(HOST_SUFFIX, re.I)
+
+
 @lru_cache(maxsize=64)
 def _finder(names: tuple[str, ...]) -> re.Pattern[str]:
     """Any of ``names`` (lower case), longest first."""
@@ -249,9 +255,11 @@ def _finder(names: tuple[str, ...]) -> re.Pattern[str]:
 
 
 def _whole(text: str, start: int, end: int, name: str) -> bool:
-    """A whole name: not inside a longer word (Chinese names: anywhere, CJK has no spaces)."""
+    """A whole name, or one of its hosts' (``HOST_SUFFIX``): not inside a longer word (Chinese
+    names: anywhere, CJK has no spaces)."""
     if not name.isascii():
         return True
+    end = _HOST.match(text, end).end()  # type: ignore[union-attr]  # it matches empty text
     before = text[start - 1] if start > 0 else " "
     after = text[end] if end < len(text) else " "
     return not (before.isalnum() or before in "_-") and not (after.isalnum() or after in "_-")

@@ -28,7 +28,7 @@ from diagnosis_graph.workflow.prose import is_identifier, signal_words
 from ...analysis.language import question_language, states_failure
 from ...telemetry.units import spoken_unit
 from . import claims as kinds
-from .causes import CAUSE_KINDS, Item, matches
+from .causes import CAUSE_KINDS, Item, innermost, matches
 from .claims import ClaimKind, clean
 from .question import parse_time
 
@@ -58,6 +58,7 @@ TEXTS: dict[str, dict[str, str]] = {
         "message_lines": 'lines of "{message}"',
         "quoted": ' - it logged "{line}"',
         "new_errors": "new error messages",
+        "new_lines": " ({count} lines)",
         "depends": "in {culprit} (which {service} depends on)",
         "timed": "in {culprit} (which {service} may depend on: no log line names it, but its "
         "trouble began with {service}'s - the link rests on timing alone)",
@@ -93,6 +94,7 @@ TEXTS: dict[str, dict[str, str]] = {
         "message_lines": '"{message}" 的行数',
         "quoted": ' - 它记录了 "{line}"',
         "new_errors": "出现新的错误消息",
+        "new_lines": " ({count} 行)",
         "depends": "在 {culprit} ({service} 依赖它)",
         "timed": "在 {culprit} ({service} 可能依赖它: 没有日志提到它, 但它的问题与 {service} "
         "同时开始 - 这一关联仅基于时间)",
@@ -309,8 +311,11 @@ def _finding_conclusions(
         ]
     culprit = finding.culprit
     shown = finding.moved[:LISTED_SIGNALS]
-    moved = ", ".join(_quantity(i, words) for i in shown) or words["new_errors"]
-    since = _since(shown, words, offset) if shown else ""
+    moved = ", ".join(_quantity(i, words) for i in shown)
+    since = _since(shown, words, offset) if shown else _first_seen(finding.logs, words, offset)
+    if not moved:  # only new messages: how many lines of them
+        count = sum(int(i.fields["count"]) for i in finding.logs if i.fields["count"].isdigit())
+        moved = words["new_errors"] + (words["new_lines"].format(count=count) if count else "")
     out = [
         _conclusion(
             words["degraded"].format(service=finding.service, since=since, moved=moved),
@@ -373,8 +378,11 @@ QUOTE_WIDTH = 120
 
 def quote(line: str, width: int = QUOTE_WIDTH) -> str:
     """A log line short enough to quote in a sentence: one line, cut at a word break (a full
-    stop inside the quotation ends no sentence of the answer)."""
+    stop inside the quotation ends no sentence of the answer); a longer one from its innermost
+    exception on (what went wrong, not the stack that reported it)."""
     flat = " ".join(str(line).split())
+    if len(flat) > width:
+        flat = " ".join(innermost(str(line), named=True).split())
     if len(flat) <= width:
         return flat.rstrip(".")
     head = flat[:width]
@@ -460,6 +468,15 @@ def _value(item: Read, words: dict[str, str], offset: int) -> dict[str, Any]:
 def _since(moved: Sequence[Read], words: dict[str, str], offset: int) -> str:
     """``since 2027-03-09 09:30 UTC (17:30 in the question's time zone), ``."""
     onset = min(i.fields["onset"] for i in moved)
+    return words["since"].format(onset=onset, local=_local(onset, words, offset))
+
+
+def _first_seen(logs: Sequence[Read], words: dict[str, str], offset: int) -> str:
+    """``since ...`` the first of ``logs`` (new messages) was first seen, or nothing."""
+    seen = [t for i in logs if (t := parse_time(i.fields["first_seen"])) is not None]
+    if not seen:
+        return ""
+    onset = min(seen).strftime("%Y-%m-%d %H:%M UTC")
     return words["since"].format(onset=onset, local=_local(onset, words, offset))
 
 

@@ -3,13 +3,14 @@
 A question that names no service is planned as one ``triage`` call; its output decides which
 services the executor then investigates like named ones (each along its own chain):
 
-* the incident whose leader's onset is nearest the stated time (at most ``NEAR_BEFORE``
-  before it, ``NEAR_AFTER`` after it; without a stated time, the first), and a second one
-  that began within ``TOGETHER`` of that time too;
+* the incident whose leader's onset, or one of whose alerts, is nearest the stated time (at
+  most ``NEAR_BEFORE`` before it, ``NEAR_AFTER`` after it; without a stated time, the first),
+  and a second one that began within ``TOGETHER`` of that time too;
 * when the question describes a service (``described`` suspects), only the incidents those
   belong to, the described suspect first (the chain from it reaches the cause);
 * at most ``MAX_INCIDENTS`` incidents: two problems that began together and share no link
-  are answered as two.
+  are answered as two, and so is a suspect tied to its incident by timing alone that shows a
+  cause of its own.
 
 For a named service whose chain stops at itself, ``route`` gives the suspects from it to its
 incident's leader; ``picked_alerts`` the alerts worth listing when an alerts question asks
@@ -22,7 +23,8 @@ from collections.abc import Mapping, Sequence
 from datetime import datetime, timedelta
 from typing import Any
 
-from .causes import Item, classify
+from ...analysis.triage import QUIET_SEVERITIES
+from .causes import Item, Match, classify, own_kind
 from .conversation import Done
 from .question import parse_time
 
@@ -45,12 +47,14 @@ def picked(done: Sequence[Done], stated: datetime | None) -> list[str]:
     output = triage_output(done)
     if output is None:
         return []
-    incidents: dict[int, list[Mapping[str, Any]]] = {}
+    incidents: dict[object, list[Mapping[str, Any]]] = {}
     for suspect in output.get("suspects") or []:
-        incidents.setdefault(int(suspect.get("incident") or 0), []).append(suspect)
+        alone = _separate(suspect)  # an incident of its own
+        key = suspect["service"] if alone else int(suspect.get("incident") or 0)
+        incidents.setdefault(key, []).append(suspect)
     near = sorted(
-        (m for m in incidents.values() if _distance(m[0], stated) is not None),
-        key=lambda m: _distance(m[0], stated) or timedelta(0),
+        (m for m in incidents.values() if _nearest(m, stated) is not None),
+        key=lambda m: _nearest(m, stated) or timedelta(0),
     )
     described = [m for m in near if any(s.get("described") for s in m)]
     candidates = described or near
@@ -58,7 +62,7 @@ def picked(done: Sequence[Done], stated: datetime | None) -> list[str]:
     chosen = [
         m
         for n, m in enumerate(candidates)
-        if n == 0 or (stated is None or (_distance(m[0], stated) or NEAR_AFTER) < TOGETHER)
+        if n == 0 or (stated is None or (_nearest(m, stated) or NEAR_AFTER) < TOGETHER)
     ][:MAX_INCIDENTS]
     services: list[str] = []
     for members in chosen:
@@ -69,14 +73,26 @@ def picked(done: Sequence[Done], stated: datetime | None) -> list[str]:
     return list(dict.fromkeys(services))
 
 
+def _separate(suspect: Mapping[str, Any]) -> bool:
+    """Whether ``suspect``, tied to its incident by timing alone, shows a cause of its own (a
+    service whose credentials were rotated as a replica began to lag): a problem of its own."""
+    links = suspect.get("links") or []
+    return bool(links) and all(k.get("how") == "timing" for k in links) and own_kind(_own(suspect))
+
+
+def _own(suspect: Mapping[str, Any]) -> Match | None:
+    """The cause kind a suspect's own signals and new templates show."""
+    items = [Item("metric", str(m), True) for m in suspect.get("signals") or []]
+    items += [Item("log", str(t), True) for t in suspect.get("new_log_templates") or []]
+    return classify(items)
+
+
 def _witness(members: Sequence[Mapping[str, Any]]) -> list[str]:
     """The first suspect whose lines name the leader, when the leader's own evidence shows no
     cause kind (a batch job that only ran harder): the service it hurt says how, and its
     chain leads back to the leader."""
     leader = members[0]
-    items = [Item("metric", str(m), True) for m in leader.get("signals") or []]
-    items += [Item("log", str(t), True) for t in leader.get("new_log_templates") or []]
-    if classify(items) is not None:
+    if _own(leader) is not None:
         return []
     named = [
         str(s["service"])
@@ -97,9 +113,23 @@ def picked_alerts(done: Sequence[Done], stated: datetime | None) -> set[tuple[st
     }
 
 
-def _distance(leader: Mapping[str, Any], stated: datetime | None) -> timedelta | None:
-    """How far the leader's onset is from the stated time (None: not near it)."""
-    onset = parse_time(str(leader.get("onset") or ""))
+def _nearest(members: Sequence[Mapping[str, Any]], stated: datetime | None) -> timedelta | None:
+    """How far an incident is from the stated time: its leader's onset, or an alert of its
+    that fired then (people say when they were paged), whichever is nearer (None: not near)."""
+    moments = [str(members[0].get("onset") or "")]
+    moments += [
+        str(alert.get("active_at") or "")
+        for member in members
+        for alert in member.get("alerts") or []
+        if alert.get("severity") not in QUIET_SEVERITIES
+    ]
+    found = [d for d in (_distance(m, stated) for m in moments) if d is not None]
+    return min(found, default=None)
+
+
+def _distance(moment: str, stated: datetime | None) -> timedelta | None:
+    """How far ``moment`` is from the stated time (None: not near it)."""
+    onset = parse_time(moment)
     if onset is None:
         return None
     if stated is None:
