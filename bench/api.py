@@ -47,10 +47,10 @@ from flask.testing import FlaskClient
 from peewee import Database, fn
 from playhouse.pool import PooledDatabase
 
+from demo.scenarios import scenario_records
 from webapp import create_app
 from webapp.config import Settings
 from webapp.demo.backend import DemoTelemetryBackend
-from webapp.demo.scenarios import scenario_records
 from webapp.llm.react import Budget, run_react
 from webapp.llm.types import ChatResult, ToolCall
 from webapp.persistence.context import run_scope

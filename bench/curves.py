@@ -25,10 +25,10 @@ from typing import Any
 
 import orjson
 
+from demo.scenarios import scenario_records
 from webapp.analysis import curves
 from webapp.analysis.logpatterns import clear_caches
 from webapp.analysis.onsets import Finding
-from webapp.demo.scenarios import scenario_records
 from webapp.diagnosis import Diagnoser
 from webapp.persistence.memory_audit import MemoryAudit
 from webapp.tools.analysis_tools import forget_outputs

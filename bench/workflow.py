@@ -23,8 +23,8 @@ from collections import defaultdict
 from collections.abc import Callable
 from typing import Any
 
+from demo.scenarios import scenario_records
 from webapp.analysis.logpatterns import clear_caches
-from webapp.demo.scenarios import scenario_records
 from webapp.diagnosis import Diagnoser
 from webapp.tools.analysis_tools import forget_outputs
 from webapp.wiring import offline_diagnoser

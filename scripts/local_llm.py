@@ -30,8 +30,8 @@ import urllib.request
 from pathlib import Path
 from typing import Any
 
+from demo.scenarios import scenario_records
 from webapp.config import Settings
-from webapp.demo.scenarios import scenario_records
 from webapp.persistence.memory_audit import MemoryAudit
 from webapp.wiring import chat_model, offline_diagnoser
 

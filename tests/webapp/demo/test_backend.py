@@ -14,9 +14,9 @@ from typing import Any
 import pytest
 
 import webapp.demo.backend as backend_module
-from tests.webapp.demo.helpers import parse_time, read_logs
+from demo.generate import generate
+from tests.demo.helpers import parse_time, read_logs
 from webapp.demo import DEFAULT_DATA_DIR, DemoTelemetryBackend
-from webapp.demo.generate import generate
 from webapp.telemetry import TelemetryBackend, TelemetryError
 
 UTC = timezone.utc
