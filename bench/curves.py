@@ -21,9 +21,12 @@ import sys
 import time
 from collections import defaultdict
 from collections.abc import Callable, Sequence
+from pathlib import Path
 from typing import Any
 
 import orjson
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the demo generator, at the root
 
 from demo.scenarios import scenario_records
 from webapp.analysis import curves
