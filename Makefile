@@ -125,7 +125,7 @@ lint: $(DEV_STAMP)
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 	$(BIN)/mypy --strict diagnosis_graph
-	$(BIN)/mypy webapp tests bench eval scripts
+	$(BIN)/mypy webapp demo tests bench eval scripts
 
 docs: $(DEV_STAMP)
 	$(BIN)/mkdocs build --strict --site-dir site
@@ -202,7 +202,7 @@ schema: $(DEV_STAMP)
 	$(BIN)/python scripts/schema_sql.py
 
 demo-data: $(DEV_STAMP)
-	$(BIN)/python -m webapp.demo.generate --out webapp/demo/data --seed 7
+	$(BIN)/python -m demo.generate --out webapp/demo/data --seed 7
 
 eval: $(DEV_STAMP)
 	$(BIN)/python -m eval $(if $(RECORDED),--recorded $(RECORDED)) $(EVAL_ARGS)

@@ -47,10 +47,12 @@ from flask.testing import FlaskClient
 from peewee import Database, fn
 from playhouse.pool import PooledDatabase
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the demo generator, at the root
+
+from demo.scenarios import scenario_records
 from webapp import create_app
 from webapp.config import Settings
 from webapp.demo.backend import DemoTelemetryBackend
-from webapp.demo.scenarios import scenario_records
 from webapp.llm.react import Budget, run_react
 from webapp.llm.types import ChatResult, ToolCall
 from webapp.persistence.context import run_scope

@@ -21,14 +21,17 @@ import sys
 import time
 from collections import defaultdict
 from collections.abc import Callable, Sequence
+from pathlib import Path
 from typing import Any
 
 import orjson
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the demo generator, at the root
+
+from demo.scenarios import scenario_records
 from webapp.analysis import curves
 from webapp.analysis.logpatterns import clear_caches
 from webapp.analysis.onsets import Finding
-from webapp.demo.scenarios import scenario_records
 from webapp.diagnosis import Diagnoser
 from webapp.persistence.memory_audit import MemoryAudit
 from webapp.tools.analysis_tools import forget_outputs

@@ -29,7 +29,7 @@ from typing import Any
 
 from cluster import Cluster, percentile, wait_until  # bench/cluster.py, next to this script
 
-from webapp.demo.scenarios import scenario_records
+from demo.scenarios import scenario_records
 from webapp.wiring import offline_diagnoser
 
 TARGET_RUNS_PER_S = 40

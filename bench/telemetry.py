@@ -19,11 +19,11 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from demo.scenarios import scenario_records
 from tests.webapp.demo_export import write_log_dir, write_openmetrics
 from tests.webapp.telemetry.servers import start_prometheus
 from webapp.analysis.logpatterns import clear_caches
 from webapp.demo.backend import DEFAULT_DATA_DIR, DemoTelemetryBackend
-from webapp.demo.scenarios import scenario_records
 from webapp.diagnosis import Diagnoser
 from webapp.llm.offline import OfflineChatModel
 from webapp.persistence.memory_audit import MemoryAudit

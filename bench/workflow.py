@@ -21,10 +21,13 @@ import sys
 import time
 from collections import defaultdict
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the demo generator, at the root
+
+from demo.scenarios import scenario_records
 from webapp.analysis.logpatterns import clear_caches
-from webapp.demo.scenarios import scenario_records
 from webapp.diagnosis import Diagnoser
 from webapp.tools.analysis_tools import forget_outputs
 from webapp.wiring import offline_diagnoser

@@ -5,13 +5,13 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from demo.scenarios import scenario_records
 from eval.families import FAMILIES
 from eval.questions import Case, Expected, world_cases
 from eval.runner import Fixture
 from eval.telemetry import world_alerts, write_world
 from eval.world import build_world
 from webapp.demo.backend import DEFAULT_DATA_DIR
-from webapp.demo.scenarios import scenario_records
 
 FAMILIES_PER_WORLD = 5
 

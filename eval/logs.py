@@ -12,11 +12,11 @@ import random
 from dataclasses import dataclass, field
 from typing import Any
 
+from demo.loggen import ticks, trace_id
+from demo.metricgen import request_latency
 from eval.families import FAMILIES, Family
 from eval.world import Incident, Service, World
 from webapp.demo.files import LogRecord, epoch_ms, iso_millis, iso_seconds
-from webapp.demo.loggen import ticks, trace_id
-from webapp.demo.metricgen import request_latency
 
 _PATHS = ("/v1/{d}/{id}", "/v1/{d}", "/v1/{d}/{id}/items", "/internal/{d}/sync")
 _ACCESS = (

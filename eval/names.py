@@ -1,6 +1,6 @@
 """Service names of generated worlds: several naming styles, aliases in English and Chinese.
 
-No name here is one of the demo's (``webapp.demo.system``): a world's services must be new to
+No name here is one of the demo's (``demo.system``): a world's services must be new to
 the analyser. Every name is lower-case (backends compare service names case-insensitively).
 """
 

@@ -9,10 +9,10 @@ from __future__ import annotations
 
 import random
 
+from demo.metricgen import Effect, apply_effects, clamp, rounded
 from eval.families import FAMILIES, Shape
 from eval.metrics import POOL_MAX, ROLES, SCHEMES
 from eval.world import WINDOW_MINUTES, Incident, Service, World
-from webapp.demo.metricgen import Effect, apply_effects, clamp, rounded
 
 POINTS = WINDOW_MINUTES + 1
 # role -> {service: values}

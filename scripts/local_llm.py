@@ -30,8 +30,10 @@ import urllib.request
 from pathlib import Path
 from typing import Any
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the demo generator, at the root
+
+from demo.scenarios import scenario_records
 from webapp.config import Settings
-from webapp.demo.scenarios import scenario_records
 from webapp.persistence.memory_audit import MemoryAudit
 from webapp.wiring import chat_model, offline_diagnoser
 

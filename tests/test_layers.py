@@ -1,5 +1,5 @@
 """Imports point one way: no cycle between webapp's packages, the API reaches the store through
-services, and the engine never imports the app.
+services, the engine never imports the app and the app never imports the demo generator.
 
 Read from the source with ``ast`` (every import, also those inside functions), not by importing.
 """
@@ -95,5 +95,15 @@ def test_the_engine_never_imports_the_app() -> None:
         if "build" not in path.relative_to(ROOT).parts
         for name in imported(path)
         if name.split(".")[0] in {"webapp", "eval", "bench"}
+    }
+    assert found == set()
+
+
+def test_the_app_never_imports_the_demo_generator() -> None:
+    found = {
+        f"{path.relative_to(ROOT)} imports {name}"
+        for path in sorted(WEBAPP.rglob("*.py"))
+        for name in imported(path)
+        if name.split(".")[0] == "demo"
     }
     assert found == set()

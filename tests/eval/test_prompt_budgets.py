@@ -12,9 +12,9 @@ from pathlib import Path
 
 import pytest
 
+from demo.scenarios import scenario_records
 from eval.questions import world_cases
 from eval.world import World
-from webapp.demo.scenarios import scenario_records
 from webapp.llm.tokens import DEFAULT_PROMPT_TOKENS
 from webapp.services.simple import SimpleChat
 from webapp.wiring import offline_diagnoser

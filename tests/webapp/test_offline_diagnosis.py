@@ -15,11 +15,11 @@ from typing import Any
 
 import pytest
 
+from demo.generate import generate
+from demo.scenarios import TEMPLATES, scenario_records
 from diagnosis_graph.workflow.prose import first_sentence
 from diagnosis_graph.workflow.render import safe_text
 from eval.scoring import categories
-from webapp.demo.generate import generate
-from webapp.demo.scenarios import TEMPLATES, scenario_records
 from webapp.diagnosis import Diagnoser, DiagnosisResult
 from webapp.wiring import offline_diagnoser
 

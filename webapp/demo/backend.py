@@ -1,4 +1,4 @@
-"""``TelemetryBackend`` over a demo dataset folder written by ``webapp.demo.generate``.
+"""``TelemetryBackend`` over a demo dataset folder written by ``demo.generate``.
 
 Files are read lazily, once per backend, under a lock: ``dataset.json``, ``metrics.json`` and
 ``alerts.json`` on the first call that needs any of them, ``logs.jsonl.gz`` on the first log
@@ -85,7 +85,7 @@ def _read_json(path: Path) -> Any:
         return json.loads(path.read_text(encoding="utf-8"))
     except FileNotFoundError as exc:
         raise TelemetryError(
-            f"demo dataset file {path} is missing; run `python -m webapp.demo.generate`"
+            f"demo dataset file {path} is missing; run `python -m demo.generate`"
         ) from exc
 
 
@@ -130,7 +130,7 @@ def _load_logs(path: Path) -> dict[tuple[str, str | None], _LogIndex]:
                 rows.append((_ms(_parse_iso(item["timestamp"])), record))
     except FileNotFoundError as exc:
         raise TelemetryError(
-            f"demo log file {path} is missing; run `python -m webapp.demo.generate`"
+            f"demo log file {path} is missing; run `python -m demo.generate`"
         ) from exc
     rows.sort(key=lambda row: row[0])
     index: dict[tuple[str, str | None], _LogIndex] = {}

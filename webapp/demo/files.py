@@ -1,6 +1,6 @@
 """The dataset folder format ``DemoTelemetryBackend`` reads, written byte for byte the same way.
 
-One writer for every generator of that format: the bundled demo (``webapp.demo.generate``) and
+One writer for every generator of that format: the bundled demo (``demo.generate``) and
 the evaluation's generated worlds (``eval.world``). A folder holds:
 
 * ``dataset.json`` - name, reference time, window, step, services and ``aliases``

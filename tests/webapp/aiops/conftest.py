@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from webapp.demo.generate import generate
+from demo.generate import generate
 
 
 @pytest.fixture(scope="session")

@@ -14,9 +14,9 @@ from typing import Any
 import pytest
 
 import webapp.demo.backend as backend_module
-from tests.webapp.demo.helpers import parse_time, read_logs
+from demo.generate import generate
+from tests.demo.helpers import parse_time, read_logs
 from webapp.demo import DEFAULT_DATA_DIR, DemoTelemetryBackend
-from webapp.demo.generate import generate
 from webapp.telemetry import TelemetryBackend, TelemetryError
 
 UTC = timezone.utc
@@ -262,7 +262,7 @@ def test_files_load_once_under_concurrent_first_use(monkeypatch: pytest.MonkeyPa
 
 def test_missing_dataset_is_a_clear_error(tmp_path: Path) -> None:
     empty = DemoTelemetryBackend(tmp_path)
-    with pytest.raises(TelemetryError, match=r"python -m webapp\.demo\.generate"):
+    with pytest.raises(TelemetryError, match=r"python -m demo\.generate"):
         empty.services()
     assert empty.runbook_dir() is None
 

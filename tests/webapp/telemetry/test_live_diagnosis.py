@@ -12,10 +12,10 @@ from typing import Any
 
 import pytest
 
+from demo.scenarios import scenario_records
 from tests.webapp.telemetry.conftest import metrics_backend, pinned
 from tests.webapp.telemetry.servers import Server
 from webapp.demo.backend import DemoTelemetryBackend
-from webapp.demo.scenarios import scenario_records
 from webapp.diagnosis import Diagnoser, DiagnosisResult
 from webapp.llm.offline import OfflineChatModel
 from webapp.persistence.memory_audit import MemoryAudit

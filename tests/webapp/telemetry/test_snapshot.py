@@ -9,10 +9,10 @@ from typing import Any
 
 import pytest
 
+from demo.scenarios import scenario_records
 from tests.webapp.telemetry.conftest import metrics_backend, pinned
 from tests.webapp.telemetry.servers import Server
 from webapp.demo.backend import DemoTelemetryBackend
-from webapp.demo.scenarios import scenario_records
 from webapp.demo.snapshot import write_snapshot
 from webapp.diagnosis import Diagnoser
 from webapp.llm.offline import OfflineChatModel

@@ -6,9 +6,9 @@ from pathlib import Path
 
 import pytest
 
+from demo.generate import generate
+from demo.system import VARIANTS
 from webapp.demo.backend import DemoTelemetryBackend
-from webapp.demo.generate import generate
-from webapp.demo.system import VARIANTS
 
 
 @pytest.fixture(scope="session")

@@ -2,7 +2,7 @@
 
 Every log message is a template with one phrasing per variant: the ``renamed`` variant says
 the same thing in other words, so a test can prove that a diagnosis relies on what the tools
-return rather than on knowledge of this file. The generator (``webapp.demo.generate``) turns
+return rather than on knowledge of this file. The generator (``demo.generate``) turns
 this into telemetry; ``scenario_records`` is the ground truth the tests (and only the tests)
 use.
 """
@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
-from webapp.demo.system import service_name, variant_index, window
+from demo.system import service_name, variant_index, window
 
 
 @dataclass(frozen=True)

@@ -1,4 +1,4 @@
-"""Write the demo dataset: ``python -m webapp.demo.generate --out DIR [--seed 7] [--variant ...]``.
+"""Write the demo dataset: ``python -m demo.generate --out DIR [--seed 7] [--variant ...]``.
 
 Output (deterministic for a seed and variant, byte for byte; the format is
 ``webapp.demo.files``):
@@ -22,6 +22,11 @@ import argparse
 from datetime import timedelta
 from pathlib import Path
 
+from demo.loggen import Line, generate_lines
+from demo.metricgen import BASELINES, METRIC_UNITS, generate_series
+from demo.scenarios import ALERTS
+from demo.system import ALIASES, SERVICE_KEYS, STEP_SECONDS, VARIANTS, service_name, window
+from webapp.demo.backend import DEFAULT_DATA_DIR
 from webapp.demo.files import (
     MetricRow,
     folder_size,
@@ -32,13 +37,8 @@ from webapp.demo.files import (
     write_metrics,
     write_runbooks,
 )
-from webapp.demo.loggen import Line, generate_lines
-from webapp.demo.metricgen import BASELINES, METRIC_UNITS, generate_series
-from webapp.demo.scenarios import ALERTS
-from webapp.demo.system import ALIASES, SERVICE_KEYS, STEP_SECONDS, VARIANTS, service_name, window
 
 DEFAULT_SEED = 7
-DATA_DIR = Path(__file__).resolve().parent / "data"
 DATASET_NAME = "e-commerce demo system"
 _PORTS = {"mysql-primary": 3306, "redis-cache": 6379}
 
@@ -107,15 +107,19 @@ def generate(out: Path, *, seed: int = DEFAULT_SEED, variant: str = "default") -
         out / "metrics.json", window(variant)[0], STEP_SECONDS, _metric_rows(variant, series)
     )
     write_alerts(out / "alerts.json", _alerts(variant))
-    runbooks = {p.name: p.read_text(encoding="utf-8") for p in (DATA_DIR / "runbooks").glob("*.md")}
+    runbooks = {
+        p.name: p.read_text(encoding="utf-8") for p in (DEFAULT_DATA_DIR / "runbooks").glob("*.md")
+    }
     write_runbooks(out / "runbooks", runbooks)
     return {"log_lines": len(lines), "series": len(series), "bytes": folder_size(out)}
 
 
 def main(argv: list[str] | None = None) -> int:
     """Command-line entry point."""
-    parser = argparse.ArgumentParser(prog="python -m webapp.demo.generate", description=__doc__)
-    parser.add_argument("--out", type=Path, default=DATA_DIR, help=f"default: {DATA_DIR}")
+    parser = argparse.ArgumentParser(prog="python -m demo.generate", description=__doc__)
+    parser.add_argument(
+        "--out", type=Path, default=DEFAULT_DATA_DIR, help=f"default: {DEFAULT_DATA_DIR}"
+    )
     parser.add_argument("--seed", type=int, default=DEFAULT_SEED)
     parser.add_argument("--variant", choices=VARIANTS, default="default")
     args = parser.parse_args(argv)

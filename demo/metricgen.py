@@ -12,8 +12,8 @@ import random
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from webapp.demo.scenarios import ONSETS
-from webapp.demo.system import GATEWAY_MIX, WINDOW_MINUTES
+from demo.scenarios import ONSETS
+from demo.system import GATEWAY_MIX, WINDOW_MINUTES
 
 POINTS = WINDOW_MINUTES + 1
 

@@ -9,11 +9,11 @@ from pathlib import Path
 
 import pytest
 
+from demo.scenarios import TEMPLATES, scenario_records
+from demo.system import VARIANTS
+from tests.demo.helpers import count, median, minutes, parse_time, values
 from tests.environment import unavailable
-from tests.webapp.demo.helpers import count, median, minutes, parse_time, values
 from webapp.demo.backend import DemoTelemetryBackend
-from webapp.demo.scenarios import TEMPLATES, scenario_records
-from webapp.demo.system import VARIANTS
 
 Window = tuple[datetime, datetime, datetime, datetime]
 

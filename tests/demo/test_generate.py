@@ -10,12 +10,12 @@ from pathlib import Path
 
 import pytest
 
-from tests.webapp.demo.helpers import read_logs
-from webapp.demo.backend import DemoTelemetryBackend
-from webapp.demo.generate import DATA_DIR, generate, main
-from webapp.demo.metricgen import METRIC_UNITS
-from webapp.demo.scenarios import SCENARIOS
-from webapp.demo.system import APP_SERVICES, SERVICE_KEYS, service_name
+from demo.generate import generate, main
+from demo.metricgen import METRIC_UNITS
+from demo.scenarios import SCENARIOS
+from demo.system import APP_SERVICES, SERVICE_KEYS, service_name
+from tests.demo.helpers import read_logs
+from webapp.demo.backend import DEFAULT_DATA_DIR, DemoTelemetryBackend
 
 _TIMESTAMP = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$")
 
@@ -41,7 +41,7 @@ def test_another_seed_generates_other_data(generated: dict[str, Path], tmp_path:
 
 
 def test_committed_data_is_the_generator_output(generated: dict[str, Path]) -> None:
-    committed, fresh = _files(DATA_DIR), _files(generated["default"])
+    committed, fresh = _files(DEFAULT_DATA_DIR), _files(generated["default"])
     assert sorted(committed) == sorted(fresh)
     for name, content in fresh.items():
         if name.endswith(".gz"):

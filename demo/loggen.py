@@ -13,9 +13,9 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
 from typing import Any
 
-from webapp.demo.metricgen import POINTS, Series, request_latency
-from webapp.demo.scenarios import NEW_VERSION, OLD_VERSION, ONSETS, render
-from webapp.demo.system import APP_SERVICES, GATEWAY_MIX, ROUTES, window
+from demo.metricgen import POINTS, Series, request_latency
+from demo.scenarios import NEW_VERSION, OLD_VERSION, ONSETS, render
+from demo.system import APP_SERVICES, GATEWAY_MIX, ROUTES, window
 
 # (epoch milliseconds, service key, level, message, trace id or None)
 Line = tuple[int, str, str, str, str | None]

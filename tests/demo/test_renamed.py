@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from tests.webapp.demo.helpers import parse_time
-from webapp.demo.scenarios import ALERTS, TEMPLATES, scenario_records
-from webapp.demo.system import SERVICE_KEYS
+from demo.scenarios import ALERTS, TEMPLATES, scenario_records
+from demo.system import SERVICE_KEYS
+from tests.demo.helpers import parse_time
 
 
 def _telemetry_text(folder: Path) -> str:
