@@ -194,6 +194,7 @@ GENERIC_WORDS = {
     "transaction",
     "connection",
     "connections",
+    "credentials",
     "exception",
     "threshold",
     "restarting",
