@@ -29,7 +29,7 @@ def build_diagnosis_graph(
 def diagnosis_config(
     session_id: str, run_id: str, recursion_limit: int = RECURSION_LIMIT
 ) -> RunConfig:
-    """``thread_id = run_id``, metadata ``{session_id, run_id}``, recursion limit 32."""
+    """``thread_id = run_id``, metadata ``{session_id, run_id}``, the recursion limit (32)."""
     return RunConfig(
         thread_id=run_id,
         metadata={"session_id": session_id, "run_id": run_id},
