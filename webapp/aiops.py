@@ -37,7 +37,6 @@ from .llm.react import Budget
 from .llm.types import ChatModel
 from .persistence.context import RunContext, run_scope
 from .persistence.runs import AI_OPS, Finish, RunStore, new_session_id
-from .persistence.runs import SUCCESS as RUN_SUCCESS
 from .services.alert_inbox import alerts_of_run
 from .services.chat import ChatOutcome
 from .services.lifecycle import RunLifecycle
@@ -255,17 +254,7 @@ class AiOpsService:
 
         failed_trace = build_aiops_trace([], [], stopped_by=TERMINATION_ERROR)
         finish = self.lifecycle.execute(session_id, run_id, work, failed_trace=failed_trace)
-        return ChatOutcome(
-            finish.status == RUN_SUCCESS,
-            finish.answer,
-            finish.error_message,
-            session_id,
-            run_id,
-            FLOW,
-            finish.status,
-            finish.degraded,
-            finish.replayed,
-        )
+        return ChatOutcome.of(finish, session_id, run_id, FLOW)
 
     def investigate(
         self,
