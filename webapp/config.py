@@ -188,6 +188,8 @@ class Settings:
             "run_queue_timeout_seconds",
             "llm_prompt_token_budget",
             "llm_run_token_budget",
+            "telemetry_max_points",
+            "metrics_step_seconds",
         ):
             if getattr(self, name) < 1:
                 raise SettingsError(f"{name.upper()} must be a positive integer")
@@ -265,9 +267,6 @@ class Settings:
                 raise SettingsError(f"{name.upper()} {folder!r} is not a directory")
         if self.telemetry_dir and not (Path(self.telemetry_dir) / "dataset.json").is_file():
             raise SettingsError(f"TELEMETRY_DIR {self.telemetry_dir!r} has no dataset.json")
-        for name in ("telemetry_max_points", "metrics_step_seconds"):
-            if getattr(self, name) < 1:
-                raise SettingsError(f"{name.upper()} must be a positive integer")
         if not 1 <= self.telemetry_attempts <= 10:
             raise SettingsError("TELEMETRY_ATTEMPTS must be between 1 and 10")
         for name in ("service_label", "service_fallback_label", "loki_service_label"):
