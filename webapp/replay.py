@@ -43,11 +43,9 @@ _ESCAPED = re.compile(r"\\(.)")
 
 def canonical_arguments(arguments: Any) -> str:
     """Arguments as a stable key: sorted keys, ``None`` values dropped, compact JSON."""
-    if isinstance(arguments, str):
-        try:
-            arguments = json.loads(arguments)
-        except json.JSONDecodeError:
-            return arguments
+    arguments = _json(arguments)
+    if isinstance(arguments, str):  # not JSON: the text is its own key
+        return arguments
     if isinstance(arguments, Mapping):
         arguments = {k: v for k, v in arguments.items() if v is not None}
     return json.dumps(arguments, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
