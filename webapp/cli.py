@@ -9,10 +9,11 @@ from pathlib import Path
 from typing import Any
 
 import click
-from flask import Flask, current_app
+from flask import Flask
 
 from diagnosis_graph.workflow.trace import route_edges
 
+from .api.context import services as _services
 from .cli_lists import register_list_commands, short
 from .config import MCP_EXTRA
 from .container import Services
@@ -30,11 +31,6 @@ from .replay import (
 from .services.routing import MODES
 from .telemetry.common import parse_timestamp
 from .telemetry.port import TelemetryError
-
-
-def _services() -> Services:
-    found: Services = current_app.extensions["diagnosis"]
-    return found
 
 
 def register_cli(app: Flask) -> None:
