@@ -24,7 +24,7 @@ def create_app(config: Mapping[str, Any] | None = None, services: Any = None) ->
 
     settings = services.settings if services is not None else Settings.from_env(overrides=config)
     app = Flask(__name__)
-    app.config.update(MAX_CONTENT_LENGTH=settings.max_request_bytes, JSON_SORT_KEYS=False)
+    app.config.update(MAX_CONTENT_LENGTH=settings.max_request_bytes)
     app.json.sort_keys = False  # type: ignore[attr-defined]
     app.extensions["diagnosis"] = services if services is not None else build_services(settings)
     register_api(app)

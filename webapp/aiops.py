@@ -29,16 +29,14 @@ from diagnosis_graph.workflow.aiops import (
     run_aiops,
 )
 from diagnosis_graph.workflow.ports import SUCCESS
-from diagnosis_graph.workflow.projection import evidence_refs
 from diagnosis_graph.workflow.trace import TERMINATION_ERROR
 
-from .diagnosis import Audit, Diagnoser, ExternalTools, new_run_id
+from .diagnosis import Audit, Diagnoser, ExternalTools, attach_evidence, new_run_id
 from .llm.prompts import prompt_version
 from .llm.react import Budget
 from .llm.types import ChatModel
 from .persistence.context import RunContext, run_scope
 from .persistence.runs import AI_OPS, Finish, RunStore, new_session_id
-from .persistence.runs import SUCCESS as RUN_SUCCESS
 from .services.alert_inbox import alerts_of_run
 from .services.chat import ChatOutcome
 from .services.lifecycle import RunLifecycle
@@ -176,7 +174,7 @@ class AiOpsRunner:
             )
             # inside the run: the invocations come from its journal, not from the database
             evaluation = self._evaluate(run, run_id)
-            self._attach_evidence(run_id, run.state.get("investigations") or [])
+            attach_evidence(self.audit, run_id, _cited_state(run.state.get("investigations") or []))
         return AiOpsResult(session_id, run_id, run, evaluation, events)
 
     def _evaluate(self, run: AiOpsRun, run_id: str) -> dict[str, Any]:
@@ -190,20 +188,19 @@ class AiOpsRunner:
             "aiops_rule_evaluation": aiops_rule_evaluation(run.state, invocations, prompt_version())
         }
 
-    def _attach_evidence(self, run_id: str, investigations: Sequence[dict[str, Any]]) -> None:
-        """Record on each invocation the verified evidence drawn from it (best effort)."""
-        cited = [i for inv in investigations for i in cited_ids(inv)]
-        state = {
-            "verified_executor_output": {
-                "claims": [c for inv in investigations for c in inv.get("verified_claims") or []]
-            },
-            "verified_evidence": [e for inv in investigations for e in inv.get("evidence") or []],
-            "composer_output": {"conclusions": [{"evidence_ids": cited}]},
-        }
-        try:
-            self.audit.attach_evidence(evidence_refs(state))
-        except Exception:
-            log.exception("could not store the evidence refs of run %s", run_id)
+
+def _cited_state(investigations: Sequence[dict[str, Any]]) -> dict[str, Any]:
+    """The investigations' verified claims and evidence, and the report's citations, in the
+    shape of a chat run's state (what ``attach_evidence`` reads)."""
+    return {
+        "verified_executor_output": {
+            "claims": [c for inv in investigations for c in inv.get("verified_claims") or []]
+        },
+        "verified_evidence": [e for inv in investigations for e in inv.get("evidence") or []],
+        "composer_output": {
+            "conclusions": [{"evidence_ids": [i for inv in investigations for i in cited_ids(inv)]}]
+        },
+    }
 
 
 class AiOpsService:
@@ -257,17 +254,7 @@ class AiOpsService:
 
         failed_trace = build_aiops_trace([], [], stopped_by=TERMINATION_ERROR)
         finish = self.lifecycle.execute(session_id, run_id, work, failed_trace=failed_trace)
-        return ChatOutcome(
-            finish.status == RUN_SUCCESS,
-            finish.answer,
-            finish.error_message,
-            session_id,
-            run_id,
-            FLOW,
-            finish.status,
-            finish.degraded,
-            finish.replayed,
-        )
+        return ChatOutcome.of(finish, session_id, run_id, FLOW)
 
     def investigate(
         self,

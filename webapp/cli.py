@@ -9,10 +9,11 @@ from pathlib import Path
 from typing import Any
 
 import click
-from flask import Flask, current_app
+from flask import Flask
 
 from diagnosis_graph.workflow.trace import route_edges
 
+from .api.context import services as _services
 from .cli_lists import register_list_commands, short
 from .config import MCP_EXTRA
 from .container import Services
@@ -24,18 +25,12 @@ from .replay import (
     Recording,
     conclusion_lines,
     export_recording,
-    replay,
     replay_diagnoser,
     side_by_side,
 )
 from .services.routing import MODES
 from .telemetry.common import parse_timestamp
 from .telemetry.port import TelemetryError
-
-
-def _services() -> Services:
-    found: Services = current_app.extensions["diagnosis"]
-    return found
 
 
 def register_cli(app: Flask) -> None:
@@ -185,20 +180,15 @@ def replay_lines(
             json.dump(document, handle, ensure_ascii=False, indent=1)
         click.echo(f"exported the recording to {export_path}", err=True)
     diagnoser = replay_diagnoser(services.model, services.backend, recording)
-    outcome = replay(
-        diagnoser,
-        recording,
-        found.run["question"],
-        old_answer=found.run["answer"],
-        history=history,
-    )
-    old, new = conclusion_lines(outcome.old_answer), conclusion_lines(outcome.new_answer)
-    lines = [f"question: {outcome.question}", f"model:    {services.model.model_name}", ""]
+    question = found.run["question"]
+    result = diagnoser.diagnose(question, session_id="replay", history=history)
+    old, new = conclusion_lines(found.run["answer"]), conclusion_lines(result.answer)
+    lines = [f"question: {question}", f"model:    {services.model.model_name}", ""]
     lines += [*side_by_side(old, new), ""]
     lines.append(
-        f"tool calls served from the recording: {outcome.hits}, misses: {len(outcome.misses)}"
+        f"tool calls served from the recording: {recording.hits}, misses: {len(recording.misses)}"
     )
-    lines += [f"  miss: {miss.tool} {miss.arguments}" for miss in outcome.misses]
+    lines += [f"  miss: {miss.tool} {miss.arguments}" for miss in recording.misses]
     return lines
 
 

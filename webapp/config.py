@@ -188,29 +188,30 @@ class Settings:
             "run_queue_timeout_seconds",
             "llm_prompt_token_budget",
             "llm_run_token_budget",
+            "telemetry_max_points",
+            "metrics_step_seconds",
         ):
             if getattr(self, name) < 1:
                 raise SettingsError(f"{name.upper()} must be a positive integer")
+        for name in ("llm_timeout_seconds", "run_deadline_seconds", "mcp_timeout_seconds"):
+            if getattr(self, name) <= 0:
+                raise SettingsError(f"{name.upper()} must be positive")
         if self.run_executor not in EXECUTORS:
             raise SettingsError(f"RUN_EXECUTOR must be one of {', '.join(EXECUTORS)}")
         if self.run_executor == "celery" and not self.redis_url:
             raise SettingsError("RUN_EXECUTOR=celery needs REDIS_URL (the broker)")
         if self.run_max_resumes < 0:
             raise SettingsError("RUN_MAX_RESUMES must be 0 or more")
-        if self.llm_timeout_seconds <= 0:
-            raise SettingsError("LLM_TIMEOUT_SECONDS must be positive")
-        if self.run_deadline_seconds <= 0:
-            raise SettingsError("RUN_DEADLINE_SECONDS must be positive")
         if not 0 <= self.llm_temperature <= 2:
             raise SettingsError("LLM_TEMPERATURE must be between 0 and 2")
-        try:
-            self.max_tokens_table()
-        except ValueError as exc:
-            raise SettingsError(f"LLM_MAX_TOKENS: {exc}") from None
-        try:
-            self.price_table()
-        except ValueError as exc:
-            raise SettingsError(f"LLM_PRICES: {exc}") from None
+        for variable, parse in (
+            ("LLM_MAX_TOKENS", self.max_tokens_table),
+            ("LLM_PRICES", self.price_table),
+        ):
+            try:
+                parse()
+            except ValueError as exc:
+                raise SettingsError(f"{variable}: {exc}") from None
         if self.rate_limit:
             from limits import parse_many
 
@@ -228,8 +229,6 @@ class Settings:
             )
         if self.knowledge_dir and not Path(self.knowledge_dir).is_dir():
             raise SettingsError(f"KNOWLEDGE_DIR {self.knowledge_dir!r} is not a directory")
-        if self.mcp_timeout_seconds <= 0:
-            raise SettingsError("MCP_TIMEOUT_SECONDS must be positive")
         self.mcp_server_list()
 
     def mcp_server_list(self) -> list[Any]:
@@ -268,9 +267,6 @@ class Settings:
                 raise SettingsError(f"{name.upper()} {folder!r} is not a directory")
         if self.telemetry_dir and not (Path(self.telemetry_dir) / "dataset.json").is_file():
             raise SettingsError(f"TELEMETRY_DIR {self.telemetry_dir!r} has no dataset.json")
-        for name in ("telemetry_max_points", "metrics_step_seconds"):
-            if getattr(self, name) < 1:
-                raise SettingsError(f"{name.upper()} must be a positive integer")
         if not 1 <= self.telemetry_attempts <= 10:
             raise SettingsError("TELEMETRY_ATTEMPTS must be between 1 and 10")
         for name in ("service_label", "service_fallback_label", "loki_service_label"):

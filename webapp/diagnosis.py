@@ -164,7 +164,7 @@ class Diagnoser:
                 if planned
                 else resolve_window(question, now, self.default_timezone).as_dict()
             )
-            self._attach_evidence(run_id, run)
+            attach_evidence(self.audit, run_id, run.state)
         duration = int((time.perf_counter() - started) * 1000)
         return DiagnosisResult(session_id, run_id, run, evaluation, duration)
 
@@ -183,9 +183,10 @@ class Diagnoser:
             }
         return build_self_evaluation(run.state, invocations, prompt_version())
 
-    def _attach_evidence(self, run_id: str, run: DiagnosisRun) -> None:
-        """Record on the invocations what the answer cited from them (best effort)."""
-        try:
-            self.audit.attach_evidence(evidence_refs(run.state))
-        except Exception:
-            log.exception("could not store the evidence refs of run %s", run_id)
+
+def attach_evidence(audit: Audit, run_id: str, state: Mapping[str, Any]) -> None:
+    """Record on the invocations what the answer cited from them (best effort)."""
+    try:
+        audit.attach_evidence(evidence_refs(state))
+    except Exception:
+        log.exception("could not store the evidence refs of run %s", run_id)

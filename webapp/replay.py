@@ -17,16 +17,18 @@ from __future__ import annotations
 import json
 import re
 import textwrap
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
+from functools import partial
+from itertools import zip_longest
 from pathlib import Path
 from typing import Any
 
 from diagnosis_graph.workflow.ports import ERROR, SUCCESS
 from diagnosis_graph.workflow.render import LABELS
 
-from .diagnosis import Diagnoser, DiagnosisResult
+from .diagnosis import Diagnoser
 from .llm.types import ChatModel
 from .persistence.memory_audit import MemoryAudit
 from .telemetry import TelemetryBackend, TelemetryError
@@ -41,11 +43,9 @@ _ESCAPED = re.compile(r"\\(.)")
 
 def canonical_arguments(arguments: Any) -> str:
     """Arguments as a stable key: sorted keys, ``None`` values dropped, compact JSON."""
-    if isinstance(arguments, str):
-        try:
-            arguments = json.loads(arguments)
-        except json.JSONDecodeError:
-            return arguments
+    arguments = _json(arguments)
+    if isinstance(arguments, str):  # not JSON: the text is its own key
+        return arguments
     if isinstance(arguments, Mapping):
         arguments = {k: v for k, v in arguments.items() if v is not None}
     return json.dumps(arguments, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
@@ -108,13 +108,6 @@ class Recording:
         return ToolOutput(output)
 
 
-def _server(recording: Recording, tool: str) -> Callable[[dict[str, Any]], ToolOutput]:
-    def handler(arguments: dict[str, Any]) -> ToolOutput:
-        return recording.serve(tool, arguments)
-
-    return handler
-
-
 def replay_tools(
     definitions: Sequence[Mapping[str, Any]],
     recording: Recording,
@@ -134,7 +127,7 @@ def replay_tools(
                 name,
                 str(function.get("description", "")),
                 dict(function.get("parameters") or {"type": "object", "properties": {}}),
-                _server(recording, name),
+                partial(recording.serve, name),
                 roles.get(name, REFERENCE),
             )
         )
@@ -197,22 +190,6 @@ class _NoKnowledge:
         raise ToolError("replay: knowledge comes from the recording only")
 
 
-@dataclass(frozen=True)
-class ReplayResult:
-    """The old and the new answer of one recorded question."""
-
-    question: str
-    old_answer: str | None
-    result: DiagnosisResult
-    hits: int
-    misses: list[Miss]
-
-    @property
-    def new_answer(self) -> str | None:
-        """The replay's answer."""
-        return self.result.answer
-
-
 def replay_diagnoser(
     model: ChatModel,
     backend: TelemetryBackend,
@@ -227,20 +204,6 @@ def replay_diagnoser(
     tools = definitions or [spec.definition() for spec in diagnoser.tools]
     diagnoser.tools = replay_tools(tools, recording, tool_roles(diagnoser.tools))
     return diagnoser
-
-
-def replay(
-    diagnoser: Diagnoser,
-    recording: Recording,
-    question: str,
-    *,
-    old_answer: str | None,
-    history: Sequence[Mapping[str, Any]] = (),
-    session_id: str = "replay",
-) -> ReplayResult:
-    """Ask ``question`` again with ``diagnoser`` (built by :func:`replay_diagnoser`)."""
-    result = diagnoser.diagnose(question, session_id=session_id, history=history)
-    return ReplayResult(question, old_answer, result, recording.hits, list(recording.misses))
 
 
 def export_recording(
@@ -319,8 +282,5 @@ def side_by_side(old: Sequence[str], new: Sequence[str], width: int = 58) -> lis
 
     left, right = wrap(old), wrap(new)
     rows = [f"{'recorded':<{width}} | replayed", f"{'-' * width}-+-{'-' * width}"]
-    for index in range(max(len(left), len(right))):
-        a = left[index] if index < len(left) else ""
-        b = right[index] if index < len(right) else ""
-        rows.append(f"{a:<{width}} | {b}")
+    rows += [f"{a:<{width}} | {b}" for a, b in zip_longest(left, right, fillvalue="")]
     return rows

@@ -223,8 +223,6 @@ def build_services(
     backend = backend or telemetry_backend(settings, database)
     knowledge = knowledge_for(backend, settings.knowledge_db, settings.knowledge_dir)
     model = model or chat_model(settings)
-    # Agents ask for json_schema; the OpenAI-compatible client adapts it to
-    # LLM_RESPONSE_FORMAT and to what its endpoint supports (webapp.llm.formats).
     audit = SqlAudit(database)
     telemetry = run_telemetry(settings, tracer_provider)
     # Model steps and tool invocations become spans where their audit rows are written.
@@ -241,9 +239,6 @@ def build_services(
         external=external,
         checkpointer=SqlCheckpointer(database),
     )
-    diagnoser.invoker.run_deadline_seconds = settings.run_deadline_seconds
-    diagnoser.invoker.token_budget = settings.token_budget()
-    # The simple flow's agent uses the same knowledge, log and metric tools as the executor.
     simple = SimpleChat(model, traced, traced, diagnoser.all_tools)
     simple.token_budget = settings.token_budget()
     history = history or (
@@ -281,8 +276,9 @@ def build_services(
         external=external,
     )
     aiops = AiOpsService(runs=runs, runner=aiops_runner, audit=audit)
-    aiops_runner.diagnoser.invoker.run_deadline_seconds = settings.run_deadline_seconds
-    aiops_runner.diagnoser.invoker.token_budget = settings.token_budget()
+    for invoker in (diagnoser.invoker, aiops_runner.diagnoser.invoker):
+        invoker.run_deadline_seconds = settings.run_deadline_seconds
+        invoker.token_budget = settings.token_budget()
     chat.lifecycle.prices = aiops.lifecycle.prices = settings.price_table()
     if events is None:
         events = RedisEventLog(settings.redis_url) if settings.redis_url else MemoryEventLog()

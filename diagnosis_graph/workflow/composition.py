@@ -106,24 +106,18 @@ class AnswerRules:
         if effective == Verdict.FAIL.value and output.conclusions:
             return "the verifier's verdict is FAIL: the answer may state no conclusion"
         for conclusion in output.conclusions:
-            problem = self._conclusion(conclusion, supported)
-            if problem:
+            if problem := self._conclusion(conclusion, supported):
                 return problem
         for recommendation in output.recommendations:
             unknown = [e for e in recommendation.evidence_ids if e not in self.roles]
             if unknown:
                 return f"recommendation cites evidence that was not verified: {unknown}"
-            tokens = self._ungrounded(recommendation.text, recommendation.evidence_ids)
-            if tokens:
+            if tokens := self._ungrounded(recommendation.text, recommendation.evidence_ids):
                 return f"recommendation {grounding.describe(tokens)}"
         problem = self._limitations(output.limitations)
-        if problem:
-            return problem
-        return self._summary(output) if output.conclusions else None
+        return problem or (self._summary(output) if output.conclusions else None)
 
     def _limitations(self, limitations: Sequence[str]) -> str | None:
-        if not limitations:
-            return None
         context = grounding.Context.merge([self.question, *self.contexts.values()])
         for limitation in limitations:
             if tokens := self._ungrounded(limitation, (), context):
@@ -144,8 +138,7 @@ class AnswerRules:
             )
         if all(e in self.instructions for e in conclusion.evidence_ids):
             return "conclusion rests only on tool output that reads like an instruction"
-        tokens = self._ungrounded(conclusion.statement, conclusion.evidence_ids)
-        if tokens:
+        if tokens := self._ungrounded(conclusion.statement, conclusion.evidence_ids):
             return f"conclusion {grounding.describe(tokens)}"
         return None
 
@@ -154,8 +147,7 @@ class AnswerRules:
         if len(parts) > MAX_SUMMARY_SENTENCES:
             return f"the summary has {len(parts)} sentences; at most {MAX_SUMMARY_SENTENCES}"
         ids = [e for conclusion in output.conclusions for e in conclusion.evidence_ids]
-        tokens = self._ungrounded(output.summary, ids)
-        if tokens:
+        if tokens := self._ungrounded(output.summary, ids):
             return f"summary {grounding.describe(tokens)}"
         material = " ".join(
             [x.statement for x in output.conclusions]

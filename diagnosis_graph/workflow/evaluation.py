@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -12,12 +13,9 @@ from .types import GatekeeperResult
 
 def tool_statistics(invocations: Sequence[InvocationRecord]) -> dict[str, Any]:
     """How many tool calls a run made, by status, and which tools it used."""
-    statuses: dict[str, int] = {}
-    for record in invocations:
-        statuses[record.status] = statuses.get(record.status, 0) + 1
     return {
         "tool_invocation_count": len(invocations),
-        "tool_status_counts": statuses,
+        "tool_status_counts": dict(Counter(r.status for r in invocations)),
         "tools_used": sorted({r.tool_name for r in invocations}),
     }
 

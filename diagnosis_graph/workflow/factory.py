@@ -26,12 +26,14 @@ def build_diagnosis_graph(
     return build_topology(DiagnosisNodes(ports).nodes()).compile(checkpointer=checkpointer)
 
 
-def diagnosis_config(session_id: str, run_id: str) -> RunConfig:
-    """``thread_id = run_id``, metadata ``{session_id, run_id}``, recursion limit 32."""
+def diagnosis_config(
+    session_id: str, run_id: str, recursion_limit: int = RECURSION_LIMIT
+) -> RunConfig:
+    """``thread_id = run_id``, metadata ``{session_id, run_id}``, the recursion limit (32)."""
     return RunConfig(
         thread_id=run_id,
         metadata={"session_id": session_id, "run_id": run_id},
-        recursion_limit=RECURSION_LIMIT,
+        recursion_limit=recursion_limit,
     )
 
 

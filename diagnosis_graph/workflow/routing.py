@@ -65,14 +65,14 @@ def decide(node: str, state: State, outcome: Outcome) -> Decision:
 def _after_gatekeeper(state: State, completed: bool) -> Decision:
     """PASS, or LOW_CONFID with a verified binding of a verified claim, goes on; else fallback."""
     result = state.get("gatekeeper_result")
-    if not result:
-        return Decision("gatekeeper_reject")
-    verdict = result["verdict"]
-    verified = min(result["verified_binding_count"], result["verified_claim_count"])
-    if completed and verified > 0 and verdict == Verdict.PASS.value:
-        return Decision("gatekeeper_pass")
-    if completed and verified > 0 and verdict == Verdict.LOW_CONFID.value:
-        return Decision("gatekeeper_low_confid")
+    passing = (Verdict.PASS.value, Verdict.LOW_CONFID.value)
+    if (
+        completed
+        and result
+        and min(result["verified_binding_count"], result["verified_claim_count"]) > 0
+        and result["verdict"] in passing
+    ):
+        return Decision(f"gatekeeper_{result['verdict'].lower()}")
     return Decision("gatekeeper_reject")
 
 

@@ -25,15 +25,21 @@ from .state import (
 
 WorkflowNode = Callable[..., StepResult]
 
-_GIVE_UP = {"retry_exhausted": FALLBACK, "non_retryable_failed": FALLBACK}
+
+def _retrying(node: str, then: str) -> dict[str, str]:
+    """Routes of an agent node: on, one technical retry of itself, or the fallback."""
+    return {
+        "completed": then,
+        "invalid_output": node,
+        "retryable_failed": node,
+        "retry_exhausted": FALLBACK,
+        "non_retryable_failed": FALLBACK,
+    }
+
+
 #: Reason code -> next node, per node with conditional edges (the routing table).
 _CONDITIONAL: dict[str, Mapping[str, str]] = {
-    PLANNER: {
-        "completed": EXECUTOR,
-        "invalid_output": PLANNER,
-        "retryable_failed": PLANNER,
-        **_GIVE_UP,
-    },
+    PLANNER: _retrying(PLANNER, EXECUTOR),
     EXECUTOR: {
         "completed": GATEKEEPER,
         **{REASON_OF[o]: FALLBACK for o in Outcome if o is not Outcome.COMPLETED},
@@ -43,19 +49,8 @@ _CONDITIONAL: dict[str, Mapping[str, str]] = {
         "gatekeeper_low_confid": VERIFIED_INPUT,
         "gatekeeper_reject": FALLBACK,
     },
-    VERIFIER: {
-        "evidence_gap": EVIDENCE_RETRY,
-        "completed": COMPOSER,
-        "invalid_output": VERIFIER,
-        "retryable_failed": VERIFIER,
-        **_GIVE_UP,
-    },
-    COMPOSER: {
-        "completed": END,
-        "invalid_output": COMPOSER,
-        "retryable_failed": COMPOSER,
-        **_GIVE_UP,
-    },
+    VERIFIER: {"evidence_gap": EVIDENCE_RETRY, **_retrying(VERIFIER, COMPOSER)},
+    COMPOSER: _retrying(COMPOSER, END),
 }
 _FIXED = {VERIFIED_INPUT: VERIFIER, EVIDENCE_RETRY: PLANNER, FALLBACK: END}
 

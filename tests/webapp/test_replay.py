@@ -14,7 +14,6 @@ from webapp.replay import (
     canonical_arguments,
     conclusion_lines,
     export_recording,
-    replay,
     replay_diagnoser,
     side_by_side,
 )
@@ -59,9 +58,9 @@ def test_a_replay_is_served_entirely_from_the_recording(
     diagnoser = replay_diagnoser(
         OfflineChatModel(), backend, recording, document["tool_definitions"]
     )
-    outcome = replay(diagnoser, recording, QUESTION, old_answer=document["answer"])
-    assert outcome.misses == [] and outcome.hits == len(recorded[2])
-    assert conclusion_lines(outcome.new_answer) == conclusion_lines(outcome.old_answer)
+    answer = diagnoser.diagnose(QUESTION, session_id="replay").answer
+    assert recording.misses == [] and recording.hits == len(recorded[2])
+    assert conclusion_lines(answer) == conclusion_lines(document["answer"])
     with pytest.raises(TelemetryError):
         backend.query_logs(service="order-service")
 
@@ -76,13 +75,13 @@ def test_a_call_the_recording_lacks_is_a_miss_and_never_reaches_a_backend(
     diagnoser = replay_diagnoser(
         OfflineChatModel(), RecordedBackend(document), recording, document["tool_definitions"]
     )
-    outcome = replay(diagnoser, recording, QUESTION, old_answer=document["answer"])
+    answer = diagnoser.diagnose(QUESTION, session_id="replay").answer
     # The dropped call is the first miss; without its output the model may go on differently.
-    assert outcome.misses[0].tool == "query_logs"
-    assert outcome.misses[0].arguments == canonical_arguments(dropped["arguments"])
-    assert outcome.new_answer  # the run still answers, with what it was served
+    assert recording.misses[0].tool == "query_logs"
+    assert recording.misses[0].arguments == canonical_arguments(dropped["arguments"])
+    assert answer  # the run still answers, with what it was served
     errors = [r for r in diagnoser.audit.invocations if r["status"] == "ERROR"]  # type: ignore[attr-defined]
-    assert len(errors) == len(outcome.misses)
+    assert len(errors) == len(recording.misses)
     assert all("not sent to any backend" in e["error_message"] for e in errors)
 
 

@@ -50,6 +50,21 @@ class ChatOutcome:
     #: The run was not PENDING (a redelivered job): nothing was executed, this is its record.
     replayed: bool = False
 
+    @classmethod
+    def of(cls, finish: Finish, session_id: str, run_id: str, flow: str) -> ChatOutcome:
+        """The outcome of a run that finished as ``finish``."""
+        return cls(
+            finish.status == SUCCESS,
+            finish.answer,
+            finish.error_message,
+            session_id,
+            run_id,
+            flow,
+            finish.status,
+            finish.degraded,
+            finish.replayed,
+        )
+
 
 def _now() -> str:
     return datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
@@ -123,17 +138,7 @@ class ChatService:
         finish = self.lifecycle.execute(session_id, run_id, work, failed_trace=failed_trace)
         if finish.status == SUCCESS and finish.answer and not finish.replayed:
             self._remember(session_id, run_id, question, finish.answer)
-        return ChatOutcome(
-            finish.status == SUCCESS,
-            finish.answer,
-            finish.error_message,
-            session_id,
-            run_id,
-            flow,
-            finish.status,
-            finish.degraded,
-            finish.replayed,
-        )
+        return ChatOutcome.of(finish, session_id, run_id, flow)
 
     def _tracing(
         self, run_id: str, on_event: Callable[[dict[str, Any]], None] | None

@@ -19,6 +19,7 @@ from ..evaluation import build_self_evaluation
 from ..factory import DiagnosisRun, run_diagnosis
 from ..fallback import why_fallback
 from ..limits import failed_reads
+from ..nodes import run_id_of
 from ..ports import InvocationRecord
 from ..state import RECURSION_LIMIT as DIAGNOSIS_RECURSION_LIMIT
 from .graph import AiOpsPorts
@@ -94,7 +95,7 @@ def investigate(
     """
     alert_id, alert = str(item["alert_id"]), dict(item["alert"])
     question = alert_question(alert, reference_time, language)
-    run_id = str(config.metadata.get("run_id") or config.thread_id or "")
+    run_id = run_id_of(config)
     session_id = str(config.metadata.get("session_id") or "")
 
     def forward(event: dict[str, Any]) -> None:

@@ -86,11 +86,6 @@ def _cites(ids: Iterable[str]) -> str:
     return "".join(f"[{i}]" for i in ids)
 
 
-def evidence_lines(investigation: Investigation, language: str = "en") -> list[str]:
-    """One line per verified evidence item, as the chat answer shows it."""
-    return render.evidence_lines(investigation.get("evidence") or [], language)
-
-
 def _cause(investigation: Investigation, words: Mapping[str, str]) -> str:
     """The alert's paragraph: the summary's first sentence, then each conclusion, cited."""
     found = shown_conclusions(investigation)
@@ -262,6 +257,7 @@ def render_report(
     for investigation in investigations:
         name = inert(investigation["alert"].get("alert_name"))
         lines += ["", f"#### {investigation['alert_id']} · {name}", ""]
-        lines += evidence_lines(investigation, language) or [f"- {words['none']}"]
+        evidence = investigation.get("evidence") or []
+        lines += render.evidence_lines(evidence, language) or [f"- {words['none']}"]
     lines += ["", "_" + words["footer"].format(version=GATEKEEPER_VERSION) + "_"]
     return "\n".join(lines) + "\n"

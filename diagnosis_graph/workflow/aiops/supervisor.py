@@ -13,16 +13,14 @@ from typing import Any
 
 from ...config import RunConfig
 from ...runtime import CompiledGraph
-from ..factory import DiagnosisRun, execute
+from ..factory import DiagnosisRun, diagnosis_config, execute
+from ..nodes import run_id_of
 from ..outcomes import Outcome, StepResult
 from ..render import language_of
 from .graph import (
-    INVESTIGATE,
-    LOAD_ALERTS,
     MAX_ALERTS,
+    NODE_NAMES,
     RECURSION_LIMIT,
-    REPORT,
-    SELECT_ALERTS,
     AiOpsPorts,
     build_aiops_topology,
     build_aiops_trace,
@@ -72,11 +70,7 @@ def run_aiops(
             ],
         }
     }
-    config = RunConfig(
-        thread_id=run_id,
-        metadata={"session_id": session_id, "run_id": run_id},
-        recursion_limit=RECURSION_LIMIT,
-    )
+    config = diagnosis_config(session_id, run_id, RECURSION_LIMIT)
     return execute(build_aiops_graph(ports), start, config, ports.listener, _trace_of)
 
 
@@ -112,17 +106,12 @@ class AiOpsNodes:
 
     def nodes(self) -> dict[str, Any]:
         """The four supervisor nodes by name."""
-        return {
-            LOAD_ALERTS: self.load_alerts,
-            SELECT_ALERTS: self.select_alerts,
-            INVESTIGATE: self.investigate,
-            REPORT: self.report,
-        }
+        return {name: getattr(self, name) for name in NODE_NAMES}
 
     def load_alerts(self, state: State, config: RunConfig) -> StepResult:
         """Read the alerts once; FAILED (routed to the report) when they cannot be read."""
         session_id = str(config.metadata.get("session_id") or "")
-        run_id = str(config.metadata.get("run_id") or config.thread_id or "")
+        run_id = run_id_of(config)
         read = self.ports.alerts.firing_alerts(session_id, run_id)
         alerts = [dict(a) for a in read.alerts if isinstance(a, Mapping)] if read.ok else []
         document = {

@@ -6,8 +6,8 @@ import re
 from typing import Any
 
 from diagnosis_graph.workflow.aiops import aiops_rule_evaluation, render_alert_section
-from diagnosis_graph.workflow.aiops.report import evidence_lines, inert
-from diagnosis_graph.workflow.render import safe_text
+from diagnosis_graph.workflow.aiops.report import inert
+from diagnosis_graph.workflow.render import evidence_lines, safe_text
 
 from .harness import EXCERPT, alert, composer_output, executor_output, harness, healthy_script
 
@@ -127,7 +127,7 @@ def test_text_is_inert_html_and_images_do_not_render() -> None:
 def test_evidence_that_carries_its_origin_shows_it() -> None:
     investigation = _investigation(conclusions=[])
     investigation["evidence"][1]["origin"] = {"kind": "upload", "file_name": "notes.md"}
-    text = "\n".join(evidence_lines(investigation))
+    text = "\n".join(evidence_lines(investigation["evidence"], "en"))
     assert "(reference; uploaded document, notes.md; lookup\\_knowledge inv-doc" in text
     assert "$.documents\\[0\\].title): Database connection" in text
 
@@ -160,7 +160,7 @@ def test_an_alert_paragraph_shows_at_most_three_chips_and_all_evidence_stays_lis
     ]
     [paragraph] = [x for x in render_alert_section(investigation) if x.startswith("**Root")]
     assert len(cited(paragraph)) == 3
-    assert len(evidence_lines(investigation)) == 8
+    assert len(evidence_lines(investigation["evidence"], "en")) == 8
 
 
 def test_a_failed_read_of_an_alert_is_named_in_its_section() -> None:
