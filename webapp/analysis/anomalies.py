@@ -69,6 +69,9 @@ MAX_PATTERN_FINDINGS = 5
 #: At most this many templates are returned by ``log_patterns``; examples are cut to this size.
 MAX_PATTERNS = 20
 MAX_EXAMPLE = 500
+#: A template whose silence before its first line its own rate explains with a chance under
+#: one in this many began there (``log_patterns`` counts it from there: new).
+ONGOING_ODDS = 100
 
 
 def service_anomalies(
@@ -167,13 +170,27 @@ def service_log_patterns(
     if split is None:  # nothing to split on: none of the lines is new
         patterns = mine_rows(rows, None)[:MAX_PATTERNS]
     elif complete:
-        patterns = mine_rows(rows, split)[:MAX_PATTERNS]
+        patterns = [_ongoing(p, begin, end) for p in mine_rows(rows, split)][:MAX_PATTERNS]
     else:
         patterns = _sampled_patterns(backend, service, levels, (reach, split, end), step)
     return {
         "window": {"start": iso(start), "end": iso(end), "onset": iso(split) if split else None},
         "patterns": [_cut(p).as_dict() for p in patterns],
     }
+
+
+def _ongoing(pattern: LogPattern, begin: datetime | None, end: datetime) -> LogPattern:
+    """``pattern`` counted from its first line when it began after the service's first line
+    and still occurs after the split: its own rate (lines per time since its first one) would
+    leave the silence before it with a chance under ``1 / ONGOING_ODDS``, so it is a change
+    that is still going on, and new."""
+    if pattern.new or not pattern.count_after or begin is None:
+        return pattern
+    lines = pattern.count_before + pattern.count_after
+    silence = (pattern.first_seen - begin) / (end - pattern.first_seen)
+    if silence * lines < math.log(ONGOING_ODDS):
+        return pattern
+    return replace(pattern, count_before=0, count_after=lines, new=True)
 
 
 def _sampled_patterns(
