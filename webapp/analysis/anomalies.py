@@ -72,6 +72,8 @@ MAX_EXAMPLE = 500
 #: A template whose silence before its first line its own rate explains with a chance under
 #: one in this many began there (``log_patterns`` counts it from there: new).
 ONGOING_ODDS = 100
+#: ... unless its rate after the split is more than this many times its rate before it.
+SURGE = 2
 
 
 def service_anomalies(
@@ -170,7 +172,7 @@ def service_log_patterns(
     if split is None:  # nothing to split on: none of the lines is new
         patterns = mine_rows(rows, None)[:MAX_PATTERNS]
     elif complete:
-        patterns = [_ongoing(p, begin, end) for p in mine_rows(rows, split)][:MAX_PATTERNS]
+        patterns = [_ongoing(p, begin, split, end) for p in mine_rows(rows, split)][:MAX_PATTERNS]
     else:
         patterns = _sampled_patterns(backend, service, levels, (reach, split, end), step)
     return {
@@ -179,12 +181,18 @@ def service_log_patterns(
     }
 
 
-def _ongoing(pattern: LogPattern, begin: datetime | None, end: datetime) -> LogPattern:
+def _ongoing(
+    pattern: LogPattern, begin: datetime | None, split: datetime, end: datetime
+) -> LogPattern:
     """``pattern`` counted from its first line when it began after the service's first line
-    and still occurs after the split: its own rate (lines per time since its first one) would
-    leave the silence before it with a chance under ``1 / ONGOING_ODDS``, so it is a change
-    that is still going on, and new."""
+    and still occurs after the split at no more than ``SURGE`` times its rate before it (a
+    surge at the split makes the lines before it the baseline), and its own rate (lines per
+    time since its first one) would leave the silence before it with a chance under
+    ``1 / ONGOING_ODDS``: a change that is still going on, and new."""
     if pattern.new or not pattern.count_after or begin is None:
+        return pattern
+    since = split - pattern.first_seen
+    if pattern.count_after * since > SURGE * pattern.count_before * (end - split):
         return pattern
     lines = pattern.count_before + pattern.count_after
     silence = (pattern.first_seen - begin) / (end - pattern.first_seen)
