@@ -30,7 +30,9 @@ is ``window.step_seconds`` long), or the bucket's start when its lines were not 
 Findings are ordered by onset (earliest first: in a cascade the culprit usually moved first),
 then by significance. Log templates are counted before and after the onset of the chosen
 levels' line rate; with no such onset, at the window's start (a template the lines before
-the window lack is new in it), and when the analysis could not reach back before the window
+the window lack is new in it); a template that began after the service's first line and still
+occurs at its own rate is counted from its first line, so new (``_ongoing``: a change that
+began shortly before the window). When the analysis could not reach back before the window
 there is nothing to split on: every record counts as "after" and no template is flagged new
 (``window.onset`` is null).
 """
