@@ -30,7 +30,9 @@ is ``window.step_seconds`` long), or the bucket's start when its lines were not 
 Findings are ordered by onset (earliest first: in a cascade the culprit usually moved first),
 then by significance. Log templates are counted before and after the onset of the chosen
 levels' line rate; with no such onset, at the window's start (a template the lines before
-the window lack is new in it), and when the analysis could not reach back before the window
+the window lack is new in it); a template that began after the service's first line and still
+occurs at its own rate is counted from its first line, so new (``_ongoing``: a change that
+began shortly before the window). When the analysis could not reach back before the window
 there is nothing to split on: every record counts as "after" and no template is flagged new
 (``window.onset`` is null).
 """
@@ -69,6 +71,11 @@ MAX_PATTERN_FINDINGS = 5
 #: At most this many templates are returned by ``log_patterns``; examples are cut to this size.
 MAX_PATTERNS = 20
 MAX_EXAMPLE = 500
+#: A template whose silence before its first line its own rate explains with a chance under
+#: one in this many began there (``log_patterns`` counts it from there: new).
+ONGOING_ODDS = 100
+#: ... unless its rate after the split is more than this many times its rate before it.
+SURGE = 2
 
 
 def service_anomalies(
@@ -167,13 +174,33 @@ def service_log_patterns(
     if split is None:  # nothing to split on: none of the lines is new
         patterns = mine_rows(rows, None)[:MAX_PATTERNS]
     elif complete:
-        patterns = mine_rows(rows, split)[:MAX_PATTERNS]
+        patterns = [_ongoing(p, begin, split, end) for p in mine_rows(rows, split)][:MAX_PATTERNS]
     else:
         patterns = _sampled_patterns(backend, service, levels, (reach, split, end), step)
     return {
         "window": {"start": iso(start), "end": iso(end), "onset": iso(split) if split else None},
         "patterns": [_cut(p).as_dict() for p in patterns],
     }
+
+
+def _ongoing(
+    pattern: LogPattern, begin: datetime | None, split: datetime, end: datetime
+) -> LogPattern:
+    """``pattern`` counted from its first line when it began after the service's first line
+    and still occurs after the split at no more than ``SURGE`` times its rate before it (a
+    surge at the split makes the lines before it the baseline), and its own rate (lines per
+    time since its first one) would leave the silence before it with a chance under
+    ``1 / ONGOING_ODDS``: a change that is still going on, and new."""
+    if pattern.new or not pattern.count_after or begin is None:
+        return pattern
+    since = split - pattern.first_seen
+    if pattern.count_after * since > SURGE * pattern.count_before * (end - split):
+        return pattern
+    lines = pattern.count_before + pattern.count_after
+    silence = (pattern.first_seen - begin) / (end - pattern.first_seen)
+    if silence * lines < math.log(ONGOING_ODDS):
+        return pattern
+    return replace(pattern, count_before=0, count_after=lines, new=True)
 
 
 def _sampled_patterns(

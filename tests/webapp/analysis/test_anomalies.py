@@ -10,7 +10,7 @@ from webapp.analysis.anomalies import literal, service_anomalies, service_log_pa
 from webapp.analysis.series import bucket_edges, count_by_bucket, logs_begin, recent_range
 from webapp.demo.backend import DemoTelemetryBackend
 
-from .synthetic import NOW, world
+from .synthetic import NOW, SyntheticBackend, minutes, stamp, world
 
 
 @pytest.fixture(scope="module")
@@ -129,6 +129,31 @@ def test_without_an_onset_no_template_is_new() -> None:
     result = service_log_patterns(backend, "ledger-writer", start, end, "WARN")
     assert result["window"]["onset"] is None
     assert result["patterns"] and not any(p["new"] for p in result["patterns"])
+
+
+def _line(moment: datetime, level: str, message: str) -> dict[str, object]:
+    return {
+        "timestamp": stamp(moment),
+        "service": "api",
+        "level": level,
+        "message": message,
+        "trace_id": None,
+    }
+
+
+def test_a_sparse_template_that_began_before_the_window_and_still_occurs_is_new() -> None:
+    start = NOW - timedelta(hours=3)
+    logs = [_line(t, "WARN", f"cache miss {i}") for i, t in enumerate(minutes(start, 180)[::20])]
+    began = NOW - timedelta(minutes=50)
+    logs += [_line(began + timedelta(minutes=m), "ERROR", "refused by peer") for m in (0, 22, 41)]
+    # One line long before a surge in the window: the line before it is its baseline.
+    logs += [_line(NOW - timedelta(minutes=m), "WARN", "queue full") for m in (45, *range(1, 29))]
+    backend = SyntheticBackend({"api": {}}, sorted(logs, key=lambda r: str(r["timestamp"])))
+    window = service_log_patterns(backend, "api", NOW - timedelta(minutes=30), NOW)
+    found = {p["template"]: p for p in window["patterns"]}
+    assert found["refused by peer"]["new"] and found["refused by peer"]["count_after"] == 3
+    assert not found["cache miss <NUM>"]["new"]
+    assert not found["queue full"]["new"] and found["queue full"]["count_before"] == 1
 
 
 def test_series_helpers_bucket_and_find_the_first_log_line() -> None:
