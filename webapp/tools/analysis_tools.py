@@ -147,8 +147,9 @@ def analysis_tools(
         ),
         ToolSpec(
             "log_patterns",
-            "One service's log templates (Drain), counted before and after the onset of its log "
-            "rate; new=true: never seen before it. Level defaults to ERROR and WARN. Window "
+            "One service's log templates, counted before and after the onset of its log rate; "
+            "new=true: not seen before it, or begun shortly before and still going on. Level "
+            "defaults to ERROR and WARN. Window "
             f"defaults to the {hours} hours before now ({now}).",
             {
                 "type": "object",
