@@ -39,8 +39,6 @@ from typing import Any
 
 from .onsets import Finding, Point, detect_ongoing, detect_onset, finite_points
 
-_TIME = itemgetter(0)
-
 #: The most points recorded for one finding (about one per chart pixel column that matters).
 MAX_POINTS = 120
 #: About this many points per ``detect_anomalies`` output, shared by its findings.
@@ -77,7 +75,7 @@ class Analysed:
         over all ``points``, which reach back before the window: a window inside an incident
         takes its baseline before the incident), else a change in the points from ``since``
         on (``detect``)."""
-        inside = points[bisect.bisect_left(points, since, key=_TIME) :]  # oldest first
+        inside = points[bisect.bisect_left(points, since, key=itemgetter(0)) :]  # oldest first
         if len(inside) < len(points):
             found = detect_ongoing(points, since, signal=signal, kind=kind, **options)
             if found is not None:

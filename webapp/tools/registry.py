@@ -19,6 +19,7 @@ from diagnosis_graph.workflow.ports import BLOCKED, ERROR, SUCCESS
 
 from ..persistence.audit import Audit, InvocationDraft
 from ..telemetry import TelemetryError
+from ..telemetry.common import parse_timestamp
 
 log = logging.getLogger(__name__)
 
@@ -40,14 +41,11 @@ def parse_time(name: str, value: str | None) -> datetime | None:
     aware UTC; None when it is not given."""
     if value is None:
         return None
-    try:
-        parsed = datetime.fromisoformat(value.strip().replace("Z", "+00:00").replace("z", "+00:00"))
-    except ValueError:
+    parsed = parse_timestamp(value)
+    if parsed is None:
         raise ToolError(
             f"{name}={value!r} is not an ISO-8601 timestamp (e.g. 2026-11-30T10:00:00Z)"
-        ) from None
-    if parsed.tzinfo is None:
-        parsed = parsed.replace(tzinfo=timezone.utc)
+        )
     return parsed.astimezone(timezone.utc)
 
 
