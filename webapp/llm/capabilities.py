@@ -1,22 +1,7 @@
 """What an OpenAI-compatible endpoint can do, found by probing it once, and its last outcome.
 
-The probe (:func:`probe`) makes at most four small requests, each with one attempt, a short
-``max_tokens`` and temperature 0: the models list, a ``json_schema`` request, a ``json_object``
-request carrying the schema (only when ``json_schema`` was refused), and a request offering one
-tool. Each capability is True (works), False (refused or ignored) or None (unknown: the probe
-could not tell, for example because the endpoint was unreachable).
-
-When it runs: lazily, on the first model call and on ``GET /readyz``, never at import or in
-``create_app`` - an app whose model server is still starting must come up, and a probe must not
-delay every test that builds an app. A successful probe is cached for the process; a probe that
-could not reach the endpoint is repeated after ``RETRY_PROBE_SECONDS``.
-
-What it decides: with ``LLM_RESPONSE_FORMAT=auto`` the structured-output mode is the strongest
-one the probe saw work (``webapp.llm.formats``); an explicit setting is used as is. Tool calling
-is native unless the probe saw the server answer a tool request without ``tool_calls`` (the
-ReAct loop then speaks the JSON action protocol of ``webapp.llm.actions``). Downgrades made at
-run time (a request rejected for its format) and the last call's outcome are recorded here too,
-so ``/readyz`` shows them.
+Each capability is True (works), False (refused or ignored) or None (unknown: the probe could
+not tell). ``/readyz`` reports them (:meth:`Capabilities.as_dict`).
 """
 
 from __future__ import annotations
@@ -24,7 +9,6 @@ from __future__ import annotations
 import json
 import threading
 import time
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -152,34 +136,12 @@ class Capabilities:
         }
 
 
-class Prober:
-    """Runs :func:`probe` at most once at a time and only when the cache says so."""
-
-    def __init__(self, capabilities: Capabilities, run: Callable[[Capabilities], None]) -> None:
-        self.capabilities = capabilities
-        self._run = run
-        self._lock = threading.Lock()
-
-    def ensure(self) -> Capabilities:
-        """Probe if needed (callers that arrive meanwhile wait for the same probe)."""
-        if not self.capabilities.needs_probe(time.monotonic()):
-            return self.capabilities
-        with self._lock:
-            if self.capabilities.needs_probe(time.monotonic()):
-                try:
-                    self._run(self.capabilities)
-                finally:
-                    self.capabilities.probed_at = time.monotonic()
-        return self.capabilities
-
-
 def probe(
     client: openai.OpenAI, model: str, caps: Capabilities, *, timeout: float, secret: str
 ) -> None:
-    """Fill what ``caps`` does not know yet from at most four small requests (module doc).
-
-    A repeated probe (after one that failed) asks only about what is still unknown.
-    """
+    """Fill what ``caps`` does not know yet from at most four small requests, one attempt each:
+    the models list, a ``json_schema`` request, a ``json_object`` request carrying the schema
+    (only when ``json_schema`` was refused) and a request offering one tool."""
     caps.probe_error = None
     try:
         if caps.models is None:
@@ -212,9 +174,9 @@ def _json_probe(
         if is_format_rejection(exc):
             return False
         raise
-    content = _content(reply)
+    content = getattr(_message(reply), "content", None)
     try:
-        return isinstance(json.loads(content or ""), dict)
+        return isinstance(json.loads(content if isinstance(content, str) else ""), dict)
     except json.JSONDecodeError:
         return False
 
@@ -226,9 +188,7 @@ def _tool_probe(client: openai.OpenAI, model: str, timeout: float) -> bool:
         if names_field(exc, "tool"):
             return False
         raise
-    choices = getattr(reply, "choices", None) or []
-    message = getattr(choices[0], "message", None) if choices else None
-    return bool(getattr(message, "tool_calls", None))
+    return bool(getattr(_message(reply), "tool_calls", None))
 
 
 def _create(client: openai.OpenAI, model: str, timeout: float, **fields: Any) -> object:
@@ -242,8 +202,6 @@ def _create(client: openai.OpenAI, model: str, timeout: float, **fields: Any) ->
     return client.chat.completions.create(**request)
 
 
-def _content(reply: object) -> str | None:
+def _message(reply: object) -> object:
     choices = getattr(reply, "choices", None) or []
-    message = getattr(choices[0], "message", None) if choices else None
-    content = getattr(message, "content", None)
-    return content if isinstance(content, str) else None
+    return getattr(choices[0], "message", None) if choices else None

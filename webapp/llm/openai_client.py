@@ -1,67 +1,35 @@
 """``ChatModel`` over the official ``openai`` SDK, for any OpenAI-compatible endpoint.
 
-Works against OpenAI, Azure-compatible base URLs, DashScope compatible mode, DeepSeek, vLLM,
-Ollama and the llama.cpp server: only ``chat.completions.create`` is used, and the response is
-read defensively because compatible servers omit fields OpenAI always sends.
-
-Retry budget (the one place transport retries happen; the SDK runs with ``max_retries=0``):
-
-* Only transient transport errors are retried: timeouts, connection errors, HTTP 408, 429 and
-  5xx (:func:`webapp.llm.errors.is_transient`). Anything else fails on its first attempt.
-* At most ``max_attempts`` requests per call (default 3: the call and two retries).
-* Between attempts: the server's ``retry-after-ms`` / ``Retry-After`` when it sent one, else
-  full-jitter exponential backoff, uniform in [0, 0.5 s] after the first attempt, [0, 1 s]
-  after the second, doubling up to [0, 8 s].
-* Everything within ``max_total_seconds`` of wall time (default ``2 * timeout_seconds + 10``,
-  at most 300 s): a wait is cut to what remains of the budget, no retry starts when its wait
-  would reach the end of the budget (so a Retry-After longer than the budget ends the call at
-  once instead of sleeping), and each attempt's timeout is cut to the time left.
-
-With the defaults and a 60 s timeout a call therefore makes at most 3 requests in at most 130 s;
-with the workflow's one technical retry per node, a node makes at most 6 requests.
-
-Not retried as transient: a request rejected for its ``response_format``
-(:func:`webapp.llm.errors.is_format_rejection`). With ``LLM_RESPONSE_FORMAT=auto`` the client
-steps its mode down one rung (``webapp.llm.formats``), records the downgrade in its
-:class:`~webapp.llm.capabilities.Capabilities` and on the call's result, and sends the request
-again at once (counted as an attempt, inside the same budget); an explicit mode fails with
-``format_unsupported`` naming the setting to change. A rejected ``stream_options`` is dropped
-the same way.
-
-Every request is streamed (``webapp.llm.streaming``) with ``max_tokens`` (per schema,
-``webapp.llm.limits``) and ``temperature`` (default 0); the budget is also cut to what is left
-of the run's deadline.
+Transient transport errors (timeouts, connection errors, 408, 429, 5xx) are retried here (the
+SDK runs with ``max_retries=0``): at most ``max_attempts`` requests within ``max_total_seconds``,
+waiting the server's Retry-After or a full-jitter backoff. A request rejected for its
+``response_format`` is sent again one structured-output mode lower (``auto`` only).
 """
 
 from __future__ import annotations
 
 import json
 import logging
+import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 import openai
 from openai.types.chat import ChatCompletion
-from tenacity import (
-    RetryCallState,
-    Retrying,
-    retry_if_exception,
-    stop_after_attempt,
-    wait_random_exponential,
-)
+from tenacity import RetryCallState, Retrying, retry_if_exception, wait_random_exponential
 
 from diagnosis_graph.workflow.outcomes import Outcome
 from webapp.llm import formats, limits
-from webapp.llm.budget import Budget, StopWhenBudgetSpent, WaitRetryAfterOrBackoff
-from webapp.llm.capabilities import Capabilities, Prober, probe
+from webapp.llm.capabilities import Capabilities, probe
 from webapp.llm.errors import (
     MalformedResponseError,
     classify_error,
     is_format_rejection,
     is_retryable_transport,
     names_field,
+    parse_retry_after,
     redact,
     refusal_error,
 )
@@ -83,11 +51,6 @@ _MIN_ATTEMPT_SECONDS = 0.05
 # What a call can fail with that is about the endpoint, not about this code: the SDK's errors,
 # a body that is not JSON, or a JSON body that is not a completion.
 _CLASSIFIED = (openai.OpenAIError, json.JSONDecodeError, UnicodeDecodeError, MalformedResponseError)
-
-
-def default_max_total_seconds(timeout_seconds: float) -> float:
-    """Two full-length attempts plus room for backoff, capped at five minutes."""
-    return min(2 * timeout_seconds + 10.0, MAX_TOTAL_SECONDS_CAP)
 
 
 class OpenAIChatClient:
@@ -119,18 +82,15 @@ class OpenAIChatClient:
             raise ValueError("timeout_seconds must be > 0 and max_attempts >= 1")
         if response_format not in formats.SETTINGS:
             raise ValueError(f"response_format must be one of {formats.SETTINGS}")
+        if max_total_seconds is None:  # two full-length attempts plus room for backoff
+            max_total_seconds = 2 * timeout_seconds + 10.0
+        if max_total_seconds <= 0:
+            raise ValueError("max_total_seconds must be > 0")
         self._api_key = api_key
         self._model = model
         self._timeout = float(timeout_seconds)
         self._max_attempts = max_attempts
-        total = (
-            default_max_total_seconds(self._timeout)
-            if max_total_seconds is None
-            else max_total_seconds
-        )
-        if total <= 0:
-            raise ValueError("max_total_seconds must be > 0")
-        self._max_total = min(float(total), MAX_TOTAL_SECONDS_CAP)
+        self._max_total = min(float(max_total_seconds), MAX_TOTAL_SECONDS_CAP)
         self._sleep = sleep
         self._clock = clock
         self._backoff = wait_random_exponential(multiplier=0.5, max=8)
@@ -145,17 +105,13 @@ class OpenAIChatClient:
             http_client=http_client,
         )
         self.capabilities = Capabilities(setting=response_format)
-        self._prober = Prober(self.capabilities, self._probe) if probe_capabilities else None
+        self._probe_capabilities = probe_capabilities
+        self._probe_lock = threading.Lock()
 
     @property
     def model_name(self) -> str:
         """The configured model name."""
         return self._model
-
-    @property
-    def max_total_seconds(self) -> float:
-        """The wall-time budget of one call, retries included."""
-        return self._max_total
 
     @property
     def native_tools(self) -> bool:
@@ -171,10 +127,17 @@ class OpenAIChatClient:
         self.capabilities.record_call("failed", kind="invalid_output", detail=detail)
 
     def ensure_capabilities(self) -> Capabilities:
-        """Probe the endpoint unless a cached probe result is still good (capabilities module)."""
-        if self._prober is None:
-            return self.capabilities
-        return self._prober.ensure()
+        """Probe the endpoint unless a cached probe result is still good (one probe at a time)."""
+        caps = self.capabilities
+        if not self._probe_capabilities or not caps.needs_probe(time.monotonic()):
+            return caps
+        with self._probe_lock:
+            if caps.needs_probe(time.monotonic()):
+                try:
+                    self._probe(caps)
+                finally:
+                    caps.probed_at = time.monotonic()
+        return caps
 
     def _probe(self, caps: Capabilities) -> None:
         timeout = min(self._timeout, PROBE_TIMEOUT_SECONDS)
@@ -194,14 +157,12 @@ class OpenAIChatClient:
     ) -> ChatResult:
         """Send one chat-completions request (retrying transient failures) and map the reply."""
         caps = self.ensure_capabilities()
-        budget = Budget(self._clock, self._call_budget())
-        call = _Call(caps.mode, [], 0, _schema_name(response_format) is not None)
+        ends = self._clock() + self._call_budget()
+        call = _Call(caps.mode, _schema_name(response_format) is not None, ends, self._clock)
         try:
             while True:
                 try:
-                    return self._attempts(
-                        call, budget, messages, tools, response_format, tool_choice
-                    )
+                    return self._attempts(call, messages, tools, response_format, tool_choice)
                 except openai.APIStatusError as exc:
                     if not self._adjust(call, exc, response_format):
                         raise
@@ -210,7 +171,14 @@ class OpenAIChatClient:
             # header); the classified message already says what went wrong.
             error = classify_error(exc, attempts=call.attempts, secret=self._api_key)
             if error.kind == "format_unsupported" and not caps.adaptive:
-                error = _explicit_format_error(error, caps.mode)
+                error = LLMError(
+                    f"{error} - the server does not accept LLM_RESPONSE_FORMAT={caps.mode}; set "
+                    "LLM_RESPONSE_FORMAT=auto (or a weaker mode such as json_object)",
+                    outcome=error.outcome,
+                    attempts=error.attempts,
+                    status_code=error.status_code,
+                    kind=error.kind,
+                )
             caps.record_call("failed", kind=error.kind, detail=str(error))
             raise error from None
 
@@ -240,7 +208,7 @@ class OpenAIChatClient:
         structured = response_format is not None and response_format.get("type") == "json_schema"
         if not structured or not is_format_rejection(exc):
             return False
-        lower = self.capabilities.downgrade(call.mode, _short(exc))
+        lower = self.capabilities.downgrade(call.mode, f"HTTP {exc.status_code}")
         if lower is None or lower == call.mode:
             return False
         call.downgrades.append(f"{call.mode} -> {lower}")
@@ -251,7 +219,6 @@ class OpenAIChatClient:
     def _attempts(
         self,
         call: _Call,
-        budget: Budget,
         messages: Sequence[Message],
         tools: Sequence[dict[str, Any]] | None,
         response_format: dict[str, Any] | None,
@@ -260,21 +227,32 @@ class OpenAIChatClient:
         sent, wire_format = formats.adapt(messages, response_format, call.mode)
         request = self._request(sent, tools, wire_format, tool_choice, response_format)
 
-        def attempt() -> object:
+        def attempt() -> Assembled:
             call.attempts += 1
-            timeout = max(min(self._timeout, budget.remaining()), _MIN_ATTEMPT_SECONDS)
+            timeout = max(min(self._timeout, call.remaining()), _MIN_ATTEMPT_SECONDS)
             return self._send(request, timeout)
+
+        def wait(state: RetryCallState) -> float:
+            """What the server asked for (Retry-After), else backoff; never past the budget."""
+            exc = state.outcome.exception() if state.outcome else None
+            hinted = None
+            if isinstance(exc, openai.APIStatusError):
+                hinted = parse_retry_after(exc.response.headers)
+            return min(self._backoff(state) if hinted is None else hinted, call.remaining())
 
         retrying = Retrying(
             retry=retry_if_exception(is_retryable_transport),
-            stop=stop_after_attempt(self._max_attempts) | StopWhenBudgetSpent(budget),
-            wait=WaitRetryAfterOrBackoff(budget, self._backoff),
+            # No retry whose wait would reach the end of the budget.
+            stop=lambda state: (
+                state.attempt_number >= self._max_attempts
+                or state.upcoming_sleep >= call.remaining()
+            ),
+            wait=wait,
             sleep=self._sleep,
             before_sleep=self._log_retry,
             reraise=True,
         )
-        response = retrying(attempt)
-        result = self._to_result(response, call)
+        result = self._to_result(retrying(attempt), call)
         self.capabilities.record_call("ok")
         return result
 
@@ -303,13 +281,12 @@ class OpenAIChatClient:
                 request["stream_options"] = {"include_usage": True}
         return request
 
-    def _send(self, request: dict[str, Any], timeout: float) -> object:
-        if not self._stream:
-            return self._client.chat.completions.create(**request, timeout=timeout)
-        stream = self._client.chat.completions.create(**request, timeout=timeout)
-        if isinstance(stream, ChatCompletion):
-            return stream  # a server that answered a streamed request in one body
-        return collect(stream, deadline=self._clock() + timeout, clock=self._clock)
+    def _send(self, request: dict[str, Any], timeout: float) -> Assembled:
+        response = self._client.chat.completions.create(**request, timeout=timeout)
+        if self._stream and not isinstance(response, ChatCompletion):
+            # A server may answer a streamed request in one body (the ChatCompletion case).
+            return collect(response, deadline=self._clock() + timeout, clock=self._clock)
+        return _whole(response)
 
     def _log_retry(self, retry_state: RetryCallState) -> None:
         outcome = retry_state.outcome
@@ -321,36 +298,23 @@ class OpenAIChatClient:
             retry_state.upcoming_sleep,
         )
 
-    def _to_result(self, response: object, call: _Call) -> ChatResult:
-        if isinstance(response, Assembled):
-            if response.chunks == 0:
-                raise MalformedResponseError("the stream ended without a completion chunk")
-            message: Any = response
-            finish_reason, refusal = response.finish_reason, response.refusal
-            usage, model, raw_calls = response.usage, response.model, response.tool_calls
-        else:
-            choice = _first_choice(response)
-            message = choice.message
-            if message is None:
-                raise MalformedResponseError("choice without a message")
-            finish_reason, refusal = choice.finish_reason, getattr(message, "refusal", None)
-            usage, model = getattr(response, "usage", None), getattr(response, "model", None)
-            raw_calls = message.tool_calls or []
+    def _to_result(self, response: Assembled, call: _Call) -> ChatResult:
+        if response.chunks == 0:
+            raise MalformedResponseError("the stream ended without a completion chunk")
+        finish_reason, refusal = response.finish_reason, response.refusal
         if refusal or finish_reason == "content_filter":
             reason = refusal if isinstance(refusal, str) else "finish_reason content_filter"
             raise refusal_error(reason, attempts=call.attempts, secret=self._api_key)
-        content = message.content
-        if content is not None and not isinstance(content, str):
+        if response.content is not None and not isinstance(response.content, str):
             raise MalformedResponseError("message content is not a string")
         return ChatResult(
-            content=content,
-            tool_calls=_tool_calls(raw_calls),
-            model=model or self._model,
-            prompt_tokens=_token_count(usage, "prompt_tokens"),
-            completion_tokens=_token_count(usage, "completion_tokens"),
+            content=response.content,
+            tool_calls=_tool_calls(response.tool_calls),
+            model=response.model or self._model,
+            prompt_tokens=_token_count(response.usage, "prompt_tokens"),
+            completion_tokens=_token_count(response.usage, "completion_tokens"),
             attempts=call.attempts,
             finish_reason=finish_reason if isinstance(finish_reason, str) else None,
-            refusal=None,
             response_mode=call.mode if call.structured else None,
             downgrades=tuple(call.downgrades),
         )
@@ -358,12 +322,17 @@ class OpenAIChatClient:
 
 @dataclass
 class _Call:
-    """The state of one logical call across its attempts."""
+    """The state of one logical call across its attempts, and its wall-time budget."""
 
     mode: str
-    downgrades: list[str]
-    attempts: int
     structured: bool
+    ends: float
+    clock: Callable[[], float]
+    attempts: int = 0
+    downgrades: list[str] = field(default_factory=list)
+
+    def remaining(self) -> float:
+        return max(0.0, self.ends - self.clock())
 
 
 def _schema_name(response_format: dict[str, Any] | None) -> str | None:
@@ -374,31 +343,26 @@ def _schema_name(response_format: dict[str, Any] | None) -> str | None:
     return str(name) if name else None
 
 
-def _short(exc: openai.APIStatusError) -> str:
-    return f"HTTP {exc.status_code}"
-
-
-def _explicit_format_error(error: LLMError, mode: str) -> LLMError:
-    message = (
-        f"{error} - the server does not accept LLM_RESPONSE_FORMAT={mode}; set "
-        "LLM_RESPONSE_FORMAT=auto (or a weaker mode such as json_object)"
-    )
-    return LLMError(
-        message,
-        outcome=error.outcome,
-        attempts=error.attempts,
-        status_code=error.status_code,
-        kind=error.kind,
-    )
-
-
-def _first_choice(response: object) -> Any:
+def _whole(response: object) -> Assembled:
+    """A completion answered in one body, in the shape a stream adds up to."""
     # With non-strict validation the SDK hands back whatever the server sent: a str for a
     # non-JSON 200, a list, or a ChatCompletion with missing fields.
     choices = getattr(response, "choices", None)
     if not isinstance(response, ChatCompletion) or not choices:
         raise MalformedResponseError("response is not a chat completion with choices")
-    return choices[0]
+    choice = choices[0]
+    message = choice.message
+    if message is None:
+        raise MalformedResponseError("choice without a message")
+    return Assembled(
+        content=message.content,
+        tool_calls=message.tool_calls or [],
+        finish_reason=choice.finish_reason,
+        refusal=getattr(message, "refusal", None),
+        model=getattr(response, "model", None),
+        usage=getattr(response, "usage", None),
+        chunks=1,
+    )
 
 
 def _tool_calls(raw_calls: Sequence[Any]) -> list[ToolCall]:
@@ -426,4 +390,4 @@ def _token_count(usage: object, field: str) -> int:
     return value if isinstance(value, int) else 0
 
 
-__all__ = ["OPENAI_BASE_URL", "OpenAIChatClient", "default_max_total_seconds"]
+__all__ = ["OPENAI_BASE_URL", "OpenAIChatClient"]

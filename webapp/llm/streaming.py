@@ -1,20 +1,13 @@
 """Assemble a streamed chat completion, and abandon it when its time is up.
 
-Requests are streamed (``stream=True``) so that an abandoned call really ends: when the
-attempt's deadline passes between two chunks, the response is closed, which closes the HTTP
-connection, and servers that generate token by token (llama.cpp, vLLM, Ollama) stop generating
-for a client that went away. A non-streamed request would leave the server busy for as long as
-the generation takes, queueing every later request behind it.
-
-Deltas are assembled the way the chat-completions stream defines them: ``content`` pieces are
-concatenated; ``tool_calls`` pieces are grouped by ``index`` (the id and name arrive once, the
-arguments in pieces); ``finish_reason`` and ``usage`` come with the last chunks.
+Requests are streamed so that an abandoned call really ends: closing the response drops the
+connection, and a server generating token by token stops for a client that went away.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from types import SimpleNamespace
 from typing import Any
@@ -49,7 +42,7 @@ def collect(stream: Any, *, deadline: float, clock: Callable[[], float]) -> Asse
     calls: dict[int, _Call] = {}
     out = Assembled()
     try:
-        for chunk in _chunks(stream):
+        for chunk in stream:
             out.chunks += 1
             out.model = getattr(chunk, "model", None) or out.model
             out.usage = getattr(chunk, "usage", None) or out.usage
@@ -73,10 +66,6 @@ def collect(stream: Any, *, deadline: float, clock: Callable[[], float]) -> Asse
         for _, call in sorted(calls.items())
     ]
     return out
-
-
-def _chunks(stream: Iterable[Any]) -> Iterable[Any]:
-    yield from stream
 
 
 def _add_delta(delta: Any, content: list[str], refusal: list[str], calls: dict[int, _Call]) -> None:

@@ -1,10 +1,4 @@
-"""The chat-model port shared by the OpenAI-compatible client and the offline provider.
-
-Both speak the chat-completions wire shapes: ``messages`` (dicts with ``role``/``content``,
-assistant ``tool_calls``, ``tool`` messages with ``tool_call_id``), ``tools`` (function tool
-definitions with JSON-schema parameters) and ``response_format`` (``json_schema`` with a
-``name``, or ``json_object``), and answer with one assistant message.
-"""
+"""The chat-model port shared by the OpenAI-compatible client and the offline provider."""
 
 from __future__ import annotations
 
@@ -37,7 +31,6 @@ class ChatResult:
     completion_tokens: int = 0
     attempts: int = 1
     finish_reason: str | None = None
-    refusal: str | None = None
     #: The structured-output mode the request went out in (None: not a structured request).
     response_mode: str | None = None
     #: Mode downgrades made during this call (``"json_schema -> json_object_schema"``).
@@ -59,12 +52,8 @@ class ChatResult:
 
 
 class LLMError(Exception):
-    """A model call that failed after the client's own retries, classified into an outcome.
-
-    ``outcome`` is RETRYABLE_FAILED (timeouts, connection errors, 429, 5xx once the retry
-    budget is spent) or NON_RETRYABLE_FAILED (authentication, other 4xx, refusals, bad
-    requests). ``attempts`` counts transport attempts made.
-    """
+    """A model call that failed after the client's own retries, classified into an outcome;
+    ``attempts`` counts transport attempts made."""
 
     def __init__(
         self,
@@ -100,8 +89,7 @@ _CAUSES = {
 
 
 def cause_of(error: LLMError) -> str:
-    """The failure's real cause in words (by its ``kind``), followed by the classified
-    message."""
+    """The failure's real cause in words (by its ``kind``), then the classified message."""
     cause = _CAUSES.get(error.kind, "the model call failed")
     return f"{cause}: {error}"
 

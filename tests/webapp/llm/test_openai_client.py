@@ -121,7 +121,6 @@ def test_plain_json_answer_maps_content_usage_and_model(
     assert result.model == "gpt-test-2024-08-06"
     assert (result.prompt_tokens, result.completion_tokens) == (120, 17)
     assert result.attempts == 1
-    assert result.refusal is None
     assert clock.sleeps == []
 
 
