@@ -15,8 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from .analysis.timezones import zone_of
-from .llm.limits import parse_max_tokens
-from .llm.tokens import PriceTable, TokenBudget
+from .llm.tokens import PriceTable, TokenBudget, parse_max_tokens
 
 RESPONSE_FORMATS = ("auto", "json_schema", "json_object_schema", "json_object", "prompt")
 BACKENDS = ("demo", "live")
@@ -53,7 +52,7 @@ class Settings:
     llm_model: str = "gpt-4o-mini"
     llm_response_format: str = "auto"
     llm_timeout_seconds: float = 60.0
-    #: One number for every agent or ``schema=number`` pairs (``webapp.llm.limits``).
+    #: One number for every agent or ``schema=number`` pairs (``webapp.llm.tokens``).
     llm_max_tokens: str = ""
     llm_temperature: float = 0.0
     llm_stream: bool = True

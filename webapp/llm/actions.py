@@ -1,19 +1,7 @@
 """The JSON action protocol: tool calling in plain content, for servers without native tools.
 
-Some servers (llama.cpp with a chat template that has no tool syntax, small local models)
-ignore ``tools``/``tool_choice`` and never answer with ``tool_calls``. The ReAct loop then
-describes the tools once, in the first user message (templates such as gemma's drop the system
-message), and the model answers every round with one JSON object:
-
-* ``{"action": "call", "tool": "<name>", "arguments": {...}}`` - run one tool; its result comes
-  back in a user message (the same templates drop ``tool`` messages);
-* ``{"action": "final", "output": {...}}`` - the agent's final output, validated like any other.
-
-The request's ``response_format`` becomes the union of both shapes, so servers that constrain
-output with a grammar (``json_object`` with a schema) can only produce a valid action. Content
-that is neither action is returned as the final output and validated (INVALID_OUTPUT when it
-does not match the agent's schema). Budgets, recorders and BLOCKED handling are the ReAct
-loop's, unchanged.
+The model answers every round with ``{"action": "call", "tool": ..., "arguments": {...}}`` or
+``{"action": "final", "output": ...}``; content that is neither is the final output.
 """
 
 from __future__ import annotations

@@ -1,23 +1,7 @@
 """The AgentInvoker adapter: prompts + structured output + the ReAct loop over a ChatModel.
 
-Structured output: agents ask for ``json_schema`` with the schema's name; the OpenAI-compatible
-client adapts that to the mode its endpoint supports (``webapp.llm.formats``: below
-``json_schema`` the schema instruction goes into the last user message).
-
-Honest failures: a failed model call's detail is its real cause (``types.cause_of``: timeout,
-authentication, rate limiting, unsupported format, ...), and a final output that does not match
-its contract is recorded on its ``agent_step`` with the first schema error.
-
-Run deadline: the first agent of a run starts the run's clock; every later model call's budget
-is cut to what remains of ``run_deadline_seconds``, and an agent that would start after it
-fails at once (NON_RETRYABLE_FAILED, so the workflow falls back without a retry) with a detail
-naming ``RUN_DEADLINE_SECONDS``. Each diagnosis of a run (its question: an AIOps run diagnoses
-one per alert) has its token :class:`~webapp.llm.tokens.Ledger`, opened by its first agent and
-current for every model call of its agents.
-
-Tools: an agent with tools also gets ``read_output`` (:mod:`webapp.llm.compact`), to read more
-of an output it was shown a projection of. Its tool definitions leave out each tool's catalog
-``detail`` (the metrics of each service), which the planner's payload carries.
+Each run has a deadline started by its first agent, and each diagnosis of a run (its question)
+a token :class:`~webapp.llm.tokens.Ledger`; both are current for every model call of its agents.
 """
 
 from __future__ import annotations
@@ -40,7 +24,7 @@ from diagnosis_graph.workflow.ports import AgentCall, AgentReply
 from ..persistence.audit import Audit, AuditWriteError
 from ..persistence.context import current_run_or_none, run_scope
 from ..tools.registry import ToolBox, ToolSpec
-from . import limits, tokens
+from . import tokens
 from .compact import read_output_tool
 from .formats import response_format_for
 from .prompts import prompt_version, system_prompt
@@ -63,7 +47,7 @@ class LLMAgentInvoker:
         tools: Callable[[], Sequence[ToolSpec]],
         *,
         budget: Budget | None = None,
-        run_deadline_seconds: float = limits.DEFAULT_RUN_DEADLINE_SECONDS,
+        run_deadline_seconds: float = tokens.DEFAULT_RUN_DEADLINE_SECONDS,
         contracts: Mapping[str, type[BaseModel]] | None = None,
         token_budget: tokens.TokenBudget | None = None,
     ) -> None:
@@ -106,7 +90,7 @@ class LLMAgentInvoker:
         try:
             with (
                 run_scope(session_id, run_id),
-                limits.run_deadline(deadline),
+                tokens.run_deadline(deadline),
                 tokens.run_ledger(ledger),
             ):
                 try:

@@ -1,25 +1,8 @@
 """What a model reads of a tool output: a compact projection of the recorded output.
 
-The recorded invocation keeps the tool's whole output (charts, the trace and the gatekeeper read
-it); the model reads :func:`project` of it, generic over any tool's JSON:
-
-* a list of at most :data:`LIST_ITEMS` items is shown whole;
-* a longer list becomes ``{"length": N, "shown": {"<index>": item, ...}}`` - a few of its items
-  under their index in the recorded list, so ``$.records[57].message`` still names the same
-  leaf. A numeric series (numbers, ``[time, value]`` points, objects with a ``value``) shows the
-  two points around its largest step (the onset: the last before it, the first after it) and
-  its extreme (the point farthest from the first: the peak, or the trough); any other list
-  shows the first item of each distinct shape (its strings with ids and numbers masked: one log
-  line per template), at most :data:`LIST_ITEMS` of them;
-* a string longer than :data:`TEXT_CHARS` is cut at a word boundary and ends with
-  :data:`CUT_MARK`.
-
-Anything left out can be read with the ``read_output`` tool (:func:`read_output_tool`), by
-invocation id and raw path, a slice of a list at a time. In a ReAct conversation the results of
-earlier rounds are replaced by :func:`summary_message` (the invocation id, the tool and the
-shape of the result); when the latest round's would not fit the prompt budget, they lose their
-series points (:func:`without_series`: every scalar stays), then become summaries too, oldest
-first. Citations name the recorded invocation, so they resolve whatever the model was shown.
+A long list shows a few items under their index in the recorded list (``{"length": N, "shown":
+{...}}``), a long string is cut; ``read_output`` reads any part of the recorded output by
+invocation id and raw path, so citations resolve whatever the model was shown.
 """
 
 from __future__ import annotations

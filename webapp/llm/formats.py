@@ -1,20 +1,8 @@
 """Structured output: the request agents make, and how it is adapted to the mode a server supports.
 
-Agents always ask for the strongest form, ``response_format`` ``json_schema`` with the schema's
-name; the OpenAI-compatible client adapts it to the endpoint's mode:
-
-* ``json_schema`` - sent as is (OpenAI, vLLM, Ollama, recent llama.cpp ``llama-server``).
-* ``json_object_schema`` - ``{"type": "json_object", "schema": ...}``: JSON mode constrained by
-  the schema, as llama-cpp-python's server accepts it (it rejects ``json_schema`` with a 500).
-* ``json_object`` - ``{"type": "json_object"}``: some JSON object, nothing more.
-* ``prompt`` - no ``response_format`` at all, for servers that reject every JSON mode.
-
-Below ``json_schema`` the schema is sent without length, count and pattern constraints
-(:func:`grammar_schema`: they make llama.cpp's schema grammar explode, and validation enforces
-them after the call), and it travels as text too: the full instruction is appended to the
-last user message (chat templates such as gemma's drop the system message) and the system
-message points to it. ``LLM_RESPONSE_FORMAT=auto`` starts from what the capability probe found
-and steps down this ladder, one rung per rejected request; an explicit mode is never changed.
+Modes, strongest first: ``json_schema``; ``json_object_schema`` (``{"type": "json_object",
+"schema": ...}``, llama-cpp-python); ``json_object``; ``prompt`` (no ``response_format``). Below
+``json_schema`` the schema also travels as text in the last user message.
 """
 
 from __future__ import annotations

@@ -21,7 +21,7 @@ from openai.types.chat import ChatCompletion
 from tenacity import RetryCallState, Retrying, retry_if_exception, wait_random_exponential
 
 from diagnosis_graph.workflow.outcomes import Outcome
-from webapp.llm import formats, limits
+from webapp.llm import formats, tokens
 from webapp.llm.capabilities import Capabilities, probe
 from webapp.llm.errors import (
     MalformedResponseError,
@@ -94,7 +94,7 @@ class OpenAIChatClient:
         self._sleep = sleep
         self._clock = clock
         self._backoff = wait_random_exponential(multiplier=0.5, max=8)
-        self._max_tokens = dict(max_tokens or limits.DEFAULT_MAX_TOKENS)
+        self._max_tokens = dict(max_tokens or tokens.DEFAULT_MAX_TOKENS)
         self._temperature = temperature
         self._stream = stream
         self._client = openai.OpenAI(
@@ -141,7 +141,7 @@ class OpenAIChatClient:
 
     def _probe(self, caps: Capabilities) -> None:
         timeout = min(self._timeout, PROBE_TIMEOUT_SECONDS)
-        deadline = limits.current_deadline()
+        deadline = tokens.current_deadline()
         if deadline is not None:
             # Probing inside a run: its (at most four) requests fit in what the run has left.
             timeout = min(timeout, max(1.0, (deadline - time.monotonic()) / 4))
@@ -183,7 +183,7 @@ class OpenAIChatClient:
             raise error from None
 
     def _call_budget(self) -> float:
-        deadline = limits.current_deadline()
+        deadline = tokens.current_deadline()
         if deadline is None:
             return self._max_total
         left = deadline - time.monotonic()
@@ -272,7 +272,7 @@ class OpenAIChatClient:
                 request["tool_choice"] = tool_choice
         if wire_format is not None:
             request["response_format"] = wire_format
-        request["max_tokens"] = limits.max_tokens_for(self._max_tokens, _schema_name(asked_format))
+        request["max_tokens"] = tokens.max_tokens_for(self._max_tokens, _schema_name(asked_format))
         if self._temperature is not None:
             request["temperature"] = self._temperature
         if self._stream:

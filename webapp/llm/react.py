@@ -1,24 +1,9 @@
 """Model calls wrapped by the step hook, and the bounded ReAct loop.
 
-Budgets: at most ``max_rounds`` model calls may request tools and at most ``max_tool_calls``
-tool calls run in one node execution; calls beyond the budget, unknown tools and arguments that
-fail the tool's schema are BLOCKED (recorded, and the model is told why); once the budget is
-spent the model is asked for its final output with tools disabled; ``max_blocked`` blocked calls
-end the execution with TOOL_BLOCKED.
-
-Tool calls arrive natively (``tool_calls``) or, for a model whose ``native_tools`` is False (the
-capability probe saw its server ignore tools), through the JSON action protocol of
-:mod:`webapp.llm.actions`. A native-mode reply whose content is a JSON ``call`` action is taken
-as a call too (a server that ignored the tools while the model knew the protocol). When the
-probe could not tell whether tools are native and the first reply to a tool request has no
-calls and an invalid output, the server is taken to ignore tools: it is recorded in the
-capabilities and the loop goes on with JSON actions (that first reply counts as a round). Each model
-call is one ``agent_step``; a failed call records its cause and a final output that does not
-validate records the first schema error (``agent_step.error``, status FAILED).
-
-Tokens: every call's prompt is estimated and admitted against the run's token ledger before it
-is sent (:mod:`webapp.llm.tokens`); tool results reach the model as projections and the
-conversation is compacted to fit (:mod:`webapp.llm.compact`).
+Calls beyond the :class:`Budget`, unknown tools and arguments that fail the tool's schema are
+BLOCKED (the model is told why); once the budget is spent the model is asked for its final
+output with tools disabled; ``max_blocked`` blocked calls end the execution with TOOL_BLOCKED.
+A model whose endpoint ignores native tools speaks the JSON actions of :mod:`webapp.llm.actions`.
 """
 
 from __future__ import annotations

@@ -1,28 +1,8 @@
-"""Token budgets: a prompt budget per model call and one per diagnosis, enforced before a call.
+"""Limits of model calls: prompt token budgets per call and per diagnosis (checked before a
+call, against a plain estimate), ``max_tokens`` per schema, the run deadline, and prices.
 
-Counting: a plain, deterministic estimate, not a model's tokenizer. No tokenizer is a dependency
-(the product talks to any OpenAI-compatible model, each with its own vocabulary, and a tokenizer
-package would download vocabularies at run time), so :func:`estimate` counts four ASCII
-characters as one token and every other character (CJK, accents) as one token each, over the
-text a request carries: each message's content and tool calls (plus a few tokens of framing per
-message), the tool definitions and the ``response_format`` as JSON. On English prose and JSON
-this is within about 15% of the OpenAI and Llama tokenizers, and above them on CJK text, so a
-prompt estimated within the budget fits a context of the budget's size.
-
-Budgets (``LLM_PROMPT_TOKEN_BUDGET``, ``LLM_RUN_TOKEN_BUDGET``): a call whose estimated prompt
-is over the per-call budget, or over what is left of its diagnosis's budget, is not sent. It
-fails as ``token_budget`` (NON_RETRYABLE_FAILED: the same prompt would fail again), its step is
-recorded FAILED with the estimate and the setting to raise, and the workflow answers with its
-fallback, which names that cause. The ReAct loop first compacts its conversation to fit
-(:mod:`webapp.llm.compact`). A diagnosis's spending is the sum of its calls' prompt tokens (the
-server's count when it reports one, else the estimate, which the step then records), held in a
-:class:`Ledger` that the agent invoker keeps per diagnosis (a run's question; an AIOps run
-diagnoses one per alert) and makes current for each agent's calls.
-
-Cost (``LLM_PRICES``): a table of ``model=input/output`` prices in dollars per million prompt
-and completion tokens, comma-separated; ``*`` names any model not listed
-(``LLM_PRICES="gpt-4o-mini=0.15/0.60,*=1/4"``). A run's cost is the sum over its steps priced
-by the table; without a table (or for a model it does not price) no cost is recorded.
+The estimate counts four ASCII characters as one token and any other character as one token
+(no tokenizer is a dependency: each OpenAI-compatible model has its own vocabulary).
 """
 
 from __future__ import annotations
@@ -38,6 +18,68 @@ from typing import Any
 from diagnosis_graph.workflow.outcomes import Outcome
 
 from .types import LLMError, Message
+
+DEFAULT = "default"
+DEFAULT_MAX_TOKENS: Mapping[str, int] = {
+    "planner_plan": 1024,
+    "executor_evidence_v2": 2048,
+    "verifier_output": 1024,
+    "composer_output": 1536,
+    DEFAULT: 1024,
+}
+DEFAULT_RUN_DEADLINE_SECONDS = 600.0
+
+#: Absolute deadline (on the client's monotonic clock) of the run whose call this is.
+_deadline: contextvars.ContextVar[float | None] = contextvars.ContextVar(
+    "llm_run_deadline", default=None
+)
+
+
+def parse_max_tokens(raw: str) -> dict[str, int]:
+    """``"2048"`` or ``"planner_plan=800,default=1200"`` as a per-schema table (merged)."""
+    table = dict(DEFAULT_MAX_TOKENS)
+    text = raw.strip()
+    if not text:
+        return table
+    if "=" not in text:
+        value = _positive(text)
+        return {name: value for name in table}
+    for part in text.split(","):
+        name, _, number = part.partition("=")
+        if not name.strip() or not number.strip():
+            raise ValueError(f"{part!r} is not name=number")
+        table[name.strip()] = _positive(number)
+    return table
+
+
+def _positive(text: str) -> int:
+    value = int(text.strip())
+    if value < 1:
+        raise ValueError(f"{text!r} is not a positive integer")
+    return value
+
+
+def max_tokens_for(table: Mapping[str, int], schema_name: str | None) -> int:
+    """The limit for an answer in ``schema_name`` (None: a plain or tool-calling round)."""
+    if schema_name is not None and schema_name in table:
+        return table[schema_name]
+    return table.get(DEFAULT, DEFAULT_MAX_TOKENS[DEFAULT])
+
+
+def current_deadline() -> float | None:
+    """The running run's deadline, or None outside a run."""
+    return _deadline.get()
+
+
+@contextmanager
+def run_deadline(deadline: float | None) -> Iterator[None]:
+    """Make ``deadline`` the current run's deadline inside the block."""
+    token = _deadline.set(deadline)
+    try:
+        yield
+    finally:
+        _deadline.reset(token)
+
 
 DEFAULT_PROMPT_TOKENS = 12_000
 DEFAULT_RUN_TOKENS = 150_000
@@ -86,10 +128,6 @@ class TokenBudget:
 
     per_call: int = DEFAULT_PROMPT_TOKENS
     per_run: int = DEFAULT_RUN_TOKENS
-
-    def __post_init__(self) -> None:
-        if self.per_call < 1 or self.per_run < 1:
-            raise ValueError("token budgets must be positive")
 
 
 class Ledger:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from webapp.config import Settings, SettingsError
-from webapp.llm.limits import DEFAULT_MAX_TOKENS, max_tokens_for, parse_max_tokens
+from webapp.llm.tokens import DEFAULT_MAX_TOKENS, max_tokens_for, parse_max_tokens
 
 
 def test_defaults_are_per_schema_with_a_default_for_plain_rounds() -> None:

@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 
 from diagnosis_graph.workflow.outcomes import Outcome
-from webapp.llm import formats, limits
+from webapp.llm import formats, tokens
 from webapp.llm.formats import response_format_for
 from webapp.llm.openai_client import OpenAIChatClient
 from webapp.llm.react import FINAL_ACTION_NOW, Budget, run_react
@@ -436,7 +436,7 @@ def test_a_probe_inside_a_run_fits_in_what_the_run_has_left(server: ScriptedOpen
     model = client(server, timeout_seconds=30.0)
 
     started = time.monotonic()
-    with limits.run_deadline(started + 2.0):
+    with tokens.run_deadline(started + 2.0):
         caps = model.ensure_capabilities()
 
     assert caps.probe_error is not None and "timeout" in caps.probe_error
