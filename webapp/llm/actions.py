@@ -13,6 +13,7 @@ from typing import Any
 
 from diagnosis_graph.workflow.contracts import extract_json
 
+from .formats import append_text
 from .types import Message
 
 CALL, FINAL = "call", "final"
@@ -49,11 +50,8 @@ def with_instruction(messages: Sequence[Message], tools: Sequence[dict[str, Any]
     """``messages`` with :func:`instruction` appended to the first user message."""
     result = [dict(m) for m in messages]
     text = instruction(tools)
-    for message in result:
-        if message.get("role") == "user" and isinstance(message.get("content"), str):
-            message["content"] = f"{message['content']}\n\n{text}"
-            return result
-    result.append({"role": "user", "content": text})
+    if not append_text(result, "user", text):
+        result.append({"role": "user", "content": text})
     return result
 
 

@@ -11,10 +11,8 @@ import logging
 import threading
 import time
 from collections import OrderedDict
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
-
-from pydantic import BaseModel
 
 from diagnosis_graph import RunConfig
 from diagnosis_graph.workflow.contracts import CONTRACTS, ContractError, parse_agent_output
@@ -47,18 +45,14 @@ class LLMAgentInvoker:
         tools: Callable[[], Sequence[ToolSpec]],
         *,
         budget: Budget | None = None,
-        run_deadline_seconds: float = tokens.DEFAULT_RUN_DEADLINE_SECONDS,
-        contracts: Mapping[str, type[BaseModel]] | None = None,
-        token_budget: tokens.TokenBudget | None = None,
     ) -> None:
         self.model = model
         self.hook = hook
         self.recorder = recorder
         self.tools = tools
         self.budget = budget or Budget()
-        self.run_deadline_seconds = run_deadline_seconds
-        self.contracts = dict(CONTRACTS if contracts is None else contracts)
-        self.token_budget = token_budget or tokens.TokenBudget()
+        self.run_deadline_seconds = tokens.DEFAULT_RUN_DEADLINE_SECONDS
+        self.token_budget = tokens.TokenBudget()
         #: Per run: when its first agent started, and the token ledger of each of its questions.
         self._runs: OrderedDict[str, tuple[float, dict[str, tokens.Ledger]]] = OrderedDict()
         self._lock = threading.Lock()
@@ -135,7 +129,7 @@ class LLMAgentInvoker:
         return AgentReply(Outcome.COMPLETED, result.content, None, version)
 
     def _validator(self, schema_name: str) -> Validator | None:
-        contract = self.contracts.get(schema_name)
+        contract = CONTRACTS.get(schema_name)
         if contract is None:
             return None
 

@@ -24,9 +24,7 @@ SETTINGS = (AUTO, *LADDER)
 
 
 def untitled(schema: Any) -> Any:
-    """``schema`` without the ``title`` annotations pydantic gives every field and model (they
-    repeat the names beside them) and without each model's docstring (written for the code's
-    readers): the schema is sent with every call of the agent."""
+    """``schema`` without pydantic's ``title`` annotations and model docstrings."""
     if isinstance(schema, list):
         return [untitled(item) for item in schema]
     if not isinstance(schema, dict):
@@ -43,9 +41,8 @@ def untitled(schema: Any) -> Any:
 
 
 def response_format_for(name: str, schema: dict[str, Any]) -> dict[str, Any]:
-    """The ``json_schema`` ``response_format`` agents ask for. ``strict`` is off: strict mode
-    demands every property be required and every object closed, which pydantic's schemas
-    (optional fields, defaults) do not satisfy."""
+    """The ``json_schema`` ``response_format`` agents ask for (not ``strict``: pydantic's schemas
+    have optional fields, which strict mode forbids)."""
     return {
         "type": JSON_SCHEMA,
         "json_schema": {"name": name, "schema": untitled(schema), "strict": False},
@@ -70,11 +67,8 @@ def next_mode(mode: str) -> str | None:
 def adapt(
     messages: Sequence[Message], response_format: dict[str, Any] | None, mode: str
 ) -> tuple[list[Message], dict[str, Any] | None]:
-    """The messages and ``response_format`` to send for a ``json_schema`` request in ``mode``.
-
-    Anything that is not a ``json_schema`` request (plain chat, a caller's own ``json_object``)
-    is sent unchanged.
-    """
+    """The messages and ``response_format`` to send for a ``json_schema`` request in ``mode``
+    (anything else is sent unchanged)."""
     if response_format is None or response_format.get("type") != JSON_SCHEMA or mode == JSON_SCHEMA:
         return list(messages), response_format
     spec = response_format.get("json_schema") or {}
@@ -88,9 +82,8 @@ def adapt(
     return adapted, None
 
 
-#: Constraints that blow up a grammar built from the schema (llama.cpp expands a
-#: ``maxLength`` of 2000 into 2000 nested optional rules and then refuses the grammar) and
-#: that the pydantic validation after the call enforces anyway.
+#: Constraints that blow up a grammar built from the schema (llama.cpp) and that the validation
+#: after the call enforces anyway.
 _GRAMMAR_HEAVY = frozenset(
     {"maxLength", "minLength", "maxItems", "minItems", "pattern", "format", "uniqueItems"}
 )
@@ -115,18 +108,18 @@ def with_schema_instruction(
     """``messages`` with the schema instruction in the last user message (and a pointer to it
     in the system message); a new user message carries it when there is no text one."""
     result = [dict(m) for m in messages]
+    pointer = f"Reply with only a JSON object that matches the JSON schema `{name}` given in the"
+    append_text(result, "system", f"{pointer} last user message.")
     instruction = schema_instruction(name, schema)
-    pointer = (
-        f"Reply with only a JSON object that matches the JSON schema `{name}` "
-        "given in the last user message."
-    )
-    for message in result:
-        if message.get("role") == "system" and isinstance(message.get("content"), str):
-            message["content"] = f"{message['content']}\n\n{pointer}"
-            break
-    for message in reversed(result):
-        if message.get("role") == "user" and isinstance(message.get("content"), str):
-            message["content"] = f"{message['content']}\n\n{instruction}"
-            return result
-    result.append({"role": "user", "content": instruction})
+    if not append_text(result, "user", instruction, last=True):
+        result.append({"role": "user", "content": instruction})
     return result
+
+
+def append_text(messages: list[Message], role: str, text: str, *, last: bool = False) -> bool:
+    """Append ``text`` to the first (``last``: the last) text message of ``role``; False if none."""
+    for message in reversed(messages) if last else messages:
+        if message.get("role") == role and isinstance(message.get("content"), str):
+            message["content"] = f"{message['content']}\n\n{text}"
+            return True
+    return False
