@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -156,7 +157,9 @@ def probe(
             object_schema = {"type": "json_object", "schema": _PROBE_SCHEMA}
             caps.json_object_schema = _json_probe(client, model, timeout, object_schema)
         if caps.tool_calls is None:
-            caps.tool_calls = _tool_probe(client, model, timeout)
+            tools = {"messages": _PROBE_TOOL_MESSAGES, "tools": [_PROBE_TOOL]}
+            message = _ask(client, model, timeout, lambda e: names_field(e, "tool"), tools)
+            caps.tool_calls = bool(getattr(message, "tool_calls", None))
     except openai.OpenAIError as exc:
         # Unreachable, auth, rate limited, too slow: what is unknown stays unknown, the cause is
         # reported; an unreachable endpoint fails on the models list already (one timeout).
@@ -166,42 +169,28 @@ def probe(
 def _json_probe(
     client: openai.OpenAI, model: str, timeout: float, response_format: dict[str, Any]
 ) -> bool:
-    try:
-        reply = _create(
-            client, model, timeout, messages=_PROBE_JSON, response_format=response_format
-        )
-    except openai.APIStatusError as exc:
-        if is_format_rejection(exc):
-            return False
-        raise
-    content = getattr(_message(reply), "content", None)
+    fields = {"messages": _PROBE_JSON, "response_format": response_format}
+    content = getattr(_ask(client, model, timeout, is_format_rejection, fields), "content", None)
     try:
         return isinstance(json.loads(content if isinstance(content, str) else ""), dict)
     except json.JSONDecodeError:
         return False
 
 
-def _tool_probe(client: openai.OpenAI, model: str, timeout: float) -> bool:
+def _ask(
+    client: openai.OpenAI,
+    model: str,
+    timeout: float,
+    rejected: Callable[[openai.APIStatusError], bool],
+    fields: dict[str, Any],
+) -> object:
+    """The reply's message, or None when the server answered with an error ``rejected`` names."""
+    request = {"model": model, "max_tokens": PROBE_MAX_TOKENS, "temperature": 0, **fields}
     try:
-        reply = _create(client, model, timeout, messages=_PROBE_TOOL_MESSAGES, tools=[_PROBE_TOOL])
+        reply = client.chat.completions.create(**request, timeout=timeout)
     except openai.APIStatusError as exc:
-        if names_field(exc, "tool"):
-            return False
+        if rejected(exc):
+            return None
         raise
-    return bool(getattr(_message(reply), "tool_calls", None))
-
-
-def _create(client: openai.OpenAI, model: str, timeout: float, **fields: Any) -> object:
-    request: dict[str, Any] = {
-        "model": model,
-        "max_tokens": PROBE_MAX_TOKENS,
-        "temperature": 0,
-        "timeout": timeout,
-        **fields,
-    }
-    return client.chat.completions.create(**request)
-
-
-def _message(reply: object) -> object:
     choices = getattr(reply, "choices", None) or []
     return getattr(choices[0], "message", None) if choices else None

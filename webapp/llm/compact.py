@@ -31,7 +31,8 @@ _VARIABLE = re.compile(r"(?=[\da-f])(?:\b(?=[0-9a-f]*\d)[0-9a-f]{8,}\b|\d{3,}|(?
 
 
 def project(value: Any) -> Any:
-    """The model-facing view of a raw tool output (see the module docstring)."""
+    """The model-facing view of a raw tool output: a list over ``LIST_ITEMS`` shows a series'
+    largest step and extreme, or one item of each distinct shape; a long string is cut."""
     if isinstance(value, str):
         return _text(value)
     if isinstance(value, dict):
