@@ -20,7 +20,6 @@ JSON_OBJECT = "json_object"
 PROMPT = "prompt"
 #: Strongest first; ``auto`` walks it downwards.
 LADDER = (JSON_SCHEMA, JSON_OBJECT_SCHEMA, JSON_OBJECT, PROMPT)
-SETTINGS = (AUTO, *LADDER)
 
 
 def untitled(schema: Any) -> Any:

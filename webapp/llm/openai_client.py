@@ -14,7 +14,7 @@ import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import openai
 from openai.types.chat import ChatCompletion
@@ -35,9 +35,6 @@ from webapp.llm.errors import (
 )
 from webapp.llm.streaming import Assembled, collect
 from webapp.llm.types import ChatResult, LLMError, Message, ToolCall
-
-if TYPE_CHECKING:
-    import httpx2
 
 logger = logging.getLogger(__name__)
 
@@ -67,10 +64,9 @@ class OpenAIChatClient:
         max_total_seconds: float | None = None,
         sleep: Callable[[float], None] = time.sleep,
         clock: Callable[[], float] = time.monotonic,
-        http_client: httpx2.Client | None = None,
         response_format: str = formats.AUTO,
         max_tokens: Mapping[str, int] | None = None,
-        temperature: float | None = 0.0,
+        temperature: float = 0.0,
         stream: bool = True,
         probe_capabilities: bool = True,
     ) -> None:
@@ -78,14 +74,8 @@ class OpenAIChatClient:
             raise ValueError("api_key is required (local servers accept any placeholder)")
         if not model:
             raise ValueError("model is required")
-        if timeout_seconds <= 0 or max_attempts < 1:
-            raise ValueError("timeout_seconds must be > 0 and max_attempts >= 1")
-        if response_format not in formats.SETTINGS:
-            raise ValueError(f"response_format must be one of {formats.SETTINGS}")
         if max_total_seconds is None:  # two full-length attempts plus room for backoff
             max_total_seconds = 2 * timeout_seconds + 10.0
-        if max_total_seconds <= 0:
-            raise ValueError("max_total_seconds must be > 0")
         self._api_key = api_key
         self._model = model
         self._timeout = float(timeout_seconds)
@@ -102,7 +92,6 @@ class OpenAIChatClient:
             base_url=base_url or OPENAI_BASE_URL,
             timeout=self._timeout,
             max_retries=0,
-            http_client=http_client,
         )
         self.capabilities = Capabilities(setting=response_format)
         self._probe_capabilities = probe_capabilities
@@ -117,14 +106,6 @@ class OpenAIChatClient:
     def native_tools(self) -> bool:
         """Whether tool calling is native (False: the ReAct loop uses JSON actions)."""
         return self.ensure_capabilities().native_tools
-
-    def tools_ignored(self) -> None:
-        """The ReAct loop saw the server answer a tool request without calling any tool."""
-        self.capabilities.saw_tools_ignored()
-
-    def invalid_output(self, detail: str) -> None:
-        """The last reply arrived but failed its schema: the last call's outcome is a failure."""
-        self.capabilities.record_call("failed", kind="invalid_output", detail=detail)
 
     def ensure_capabilities(self) -> Capabilities:
         """Probe the endpoint unless a cached probe result is still good (one probe at a time)."""
@@ -273,8 +254,7 @@ class OpenAIChatClient:
         if wire_format is not None:
             request["response_format"] = wire_format
         request["max_tokens"] = tokens.max_tokens_for(self._max_tokens, _schema_name(asked_format))
-        if self._temperature is not None:
-            request["temperature"] = self._temperature
+        request["temperature"] = self._temperature
         if self._stream:
             request["stream"] = True
             if self.capabilities.stream_usage:
@@ -388,6 +368,3 @@ def _tool_calls(raw_calls: Sequence[Any]) -> list[ToolCall]:
 def _token_count(usage: object, field: str) -> int:
     value = getattr(usage, field, None)
     return value if isinstance(value, int) else 0
-
-
-__all__ = ["OPENAI_BASE_URL", "OpenAIChatClient"]

@@ -66,10 +66,7 @@ def call_model(
     read_calls: Callable[[ChatResult], list[ToolCall]] | None = None,
 ) -> tuple[ChatResult, int]:
     """One logical model call recorded as one ``agent_step``; returns the result and step id.
-
-    ``read_calls`` says which tool calls the reply makes (default: its native ``tool_calls``);
-    a reply without calls is the final output, checked with ``validate`` when given.
-    """
+    A reply without calls (``read_calls``, default ``tool_calls``) is checked by ``validate``."""
     model_input = {
         "messages": list(messages),
         "tools": [t["function"]["name"] for t in tools or []],
@@ -96,9 +93,9 @@ def call_model(
     ledger.charge(result.prompt_tokens)
     calls = read_calls(result) if read_calls else result.tool_calls
     problem = validate(result.content) if validate and not calls else None
-    noted = getattr(model, "invalid_output", None) if problem else None
-    if noted is not None:  # the endpoint answered, but not usably: /readyz says so
-        noted(f"invalid output: {problem}")
+    caps = getattr(model, "capabilities", None)
+    if problem and caps is not None:  # the endpoint answered, but not usably: /readyz says so
+        caps.record_call("failed", kind="invalid_output", detail=f"invalid output: {problem}")
     step_id = hook.after_model(
         ticket,
         StepEnd(
@@ -130,11 +127,6 @@ def _ms(started: float) -> int:
     return int((time.perf_counter() - started) * 1000)
 
 
-def native_tools(model: ChatModel) -> bool:
-    """False when the model's endpoint ignores native tool calling (capability probe)."""
-    return bool(getattr(model, "native_tools", True))
-
-
 def _action_calls(round_no: int) -> Callable[[ChatResult], list[ToolCall]]:
     def read(result: ChatResult) -> list[ToolCall]:
         if result.tool_calls:
@@ -159,7 +151,8 @@ def run_react(
     validate: Validator | None = None,
 ) -> AgentRun:
     """Let the model call tools within ``budget``, then return its final content."""
-    loop = _Loop(budget or Budget(), toolbox, native_tools(model), list(messages))
+    native = bool(getattr(model, "native_tools", True))  # False: the endpoint ignores tools
+    loop = _Loop(budget or Budget(), toolbox, native, list(messages))
     definitions = toolbox.definitions()
     if not loop.native:
         loop.conversation = actions.with_instruction(loop.conversation, definitions)
@@ -261,10 +254,8 @@ class _Loop:
     def run_calls(
         self, result: ChatResult, requested: list[ToolCall], step_id: int, spent: bool
     ) -> AgentRun | None:
-        """Run (or block) each requested call; an AgentRun when too many were blocked.
-
-        The results of earlier rounds become summaries that keep their invocation ids: the
-        model has read them, and ``read_output`` brings back any part it needs."""
+        """Run (or block) each requested call; an AgentRun when too many were blocked. Earlier
+        rounds' results become summaries (``read_output`` brings back any part)."""
         for earlier in self.results:
             self.shorten(earlier, 2)
         self.conversation.append(_assistant_turn(result, requested, self.native))
@@ -288,14 +279,12 @@ def _ignored_tools(
 ) -> bool:
     """True when an endpoint whose tool support is unknown just ignored the tools offered."""
     caps = getattr(model, "capabilities", None)
-    if not loop.native or caps is None or getattr(caps, "tool_calls", True) is not None:
+    if not loop.native or caps is None or caps.tool_calls is not None:
         return False
     check = _final_validator(validate)
     if check is None or check(result.content) is None:
         return False
-    noted = getattr(model, "tools_ignored", None)
-    if callable(noted):
-        noted()
+    caps.saw_tools_ignored()
     return True
 
 

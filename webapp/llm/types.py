@@ -110,9 +110,5 @@ class ChatModel(Protocol):
         response_format: dict[str, Any] | None = None,
         tool_choice: str | None = None,
     ) -> ChatResult:
-        """Return the assistant's reply or raise :class:`LLMError`.
-
-        ``tool_choice`` is passed through when given (``"none"`` asks for a final answer
-        while keeping the tool definitions the conversation refers to).
-        """
+        """Return the assistant's reply or raise :class:`LLMError`."""
         ...
