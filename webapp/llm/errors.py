@@ -146,15 +146,13 @@ def redact(text: str, secret: str | None) -> str:
 def parse_retry_after(headers: Mapping[str, str], *, now: float | None = None) -> float | None:
     """Read ``retry-after-ms`` or ``Retry-After`` (seconds or HTTP-date) as seconds >= 0."""
     lowered = {key.lower(): value for key, value in headers.items()}
-    millis = _as_float(lowered.get("retry-after-ms"))
-    if millis is not None:
-        return millis / 1000.0
+    for name, unit in (("retry-after-ms", 1000.0), ("retry-after", 1.0)):
+        value = _as_float(lowered.get(name))
+        if value is not None:
+            return value / unit
     raw = lowered.get("retry-after")
     if raw is None:
         return None
-    seconds = _as_float(raw)
-    if seconds is not None:
-        return seconds
     try:
         when = email.utils.parsedate_to_datetime(raw)
     except (TypeError, ValueError):

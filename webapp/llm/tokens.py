@@ -11,14 +11,15 @@ import contextvars
 import json
 import threading
 from collections.abc import Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar
 
 from diagnosis_graph.workflow.outcomes import Outcome
 
 from .types import LLMError, Message
 
+T = TypeVar("T")
 DEFAULT = "default"
 DEFAULT_MAX_TOKENS: Mapping[str, int] = {
     "planner_plan": 1024,
@@ -71,14 +72,18 @@ def current_deadline() -> float | None:
     return _deadline.get()
 
 
-@contextmanager
-def run_deadline(deadline: float | None) -> Iterator[None]:
+def run_deadline(deadline: float | None) -> AbstractContextManager[float | None]:
     """Make ``deadline`` the current run's deadline inside the block."""
-    token = _deadline.set(deadline)
+    return _scoped(_deadline, deadline)
+
+
+@contextmanager
+def _scoped(var: contextvars.ContextVar[T], value: T) -> Iterator[T]:
+    token = var.set(value)
     try:
-        yield
+        yield value
     finally:
-        _deadline.reset(token)
+        var.reset(token)
 
 
 DEFAULT_PROMPT_TOKENS = 12_000
@@ -180,14 +185,9 @@ def current_ledger() -> Ledger:
     return _ledger.get() or Ledger()
 
 
-@contextmanager
-def run_ledger(ledger: Ledger) -> Iterator[Ledger]:
+def run_ledger(ledger: Ledger) -> AbstractContextManager[Ledger | None]:
     """Make ``ledger`` the current run's inside the block."""
-    token = _ledger.set(ledger)
-    try:
-        yield ledger
-    finally:
-        _ledger.reset(token)
+    return _scoped(_ledger, ledger)
 
 
 @dataclass(frozen=True)
