@@ -112,21 +112,18 @@ class OpenAIChatClient:
         caps = self.capabilities
         if not self._probe_capabilities or not caps.needs_probe(time.monotonic()):
             return caps
-        with self._probe_lock:
-            if caps.needs_probe(time.monotonic()):
-                try:
-                    self._probe(caps)
-                finally:
-                    caps.probed_at = time.monotonic()
-        return caps
-
-    def _probe(self, caps: Capabilities) -> None:
         timeout = min(self._timeout, PROBE_TIMEOUT_SECONDS)
         deadline = tokens.current_deadline()
         if deadline is not None:
             # Probing inside a run: its (at most four) requests fit in what the run has left.
             timeout = min(timeout, max(1.0, (deadline - time.monotonic()) / 4))
-        probe(self._client, self._model, caps, timeout=timeout, secret=self._api_key)
+        with self._probe_lock:
+            if caps.needs_probe(time.monotonic()):
+                try:
+                    probe(self._client, self._model, caps, timeout=timeout, secret=self._api_key)
+                finally:
+                    caps.probed_at = time.monotonic()
+        return caps
 
     def complete(
         self,
@@ -348,7 +345,7 @@ def _whole(response: object) -> Assembled:
 def _tool_calls(raw_calls: Sequence[Any]) -> list[ToolCall]:
     calls: list[ToolCall] = []
     for index, raw in enumerate(raw_calls):
-        function = getattr(raw, "function", None)
+        function = getattr(raw, "function", raw)  # a streamed call is flat
         name = getattr(function, "name", None)
         if not isinstance(name, str) or not name:
             raise MalformedResponseError(f"tool call {index} has no function name")

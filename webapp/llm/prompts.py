@@ -13,10 +13,7 @@ PROMPT_SET = "diagnosis-prompts-v2"
 @cache
 def system_prompt(agent: str) -> str:
     """The system prompt of ``agent`` (``planner``, ``executor``, ``verifier``, ...)."""
-    path = PROMPT_DIR / f"{agent}.md"
-    if not path.is_file():
-        raise KeyError(f"no prompt for agent {agent!r} in {PROMPT_DIR}")
-    return path.read_text(encoding="utf-8")
+    return (PROMPT_DIR / f"{agent}.md").read_text(encoding="utf-8")
 
 
 @cache

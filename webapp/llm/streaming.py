@@ -9,7 +9,6 @@ from __future__ import annotations
 import json
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from types import SimpleNamespace
 from typing import Any
 
 import openai
@@ -30,9 +29,11 @@ class Assembled:
 
 @dataclass
 class _Call:
+    """A streamed tool call (flat: no ``function`` level)."""
+
     id: str | None = None
     name: str = ""
-    arguments: list[str] = field(default_factory=list)
+    arguments: str | None = None
 
 
 def collect(stream: Any, *, deadline: float, clock: Callable[[], float]) -> Assembled:
@@ -58,13 +59,7 @@ def collect(stream: Any, *, deadline: float, clock: Callable[[], float]) -> Asse
         stream.close()
     out.content = "".join(content) or None
     out.refusal = "".join(refusal) if refusal else None
-    out.tool_calls = [
-        SimpleNamespace(
-            id=call.id,
-            function=SimpleNamespace(name=call.name, arguments="".join(call.arguments) or None),
-        )
-        for _, call in sorted(calls.items())
-    ]
+    out.tool_calls = [call for _, call in sorted(calls.items())]
     return out
 
 
@@ -86,8 +81,7 @@ def _add_delta(delta: Any, content: list[str], refusal: list[str], calls: dict[i
         if isinstance(name, str) and name and name != call.name:
             call.name += name
         arguments = getattr(function, "arguments", None)
-        if isinstance(arguments, str):
-            call.arguments.append(arguments)
-        elif arguments is not None:
+        if arguments is not None and arguments != "":
             # Some servers send the arguments as an object in one piece.
-            call.arguments.append(json.dumps(arguments))
+            text = arguments if isinstance(arguments, str) else json.dumps(arguments)
+            call.arguments = (call.arguments or "") + text
