@@ -104,16 +104,13 @@ def _series_points(values: Sequence[float]) -> list[int]:
 
 def _distinct(items: Sequence[Any]) -> list[int]:
     """The first index of each distinct shape, at most LIST_ITEMS of them."""
-    seen: set[str] = set()
-    keep: list[int] = []
+    first: dict[str, int] = {}
     for index, item in enumerate(items):
         shape = _VARIABLE.sub("#", json.dumps(item, ensure_ascii=False, default=str))
-        if shape not in seen:
-            seen.add(shape)
-            keep.append(index)
-            if len(keep) == LIST_ITEMS:
-                break
-    return keep
+        first.setdefault(shape, index)
+        if len(first) == LIST_ITEMS:
+            break
+    return list(first.values())
 
 
 def summary_message(message: dict[str, Any]) -> dict[str, Any]:
