@@ -26,11 +26,6 @@ def question_language(text: str) -> str:
     return "en"
 
 
-def has_cjk(text: str) -> bool:
-    """True when ``text`` contains a CJK ideograph."""
-    return _CJK.search(text) is not None
-
-
 #: Words by which a question points back at what the previous turn was about.
 _REFERS_BACK = re.compile(
     r"\b(it|its|it's|that service|this service|the same service|same one|that one|they|their|"

@@ -114,7 +114,7 @@ class Resolution:
 
 
 def _resolve_words(
-    text: str, services: Sequence[str], aliases: Mapping[str, Sequence[str]] | None = None
+    text: str, services: Sequence[str], aliases: Mapping[str, Sequence[str]], known: set[str]
 ) -> Resolution:
     """Steps 1-4 of the module docstring, token by token."""
     lowered = text.lower()
@@ -122,7 +122,7 @@ def _resolve_words(
     for service in services:
         if (at := _word_at(lowered, service.lower())) >= 0:
             found.append((at, NameMatch(service, "exact", service)))
-    for service, names in (aliases or {}).items():
+    for service, names in aliases.items():
         if service not in services or any(m.service == service for _, m in found):
             continue
         for name in sorted(names, key=len, reverse=True):
@@ -139,7 +139,7 @@ def _resolve_words(
     taken = {m.service for _, m in found}
     for token in _TOKEN.finditer(text):
         word = token.group(0)
-        if not _service_shaped(word) or _known(word, services, aliases):
+        if not _service_shaped(word) or word.lower() in known:
             continue
         best = _closest_stem(word, [s for s in services if s not in taken])
         if best is not None:
@@ -159,24 +159,19 @@ def resolve_services(
 ) -> Resolution:
     """The services ``text`` names among ``services`` (see the module docstring).
 
-    Steps 1-4 read a compound token that does not end like a service name (``core-boking``,
-    ``quoote_jobs``) word by word, so its parts can name different services (``core`` names
-    ``core-booking``, ``boking`` names ``mysql-booking-01``): the user named one service and
-    would get an answer about two, one of them healthy. Chinese writes a name against its
-    words ("reportd报错了"): a space is put between Chinese and Latin letters or digits first,
-    so the name is a whole word (else only its parts match, and ``mysql-report-01`` with
-    them). A compound token that is no known
-    name is compared whole with every service's full name: within ``WHOLE_NAME_EDITS`` of
-    exactly one, it names that one alone; equally close to several, it is ambiguous and comes
-    back unknown with those names as suggestions (the answer asks which), never a guess.
+    Steps 1-4 read a compound token word by word; a compound token that is no known name is
+    then compared whole with every service's full name: within ``WHOLE_NAME_EDITS`` of exactly
+    one, it names that one alone; equally close to several, it comes back unknown with those
+    names as suggestions. A space is put between Chinese and Latin letters or digits first.
     """
     text = _apart(text)
-    if aliases:
-        aliases = {service: [_apart(name) for name in names] for service, names in aliases.items()}
-    resolution = _resolve_words(text, services, aliases)
-    matches, unknown = list(resolution.matches), list(resolution.unknown)
+    aliases = {
+        service: [_apart(name) for name in names] for service, names in (aliases or {}).items()
+    }
     known = {s.lower() for s in services}
-    known |= {a.lower() for names in (aliases or {}).values() for a in names}
+    known |= {a.lower() for names in aliases.values() for a in names}
+    resolution = _resolve_words(text, services, aliases, known)
+    matches, unknown = list(resolution.matches), list(resolution.unknown)
     for token in _COMPOUND.finditer(text):
         word = token.group(0)
         if word.lower() in known or any(m.text == word for m in matches if m.how != "partial"):
@@ -186,7 +181,7 @@ def resolve_services(
         if not closest or (reported and len(closest) > 1):
             continue
         unknown = [u for u in unknown if u.text != word]
-        parts = set(re.findall(r"[a-z0-9]+", word.lower()))
+        parts = set(_PARTS.findall(word.lower()))
         from_parts = [m for m in matches if m.how == "partial" and m.text.lower() in parts]
         at = matches.index(from_parts[0]) if from_parts else len(matches)
         matches = [m for m in matches if m not in from_parts]
@@ -248,12 +243,6 @@ def _service_shaped(word: str) -> bool:
     return len(parts) > 1 and parts[-1] in SERVICE_SUFFIXES
 
 
-def _known(word: str, services: Sequence[str], aliases: Mapping[str, Sequence[str]] | None) -> bool:
-    names = {s.lower() for s in services}
-    names |= {a.lower() for values in (aliases or {}).values() for a in values}
-    return word.lower() in names
-
-
 def _closest_stem(word: str, services: Sequence[str]) -> tuple[str, float] | None:
     stems = {stem(s): s for s in services}
     if not stems:
@@ -269,7 +258,7 @@ def _closest_stem(word: str, services: Sequence[str]) -> tuple[str, float] | Non
 
 def _partial(text: str, services: Sequence[str]) -> list[tuple[int, NameMatch]]:
     """Services whose distinctive name part the question uses as a word (maybe misspelt)."""
-    words = [(m.start(), m.group(0)) for m in re.finditer(r"[a-z0-9]+", text.lower())]
+    words = [(m.start(), m.group(0)) for m in _PARTS.finditer(text.lower())]
     found: list[tuple[int, NameMatch]] = []
     for service in services:
         parts = [

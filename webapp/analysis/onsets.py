@@ -1,35 +1,17 @@
 """Onsets in one series (a metric, or a log level's count per bucket): when it changed, by how much.
 
-Method, in order:
-
-1. **Candidates** - change points from ``ruptures`` (a maintained change-point library:
-   ``KernelCPD`` with the linear kernel, i.e. PELT with the least-squares cost in its compiled
-   implementation - 0.8 ms for 181 points where the pure-Python ``Pelt`` takes 230 ms), on the
-   series scaled by its point-to-point noise (the MAD of first
-   differences, which a step does not inflate), with a BIC-style penalty
-   ``BIC_PENALTY * log(n)``. Segments shorter than ``MIN_SEGMENT`` points are not allowed, so a
-   lone spike (a periodic cron burst) never becomes a segment of its own.
+1. **Candidates** - change points from ``ruptures`` (``KernelCPD`` with the linear kernel:
+   PELT with the least-squares cost) on the series scaled by its point-to-point noise, with the
+   penalty ``BIC_PENALTY * log(n)`` and segments of at least ``MIN_SEGMENT`` points.
 2. **Baseline from before the onset only** - for each candidate in time order, the baseline is
    every point before it; the incident is the segment that follows (up to the next candidate).
-3. **Significance relative to the baseline's own variability** - the robust z score
-   ``(incident median - baseline median) / spread``, where ``spread`` is the baseline's
-   MAD x 1.4826 (the standard deviation of a normal sample), falling back to its mean absolute
-   deviation when more than half the baseline is identical, and floored (see
-   ``baseline_spread``) so a perfectly flat baseline does not make every wobble infinitely
-   significant. The first candidate with ``|z| >= Z_SIGNIFICANT`` is the onset. There is no
-   ratio threshold: 0.72 -> 0.9995 on a flat series is significant, 100 -> 180 on a noisy
-   series may not be.
-4. **Refinement** - PELT places a breakpoint within a point or two; the onset is moved back over
-   the points just before it that already deviate by ``Z_ONSET`` spreads in the same direction
-   (a ramp's first minutes), and the baseline is recomputed without them.
+3. **Significance** - the robust z ``(incident median - baseline median) / spread``
+   (``baseline_spread``); the first candidate with ``|z| >= Z_SIGNIFICANT`` is the onset.
+4. **Refinement** - the onset moves back over the points just before it that already deviate
+   by ``Z_ONSET`` spreads in the same direction, and the baseline is recomputed without them.
 
-A window that lies inside an incident holds no baseline of its own: ``detect_ongoing`` looks
-for a change that began before the window (over a longer series reaching back before it) and
-still holds in it - the window's median is ``Z_SIGNIFICANT`` spreads off the baseline before
-that change, in its direction.
-
-``change`` reads like ``x38.2`` when the incident median is at least ``RATIO_RENDER`` times a
-positive baseline, else as a signed difference (``+0.26``, ``-0.68``).
+``detect_ongoing`` finds a change that began before a window and still holds in it (the window's
+median is ``Z_SIGNIFICANT`` spreads off the baseline before that change, in its direction).
 """
 
 from __future__ import annotations
@@ -37,7 +19,7 @@ from __future__ import annotations
 import bisect
 import math
 import statistics
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from operator import itemgetter
@@ -120,12 +102,12 @@ class Finding:
             "baseline": {
                 "start": iso(self.baseline.start),
                 "end": iso(self.baseline.end),
-                "median": _round(self.baseline.median),
-                "spread": _round(self.baseline.spread),
+                "median": significant(self.baseline.median),
+                "spread": significant(self.baseline.spread),
             },
             "incident": {
-                "median": _round(self.incident.median),
-                "peak": _round(self.incident.peak),
+                "median": significant(self.incident.median),
+                "peak": significant(self.incident.peak),
                 "peak_at": iso(self.incident.peak_at),
             },
             "change": self.change,
@@ -146,17 +128,9 @@ def detect_onset(
     ``COUNT_FLOOR``.
     """
     clean = finite_points(points)
-    values = list(map(_VALUE, clean))
     if len(clean) < MIN_POINTS:
         return None
-    breakpoints = change_points(values)
-    for breakpoint in breakpoints:
-        if breakpoint < MIN_BASELINE:
-            continue
-        finding = _assess(clean, values, breakpoints, breakpoint, signal, kind, counts)
-        if finding is not None:
-            return finding
-    return None
+    return next(_findings(clean, signal, kind, counts), None)
 
 
 def detect_ongoing(
@@ -172,22 +146,30 @@ def detect_ongoing(
     clean = finite_points(points)
     if len(clean) < MIN_POINTS:
         return None
-    values = list(map(_VALUE, clean))
-    first = bisect.bisect_left(list(map(_TIME, clean)), since)
-    if first < MIN_BASELINE or len(values) - first < MIN_SEGMENT:
+    first = bisect.bisect_left(clean, since, key=_TIME)
+    if first < MIN_BASELINE or len(clean) - first < MIN_SEGMENT:
         return None
-    window = statistics.median(values[first:])
-    breakpoints = change_points(values)
-    for breakpoint in breakpoints:
-        if breakpoint < MIN_BASELINE or breakpoint > first:
-            continue
-        finding = _assess(clean, values, breakpoints, breakpoint, signal, kind, counts)
-        if finding is None or finding.onset >= since:
-            continue
+    window = statistics.median(map(_VALUE, clean[first:]))
+    for finding in _findings(clean, signal, kind, counts, last=first):
         sign = 1.0 if finding.direction == "up" else -1.0
-        if sign * (window - finding.baseline.median) >= Z_SIGNIFICANT * finding.baseline.spread:
+        off = sign * (window - finding.baseline.median)
+        if finding.onset < since and off >= Z_SIGNIFICANT * finding.baseline.spread:
             return finding
     return None
+
+
+def _findings(
+    points: list[Point], signal: str, kind: str, counts: bool, last: int | None = None
+) -> Iterator[Finding]:
+    """The significant changes at the change points from ``MIN_BASELINE`` to ``last``."""
+    values = list(map(_VALUE, points))
+    breakpoints = change_points(values)
+    for breakpoint in breakpoints:
+        if breakpoint < MIN_BASELINE or (last is not None and breakpoint > last):
+            continue
+        finding = _assess(points, values, breakpoints, breakpoint, signal, kind, counts)
+        if finding is not None:
+            yield finding
 
 
 def finite_points(points: Sequence[Point]) -> list[Point]:
@@ -345,7 +327,8 @@ def _signed(delta: float) -> str:
     return ("+" if delta > 0 else "-") + digits
 
 
-def _round(value: float) -> float:
+def significant(value: float) -> float:
+    """``value`` to five significant digits (whole numbers stay whole)."""
     if value == 0 or not math.isfinite(value):
         return value
     return round(value, max(0, 4 - math.floor(math.log10(abs(value)))))

@@ -161,10 +161,10 @@ def _log_counts(
     times = parse_stamps([r["timestamp"] for r in records])
     if complete:
         return LogRead(records, times, count_by_bucket(times, edges))
-    points: list[Point] = []
-    for lo, hi in itertools.pairwise(edges):
-        answer = backend.query_logs(service=service, start=lo, end=hi, level=level, limit=1)
-        points.append((lo, float(answer.get("total", 0))))
+    points = [
+        (lo, float(count_logs(backend, service, lo, hi, level)))
+        for lo, hi in itertools.pairwise(edges)
+    ]
     return LogRead(records, times, points)
 
 
@@ -215,10 +215,7 @@ def logs_begin(
     edges = bucket_edges(start, end, step)
 
     def any_before(index: int) -> bool:
-        answer = backend.query_logs(
-            service=service, start=start, end=edges[index], level=level, keyword=keyword, limit=1
-        )
-        return int(answer.get("total", 0)) > 0
+        return count_logs(backend, service, start, edges[index], level, keyword) > 0
 
     if not any_before(len(edges) - 1):
         return None

@@ -39,8 +39,6 @@ DEFAULT_TIMEZONE = "UTC"
 #: A clock time up to this far past "now" is still today (clocks drift; people round up).
 FUTURE_TOLERANCE = timedelta(minutes=5)
 
-KINDS = ("range", "since", "at", "until", "last", "day", "none")
-
 
 @dataclass(frozen=True)
 class TimeWindow:
@@ -194,17 +192,15 @@ def resolve_window(
     return context.day_part() or TimeWindow(None, now, None, None, default_name)
 
 
+@dataclass(frozen=True)
 class _Context:
     """The question, "now", and zone defaults that every rule resolves against."""
 
-    def __init__(
-        self, text: str, now: datetime, zone: tzinfo, zone_name: str, day: tuple[str, date] | None
-    ) -> None:
-        self.text = text
-        self.now = now
-        self.zone = zone
-        self.zone_name = zone_name
-        self.day = day
+    text: str
+    now: datetime
+    zone: tzinfo
+    zone_name: str
+    day: tuple[str, date] | None
 
     def _zone(self, name: str | None) -> tuple[tzinfo, str]:
         found = zone_of(name)

@@ -65,8 +65,6 @@ def zone_of(name: str | None) -> tzinfo | None:
     text = name.strip()
     if text.upper() in _HOURS:
         return _fixed(_HOURS[text.upper()], text.upper())
-    if text in _HOURS:
-        return _fixed(_HOURS[text], text)
     if offset := _OFFSET.match(text.upper()):
         sign = -1 if offset.group(1) == "-" else 1
         hours, minutes = int(offset.group(2)), int(offset.group(3) or 0)
