@@ -82,7 +82,7 @@ def curve(
     limit: int,
     stamps: dict[datetime, str] | None = None,
 ) -> tuple[list[list[Any]], bool]:
-    """The finding's series as recorded: at most ``limit`` points, its anchors kept.
+    """The finding's series as recorded: at most ``limit`` (at least 6) points, anchors kept.
 
     ``stamps`` remembers each moment's text across the calls of one output (optional)."""
     clean = finite_points(points)
@@ -99,9 +99,7 @@ def curve(
         )
         if i is not None
     }
-    kept = set(lttb(clean, max(3, limit - len(anchors)))) | anchors  # room for the anchors
-    while len(kept) > limit:  # only for a limit under 6: LTTB keeps at least 3
-        kept.discard(max(kept - anchors - {0, len(clean) - 1}, default=min(kept - anchors)))
+    kept = set(lttb(clean, limit - len(anchors))) | anchors  # room for the anchors
     return [_point(clean[i], memo) for i in sorted(kept)], True
 
 

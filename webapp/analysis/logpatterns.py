@@ -1,42 +1,30 @@
 """Log templates, counted before and after an onset; services named in logs.
 
-``mine_patterns(records, split)`` groups the messages into events (``logevents``: their constant
-words, joined by longest common subsequence; that module says what was measured and why it is
-not drain3), deterministically (rows are read oldest first, so the same records always give the
-same templates), then counts each template's records before and after ``split``. A template is
-``new`` when it has records after the split and none before it.
+``mine_patterns(records, split)`` groups the messages into events (``logevents``),
+deterministically, then counts each template's records before and after ``split``. A template
+is ``new`` when it has records after the split and none before it.
 
 A template is its event's oldest message with its values masked - ``<UUID>``, ``<IP>``,
-``<HEX>``, ``<ID>`` (8 or more hex digits, so the counters ``00000005`` and ``0000000d`` read
-alike), ``<NUM>`` - and ``<*>`` for each other word that differs between the event's messages
-(``user=<*>`` for a ``key=value`` word). Masking is done once per message, and each distinct
-masked message is grouped once.
-
-Masking is exact and cheap for the common case of messages that differ only in their digits
-(``took 1165ms`` / ``took 1887ms``): the masks' character classes treat every ASCII digit alike,
-except the literal ``0`` of ``0x``, so a message without ``0x`` matches the masks at the same
-places as its *digit shape* (every ASCII digit written as ``1``). The masked digit shape is
-computed once (``_shape_mask``, cached) as pieces of masked text between the unmatched stretches
-that hold digits (``v1`` in ``/api/v1/``), which are copied from the message itself; a message
-with ``0x`` goes through the masks directly. ``test_logpatterns`` checks this equals the plain
-substitution on the demo's lines and on random text.
+``<HEX>``, ``<ID>`` (8 or more hex digits), ``<NUM>`` - and ``<*>`` for each other word that
+differs between the event's messages (``user=<*>`` for a ``key=value`` word). Messages that
+differ only in their digits share one masked *digit shape* (every ASCII digit written as
+``1``), masked once (``mask_all``).
 
 ``named_services(records, services, exclude)`` counts, per other known service, the messages
-that name it (a whole-word, case-insensitive match of the service name or one of its aliases):
-what the data says a service depends on, never guessed from word overlap.
+that name it (a whole-word, case-insensitive match of the service name or one of its aliases).
 """
 
 from __future__ import annotations
 
 import re
 from bisect import bisect_left, bisect_right
-from collections import Counter
+from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from functools import lru_cache
-from itertools import accumulate, compress, count, repeat
-from operator import is_, itemgetter
+from itertools import accumulate
+from operator import itemgetter
 from typing import Any
 
 from .logevents import constant_words, group
@@ -110,42 +98,23 @@ def mask(message: str) -> str:
 
 
 def mask_all(messages: Sequence[str]) -> list[str]:
-    """``mask`` of every message; the digit shapes of all of them come from a few calls on
-    their joined text (join, encode, translate, decode, split), not a few per message, and each
-    distinct shape is masked once. A message whose masked shape has no slots (no unmatched
-    stretch holding digits: most lines) is its masked shape, looked up in C (``map``); only the
-    others take a Python step each."""
-    joined = "\n".join(messages)
-    shapes = _digit_shape(joined).split("\n")
+    """``mask`` of every message: each distinct digit shape is masked once (``_shape_mask``) and
+    the stretches it leaves are copied from the message; a message with ``0x`` is masked
+    directly."""
+    shapes = _digit_shape("\n".join(messages)).split("\n")
     if len(shapes) != len(messages):  # a message holds a line break: shape each on its own
         shapes = [_digit_shape(message) for message in messages]
-    plans = {shape: _shape_mask(shape) for shape in dict.fromkeys(shapes)}
-    whole = {shape: pieces[0] for shape, (pieces, slots) in plans.items() if not slots}
-    maybe_hex = "0x" in joined
-    masked: list[str | None] = list(map(whole.get, shapes))
-    if len(whole) == len(plans) and not maybe_hex:
-        return masked  # type: ignore[return-value]  # every shape is in ``whole``
-    pending = range(len(messages)) if maybe_hex else compress(count(), map(is_, masked, _NONE))
-    for index in pending:
-        message = messages[index]
-        if maybe_hex and "0x" in message:
-            masked[index] = plain_mask(message)
+    masked = []
+    for message, shape in zip(messages, shapes, strict=True):
+        if "0x" in message:
+            masked.append(plain_mask(message))
             continue
-        pieces, slots = plans[shapes[index]]
-        if not slots:
-            continue
-        if len(slots) == 1:  # the common case (``/api/v1/`` in a path)
-            start, end = slots[0]
-            masked[index] = pieces[0] + message[start:end] + pieces[1]
-            continue
+        pieces, slots = _shape_mask(shape)
         parts = [pieces[0]]
         for (start, end), piece in zip(slots, pieces[1:], strict=True):
             parts += (message[start:end], piece)
-        masked[index] = "".join(parts)
-    return masked  # type: ignore[return-value]  # every None was filled in
-
-
-_NONE = repeat(None)
+        masked.append("".join(parts))
+    return masked
 
 
 def _digit_shape(text: str) -> str:
@@ -194,18 +163,11 @@ Row = tuple[datetime, str, str]
 
 def log_rows(records: Sequence[Mapping[str, Any]], times: Sequence[datetime]) -> tuple[Row, ...]:
     """The ``(time, message, level)`` rows of ``records`` (``times``: their parsed timestamps,
-    same order), built in C (``map``/``zip``) when every record has both fields as strings."""
-    try:
-        messages, levels = list(map(_MESSAGE, records)), list(map(_LEVEL, records))
-    except KeyError:  # a record without one of them: it reads as ""
-        messages = [r.get("message", "") for r in records]
-        levels = [r.get("level", "") for r in records]
-    if not set(map(type, messages)) | set(map(type, levels)) <= {str}:
-        messages, levels = list(map(str, messages)), list(map(str, levels))
-    return tuple(zip(times, messages, levels, strict=True))
-
-
-_MESSAGE, _LEVEL = itemgetter("message"), itemgetter("level")
+    same order); a missing field reads as ""."""
+    return tuple(
+        (moment, str(record.get("message", "")), str(record.get("level", "")))
+        for moment, record in zip(times, records, strict=True)
+    )
 
 
 def mine_patterns(
@@ -266,40 +228,22 @@ _ROW_TIME, _ROW_MESSAGE, _ROW_LEVEL = itemgetter(0), itemgetter(1), itemgetter(2
 @lru_cache(maxsize=TEMPLATE_CACHE)
 def _templates(rows: tuple[Row, ...]) -> tuple[tuple[str, _Members], ...]:
     """``(time, message, level)`` rows grouped by event (``logevents``), in order of first
-    appearance, each with its template.
-
-    Cached on the rows themselves: ``detect_anomalies`` and then ``log_patterns`` over the same
-    window mine the same lines and differ only in where they split them. Each distinct masked
-    message is read once; the rows are grouped without a Python step per row: a stable sort of
-    their indices by event puts each event's rows together, oldest first, taken out with
-    ``itemgetter``.
-    """
-    # Sorted on the whole row (time, message, level): rows that tie on time and message are
-    # the same message, so their order among themselves changes nothing below.
+    appearance, each with its template (cached: both analysis tools mine the same lines)."""
     ordered = sorted(rows)
     messages = list(map(_ROW_MESSAGE, ordered))
     masked = mask_all(messages)
     raw = dict(zip(masked, messages, strict=True))
     shapes = list(raw)
-    words = [constant_words(raw[shape]) for shape in shapes]
-    events = group(words)
+    events = group([constant_words(raw[shape]) for shape in shapes])
+    event_of = dict(zip(shapes, events, strict=True))
+    grouped: dict[int, list[Row]] = defaultdict(list)
+    for row, shape in zip(ordered, masked, strict=True):
+        grouped[event_of[shape]].append(row)
     common = _common_words(shapes, events)
-    if len(common) <= 1:
-        members = _Members.of(tuple(ordered))
-        return tuple((_template(members.rows[0][1], words_), members) for words_ in common)
-    ranks = list(map(dict(zip(shapes, events, strict=True)).__getitem__, masked))
-    order = sorted(range(len(ranks)), key=ranks.__getitem__)
-    sizes = Counter(ranks)
-    grouped = []
-    start = 0
-    for n, shared in enumerate(common):
-        taken = order[start : start + sizes[n]]
-        start += sizes[n]
-        members = _Members.of(
-            itemgetter(*taken)(ordered) if len(taken) > 1 else (ordered[taken[0]],)
-        )
-        grouped.append((_template(members.rows[0][1], shared), members))
-    return tuple(grouped)
+    return tuple(
+        (_template(members[0][1], common[n]), _Members.of(tuple(members)))
+        for n, members in sorted(grouped.items())
+    )
 
 
 def _common_words(shapes: list[str], events: list[int]) -> list[frozenset[str]]:

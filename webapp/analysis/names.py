@@ -157,13 +157,7 @@ def _resolve_words(
 def resolve_services(
     text: str, services: Sequence[str], aliases: Mapping[str, Sequence[str]] | None = None
 ) -> Resolution:
-    """The services ``text`` names among ``services`` (see the module docstring).
-
-    Steps 1-4 read a compound token word by word; a compound token that is no known name is
-    then compared whole with every service's full name: within ``WHOLE_NAME_EDITS`` of exactly
-    one, it names that one alone; equally close to several, it comes back unknown with those
-    names as suggestions. A space is put between Chinese and Latin letters or digits first.
-    """
+    """The services ``text`` names among ``services`` (see the module docstring)."""
     text = _apart(text)
     aliases = {
         service: [_apart(name) for name in names] for service, names in (aliases or {}).items()

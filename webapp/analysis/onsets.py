@@ -174,10 +174,7 @@ def _findings(
 
 def finite_points(points: Sequence[Point]) -> list[Point]:
     """``(t, float(v))`` for every point whose value is a finite number (None, NaN and
-    infinities dropped); built in C (``map``/``zip``) when every value is a finite float."""
-    values = list(map(_VALUE, points))
-    if set(map(type, values)) <= {float} and all(map(math.isfinite, values)):
-        return list(zip(map(_TIME, points), values, strict=True))
+    infinities dropped)."""
     clean = [(t, float(v)) for t, v in points if v is not None]
     return [(t, v) for t, v in clean if math.isfinite(v)]
 
@@ -200,7 +197,9 @@ def noise_scale(values: Sequence[float] | np.ndarray) -> float:
     """Point-to-point noise: MAD of first differences / sqrt 2 (a step barely moves it)."""
     if len(values) < 3:
         return 0.0
-    return _MAD_TO_SIGMA * _mad(np.diff(values)) / math.sqrt(2.0)
+    diffs = np.diff(values).tolist()
+    centre = statistics.median(diffs)
+    return _MAD_TO_SIGMA * statistics.median([abs(d - centre) for d in diffs]) / math.sqrt(2.0)
 
 
 def baseline_spread(
@@ -302,19 +301,6 @@ def _refine(values: Sequence[float], index: int, centre: float, spread: float, s
     while index > MIN_BASELINE and sign * (values[index - 1] - centre) >= Z_ONSET * spread:
         index -= 1
     return index
-
-
-def _mad(values: np.ndarray) -> float:
-    centre = _median(np.sort(values))
-    return _median(np.sort(np.abs(values - centre)))
-
-
-def _median(ordered: np.ndarray) -> float:
-    """The median of sorted values, computed as ``statistics.median`` does."""
-    middle = len(ordered) // 2
-    if len(ordered) % 2:
-        return float(ordered[middle])
-    return (float(ordered[middle - 1]) + float(ordered[middle])) / 2
 
 
 def _signed(delta: float) -> str:

@@ -71,17 +71,10 @@ def metric_points(
     )
     points: list[Point] = []
     for series in answer.get("series", [])[:1]:
-        pairs = series.get("points", [])
-        values = list(map(_SECOND, pairs))
-        if None in values:  # gaps: only the points with a value
-            pairs = [(stamp, value) for stamp, value in pairs if value is not None]
-            values = list(map(_SECOND, pairs))
-        stamps = parse_stamps(list(map(_FIRST, pairs)))
-        points = list(zip(stamps, map(float, values), strict=True))
+        pairs = [pair for pair in series.get("points", []) if pair[1] is not None]
+        stamps = parse_stamps([stamp for stamp, _ in pairs])
+        points = [(moment, float(value)) for moment, (_, value) in zip(stamps, pairs, strict=True)]
     return points, (answer.get("summary") or {}).get("unit")
-
-
-_FIRST, _SECOND = itemgetter(0), itemgetter(1)
 
 
 def log_records(
@@ -234,7 +227,7 @@ def trim_to_data(series: Sequence[Point], begin: datetime | None) -> list[Point]
     nothing)."""
     if begin is None:
         return []
-    return list(series[bisect_left(series, begin, key=_FIRST) :])
+    return list(series[bisect_left(series, begin, key=itemgetter(0)) :])
 
 
 def parse_stamp(value: Any) -> datetime:
@@ -249,13 +242,8 @@ def parse_stamp(value: Any) -> datetime:
 
 
 def parse_stamps(values: Iterable[Any]) -> list[datetime]:
-    """``parse_stamp`` of each value (strings go straight to the cache of parsed stamps, in C
-    through ``map``; a value that is no string sends the whole list the general way)."""
-    values = values if isinstance(values, list) else list(values)
-    try:
-        return list(map(_parse_text, values))
-    except (AttributeError, TypeError):  # a value that is no string (a datetime)
-        return [_parse_text(v) if type(v) is str else parse_stamp(v) for v in values]
+    """``parse_stamp`` of each value (strings through the cache of parsed stamps)."""
+    return [_parse_text(v) if type(v) is str else parse_stamp(v) for v in values]
 
 
 @lru_cache(maxsize=STAMP_CACHE)

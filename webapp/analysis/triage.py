@@ -1,39 +1,25 @@
 """``triage``: every service of the catalog checked for a change near a window, ranked.
 
-The raw output of the ``triage`` tool. It reuses the per-service analysis: each
-service's ``detect_anomalies`` output (``analyse``, which the tool layer memoises, so a later
-``detect_anomalies`` call over the same window costs nothing) and the firing alerts. A service
-is a *suspect* when a finding's onset, or a firing alert's ``active_at``, falls in
-``[start, end]``; every other service is quiet.
+The raw output of the ``triage`` tool, built on each service's ``detect_anomalies`` output
+(``analyse``) and the firing alerts. A service is a *suspect* when a finding's onset, or a
+firing alert's ``active_at``, falls in ``[start, end]``; every other service is quiet.
 
 Links between suspects, each with the evidence that ties them:
 
 * **log lines** - a suspect's ERROR/WARN lines from just before its onset that name another
-  suspect (its name, an alias, its address from its metrics' ``instance`` label, or a host
-  name built on its name - ``<name>-2``, a pod's ``<name>-7d9f8-x2kq4``; a server naming
-  a client's user agent counts the same way), or that say a name could not be resolved,
-  which ties it to the suspect serving DNS (port 53);
-  A suspect that names one other whose trouble began more than ``FIRST`` after its own logs
-  its client (a database naming the application connected to it): that link is turned around;
-* **timing** - a suspect whose lines name no other suspect, whose trouble began after
-  another's, at most ``TIMING`` after: the link says it rests on timing alone (two that began
-  in the same minute are not tied by timing: nothing says which came first). Onsets are found
-  per minute, so when the later one logged, in the earlier one's first minute, a line naming
-  what the earlier one's metrics measure (a job's ``LOCK TABLE`` and a database's lock count),
-  the link goes the other way, with that line as its evidence: the job acted first. So it does
-  when the later one's first line after ``QUIET_BEFORE`` of silence, in that minute, says it is
-  starting (a job's ``Starting ...``).
+  suspect (its name, an alias, its ``instance`` address, or a host name built on its name), or
+  that say a name could not be resolved (tied to the suspect serving DNS on port 53). A suspect
+  whose lines name one other that began more than ``FIRST`` after it logs its client: that
+  link is turned around;
+* **timing** - a suspect whose lines name no other, whose trouble began at most ``TIMING``
+  after another's. When the later one logged, in the earlier one's first minute, a line naming
+  what the earlier one's metrics measure, or a line starting it after ``QUIET_BEFORE`` of
+  silence, the link goes the other way with that line as its evidence.
 
-Suspects joined by links form one *incident*; incidents are numbered by their earliest onset.
-Within an incident the suspect whose own trouble began first leads (at the same minute, the one
-the others' lines name); the others follow by onset. Two incidents that share no link are
-reported as two, however close in time. ``score`` says how much evidence a suspect has (the
-significance of its three strongest findings, in units of 100, plus one per firing alert).
-
-``hint`` (the question's words) marks the suspects a business description names
-(``described``): a service whose description (``names.described_services`` over its aliases,
-the descriptions the catalog gives, and its metrics' job and team labels) shares the
-question's rarest words.
+Suspects joined by links form one *incident*, numbered by earliest onset; within it the
+suspect whose trouble began first leads. ``score`` is the significance of a suspect's three
+strongest findings, in units of 100, plus one per firing alert. ``hint`` (the question's words)
+marks the suspects a business description names (``described``).
 """
 
 from __future__ import annotations
