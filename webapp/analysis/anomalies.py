@@ -31,9 +31,10 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from ..telemetry import TelemetryBackend
+from ..telemetry.common import iso
 from .curves import Analysed
 from .logpatterns import LogPattern, Row, mine_patterns, mine_rows
-from .onsets import Finding, iso
+from .onsets import Finding
 from .series import (
     RECENT_RANGE,
     bucket_edges,

@@ -25,6 +25,7 @@ names as suggestions - the caller says the service is unknown instead of guessin
 from __future__ import annotations
 
 import re
+from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
@@ -51,22 +52,8 @@ SUGGESTIONS = 3
 #: Parts of service names that identify no service on their own.
 GENERIC_PARTS = frozenset(
     {
-        "service",
-        "services",
-        "svc",
-        "api",
-        "app",
-        "server",
-        "worker",
-        "main",
-        "primary",
-        "the",
-        "v1",
-        "v2",
-        "prod",
-        "backend",
-        "frontend",
-        "srv",
+        *("service", "services", "svc", "api", "app", "server", "worker", "main", "primary"),
+        *("the", "v1", "v2", "prod", "backend", "frontend", "srv"),
     }
 )
 #: Endings that make a hyphenated token look like a service name even when it is not one.
@@ -334,10 +321,7 @@ def described_services(
     if not asked:
         return []
     terms = {s: describe_terms(" ".join(d)) for s, d in descriptions.items()}
-    frequency: dict[str, int] = {}
-    for found in terms.values():
-        for term in found:
-            frequency[term] = frequency.get(term, 0) + 1
+    frequency = Counter(term for found in terms.values() for term in found)
     ranked = []
     for service, found in terms.items():
         score = sum(1.0 / frequency[t] for t in _shared(asked, found))

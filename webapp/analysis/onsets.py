@@ -21,12 +21,14 @@ import math
 import statistics
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
-from datetime import datetime, timezone
+from datetime import datetime
 from operator import itemgetter
 from typing import Any
 
 import numpy as np
 import ruptures
+
+from ..telemetry.common import iso
 
 #: Fewer points than this cannot hold a baseline and an incident: no detection.
 MIN_POINTS = 8
@@ -318,8 +320,3 @@ def significant(value: float) -> float:
     if value == 0 or not math.isfinite(value):
         return value
     return round(value, max(0, 4 - math.floor(math.log10(abs(value)))))
-
-
-def iso(moment: datetime) -> str:
-    """``2026-11-30T10:00:00Z``."""
-    return moment.astimezone(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")

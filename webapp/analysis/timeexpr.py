@@ -31,6 +31,7 @@ from datetime import date, datetime, time, timedelta, timezone, tzinfo
 from functools import lru_cache
 from typing import Any
 
+from ..telemetry.common import utc
 from .clocks import ZH_NUM, Atom, duration, find_clock_times, parse_amount
 from .timezones import zone_label, zone_of
 
@@ -169,7 +170,7 @@ def resolve_window(
     text: str, now: datetime, default_timezone: str | tzinfo = DEFAULT_TIMEZONE
 ) -> TimeWindow:
     """The window ``text`` is about, relative to ``now`` (the backend's reference time)."""
-    now = _aware(now)
+    now = utc(now, "now")
     default_zone = (
         default_timezone if isinstance(default_timezone, tzinfo) else zone_of(default_timezone)
     )
@@ -352,12 +353,6 @@ def _date_parser(relative_base: datetime) -> Any:
         languages=["en", "zh"],
         settings={"RELATIVE_BASE": relative_base, "PREFER_DATES_FROM": "past"},
     )
-
-
-def _aware(moment: datetime) -> datetime:
-    if moment.tzinfo is None:
-        return moment.replace(tzinfo=timezone.utc)
-    return moment.astimezone(timezone.utc)
 
 
 def _iso(moment: datetime | None) -> str | None:

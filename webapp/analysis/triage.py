@@ -31,9 +31,9 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from ..telemetry import TelemetryBackend, TelemetryError
+from ..telemetry.common import iso
 from .logpatterns import HOST_SUFFIX, named_services
 from .names import described_services
-from .onsets import iso
 from .series import parse_stamp
 
 #: How far before a suspect's onset its lines are read for the names of others, and after.
