@@ -19,6 +19,8 @@ from collections import defaultdict
 from collections.abc import Sequence
 from operator import itemgetter
 
+from rapidfuzz.distance import LCSseq
+
 #: Share of the longer word sequence that the longest common subsequence must cover: one word
 #: in six may differ, two in twelve.
 SIMILARITY = 0.82
@@ -70,7 +72,7 @@ def group(sequences: Sequence[Words]) -> list[int]:
     """The event number of each word sequence, numbered in order of first appearance."""
     # Each event's first sequence, filed by length: only lengths within SIMILARITY of a
     # sequence's own can share enough of it.
-    firsts: dict[int, list[tuple[int, Words, frozenset[str]]]] = defaultdict(list)
+    firsts: dict[int, list[tuple[int, Words]]] = defaultdict(list)
     event_of: dict[Words, int] = {}
     started: list[Words] = []
     for words in dict.fromkeys(sequences):
@@ -78,7 +80,7 @@ def group(sequences: Sequence[Words]) -> list[int]:
         if found is None:
             found = len(started)
             started.append(words)
-            firsts[len(words)].append((found, words, frozenset(words)))
+            firsts[len(words)].append((found, words))
         event_of[words] = found
     joined = _join_slots(started)
     renumbered: dict[int, int] = {}
@@ -111,29 +113,11 @@ def _join_slots(firsts: list[Words]) -> list[int]:
     return [find(event) for event in range(len(firsts))]
 
 
-def _first_similar(
-    words: Words, firsts: dict[int, list[tuple[int, Words, frozenset[str]]]]
-) -> int | None:
+def _first_similar(words: Words, firsts: dict[int, list[tuple[int, Words]]]) -> int | None:
     """The lowest-numbered event whose first sequence ``words`` is similar to, if any."""
     lengths = range(math.ceil(len(words) * SIMILARITY), math.floor(len(words) / SIMILARITY) + 1)
     candidates = sorted((c for n in lengths for c in firsts.get(n, ())), key=itemgetter(0))
-    for event, first, vocabulary in candidates:
-        need = SIMILARITY * max(len(words), len(first))
-        # Only the words the first sequence also holds can be common: a cheap bound first.
-        if (
-            sum(map(vocabulary.__contains__, words)) >= need
-            and _common_length(words, first) >= need
-        ):
+    for event, first in candidates:
+        if LCSseq.similarity(words, first) >= SIMILARITY * max(len(words), len(first)):
             return event
     return None
-
-
-def _common_length(a: Words, b: Words) -> int:
-    """Length of the longest common subsequence of ``a`` and ``b``."""
-    previous = [0] * (len(b) + 1)
-    for word in a:
-        current = [0]
-        for j, other in enumerate(b):
-            current.append(previous[j] + 1 if word == other else max(previous[j + 1], current[j]))
-        previous = current
-    return previous[-1]
