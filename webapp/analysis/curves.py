@@ -17,10 +17,11 @@ from __future__ import annotations
 
 import bisect
 from collections.abc import Sequence
-from datetime import datetime, timezone
+from datetime import datetime
 from operator import itemgetter
 from typing import Any
 
+from ..telemetry.common import iso
 from .onsets import Finding, Point, detect_ongoing, detect_onset, finite_points, significant
 
 #: The most points recorded for one finding (about one per chart pixel column that matters).
@@ -61,11 +62,10 @@ class Analysed:
     def as_dicts(self, findings: Sequence[Finding]) -> list[dict[str, Any]]:
         """The findings' raw-output dicts, each with its ``points`` and ``downsampled``."""
         limit = share(len(findings))
-        stamps: dict[datetime, str] = {}  # the signals of one output share their bucket starts
         out = []
         for finding in findings:
             points, downsampled = curve(
-                self.series.get((finding.kind, finding.signal), []), finding, limit, stamps
+                self.series.get((finding.kind, finding.signal), []), finding, limit
             )
             out.append({**finding.as_dict(), "points": points, "downsampled": downsampled})
         return out
@@ -76,19 +76,11 @@ def share(findings: int) -> int:
     return max(MIN_POINTS, min(MAX_POINTS, BUDGET // max(1, findings)))
 
 
-def curve(
-    points: Sequence[Point],
-    finding: Finding,
-    limit: int,
-    stamps: dict[datetime, str] | None = None,
-) -> tuple[list[list[Any]], bool]:
-    """The finding's series as recorded: at most ``limit`` (at least 6) points, anchors kept.
-
-    ``stamps`` remembers each moment's text across the calls of one output (optional)."""
+def curve(points: Sequence[Point], finding: Finding, limit: int) -> tuple[list[list[Any]], bool]:
+    """The finding's series as recorded: at most ``limit`` (at least 6) points, anchors kept."""
     clean = finite_points(points)
-    memo = stamps if stamps is not None else {}
     if len(clean) <= limit:
-        return [_point(p, memo) for p in clean], False
+        return [_point(p) for p in clean], False
     times = [t for t, _ in clean]
     anchors = {
         i
@@ -100,7 +92,7 @@ def curve(
         if i is not None
     }
     kept = set(lttb(clean, limit - len(anchors))) | anchors  # room for the anchors
-    return [_point(clean[i], memo) for i in sorted(kept)], True
+    return [_point(clean[i]) for i in sorted(kept)], True
 
 
 def lttb(points: Sequence[tuple[datetime, float]], limit: int) -> list[int]:
@@ -143,10 +135,5 @@ def _at_or_before(times: Sequence[datetime], moment: datetime) -> int | None:
     return index if index >= 0 else None
 
 
-def _point(point: tuple[datetime, float], stamps: dict[datetime, str]) -> list[Any]:
-    moment, value = point
-    if (text := stamps.get(moment)) is None:
-        utc = moment.astimezone(timezone.utc) if moment.utcoffset() else moment
-        text = stamps[moment] = utc.isoformat()[:19] + "Z"  # as ``iso``, but faster
-    # a whole number is its own rounding (most points: log counts)
-    return [text, value if value.is_integer() else significant(value)]
+def _point(point: tuple[datetime, float]) -> list[Any]:
+    return [iso(point[0]), significant(point[1])]
