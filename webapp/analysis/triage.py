@@ -109,11 +109,12 @@ def triage(
     """The ``triage`` raw output over ``window`` (``analyse(service)``: its detect_anomalies
     output over the analysed range, which reaches back before ``window`` for baselines)."""
     start, end = window
+    aliases = aliases or {}
     services = backend.services()
     suspects, unreadable, analysed = _suspects(backend, services, window, analyse)
-    _link(backend, suspects, aliases or {}, end)
+    _link(backend, suspects, aliases, end)
     ranked = _rank(suspects)
-    wanted = _described(backend, services, hint, aliases, descriptions)
+    wanted = _described(backend, services, hint, aliases, descriptions or {})
     return {
         "window": {"start": iso(start), "end": iso(end), "analysed_start": analysed or iso(start)},
         "suspects": [s.as_dict(s.service in wanted) for s in ranked[:MAX_SUSPECTS]],
@@ -157,33 +158,23 @@ def _described(
     backend: TelemetryBackend,
     services: Sequence[str],
     hint: str | None,
-    aliases: Mapping[str, Sequence[str]] | None,
-    descriptions: Mapping[str, Sequence[str]] | None,
+    aliases: Mapping[str, Sequence[str]],
+    descriptions: Mapping[str, Sequence[str]],
 ) -> list[str]:
-    """The services ``hint`` describes best (ties kept; none without a hint)."""
+    """The services ``hint`` describes best (ties kept; none without a hint), by everything that
+    says what each is: its name, aliases, descriptions, and the ``LABELS`` of its metrics."""
     if not hint:
         return []
-    ranked = described_services(hint, _descriptions(backend, services, aliases, descriptions))
+    by_service = backend.metrics_by_service()
+    words = {}
+    for service in services:
+        metrics = by_service.get(service) or []
+        words[service] = [service, *aliases.get(service, ()), *descriptions.get(service, ())]
+        if metrics:
+            words[service] += _labels(backend, service, metrics[0])
+    ranked = described_services(hint, words)
     best = ranked[0][1] if ranked else 0.0
     return sorted(service for service, score in ranked if score == best and best > 0)
-
-
-def _descriptions(
-    backend: TelemetryBackend,
-    services: Sequence[str],
-    aliases: Mapping[str, Sequence[str]] | None,
-    descriptions: Mapping[str, Sequence[str]] | None,
-) -> dict[str, list[str]]:
-    """Everything that says what each service is: its name, aliases, descriptions, and the
-    ``LABELS`` of its metrics (a job or team name people use for it)."""
-    by_service = backend.metrics_by_service()
-    found = {}
-    for service in services:
-        words = [service, *(aliases or {}).get(service, ()), *(descriptions or {}).get(service, ())]
-        metrics = by_service.get(service) or []
-        words += _labels(backend, service, metrics[0]) if metrics else []
-        found[service] = words
-    return found
 
 
 #: Metric labels whose values name what a service is or who runs it.
@@ -193,12 +184,9 @@ LABELS = ("job", "team", "app", "component")
 def _labels(backend: TelemetryBackend, service: str, metric: str) -> list[str]:
     """The ``LABELS`` values of one of its series (read over the last minute of its data)."""
     end = backend.reference_time()
-    try:
-        found = backend.query_metrics(
-            service=service, metric=metric, start=end - LINES_BEFORE, end=end
-        )
-    except TelemetryError:
-        return []
+    found = _answer(
+        backend.query_metrics, service=service, metric=metric, start=end - LINES_BEFORE, end=end
+    )
     values = {
         str(value)
         for series in found.get("series") or []
@@ -212,10 +200,7 @@ def _firing(
     backend: TelemetryBackend, start: datetime, end: datetime
 ) -> dict[str, list[Mapping[str, Any]]]:
     """Firing alerts that became active in the window, by service ({} without alerts)."""
-    try:
-        alerts = backend.query_alerts(state="firing").get("alerts") or []
-    except TelemetryError:
-        return {}
+    alerts = _answer(backend.query_alerts, state="firing").get("alerts") or []
     found: dict[str, list[Mapping[str, Any]]] = {}
     for alert in alerts:
         active = alert.get("active_at")
@@ -318,15 +303,13 @@ def _acted(backend: TelemetryBackend, suspect: Suspect, earlier: Suspect) -> str
         for w in re.split(r"[^A-Za-z]+", str(f["signal"]))
         if len(w) >= 4 and w.lower() not in _GENERAL
     }
-    try:
-        found = backend.query_logs(
-            service=suspect.service,
-            start=earlier.onset - QUIET_BEFORE,
-            end=earlier.onset + timedelta(minutes=1),
-            limit=LINES_LIMIT,
-        )
-    except TelemetryError:
-        return ""
+    found = _answer(
+        backend.query_logs,
+        service=suspect.service,
+        start=earlier.onset - QUIET_BEFORE,
+        end=earlier.onset + timedelta(minutes=1),
+        limit=LINES_LIMIT,
+    )
     records = sorted(found.get("records") or [], key=lambda r: parse_stamp(r["timestamp"]))
     recent = [r for r in records if parse_stamp(r["timestamp"]) >= earlier.onset - LINES_BEFORE]
     if recent and recent[0] is records[0] and _STARTING.search(str(records[0].get("message"))):
@@ -345,16 +328,14 @@ _STARTING = re.compile(r"\bstart(ing|ed)\b", re.IGNORECASE)
 def _lines(backend: TelemetryBackend, suspect: Suspect, end: datetime) -> list[Mapping[str, Any]]:
     records: list[Mapping[str, Any]] = []
     for level in ("ERROR", "WARN"):
-        try:
-            found = backend.query_logs(
-                service=suspect.service,
-                start=suspect.onset - LINES_BEFORE,
-                end=min(end, suspect.onset + LINES_AFTER),
-                level=level,
-                limit=LINES_LIMIT,
-            )
-        except TelemetryError:
-            continue
+        found = _answer(
+            backend.query_logs,
+            service=suspect.service,
+            start=suspect.onset - LINES_BEFORE,
+            end=min(end, suspect.onset + LINES_AFTER),
+            level=level,
+            limit=LINES_LIMIT,
+        )
         records += found.get("records") or []
     return records
 
@@ -374,15 +355,13 @@ def _instances(backend: TelemetryBackend, suspect: Suspect) -> list[str]:
     metrics = [f["signal"] for f in suspect.findings if f.get("kind") == "metric"]
     if not metrics:
         return []
-    try:
-        found = backend.query_metrics(
-            service=suspect.service,
-            metric=metrics[0],
-            start=suspect.onset - LINES_BEFORE,
-            end=suspect.onset,
-        )
-    except TelemetryError:
-        return []
+    found = _answer(
+        backend.query_metrics,
+        service=suspect.service,
+        metric=metrics[0],
+        start=suspect.onset - LINES_BEFORE,
+        end=suspect.onset,
+    )
     labels = [(s.get("labels") or {}).get("instance") for s in found.get("series") or []]
     return sorted({str(i) for i in labels if i})
 
@@ -404,6 +383,14 @@ def _pattern(names: Sequence[str]) -> re.Pattern[str]:
         ),
         re.I,
     )
+
+
+def _answer(query: Callable[..., Mapping[str, Any]], **arguments: Any) -> Mapping[str, Any]:
+    """The backend's answer to ``query``, or {} when it cannot answer."""
+    try:
+        return query(**arguments)
+    except TelemetryError:
+        return {}
 
 
 def _rank(suspects: list[Suspect]) -> list[Suspect]:
