@@ -113,11 +113,8 @@ def _resolve_words(
         if service not in services or any(m.service == service for _, m in found):
             continue
         for name in sorted(names, key=len, reverse=True):
-            at = (
-                lowered.find(name.lower())
-                if not name.isascii()
-                else _word_at(lowered, name.lower())
-            )
+            spelt = name.lower()
+            at = _word_at(lowered, spelt) if name.isascii() else lowered.find(spelt)
             if at >= 0:
                 found.append((at, NameMatch(service, "alias", name)))
                 break
