@@ -167,30 +167,20 @@ _DATE_REF = re.compile(
 
 
 def resolve_window(
-    text: str, now: datetime, default_timezone: str | tzinfo = DEFAULT_TIMEZONE
+    text: str, now: datetime, default_timezone: str = DEFAULT_TIMEZONE
 ) -> TimeWindow:
     """The window ``text`` is about, relative to ``now`` (the backend's reference time)."""
     now = utc(now, "now")
-    default_zone = (
-        default_timezone if isinstance(default_timezone, tzinfo) else zone_of(default_timezone)
-    )
+    default_zone = zone_of(default_timezone)
     if default_zone is None:
         raise ValueError(f"unknown time zone {default_timezone!r}")
-    default_name = (
-        default_timezone if isinstance(default_timezone, str) else zone_label(default_zone)
-    )
     clean = unicodedata.normalize("NFKC", text)
     atoms = find_clock_times(clean)
-    context = _Context(clean, now, default_zone, default_name, _day_reference(clean, now))
-    for finder in (context.range, context.anchored):
-        if (found := finder(atoms)) is not None:
-            return found
-    for finder2 in (context.ago, context.last):
-        if (found := finder2()) is not None:
-            return found
-    if atoms:
-        return context.point(atoms[0], "at")
-    return context.day_part() or TimeWindow(None, now, None, None, default_name)
+    context = _Context(clean, now, default_zone, default_timezone, _day_reference(clean, now))
+    found = context.range(atoms) or context.anchored(atoms) or context.ago() or context.last()
+    if found is None and atoms:
+        found = context.point(atoms[0], "at")
+    return found or context.day_part() or TimeWindow(None, now, None, None, default_timezone)
 
 
 @dataclass(frozen=True)
@@ -282,22 +272,17 @@ class _Context:
         match = _AGO.search(self.text)
         if match is None:
             return None
-        amount = parse_amount(match.group(1) or match.group(3))
-        onset = self.now - duration(amount, match.group(2) or match.group(4))
+        onset = self.now - _span(match)
         return TimeWindow(onset, self.now, onset, match.group(0).strip(), self.zone_name, "since")
 
     def last(self) -> TimeWindow | None:
         """ "in the last 30 minutes", "past hour", "最近30分钟": the window up to now."""
-        half = _HALF_HOUR.search(self.text)
-        match = _LAST.search(self.text)
-        if half is not None:
+        if (half := _HALF_HOUR.search(self.text)) is not None:
             start = self.now - timedelta(minutes=30)
             return TimeWindow(start, self.now, None, half.group(0), self.zone_name, "last")
-        if match is None:
+        if (match := _LAST.search(self.text)) is None:
             return None
-        amount_text = match.group(1) or match.group(3)
-        amount = parse_amount(amount_text) if amount_text else 1.0
-        start = self.now - duration(amount, match.group(2) or match.group(4))
+        start = self.now - _span(match)
         return TimeWindow(start, self.now, None, match.group(0).strip(), self.zone_name, "last")
 
     def day_part(self) -> TimeWindow | None:
@@ -320,6 +305,12 @@ class _Context:
                 start, end = start - timedelta(days=1), end - timedelta(days=1)
         start, end = start.astimezone(timezone.utc), min(end, self.now).astimezone(timezone.utc)
         return TimeWindow(start, end, None, name, self.zone_name, "day")
+
+
+def _span(match: re.Match[str]) -> timedelta:
+    """The duration an ``_AGO`` or ``_LAST`` match states (no amount: one unit)."""
+    amount = match.group(1) or match.group(3)
+    return duration(parse_amount(amount) if amount else 1.0, match.group(2) or match.group(4))
 
 
 def _day_reference(text: str, now: datetime) -> tuple[str, date] | None:
