@@ -24,7 +24,6 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from functools import lru_cache
 from itertools import accumulate
-from operator import itemgetter
 from typing import Any
 
 from .logevents import constant_words, group
@@ -217,12 +216,8 @@ class _Members:
 
     @classmethod
     def of(cls, rows: tuple[Row, ...]) -> _Members:
-        levels = set(map(_ROW_LEVEL, rows))
-        levels.discard("")
-        return cls(rows, tuple(sorted(levels)), tuple(map(_ROW_TIME, rows)))
-
-
-_ROW_TIME, _ROW_MESSAGE, _ROW_LEVEL = itemgetter(0), itemgetter(1), itemgetter(2)
+        levels = {level for _, _, level in rows} - {""}
+        return cls(rows, tuple(sorted(levels)), tuple(moment for moment, _, _ in rows))
 
 
 @lru_cache(maxsize=TEMPLATE_CACHE)
@@ -230,7 +225,7 @@ def _templates(rows: tuple[Row, ...]) -> tuple[tuple[str, _Members], ...]:
     """``(time, message, level)`` rows grouped by event (``logevents``), in order of first
     appearance, each with its template (cached: both analysis tools mine the same lines)."""
     ordered = sorted(rows)
-    messages = list(map(_ROW_MESSAGE, ordered))
+    messages = [message for _, message, _ in ordered]
     masked = mask_all(messages)
     raw = dict(zip(masked, messages, strict=True))
     shapes = list(raw)
