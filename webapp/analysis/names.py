@@ -2,24 +2,18 @@
 
 ``resolve_services(text, services, aliases)`` reads the question in this order:
 
-1. **exact** - a service's full name as a whole word (``billing-service``), case-insensitive;
-2. **alias** - a name the backend declares for it (``service_aliases()``: other spellings,
-   Chinese names such as ``账单服务``); non-ASCII aliases match as substrings, since Chinese
-   has no spaces between words;
-3. **fuzzy** - a token shaped like a service name (``biling-service``, ``ledgr-svc``)
-   whose *stem* (the name without generic parts such as ``service``, ``svc``, ``api``) is
-   within ``FUZZY_THRESHOLD`` (rapidfuzz's normalised Levenshtein ratio) of a service's stem;
-4. **partial** - a distinctive part of a service's name used as a word ("billing is slow" ->
-   ``billing-service``), also when misspelt by a letter or two (``PART_THRESHOLD``,
-   ``MIN_TYPO_WORD``).
+1. **exact** - a service's full name as a whole word, case-insensitive;
+2. **alias** - a name the backend declares for it (non-ASCII aliases match as substrings);
+3. **fuzzy** - a service-shaped token (``biling-service``) whose *stem* (the name without
+   generic parts such as ``service``) is within ``FUZZY_THRESHOLD`` of a service's stem;
+4. **partial** - a distinctive part of a service's name used as a word ("billing is slow"),
+   also when misspelt by a letter or two (``PART_THRESHOLD``, ``MIN_TYPO_WORD``).
 
 A misspelt name resolves only when one service is clearly closest (``CLEAR_MARGIN``). A
-misspelt *compound* name (``core-boking``) is then read whole against every service's full name
-(``WHOLE_NAME_EDITS``), so its parts cannot name two different services; a name written
-against Chinese text ("reportd报错了") is read as one word.
-
-A service-shaped token that resolves to nothing is **unknown** and comes back with the closest
-names as suggestions - the caller says the service is unknown instead of guessing.
+misspelt compound name (``core-boking``) is then read whole against every service's full name
+(``WHOLE_NAME_EDITS``), so its parts cannot name two services; a name written against Chinese
+text ("reportd报错了") is read as one word. A service-shaped token that resolves to nothing is
+**unknown** and comes back with the closest names as suggestions.
 """
 
 from __future__ import annotations

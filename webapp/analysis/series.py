@@ -1,14 +1,10 @@
 """Series read through the telemetry port: metric points and log counts per time bucket.
 
-Only the ``TelemetryBackend`` port is used (``query_metrics``, ``query_logs``), so this works
-on any backend. Log counts come from one query per level when the backend returns every record
-of the window (up to ``FETCH_LIMIT``); when it truncates, from one count-only query per bucket
-(``limit=1``, reading ``total``), which every backend answers exactly.
-
-Buckets: ``bucket_step`` divides the window into about ``TARGET_BUCKETS`` buckets of whole
-minutes (never under ``MIN_STEP``). Leading buckets in which the service logged nothing at all
-are before its telemetry begins and are dropped (``logs_begin``, ``trim_to_data``), so "no
-data yet" never reads as a quiet baseline.
+Log counts come from one query per level when the backend returns every record of the window
+(up to ``FETCH_LIMIT``), else from one count-only query per bucket. ``bucket_step`` divides a
+window into about ``TARGET_BUCKETS`` buckets of whole minutes; leading buckets before a
+service's first log line are dropped (``logs_begin``, ``trim_to_data``), so "no data yet" never
+reads as a quiet baseline.
 """
 
 from __future__ import annotations

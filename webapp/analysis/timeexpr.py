@@ -1,24 +1,14 @@
 """Time expressions in a question, resolved to a window relative to the backend's "now".
 
-``resolve_window(text, now)`` finds the one time expression an on-call question carries and
-returns a ``TimeWindow``: ``start``/``end`` (aware UTC), the ``onset`` the question states (if
-any), the matched ``text``, the ``zone`` the times were read in, and ``kind``:
+``resolve_window(text, now)`` returns a ``TimeWindow`` (``start``/``end`` in aware UTC, the
+``onset`` the question states, the matched ``text``, the ``zone`` read in) of one ``kind``:
+``range`` ("between 09:50 and 10:30", "从10点到10点半"), ``since`` ("since 11:00 CET", "started
+75 minutes ago"), ``at`` ("around 14:37", a bare clock time), ``until`` ("before 10:00"),
+``last`` ("past hour", "最近30分钟"), ``day`` ("this morning", "昨晚") or ``none``.
 
-* ``range``  - "between 09:50 and 10:30", "from 9:50 to 10:30 CET", "从10点到10点半"
-* ``since``  - "since 11:00 CET", "slow since 10am", "从10点开始", "started 75 minutes ago"
-* ``at``     - "at 2:37pm", "around 14:37", "10点左右", a bare clock time or ISO-8601 timestamp
-* ``until``  - "before 10:00", "until 9:30", "10点之前"
-* ``last``   - "in the last 30 minutes", "past hour", "最近30分钟", "过去两小时"
-* ``day``    - "this morning", "yesterday", "last night", "今天上午", "昨晚"
-* ``none``   - no time at all (``found`` is False; ``start`` and ``onset`` are None)
-
-Clock times are recognised by the grammar below (``10:00``, ``10am``, ``2:37pm``, ``14:37``,
-``10点``, ``10点30分``, ``下午3点``, ISO-8601 with offsets); day references ("yesterday",
-"Nov 29", "昨天", weekdays) are read by ``dateparser``, a maintained parser that knows English
-and Chinese relative dates. Durations, decimals and versions (``1.30 s``, ``p95 is 1.30``,
-``2.8.0``) are never times: a dot never separates hours from minutes, and a clock followed by a
-unit is a duration. A time without a zone is in ``default_timezone`` (UTC unless configured).
-A clock time with no date that would lie in the future is taken to be on the previous day.
+Clock times are read by ``clocks``; day references ("yesterday", "Nov 29", "昨天") by
+``dateparser``. A time without a zone is in ``default_timezone``; a clock time with no date that
+would lie in the future is taken to be on the previous day.
 """
 
 from __future__ import annotations
