@@ -79,25 +79,14 @@ def find_clock_times(text: str) -> list[Atom]:
     atoms: list[Atom] = []
     masked = list(text)
     for match in _ISO.finditer(text):
-        moment = _iso_moment(match)
-        if moment is None:
+        if (moment := _iso_moment(match)) is None:
             continue
-        zone, end = match.group(5), match.end()
-        if zone is None and (after := _ZONE_AFTER.match(text, end)):
+        begin, end, zone = match.start(), match.end(), None
+        if match.group(5) is None and (after := _ZONE_AFTER.match(text, end)):
             zone, end = after.group(1), after.end()
-        atoms.append(
-            Atom(
-                match.start(),
-                end,
-                text[match.start() : end],
-                moment.hour,
-                moment.minute,
-                moment.second,
-                zone if not match.group(5) else None,
-                moment,
-            )
-        )
-        masked[match.start() : end] = " " * (end - match.start())
+        clock = (moment.hour, moment.minute, moment.second)
+        atoms.append(Atom(begin, end, text[begin:end], *clock, zone, moment))
+        masked[begin:end] = " " * (end - begin)
     for match in _NOT_TIME.finditer("".join(masked)):
         masked[match.start() : match.end()] = " " * (match.end() - match.start())
     plain = "".join(masked)
