@@ -185,9 +185,7 @@ def _closest_whole(word: str, services: Sequence[str]) -> list[str]:
         distance = OSA.distance(spelt, name, score_cutoff=bound)
         if distance <= bound:
             distances[service] = distance
-    if not distances:
-        return []
-    best = min(distances.values())
+    best = min(distances.values(), default=0)
     return [s for s, d in distances.items() if d == best]
 
 
@@ -217,8 +215,6 @@ def _service_shaped(word: str) -> bool:
 
 def _closest_stem(word: str, services: Sequence[str]) -> tuple[str, float] | None:
     stems = {stem(s): s for s in services}
-    if not stems:
-        return None
     ranked = process.extract(stem(word), list(stems), scorer=fuzz.ratio, limit=2)
     if not ranked or ranked[0][1] < FUZZY_THRESHOLD:
         return None
@@ -301,16 +297,11 @@ def described_services(
 ) -> list[tuple[str, float]]:
     """Services whose descriptions share words with ``text``, best first, with a score.
 
-    A description is any text that says what a service does (a runbook title, a catalog entry,
-    an alias). Each shared term counts by how rare it is among the descriptions (a word in
-    every description tells nothing), so "couriers can't log in" ranks "Courier app sign-in"
-    above "Assigns orders to couriers" only when more than "courier" is shared; a Latin word
-    also matches a close spelling (``DESCRIBED_THRESHOLD``). Ties are kept: the caller decides
-    with other evidence (which of them changed).
+    Each shared term counts by how rare it is among the descriptions (a word in every
+    description tells nothing); a Latin word also matches a close spelling
+    (``DESCRIBED_THRESHOLD``). Ties are kept.
     """
     asked = describe_terms(text)
-    if not asked:
-        return []
     terms = {s: describe_terms(" ".join(d)) for s, d in descriptions.items()}
     frequency = Counter(term for found in terms.values() for term in found)
     ranked = []
