@@ -30,11 +30,9 @@ class Atom:
 
 
 _NUMBERS = {
-    "a": 1,
-    "an": 1,
-    "one": 1,
-    "two": 2,
-    "three": 3,
+    **dict.fromkeys(("a", "an", "one"), 1),
+    **dict.fromkeys(("two", "couple", "couple of"), 2),
+    **dict.fromkeys(("three", "few"), 3),
     "four": 4,
     "five": 5,
     "six": 6,
@@ -45,9 +43,6 @@ _NUMBERS = {
     "forty": 40,
     "sixty": 60,
     "ninety": 90,
-    "few": 3,
-    "couple": 2,
-    "couple of": 2,
 }
 _ZH_DIGITS = {"零": 0, "一": 1, "二": 2, "两": 2, "三": 3, "四": 4, "五": 5}
 _ZH_DIGITS |= {"六": 6, "七": 7, "八": 8, "九": 9}

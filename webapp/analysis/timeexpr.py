@@ -111,40 +111,25 @@ _AGO = re.compile(
 )
 
 _DAY_PARTS = {  # name -> (days back, start hour, end hour)
-    "this morning": (0, 6, 12),
-    "this afternoon": (0, 12, 18),
-    "this evening": (0, 18, 24),
-    "tonight": (0, 18, 24),
-    "earlier today": (0, 0, 24),
-    "today": (0, 0, 24),
-    "overnight": (0, 0, 6),
-    "last night": (1, 18, 30),
-    "yesterday morning": (1, 6, 12),
-    "yesterday afternoon": (1, 12, 18),
+    **dict.fromkeys(("this morning", "今天上午", "今天早上", "今早", "上午", "早上"), (0, 6, 12)),
+    **dict.fromkeys(("this afternoon", "今天下午", "下午"), (0, 12, 18)),
+    **dict.fromkeys(("this evening", "tonight", "今晚", "晚上"), (0, 18, 24)),
+    **dict.fromkeys(("earlier today", "today", "今天"), (0, 0, 24)),
+    **dict.fromkeys(("overnight", "今天凌晨", "凌晨"), (0, 0, 6)),
+    **dict.fromkeys(("last night", "昨晚", "昨天晚上"), (1, 18, 30)),
+    **dict.fromkeys(("yesterday morning", "昨天上午"), (1, 6, 12)),
+    **dict.fromkeys(("yesterday afternoon", "昨天下午"), (1, 12, 18)),
     "yesterday evening": (1, 18, 24),
-    "yesterday": (1, 0, 24),
-    "今天上午": (0, 6, 12),
-    "今天下午": (0, 12, 18),
-    "今天早上": (0, 6, 12),
-    "今早": (0, 6, 12),
-    "今晚": (0, 18, 24),
-    "今天凌晨": (0, 0, 6),
-    "昨天上午": (1, 6, 12),
-    "昨天下午": (1, 12, 18),
-    "昨晚": (1, 18, 30),
-    "昨天晚上": (1, 18, 30),
-    "昨天": (1, 0, 24),
+    **dict.fromkeys(("yesterday", "昨天"), (1, 0, 24)),
     "前天": (2, 0, 24),
-    "上午": (0, 6, 12),
-    "早上": (0, 6, 12),
     "中午": (0, 11, 14),
-    "下午": (0, 12, 18),
-    "晚上": (0, 18, 24),
-    "凌晨": (0, 0, 6),
-    "今天": (0, 0, 24),
 }
-_DAY_PART = re.compile(
-    "|".join(rf"\b{re.escape(k)}\b" if k.isascii() else re.escape(k) for k in _DAY_PARTS), re.I
+_DAY_PART = re.compile(  # the longest name first where one begins another
+    "|".join(
+        rf"\b{re.escape(k)}\b" if k.isascii() else re.escape(k)
+        for k in sorted(_DAY_PARTS, key=len, reverse=True)
+    ),
+    re.I,
 )
 _MONTHS = r"(?:jan|feb|mar|apr|may|jun|jul|aug|sep|sept|oct|nov|dec)[a-z]*\.?"
 _DATE_REF = re.compile(

@@ -77,18 +77,16 @@ class Suspect:
 
     def as_dict(self, described: bool) -> dict[str, Any]:
         """The raw-output shape of a suspect."""
+        signals = [str(f["signal"]) for f in self.findings if f.get("kind") != "log_pattern"]
+        templates = [str(f["signal"]) for f in self.findings if f.get("kind") == "log_pattern"]
         return {
             "service": self.service,
             "onset": iso(self.onset),
             "score": self.score,
             "incident": self.incident,
             "described": described,
-            "signals": [str(f["signal"]) for f in self.findings if f.get("kind") != "log_pattern"][
-                :MAX_LISTED
-            ],
-            "new_log_templates": [
-                str(f["signal"]) for f in self.findings if f.get("kind") == "log_pattern"
-            ][:MAX_LISTED],
+            "signals": signals[:MAX_LISTED],
+            "new_log_templates": templates[:MAX_LISTED],
             "alerts": [
                 {k: a.get(k) for k in ("alert_name", "severity", "active_at")}
                 for a in self.alerts[:MAX_LISTED]
