@@ -208,14 +208,8 @@ def logs_begin(
 
     if not any_before(len(edges) - 1):
         return None
-    lo, hi = 1, len(edges) - 1  # the first index whose prefix has logs lies in [lo, hi]
-    while lo < hi:
-        mid = (lo + hi) // 2
-        if any_before(mid):
-            hi = mid
-        else:
-            lo = mid + 1
-    return edges[lo - 1]
+    # the first index from 1 whose prefix has lines (the last one has: it is not probed again)
+    return edges[bisect_left(range(1, len(edges)), True, hi=len(edges) - 2, key=any_before)]
 
 
 def trim_to_data(series: Sequence[Point], begin: datetime | None) -> list[Point]:
