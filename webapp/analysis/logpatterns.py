@@ -6,9 +6,7 @@ is ``new`` when it has records after the split and none before it.
 
 A template is its event's oldest message with its values masked - ``<UUID>``, ``<IP>``,
 ``<HEX>``, ``<ID>`` (8 or more hex digits), ``<NUM>`` - and ``<*>`` for each other word that
-differs between the event's messages (``user=<*>`` for a ``key=value`` word). Messages that
-differ only in their digits share one masked *digit shape* (every ASCII digit written as
-``1``), masked once (``mask_all``).
+differs between the event's messages (``user=<*>`` for a ``key=value`` word).
 
 ``named_services(records, services, exclude)`` counts, per other known service, the messages
 that name it (a whole-word, case-insensitive match of the service name or one of its aliases).
@@ -28,7 +26,7 @@ from typing import Any
 
 from .logevents import constant_words, group
 
-#: Masked digit shapes remembered (messages that differ only in their digits share one).
+#: Masked messages remembered.
 MASK_CACHE = 32768
 #: Mined line sets remembered (keyed by the lines: the two analysis tools of one service and
 #: window mine the same ones).
@@ -76,84 +74,21 @@ class LogPattern:
 
 
 _NAMES = {name: f"<{name}>" for _, name in _MASKS}
-#: Every ASCII digit as ``1``: the digit shape of a message (see the module docstring), made on
-#: its UTF-8 bytes (digits are single bytes there; bytes.translate is ten times str.translate).
-_DIGIT_SHAPE = bytes.maketrans(b"0123456789", b"1111111111")
-_HAS_DIGIT = re.compile("[0-9]")
 
 
 def _replace(match: re.Match[str]) -> str:
     return _NAMES[match.lastgroup or ""]
 
 
-def plain_mask(message: str) -> str:
-    """The masks applied directly to ``message`` (what ``mask`` returns, without its shortcut)."""
+@lru_cache(maxsize=MASK_CACHE)
+def mask(message: str) -> str:
+    """``message`` with ids, addresses, numbers and durations replaced by ``<UUID>``... masks."""
     return _COMBINED.sub(_replace, message)
 
 
-def mask(message: str) -> str:
-    """``message`` with ids, addresses, numbers and durations replaced by ``<UUID>``... masks."""
-    return mask_all([message])[0]
-
-
-def mask_all(messages: Sequence[str]) -> list[str]:
-    """``mask`` of every message: each distinct digit shape is masked once (``_shape_mask``) and
-    the stretches it leaves are copied from the message; a message with ``0x`` is masked
-    directly."""
-    shapes = _digit_shape("\n".join(messages)).split("\n")
-    if len(shapes) != len(messages):  # a message holds a line break: shape each on its own
-        shapes = [_digit_shape(message) for message in messages]
-    masked = []
-    for message, shape in zip(messages, shapes, strict=True):
-        if "0x" in message:
-            masked.append(plain_mask(message))
-            continue
-        pieces, slots = _shape_mask(shape)
-        parts = [pieces[0]]
-        for (start, end), piece in zip(slots, pieces[1:], strict=True):
-            parts += (message[start:end], piece)
-        masked.append("".join(parts))
-    return masked
-
-
-def _digit_shape(text: str) -> str:
-    return (
-        text.encode("utf-8", "surrogatepass")
-        .translate(_DIGIT_SHAPE)
-        .decode("utf-8", "surrogatepass")
-    )
-
-
-@lru_cache(maxsize=MASK_CACHE)
-def _shape_mask(shape: str) -> tuple[tuple[str, ...], tuple[tuple[int, int], ...]]:
-    """The masked digit shape as pieces around ``slots``: the unmatched stretches holding digits,
-    whose text is the message's own (``pieces[0] + message[slot 0] + pieces[1] + ...``)."""
-    pieces: list[str] = []
-    slots: list[tuple[int, int]] = []
-    current: list[str] = []
-    position = 0
-
-    def keep(end: int) -> None:
-        gap = shape[position:end]
-        if _HAS_DIGIT.search(gap):
-            pieces.append("".join(current))
-            current.clear()
-            slots.append((position, end))
-        else:
-            current.append(gap)
-
-    for match in _COMBINED.finditer(shape):
-        keep(match.start())
-        current.append(_replace(match))
-        position = match.end()
-    keep(len(shape))
-    pieces.append("".join(current))
-    return tuple(pieces), tuple(slots)
-
-
 def clear_caches() -> None:
-    """Forget every masked digit shape and mined line set (benchmarks measure cold runs)."""
-    _shape_mask.cache_clear()
+    """Forget every masked message and mined line set (benchmarks measure cold runs)."""
+    mask.cache_clear()
     _templates.cache_clear()
 
 
@@ -226,7 +161,7 @@ def _templates(rows: tuple[Row, ...]) -> tuple[tuple[str, _Members], ...]:
     appearance, each with its template (cached: both analysis tools mine the same lines)."""
     ordered = sorted(rows)
     messages = [message for _, message, _ in ordered]
-    masked = mask_all(messages)
+    masked = list(map(mask, messages))
     raw = dict(zip(masked, messages, strict=True))
     shapes = list(raw)
     events = group([constant_words(raw[shape]) for shape in shapes])
