@@ -76,14 +76,10 @@ class LogPattern:
 _NAMES = {name: f"<{name}>" for _, name in _MASKS}
 
 
-def _replace(match: re.Match[str]) -> str:
-    return _NAMES[match.lastgroup or ""]
-
-
 @lru_cache(maxsize=MASK_CACHE)
 def mask(message: str) -> str:
     """``message`` with ids, addresses, numbers and durations replaced by ``<UUID>``... masks."""
-    return _COMBINED.sub(_replace, message)
+    return _COMBINED.sub(lambda match: _NAMES[match.lastgroup or ""], message)
 
 
 def clear_caches() -> None:

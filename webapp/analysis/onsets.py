@@ -204,19 +204,15 @@ def noise_scale(values: Sequence[float] | np.ndarray) -> float:
     return _MAD_TO_SIGMA * statistics.median([abs(d - centre) for d in diffs]) / math.sqrt(2.0)
 
 
-def baseline_spread(
-    values: Sequence[float], *, level: float, counts: bool = False, centre: float | None = None
-) -> float:
+def baseline_spread(values: Sequence[float], *, level: float, counts: bool = False) -> float:
     """The baseline's variability: MAD x 1.4826, else mean AD x 1.2533, floored.
 
     ``level`` is the larger magnitude of the two medians being compared; the floor is
     ``RELATIVE_FLOOR`` of it (and ``COUNT_FLOOR`` for counts, ``ABSOLUTE_FLOOR`` at worst).
-    ``centre`` is the median of ``values`` when the caller has it already.
     """
-    if centre is None:
-        centre = statistics.median(values)
+    centre = statistics.median(values)
     deviations = [abs(v - centre) for v in values]
-    spread = _MAD_TO_SIGMA * float(statistics.median(deviations))
+    spread = _MAD_TO_SIGMA * statistics.median(deviations)
     if spread == 0.0:
         spread = _MEAN_AD_TO_SIGMA * statistics.fmean(deviations)
     floor = max(RELATIVE_FLOOR * abs(level), COUNT_FLOOR if counts else ABSOLUTE_FLOOR)
@@ -274,11 +270,8 @@ def _compare(
 ) -> tuple[float, float, float]:
     """Baseline median, incident median and baseline spread for an onset at ``onset``."""
     base = values[:onset]
-    centre = statistics.median(base)
-    incident = statistics.median(values[onset:segment_end])
-    spread = baseline_spread(
-        base, level=max(abs(centre), abs(incident)), counts=counts, centre=centre
-    )
+    centre, incident = statistics.median(base), statistics.median(values[onset:segment_end])
+    spread = baseline_spread(base, level=max(abs(centre), abs(incident)), counts=counts)
     return centre, incident, spread
 
 
