@@ -21,7 +21,6 @@ class Atom:
 
     begin: int
     end: int
-    text: str
     hour: int
     minute: int
     second: int = 0
@@ -79,8 +78,7 @@ def find_clock_times(text: str) -> list[Atom]:
         begin, end, zone = match.start(), match.end(), None
         if match.group(5) is None and (after := _ZONE_AFTER.match(text, end)):
             zone, end = after.group(1), after.end()
-        clock = (moment.hour, moment.minute, moment.second)
-        atoms.append(Atom(begin, end, text[begin:end], *clock, zone, moment))
+        atoms.append(Atom(begin, end, moment.hour, moment.minute, moment.second, zone, moment))
         masked[begin:end] = " " * (end - begin)
     for match in _NOT_TIME.finditer("".join(masked)):
         masked[match.start() : match.end()] = " " * (match.end() - match.start())
@@ -131,7 +129,7 @@ def _with_zone(text: str, begin: int, end: int, hour: int, minute: int, second: 
         zone, end = after.group(1), after.end()
     elif before := _ZONE_BEFORE.search(text[:begin]):
         zone, begin = before.group(1), before.start()
-    return Atom(begin, end, text[begin:end], hour, minute, second, zone)
+    return Atom(begin, end, hour, minute, second, zone)
 
 
 def _iso_moment(match: re.Match[str]) -> datetime | None:

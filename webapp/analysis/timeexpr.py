@@ -303,10 +303,7 @@ def _day_reference(text: str, now: datetime) -> tuple[str, date] | None:
             return None
         return match.group(0), day if day <= now.date() else day.replace(year=now.year - 1)
     phrase = match.group(4) or match.group(5)
-    if phrase in ("昨晚",):
-        phrase = "昨天"
-    elif phrase in ("今晚", "今早"):
-        phrase = "今天"
+    phrase = {"昨晚": "昨天", "今晚": "今天", "今早": "今天"}.get(phrase, phrase)
     parsed = _date_parser(now.replace(tzinfo=None)).get_date_data(phrase).date_obj
     return (match.group(0), parsed.date()) if parsed is not None else None
 
