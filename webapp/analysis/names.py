@@ -157,12 +157,11 @@ def resolve_services(
         from_parts = [m for m in matches if m.how == "partial" and m.text.lower() in parts]
         at = matches.index(from_parts[0]) if from_parts else len(matches)
         matches = [m for m in matches if m not in from_parts]
-        if len(closest) == 1:
-            if all(m.service != closest[0] for m in matches):
-                score = float(fuzz.ratio(word.lower(), closest[0].lower()))
-                matches.insert(at, NameMatch(closest[0], "fuzzy", word, score))
-        else:
+        if len(closest) > 1:
             unknown.append(UnknownName(word, closest))
+        elif all(m.service != closest[0] for m in matches):
+            score = float(fuzz.ratio(word.lower(), closest[0].lower()))
+            matches.insert(at, NameMatch(closest[0], "fuzzy", word, score))
     return Resolution(matches, unknown)
 
 

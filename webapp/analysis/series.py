@@ -21,6 +21,7 @@ from operator import itemgetter
 from typing import Any
 
 from ..telemetry import TelemetryBackend
+from ..telemetry.common import utc
 from .logpatterns import Row, log_rows
 from .onsets import Point
 
@@ -223,11 +224,7 @@ def trim_to_data(series: Sequence[Point], begin: datetime | None) -> list[Point]
 def parse_stamp(value: Any) -> datetime:
     """An ISO-8601 string (``Z`` or offset; naive is UTC) or datetime, as aware UTC."""
     if isinstance(value, datetime):
-        return (
-            value.replace(tzinfo=timezone.utc)
-            if value.tzinfo is None
-            else value.astimezone(timezone.utc)
-        )
+        return utc(value, "timestamp")
     return _parse_text(value if isinstance(value, str) else str(value))
 
 
@@ -241,7 +238,4 @@ def _parse_text(value: str) -> datetime:
     text = value.strip()
     if text.endswith(("Z", "z")):  # the common case: a UTC stamp, no conversion needed
         return datetime.fromisoformat(text[:-1]).replace(tzinfo=timezone.utc)
-    moment = datetime.fromisoformat(text)
-    if moment.tzinfo is None:
-        return moment.replace(tzinfo=timezone.utc)
-    return moment.astimezone(timezone.utc)
+    return utc(datetime.fromisoformat(text), "timestamp")
