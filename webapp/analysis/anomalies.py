@@ -33,10 +33,11 @@ from typing import Any
 from ..telemetry import TelemetryBackend
 from ..telemetry.common import iso
 from .curves import Analysed
-from .logpatterns import LogPattern, Row, mine_patterns, mine_rows
+from .logpatterns import LogPattern, mine_patterns, mine_rows
 from .onsets import Finding
 from .series import (
     RECENT_RANGE,
+    Row,
     bucket_edges,
     bucket_step,
     count_by_bucket,

@@ -19,12 +19,14 @@ from bisect import bisect_left, bisect_right
 from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
+from datetime import datetime
 from functools import lru_cache
 from itertools import accumulate
 from typing import Any
 
+from ..telemetry.common import iso
 from .logevents import constant_words, group
+from .series import Row, log_rows, parse_stamps
 
 #: Masked messages remembered.
 MASK_CACHE = 32768
@@ -68,7 +70,7 @@ class LogPattern:
             "example": self.example,
             "count_before": self.count_before,
             "count_after": self.count_after,
-            "first_seen": self.first_seen.astimezone(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
+            "first_seen": iso(self.first_seen),
             "new": self.new,
         }
 
@@ -88,18 +90,6 @@ def clear_caches() -> None:
     _templates.cache_clear()
 
 
-Row = tuple[datetime, str, str]
-
-
-def log_rows(records: Sequence[Mapping[str, Any]], times: Sequence[datetime]) -> tuple[Row, ...]:
-    """The ``(time, message, level)`` rows of ``records`` (``times``: their parsed timestamps,
-    same order); a missing field reads as ""."""
-    return tuple(
-        (moment, str(record.get("message", "")), str(record.get("level", "")))
-        for moment, record in zip(times, records, strict=True)
-    )
-
-
 def mine_patterns(
     records: Sequence[Mapping[str, Any]],
     split: datetime | None = None,
@@ -111,7 +101,7 @@ def mine_patterns(
     With ``split`` None every record counts as "after" and nothing is new. ``times`` are the
     records' timestamps already parsed (same order), when the caller has them.
     """
-    stamps = times if times is not None else [_time(r["timestamp"]) for r in records]
+    stamps = times if times is not None else parse_stamps([r["timestamp"] for r in records])
     return mine_rows(log_rows(records, stamps), split)
 
 
@@ -234,11 +224,3 @@ def _name_pattern(name: str) -> re.Pattern[str]:
     if not name.isascii():
         return re.compile(escaped)
     return re.compile(rf"{escaped}(?<![\w-]{escaped}){HOST_SUFFIX}(?![\w-])")
-
-
-def _time(value: Any) -> datetime:
-    if isinstance(value, datetime):
-        moment = value
-    else:
-        moment = datetime.fromisoformat(str(value).replace("Z", "+00:00"))
-    return moment if moment.tzinfo else moment.replace(tzinfo=timezone.utc)

@@ -13,7 +13,7 @@ import itertools
 import math
 import weakref
 from bisect import bisect_left
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
 from functools import cached_property, lru_cache
@@ -22,7 +22,6 @@ from typing import Any
 
 from ..telemetry import TelemetryBackend
 from ..telemetry.common import utc
-from .logpatterns import Row, log_rows
 from .onsets import Point
 
 #: How far back "recent" reaches when a question gives no time: long enough to hold an
@@ -86,6 +85,18 @@ def log_records(
     answer = backend.query_logs(service=service, start=start, end=end, level=level, limit=limit)
     records = list(reversed(answer.get("records", [])))
     return records, not answer.get("truncated", False)
+
+
+Row = tuple[datetime, str, str]
+
+
+def log_rows(records: Sequence[Mapping[str, Any]], times: Sequence[datetime]) -> tuple[Row, ...]:
+    """The ``(time, message, level)`` rows of ``records`` (``times``: their parsed timestamps,
+    same order); a missing field reads as ""."""
+    return tuple(
+        (moment, str(record.get("message", "")), str(record.get("level", "")))
+        for moment, record in zip(times, records, strict=True)
+    )
 
 
 @dataclass(frozen=True)
