@@ -95,12 +95,9 @@ def mine_patterns(
     split: datetime | None = None,
     times: Sequence[datetime] | None = None,
 ) -> list[LogPattern]:
-    """Templates of ``records`` (``timestamp``/``message``/``level`` dicts), most telling first.
-
-    Order: new templates first, then by count after the split, count before, template text.
-    With ``split`` None every record counts as "after" and nothing is new. ``times`` are the
-    records' timestamps already parsed (same order), when the caller has them.
-    """
+    """Templates of ``records`` (``timestamp``/``message``/``level`` dicts): new ones first,
+    then by count after the split, count before, template text. With ``split`` None every
+    record counts as "after" and nothing is new; ``times`` are the parsed timestamps, if any."""
     stamps = times if times is not None else parse_stamps([r["timestamp"] for r in records])
     return mine_rows(log_rows(records, stamps), split)
 
@@ -217,9 +214,8 @@ HOST_SUFFIX = r"(?:-(?=[a-z]*\d)[a-z0-9]+){0,2}"
 
 
 def _name_pattern(name: str) -> re.Pattern[str]:
-    """``name`` in lower case, or one of its hosts; an ASCII name as a whole word: no word
-    character or hyphen on either side (the look-behind follows the name, so it is tried only
-    where the name is)."""
+    """``name`` in lower case, or one of its hosts; an ASCII name as a whole word (no word
+    character or hyphen on either side)."""
     escaped = re.escape(name.lower())
     if not name.isascii():
         return re.compile(escaped)

@@ -124,11 +124,8 @@ Point = tuple[datetime, float]
 def detect_onset(
     points: Sequence[Point], *, signal: str, kind: str = "metric", counts: bool = False
 ) -> Finding | None:
-    """The first significant change in ``points`` (oldest first), or None.
-
-    ``counts`` marks event counts per bucket (log rates), whose spread is floored at
-    ``COUNT_FLOOR``.
-    """
+    """The first significant change in ``points`` (oldest first), or None; ``counts`` marks
+    event counts per bucket, whose spread is floored at ``COUNT_FLOOR``."""
     clean = finite_points(points)
     if len(clean) < MIN_POINTS:
         return None

@@ -111,8 +111,7 @@ class LogRead:
 
     @cached_property
     def rows(self) -> tuple[Row, ...]:
-        """The records' ``(time, message, level)`` rows for template mining, built once per
-        read (the two analysis tools of one service and window mine the same reads)."""
+        """The records' ``(time, message, level)`` rows, built once per read."""
         return log_rows(self.records, self.times)
 
     @property
@@ -129,10 +128,8 @@ def log_counts(
     end: datetime,
     step: timedelta,
 ) -> LogRead:
-    """The ``level`` (None: any) lines of ``service`` per bucket of ``step``, exactly.
-
-    Over a backend that declares its data immutable (``immutable = True``) each read is kept
-    (``READ_MEMO`` per backend; ``forget_reads()`` drops them): its readers never change it."""
+    """The ``level`` (None: any) lines of ``service`` per bucket of ``step``, exactly; kept
+    (``READ_MEMO`` per backend) when the backend declares its data immutable."""
     if getattr(backend, "immutable", False) is not True:
         return _log_counts(backend, service, level, start, end, step)
     memo = _READS.setdefault(backend, {})
@@ -193,8 +190,7 @@ def bucket_edges(start: datetime, end: datetime, step: timedelta) -> list[dateti
 
 
 def count_by_bucket(times: Sequence[datetime], edges: Sequence[datetime]) -> list[Point]:
-    """How many of ``times`` fall in each ``[edges[i], edges[i+1])``: a bisection per edge over
-    the sorted times (sorting times that are in order already is one linear pass)."""
+    """How many of ``times`` fall in each ``[edges[i], edges[i+1])``."""
     ordered = sorted(times)
     below = [bisect_left(ordered, edge) for edge in edges]
     return [(edges[i], float(below[i + 1] - below[i])) for i in range(len(edges) - 1)]
@@ -209,10 +205,8 @@ def logs_begin(
     level: str | None = None,
     keyword: str | None = None,
 ) -> datetime | None:
-    """The start of the first bucket with a matching line of ``service`` (None: no such line).
-
-    A binary search over bucket edges with count-only queries: about log2(buckets) queries.
-    """
+    """The start of the first bucket with a matching line of ``service`` (None: no such line),
+    found by a binary search with count-only queries."""
     edges = bucket_edges(start, end, step)
 
     def any_before(index: int) -> bool:
@@ -225,8 +219,7 @@ def logs_begin(
 
 
 def trim_to_data(series: Sequence[Point], begin: datetime | None) -> list[Point]:
-    """``series`` (oldest first) from ``begin`` (the first bucket with any log line; None:
-    nothing)."""
+    """``series`` (oldest first) from ``begin`` (None: nothing)."""
     if begin is None:
         return []
     return list(series[bisect_left(series, begin, key=itemgetter(0)) :])

@@ -292,8 +292,7 @@ def _acted(backend: TelemetryBackend, suspect: Suspect, earlier: Suspect) -> str
     """A line ``suspect`` logged (at any level) from the minute before ``earlier``'s onset to the
     end of that minute that names what ``earlier``'s metrics measure (``LOCK TABLE ...`` and a
     lock count), or that starts it after ``QUIET_BEFORE`` of silence (a job's ``Starting
-    ...``), or "". Onsets are found per minute: within it, such a line says which acted first,
-    where the order of the onsets cannot."""
+    ...``), or ""."""
     words = {
         w.lower().rstrip("s")
         for f in earlier.findings
@@ -394,12 +393,9 @@ def _answer(query: Callable[..., Mapping[str, Any]], **arguments: Any) -> Mappin
 def _rank(suspects: list[Suspect]) -> list[Suspect]:
     """Incidents by their leader's onset; in each, the leader first, then by onset.
 
-    A link points from the suspect whose lines name (or follow) another to that other. Where
-    two name each other (a client's errors name its server, the server's access log names
-    the client's user agent), the one whose trouble began later follows the other. A suspect
-    that follows nobody leads an incident; every other joins the incident of the earliest
-    leader it reaches, so a proxy in front of two failing services does not merge two
-    problems into one.
+    A link points from the suspect whose lines name (or follow) another to that other; where
+    two name each other, the one whose trouble began later follows. A suspect that follows
+    nobody leads an incident; every other joins the incident of the earliest leader it reaches.
     """
     by_name = {s.service: s for s in suspects}
     follows: dict[str, list[str]] = {s.service: [] for s in suspects}
