@@ -227,14 +227,12 @@ def _link(
             line = next((m for m in lines if pattern.search(m)), "")
             suspect.links.append({"to": other, "how": "log", "evidence": line[:MAX_EVIDENCE]})
     _turn_around(suspects)
-    for suspect in suspects:
-        lines = read[suspect.service]
-        failed = next((m for m in lines if _RESOLUTION.search(m)), "") if resolvers else ""
+    for suspect in suspects if resolvers else []:
+        failed = next((m for m in read[suspect.service] if _RESOLUTION.search(m)), "")
+        link = {"how": "log", "evidence": failed[:MAX_EVIDENCE]}
         for resolver in resolvers if failed else []:
             if resolver != suspect.service and all(k["to"] != resolver for k in suspect.links):
-                suspect.links.append(
-                    {"to": resolver, "how": "log", "evidence": failed[:MAX_EVIDENCE]}
-                )
+                suspect.links.append({"to": resolver, **link})
     for suspect in suspects:
         if suspect.links:
             continue
@@ -251,13 +249,8 @@ def _link(
                 first.links.append({"to": suspect.service, "how": "log", "evidence": acted})
                 continue
             gap = int((suspect.onset - first.onset).total_seconds() // 60)
-            suspect.links.append(
-                {
-                    "to": first.service,
-                    "how": "timing",
-                    "evidence": f"began {gap} min after {first.service} (no line names it)",
-                }
-            )
+            evidence = f"began {gap} min after {first.service} (no line names it)"
+            suspect.links.append({"to": first.service, "how": "timing", "evidence": evidence})
 
 
 def _turn_around(suspects: Sequence[Suspect]) -> None:
