@@ -314,17 +314,12 @@ def described_services(
 
 def _shared(asked: set[str], found: set[str]) -> set[str]:
     """The description's terms that ``asked`` uses, exactly or (Latin words) nearly."""
-    shared = asked & found
-    for term in found - shared:
-        if (
-            term.isascii()
-            and len(term) >= MIN_DESCRIBED_WORD
-            and any(
-                w.isascii()
-                and len(w) >= MIN_DESCRIBED_WORD
-                and fuzz.ratio(w, term) >= DESCRIBED_THRESHOLD
-                for w in asked
-            )
-        ):
-            shared.add(term)
-    return shared
+    latin = [w for w in asked if w.isascii() and len(w) >= MIN_DESCRIBED_WORD]
+    near = {
+        term
+        for term in found
+        if term.isascii()
+        and len(term) >= MIN_DESCRIBED_WORD
+        and any(fuzz.ratio(w, term) >= DESCRIBED_THRESHOLD for w in latin)
+    }
+    return (asked & found) | near
