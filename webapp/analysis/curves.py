@@ -82,15 +82,9 @@ def curve(points: Sequence[Point], finding: Finding, limit: int) -> tuple[list[l
     if len(clean) <= limit:
         return [_point(p) for p in clean], False
     times = [t for t, _ in clean]
-    anchors = {
-        i
-        for i in (
-            _at_or_before(times, finding.onset),
-            _at_or_before(times, finding.baseline.end),
-            _at_or_before(times, finding.incident.peak_at),
-        )
-        if i is not None
-    }
+    # the last point at or before each anchor (a log onset lies inside its bucket)
+    moments = (finding.onset, finding.baseline.end, finding.incident.peak_at)
+    anchors = {bisect.bisect_right(times, moment) - 1 for moment in moments}
     kept = set(lttb(clean, limit - len(anchors))) | anchors  # room for the anchors
     return [_point(clean[i]) for i in sorted(kept)], True
 
@@ -127,12 +121,6 @@ def lttb(points: Sequence[tuple[datetime, float]], limit: int) -> list[int]:
         ax, ay = xs[best], ys[best]
     chosen.append(n - 1)
     return chosen
-
-
-def _at_or_before(times: Sequence[datetime], moment: datetime) -> int | None:
-    """The last point at or before ``moment`` (a log onset lies inside its bucket)."""
-    index = bisect.bisect_right(times, moment) - 1
-    return index if index >= 0 else None
 
 
 def _point(point: tuple[datetime, float]) -> list[Any]:

@@ -239,8 +239,6 @@ def _assess(
     if abs(z) < Z_SIGNIFICANT:
         return None
     onset = _refine(values, breakpoint, centre, spread, 1.0 if z > 0 else -1.0)
-    if onset < MIN_BASELINE:
-        onset = breakpoint
     if onset != breakpoint:  # the baseline lost its last points: compare again without them
         centre, incident, spread = _compare(values, onset, segment_end, counts)
         z = (incident - centre) / spread
@@ -248,8 +246,7 @@ def _assess(
         not counts and _transient(values, breakpoints, segment_end, centre, spread)
     ):
         return None
-    after = list(points[onset:])
-    peak_at, peak = (max if z > 0 else min)(after, key=lambda p: p[1])
+    peak_at, peak = (max if z > 0 else min)(points[onset:], key=_VALUE)
     return Finding(
         signal,
         kind,
