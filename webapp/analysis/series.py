@@ -130,40 +130,30 @@ def log_counts(
 ) -> LogRead:
     """The ``level`` (None: any) lines of ``service`` per bucket of ``step``, exactly; kept
     (``READ_MEMO`` per backend) when the backend declares its data immutable."""
-    if getattr(backend, "immutable", False) is not True:
-        return _log_counts(backend, service, level, start, end, step)
-    memo = _READS.setdefault(backend, {})
+    immutable = getattr(backend, "immutable", False) is True
+    memo = _READS.setdefault(backend, {}) if immutable else {}
     key = (service, level, start, end, step)
-    if (kept := memo.get(key)) is None:
-        if len(memo) >= READ_MEMO:
-            memo.pop(next(iter(memo)))
-        kept = memo[key] = _log_counts(backend, service, level, start, end, step)
+    if (kept := memo.get(key)) is not None:
+        return kept
+    if len(memo) >= READ_MEMO:
+        memo.pop(next(iter(memo)))
+    edges = bucket_edges(start, end, step)
+    records, complete = log_records(backend, service, start, end, level)
+    times = parse_stamps([r["timestamp"] for r in records])
+    if complete:
+        counts = count_by_bucket(times, edges)
+    else:
+        counts = [
+            (lo, float(count_logs(backend, service, lo, hi, level)))
+            for lo, hi in itertools.pairwise(edges)
+        ]
+    kept = memo[key] = LogRead(records, times, counts)
     return kept
 
 
 def forget_reads() -> None:
     """Drop every kept log read."""
     _READS.clear()
-
-
-def _log_counts(
-    backend: TelemetryBackend,
-    service: str,
-    level: str | None,
-    start: datetime,
-    end: datetime,
-    step: timedelta,
-) -> LogRead:
-    edges = bucket_edges(start, end, step)
-    records, complete = log_records(backend, service, start, end, level)
-    times = parse_stamps([r["timestamp"] for r in records])
-    if complete:
-        return LogRead(records, times, count_by_bucket(times, edges))
-    points = [
-        (lo, float(count_logs(backend, service, lo, hi, level)))
-        for lo, hi in itertools.pairwise(edges)
-    ]
-    return LogRead(records, times, points)
 
 
 def count_logs(
