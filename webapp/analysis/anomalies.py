@@ -1,24 +1,16 @@
 """What changed in one service: every metric, its log error/warn rates, and its log templates.
 
 ``service_anomalies`` and ``service_log_patterns`` compute the raw outputs of the
-``detect_anomalies`` and ``log_patterns`` tools through the telemetry port:
+``detect_anomalies`` and ``log_patterns`` tools through the telemetry port. Every metric and
+the ERROR and WARN line counts per bucket go through the onset detector, and so do the counts
+of the most frequent templates (``log_pattern`` findings). The analysis reaches back before the
+window (``reach_back``), so a window inside an incident takes its baseline before it.
+``healthy_signals`` counts the signals examined that did not change; signals with no data in
+the window are ``signals_without_data``. Findings are ordered by onset, then significance; a log
+finding's onset is its first line in the onset bucket.
 
-* every metric the service has and its ERROR and WARN line counts per bucket go through the
-  onset detector; each significant change is a finding;
-* templates mined from the ERROR and WARN lines whose per-bucket counts change significantly
-  are ``log_pattern`` findings (a new error message, or a known one that surged);
-* the analysis reaches back before the window (``reach_back``) so a window inside an incident
-  takes its baseline before it (``detect_ongoing``);
-* ``healthy_signals`` counts the signals examined that did not change significantly; signals
-  with no data in the window are ``signals_without_data``, never counted healthy;
-* each finding carries the series its detector analysed (``points``: ``curves``) and a metric
-  finding the unit its backend gives, if any.
-
-A log signal's onset is its first line in the onset bucket (the bucket's start when its lines
-were not all read). Findings are ordered by onset, then by significance. Log templates are
-counted before and after the onset of the chosen levels' line rate, else the window's start;
-with nothing before the window to split on, every record counts as "after" and no template is
-new (``window.onset`` is null).
+Log templates are counted before and after the onset of the chosen levels' line rate, else the
+window's start; with nothing before the window, no template is new (``window.onset`` is null).
 """
 
 from __future__ import annotations

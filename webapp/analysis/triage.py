@@ -4,22 +4,14 @@ The raw output of the ``triage`` tool, built on each service's ``detect_anomalie
 (``analyse``) and the firing alerts. A service is a *suspect* when a finding's onset, or a
 firing alert's ``active_at``, falls in ``[start, end]``; every other service is quiet.
 
-Links between suspects, each with the evidence that ties them:
-
-* **log lines** - a suspect's ERROR/WARN lines from just before its onset that name another
-  suspect (its name, an alias, its ``instance`` address, or a host name built on its name), or
-  that say a name could not be resolved (tied to the suspect serving DNS on port 53). A suspect
-  whose lines name one other that began more than ``FIRST`` after it logs its client: that
-  link is turned around;
-* **timing** - a suspect whose lines name no other, whose trouble began at most ``TIMING``
-  after another's. When the later one logged, in the earlier one's first minute, a line naming
-  what the earlier one's metrics measure, or a line starting it after ``QUIET_BEFORE`` of
-  silence, the link goes the other way with that line as its evidence.
-
-Suspects joined by links form one *incident*, numbered by earliest onset; within it the
-suspect whose trouble began first leads. ``score`` is the significance of a suspect's three
-strongest findings, in units of 100, plus one per firing alert. ``hint`` (the question's words)
-marks the suspects a business description names (``described``).
+Suspects are linked by **log lines** from just before a suspect's onset that name another (its
+name, an alias, its ``instance`` address, a host name built on its name) or say a name could
+not be resolved (a link to the suspect serving DNS), turned around when the named one began
+more than ``FIRST`` later (``_turn_around``); else by **timing**, to one whose trouble began at
+most ``TIMING`` earlier, unless a line shows the later one acted first (``_acted``). Linked
+suspects form one *incident*, led by the one whose trouble began first (``_rank``). ``score`` is
+the significance of a suspect's three strongest findings, in units of 100, plus one per firing
+alert; ``hint`` marks the suspects a business description names (``described``).
 """
 
 from __future__ import annotations
