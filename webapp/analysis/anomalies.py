@@ -116,9 +116,8 @@ def service_anomalies(
 
 
 def reach_back(start: datetime, end: datetime, step: timedelta) -> datetime:
-    """Where the analysis of ``[start, end]`` begins: at least ``RECENT_RANGE`` before ``end``
-    (whole steps before ``start``, so the buckets of the window stay where they were), so a
-    window that lies inside an incident still has the calm before it as a baseline."""
+    """Where the analysis of ``[start, end]`` begins: at least ``RECENT_RANGE`` before ``end``,
+    in whole steps before ``start``."""
     if end - start >= RECENT_RANGE:
         return start
     return start - step * math.ceil((RECENT_RANGE - (end - start)) / step)
@@ -164,11 +163,9 @@ def service_log_patterns(
 def _ongoing(
     pattern: LogPattern, begin: datetime | None, split: datetime, end: datetime
 ) -> LogPattern:
-    """``pattern`` counted from its first line when it began after the service's first line
-    and still occurs after the split at no more than ``SURGE`` times its rate before it (a
-    surge at the split makes the lines before it the baseline), and its own rate (lines per
-    time since its first one) would leave the silence before it with a chance under
-    ``1 / ONGOING_ODDS``: a change that is still going on, and new."""
+    """``pattern`` counted from its first line (new) when it began after the service's first
+    line, occurs after the split at no more than ``SURGE`` times its rate before it, and its own
+    rate would leave the silence before it with a chance under ``1 / ONGOING_ODDS``."""
     if pattern.new or not pattern.count_after or begin is None:
         return pattern
     since = split - pattern.first_seen

@@ -1,16 +1,11 @@
 """The series behind each ``detect_anomalies`` finding, recorded in the tool's output.
 
 :class:`Analysed` runs the detector and remembers the series each signal's detector saw;
-:meth:`Analysed.as_dicts` gives the findings' raw-output dicts with two more fields:
-
-* ``points``: the analysed series as ``[timestamp, value]`` pairs, oldest first (the shape of a
-  ``query_metrics`` point); a log signal's points are its line counts per bucket start;
-* ``downsampled``: true when ``points`` is not every point the detector saw.
-
-A series longer than its share of the budget (``MAX_POINTS`` per finding, about ``BUDGET`` per
-output, never under ``MIN_POINTS``) is thinned by LTTB ("largest triangle three buckets"):
-every kept point is a real point of the series, and the onset, the last baseline point and the
-peak are always kept. Values are rounded like the finding's own numbers (``significant``).
+:meth:`Analysed.as_dicts` adds to each finding its ``points`` (``[timestamp, value]`` pairs,
+oldest first; a log signal's line counts per bucket start) and ``downsampled`` (true when
+``points`` is not every point). A series longer than its share of the budget (``MAX_POINTS``
+per finding, about ``BUDGET`` per output, never under ``MIN_POINTS``) is thinned by LTTB
+("largest triangle three buckets"), keeping the onset, the last baseline point and the peak.
 """
 
 from __future__ import annotations

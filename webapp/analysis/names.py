@@ -96,7 +96,7 @@ class Resolution:
 
 def _resolve_words(
     text: str, services: Sequence[str], aliases: Mapping[str, Sequence[str]], known: set[str]
-) -> Resolution:
+) -> tuple[list[NameMatch], list[UnknownName]]:
     """Steps 1-4 of the module docstring, token by token."""
     lowered = text.lower()
     found: list[tuple[int, NameMatch]] = []
@@ -129,7 +129,7 @@ def _resolve_words(
     if not found:
         found = _partial(masked, services)
     found.sort(key=lambda item: item[0])
-    return Resolution([m for _, m in found], unknown)
+    return [m for _, m in found], unknown
 
 
 def resolve_services(
@@ -142,8 +142,7 @@ def resolve_services(
     }
     known = {s.lower() for s in services}
     known |= {a.lower() for names in aliases.values() for a in names}
-    resolution = _resolve_words(text, services, aliases, known)
-    matches, unknown = list(resolution.matches), list(resolution.unknown)
+    matches, unknown = _resolve_words(text, services, aliases, known)
     for token in _COMPOUND.finditer(text):
         word = token.group(0)
         if word.lower() in known or any(m.text == word for m in matches if m.how != "partial"):

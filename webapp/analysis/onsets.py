@@ -1,17 +1,14 @@
 """Onsets in one series (a metric, or a log level's count per bucket): when it changed, by how much.
 
-1. **Candidates** - change points from ``ruptures`` (``KernelCPD`` with the linear kernel:
-   PELT with the least-squares cost) on the series scaled by its point-to-point noise, with the
-   penalty ``BIC_PENALTY * log(n)`` and segments of at least ``MIN_SEGMENT`` points.
-2. **Baseline from before the onset only** - for each candidate in time order, the baseline is
-   every point before it; the incident is the segment that follows (up to the next candidate).
+1. **Candidates** - change points from ``ruptures`` (``KernelCPD``, linear kernel: PELT with the
+   least-squares cost) on the series scaled by its point-to-point noise (``noise_scale``).
+2. **Baseline from before the onset only** - the baseline is every point before a candidate;
+   the incident is the segment that follows it.
 3. **Significance** - the robust z ``(incident median - baseline median) / spread``
-   (``baseline_spread``); the first candidate with ``|z| >= Z_SIGNIFICANT`` is the onset.
-4. **Refinement** - the onset moves back over the points just before it that already deviate
-   by ``Z_ONSET`` spreads in the same direction, and the baseline is recomputed without them.
+   (``baseline_spread``); the first candidate with ``|z| >= Z_SIGNIFICANT`` is the onset, moved
+   back over the points just before it that already deviate by ``Z_ONSET`` spreads.
 
-``detect_ongoing`` finds a change that began before a window and still holds in it (the window's
-median is ``Z_SIGNIFICANT`` spreads off the baseline before that change, in its direction).
+``detect_ongoing`` finds a change that began before a window and still holds in it.
 """
 
 from __future__ import annotations

@@ -1,12 +1,9 @@
 """Time-zone names a question may use, resolved to ``tzinfo`` objects.
 
-Abbreviations map to the fixed offset they denote (``CET`` is +01:00, ``CEST`` +02:00, ``PST``
--08:00, ``PDT`` -07:00): someone who writes "11:00 CET" means that offset, whatever the date.
-Ambiguous abbreviations (``CST``, ``IST``, ``BST``) are deliberately absent: guessing between
-China, Central US and Cuba would silently shift a window by up to 14 hours, so such a time falls
-back to the configured default zone and the resolved window shows which zone was used. IANA
-names (``Europe/Berlin``, ``Asia/Shanghai``) and numeric offsets (``+08:00``, ``UTC+8``,
-``GMT-5``) are read as such; ``北京时间`` / ``东八区`` are China Standard Time (+08:00).
+Abbreviations map to the fixed offset they denote (``CET`` is +01:00, whatever the date).
+Ambiguous ones (``CST``, ``IST``, ``BST``) are absent: such a time falls back to the default
+zone. IANA names and numeric offsets (``+08:00``, ``UTC+8``) are read as such; ``北京时间`` /
+``东八区`` are China Standard Time (+08:00).
 """
 
 from __future__ import annotations

@@ -246,10 +246,9 @@ def _link(
 
 
 def _turn_around(suspects: Sequence[Suspect]) -> None:
-    """A suspect whose lines name one other, whose trouble began more than ``FIRST`` after its
-    own, logs a client (a database's lines name the application connected to it), unless the
-    other's lines name it back: the link is the other's, to it, with that line as its evidence.
-    One that names several stands in front of them (a proxy): its links stay."""
+    """A suspect whose lines name one other (not several: a proxy), whose trouble began more
+    than ``FIRST`` after its own and whose lines do not name it back, logs a client: the link is
+    turned around."""
     by_name = {s.service: s for s in suspects}
     for suspect in suspects:
         if len(suspect.links) != 1:  # in front of several (a proxy), or naming none
