@@ -193,9 +193,9 @@ def noise_scale(values: Sequence[float] | np.ndarray) -> float:
     """Point-to-point noise: MAD of first differences / sqrt 2 (a step barely moves it)."""
     if len(values) < 3:
         return 0.0
-    diffs = np.diff(values).tolist()
-    centre = statistics.median(diffs)
-    return _MAD_TO_SIGMA * statistics.median([abs(d - centre) for d in diffs]) / math.sqrt(2.0)
+    diffs = np.diff(values)
+    centre = statistics.median(diffs.tolist())
+    return _MAD_TO_SIGMA * statistics.median(np.abs(diffs - centre).tolist()) / math.sqrt(2.0)
 
 
 def baseline_spread(values: Sequence[float], *, level: float, counts: bool = False) -> float:
