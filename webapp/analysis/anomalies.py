@@ -1,40 +1,16 @@
 """What changed in one service: every metric, its log error/warn rates, and its log templates.
 
 ``service_anomalies`` and ``service_log_patterns`` compute the raw outputs of the
-``detect_anomalies`` and ``log_patterns`` tools through the telemetry port, so
-they work on any backend:
+``detect_anomalies`` and ``log_patterns`` tools through the telemetry port. Every metric and
+the ERROR and WARN line counts per bucket go through the onset detector, and so do the counts
+of the most frequent templates (``log_pattern`` findings). The analysis reaches back before the
+window (``reach_back``), so a window inside an incident takes its baseline before it.
+``healthy_signals`` counts the signals examined that did not change; signals with no data in
+the window are ``signals_without_data``. Findings are ordered by onset, then significance; a log
+finding's onset is its first line in the onset bucket.
 
-* every metric the service has (``metrics_by_service``) and the ERROR and WARN line counts per
-  bucket go through ``detect_onset``; each significant change is a finding;
-* templates mined from the ERROR and WARN lines whose per-bucket counts change significantly
-  are ``log_pattern`` findings (a new error message, or a known one that surged);
-* the analysis reaches back before the window (``reach_back``: at least ``RECENT_RANGE``
-  before its end): a signal that shows no change inside the window is a finding when a change
-  that began before it still holds in it (``detect_ongoing``), so a window inside an incident
-  never takes its baseline inside the incident; templates are counted before and after from
-  there too, so a message logged at the same rate for hours is not new;
-* ``healthy_signals`` counts the signals examined that did not change significantly; a metric
-  with no point in the window, or log levels of a service that logged nothing, are
-  ``signals_without_data`` - no evidence either way, never counted healthy;
-* a metric finding carries the unit its backend gives (``unit``: Prometheus metadata, a
-  folder's declared unit), when it gives one;
-* each finding carries the series its detector analysed (``points``, downsampled to a budget:
-  ``curves``), so its chart draws the curve and a claim can cite a point.
-
-Log rates are exact whatever the volume (``series.log_counts``); templates are mined from the
-records themselves, so a level with more lines than ``FETCH_LIMIT`` gives no ``log_pattern``
-findings, and ``log_patterns`` then reads up to ``FETCH_LIMIT`` lines on each side of the onset
-(those nearest to it). A log signal's onset is its first line in the onset bucket (the bucket
-is ``window.step_seconds`` long), or the bucket's start when its lines were not all read.
-
-Findings are ordered by onset (earliest first: in a cascade the culprit usually moved first),
-then by significance. Log templates are counted before and after the onset of the chosen
-levels' line rate; with no such onset, at the window's start (a template the lines before
-the window lack is new in it); a template that began after the service's first line and still
-occurs at its own rate is counted from its first line, so new (``_ongoing``: a change that
-began shortly before the window). When the analysis could not reach back before the window
-there is nothing to split on: every record counts as "after" and no template is flagged new
-(``window.onset`` is null).
+Log templates are counted before and after the onset of the chosen levels' line rate, else the
+window's start; with nothing before the window, no template is new (``window.onset`` is null).
 """
 
 from __future__ import annotations
@@ -47,11 +23,13 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from ..telemetry import TelemetryBackend
+from ..telemetry.common import iso
 from .curves import Analysed
-from .logpatterns import LogPattern, Row, mine_patterns, mine_rows
-from .onsets import Finding, iso
+from .logpatterns import LogPattern, mine_patterns, mine_rows
+from .onsets import Finding
 from .series import (
     RECENT_RANGE,
+    Row,
     bucket_edges,
     bucket_step,
     count_by_bucket,
@@ -138,9 +116,8 @@ def service_anomalies(
 
 
 def reach_back(start: datetime, end: datetime, step: timedelta) -> datetime:
-    """Where the analysis of ``[start, end]`` begins: at least ``RECENT_RANGE`` before ``end``
-    (whole steps before ``start``, so the buckets of the window stay where they were), so a
-    window that lies inside an incident still has the calm before it as a baseline."""
+    """Where the analysis of ``[start, end]`` begins: at least ``RECENT_RANGE`` before ``end``,
+    in whole steps before ``start``."""
     if end - start >= RECENT_RANGE:
         return start
     return start - step * math.ceil((RECENT_RANGE - (end - start)) / step)
@@ -186,11 +163,9 @@ def service_log_patterns(
 def _ongoing(
     pattern: LogPattern, begin: datetime | None, split: datetime, end: datetime
 ) -> LogPattern:
-    """``pattern`` counted from its first line when it began after the service's first line
-    and still occurs after the split at no more than ``SURGE`` times its rate before it (a
-    surge at the split makes the lines before it the baseline), and its own rate (lines per
-    time since its first one) would leave the silence before it with a chance under
-    ``1 / ONGOING_ODDS``: a change that is still going on, and new."""
+    """``pattern`` counted from its first line (new) when it began after the service's first
+    line, occurs after the split at no more than ``SURGE`` times its rate before it, and its own
+    rate would leave the silence before it with a chance under ``1 / ONGOING_ODDS``."""
     if pattern.new or not pattern.count_after or begin is None:
         return pattern
     since = split - pattern.first_seen
@@ -281,12 +256,4 @@ def to_first_line(finding: Finding, times: Sequence[datetime], step: timedelta) 
 def _cut(pattern: LogPattern) -> LogPattern:
     if len(pattern.example) <= MAX_EXAMPLE:
         return pattern
-    return LogPattern(
-        pattern.template,
-        pattern.example[:MAX_EXAMPLE] + "…",
-        pattern.count_before,
-        pattern.count_after,
-        pattern.first_seen,
-        pattern.new,
-        pattern.levels,
-    )
+    return replace(pattern, example=pattern.example[:MAX_EXAMPLE] + "…")

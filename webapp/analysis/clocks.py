@@ -21,7 +21,6 @@ class Atom:
 
     begin: int
     end: int
-    text: str
     hour: int
     minute: int
     second: int = 0
@@ -30,11 +29,9 @@ class Atom:
 
 
 _NUMBERS = {
-    "a": 1,
-    "an": 1,
-    "one": 1,
-    "two": 2,
-    "three": 3,
+    **dict.fromkeys(("a", "an", "one"), 1),
+    **dict.fromkeys(("two", "couple", "couple of"), 2),
+    **dict.fromkeys(("three", "few"), 3),
     "four": 4,
     "five": 5,
     "six": 6,
@@ -45,9 +42,6 @@ _NUMBERS = {
     "forty": 40,
     "sixty": 60,
     "ninety": 90,
-    "few": 3,
-    "couple": 2,
-    "couple of": 2,
 }
 _ZH_DIGITS = {"零": 0, "一": 1, "二": 2, "两": 2, "三": 3, "四": 4, "五": 5}
 _ZH_DIGITS |= {"六": 6, "七": 7, "八": 8, "九": 9}
@@ -79,25 +73,13 @@ def find_clock_times(text: str) -> list[Atom]:
     atoms: list[Atom] = []
     masked = list(text)
     for match in _ISO.finditer(text):
-        moment = _iso_moment(match)
-        if moment is None:
+        if (moment := _iso_moment(match)) is None:
             continue
-        zone, end = match.group(5), match.end()
-        if zone is None and (after := _ZONE_AFTER.match(text, end)):
+        begin, end, zone = match.start(), match.end(), None
+        if match.group(5) is None and (after := _ZONE_AFTER.match(text, end)):
             zone, end = after.group(1), after.end()
-        atoms.append(
-            Atom(
-                match.start(),
-                end,
-                text[match.start() : end],
-                moment.hour,
-                moment.minute,
-                moment.second,
-                zone if not match.group(5) else None,
-                moment,
-            )
-        )
-        masked[match.start() : end] = " " * (end - match.start())
+        atoms.append(Atom(begin, end, moment.hour, moment.minute, moment.second, zone, moment))
+        masked[begin:end] = " " * (end - begin)
     for match in _NOT_TIME.finditer("".join(masked)):
         masked[match.start() : match.end()] = " " * (match.end() - match.start())
     plain = "".join(masked)
@@ -147,7 +129,7 @@ def _with_zone(text: str, begin: int, end: int, hour: int, minute: int, second: 
         zone, end = after.group(1), after.end()
     elif before := _ZONE_BEFORE.search(text[:begin]):
         zone, begin = before.group(1), before.start()
-    return Atom(begin, end, text[begin:end], hour, minute, second, zone)
+    return Atom(begin, end, hour, minute, second, zone)
 
 
 def _iso_moment(match: re.Match[str]) -> datetime | None:

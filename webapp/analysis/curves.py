@@ -1,43 +1,23 @@
 """The series behind each ``detect_anomalies`` finding, recorded in the tool's output.
 
-A finding states medians, a peak and an onset; its chart needs the curve they came from.
-:class:`Analysed` runs ``detect_onset`` and remembers the series each signal's detector saw;
-:meth:`Analysed.as_dicts` gives the findings' raw-output dicts with two more fields:
-
-* ``points``: the analysed series as ``[timestamp, value]`` pairs, oldest first (the shape of a
-  ``query_metrics`` point); a log signal's points are its line counts per bucket start;
-* ``downsampled``: true when ``points`` is not every point the detector saw.
-
-A series longer than its share of the budget is thinned by LTTB ("largest triangle three
-buckets", Steinarsson 2013): deterministic, the first and last points kept, and every kept point
-is a real point of the series (never an average), so a cited point is a value the telemetry
-held. The onset, the last baseline point and the peak are always kept, so the chart marks them
-on the curve and a claim can cite them. Values are rounded like the finding's own numbers (five
-significant digits), so the peak point reads exactly as ``incident.peak``.
-
-Budget: at most ``MAX_POINTS`` per finding and about ``BUDGET`` per output (each finding's
-share, never under ``MIN_POINTS``). A point is about 31 bytes of JSON (some 19 tokens), so an
-output grows by about 11 KB at most until it has more than ``BUDGET // MIN_POINTS`` findings
-(then by about 0.75 KB a finding): the model reads the output too, so the budget is a trade
-between the chart's detail and the prompt's length.
-
-A point is a leaf (an array of a string and a number): ``$.findings[2].points[17]`` is citable,
-and its grounding context is the point plus the finding's scalar fields and the flat
-``baseline``/``incident`` objects, as for a point of a ``query_metrics`` series. The
-array itself is not a leaf, and arrays never enter the context of the finding's other fields.
-Booleans never enter a context either, so ``downsampled`` grounds nothing.
+:class:`Analysed` runs the detector and remembers the series each signal's detector saw;
+:meth:`Analysed.as_dicts` adds to each finding its ``points`` (``[timestamp, value]`` pairs,
+oldest first; a log signal's line counts per bucket start) and ``downsampled`` (true when
+``points`` is not every point). A series longer than its share of the budget (``MAX_POINTS``
+per finding, about ``BUDGET`` per output, never under ``MIN_POINTS``) is thinned by LTTB
+("largest triangle three buckets"), keeping the onset, the last baseline point and the peak.
 """
 
 from __future__ import annotations
 
 import bisect
-import math
 from collections.abc import Sequence
-from datetime import datetime, timezone
+from datetime import datetime
 from operator import itemgetter
 from typing import Any
 
-from .onsets import Finding, Point, detect_ongoing, detect_onset, finite_points
+from ..telemetry.common import iso
+from .onsets import Finding, Point, detect_ongoing, detect_onset, finite_points, significant
 
 #: The most points recorded for one finding (about one per chart pixel column that matters).
 MAX_POINTS = 120
@@ -45,22 +25,13 @@ MAX_POINTS = 120
 BUDGET = 360
 #: A finding's share of the budget never falls below this.
 MIN_POINTS = 24
-#: The points of a finding are rounded to this many significant digits (as its numbers are).
-DIGITS = 5
 
 
 class Analysed:
-    """Runs ``detect_onset`` on each signal and keeps the series it analysed, by signal."""
+    """Runs the detector on each signal and keeps the series it analysed, by signal."""
 
     def __init__(self) -> None:
         self.series: dict[tuple[str, str], list[Point]] = {}
-
-    def detect(
-        self, points: Sequence[Point], *, signal: str, kind: str = "metric", **options: Any
-    ) -> Finding | None:
-        """``detect_onset(points, ...)``, remembering ``points`` for ``(kind, signal)``."""
-        self.series[kind, signal] = list(points)
-        return detect_onset(points, signal=signal, kind=kind, **options)
 
     def detect_since(
         self,
@@ -72,25 +43,24 @@ class Analysed:
         **options: Any,
     ) -> Finding | None:
         """A change that began before ``since`` and still holds after it (``detect_ongoing``
-        over all ``points``, which reach back before the window: a window inside an incident
-        takes its baseline before the incident), else a change in the points from ``since``
-        on (``detect``)."""
+        over all ``points``), else a change in the points from ``since`` on (``detect_onset``);
+        the series analysed is remembered for ``(kind, signal)``."""
         inside = points[bisect.bisect_left(points, since, key=itemgetter(0)) :]  # oldest first
         if len(inside) < len(points):
             found = detect_ongoing(points, since, signal=signal, kind=kind, **options)
             if found is not None:
                 self.series[kind, signal] = list(points)
                 return found
-        return self.detect(inside, signal=signal, kind=kind, **options)
+        self.series[kind, signal] = list(inside)
+        return detect_onset(inside, signal=signal, kind=kind, **options)
 
     def as_dicts(self, findings: Sequence[Finding]) -> list[dict[str, Any]]:
         """The findings' raw-output dicts, each with its ``points`` and ``downsampled``."""
         limit = share(len(findings))
-        stamps: dict[datetime, str] = {}  # the signals of one output share their bucket starts
         out = []
         for finding in findings:
             points, downsampled = curve(
-                self.series.get((finding.kind, finding.signal), []), finding, limit, stamps
+                self.series.get((finding.kind, finding.signal), []), finding, limit
             )
             out.append({**finding.as_dict(), "points": points, "downsampled": downsampled})
         return out
@@ -101,33 +71,17 @@ def share(findings: int) -> int:
     return max(MIN_POINTS, min(MAX_POINTS, BUDGET // max(1, findings)))
 
 
-def curve(
-    points: Sequence[Point],
-    finding: Finding,
-    limit: int,
-    stamps: dict[datetime, str] | None = None,
-) -> tuple[list[list[Any]], bool]:
-    """The finding's series as recorded: at most ``limit`` points, its anchors kept.
-
-    ``stamps`` remembers each moment's text across the calls of one output (optional)."""
+def curve(points: Sequence[Point], finding: Finding, limit: int) -> tuple[list[list[Any]], bool]:
+    """The finding's series as recorded: at most ``limit`` (at least 6) points, anchors kept."""
     clean = finite_points(points)
-    memo = stamps if stamps is not None else {}
     if len(clean) <= limit:
-        return [_point(p, memo) for p in clean], False
+        return [_point(p) for p in clean], False
     times = [t for t, _ in clean]
-    anchors = {
-        i
-        for i in (
-            _at_or_before(times, finding.onset),
-            _at_or_before(times, finding.baseline.end),
-            _at_or_before(times, finding.incident.peak_at),
-        )
-        if i is not None
-    }
-    kept = set(lttb(clean, max(3, limit - len(anchors)))) | anchors  # room for the anchors
-    while len(kept) > limit:  # only for a limit under 6: LTTB keeps at least 3
-        kept.discard(max(kept - anchors - {0, len(clean) - 1}, default=min(kept - anchors)))
-    return [_point(clean[i], memo) for i in sorted(kept)], True
+    # the last point at or before each anchor (a log onset lies inside its bucket)
+    moments = (finding.onset, finding.baseline.end, finding.incident.peak_at)
+    anchors = {bisect.bisect_right(times, moment) - 1 for moment in moments}
+    kept = set(lttb(clean, limit - len(anchors))) | anchors  # room for the anchors
+    return [_point(clean[i]) for i in sorted(kept)], True
 
 
 def lttb(points: Sequence[tuple[datetime, float]], limit: int) -> list[int]:
@@ -164,23 +118,5 @@ def lttb(points: Sequence[tuple[datetime, float]], limit: int) -> list[int]:
     return chosen
 
 
-def _at_or_before(times: Sequence[datetime], moment: datetime) -> int | None:
-    """The last point at or before ``moment`` (a log onset lies inside its bucket)."""
-    index = bisect.bisect_right(times, moment) - 1
-    return index if index >= 0 else None
-
-
-def _point(point: tuple[datetime, float], stamps: dict[datetime, str]) -> list[Any]:
-    moment, value = point
-    if (text := stamps.get(moment)) is None:
-        utc = moment.astimezone(timezone.utc) if moment.utcoffset() else moment
-        text = stamps[moment] = utc.isoformat()[:19] + "Z"  # as ``iso``, but faster
-    # a whole number is its own rounding (most points: log counts)
-    return [text, value if value.is_integer() else significant(value)]
-
-
-def significant(value: float, digits: int = DIGITS) -> float:
-    """``value`` to ``digits`` significant digits (whole numbers stay whole)."""
-    if value == 0 or not math.isfinite(value):
-        return value
-    return round(value, max(0, digits - 1 - math.floor(math.log10(abs(value)))))
+def _point(point: tuple[datetime, float]) -> list[Any]:
+    return [iso(point[0]), significant(point[1])]

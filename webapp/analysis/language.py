@@ -1,10 +1,7 @@
-"""The language a question is written in (``zh`` when it carries Chinese, else ``en``), and
-the words by which a follow-up refers back to the previous turn.
+"""The language a question is written in, and the words that say what it asks.
 
-Only the two languages the product answers in are told apart. A question counts as Chinese
-when at least ``CJK_SHARE`` of its letters are CJK ideographs, or it has at least
-``MIN_CJK`` of them: service names, metric names and log phrases pasted into a Chinese
-question are Latin, so a plain majority vote would misread most real Chinese questions.
+A question is Chinese (``zh``) when at least ``CJK_SHARE`` of its letters are CJK ideographs or
+it has at least ``MIN_CJK`` of them (names pasted into a Chinese question are Latin); else ``en``.
 """
 
 from __future__ import annotations
@@ -24,11 +21,6 @@ def question_language(text: str) -> str:
     if cjk >= MIN_CJK or (cjk and cjk / (cjk + latin) >= CJK_SHARE):
         return "zh"
     return "en"
-
-
-def has_cjk(text: str) -> bool:
-    """True when ``text`` contains a CJK ideograph."""
-    return _CJK.search(text) is not None
 
 
 #: Words by which a question points back at what the previous turn was about.

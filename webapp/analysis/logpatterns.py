@@ -1,47 +1,34 @@
 """Log templates, counted before and after an onset; services named in logs.
 
-``mine_patterns(records, split)`` groups the messages into events (``logevents``: their constant
-words, joined by longest common subsequence; that module says what was measured and why it is
-not drain3), deterministically (rows are read oldest first, so the same records always give the
-same templates), then counts each template's records before and after ``split``. A template is
-``new`` when it has records after the split and none before it.
+``mine_patterns(records, split)`` groups the messages into events (``logevents``),
+deterministically, then counts each template's records before and after ``split``. A template
+is ``new`` when it has records after the split and none before it.
 
 A template is its event's oldest message with its values masked - ``<UUID>``, ``<IP>``,
-``<HEX>``, ``<ID>`` (8 or more hex digits, so the counters ``00000005`` and ``0000000d`` read
-alike), ``<NUM>`` - and ``<*>`` for each other word that differs between the event's messages
-(``user=<*>`` for a ``key=value`` word). Masking is done once per message, and each distinct
-masked message is grouped once.
-
-Masking is exact and cheap for the common case of messages that differ only in their digits
-(``took 1165ms`` / ``took 1887ms``): the masks' character classes treat every ASCII digit alike,
-except the literal ``0`` of ``0x``, so a message without ``0x`` matches the masks at the same
-places as its *digit shape* (every ASCII digit written as ``1``). The masked digit shape is
-computed once (``_shape_mask``, cached) as pieces of masked text between the unmatched stretches
-that hold digits (``v1`` in ``/api/v1/``), which are copied from the message itself; a message
-with ``0x`` goes through the masks directly. ``test_logpatterns`` checks this equals the plain
-substitution on the demo's lines and on random text.
+``<HEX>``, ``<ID>`` (8 or more hex digits), ``<NUM>`` - and ``<*>`` for each other word that
+differs between the event's messages (``user=<*>`` for a ``key=value`` word).
 
 ``named_services(records, services, exclude)`` counts, per other known service, the messages
-that name it (a whole-word, case-insensitive match of the service name or one of its aliases):
-what the data says a service depends on, never guessed from word overlap.
+that name it (a whole-word, case-insensitive match of the service name or one of its aliases).
 """
 
 from __future__ import annotations
 
 import re
 from bisect import bisect_left, bisect_right
-from collections import Counter
+from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
+from datetime import datetime
 from functools import lru_cache
-from itertools import accumulate, compress, count, repeat
-from operator import is_, itemgetter
+from itertools import accumulate
 from typing import Any
 
+from ..telemetry.common import iso
 from .logevents import constant_words, group
+from .series import Row, log_rows, parse_stamps
 
-#: Masked digit shapes remembered (messages that differ only in their digits share one).
+#: Masked messages remembered.
 MASK_CACHE = 32768
 #: Mined line sets remembered (keyed by the lines: the two analysis tools of one service and
 #: window mine the same ones).
@@ -83,129 +70,24 @@ class LogPattern:
             "example": self.example,
             "count_before": self.count_before,
             "count_after": self.count_after,
-            "first_seen": self.first_seen.astimezone(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
+            "first_seen": iso(self.first_seen),
             "new": self.new,
         }
 
 
 _NAMES = {name: f"<{name}>" for _, name in _MASKS}
-#: Every ASCII digit as ``1``: the digit shape of a message (see the module docstring), made on
-#: its UTF-8 bytes (digits are single bytes there; bytes.translate is ten times str.translate).
-_DIGIT_SHAPE = bytes.maketrans(b"0123456789", b"1111111111")
-_HAS_DIGIT = re.compile("[0-9]")
-
-
-def _replace(match: re.Match[str]) -> str:
-    return _NAMES[match.lastgroup or ""]
-
-
-def plain_mask(message: str) -> str:
-    """The masks applied directly to ``message`` (what ``mask`` returns, without its shortcut)."""
-    return _COMBINED.sub(_replace, message)
-
-
-def mask(message: str) -> str:
-    """``message`` with ids, addresses, numbers and durations replaced by ``<UUID>``... masks."""
-    return mask_all([message])[0]
-
-
-def mask_all(messages: Sequence[str]) -> list[str]:
-    """``mask`` of every message; the digit shapes of all of them come from a few calls on
-    their joined text (join, encode, translate, decode, split), not a few per message, and each
-    distinct shape is masked once. A message whose masked shape has no slots (no unmatched
-    stretch holding digits: most lines) is its masked shape, looked up in C (``map``); only the
-    others take a Python step each."""
-    joined = "\n".join(messages)
-    shapes = _digit_shape(joined).split("\n")
-    if len(shapes) != len(messages):  # a message holds a line break: shape each on its own
-        shapes = [_digit_shape(message) for message in messages]
-    plans = {shape: _shape_mask(shape) for shape in dict.fromkeys(shapes)}
-    whole = {shape: pieces[0] for shape, (pieces, slots) in plans.items() if not slots}
-    maybe_hex = "0x" in joined
-    masked: list[str | None] = list(map(whole.get, shapes))
-    if len(whole) == len(plans) and not maybe_hex:
-        return masked  # type: ignore[return-value]  # every shape is in ``whole``
-    pending = range(len(messages)) if maybe_hex else compress(count(), map(is_, masked, _NONE))
-    for index in pending:
-        message = messages[index]
-        if maybe_hex and "0x" in message:
-            masked[index] = plain_mask(message)
-            continue
-        pieces, slots = plans[shapes[index]]
-        if not slots:
-            continue
-        if len(slots) == 1:  # the common case (``/api/v1/`` in a path)
-            start, end = slots[0]
-            masked[index] = pieces[0] + message[start:end] + pieces[1]
-            continue
-        parts = [pieces[0]]
-        for (start, end), piece in zip(slots, pieces[1:], strict=True):
-            parts += (message[start:end], piece)
-        masked[index] = "".join(parts)
-    return masked  # type: ignore[return-value]  # every None was filled in
-
-
-_NONE = repeat(None)
-
-
-def _digit_shape(text: str) -> str:
-    return (
-        text.encode("utf-8", "surrogatepass")
-        .translate(_DIGIT_SHAPE)
-        .decode("utf-8", "surrogatepass")
-    )
 
 
 @lru_cache(maxsize=MASK_CACHE)
-def _shape_mask(shape: str) -> tuple[tuple[str, ...], tuple[tuple[int, int], ...]]:
-    """The masked digit shape as pieces around ``slots``: the unmatched stretches holding digits,
-    whose text is the message's own (``pieces[0] + message[slot 0] + pieces[1] + ...``)."""
-    pieces: list[str] = []
-    slots: list[tuple[int, int]] = []
-    current: list[str] = []
-    position = 0
-
-    def keep(end: int) -> None:
-        gap = shape[position:end]
-        if _HAS_DIGIT.search(gap):
-            pieces.append("".join(current))
-            current.clear()
-            slots.append((position, end))
-        else:
-            current.append(gap)
-
-    for match in _COMBINED.finditer(shape):
-        keep(match.start())
-        current.append(_replace(match))
-        position = match.end()
-    keep(len(shape))
-    pieces.append("".join(current))
-    return tuple(pieces), tuple(slots)
+def mask(message: str) -> str:
+    """``message`` with ids, addresses, numbers and durations replaced by ``<UUID>``... masks."""
+    return _COMBINED.sub(lambda match: _NAMES[match.lastgroup or ""], message)
 
 
 def clear_caches() -> None:
-    """Forget every masked digit shape and mined line set (benchmarks measure cold runs)."""
-    _shape_mask.cache_clear()
+    """Forget every masked message and mined line set (benchmarks measure cold runs)."""
+    mask.cache_clear()
     _templates.cache_clear()
-
-
-Row = tuple[datetime, str, str]
-
-
-def log_rows(records: Sequence[Mapping[str, Any]], times: Sequence[datetime]) -> tuple[Row, ...]:
-    """The ``(time, message, level)`` rows of ``records`` (``times``: their parsed timestamps,
-    same order), built in C (``map``/``zip``) when every record has both fields as strings."""
-    try:
-        messages, levels = list(map(_MESSAGE, records)), list(map(_LEVEL, records))
-    except KeyError:  # a record without one of them: it reads as ""
-        messages = [r.get("message", "") for r in records]
-        levels = [r.get("level", "") for r in records]
-    if not set(map(type, messages)) | set(map(type, levels)) <= {str}:
-        messages, levels = list(map(str, messages)), list(map(str, levels))
-    return tuple(zip(times, messages, levels, strict=True))
-
-
-_MESSAGE, _LEVEL = itemgetter("message"), itemgetter("level")
 
 
 def mine_patterns(
@@ -213,13 +95,10 @@ def mine_patterns(
     split: datetime | None = None,
     times: Sequence[datetime] | None = None,
 ) -> list[LogPattern]:
-    """Templates of ``records`` (``timestamp``/``message``/``level`` dicts), most telling first.
-
-    Order: new templates first, then by count after the split, count before, template text.
-    With ``split`` None every record counts as "after" and nothing is new. ``times`` are the
-    records' timestamps already parsed (same order), when the caller has them.
-    """
-    stamps = times if times is not None else [_time(r["timestamp"]) for r in records]
+    """Templates of ``records`` (``timestamp``/``message``/``level`` dicts): new ones first,
+    then by count after the split, count before, template text. With ``split`` None every
+    record counts as "after" and nothing is new; ``times`` are the parsed timestamps, if any."""
+    stamps = times if times is not None else parse_stamps([r["timestamp"] for r in records])
     return mine_rows(log_rows(records, stamps), split)
 
 
@@ -255,51 +134,29 @@ class _Members:
 
     @classmethod
     def of(cls, rows: tuple[Row, ...]) -> _Members:
-        levels = set(map(_ROW_LEVEL, rows))
-        levels.discard("")
-        return cls(rows, tuple(sorted(levels)), tuple(map(_ROW_TIME, rows)))
-
-
-_ROW_TIME, _ROW_MESSAGE, _ROW_LEVEL = itemgetter(0), itemgetter(1), itemgetter(2)
+        levels = {level for _, _, level in rows} - {""}
+        return cls(rows, tuple(sorted(levels)), tuple(moment for moment, _, _ in rows))
 
 
 @lru_cache(maxsize=TEMPLATE_CACHE)
 def _templates(rows: tuple[Row, ...]) -> tuple[tuple[str, _Members], ...]:
     """``(time, message, level)`` rows grouped by event (``logevents``), in order of first
-    appearance, each with its template.
-
-    Cached on the rows themselves: ``detect_anomalies`` and then ``log_patterns`` over the same
-    window mine the same lines and differ only in where they split them. Each distinct masked
-    message is read once; the rows are grouped without a Python step per row: a stable sort of
-    their indices by event puts each event's rows together, oldest first, taken out with
-    ``itemgetter``.
-    """
-    # Sorted on the whole row (time, message, level): rows that tie on time and message are
-    # the same message, so their order among themselves changes nothing below.
+    appearance, each with its template (cached: both analysis tools mine the same lines)."""
     ordered = sorted(rows)
-    messages = list(map(_ROW_MESSAGE, ordered))
-    masked = mask_all(messages)
+    messages = [message for _, message, _ in ordered]
+    masked = list(map(mask, messages))
     raw = dict(zip(masked, messages, strict=True))
     shapes = list(raw)
-    words = [constant_words(raw[shape]) for shape in shapes]
-    events = group(words)
+    events = group([constant_words(raw[shape]) for shape in shapes])
+    event_of = dict(zip(shapes, events, strict=True))
+    grouped: dict[int, list[Row]] = defaultdict(list)
+    for row, shape in zip(ordered, masked, strict=True):
+        grouped[event_of[shape]].append(row)
     common = _common_words(shapes, events)
-    if len(common) <= 1:
-        members = _Members.of(tuple(ordered))
-        return tuple((_template(members.rows[0][1], words_), members) for words_ in common)
-    ranks = list(map(dict(zip(shapes, events, strict=True)).__getitem__, masked))
-    order = sorted(range(len(ranks)), key=ranks.__getitem__)
-    sizes = Counter(ranks)
-    grouped = []
-    start = 0
-    for n, shared in enumerate(common):
-        taken = order[start : start + sizes[n]]
-        start += sizes[n]
-        members = _Members.of(
-            itemgetter(*taken)(ordered) if len(taken) > 1 else (ordered[taken[0]],)
-        )
-        grouped.append((_template(members.rows[0][1], shared), members))
-    return tuple(grouped)
+    return tuple(
+        (_template(members[0][1], common[n]), _Members.of(tuple(members)))
+        for n, members in sorted(grouped.items())
+    )
 
 
 def _common_words(shapes: list[str], events: list[int]) -> list[frozenset[str]]:
@@ -357,18 +214,9 @@ HOST_SUFFIX = r"(?:-(?=[a-z]*\d)[a-z0-9]+){0,2}"
 
 
 def _name_pattern(name: str) -> re.Pattern[str]:
-    """``name`` in lower case, or one of its hosts; an ASCII name as a whole word: no word
-    character or hyphen on either side (the look-behind follows the name, so it is tried only
-    where the name is)."""
+    """``name`` in lower case, or one of its hosts; an ASCII name as a whole word (no word
+    character or hyphen on either side)."""
     escaped = re.escape(name.lower())
     if not name.isascii():
         return re.compile(escaped)
     return re.compile(rf"{escaped}(?<![\w-]{escaped}){HOST_SUFFIX}(?![\w-])")
-
-
-def _time(value: Any) -> datetime:
-    if isinstance(value, datetime):
-        moment = value
-    else:
-        moment = datetime.fromisoformat(str(value).replace("Z", "+00:00"))
-    return moment if moment.tzinfo else moment.replace(tzinfo=timezone.utc)

@@ -2,29 +2,24 @@
 
 ``resolve_services(text, services, aliases)`` reads the question in this order:
 
-1. **exact** - a service's full name as a whole word (``billing-service``), case-insensitive;
-2. **alias** - a name the backend declares for it (``service_aliases()``: other spellings,
-   Chinese names such as ``账单服务``); non-ASCII aliases match as substrings, since Chinese
-   has no spaces between words;
-3. **fuzzy** - a token shaped like a service name (``biling-service``, ``ledgr-svc``)
-   whose *stem* (the name without generic parts such as ``service``, ``svc``, ``api``) is
-   within ``FUZZY_THRESHOLD`` (rapidfuzz's normalised Levenshtein ratio) of a service's stem;
-4. **partial** - a distinctive part of a service's name used as a word ("billing is slow" ->
-   ``billing-service``), also when misspelt by a letter or two (``PART_THRESHOLD``,
-   ``MIN_TYPO_WORD``).
+1. **exact** - a service's full name as a whole word, case-insensitive;
+2. **alias** - a name the backend declares for it (non-ASCII aliases match as substrings);
+3. **fuzzy** - a service-shaped token (``biling-service``) whose *stem* (the name without
+   generic parts such as ``service``) is within ``FUZZY_THRESHOLD`` of a service's stem;
+4. **partial** - a distinctive part of a service's name used as a word ("billing is slow"),
+   also when misspelt by a letter or two (``PART_THRESHOLD``, ``MIN_TYPO_WORD``).
 
 A misspelt name resolves only when one service is clearly closest (``CLEAR_MARGIN``). A
-misspelt *compound* name (``core-boking``) is then read whole against every service's full name
-(``WHOLE_NAME_EDITS``), so its parts cannot name two different services; a name written
-against Chinese text ("reportd报错了") is read as one word.
-
-A service-shaped token that resolves to nothing is **unknown** and comes back with the closest
-names as suggestions - the caller says the service is unknown instead of guessing.
+misspelt compound name (``core-boking``) is then read whole against every service's full name
+(``WHOLE_NAME_EDITS``), so its parts cannot name two services; a name written against Chinese
+text ("reportd报错了") is read as one word. A service-shaped token that resolves to nothing is
+**unknown** and comes back with the closest names as suggestions.
 """
 
 from __future__ import annotations
 
 import re
+from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
@@ -51,22 +46,8 @@ SUGGESTIONS = 3
 #: Parts of service names that identify no service on their own.
 GENERIC_PARTS = frozenset(
     {
-        "service",
-        "services",
-        "svc",
-        "api",
-        "app",
-        "server",
-        "worker",
-        "main",
-        "primary",
-        "the",
-        "v1",
-        "v2",
-        "prod",
-        "backend",
-        "frontend",
-        "srv",
+        *("service", "services", "svc", "api", "app", "server", "worker", "main", "primary"),
+        *("the", "v1", "v2", "prod", "backend", "frontend", "srv"),
     }
 )
 #: Endings that make a hyphenated token look like a service name even when it is not one.
@@ -114,23 +95,20 @@ class Resolution:
 
 
 def _resolve_words(
-    text: str, services: Sequence[str], aliases: Mapping[str, Sequence[str]] | None = None
-) -> Resolution:
+    text: str, services: Sequence[str], aliases: Mapping[str, Sequence[str]], known: set[str]
+) -> tuple[list[NameMatch], list[UnknownName]]:
     """Steps 1-4 of the module docstring, token by token."""
     lowered = text.lower()
     found: list[tuple[int, NameMatch]] = []
     for service in services:
         if (at := _word_at(lowered, service.lower())) >= 0:
             found.append((at, NameMatch(service, "exact", service)))
-    for service, names in (aliases or {}).items():
+    for service, names in aliases.items():
         if service not in services or any(m.service == service for _, m in found):
             continue
         for name in sorted(names, key=len, reverse=True):
-            at = (
-                lowered.find(name.lower())
-                if not name.isascii()
-                else _word_at(lowered, name.lower())
-            )
+            spelt = name.lower()
+            at = _word_at(lowered, spelt) if name.isascii() else lowered.find(spelt)
             if at >= 0:
                 found.append((at, NameMatch(service, "alias", name)))
                 break
@@ -139,7 +117,7 @@ def _resolve_words(
     taken = {m.service for _, m in found}
     for token in _TOKEN.finditer(text):
         word = token.group(0)
-        if not _service_shaped(word) or _known(word, services, aliases):
+        if not _service_shaped(word) or word.lower() in known:
             continue
         best = _closest_stem(word, [s for s in services if s not in taken])
         if best is not None:
@@ -151,32 +129,20 @@ def _resolve_words(
     if not found:
         found = _partial(masked, services)
     found.sort(key=lambda item: item[0])
-    return Resolution([m for _, m in found], unknown)
+    return [m for _, m in found], unknown
 
 
 def resolve_services(
     text: str, services: Sequence[str], aliases: Mapping[str, Sequence[str]] | None = None
 ) -> Resolution:
-    """The services ``text`` names among ``services`` (see the module docstring).
-
-    Steps 1-4 read a compound token that does not end like a service name (``core-boking``,
-    ``quoote_jobs``) word by word, so its parts can name different services (``core`` names
-    ``core-booking``, ``boking`` names ``mysql-booking-01``): the user named one service and
-    would get an answer about two, one of them healthy. Chinese writes a name against its
-    words ("reportd报错了"): a space is put between Chinese and Latin letters or digits first,
-    so the name is a whole word (else only its parts match, and ``mysql-report-01`` with
-    them). A compound token that is no known
-    name is compared whole with every service's full name: within ``WHOLE_NAME_EDITS`` of
-    exactly one, it names that one alone; equally close to several, it is ambiguous and comes
-    back unknown with those names as suggestions (the answer asks which), never a guess.
-    """
+    """The services ``text`` names among ``services`` (see the module docstring)."""
     text = _apart(text)
-    if aliases:
-        aliases = {service: [_apart(name) for name in names] for service, names in aliases.items()}
-    resolution = _resolve_words(text, services, aliases)
-    matches, unknown = list(resolution.matches), list(resolution.unknown)
+    aliases = {
+        service: [_apart(name) for name in names] for service, names in (aliases or {}).items()
+    }
     known = {s.lower() for s in services}
-    known |= {a.lower() for names in (aliases or {}).values() for a in names}
+    known |= {a.lower() for names in aliases.values() for a in names}
+    matches, unknown = _resolve_words(text, services, aliases, known)
     for token in _COMPOUND.finditer(text):
         word = token.group(0)
         if word.lower() in known or any(m.text == word for m in matches if m.how != "partial"):
@@ -186,16 +152,15 @@ def resolve_services(
         if not closest or (reported and len(closest) > 1):
             continue
         unknown = [u for u in unknown if u.text != word]
-        parts = set(re.findall(r"[a-z0-9]+", word.lower()))
+        parts = set(_PARTS.findall(word.lower()))
         from_parts = [m for m in matches if m.how == "partial" and m.text.lower() in parts]
         at = matches.index(from_parts[0]) if from_parts else len(matches)
         matches = [m for m in matches if m not in from_parts]
-        if len(closest) == 1:
-            if all(m.service != closest[0] for m in matches):
-                score = float(fuzz.ratio(word.lower(), closest[0].lower()))
-                matches.insert(at, NameMatch(closest[0], "fuzzy", word, score))
-        else:
+        if len(closest) > 1:
             unknown.append(UnknownName(word, closest))
+        elif all(m.service != closest[0] for m in matches):
+            score = float(fuzz.ratio(word.lower(), closest[0].lower()))
+            matches.insert(at, NameMatch(closest[0], "fuzzy", word, score))
     return Resolution(matches, unknown)
 
 
@@ -218,9 +183,7 @@ def _closest_whole(word: str, services: Sequence[str]) -> list[str]:
         distance = OSA.distance(spelt, name, score_cutoff=bound)
         if distance <= bound:
             distances[service] = distance
-    if not distances:
-        return []
-    best = min(distances.values())
+    best = min(distances.values(), default=0)
     return [s for s, d in distances.items() if d == best]
 
 
@@ -248,16 +211,8 @@ def _service_shaped(word: str) -> bool:
     return len(parts) > 1 and parts[-1] in SERVICE_SUFFIXES
 
 
-def _known(word: str, services: Sequence[str], aliases: Mapping[str, Sequence[str]] | None) -> bool:
-    names = {s.lower() for s in services}
-    names |= {a.lower() for values in (aliases or {}).values() for a in values}
-    return word.lower() in names
-
-
 def _closest_stem(word: str, services: Sequence[str]) -> tuple[str, float] | None:
     stems = {stem(s): s for s in services}
-    if not stems:
-        return None
     ranked = process.extract(stem(word), list(stems), scorer=fuzz.ratio, limit=2)
     if not ranked or ranked[0][1] < FUZZY_THRESHOLD:
         return None
@@ -269,7 +224,7 @@ def _closest_stem(word: str, services: Sequence[str]) -> tuple[str, float] | Non
 
 def _partial(text: str, services: Sequence[str]) -> list[tuple[int, NameMatch]]:
     """Services whose distinctive name part the question uses as a word (maybe misspelt)."""
-    words = [(m.start(), m.group(0)) for m in re.finditer(r"[a-z0-9]+", text.lower())]
+    words = [(m.start(), m.group(0)) for m in _PARTS.finditer(text.lower())]
     found: list[tuple[int, NameMatch]] = []
     for service in services:
         parts = [
@@ -340,21 +295,13 @@ def described_services(
 ) -> list[tuple[str, float]]:
     """Services whose descriptions share words with ``text``, best first, with a score.
 
-    A description is any text that says what a service does (a runbook title, a catalog entry,
-    an alias). Each shared term counts by how rare it is among the descriptions (a word in
-    every description tells nothing), so "couriers can't log in" ranks "Courier app sign-in"
-    above "Assigns orders to couriers" only when more than "courier" is shared; a Latin word
-    also matches a close spelling (``DESCRIBED_THRESHOLD``). Ties are kept: the caller decides
-    with other evidence (which of them changed).
+    Each shared term counts by how rare it is among the descriptions (a word in every
+    description tells nothing); a Latin word also matches a close spelling
+    (``DESCRIBED_THRESHOLD``). Ties are kept.
     """
     asked = describe_terms(text)
-    if not asked:
-        return []
     terms = {s: describe_terms(" ".join(d)) for s, d in descriptions.items()}
-    frequency: dict[str, int] = {}
-    for found in terms.values():
-        for term in found:
-            frequency[term] = frequency.get(term, 0) + 1
+    frequency = Counter(term for found in terms.values() for term in found)
     ranked = []
     for service, found in terms.items():
         score = sum(1.0 / frequency[t] for t in _shared(asked, found))
@@ -366,17 +313,12 @@ def described_services(
 
 def _shared(asked: set[str], found: set[str]) -> set[str]:
     """The description's terms that ``asked`` uses, exactly or (Latin words) nearly."""
-    shared = asked & found
-    for term in found - shared:
-        if (
-            term.isascii()
-            and len(term) >= MIN_DESCRIBED_WORD
-            and any(
-                w.isascii()
-                and len(w) >= MIN_DESCRIBED_WORD
-                and fuzz.ratio(w, term) >= DESCRIBED_THRESHOLD
-                for w in asked
-            )
-        ):
-            shared.add(term)
-    return shared
+    latin = [w for w in asked if w.isascii() and len(w) >= MIN_DESCRIBED_WORD]
+    near = {
+        term
+        for term in found
+        if term.isascii()
+        and len(term) >= MIN_DESCRIBED_WORD
+        and any(fuzz.ratio(w, term) >= DESCRIBED_THRESHOLD for w in latin)
+    }
+    return (asked & found) | near

@@ -1,35 +1,14 @@
 """Onsets in one series (a metric, or a log level's count per bucket): when it changed, by how much.
 
-Method, in order:
+1. **Candidates** - change points from ``ruptures`` (``KernelCPD``, linear kernel: PELT with the
+   least-squares cost) on the series scaled by its point-to-point noise (``noise_scale``).
+2. **Baseline from before the onset only** - the baseline is every point before a candidate;
+   the incident is the segment that follows it.
+3. **Significance** - the robust z ``(incident median - baseline median) / spread``
+   (``baseline_spread``); the first candidate with ``|z| >= Z_SIGNIFICANT`` is the onset, moved
+   back over the points just before it that already deviate by ``Z_ONSET`` spreads.
 
-1. **Candidates** - change points from ``ruptures`` (a maintained change-point library:
-   ``KernelCPD`` with the linear kernel, i.e. PELT with the least-squares cost in its compiled
-   implementation - 0.8 ms for 181 points where the pure-Python ``Pelt`` takes 230 ms), on the
-   series scaled by its point-to-point noise (the MAD of first
-   differences, which a step does not inflate), with a BIC-style penalty
-   ``BIC_PENALTY * log(n)``. Segments shorter than ``MIN_SEGMENT`` points are not allowed, so a
-   lone spike (a periodic cron burst) never becomes a segment of its own.
-2. **Baseline from before the onset only** - for each candidate in time order, the baseline is
-   every point before it; the incident is the segment that follows (up to the next candidate).
-3. **Significance relative to the baseline's own variability** - the robust z score
-   ``(incident median - baseline median) / spread``, where ``spread`` is the baseline's
-   MAD x 1.4826 (the standard deviation of a normal sample), falling back to its mean absolute
-   deviation when more than half the baseline is identical, and floored (see
-   ``baseline_spread``) so a perfectly flat baseline does not make every wobble infinitely
-   significant. The first candidate with ``|z| >= Z_SIGNIFICANT`` is the onset. There is no
-   ratio threshold: 0.72 -> 0.9995 on a flat series is significant, 100 -> 180 on a noisy
-   series may not be.
-4. **Refinement** - PELT places a breakpoint within a point or two; the onset is moved back over
-   the points just before it that already deviate by ``Z_ONSET`` spreads in the same direction
-   (a ramp's first minutes), and the baseline is recomputed without them.
-
-A window that lies inside an incident holds no baseline of its own: ``detect_ongoing`` looks
-for a change that began before the window (over a longer series reaching back before it) and
-still holds in it - the window's median is ``Z_SIGNIFICANT`` spreads off the baseline before
-that change, in its direction.
-
-``change`` reads like ``x38.2`` when the incident median is at least ``RATIO_RENDER`` times a
-positive baseline, else as a signed difference (``+0.26``, ``-0.68``).
+``detect_ongoing`` finds a change that began before a window and still holds in it.
 """
 
 from __future__ import annotations
@@ -37,14 +16,16 @@ from __future__ import annotations
 import bisect
 import math
 import statistics
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
-from datetime import datetime, timezone
+from datetime import datetime
 from operator import itemgetter
 from typing import Any
 
 import numpy as np
 import ruptures
+
+from ..telemetry.common import iso
 
 #: Fewer points than this cannot hold a baseline and an incident: no detection.
 MIN_POINTS = 8
@@ -120,12 +101,12 @@ class Finding:
             "baseline": {
                 "start": iso(self.baseline.start),
                 "end": iso(self.baseline.end),
-                "median": _round(self.baseline.median),
-                "spread": _round(self.baseline.spread),
+                "median": significant(self.baseline.median),
+                "spread": significant(self.baseline.spread),
             },
             "incident": {
-                "median": _round(self.incident.median),
-                "peak": _round(self.incident.peak),
+                "median": significant(self.incident.median),
+                "peak": significant(self.incident.peak),
                 "peak_at": iso(self.incident.peak_at),
             },
             "change": self.change,
@@ -140,23 +121,12 @@ Point = tuple[datetime, float]
 def detect_onset(
     points: Sequence[Point], *, signal: str, kind: str = "metric", counts: bool = False
 ) -> Finding | None:
-    """The first significant change in ``points`` (oldest first), or None.
-
-    ``counts`` marks event counts per bucket (log rates), whose spread is floored at
-    ``COUNT_FLOOR``.
-    """
+    """The first significant change in ``points`` (oldest first), or None; ``counts`` marks
+    event counts per bucket, whose spread is floored at ``COUNT_FLOOR``."""
     clean = finite_points(points)
-    values = list(map(_VALUE, clean))
     if len(clean) < MIN_POINTS:
         return None
-    breakpoints = change_points(values)
-    for breakpoint in breakpoints:
-        if breakpoint < MIN_BASELINE:
-            continue
-        finding = _assess(clean, values, breakpoints, breakpoint, signal, kind, counts)
-        if finding is not None:
-            return finding
-    return None
+    return next(_findings(clean, signal, kind, counts), None)
 
 
 def detect_ongoing(
@@ -172,30 +142,35 @@ def detect_ongoing(
     clean = finite_points(points)
     if len(clean) < MIN_POINTS:
         return None
-    values = list(map(_VALUE, clean))
-    first = bisect.bisect_left(list(map(_TIME, clean)), since)
-    if first < MIN_BASELINE or len(values) - first < MIN_SEGMENT:
+    first = bisect.bisect_left(clean, since, key=_TIME)
+    if first < MIN_BASELINE or len(clean) - first < MIN_SEGMENT:
         return None
-    window = statistics.median(values[first:])
-    breakpoints = change_points(values)
-    for breakpoint in breakpoints:
-        if breakpoint < MIN_BASELINE or breakpoint > first:
-            continue
-        finding = _assess(clean, values, breakpoints, breakpoint, signal, kind, counts)
-        if finding is None or finding.onset >= since:
-            continue
+    window = statistics.median(map(_VALUE, clean[first:]))
+    for finding in _findings(clean, signal, kind, counts, last=first):
         sign = 1.0 if finding.direction == "up" else -1.0
-        if sign * (window - finding.baseline.median) >= Z_SIGNIFICANT * finding.baseline.spread:
+        off = sign * (window - finding.baseline.median)
+        if finding.onset < since and off >= Z_SIGNIFICANT * finding.baseline.spread:
             return finding
     return None
 
 
+def _findings(
+    points: list[Point], signal: str, kind: str, counts: bool, last: int | None = None
+) -> Iterator[Finding]:
+    """The significant changes at the change points from ``MIN_BASELINE`` to ``last``."""
+    values = list(map(_VALUE, points))
+    breakpoints = change_points(values)
+    for breakpoint in breakpoints:
+        if breakpoint < MIN_BASELINE or (last is not None and breakpoint > last):
+            continue
+        finding = _assess(points, values, breakpoints, breakpoint, signal, kind, counts)
+        if finding is not None:
+            yield finding
+
+
 def finite_points(points: Sequence[Point]) -> list[Point]:
     """``(t, float(v))`` for every point whose value is a finite number (None, NaN and
-    infinities dropped); built in C (``map``/``zip``) when every value is a finite float."""
-    values = list(map(_VALUE, points))
-    if set(map(type, values)) <= {float} and all(map(math.isfinite, values)):
-        return list(zip(map(_TIME, points), values, strict=True))
+    infinities dropped)."""
     clean = [(t, float(v)) for t, v in points if v is not None]
     return [(t, v) for t, v in clean if math.isfinite(v)]
 
@@ -218,22 +193,20 @@ def noise_scale(values: Sequence[float] | np.ndarray) -> float:
     """Point-to-point noise: MAD of first differences / sqrt 2 (a step barely moves it)."""
     if len(values) < 3:
         return 0.0
-    return _MAD_TO_SIGMA * _mad(np.diff(values)) / math.sqrt(2.0)
+    diffs = np.diff(values)
+    centre = statistics.median(diffs.tolist())
+    return _MAD_TO_SIGMA * statistics.median(np.abs(diffs - centre).tolist()) / math.sqrt(2.0)
 
 
-def baseline_spread(
-    values: Sequence[float], *, level: float, counts: bool = False, centre: float | None = None
-) -> float:
+def baseline_spread(values: Sequence[float], *, level: float, counts: bool = False) -> float:
     """The baseline's variability: MAD x 1.4826, else mean AD x 1.2533, floored.
 
     ``level`` is the larger magnitude of the two medians being compared; the floor is
     ``RELATIVE_FLOOR`` of it (and ``COUNT_FLOOR`` for counts, ``ABSOLUTE_FLOOR`` at worst).
-    ``centre`` is the median of ``values`` when the caller has it already.
     """
-    if centre is None:
-        centre = statistics.median(values)
+    centre = statistics.median(values)
     deviations = [abs(v - centre) for v in values]
-    spread = _MAD_TO_SIGMA * float(statistics.median(deviations))
+    spread = _MAD_TO_SIGMA * statistics.median(deviations)
     if spread == 0.0:
         spread = _MEAN_AD_TO_SIGMA * statistics.fmean(deviations)
     floor = max(RELATIVE_FLOOR * abs(level), COUNT_FLOOR if counts else ABSOLUTE_FLOOR)
@@ -263,8 +236,6 @@ def _assess(
     if abs(z) < Z_SIGNIFICANT:
         return None
     onset = _refine(values, breakpoint, centre, spread, 1.0 if z > 0 else -1.0)
-    if onset < MIN_BASELINE:
-        onset = breakpoint
     if onset != breakpoint:  # the baseline lost its last points: compare again without them
         centre, incident, spread = _compare(values, onset, segment_end, counts)
         z = (incident - centre) / spread
@@ -272,8 +243,7 @@ def _assess(
         not counts and _transient(values, breakpoints, segment_end, centre, spread)
     ):
         return None
-    after = list(points[onset:])
-    peak_at, peak = (max if z > 0 else min)(after, key=lambda p: p[1])
+    peak_at, peak = (max if z > 0 else min)(points[onset:], key=_VALUE)
     return Finding(
         signal,
         kind,
@@ -291,11 +261,8 @@ def _compare(
 ) -> tuple[float, float, float]:
     """Baseline median, incident median and baseline spread for an onset at ``onset``."""
     base = values[:onset]
-    centre = statistics.median(base)
-    incident = statistics.median(values[onset:segment_end])
-    spread = baseline_spread(
-        base, level=max(abs(centre), abs(incident)), counts=counts, centre=centre
-    )
+    centre, incident = statistics.median(base), statistics.median(values[onset:segment_end])
+    spread = baseline_spread(base, level=max(abs(centre), abs(incident)), counts=counts)
     return centre, incident, spread
 
 
@@ -322,19 +289,6 @@ def _refine(values: Sequence[float], index: int, centre: float, spread: float, s
     return index
 
 
-def _mad(values: np.ndarray) -> float:
-    centre = _median(np.sort(values))
-    return _median(np.sort(np.abs(values - centre)))
-
-
-def _median(ordered: np.ndarray) -> float:
-    """The median of sorted values, computed as ``statistics.median`` does."""
-    middle = len(ordered) // 2
-    if len(ordered) % 2:
-        return float(ordered[middle])
-    return (float(ordered[middle - 1]) + float(ordered[middle])) / 2
-
-
 def _signed(delta: float) -> str:
     if delta == 0:
         return "+0"
@@ -345,12 +299,8 @@ def _signed(delta: float) -> str:
     return ("+" if delta > 0 else "-") + digits
 
 
-def _round(value: float) -> float:
+def significant(value: float) -> float:
+    """``value`` to five significant digits (whole numbers stay whole)."""
     if value == 0 or not math.isfinite(value):
         return value
     return round(value, max(0, 4 - math.floor(math.log10(abs(value)))))
-
-
-def iso(moment: datetime) -> str:
-    """``2026-11-30T10:00:00Z``."""
-    return moment.astimezone(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")

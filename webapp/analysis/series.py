@@ -1,14 +1,10 @@
 """Series read through the telemetry port: metric points and log counts per time bucket.
 
-Only the ``TelemetryBackend`` port is used (``query_metrics``, ``query_logs``), so this works
-on any backend. Log counts come from one query per level when the backend returns every record
-of the window (up to ``FETCH_LIMIT``); when it truncates, from one count-only query per bucket
-(``limit=1``, reading ``total``), which every backend answers exactly.
-
-Buckets: ``bucket_step`` divides the window into about ``TARGET_BUCKETS`` buckets of whole
-minutes (never under ``MIN_STEP``). Leading buckets in which the service logged nothing at all
-are before its telemetry begins and are dropped (``logs_begin``, ``trim_to_data``), so "no
-data yet" never reads as a quiet baseline.
+Log counts come from one query per level when the backend returns every record of the window
+(up to ``FETCH_LIMIT``), else from one count-only query per bucket. ``bucket_step`` divides a
+window into about ``TARGET_BUCKETS`` buckets of whole minutes; leading buckets before a
+service's first log line are dropped (``logs_begin``, ``trim_to_data``), so "no data yet" never
+reads as a quiet baseline.
 """
 
 from __future__ import annotations
@@ -17,7 +13,7 @@ import itertools
 import math
 import weakref
 from bisect import bisect_left
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
 from functools import cached_property, lru_cache
@@ -25,7 +21,7 @@ from operator import itemgetter
 from typing import Any
 
 from ..telemetry import TelemetryBackend
-from .logpatterns import Row, log_rows
+from ..telemetry.common import utc
 from .onsets import Point
 
 #: How far back "recent" reaches when a question gives no time: long enough to hold an
@@ -71,17 +67,10 @@ def metric_points(
     )
     points: list[Point] = []
     for series in answer.get("series", [])[:1]:
-        pairs = series.get("points", [])
-        values = list(map(_SECOND, pairs))
-        if None in values:  # gaps: only the points with a value
-            pairs = [(stamp, value) for stamp, value in pairs if value is not None]
-            values = list(map(_SECOND, pairs))
-        stamps = parse_stamps(list(map(_FIRST, pairs)))
-        points = list(zip(stamps, map(float, values), strict=True))
+        pairs = [pair for pair in series.get("points", []) if pair[1] is not None]
+        stamps = parse_stamps([stamp for stamp, _ in pairs])
+        points = [(moment, float(value)) for moment, (_, value) in zip(stamps, pairs, strict=True)]
     return points, (answer.get("summary") or {}).get("unit")
-
-
-_FIRST, _SECOND = itemgetter(0), itemgetter(1)
 
 
 def log_records(
@@ -98,6 +87,18 @@ def log_records(
     return records, not answer.get("truncated", False)
 
 
+Row = tuple[datetime, str, str]
+
+
+def log_rows(records: Sequence[Mapping[str, Any]], times: Sequence[datetime]) -> tuple[Row, ...]:
+    """The ``(time, message, level)`` rows of ``records`` (``times``: their parsed timestamps,
+    same order); a missing field reads as ""."""
+    return tuple(
+        (moment, str(record.get("message", "")), str(record.get("level", "")))
+        for moment, record in zip(times, records, strict=True)
+    )
+
+
 @dataclass(frozen=True)
 class LogRead:
     """One level's lines over a window: the records fetched (oldest first, at most
@@ -110,8 +111,7 @@ class LogRead:
 
     @cached_property
     def rows(self) -> tuple[Row, ...]:
-        """The records' ``(time, message, level)`` rows for template mining, built once per
-        read (the two analysis tools of one service and window mine the same reads)."""
+        """The records' ``(time, message, level)`` rows, built once per read."""
         return log_rows(self.records, self.times)
 
     @property
@@ -128,44 +128,32 @@ def log_counts(
     end: datetime,
     step: timedelta,
 ) -> LogRead:
-    """The ``level`` (None: any) lines of ``service`` per bucket of ``step``, exactly.
-
-    Over a backend that declares its data immutable (``immutable = True``) each read is kept
-    (``READ_MEMO`` per backend; ``forget_reads()`` drops them): its readers never change it."""
-    if getattr(backend, "immutable", False) is not True:
-        return _log_counts(backend, service, level, start, end, step)
-    memo = _READS.setdefault(backend, {})
+    """The ``level`` (None: any) lines of ``service`` per bucket of ``step``, exactly; kept
+    (``READ_MEMO`` per backend) when the backend declares its data immutable."""
+    immutable = getattr(backend, "immutable", False) is True
+    memo = _READS.setdefault(backend, {}) if immutable else {}
     key = (service, level, start, end, step)
-    if (kept := memo.get(key)) is None:
-        if len(memo) >= READ_MEMO:
-            memo.pop(next(iter(memo)))
-        kept = memo[key] = _log_counts(backend, service, level, start, end, step)
+    if (kept := memo.get(key)) is not None:
+        return kept
+    if len(memo) >= READ_MEMO:
+        memo.pop(next(iter(memo)))
+    edges = bucket_edges(start, end, step)
+    records, complete = log_records(backend, service, start, end, level)
+    times = parse_stamps([r["timestamp"] for r in records])
+    if complete:
+        counts = count_by_bucket(times, edges)
+    else:
+        counts = [
+            (lo, float(count_logs(backend, service, lo, hi, level)))
+            for lo, hi in itertools.pairwise(edges)
+        ]
+    kept = memo[key] = LogRead(records, times, counts)
     return kept
 
 
 def forget_reads() -> None:
     """Drop every kept log read."""
     _READS.clear()
-
-
-def _log_counts(
-    backend: TelemetryBackend,
-    service: str,
-    level: str | None,
-    start: datetime,
-    end: datetime,
-    step: timedelta,
-) -> LogRead:
-    edges = bucket_edges(start, end, step)
-    records, complete = log_records(backend, service, start, end, level)
-    times = parse_stamps([r["timestamp"] for r in records])
-    if complete:
-        return LogRead(records, times, count_by_bucket(times, edges))
-    points: list[Point] = []
-    for lo, hi in itertools.pairwise(edges):
-        answer = backend.query_logs(service=service, start=lo, end=hi, level=level, limit=1)
-        points.append((lo, float(answer.get("total", 0))))
-    return LogRead(records, times, points)
 
 
 def count_logs(
@@ -192,8 +180,7 @@ def bucket_edges(start: datetime, end: datetime, step: timedelta) -> list[dateti
 
 
 def count_by_bucket(times: Sequence[datetime], edges: Sequence[datetime]) -> list[Point]:
-    """How many of ``times`` fall in each ``[edges[i], edges[i+1])``: a bisection per edge over
-    the sorted times (sorting times that are in order already is one linear pass)."""
+    """How many of ``times`` fall in each ``[edges[i], edges[i+1])``."""
     ordered = sorted(times)
     below = [bisect_left(ordered, edge) for edge in edges]
     return [(edges[i], float(below[i + 1] - below[i])) for i in range(len(edges) - 1)]
@@ -208,57 +195,36 @@ def logs_begin(
     level: str | None = None,
     keyword: str | None = None,
 ) -> datetime | None:
-    """The start of the first bucket with a matching line of ``service`` (None: no such line).
-
-    A binary search over bucket edges with count-only queries: about log2(buckets) queries.
-    """
+    """The start of the first bucket with a matching line of ``service`` (None: no such line),
+    found by a binary search with count-only queries."""
     edges = bucket_edges(start, end, step)
 
     def any_before(index: int) -> bool:
-        answer = backend.query_logs(
-            service=service, start=start, end=edges[index], level=level, keyword=keyword, limit=1
-        )
-        return int(answer.get("total", 0)) > 0
+        return count_logs(backend, service, start, edges[index], level, keyword) > 0
 
     if not any_before(len(edges) - 1):
         return None
-    lo, hi = 1, len(edges) - 1  # the first index whose prefix has logs lies in [lo, hi]
-    while lo < hi:
-        mid = (lo + hi) // 2
-        if any_before(mid):
-            hi = mid
-        else:
-            lo = mid + 1
-    return edges[lo - 1]
+    # the first index from 1 whose prefix has lines (the last one has: it is not probed again)
+    return edges[bisect_left(range(1, len(edges)), True, hi=len(edges) - 2, key=any_before)]
 
 
 def trim_to_data(series: Sequence[Point], begin: datetime | None) -> list[Point]:
-    """``series`` (oldest first) from ``begin`` (the first bucket with any log line; None:
-    nothing)."""
+    """``series`` (oldest first) from ``begin`` (None: nothing)."""
     if begin is None:
         return []
-    return list(series[bisect_left(series, begin, key=_FIRST) :])
+    return list(series[bisect_left(series, begin, key=itemgetter(0)) :])
 
 
 def parse_stamp(value: Any) -> datetime:
     """An ISO-8601 string (``Z`` or offset; naive is UTC) or datetime, as aware UTC."""
     if isinstance(value, datetime):
-        return (
-            value.replace(tzinfo=timezone.utc)
-            if value.tzinfo is None
-            else value.astimezone(timezone.utc)
-        )
+        return utc(value, "timestamp")
     return _parse_text(value if isinstance(value, str) else str(value))
 
 
 def parse_stamps(values: Iterable[Any]) -> list[datetime]:
-    """``parse_stamp`` of each value (strings go straight to the cache of parsed stamps, in C
-    through ``map``; a value that is no string sends the whole list the general way)."""
-    values = values if isinstance(values, list) else list(values)
-    try:
-        return list(map(_parse_text, values))
-    except (AttributeError, TypeError):  # a value that is no string (a datetime)
-        return [_parse_text(v) if type(v) is str else parse_stamp(v) for v in values]
+    """``parse_stamp`` of each value (strings through the cache of parsed stamps)."""
+    return [_parse_text(v) if type(v) is str else parse_stamp(v) for v in values]
 
 
 @lru_cache(maxsize=STAMP_CACHE)
@@ -266,7 +232,4 @@ def _parse_text(value: str) -> datetime:
     text = value.strip()
     if text.endswith(("Z", "z")):  # the common case: a UTC stamp, no conversion needed
         return datetime.fromisoformat(text[:-1]).replace(tzinfo=timezone.utc)
-    moment = datetime.fromisoformat(text)
-    if moment.tzinfo is None:
-        return moment.replace(tzinfo=timezone.utc)
-    return moment.astimezone(timezone.utc)
+    return utc(datetime.fromisoformat(text), "timestamp")

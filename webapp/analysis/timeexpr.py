@@ -1,24 +1,14 @@
 """Time expressions in a question, resolved to a window relative to the backend's "now".
 
-``resolve_window(text, now)`` finds the one time expression an on-call question carries and
-returns a ``TimeWindow``: ``start``/``end`` (aware UTC), the ``onset`` the question states (if
-any), the matched ``text``, the ``zone`` the times were read in, and ``kind``:
+``resolve_window(text, now)`` returns a ``TimeWindow`` (``start``/``end`` in aware UTC, the
+``onset`` the question states, the matched ``text``, the ``zone`` read in) of one ``kind``:
+``range`` ("between 09:50 and 10:30", "从10点到10点半"), ``since`` ("since 11:00 CET", "started
+75 minutes ago"), ``at`` ("around 14:37", a bare clock time), ``until`` ("before 10:00"),
+``last`` ("past hour", "最近30分钟"), ``day`` ("this morning", "昨晚") or ``none``.
 
-* ``range``  - "between 09:50 and 10:30", "from 9:50 to 10:30 CET", "从10点到10点半"
-* ``since``  - "since 11:00 CET", "slow since 10am", "从10点开始", "started 75 minutes ago"
-* ``at``     - "at 2:37pm", "around 14:37", "10点左右", a bare clock time or ISO-8601 timestamp
-* ``until``  - "before 10:00", "until 9:30", "10点之前"
-* ``last``   - "in the last 30 minutes", "past hour", "最近30分钟", "过去两小时"
-* ``day``    - "this morning", "yesterday", "last night", "今天上午", "昨晚"
-* ``none``   - no time at all (``found`` is False; ``start`` and ``onset`` are None)
-
-Clock times are recognised by the grammar below (``10:00``, ``10am``, ``2:37pm``, ``14:37``,
-``10点``, ``10点30分``, ``下午3点``, ISO-8601 with offsets); day references ("yesterday",
-"Nov 29", "昨天", weekdays) are read by ``dateparser``, a maintained parser that knows English
-and Chinese relative dates. Durations, decimals and versions (``1.30 s``, ``p95 is 1.30``,
-``2.8.0``) are never times: a dot never separates hours from minutes, and a clock followed by a
-unit is a duration. A time without a zone is in ``default_timezone`` (UTC unless configured).
-A clock time with no date that would lie in the future is taken to be on the previous day.
+Clock times are read by ``clocks``; day references ("yesterday", "Nov 29", "昨天") by
+``dateparser``. A time without a zone is in ``default_timezone``; a clock time with no date that
+would lie in the future is taken to be on the previous day.
 """
 
 from __future__ import annotations
@@ -31,6 +21,7 @@ from datetime import date, datetime, time, timedelta, timezone, tzinfo
 from functools import lru_cache
 from typing import Any
 
+from ..telemetry.common import utc
 from .clocks import ZH_NUM, Atom, duration, find_clock_times, parse_amount
 from .timezones import zone_label, zone_of
 
@@ -38,8 +29,6 @@ DEFAULT_TIMEZONE = "UTC"
 
 #: A clock time up to this far past "now" is still today (clocks drift; people round up).
 FUTURE_TOLERANCE = timedelta(minutes=5)
-
-KINDS = ("range", "since", "at", "until", "last", "day", "none")
 
 
 @dataclass(frozen=True)
@@ -122,40 +111,25 @@ _AGO = re.compile(
 )
 
 _DAY_PARTS = {  # name -> (days back, start hour, end hour)
-    "this morning": (0, 6, 12),
-    "this afternoon": (0, 12, 18),
-    "this evening": (0, 18, 24),
-    "tonight": (0, 18, 24),
-    "earlier today": (0, 0, 24),
-    "today": (0, 0, 24),
-    "overnight": (0, 0, 6),
-    "last night": (1, 18, 30),
-    "yesterday morning": (1, 6, 12),
-    "yesterday afternoon": (1, 12, 18),
+    **dict.fromkeys(("this morning", "今天上午", "今天早上", "今早", "上午", "早上"), (0, 6, 12)),
+    **dict.fromkeys(("this afternoon", "今天下午", "下午"), (0, 12, 18)),
+    **dict.fromkeys(("this evening", "tonight", "今晚", "晚上"), (0, 18, 24)),
+    **dict.fromkeys(("earlier today", "today", "今天"), (0, 0, 24)),
+    **dict.fromkeys(("overnight", "今天凌晨", "凌晨"), (0, 0, 6)),
+    **dict.fromkeys(("last night", "昨晚", "昨天晚上"), (1, 18, 30)),
+    **dict.fromkeys(("yesterday morning", "昨天上午"), (1, 6, 12)),
+    **dict.fromkeys(("yesterday afternoon", "昨天下午"), (1, 12, 18)),
     "yesterday evening": (1, 18, 24),
-    "yesterday": (1, 0, 24),
-    "今天上午": (0, 6, 12),
-    "今天下午": (0, 12, 18),
-    "今天早上": (0, 6, 12),
-    "今早": (0, 6, 12),
-    "今晚": (0, 18, 24),
-    "今天凌晨": (0, 0, 6),
-    "昨天上午": (1, 6, 12),
-    "昨天下午": (1, 12, 18),
-    "昨晚": (1, 18, 30),
-    "昨天晚上": (1, 18, 30),
-    "昨天": (1, 0, 24),
+    **dict.fromkeys(("yesterday", "昨天"), (1, 0, 24)),
     "前天": (2, 0, 24),
-    "上午": (0, 6, 12),
-    "早上": (0, 6, 12),
     "中午": (0, 11, 14),
-    "下午": (0, 12, 18),
-    "晚上": (0, 18, 24),
-    "凌晨": (0, 0, 6),
-    "今天": (0, 0, 24),
 }
-_DAY_PART = re.compile(
-    "|".join(rf"\b{re.escape(k)}\b" if k.isascii() else re.escape(k) for k in _DAY_PARTS), re.I
+_DAY_PART = re.compile(  # the longest name first where one begins another
+    "|".join(
+        rf"\b{re.escape(k)}\b" if k.isascii() else re.escape(k)
+        for k in sorted(_DAY_PARTS, key=len, reverse=True)
+    ),
+    re.I,
 )
 _MONTHS = r"(?:jan|feb|mar|apr|may|jun|jul|aug|sep|sept|oct|nov|dec)[a-z]*\.?"
 _DATE_REF = re.compile(
@@ -168,43 +142,31 @@ _DATE_REF = re.compile(
 
 
 def resolve_window(
-    text: str, now: datetime, default_timezone: str | tzinfo = DEFAULT_TIMEZONE
+    text: str, now: datetime, default_timezone: str = DEFAULT_TIMEZONE
 ) -> TimeWindow:
     """The window ``text`` is about, relative to ``now`` (the backend's reference time)."""
-    now = _aware(now)
-    default_zone = (
-        default_timezone if isinstance(default_timezone, tzinfo) else zone_of(default_timezone)
-    )
+    now = utc(now, "now")
+    default_zone = zone_of(default_timezone)
     if default_zone is None:
         raise ValueError(f"unknown time zone {default_timezone!r}")
-    default_name = (
-        default_timezone if isinstance(default_timezone, str) else zone_label(default_zone)
-    )
     clean = unicodedata.normalize("NFKC", text)
     atoms = find_clock_times(clean)
-    context = _Context(clean, now, default_zone, default_name, _day_reference(clean, now))
-    for finder in (context.range, context.anchored):
-        if (found := finder(atoms)) is not None:
-            return found
-    for finder2 in (context.ago, context.last):
-        if (found := finder2()) is not None:
-            return found
-    if atoms:
-        return context.point(atoms[0], "at")
-    return context.day_part() or TimeWindow(None, now, None, None, default_name)
+    context = _Context(clean, now, default_zone, default_timezone, _day_reference(clean, now))
+    found = context.range(atoms) or context.anchored(atoms) or context.ago() or context.last()
+    if found is None and atoms:
+        found = context.point(atoms[0], "at")
+    return found or context.day_part() or TimeWindow(None, now, None, None, default_timezone)
 
 
+@dataclass(frozen=True)
 class _Context:
     """The question, "now", and zone defaults that every rule resolves against."""
 
-    def __init__(
-        self, text: str, now: datetime, zone: tzinfo, zone_name: str, day: tuple[str, date] | None
-    ) -> None:
-        self.text = text
-        self.now = now
-        self.zone = zone
-        self.zone_name = zone_name
-        self.day = day
+    text: str
+    now: datetime
+    zone: tzinfo
+    zone_name: str
+    day: tuple[str, date] | None
 
     def _zone(self, name: str | None) -> tuple[tzinfo, str]:
         found = zone_of(name)
@@ -285,22 +247,17 @@ class _Context:
         match = _AGO.search(self.text)
         if match is None:
             return None
-        amount = parse_amount(match.group(1) or match.group(3))
-        onset = self.now - duration(amount, match.group(2) or match.group(4))
+        onset = self.now - _span(match)
         return TimeWindow(onset, self.now, onset, match.group(0).strip(), self.zone_name, "since")
 
     def last(self) -> TimeWindow | None:
         """ "in the last 30 minutes", "past hour", "最近30分钟": the window up to now."""
-        half = _HALF_HOUR.search(self.text)
-        match = _LAST.search(self.text)
-        if half is not None:
+        if (half := _HALF_HOUR.search(self.text)) is not None:
             start = self.now - timedelta(minutes=30)
             return TimeWindow(start, self.now, None, half.group(0), self.zone_name, "last")
-        if match is None:
+        if (match := _LAST.search(self.text)) is None:
             return None
-        amount_text = match.group(1) or match.group(3)
-        amount = parse_amount(amount_text) if amount_text else 1.0
-        start = self.now - duration(amount, match.group(2) or match.group(4))
+        start = self.now - _span(match)
         return TimeWindow(start, self.now, None, match.group(0).strip(), self.zone_name, "last")
 
     def day_part(self) -> TimeWindow | None:
@@ -325,6 +282,12 @@ class _Context:
         return TimeWindow(start, end, None, name, self.zone_name, "day")
 
 
+def _span(match: re.Match[str]) -> timedelta:
+    """The duration an ``_AGO`` or ``_LAST`` match states (no amount: one unit)."""
+    amount = match.group(1) or match.group(3)
+    return duration(parse_amount(amount) if amount else 1.0, match.group(2) or match.group(4))
+
+
 def _day_reference(text: str, now: datetime) -> tuple[str, date] | None:
     """The day a question refers to ("yesterday", "Nov 29", "昨天"), read by dateparser."""
     match = _DATE_REF.search(text)
@@ -340,10 +303,7 @@ def _day_reference(text: str, now: datetime) -> tuple[str, date] | None:
             return None
         return match.group(0), day if day <= now.date() else day.replace(year=now.year - 1)
     phrase = match.group(4) or match.group(5)
-    if phrase in ("昨晚",):
-        phrase = "昨天"
-    elif phrase in ("今晚", "今早"):
-        phrase = "今天"
+    phrase = {"昨晚": "昨天", "今晚": "今天", "今早": "今天"}.get(phrase, phrase)
     parsed = _date_parser(now.replace(tzinfo=None)).get_date_data(phrase).date_obj
     return (match.group(0), parsed.date()) if parsed is not None else None
 
@@ -356,12 +316,6 @@ def _date_parser(relative_base: datetime) -> Any:
         languages=["en", "zh"],
         settings={"RELATIVE_BASE": relative_base, "PREFER_DATES_FROM": "past"},
     )
-
-
-def _aware(moment: datetime) -> datetime:
-    if moment.tzinfo is None:
-        return moment.replace(tzinfo=timezone.utc)
-    return moment.astimezone(timezone.utc)
 
 
 def _iso(moment: datetime | None) -> str | None:

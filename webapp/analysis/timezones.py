@@ -1,12 +1,9 @@
 """Time-zone names a question may use, resolved to ``tzinfo`` objects.
 
-Abbreviations map to the fixed offset they denote (``CET`` is +01:00, ``CEST`` +02:00, ``PST``
--08:00, ``PDT`` -07:00): someone who writes "11:00 CET" means that offset, whatever the date.
-Ambiguous abbreviations (``CST``, ``IST``, ``BST``) are deliberately absent: guessing between
-China, Central US and Cuba would silently shift a window by up to 14 hours, so such a time falls
-back to the configured default zone and the resolved window shows which zone was used. IANA
-names (``Europe/Berlin``, ``Asia/Shanghai``) and numeric offsets (``+08:00``, ``UTC+8``,
-``GMT-5``) are read as such; ``北京时间`` / ``东八区`` are China Standard Time (+08:00).
+Abbreviations map to the fixed offset they denote (``CET`` is +01:00, whatever the date).
+Ambiguous ones (``CST``, ``IST``, ``BST``) are absent: such a time falls back to the default
+zone. IANA names and numeric offsets (``+08:00``, ``UTC+8``) are read as such; ``北京时间`` /
+``东八区`` are China Standard Time (+08:00).
 """
 
 from __future__ import annotations
@@ -16,38 +13,23 @@ from datetime import timedelta, timezone, tzinfo
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 _HOURS = {
-    "UTC": 0,
-    "GMT": 0,
-    "Z": 0,
-    "WET": 0,
-    "WEST": 1,
-    "CET": 1,
-    "CEST": 2,
-    "MET": 1,
-    "MEST": 2,
-    "EET": 2,
-    "EEST": 3,
-    "MSK": 3,
-    "HKT": 8,
-    "SGT": 8,
-    "JST": 9,
-    "KST": 9,
+    **dict.fromkeys(("UTC", "GMT", "Z", "WET"), 0),
+    **dict.fromkeys(("WEST", "CET", "MET"), 1),
+    **dict.fromkeys(("CEST", "MEST", "EET"), 2),
+    **dict.fromkeys(("EEST", "MSK"), 3),
+    **dict.fromkeys(("HKT", "SGT", "北京时间", "北京時間", "东八区"), 8),
+    **dict.fromkeys(("JST", "KST"), 9),
     "AEST": 10,
     "AEDT": 11,
     "NZST": 12,
     "NZDT": 13,
     "HST": -10,
     "AKST": -9,
-    "AKDT": -8,
-    "PST": -8,
-    "PDT": -7,
-    "MST": -7,
+    **dict.fromkeys(("AKDT", "PST"), -8),
+    **dict.fromkeys(("PDT", "MST"), -7),
     "MDT": -6,
     "EST": -5,
     "EDT": -4,
-    "北京时间": 8,
-    "北京時間": 8,
-    "东八区": 8,
 }
 
 #: A zone written after (or, for the Chinese names, before) a clock time.
@@ -65,8 +47,6 @@ def zone_of(name: str | None) -> tzinfo | None:
     text = name.strip()
     if text.upper() in _HOURS:
         return _fixed(_HOURS[text.upper()], text.upper())
-    if text in _HOURS:
-        return _fixed(_HOURS[text], text)
     if offset := _OFFSET.match(text.upper()):
         sign = -1 if offset.group(1) == "-" else 1
         hours, minutes = int(offset.group(2)), int(offset.group(3) or 0)

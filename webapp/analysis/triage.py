@@ -1,39 +1,17 @@
 """``triage``: every service of the catalog checked for a change near a window, ranked.
 
-The raw output of the ``triage`` tool. It reuses the per-service analysis: each
-service's ``detect_anomalies`` output (``analyse``, which the tool layer memoises, so a later
-``detect_anomalies`` call over the same window costs nothing) and the firing alerts. A service
-is a *suspect* when a finding's onset, or a firing alert's ``active_at``, falls in
-``[start, end]``; every other service is quiet.
+The raw output of the ``triage`` tool, built on each service's ``detect_anomalies`` output
+(``analyse``) and the firing alerts. A service is a *suspect* when a finding's onset, or a
+firing alert's ``active_at``, falls in ``[start, end]``; every other service is quiet.
 
-Links between suspects, each with the evidence that ties them:
-
-* **log lines** - a suspect's ERROR/WARN lines from just before its onset that name another
-  suspect (its name, an alias, its address from its metrics' ``instance`` label, or a host
-  name built on its name - ``<name>-2``, a pod's ``<name>-7d9f8-x2kq4``; a server naming
-  a client's user agent counts the same way), or that say a name could not be resolved,
-  which ties it to the suspect serving DNS (port 53);
-  A suspect that names one other whose trouble began more than ``FIRST`` after its own logs
-  its client (a database naming the application connected to it): that link is turned around;
-* **timing** - a suspect whose lines name no other suspect, whose trouble began after
-  another's, at most ``TIMING`` after: the link says it rests on timing alone (two that began
-  in the same minute are not tied by timing: nothing says which came first). Onsets are found
-  per minute, so when the later one logged, in the earlier one's first minute, a line naming
-  what the earlier one's metrics measure (a job's ``LOCK TABLE`` and a database's lock count),
-  the link goes the other way, with that line as its evidence: the job acted first. So it does
-  when the later one's first line after ``QUIET_BEFORE`` of silence, in that minute, says it is
-  starting (a job's ``Starting ...``).
-
-Suspects joined by links form one *incident*; incidents are numbered by their earliest onset.
-Within an incident the suspect whose own trouble began first leads (at the same minute, the one
-the others' lines name); the others follow by onset. Two incidents that share no link are
-reported as two, however close in time. ``score`` says how much evidence a suspect has (the
-significance of its three strongest findings, in units of 100, plus one per firing alert).
-
-``hint`` (the question's words) marks the suspects a business description names
-(``described``): a service whose description (``names.described_services`` over its aliases,
-the descriptions the catalog gives, and its metrics' job and team labels) shares the
-question's rarest words.
+Suspects are linked by **log lines** from just before a suspect's onset that name another (its
+name, an alias, its ``instance`` address, a host name built on its name) or say a name could
+not be resolved (a link to the suspect serving DNS), turned around when the named one began
+more than ``FIRST`` later (``_turn_around``); else by **timing**, to one whose trouble began at
+most ``TIMING`` earlier, unless a line shows the later one acted first (``_acted``). Linked
+suspects form one *incident*, led by the one whose trouble began first (``_rank``). ``score`` is
+the significance of a suspect's three strongest findings, in units of 100, plus one per firing
+alert; ``hint`` marks the suspects a business description names (``described``).
 """
 
 from __future__ import annotations
@@ -45,9 +23,9 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from ..telemetry import TelemetryBackend, TelemetryError
+from ..telemetry.common import iso
 from .logpatterns import HOST_SUFFIX, named_services
 from .names import described_services
-from .onsets import iso
 from .series import parse_stamp
 
 #: How far before a suspect's onset its lines are read for the names of others, and after.
@@ -91,18 +69,16 @@ class Suspect:
 
     def as_dict(self, described: bool) -> dict[str, Any]:
         """The raw-output shape of a suspect."""
+        signals = [str(f["signal"]) for f in self.findings if f.get("kind") != "log_pattern"]
+        templates = [str(f["signal"]) for f in self.findings if f.get("kind") == "log_pattern"]
         return {
             "service": self.service,
             "onset": iso(self.onset),
             "score": self.score,
             "incident": self.incident,
             "described": described,
-            "signals": [str(f["signal"]) for f in self.findings if f.get("kind") != "log_pattern"][
-                :MAX_LISTED
-            ],
-            "new_log_templates": [
-                str(f["signal"]) for f in self.findings if f.get("kind") == "log_pattern"
-            ][:MAX_LISTED],
+            "signals": signals[:MAX_LISTED],
+            "new_log_templates": templates[:MAX_LISTED],
             "alerts": [
                 {k: a.get(k) for k in ("alert_name", "severity", "active_at")}
                 for a in self.alerts[:MAX_LISTED]
@@ -123,11 +99,12 @@ def triage(
     """The ``triage`` raw output over ``window`` (``analyse(service)``: its detect_anomalies
     output over the analysed range, which reaches back before ``window`` for baselines)."""
     start, end = window
+    aliases = aliases or {}
     services = backend.services()
     suspects, unreadable, analysed = _suspects(backend, services, window, analyse)
-    _link(backend, suspects, aliases or {}, end)
+    _link(backend, suspects, aliases, end)
     ranked = _rank(suspects)
-    wanted = _described(backend, services, hint, aliases, descriptions)
+    wanted = _described(backend, services, hint, aliases, descriptions or {})
     return {
         "window": {"start": iso(start), "end": iso(end), "analysed_start": analysed or iso(start)},
         "suspects": [s.as_dict(s.service in wanted) for s in ranked[:MAX_SUSPECTS]],
@@ -171,33 +148,23 @@ def _described(
     backend: TelemetryBackend,
     services: Sequence[str],
     hint: str | None,
-    aliases: Mapping[str, Sequence[str]] | None,
-    descriptions: Mapping[str, Sequence[str]] | None,
+    aliases: Mapping[str, Sequence[str]],
+    descriptions: Mapping[str, Sequence[str]],
 ) -> list[str]:
-    """The services ``hint`` describes best (ties kept; none without a hint)."""
+    """The services ``hint`` describes best (ties kept; none without a hint), by everything that
+    says what each is: its name, aliases, descriptions, and the ``LABELS`` of its metrics."""
     if not hint:
         return []
-    ranked = described_services(hint, _descriptions(backend, services, aliases, descriptions))
+    by_service = backend.metrics_by_service()
+    words = {}
+    for service in services:
+        metrics = by_service.get(service) or []
+        words[service] = [service, *aliases.get(service, ()), *descriptions.get(service, ())]
+        if metrics:
+            words[service] += _labels(backend, service, metrics[0])
+    ranked = described_services(hint, words)
     best = ranked[0][1] if ranked else 0.0
     return sorted(service for service, score in ranked if score == best and best > 0)
-
-
-def _descriptions(
-    backend: TelemetryBackend,
-    services: Sequence[str],
-    aliases: Mapping[str, Sequence[str]] | None,
-    descriptions: Mapping[str, Sequence[str]] | None,
-) -> dict[str, list[str]]:
-    """Everything that says what each service is: its name, aliases, descriptions, and the
-    ``LABELS`` of its metrics (a job or team name people use for it)."""
-    by_service = backend.metrics_by_service()
-    found = {}
-    for service in services:
-        words = [service, *(aliases or {}).get(service, ()), *(descriptions or {}).get(service, ())]
-        metrics = by_service.get(service) or []
-        words += _labels(backend, service, metrics[0]) if metrics else []
-        found[service] = words
-    return found
 
 
 #: Metric labels whose values name what a service is or who runs it.
@@ -207,12 +174,9 @@ LABELS = ("job", "team", "app", "component")
 def _labels(backend: TelemetryBackend, service: str, metric: str) -> list[str]:
     """The ``LABELS`` values of one of its series (read over the last minute of its data)."""
     end = backend.reference_time()
-    try:
-        found = backend.query_metrics(
-            service=service, metric=metric, start=end - LINES_BEFORE, end=end
-        )
-    except TelemetryError:
-        return []
+    found = _answer(
+        backend.query_metrics, service=service, metric=metric, start=end - LINES_BEFORE, end=end
+    )
     values = {
         str(value)
         for series in found.get("series") or []
@@ -226,10 +190,7 @@ def _firing(
     backend: TelemetryBackend, start: datetime, end: datetime
 ) -> dict[str, list[Mapping[str, Any]]]:
     """Firing alerts that became active in the window, by service ({} without alerts)."""
-    try:
-        alerts = backend.query_alerts(state="firing").get("alerts") or []
-    except TelemetryError:
-        return {}
+    alerts = _answer(backend.query_alerts, state="firing").get("alerts") or []
     found: dict[str, list[Mapping[str, Any]]] = {}
     for alert in alerts:
         active = alert.get("active_at")
@@ -258,14 +219,12 @@ def _link(
             line = next((m for m in lines if pattern.search(m)), "")
             suspect.links.append({"to": other, "how": "log", "evidence": line[:MAX_EVIDENCE]})
     _turn_around(suspects)
-    for suspect in suspects:
-        lines = read[suspect.service]
-        failed = next((m for m in lines if _RESOLUTION.search(m)), "") if resolvers else ""
+    for suspect in suspects if resolvers else []:
+        failed = next((m for m in read[suspect.service] if _RESOLUTION.search(m)), "")
+        link = {"how": "log", "evidence": failed[:MAX_EVIDENCE]}
         for resolver in resolvers if failed else []:
             if resolver != suspect.service and all(k["to"] != resolver for k in suspect.links):
-                suspect.links.append(
-                    {"to": resolver, "how": "log", "evidence": failed[:MAX_EVIDENCE]}
-                )
+                suspect.links.append({"to": resolver, **link})
     for suspect in suspects:
         if suspect.links:
             continue
@@ -282,20 +241,14 @@ def _link(
                 first.links.append({"to": suspect.service, "how": "log", "evidence": acted})
                 continue
             gap = int((suspect.onset - first.onset).total_seconds() // 60)
-            suspect.links.append(
-                {
-                    "to": first.service,
-                    "how": "timing",
-                    "evidence": f"began {gap} min after {first.service} (no line names it)",
-                }
-            )
+            evidence = f"began {gap} min after {first.service} (no line names it)"
+            suspect.links.append({"to": first.service, "how": "timing", "evidence": evidence})
 
 
 def _turn_around(suspects: Sequence[Suspect]) -> None:
-    """A suspect whose lines name one other, whose trouble began more than ``FIRST`` after its
-    own, logs a client (a database's lines name the application connected to it), unless the
-    other's lines name it back: the link is the other's, to it, with that line as its evidence.
-    One that names several stands in front of them (a proxy): its links stay."""
+    """A suspect whose lines name one other (not several: a proxy), whose trouble began more
+    than ``FIRST`` after its own and whose lines do not name it back, logs a client: the link is
+    turned around."""
     by_name = {s.service: s for s in suspects}
     for suspect in suspects:
         if len(suspect.links) != 1:  # in front of several (a proxy), or naming none
@@ -323,8 +276,7 @@ def _acted(backend: TelemetryBackend, suspect: Suspect, earlier: Suspect) -> str
     """A line ``suspect`` logged (at any level) from the minute before ``earlier``'s onset to the
     end of that minute that names what ``earlier``'s metrics measure (``LOCK TABLE ...`` and a
     lock count), or that starts it after ``QUIET_BEFORE`` of silence (a job's ``Starting
-    ...``), or "". Onsets are found per minute: within it, such a line says which acted first,
-    where the order of the onsets cannot."""
+    ...``), or ""."""
     words = {
         w.lower().rstrip("s")
         for f in earlier.findings
@@ -332,15 +284,13 @@ def _acted(backend: TelemetryBackend, suspect: Suspect, earlier: Suspect) -> str
         for w in re.split(r"[^A-Za-z]+", str(f["signal"]))
         if len(w) >= 4 and w.lower() not in _GENERAL
     }
-    try:
-        found = backend.query_logs(
-            service=suspect.service,
-            start=earlier.onset - QUIET_BEFORE,
-            end=earlier.onset + timedelta(minutes=1),
-            limit=LINES_LIMIT,
-        )
-    except TelemetryError:
-        return ""
+    found = _answer(
+        backend.query_logs,
+        service=suspect.service,
+        start=earlier.onset - QUIET_BEFORE,
+        end=earlier.onset + timedelta(minutes=1),
+        limit=LINES_LIMIT,
+    )
     records = sorted(found.get("records") or [], key=lambda r: parse_stamp(r["timestamp"]))
     recent = [r for r in records if parse_stamp(r["timestamp"]) >= earlier.onset - LINES_BEFORE]
     if recent and recent[0] is records[0] and _STARTING.search(str(records[0].get("message"))):
@@ -359,16 +309,14 @@ _STARTING = re.compile(r"\bstart(ing|ed)\b", re.IGNORECASE)
 def _lines(backend: TelemetryBackend, suspect: Suspect, end: datetime) -> list[Mapping[str, Any]]:
     records: list[Mapping[str, Any]] = []
     for level in ("ERROR", "WARN"):
-        try:
-            found = backend.query_logs(
-                service=suspect.service,
-                start=suspect.onset - LINES_BEFORE,
-                end=min(end, suspect.onset + LINES_AFTER),
-                level=level,
-                limit=LINES_LIMIT,
-            )
-        except TelemetryError:
-            continue
+        found = _answer(
+            backend.query_logs,
+            service=suspect.service,
+            start=suspect.onset - LINES_BEFORE,
+            end=min(end, suspect.onset + LINES_AFTER),
+            level=level,
+            limit=LINES_LIMIT,
+        )
         records += found.get("records") or []
     return records
 
@@ -388,15 +336,13 @@ def _instances(backend: TelemetryBackend, suspect: Suspect) -> list[str]:
     metrics = [f["signal"] for f in suspect.findings if f.get("kind") == "metric"]
     if not metrics:
         return []
-    try:
-        found = backend.query_metrics(
-            service=suspect.service,
-            metric=metrics[0],
-            start=suspect.onset - LINES_BEFORE,
-            end=suspect.onset,
-        )
-    except TelemetryError:
-        return []
+    found = _answer(
+        backend.query_metrics,
+        service=suspect.service,
+        metric=metrics[0],
+        start=suspect.onset - LINES_BEFORE,
+        end=suspect.onset,
+    )
     labels = [(s.get("labels") or {}).get("instance") for s in found.get("series") or []]
     return sorted({str(i) for i in labels if i})
 
@@ -420,15 +366,20 @@ def _pattern(names: Sequence[str]) -> re.Pattern[str]:
     )
 
 
+def _answer(query: Callable[..., Mapping[str, Any]], **arguments: Any) -> Mapping[str, Any]:
+    """The backend's answer to ``query``, or {} when it cannot answer."""
+    try:
+        return query(**arguments)
+    except TelemetryError:
+        return {}
+
+
 def _rank(suspects: list[Suspect]) -> list[Suspect]:
     """Incidents by their leader's onset; in each, the leader first, then by onset.
 
-    A link points from the suspect whose lines name (or follow) another to that other. Where
-    two name each other (a client's errors name its server, the server's access log names
-    the client's user agent), the one whose trouble began later follows the other. A suspect
-    that follows nobody leads an incident; every other joins the incident of the earliest
-    leader it reaches, so a proxy in front of two failing services does not merge two
-    problems into one.
+    A link points from the suspect whose lines name (or follow) another to that other; where
+    two name each other, the one whose trouble began later follows. A suspect that follows
+    nobody leads an incident; every other joins the incident of the earliest leader it reaches.
     """
     by_name = {s.service: s for s in suspects}
     follows: dict[str, list[str]] = {s.service: [] for s in suspects}

@@ -11,8 +11,9 @@ from diagnosis_graph.workflow.grounding import ungrounded_tokens
 from diagnosis_graph.workflow.ports import InvocationRecord
 from webapp.analysis.anomalies import service_anomalies
 from webapp.analysis.curves import BUDGET, MAX_POINTS, MIN_POINTS, curve, lttb, share
-from webapp.analysis.onsets import detect_onset, iso
+from webapp.analysis.onsets import detect_onset
 from webapp.analysis.series import parse_stamp
+from webapp.telemetry.common import iso
 
 from .synthetic import NOW, world
 

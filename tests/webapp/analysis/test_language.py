@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from webapp.analysis.language import asks_dependency, has_cjk, question_language, refers_back
+from webapp.analysis.language import asks_dependency, question_language, refers_back
 
 
 @pytest.mark.parametrize(
@@ -21,10 +21,6 @@ from webapp.analysis.language import asks_dependency, has_cjk, question_language
 )
 def test_the_language_is_told_apart(question: str, language: str) -> None:
     assert question_language(question) == language
-
-
-def test_cjk_is_detected() -> None:
-    assert has_cjk("看看") and not has_cjk("look")
 
 
 @pytest.mark.parametrize(
