@@ -116,7 +116,7 @@ def add_claims(
     relevant = None
     if not asked and suspects.triage_output(done) is not None:
         window = request_window(request)
-        stated = window.onset if window.resolved is not None and window.resolved.found else None
+        stated = window.onset if window.stated else None
         relevant = suspects.picked_alerts(done, stated)
     # "why is <alert> firing?": that alert, not the whole list.
     alerts = [(i, a) for i, a in every if not asked or id(a) in asked]

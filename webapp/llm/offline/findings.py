@@ -115,6 +115,10 @@ class Template:
     def new(self) -> bool:
         return bool(self.raw.get("new"))
 
+    @cached_property
+    def first_seen(self) -> datetime | None:
+        return parse_time(str(self.raw.get("first_seen") or ""))
+
     @property
     def example_path(self) -> str:
         return f"$.patterns[{self.index}].example"
@@ -171,8 +175,8 @@ class Reading:
     def onsets(self) -> list[datetime]:
         """The onsets of its symptoms and the first sightings of its new log templates (errors
         it never logged before are trouble, however few), earliest first."""
-        seen = [parse_time(str(t.raw.get("first_seen") or "")) for t in self.new_templates()]
-        return sorted({s.onset for s in self.symptoms} | {t for t in seen if t is not None})
+        seen = {t.first_seen for t in self.new_templates() if t.first_seen is not None}
+        return sorted({s.onset for s in self.symptoms} | seen)
 
     def at(self, onset: datetime) -> Signal | None:
         """The most significant symptom that began at ``onset``."""

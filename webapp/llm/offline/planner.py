@@ -91,19 +91,13 @@ def analysis_query(service: str, window: Window) -> dict[str, Any]:
     """``detect_anomalies`` for ``service``: over the recent range when the question gave no
     time, else from an hour before the stated onset (so a baseline exists) to its end."""
     arguments: dict[str, Any] = {"service": service}
-    resolved = window.resolved
-    if resolved is not None and resolved.found:
+    if window.stated:
         arguments["start"] = iso(window.split - BASELINE)
         arguments["end"] = iso(window.end)
         purpose = f"onsets and baselines of every signal of {service} around {iso(window.split)}"
     else:
         purpose = f"no time given: onsets of every signal of {service} over the recent range"
     return {"tool": "detect_anomalies", "arguments": arguments, "purpose": purpose}
-
-
-def stated(window: Window) -> bool:
-    """True when the question stated a time (else the window is the recent range)."""
-    return window.resolved is not None and window.resolved.found
 
 
 def trails(catalog: Catalog, services: list[str], window: Window) -> list[dict[str, Any]]:
@@ -115,7 +109,7 @@ def trails(catalog: Catalog, services: list[str], window: Window) -> list[dict[s
     comparisons across it (``comparisons``).
     """
     services = services[:MAX_SERVICES]
-    if not stated(window) and catalog.has(ANALYSE):
+    if not window.stated and catalog.has(ANALYSE):
         return [analysis_query(service, window) for service in services]
     return comparisons(catalog, services, window)
 
@@ -139,7 +133,7 @@ def triage_query(question: str, window: Window) -> dict[str, Any]:
     """``triage`` over the whole catalog: from ``TRIAGE_LEAD`` before the stated time (else
     the recent range), with the question's words as the hint for a business description."""
     arguments: dict[str, Any] = {"hint": question[:500]}
-    if stated(window):
+    if window.stated:
         arguments["start"] = iso(window.split - TRIAGE_LEAD)
         arguments["end"] = iso(window.end)
     return {
@@ -173,7 +167,7 @@ def plan(
         named = [
             q["arguments"]["service"] for q in gaps["queries"] if q["arguments"].get("service")
         ]
-        if named and not stated(window) and catalog.has(ANALYSE):
+        if named and not window.stated and catalog.has(ANALYSE):
             # No stated time: the gap's services too are compared across their own onset.
             gaps["queries"] = trails(catalog, list(dict.fromkeys(named)), window)
         return {**gaps, "window": window_record(window)}

@@ -58,6 +58,11 @@ class Window:
     resolved: TimeWindow | None = field(default=None, compare=False)
 
     @property
+    def stated(self) -> bool:
+        """True when the question stated a time (else the window is the recent range)."""
+        return self.resolved is not None and self.resolved.found
+
+    @property
     def split(self) -> datetime:
         """Where "before" ends and "after" begins: the onset, or one hour before the end."""
         return self.onset or self.end - DEFAULT_SPLIT
@@ -175,7 +180,7 @@ def understand(
         if earlier is not None:
             asked, answer = earlier
             found, follow_up = asked.services, True
-            if not _stated(window):
+            if not window.stated:
                 window = question_window(asked.question, reference_time, default_timezone)
             if asks_dependency(question):
                 dependencies = [
@@ -183,7 +188,7 @@ def understand(
                     for s in resolve_services(_conclusions(answer), services, aliases).services
                     if s not in found
                 ]
-    elif found and refers_back(question) and not _stated(window):
+    elif found and refers_back(question) and not window.stated:
         # "and what about <another service>?": that service, over the previous turn's time.
         earlier = _previous_turn(question, history, services, aliases)
         if earlier is not None:
@@ -209,10 +214,6 @@ def _describes(match: NameMatch) -> bool:
         return False
     own = stem(match.service)
     return match.text.lower() not in (own, own + "s", own + "es")
-
-
-def _stated(window: Window) -> bool:
-    return window.resolved is not None and window.resolved.found
 
 
 @dataclass(frozen=True)

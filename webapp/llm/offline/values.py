@@ -89,8 +89,7 @@ def _exact(text: str, metrics: Sequence[str]) -> str | None:
 def _moment(request: Mapping[str, Any]) -> tuple[datetime, datetime]:
     """The time asked about (the stated one, else the window's end) and the window's end."""
     window = request_window(request)
-    stated = window.resolved is not None and window.resolved.found
-    return (window.onset or window.end) if stated else window.end, window.end
+    return (window.onset or window.end) if window.stated else window.end, window.end
 
 
 def _services(request: Mapping[str, Any], catalog: Catalog) -> list[str]:

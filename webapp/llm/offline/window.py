@@ -20,7 +20,7 @@ from typing import Any
 from ..compact import shown_items
 from . import alerts
 from .conversation import Catalog, Done
-from .planner import ANALYSE, comparisons, stated
+from .planner import ANALYSE, comparisons
 from .question import Window, parse_time, request_window
 
 #: Findings at least this share of the strongest one's significance can set the onset. A
@@ -68,7 +68,7 @@ def _significance(finding: Mapping[str, Any]) -> float:
 def investigation_window(request: Mapping[str, Any], done: Sequence[Done]) -> Window:
     """The request's window; with no stated time, split at the onset the outputs show."""
     base = request_window(request)
-    if stated(base):
+    if base.stated:
         return base
     onset = alerts.onset(request, done) or data_onset(done)
     if onset is None:
@@ -96,7 +96,7 @@ def follow_ups(
         for d in done
         if d.tool == ANALYSE and d.arguments.get("service") in catalog.services
     ]
-    if stated(request_window(request)):  # the plan compared across the stated time already
+    if request_window(request).stated:  # the plan compared across the stated time already
         analysed = []
     wanted = [
         s
