@@ -1,17 +1,8 @@
 """Cause kinds as data: the signal shapes that indicate each mechanism, and matching them.
 
-Each :class:`CauseKind` lists the words of metric names (split on ``_ . -`` and case) and of log
-templates that an SRE reads as signs of that mechanism - general vocabulary of the trade
-(``pool``, ``hikari``, ``evict``, ``x509``, ``OutOfMemory``, ``rebalance``...), not the phrasing
-of any dataset. :func:`classify` scores every kind over the evidence of a culprit (its moved
-metrics, its new or surging log templates, the rare lines logged as its trouble began) and of
-the services it hurt, and returns the best kind with the items that matched it. Runbooks play
-no part here: they can only support the kind found, never be the cause.
-
-Weights (named below): a log template that matches counts more than a metric name (a message
-says what happened, a metric name only where), the culprit's own evidence counts more than its
-callers', and generic resource signals (processor use) count less than specific ones, since a
-processor also gets busy in almost every other mechanism.
+Each :class:`CauseKind` lists the words of metric names and of log lines that an SRE reads as
+signs of that mechanism (general vocabulary of the trade, not any dataset's phrasing).
+:func:`classify` scores every kind over the evidence of a culprit and of the services it hurt.
 """
 
 from __future__ import annotations
@@ -21,12 +12,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 
-#: Weight of one matching metric finding.
-METRIC_WEIGHT = 1.0
-#: Weight of one matching log template (new or surging since the onset).
-LOG_WEIGHT = 1.5
-#: Weight of one matching rare line at the onset (a deploy, a job start).
-EVENT_WEIGHT = 2.0
+#: Weight of one matching item by its kind: a message says what happened, a metric only where.
+_WEIGHTS = {"metric": 1.0, "log": 1.5, "event": 2.0}
 #: Evidence of the culprit itself counts this much more than evidence of its callers.
 OWN_FACTOR = 2.0
 #: Below this score no kind is named: the evidence does not say which mechanism it is.
@@ -38,15 +25,13 @@ class CauseKind:
     """One mechanism: how to say it, and the metric and log words that indicate it."""
 
     key: str
-    #: What the answer calls it (the words a write-up of this mechanism uses).
     label: str
     metric_words: re.Pattern[str]
     log_words: re.Pattern[str]
     event_words: re.Pattern[str] | None = None
     #: Multiplies every match (generic resource signals are weaker indications).
     strength: float = 1.0
-    #: ``label`` in Chinese (for a question asked in Chinese).
-    zh: str = ""
+    zh: str = ""  # ``label`` in Chinese
 
     def says(self, language: str) -> str:
         """What the answer calls it in ``language`` (English when not written in it)."""
@@ -282,11 +267,7 @@ CAUSE_KINDS: tuple[CauseKind, ...] = (
     ),
 )
 
-BY_KEY = {kind.key: kind for kind in CAUSE_KINDS}
-
-#: Cause kinds a caller sees in its own lines while the cause lies in another service (a
-#: resolver, the network, a store, a replica, the holder of a lock or of the connections, the
-#: issuer of the timestamps it checks): the chain should go on.
+#: Cause kinds a caller sees in its own lines while the cause lies in another service.
 ELSEWHERE = frozenset(
     {
         *("downstream_timeout", "dns_failure", "network_partition", "storage_saturation"),
@@ -313,33 +294,22 @@ class Match:
     items: tuple[Item, ...]
 
 
-def metric_tokens(name: str) -> list[str]:
-    """The words of a metric name: split on ``_ . - :`` and between lower and upper case."""
-    return list(_metric_tokens(name))
-
-
 @lru_cache(maxsize=1024)
-def _metric_tokens(name: str) -> tuple[str, ...]:
-    # each cause kind asks for the words of every item's metric: split each name once
+def metric_tokens(name: str) -> tuple[str, ...]:
+    """The words of a metric name: split on ``_ . - :`` and between lower and upper case."""
     spaced = re.sub(r"([a-z])([A-Z])", r"\1 \2", name)
     return tuple(t for t in re.split(r"[_.\-:/\s]+", spaced) if t)
 
 
-def matches(kind: CauseKind, item: Item) -> bool:
-    """Whether ``item`` is a sign of ``kind``."""
-    return _matches(kind, item.kind, item.text)
-
-
 @lru_cache(maxsize=4096)
-def _matches(kind: CauseKind, item_kind: str, text: str) -> bool:
-    # the same templates and metrics are offered for every kind in every round: the
-    # case-insensitive alternations (no literal prefix to skip on) are searched once each
-    if item_kind == "metric":
-        return any(kind.metric_words.match(token) for token in _metric_tokens(text))
-    if item_kind == "event":
-        words = message_words(text)
+def matches(kind: CauseKind, item: Item) -> bool:
+    """Whether ``item`` is a sign of ``kind`` (cached: every round offers the same items)."""
+    if item.kind == "metric":
+        return any(kind.metric_words.match(token) for token in metric_tokens(item.text))
+    if item.kind == "event":
+        words = message_words(item.text)
         return kind.event_words is not None and kind.event_words.search(words) is not None
-    return kind.log_words.search(_cause_words(text)) is not None
+    return kind.log_words.search(_cause_words(item.text)) is not None
 
 
 #: Lines of a stack trace (``at ...``, ``... 12 more``) and an exception's name before its message.
@@ -348,10 +318,8 @@ _EXCEPTION = re.compile(r"\b[\w.$]*(Exception|Error)\b:\s*")
 
 
 def innermost(text: str, *, named: bool = False) -> str:
-    """The message of the innermost exception of a log line: its last ``Caused by`` line
-    without stack frames, from after the last exception name (``Pool init failed:
-    PSQLException: FATAL: password authentication failed`` -> ``FATAL: password ...``; with
-    ``named``, from that name on); the line itself when it names no exception."""
+    """The message of a log line's innermost exception: its last line without stack frames,
+    from after (``named``: from) its last exception name."""
     lines = [line for line in text.splitlines() if line.strip() and not _FRAME.match(line)]
     line = (lines or [text])[-1]
     names = list(_EXCEPTION.finditer(line))
@@ -362,8 +330,8 @@ def innermost(text: str, *, named: bool = False) -> str:
 
 @lru_cache(maxsize=4096)
 def _cause_words(text: str) -> str:
-    """What a log line says went wrong: its innermost exception's message when that alone shows
-    a cause kind (a pool that failed because a password did), else the whole message."""
+    """A log line's innermost exception's message when that alone shows a cause kind, else
+    the whole message."""
     inner = message_words(innermost(text))
     if any(kind.log_words.search(inner) for kind in CAUSE_KINDS):
         return inner
@@ -375,21 +343,13 @@ _ARGUMENTS = re.compile(r"'[^']*'|\"[^\"]*\"|\S*://\S*|\S*/\S*/\S*")
 
 
 def message_words(text: str) -> str:
-    """A log line without its arguments (``open '/etc/ssl/certs/ca.crt'`` names a file, not a
-    certificate problem): what the message says, not what it is about."""
+    """A log line without its arguments (``open '/etc/ssl/certs/ca.crt'`` names a file)."""
     return _ARGUMENTS.sub(" ", text)
 
 
-_WEIGHTS = {"metric": METRIC_WEIGHT, "log": LOG_WEIGHT, "event": EVENT_WEIGHT}
-
-
 def classify(items: Sequence[Item]) -> Match | None:
-    """The cause kind the evidence indicates most strongly, or None below ``MIN_SCORE``.
-
-    One message counts once, however many outputs show it (a surging template is both a
-    finding and a pattern), as the culprit's own when it is. A generic kind (``strength`` below
-    1) is not named from onset events alone.
-    """
+    """The cause kind the evidence indicates most strongly, or None below ``MIN_SCORE``; one
+    message counts once, as the culprit's own when it is."""
     firsts: dict[tuple[str, str], Item] = {}
     for item in items:
         key = (item.kind, item.text)

@@ -25,6 +25,7 @@ from ..react import Budget
 from . import alerts, suspects, values
 from . import claims as kinds
 from .causes import ELSEWHERE, Item, Match, classify, own_kind
+from .claims import ClaimWriter
 from .conversation import Catalog, Done
 from .findings import Reading, Signal, Template, readings
 from .question import iso, request_window
@@ -386,43 +387,6 @@ def _window_end(reading: Reading) -> str | None:
     return str(window["end"]) if isinstance(window, dict) and window.get("end") else None
 
 
-class ClaimWriter:
-    """Numbers claims; each is rendered by its kind and bound to exact leaves."""
-
-    def __init__(self, first: int = 1, language: str = "en") -> None:
-        self.language = language
-        self.claims: list[dict[str, Any]] = []
-        self.next = first
-        self.written: set[str] = set()
-
-    def add(
-        self, kind: kinds.ClaimKind, bindings: list[tuple[str, str, Any]], **fields: object
-    ) -> None:
-        """Add a claim of ``kind`` bound to ``(invocation_id, raw_path, excerpt)`` triples."""
-        statement = kind.render(self.language, **fields)
-        if statement in self.written or not bindings:
-            return
-        self.written.add(statement)
-        self.claims.append(
-            {
-                "claim_id": f"C{self.next}",
-                "statement": statement,
-                "critical": kind.critical,
-                "bindings": [
-                    {"source_invocation_id": i, "raw_path": p, "evidence_excerpt": _text(e)}
-                    for i, p, e in bindings
-                ],
-            }
-        )
-        self.next += 1
-
-
-def _text(value: Any) -> str:
-    if isinstance(value, str):
-        return value
-    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
-
-
 def _number(value: Any) -> str:
     # the text the gatekeeper renders the value as, so the statement quotes it exactly
     return json.dumps(value)
@@ -698,9 +662,8 @@ def final_evidence(
 ) -> dict[str, Any]:
     """The ``executor_evidence_v2`` snapshot: earlier verified claims plus new ones."""
     earlier = list(request.get("verified_claims") or [])
-    numbers = [int(c["claim_id"][1:]) for c in earlier if re.fullmatch(r"C\d+", c["claim_id"])]
     language = question_language(str(request.get("question", "")))
-    writer = ClaimWriter(first=max(numbers, default=0) + 1, language=language)
+    writer = ClaimWriter(first=kinds.next_number(earlier), language=language)
     writer.written = {str(c.get("statement")) for c in earlier}
     for kind, bindings, fields in values.claims(request, done):
         writer.add(kind, bindings, **fields)

@@ -13,7 +13,7 @@ from typing import Any
 from ...analysis.language import question_language
 from ..compact import shown_items
 from ..types import Message
-from .conversation import Catalog, Done, last_user_text, tool_results
+from .conversation import Catalog, Done, tool_results
 
 _SMALL_TALK = re.compile(
     r"^\s*(hi|hello|hey|thanks|thank you|good (morning|afternoon|evening)|who are you|"
@@ -49,7 +49,8 @@ _TEXTS = {
 
 def question_of(messages: Sequence[Message]) -> str:
     """The question of this turn: the last user message."""
-    return last_user_text(messages).strip()
+    users = [m for m in messages if m.get("role") == "user"]
+    return str(users[-1].get("content") or "").strip() if users else ""
 
 
 def next_step(messages: Sequence[Message], catalog: Catalog) -> dict[str, Any] | str:
