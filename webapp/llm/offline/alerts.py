@@ -151,6 +151,13 @@ def services(request: Mapping[str, Any], catalog: Catalog, done: Sequence[Done])
     return list(dict.fromkeys(found))
 
 
+#: "Firing now: a, b." and "No alert is firing." by language.
+_FIRING = {
+    "en": ("Firing now: ", ", ", ".", "No alert is firing."),
+    "zh": ("正在触发的告警：", "、", "。", "当前没有正在触发的告警。"),
+}
+
+
 def compose(
     request: dict[str, Any], diagnosis: Callable[[dict[str, Any]], dict[str, Any]]
 ) -> dict[str, Any]:
@@ -158,12 +165,10 @@ def compose(
     conclusion per supported alert claim, listed in the summary."""
     claims = list(request.get("claims") or [])
     alert_claims = [c for c in claims if _STATEMENT.match(str(c.get("statement", "")))]
-    if not alert_claims:
-        return diagnosis(request)
     listed = [c for c in alert_claims if c.get("supported") and c.get("evidence_ids")]
-    others = [c for c in claims if c not in alert_claims]
     if not listed:
         return diagnosis(request)
+    others = [c for c in claims if c not in alert_claims]
     conclusions = [
         {
             "statement": str(c["statement"]),
@@ -177,12 +182,8 @@ def compose(
     if base and base.get("conclusions"):
         return {**base, "conclusions": list(base["conclusions"]) + conclusions}
     names = [n for c in listed if (n := alert_named(str(c["statement"])))]
-    if language == "zh":
-        summary = (
-            "正在触发的告警：" + "、".join(names) + "。" if names else "当前没有正在触发的告警。"
-        )
-    else:
-        summary = "Firing now: " + ", ".join(names) + "." if names else "No alert is firing."
+    firing, separator, stop, none = _FIRING.get(language, _FIRING["en"])
+    summary = firing + separator.join(names) + stop if names else none
     limitations = list((base or {}).get("limitations") or [])
     limitations += [
         f"Not supported by its evidence: {c['statement']}" for c in alert_claims if c not in listed

@@ -400,21 +400,9 @@ def _signal_binding(signal: Signal) -> tuple[str, str, Any]:
     return (signal.invocation_id, signal.path, signal.signal)
 
 
-def _moved(writer: ClaimWriter, signal: Signal) -> None:
-    raw = signal.raw
-    _quantity(
-        writer,
-        kinds.MOVED,
-        signal,
-        incident=_number((raw.get("incident") or {}).get("median")),
-        change=str(raw.get("change", "")),
-        z=_number(raw.get("significance")),
-    )
-
-
-def _quantity(writer: ClaimWriter, kind: kinds.ClaimKind, signal: Signal, **fields: Any) -> None:
-    """A claim that ``signal`` moved from its baseline to its peak, bound to its name and the
-    unit the answer writes."""
+def _quantity(writer: ClaimWriter, kind: kinds.ClaimKind, signal: Signal) -> None:
+    """A ``moved`` or ``traffic`` claim that ``signal`` moved from its baseline, bound to its
+    name and the unit the answer writes."""
     raw = signal.raw
     bindings = [_signal_binding(signal)]
     if spoken_unit(raw.get("unit")):
@@ -428,7 +416,9 @@ def _quantity(writer: ClaimWriter, kind: kinds.ClaimKind, signal: Signal, **fiel
         onset=_clock(signal.onset),
         baseline=_number((raw.get("baseline") or {}).get("median")),
         peak=_number((raw.get("incident") or {}).get("peak")),
-        **fields,
+        incident=_number((raw.get("incident") or {}).get("median")),
+        change=str(raw.get("change", "")),
+        z=_number(raw.get("significance")),
     )
 
 
@@ -580,16 +570,16 @@ def write_claims(inv: Investigation, writer: ClaimWriter) -> None:
         assert culprit is not None
         onset = path[0][1]
         for signal in _top_symptoms(reading, onset - ORIGIN_BEFORE):
-            _moved(writer, signal)
+            _quantity(writer, kinds.MOVED, signal)
         for template in reading.new_templates()[:MAX_NEW_LOGS]:
             _new_logs(writer, template)
         if len(path) > 1:
             _names(writer, [r for r, _ in path])
             for hop, at in path[1:-1]:  # every service on the way has its own evidence
                 for signal in _top_symptoms(hop, at - ORIGIN_BEFORE, 1):
-                    _moved(writer, signal)
+                    _quantity(writer, kinds.MOVED, signal)
             for signal in _top_symptoms(culprit, path[-1][1] - CAUSE_LOOKBACK):
-                _moved(writer, signal)
+                _quantity(writer, kinds.MOVED, signal)
             for template in culprit.new_templates()[:MAX_NEW_LOGS]:
                 _new_logs(writer, template)
             # a link no line names rests on timing alone

@@ -188,30 +188,23 @@ def read_signals(done: Done) -> list[Signal]:
     kept = _SIGNALS.get(id(done))
     if kept is not None and kept[0] is done:
         return list(kept[1])
-    found = _read_signals(done)
+    service = str(done.arguments.get("service", ""))
+    found = [
+        Signal(
+            service,
+            done.invocation_id,
+            index,
+            str(raw.get("signal", "")),
+            str(raw.get("kind", "")),
+            onset,
+            raw,
+        )
+        for index, raw in shown_items(_result(done).get("findings"))
+        if isinstance(raw, dict) and (onset := parse_time(str(raw.get("onset", "")))) is not None
+    ]
     if len(_SIGNALS) >= SIGNALS_CACHE:
         _SIGNALS.clear()
     _SIGNALS[id(done)] = (done, tuple(found))
-    return found
-
-
-def _read_signals(done: Done) -> list[Signal]:
-    service = str(done.arguments.get("service", ""))
-    found = []
-    for index, raw in shown_items(_result(done).get("findings")):
-        onset = parse_time(str(raw.get("onset", "")))
-        if isinstance(raw, dict) and onset is not None:
-            found.append(
-                Signal(
-                    service,
-                    done.invocation_id,
-                    index,
-                    str(raw.get("signal", "")),
-                    str(raw.get("kind", "")),
-                    onset,
-                    raw,
-                )
-            )
     return found
 
 
