@@ -24,8 +24,7 @@ BASELINE = timedelta(hours=1)
 ANALYSE = "detect_anomalies"
 PATTERNS = "log_patterns"
 TRIAGE = "triage"
-#: With a stated time, triage looks for onsets from this long before it (the cause often
-#: began before anyone noticed) to the window's end.
+#: With a stated time, triage looks for onsets from this long before it.
 TRIAGE_LEAD = timedelta(minutes=30)
 
 

@@ -47,15 +47,10 @@ _TEXTS = {
 }
 
 
-def question_of(messages: Sequence[Message]) -> str:
-    """The question of this turn: the last user message."""
-    users = [m for m in messages if m.get("role") == "user"]
-    return str(users[-1].get("content") or "").strip() if users else ""
-
-
 def next_step(messages: Sequence[Message], catalog: Catalog) -> dict[str, Any] | str:
-    """A knowledge lookup to make, or the final Markdown answer."""
-    question = question_of(messages)
+    """A knowledge lookup to make, or the final Markdown answer to the last user message."""
+    users = [m for m in messages if m.get("role") == "user"]
+    question = str(users[-1].get("content") or "").strip() if users else ""
     done = tool_results(messages)
     if _SMALL_TALK.match(question) or not question:
         return HELP_ZH if question_language(question) == "zh" else HELP

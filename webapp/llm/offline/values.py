@@ -40,12 +40,8 @@ def asked(question: str, catalog: Catalog, services: Sequence[str]) -> list[tupl
     if not how and not ask:
         return []
     phrase = question if how or not ask else ask.group("phrase")
-    found = []
-    for service in services:
-        metric = _metric(phrase, catalog.metrics_of(service), leading=not how)
-        if metric is not None:
-            found.append((service, metric))
-    return found
+    metrics = {s: _metric(phrase, catalog.metrics_of(s), leading=not how) for s in services}
+    return [(service, metric) for service, metric in metrics.items() if metric is not None]
 
 
 def _metric(phrase: str, metrics: Sequence[str], *, leading: bool) -> str | None:
