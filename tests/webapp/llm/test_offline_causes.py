@@ -196,7 +196,7 @@ def test_a_busy_processor_alone_is_not_enough_and_nothing_is_no_cause() -> None:
 
 
 def test_metric_names_split_on_separators_and_case() -> None:
-    assert metric_tokens("jvmGcPause_ms.total") == ["jvm", "Gc", "Pause", "ms", "total"]
+    assert metric_tokens("jvmGcPause_ms.total") == ("jvm", "Gc", "Pause", "ms", "total")
 
 
 def test_a_message_s_arguments_name_no_mechanism() -> None:

@@ -1,10 +1,7 @@
 """The offline provider: a deterministic, rule-based model behind the chat-completions interface.
 
-It is the embedded default when no ``OPENAI_API_KEY`` is set. It receives exactly what a real
-model receives (messages, tool definitions, ``response_format``) and answers with one assistant
-message - tool calls or JSON content - so the ReAct loop, step hook and recorders run as they do
-with a real model. It reasons only from the request and the tool results in the conversation; it
-knows nothing about any dataset. It is labelled rule-based wherever its model name is shown.
+The embedded default when no ``OPENAI_API_KEY`` is set: it receives what a real model receives
+and reasons only from the request and the tool results in the conversation.
 """
 
 from __future__ import annotations
@@ -26,11 +23,8 @@ MODEL_NAME = "offline-rule-based-v1"
 
 
 class OfflineChatModel:
-    """Rule-based planner, executor, verifier and composer (chat and AIOps) in one ``ChatModel``.
-
-    ``default_timezone`` (an IANA name; ``DEFAULT_TIMEZONE`` setting) is the zone of a time the
-    question writes without one.
-    """
+    """Rule-based planner, executor, verifier and composer in one ``ChatModel``
+    (``default_timezone``: the zone of a time the question writes without one)."""
 
     def __init__(self, default_timezone: str = DEFAULT_TIMEZONE) -> None:
         self.default_timezone = default_timezone
@@ -48,10 +42,8 @@ class OfflineChatModel:
         response_format: dict[str, Any] | None = None,
         tool_choice: str | None = None,
     ) -> ChatResult:
-        """Answer like a model would: tool calls, or the JSON the schema asks for.
-
-        It reports no prompt tokens (it has no tokenizer): the step records the estimate the
-        budget was checked with (``webapp.llm.tokens``)."""
+        """Answer like a model would: tool calls, or the JSON the schema asks for (reporting no
+        prompt tokens: it has no tokenizer)."""
         name = schema_name(messages, response_format)
         request = payload(messages)
         catalog = Catalog(tools if tools else request.get("tools"))
@@ -99,8 +91,7 @@ class OfflineChatModel:
         return ChatResult(None, calls, MODEL_NAME, 0, 20 * len(calls), finish_reason="tool_calls")
 
     def _json(self, document: dict[str, Any]) -> ChatResult:
-        content = json.dumps(document, ensure_ascii=False)
-        return ChatResult(content, [], MODEL_NAME, 0, count_text(content), finish_reason="stop")
+        return self._text(json.dumps(document, ensure_ascii=False))
 
     def _text(self, text: str) -> ChatResult:
         return ChatResult(text, [], MODEL_NAME, 0, count_text(text), finish_reason="stop")

@@ -1,19 +1,8 @@
 """Alert answers of the offline model: which alerts fire, each one a claim bound to its fields.
 
-A question about alerts ("what alerts are firing right now?", "any alerts?", "有哪些告警?")
-is planned as a ``query_alerts`` read (``planner.alert_query``). This module turns that output
-into evidence and an answer:
-
-* ``add_claims`` - one claim per firing alert (name, service, severity, since, description),
-  each value bound to its own leaf of the ``query_alerts`` output, in the question's language;
-  "no alert is firing" is bound to the empty ``$.alerts`` list;
-* ``services`` and ``onset`` - "why is <alert name> firing?": the alert's service is then
-  investigated (``window.follow_ups``) from shortly before the alert became active;
-* ``compose`` - the alert claims become one conclusion each, listed in the summary; any other
-  claims are composed by the diagnosis composer as usual.
-
-An alert claim's statement is written and read back here only (``statement`` and
-``alert_named``), so its shape lives in one place.
+A question about alerts is planned as a ``query_alerts`` read; ``add_claims`` writes one claim
+per firing alert, ``compose`` one conclusion per supported alert claim. For "why is <alert>
+firing?", ``services`` and ``onset`` say which service to investigate from when.
 """
 
 from __future__ import annotations
@@ -26,16 +15,14 @@ from typing import Any
 from ...analysis.language import question_language
 from ..compact import shown_items
 from . import suspects
+from .claims import ClaimWriter, next_number
 from .conversation import Catalog, Done
 from .question import parse_time, request_window
 
 TOOL = "query_alerts"
-#: An alert fires once its condition has held for a while (Prometheus ``for:``, typically a
-#: few minutes), so the trouble began before ``active_at``: a question about one alert that
-#: states no time is read from this long before it.
+#: An alert fires once its condition has held for a while: the trouble began this long before.
 ALERT_LEAD = timedelta(minutes=10)
-#: Alerts listed one by one; more would crowd out the diagnosis (the executor contract holds
-#: at most 30 claims). The rest are counted in the limitations.
+#: Alerts listed one by one (the executor contract holds at most 30 claims).
 MAX_ALERTS = 12
 
 _STATEMENT = re.compile(
@@ -61,11 +48,6 @@ def statement(alert: Mapping[str, Any], language: str) -> str:
     return text + (f' - "{description}"' if description else "")
 
 
-def is_alert_claim(text: str) -> bool:
-    """True when ``text`` is a statement written by ``statement`` (or the no-alert one)."""
-    return _STATEMENT.match(text) is not None
-
-
 def alert_named(text: str) -> str | None:
     """The alert a statement is about (None for the no-alert statement or another claim)."""
     match = _STATEMENT.match(text)
@@ -82,18 +64,6 @@ def _alerts(result: Any) -> list[tuple[int, Any]]:
     return shown_items(result.get("alerts") if isinstance(result, Mapping) else None)
 
 
-def _claim(claim_id: str, text: str, bindings: list[tuple[str, str, str]]) -> dict[str, Any]:
-    return {
-        "claim_id": claim_id,
-        "statement": text,
-        "critical": True,
-        "bindings": [
-            {"source_invocation_id": i, "raw_path": p, "evidence_excerpt": e}
-            for i, p, e in bindings
-        ],
-    }
-
-
 _FIELDS = ("alert_name", "service", "severity", "active_at", "description")
 
 
@@ -107,16 +77,14 @@ def add_claims(
     latest = found[-1]
     language = question_language(str(request.get("question", "")))
     claims = list(evidence.get("claims") or [])
-    numbers = [int(c["claim_id"][1:]) for c in claims if re.fullmatch(r"C\d+", c["claim_id"])]
-    following = max(numbers, default=0) + 1
+    writer = ClaimWriter(first=next_number(claims))
     every = _alerts(latest.result)
     asked = {id(a) for a in named(request, [latest])}
-    # "alerts fired, what is wrong?": the alerts of the suspects triage picked, not the whole
-    # list (it would name services that have nothing to do with it).
+    # "alerts fired, what is wrong?": the alerts of the suspects triage picked
     relevant = None
     if not asked and suspects.triage_output(done) is not None:
         window = request_window(request)
-        stated = window.onset if window.resolved is not None and window.resolved.found else None
+        stated = window.onset if window.stated else None
         relevant = suspects.picked_alerts(done, stated)
     # "why is <alert> firing?": that alert, not the whole list.
     alerts = [(i, a) for i, a in every if not asked or id(a) in asked]
@@ -128,17 +96,17 @@ def add_claims(
         ]
     alerts = [(i, a) for i, a in alerts if isinstance(a, Mapping) and a.get("alert_name")]
     room = max(0, min(MAX_ALERTS, 30 - len(claims)))
-    added: list[dict[str, Any]] = []
     for index, alert in alerts[:room]:
         bindings = [
             (latest.invocation_id, f"$.alerts[{index}].{key}", str(alert[key]))
             for key in _FIELDS
             if isinstance(alert.get(key), str) and alert[key].strip()
         ]
-        added.append(_claim(f"C{following + len(added)}", statement(alert, language), bindings))
+        writer.append(statement(alert, language), bindings)
     if not every and len(claims) < 30:
         text = "当前没有正在触发的告警" if language == "zh" else "No alert is firing"
-        added.append(_claim(f"C{following}", text, [(latest.invocation_id, "$.alerts", "[]")]))
+        writer.append(text, [(latest.invocation_id, "$.alerts", "[]")])
+    added = writer.claims
     if not added:
         return evidence
     more = len(alerts) - room
@@ -183,19 +151,24 @@ def services(request: Mapping[str, Any], catalog: Catalog, done: Sequence[Done])
     return list(dict.fromkeys(found))
 
 
+#: "Firing now: a, b." and "No alert is firing." by language.
+_FIRING = {
+    "en": ("Firing now: ", ", ", ".", "No alert is firing."),
+    "zh": ("正在触发的告警：", "、", "。", "当前没有正在触发的告警。"),
+}
+
+
 def compose(
     request: dict[str, Any], diagnosis: Callable[[dict[str, Any]], dict[str, Any]]
 ) -> dict[str, Any]:
     """``composer_output``: the diagnosis composer's answer for the other claims, plus one
     conclusion per supported alert claim, listed in the summary."""
     claims = list(request.get("claims") or [])
-    alert_claims = [c for c in claims if is_alert_claim(str(c.get("statement", "")))]
-    if not alert_claims:
-        return diagnosis(request)
+    alert_claims = [c for c in claims if _STATEMENT.match(str(c.get("statement", "")))]
     listed = [c for c in alert_claims if c.get("supported") and c.get("evidence_ids")]
-    others = [c for c in claims if c not in alert_claims]
     if not listed:
         return diagnosis(request)
+    others = [c for c in claims if c not in alert_claims]
     conclusions = [
         {
             "statement": str(c["statement"]),
@@ -209,12 +182,8 @@ def compose(
     if base and base.get("conclusions"):
         return {**base, "conclusions": list(base["conclusions"]) + conclusions}
     names = [n for c in listed if (n := alert_named(str(c["statement"])))]
-    if language == "zh":
-        summary = (
-            "正在触发的告警：" + "、".join(names) + "。" if names else "当前没有正在触发的告警。"
-        )
-    else:
-        summary = "Firing now: " + ", ".join(names) + "." if names else "No alert is firing."
+    firing, separator, stop, none = _FIRING.get(language, _FIRING["en"])
+    summary = firing + separator.join(names) + stop if names else none
     limitations = list((base or {}).get("limitations") or [])
     limitations += [
         f"Not supported by its evidence: {c['statement']}" for c in alert_claims if c not in listed

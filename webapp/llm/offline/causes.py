@@ -1,32 +1,19 @@
 """Cause kinds as data: the signal shapes that indicate each mechanism, and matching them.
 
-Each :class:`CauseKind` lists the words of metric names (split on ``_ . -`` and case) and of log
-templates that an SRE reads as signs of that mechanism - general vocabulary of the trade
-(``pool``, ``hikari``, ``evict``, ``x509``, ``OutOfMemory``, ``rebalance``...), not the phrasing
-of any dataset. :func:`classify` scores every kind over the evidence of a culprit (its moved
-metrics, its new or surging log templates, the rare lines logged as its trouble began) and of
-the services it hurt, and returns the best kind with the items that matched it. Runbooks play
-no part here: they can only support the kind found, never be the cause.
-
-Weights (named below): a log template that matches counts more than a metric name (a message
-says what happened, a metric name only where), the culprit's own evidence counts more than its
-callers', and generic resource signals (processor use) count less than specific ones, since a
-processor also gets busy in almost every other mechanism.
+Each :class:`CauseKind` lists the words of metric names and of log lines that an SRE reads as
+signs of that mechanism (general vocabulary of the trade, not any dataset's phrasing).
+:func:`classify` scores every kind over the evidence of a culprit and of the services it hurt.
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import lru_cache
 
-#: Weight of one matching metric finding.
-METRIC_WEIGHT = 1.0
-#: Weight of one matching log template (new or surging since the onset).
-LOG_WEIGHT = 1.5
-#: Weight of one matching rare line at the onset (a deploy, a job start).
-EVENT_WEIGHT = 2.0
+#: Weight of one matching item by its kind: a message says what happened, a metric only where.
+_WEIGHTS = {"metric": 1.0, "log": 1.5, "event": 2.0}
 #: Evidence of the culprit itself counts this much more than evidence of its callers.
 OWN_FACTOR = 2.0
 #: Below this score no kind is named: the evidence does not say which mechanism it is.
@@ -38,23 +25,27 @@ class CauseKind:
     """One mechanism: how to say it, and the metric and log words that indicate it."""
 
     key: str
-    #: What the answer calls it (the words a write-up of this mechanism uses).
     label: str
-    metric_words: re.Pattern[str]
-    log_words: re.Pattern[str]
-    event_words: re.Pattern[str] | None = None
+    #: Patterns (case-insensitive) of the words of its metric names, log lines and onset events.
+    metric: str
+    log: str
+    event: str = ""
     #: Multiplies every match (generic resource signals are weaker indications).
     strength: float = 1.0
-    #: ``label`` in Chinese (for a question asked in Chinese).
-    zh: str = ""
+    zh: str = ""  # ``label`` in Chinese
+    metric_words: re.Pattern[str] = field(init=False)
+    log_words: re.Pattern[str] = field(init=False)
+    event_words: re.Pattern[str] | None = field(init=False)
+
+    def __post_init__(self) -> None:
+        for name in ("metric", "log", "event"):
+            pattern = getattr(self, name)
+            compiled = re.compile(pattern, re.IGNORECASE) if pattern else None
+            object.__setattr__(self, f"{name}_words", compiled)
 
     def says(self, language: str) -> str:
         """What the answer calls it in ``language`` (English when not written in it)."""
         return self.zh if language == "zh" and self.zh else self.label
-
-
-def _words(pattern: str) -> re.Pattern[str]:
-    return re.compile(pattern, re.IGNORECASE)
 
 
 #: Words of a connection pool's metric names and log lines (pool exhaustion, connection leaks).
@@ -71,17 +62,17 @@ CAUSE_KINDS: tuple[CauseKind, ...] = (
         "lock_held",
         "a lock held by a long transaction - a job's LOCK TABLE or long write blocks the "
         "others' statements, which wait, time out and hold their connections",
-        _words(r"^(locks?|blocked|waiters?)$"),
-        _words(r"lock timeout|lock wait timeout|lock not available|due to lock|lock_timeout"),
-        _words(r"\block table\b|\bfor update\b|in (share|exclusive|access exclusive) mode"),
+        r"^(locks?|blocked|waiters?)$",
+        r"lock timeout|lock wait timeout|lock not available|due to lock|lock_timeout",
+        r"\block table\b|\bfor update\b|in (share|exclusive|access exclusive) mode",
         zh="长事务持有锁 - 任务的 LOCK TABLE 或长时间写入阻塞了其他语句, 它们等待、超时并占住连接",
     ),
     CauseKind(
         "pool_exhaustion",
         "database connection pool exhaustion - slow queries and lock waits hold the "
         "connections, so requests queue for one",
-        _words(rf"^({_POOL_METRICS})$"),
-        _words(_POOL_LOGS),
+        rf"^({_POOL_METRICS})$",
+        _POOL_LOGS,
         zh="数据库连接池耗尽 - 慢查询和锁等待占住了连接, 请求排队等待连接",
     ),
     CauseKind(
@@ -89,57 +80,51 @@ CAUSE_KINDS: tuple[CauseKind, ...] = (
         "connection_leak",
         "a connection leak - connections are taken from the pool and never returned, so the "
         "pool runs dry and requests wait for one",
-        _words(rf"^({_POOL_METRICS}|leak\w*)$"),
-        _words(rf"{_POOL_LOGS}|\bleak(ed|s|ing)?\b|never (returned|closed)|unclosed connection"),
+        rf"^({_POOL_METRICS}|leak\w*)$",
+        rf"{_POOL_LOGS}|\bleak(ed|s|ing)?\b|never (returned|closed)|unclosed connection",
         zh="连接泄漏 - 连接从连接池取出后从未归还, 连接池耗尽, 请求只能等待连接",
     ),
     CauseKind(
         "credentials",
         "invalid credentials - a password, key or token was rotated, expired or revoked, so "
         "authentication fails and the calls that need it are rejected",
-        _words(r"^(auth\w*|unauthori[sz]ed|401|credentials?|logins?)$"),
-        _words(
-            r"auth\w* (failed|failure|error)|unauthori[sz]ed|\b401\b"
-            r"|invalid[ _.-]?(api[ _.-]?key|token|credentials?|password|secret)"
-            r"|(key|token|credentials?|password|secret) (has been |was |is )?"
-            r"(revoked|expired|rotated)"
-            r"|access denied for user|bad credentials|wrong password"
-        ),
+        r"^(auth\w*|unauthori[sz]ed|401|credentials?|logins?)$",
+        r"auth\w* (failed|failure|error)|unauthori[sz]ed|\b401\b"
+        r"|invalid[ _.-]?(api[ _.-]?key|token|credentials?|password|secret)"
+        r"|(key|token|credentials?|password|secret) (has been |was |is )?"
+        r"(revoked|expired|rotated)"
+        r"|access denied for user|bad credentials|wrong password",
         zh="凭据失效 - 密码、密钥或令牌被轮换、过期或吊销, 认证失败, 依赖它的调用被拒绝",
     ),
     CauseKind(
         "fd_exhaustion",
         "file descriptor exhaustion - the process hit its open-files limit (too many open "
         "files), so it cannot open new connections or files",
-        _words(r"^(fds?|descriptors?|nofile|filehandles?|handles)$"),
-        _words(r"too many open files|\bemfile\b|file descriptors?|\bulimit\b|\bnofile\b"),
+        r"^(fds?|descriptors?|nofile|filehandles?|handles)$",
+        r"too many open files|\bemfile\b|file descriptors?|\bulimit\b|\bnofile\b",
         zh="文件描述符耗尽 - 进程达到打开文件数上限 (too many open files), 无法新建连接或文件",
     ),
     CauseKind(
         "disk_full",
         "disk full - the volume has no space left, so writes fail",
-        _words(r"^(disk|disks|volume|vol|fs|filesystem|storage|inodes?|space)$"),
-        _words(
-            r"no space left|disk (is )?full|disk quota|enospc|could not (write|extend)"
-            r"|read-only file ?system|archive command failed"
-        ),
+        r"^(disk|disks|volume|vol|fs|filesystem|storage|inodes?|space)$",
+        r"no space left|disk (is )?full|disk quota|enospc|could not (write|extend)"
+        r"|read-only file ?system|archive command failed",
         zh="磁盘已满 - 卷上没有剩余空间, 写入失败",
     ),
     CauseKind(
         "cert_expiry",
         "an expired TLS certificate - handshakes fail, so calls are rejected",
-        _words(r"^(cert|certs|certificate|tls|ssl|x509|expiry|notafter|chain)$"),
-        _words(r"certificate|x509|\btls\b|\bssl|handshake|pkix"),
+        r"^(cert|certs|certificate|tls|ssl|x509|expiry|notafter|chain)$",
+        r"certificate|x509|\btls\b|\bssl|handshake|pkix",
         zh="TLS 证书过期 - 握手失败, 调用被拒绝",
     ),
     CauseKind(
         "memory_leak",
         "a memory leak - memory grows until the process runs out of memory (OOM) and is restarted",
-        _words(r"^(rss|heap|mem|memory|oom|oomkilled|restarts?)$"),
-        _words(
-            r"out ?of ?memory|outofmemory|\boom|heap space|exit code 137"
-            r"|memory (limit|usage|exhausted|pressure)|cannot allocate memory"
-        ),
+        r"^(rss|heap|mem|memory|oom|oomkilled|restarts?)$",
+        r"out ?of ?memory|outofmemory|\boom|heap space|exit code 137"
+        r"|memory (limit|usage|exhausted|pressure)|cannot allocate memory",
         zh="内存泄漏 - 内存不断增长, 直到进程内存溢出 (OOM) 被重启",
     ),
     CauseKind(
@@ -147,11 +132,9 @@ CAUSE_KINDS: tuple[CauseKind, ...] = (
         "cache eviction - the cache is full and evicts keys, so reads miss it and fall back",
         # what the metric counts, not which store it comes from: a cache server's every metric
         # (its clients, its cluster's state) would otherwise say "eviction"
-        _words(r"^(cache|hits?|miss(es)?|evict\w*|expel\w*)$"),
-        _words(
-            r"evict|expel|maxmemory|\blru\b|keys? (dropped|removed|evicted)|cache miss"
-            r"|fell back to|fall(ing)? back to|absent from"
-        ),
+        r"^(cache|hits?|miss(es)?|evict\w*|expel\w*)$",
+        r"evict|expel|maxmemory|\blru\b|keys? (dropped|removed|evicted)|cache miss"
+        r"|fell back to|fall(ing)? back to|absent from",
         zh="缓存淘汰 - 缓存已满并驱逐键, 读取未命中缓存而回源",
     ),
     CauseKind(
@@ -159,11 +142,9 @@ CAUSE_KINDS: tuple[CauseKind, ...] = (
         "replica_lag",
         "replica lag - the read replica fell behind its primary (replication lag), so reads on "
         "it see stale rows or are cancelled by recovery conflicts",
-        _words(r"^(replication|replica|replicas|replay|standby|walreceiver|wal)$"),
-        _words(
-            r"conflict with recovery|recovery conflict|replication (lag|delay|slot)"
-            r"|replica(tion)? (is )?(lagging|behind)|standby|wal receiver|replay (lag|delay)"
-        ),
+        r"^(replication|replica|replicas|replay|standby|walreceiver|wal)$",
+        r"conflict with recovery|recovery conflict|replication (lag|delay|slot)"
+        r"|replica(tion)? (is )?(lagging|behind)|standby|wal receiver|replay (lag|delay)",
         zh="副本延迟 - 只读副本落后于主库 (复制延迟), 读到旧数据或因恢复冲突被取消",
     ),
     CauseKind(
@@ -171,122 +152,98 @@ CAUSE_KINDS: tuple[CauseKind, ...] = (
         "a network partition - hosts cannot reach each other (no route, connections lost), so "
         "calls between them fail",
         # a cluster's hash slots fail when the nodes serving them cannot be reached
-        _words(r"^(unreachable|partition(ed)?|split|quorum|reachable|slots?)$"),
-        _words(
-            r"ehostunreach|enetunreach|no route to host|(host|network) (is )?unreachable"
-            r"|connection (with|to) .{0,60} lost|lost connection (with|to)|link (is )?down"
-            r"|split.?brain|partitioned|quorum (lost|not)|cluster (is )?down|marked .{0,20}fail"
-        ),
+        r"^(unreachable|partition(ed)?|split|quorum|reachable|slots?)$",
+        r"ehostunreach|enetunreach|no route to host|(host|network) (is )?unreachable"
+        r"|connection (with|to) .{0,60} lost|lost connection (with|to)|link (is )?down"
+        r"|split.?brain|partitioned|quorum (lost|not)|cluster (is )?down|marked .{0,20}fail",
         zh="网络分区 - 主机之间互相不可达 (没有路由, 连接断开), 它们之间的调用失败",
     ),
     CauseKind(
         "queue_lag",
         "consumer lag - the consumers fall behind the queue and a backlog builds up",
         # not "offset" alone: a clock's or a zone's offset is no queue
-        _words(r"^(lag|consumer\w*|backlog|unacked|queued?|behind|pending)$"),
+        r"^(lag|consumer\w*|backlog|unacked|queued?|behind|pending)$",
         # a queue's partitions and offsets, not a network partition or a clock's offset
-        _words(
-            r"rebalanc|\blag\b|assigned partitions|partitions? (assigned|revoked)|consumer"
-            r"|(commit(ted)?|consumer) offsets?|offsets? (commit|out of range)|backlog|revok"
-        ),
+        r"rebalanc|\blag\b|assigned partitions|partitions? (assigned|revoked)|consumer"
+        r"|(commit(ted)?|consumer) offsets?|offsets? (commit|out of range)|backlog|revok",
         zh="消费延迟 - 消费者跟不上队列, 消息积压",
     ),
     CauseKind(
         "dns_failure",
         "DNS resolution failure - names do not resolve (lookups fail or time out), so calls "
         "cannot reach their targets",
-        _words(r"^(dns|servfail|nxdomain|resolver|resolv|lookups?)$"),
-        _words(
-            r"eai_again|getaddrinfo|servfail|nxdomain|no such host|name resolution"
-            r"|could not resolve|unknown ?host|\bdns\b|\budp\b.{0,60}:53\b|lookup \S+ on \S+"
-            r"|\.\s(A|AAAA|SRV|CNAME|PTR|MX|TXT): "  # "<name>. A: read udp": a resolver's error
-        ),
+        r"^(dns|servfail|nxdomain|resolver|resolv|lookups?)$",
+        r"eai_again|getaddrinfo|servfail|nxdomain|no such host|name resolution"
+        r"|could not resolve|unknown ?host|\bdns\b|\budp\b.{0,60}:53\b|lookup \S+ on \S+"
+        r"|\.\s(A|AAAA|SRV|CNAME|PTR|MX|TXT): ",  # "<name>. A: read udp": a resolver's error
         zh="DNS 解析失败 - 域名无法解析 (查询失败或超时), 调用到达不了目标",
     ),
     CauseKind(
         "clock_skew",
         "clock skew - the host's clock drifted after time sync was lost, so timestamps and "
         "tokens are judged wrong and rejected",
-        _words(r"^(timex|ntp|ntpd|chrony\w*|timesync\w*|clock|skew|drift)$"),
-        _words(
-            r"clock skew|clock drift|\bntp|chrony|timesync|time sync|synchroni[sz]e"
-            r"|before (it was )?issued|issued in the future|\bnbf\b|\biat\b"
-        ),
+        r"^(timex|ntp|ntpd|chrony\w*|timesync\w*|clock|skew|drift)$",
+        r"clock skew|clock drift|\bntp|chrony|timesync|time sync|synchroni[sz]e"
+        r"|before (it was )?issued|issued in the future|\bnbf\b|\biat\b",
         zh="时钟偏移 - 时间同步丢失后主机时钟漂移, 时间戳和令牌被判为无效而被拒绝",
     ),
     CauseKind(
         "downstream_timeout",
         "a slow dependency - calls to it time out",
-        _words(r"^(gc|stw|pause|pauses|upstream|downstream)$"),
-        _words(
-            r"time(d)? ?out|timeout|deadline|upstream|breaker|\bgc\b|pause full"
-            r"|handler threads|stop-the-world"
-        ),
+        r"^(gc|stw|pause|pauses|upstream|downstream)$",
+        r"time(d)? ?out|timeout|deadline|upstream|breaker|\bgc\b|pause full"
+        r"|handler threads|stop-the-world",
         zh="依赖变慢 - 对它的调用超时",
     ),
     CauseKind(
         "bad_deploy",
         "a bad deploy - the failures began when a new version was rolled out",
-        _words(r"^(version|build|revision|rev|release|deploy\w*)$"),
-        _words(
-            r"null ?pointer|nil pointer|typeerror|keyerror|attributeerror|unhandled exception"
-            r"|stack trace"
-        ),
-        _words(
-            r"deploy|rolling update|rolled out|rollout|release|upgrade|new version|replaces"
-            r"|\bversion\b"
-        ),
+        r"^(version|build|revision|rev|release|deploy\w*)$",
+        r"null ?pointer|nil pointer|typeerror|keyerror|attributeerror|unhandled exception"
+        r"|stack trace",
+        r"deploy|rolling update|rolled out|rollout|release|upgrade|new version|replaces"
+        r"|\bversion\b",
         zh="有问题的发布 - 故障始于新版本上线之时",
     ),
     CauseKind(
         "rate_limited",
         "rate limiting - calls get 429 Too Many Requests (a quota or rate limit was hit), so they "
         "are rejected and retried",
-        _words(r"^(429|ratelimit\w*|ratelimited|quota)$"),
-        _words(r"\b429\b|too many requests|rate.?limit|retry-after|quota exceeded"),
+        r"^(429|ratelimit\w*|ratelimited|quota)$",
+        r"\b429\b|too many requests|rate.?limit|retry-after|quota exceeded",
         zh="限流 - 调用收到 429 Too Many Requests (触及配额或速率限制), 被拒绝并重试",
     ),
     CauseKind(
         "config_change",
         "a configuration change - a config push or reload at the onset changed how the service "
         "behaves (a limit, a timeout, an endpoint)",
-        _words(r"^(config|configuration|reloads?|flags?)$"),
-        _words(
-            r"config(uration)? (reload|push|change|update)|invalid config|reload(ed|ing) config"
-        ),
-        _words(
-            r"\bconfig(uration|map)?\b|\breload|refresh(ed)? keys|keys changed|feature.?flag"
-            r"|properties (changed|updated|reloaded)|settings? (changed|updated)"
-        ),
+        r"^(config|configuration|reloads?|flags?)$",
+        r"config(uration)? (reload|push|change|update)|invalid config|reload(ed|ing) config",
+        r"\bconfig(uration|map)?\b|\breload|refresh(ed)? keys|keys changed|feature.?flag"
+        r"|properties (changed|updated|reloaded)|settings? (changed|updated)",
         zh="配置变更 - 异常开始时的一次配置推送或重载改变了服务的行为 (限额、超时、地址)",
     ),
     CauseKind(
         "storage_saturation",
         "storage saturation - a bulk job floods the storage with reads or writes, so its requests "
         "queue, slow down and are throttled",
-        _words(r"^(s3|objectstore|bucket|buckets|blob|iops|ttfb|await|iowait|diskio)$"),
-        _words(
-            r"reduce your request rate|\bslow ?down\b|storage ?err|i/?o (wait|saturat)"
-            r"|(disk|volume|storage|bucket) (is )?(busy|saturated|overloaded|throttl\w*)"
-        ),
+        r"^(s3|objectstore|bucket|buckets|blob|iops|ttfb|await|iowait|diskio)$",
+        r"reduce your request rate|\bslow ?down\b|storage ?err|i/?o (wait|saturat)"
+        r"|(disk|volume|storage|bucket) (is )?(busy|saturated|overloaded|throttl\w*)",
         zh="存储饱和 - 批量任务的大量读写压满了存储, 请求排队、变慢并被限流",
     ),
     CauseKind(
         "cpu_saturation",
         "CPU saturation - a runaway job takes the processor, so requests wait for it",
-        _words(r"^(cpu|load|throttl\w*|processor)$"),
-        _words(r"event loop blocked|cpu|throttl|free worker|starv"),
-        _words(r"job|batch|scheduler|cron|task"),
+        r"^(cpu|load|throttl\w*|processor)$",
+        r"event loop blocked|cpu|throttl|free worker|starv",
+        r"job|batch|scheduler|cron|task",
         strength=0.6,
         zh="CPU 饱和 - 失控的批处理任务占满了处理器, 请求只能等待",
     ),
 )
 
-BY_KEY = {kind.key: kind for kind in CAUSE_KINDS}
-
-#: Cause kinds a caller sees in its own lines while the cause lies in another service (a
-#: resolver, the network, a store, a replica, the holder of a lock or of the connections, the
-#: issuer of the timestamps it checks): the chain should go on.
+#: Cause kinds a caller sees in its own lines while the cause lies in another service.
 ELSEWHERE = frozenset(
     {
         *("downstream_timeout", "dns_failure", "network_partition", "storage_saturation"),
@@ -313,33 +270,22 @@ class Match:
     items: tuple[Item, ...]
 
 
-def metric_tokens(name: str) -> list[str]:
-    """The words of a metric name: split on ``_ . - :`` and between lower and upper case."""
-    return list(_metric_tokens(name))
-
-
 @lru_cache(maxsize=1024)
-def _metric_tokens(name: str) -> tuple[str, ...]:
-    # each cause kind asks for the words of every item's metric: split each name once
+def metric_tokens(name: str) -> tuple[str, ...]:
+    """The words of a metric name: split on ``_ . - :`` and between lower and upper case."""
     spaced = re.sub(r"([a-z])([A-Z])", r"\1 \2", name)
     return tuple(t for t in re.split(r"[_.\-:/\s]+", spaced) if t)
 
 
-def matches(kind: CauseKind, item: Item) -> bool:
-    """Whether ``item`` is a sign of ``kind``."""
-    return _matches(kind, item.kind, item.text)
-
-
 @lru_cache(maxsize=4096)
-def _matches(kind: CauseKind, item_kind: str, text: str) -> bool:
-    # the same templates and metrics are offered for every kind in every round: the
-    # case-insensitive alternations (no literal prefix to skip on) are searched once each
-    if item_kind == "metric":
-        return any(kind.metric_words.match(token) for token in _metric_tokens(text))
-    if item_kind == "event":
-        words = message_words(text)
+def matches(kind: CauseKind, item: Item) -> bool:
+    """Whether ``item`` is a sign of ``kind`` (cached: every round offers the same items)."""
+    if item.kind == "metric":
+        return any(kind.metric_words.match(token) for token in metric_tokens(item.text))
+    if item.kind == "event":
+        words = message_words(item.text)
         return kind.event_words is not None and kind.event_words.search(words) is not None
-    return kind.log_words.search(_cause_words(text)) is not None
+    return kind.log_words.search(_cause_words(item.text)) is not None
 
 
 #: Lines of a stack trace (``at ...``, ``... 12 more``) and an exception's name before its message.
@@ -348,10 +294,8 @@ _EXCEPTION = re.compile(r"\b[\w.$]*(Exception|Error)\b:\s*")
 
 
 def innermost(text: str, *, named: bool = False) -> str:
-    """The message of the innermost exception of a log line: its last ``Caused by`` line
-    without stack frames, from after the last exception name (``Pool init failed:
-    PSQLException: FATAL: password authentication failed`` -> ``FATAL: password ...``; with
-    ``named``, from that name on); the line itself when it names no exception."""
+    """The message of a log line's innermost exception: its last line without stack frames,
+    from after (``named``: from) its last exception name."""
     lines = [line for line in text.splitlines() if line.strip() and not _FRAME.match(line)]
     line = (lines or [text])[-1]
     names = list(_EXCEPTION.finditer(line))
@@ -362,8 +306,8 @@ def innermost(text: str, *, named: bool = False) -> str:
 
 @lru_cache(maxsize=4096)
 def _cause_words(text: str) -> str:
-    """What a log line says went wrong: its innermost exception's message when that alone shows
-    a cause kind (a pool that failed because a password did), else the whole message."""
+    """A log line's innermost exception's message when that alone shows a cause kind, else
+    the whole message."""
     inner = message_words(innermost(text))
     if any(kind.log_words.search(inner) for kind in CAUSE_KINDS):
         return inner
@@ -375,21 +319,13 @@ _ARGUMENTS = re.compile(r"'[^']*'|\"[^\"]*\"|\S*://\S*|\S*/\S*/\S*")
 
 
 def message_words(text: str) -> str:
-    """A log line without its arguments (``open '/etc/ssl/certs/ca.crt'`` names a file, not a
-    certificate problem): what the message says, not what it is about."""
+    """A log line without its arguments (``open '/etc/ssl/certs/ca.crt'`` names a file)."""
     return _ARGUMENTS.sub(" ", text)
 
 
-_WEIGHTS = {"metric": METRIC_WEIGHT, "log": LOG_WEIGHT, "event": EVENT_WEIGHT}
-
-
 def classify(items: Sequence[Item]) -> Match | None:
-    """The cause kind the evidence indicates most strongly, or None below ``MIN_SCORE``.
-
-    One message counts once, however many outputs show it (a surging template is both a
-    finding and a pattern), as the culprit's own when it is. A generic kind (``strength`` below
-    1) is not named from onset events alone.
-    """
+    """The cause kind the evidence indicates most strongly, or None below ``MIN_SCORE``; one
+    message counts once, as the culprit's own when it is."""
     firsts: dict[tuple[str, str], Item] = {}
     for item in items:
         key = (item.kind, item.text)

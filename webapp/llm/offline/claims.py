@@ -1,24 +1,18 @@
-"""Claim kinds as data: one template per kind and language renders a claim's statement and reads
-it back.
+"""Claim kinds as data: one template per kind and language renders a claim's statement and
+:func:`read` reads it back (a statement no template reads is a real model's free text).
 
-Each kind has an English template and a Chinese one (``zh``), with the same fields: a claim is
-written in the question's language. The offline executor writes every claim through
-:meth:`ClaimKind.render`; the offline verifier and composer read statements back through
-:func:`read`, which tries each kind's templates (each turned into a regular expression once:
-every ``{field}`` a lazy group, every other character literal). In the Chinese templates every
-field stands between spaces or ASCII punctuation, never glued to a Chinese character, so a
-number, time or service name stays one token for grounding.
-A statement no template reads is a free-text claim (a real model's), judged on its excerpts
-alone. Fields never hold a double quote or a line break (:func:`render` replaces them), so a
-quoted field ends where its closing quote is.
+In the Chinese templates every field stands between spaces or ASCII punctuation, so a number,
+time or name stays one token for grounding. Fields never hold a double quote or a line break.
 """
 
 from __future__ import annotations
 
+import json
 import re
 from dataclasses import dataclass, field
 from functools import cached_property
 from string import Formatter
+from typing import Any
 
 
 @dataclass(frozen=True)
@@ -27,12 +21,8 @@ class ClaimKind:
 
     name: str
     template: str
-    #: The Chinese statement: the same fields as ``template``.
-    zh: str = ""
+    zh: str = ""  # the Chinese statement, with the same fields
     critical: bool = True
-    #: The role the claim plays in the answer: ``symptom``, ``cause``, ``origin``, ``link``,
-    #: ``change``, ``steady``, ``reference`` or ``step``.
-    role: str = "symptom"
     fields: tuple[str, ...] = field(init=False, default=())
 
     def __post_init__(self) -> None:
@@ -47,32 +37,17 @@ class ClaimKind:
         return {"en": self.template, **({"zh": self.zh} if self.zh else {})}
 
     @cached_property
-    def patterns(self) -> tuple[re.Pattern[str], ...]:
-        """Each template as an anchored regular expression, one named group per field."""
-        return tuple(_pattern(template) for template in self.templates.values())
-
-    @cached_property
     def _readers(self) -> tuple[tuple[re.Pattern[str], tuple[str, ...]], ...]:
-        """Each pattern with the literal text between its fields: a statement that lacks one
-        of them cannot match, so the pattern (whose lazy groups try every split of the
-        statement before failing) is not tried on it."""
-        return tuple(  # the longest literal first: the likeliest to be missing
-            (
-                pattern,
-                tuple(
-                    sorted(
-                        (literal for literal, _, _, _ in Formatter().parse(template) if literal),
-                        key=len,
-                        reverse=True,
-                    )
-                ),
-            )
-            for pattern, template in zip(self.patterns, self.templates.values(), strict=True)
-        )
+        """Each template as an anchored pattern, with its literal texts longest first: a
+        statement lacking one is not tried (lazy groups fail slowly)."""
+        readers = []
+        for template in self.templates.values():
+            literals = [part[0] for part in Formatter().parse(template) if part[0]]
+            readers.append((_pattern(template), tuple(sorted(literals, key=len, reverse=True))))
+        return tuple(readers)
 
     def render(self, language: str = "en", **values: object) -> str:
-        """The statement for ``values`` (every field of the template, nothing else), in
-        ``language`` (English when the kind has no template in it)."""
+        """The statement for ``values`` (every field) in ``language`` (else English)."""
         missing = set(self.fields) - set(values)
         if missing:
             raise ValueError(f"claim kind {self.name}: missing fields {sorted(missing)}")
@@ -80,8 +55,7 @@ class ClaimKind:
         return template.format(**{k: clean(str(v)) for k, v in values.items()})
 
     def read(self, statement: str) -> dict[str, str] | None:
-        """The field values of ``statement`` (in any language), or None when it is not of
-        this kind."""
+        """The field values of ``statement`` (in any language), or None when not of this kind."""
         for pattern, literals in self._readers:
             if literals and literals[0] not in statement:
                 continue
@@ -141,49 +115,41 @@ NAMES = ClaimKind(
     "names",
     '{service} log lines name {dependency}: "{excerpt}"',
     '{service} 的日志提到了 {dependency}: "{excerpt}"',
-    role="link",
     critical=False,
 )
-#: The asked service's trouble leads to ``culprit``: a named dependency whose trouble began
-#: with it (the cascade's origin).
+#: The asked service's trouble leads to ``culprit``, a named dependency (the cascade's origin).
 ORIGIN = ClaimKind(
     "origin",
     "{victim} leads to {culprit}, whose {signal} moved at {onset}, as {victim}'s trouble "
     "began at {victim_onset}",
     "{victim} 的问题指向 {culprit}: 其 {signal} 于 {onset} 变化, 而 {victim} 的问题始于 "
     "{victim_onset}",
-    role="origin",
 )
-#: The same, for a ``culprit`` no line of the victim names: the link rests on timing alone (its
-#: trouble began with the victim's), which the statement says.
+#: The same, for a ``culprit`` no line of the victim names: the link rests on timing alone.
 ORIGIN_TIMING = ClaimKind(
     "origin_timing",
     "{victim} may depend on {culprit}: no log line names it, but its {signal} moved at {onset}, "
     "as {victim}'s trouble began at {victim_onset}",
     "{victim} 可能依赖 {culprit}: 没有日志提到它, 但其 {signal} 于 {onset} 变化, 而 {victim} "
     "的问题始于 {victim_onset}",
-    role="origin",
 )
 #: The evidence of ``culprit`` matches a cause kind (a row of ``causes.CAUSE_KINDS``).
 CAUSE = ClaimKind(
     "cause",
     "{culprit} shows the signs of {mechanism} (seen in {signals})",
     "{culprit} 显示出 {mechanism} 的迹象 (见于 {signals})",
-    role="cause",
 )
 #: A rare log line just before or at the onset (a deploy, a job, a client that connected).
 EVENT = ClaimKind(
     "event",
     '{service} logged at {time}, as its trouble began: "{message}"',
     '{service} 在问题开始时 ({time}) 记录了: "{message}"',
-    role="change",
 )
 #: Nothing of ``service`` moved significantly in the window.
 STEADY = ClaimKind(
     "steady",
     "{service} showed no significant change in any of its {count} signals from {start} to {end}",
     "{service} 的 {count} 个信号从 {start} 到 {end} 均无显著变化",
-    role="steady",
 )
 #: A count of work done that moved while nothing else did: it follows traffic, no symptom.
 TRAFFIC = ClaimKind(
@@ -192,7 +158,6 @@ TRAFFIC = ClaimKind(
     "peak of {peak}, alone: a count of work done, which follows traffic",
     "{service} 的 {signal} 自 {onset} 起 {direction}, 从基线中位数 {baseline} 到峰值 {peak}, "
     "且只有它变化: 这是工作量的计数, 随流量变化",
-    role="steady",
 )
 #: The value of a metric at the time a question asks about (a ``query_metrics`` point).
 VALUE = ClaimKind(
@@ -205,13 +170,10 @@ RUNBOOK = ClaimKind(
     "runbook",
     'The runbook "{title}" covers this kind of failure',
     '运行手册 "{title}" 涵盖这类故障',
-    role="reference",
     critical=False,
 )
 #: One action step of that runbook.
-STEP = ClaimKind(
-    "step", "The runbook recommends: {step}", "运行手册建议: {step}", role="step", critical=False
-)
+STEP = ClaimKind("step", "The runbook recommends: {step}", "运行手册建议: {step}", critical=False)
 
 KINDS: tuple[ClaimKind, ...] = (
     MOVED,
@@ -236,3 +198,49 @@ def read(statement: str) -> tuple[ClaimKind, dict[str, str]] | None:
         if values is not None:
             return kind, values
     return None
+
+
+def next_number(claims: list[dict[str, Any]]) -> int:
+    """The number after the highest ``C<n>`` claim id of ``claims``."""
+    numbers = [int(c["claim_id"][1:]) for c in claims if re.fullmatch(r"C\d+", c["claim_id"])]
+    return max(numbers, default=0) + 1
+
+
+class ClaimWriter:
+    """Numbers claims, each bound to exact leaves, skipping a statement already written."""
+
+    def __init__(self, first: int = 1, language: str = "en") -> None:
+        self.language = language
+        self.claims: list[dict[str, Any]] = []
+        self.next = first
+        self.written: set[str] = set()
+
+    def add(self, kind: ClaimKind, bindings: list[tuple[str, str, Any]], **fields: object) -> None:
+        """Add a claim of ``kind`` bound to ``(invocation_id, raw_path, excerpt)`` triples."""
+        statement = kind.render(self.language, **fields)
+        if statement not in self.written and bindings:
+            self.append(statement, bindings, kind.critical)
+
+    def append(
+        self, statement: str, bindings: list[tuple[str, str, Any]], critical: bool = True
+    ) -> None:
+        """Add a claim with this statement, whether or not it was written before."""
+        self.written.add(statement)
+        self.claims.append(
+            {
+                "claim_id": f"C{self.next}",
+                "statement": statement,
+                "critical": critical,
+                "bindings": [
+                    {"source_invocation_id": i, "raw_path": p, "evidence_excerpt": _text(e)}
+                    for i, p, e in bindings
+                ],
+            }
+        )
+        self.next += 1
+
+
+def _text(value: Any) -> str:
+    if isinstance(value, str):
+        return value
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))

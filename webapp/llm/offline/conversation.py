@@ -1,14 +1,10 @@
-"""Reading a chat-completions request the way the offline model needs it.
-
-Everything the offline model knows comes from the request: the payload in the user message,
-the tool definitions (service and metric vocabularies), and the tool results already in the
-conversation. Nothing comes from the dataset.
+"""Reading a chat-completions request the way the offline model needs it: the payload in the
+user message, the tool definitions and the tool results already in the conversation.
 """
 
 from __future__ import annotations
 
 import json
-import re
 import threading
 from collections import OrderedDict
 from collections.abc import Sequence
@@ -18,12 +14,7 @@ from typing import Any
 from ...tools.catalog import ALIASES_MARKER, METRICS_MARKER
 from ..types import Message
 
-SCHEMA_NAMES = (
-    "planner_plan",
-    "executor_evidence_v2",
-    "verifier_output",
-    "composer_output",
-)
+SCHEMA_NAMES = ("planner_plan", "executor_evidence_v2", "verifier_output", "composer_output")
 
 
 def schema_name(messages: Sequence[Message], response_format: dict[str, Any] | None) -> str | None:
@@ -38,37 +29,22 @@ def schema_name(messages: Sequence[Message], response_format: dict[str, Any] | N
 
 
 def payload(messages: Sequence[Message]) -> dict[str, Any]:
-    """The JSON payload of the first user message ({} when it is plain text).
-
-    The last one read is kept with its message: every executor round of one conversation
-    sends the same user message (the same object), so it is parsed once per conversation."""
+    """The JSON payload of the first user message ({} when it is plain text), parsed once per
+    conversation (every round sends the same message object)."""
     for message in messages:
         if message.get("role") == "user":
             content = str(message.get("content") or "")
             kept = _PAYLOAD.get("last")
             if kept is not None and kept[0] is message and kept[1] == content:
                 return kept[2]
-            try:
-                value = json.loads(content)
-            except json.JSONDecodeError:
-                return {}
-            value = value if isinstance(value, dict) else {}
+            value = _json(content) or {}
             _PAYLOAD["last"] = (message, content, value)
             return value
     return {}
 
 
-#: The last payload read: (its message, the message's text, the parsed payload). Its readers
-#: only read it.
+#: The last payload read: (its message, the message's text, the parsed payload).
 _PAYLOAD: dict[str, tuple[Message, str, dict[str, Any]]] = {}
-
-
-def last_user_text(messages: Sequence[Message]) -> str:
-    """The text of the last user message."""
-    for message in reversed(messages):
-        if message.get("role") == "user":
-            return str(message.get("content") or "")
-    return ""
 
 
 @dataclass(frozen=True)
@@ -82,9 +58,8 @@ class Done:
     result: Any
 
 
-#: Tool messages already read, by (tool, arguments text, result text): every executor round
-#: re-reads the whole conversation, so each result would otherwise be parsed once per round.
-#: The parsed values are only ever read, never changed, so one parse serves every round.
+#: Tool messages already read, by (tool, arguments text, result text): every round re-reads the
+#: whole conversation, and the parsed values are only ever read.
 _READ: dict[tuple[str, str, str], Done] = {}
 READ_CACHE = 512
 
@@ -108,11 +83,8 @@ def tool_results(messages: Sequence[Message]) -> list[Done]:
     return done
 
 
-#: Each result as the model first read it, by invocation id, least recently read first. The
-#: ReAct loop shows the results of earlier rounds as summaries (``compact.summary_message``);
-#: what the model read of them in an earlier round still holds, as a person remembers a page
-#: turned. Every round reads its conversation's results again, so a running conversation's
-#: stay while the oldest are forgotten.
+#: Each result as the model first read it, by invocation id, least recently read first: the
+#: ReAct loop shows earlier rounds' results as summaries (``compact.summary_message``).
 _SEEN: OrderedDict[str, Done] = OrderedDict()
 _SEEN_LOCK = threading.Lock()
 
@@ -133,22 +105,18 @@ def _remembered(read: Done) -> Done:
 
 def _read(name: str, arguments_text: str, content: str) -> Done:
     """One tool call and its result message, parsed."""
-    try:
-        arguments = json.loads(arguments_text)
-    except json.JSONDecodeError:
-        arguments = {}
-    try:
-        body = json.loads(content)
-    except json.JSONDecodeError:
-        body = {}
+    arguments, body = _json(arguments_text) or {}, _json(content) or {}
     status = str(body.get("status", "SUCCESS"))
-    return Done(
-        name,
-        arguments if isinstance(arguments, dict) else {},
-        str(body.get("invocation_id", "")),
-        status,
-        body.get("result"),
-    )
+    return Done(name, arguments, str(body.get("invocation_id", "")), status, body.get("result"))
+
+
+def _json(text: str) -> dict[str, Any] | None:
+    """``text`` parsed as a JSON object (None when it is not one)."""
+    try:
+        value = json.loads(text)
+    except json.JSONDecodeError:
+        return None
+    return value if isinstance(value, dict) else None
 
 
 def tool_rounds(messages: Sequence[Message]) -> int:
@@ -177,24 +145,20 @@ class Catalog:
     @property
     def metrics(self) -> list[str]:
         """Every metric name the metric tool accepts (its enum, or every service's listed)."""
-        listed = self._listed_metrics()
+        listed = self._listed("query_metrics", METRICS_MARKER)
         every = {str(m) for names in (listed or {}).values() for m in names}
         return self._enum("query_metrics", "metric") or sorted(every)
 
-    def _listed_metrics(self) -> dict[str, Any] | None:
-        """The metrics of each service, when the tool description lists them."""
-        description = str(self.tools.get("query_metrics", {}).get("description", ""))
-        if METRICS_MARKER in description:
-            try:
-                listed = json.loads(description.split(METRICS_MARKER, 1)[1])
-            except json.JSONDecodeError:
-                return None
-            return listed if isinstance(listed, dict) else None
-        return None
+    def _listed(self, tool: str, marker: str) -> dict[str, Any] | None:
+        """The JSON object a tool's description lists after ``marker``, if any."""
+        description = str(self.tools.get(tool, {}).get("description", ""))
+        if marker not in description:
+            return None
+        return _json(description.split(marker, 1)[1])
 
     def metrics_of(self, service: str) -> list[str]:
         """Metrics ``service`` has, when the tool description lists them; else all metrics."""
-        listed = self._listed_metrics()
+        listed = self._listed("query_metrics", METRICS_MARKER)
         if listed is not None:
             return [str(m) for m in listed.get(service, [])]
         return self.metrics
@@ -202,15 +166,7 @@ class Catalog:
     @property
     def aliases(self) -> dict[str, list[str]]:
         """Other names of services, when the query_logs description lists them; else {}."""
-        description = str(self.tools.get("query_logs", {}).get("description", ""))
-        if ALIASES_MARKER not in description:
-            return {}
-        try:
-            listed = json.loads(description.split(ALIASES_MARKER, 1)[1])
-        except json.JSONDecodeError:
-            return {}
-        if not isinstance(listed, dict):
-            return {}
+        listed = self._listed("query_logs", ALIASES_MARKER) or {}
         return {
             str(k): [str(v) for v in values]
             for k, values in listed.items()
@@ -220,11 +176,3 @@ class Catalog:
     def has(self, tool: str) -> bool:
         """True when the model may call ``tool``."""
         return tool in self.tools
-
-
-_WORD = re.compile(r"[a-z0-9]+")
-
-
-def words(text: str) -> list[str]:
-    """Lower-case alphanumeric words of ``text``."""
-    return _WORD.findall(text.lower())

@@ -1,39 +1,9 @@
-"""The offline executor: analyse each service, follow what the data names, bind claims to it.
+"""The offline executor: analyse each asked service, follow what the data names, bind claims.
 
-Rounds (each a model call in the ReAct loop, every tool output recorded and citable):
-
-1. the plan's queries - ``detect_anomalies`` and ``log_patterns`` for each service in scope;
-2. along each asked service's chain, step by step: the chain's end gets its ERROR/WARN lines
-   from its onset on read for the names of other known services (its dependencies, as the data
-   says), then the most often named dependency not yet analysed gets ``detect_anomalies``;
-   when its lines name none that began with it, the *timing candidates* of an asked service
-   (``timing_candidates``: catalog services whose names share a distinctive part with it, the
-   convention that names a database, cache or queue after its owner) get ``detect_anomalies``
-   - a dependency the logs do not name (they may give only an address) can still show by its
-   trouble beginning with the symptom's;
-3. when no dependency extends the chain, its end - the culprit - gets the rare templates of its
-   INFO lines around the onset (``log_patterns level=INFO``: a deploy, a job start: events);
-   when the chain stops at the asked service with no cause kind of its own, ``triage`` links
-   it to the leader of its incident (``suspects.route``: an address in its lines, onset
-   order), and each suspect on that route gets ``detect_anomalies``; a runbook lookup for the
-   cause kind found comes last, while the tool budget lasts;
-4. the final ``executor_evidence_v2``.
-
-A question that names no service is planned as one ``triage`` call; the services it is about
-are the suspects ``suspects.picked`` chooses, each then followed like a named one.
-
-Reasoning (no fixed ratio anywhere): a signal moved when ``detect_anomalies`` found a
-change point whose robust z against the baseline before it is significant (see
-``webapp.analysis.onsets``). A service is healthy when none of its symptoms moved. In a
-cascade the culprit is the last service along the named-dependency chain, where a dependency
-joins when one of its symptoms began with its caller's (``ORIGIN_BEFORE`` before it to
-``ORIGIN_SLACK`` after). A timing candidate joins by the same bound, and only when its own
-evidence shows the signs of a cause kind; the answer then says the link rests on timing alone
-(an ``origin_timing`` claim), since no line names it. The cause kind comes from
-``causes.classify`` over the evidence of the culprit and of the services on the way to it,
-from ``ORIGIN_BEFORE`` (the culprit: ``CAUSE_LOOKBACK``) before each one's onset to
-``CAUSE_AFTER`` after it. Claims are rendered by ``claims`` kinds and bound to exact leaves of
-the outputs.
+Rounds: the plan's queries; then, along each asked service's chain, the end's ERROR/WARN lines
+read for names of known services and the most often named one analysed (else its timing
+candidates, or triage's route to its incident's leader); the culprit's rare INFO lines and a
+runbook lookup; finally the ``executor_evidence_v2`` claims, bound to exact output leaves.
 """
 
 from __future__ import annotations
@@ -55,44 +25,36 @@ from ..react import Budget
 from . import alerts, suspects, values
 from . import claims as kinds
 from .causes import ELSEWHERE, Item, Match, classify, own_kind
+from .claims import ClaimWriter
 from .conversation import Catalog, Done
 from .findings import Reading, Signal, Template, readings
-from .question import iso, parse_time, request_window
+from .question import iso, request_window
 
 #: Follow-up rounds after the plan's (the ReAct loop allows six tool rounds in all).
 MAX_FOLLOW_UP_ROUNDS = 5
-#: Tool calls the executor may make in one run (the ReAct loop's default budget).
 TOOL_CALLS = Budget().max_tool_calls
-#: A dependency is on the chain when one of its symptoms began within this of its caller's
-#: onset, before it (a cause precedes its effect) ...
+#: A dependency is on the chain when one of its symptoms began from this before its caller's
+#: onset to ``ORIGIN_SLACK`` after it.
 ORIGIN_BEFORE = timedelta(minutes=15)
-#: ... or at most this after it (onsets are found per bucket: up to three minutes at the
-#: default six-hour range).
 ORIGIN_SLACK = timedelta(minutes=5)
-#: The culprit's evidence (for its cause kind) reaches back this far before its onset: a disk
-#: fills, a cache grows, for a while before anything fails.
+#: The evidence of a cause kind: from this before the culprit's onset (a disk fills for a
+#: while) to ``CAUSE_AFTER`` after it.
 CAUSE_LOOKBACK = timedelta(minutes=90)
-#: ... and no later than this after the onset of the service it comes from: a log message that
-#: first appears an hour into the trouble belongs to something else (another incident).
 CAUSE_AFTER = timedelta(minutes=30)
-#: With a stated time, the asked service's onset is its first at most this before that time
-#: (people say "since 10am" for trouble that began at 10:07, rarely for 9:40).
+#: With a stated time, the asked service's onset is its first at most this before that time.
 STATED_SLACK = timedelta(minutes=10)
-#: Lines read for names of other services: from just before the onset to the window's end
-#: (the newest ``NAMES_LIMIT``), or this long when the window is not known.
+#: Lines read for names: from just before the onset to the window's end (else this long).
 NAMES_BEFORE = timedelta(minutes=1)
 NAMES_WINDOW = timedelta(minutes=30)
 NAMES_LIMIT = 100
 #: INFO lines read for rare events: this long before the onset and after it.
 EVENTS_BEFORE = timedelta(minutes=10)
 EVENTS_AFTER = timedelta(minutes=3)
-#: Dependencies followed per service (the most often named first).
 MAX_DEPENDENCIES = 2
-#: Timing candidates analysed per asked service (one ``detect_anomalies`` call each).
 MAX_TIMING_CANDIDATES = 2
 #: A name part shorter than this relates no services (``db``, ``01``).
 MIN_SHARED_PART = 4
-#: Claims per service: the most significant symptoms and the new log messages.
+#: Claims per service and per runbook.
 MAX_MOVED = 3
 MAX_NEW_LOGS = 2
 MAX_EVENTS = 2
@@ -126,29 +88,21 @@ class Investigation:
         self.done = [d for d in done if d.status == "SUCCESS"]
         self.readings = readings(self.done, catalog.services, catalog.aliases)
         planned = (request.get("plan") or {}).get("queries", [])
+        named = dict.fromkeys(str(q.get("arguments", {}).get("service", "")) for q in planned)
         self.asked = (
-            [
-                s
-                for s in dict.fromkeys(
-                    str(q.get("arguments", {}).get("service", "")) for q in planned
-                )
-                if s
-            ]
-            # "why is <alert> firing?" is about the alert's own service (``window``).
+            [s for s in named if s]
+            # "why is <alert> firing?" is about the alert's own service (``window``)
             or ([] if alerts.named(request, self.done) else suspects.picked(self.done, self.stated))
             or list(self.readings)
         )
 
-    # -- the window -----------------------------------------------------------------------
     def window(self) -> dict[str, str]:
-        """The analysis window of the first asked service's ``detect_anomalies`` (if stated),
-        else the one ``triage`` analysed every service over."""
+        """The first ``detect_anomalies`` window (if stated), else triage's analysed one."""
         for d in self.done:
             if d.tool == "detect_anomalies":
                 return {k: d.arguments[k] for k in ("start", "end") if d.arguments.get(k)}
         return suspects.analysed_window(self.done)
 
-    # -- following the data ---------------------------------------------------------------
     def dependencies(self, service: str) -> list[str]:
         """Known services named by ``service``'s lines, most often named first."""
         reading = self.readings.get(service)
@@ -158,9 +112,8 @@ class Investigation:
         return [other for other, _ in ranked if other in self.catalog.services][:MAX_DEPENDENCIES]
 
     def timing_candidates(self, service: str) -> list[str]:
-        """Catalog services that may be ``service``'s dependency though no line names them:
-        those whose names share a distinctive part with it (``pg-notify`` for ``notify_svc``),
-        most parts shared first, at most ``MAX_TIMING_CANDIDATES``; never an asked service."""
+        """Other, unasked catalog services sharing a distinctive name part with ``service``
+        (``pg-notify`` for ``notify_svc``), most parts shared first."""
         own = _name_parts(service)
         if not own:
             return []
@@ -172,13 +125,8 @@ class Investigation:
         return [other for _, _, other in sorted(ranked)][:MAX_TIMING_CANDIDATES]
 
     def follow_ups(self) -> list[dict[str, Any]]:
-        """The next round's calls (none already made), within the tool budget.
-
-        Along each asked service's chain, step by step: the chain's end gets its lines read
-        for names, then each dependency they name gets ``detect_anomalies`` (its log-template
-        findings are enough to classify it); when no dependency extends the chain, its end (the
-        culprit) gets its rare INFO lines. A runbook lookup comes last.
-        """
+        """The next round's calls along each asked service's chain (none already made),
+        within the tool budget."""
         wanted: list[dict[str, Any]] = []
         for service in self.asked:
             if self.unanalysed(service):
@@ -191,8 +139,6 @@ class Investigation:
             if not end.logs_read:
                 wanted += self._lines(end, onset)
                 continue
-            # One dependency at a time, most often named first: the chain did not extend to
-            # the ones analysed so far.
             fresh = [d for d in self.dependencies(end.service) if self.unanalysed(d)]
             timed = [o for o in self.timing_candidates(service) if self.unanalysed(o)]
             if fresh:
@@ -202,11 +148,12 @@ class Investigation:
                     wanted += self._analyse(other, asked=False)
             else:
                 if not end.events_read:
-                    wanted.append(self._events(end.service, onset))
+                    since, until = iso(onset - EVENTS_BEFORE), iso(onset + EVENTS_AFTER)
+                    events = {"service": end.service, "level": "INFO", "start": since, "end": until}
+                    wanted.append({"tool": "log_patterns", "arguments": events})
                 wanted += self._triage(service, path) if path[0][0].symptoms else []
         if all(w["tool"] == "log_patterns" for w in wanted):
-            # Only the culprits' events are left to read: the runbook lookup joins their round
-            # (calls in one round are independent; a round costs a whole prompt).
+            # only the culprits' events are left: the runbook lookup joins their round
             wanted += self._knowledge()
         room = TOOL_CALLS - self.calls_made
         calls = [
@@ -222,9 +169,8 @@ class Investigation:
         return reading is None or reading.detect is None
 
     def _triage(self, service: str, path: list[tuple[Reading, datetime]]) -> list[dict[str, Any]]:
-        """When the chain of ``service`` stops at itself with no cause kind of its own, or
-        anywhere with a kind whose cause lies elsewhere (``ELSEWHERE``): ``triage`` (once), then
-        ``detect_anomalies`` for each suspect on its route to its incident's leader."""
+        """When the chain stops at ``service`` with no cause kind, or at a kind whose cause
+        lies elsewhere: ``triage``, then ``detect_anomalies`` of each suspect on its route."""
         match = self.diagnosis(service)[1]
         elsewhere = match is not None and match.kind.key in ELSEWHERE
         if not elsewhere and (len(path) != 1 or match is not None):
@@ -244,7 +190,7 @@ class Investigation:
         return [{"tool": tool, "arguments": dict(arguments)} for tool in tools]
 
     def _lines(self, reading: Reading, onset: datetime) -> list[dict[str, Any]]:
-        """ERROR and WARN lines from the onset on, for the levels whose lines moved (or both)."""
+        """ERROR lines from the onset on, and WARN lines when their rate moved."""
         levels = ["ERROR"] + [s.signal for s in reading.symptoms if s.kind == "log_rate"]
         return [
             {
@@ -257,19 +203,8 @@ class Investigation:
                     "limit": NAMES_LIMIT,
                 },
             }
-            for level in sorted(set(levels) & {"ERROR", "WARN"}) or ["ERROR"]
+            for level in sorted(set(levels) & {"ERROR", "WARN"})
         ]
-
-    def _events(self, service: str, onset: datetime) -> dict[str, Any]:
-        return {
-            "tool": "log_patterns",
-            "arguments": {
-                "service": service,
-                "level": "INFO",
-                "start": iso(onset - EVENTS_BEFORE),
-                "end": iso(onset + EVENTS_AFTER),
-            },
-        }
 
     def _knowledge(self) -> list[dict[str, Any]]:
         if self.request.get("mode") == "EVIDENCE_GAP_ONLY" or self.knowledge():
@@ -280,30 +215,23 @@ class Investigation:
         query = " ".join(dict.fromkeys(m.kind.label for m in matches))
         return [{"tool": "lookup_knowledge", "arguments": {"query": query[:300], "top_k": 5}}]
 
-    # -- conclusions ----------------------------------------------------------------------
     @cached_property
     def stated(self) -> datetime | None:
         """The onset the question states, if it states one."""
         window = request_window(self.request)  # the plan's: a follow-up keeps the last one
-        found = window.resolved is not None and window.resolved.found
-        return window.onset if found else None
+        return window.onset if window.stated else None
 
     def focus(self, reading: Reading) -> datetime | None:
-        """An asked service's onset: its first at or after the stated time (less
-        ``STATED_SLACK``), else its first."""
+        """An asked service's first onset from the stated time (less ``STATED_SLACK``) on."""
         onsets = reading.onsets
         stated = self.stated
         later = [o for o in onsets if stated is None or o >= stated - STATED_SLACK]
         return next(iter(later or onsets), None)
 
     def chain(self, service: str, *, settled: bool = True) -> list[tuple[Reading, datetime]]:
-        """``service`` and the named dependencies, hop by hop, whose trouble began with their
-        caller's (``ORIGIN_BEFORE`` before it to ``ORIGIN_SLACK`` after), each with that onset:
-        the last is the culprit. A service whose own evidence shows a cause kind of its own
-        ends the chain, unless a dependency on it shows one too. Empty when ``service`` has no
-        symptom; when its only trouble is a new message (too few lines to move a rate), it
-        follows named dependencies alone and, ``settled``, stands only when it reaches a
-        culprit with a cause of its own (a few new errors alone are no incident)."""
+        """``service`` and the dependencies whose trouble began with their caller's, each with
+        its onset: the last is the culprit. A service with only new messages follows named
+        dependencies alone and, ``settled``, stands only on reaching a cause of its own."""
         current = self.readings.get(service)
         onset = self.focus(current) if current is not None else None
         if current is None or onset is None:
@@ -321,9 +249,8 @@ class Investigation:
                     early = _near(dep, onset, CAUSE_LOOKBACK)
                     near = early if early is not None and _own_cause(dep, early) else None
                 if near is not None and current.service in self.dependencies(name):
-                    # They name each other: the one whose trouble began later follows; at the
-                    # same minute, the one that spells the other's own name more often leads
-                    # (a caller's errors name what failed; a server logs its clients' aliases).
+                    # they name each other: the later one follows; at the same minute, the one
+                    # spelling the other's own name more often leads
                     ahead = _literal(current, name) > _literal(dep, current.service)
                     if near > onset or (near == onset and not ahead):
                         continue
@@ -345,8 +272,7 @@ class Investigation:
         return path
 
     def _routed(self, path: list[tuple[Reading, datetime]]) -> list[tuple[Reading, datetime]]:
-        """The next suspect on triage's route from the chain's start, when its trouble began
-        at most ``suspects.NEAR_BEFORE`` before the chain's end (``ORIGIN_SLACK`` after)."""
+        """The next suspect on triage's route from the chain's start near the end's onset."""
         end, onset = path[-1][0].service, path[-1][1]
         for name in suspects.route(self.done, path[0][0].service):
             hop = self.readings.get(name)
@@ -359,9 +285,8 @@ class Investigation:
         return []
 
     def _timed_candidates(self, caller: Reading, onset: datetime) -> list[tuple[Reading, datetime]]:
-        """The asked service's timing candidates whose trouble began with its own (the bound of
-        a named dependency) and whose own evidence shows the signs of a cause kind; never a
-        client of it (its lines name it) whose trouble did not begin first."""
+        """Timing candidates whose trouble began with the caller's and that show a cause kind,
+        never a client of it."""
         found = []
         for name in self.timing_candidates(caller.service):
             dep = self.readings.get(name)
@@ -399,8 +324,7 @@ class Investigation:
         ]
 
 
-#: Name parts that say what a service is built with or what role it plays, not whose it is:
-#: two services sharing only these are not related (``mysql-booking-01``, ``mysql-wallet-01``).
+#: Name parts that say what a service is built with or its role, not whose it is.
 TECHNOLOGY_PARTS = frozenset(
     re.findall(
         r"\w+",
@@ -417,16 +341,13 @@ def _near(reading: Reading, onset: datetime, before: timedelta = ORIGIN_BEFORE) 
 
 
 def _client(reading: Reading, service: str, near: datetime | None, onset: datetime) -> bool:
-    """Whether ``reading`` (trouble from ``near``) is a client of ``service`` (trouble from
-    ``onset``): its lines name it and its trouble did not begin first (one that began more than
-    ``FIRST`` before is a server logging its client). A client waits on it, never the reverse."""
+    """Whether ``reading``'s lines name ``service`` and its trouble did not begin ``FIRST``
+    before ``service``'s (then it is a server logging its client)."""
     return service in reading.mentions and (near is None or near + FIRST >= onset)
 
 
 def _items(reading: Reading, at: datetime, own: bool) -> list[Item]:
-    """The evidence ``reading`` offers for a cause kind, around its onset ``at``: from
-    ``CAUSE_LOOKBACK`` (a service on the way: ``ORIGIN_BEFORE``) before it to ``CAUSE_AFTER``
-    after it."""
+    """The evidence ``reading`` offers for a cause kind around its onset ``at``."""
     since = at - (CAUSE_LOOKBACK if own else ORIGIN_BEFORE)
     until = at + CAUSE_AFTER
     relevant = [s for s in reading.signals if since <= s.onset <= until]
@@ -437,18 +358,13 @@ def _items(reading: Reading, at: datetime, own: bool) -> list[Item]:
 
 
 def _own_cause(reading: Reading, at: datetime) -> bool:
-    """Whether ``reading``'s own evidence shows a cause kind that lies in the service itself
-    (``causes.own_kind``): the chain ends there."""
+    """Whether ``reading``'s own evidence shows a cause kind that lies in itself."""
     return own_kind(classify(_items(reading, at, True)))
 
 
 def _new_until(reading: Reading, until: datetime) -> list[Template]:
     """``reading``'s new templates first seen by ``until`` (or with no first sighting)."""
-    return [t for t in reading.new_templates() if (seen := _first_seen(t)) is None or seen <= until]
-
-
-def _first_seen(template: Template) -> datetime | None:
-    return parse_time(str(template.raw.get("first_seen") or ""))
+    return [t for t in reading.new_templates() if t.first_seen is None or t.first_seen <= until]
 
 
 def _name_parts(service: str) -> set[str]:
@@ -471,48 +387,8 @@ def _window_end(reading: Reading) -> str | None:
     return str(window["end"]) if isinstance(window, dict) and window.get("end") else None
 
 
-class ClaimWriter:
-    """Numbers claims; each is rendered by its kind and bound to exact leaves."""
-
-    def __init__(self, first: int = 1, language: str = "en") -> None:
-        self.language = language
-        self.claims: list[dict[str, Any]] = []
-        self.next = first
-        self.written: set[str] = set()
-
-    def add(
-        self, kind: kinds.ClaimKind, bindings: list[tuple[str, str, Any]], **fields: object
-    ) -> None:
-        """Add a claim of ``kind`` bound to ``(invocation_id, raw_path, excerpt)`` triples, in
-        the writer's language."""
-        statement = kind.render(self.language, **fields)
-        if statement in self.written or not bindings:
-            return
-        self.written.add(statement)
-        self.claims.append(
-            {
-                "claim_id": f"C{self.next}",
-                "statement": statement,
-                "critical": kind.critical,
-                "bindings": [
-                    {"source_invocation_id": i, "raw_path": p, "evidence_excerpt": _text(e)}
-                    for i, p, e in bindings
-                ],
-            }
-        )
-        self.next += 1
-
-
-def _text(value: Any) -> str:
-    return (
-        value
-        if isinstance(value, str)
-        else json.dumps(value, ensure_ascii=False, separators=(",", ":"))
-    )
-
-
 def _number(value: Any) -> str:
-    # The same text the gatekeeper renders the value as, so the statement quotes it exactly.
+    # the text the gatekeeper renders the value as, so the statement quotes it exactly
     return json.dumps(value)
 
 
@@ -524,40 +400,25 @@ def _signal_binding(signal: Signal) -> tuple[str, str, Any]:
     return (signal.invocation_id, signal.path, signal.signal)
 
 
-def _quantity_bindings(signal: Signal) -> list[tuple[str, str, Any]]:
-    """The signal's name, and its unit when the backend gave one the answer writes."""
-    unit = signal.raw.get("unit")
+def _quantity(writer: ClaimWriter, kind: kinds.ClaimKind, signal: Signal) -> None:
+    """A ``moved`` or ``traffic`` claim that ``signal`` moved from its baseline, bound to its
+    name and the unit the answer writes."""
+    raw = signal.raw
     bindings = [_signal_binding(signal)]
-    if spoken_unit(unit):
-        bindings.append((signal.invocation_id, f"$.findings[{signal.index}].unit", unit))
-    return bindings
-
-
-def _moved(writer: ClaimWriter, signal: Signal) -> None:
-    raw = signal.raw
-    _quantity(
-        writer,
-        kinds.MOVED,
-        signal,
-        incident=_number((raw.get("incident") or {}).get("median")),
-        change=str(raw.get("change", "")),
-        z=_number(raw.get("significance")),
-    )
-
-
-def _quantity(writer: ClaimWriter, kind: kinds.ClaimKind, signal: Signal, **fields: Any) -> None:
-    """A claim that ``signal`` moved from its baseline to its peak since its onset."""
-    raw = signal.raw
+    if spoken_unit(raw.get("unit")):
+        bindings.append((signal.invocation_id, f"$.findings[{signal.index}].unit", raw["unit"]))
     writer.add(
         kind,
-        _quantity_bindings(signal),
+        bindings,
         service=signal.service,
         signal=signal.signal,
         direction=kinds.direction(str(raw.get("direction", "")), writer.language),
         onset=_clock(signal.onset),
         baseline=_number((raw.get("baseline") or {}).get("median")),
         peak=_number((raw.get("incident") or {}).get("peak")),
-        **fields,
+        incident=_number((raw.get("incident") or {}).get("median")),
+        change=str(raw.get("change", "")),
+        z=_number(raw.get("significance")),
     )
 
 
@@ -581,31 +442,21 @@ def _new_logs(writer: ClaimWriter, template: Template) -> None:
     )
 
 
-def _event(writer: ClaimWriter, template: Template) -> None:
-    writer.add(
-        kinds.EVENT,
-        [template.leaf("example"), template.leaf("first_seen")],
-        service=template.service,
-        time=str(template.raw.get("first_seen", "")),
-        message=template.example,
-    )
-
-
-def _steady(writer: ClaimWriter, reading: Reading) -> None:
-    detect = reading.detect
-    result = detect.result if detect is not None and isinstance(detect.result, dict) else None
-    if detect is None or result is None or not result.get("healthy_signals"):
+def _steady(writer: ClaimWriter, service: str, detect: Done) -> None:
+    result = detect.result if isinstance(detect.result, dict) else {}
+    count = result.get("healthy_signals")
+    if not count:
         return  # nothing was examined (no data): no evidence of health
     window = result.get("window") or {}
     writer.add(
         kinds.STEADY,
         [
-            (detect.invocation_id, "$.healthy_signals", result.get("healthy_signals")),
+            (detect.invocation_id, "$.healthy_signals", count),
             (detect.invocation_id, "$.window.start", window.get("start")),
             (detect.invocation_id, "$.window.end", window.get("end")),
         ],
-        service=reading.service,
-        count=_number(result.get("healthy_signals")),
+        service=service,
+        count=_number(count),
         start=str(window.get("start", "")),
         end=str(window.get("end", "")),
     )
@@ -617,6 +468,9 @@ def _cause(writer: ClaimWriter, culprit: Reading, match: Match, readings_: list[
     logs = {i.text for i in match.items if i.kind == "log"}
     lines = logs | {i.text for i in match.items if i.kind == "event"}
     bindings: list[tuple[str, str, Any]] = []
+    if culprit.detect is not None:  # first, so the cap keeps it: it grounds the culprit's name
+        window = (culprit.detect.result or {}).get("window", {})
+        bindings.append((culprit.detect.invocation_id, "$.window.start", window.get("start")))
     names: list[str] = []
     for reading in readings_:
         for signal in reading.signals:
@@ -630,17 +484,6 @@ def _cause(writer: ClaimWriter, culprit: Reading, match: Match, readings_: list[
         for signal in reading.symptoms:
             if signal.kind == "log_pattern" and signal.signal in logs:
                 bindings.append(_signal_binding(signal))
-    if culprit.detect is not None:
-        # First, so the cap below keeps it: the culprit's own analysis grounds its name even
-        # when every matched item is a caller's.
-        bindings.insert(
-            0,
-            (
-                culprit.detect.invocation_id,
-                "$.window.start",
-                (culprit.detect.result or {}).get("window", {}).get("start"),
-            ),
-        )
     signs = ", ".join(dict.fromkeys(names)) or _LOG_MESSAGES.get(
         writer.language, _LOG_MESSAGES["en"]
     )
@@ -661,13 +504,13 @@ def _origin(
     timed: bool = False,
 ) -> None:
     """The culprit's earliest relevant symptom against the victim's onset (``timed``: the link
-    rests on timing alone, and the claim says so)."""
+    rests on timing alone)."""
     reading, onset = culprit
     since = onset - CAUSE_LOOKBACK
     first = min(reading.since(since), key=lambda s: (s.onset, -s.significance), default=None)
     signal = victim[0].at(victim[1])
     # the victim's trouble may be only a new message (too few lines to move a rate)
-    logged = [t for t in victim[0].new_templates() if _first_seen(t) == victim[1]]
+    logged = [t for t in victim[0].new_templates() if t.first_seen == victim[1]]
     theirs = _signal_binding(signal) if signal else logged[0].leaf("first_seen") if logged else None
     if first is None or theirs is None:
         return
@@ -685,16 +528,13 @@ def _origin(
 def _names(writer: ClaimWriter, path: Sequence[Reading]) -> None:
     """Each hop of the chain: the line by which a service names the next one."""
     for caller, callee in itertools.pairwise(path):
-        named = [
-            m
-            for m in caller.mentions.get(callee.service, [])
-            if callee.service.lower() in m.message.lower()
-        ]
-        for mention in named[:1]:
-            excerpt = _around(mention.message, callee.service)
+        mentions = caller.mentions.get(callee.service, [])
+        named = [m for m in mentions if callee.service.lower() in m.message.lower()]
+        if named:
+            excerpt = _around(named[0].message, callee.service)
             writer.add(
                 kinds.NAMES,
-                [(mention.invocation_id, mention.path, excerpt)],
+                [(named[0].invocation_id, named[0].path, excerpt)],
                 service=caller.service,
                 dependency=callee.service,
                 excerpt=excerpt,
@@ -714,13 +554,6 @@ def _around(message: str, name: str, width: int = 60) -> str:
     return message[start:end].strip()
 
 
-def _events_first(reading: Reading, match: Match | None) -> list[Template]:
-    """The rare lines around the onset that are signs of the cause kind."""
-    matched = {i.text for i in match.items if i.kind == "event"} if match else set()
-    ranked = sorted(reading.events, key=lambda t: t.index)
-    return [t for t in ranked if t.example in matched][:MAX_EVENTS]
-
-
 def write_claims(inv: Investigation, writer: ClaimWriter) -> None:
     """One finding per asked service: its symptoms, the chain to the culprit, the cause kind."""
     for service in inv.asked:
@@ -729,7 +562,7 @@ def write_claims(inv: Investigation, writer: ClaimWriter) -> None:
             continue
         path = inv.chain(service)
         if not path:
-            _steady(writer, reading)
+            _steady(writer, service, reading.detect)
             for signal in reading.traffic[:MAX_MOVED]:
                 _quantity(writer, kinds.TRAFFIC, signal)
             continue
@@ -737,16 +570,16 @@ def write_claims(inv: Investigation, writer: ClaimWriter) -> None:
         assert culprit is not None
         onset = path[0][1]
         for signal in _top_symptoms(reading, onset - ORIGIN_BEFORE):
-            _moved(writer, signal)
+            _quantity(writer, kinds.MOVED, signal)
         for template in reading.new_templates()[:MAX_NEW_LOGS]:
             _new_logs(writer, template)
         if len(path) > 1:
             _names(writer, [r for r, _ in path])
             for hop, at in path[1:-1]:  # every service on the way has its own evidence
                 for signal in _top_symptoms(hop, at - ORIGIN_BEFORE, 1):
-                    _moved(writer, signal)
+                    _quantity(writer, kinds.MOVED, signal)
             for signal in _top_symptoms(culprit, path[-1][1] - CAUSE_LOOKBACK):
-                _moved(writer, signal)
+                _quantity(writer, kinds.MOVED, signal)
             for template in culprit.new_templates()[:MAX_NEW_LOGS]:
                 _new_logs(writer, template)
             # a link no line names rests on timing alone
@@ -755,16 +588,26 @@ def write_claims(inv: Investigation, writer: ClaimWriter) -> None:
                 for (a, _), (b, _) in itertools.pairwise(path)
             )
             _origin(writer, path[-1], path[0], timed=timed)
-        for template in _events_first(culprit, match):
-            _event(writer, template)
-        if match is not None:
-            _cause(writer, culprit, match, [r for r, _ in path])
+        if match is None:
+            continue
+        # the rare lines around the onset that are signs of the cause kind
+        events = {i.text for i in match.items if i.kind == "event"}
+        ranked = sorted(culprit.events, key=lambda t: t.index)
+        for template in [t for t in ranked if t.example in events][:MAX_EVENTS]:
+            writer.add(
+                kinds.EVENT,
+                [template.leaf("example"), template.leaf("first_seen")],
+                service=template.service,
+                time=str(template.raw.get("first_seen", "")),
+                message=template.example,
+            )
+        _cause(writer, culprit, match, [r for r, _ in path])
     _runbook_claims(inv, writer)
 
 
 def _runbook_claims(inv: Investigation, writer: ClaimWriter) -> None:
     """The first lookup's runbook (its best document's title) and the steps of its first
-    action section (mitigation, remediation, ...)."""
+    action section."""
     for done, documents in inv.knowledge():
         title = str(documents[0].get("title", "")).split(" > ")[0]
         if not title:
@@ -772,19 +615,16 @@ def _runbook_claims(inv: Investigation, writer: ClaimWriter) -> None:
         writer.add(
             kinds.RUNBOOK, [(done.invocation_id, "$.documents[0].title", title)], title=title
         )
-        actions = [
+        actions = (
             (index, doc)
             for index, doc in enumerate(documents)
             if str(doc.get("title", "")).split(" > ")[0] == title
             and _ACTION_SECTION.search(str(doc.get("title", "")))
-        ]
-        for index, doc in actions[:1]:
-            for step in list_items(str(doc.get("content", "")))[:MAX_STEPS]:
-                writer.add(
-                    kinds.STEP,
-                    [(done.invocation_id, f"$.documents[{index}].content", step)],
-                    step=step,
-                )
+        )
+        index, doc = next(actions, (0, {}))
+        for step in list_items(str(doc.get("content", "")))[:MAX_STEPS]:
+            path = f"$.documents[{index}].content"
+            writer.add(kinds.STEP, [(done.invocation_id, path, step)], step=step)
         return
 
 
@@ -812,9 +652,8 @@ def final_evidence(
 ) -> dict[str, Any]:
     """The ``executor_evidence_v2`` snapshot: earlier verified claims plus new ones."""
     earlier = list(request.get("verified_claims") or [])
-    numbers = [int(c["claim_id"][1:]) for c in earlier if re.fullmatch(r"C\d+", c["claim_id"])]
     language = question_language(str(request.get("question", "")))
-    writer = ClaimWriter(first=max(numbers, default=0) + 1, language=language)
+    writer = ClaimWriter(first=kinds.next_number(earlier), language=language)
     writer.written = {str(c.get("statement")) for c in earlier}
     for kind, bindings, fields in values.claims(request, done):
         writer.add(kind, bindings, **fields)

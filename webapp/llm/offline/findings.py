@@ -1,13 +1,8 @@
 """What the analysis tools said about each service, read from the recorded tool results.
 
-``detect_anomalies`` findings become :class:`Signal` (with the raw path of the finding, so a
-claim can bind to it); ``log_patterns`` patterns become :class:`Template`; log records that
-name another known service become :class:`Mention`. :class:`Reading` gathers one service's.
-
-Which signals are symptoms: every significant finding except *change markers* - metrics whose
-name says they count versions or builds (a new build number is a change, not a symptom; it is
-reported as an event) - and except counts of work done (requests, messages sent) when nothing
-else moved: such a count follows traffic. A service is healthy when no symptom is significant.
+``detect_anomalies`` findings become :class:`Signal`, ``log_patterns`` patterns
+:class:`Template`, log records naming another known service :class:`Mention`; a
+:class:`Reading` gathers one service's.
 """
 
 from __future__ import annotations
@@ -31,15 +26,13 @@ MARKER_WORDS = re.compile(r"^(version|build|revision|rev|release)$", re.IGNORECA
 VOLUME_WORDS = re.compile(
     r"^(count|total|requests?|rps|qps|throughput|calls|ops|sent|received|handled)$", re.IGNORECASE
 )
-#: Metric-name words of something held rather than work done (goroutines, threads, open
-#: connections, memory, file descriptors): a gauge of what the service holds, which a leak or
-#: a stuck pool moves whatever the traffic - never read as traffic.
+#: Metric-name words of something held rather than work done: never read as traffic.
 HELD_WORDS = re.compile(
     r"^(goroutines?|threads?|conn(ection)?s?|sockets?|fds?|descriptors?|handles?|open"
     r"|active|inflight|idle|busy|inuse|held|heap|rss|mem(ory)?|pool)$",
     re.IGNORECASE,
 )
-#: ... unless the name also says the work went wrong (errors, rejections, retries, waits).
+#: Metric-name words saying the work went wrong: never read as traffic.
 TROUBLE_WORDS = re.compile(
     r"err|fail|[45]xx|^[45]\d\d$|reject|time(d)?out|drop|retr|restart|oom|kill|evict|miss|lag"
     r"|pend|wait|queue|backlog|den(y|ied)|throttl|limit|full|expir",
@@ -63,7 +56,6 @@ class Signal:
 
     @property
     def path(self) -> str:
-        """The raw path of the finding's signal name (the leaf a claim binds to)."""
         return f"$.findings[{self.index}].signal"
 
     @cached_property
@@ -75,9 +67,7 @@ class Signal:
 
     @cached_property
     def volume(self) -> bool:
-        """A count of work done (requests, messages): it rises and falls with traffic, so its
-        change alone is no symptom of the service. A gauge of something held (goroutines,
-        connections, memory) counts no work, even when its name says "count"."""
+        """A count of work done (requests, messages): it follows traffic."""
         tokens = metric_tokens(self.signal)
         return (
             self.kind == "metric"
@@ -115,12 +105,16 @@ class Template:
     def new(self) -> bool:
         return bool(self.raw.get("new"))
 
+    @cached_property
+    def first_seen(self) -> datetime | None:
+        return parse_time(str(self.raw.get("first_seen") or ""))
+
     @property
     def example_path(self) -> str:
         return f"$.patterns[{self.index}].example"
 
     def leaf(self, name: str) -> tuple[str, str, Any]:
-        """``(invocation_id, raw_path, value)`` of one field of the pattern (a claim binding)."""
+        """``(invocation_id, raw_path, value)`` of one field of the pattern."""
         return (self.invocation_id, f"$.patterns[{self.index}].{name}", self.raw.get(name))
 
 
@@ -146,15 +140,12 @@ class Reading:
     patterns: list[Template] = field(default_factory=list)
     events: list[Template] = field(default_factory=list)
     mentions: dict[str, list[Mention]] = field(default_factory=dict)
-    #: Services whose logs were read for names (so a follow-up does not read them again).
     logs_read: bool = False
-    #: Whether its INFO lines around the onset were read for rare events.
     events_read: bool = False
 
     @cached_property
     def symptoms(self) -> list[Signal]:
-        """Significant findings that are not change markers, earliest first; counts of work
-        done are symptoms only beside another symptom (alone, they follow traffic)."""
+        """Findings that are not change markers; counts of work done only beside another."""
         found = [s for s in self.signals if not s.marker]
         return found if any(not s.volume for s in found) else []
 
@@ -164,15 +155,10 @@ class Reading:
         return [] if self.symptoms else [s for s in self.signals if s.volume]
 
     @property
-    def markers(self) -> list[Signal]:
-        return [s for s in self.signals if s.marker]
-
-    @property
     def onsets(self) -> list[datetime]:
-        """The onsets of its symptoms and the first sightings of its new log templates (errors
-        it never logged before are trouble, however few), earliest first."""
-        seen = [parse_time(str(t.raw.get("first_seen") or "")) for t in self.new_templates()]
-        return sorted({s.onset for s in self.symptoms} | {t for t in seen if t is not None})
+        """The onsets of its symptoms and first sightings of its new templates, earliest first."""
+        seen = {t.first_seen for t in self.new_templates() if t.first_seen is not None}
+        return sorted({s.onset for s in self.symptoms} | seen)
 
     def at(self, onset: datetime) -> Signal | None:
         """The most significant symptom that began at ``onset``."""
@@ -183,11 +169,6 @@ class Reading:
         """Symptoms that began at or after ``moment``."""
         return [s for s in self.symptoms if s.onset >= moment]
 
-    @property
-    def healthy_signals(self) -> int | None:
-        result = self.detect.result if self.detect else None
-        return int(result.get("healthy_signals", 0)) if isinstance(result, dict) else None
-
     def new_templates(self) -> list[Template]:
         """Log templates new since the onset of the service's log rate."""
         return [t for t in self.patterns if t.new]
@@ -197,8 +178,7 @@ def _result(done: Done) -> dict[str, Any]:
     return done.result if isinstance(done.result, dict) else {}
 
 
-#: Signals read per ``detect_anomalies`` result (each round of a run reads the same ``Done``:
-#: the conversation's parse of it is kept, so the result object itself is the key).
+#: Signals read per ``detect_anomalies`` result object (every round reads the same ``Done``).
 _SIGNALS: dict[int, tuple[Done, tuple[Signal, ...]]] = {}
 SIGNALS_CACHE = 512
 
@@ -208,30 +188,23 @@ def read_signals(done: Done) -> list[Signal]:
     kept = _SIGNALS.get(id(done))
     if kept is not None and kept[0] is done:
         return list(kept[1])
-    found = _read_signals(done)
+    service = str(done.arguments.get("service", ""))
+    found = [
+        Signal(
+            service,
+            done.invocation_id,
+            index,
+            str(raw.get("signal", "")),
+            str(raw.get("kind", "")),
+            onset,
+            raw,
+        )
+        for index, raw in shown_items(_result(done).get("findings"))
+        if isinstance(raw, dict) and (onset := parse_time(str(raw.get("onset", "")))) is not None
+    ]
     if len(_SIGNALS) >= SIGNALS_CACHE:
         _SIGNALS.clear()
     _SIGNALS[id(done)] = (done, tuple(found))
-    return found
-
-
-def _read_signals(done: Done) -> list[Signal]:
-    service = str(done.arguments.get("service", ""))
-    found = []
-    for index, raw in shown_items(_result(done).get("findings")):
-        onset = parse_time(str(raw.get("onset", "")))
-        if isinstance(raw, dict) and onset is not None:
-            found.append(
-                Signal(
-                    service,
-                    done.invocation_id,
-                    index,
-                    str(raw.get("signal", "")),
-                    str(raw.get("kind", "")),
-                    onset,
-                    raw,
-                )
-            )
     return found
 
 
@@ -255,8 +228,8 @@ def _finder(names: tuple[str, ...]) -> re.Pattern[str]:
 
 
 def _whole(text: str, start: int, end: int, name: str) -> bool:
-    """A whole name, or one of its hosts' (``HOST_SUFFIX``): not inside a longer word (Chinese
-    names: anywhere, CJK has no spaces)."""
+    """A whole name, or one of its hosts' (``HOST_SUFFIX``), not inside a longer word (a
+    Chinese name anywhere)."""
     if not name.isascii():
         return True
     end = _HOST.match(text, end).end()  # type: ignore[union-attr]  # it matches empty text
@@ -265,8 +238,7 @@ def _whole(text: str, start: int, end: int, name: str) -> bool:
     return not (before.isalnum() or before in "_-") and not (after.isalnum() or after in "_-")
 
 
-#: Mentions found per ``query_logs`` invocation and service, with the catalog they were read
-#: against (each round of a run reads the same results against the same catalog).
+#: Mentions per ``query_logs`` invocation and service, with the catalog they were read against.
 _MENTIONS: dict[tuple[str, str], tuple[tuple[str, ...], dict[str, list[str]], list[Mention]]] = {}
 MENTIONS_CACHE = 512
 
@@ -292,8 +264,7 @@ def read_mentions(
     records = [(i, r) for i, r in shown_items(_result(done).get("records")) if isinstance(r, dict)]
     messages = [str(record.get("message", "")) for _, record in records]
     lowered = [message.lower() for message in messages]
-    # Only the names found somewhere in the lines can match in one: search for those alone
-    # (most lines name none, and an alternation of every name is slow to scan).
+    # search only for the names found somewhere in the lines: an alternation of all is slow
     joined = "\n".join(lowered)
     present = tuple(name for name in owner if name in joined)
     if present:

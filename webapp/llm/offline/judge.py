@@ -1,16 +1,8 @@
 """The offline verifier and composer: judge verified claims, then write the answer.
 
-Both read claim statements back through the claim kinds of :mod:`.claims` (the same templates
-the offline executor rendered them with); a statement no kind reads is free text (a real
-model's), judged only on whether its excerpts say what it says.
-
-The answer has one finding per service asked about: what moved (its symptoms), and the likely
-cause - the cause kind and the culprit, which is the service whose trouble began first along
-the dependency chain (an ``origin`` claim), else the service itself. "No evidence of a problem"
-is said only of a service whose every signal stayed within its baseline (a ``steady`` claim),
-or whose only change is a count of work done, which follows traffic (a ``traffic`` claim: the
-answer says what moved instead of "none of its signals moved") - and never when the question
-says it is failing: then the answer says what was checked and that no cause was found.
+Both read claim statements back through the claim kinds of :mod:`.claims`; a statement no kind
+reads is free text (a real model's), judged only on whether its excerpts say what it says. The
+answer has one finding per asked service: what moved, and the likely cause and culprit.
 """
 
 from __future__ import annotations
@@ -37,8 +29,7 @@ ORIGINS = (kinds.ORIGIN, kinds.ORIGIN_TIMING)
 #: At most this many signals are listed in a "degraded" conclusion.
 LISTED_SIGNALS = 3
 
-#: What the composer and verifier write, by language (the question's): the conclusions'
-#: sentences, the limitations and the general next steps.
+#: What the composer and verifier write, by the question's language.
 TEXTS: dict[str, dict[str, str]] = {
     "en": {
         "steady": "No evidence of a problem with {service}: none of its {count} signals moved "
@@ -116,7 +107,7 @@ TEXTS: dict[str, dict[str, str]] = {
 
 
 def texts(request: dict[str, Any]) -> dict[str, str]:
-    """The sentences of the question's language (English for any language without them)."""
+    """The sentences of the question's language (else English)."""
     return TEXTS.get(question_language(str(request.get("question", ""))), TEXTS["en"])
 
 
@@ -153,12 +144,8 @@ _QUOTED = {"example", "excerpt", "message", "title", "step"}
 
 
 def _supported(item: Read, evidence: dict[str, dict[str, Any]]) -> tuple[bool, str]:
-    """A claim is supported when its excerpts show what it states.
-
-    A claim of a known kind: a quoted field (a log line, a title, a step) must be one of its
-    verified excerpts; any other kind needs one verified excerpt that the statement states or
-    that is one of its fields. Free text: some excerpt must occur in the statement.
-    """
+    """Whether the claim's excerpts show what it states: a quoted field must be one of them;
+    free text must contain one."""
     excerpts = [
         str(evidence[e]["evidence_excerpt"])
         for e in item.claim.get("evidence_ids", [])
@@ -196,9 +183,7 @@ def verify(request: dict[str, Any]) -> dict[str, Any]:
     return {"verdict": verdict, "claim_assessments": assessments, "critical_gaps": gaps}
 
 
-def dependency_gaps(
-    supported: Sequence[Read], words: dict[str, str] = TEXTS["en"]
-) -> list[dict[str, Any]]:
+def dependency_gaps(supported: Sequence[Read], words: dict[str, str]) -> list[dict[str, Any]]:
     """A gap per dependency named by the logs but without evidence from its own telemetry."""
     about = {i.service for i in supported if i.kind in (kinds.MOVED, kinds.STEADY)}
     gaps = []
@@ -232,41 +217,26 @@ class Finding:
         return self.origin.fields["culprit"] if self.origin else self.service
 
 
-def findings(items: Sequence[Read]) -> list[Finding]:
-    """The asked services (first claimed first), each with its claims.
+#: The ``Finding`` list each claim kind goes to.
+_SLOTS = {"moved": "moved", "steady": "steady", "traffic": "traffic", "new_logs": "logs"}
 
-    A service is a culprit, not an asked one, when an ``origin`` claim names it as such.
-    """
+
+def findings(items: Sequence[Read]) -> list[Finding]:
+    """The asked services (first claimed first), each with its claims; a service an
+    ``origin`` claim names as the culprit is not an asked one."""
     culprits = {i.fields["culprit"]: i for i in items if i.kind in ORIGINS}
     victims = {i.fields["victim"] for i in items if i.kind in ORIGINS}
     found: dict[str, Finding] = {}
     for item in items:
-        if item.kind not in (kinds.MOVED, kinds.STEADY, kinds.NEW_LOGS, kinds.TRAFFIC):
-            continue
+        slot = _SLOTS.get(item.kind.name) if item.kind else None
         service = item.service
-        if service in culprits and service not in victims and service not in found:
+        if slot is None or (service in culprits and service not in victims | found.keys()):
             continue
-        finding = found.setdefault(service, Finding(service))
-        if item.kind is kinds.MOVED:
-            finding.moved.append(item)
-        elif item.kind is kinds.STEADY:
-            finding.steady.append(item)
-        elif item.kind is kinds.TRAFFIC:
-            finding.traffic.append(item)
-        else:
-            finding.logs.append(item)
+        getattr(found.setdefault(service, Finding(service)), slot).append(item)
     for item in items:
         if item.kind in ORIGINS and item.fields["victim"] in found:
             found[item.fields["victim"]].origin = item
     return list(found.values())
-
-
-def _ids(items: Sequence[Read]) -> list[str]:
-    return [str(i.claim["claim_id"]) for i in items]
-
-
-def _evidence(items: Sequence[Read]) -> list[str]:
-    return sorted({e for i in items for e in i.claim["evidence_ids"]}, key=_eid)
 
 
 def _eid(evidence_id: str) -> int:
@@ -274,45 +244,41 @@ def _eid(evidence_id: str) -> int:
 
 
 def _conclusion(statement: str, items: Sequence[Read]) -> dict[str, Any]:
-    return {"statement": statement, "claim_ids": _ids(items), "evidence_ids": _evidence(items)}
+    return {
+        "statement": statement,
+        "claim_ids": [str(i.claim["claim_id"]) for i in items],
+        "evidence_ids": sorted({e for i in items for e in i.claim["evidence_ids"]}, key=_eid),
+    }
 
 
 def _finding_conclusions(
     finding: Finding,
     items: Sequence[Read],
     words: dict[str, str],
-    offset: int = 0,
-    failing: bool = False,
+    offset: int,
+    failing: bool,
 ) -> list[dict[str, Any]]:
-    """The finding's conclusions. When nothing moved, the service is called healthy - unless
-    the question says it is failing (``failing``): then the answer says what was checked and
-    that no cause was found, never that there is no problem."""
+    """The finding's conclusions. When nothing moved the service is healthy, unless the
+    question says it is ``failing``: then no cause was found."""
     if not finding.moved and not finding.logs:
         if not finding.steady:
             return []
-        fields = finding.steady[0].fields
         traffic = ", ".join(_quantity(i, words) for i in finding.traffic[:LISTED_SIGNALS])
         if failing:
             moved = words["unexplained_traffic"].format(moved=traffic) if traffic else ""
             sentence = words["unexplained"]
         else:
             moved, sentence = traffic, words["steady_traffic" if traffic else "steady"]
-        return [
-            _conclusion(
-                sentence.format(
-                    service=finding.service,
-                    count=fields["count"],
-                    start=fields["start"],
-                    end=fields["end"],
-                    moved=moved,
-                ),
-                finding.steady + finding.traffic,
-            )
-        ]
+        statement = sentence.format(**finding.steady[0].fields, moved=moved)
+        return [_conclusion(statement, finding.steady + finding.traffic)]
     culprit = finding.culprit
     shown = finding.moved[:LISTED_SIGNALS]
     moved = ", ".join(_quantity(i, words) for i in shown)
-    since = _since(shown, words, offset) if shown else _first_seen(finding.logs, words, offset)
+    if shown:
+        since = _since(min(i.fields["onset"] for i in shown), words, offset)
+    else:  # since the first new message was first seen
+        seen = [t for i in finding.logs if (t := parse_time(i.fields["first_seen"])) is not None]
+        since = _since(min(seen).strftime("%Y-%m-%d %H:%M UTC"), words, offset) if seen else ""
     if not moved:  # only new messages: how many lines of them
         count = sum(int(i.fields["count"]) for i in finding.logs if i.fields["count"].isdigit())
         moved = words["new_errors"] + (words["new_lines"].format(count=count) if count else "")
@@ -328,9 +294,8 @@ def _finding_conclusions(
     behind = [i for i in items if i.service == culprit and i.kind in (kinds.MOVED, kinds.NEW_LOGS)]
     events = [i for i in items if i.kind is kinds.EVENT and i.service == culprit]
     links = [i for i in items if i.kind is kinds.NAMES]
-    # The culprit's own words: its first new log message, else a line logged at its onset -
-    # that line first when it, not the message, shows the cause (a config reload before the
-    # timeouts it set).
+    # the culprit's own words: its first new message, else (or when it shows the cause
+    # better) a line logged at its onset
     said = next((i for i in items if i.kind is kinds.NEW_LOGS and i.service == culprit), None)
     if events and (said is None or (cause and _shows_cause(events[0], cause, said))):
         said = events[0]
@@ -377,9 +342,8 @@ QUOTE_WIDTH = 120
 
 
 def quote(line: str, width: int = QUOTE_WIDTH) -> str:
-    """A log line short enough to quote in a sentence: one line, cut at a word break (a full
-    stop inside the quotation ends no sentence of the answer); a longer one from its innermost
-    exception on (what went wrong, not the stack that reported it)."""
+    """A log line short enough to quote: one line, from its innermost exception on when long,
+    cut at a word break, without a final full stop."""
     flat = " ".join(str(line).split())
     if len(flat) > width:
         flat = " ".join(innermost(str(line), named=True).split())
@@ -391,9 +355,8 @@ def quote(line: str, width: int = QUOTE_WIDTH) -> str:
 
 
 def _number(text: str, significant: int = 3) -> str:
-    """A claim's number as a person reads it: whole above 10^``significant``-1, else that many
-    significant digits (rounded half up, as grounding rounds the evidence, so it still
-    grounds)."""
+    """A claim's number as a person reads it: whole from 10^(``significant``-1), else that many
+    significant digits (rounded half up, as grounding rounds)."""
     try:
         value = Decimal(text)
     except InvalidOperation:
@@ -408,8 +371,7 @@ def _number(text: str, significant: int = 3) -> str:
 
 
 def _label(name: str, words: dict[str, str], unit: str = "") -> str:
-    """A signal as words: ``error rate``, ``ERROR log lines``, ``lines of "<message>"``; a
-    ``unit`` written after the number replaces the one the name spells."""
+    """A signal as words: ``error rate``, ``ERROR log lines``, ``lines of "<message>"``."""
     if name in ("ERROR", "WARN", "INFO"):
         return words["lines"].format(level=name)
     if is_identifier(name) or " " not in name:
@@ -420,8 +382,7 @@ def _label(name: str, words: dict[str, str], unit: str = "") -> str:
 
 
 def _quantity(item: Read, words: dict[str, str]) -> str:
-    """``error rate 0.002 → 0.14``, ``p99 latency 181 → 4300 ms``: a moved signal as words,
-    from its baseline to its peak, with the unit its evidence gives."""
+    """``p99 latency 181 → 4300 ms``: a moved signal from its baseline to its peak."""
     unit = item.fields.get("unit", "")
     label = _label(item.fields["signal"], words, unit)
     change = f"{_number(item.fields['baseline'])} → {_number(item.fields['peak'])}"
@@ -449,8 +410,7 @@ VALUE_DIGITS = 4
 
 
 def _value(item: Read, words: dict[str, str], offset: int) -> dict[str, Any]:
-    """``auth-api token age was 94.62 s at 2027-03-09 10:52 UTC``: the value asked for, with
-    the backend's unit."""
+    """``auth-api token age was 94.62 s at 2027-03-09 10:52 UTC``."""
     number, _, written = item.fields["value"].partition(" ")
     unit = spoken_unit(written)
     return _conclusion(
@@ -465,18 +425,8 @@ def _value(item: Read, words: dict[str, str], offset: int) -> dict[str, Any]:
     )
 
 
-def _since(moved: Sequence[Read], words: dict[str, str], offset: int) -> str:
+def _since(onset: str, words: dict[str, str], offset: int) -> str:
     """``since 2027-03-09 09:30 UTC (17:30 in the question's time zone), ``."""
-    onset = min(i.fields["onset"] for i in moved)
-    return words["since"].format(onset=onset, local=_local(onset, words, offset))
-
-
-def _first_seen(logs: Sequence[Read], words: dict[str, str], offset: int) -> str:
-    """``since ...`` the first of ``logs`` (new messages) was first seen, or nothing."""
-    seen = [t for i in logs if (t := parse_time(i.fields["first_seen"])) is not None]
-    if not seen:
-        return ""
-    onset = min(seen).strftime("%Y-%m-%d %H:%M UTC")
     return words["since"].format(onset=onset, local=_local(onset, words, offset))
 
 
@@ -510,7 +460,7 @@ def compose(request: dict[str, Any]) -> dict[str, Any]:
         for finding in findings(supported)
         for c in _finding_conclusions(finding, supported, words, offset, failing)
     ]
-    # Reference evidence (runbooks, documents) never backs a conclusion on its own.
+    # reference evidence (runbooks) never backs a conclusion on its own
     conclusions = [
         c for c in conclusions if any(roles.get(e) != "reference" for e in c["evidence_ids"])
     ]
@@ -529,19 +479,14 @@ def compose(request: dict[str, Any]) -> dict[str, Any]:
 
 
 def _summary(conclusions: Sequence[dict[str, Any]], values: int = 0) -> str:
-    """At most three conclusions: the values asked for (the first ``values``), the causes
-    (one per finding), then the rest."""
+    """At most three conclusions: the first ``values`` (values asked for), causes, the rest."""
     first = list(conclusions[:values])
     causes = [c for c in conclusions[values:] if c["statement"].startswith(_CAUSE_OPENINGS)]
     rest = [c for c in conclusions[values:] if c not in causes]
     return " ".join(str(c["statement"]) for c in (first + causes + rest)[:3])
 
 
-GENERIC_STEP = TEXTS["en"]["step"]
-NO_CONCLUSION_STEPS = (TEXTS["en"]["widen"], TEXTS["en"]["by_hand"])
-
-
-def _no_conclusion(limitations: list[str], words: dict[str, str] = TEXTS["en"]) -> dict[str, Any]:
+def _no_conclusion(limitations: list[str], words: dict[str, str]) -> dict[str, Any]:
     return {
         "summary": words["none"],
         "conclusions": [],

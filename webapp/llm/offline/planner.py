@@ -1,9 +1,7 @@
 """The offline planner: which services, which window, which queries.
 
-The question is read by ``question.understand`` (time expression, service names with aliases
-and misspellings, unknown names, alerts, follow-ups). Each named service gets its own trail;
-a question about alerts also queries the firing alerts; an unknown service is said to be
-unknown (with the closest names) in the summary and hypotheses instead of being guessed.
+Each service the question names (``question.understand``) gets its own trail; a question about
+alerts also reads the firing alerts; an unknown service is said to be unknown, never guessed.
 """
 
 from __future__ import annotations
@@ -21,21 +19,17 @@ from .question import Understanding, Window, iso, request_window, understand, wi
 MAX_SERVICES = 3
 #: The planner_plan contract's limit on queries.
 MAX_QUERIES = 12
-#: How much calm before a stated onset detect_anomalies is asked to read.
+#: How much calm before the split is read as the baseline.
 BASELINE = timedelta(hours=1)
 ANALYSE = "detect_anomalies"
 PATTERNS = "log_patterns"
 TRIAGE = "triage"
-#: With a stated time, triage looks for onsets from this long before it (the cause often
-#: began before anyone noticed) to the window's end.
+#: With a stated time, triage looks for onsets from this long before it.
 TRIAGE_LEAD = timedelta(minutes=30)
 
 
 def golden_metrics(catalog: Catalog, service: str) -> list[str]:
-    """The latency and error-rate metrics of ``service`` (the first two golden signals).
-
-    A service with neither (a database, a cache) gets its own metrics, up to three.
-    """
+    """The latency and error-rate metrics of ``service``; with neither, up to three others."""
     metrics = catalog.metrics_of(service)
     latency = [m for m in metrics if "latency" in m or "duration" in m]
     latency.sort(key=lambda m: (0 if "p95" in m else 1 if "p99" in m else 2, m))
@@ -47,8 +41,8 @@ def golden_metrics(catalog: Catalog, service: str) -> list[str]:
 
 
 def service_queries(catalog: Catalog, service: str, window: Window) -> list[dict[str, Any]]:
-    """``detect_anomalies`` and ``log_patterns`` over the question's window (the executor
-    follows what they show); without the analysis tools, logs and golden metrics."""
+    """``detect_anomalies`` and ``log_patterns`` over the question's window; without the
+    analysis tools, logs and golden metrics."""
     if catalog.has(ANALYSE) and catalog.has(PATTERNS):
         analyse = analysis_query(service, window)
         patterns = {
@@ -57,15 +51,14 @@ def service_queries(catalog: Catalog, service: str, window: Window) -> list[dict
             "purpose": f"log templates of {service}, new ones flagged",
         }
         return [analyse, patterns]
-    after, before = window.after(), window.before()
     queries = [
         {
             "tool": "query_logs",
             "arguments": {
                 "service": service,
                 "level": "ERROR",
-                "start": iso(after[0]),
-                "end": iso(after[1]),
+                "start": iso(window.split),
+                "end": iso(window.end),
                 "limit": 100,
             },
             "purpose": f"ERROR lines after {iso(window.split)}",
@@ -78,7 +71,7 @@ def service_queries(catalog: Catalog, service: str, window: Window) -> list[dict
                 "arguments": {
                     "service": service,
                     "metric": metric,
-                    "start": iso(before[0]),
+                    "start": iso(window.split - BASELINE),
                     "end": iso(window.end),
                 },
                 "purpose": f"{metric} before vs after {iso(window.split)}",
@@ -88,11 +81,10 @@ def service_queries(catalog: Catalog, service: str, window: Window) -> list[dict
 
 
 def analysis_query(service: str, window: Window) -> dict[str, Any]:
-    """``detect_anomalies`` for ``service``: over the recent range when the question gave no
-    time, else from an hour before the stated onset (so a baseline exists) to its end."""
+    """``detect_anomalies`` for ``service``: over the recent range, or from ``BASELINE``
+    before the stated onset to its end."""
     arguments: dict[str, Any] = {"service": service}
-    resolved = window.resolved
-    if resolved is not None and resolved.found:
+    if window.stated:
         arguments["start"] = iso(window.split - BASELINE)
         arguments["end"] = iso(window.end)
         purpose = f"onsets and baselines of every signal of {service} around {iso(window.split)}"
@@ -101,21 +93,11 @@ def analysis_query(service: str, window: Window) -> dict[str, Any]:
     return {"tool": "detect_anomalies", "arguments": arguments, "purpose": purpose}
 
 
-def stated(window: Window) -> bool:
-    """True when the question stated a time (else the window is the recent range)."""
-    return window.resolved is not None and window.resolved.found
-
-
 def trails(catalog: Catalog, services: list[str], window: Window) -> list[dict[str, Any]]:
-    """One trail per service, within the plan's ``MAX_QUERIES``.
-
-    Without a stated time, "the last hour" may miss an incident that began earlier: each
-    service first gets ``detect_anomalies`` over the recent range, and the comparisons follow
-    at the onset it finds (``window.follow_ups``). With a stated time each service gets the
-    comparisons across it (``comparisons``).
-    """
+    """One trail per service: without a stated time ``detect_anomalies`` over the recent range
+    (comparisons follow at the onset it finds, ``window.follow_ups``), else ``comparisons``."""
     services = services[:MAX_SERVICES]
-    if not stated(window) and catalog.has(ANALYSE):
+    if not window.stated and catalog.has(ANALYSE):
         return [analysis_query(service, window) for service in services]
     return comparisons(catalog, services, window)
 
@@ -136,10 +118,9 @@ def comparisons(
 
 
 def triage_query(question: str, window: Window) -> dict[str, Any]:
-    """``triage`` over the whole catalog: from ``TRIAGE_LEAD`` before the stated time (else
-    the recent range), with the question's words as the hint for a business description."""
+    """``triage`` over the whole catalog, from ``TRIAGE_LEAD`` before the stated time."""
     arguments: dict[str, Any] = {"hint": question[:500]}
-    if stated(window):
+    if window.stated:
         arguments["start"] = iso(window.split - TRIAGE_LEAD)
         arguments["end"] = iso(window.end)
     return {
@@ -161,11 +142,8 @@ def alert_query() -> dict[str, Any]:
 def plan(
     request: dict[str, Any], catalog: Catalog, default_timezone: str = DEFAULT_TIMEZONE
 ) -> dict[str, Any]:
-    """A ``planner_plan`` for the question (FULL) or for the verifier's gaps.
-
-    The plan records the window it resolved and the names it could not (``window``,
-    ``unknown_services``); a gap plan keeps the first plan's window.
-    """
+    """A ``planner_plan`` for the question (FULL) or for the verifier's gaps, with the window
+    it resolved and the names it could not."""
     question = str(request.get("question", ""))
     if request.get("mode") == "EVIDENCE_GAP_ONLY":
         window = request_window(request, default_timezone)
@@ -173,8 +151,7 @@ def plan(
         named = [
             q["arguments"]["service"] for q in gaps["queries"] if q["arguments"].get("service")
         ]
-        if named and not stated(window) and catalog.has(ANALYSE):
-            # No stated time: the gap's services too are compared across their own onset.
+        if named and not window.stated and catalog.has(ANALYSE):
             gaps["queries"] = trails(catalog, list(dict.fromkeys(named)), window)
         return {**gaps, "window": window_record(window)}
     seen = understand(
@@ -187,8 +164,7 @@ def plan(
     )
     services = (seen.dependencies + seen.services)[:MAX_SERVICES]
     queries: list[dict[str, Any]] = []
-    # "Which alerts are firing?" asks for the alerts; "alerts fired, what is going on?" asks
-    # what is wrong too: triage answers that part (the alerts are read for an alert it names).
+    # "alerts fired, what is going on?" asks what is wrong too: triage answers that part
     wide = (
         seen.system_wide
         and catalog.has(TRIAGE)
@@ -209,6 +185,8 @@ def plan(
                 "purpose": "; ".join(notes) or "no known service is named: look for runbooks",
             }
         ]
+    # a plan reading no telemetry over time (alerts now, unknown names) shows no window
+    windowed = any(q["tool"] in WINDOWED for q in queries)
     planned: dict[str, Any] = {
         "mode": "FULL",
         "summary": _summary(seen, services, notes, wide)[:2000],
@@ -216,8 +194,7 @@ def plan(
             [f"{s} changed behaviour at {iso(seen.window.split)}" for s in services] + notes
         )[:10],
         "queries": queries[:MAX_QUERIES],
-        # A plan reading no telemetry over time (alerts now, unknown names) shows no window.
-        "window": window_record(seen.window) if _windowed(queries) else None,
+        "window": window_record(seen.window) if windowed else None,
         "unknown_services": [
             {"name": u.text, "suggestions": list(u.suggestions)} for u in seen.unknown[:5]
         ],
@@ -229,10 +206,6 @@ def plan(
 
 #: Tools whose reading depends on a time window.
 WINDOWED = ("query_logs", "query_metrics", ANALYSE, "log_patterns", TRIAGE)
-
-
-def _windowed(queries: list[dict[str, Any]]) -> bool:
-    return any(q.get("tool") in WINDOWED for q in queries)
 
 
 def _unknown_notes(seen: Understanding) -> list[str]:
@@ -271,9 +244,11 @@ def _summary(seen: Understanding, services: list[str], notes: list[str], wide: b
 
 def gap_plan(request: dict[str, Any], catalog: Catalog, window: Window) -> dict[str, Any]:
     """Queries for the services the verifier's gaps name, nothing else."""
+    gaps = request.get("evidence_gaps") or []
+    said = [g.get("description", "") for g in gaps]
     queries: list[dict[str, Any]] = []
     seen: set[str] = set()
-    for gap in request.get("evidence_gaps") or []:
+    for gap in gaps:
         service = (gap.get("suggested_arguments") or {}).get("service")
         if service in catalog.services and service not in seen:
             seen.add(service)
@@ -282,18 +257,13 @@ def gap_plan(request: dict[str, Any], catalog: Catalog, window: Window) -> dict[
         queries = [
             {
                 "tool": "lookup_knowledge",
-                "arguments": {
-                    "query": " ".join(
-                        g.get("description", "") for g in request.get("evidence_gaps") or []
-                    )[:300]
-                },
+                "arguments": {"query": " ".join(said)[:300]},
                 "purpose": "the gaps name no service: search the runbooks",
             }
         ]
     return {
         "mode": "EVIDENCE_GAP_ONLY",
-        "summary": "Close the verifier's gaps: "
-        + "; ".join(g.get("description", "") for g in request.get("evidence_gaps") or []),
+        "summary": "Close the verifier's gaps: " + "; ".join(said),
         "hypotheses": [f"the cause lives in {s}" for s in sorted(seen)],
         "queries": queries[:12],
     }

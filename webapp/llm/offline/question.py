@@ -1,21 +1,9 @@
 """Understanding an on-call question: which services, since when, about alerts, in which language.
 
-Everything here is built on ``webapp.analysis``: ``resolve_window``,
-``resolve_services`` (exact, alias, misspelt and partial names, a misspelt compound name read
-whole; unknown ones with suggestions)
-and ``question_language``. ``question_window``, ``parse_time``, ``iso``, ``mentioned_services``
-and ``Window`` keep the shapes the executor has always imported.
-
-Follow-ups: a question that names no service but refers back to one ("it", "its database",
-"that service", "它", "它的数据库") is about the services the previous user turn named, over
-that turn's window when it states none of its own; "and what about <another service>?" keeps
-that window too. "Its database" (cache, queue, dependency)
-is the other service the previous answer found from the data - the services its conclusions
-name besides the subject - never a name guessed from the words.
-
-The window the planner resolved is recorded in the plan (``window_record``) and every later
-agent reads it back from there (``request_window``), so the planner, executor and answer agree
-on it - also for a follow-up whose window came from an earlier turn.
+A follow-up that names no service but refers back to one ("it", "its database", "它") is about
+the services the previous user turn named, over that turn's window when it states none; "its
+database" is the other service the previous answer found. The window the planner resolved is
+recorded in the plan (``window_record``) and read back by every later agent (``request_window``).
 """
 
 from __future__ import annotations
@@ -28,10 +16,10 @@ from typing import Any
 
 from ...analysis.language import asks_dependency, question_language, refers_back
 from ...analysis.names import NameMatch, Resolution, UnknownName, resolve_services, stem
+from ...analysis.onsets import iso
 from ...analysis.timeexpr import DEFAULT_TIMEZONE, TimeWindow, resolve_window
 
-#: Without a stated onset, "before" and "after" split this long before now (the executor's
-#: log and metric comparisons); the analysis tools look over the whole recent range instead.
+#: Without a stated onset, "before" and "after" split this long before now.
 DEFAULT_SPLIT = timedelta(hours=1)
 
 _ALERTS = re.compile(r"\b(alerts?|alerting|firing|pager|paged|pages)\b|告警|报警|警报", re.I)
@@ -39,36 +27,24 @@ _ALERTS = re.compile(r"\b(alerts?|alerting|firing|pager|paged|pages)\b|告警|�
 _ANSWER_TAIL = re.compile(r"^#{2,4} (evidence|recommended|limitations|证据|建议|局限)", re.I | re.M)
 
 
-def mentioned_services(
-    question: str, services: Sequence[str], aliases: Mapping[str, Sequence[str]] | None = None
-) -> list[str]:
-    """Services named in ``question``, first mention first (see :func:`resolve_names`)."""
-    return resolve_services(question, services, aliases).services
-
-
 @dataclass(frozen=True)
 class Window:
-    """The time the question is about: ``onset`` (None when not said) to ``end``.
-
-    ``resolved`` is the full time expression reading (matched text, zone, kind).
-    """
+    """The time the question is about: ``onset`` (None when not said) to ``end``, and the full
+    time expression reading."""
 
     onset: datetime | None
     end: datetime
     resolved: TimeWindow | None = field(default=None, compare=False)
 
     @property
+    def stated(self) -> bool:
+        """True when the question stated a time (else the window is the recent range)."""
+        return self.resolved is not None and self.resolved.found
+
+    @property
     def split(self) -> datetime:
         """Where "before" ends and "after" begins: the onset, or one hour before the end."""
         return self.onset or self.end - DEFAULT_SPLIT
-
-    def before(self) -> tuple[datetime, datetime]:
-        """The hour before the split (the baseline)."""
-        return self.split - timedelta(hours=1), self.split
-
-    def after(self) -> tuple[datetime, datetime]:
-        """From the split to the end (the incident)."""
-        return self.split, self.end
 
 
 def parse_time(value: str | None) -> datetime | None:
@@ -130,11 +106,6 @@ def request_window(request: Mapping[str, Any], default_timezone: str = DEFAULT_T
     return _window(resolved)
 
 
-def iso(moment: datetime) -> str:
-    """``2026-11-30T10:00:00Z``."""
-    return moment.astimezone(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
-
-
 @dataclass(frozen=True)
 class Understanding:
     """What the planner needs to know about one question."""
@@ -148,8 +119,7 @@ class Understanding:
     follow_up: bool = False
     #: For "its database" and the like: the dependency the previous answer found.
     dependencies: list[str] = field(default_factory=list)
-    #: The services were recognised only by a part of their name used as a word ("scans are
-    #: not recorded"): the question describes a business function more than it names one.
+    #: The services were recognised only by a part of their name used as a word ("scans").
     partial: bool = False
 
     @property
@@ -173,21 +143,21 @@ def understand(
     if not found and not names.unknown and refers_back(question):
         earlier = _previous_turn(question, history, services, aliases)
         if earlier is not None:
-            asked, answer = earlier
-            found, follow_up = asked.services, True
-            if not _stated(window):
-                window = question_window(asked.question, reference_time, default_timezone)
+            asked, found, answer = earlier
+            follow_up = True
+            if not window.stated:
+                window = question_window(asked, reference_time, default_timezone)
             if asks_dependency(question):
                 dependencies = [
                     s
                     for s in resolve_services(_conclusions(answer), services, aliases).services
                     if s not in found
                 ]
-    elif found and refers_back(question) and not _stated(window):
+    elif found and refers_back(question) and not window.stated:
         # "and what about <another service>?": that service, over the previous turn's time.
         earlier = _previous_turn(question, history, services, aliases)
         if earlier is not None:
-            window = question_window(earlier[0].question, reference_time, default_timezone)
+            window = question_window(earlier[0], reference_time, default_timezone)
     return Understanding(
         question,
         window,
@@ -202,23 +172,12 @@ def understand(
 
 
 def _describes(match: NameMatch) -> bool:
-    """True when ``match`` is a word the question uses for what it is about, not as a name: an
-    exact word that is only one part of the service's name ("scans" of ``kafka-scans``), not
-    its whole stem ("billing" of ``billing-service``) nor a misspelling of a part."""
+    """True when ``match`` is an exact word that is only one part of the service's name
+    ("scans" of ``kafka-scans``), not its whole stem: a word for what the question is about."""
     if match.how != "partial" or match.score < 100:
         return False
     own = stem(match.service)
     return match.text.lower() not in (own, own + "s", own + "es")
-
-
-def _stated(window: Window) -> bool:
-    return window.resolved is not None and window.resolved.found
-
-
-@dataclass(frozen=True)
-class _Asked:
-    question: str
-    services: list[str]
 
 
 def _previous_turn(
@@ -226,8 +185,9 @@ def _previous_turn(
     history: Sequence[Mapping[str, Any]],
     services: Sequence[str],
     aliases: Mapping[str, Sequence[str]] | None,
-) -> tuple[_Asked, str] | None:
-    """The latest earlier user turn that named a service, and the latest answer since."""
+) -> tuple[str, list[str], str] | None:
+    """The latest earlier user turn that named a service, its services and the latest answer
+    since."""
     turns = [t for t in history if isinstance(t, Mapping)]
     for index in range(len(turns) - 1, -1, -1):
         turn = turns[index]
@@ -242,7 +202,7 @@ def _previous_turn(
                 if t.get("role") == "assistant"
             ]
             answer = answers[-1] if answers else ""
-            return _Asked(text, named), answer
+            return text, named, answer
     return None
 
 

@@ -13,7 +13,7 @@ from typing import Any
 from ...analysis.language import question_language
 from ..compact import shown_items
 from ..types import Message
-from .conversation import Catalog, Done, last_user_text, tool_results
+from .conversation import Catalog, Done, tool_results
 
 _SMALL_TALK = re.compile(
     r"^\s*(hi|hello|hey|thanks|thank you|good (morning|afternoon|evening)|who are you|"
@@ -47,14 +47,10 @@ _TEXTS = {
 }
 
 
-def question_of(messages: Sequence[Message]) -> str:
-    """The question of this turn: the last user message."""
-    return last_user_text(messages).strip()
-
-
 def next_step(messages: Sequence[Message], catalog: Catalog) -> dict[str, Any] | str:
-    """A knowledge lookup to make, or the final Markdown answer."""
-    question = question_of(messages)
+    """A knowledge lookup to make, or the final Markdown answer to the last user message."""
+    users = [m for m in messages if m.get("role") == "user"]
+    question = str(users[-1].get("content") or "").strip() if users else ""
     done = tool_results(messages)
     if _SMALL_TALK.match(question) or not question:
         return HELP_ZH if question_language(question) == "zh" else HELP

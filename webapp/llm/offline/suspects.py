@@ -1,20 +1,8 @@
 """Which services a system-wide question is about: the suspects ``triage`` ranked.
 
-A question that names no service is planned as one ``triage`` call; its output decides which
-services the executor then investigates like named ones (each along its own chain):
-
-* the incident whose leader's onset, or one of whose alerts, is nearest the stated time (at
-  most ``NEAR_BEFORE`` before it, ``NEAR_AFTER`` after it; without a stated time, the first),
-  and a second one that began within ``TOGETHER`` of that time too;
-* when the question describes a service (``described`` suspects), only the incidents those
-  belong to, the described suspect first (the chain from it reaches the cause);
-* at most ``MAX_INCIDENTS`` incidents: two problems that began together and share no link
-  are answered as two, and so is a suspect tied to its incident by timing alone that shows a
-  cause of its own.
-
-For a named service whose chain stops at itself, ``route`` gives the suspects from it to its
-incident's leader; ``picked_alerts`` the alerts worth listing when an alerts question asks
-what is wrong.
+``picked`` chooses the incident nearest the stated time (and one more that began about then),
+only those of a service the question describes when it describes one; ``route`` gives the
+suspects from a named service to its incident's leader.
 """
 
 from __future__ import annotations
@@ -43,7 +31,8 @@ def triage_output(done: Sequence[Done]) -> Mapping[str, Any] | None:
 
 
 def picked(done: Sequence[Done], stated: datetime | None) -> list[str]:
-    """The services to investigate, in order (see the module docstring)."""
+    """The services to investigate, in order: of each incident chosen, the described suspects,
+    the leader and (alone) a witness."""
     output = triage_output(done)
     if output is None:
         return []
@@ -74,8 +63,7 @@ def picked(done: Sequence[Done], stated: datetime | None) -> list[str]:
 
 
 def _separate(suspect: Mapping[str, Any]) -> bool:
-    """Whether ``suspect``, tied to its incident by timing alone, shows a cause of its own (a
-    service whose credentials were rotated as a replica began to lag): a problem of its own."""
+    """Whether ``suspect``, tied to its incident by timing alone, shows a cause of its own."""
     links = suspect.get("links") or []
     return bool(links) and all(k.get("how") == "timing" for k in links) and own_kind(_own(suspect))
 
@@ -89,8 +77,7 @@ def _own(suspect: Mapping[str, Any]) -> Match | None:
 
 def _witness(members: Sequence[Mapping[str, Any]]) -> list[str]:
     """The first suspect whose lines name the leader, when the leader's own evidence shows no
-    cause kind (a batch job that only ran harder): the service it hurt says how, and its
-    chain leads back to the leader."""
+    cause kind: the service it hurt says how."""
     leader = members[0]
     if _own(leader) is not None:
         return []
@@ -114,8 +101,8 @@ def picked_alerts(done: Sequence[Done], stated: datetime | None) -> set[tuple[st
 
 
 def _nearest(members: Sequence[Mapping[str, Any]], stated: datetime | None) -> timedelta | None:
-    """How far an incident is from the stated time: its leader's onset, or an alert of its
-    that fired then (people say when they were paged), whichever is nearer (None: not near)."""
+    """How far an incident's leader's onset or loud alerts are from the stated time (None: not
+    near)."""
     moments = [str(members[0].get("onset") or "")]
     moments += [
         str(alert.get("active_at") or "")
@@ -149,9 +136,8 @@ def analysed_window(done: Sequence[Done]) -> dict[str, str]:
 
 
 def route(done: Sequence[Done], service: str) -> list[str]:
-    """The suspects from ``service`` to the leader of its incident, along triage's links
-    (empty when it leads, or triage did not find it): how a named service's trouble reaches
-    a cause its own lines do not name (an address, a host, onset order)."""
+    """The suspects from ``service`` to the leader of its incident, along triage's links (empty
+    when it leads, or triage did not find it)."""
     output = triage_output(done)
     suspects = {str(s.get("service")): s for s in (output or {}).get("suspects") or []}
     own = suspects.get(service)

@@ -1,16 +1,7 @@
 """A question that asks for a value ("what was p99 at 10:30?", "...的 p99 在10点10分是多少?").
 
-It asks for one when it says "what was/is <metric>" (the words right after it name the metric)
-or "how much/many/high", "value", "多少" (the whole question may name it), and a metric of a
-service the plan reads is named there: by its exact name first, else by the words of its name
-("p99", "replication lag": the metric sharing the most parts with the words, the larger share
-of its own parts breaking a tie). The time is the one the question states, else the latest.
-
-The planner, which has the metrics of each service, plans the metric's ``query_metrics``
-around that time (``AROUND`` either side, before its other queries; ``PURPOSE`` marks it), and
-the executor's claim binds the point nearest the time:
-its value, its timestamp and the series' metric name, with the unit the backend gives (its
-metadata where it has it).
+The planner reads the metric the question names around the time it states (else the latest),
+and the executor's ``value`` claim binds the point nearest that time.
 """
 
 from __future__ import annotations
@@ -27,8 +18,7 @@ from . import claims as kinds
 from .conversation import Catalog, Done
 from .question import iso, parse_time, request_window
 
-#: The metric is read this long either side of the time asked: at a one-minute step that is
-#: few enough points for the model to be shown them all (``compact.LIST_ITEMS``).
+#: The metric is read this long either side of the time asked.
 AROUND = timedelta(minutes=5)
 _ASK = re.compile(
     r"\bwhat(?:'s|\s+was|\s+is|\s+were)\s+(?:the\s+)?(?P<phrase>.+?)"
@@ -50,18 +40,13 @@ def asked(question: str, catalog: Catalog, services: Sequence[str]) -> list[tupl
     if not how and not ask:
         return []
     phrase = question if how or not ask else ask.group("phrase")
-    found = []
-    for service in services:
-        metric = _metric(phrase, catalog.metrics_of(service), leading=not how)
-        if metric is not None:
-            found.append((service, metric))
-    return found
+    metrics = {s: _metric(phrase, catalog.metrics_of(s), leading=not how) for s in services}
+    return [(service, metric) for service, metric in metrics.items() if metric is not None]
 
 
 def _metric(phrase: str, metrics: Sequence[str], *, leading: bool) -> str | None:
     """The metric ``phrase`` names: exactly, else by the most shared name parts (with
-    ``leading``, the phrase's first word must be one of them: "what is eating the CPU" asks
-    no value)."""
+    ``leading``, the phrase's first word must be one)."""
     exact = _exact(phrase, metrics)
     if exact is not None:
         return exact
@@ -89,13 +74,12 @@ def _exact(text: str, metrics: Sequence[str]) -> str | None:
 def _moment(request: Mapping[str, Any]) -> tuple[datetime, datetime]:
     """The time asked about (the stated one, else the window's end) and the window's end."""
     window = request_window(request)
-    stated = window.resolved is not None and window.resolved.found
-    return (window.onset or window.end) if stated else window.end, window.end
+    return (window.onset or window.end) if window.stated else window.end, window.end
 
 
 def _services(request: Mapping[str, Any], catalog: Catalog) -> list[str]:
     """The services the plan reads; with none, the one service whose metric the question
-    names exactly (a name two services share says nothing about which one is meant)."""
+    names exactly."""
     queries = (request.get("plan") or {}).get("queries") or []
     named = [str((q.get("arguments") or {}).get("service", "")) for q in queries]
     found = [s for s in dict.fromkeys(named) if s in catalog.services]

@@ -1,14 +1,8 @@
 """The window an investigation compares across, and the comparisons it still needs.
 
-The planner records the window the question states (``question.window_record``). When the
-question states none, the investigation does not compare "the last hour" with the hour before:
-the plan first asks ``detect_anomalies`` over the backend's recent range, and the comparisons
-(logs and golden metrics before and after the split) follow in the next round, split at the
-onset the data shows - the earliest onset among the strongest findings (at least
-``STRONG_SHARE`` of the most significant one, so a small blip before the incident does not set
-it), ``ONSET_MARGIN`` earlier so the incident's first minutes fall after the split. A question
-naming a firing alert ("why is <alert> firing?") is read from shortly before the alert became
-active, and the alert's service is the one investigated.
+Without a stated time, the comparisons (logs and golden metrics before and after the split)
+follow ``detect_anomalies`` over the recent range, split just before the onset the data shows
+(or a named alert's).
 """
 
 from __future__ import annotations
@@ -20,19 +14,14 @@ from typing import Any
 from ..compact import shown_items
 from . import alerts
 from .conversation import Catalog, Done
-from .planner import ANALYSE, comparisons, stated
+from .planner import ANALYSE, comparisons
 from .question import Window, parse_time, request_window
 
-#: Findings at least this share of the strongest one's significance can set the onset. A
-#: quarter, not a half: a step in a counter (restarts) scores far above the slow ramp of the
-#: same incident's latency or memory, and the ramp is what began first.
+#: Findings at least this share of the strongest one's significance can set the onset.
 STRONG_SHARE = 0.25
 #: The split lies this long before the onset found, so "after" holds the incident's start.
 ONSET_MARGIN = timedelta(minutes=3)
-#: Tool calls one executor run may make (the ReAct loop's default ``max_tool_calls``), and
-#: how many of them to leave for the follow-ups the comparisons call for (the change log
-#: lines around the onset, a runbook lookup, a linked metric): calls past the budget are
-#: blocked, and three blocked calls end the executor.
+#: Tool calls one executor run may make, and how many to leave for later follow-ups.
 CALL_BUDGET = 12
 FOLLOW_UP_RESERVE = 3
 
@@ -68,7 +57,7 @@ def _significance(finding: Mapping[str, Any]) -> float:
 def investigation_window(request: Mapping[str, Any], done: Sequence[Done]) -> Window:
     """The request's window; with no stated time, split at the onset the outputs show."""
     base = request_window(request)
-    if stated(base):
+    if base.stated:
         return base
     onset = alerts.onset(request, done) or data_onset(done)
     if onset is None:
@@ -82,9 +71,8 @@ def investigation_window(request: Mapping[str, Any], done: Sequence[Done]) -> Wi
 def follow_ups(
     request: Mapping[str, Any], catalog: Catalog, done: Sequence[Done]
 ) -> list[dict[str, Any]]:
-    """The comparisons still missing, at the investigation's window: for each service named
-    by an alert the question asks about, and - when the question stated no time - each
-    service analysed, that has no log or metric query yet (within the call budget)."""
+    """The comparisons still missing at the investigation's window, for each service of a
+    named alert and (without a stated time) each service analysed."""
     room = CALL_BUDGET - len(done) - FOLLOW_UP_RESERVE
     if room <= 0:
         return []
@@ -96,7 +84,7 @@ def follow_ups(
         for d in done
         if d.tool == ANALYSE and d.arguments.get("service") in catalog.services
     ]
-    if stated(request_window(request)):  # the plan compared across the stated time already
+    if request_window(request).stated:  # the plan compared across the stated time already
         analysed = []
     wanted = [
         s
