@@ -24,12 +24,8 @@ class PathNotFound(LookupError):
     """``raw_path`` is valid but names nothing in the output."""
 
 
-def parse_raw_path(path: str) -> list[str | int]:
-    """Split ``$.a["b"][0]`` into ``["a", "b", 0]``; raise RawPathError on any other syntax."""
-    return list(_steps(path))
-
-
-def _steps(path: Any) -> tuple[str | int, ...]:
+def parse_raw_path(path: Any) -> tuple[str | int, ...]:
+    """Split ``$.a["b"][0]`` into ``("a", "b", 0)``; raise RawPathError on any other syntax."""
     if not isinstance(path, str) or not path.startswith("$"):
         raise RawPathError("a raw_path starts with $")
     steps: list[str | int] = []
@@ -58,7 +54,7 @@ def locate(document: Any, path: str) -> tuple[Any, dict[str, Any] | None]:
     """
     value = document
     holder: dict[str, Any] | None = None
-    for step in _steps(path):
+    for step in parse_raw_path(path):
         if isinstance(step, int):
             if not isinstance(value, list) or step >= len(value):
                 raise PathNotFound(path)
@@ -68,11 +64,6 @@ def locate(document: Any, path: str) -> tuple[Any, dict[str, Any] | None]:
             holder = value
         value = value[step]
     return value, holder
-
-
-def resolve_raw_path(document: Any, path: str) -> Any:
-    """Return the value at ``path`` in ``document`` (RawPathError / LookupError when absent)."""
-    return locate(document, path)[0]
 
 
 def is_leaf(value: Any) -> bool:

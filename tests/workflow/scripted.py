@@ -5,7 +5,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from diagnosis_graph.workflow import NODE_NAMES, Outcome, StepResult
+from diagnosis_graph.workflow.outcomes import Outcome, StepResult
+from diagnosis_graph.workflow.state import NODE_NAMES
 
 C = Outcome.COMPLETED
 

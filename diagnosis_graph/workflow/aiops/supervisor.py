@@ -30,9 +30,6 @@ from .report import render_report
 
 DEFAULT_REQUEST = "Investigate the firing alerts"
 
-#: The result of one AIOps run: the chat run's result type.
-AiOpsRun = DiagnosisRun
-
 
 def build_aiops_graph(ports: AiOpsPorts) -> CompiledGraph:
     """The compiled supervisor StateGraph with its nodes bound to ``ports``."""
@@ -52,7 +49,7 @@ def run_aiops(
     run_id: str,
     max_alerts: int = MAX_ALERTS,
     scope: Sequence[Mapping[str, str]] = (),
-) -> AiOpsRun:
+) -> DiagnosisRun:
     """Run the supervisor graph once; never raises for a node failure or the recursion limit.
 
     ``scope``: the alerts this run was started for (``alert_name`` and ``service`` each); only
