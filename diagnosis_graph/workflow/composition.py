@@ -1,14 +1,4 @@
-"""The composer's invalid-output rules: citations, roles, grounding, summary.
-
-A ``composer_output`` is INVALID_OUTPUT when the effective verdict is FAIL and it concludes; a
-conclusion cites an unverified evidence id, an unsupported claim, no telemetry evidence, or only
-instruction-like tool output, or is not grounded in its evidence; a recommendation cites an
-unverified id or is not grounded in what it cites; a limitation states a number, time or service
-neither the evidence nor the question holds; or the summary has more than 3 sentences, is not
-grounded in its conclusions' evidence, or does not restate them (at least half of each
-sentence's content words - stop and connective words aside - come from the conclusions, their
-claims and the cited excerpts).
-"""
+"""The composer's invalid-output rules: citations, roles, grounding, summary."""
 
 from __future__ import annotations
 

@@ -1,13 +1,4 @@
-"""The evidence gatekeeper (``gatekeeper-v2``): every binding checked against this run's outputs.
-
-Reason codes, in the order they are checked: ``invocation_not_found`` (also an id of another
-run), ``invocation_failed``, ``raw_path_invalid``, ``raw_path_not_found``, ``raw_path_not_leaf``,
-``excerpt_empty``, ``excerpt_too_short``, ``excerpt_mismatch``. After normalising both sides, a
-string leaf verifies a substring on token boundaries of at least 8 characters (or the whole
-value); any other leaf only its compact JSON. A claim is verified when a binding verifies AND
-its statement is grounded (:mod:`.grounding`); a claim whose only evidence reads like an
-instruction to the model is verified only when it quotes that text.
-"""
+"""The evidence gatekeeper: every binding checked against this run's outputs (docs/evidence.md)."""
 
 from __future__ import annotations
 
@@ -140,11 +131,7 @@ def run_gatekeeper(
     roles: Mapping[str, str] | None = None,
     rules: GroundingRules | None = None,
 ) -> GatekeeperResult:
-    """Check every binding and ground every claim of ``executor_output`` against ``records``.
-
-    ``roles`` maps tool names to ``telemetry`` / ``reference`` (an undeclared tool is
-    reference: it can never back a conclusion). A claim with no binding counts as unverified.
-    """
+    """Check every binding and ground every claim of ``executor_output``."""
     invocations = {r.invocation_id: r for r in records if r.run_id == run_id}
     rules = rules or GroundingRules()
     claims_out: list[ClaimResult] = []

@@ -1,12 +1,4 @@
-"""What an answer says about what it could not read: failed reads and the data's range.
-
-Failed reads are the run's tool invocations with status ERROR or an answer that their signal has
-no backend (``not_configured``), named with the adapters' own messages. The data's range is what
-the telemetry port says it holds per signal (``DiagnosisPorts.data_range``; a backend that cannot
-say is left out). A window reaching past a stated range gets a line saying so; a window wholly
-outside every stated range makes the answer "not enough evidence" with no conclusion. A question
-about a moment (kind ``at``) checks that moment alone.
-"""
+"""What an answer says about what it could not read: failed reads and the data's range."""
 
 from __future__ import annotations
 
@@ -67,8 +59,7 @@ class FailedRead:
 def failed_reads(
     records: Sequence[InvocationRecord], unreadable: Sequence[str] = ()
 ) -> list[FailedRead]:
-    """The run's reads that failed or found no backend for their signal, de-duplicated, after
-    the backends that could not be read at all (``unreadable``: their errors)."""
+    """The run's reads that failed or found no backend, after the unreadable backends."""
     seen: dict[tuple[str, str, str], None] = {("", "", str(e)): None for e in unreadable}
     for record in records:
         output = record.raw_output if isinstance(record.raw_output, Mapping) else {}
@@ -119,8 +110,7 @@ def _parse(value: Any, *, ceil: bool = False) -> datetime | None:
 
 @dataclass(frozen=True)
 class RangeNote:
-    """What the data's range means for the window: the lines to show, and whether the window
-    lies wholly outside the data (every signal stated its range, none reaches the window)."""
+    """The data-range lines to show, and whether the window lies wholly outside the data."""
 
     lines: tuple[str, ...] = ()
     outside: bool = False

@@ -1,8 +1,4 @@
-"""The eight diagnosis nodes: four agent adapters and four deterministic nodes.
-
-Each reads its slice of state, reaches the outside world only through the ports, and returns a
-:class:`~.outcomes.StepResult`; routing and event recording are the topology's job.
-"""
+"""The eight diagnosis nodes: four agent adapters and four deterministic nodes."""
 
 from __future__ import annotations
 
@@ -50,10 +46,7 @@ class DiagnosisNodes:
         *,
         tools: bool = False,
     ) -> tuple[Any, StepResult | None]:
-        """Invoke ``agent`` and parse its output; on failure return the StepResult to report.
-
-        A retry after a broken contract carries that error as ``previous_output_error``.
-        """
+        """Invoke ``agent`` and parse its output, or return the StepResult to report."""
         if (error := rejected_output(state, agent)) is not None:
             payload = {**payload, "previous_output_error": error}
         call = AgentCall(agent, schema, c.json_schema(schema), payload, tools)
@@ -274,8 +267,7 @@ def verified_output(state: State) -> VerifiedExecutorOutput:
 
 
 def evidence_for_agents(evidence: Sequence[EvidenceItem]) -> list[dict[str, Any]]:
-    """Evidence items as the verifier and composer read them: ``origin`` and
-    ``instruction_like`` only when set, and no ``claim_id`` (each claim lists its evidence)."""
+    """Evidence items as the verifier and composer read them (unset fields left out)."""
     return [
         {k: v for k, v in item.items() if k != "claim_id" and v is not None and v is not False}
         for item in evidence

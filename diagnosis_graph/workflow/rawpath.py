@@ -1,9 +1,4 @@
-"""The ``raw_path`` grammar and its evaluation against a raw tool output.
-
-``$`` then any sequence of ``.name`` (``[A-Za-z_][A-Za-z0-9_-]*``), ``["key"]`` (a JSON string
-literal) or ``[N]`` (N >= 0, no sign, no leading zero). Nothing else: no wildcards, filters or
-slices.
-"""
+"""The ``raw_path`` grammar (``$``, ``.name``, ``["key"]``, ``[N]``) and its evaluation."""
 
 from __future__ import annotations
 
@@ -47,11 +42,7 @@ def parse_raw_path(path: Any) -> tuple[str | int, ...]:
 
 
 def locate(document: Any, path: str) -> tuple[Any, dict[str, Any] | None]:
-    """The value at ``path`` and the nearest object that holds it (directly or via arrays).
-
-    The holder of ``$.records[3].message`` is ``records[3]``; of ``$.series[0].points[7]`` it
-    is ``series[0]``; of ``$.total`` the root object. Raises RawPathError / PathNotFound.
-    """
+    """The value at ``path`` and the nearest object that holds it (directly or via arrays)."""
     value = document
     holder: dict[str, Any] | None = None
     for step in parse_raw_path(path):

@@ -58,8 +58,7 @@ _FIXED = {VERIFIED_INPUT: VERIFIER, EVIDENCE_RETRY: PLANNER, FALLBACK: END}
 def recorded(
     name: str, node: WorkflowNode
 ) -> Callable[[Mapping[str, Any], RunConfig], dict[str, Any]]:
-    """Wrap a workflow node (``(state)`` or ``(state, config)``): run it, decide the route,
-    and append its orchestration event."""
+    """Wrap a workflow node: run it, decide the route, append its orchestration event."""
     with_config = takes_config(node)
 
     def run(state: Mapping[str, Any], config: RunConfig) -> dict[str, Any]:

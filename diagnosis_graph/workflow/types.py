@@ -1,8 +1,4 @@
-"""Declared shapes of the values the deterministic nodes put in state (plain JSON dicts).
-
-The agents' outputs are declared once, as the pydantic contracts of :mod:`.contracts`, and are
-stored as their ``model_dump()``.
-"""
+"""Declared shapes of the values the deterministic nodes put in state (plain JSON dicts)."""
 
 from __future__ import annotations
 

@@ -1,9 +1,4 @@
-"""``self_evaluation`` of an AIOps run: ``{"aiops_rule_evaluation": {...}}``.
-
-Alerts firing, investigated, covered (diagnosed with verified telemetry evidence) and skipped,
-the report's citations and how many are verified, the summed gatekeeper counts, and per alert
-its rounds, termination reason and chat ``rule_evaluation`` and ``verifier_evaluation``.
-"""
+"""``self_evaluation`` of an AIOps run: ``{"aiops_rule_evaluation": {...}}``."""
 
 from __future__ import annotations
 

@@ -1,10 +1,4 @@
-"""One alert's investigation: the chat diagnosis graph run nested, and its JSON summary.
-
-The child run gets a question derived from the alert and a child :class:`RunConfig` carrying
-only ``session_id``/``run_id``, so its gatekeeper reads the AIOps run's tool invocations. The
-summary keeps only the child's validated outputs; evidence and claim ids get the alert's prefix
-(``E3`` of alert ``A2`` is ``A2-E3``) so they are unique in the report.
-"""
+"""One alert's investigation: the chat diagnosis graph run nested, and its JSON summary."""
 
 from __future__ import annotations
 
@@ -62,8 +56,7 @@ _QUESTION = {
 def alert_question(
     alert: Mapping[str, Any], reference_time: str | None, language: str = "en"
 ) -> str:
-    """The question the chat graph answers for ``alert``: why it fires, since shortly before,
-    in ``language`` (the request's: the answer is in the question's language)."""
+    """The question the chat graph answers for ``alert``, in ``language``."""
     ask, since_words, says = _QUESTION.get(language, _QUESTION["en"])
     name = str(alert.get("alert_name") or "the alert")
     service = str(alert.get("service") or "the service")
@@ -89,10 +82,7 @@ def investigate(
     seen: int = 0,
     language: str = "en",
 ) -> dict[str, Any]:
-    """Run the chat diagnosis graph for one queued alert and summarise what verified.
-
-    ``seen``: how many of the run's invocations existed before; the rest are this alert's own.
-    """
+    """Run the chat diagnosis graph for one queued alert (``seen``: earlier invocations)."""
     alert_id, alert = str(item["alert_id"]), dict(item["alert"])
     question = alert_question(alert, reference_time, language)
     run_id = run_id_of(config)

@@ -1,10 +1,4 @@
-"""The supervisor's four nodes, and how an AIOps run is built and run.
-
-``load_alerts`` reads the alerts once; ``select_alerts`` keeps the firing ones (of a scoped run
-only those matching its ``scope``), most severe first, at most ``max_alerts``; ``investigate``
-runs the chat diagnosis graph nested for the first queued alert; ``report`` renders the report.
-Each reaches the world only through :class:`~.graph.AiOpsPorts`.
-"""
+"""The supervisor's four nodes, and how an AIOps run is built and run."""
 
 from __future__ import annotations
 
@@ -50,12 +44,7 @@ def run_aiops(
     max_alerts: int = MAX_ALERTS,
     scope: Sequence[Mapping[str, str]] = (),
 ) -> DiagnosisRun:
-    """Run the supervisor graph once; never raises for a node failure or the recursion limit.
-
-    ``scope``: the alerts this run was started for (``alert_name`` and ``service`` each); only
-    the firing alerts matching one are investigated (empty: every firing alert).
-    ``ports.listener`` receives every event of the supervisor and of the child graphs.
-    """
+    """Run the supervisor graph once; ``scope`` limits it to the firing alerts it names."""
     start = {
         "aiops_context": {
             "request": request or DEFAULT_REQUEST,
