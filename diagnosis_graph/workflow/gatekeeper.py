@@ -115,25 +115,17 @@ def check_binding(
     )
 
 
-@dataclass(frozen=True)
-class GroundingRules:
-    """What grounding needs besides the evidence: the service catalog and the UTC offset."""
-
-    catalog: Sequence[str] = ()
-    offset_minutes: int = 0
-
-
 def run_gatekeeper(
     executor_output: Mapping[str, Any] | None,
     records: Sequence[InvocationRecord],
     run_id: str,
     *,
     roles: Mapping[str, str] | None = None,
-    rules: GroundingRules | None = None,
+    catalog: Sequence[str] = (),
+    offset_minutes: int = 0,
 ) -> GatekeeperResult:
     """Check every binding and ground every claim of ``executor_output``."""
     invocations = {r.invocation_id: r for r in records if r.run_id == run_id}
-    rules = rules or GroundingRules()
     claims_out: list[ClaimResult] = []
     reasons: dict[str, int] = {}
     claims = (executor_output or {}).get("claims")
@@ -148,7 +140,7 @@ def run_gatekeeper(
             elif checked.context is not None:
                 contexts.append(checked.context)
             bindings_out.append(_binding_result(binding, record, checked, roles or {}))
-        claims_out.append(_claim_result(claim, bindings_out, contexts, rules))
+        claims_out.append(_claim_result(claim, bindings_out, contexts, catalog, offset_minutes))
     return _summarise(claims_out, reasons, isinstance(claims, list))
 
 
@@ -178,14 +170,15 @@ def _claim_result(
     claim: Mapping[str, Any],
     bindings: list[BindingResult],
     contexts: list[grounding.Context],
-    rules: GroundingRules,
+    catalog: Sequence[str],
+    offset_minutes: int,
 ) -> ClaimResult:
     tokens: list[str] = []
     reason: str | None = NO_VERIFIED_BINDING
     statement = str(claim.get("statement") or "")
     if contexts:
         tokens = grounding.ungrounded_tokens(
-            statement, grounding.Context.merge(contexts), rules.catalog, rules.offset_minutes
+            statement, grounding.Context.merge(contexts), catalog, offset_minutes
         )
         reason = grounding.describe(tokens) if tokens else None
     verified = [b for b in bindings if b["status"] == VERIFIED]

@@ -20,7 +20,6 @@ DataRanges = Mapping[str, Sequence[str] | None]
 _SIGNALS = {"en": {"metrics": "metrics", "logs": "logs"}, "zh": {"metrics": "指标", "logs": "日志"}}
 _WORDS = {
     "en": {
-        "failed": "Could not be read",
         "data": "Data",
         "and": " and ",
         "before": "the {signals} cover {start} to {end}; nothing before {start} "
@@ -33,7 +32,6 @@ _WORDS = {
         "nothing at that time could be read.",
     },
     "zh": {
-        "failed": "未能读取",
         "data": "数据范围",
         "and": "和",
         "before": "{signals}覆盖 {start} 至 {end}；{start} 之前没有数据"
@@ -160,8 +158,3 @@ def range_note(
 
 def _iso(moment: datetime) -> str:
     return moment.strftime("%Y-%m-%dT%H:%M:%SZ")
-
-
-def failed_label(language: str) -> str:
-    """The label of the failed-reads line."""
-    return _WORDS[language]["failed"]

@@ -9,7 +9,7 @@ from ..config import RunConfig
 from . import contracts as c
 from .composition import AnswerRules, evidence_contexts
 from .fallback import fallback_answer
-from .gatekeeper import GroundingRules, run_gatekeeper
+from .gatekeeper import run_gatekeeper
 from .limits import failed_reads, read_services
 from .outcomes import Outcome, StepResult, lower_verdict
 from .ports import AgentCall, DiagnosisPorts
@@ -199,13 +199,13 @@ class DiagnosisNodes:
         """Verify every binding and ground every claim against this run's invocations."""
         run_id = run_id_of(config)
         records = self.ports.invocations.invocations_for_run(run_id)
-        rules = GroundingRules(tuple(self.ports.service_catalog()), offset_of(state))
         result = run_gatekeeper(
             state.get("executor_output"),
             records,
             run_id,
             roles=self.ports.tool_roles(),
-            rules=rules,
+            catalog=tuple(self.ports.service_catalog()),
+            offset_minutes=offset_of(state),
         )
         return StepResult(Outcome.COMPLETED, {"gatekeeper_result": result})
 

@@ -7,7 +7,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from .answer_words import LABELS, NEXT_STEPS
-from .limits import DataRanges, FailedRead, RangeNote, failed_items, failed_label, range_note
+from .limits import DataRanges, FailedRead, RangeNote, failed_items, range_note
 from .prose import (
     cited_chips,
     first_sentence,
@@ -139,7 +139,7 @@ def limit_lines(note: RangeNote, failed: Sequence[FailedRead], language: str) ->
     """The data-range lines and the failed reads (each error once, with the reads it hit)."""
     lines = [part for line in note.lines for part in (line, "")]
     if failed:
-        lines += [f"**{failed_label(language)}:**", ""]
+        lines += [f"**{LABELS[language]['failed']}:**", ""]
         lines += [
             f"- {safe_text(error)}" + (f" ({safe_text(reads)})" if reads else "")
             for error, reads in failed_items(failed)

@@ -65,11 +65,7 @@ State = Mapping[str, Any]
 
 def max_alerts_of(context: Mapping[str, Any]) -> int:
     """The run's alert bound: the context's ``max_alerts`` clamped to 1..MAX_ALERTS."""
-    try:
-        wanted = int(context.get("max_alerts") or MAX_ALERTS)
-    except (TypeError, ValueError):
-        wanted = MAX_ALERTS
-    return max(1, min(wanted, MAX_ALERTS))
+    return max(1, min(int(context.get("max_alerts") or MAX_ALERTS), MAX_ALERTS))
 
 
 def in_scope(alert: Mapping[str, Any], scope: Any) -> bool:
@@ -80,7 +76,6 @@ def in_scope(alert: Mapping[str, Any], scope: Any) -> bool:
     return any(
         entry.get("alert_name") == name and entry.get("service", "") in ("", service)
         for entry in scope
-        if isinstance(entry, Mapping)
     )
 
 
