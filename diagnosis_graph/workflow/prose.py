@@ -81,7 +81,6 @@ def cited_chips(
     evidence: Mapping[str, Mapping[str, Any]],
     *,
     services: Mapping[str, str | None] | None = None,
-    conclusion: bool = True,
 ) -> list[str]:
     """At most :data:`MAX_CHIPS` of ``ids``: those sharing most with the text."""
     known = [i for i in dict.fromkeys(ids) if i in evidence]
@@ -92,7 +91,7 @@ def cited_chips(
     def rank(ident: str) -> tuple[int, int, int]:
         have = _tokens(str(evidence[ident].get("evidence_excerpt") or ""))
         shared = sum(weight for token, weight in wanted.items() if token in have)
-        reference = conclusion and evidence[ident].get("role") == "reference"
+        reference = evidence[ident].get("role") == "reference"
         return (int(reference), -shared, known.index(ident))
 
     ranked = sorted(known, key=rank)

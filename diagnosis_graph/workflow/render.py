@@ -91,11 +91,9 @@ def _plain_link(match: re.Match[str]) -> str:
     return text
 
 
-def safe_text(text: Any, *, keep_citations: bool = False) -> str:
+def safe_text(text: Any) -> str:
     """Model- or tool-written text made inert for Markdown: no HTML, images, links or blocks."""
-    value = " ".join(str(text or "").split())
-    if not keep_citations:
-        value = _CITATION.sub("", value)
+    value = _CITATION.sub("", " ".join(str(text or "").split()))
     value = _IMAGE.sub(_plain_link, value)
     value = _LINK.sub(_plain_link, value)
     for raw, entity in _ENTITIES:

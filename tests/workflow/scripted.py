@@ -66,7 +66,7 @@ class Script:
         return {name: self._node(name) for name in NODE_NAMES}
 
     def _node(self, name: str) -> Any:
-        def run(state: Mapping[str, Any]) -> StepResult:
+        def run(state: Mapping[str, Any], config: Any = None) -> StepResult:
             self.calls.append(name)
             self.seen[name].append(dict(state))
             queue = self.queues[name]

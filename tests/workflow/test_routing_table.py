@@ -299,7 +299,7 @@ def test_recursion_limit_stops_the_run_with_a_partial_trace() -> None:
 
 
 def test_a_node_that_raises_keeps_the_events_before_it() -> None:
-    def explode(state: Any) -> StepResult:
+    def explode(state: Any, config: Any) -> StepResult:
         raise RuntimeError("verifier crashed")
 
     script = Script()
