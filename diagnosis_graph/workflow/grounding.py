@@ -6,7 +6,7 @@ import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
-from decimal import ROUND_HALF_UP, Decimal, InvalidOperation
+from decimal import ROUND_HALF_UP, Decimal
 from functools import lru_cache
 from typing import Any
 
@@ -50,18 +50,14 @@ def _number(token: str) -> Number | None:
     if match is None:
         return None
     sign, whole, fraction, unit = match.groups()
-    try:
-        value = Decimal(f"{sign}{whole.replace(',', '')}.{fraction or '0'}")
-    except InvalidOperation:  # pragma: no cover - the pattern only admits digits
-        return None
+    value = Decimal(f"{sign}{whole.replace(',', '')}.{fraction or '0'}")
     return Number(token, value, len(fraction or ""), unit == "%")
 
 
 def _time_keys(iso: str) -> tuple[str | None, str]:
     """``(YYYY-MM-DD HH:MM or None, YYYY-MM-DD)`` of an ISO text, in UTC (no zone = UTC)."""
     parts = _ISO_PARTS.match(iso)
-    if parts is None:  # pragma: no cover - called on _ISO matches only
-        return None, iso[:10]
+    assert parts is not None  # called on _ISO matches only
     day, hour, minute, zone = parts.groups()
     if hour is None:
         return None, day
