@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Sequence
 
 from . import contracts as c
 from . import grounding
@@ -45,26 +45,13 @@ def content_words(text: str) -> list[str]:
     return [_stem(w) for w in _WORD.findall(text) if w.lower().strip("'-") not in _NEUTRAL]
 
 
-def evidence_contexts(
-    evidence: Sequence[EvidenceItem], records: Sequence[InvocationRecord]
-) -> dict[str, grounding.Context]:
-    """The grounding context of every verified evidence item, from ``records``."""
-    by_id = {r.invocation_id: r for r in records}
-    contexts: dict[str, grounding.Context] = {}
-    for item in evidence:
-        checked = check_binding(item, by_id)
-        if checked.context is not None:
-            contexts[item["evidence_id"]] = checked.context
-    return contexts
-
-
 class AnswerRules:
     """Checks one ``composer_output`` against the verified evidence and the verifier's view."""
 
     def __init__(
         self,
         evidence: Sequence[EvidenceItem],
-        contexts: Mapping[str, grounding.Context],
+        records: Sequence[InvocationRecord],
         claims: Sequence[VerifiedClaim],
         *,
         catalog: Sequence[str] = (),
@@ -74,7 +61,9 @@ class AnswerRules:
         self.roles = {e["evidence_id"]: e["role"] for e in evidence}
         self.instructions = {e["evidence_id"] for e in evidence if e.get("instruction_like")}
         self.excerpts = {e["evidence_id"]: e["evidence_excerpt"] for e in evidence}
-        self.contexts = contexts
+        by_id = {r.invocation_id: r for r in records}
+        checked = {e["evidence_id"]: check_binding(e, by_id).context for e in evidence}
+        self.contexts = {i: context for i, context in checked.items() if context is not None}
         self.statements = {cl["claim_id"]: cl["statement"] for cl in claims}
         self.catalog = catalog
         self.offset = offset_minutes

@@ -7,7 +7,7 @@ from typing import Any
 
 from ..config import RunConfig
 from . import contracts as c
-from .composition import AnswerRules, evidence_contexts
+from .composition import AnswerRules
 from .fallback import fallback_answer
 from .gatekeeper import run_gatekeeper
 from .limits import failed_reads, read_services
@@ -16,7 +16,7 @@ from .ports import AgentCall, DiagnosisPorts
 from .projection import project_verified
 from .render import render_answer, unknown_services
 from .state import MODE_EVIDENCE_GAP_ONLY, MODE_FULL, NODE_NAMES
-from .types import DiagnosisContext, EvidenceItem, GatekeeperResult, VerifiedExecutorOutput
+from .types import EvidenceItem, GatekeeperResult, VerifiedExecutorOutput
 
 State = Mapping[str, Any]
 
@@ -60,7 +60,7 @@ class DiagnosisNodes:
 
     def planner(self, state: State, config: RunConfig) -> StepResult:
         """Plan the queries (all of them, or only those closing the verifier's gaps)."""
-        context = context_of(state)
+        context = state["diagnosis_context"]
         mode = context.get("mode", MODE_FULL)
         payload: dict[str, Any] = {
             "question": context.get("question"),
@@ -79,7 +79,7 @@ class DiagnosisNodes:
 
     def executor(self, state: State, config: RunConfig) -> StepResult:
         """Run the plan's queries with tools and return the full evidence snapshot."""
-        context = context_of(state)
+        context = state["diagnosis_context"]
         mode = context.get("mode", MODE_FULL)
         earlier = verified_output(state)["claims"]
         payload: dict[str, Any] = {
@@ -115,7 +115,7 @@ class DiagnosisNodes:
         gate: GatekeeperResult | None = state.get("gatekeeper_result")
         ceiling = gate["verifier_verdict_ceiling"] if gate else "LOW_CONFID"
         payload = {
-            "question": context_of(state).get("question"),
+            "question": state["diagnosis_context"].get("question"),
             "claims": [
                 {k: claim[k] for k in ("claim_id", "statement", "critical", "evidence_ids")}
                 for claim in projected["claims"]
@@ -144,7 +144,7 @@ class DiagnosisNodes:
         supported = {a["claim_id"] for a in assessments if a["supported"]}
         evidence = verified_evidence(state)
         claims = verified_output(state)["claims"]
-        question = str(context_of(state).get("question") or "")
+        question = str(state["diagnosis_context"].get("question") or "")
         payload = {
             "question": question,
             "utc_offset_minutes": offset_of(state),
@@ -167,10 +167,9 @@ class DiagnosisNodes:
         if failed:
             return failed
         records = self.ports.invocations.invocations_for_run(run_id_of(config))
-        contexts = evidence_contexts(evidence, records)
         rules = AnswerRules(
             evidence,
-            contexts,
+            records,
             claims,
             catalog=tuple(self.ports.service_catalog()),
             offset_minutes=offset_of(state),
@@ -186,7 +185,7 @@ class DiagnosisNodes:
             question,
             composed,
             evidence,
-            language=context_of(state).get("language"),
+            language=state["diagnosis_context"].get("language"),
             window=plan.get("window"),
             unknown=unknown_services(plan, self.ports.service_catalog()),
             failed=failed_reads(records, self.ports.unreadable()),
@@ -222,8 +221,8 @@ class DiagnosisNodes:
     def evidence_retry(self, state: State, config: RunConfig) -> StepResult:
         """Send the planner back for the verifier's critical gaps only."""
         verifier: Mapping[str, Any] | None = state.get("verifier_output")
-        context: DiagnosisContext = {
-            **context_of(state),
+        context = {
+            **state["diagnosis_context"],
             "mode": MODE_EVIDENCE_GAP_ONLY,
             "evidence_gaps": verifier["critical_gaps"] if verifier else [],
         }
@@ -246,12 +245,6 @@ def rejected_output(state: State, node: str) -> str | None:
     if last and last["node"] == node and last["outcome"] == Outcome.INVALID_OUTPUT.value:
         return str(last.get("detail") or "the output did not match its schema")
     return None
-
-
-def context_of(state: State) -> DiagnosisContext:
-    """The run's ``diagnosis_context``."""
-    context: DiagnosisContext = state["diagnosis_context"]
-    return context
 
 
 def offset_of(state: State) -> int:

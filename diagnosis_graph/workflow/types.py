@@ -8,17 +8,6 @@ from typing import Any, Literal, TypedDict
 Role = Literal["telemetry", "reference"]
 
 
-class DiagnosisContext(TypedDict, total=False):
-    """``diagnosis_context``: the question and what the planner needs around it."""
-
-    question: str
-    reference_time: str | None
-    history: list[dict[str, Any]]
-    mode: str
-    evidence_gaps: list[dict[str, Any]]
-    language: str  # the answer's language, "en" or "zh": the question's
-
-
 class BindingResult(TypedDict):
     """The gatekeeper's verdict on one binding."""
 
