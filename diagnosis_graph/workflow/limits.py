@@ -93,15 +93,19 @@ def failed_items(failed: Sequence[FailedRead]) -> list[tuple[str, str]]:
     ]
 
 
-def _parse(value: Any, *, ceil: bool = False) -> datetime | None:
-    """An ISO-8601 time in UTC at minute precision (rounded up with ``ceil``)."""
+def parse_utc(value: Any) -> datetime | None:
+    """An ISO-8601 time as an aware UTC datetime (no zone = UTC); None when it is not one."""
     try:
         moment = datetime.fromisoformat(str(value).replace("Z", "+00:00"))
     except ValueError:
         return None
-    moment = (moment if moment.tzinfo else moment.replace(tzinfo=timezone.utc)).astimezone(
-        timezone.utc
-    )
+    return moment.replace(tzinfo=moment.tzinfo or timezone.utc).astimezone(timezone.utc)
+
+
+def _parse(value: Any, *, ceil: bool = False) -> datetime | None:
+    """An ISO-8601 time in UTC at minute precision (rounded up with ``ceil``)."""
+    if (moment := parse_utc(value)) is None:
+        return None
     minute = moment.replace(second=0, microsecond=0)
     return minute + timedelta(minutes=1) if ceil and minute < moment else minute
 
