@@ -152,7 +152,7 @@ def _binding_result(
 ) -> BindingResult:
     tool = record.tool_name if record else None
     role: Role = TELEMETRY if tool and roles.get(tool) == TELEMETRY else REFERENCE
-    result: BindingResult = {
+    return {
         "source_invocation_id": binding.get("source_invocation_id"),
         "tool": tool,
         "role": role if record else None,
@@ -163,7 +163,6 @@ def _binding_result(
         "origin": checked.origin,
         "instruction_like": checked.instruction_like,
     }
-    return result
 
 
 def _claim_result(

@@ -269,5 +269,4 @@ def evidence_for_agents(evidence: Sequence[EvidenceItem]) -> list[dict[str, Any]
 
 def verified_evidence(state: State) -> list[EvidenceItem]:
     """``verified_evidence`` (empty before ``verified_input`` ran)."""
-    evidence: list[EvidenceItem] = list(state.get("verified_evidence") or [])
-    return evidence
+    return list(state.get("verified_evidence") or [])
