@@ -17,17 +17,16 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from diagnosis_graph.workflow.aiops import (
-    DEFAULT_REQUEST,
+from diagnosis_graph.workflow.aiops.evaluation import aiops_rule_evaluation
+from diagnosis_graph.workflow.aiops.graph import (
     MAX_ALERTS,
     AiOpsPorts,
-    AiOpsRun,
     AlertsRead,
-    aiops_rule_evaluation,
     build_aiops_trace,
-    cited_ids,
-    run_aiops,
 )
+from diagnosis_graph.workflow.aiops.report import cited_ids
+from diagnosis_graph.workflow.aiops.supervisor import DEFAULT_REQUEST, run_aiops
+from diagnosis_graph.workflow.factory import DiagnosisRun
 from diagnosis_graph.workflow.ports import SUCCESS
 from diagnosis_graph.workflow.trace import TERMINATION_ERROR
 
@@ -81,7 +80,7 @@ class AiOpsResult:
 
     session_id: str
     run_id: str
-    run: AiOpsRun
+    run: DiagnosisRun
     self_evaluation: dict[str, Any]
     events: list[dict[str, Any]]
 
@@ -177,7 +176,7 @@ class AiOpsRunner:
             attach_evidence(self.audit, run_id, _cited_state(run.state.get("investigations") or []))
         return AiOpsResult(session_id, run_id, run, evaluation, events)
 
-    def _evaluate(self, run: AiOpsRun, run_id: str) -> dict[str, Any]:
+    def _evaluate(self, run: DiagnosisRun, run_id: str) -> dict[str, Any]:
         """``{"aiops_rule_evaluation": ...}``; an unreadable audit store is reported, not raised."""
         try:
             invocations = self.audit.invocations_for_run(run_id)

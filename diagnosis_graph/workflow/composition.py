@@ -1,19 +1,9 @@
-"""The composer's invalid-output rules: citations, roles, grounding, summary.
-
-A ``composer_output`` is INVALID_OUTPUT when the effective verdict is FAIL and it concludes; a
-conclusion cites an unverified evidence id, an unsupported claim, no telemetry evidence, or only
-instruction-like tool output, or is not grounded in its evidence; a recommendation cites an
-unverified id or is not grounded in what it cites; a limitation states a number, time or service
-neither the evidence nor the question holds; or the summary has more than 3 sentences, is not
-grounded in its conclusions' evidence, or does not restate them (at least half of each
-sentence's content words - stop and connective words aside - come from the conclusions, their
-claims and the cited excerpts).
-"""
+"""The composer's invalid-output rules: citations, roles, grounding, summary."""
 
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Sequence
 
 from . import contracts as c
 from . import grounding
@@ -55,26 +45,13 @@ def content_words(text: str) -> list[str]:
     return [_stem(w) for w in _WORD.findall(text) if w.lower().strip("'-") not in _NEUTRAL]
 
 
-def evidence_contexts(
-    evidence: Sequence[EvidenceItem], records: Sequence[InvocationRecord]
-) -> dict[str, grounding.Context]:
-    """The grounding context of every verified evidence item, from ``records``."""
-    by_id = {r.invocation_id: r for r in records}
-    contexts: dict[str, grounding.Context] = {}
-    for item in evidence:
-        checked = check_binding(item, by_id)
-        if checked.context is not None:
-            contexts[item["evidence_id"]] = checked.context
-    return contexts
-
-
 class AnswerRules:
     """Checks one ``composer_output`` against the verified evidence and the verifier's view."""
 
     def __init__(
         self,
         evidence: Sequence[EvidenceItem],
-        contexts: Mapping[str, grounding.Context],
+        records: Sequence[InvocationRecord],
         claims: Sequence[VerifiedClaim],
         *,
         catalog: Sequence[str] = (),
@@ -84,7 +61,9 @@ class AnswerRules:
         self.roles = {e["evidence_id"]: e["role"] for e in evidence}
         self.instructions = {e["evidence_id"] for e in evidence if e.get("instruction_like")}
         self.excerpts = {e["evidence_id"]: e["evidence_excerpt"] for e in evidence}
-        self.contexts = contexts
+        by_id = {r.invocation_id: r for r in records}
+        checked = {e["evidence_id"]: check_binding(e, by_id).context for e in evidence}
+        self.contexts = {i: context for i, context in checked.items() if context is not None}
         self.statements = {cl["claim_id"]: cl["statement"] for cl in claims}
         self.catalog = catalog
         self.offset = offset_minutes

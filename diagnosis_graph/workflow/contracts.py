@@ -1,10 +1,4 @@
-"""Agent output contracts: pydantic models, their JSON schemas, and parsing.
-
-Each model is what one agent must answer with; its JSON schema is sent as ``response_format``.
-:func:`extract_json` accepts the whole content as JSON, or else exactly one fenced block
-(untagged or ``json``) whose body is JSON, whatever prose stands around it (that prose is never
-shown). Anything else - two blocks, an unclosed fence, another language - is INVALID_OUTPUT.
-"""
+"""Agent output contracts: pydantic models, their JSON schemas, and parsing (docs/evidence.md)."""
 
 from __future__ import annotations
 
@@ -38,12 +32,7 @@ class PlannedQuery(_Contract):
 
 
 class PlanWindow(_Contract):
-    """The time window the planner read from the question (ISO-8601 UTC).
-
-    ``text`` is the expression it was read from (None when the question gave no time),
-    ``zone`` the zone it was read in, ``kind`` the shape (range, since, last, ... or none),
-    ``utc_offset_minutes`` that zone's offset from UTC (the answer states times in both).
-    """
+    """The time window the planner read from the question (ISO-8601 UTC) and its zone."""
 
     start: str | None = Field(default=None, max_length=40)
     end: str | None = Field(default=None, max_length=40)
@@ -62,12 +51,7 @@ class UnknownService(_Contract):
 
 
 class PlannerPlan(_Contract):
-    """``planner_plan``: hypotheses to test and the queries that test them.
-
-    ``window`` and ``unknown_services`` are optional: what the planner understood of the
-    question's time and names; the product shows them with the answer (after checking the
-    unknown names against the service catalog).
-    """
+    """``planner_plan``: hypotheses, the queries that test them, the window, unknown names."""
 
     mode: Literal["FULL", "EVIDENCE_GAP_ONLY"] = "FULL"
     summary: str = Field(default="", max_length=2000)
@@ -150,11 +134,7 @@ class Recommendation(_Contract):
 
 
 class ComposerOutput(_Contract):
-    """``composer_output`` v2: the structured answer; the product renders its Markdown.
-
-    An ``answer_markdown`` a model still sends is ignored: no model-written prose reaches the
-    user unchecked.
-    """
+    """``composer_output`` v2: the structured answer; the product renders its Markdown."""
 
     summary: str = Field(min_length=1, max_length=2000)
     conclusions: list[Conclusion] = Field(default_factory=list, max_length=20)
@@ -195,7 +175,7 @@ def _fenced_body(text: str) -> str:
 
 
 def extract_json(content: str | None) -> Any:
-    """Parse a model's JSON answer under the structured-output tolerance rule (module doc)."""
+    """The JSON of the whole content, or of its one fenced block (else ContractError)."""
     if content is None or not content.strip():
         raise ContractError("the model returned no content")
     text = content.strip()

@@ -44,6 +44,7 @@ def rule_evaluation(
     gate: Mapping[str, Any] = result or {}
     verified_ids = {e["evidence_id"] for e in state.get("verified_evidence") or []}
     composer = state.get("composer_output") or {}
+    plan = state.get("planner_plan") or {}
     cited = sorted({e for c in composer.get("conclusions", []) for e in c.get("evidence_ids", [])})
     return {
         **tool_statistics(invocations),
@@ -58,19 +59,12 @@ def rule_evaluation(
         "prompt_version": prompt_version,
         "gatekeeper_version": gate.get("gatekeeper_version", GATEKEEPER_VERSION),
         "grounding": grounding_evaluation(result),
-        "understanding": understanding(state),
+        "understanding": {  # what the run read from the question
+            "window": plan.get("window"),
+            "unknown_services": list(plan.get("unknown_services") or []),
+            "language": (state.get("diagnosis_context") or {}).get("language"),
+        },
         "gatekeeper": dict(gate) if result else None,
-    }
-
-
-def understanding(state: Mapping[str, Any]) -> dict[str, Any]:
-    """What the run read from the question: its window, unknown names, language."""
-    plan = state.get("planner_plan") or {}
-    context = state.get("diagnosis_context") or {}
-    return {
-        "window": plan.get("window"),
-        "unknown_services": list(plan.get("unknown_services") or []),
-        "language": context.get("language"),
     }
 
 

@@ -21,8 +21,7 @@ from .trace import TERMINATION_ERROR, TERMINATION_RECURSION_LIMIT, build_orchest
 def build_diagnosis_graph(
     ports: DiagnosisPorts, checkpointer: Checkpointer | None = None
 ) -> CompiledGraph:
-    """The compiled diagnosis StateGraph with the real nodes bound to ``ports``; with a
-    ``checkpointer``, the state is handed to it after every node (a run can be resumed)."""
+    """The compiled diagnosis StateGraph with its nodes bound to ``ports``."""
     return build_topology(DiagnosisNodes(ports).nodes()).compile(checkpointer=checkpointer)
 
 
@@ -76,12 +75,7 @@ def execute(
     on_event: OnEvent | None,
     trace_of: TraceOf,
 ) -> DiagnosisRun:
-    """Run ``graph`` once; never raises for a node failure or the recursion limit.
-
-    ``on_event`` receives each orchestration event as its node finishes; ``trace_of(state,
-    stopped_by)`` builds the run's trace. An unhandled node error or the recursion limit gives a
-    FAILED run that keeps the partial state and trace.
-    """
+    """Run ``graph`` once; a node error or the recursion limit gives a FAILED run, no raise."""
 
     def forward(event: dict[str, Any]) -> None:
         if on_event is not None:
@@ -122,13 +116,7 @@ def run_diagnosis(
     config: RunConfig | None = None,
     resume: bool = False,
 ) -> DiagnosisRun:
-    """Run the diagnosis graph once (see :func:`execute`).
-
-    ``resume``: continue the run after its latest checkpoint (the graph's checkpointer) instead
-    of starting it; the trace shows the edge taken next as ``resumed``. A run with no checkpoint
-    yet starts from the beginning. ``config`` replaces the default :func:`diagnosis_config`: a
-    parent graph running this one nested passes its ``config.child(...)``.
-    """
+    """Run the diagnosis graph once; ``resume`` continues after its latest checkpoint."""
     run_config = config or diagnosis_config(session_id, run_id)
     start: dict[str, Any] | None = initial_state(
         question, reference_time=reference_time, history=history
@@ -139,8 +127,7 @@ def run_diagnosis(
 
 
 def _mark_resumed(checkpointer: Checkpointer | None, config: RunConfig) -> bool:
-    """Note in the thread's latest checkpoint that the run resumes from it; False when there is
-    none (the run starts over: no node of it completed)."""
+    """Note in the latest checkpoint that the run resumes from it; False without one."""
     if checkpointer is None or config.thread_id is None:
         return False
     saved = checkpointer.latest(config.thread_id)

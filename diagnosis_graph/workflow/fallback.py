@@ -67,12 +67,7 @@ _QUOTED = re.compile(r"'[^']*'|\"[^\"]*\"")
 
 
 def _cause(event: Mapping[str, Any]) -> str:
-    """The node's own explanation (the real cause), when its event carries one.
-
-    A cause may quote what the model wrote (a rejected summary sentence, its new words); the
-    user never reads unchecked model text, so quoted fragments are left out (the validators
-    quote whatever they take from the model's output).
-    """
+    """The node's own explanation of the failure, quoted model text left out."""
     detail = _QUOTED.sub("...", str(event.get("detail") or "")).strip().rstrip(".")
     if not detail:
         return ""

@@ -1,13 +1,4 @@
-"""The evidence gatekeeper (``gatekeeper-v2``): every binding checked against this run's outputs.
-
-Reason codes, in the order they are checked: ``invocation_not_found`` (also an id of another
-run), ``invocation_failed``, ``raw_path_invalid``, ``raw_path_not_found``, ``raw_path_not_leaf``,
-``excerpt_empty``, ``excerpt_too_short``, ``excerpt_mismatch``. After normalising both sides, a
-string leaf verifies a substring on token boundaries of at least 8 characters (or the whole
-value); any other leaf only its compact JSON. A claim is verified when a binding verifies AND
-its statement is grounded (:mod:`.grounding`); a claim whose only evidence reads like an
-instruction to the model is verified only when it quotes that text.
-"""
+"""The evidence gatekeeper: every binding checked against this run's outputs (docs/evidence.md)."""
 
 from __future__ import annotations
 
@@ -124,29 +115,17 @@ def check_binding(
     )
 
 
-@dataclass(frozen=True)
-class GroundingRules:
-    """What grounding needs besides the evidence: the service catalog and the UTC offset."""
-
-    catalog: Sequence[str] = ()
-    offset_minutes: int = 0
-
-
 def run_gatekeeper(
     executor_output: Mapping[str, Any] | None,
     records: Sequence[InvocationRecord],
     run_id: str,
     *,
     roles: Mapping[str, str] | None = None,
-    rules: GroundingRules | None = None,
+    catalog: Sequence[str] = (),
+    offset_minutes: int = 0,
 ) -> GatekeeperResult:
-    """Check every binding and ground every claim of ``executor_output`` against ``records``.
-
-    ``roles`` maps tool names to ``telemetry`` / ``reference`` (an undeclared tool is
-    reference: it can never back a conclusion). A claim with no binding counts as unverified.
-    """
+    """Check every binding and ground every claim of ``executor_output``."""
     invocations = {r.invocation_id: r for r in records if r.run_id == run_id}
-    rules = rules or GroundingRules()
     claims_out: list[ClaimResult] = []
     reasons: dict[str, int] = {}
     claims = (executor_output or {}).get("claims")
@@ -161,7 +140,7 @@ def run_gatekeeper(
             elif checked.context is not None:
                 contexts.append(checked.context)
             bindings_out.append(_binding_result(binding, record, checked, roles or {}))
-        claims_out.append(_claim_result(claim, bindings_out, contexts, rules))
+        claims_out.append(_claim_result(claim, bindings_out, contexts, catalog, offset_minutes))
     return _summarise(claims_out, reasons, isinstance(claims, list))
 
 
@@ -173,7 +152,7 @@ def _binding_result(
 ) -> BindingResult:
     tool = record.tool_name if record else None
     role: Role = TELEMETRY if tool and roles.get(tool) == TELEMETRY else REFERENCE
-    result: BindingResult = {
+    return {
         "source_invocation_id": binding.get("source_invocation_id"),
         "tool": tool,
         "role": role if record else None,
@@ -184,21 +163,21 @@ def _binding_result(
         "origin": checked.origin,
         "instruction_like": checked.instruction_like,
     }
-    return result
 
 
 def _claim_result(
     claim: Mapping[str, Any],
     bindings: list[BindingResult],
     contexts: list[grounding.Context],
-    rules: GroundingRules,
+    catalog: Sequence[str],
+    offset_minutes: int,
 ) -> ClaimResult:
     tokens: list[str] = []
     reason: str | None = NO_VERIFIED_BINDING
     statement = str(claim.get("statement") or "")
     if contexts:
         tokens = grounding.ungrounded_tokens(
-            statement, grounding.Context.merge(contexts), rules.catalog, rules.offset_minutes
+            statement, grounding.Context.merge(contexts), catalog, offset_minutes
         )
         reason = grounding.describe(tokens) if tokens else None
     verified = [b for b in bindings if b["status"] == VERIFIED]

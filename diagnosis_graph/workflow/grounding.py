@@ -1,16 +1,4 @@
-"""Grounding: the numbers, times and service names a statement states must be in its evidence.
-
-A binding's context is its leaf, the scalar fields of the object holding it (a record's
-``timestamp``, ``service``...; a series' ``metric`` and ``labels``) and its invocation's
-arguments. A statement is grounded when every number it states equals a context number rounded
-to the precision written (``4648.4`` grounds "4648", never "4700"; a ratio ``0.27`` grounds
-"27%"), every time or date matches a context timestamp to the minute (UTC or the question's
-zone), and every catalog service it names appears in the context. Tokens are runs of ASCII
-letters, digits, ``_ - .``; times are read first, also next to Chinese characters; a token is a
-number when it is digits with at most one decimal point (thousands commas allowed), optionally
-signed and followed by a unit (``3526ms``, ``49%``); any other token with a digit (``2.8.0``,
-``p95``) is an identifier and ignored.
-"""
+"""Grounding: the numbers, times and services a statement states must be in its evidence."""
 
 from __future__ import annotations
 
@@ -18,7 +6,7 @@ import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
-from decimal import ROUND_HALF_UP, Decimal, InvalidOperation
+from decimal import ROUND_HALF_UP, Decimal
 from functools import lru_cache
 from typing import Any
 
@@ -49,8 +37,7 @@ class Number:
 
 @dataclass(frozen=True)
 class Tokens:
-    """What a text states: numbers, minute-precision times (``HH:MM``, ``YYYY-MM-DD HH:MM``)
-    and dates (``YYYY-MM-DD``), each with the token as written."""
+    """What a text states: numbers, minute-precision times and dates, each as written."""
 
     numbers: tuple[Number, ...]
     times: tuple[tuple[str, str], ...]  # (key, token as written)
@@ -63,18 +50,14 @@ def _number(token: str) -> Number | None:
     if match is None:
         return None
     sign, whole, fraction, unit = match.groups()
-    try:
-        value = Decimal(f"{sign}{whole.replace(',', '')}.{fraction or '0'}")
-    except InvalidOperation:  # pragma: no cover - the pattern only admits digits
-        return None
+    value = Decimal(f"{sign}{whole.replace(',', '')}.{fraction or '0'}")
     return Number(token, value, len(fraction or ""), unit == "%")
 
 
 def _time_keys(iso: str) -> tuple[str | None, str]:
     """``(YYYY-MM-DD HH:MM or None, YYYY-MM-DD)`` of an ISO text, in UTC (no zone = UTC)."""
     parts = _ISO_PARTS.match(iso)
-    if parts is None:  # pragma: no cover - called on _ISO matches only
-        return None, iso[:10]
+    assert parts is not None  # called on _ISO matches only
     day, hour, minute, zone = parts.groups()
     if hour is None:
         return None, day
@@ -89,7 +72,7 @@ def _time_keys(iso: str) -> tuple[str | None, str]:
 
 @lru_cache(maxsize=8192)
 def scan(text: str) -> Tokens:
-    """The numbers, times and dates ``text`` states (the tokens of the module docstring)."""
+    """The numbers, times and dates ``text`` states."""
     numbers: list[Number] = []
     times: list[tuple[str, str]] = []
     dates: list[tuple[str, str]] = []
@@ -243,10 +226,7 @@ _INSTRUCTION = re.compile(
 
 
 def instruction_like(text: Any) -> bool:
-    """True when a tool-output string reads like an instruction to the model (prompt injection).
-
-    Such text is data: a claim may quote it ("a log line said: '...'"), never act on it.
-    """
+    """True when a tool-output string reads like an instruction to the model."""
     return isinstance(text, str) and _INSTRUCTION.search(text) is not None
 
 

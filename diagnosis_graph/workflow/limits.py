@@ -1,12 +1,4 @@
-"""What an answer says about what it could not read: failed reads and the data's range.
-
-Failed reads are the run's tool invocations with status ERROR or an answer that their signal has
-no backend (``not_configured``), named with the adapters' own messages. The data's range is what
-the telemetry port says it holds per signal (``DiagnosisPorts.data_range``; a backend that cannot
-say is left out). A window reaching past a stated range gets a line saying so; a window wholly
-outside every stated range makes the answer "not enough evidence" with no conclusion. A question
-about a moment (kind ``at``) checks that moment alone.
-"""
+"""What an answer says about what it could not read: failed reads and the data's range."""
 
 from __future__ import annotations
 
@@ -28,7 +20,6 @@ DataRanges = Mapping[str, Sequence[str] | None]
 _SIGNALS = {"en": {"metrics": "metrics", "logs": "logs"}, "zh": {"metrics": "指标", "logs": "日志"}}
 _WORDS = {
     "en": {
-        "failed": "Could not be read",
         "data": "Data",
         "and": " and ",
         "before": "the {signals} cover {start} to {end}; nothing before {start} "
@@ -41,7 +32,6 @@ _WORDS = {
         "nothing at that time could be read.",
     },
     "zh": {
-        "failed": "未能读取",
         "data": "数据范围",
         "and": "和",
         "before": "{signals}覆盖 {start} 至 {end}；{start} 之前没有数据"
@@ -67,8 +57,7 @@ class FailedRead:
 def failed_reads(
     records: Sequence[InvocationRecord], unreadable: Sequence[str] = ()
 ) -> list[FailedRead]:
-    """The run's reads that failed or found no backend for their signal, de-duplicated, after
-    the backends that could not be read at all (``unreadable``: their errors)."""
+    """The run's reads that failed or found no backend, after the unreadable backends."""
     seen: dict[tuple[str, str, str], None] = {("", "", str(e)): None for e in unreadable}
     for record in records:
         output = record.raw_output if isinstance(record.raw_output, Mapping) else {}
@@ -104,23 +93,26 @@ def failed_items(failed: Sequence[FailedRead]) -> list[tuple[str, str]]:
     ]
 
 
-def _parse(value: Any, *, ceil: bool = False) -> datetime | None:
-    """An ISO-8601 time in UTC at minute precision (rounded up with ``ceil``)."""
+def parse_utc(value: Any) -> datetime | None:
+    """An ISO-8601 time as an aware UTC datetime (no zone = UTC); None when it is not one."""
     try:
         moment = datetime.fromisoformat(str(value).replace("Z", "+00:00"))
     except ValueError:
         return None
-    moment = (moment if moment.tzinfo else moment.replace(tzinfo=timezone.utc)).astimezone(
-        timezone.utc
-    )
+    return moment.replace(tzinfo=moment.tzinfo or timezone.utc).astimezone(timezone.utc)
+
+
+def _parse(value: Any, *, ceil: bool = False) -> datetime | None:
+    """An ISO-8601 time in UTC at minute precision (rounded up with ``ceil``)."""
+    if (moment := parse_utc(value)) is None:
+        return None
     minute = moment.replace(second=0, microsecond=0)
     return minute + timedelta(minutes=1) if ceil and minute < moment else minute
 
 
 @dataclass(frozen=True)
 class RangeNote:
-    """What the data's range means for the window: the lines to show, and whether the window
-    lies wholly outside the data (every signal stated its range, none reaches the window)."""
+    """The data-range lines to show, and whether the window lies wholly outside the data."""
 
     lines: tuple[str, ...] = ()
     outside: bool = False
@@ -170,8 +162,3 @@ def range_note(
 
 def _iso(moment: datetime) -> str:
     return moment.strftime("%Y-%m-%dT%H:%M:%SZ")
-
-
-def failed_label(language: str) -> str:
-    """The label of the failed-reads line."""
-    return _WORDS[language]["failed"]

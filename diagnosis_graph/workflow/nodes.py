@@ -1,8 +1,4 @@
-"""The eight diagnosis nodes: four agent adapters and four deterministic nodes.
-
-Each reads its slice of state, reaches the outside world only through the ports, and returns a
-:class:`~.outcomes.StepResult`; routing and event recording are the topology's job.
-"""
+"""The eight diagnosis nodes: four agent adapters and four deterministic nodes."""
 
 from __future__ import annotations
 
@@ -11,16 +7,16 @@ from typing import Any
 
 from ..config import RunConfig
 from . import contracts as c
-from .composition import AnswerRules, evidence_contexts
+from .composition import AnswerRules
 from .fallback import fallback_answer
-from .gatekeeper import GroundingRules, run_gatekeeper
+from .gatekeeper import run_gatekeeper
 from .limits import failed_reads, read_services
 from .outcomes import Outcome, StepResult, lower_verdict
 from .ports import AgentCall, DiagnosisPorts
 from .projection import project_verified
 from .render import render_answer, unknown_services
 from .state import MODE_EVIDENCE_GAP_ONLY, MODE_FULL, NODE_NAMES
-from .types import DiagnosisContext, EvidenceItem, GatekeeperResult, VerifiedExecutorOutput
+from .types import EvidenceItem, GatekeeperResult, VerifiedExecutorOutput
 
 State = Mapping[str, Any]
 
@@ -50,10 +46,7 @@ class DiagnosisNodes:
         *,
         tools: bool = False,
     ) -> tuple[Any, StepResult | None]:
-        """Invoke ``agent`` and parse its output; on failure return the StepResult to report.
-
-        A retry after a broken contract carries that error as ``previous_output_error``.
-        """
+        """Invoke ``agent`` and parse its output, or return the StepResult to report."""
         if (error := rejected_output(state, agent)) is not None:
             payload = {**payload, "previous_output_error": error}
         call = AgentCall(agent, schema, c.json_schema(schema), payload, tools)
@@ -67,7 +60,7 @@ class DiagnosisNodes:
 
     def planner(self, state: State, config: RunConfig) -> StepResult:
         """Plan the queries (all of them, or only those closing the verifier's gaps)."""
-        context = context_of(state)
+        context = state["diagnosis_context"]
         mode = context.get("mode", MODE_FULL)
         payload: dict[str, Any] = {
             "question": context.get("question"),
@@ -86,7 +79,7 @@ class DiagnosisNodes:
 
     def executor(self, state: State, config: RunConfig) -> StepResult:
         """Run the plan's queries with tools and return the full evidence snapshot."""
-        context = context_of(state)
+        context = state["diagnosis_context"]
         mode = context.get("mode", MODE_FULL)
         earlier = verified_output(state)["claims"]
         payload: dict[str, Any] = {
@@ -122,7 +115,7 @@ class DiagnosisNodes:
         gate: GatekeeperResult | None = state.get("gatekeeper_result")
         ceiling = gate["verifier_verdict_ceiling"] if gate else "LOW_CONFID"
         payload = {
-            "question": context_of(state).get("question"),
+            "question": state["diagnosis_context"].get("question"),
             "claims": [
                 {k: claim[k] for k in ("claim_id", "statement", "critical", "evidence_ids")}
                 for claim in projected["claims"]
@@ -151,7 +144,7 @@ class DiagnosisNodes:
         supported = {a["claim_id"] for a in assessments if a["supported"]}
         evidence = verified_evidence(state)
         claims = verified_output(state)["claims"]
-        question = str(context_of(state).get("question") or "")
+        question = str(state["diagnosis_context"].get("question") or "")
         payload = {
             "question": question,
             "utc_offset_minutes": offset_of(state),
@@ -174,10 +167,9 @@ class DiagnosisNodes:
         if failed:
             return failed
         records = self.ports.invocations.invocations_for_run(run_id_of(config))
-        contexts = evidence_contexts(evidence, records)
         rules = AnswerRules(
             evidence,
-            contexts,
+            records,
             claims,
             catalog=tuple(self.ports.service_catalog()),
             offset_minutes=offset_of(state),
@@ -193,7 +185,7 @@ class DiagnosisNodes:
             question,
             composed,
             evidence,
-            language=context_of(state).get("language"),
+            language=state["diagnosis_context"].get("language"),
             window=plan.get("window"),
             unknown=unknown_services(plan, self.ports.service_catalog()),
             failed=failed_reads(records, self.ports.unreadable()),
@@ -206,13 +198,13 @@ class DiagnosisNodes:
         """Verify every binding and ground every claim against this run's invocations."""
         run_id = run_id_of(config)
         records = self.ports.invocations.invocations_for_run(run_id)
-        rules = GroundingRules(tuple(self.ports.service_catalog()), offset_of(state))
         result = run_gatekeeper(
             state.get("executor_output"),
             records,
             run_id,
             roles=self.ports.tool_roles(),
-            rules=rules,
+            catalog=tuple(self.ports.service_catalog()),
+            offset_minutes=offset_of(state),
         )
         return StepResult(Outcome.COMPLETED, {"gatekeeper_result": result})
 
@@ -229,8 +221,8 @@ class DiagnosisNodes:
     def evidence_retry(self, state: State, config: RunConfig) -> StepResult:
         """Send the planner back for the verifier's critical gaps only."""
         verifier: Mapping[str, Any] | None = state.get("verifier_output")
-        context: DiagnosisContext = {
-            **context_of(state),
+        context = {
+            **state["diagnosis_context"],
             "mode": MODE_EVIDENCE_GAP_ONLY,
             "evidence_gaps": verifier["critical_gaps"] if verifier else [],
         }
@@ -255,12 +247,6 @@ def rejected_output(state: State, node: str) -> str | None:
     return None
 
 
-def context_of(state: State) -> DiagnosisContext:
-    """The run's ``diagnosis_context``."""
-    context: DiagnosisContext = state["diagnosis_context"]
-    return context
-
-
 def offset_of(state: State) -> int:
     """The question's UTC offset in minutes, as the plan's window recorded it (0 = UTC)."""
     window = (state.get("planner_plan") or {}).get("window") or {}
@@ -274,8 +260,7 @@ def verified_output(state: State) -> VerifiedExecutorOutput:
 
 
 def evidence_for_agents(evidence: Sequence[EvidenceItem]) -> list[dict[str, Any]]:
-    """Evidence items as the verifier and composer read them: ``origin`` and
-    ``instruction_like`` only when set, and no ``claim_id`` (each claim lists its evidence)."""
+    """Evidence items as the verifier and composer read them (unset fields left out)."""
     return [
         {k: v for k, v in item.items() if k != "claim_id" and v is not None and v is not False}
         for item in evidence
@@ -284,5 +269,4 @@ def evidence_for_agents(evidence: Sequence[EvidenceItem]) -> list[dict[str, Any]
 
 def verified_evidence(state: State) -> list[EvidenceItem]:
     """``verified_evidence`` (empty before ``verified_input`` ran)."""
-    evidence: list[EvidenceItem] = list(state.get("verified_evidence") or [])
-    return evidence
+    return list(state.get("verified_evidence") or [])

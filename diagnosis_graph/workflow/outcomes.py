@@ -42,8 +42,7 @@ def lower_verdict(a: Verdict | str, b: Verdict | str) -> Verdict:
 
 @dataclass(slots=True)
 class StepResult:
-    """What a workflow node returns: its outcome, its state update, and for a non-COMPLETED
-    outcome a short explanation (``detail``: the real cause, which the fallback names)."""
+    """What a workflow node returns: its outcome, its state update, why it failed."""
 
     outcome: Outcome
     update: dict[str, Any] = field(default_factory=dict)

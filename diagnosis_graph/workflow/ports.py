@@ -1,8 +1,4 @@
-"""Ports: the protocols the diagnosis workflow reaches the outside world through.
-
-The web app implements them with real adapters; tests and benchmarks with scripted agents and
-in-memory stores.
-"""
+"""Ports: the protocols the diagnosis workflow reaches the outside world through."""
 
 from __future__ import annotations
 
@@ -19,11 +15,7 @@ SUCCESS, ERROR, BLOCKED = "SUCCESS", "ERROR", "BLOCKED"
 
 @dataclass(frozen=True)
 class AgentCall:
-    """One agent execution: which agent, the output contract, and its input payload.
-
-    ``payload`` is the node's projection of state for this agent (JSON-serialisable); only the
-    executor (``tools=True``) may call tools.
-    """
+    """One agent execution: which agent, the output contract, and its input payload."""
 
     agent: str
     schema_name: str
@@ -72,13 +64,7 @@ class InvocationStore(Protocol):
 
 @dataclass(frozen=True)
 class DiagnosisPorts:
-    """Everything the diagnosis nodes need from outside, handed to ``build_diagnosis_graph``.
-
-    ``service_catalog``: the backend's service names (grounding checks each one mentioned);
-    ``tool_roles``: tool name -> ``telemetry`` or ``reference`` (missing: reference);
-    ``data_range``: per signal (``metrics``, ``logs``) the first and last timestamp held, None
-    where the backend cannot say; ``unreadable``: why each unreadable backend failed.
-    """
+    """Everything the diagnosis nodes need from outside."""
 
     invoker: AgentInvoker
     invocations: InvocationStore

@@ -20,12 +20,7 @@ _BINDING_KEYS = ("source_invocation_id", "raw_path", "evidence_excerpt")
 def project_verified(
     executor_output: Mapping[str, Any], gatekeeper_result: GatekeeperResult | Mapping[str, Any]
 ) -> tuple[VerifiedExecutorOutput, list[EvidenceItem]]:
-    """Return ``(verified_executor_output, verified_evidence)``.
-
-    Claims keep only their verified bindings, each pointing at an evidence id; a binding cited
-    by several claims is one evidence item. Evidence ids are ``E1..En`` in claim order; each
-    item carries its tool's ``role`` and, for an uploaded document, its ``origin``.
-    """
+    """``(verified_executor_output, verified_evidence)``: only verified bindings."""
     checked_claims: Sequence[ClaimResult] = gatekeeper_result.get("claims") or []
     statuses = {c["claim_id"]: c for c in checked_claims}
     evidence: list[EvidenceItem] = []
@@ -76,12 +71,7 @@ def project_verified(
 
 
 def evidence_refs(state: Mapping[str, Any]) -> dict[str, list[dict[str, Any]]]:
-    """Verified evidence per invocation id: what each tool output was cited for.
-
-    Each ref: ``evidence_id``, ``claim_id``, the claim's ``statement``, ``raw_path``,
-    ``evidence_excerpt``, ``role`` and ``cited`` (whether a conclusion or recommendation of the
-    answer cites it).
-    """
+    """Verified evidence per invocation id: what each tool output was cited for."""
     statements = {
         c["claim_id"]: c["statement"]
         for c in (state.get("verified_executor_output") or {}).get("claims", [])

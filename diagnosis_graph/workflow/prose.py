@@ -29,8 +29,7 @@ _PER = {"s": "second", "sec": "second", "seconds": "second", "min": "minute", "m
 
 
 def sentences(text: str) -> list[str]:
-    """``text`` split into sentences (., !, ? followed by space; 。！？); a full stop inside a
-    quotation (a quoted log line: ``"... cluster.local. A: read udp ..."``) ends none."""
+    """``text`` split into sentences; a full stop inside a quotation ends none."""
     flat = " ".join(str(text or "").split())
     found, start = [], 0
     for match in _SENTENCE_END.finditer(flat):
@@ -68,8 +67,7 @@ def shorten(text: str, width: int = 240) -> str:
 
 
 def _tokens(text: str) -> dict[str, int]:
-    """Tokens of ``text`` with their weight: numbers and clock times (also those inside ISO
-    timestamps) count three times a word."""
+    """Tokens of ``text``; numbers and clock times weigh three times a word."""
     lowered = str(text).lower()
     found = {f"{int(h):02d}:{m}": 3 for h, m in _CLOCK.findall(lowered)}
     for token in _TOKEN.findall(lowered):
@@ -83,15 +81,8 @@ def cited_chips(
     evidence: Mapping[str, Mapping[str, Any]],
     *,
     services: Mapping[str, str | None] | None = None,
-    conclusion: bool = True,
 ) -> list[str]:
-    """At most :data:`MAX_CHIPS` of ``ids`` (known in ``evidence``), in their own order.
-
-    Ranked by what they share with the text (numbers and times first), telemetry before
-    reference evidence for a conclusion. Each service the text names whose telemetry is cited
-    (``services``: evidence id -> the service its read was about) first gets its best item, so
-    "db-main ran out of connections, so checkout queued" cites both; the best of the rest fill.
-    """
+    """At most :data:`MAX_CHIPS` of ``ids``: those sharing most with the text."""
     known = [i for i in dict.fromkeys(ids) if i in evidence]
     if len(known) <= MAX_CHIPS:
         return known
@@ -100,7 +91,7 @@ def cited_chips(
     def rank(ident: str) -> tuple[int, int, int]:
         have = _tokens(str(evidence[ident].get("evidence_excerpt") or ""))
         shared = sum(weight for token, weight in wanted.items() if token in have)
-        reference = conclusion and evidence[ident].get("role") == "reference"
+        reference = evidence[ident].get("role") == "reference"
         return (int(reference), -shared, known.index(ident))
 
     ranked = sorted(known, key=rank)

@@ -1,9 +1,4 @@
-"""The ``raw_path`` grammar and its evaluation against a raw tool output.
-
-``$`` then any sequence of ``.name`` (``[A-Za-z_][A-Za-z0-9_-]*``), ``["key"]`` (a JSON string
-literal) or ``[N]`` (N >= 0, no sign, no leading zero). Nothing else: no wildcards, filters or
-slices.
-"""
+"""The ``raw_path`` grammar (``$``, ``.name``, ``["key"]``, ``[N]``) and its evaluation."""
 
 from __future__ import annotations
 
@@ -24,12 +19,8 @@ class PathNotFound(LookupError):
     """``raw_path`` is valid but names nothing in the output."""
 
 
-def parse_raw_path(path: str) -> list[str | int]:
-    """Split ``$.a["b"][0]`` into ``["a", "b", 0]``; raise RawPathError on any other syntax."""
-    return list(_steps(path))
-
-
-def _steps(path: Any) -> tuple[str | int, ...]:
+def parse_raw_path(path: Any) -> tuple[str | int, ...]:
+    """Split ``$.a["b"][0]`` into ``("a", "b", 0)``; raise RawPathError on any other syntax."""
     if not isinstance(path, str) or not path.startswith("$"):
         raise RawPathError("a raw_path starts with $")
     steps: list[str | int] = []
@@ -51,14 +42,10 @@ def _steps(path: Any) -> tuple[str | int, ...]:
 
 
 def locate(document: Any, path: str) -> tuple[Any, dict[str, Any] | None]:
-    """The value at ``path`` and the nearest object that holds it (directly or via arrays).
-
-    The holder of ``$.records[3].message`` is ``records[3]``; of ``$.series[0].points[7]`` it
-    is ``series[0]``; of ``$.total`` the root object. Raises RawPathError / PathNotFound.
-    """
+    """The value at ``path`` and the nearest object that holds it (directly or via arrays)."""
     value = document
     holder: dict[str, Any] | None = None
-    for step in _steps(path):
+    for step in parse_raw_path(path):
         if isinstance(step, int):
             if not isinstance(value, list) or step >= len(value):
                 raise PathNotFound(path)
@@ -68,11 +55,6 @@ def locate(document: Any, path: str) -> tuple[Any, dict[str, Any] | None]:
             holder = value
         value = value[step]
     return value, holder
-
-
-def resolve_raw_path(document: Any, path: str) -> Any:
-    """Return the value at ``path`` in ``document`` (RawPathError / LookupError when absent)."""
-    return locate(document, path)[0]
 
 
 def is_leaf(value: Any) -> bool:

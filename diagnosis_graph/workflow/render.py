@@ -1,13 +1,4 @@
-"""The one product renderer: the answer Markdown a user reads, from validated structures only.
-
-Every piece of model- or tool-written text goes through :func:`safe_text`: citation markers are
-dropped (citations come from the validated ``evidence_ids``), images and links become plain
-text, HTML is escaped and Markdown punctuation backslash-escaped, so the rendering holds no raw
-HTML and fetches nothing. The labels are in the question's language. An answer reads top down:
-the headline (:func:`headline_of` reads it back), what limits it (data range, failed reads), the
-rest of the summary, the question with its window and unknown names, the conclusions with at
-most three citation chips each, the evidence, the recommendations and the limitations.
-"""
+"""The one product renderer: the answer Markdown a user reads, from validated structures only."""
 
 from __future__ import annotations
 
@@ -16,7 +7,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from .answer_words import LABELS, NEXT_STEPS
-from .limits import DataRanges, FailedRead, RangeNote, failed_items, failed_label, range_note
+from .limits import DataRanges, FailedRead, RangeNote, failed_items, range_note
 from .prose import (
     cited_chips,
     first_sentence,
@@ -81,8 +72,7 @@ def unknown_lines(unknown: Sequence[Mapping[str, Any]], language: str) -> list[s
 
 
 def unknown_services(plan: Mapping[str, Any], catalog: Sequence[str]) -> list[dict[str, Any]]:
-    """The plan's ``unknown_services`` checked against ``catalog``: a name the catalog has is
-    dropped (it is known), and so is a suggestion it lacks (only real names are offered)."""
+    """The plan's ``unknown_services`` not in ``catalog``, with suggestions it has."""
     known = {name.lower(): name for name in catalog}
     checked = []
     for item in plan.get("unknown_services") or []:
@@ -101,11 +91,9 @@ def _plain_link(match: re.Match[str]) -> str:
     return text
 
 
-def safe_text(text: Any, *, keep_citations: bool = False) -> str:
+def safe_text(text: Any) -> str:
     """Model- or tool-written text made inert for Markdown: no HTML, images, links or blocks."""
-    value = " ".join(str(text or "").split())
-    if not keep_citations:
-        value = _CITATION.sub("", value)
+    value = _CITATION.sub("", " ".join(str(text or "").split()))
     value = _IMAGE.sub(_plain_link, value)
     value = _LINK.sub(_plain_link, value)
     for raw, entity in _ENTITIES:
@@ -149,7 +137,7 @@ def limit_lines(note: RangeNote, failed: Sequence[FailedRead], language: str) ->
     """The data-range lines and the failed reads (each error once, with the reads it hit)."""
     lines = [part for line in note.lines for part in (line, "")]
     if failed:
-        lines += [f"**{failed_label(language)}:**", ""]
+        lines += [f"**{LABELS[language]['failed']}:**", ""]
         lines += [
             f"- {safe_text(error)}" + (f" ({safe_text(reads)})" if reads else "")
             for error, reads in failed_items(failed)
@@ -190,8 +178,7 @@ def _conclusion_lines(
 def _headline(
     note: RangeNote, summary: str, unknown: Sequence[Mapping[str, Any]], language: str, other: str
 ) -> str:
-    """The first line: data out of range, else the summary's first sentence, else the unknown
-    service, else ``other`` ("not enough evidence", "diagnosis incomplete")."""
+    """The first line: data out of range, the summary, the unknown service, or ``other``."""
     if note.outside:
         return f"**{LABELS[language]['outside']}**"
     if summary:
@@ -207,8 +194,7 @@ def _sections(
     unknown: Sequence[Mapping[str, Any]],
     language: str,
 ) -> list[str]:
-    """The evidence cited (or, with nothing cited, all verified), the recommendations and the
-    limitations."""
+    """The evidence cited (else all verified), the recommendations and the limitations."""
     words = LABELS[language]
     recommendations = list(output.get("recommendations") or [])
     cited = {e for c in output.get("conclusions") or [] for e in c["evidence_ids"]}
@@ -245,14 +231,7 @@ def render_answer(
     ranges: DataRanges | None = None,
     sources: Mapping[str, str] | None = None,
 ) -> str:
-    """The answer Markdown from a validated ``composer_output`` and the verified evidence.
-
-    ``language`` picks the labels (default: the question's); ``window`` (the plan's) and
-    ``unknown`` (service names without telemetry, already checked against the catalog) are
-    shown under the question; ``failed`` (the run's failed reads) and ``ranges`` (the data's
-    range per signal) are said under the headline; ``sources`` (invocation id -> the service it
-    read) lets each conclusion cite every service it names.
-    """
+    """The answer Markdown from a validated ``composer_output`` and the evidence."""
     language = answer_language(language, question)
     words = LABELS[language]
     note = range_note(window, ranges, language)
@@ -283,11 +262,7 @@ def render_fallback(
     failed: Sequence[FailedRead] = (),
     ranges: DataRanges | None = None,
 ) -> str:
-    """The fallback Markdown: headline, what limited the run, what was asked, why no verified
-    diagnosis, what verified, and what to do next.
-
-    ``failed``: the run's tool calls that failed, each named with its target and error.
-    """
+    """The fallback Markdown: why no verified diagnosis, what verified, what next."""
     language = answer_language(language, question)
     words = LABELS[language]
     note = range_note(window, ranges, language)

@@ -1,10 +1,4 @@
-"""Routing of the diagnosis workflow: the routing table as a pure function of state.
-
-:func:`decide` runs once after each node, on the state after its update, and returns a
-:class:`Decision`: the reason code of the edge to take and the retry-counter updates it implies.
-The node wrapper records the reason code in the node's event and in ``route_reason``, and
-:func:`route_by_reason` (the engine's router) reads it back, so trace and route never disagree.
-"""
+"""Routing of the diagnosis workflow: the routing table as a pure function of state."""
 
 from __future__ import annotations
 

@@ -33,13 +33,7 @@ MODE_EVIDENCE_GAP_ONLY = "EVIDENCE_GAP_ONLY"
 
 
 def diagnosis_schema() -> dict[str, Reducer]:
-    """Return the diagnosis state schema (replace everywhere but the event log).
-
-    Two keys are internal: ``route_reason``, the reason code of the edge the last node chose (the
-    same value as its event's ``reason_code``), which the router reads; and ``resumed_after``,
-    the number of orchestration events completed each time the run was resumed from a
-    checkpoint (the trace shows those edges as ``resumed``).
-    """
+    """The diagnosis state schema (replace everywhere but the event logs)."""
     return {
         "diagnosis_context": Replace(default_factory=dict),
         "planner_plan": Replace(),

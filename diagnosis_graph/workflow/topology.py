@@ -7,7 +7,7 @@ from typing import Any
 
 from ..config import RunConfig
 from ..errors import GraphValidationError
-from ..graph import END, START, StateGraph, takes_config
+from ..graph import END, START, StateGraph
 from .outcomes import Outcome, StepResult, orchestration_event
 from .routing import REASON_OF, decide, route_by_reason
 from .state import (
@@ -23,7 +23,7 @@ from .state import (
     diagnosis_schema,
 )
 
-WorkflowNode = Callable[..., StepResult]
+WorkflowNode = Callable[[Mapping[str, Any], RunConfig], StepResult]
 
 
 def _retrying(node: str, then: str) -> dict[str, str]:
@@ -58,12 +58,10 @@ _FIXED = {VERIFIED_INPUT: VERIFIER, EVIDENCE_RETRY: PLANNER, FALLBACK: END}
 def recorded(
     name: str, node: WorkflowNode
 ) -> Callable[[Mapping[str, Any], RunConfig], dict[str, Any]]:
-    """Wrap a workflow node (``(state)`` or ``(state, config)``): run it, decide the route,
-    and append its orchestration event."""
-    with_config = takes_config(node)
+    """Wrap a workflow node: run it, decide the route, append its orchestration event."""
 
     def run(state: Mapping[str, Any], config: RunConfig) -> dict[str, Any]:
-        result = node(state, config) if with_config else node(state)
+        result = node(state, config)
         outcome = Outcome(result.outcome)
         produced = result.update
         reason, counters = decide(name, {**state, **produced} if produced else state, outcome)

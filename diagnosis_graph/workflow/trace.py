@@ -19,12 +19,7 @@ RESUMED = "resumed"
 def transitions(
     events: Sequence[Mapping[str, Any]], resumed_after: Sequence[int] = ()
 ) -> list[dict[str, Any]]:
-    """Every edge taken between two nodes, with the reason and attempt of its ``from`` side.
-
-    Where the run was resumed after ``n`` events (``resumed_after``), the edge from event ``n``
-    to event ``n + 1`` is preceded by the same edge with reason ``resumed`` and the resume's
-    number as its attempt.
-    """
+    """Every edge taken between two nodes (a resume adds a ``resumed`` edge)."""
     taken: list[dict[str, Any]] = []
     for index, (before, after) in enumerate(pairwise(events), start=1):
         edge = {"from": before["node"], "to": after["node"]}
@@ -60,11 +55,7 @@ def build_orchestration_trace(
     stopped_by: str | None = None,
     resumed_after: Sequence[int] = (),
 ) -> dict[str, Any]:
-    """Build the run trace.
-
-    ``stopped_by`` is ``recursion_limit`` or ``error`` for a run that did not finish; the trace
-    then keeps the transitions so far and names the last node that ran.
-    """
+    """The run trace; ``stopped_by`` names why an unfinished run stopped."""
     final_node = str(events[-1]["node"]) if events else None
     reason = stopped_by or termination_reason(events)
     return {

@@ -1,8 +1,4 @@
-"""Declared shapes of the values the deterministic nodes put in state (plain JSON dicts).
-
-The agents' outputs are declared once, as the pydantic contracts of :mod:`.contracts`, and are
-stored as their ``model_dump()``.
-"""
+"""Declared shapes of the values the deterministic nodes put in state (plain JSON dicts)."""
 
 from __future__ import annotations
 
@@ -10,17 +6,6 @@ from typing import Any, Literal, TypedDict
 
 #: Where evidence comes from (source roles).
 Role = Literal["telemetry", "reference"]
-
-
-class DiagnosisContext(TypedDict, total=False):
-    """``diagnosis_context``: the question and what the planner needs around it."""
-
-    question: str
-    reference_time: str | None
-    history: list[dict[str, Any]]
-    mode: str
-    evidence_gaps: list[dict[str, Any]]
-    language: str  # the answer's language, "en" or "zh": the question's
 
 
 class BindingResult(TypedDict):

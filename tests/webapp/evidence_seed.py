@@ -14,7 +14,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from diagnosis_graph.workflow.rawpath import resolve_raw_path
+from diagnosis_graph.workflow.rawpath import locate
 from diagnosis_graph.workflow.render import render_answer
 from webapp.analysis.timeexpr import resolve_window
 from webapp.container import Services
@@ -94,7 +94,7 @@ def seed_analysis_run(
             "tool": tool,
             "role": "telemetry",
             "raw_path": path,
-            "evidence_excerpt": excerpt(resolve_raw_path(raw, path)),
+            "evidence_excerpt": excerpt(locate(raw, path)[0]),
         }
         evidence.append(item)
         refs.setdefault(invocation_id, []).append(

@@ -5,7 +5,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from diagnosis_graph.workflow import NODE_NAMES, Outcome, StepResult
+from diagnosis_graph.workflow.outcomes import Outcome, StepResult
+from diagnosis_graph.workflow.state import NODE_NAMES
 
 C = Outcome.COMPLETED
 
@@ -65,7 +66,7 @@ class Script:
         return {name: self._node(name) for name in NODE_NAMES}
 
     def _node(self, name: str) -> Any:
-        def run(state: Mapping[str, Any]) -> StepResult:
+        def run(state: Mapping[str, Any], config: Any = None) -> StepResult:
             self.calls.append(name)
             self.seen[name].append(dict(state))
             queue = self.queues[name]

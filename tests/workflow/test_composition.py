@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from diagnosis_graph.workflow.composition import AnswerRules, evidence_contexts, sentences
+from diagnosis_graph.workflow.composition import AnswerRules, sentences
 from diagnosis_graph.workflow.contracts import ComposerOutput
 from diagnosis_graph.workflow.factory import DiagnosisRun, build_diagnosis_graph, run_diagnosis
 from diagnosis_graph.workflow.ports import DiagnosisPorts
@@ -306,7 +306,7 @@ def test_each_rule_reports_why_the_answer_is_invalid(answer: dict[str, Any], exp
     store.add("inv-kb", RUNBOOK, tool="lookup_knowledge")
     rules = AnswerRules(
         evidence,
-        evidence_contexts(evidence, store.records),
+        store.records,
         result.state["verified_executor_output"]["claims"],
         catalog=SERVICES,
     )

@@ -7,7 +7,7 @@ from typing import Any
 import pytest
 
 from diagnosis_graph.workflow.gatekeeper import GATEKEEPER_VERSION, run_gatekeeper
-from diagnosis_graph.workflow.rawpath import RawPathError, parse_raw_path, resolve_raw_path
+from diagnosis_graph.workflow.rawpath import RawPathError, locate, parse_raw_path
 from diagnosis_graph.workflow.types import GatekeeperResult
 
 from .fakes import LOGS, METRICS, MemoryInvocations, claim, evidence
@@ -24,7 +24,7 @@ from .fakes import LOGS, METRICS, MemoryInvocations, claim, evidence
     ],
 )
 def test_raw_path_grammar_accepts_names_keys_and_indexes(path: str, steps: list[Any]) -> None:
-    assert parse_raw_path(path) == steps
+    assert parse_raw_path(path) == tuple(steps)
 
 
 @pytest.mark.parametrize(
@@ -52,11 +52,11 @@ def test_raw_path_grammar_rejects_everything_else(path: str) -> None:
 
 
 def test_resolve_walks_dicts_and_lists_only() -> None:
-    assert resolve_raw_path(LOGS, "$.records[1].level") == "WARN"
-    assert resolve_raw_path(METRICS, "$.series[0].points[1]") == ["2026-11-30T10:05:00Z", 3812.5]
+    assert locate(LOGS, "$.records[1].level")[0] == "WARN"
+    assert locate(METRICS, "$.series[0].points[1]")[0] == ["2026-11-30T10:05:00Z", 3812.5]
     for missing in ("$.records[2]", "$.nope", "$.total[0]", "$.records[0].message.x"):
         with pytest.raises(LookupError):
-            resolve_raw_path(LOGS, missing)
+            locate(LOGS, missing)
 
 
 def gate(

@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from diagnosis_graph.workflow.gatekeeper import GroundingRules, run_gatekeeper
+from diagnosis_graph.workflow.gatekeeper import run_gatekeeper
 from diagnosis_graph.workflow.grounding import (
     context_of,
     describe,
@@ -136,7 +136,7 @@ def test_an_ungrounded_claim_is_not_verified_and_is_reported_with_its_tokens() -
         output,
         store.invocations_for_run("run-1"),
         "run-1",
-        rules=GroundingRules(SERVICES),
+        catalog=SERVICES,
     )
     assert [c["verified"] for c in result["claims"]] == [True, False, False]
     assert [c["ungrounded_tokens"] for c in result["claims"]] == [[], ["97%"], ["mysql-primary"]]
@@ -206,9 +206,7 @@ def test_a_claim_acting_on_an_instruction_in_its_evidence_is_not_verified(
         }
     ]
     output = evidence({"claim_id": "C1", "statement": statement, "bindings": bound})
-    result = run_gatekeeper(
-        output, store.invocations_for_run("run-1"), "run-1", rules=GroundingRules(SERVICES)
-    )
+    result = run_gatekeeper(output, store.invocations_for_run("run-1"), "run-1", catalog=SERVICES)
     claim = result["claims"][0]
     assert claim["bindings"][0]["status"] == "VERIFIED" and claim["bindings"][0]["instruction_like"]
     assert claim["verified"] is verified

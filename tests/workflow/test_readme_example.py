@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 from diagnosis_graph.workflow.evaluation import grounding_evaluation
-from diagnosis_graph.workflow.gatekeeper import GroundingRules, run_gatekeeper
+from diagnosis_graph.workflow.gatekeeper import run_gatekeeper
 from diagnosis_graph.workflow.ports import InvocationRecord
 from diagnosis_graph.workflow.projection import project_verified
 
@@ -53,9 +53,7 @@ def check(*claims: tuple[str, str, str, str]) -> Any:
         ],
         "summary": "s",
     }
-    gate = run_gatekeeper(
-        output, RECORDS, "run-1", roles=ROLES, rules=GroundingRules(catalog=SERVICES)
-    )
+    gate = run_gatekeeper(output, RECORDS, "run-1", roles=ROLES, catalog=SERVICES)
     return output, gate
 
 

@@ -87,7 +87,8 @@ def test_a_conclusion_keeps_a_telemetry_chip_when_reference_evidence_reads_close
     text = "Database connection pool exhaustion on checkout-service"
     chips = cited_chips(text, ids, evidence)
     assert len(chips) == MAX_CHIPS and "E7" not in chips
-    assert cited_chips(text, ids, evidence, conclusion=False)[0] == "E7"
+    as_telemetry = {**evidence, "E7": {**evidence["E7"], "role": "telemetry"}}
+    assert cited_chips(text, ids, as_telemetry)[0] == "E7"
 
 
 def test_a_long_excerpt_is_cut_at_a_clause_or_word_end_never_inside_a_word() -> None:

@@ -8,13 +8,10 @@ from typing import Any
 import pytest
 
 from diagnosis_graph import GraphRecursionError, NodeError, RunConfig
-from diagnosis_graph.workflow import (
-    RECURSION_LIMIT,
-    Outcome,
-    StepResult,
-    build_orchestration_trace,
-    build_topology,
-)
+from diagnosis_graph.workflow.outcomes import Outcome, StepResult
+from diagnosis_graph.workflow.state import RECURSION_LIMIT
+from diagnosis_graph.workflow.topology import build_topology
+from diagnosis_graph.workflow.trace import build_orchestration_trace
 
 from .scripted import C, Script, gatekeeper_result, verifier_output
 
@@ -302,7 +299,7 @@ def test_recursion_limit_stops_the_run_with_a_partial_trace() -> None:
 
 
 def test_a_node_that_raises_keeps_the_events_before_it() -> None:
-    def explode(state: Any) -> StepResult:
+    def explode(state: Any, config: Any) -> StepResult:
         raise RuntimeError("verifier crashed")
 
     script = Script()

@@ -5,7 +5,7 @@ from __future__ import annotations
 from flask import Blueprint
 
 from diagnosis_graph import END
-from diagnosis_graph.workflow.aiops import AIOPS_TRACE_VERSION, aiops_mermaid
+from diagnosis_graph.workflow.aiops.graph import AIOPS_TRACE_VERSION, aiops_mermaid
 from diagnosis_graph.workflow.trace import route_edges
 
 from ..services.evidence_view import evidence_view

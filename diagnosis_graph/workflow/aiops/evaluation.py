@@ -1,12 +1,8 @@
-"""``self_evaluation`` of an AIOps run: ``{"aiops_rule_evaluation": {...}}``.
-
-Alerts firing, investigated, covered (diagnosed with verified telemetry evidence) and skipped,
-the report's citations and how many are verified, the summed gatekeeper counts, and per alert
-its rounds, termination reason and chat ``rule_evaluation`` and ``verifier_evaluation``.
-"""
+"""``self_evaluation`` of an AIOps run: ``{"aiops_rule_evaluation": {...}}``."""
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -58,10 +54,9 @@ def aiops_rule_evaluation(
     read = state.get("alerts_read") or {}
     verified = {i for inv in investigations for i in verified_ids(inv)}
     cited = [i for inv in investigations for i in cited_ids(inv)]
-    rejected: dict[str, int] = {}
+    rejected: Counter[str] = Counter()
     for inv in investigations:
-        for reason, n in (inv["gatekeeper"].get("reason_counts") or {}).items():
-            rejected[reason] = rejected.get(reason, 0) + int(n)
+        rejected.update(inv["gatekeeper"].get("reason_counts") or {})
     covered = [inv["alert"].get("alert_name") for inv in investigations if diagnosed(inv)]
     return {
         "alerts_read": bool(read.get("ok")),
@@ -81,7 +76,7 @@ def aiops_rule_evaluation(
             for inv in investigations
             for claim in inv["gatekeeper"].get("ungrounded_claims") or []
         ],
-        "rejection_reasons": rejected,
+        "rejection_reasons": dict(rejected),
         "citations_total": len(cited),
         "citations_verified": sum(1 for i in cited if i in verified),
         "cited_evidence_ids": cited,

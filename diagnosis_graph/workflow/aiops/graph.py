@@ -1,24 +1,4 @@
-"""The AIOps supervisor graph: state, ports, topology and trace.
-
-``load_alerts -> select_alerts -> investigate (once per alert) -> report``:
-
-| from | condition | to | reason_code |
-| --- | --- | --- | --- |
-| load_alerts | the alerts were read | select_alerts | ``completed`` |
-| load_alerts | the alert query failed | report | ``alerts_unavailable`` |
-| select_alerts | at least one firing alert | investigate | ``alerts_selected`` |
-| select_alerts | no firing alert | report | ``no_firing_alerts`` |
-| investigate | alerts left in the queue | investigate | ``next_alert`` |
-| investigate | the queue is empty | report | ``all_investigated`` |
-| report | always | END | ``completed`` |
-
-As in the chat graph, the wrapper decides the route once and records it in the event and in
-``route_reason``. Each ``investigate`` execution is an alert of its own, not a retry: its
-``attempt`` is always 1 and its event names the ``alert``. The trace (``aiops-stategraph-v1``)
-has the chat trace's shape plus ``alerts``: per alert its id, name, rounds and its child graph's
-trace. A finished run ends ``report_<reason of the edge into report>``; it is ``degraded`` when
-the alerts could not be read or an alert ended without a composed answer.
-"""
+"""The AIOps supervisor graph: load_alerts -> select_alerts -> investigate (per alert) -> report."""
 
 from __future__ import annotations
 
@@ -54,17 +34,7 @@ EVENT_LIMIT = 32
 
 
 def aiops_schema() -> dict[str, Reducer]:
-    """The supervisor's state.
-
-    * ``aiops_context``: ``{request, reference_time, max_alerts, scope}`` (``scope``: the alerts
-      a run was started for, ``[{alert_name, service}]``; empty for every firing alert);
-    * ``alerts_read``: ``{ok, alerts, invocation_id, detail, invocations_seen}`` of the recorded
-      alert query (``invocations_seen``: the run's invocation count after it, as on each
-      investigation, so an alert's own invocations are known);
-    * ``queue``: the selected alerts still to investigate (``{alert_id, alert}``);
-    * ``skipped``: firing alerts over the bound, listed in the report but not investigated;
-    * ``investigations``: one JSON summary per investigated alert.
-    """
+    """The supervisor's state: context, the alerts read, the queue, skipped and investigated."""
     return {
         "aiops_context": Replace(default_factory=dict),
         "alerts_read": Replace(),
@@ -97,12 +67,7 @@ class AlertSource(Protocol):
 
 @dataclass(frozen=True)
 class AiOpsPorts:
-    """Everything the supervisor graph needs from outside, handed to ``build_aiops_graph``.
-
-    ``diagnosis`` is the chat's compiled diagnosis graph, run nested for every alert;
-    ``listener`` receives each event of the supervisor and of the child graphs; ``unreadable``
-    gives why each telemetry backend that could not be read failed.
-    """
+    """Everything the supervisor graph needs from outside; ``diagnosis`` runs nested per alert."""
 
     alerts: AlertSource
     invocations: InvocationStore
@@ -124,7 +89,7 @@ ROUTES: dict[str, Mapping[str, str]] = {
 
 
 def decide(node: str, state: State, outcome: Outcome) -> str:
-    """The reason code of the edge out of ``node`` (the table above)."""
+    """The reason code of the edge out of ``node`` (see ``ROUTES``)."""
     if node == LOAD_ALERTS:
         read = state.get("alerts_read") or {}
         ok = outcome is Outcome.COMPLETED and read.get("ok")

@@ -1,24 +1,18 @@
-"""One alert's investigation: the chat diagnosis graph run nested, and its JSON summary.
-
-The child run gets a question derived from the alert and a child :class:`RunConfig` carrying
-only ``session_id``/``run_id``, so its gatekeeper reads the AIOps run's tool invocations. The
-summary keeps only the child's validated outputs; evidence and claim ids get the alert's prefix
-(``E3`` of alert ``A2`` is ``A2-E3``) so they are unique in the report.
-"""
+"""One alert's investigation: the chat diagnosis graph run nested, and its JSON summary."""
 
 from __future__ import annotations
 
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict
-from datetime import datetime, timedelta, timezone
+from datetime import timedelta
 from typing import Any
 
 from ...config import RunConfig
 from ..evaluation import build_self_evaluation
 from ..factory import DiagnosisRun, run_diagnosis
 from ..fallback import why_fallback
-from ..limits import failed_reads
+from ..limits import failed_reads, parse_utc
 from ..nodes import run_id_of
 from ..ports import InvocationRecord
 from ..state import RECURSION_LIMIT as DIAGNOSIS_RECURSION_LIMIT
@@ -45,14 +39,6 @@ def brief(alert: Mapping[str, Any]) -> dict[str, Any]:
     return {key: alert.get(key) for key in _BRIEF_KEYS}
 
 
-def _parse(value: Any) -> datetime | None:
-    try:
-        moment = datetime.fromisoformat(str(value).replace("Z", "+00:00"))
-    except ValueError:
-        return None
-    return moment if moment.tzinfo else moment.replace(tzinfo=timezone.utc)
-
-
 _QUESTION = {
     "en": ("Why is {service} firing {name}{since}?", " since {at}", " The alert says: {text}"),
     "zh": ("为什么 {service}{since}触发 {name}？", " 从 {at} 开始", " 告警内容：{text}"),
@@ -62,19 +48,18 @@ _QUESTION = {
 def alert_question(
     alert: Mapping[str, Any], reference_time: str | None, language: str = "en"
 ) -> str:
-    """The question the chat graph answers for ``alert``: why it fires, since shortly before,
-    in ``language`` (the request's: the answer is in the question's language)."""
+    """The question the chat graph answers for ``alert``, in ``language``."""
     ask, since_words, says = _QUESTION.get(language, _QUESTION["en"])
     name = str(alert.get("alert_name") or "the alert")
     service = str(alert.get("service") or "the service")
-    active = _parse(alert.get("active_at"))
-    now = _parse(reference_time)
+    active = parse_utc(alert.get("active_at"))
+    now = parse_utc(reference_time)
     since = ""
     if active is not None:
         onset = active - ONSET_LEAD
         if now is not None:
             onset = min(onset, now - timedelta(minutes=1))
-        at = onset.astimezone(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+        at = onset.strftime("%Y-%m-%dT%H:%M:%SZ")
         since = since_words.format(at=at)
     question = ask.format(service=service, name=name, since=since)
     description = " ".join(str(alert.get("description") or "").split())
@@ -89,10 +74,7 @@ def investigate(
     seen: int = 0,
     language: str = "en",
 ) -> dict[str, Any]:
-    """Run the chat diagnosis graph for one queued alert and summarise what verified.
-
-    ``seen``: how many of the run's invocations existed before; the rest are this alert's own.
-    """
+    """Run the chat diagnosis graph for one queued alert (``seen``: earlier invocations)."""
     alert_id, alert = str(item["alert_id"]), dict(item["alert"])
     question = alert_question(alert, reference_time, language)
     run_id = run_id_of(config)

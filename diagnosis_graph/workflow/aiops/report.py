@@ -1,11 +1,4 @@
-"""The AIOps report, rendered by the product from each investigation's validated output.
-
-No model writes any of it: a headline (how many alerts, how many diagnosed, which first), the
-alert list, per alert one paragraph of the composer's validated conclusions (at most three
-citations each, only of the investigation's verified evidence) with the failed reads, actions
-and limitations, the overall assessment, and the verified evidence of every alert. Text is
-made inert as in the chat answer; the language is the request's.
-"""
+"""The AIOps report, rendered by the product from each investigation's validated output."""
 
 from __future__ import annotations
 
@@ -98,8 +91,7 @@ def _cause(investigation: Investigation, words: Mapping[str, str]) -> str:
 
 
 def render_alert_section(investigation: Investigation, language: str = "en") -> list[str]:
-    """One alert: what it is and since when, its cause in one paragraph, what could not be
-    read, the actions and the limitations."""
+    """One alert: what and since when, its cause, failed reads, actions, limitations."""
     words = WORDS[language]
     alert = investigation["alert"]
     lines = [
@@ -231,8 +223,7 @@ def render_report(
     skipped: Sequence[Any],
     alerts_error: str | None = None,
 ) -> str:
-    """The report in Markdown: headline, alert list, a paragraph per alert, the overall
-    assessment, and the verified evidence of every alert."""
+    """The report: headline, alert list, a paragraph per alert, assessment, evidence."""
     language = language_of(request)
     words = WORDS[language]
     lines = [

@@ -1,10 +1,4 @@
-"""The supervisor's four nodes, and how an AIOps run is built and run.
-
-``load_alerts`` reads the alerts once; ``select_alerts`` keeps the firing ones (of a scoped run
-only those matching its ``scope``), most severe first, at most ``max_alerts``; ``investigate``
-runs the chat diagnosis graph nested for the first queued alert; ``report`` renders the report.
-Each reaches the world only through :class:`~.graph.AiOpsPorts`.
-"""
+"""The supervisor's four nodes, and how an AIOps run is built and run."""
 
 from __future__ import annotations
 
@@ -30,9 +24,6 @@ from .report import render_report
 
 DEFAULT_REQUEST = "Investigate the firing alerts"
 
-#: The result of one AIOps run: the chat run's result type.
-AiOpsRun = DiagnosisRun
-
 
 def build_aiops_graph(ports: AiOpsPorts) -> CompiledGraph:
     """The compiled supervisor StateGraph with its nodes bound to ``ports``."""
@@ -52,13 +43,8 @@ def run_aiops(
     run_id: str,
     max_alerts: int = MAX_ALERTS,
     scope: Sequence[Mapping[str, str]] = (),
-) -> AiOpsRun:
-    """Run the supervisor graph once; never raises for a node failure or the recursion limit.
-
-    ``scope``: the alerts this run was started for (``alert_name`` and ``service`` each); only
-    the firing alerts matching one are investigated (empty: every firing alert).
-    ``ports.listener`` receives every event of the supervisor and of the child graphs.
-    """
+) -> DiagnosisRun:
+    """Run the supervisor graph once; ``scope`` limits it to the firing alerts it names."""
     start = {
         "aiops_context": {
             "request": request or DEFAULT_REQUEST,
@@ -79,11 +65,7 @@ State = Mapping[str, Any]
 
 def max_alerts_of(context: Mapping[str, Any]) -> int:
     """The run's alert bound: the context's ``max_alerts`` clamped to 1..MAX_ALERTS."""
-    try:
-        wanted = int(context.get("max_alerts") or MAX_ALERTS)
-    except (TypeError, ValueError):
-        wanted = MAX_ALERTS
-    return max(1, min(wanted, MAX_ALERTS))
+    return max(1, min(int(context.get("max_alerts") or MAX_ALERTS), MAX_ALERTS))
 
 
 def in_scope(alert: Mapping[str, Any], scope: Any) -> bool:
@@ -94,7 +76,6 @@ def in_scope(alert: Mapping[str, Any], scope: Any) -> bool:
     return any(
         entry.get("alert_name") == name and entry.get("service", "") in ("", service)
         for entry in scope
-        if isinstance(entry, Mapping)
     )
 
 

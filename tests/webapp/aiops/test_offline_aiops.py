@@ -17,7 +17,7 @@ import pytest
 
 from demo.scenarios import ALERTS, NEW_VERSION, OLD_VERSION, scenario_records
 from demo.system import service_name, variant_index
-from diagnosis_graph.workflow.aiops import cited_ids, diagnosed
+from diagnosis_graph.workflow.aiops.report import cited_ids, diagnosed
 from eval.scoring import categories
 from webapp.aiops import AiOpsResult, AiOpsRunner
 from webapp.persistence.memory_audit import MemoryAudit

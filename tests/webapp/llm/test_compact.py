@@ -11,7 +11,7 @@ import pytest
 
 from diagnosis_graph.workflow.gatekeeper import check_binding
 from diagnosis_graph.workflow.outcomes import Outcome
-from diagnosis_graph.workflow.rawpath import resolve_raw_path
+from diagnosis_graph.workflow.rawpath import locate
 from webapp.llm import tokens
 from webapp.llm.compact import CUT_MARK, LIST_ITEMS, project, read_output_tool, shown_items
 from webapp.llm.react import run_react
@@ -47,7 +47,7 @@ def test_a_long_series_shows_its_onset_and_peak_under_their_recorded_index() -> 
     indices = [index for index, _ in shown_items(shown)]
     assert {29, 30, 59} <= set(indices) and len(indices) <= 4  # before/after the step, peak
     for index, point in shown_items(shown):
-        assert resolve_raw_path(OUTPUT, f"$.findings[0].points[{index}]") == point
+        assert locate(OUTPUT, f"$.findings[0].points[{index}]")[0] == point
 
 
 def test_log_lines_are_shown_one_per_template_and_names_with_digits_stay_apart() -> None:
@@ -59,7 +59,7 @@ def test_log_lines_are_shown_one_per_template_and_names_with_digits_stay_apart()
         "write rejected by db-02: disk full",
     ]
     for index, record in shown_items(records):
-        assert resolve_raw_path(OUTPUT, f"$.records[{index}].message") == record["message"]
+        assert locate(OUTPUT, f"$.records[{index}].message")[0] == record["message"]
 
 
 def test_short_lists_stay_lists_and_long_text_is_cut_at_a_word() -> None:

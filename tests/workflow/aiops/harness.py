@@ -11,8 +11,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, fields
 from typing import Any
 
-from diagnosis_graph.workflow.aiops import AiOpsPorts, AiOpsRun, AlertsRead, run_aiops
-from diagnosis_graph.workflow.factory import build_diagnosis_graph
+from diagnosis_graph.workflow.aiops.graph import AiOpsPorts, AlertsRead
+from diagnosis_graph.workflow.aiops.supervisor import run_aiops
+from diagnosis_graph.workflow.factory import DiagnosisRun, build_diagnosis_graph
 from diagnosis_graph.workflow.ports import DiagnosisPorts
 
 from ..fakes import LOGS, PLAN, MemoryInvocations, ScriptedInvoker
@@ -130,7 +131,7 @@ class Harness:
         chat = build_diagnosis_graph(DiagnosisPorts(self.invoker, self.invocations, **extra))
         return AiOpsPorts(self.alerts, self.invocations, chat, lambda: NOW, self.events.append)
 
-    def run(self, request: str | None = None, **options: Any) -> AiOpsRun:
+    def run(self, request: str | None = None, **options: Any) -> DiagnosisRun:
         return run_aiops(self.ports(), request, session_id="s1", run_id=RUN, **options)
 
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from diagnosis_graph.workflow.aiops import aiops_rule_evaluation
+from diagnosis_graph.workflow.aiops.evaluation import aiops_rule_evaluation
 from diagnosis_graph.workflow.ports import InvocationRecord
 
 from .harness import alert, harness

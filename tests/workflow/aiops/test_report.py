@@ -5,8 +5,8 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from diagnosis_graph.workflow.aiops import aiops_rule_evaluation, render_alert_section
-from diagnosis_graph.workflow.aiops.report import inert
+from diagnosis_graph.workflow.aiops.evaluation import aiops_rule_evaluation
+from diagnosis_graph.workflow.aiops.report import inert, render_alert_section
 from diagnosis_graph.workflow.render import evidence_lines, safe_text
 
 from .harness import EXCERPT, alert, composer_output, executor_output, harness, healthy_script

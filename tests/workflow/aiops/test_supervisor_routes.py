@@ -12,14 +12,14 @@ import json
 from typing import Any
 
 from diagnosis_graph import RunConfig
-from diagnosis_graph.workflow.aiops import (
+from diagnosis_graph.workflow.aiops.graph import (
     AIOPS_TRACE_VERSION,
     MAX_ALERTS,
     MAX_ROUNDS,
     ROUTES,
     aiops_mermaid,
-    build_aiops_graph,
 )
+from diagnosis_graph.workflow.aiops.supervisor import build_aiops_graph
 from diagnosis_graph.workflow.outcomes import Outcome
 from diagnosis_graph.workflow.ports import AgentReply
 
