@@ -145,11 +145,6 @@ def split_paragraphs(text: str, limit: int = MAX_CHUNK_CHARS) -> list[str]:
     return pieces
 
 
-def chunk_document(text: str, filename: str) -> list[tuple[str, str]]:
-    """Split a document into ``(title, content)`` chunks by Markdown heading, else paragraph."""
-    return chunk_with_title(text, filename)[1]
-
-
 def chunk_with_title(text: str, filename: str) -> tuple[str, list[tuple[str, str]]]:
     """The document's title and its chunks, from one pass over its sections."""
     sections = split_sections(text.replace("\r\n", "\n"), filename)
