@@ -1,12 +1,7 @@
-"""``TelemetryBackend`` over a demo dataset folder written by ``demo.generate``.
+"""``TelemetryBackend`` over a demo dataset folder (:mod:`.files`), read lazily once.
 
-Files are read lazily, once per backend, under a lock: ``dataset.json``, ``metrics.json`` and
-``alerts.json`` on the first call that needs any of them, ``logs.jsonl.gz`` on the first log
-query. Logs are indexed by time per service and per service and level, so a window query is
-two bisections, plus one pass over the window when it filters by keyword.
-
-Datetimes: aware datetimes are converted to UTC; naive datetimes are taken to be UTC already
-(the dataset has no other zone). Windows: logs ``[start, end)``, metrics ``[start, end]``.
+Logs are indexed by time per service and per service and level. Naive datetimes are UTC.
+Windows: logs ``[start, end)``, metrics ``[start, end]``.
 """
 
 from __future__ import annotations
@@ -25,7 +20,9 @@ from webapp.telemetry.common import (
     alert_state,
     canonical_level,
     check_limit,
+    iso_epoch,
     level_filter,
+    summary,
     unknown_service,
     window,
 )
@@ -76,17 +73,15 @@ def _parse_iso(text: str) -> datetime:
     return datetime.fromisoformat(text.replace("Z", "+00:00"))
 
 
-def _iso(epoch_seconds: int) -> str:
-    return datetime.fromtimestamp(epoch_seconds, tz=timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+def _missing(path: Path) -> TelemetryError:
+    return TelemetryError(f"demo dataset file {path} is missing; run `make demo-data`")
 
 
 def _read_json(path: Path) -> Any:
     try:
         return json.loads(path.read_text(encoding="utf-8"))
     except FileNotFoundError as exc:
-        raise TelemetryError(
-            f"demo dataset file {path} is missing; run `python -m demo.generate`"
-        ) from exc
+        raise _missing(path) from exc
 
 
 def _load_meta(folder: Path) -> _Meta:
@@ -129,9 +124,7 @@ def _load_logs(path: Path) -> dict[tuple[str, str | None], _LogIndex]:
                 }
                 rows.append((_ms(_parse_iso(item["timestamp"])), record))
     except FileNotFoundError as exc:
-        raise TelemetryError(
-            f"demo log file {path} is missing; run `python -m demo.generate`"
-        ) from exc
+        raise _missing(path) from exc
     rows.sort(key=lambda row: row[0])
     index: dict[tuple[str, str | None], _LogIndex] = {}
     for t_ms, record in rows:
@@ -144,25 +137,13 @@ def _load_logs(path: Path) -> dict[tuple[str, str | None], _LogIndex]:
     return index
 
 
-def _summary(values: list[float], unit: str) -> dict[str, Any]:
-    if not values:
-        return {"min": None, "max": None, "avg": None, "last": None, "unit": unit}
-    return {
-        "min": min(values),
-        "max": max(values),
-        "avg": round(sum(values) / len(values), _DECIMALS.get(unit, 2)),
-        "last": values[-1],
-        "unit": unit,
-    }
-
-
 def _downsample(series: _Series, lo: int, hi: int, step: int) -> list[list[Any]]:
     decimals = _DECIMALS.get(series.unit, 2)
     buckets: dict[int, list[float]] = {}
     for i in range(lo, hi):
         buckets.setdefault(series.times[i] // step * step, []).append(series.values[i])
     return [
-        [_iso(bucket), round(sum(values) / len(values), decimals)]
+        [iso_epoch(bucket), round(sum(values) / len(values), decimals)]
         for bucket, values in buckets.items()
     ]
 
@@ -222,14 +203,10 @@ class DemoTelemetryBackend:
         return {service: list(names) for service, names in self._loaded_meta().aliases.items()}
 
     def data_range(self) -> dict[str, tuple[str, str] | None]:
-        """The first and last timestamp of the metrics and of the logs (None: no data)."""
-        if self._range is None:
-            self._range = self._data_range()
-        return dict(self._range)
-
-    def _data_range(self) -> dict[str, tuple[str, str] | None]:
-        """Each signal on its own: a folder holding metrics only (its logs read elsewhere)
-        still states its metrics' range."""
+        """The first and last timestamp of the metrics and of the logs (None: no data), each
+        on its own: a folder of metrics only still states their range."""
+        if self._range is not None:
+            return dict(self._range)
         series = [s for per in self._loaded_meta().metrics.values() for s in per.values()]
         seconds = [t for s in series if s.times for t in (s.times[0], s.times[-1])]
         try:
@@ -238,10 +215,13 @@ class DemoTelemetryBackend:
             indexes = {}
         logs = [i.times for (_, level), i in indexes.items() if level is None]
         millis = [t for times in logs if times for t in (times[0], times[-1])]
-        return {
-            "metrics": (_iso(min(seconds)), _iso(max(seconds))) if seconds else None,
-            "logs": (_iso(min(millis) // 1000), _iso(-(-max(millis) // 1000))) if millis else None,
+        self._range = {
+            "metrics": (iso_epoch(min(seconds)), iso_epoch(max(seconds))) if seconds else None,
+            "logs": (iso_epoch(min(millis) // 1000), iso_epoch(-(-max(millis) // 1000)))
+            if millis
+            else None,
         }
+        return dict(self._range)
 
     def _service(self, service: str) -> str:
         name = str(service).strip().lower()
@@ -313,7 +293,9 @@ class DemoTelemetryBackend:
             points = _downsample(series, lo, hi, step_seconds)
         return {
             "series": [{"metric": metric_name, "labels": dict(series.labels), "points": points}],
-            "summary": _summary([point[1] for point in points], series.unit),
+            "summary": summary(
+                (point[1] for point in points), series.unit, _DECIMALS.get(series.unit, 2)
+            ),
         }
 
     def query_alerts(self, *, state: str = "firing") -> dict[str, Any]:

@@ -1,11 +1,7 @@
-"""Logs from Elasticsearch or OpenSearch (the ``_search`` API both serve) over plain HTTP.
+"""Logs from Elasticsearch or OpenSearch (``_search``), newest first.
 
-Fields follow ECS by default and are configurable (``ELASTICSEARCH_FIELD_MAP``):
-``timestamp=@timestamp``, ``service=service.name``, ``level=log.level``, ``message=message``,
-``trace_id=trace.id``. Records come newest first (sorted on the timestamp field); ``total`` is
-the server's exact hit count (``track_total_hits``). Level filters match every spelling of the
-level; keywords are a ``match_phrase`` on the message field. Timeouts, retries and errors are
-those of :class:`~webapp.telemetry.http.HttpSource`.
+Fields follow ECS unless mapped (``ELASTICSEARCH_FIELD_MAP``); ``total`` is the exact hit count;
+a level filter matches every spelling of the level, a keyword is a ``match_phrase``.
 """
 
 from __future__ import annotations
@@ -81,14 +77,12 @@ class ElasticsearchBackend(PartialSource):
 
     def services(self) -> list[str]:
         """Distinct values of the service field (a terms aggregation; empty while unreachable)."""
+        return self._listed(self._services)
+
+    def _services(self) -> list[str]:
         field = self.fields["service"]
         body = {"size": 0, "aggs": {"services": {"terms": {"field": field, "size": 1000}}}}
-        try:
-            answer = self._search(body)
-        except TelemetryError as exc:
-            self.catalog_error = str(exc)
-            return []
-        self.catalog_error = None
+        answer = self._search(body)
         buckets = (answer.get("aggregations") or {}).get("services", {}).get("buckets", [])
         return sorted(str(b["key"]) for b in buckets if isinstance(b, dict) and "key" in b)
 

@@ -1,10 +1,5 @@
-"""HTTP access shared by the Prometheus, Alertmanager and Loki backends (httpx + tenacity).
-
-Every failure becomes a :class:`TelemetryError` whose message tells the model what happened
-(unreachable, timed out, rejected credentials, server error, malformed answer). Transport
-errors, timeouts and 5xx answers are retried with exponential back-off; ``attempts`` is the
-total number of tries including the first (default 3: waits of 0.2 s and 0.4 s between them).
-"""
+"""HTTP access of the telemetry backends (httpx + tenacity): transport errors, timeouts and 5xx
+answers are retried with back-off; every failure is a :class:`TelemetryError` for the model."""
 
 from __future__ import annotations
 

@@ -24,6 +24,16 @@ class PartialSource:
     #: be read it lists no services, and an answer names the failure.
     catalog_error: str | None = None
 
+    def _listed(self, listing: Callable[[], list[str]]) -> list[str]:
+        """``listing()``, or [] with ``catalog_error`` set while the source cannot be read."""
+        try:
+            found = listing()
+        except TelemetryError as exc:
+            self.catalog_error = str(exc)
+            return []
+        self.catalog_error = None
+        return found
+
     def reference_time(self) -> datetime:
         """The clock."""
         return self._clock()

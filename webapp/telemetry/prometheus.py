@@ -1,22 +1,9 @@
 """Metrics and rule alerts from Prometheus or VictoriaMetrics (their shared HTTP API).
 
-* services: the values of ``SERVICE_LABEL`` (default ``service``; when no series carries it,
-  the fallback label, default ``job``), from ``/api/v1/label/<label>/values``;
-* the metric catalog per service: ``/api/v1/label/__name__/values?match[]={label="svc"}``,
-  cached for ``catalog_ttl`` seconds (``ALERTS*`` series are left out);
-* ``query_metrics``: ``/api/v1/query_range`` over ``{__name__="m", label="svc"}``; counters
-  (metadata type ``counter`` or a ``_total`` name) are read as ``rate(...[window])``; a step
-  larger than the default averages each step with ``avg_over_time``; the start is aligned to a
-  multiple of the step, so points fall on the same instants as the samples of a regular scrape;
-  at most ``max_points`` points per series and ``max_series`` series (``truncated`` says so);
-* units from ``/api/v1/metadata`` when the server has them (scraped targets: the ``unit``, else
-  the one the ``help`` text names), else from naming
-  conventions (``_seconds``, ``_bytes``, ``_ratio``, ``_ms``, ``_per_second``, counters ``/s``);
-  the ``_count``/``_sum``/``_bucket`` series of a histogram or summary are counters too;
-* ``query_alerts``: ``/api/v1/alerts`` (rule alerts, firing and pending);
-* ``query_promql``: one validated PromQL range query with the same caps.
-
-"Now" is the clock (the real one unless a test pins it).
+Services are the values of the service label (else the fallback label); each service's metric
+catalog is cached for ``catalog_ttl_seconds``. Counters are read as ``rate()``, a step coarser
+than the default as ``avg_over_time``; the start is aligned to the step; points and series are
+capped (``truncated`` says so). Units come from ``/api/v1/metadata``, else naming conventions.
 """
 
 from __future__ import annotations
@@ -30,8 +17,8 @@ from typing import Any
 
 from .common import (
     Clock,
+    alert,
     alert_state,
-    iso,
     iso_epoch,
     number,
     parse_timestamp,
@@ -324,24 +311,20 @@ class PrometheusBackend(PartialSource):
 
     def _alert(self, row: dict[str, Any]) -> dict[str, Any]:
         labels = row.get("labels") or {}
-        notes = row.get("annotations") or {}
-        active = row.get("activeAt")
-        return {
-            "alert_name": labels.get("alertname", ""),
-            "severity": labels.get("severity", ""),
-            "service": labels.get(self._label)
+        service = (
+            labels.get(self._label)
             or labels.get(self.options.service_label)
-            or labels.get(self.options.fallback_label, ""),
-            "description": notes.get("description") or notes.get("summary") or "",
-            "state": str(row.get("state", "")).lower(),
-            "active_at": _second_iso(active),
-        }
+            or labels.get(self.options.fallback_label, "")
+        )
+        return alert(
+            labels.get("alertname", ""),
+            labels.get("severity", ""),
+            service,
+            row.get("annotations"),
+            str(row.get("state", "")).lower(),
+            parse_timestamp(row.get("activeAt")),
+        )
 
     def probe(self) -> dict[str, Any]:
         """Reachability, version and latency (``/api/v1/status/buildinfo``)."""
         return self.http.probe("/api/v1/status/buildinfo", "data", "version")
-
-
-def _second_iso(text: Any) -> str | None:
-    parsed = parse_timestamp(text)
-    return iso(parsed) if parsed else None

@@ -71,24 +71,12 @@ def unit_for(
 #: ``connections``), a ratio and a bare rate (``/s``) are left to the signal's name: they add
 #: nothing to it, and backends disagree on them.
 MEASURES = {
-    "ns": "ns",
-    "nanoseconds": "ns",
-    "us": "µs",
-    "µs": "µs",
-    "microseconds": "µs",
-    "ms": "ms",
-    "milliseconds": "ms",
-    "s": "s",
-    "seconds": "s",
-    "bytes": "bytes",
-    "bits": "bits",
-    "%": "%",
-    "percent": "%",
-    "celsius": "celsius",
-    "meters": "meters",
-    "volts": "volts",
-    "joules": "joules",
-    "grams": "grams",
+    **dict.fromkeys(("ns", "nanoseconds"), "ns"),
+    **dict.fromkeys(("us", "µs", "microseconds"), "µs"),
+    **dict.fromkeys(("ms", "milliseconds"), "ms"),
+    **dict.fromkeys(("s", "seconds"), "s"),
+    **dict.fromkeys(("%", "percent"), "%"),
+    **{word: word for word in ("bytes", "bits", "celsius", "meters", "volts", "joules", "grams")},
 }
 
 

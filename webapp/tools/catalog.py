@@ -3,13 +3,12 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Sequence
 from datetime import datetime, timedelta
 from typing import Any, Protocol
 
 from ..persistence.context import current_run_or_none
 from ..telemetry import TelemetryBackend
-from .analysis_tools import analysis_tools
+from .analysis_tools import TIME_SCHEMA, analysis_tools
 from .registry import (
     REFERENCE,
     TELEMETRY,
@@ -51,9 +50,6 @@ def window(backend: TelemetryBackend, arguments: dict[str, Any]) -> tuple[dateti
     end = parse_time("end", arguments.get("end")) or backend.reference_time()
     start = parse_time("start", arguments.get("start")) or end - DEFAULT_WINDOW
     return checked_window(start, end)
-
-
-_TIME = {"type": "string", "format": "date-time", "maxLength": 40}
 
 
 def declared_aliases(backend: TelemetryBackend) -> dict[str, list[str]]:
@@ -122,8 +118,8 @@ def telemetry_tools(backend: TelemetryBackend) -> list[ToolSpec]:
                     "service": service,
                     "level": {"type": "string", "enum": ["ERROR", "WARN", "INFO"]},
                     "keyword": {"type": "string", "maxLength": 200},
-                    "start": _TIME,
-                    "end": _TIME,
+                    "start": TIME_SCHEMA,
+                    "end": TIME_SCHEMA,
                     "limit": {"type": "integer", "minimum": 1, "maximum": 200, "default": 50},
                 },
                 "required": ["service"],
@@ -142,8 +138,8 @@ def telemetry_tools(backend: TelemetryBackend) -> list[ToolSpec]:
                 "properties": {
                     "service": service,
                     "metric": {"type": "string", "maxLength": 200},
-                    "start": _TIME,
-                    "end": _TIME,
+                    "start": TIME_SCHEMA,
+                    "end": TIME_SCHEMA,
                     "step_seconds": {"type": "integer", "minimum": 60, "maximum": 86400},
                 },
                 "required": ["service", "metric"],
@@ -192,8 +188,8 @@ def promql_tool(backend: Any) -> ToolSpec:
             "type": "object",
             "properties": {
                 "query": {"type": "string", "minLength": 1, "maxLength": 2000},
-                "start": _TIME,
-                "end": _TIME,
+                "start": TIME_SCHEMA,
+                "end": TIME_SCHEMA,
                 "step_seconds": {"type": "integer", "minimum": 15, "maximum": 86400},
             },
             "required": ["query"],
@@ -241,10 +237,8 @@ def knowledge_tool(index: KnowledgeSearch, tracker: DocFilter | None) -> ToolSpe
 def diagnosis_tools(
     backend: TelemetryBackend, index: KnowledgeSearch, tracker: DocFilter | None
 ) -> list[ToolSpec]:
-    """The complex-chat executor's tools: knowledge, logs, metrics, alerts (a question may ask
-    which are firing), the analysis tools (``detect_anomalies``, ``log_patterns``, ``triage``,
-    which reads what each service does from the knowledge titles) and, when the metrics
-    backend speaks PromQL, ``query_promql``."""
+    """The complex-chat executor's tools: knowledge, logs, metrics, alerts, the analysis tools
+    and, when the metrics backend speaks PromQL, ``query_promql``."""
     logs, metrics, alerts = telemetry_tools(backend)
     analysis = analysis_tools(
         backend, declared_aliases(backend), service_descriptions(backend.services(), index)
@@ -253,6 +247,3 @@ def diagnosis_tools(
     if getattr(backend, "speaks_promql", False):
         tools.append(promql_tool(backend))
     return tools
-
-
-ToolFactory = Callable[[], Sequence[ToolSpec]]

@@ -1,14 +1,6 @@
-"""Runtime de-duplication of retrieved knowledge chunks.
-
-Within one diagnosis a chunk the model has already read is not sent again in full: the tool
-returns a short stub naming its ``doc_id`` instead, which saves context and stops the model from
-citing the same runbook paragraph as if it were new evidence. The state is runtime only,
-keyed by session, and cleared when the run ends.
-
-Memory is bounded: at most ``max_keys`` session keys (default 1024) are remembered, the least
-recently used evicted first, and at most ``max_docs_per_key`` doc ids (default 512) per key,
-the oldest forgotten first. Forgetting only means a chunk may be returned in full once more.
-"""
+"""Within one diagnosis, a knowledge chunk already returned is sent again as a short stub naming
+its ``doc_id``. Runtime state, bounded: at most ``max_keys`` sessions (least recently used go
+first) and ``max_docs_per_key`` doc ids per session (oldest go first)."""
 
 from __future__ import annotations
 

@@ -1,9 +1,5 @@
-"""Tool specs, argument validation, and the per-agent tool box that records every call.
-
-A tool's failure is returned to the model as data (status ERROR plus a message), never raised
-into the agent loop; calls the loop refuses (unknown tool, arguments failing the schema, budget
-spent) are recorded with status BLOCKED and the model is told why.
-"""
+"""Tool specs, argument validation, and the per-agent tool box that records every call: a
+failure is answered as data (status ERROR), a refused call is recorded as BLOCKED."""
 
 from __future__ import annotations
 
@@ -66,8 +62,7 @@ class ToolOutput:
 
     raw_output: Any
     retrieval_details: Any = None
-    #: ``json.dumps(raw_output, ensure_ascii=False)`` when the tool has it already (a kept
-    #: analysis output): the result message embeds it instead of encoding the output again.
+    #: ``json.dumps(raw_output, ensure_ascii=False)`` when the tool has it already.
     raw_json: str | None = field(default=None, compare=False, repr=False)
 
 
@@ -79,14 +74,9 @@ ROLES = (TELEMETRY, REFERENCE)
 
 @dataclass(frozen=True)
 class ToolSpec:
-    """A tool: name, description, JSON-schema parameters, the function that runs it, its role.
-
-    ``role`` is required so every new tool declares whether its output is ``telemetry`` or
-    ``reference`` evidence. ``detail`` is catalog text (the metrics of each service) that a
-    model planning the queries reads after the description; a model running them is sent the
-    description alone, since every one of its calls sends the tool definitions again, and the
-    tool's errors name what it accepts.
-    """
+    """A tool: name, description, JSON-schema parameters, the function that runs it, its role
+    (``telemetry`` or ``reference`` evidence), and ``detail``: catalog text sent after the
+    description to a planning model only."""
 
     name: str
     description: str
@@ -276,16 +266,13 @@ class ToolBox:
             )
         )
         message: dict[str, Any] = {"invocation_id": invocation_id, "tool": name}
-        if status == SUCCESS and raw_json is not None:  # what json.dumps(message) writes
-            head = json.dumps(message, ensure_ascii=False)[:-1]
-            content = f'{head}, "result": {raw_json}}}'
-            return ToolCallResult(invocation_id, status, content, raw_output)
         if status != SUCCESS:
             message.update(status=status, error=error)
             return ToolCallResult(invocation_id, status, json.dumps(message, ensure_ascii=False))
-        message["result"] = raw_output
-        content = json.dumps(message, ensure_ascii=False)
-        return ToolCallResult(invocation_id, status, content, raw_output)
+        # what json.dumps(message with its "result") writes, embedding the output's own JSON
+        head = json.dumps(message, ensure_ascii=False)[:-1]
+        result = raw_json if raw_json is not None else json.dumps(raw_output, ensure_ascii=False)
+        return ToolCallResult(invocation_id, status, f'{head}, "result": {result}}}', raw_output)
 
 
 def tool_roles(specs: Sequence[ToolSpec]) -> dict[str, str]:

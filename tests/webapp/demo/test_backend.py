@@ -262,7 +262,7 @@ def test_files_load_once_under_concurrent_first_use(monkeypatch: pytest.MonkeyPa
 
 def test_missing_dataset_is_a_clear_error(tmp_path: Path) -> None:
     empty = DemoTelemetryBackend(tmp_path)
-    with pytest.raises(TelemetryError, match=r"python -m demo\.generate"):
+    with pytest.raises(TelemetryError, match=r"make demo-data"):
         empty.services()
     assert empty.runbook_dir() is None
 
