@@ -23,6 +23,7 @@ from .common import (
 )
 from .common import window as checked_window
 from .http import HttpOptions, HttpSource
+from .logfields import lookup
 from .partial import PartialSource
 from .port import TelemetryError
 
@@ -33,17 +34,6 @@ DEFAULT_FIELDS = {
     "message": "message",
     "trace_id": "trace.id",
 }
-
-
-def _get(source: Mapping[str, Any], dotted: str) -> Any:
-    if dotted in source:
-        return source[dotted]
-    value: Any = source
-    for part in dotted.split("."):
-        if not isinstance(value, Mapping) or part not in value:
-            return None
-        value = value[part]
-    return value
 
 
 class ElasticsearchBackend(PartialSource):
@@ -144,16 +134,16 @@ class ElasticsearchBackend(PartialSource):
                 raise unknown_service(service, known)
         return {"records": records, "total": total, "truncated": total > len(records)}
 
-    def _record(self, service: str, source: Mapping[str, Any]) -> dict[str, Any] | None:
-        moment = parse_timestamp(_get(source, self.fields["timestamp"]))
+    def _record(self, service: str, source: dict[str, Any]) -> dict[str, Any] | None:
+        moment = parse_timestamp(lookup(source, self.fields["timestamp"]))
         if moment is None:
             return None
         return record(
             moment,
-            str(_get(source, self.fields["service"]) or service),
-            canonical_level(_get(source, self.fields["level"])),
-            str(_get(source, self.fields["message"]) or ""),
-            _get(source, self.fields["trace_id"]),
+            str(lookup(source, self.fields["service"]) or service),
+            canonical_level(lookup(source, self.fields["level"])),
+            str(lookup(source, self.fields["message"]) or ""),
+            lookup(source, self.fields["trace_id"]),
         )
 
     def probe(self) -> dict[str, Any]:

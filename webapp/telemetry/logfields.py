@@ -170,6 +170,11 @@ def _paths(keys: tuple[str, ...]) -> tuple[tuple[str, ...], ...]:
     return tuple(path for key in keys for path in dict.fromkeys(((key,), tuple(key.split(".")))))
 
 
+def lookup(item: dict[str, Any], key: str) -> Any:
+    """``item[key]``, else a dotted key's path into nested objects; None when empty."""
+    return _field(item, _paths((key,)))
+
+
 def _field(item: dict[str, Any], paths: tuple[tuple[str, ...], ...]) -> Any:
     for head, *rest in paths:
         value = item.get(head)

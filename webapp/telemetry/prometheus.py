@@ -87,11 +87,8 @@ def validate_promql(query: str) -> str:
 
 
 class PrometheusBackend(PartialSource):
-    """``TelemetryBackend`` metrics and alerts over the Prometheus HTTP API.
-
-    ``catalog_error`` is why the last catalog read failed (None after one succeeded): while
-    the server is unreachable the catalog stays as it was, and an answer names the failure.
-    """
+    """Metrics and alerts over the Prometheus HTTP API; while the server is unreachable the
+    last catalog is kept (and ``catalog_error`` says why)."""
 
     name = "prometheus"
 
@@ -244,17 +241,13 @@ class PrometheusBackend(PartialSource):
             query = f"avg_over_time({selector}[{step}s])"
         else:
             query = selector
-        answer = self._range(query, start, end, step)
-        answer["summary"] = summary(
-            (p[1] for s in answer["series"] for p in s["points"]),
-            unit_for(metric_name, meta.get("unit"), counter, meta.get("help")),
-        )
-        answer["query"] = query
-        answer["step_seconds"] = step
-        answer["truncated"] = answer["truncated"] or coarsened
-        return answer
+        unit = unit_for(metric_name, meta.get("unit"), counter, meta.get("help"))
+        return self._range(query, start, end, step, coarsened, unit)
 
-    def _range(self, query: str, start: datetime, end: datetime, step: int) -> dict[str, Any]:
+    def _range(
+        self, query: str, start: datetime, end: datetime, step: int, coarsened: bool, unit: str
+    ) -> dict[str, Any]:
+        """The answer to a range query: capped series, their summary, the query and step."""
         first = math.ceil(start.timestamp() / step) * step
         data = self.http.get_data(
             "/api/v1/query_range",
@@ -281,7 +274,13 @@ class PrometheusBackend(PartialSource):
                     ],
                 }
             )
-        return {"series": series, "truncated": truncated}
+        return {
+            "series": series,
+            "truncated": truncated or coarsened,
+            "summary": summary((p[1] for s in series for p in s["points"]), unit),
+            "query": query,
+            "step_seconds": step,
+        }
 
     def query_promql(
         self, *, query: str, start: datetime, end: datetime, step_seconds: int | None = None
@@ -289,11 +288,7 @@ class PrometheusBackend(PartialSource):
         """A validated PromQL range query, capped like ``query_metrics``."""
         text = validate_promql(query)
         start, end = checked_window(start, end)
-        step, coarsened = self._step(start, end, step_seconds)
-        answer = self._range(text, start, end, step)
-        answer["summary"] = summary((p[1] for s in answer["series"] for p in s["points"]), "")
-        answer.update(query=text, step_seconds=step, truncated=answer["truncated"] or coarsened)
-        return answer
+        return self._range(text, start, end, *self._step(start, end, step_seconds), "")
 
     def rule_alerts(self) -> list[dict[str, Any]]:
         """The rule alerts of ``/api/v1/alerts`` as the server wrote them (labels, activeAt)."""

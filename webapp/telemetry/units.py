@@ -23,15 +23,13 @@ SUFFIX_UNITS = (
     ("_grams", "grams"),
     ("_ms", "ms"),
 )
-#: Counter suffixes: queried as a per-second rate.
-COUNTER_SUFFIXES = ("_total", "_count", "_sum", "_created")
 
 
 def is_counter(metric: str, kind: str | None = None) -> bool:
     """True for counters (metadata type or the ``_total`` naming convention)."""
     if kind:
         return kind == "counter"
-    return metric.endswith(COUNTER_SUFFIXES[:1])
+    return metric.endswith("_total")
 
 
 #: Units a metric's help text may name ("... in seconds", "(bytes)"), as written in answers.

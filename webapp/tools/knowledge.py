@@ -20,7 +20,7 @@ from contextlib import contextmanager
 from dataclasses import asdict, dataclass
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any, TypedDict
+from typing import Any, TypedDict, cast
 
 from .chunking import chunk_with_title
 from .documents import SUFFIXES, DocumentNotFound, ReadOnlyDocument, clean_name, validate_text
@@ -92,6 +92,10 @@ class DocumentInfo(DocumentSummary):
 
     origin: str
     uploaded_at: str | None
+
+
+_INFO_KEYS = ("doc_id", "title", "source", "chunks", "bytes", "origin", "uploaded_at")
+_INFO_COLUMNS = "source, title, source, chunks, bytes, origin, uploaded_at"
 
 
 @dataclass(frozen=True)
@@ -267,7 +271,7 @@ class KnowledgeIndex:
         if not root.is_dir():
             raise NotADirectoryError(f"knowledge folder not found: {root}")
         prefix = root.resolve().name or "knowledge"
-        found: dict[str, tuple[str, str, str, int]] = {}  # source -> (hash, text, name, bytes)
+        found: dict[str, tuple[str, str, str]] = {}  # source -> (hash, text, file name)
         unreadable: set[str] = set()  # present but unreadable now (mid-write): keep, not remove
         for file in sorted(root.rglob("*")):
             rel = file.relative_to(root)
@@ -281,18 +285,14 @@ class KnowledgeIndex:
                 logger.warning("knowledge: skipping %s: %s", file, exc)
                 unreadable.add(f"{prefix}/{rel.as_posix()}")
                 continue
-            body = text.encode("utf-8")
-            found[f"{prefix}/{rel.as_posix()}"] = (_digest(body), text, file.name, len(body))
+            found[f"{prefix}/{rel.as_posix()}"] = (_digest(text.encode()), text, file.name)
         with self._read() as conn:
             existing: dict[str, str] = dict(
                 conn.execute("SELECT source, hash FROM documents WHERE origin = ?", (DIRECTORY,))
             )
         changed = {s: v for s, v in found.items() if existing.get(s) != v[0]}
         gone = sorted(set(existing) - set(found) - unreadable)
-        prepared = [
-            _prepare(s, DIRECTORY, name, text, (digest, size))
-            for s, (digest, text, name, size) in changed.items()
-        ]
+        prepared = [_prepare(s, DIRECTORY, name, text) for s, (_, text, name) in changed.items()]
         if prepared or gone:
             with self._write() as conn:
                 self._store(conn, prepared)
@@ -332,20 +332,20 @@ class KnowledgeIndex:
         """
         with self._write() as conn:
             row = conn.execute(
-                "SELECT source, title, chunks, bytes, origin FROM documents WHERE source = ?",
-                (doc_id,),
+                f"SELECT {_INFO_COLUMNS} FROM documents WHERE source = ?", (doc_id,)
             ).fetchone()
             if row is None:
                 raise DocumentNotFound(f"no knowledge document {doc_id!r}")
-            source, title, chunks, size, origin = row
-            if origin != UPLOAD:
+            found = dict(zip(_INFO_KEYS, row, strict=True))
+            if found.pop("origin") != UPLOAD:
                 raise ReadOnlyDocument(
                     f"{doc_id} is a bundled runbook from the knowledge folder and is read-only; "
                     "only uploaded documents can be deleted"
                 )
-            _delete_chunks(conn, [source])
-            conn.execute("DELETE FROM documents WHERE source = ?", (source,))
-        return DocumentSummary(doc_id=source, title=title, source=source, chunks=chunks, bytes=size)
+            _delete_chunks(conn, [doc_id])
+            conn.execute("DELETE FROM documents WHERE source = ?", (doc_id,))
+        del found["uploaded_at"]
+        return cast(DocumentSummary, found)
 
     # --- reads ----------------------------------------------------------------------------
 
@@ -399,21 +399,10 @@ class KnowledgeIndex:
         """Every indexed document with its origin and upload time, uploads first, newest first."""
         with self._read() as conn:
             rows = conn.execute(
-                "SELECT source, title, chunks, bytes, origin, uploaded_at FROM documents "
+                f"SELECT {_INFO_COLUMNS} FROM documents "
                 "ORDER BY origin = 'upload' DESC, uploaded_at DESC, source"
             ).fetchall()
-        return [
-            DocumentInfo(
-                doc_id=source,
-                title=title,
-                source=source,
-                chunks=n,
-                bytes=size,
-                origin=origin,
-                uploaded_at=uploaded_at,
-            )
-            for source, title, n, size, origin, uploaded_at in rows
-        ]
+        return [cast(DocumentInfo, dict(zip(_INFO_KEYS, row, strict=True))) for row in rows]
 
 
 @contextmanager
@@ -496,15 +485,10 @@ class _Prepared:
     summary: DocumentSummary
 
 
-def _prepare(
-    source: str, origin: str, filename: str, text: str, known: tuple[str, int] | None = None
-) -> _Prepared:
-    """``text`` chunked; ``known``: its SHA-256 and UTF-8 size when the caller has them."""
+def _prepare(source: str, origin: str, filename: str, text: str) -> _Prepared:
+    """``text`` chunked and summarised."""
     title, chunks = chunk_with_title(text, filename)
-    if known is None:
-        data = text.encode("utf-8")
-        known = (_digest(data), len(data))
-    digest, size = known
+    data = text.encode("utf-8")
     cjk = not text.isascii()  # an ASCII document (most runbooks) has no CJK run to look for
     rows = [
         (
@@ -517,9 +501,9 @@ def _prepare(
         for n, (name, body) in enumerate(chunks)
     ]
     summary = DocumentSummary(
-        doc_id=source, title=title, source=source, chunks=len(chunks), bytes=size
+        doc_id=source, title=title, source=source, chunks=len(chunks), bytes=len(data)
     )
-    return _Prepared(source, origin, digest, rows, summary)
+    return _Prepared(source, origin, _digest(data), rows, summary)
 
 
 def _now() -> str:

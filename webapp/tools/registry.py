@@ -204,65 +204,44 @@ class ToolBox:
         try:
             output = spec.handler(arguments)
         except (ToolError, TelemetryError) as exc:
-            return self._record(
-                name, arguments, {"error": str(exc)}, ERROR, str(exc), started, step_id
-            )
+            return self._record(name, arguments, started, step_id, ERROR, str(exc))
         except Exception as exc:  # a broken backend must not kill the agent loop
             log.exception("tool %s failed", name)
             message = f"{name} failed: {type(exc).__name__}"
-            return self._record(
-                name, arguments, {"error": message}, ERROR, message, started, step_id
-            )
-        return self._record(
-            name,
-            arguments,
-            output.raw_output,
-            SUCCESS,
-            None,
-            started,
-            step_id,
-            output.retrieval_details,
-            output.raw_json,
-        )
+            return self._record(name, arguments, started, step_id, ERROR, message)
+        return self._record(name, arguments, started, step_id, output=output)
 
     def block(
         self, name: str, raw_arguments: Any, reason: str, step_id: int | None
     ) -> ToolCallResult:
         """Record a refused call (status BLOCKED) and tell the model why."""
-        return self._record(
-            name,
-            _loads_or_text(raw_arguments),
-            {"error": reason},
-            BLOCKED,
-            reason,
-            time.perf_counter(),
-            step_id,
-        )
+        arguments = _loads_or_text(raw_arguments)
+        return self._record(name, arguments, time.perf_counter(), step_id, BLOCKED, reason)
 
     def _record(
         self,
         name: str,
         arguments: Any,
-        raw_output: Any,
-        status: str,
-        error: str | None,
         started: float,
         step_id: int | None,
-        retrieval_details: Any = None,
-        raw_json: str | None = None,
+        status: str = SUCCESS,
+        error: str | None = None,
+        output: ToolOutput | None = None,
     ) -> ToolCallResult:
+        """Record the call; ``output`` when it succeeded, else ``error`` is its output."""
+        output = output or ToolOutput({"error": error})
         duration_ms = int((time.perf_counter() - started) * 1000)
         invocation_id = self.recorder.record(
             InvocationDraft(
                 self.agent_name,
                 name,
                 arguments,
-                raw_output,
+                output.raw_output,
                 status,
                 error,
                 duration_ms,
                 step_id,
-                retrieval_details,
+                output.retrieval_details,
             )
         )
         message: dict[str, Any] = {"invocation_id": invocation_id, "tool": name}
@@ -271,8 +250,10 @@ class ToolBox:
             return ToolCallResult(invocation_id, status, json.dumps(message, ensure_ascii=False))
         # what json.dumps(message with its "result") writes, embedding the output's own JSON
         head = json.dumps(message, ensure_ascii=False)[:-1]
-        result = raw_json if raw_json is not None else json.dumps(raw_output, ensure_ascii=False)
-        return ToolCallResult(invocation_id, status, f'{head}, "result": {result}}}', raw_output)
+        raw = output.raw_json or json.dumps(output.raw_output, ensure_ascii=False)
+        return ToolCallResult(
+            invocation_id, status, f'{head}, "result": {raw}}}', output.raw_output
+        )
 
 
 def tool_roles(specs: Sequence[ToolSpec]) -> dict[str, str]:
