@@ -156,27 +156,22 @@ class DemoTelemetryBackend:
     immutable = True
 
     def __init__(self, data_dir: Path | None = None) -> None:
-        self._dir = Path(data_dir) if data_dir is not None else DEFAULT_DATA_DIR
+        self.data_dir = Path(data_dir) if data_dir is not None else DEFAULT_DATA_DIR
         self._lock = threading.Lock()
         self._meta: _Meta | None = None
         self._logs: dict[tuple[str, str | None], _LogIndex] | None = None
         self._range: dict[str, tuple[str, str] | None] | None = None
 
-    @property
-    def data_dir(self) -> Path:
-        """The dataset folder this backend reads."""
-        return self._dir
-
     def _loaded_meta(self) -> _Meta:
         with self._lock:
             if self._meta is None:
-                self._meta = _load_meta(self._dir)
+                self._meta = _load_meta(self.data_dir)
             return self._meta
 
     def _loaded_logs(self) -> dict[tuple[str, str | None], _LogIndex]:
         with self._lock:
             if self._logs is None:
-                self._logs = _load_logs(self._dir / "logs.jsonl.gz")
+                self._logs = _load_logs(self.data_dir / "logs.jsonl.gz")
             return self._logs
 
     def reference_time(self) -> datetime:
@@ -186,11 +181,6 @@ class DemoTelemetryBackend:
     def services(self) -> list[str]:
         """Every service with telemetry, sorted."""
         return list(self._loaded_meta().services)
-
-    def metric_names(self) -> list[str]:
-        """Every metric name any service has, sorted."""
-        metrics = self._loaded_meta().metrics
-        return sorted({metric for per_service in metrics.values() for metric in per_service})
 
     def metrics_by_service(self) -> dict[str, list[str]]:
         """The metrics each service has, sorted."""
@@ -306,5 +296,5 @@ class DemoTelemetryBackend:
 
     def runbook_dir(self) -> Path | None:
         """The dataset's ``runbooks`` folder, if it has one."""
-        folder = self._dir / "runbooks"
+        folder = self.data_dir / "runbooks"
         return folder if folder.is_dir() else None

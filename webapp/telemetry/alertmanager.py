@@ -16,6 +16,8 @@ from .http import HttpSource
 from .partial import PartialSource
 from .port import TelemetryError
 
+#: Alertmanager's own filters: active alerts, neither silenced, inhibited nor unprocessed.
+_UNMUTED = {"active": "true", "silenced": "false", "inhibited": "false", "unprocessed": "false"}
 #: The rule alerts of the Prometheus that feeds this Alertmanager (``PrometheusBackend``'s).
 RuleAlerts = Callable[[], list[dict[str, Any]]]
 
@@ -46,10 +48,7 @@ class AlertmanagerBackend(PartialSource):
         wanted = alert_state(state)
         if wanted == "pending":
             return {"alerts": []}
-        rows = self.http.get_json(
-            "/api/v2/alerts",
-            {"active": "true", "silenced": "false", "inhibited": "false", "unprocessed": "false"},
-        )
+        rows = self.http.request("GET", "/api/v2/alerts", params=_UNMUTED)
         if not isinstance(rows, list):
             raise TelemetryError(
                 f"{self.http.system} answered /api/v2/alerts with an unexpected body: "

@@ -62,10 +62,6 @@ class CompositeBackend:
             found.update(source.services())
         return sorted(found)
 
-    def metric_names(self) -> list[str]:
-        """The metric backend's names."""
-        return self.signals.metrics.metric_names() if self.signals.metrics else []
-
     def metrics_by_service(self) -> dict[str, list[str]]:
         """The metric backend's catalog."""
         return self.signals.metrics.metrics_by_service() if self.signals.metrics else {}
@@ -74,8 +70,7 @@ class CompositeBackend:
         """Aliases from every backend that has them, merged."""
         merged: dict[str, list[str]] = {}
         for source in distinct(self.signals.metrics, self.signals.logs, self.signals.alerts):
-            method = getattr(source, "service_aliases", None)
-            for service, names in (method() if method else {}).items():
+            for service, names in source.service_aliases().items():
                 merged.setdefault(service, [])
                 merged[service] += [n for n in names if n not in merged[service]]
         return merged

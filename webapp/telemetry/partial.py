@@ -42,10 +42,6 @@ class PartialSource:
         """No services."""
         return []
 
-    def metric_names(self) -> list[str]:
-        """No metrics."""
-        return []
-
     def metrics_by_service(self) -> dict[str, list[str]]:
         """No metrics."""
         return {}

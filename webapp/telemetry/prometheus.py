@@ -154,10 +154,6 @@ class PrometheusBackend(PartialSource):
         """Every value of the service label (empty while the server is unreachable)."""
         return sorted(self._catalog_now())
 
-    def metric_names(self) -> list[str]:
-        """Every metric name any service has."""
-        return sorted({m for metrics in self._catalog_now().values() for m in metrics})
-
     def metrics_by_service(self) -> dict[str, list[str]]:
         """The metrics each service has."""
         return {service: list(metrics) for service, metrics in self._catalog_now().items()}

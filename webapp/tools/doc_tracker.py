@@ -29,12 +29,8 @@ class RetrievedDocTracker:
         self._lock = threading.Lock()
 
     def filter(self, session_key: str, documents: list[dict[str, Any]]) -> list[dict[str, Any]]:
-        """Return ``documents`` with chunks already seen under ``session_key`` stubbed out.
-
-        New chunks are returned unchanged (as copies) and recorded; a chunk repeated within
-        the same call is stubbed from its second occurrence on. Documents without a string
-        ``doc_id`` pass through untouched and are not recorded.
-        """
+        """Copies of ``documents``, those already seen under ``session_key`` (or earlier in
+        this call) as stubs; documents without a string ``doc_id`` are not recorded."""
         result: list[dict[str, Any]] = []
         if not documents:
             return result

@@ -108,10 +108,6 @@ class SyncReport:
     unchanged: int = 0
     skipped: int = 0  # unreadable, binary, not UTF-8 or too large; logged
 
-    def as_dict(self) -> dict[str, int]:
-        """The counts as a plain dict."""
-        return asdict(self)
-
 
 def cjk_bigrams(text: str) -> list[str]:
     """Overlapping character bigrams of the CJK runs in ``text`` (a lone character: itself)."""
@@ -308,7 +304,7 @@ class KnowledgeIndex:
             unchanged=len(found) - len(changed),
             skipped=len(unreadable),
         )
-        logger.info("knowledge: synced %s: %s", root, report.as_dict())
+        logger.info("knowledge: synced %s: %s", root, asdict(report))
         return report
 
     def add_document(self, name: str, text: str | bytes, source: str = "upload") -> DocumentSummary:

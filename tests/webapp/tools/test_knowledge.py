@@ -2,12 +2,14 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable
+from dataclasses import asdict
 from pathlib import Path
 
 import pytest
 
 from webapp.tools.chunking import MAX_CHUNK_CHARS, chunk_with_title
 from webapp.tools.knowledge import KnowledgeIndex, build_match_query
+
 
 def chunk_document(text: str, filename: str) -> list[tuple[str, str]]:
     return chunk_with_title(text, filename)[1]
@@ -315,7 +317,7 @@ def test_sync_updates_changed_files_and_removes_deleted_ones(runbooks: Path) -> 
 
     report = kb.sync_directory(runbooks)
 
-    assert report.as_dict() == {
+    assert asdict(report) == {
         "added": 1,
         "updated": 1,
         "removed": 1,
@@ -378,7 +380,9 @@ def test_upload_is_indexed_and_summarised() -> None:
         "bytes": len(text.encode("utf-8")),
     }
     assert kb.search("consumer lag rebalance")[0]["doc_id"] == "upload/kafka.md#0"
-    assert [{k: d[k] for k in summary} for d in kb.documents()] == [summary]
+    (listed,) = kb.documents()
+    assert listed["origin"] == "upload" and listed["uploaded_at"]
+    assert {**summary, "origin": "upload", "uploaded_at": listed["uploaded_at"]} == listed
 
 
 def test_uploading_the_same_name_replaces_the_document() -> None:
