@@ -67,11 +67,14 @@ CREATE INDEX documents_origin ON documents (origin);
 INSERT INTO chunks (chunks, rank) VALUES ('automerge', {AUTOMERGE});
 """
 # bm25 weighted per column (title, content, doc_id, source, cjk); lower is better; ties keep
-# the order the chunks were written in.
+# the order the chunks were written in. The best chunks, then whether each is an upload's.
 _SEARCH = (
-    "SELECT doc_id, title, source, content, "
+    "SELECT m.doc_id, m.title, m.source, m.content, m.score, d.source IS NOT NULL, d.uploaded_at "
+    "FROM (SELECT doc_id, title, source, content, rowid AS r, "
     f"bm25(chunks, {TITLE_WEIGHT}, {CONTENT_WEIGHT}, 0.0, 0.0, {CJK_WEIGHT}) AS score "
-    "FROM chunks WHERE chunks MATCH ? ORDER BY score, rowid LIMIT ?"
+    "FROM chunks WHERE chunks MATCH ? ORDER BY score, rowid LIMIT ?) AS m "
+    "LEFT JOIN documents AS d ON d.source = m.source AND d.origin = 'upload' "
+    "ORDER BY m.score, m.r"
 )
 _CORRUPT = frozenset({11, 26})  # SQLITE_CORRUPT, SQLITE_NOTADB: the file is discarded
 _BUSY = frozenset({5, 6})  # SQLITE_BUSY, SQLITE_LOCKED: waited for
@@ -362,13 +365,12 @@ class KnowledgeIndex:
         try:
             with self._read() as conn:
                 rows = conn.execute(_SEARCH, (match, limit)).fetchall()
-                uploads = _uploads(conn, {row[2] for row in rows})
         except sqlite3.Error as exc:
             log = logger.error if _error_code(exc) in _CORRUPT else logger.warning
             log("knowledge search failed for %r: %s", match, exc)
             return []
         found = []
-        for doc_id, title, source, content, score in rows:
+        for doc_id, title, source, content, score, upload, uploaded_at in rows:
             item: dict[str, Any] = {
                 "doc_id": doc_id,
                 "title": title,
@@ -376,8 +378,9 @@ class KnowledgeIndex:
                 "score": max(round(-score, 3), 0.001),
                 "content": content,
             }
-            if source in uploads:
-                item["origin"] = uploads[source]
+            if upload:
+                name = source.rsplit("/", 1)[-1]
+                item["origin"] = {"kind": "upload", "file_name": name, "uploaded_at": uploaded_at}
             found.append(item)
         return found
 
@@ -447,21 +450,6 @@ def _delete_chunks(conn: sqlite3.Connection, sources: list[str]) -> None:
         params,
     )
     conn.executemany("DELETE FROM chunk_rows WHERE source = ?", params)
-
-
-def _uploads(conn: sqlite3.Connection, sources: set[str]) -> dict[str, dict[str, Any]]:
-    """The origin of each uploaded document among ``sources``."""
-    if not sources:
-        return {}
-    marks = ",".join("?" * len(sources))
-    rows = conn.execute(
-        f"SELECT source, uploaded_at FROM documents WHERE origin = ? AND source IN ({marks})",
-        [UPLOAD, *sorted(sources)],
-    ).fetchall()
-    return {
-        source: {"kind": "upload", "file_name": source.rsplit("/", 1)[-1], "uploaded_at": at}
-        for source, at in rows
-    }
 
 
 def _error_code(exc: sqlite3.Error) -> int:
