@@ -17,7 +17,7 @@ from ..analysis.anomalies import service_anomalies, service_log_patterns
 from ..analysis.series import RECENT_RANGE, forget_reads, recent_range
 from ..analysis.triage import triage
 from ..telemetry import TelemetryBackend
-from .registry import TELEMETRY, ToolOutput, ToolSpec, checked_window, parse_time
+from .registry import TELEMETRY, ToolOutput, ToolSpec, checked_window, object_schema, parse_time
 
 #: ``triage`` reads this much calm before the start of its window (each service's baseline).
 TRIAGE_BASELINE = timedelta(hours=1)
@@ -119,12 +119,7 @@ def analysis_tools(
             "onset, baseline (median, spread), incident (median, peak, peak_at), change, robust "
             f"z, direction, points. Window defaults to the {hours} hours before now ({now}); "
             "start well before the suspected onset, so a baseline exists.",
-            {
-                "type": "object",
-                "properties": {"service": service, "start": TIME_SCHEMA, "end": TIME_SCHEMA},
-                "required": ["service"],
-                "additionalProperties": False,
-            },
+            object_schema("service", service=service, start=TIME_SCHEMA, end=TIME_SCHEMA),
             detect_anomalies,
             TELEMETRY,
         ),
@@ -134,17 +129,13 @@ def analysis_tools(
             "new=true: not seen before it, or begun shortly before and still going on. Level "
             "defaults to ERROR and WARN. Window "
             f"defaults to the {hours} hours before now ({now}).",
-            {
-                "type": "object",
-                "properties": {
-                    "service": service,
-                    "start": TIME_SCHEMA,
-                    "end": TIME_SCHEMA,
-                    "level": {"type": "string", "enum": ["ERROR", "WARN", "INFO"]},
-                },
-                "required": ["service"],
-                "additionalProperties": False,
-            },
+            object_schema(
+                "service",
+                service=service,
+                start=TIME_SCHEMA,
+                end=TIME_SCHEMA,
+                level={"type": "string", "enum": ["ERROR", "WARN", "INFO"]},
+            ),
             log_patterns,
             TELEMETRY,
         ),
@@ -155,15 +146,9 @@ def analysis_tools(
             "onset and tied into incidents by log lines naming each other or onset order. hint: "
             "the question's words (marks the services it describes). Window defaults to the "
             f"{hours} hours before now ({now}).",
-            {
-                "type": "object",
-                "properties": {
-                    "start": TIME_SCHEMA,
-                    "end": TIME_SCHEMA,
-                    "hint": {"type": "string", "maxLength": 500},
-                },
-                "additionalProperties": False,
-            },
+            object_schema(
+                start=TIME_SCHEMA, end=TIME_SCHEMA, hint={"type": "string", "maxLength": 500}
+            ),
             run_triage,
             TELEMETRY,
         ),

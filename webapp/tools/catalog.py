@@ -16,6 +16,7 @@ from .registry import (
     ToolOutput,
     ToolSpec,
     checked_window,
+    object_schema,
     parse_time,
 )
 from .service_names import service_descriptions
@@ -112,19 +113,15 @@ def telemetry_tools(backend: TelemetryBackend) -> list[ToolSpec]:
             "query_logs",
             f"Search one service's logs, newest first. Window defaults to the hour before now "
             f"({now}). Filter by exact level and a case-insensitive keyword.{alias_note}",
-            {
-                "type": "object",
-                "properties": {
-                    "service": service,
-                    "level": {"type": "string", "enum": ["ERROR", "WARN", "INFO"]},
-                    "keyword": {"type": "string", "maxLength": 200},
-                    "start": TIME_SCHEMA,
-                    "end": TIME_SCHEMA,
-                    "limit": {"type": "integer", "minimum": 1, "maximum": 200, "default": 50},
-                },
-                "required": ["service"],
-                "additionalProperties": False,
-            },
+            object_schema(
+                "service",
+                service=service,
+                level={"type": "string", "enum": ["ERROR", "WARN", "INFO"]},
+                keyword={"type": "string", "maxLength": 200},
+                start=TIME_SCHEMA,
+                end=TIME_SCHEMA,
+                limit={"type": "integer", "minimum": 1, "maximum": 200, "default": 50},
+            ),
             query_logs,
             TELEMETRY,
         ),
@@ -133,18 +130,15 @@ def telemetry_tools(backend: TelemetryBackend) -> list[ToolSpec]:
             f"Read one metric series of a service with min/max/avg/last. Window defaults to the "
             f"hour before now ({now}). Metric names: as detect_anomalies reports them; a wrong "
             "name is answered with the service's list.",
-            {
-                "type": "object",
-                "properties": {
-                    "service": service,
-                    "metric": {"type": "string", "maxLength": 200},
-                    "start": TIME_SCHEMA,
-                    "end": TIME_SCHEMA,
-                    "step_seconds": {"type": "integer", "minimum": 60, "maximum": 86400},
-                },
-                "required": ["service", "metric"],
-                "additionalProperties": False,
-            },
+            object_schema(
+                "service",
+                "metric",
+                service=service,
+                metric={"type": "string", "maxLength": 200},
+                start=TIME_SCHEMA,
+                end=TIME_SCHEMA,
+                step_seconds={"type": "integer", "minimum": 60, "maximum": 86400},
+            ),
             query_metrics,
             TELEMETRY,
             METRICS_MARKER + json.dumps(metrics_of, separators=(",", ":")),
@@ -152,17 +146,9 @@ def telemetry_tools(backend: TelemetryBackend) -> list[ToolSpec]:
         ToolSpec(
             "query_alerts",
             "List alerts by state (firing, pending or all).",
-            {
-                "type": "object",
-                "properties": {
-                    "state": {
-                        "type": "string",
-                        "enum": ["firing", "pending", "all"],
-                        "default": "firing",
-                    },
-                },
-                "additionalProperties": False,
-            },
+            object_schema(
+                state={"type": "string", "enum": ["firing", "pending", "all"], "default": "firing"}
+            ),
             query_alerts,
             TELEMETRY,
         ),
@@ -184,17 +170,13 @@ def promql_tool(backend: Any) -> ToolSpec:
         "query_promql",
         "Run one PromQL range query against the metrics server (e.g. a rate or a ratio the "
         "query_metrics catalog does not offer). Points and series are capped; truncated says so.",
-        {
-            "type": "object",
-            "properties": {
-                "query": {"type": "string", "minLength": 1, "maxLength": 2000},
-                "start": TIME_SCHEMA,
-                "end": TIME_SCHEMA,
-                "step_seconds": {"type": "integer", "minimum": 15, "maximum": 86400},
-            },
-            "required": ["query"],
-            "additionalProperties": False,
-        },
+        object_schema(
+            "query",
+            query={"type": "string", "minLength": 1, "maxLength": 2000},
+            start=TIME_SCHEMA,
+            end=TIME_SCHEMA,
+            step_seconds={"type": "integer", "minimum": 15, "maximum": 86400},
+        ),
         query_promql,
         TELEMETRY,
     )
@@ -220,15 +202,11 @@ def knowledge_tool(index: KnowledgeSearch, tracker: DocFilter | None) -> ToolSpe
     return ToolSpec(
         "lookup_knowledge",
         "Search the runbooks and uploaded knowledge (bm25 full-text). Returns the best chunks.",
-        {
-            "type": "object",
-            "properties": {
-                "query": {"type": "string", "minLength": 1, "maxLength": 500},
-                "top_k": {"type": "integer", "minimum": 1, "maximum": 10, "default": 3},
-            },
-            "required": ["query"],
-            "additionalProperties": False,
-        },
+        object_schema(
+            "query",
+            query={"type": "string", "minLength": 1, "maxLength": 500},
+            top_k={"type": "integer", "minimum": 1, "maximum": 10, "default": 3},
+        ),
         lookup_knowledge,
         REFERENCE,
     )

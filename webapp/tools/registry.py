@@ -102,6 +102,15 @@ class ToolSpec:
         }
 
 
+def object_schema(*required: str, **properties: Any) -> dict[str, Any]:
+    """The JSON schema of an object of ``properties`` only, ``required`` among them."""
+    schema: dict[str, Any] = {"type": "object", "properties": properties}
+    if required:
+        schema["required"] = list(required)
+    schema["additionalProperties"] = False
+    return schema
+
+
 _TYPES: dict[str, tuple[type, ...]] = {
     "string": (str,),
     "integer": (int,),
