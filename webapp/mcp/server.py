@@ -33,7 +33,7 @@ from ..diagnosis import new_run_id
 from ..persistence.runs import FAILED, Finish, new_session_id
 from ..services.evidence_view import evidence_view
 from ..services.lifecycle import RunLifecycle
-from ..tools.registry import ToolBox, ToolCallResult, ToolSpec
+from ..tools.registry import ToolBox, ToolCallResult, ToolSpec, object_schema
 
 MCP, TOOL_FLOW, AGENT = "MCP", "tool", "mcp"
 DIAGNOSE = "diagnose"
@@ -56,15 +56,11 @@ class Gateway:
             for s in self.specs.values()
         ]
         limit = self.services.settings.max_question_chars
-        diagnose = {
-            "type": "object",
-            "properties": {
-                "question": {"type": "string", "minLength": 1, "maxLength": limit},
-                "session_id": {"type": "string", "pattern": f"^{ID_PATTERN.pattern}$"},
-            },
-            "required": ["question"],
-            "additionalProperties": False,
-        }
+        diagnose = object_schema(
+            "question",
+            question={"type": "string", "minLength": 1, "maxLength": limit},
+            session_id={"type": "string", "pattern": f"^{ID_PATTERN.pattern}$"},
+        )
         text = (
             "Diagnose an incident question with evidence: plans, queries telemetry, verifies "
             "every claim against the recorded tool outputs, and returns the rendered answer, "
