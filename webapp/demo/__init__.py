@@ -1,8 +1,4 @@
-"""The bundled demo dataset: a small e-commerce system with incident scenarios.
-
-``DemoTelemetryBackend`` serves the committed data in ``webapp/demo/data``;
-``python -m demo.generate`` (outside the app) rebuilds it.
-"""
+"""The bundled demo dataset (``webapp/demo/data``, rebuilt by ``make demo-data``)."""
 
 from __future__ import annotations
 

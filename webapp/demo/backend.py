@@ -1,12 +1,7 @@
-"""``TelemetryBackend`` over a demo dataset folder written by ``demo.generate``.
+"""``TelemetryBackend`` over a demo dataset folder (:mod:`.files`), read lazily once.
 
-Files are read lazily, once per backend, under a lock: ``dataset.json``, ``metrics.json`` and
-``alerts.json`` on the first call that needs any of them, ``logs.jsonl.gz`` on the first log
-query. Logs are indexed by time per service and per service and level, so a window query is
-two bisections, plus one pass over the window when it filters by keyword.
-
-Datetimes: aware datetimes are converted to UTC; naive datetimes are taken to be UTC already
-(the dataset has no other zone). Windows: logs ``[start, end)``, metrics ``[start, end]``.
+Logs are indexed by time per service and per service and level. Naive datetimes are UTC.
+Windows: logs ``[start, end)``, metrics ``[start, end]``.
 """
 
 from __future__ import annotations
@@ -25,7 +20,9 @@ from webapp.telemetry.common import (
     alert_state,
     canonical_level,
     check_limit,
+    iso_epoch,
     level_filter,
+    summary,
     unknown_service,
     window,
 )
@@ -76,17 +73,15 @@ def _parse_iso(text: str) -> datetime:
     return datetime.fromisoformat(text.replace("Z", "+00:00"))
 
 
-def _iso(epoch_seconds: int) -> str:
-    return datetime.fromtimestamp(epoch_seconds, tz=timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+def _missing(path: Path) -> TelemetryError:
+    return TelemetryError(f"demo dataset file {path} is missing; run `make demo-data`")
 
 
 def _read_json(path: Path) -> Any:
     try:
         return json.loads(path.read_text(encoding="utf-8"))
     except FileNotFoundError as exc:
-        raise TelemetryError(
-            f"demo dataset file {path} is missing; run `python -m demo.generate`"
-        ) from exc
+        raise _missing(path) from exc
 
 
 def _load_meta(folder: Path) -> _Meta:
@@ -129,9 +124,7 @@ def _load_logs(path: Path) -> dict[tuple[str, str | None], _LogIndex]:
                 }
                 rows.append((_ms(_parse_iso(item["timestamp"])), record))
     except FileNotFoundError as exc:
-        raise TelemetryError(
-            f"demo log file {path} is missing; run `python -m demo.generate`"
-        ) from exc
+        raise _missing(path) from exc
     rows.sort(key=lambda row: row[0])
     index: dict[tuple[str, str | None], _LogIndex] = {}
     for t_ms, record in rows:
@@ -144,25 +137,13 @@ def _load_logs(path: Path) -> dict[tuple[str, str | None], _LogIndex]:
     return index
 
 
-def _summary(values: list[float], unit: str) -> dict[str, Any]:
-    if not values:
-        return {"min": None, "max": None, "avg": None, "last": None, "unit": unit}
-    return {
-        "min": min(values),
-        "max": max(values),
-        "avg": round(sum(values) / len(values), _DECIMALS.get(unit, 2)),
-        "last": values[-1],
-        "unit": unit,
-    }
-
-
 def _downsample(series: _Series, lo: int, hi: int, step: int) -> list[list[Any]]:
     decimals = _DECIMALS.get(series.unit, 2)
     buckets: dict[int, list[float]] = {}
     for i in range(lo, hi):
         buckets.setdefault(series.times[i] // step * step, []).append(series.values[i])
     return [
-        [_iso(bucket), round(sum(values) / len(values), decimals)]
+        [iso_epoch(bucket), round(sum(values) / len(values), decimals)]
         for bucket, values in buckets.items()
     ]
 
@@ -175,27 +156,22 @@ class DemoTelemetryBackend:
     immutable = True
 
     def __init__(self, data_dir: Path | None = None) -> None:
-        self._dir = Path(data_dir) if data_dir is not None else DEFAULT_DATA_DIR
+        self.data_dir = Path(data_dir) if data_dir is not None else DEFAULT_DATA_DIR
         self._lock = threading.Lock()
         self._meta: _Meta | None = None
         self._logs: dict[tuple[str, str | None], _LogIndex] | None = None
         self._range: dict[str, tuple[str, str] | None] | None = None
 
-    @property
-    def data_dir(self) -> Path:
-        """The dataset folder this backend reads."""
-        return self._dir
-
     def _loaded_meta(self) -> _Meta:
         with self._lock:
             if self._meta is None:
-                self._meta = _load_meta(self._dir)
+                self._meta = _load_meta(self.data_dir)
             return self._meta
 
     def _loaded_logs(self) -> dict[tuple[str, str | None], _LogIndex]:
         with self._lock:
             if self._logs is None:
-                self._logs = _load_logs(self._dir / "logs.jsonl.gz")
+                self._logs = _load_logs(self.data_dir / "logs.jsonl.gz")
             return self._logs
 
     def reference_time(self) -> datetime:
@@ -205,11 +181,6 @@ class DemoTelemetryBackend:
     def services(self) -> list[str]:
         """Every service with telemetry, sorted."""
         return list(self._loaded_meta().services)
-
-    def metric_names(self) -> list[str]:
-        """Every metric name any service has, sorted."""
-        metrics = self._loaded_meta().metrics
-        return sorted({metric for per_service in metrics.values() for metric in per_service})
 
     def metrics_by_service(self) -> dict[str, list[str]]:
         """The metrics each service has, sorted."""
@@ -222,14 +193,10 @@ class DemoTelemetryBackend:
         return {service: list(names) for service, names in self._loaded_meta().aliases.items()}
 
     def data_range(self) -> dict[str, tuple[str, str] | None]:
-        """The first and last timestamp of the metrics and of the logs (None: no data)."""
-        if self._range is None:
-            self._range = self._data_range()
-        return dict(self._range)
-
-    def _data_range(self) -> dict[str, tuple[str, str] | None]:
-        """Each signal on its own: a folder holding metrics only (its logs read elsewhere)
-        still states its metrics' range."""
+        """The first and last timestamp of the metrics and of the logs (None: no data), each
+        on its own: a folder of metrics only still states their range."""
+        if self._range is not None:
+            return dict(self._range)
         series = [s for per in self._loaded_meta().metrics.values() for s in per.values()]
         seconds = [t for s in series if s.times for t in (s.times[0], s.times[-1])]
         try:
@@ -238,10 +205,13 @@ class DemoTelemetryBackend:
             indexes = {}
         logs = [i.times for (_, level), i in indexes.items() if level is None]
         millis = [t for times in logs if times for t in (times[0], times[-1])]
-        return {
-            "metrics": (_iso(min(seconds)), _iso(max(seconds))) if seconds else None,
-            "logs": (_iso(min(millis) // 1000), _iso(-(-max(millis) // 1000))) if millis else None,
+        self._range = {
+            "metrics": (iso_epoch(min(seconds)), iso_epoch(max(seconds))) if seconds else None,
+            "logs": (iso_epoch(min(millis) // 1000), iso_epoch(-(-max(millis) // 1000)))
+            if millis
+            else None,
         }
+        return dict(self._range)
 
     def _service(self, service: str) -> str:
         name = str(service).strip().lower()
@@ -313,7 +283,9 @@ class DemoTelemetryBackend:
             points = _downsample(series, lo, hi, step_seconds)
         return {
             "series": [{"metric": metric_name, "labels": dict(series.labels), "points": points}],
-            "summary": _summary([point[1] for point in points], series.unit),
+            "summary": summary(
+                (point[1] for point in points), series.unit, _DECIMALS.get(series.unit, 2)
+            ),
         }
 
     def query_alerts(self, *, state: str = "firing") -> dict[str, Any]:
@@ -324,5 +296,5 @@ class DemoTelemetryBackend:
 
     def runbook_dir(self) -> Path | None:
         """The dataset's ``runbooks`` folder, if it has one."""
-        folder = self._dir / "runbooks"
+        folder = self.data_dir / "runbooks"
         return folder if folder.is_dir() else None

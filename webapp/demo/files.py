@@ -1,15 +1,6 @@
-"""The dataset folder format ``DemoTelemetryBackend`` reads, written byte for byte the same way.
-
-One writer for every generator of that format: the bundled demo (``demo.generate``) and
-the evaluation's generated worlds (``eval.world``). A folder holds:
-
-* ``dataset.json`` - name, reference time, window, step, services and ``aliases``
-  (``{service: [alias, ...]}``: other names people use for a service, Chinese ones included).
-* ``logs.jsonl.gz`` - one JSON record per line, sorted by time, gzip with ``mtime=0``.
-* ``metrics.json`` - one series per service and metric, one point per step.
-* ``alerts.json`` - the alerts at the reference time.
-* ``runbooks/*.md`` - Markdown runbooks for the knowledge index.
-"""
+"""The dataset folder format ``DemoTelemetryBackend`` reads, written byte for byte the same way:
+``dataset.json``, ``logs.jsonl.gz`` (time order, gzip ``mtime=0``), ``metrics.json``,
+``alerts.json`` and ``runbooks/*.md``."""
 
 from __future__ import annotations
 

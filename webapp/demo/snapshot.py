@@ -1,20 +1,8 @@
-"""An incident exported from any configured backend into a ``TELEMETRY_DIR`` folder.
+"""An incident exported from any configured backend, through the port, into a ``TELEMETRY_DIR``
+folder of the demo dataset's format (:mod:`.files`) whose reference time is the window's end.
 
-Reads a window through the same port the tools use (so any mix of Prometheus, Loki,
-Elasticsearch, log files, Alertmanager works) and writes the demo dataset's format
-(:mod:`webapp.demo.files`), whose ``reference_time`` is the window's end: the folder can be
-diagnosed later, anywhere, with ``TELEMETRY_BACKEND=live TELEMETRY_DIR=<folder>``.
-
-* metrics: every metric of every service, one series each (the first the backend answers;
-  ``query_metrics`` semantics, so a counter is stored as the rate the tools saw), points
-  without a value left out;
-* logs: every record in the window, paged newest first through ``query_logs``, at most
-  ``max_lines`` per service (identical records in the same millisecond are kept once);
-* alerts: ``query_alerts(state="all")`` at export time;
-* runbooks: the backend's runbook folder, when it has one.
-
-What could not be read or was cut is listed in ``dataset.json`` under ``generator``
-(``skipped``, ``truncated``), never silently dropped.
+Logs are paged newest first, at most ``max_lines`` per service; what could not be read or was
+cut is listed in ``dataset.json`` under ``generator`` (``skipped``, ``truncated``).
 """
 
 from __future__ import annotations

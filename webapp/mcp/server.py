@@ -1,17 +1,8 @@
 """This app's tools and ``diagnose`` for any MCP client (``flask --app webapp mcp``).
 
-The tools served are the executor's own (telemetry, analysis and knowledge tools, as the tool
-registry builds them for the configured backend; not those it borrows from other MCP servers)
-plus ``diagnose``. Each tool call is a run of ``agent_flow`` ``MCP`` (``flow`` ``tool``) holding
-one invocation, recorded through the same tool box as an executor's call; its result is the
-message an executor reads, ``{"invocation_id", "tool", "result"}``, plus the ``run_id`` and
-``session_id`` of the run, so an answer built on it can cite ``invocation_id`` and a path into
-``result``, and the trace API shows the row. ``diagnose`` is a chat turn like ``POST /api/chat``
-in mode ``complex`` (so a follow-up in the same session sees it); it returns the rendered answer,
-its run and session ids, and the verified evidence the answer cites.
-
-Transports: stdio, or streamable HTTP bound to 127.0.0.1 by default, which asks for
-``Authorization: Bearer <API_KEY>`` when ``API_KEY`` is set.
+A tool call is a run of its own (flow ``tool``) holding one invocation, answered with the
+message an executor reads plus the run's ids; ``diagnose`` is a complex chat turn. Transports:
+stdio, or streamable HTTP (behind ``Authorization: Bearer <API_KEY>`` when that is set).
 """
 
 from __future__ import annotations
@@ -42,7 +33,7 @@ from ..diagnosis import new_run_id
 from ..persistence.runs import FAILED, Finish, new_session_id
 from ..services.evidence_view import evidence_view
 from ..services.lifecycle import RunLifecycle
-from ..tools.registry import ToolBox, ToolCallResult, ToolSpec
+from ..tools.registry import ToolBox, ToolCallResult, ToolSpec, object_schema
 
 MCP, TOOL_FLOW, AGENT = "MCP", "tool", "mcp"
 DIAGNOSE = "diagnose"
@@ -65,15 +56,11 @@ class Gateway:
             for s in self.specs.values()
         ]
         limit = self.services.settings.max_question_chars
-        diagnose = {
-            "type": "object",
-            "properties": {
-                "question": {"type": "string", "minLength": 1, "maxLength": limit},
-                "session_id": {"type": "string", "pattern": f"^{ID_PATTERN.pattern}$"},
-            },
-            "required": ["question"],
-            "additionalProperties": False,
-        }
+        diagnose = object_schema(
+            "question",
+            question={"type": "string", "minLength": 1, "maxLength": limit},
+            session_id={"type": "string", "pattern": f"^{ID_PATTERN.pattern}$"},
+        )
         text = (
             "Diagnose an incident question with evidence: plans, queries telemetry, verifies "
             "every claim against the recorded tool outputs, and returns the rendered answer, "

@@ -1,18 +1,8 @@
-"""Alerts from Alertmanager's API v2 (``GET /api/v2/alerts``).
+"""Alerts from Alertmanager's API v2: active ones, neither silenced nor inhibited.
 
-Silenced and inhibited alerts are left out (someone decided they need no attention), and so
-are unprocessed ones; Alertmanager has no ``pending`` state (pending alerts live in Prometheus),
-so ``state=pending`` answers an empty list and ``all`` equals ``firing``. Each alert maps to
-the ``query_alerts`` shape: ``alertname`` and ``severity`` labels, the service from
-``SERVICE_LABEL`` (then the fallback label), ``description`` then ``summary`` annotations,
-and ``active_at``.
-
-``active_at`` is when the alert became active: Prometheus' ``activeAt`` when the Prometheus
-that evaluates the rules is configured too (``rule_alerts``), matched by labels (the rule
-alert's labels are a subset of Alertmanager's, which may add external labels). Alertmanager's
-``startsAt`` is only when the alert last fired - after its ``for:`` period, and again after
-every resolve and re-fire - so it stands in only for an alert Prometheus does not hold, or when
-Prometheus cannot be read (the answer's ``note`` then says so).
+Alertmanager has no ``pending`` state. ``active_at`` is the matching Prometheus rule alert's
+``activeAt`` when the rules' Prometheus is configured, else ``startsAt`` (when the alert last
+fired; the answer's ``note`` says so when Prometheus could not be read).
 """
 
 from __future__ import annotations
@@ -21,11 +11,13 @@ from collections.abc import Callable, Mapping, Sequence
 from datetime import datetime
 from typing import Any
 
-from .common import Clock, alert_state, iso, parse_timestamp, utc_now
+from .common import Clock, alert, alert_state, parse_timestamp, utc_now
 from .http import HttpSource
 from .partial import PartialSource
 from .port import TelemetryError
 
+#: Alertmanager's own filters: active alerts, neither silenced, inhibited nor unprocessed.
+_UNMUTED = {"active": "true", "silenced": "false", "inhibited": "false", "unprocessed": "false"}
 #: The rule alerts of the Prometheus that feeds this Alertmanager (``PrometheusBackend``'s).
 RuleAlerts = Callable[[], list[dict[str, Any]]]
 
@@ -56,10 +48,7 @@ class AlertmanagerBackend(PartialSource):
         wanted = alert_state(state)
         if wanted == "pending":
             return {"alerts": []}
-        rows = self.http.get_json(
-            "/api/v2/alerts",
-            {"active": "true", "silenced": "false", "inhibited": "false", "unprocessed": "false"},
-        )
+        rows = self.http.request("GET", "/api/v2/alerts", params=_UNMUTED)
         if not isinstance(rows, list):
             raise TelemetryError(
                 f"{self.http.system} answered /api/v2/alerts with an unexpected body: "
@@ -87,16 +76,14 @@ class AlertmanagerBackend(PartialSource):
 
     def _alert(self, row: dict[str, Any], rules: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
         labels = row.get("labels") or {}
-        notes = row.get("annotations") or {}
-        started = active_since(labels, rules) or parse_timestamp(row.get("startsAt"))
-        return {
-            "alert_name": labels.get("alertname", ""),
-            "severity": labels.get("severity", ""),
-            "service": labels.get(self.service_label) or labels.get(self.fallback_label, ""),
-            "description": notes.get("description") or notes.get("summary") or "",
-            "state": "firing",
-            "active_at": iso(started) if started else None,
-        }
+        return alert(
+            labels.get("alertname", ""),
+            labels.get("severity", ""),
+            labels.get(self.service_label) or labels.get(self.fallback_label, ""),
+            row.get("annotations"),
+            "firing",
+            active_since(labels, rules) or parse_timestamp(row.get("startsAt")),
+        )
 
     def probe(self) -> dict[str, Any]:
         """Reachability, version and latency (``/api/v2/status``)."""

@@ -13,21 +13,11 @@ LEVELS = ("ERROR", "WARN", "INFO")
 ALERT_STATES = ("firing", "pending", "all")
 #: Source levels folded onto the three the tools know (anything unknown counts as INFO).
 LEVEL_ALIASES = {
-    "ERROR": "ERROR",
-    "ERR": "ERROR",
-    "FATAL": "ERROR",
-    "CRITICAL": "ERROR",
-    "CRIT": "ERROR",
-    "ALERT": "ERROR",
-    "EMERG": "ERROR",
-    "PANIC": "ERROR",
-    "SEVERE": "ERROR",
-    "WARN": "WARN",
-    "WARNING": "WARN",
-    "INFO": "INFO",
-    "NOTICE": "INFO",
-    "DEBUG": "INFO",
-    "TRACE": "INFO",
+    **dict.fromkeys(
+        ("ERROR", "ERR", "FATAL", "CRITICAL", "CRIT", "ALERT", "EMERG", "PANIC", "SEVERE"), "ERROR"
+    ),
+    **dict.fromkeys(("WARN", "WARNING"), "WARN"),
+    **dict.fromkeys(("INFO", "NOTICE", "DEBUG", "TRACE"), "INFO"),
 }
 #: Every source spelling of each level, for backends that filter on the server.
 LEVEL_SPELLINGS = {
@@ -143,7 +133,7 @@ def number(value: Any) -> float | None:
     return found if math.isfinite(found) else None
 
 
-def summary(values: Iterable[float | None], unit: str) -> dict[str, Any]:
+def summary(values: Iterable[float | None], unit: str, decimals: int = 4) -> dict[str, Any]:
     """``{"min", "max", "avg", "last", "unit"}`` over the finite values."""
     found = [v for v in values if v is not None]
     if not found:
@@ -151,7 +141,7 @@ def summary(values: Iterable[float | None], unit: str) -> dict[str, Any]:
     return {
         "min": min(found),
         "max": max(found),
-        "avg": round(sum(found) / len(found), 4),
+        "avg": round(sum(found) / len(found), decimals),
         "last": found[-1],
         "unit": unit,
     }
@@ -169,6 +159,21 @@ def record(
         if len(message) <= MAX_MESSAGE_CHARS
         else message[:MAX_MESSAGE_CHARS] + " ...[truncated]",
         "trace_id": str(trace_id) if trace_id not in (None, "") else None,
+    }
+
+
+def alert(
+    name: Any, severity: Any, service: Any, notes: Any, state: str, active_at: datetime | None
+) -> dict[str, Any]:
+    """One ``query_alerts`` alert; ``notes``: its annotations (description, else summary)."""
+    notes = notes if isinstance(notes, dict) else {}
+    return {
+        "alert_name": name,
+        "severity": severity,
+        "service": service,
+        "description": notes.get("description") or notes.get("summary") or "",
+        "state": state,
+        "active_at": iso(active_at) if active_at else None,
     }
 
 

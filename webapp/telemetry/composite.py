@@ -1,13 +1,7 @@
 """One ``TelemetryBackend`` made of a backend per signal: metrics, logs, alerts, runbooks.
 
-Any mix works (metrics from Prometheus, logs from Loki, alerts from Alertmanager). A signal
-without a backend answers, as data, that it is not configured: an empty result carrying
-``"not_configured": true`` and a message naming the variables that would configure it, so the
-model reads why there is nothing instead of seeing an error. Services are the union of the
-metric and log backends' services (a service only one of them knows has no data in the other,
-which is not an error); "now" is the metric backend's clock (else the log
-backend's, else the real clock). The data's range is each signal backend's own
-(:func:`data_ranges`), None for one that cannot say.
+A signal without a backend answers an empty result with ``"not_configured": true`` and a message
+naming the variables that configure it. Services are the union of the metric and log backends'.
 """
 
 from __future__ import annotations
@@ -64,13 +58,9 @@ class CompositeBackend:
     def services(self) -> list[str]:
         """Services with metrics or logs."""
         found: set[str] = set()
-        for source in _distinct(self.signals.metrics, self.signals.logs):
+        for source in distinct(self.signals.metrics, self.signals.logs):
             found.update(source.services())
         return sorted(found)
-
-    def metric_names(self) -> list[str]:
-        """The metric backend's names."""
-        return self.signals.metrics.metric_names() if self.signals.metrics else []
 
     def metrics_by_service(self) -> dict[str, list[str]]:
         """The metric backend's catalog."""
@@ -79,9 +69,8 @@ class CompositeBackend:
     def service_aliases(self) -> dict[str, list[str]]:
         """Aliases from every backend that has them, merged."""
         merged: dict[str, list[str]] = {}
-        for source in _distinct(self.signals.metrics, self.signals.logs, self.signals.alerts):
-            method = getattr(source, "service_aliases", None)
-            for service, names in (method() if method else {}).items():
+        for source in distinct(self.signals.metrics, self.signals.logs, self.signals.alerts):
+            for service, names in source.service_aliases().items():
                 merged.setdefault(service, [])
                 merged[service] += [n for n in names if n not in merged[service]]
         return merged
@@ -142,26 +131,8 @@ class CompositeBackend:
         """The runbook backend's folder."""
         return self.signals.runbooks.runbook_dir() if self.signals.runbooks else None
 
-    def probes(self) -> list[dict[str, Any]]:
-        """Readiness of every distinct configured backend, with the signals it serves."""
-        found: list[dict[str, Any]] = []
-        for source in _distinct(*self._by_signal().values()):
-            roles = [s for s, b in self._by_signal().items() if b is source]
-            probe = getattr(source, "probe", None)
-            entry = probe() if probe else {"system": source.name, "reachable": True}
-            found.append({"backend": source.name, "signals": roles, **entry})
-        return found
 
-    def _by_signal(self) -> dict[str, TelemetryBackend | None]:
-        return {
-            "metrics": self.signals.metrics,
-            "logs": self.signals.logs,
-            "alerts": self.signals.alerts,
-            "runbooks": self.signals.runbooks,
-        }
-
-
-def _distinct(*sources: TelemetryBackend | None) -> list[TelemetryBackend]:
+def distinct(*sources: TelemetryBackend | None) -> list[TelemetryBackend]:
     seen: list[TelemetryBackend] = []
     for source in sources:
         if source is not None and all(source is not s for s in seen):
@@ -173,7 +144,7 @@ def unreadable(backend: Any) -> list[str]:
     """Why each of ``backend``'s metric and log sources could not be read when last asked for
     its catalog (their ``catalog_error``), each once."""
     signals = getattr(backend, "signals", None)
-    sources = _distinct(signals.metrics, signals.logs) if signals else [backend]
+    sources = distinct(signals.metrics, signals.logs) if signals else [backend]
     return list(dict.fromkeys(e for s in sources if (e := getattr(s, "catalog_error", None))))
 
 

@@ -1,11 +1,7 @@
-"""Logs from Elasticsearch or OpenSearch (the ``_search`` API both serve) over plain HTTP.
+"""Logs from Elasticsearch or OpenSearch (``_search``), newest first.
 
-Fields follow ECS by default and are configurable (``ELASTICSEARCH_FIELD_MAP``):
-``timestamp=@timestamp``, ``service=service.name``, ``level=log.level``, ``message=message``,
-``trace_id=trace.id``. Records come newest first (sorted on the timestamp field); ``total`` is
-the server's exact hit count (``track_total_hits``). Level filters match every spelling of the
-level; keywords are a ``match_phrase`` on the message field. Timeouts, retries and errors are
-those of :class:`~webapp.telemetry.http.HttpSource`.
+Fields follow ECS unless mapped (``ELASTICSEARCH_FIELD_MAP``); ``total`` is the exact hit count;
+a level filter matches every spelling of the level, a keyword is a ``match_phrase``.
 """
 
 from __future__ import annotations
@@ -27,6 +23,7 @@ from .common import (
 )
 from .common import window as checked_window
 from .http import HttpOptions, HttpSource
+from .logfields import lookup
 from .partial import PartialSource
 from .port import TelemetryError
 
@@ -37,17 +34,6 @@ DEFAULT_FIELDS = {
     "message": "message",
     "trace_id": "trace.id",
 }
-
-
-def _get(source: Mapping[str, Any], dotted: str) -> Any:
-    if dotted in source:
-        return source[dotted]
-    value: Any = source
-    for part in dotted.split("."):
-        if not isinstance(value, Mapping) or part not in value:
-            return None
-        value = value[part]
-    return value
 
 
 class ElasticsearchBackend(PartialSource):
@@ -81,14 +67,12 @@ class ElasticsearchBackend(PartialSource):
 
     def services(self) -> list[str]:
         """Distinct values of the service field (a terms aggregation; empty while unreachable)."""
+        return self._listed(self._services)
+
+    def _services(self) -> list[str]:
         field = self.fields["service"]
         body = {"size": 0, "aggs": {"services": {"terms": {"field": field, "size": 1000}}}}
-        try:
-            answer = self._search(body)
-        except TelemetryError as exc:
-            self.catalog_error = str(exc)
-            return []
-        self.catalog_error = None
+        answer = self._search(body)
         buckets = (answer.get("aggregations") or {}).get("services", {}).get("buckets", [])
         return sorted(str(b["key"]) for b in buckets if isinstance(b, dict) and "key" in b)
 
@@ -150,16 +134,16 @@ class ElasticsearchBackend(PartialSource):
                 raise unknown_service(service, known)
         return {"records": records, "total": total, "truncated": total > len(records)}
 
-    def _record(self, service: str, source: Mapping[str, Any]) -> dict[str, Any] | None:
-        moment = parse_timestamp(_get(source, self.fields["timestamp"]))
+    def _record(self, service: str, source: dict[str, Any]) -> dict[str, Any] | None:
+        moment = parse_timestamp(lookup(source, self.fields["timestamp"]))
         if moment is None:
             return None
         return record(
             moment,
-            str(_get(source, self.fields["service"]) or service),
-            canonical_level(_get(source, self.fields["level"])),
-            str(_get(source, self.fields["message"]) or ""),
-            _get(source, self.fields["trace_id"]),
+            str(lookup(source, self.fields["service"]) or service),
+            canonical_level(lookup(source, self.fields["level"])),
+            str(lookup(source, self.fields["message"]) or ""),
+            lookup(source, self.fields["trace_id"]),
         )
 
     def probe(self) -> dict[str, Any]:

@@ -1,10 +1,5 @@
-"""HTTP access shared by the Prometheus, Alertmanager and Loki backends (httpx + tenacity).
-
-Every failure becomes a :class:`TelemetryError` whose message tells the model what happened
-(unreachable, timed out, rejected credentials, server error, malformed answer). Transport
-errors, timeouts and 5xx answers are retried with exponential back-off; ``attempts`` is the
-total number of tries including the first (default 3: waits of 0.2 s and 0.4 s between them).
-"""
+"""HTTP access of the telemetry backends (httpx + tenacity): transport errors, timeouts and 5xx
+answers are retried with back-off; every failure is a :class:`TelemetryError` for the model."""
 
 from __future__ import annotations
 
@@ -47,50 +42,33 @@ def _retryable(exc: BaseException) -> bool:
     return isinstance(exc, (_Transient, httpx.TransportError))
 
 
-def _verify(options: HttpOptions) -> ssl.SSLContext | bool:
-    if not options.tls_verify:
-        return False
-    if options.ca_bundle:
-        return ssl.create_default_context(cafile=options.ca_bundle)
-    return True
-
-
-def _auth(options: HttpOptions) -> httpx.Auth | None:
-    if options.username:
-        return httpx.BasicAuth(options.username, options.password or "")
-    return None
-
-
 class HttpSource:
     """A JSON-over-HTTP API with timeouts, bounded retries and readable errors."""
 
     def __init__(self, system: str, options: HttpOptions) -> None:
         self.system = system
         self.options = options
+        self.url = options.url.rstrip("/")
         headers = dict(options.headers)
         if options.bearer_token:
             headers["Authorization"] = f"Bearer {options.bearer_token}"
+        verify: ssl.SSLContext | bool = options.tls_verify
+        if options.tls_verify and options.ca_bundle:
+            verify = ssl.create_default_context(cafile=options.ca_bundle)
         self._client = httpx.Client(
-            base_url=options.url.rstrip("/"),
+            base_url=self.url,
             timeout=options.timeout_seconds,
             headers=headers,
-            auth=_auth(options),
-            verify=_verify(options),
+            auth=httpx.BasicAuth(options.username, options.password or "")
+            if options.username
+            else None,
+            verify=verify,
         )
-
-    @property
-    def url(self) -> str:
-        """The base URL (without credentials)."""
-        return self.options.url.rstrip("/")
-
-    def get_json(self, path: str, params: Any = None) -> Any:
-        """GET ``path`` and return the decoded JSON body."""
-        return self.request("GET", path, params=params)
 
     def get_data(self, path: str, params: Any = None) -> Any:
         """GET ``path`` of a Prometheus-style API (Prometheus, Loki): the ``data`` of a
         ``{"status": "success", "data": ...}`` answer."""
-        body = self.get_json(path, params)
+        body = self.request("GET", path, params=params)
         if not isinstance(body, dict) or body.get("status") != "success" or "data" not in body:
             raise TelemetryError(
                 f"{self.system} answered {path} with an unexpected body: {str(body)[:200]}"

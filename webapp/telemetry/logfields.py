@@ -1,22 +1,10 @@
 """Fields of a log line: timestamps, levels, and the fields of a JSON record.
 
-Timestamps: ISO-8601 with ``Z``, an offset or ``UTC``/``GMT`` (other zone names, and none, are
-read as UTC); epoch seconds, ms, us or ns; the Common Log Format's ``01/May/2024:10:00:01 +0000``.
-Year-less ones (RFC 3164 syslog, klog) take the year of the file's modification time, or the year
-before when that would put the line more than a day after the file was last written.
-
-Levels fold onto ERROR/WARN/INFO, from the first of: the line's own level (a level field or
-word; syslog PRI and journald ``PRIORITY`` severities 0-3 ERROR and 4 WARN; bunyan and pino
-numbers 50-60 ERROR and 40 WARN; PostgreSQL's severity; klog's letter); an access log's HTTP
-status (5xx ERROR, 4xx including 429 WARN, other codes INFO: the status categories of web-server
-log pipelines); a marker near the start of the message (``level=``/``"level":`` keys, a klog
-prefix, a level in brackets such as ``[error]``, an upper-case level word, a leading
-``error:``); else INFO.
-
-JSON records take the first present of ``TIME_KEYS``, ``LEVEL_KEYS``, ``MESSAGE_KEYS`` (else the
-whole line is the message), ``STATUS_KEYS`` and ``TRACE_KEYS``; ``STACK_KEYS`` are appended to
-the message on their own lines (zap's stacktrace, bunyan's ``err.stack`` without a first line that
-repeats the message, PostgreSQL's detail).
+Timestamps without a zone are UTC; year-less ones (RFC 3164 syslog, klog) take the year of the
+file's modification time, or the year before when that would put them over a day after it.
+A level is the first of: the line's own level (word, syslog/journald severity, bunyan/pino
+number), an access log's HTTP status (5xx ERROR, 4xx WARN), a marker near the start of the
+message; else INFO.
 """
 
 from __future__ import annotations
@@ -180,6 +168,11 @@ def slashed_stamp(text: str, modified: datetime | None = None) -> datetime | Non
 def _paths(keys: tuple[str, ...]) -> tuple[tuple[str, ...], ...]:
     """Each key as itself, and a dotted one also as a path into nested objects."""
     return tuple(path for key in keys for path in dict.fromkeys(((key,), tuple(key.split(".")))))
+
+
+def lookup(item: dict[str, Any], key: str) -> Any:
+    """``item[key]``, else a dotted key's path into nested objects; None when empty."""
+    return _field(item, _paths((key,)))
 
 
 def _field(item: dict[str, Any], paths: tuple[tuple[str, ...], ...]) -> Any:

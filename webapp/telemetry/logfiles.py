@@ -1,15 +1,8 @@
-"""Logs from files (``LOG_DIR``): one file or one folder per service.
+"""Logs from files (``LOG_DIR``): ``<service>.log`` (anything after the first dot, rotated and
+``.gz`` files included) or every file of ``<service>/``, hidden files ignored.
 
-Layout: ``LOG_DIR/<service>.log`` (any extension; the service is the name before the first
-dot, so ``api.log.1`` and ``api.jsonl.gz`` belong to ``api``) or ``LOG_DIR/<service>/*`` (every
-file in the folder, rotated and ``.gz`` ones included). Hidden files are ignored.
-
-Each file is read in the log format it is written in (``logformats`` lists them; ``logfields``
-gives the timestamp and level rules), its lines capped at ``MAX_LINE_CHARS``. A file that cannot
-be read (permissions, binary, a broken ``.gz``) or in which no line has a readable timestamp is
-named in the answer's ``unread`` list; a service none of whose files can be read is an error that
-says why. Files are parsed on first use and again when one changes (size or modification time).
-"Now" is the clock.
+Each file is read in its own log format (:mod:`.logformats`), re-read when its size or mtime
+changes. Files that cannot be read, or have no readable timestamp, are listed in ``unread``.
 """
 
 from __future__ import annotations
@@ -135,13 +128,7 @@ class LogFileBackend(PartialSource):
 
     def services(self) -> list[str]:
         """One service per file stem or folder."""
-        try:
-            found = sorted(self._files())
-        except TelemetryError as exc:
-            self.catalog_error = str(exc)
-            return []
-        self.catalog_error = None
-        return found
+        return self._listed(lambda: sorted(self._files()))
 
     def service_aliases(self) -> dict[str, list[str]]:
         """Configured aliases of services that have log files."""

@@ -1,33 +1,10 @@
 """Log line formats: which style a file is written in, and each line as one record.
 
-A file is read in the first format of ``FORMATS`` that reads most of its first ``SAMPLE`` lines
-(of those any format reads; else the last, the general one), so one file is read one way. A line
-its format cannot read is tried in the others, in order, so a stream that mixes styles (Envoy's
-application and access logs on one stdout) loses nothing. A line no format reads
-continues the record before it: stack traces, wrapped lines, and PostgreSQL's ``DETAIL``,
-``HINT``, ``CONTEXT`` and ``STATEMENT`` lines.
-
-Formats, in order (``logfields`` reads their timestamps and levels):
-
-* ``cri``: Kubernetes container logs, ``<RFC 3339> stdout F <line>``;
-* ``envoy_access``: Envoy's default access log, ``[<ISO>] "GET / HTTP/1.1" 503 UF ...``;
-* ``access``: Common/Combined Log Format (nginx, Apache),
-  ``ip - - [01/May/2024:10:00:01 +0000] "GET / HTTP/1.1" 200 ...``;
-* ``postgres``: PostgreSQL's stderr log, ``<%m or %t> <log_line_prefix> ERROR:  ...``;
-* ``csvlog``: PostgreSQL's csvlog (a row may span lines);
-* ``syslog5424``: ``<PRI>1 <ISO> host app procid msgid [sd] msg``;
-* ``syslog3164``: ``[<PRI>]May  1 10:00:01 host prog[pid]: msg`` (``/var/log/syslog``);
-* ``klog``: Kubernetes components, ``E0501 10:00:01.123456 1234 file.go:12] msg``;
-* ``slashed``: nginx's error log ``2024/05/01 10:00:01 [error] 12#12: ...``, Go's ``log``;
-* ``bracketed``: ``[<ISO>] ...``: Envoy's application log, gunicorn, Monolog;
-* ``logfmt``: a ``time=``/``ts=`` pair anywhere on the line (logrus, slog, go-kit);
-* ``text``: a JSON object (``logfields``), or ``<ISO> [LEVEL] message``: Log4j2 and Logback
-  patterns, Python's ``%(asctime)s`` formats, Spring Boot, journald's ``short-iso``.
-
-A text line's message is the line without its timestamp (and without the level when it directly
-follows the timestamp); access lines keep the whole line; a csvlog row reads as its stderr line
-would, with pgBadger's prefix: ``[pid] user=..,db=..,app=..,client=.. ERROR:  message`` and its
-DETAIL, HINT, CONTEXT and STATEMENT lines.
+A file is read in the first of ``FORMATS`` that reads most of its first ``SAMPLE`` lines (of those
+any format reads); a line that format cannot read is tried in the others, and a line none reads
+continues the record before it (stack traces, PostgreSQL's DETAIL, HINT, CONTEXT and STATEMENT).
+A text line's message is the line without its timestamp (and a level right after it); access
+lines keep the whole line; a csvlog row reads as its stderr line would, with pgBadger's prefix.
 """
 
 from __future__ import annotations

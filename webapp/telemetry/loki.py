@@ -1,15 +1,9 @@
-"""Logs from Loki (LogQL over ``/loki/api/v1/query_range``).
+"""Logs from Loki (LogQL over ``/loki/api/v1/query_range``), newest first.
 
-Services are the values of ``LOKI_SERVICE_LABEL`` (default ``service_name``, the label Loki 3
-derives itself; ``service``, ``app`` or ``job`` are common choices). A level filter matches
-``LOKI_LEVEL_LABEL`` (default ``level``) against every spelling of the level, case-insensitive;
-a keyword is a case-insensitive line filter. Records come newest first (``direction=backward``,
-at most ``limit``); ``total`` is counted by the server with ``count_over_time`` over the same
-selector, so ``truncated`` is exact (when that count fails, the records still come, with
-``total_unknown`` and ``truncated`` set for a full page). A JSON line is read with the same
-field names as log files (``message``/``msg``, ``level``, ``trace_id``); otherwise the line is
-the message, the level comes from the stream label, and the trace id from a ``trace_id`` label
-or structured metadata.
+Services are the values of the service label; a level filter matches every spelling of the level
+in the level label; a keyword is a case-insensitive line filter. ``total`` is the server's
+``count_over_time`` (``total_unknown`` when that fails). A JSON line gives message, level and
+trace id; else the line is the message and labels give the rest.
 """
 
 from __future__ import annotations
@@ -68,13 +62,7 @@ class LokiBackend(PartialSource):
 
     def services(self) -> list[str]:
         """Values of the service label seen in the last 6 hours (empty while unreachable)."""
-        try:
-            found = self._services()
-        except TelemetryError as exc:
-            self.catalog_error = str(exc)
-            return []
-        self.catalog_error = None
-        return found
+        return self._listed(self._services)
 
     def selector(self, service: str, level: str | None, keyword: str | None) -> str:
         """The LogQL log query for the filters."""

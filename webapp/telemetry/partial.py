@@ -24,16 +24,22 @@ class PartialSource:
     #: be read it lists no services, and an answer names the failure.
     catalog_error: str | None = None
 
+    def _listed(self, listing: Callable[[], list[str]]) -> list[str]:
+        """``listing()``, or [] with ``catalog_error`` set while the source cannot be read."""
+        try:
+            found = listing()
+        except TelemetryError as exc:
+            self.catalog_error = str(exc)
+            return []
+        self.catalog_error = None
+        return found
+
     def reference_time(self) -> datetime:
         """The clock."""
         return self._clock()
 
     def services(self) -> list[str]:
         """No services."""
-        return []
-
-    def metric_names(self) -> list[str]:
-        """No metrics."""
         return []
 
     def metrics_by_service(self) -> dict[str, list[str]]:

@@ -43,10 +43,6 @@ class TelemetryBackend(Protocol):
         """Every service the backend has telemetry for, sorted."""
         ...
 
-    def metric_names(self) -> list[str]:
-        """Every metric name any service has, sorted (the tool's ``metric`` enum)."""
-        ...
-
     def metrics_by_service(self) -> dict[str, list[str]]:
         """The metrics each service has, sorted (told to the model in the tool description)."""
         ...

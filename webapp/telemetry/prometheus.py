@@ -1,22 +1,9 @@
 """Metrics and rule alerts from Prometheus or VictoriaMetrics (their shared HTTP API).
 
-* services: the values of ``SERVICE_LABEL`` (default ``service``; when no series carries it,
-  the fallback label, default ``job``), from ``/api/v1/label/<label>/values``;
-* the metric catalog per service: ``/api/v1/label/__name__/values?match[]={label="svc"}``,
-  cached for ``catalog_ttl`` seconds (``ALERTS*`` series are left out);
-* ``query_metrics``: ``/api/v1/query_range`` over ``{__name__="m", label="svc"}``; counters
-  (metadata type ``counter`` or a ``_total`` name) are read as ``rate(...[window])``; a step
-  larger than the default averages each step with ``avg_over_time``; the start is aligned to a
-  multiple of the step, so points fall on the same instants as the samples of a regular scrape;
-  at most ``max_points`` points per series and ``max_series`` series (``truncated`` says so);
-* units from ``/api/v1/metadata`` when the server has them (scraped targets: the ``unit``, else
-  the one the ``help`` text names), else from naming
-  conventions (``_seconds``, ``_bytes``, ``_ratio``, ``_ms``, ``_per_second``, counters ``/s``);
-  the ``_count``/``_sum``/``_bucket`` series of a histogram or summary are counters too;
-* ``query_alerts``: ``/api/v1/alerts`` (rule alerts, firing and pending);
-* ``query_promql``: one validated PromQL range query with the same caps.
-
-"Now" is the clock (the real one unless a test pins it).
+Services are the values of the service label (else the fallback label); each service's metric
+catalog is cached for ``catalog_ttl_seconds``. Counters are read as ``rate()``, a step coarser
+than the default as ``avg_over_time``; the start is aligned to the step; points and series are
+capped (``truncated`` says so). Units come from ``/api/v1/metadata``, else naming conventions.
 """
 
 from __future__ import annotations
@@ -30,8 +17,8 @@ from typing import Any
 
 from .common import (
     Clock,
+    alert,
     alert_state,
-    iso,
     iso_epoch,
     number,
     parse_timestamp,
@@ -100,11 +87,8 @@ def validate_promql(query: str) -> str:
 
 
 class PrometheusBackend(PartialSource):
-    """``TelemetryBackend`` metrics and alerts over the Prometheus HTTP API.
-
-    ``catalog_error`` is why the last catalog read failed (None after one succeeded): while
-    the server is unreachable the catalog stays as it was, and an answer names the failure.
-    """
+    """Metrics and alerts over the Prometheus HTTP API; while the server is unreachable the
+    last catalog is kept (and ``catalog_error`` says why)."""
 
     name = "prometheus"
 
@@ -169,10 +153,6 @@ class PrometheusBackend(PartialSource):
     def services(self) -> list[str]:
         """Every value of the service label (empty while the server is unreachable)."""
         return sorted(self._catalog_now())
-
-    def metric_names(self) -> list[str]:
-        """Every metric name any service has."""
-        return sorted({m for metrics in self._catalog_now().values() for m in metrics})
 
     def metrics_by_service(self) -> dict[str, list[str]]:
         """The metrics each service has."""
@@ -257,17 +237,13 @@ class PrometheusBackend(PartialSource):
             query = f"avg_over_time({selector}[{step}s])"
         else:
             query = selector
-        answer = self._range(query, start, end, step)
-        answer["summary"] = summary(
-            (p[1] for s in answer["series"] for p in s["points"]),
-            unit_for(metric_name, meta.get("unit"), counter, meta.get("help")),
-        )
-        answer["query"] = query
-        answer["step_seconds"] = step
-        answer["truncated"] = answer["truncated"] or coarsened
-        return answer
+        unit = unit_for(metric_name, meta.get("unit"), counter, meta.get("help"))
+        return self._range(query, start, end, step, coarsened, unit)
 
-    def _range(self, query: str, start: datetime, end: datetime, step: int) -> dict[str, Any]:
+    def _range(
+        self, query: str, start: datetime, end: datetime, step: int, coarsened: bool, unit: str
+    ) -> dict[str, Any]:
+        """The answer to a range query: capped series, their summary, the query and step."""
         first = math.ceil(start.timestamp() / step) * step
         data = self.http.get_data(
             "/api/v1/query_range",
@@ -294,7 +270,13 @@ class PrometheusBackend(PartialSource):
                     ],
                 }
             )
-        return {"series": series, "truncated": truncated}
+        return {
+            "series": series,
+            "truncated": truncated or coarsened,
+            "summary": summary((p[1] for s in series for p in s["points"]), unit),
+            "query": query,
+            "step_seconds": step,
+        }
 
     def query_promql(
         self, *, query: str, start: datetime, end: datetime, step_seconds: int | None = None
@@ -302,11 +284,7 @@ class PrometheusBackend(PartialSource):
         """A validated PromQL range query, capped like ``query_metrics``."""
         text = validate_promql(query)
         start, end = checked_window(start, end)
-        step, coarsened = self._step(start, end, step_seconds)
-        answer = self._range(text, start, end, step)
-        answer["summary"] = summary((p[1] for s in answer["series"] for p in s["points"]), "")
-        answer.update(query=text, step_seconds=step, truncated=answer["truncated"] or coarsened)
-        return answer
+        return self._range(text, start, end, *self._step(start, end, step_seconds), "")
 
     def rule_alerts(self) -> list[dict[str, Any]]:
         """The rule alerts of ``/api/v1/alerts`` as the server wrote them (labels, activeAt)."""
@@ -324,24 +302,20 @@ class PrometheusBackend(PartialSource):
 
     def _alert(self, row: dict[str, Any]) -> dict[str, Any]:
         labels = row.get("labels") or {}
-        notes = row.get("annotations") or {}
-        active = row.get("activeAt")
-        return {
-            "alert_name": labels.get("alertname", ""),
-            "severity": labels.get("severity", ""),
-            "service": labels.get(self._label)
+        service = (
+            labels.get(self._label)
             or labels.get(self.options.service_label)
-            or labels.get(self.options.fallback_label, ""),
-            "description": notes.get("description") or notes.get("summary") or "",
-            "state": str(row.get("state", "")).lower(),
-            "active_at": _second_iso(active),
-        }
+            or labels.get(self.options.fallback_label, "")
+        )
+        return alert(
+            labels.get("alertname", ""),
+            labels.get("severity", ""),
+            service,
+            row.get("annotations"),
+            str(row.get("state", "")).lower(),
+            parse_timestamp(row.get("activeAt")),
+        )
 
     def probe(self) -> dict[str, Any]:
         """Reachability, version and latency (``/api/v1/status/buildinfo``)."""
         return self.http.probe("/api/v1/status/buildinfo", "data", "version")
-
-
-def _second_iso(text: Any) -> str | None:
-    parsed = parse_timestamp(text)
-    return iso(parsed) if parsed else None

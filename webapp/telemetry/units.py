@@ -23,15 +23,13 @@ SUFFIX_UNITS = (
     ("_grams", "grams"),
     ("_ms", "ms"),
 )
-#: Counter suffixes: queried as a per-second rate.
-COUNTER_SUFFIXES = ("_total", "_count", "_sum", "_created")
 
 
 def is_counter(metric: str, kind: str | None = None) -> bool:
     """True for counters (metadata type or the ``_total`` naming convention)."""
     if kind:
         return kind == "counter"
-    return metric.endswith(COUNTER_SUFFIXES[:1])
+    return metric.endswith("_total")
 
 
 #: Units a metric's help text may name ("... in seconds", "(bytes)"), as written in answers.
@@ -71,24 +69,12 @@ def unit_for(
 #: ``connections``), a ratio and a bare rate (``/s``) are left to the signal's name: they add
 #: nothing to it, and backends disagree on them.
 MEASURES = {
-    "ns": "ns",
-    "nanoseconds": "ns",
-    "us": "µs",
-    "µs": "µs",
-    "microseconds": "µs",
-    "ms": "ms",
-    "milliseconds": "ms",
-    "s": "s",
-    "seconds": "s",
-    "bytes": "bytes",
-    "bits": "bits",
-    "%": "%",
-    "percent": "%",
-    "celsius": "celsius",
-    "meters": "meters",
-    "volts": "volts",
-    "joules": "joules",
-    "grams": "grams",
+    **dict.fromkeys(("ns", "nanoseconds"), "ns"),
+    **dict.fromkeys(("us", "µs", "microseconds"), "µs"),
+    **dict.fromkeys(("ms", "milliseconds"), "ms"),
+    **dict.fromkeys(("s", "seconds"), "s"),
+    **dict.fromkeys(("%", "percent"), "%"),
+    **{word: word for word in ("bytes", "bits", "celsius", "meters", "volts", "joules", "grams")},
 }
 
 

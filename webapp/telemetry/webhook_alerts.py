@@ -1,10 +1,7 @@
-"""Alerts received by the Alertmanager webhook (the ``alert_record`` table) as an alert source.
+"""The alerts the Alertmanager webhook stored, as the alert source of last resort.
 
-The alert signal of last resort: with ``ALERT_WEBHOOK_TOKEN`` set and no ``ALERTMANAGER_URL``,
-``PROMETHEUS_URL`` or ``TELEMETRY_DIR``, the alerts Alertmanager posted are the firing alerts,
-so a webhook's AIOps run investigates them instead of reading "not configured". An alert is
-firing until a notification resolves it (``send_resolved: true`` in the receiver); there is no
-``pending`` state. The most recently updated ``MAX_ALERTS`` are answered.
+An alert is firing until a notification resolves it; there is no ``pending`` state. The most
+recently updated ``MAX_ALERTS`` are answered.
 """
 
 from __future__ import annotations
@@ -15,7 +12,7 @@ from typing import Any
 from peewee import Database, PeeweeException
 
 from ..persistence.models import AlertRecord
-from .common import Clock, alert_state, iso, utc_now
+from .common import Clock, alert, alert_state, utc_now
 from .partial import PartialSource, timed_probe
 from .port import TelemetryError
 
@@ -53,16 +50,9 @@ class WebhookAlertsBackend(PartialSource):
 
     def _alert(self, row: AlertRecord) -> dict[str, Any]:
         labels = row.labels if isinstance(row.labels, dict) else {}
-        notes = row.annotations if isinstance(row.annotations, dict) else {}
-        started = row.starts_at
-        return {
-            "alert_name": row.alert_name,
-            "severity": row.severity,
-            "service": labels.get(self.service_label) or row.service,
-            "description": notes.get("description") or notes.get("summary") or "",
-            "state": "firing",
-            "active_at": iso(started.replace(tzinfo=timezone.utc)) if started else None,
-        }
+        started = row.starts_at.replace(tzinfo=timezone.utc) if row.starts_at else None
+        service = labels.get(self.service_label) or row.service
+        return alert(row.alert_name, row.severity, service, row.annotations, "firing", started)
 
     def probe(self) -> dict[str, Any]:
         """Whether the stored alerts can be read (the database), and how quickly."""

@@ -1,17 +1,8 @@
-"""The analysis tools: ``detect_anomalies``, ``log_patterns`` and ``triage``.
+"""The analysis tools: ``detect_anomalies``, ``log_patterns`` and ``triage``, over the port.
 
-All read telemetry through the backend port only (``query_logs``, ``query_metrics``,
-``metrics_by_service``, ``reference_time``), so they work on every backend, and all are
-recorded like any other tool call, so their outputs are citable evidence. The window defaults
-to the backend's recent range (``RECENT_RANGE`` before its reference time), not to the last
-hour: an incident that began hours ago must still show its onset and the calm before it.
-
-A backend whose data cannot change while it lives says so with ``immutable = True`` (the demo
-backend: its files are read once). Over such a backend an output is a function of the tool's
-arguments alone, so each is computed once per backend and kept (as JSON text, so every call
-gets its own copy) for up to ``MEMO_SIZE`` argument sets; any other backend is asked every time.
-``forget_outputs()`` drops them, and the log reads the two tools share over such a backend
-(``series.log_counts``; benchmarks measure cold calls with it).
+The window defaults to the backend's recent range (``RECENT_RANGE`` before its reference time).
+Over a backend that declares ``immutable = True`` an output depends on the arguments alone, so
+up to ``MEMO_SIZE`` outputs per backend are kept as JSON; ``forget_outputs()`` drops them.
 """
 
 from __future__ import annotations
@@ -26,7 +17,7 @@ from ..analysis.anomalies import service_anomalies, service_log_patterns
 from ..analysis.series import RECENT_RANGE, forget_reads, recent_range
 from ..analysis.triage import triage
 from ..telemetry import TelemetryBackend
-from .registry import TELEMETRY, ToolOutput, ToolSpec, checked_window, parse_time
+from .registry import TELEMETRY, ToolOutput, ToolSpec, checked_window, object_schema, parse_time
 
 #: ``triage`` reads this much calm before the start of its window (each service's baseline).
 TRIAGE_BASELINE = timedelta(hours=1)
@@ -59,7 +50,7 @@ def _memoised(
     return ToolOutput(output, raw_json=text)
 
 
-_TIME = {"type": "string", "format": "date-time", "maxLength": 40}
+TIME_SCHEMA = {"type": "string", "format": "date-time", "maxLength": 40}
 
 
 def analysis_window(
@@ -84,23 +75,15 @@ def analysis_tools(
     hours = int(RECENT_RANGE.total_seconds() // 3600)
     service = {"type": "string", "enum": services}
 
-    def detect_anomalies(args: dict[str, Any]) -> ToolOutput:
-        start, end = analysis_window(backend, args)
-        service = args["service"]
+    def anomalies(service: str, start: datetime, end: datetime) -> ToolOutput:
         return _memoised(
             backend,
             ("detect_anomalies", service, start, end),
             lambda: service_anomalies(backend, service, start, end),
         )
 
-    def anomalies(service: str, start: datetime, end: datetime) -> dict[str, Any]:
-        """``detect_anomalies`` over ``[start, end]``, memoised as the tool's own call."""
-        output = _memoised(
-            backend,
-            ("detect_anomalies", service, start, end),
-            lambda: service_anomalies(backend, service, start, end),
-        )
-        return output.raw_output if isinstance(output.raw_output, dict) else {}
+    def detect_anomalies(args: dict[str, Any]) -> ToolOutput:
+        return anomalies(args["service"], *analysis_window(backend, args))
 
     def run_triage(args: dict[str, Any]) -> ToolOutput:
         start, end = analysis_window(backend, args)
@@ -113,7 +96,7 @@ def analysis_tools(
             lambda: triage(
                 backend,
                 (start, end),
-                lambda service: anomalies(service, begin, end),
+                lambda service: anomalies(service, begin, end).raw_output,
                 hint=hint,
                 aliases=aliases,
                 descriptions=descriptions,
@@ -136,12 +119,7 @@ def analysis_tools(
             "onset, baseline (median, spread), incident (median, peak, peak_at), change, robust "
             f"z, direction, points. Window defaults to the {hours} hours before now ({now}); "
             "start well before the suspected onset, so a baseline exists.",
-            {
-                "type": "object",
-                "properties": {"service": service, "start": _TIME, "end": _TIME},
-                "required": ["service"],
-                "additionalProperties": False,
-            },
+            object_schema("service", service=service, start=TIME_SCHEMA, end=TIME_SCHEMA),
             detect_anomalies,
             TELEMETRY,
         ),
@@ -151,17 +129,13 @@ def analysis_tools(
             "new=true: not seen before it, or begun shortly before and still going on. Level "
             "defaults to ERROR and WARN. Window "
             f"defaults to the {hours} hours before now ({now}).",
-            {
-                "type": "object",
-                "properties": {
-                    "service": service,
-                    "start": _TIME,
-                    "end": _TIME,
-                    "level": {"type": "string", "enum": ["ERROR", "WARN", "INFO"]},
-                },
-                "required": ["service"],
-                "additionalProperties": False,
-            },
+            object_schema(
+                "service",
+                service=service,
+                start=TIME_SCHEMA,
+                end=TIME_SCHEMA,
+                level={"type": "string", "enum": ["ERROR", "WARN", "INFO"]},
+            ),
             log_patterns,
             TELEMETRY,
         ),
@@ -172,15 +146,9 @@ def analysis_tools(
             "onset and tied into incidents by log lines naming each other or onset order. hint: "
             "the question's words (marks the services it describes). Window defaults to the "
             f"{hours} hours before now ({now}).",
-            {
-                "type": "object",
-                "properties": {
-                    "start": _TIME,
-                    "end": _TIME,
-                    "hint": {"type": "string", "maxLength": 500},
-                },
-                "additionalProperties": False,
-            },
+            object_schema(
+                start=TIME_SCHEMA, end=TIME_SCHEMA, hint={"type": "string", "maxLength": 500}
+            ),
             run_triage,
             TELEMETRY,
         ),

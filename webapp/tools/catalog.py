@@ -3,13 +3,12 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Sequence
 from datetime import datetime, timedelta
 from typing import Any, Protocol
 
 from ..persistence.context import current_run_or_none
 from ..telemetry import TelemetryBackend
-from .analysis_tools import analysis_tools
+from .analysis_tools import TIME_SCHEMA, analysis_tools
 from .registry import (
     REFERENCE,
     TELEMETRY,
@@ -17,6 +16,7 @@ from .registry import (
     ToolOutput,
     ToolSpec,
     checked_window,
+    object_schema,
     parse_time,
 )
 from .service_names import service_descriptions
@@ -51,9 +51,6 @@ def window(backend: TelemetryBackend, arguments: dict[str, Any]) -> tuple[dateti
     end = parse_time("end", arguments.get("end")) or backend.reference_time()
     start = parse_time("start", arguments.get("start")) or end - DEFAULT_WINDOW
     return checked_window(start, end)
-
-
-_TIME = {"type": "string", "format": "date-time", "maxLength": 40}
 
 
 def declared_aliases(backend: TelemetryBackend) -> dict[str, list[str]]:
@@ -116,19 +113,15 @@ def telemetry_tools(backend: TelemetryBackend) -> list[ToolSpec]:
             "query_logs",
             f"Search one service's logs, newest first. Window defaults to the hour before now "
             f"({now}). Filter by exact level and a case-insensitive keyword.{alias_note}",
-            {
-                "type": "object",
-                "properties": {
-                    "service": service,
-                    "level": {"type": "string", "enum": ["ERROR", "WARN", "INFO"]},
-                    "keyword": {"type": "string", "maxLength": 200},
-                    "start": _TIME,
-                    "end": _TIME,
-                    "limit": {"type": "integer", "minimum": 1, "maximum": 200, "default": 50},
-                },
-                "required": ["service"],
-                "additionalProperties": False,
-            },
+            object_schema(
+                "service",
+                service=service,
+                level={"type": "string", "enum": ["ERROR", "WARN", "INFO"]},
+                keyword={"type": "string", "maxLength": 200},
+                start=TIME_SCHEMA,
+                end=TIME_SCHEMA,
+                limit={"type": "integer", "minimum": 1, "maximum": 200, "default": 50},
+            ),
             query_logs,
             TELEMETRY,
         ),
@@ -137,18 +130,15 @@ def telemetry_tools(backend: TelemetryBackend) -> list[ToolSpec]:
             f"Read one metric series of a service with min/max/avg/last. Window defaults to the "
             f"hour before now ({now}). Metric names: as detect_anomalies reports them; a wrong "
             "name is answered with the service's list.",
-            {
-                "type": "object",
-                "properties": {
-                    "service": service,
-                    "metric": {"type": "string", "maxLength": 200},
-                    "start": _TIME,
-                    "end": _TIME,
-                    "step_seconds": {"type": "integer", "minimum": 60, "maximum": 86400},
-                },
-                "required": ["service", "metric"],
-                "additionalProperties": False,
-            },
+            object_schema(
+                "service",
+                "metric",
+                service=service,
+                metric={"type": "string", "maxLength": 200},
+                start=TIME_SCHEMA,
+                end=TIME_SCHEMA,
+                step_seconds={"type": "integer", "minimum": 60, "maximum": 86400},
+            ),
             query_metrics,
             TELEMETRY,
             METRICS_MARKER + json.dumps(metrics_of, separators=(",", ":")),
@@ -156,17 +146,9 @@ def telemetry_tools(backend: TelemetryBackend) -> list[ToolSpec]:
         ToolSpec(
             "query_alerts",
             "List alerts by state (firing, pending or all).",
-            {
-                "type": "object",
-                "properties": {
-                    "state": {
-                        "type": "string",
-                        "enum": ["firing", "pending", "all"],
-                        "default": "firing",
-                    },
-                },
-                "additionalProperties": False,
-            },
+            object_schema(
+                state={"type": "string", "enum": ["firing", "pending", "all"], "default": "firing"}
+            ),
             query_alerts,
             TELEMETRY,
         ),
@@ -188,17 +170,13 @@ def promql_tool(backend: Any) -> ToolSpec:
         "query_promql",
         "Run one PromQL range query against the metrics server (e.g. a rate or a ratio the "
         "query_metrics catalog does not offer). Points and series are capped; truncated says so.",
-        {
-            "type": "object",
-            "properties": {
-                "query": {"type": "string", "minLength": 1, "maxLength": 2000},
-                "start": _TIME,
-                "end": _TIME,
-                "step_seconds": {"type": "integer", "minimum": 15, "maximum": 86400},
-            },
-            "required": ["query"],
-            "additionalProperties": False,
-        },
+        object_schema(
+            "query",
+            query={"type": "string", "minLength": 1, "maxLength": 2000},
+            start=TIME_SCHEMA,
+            end=TIME_SCHEMA,
+            step_seconds={"type": "integer", "minimum": 15, "maximum": 86400},
+        ),
         query_promql,
         TELEMETRY,
     )
@@ -224,15 +202,11 @@ def knowledge_tool(index: KnowledgeSearch, tracker: DocFilter | None) -> ToolSpe
     return ToolSpec(
         "lookup_knowledge",
         "Search the runbooks and uploaded knowledge (bm25 full-text). Returns the best chunks.",
-        {
-            "type": "object",
-            "properties": {
-                "query": {"type": "string", "minLength": 1, "maxLength": 500},
-                "top_k": {"type": "integer", "minimum": 1, "maximum": 10, "default": 3},
-            },
-            "required": ["query"],
-            "additionalProperties": False,
-        },
+        object_schema(
+            "query",
+            query={"type": "string", "minLength": 1, "maxLength": 500},
+            top_k={"type": "integer", "minimum": 1, "maximum": 10, "default": 3},
+        ),
         lookup_knowledge,
         REFERENCE,
     )
@@ -241,10 +215,8 @@ def knowledge_tool(index: KnowledgeSearch, tracker: DocFilter | None) -> ToolSpe
 def diagnosis_tools(
     backend: TelemetryBackend, index: KnowledgeSearch, tracker: DocFilter | None
 ) -> list[ToolSpec]:
-    """The complex-chat executor's tools: knowledge, logs, metrics, alerts (a question may ask
-    which are firing), the analysis tools (``detect_anomalies``, ``log_patterns``, ``triage``,
-    which reads what each service does from the knowledge titles) and, when the metrics
-    backend speaks PromQL, ``query_promql``."""
+    """The complex-chat executor's tools: knowledge, logs, metrics, alerts, the analysis tools
+    and, when the metrics backend speaks PromQL, ``query_promql``."""
     logs, metrics, alerts = telemetry_tools(backend)
     analysis = analysis_tools(
         backend, declared_aliases(backend), service_descriptions(backend.services(), index)
@@ -253,6 +225,3 @@ def diagnosis_tools(
     if getattr(backend, "speaks_promql", False):
         tools.append(promql_tool(backend))
     return tools
-
-
-ToolFactory = Callable[[], Sequence[ToolSpec]]

@@ -1,10 +1,6 @@
-"""Splitting a document into search chunks: by Markdown heading, else by paragraph.
-
-Each chunk is titled with its heading path (``Database connection pool exhaustion >
-Diagnosis``); text without headings is split on blank-line paragraphs; chunks are at most about
-``MAX_CHUNK_CHARS`` characters. Every step is linear in the document's size: text is gathered
-in lists and joined once, and long lines are cut by position, not by re-slicing the rest.
-"""
+"""Splitting a document into search chunks titled with their heading path (``Pool exhaustion >
+Diagnosis``), by Markdown heading, else by blank-line paragraph, each at most about
+``MAX_CHUNK_CHARS`` characters."""
 
 from __future__ import annotations
 
@@ -44,11 +40,7 @@ class _Parts:
 
 
 def split_sections(text: str, fallback_title: str) -> list[tuple[str, str, str]]:
-    """``(title, heading line + body, body)`` per section; fenced code is never a heading.
-
-    One regular-expression scan finds the heading and fence lines; the bodies between them are
-    sliced out of the text, so plain lines cost no Python work at all.
-    """
+    """``(title, heading line + body, body)`` per section; fenced code is never a heading."""
     sections: list[tuple[str, str, str]] = []
     levels: list[int] = []  # the open headings, strictly increasing levels
     names: list[str] = []
@@ -143,11 +135,6 @@ def split_paragraphs(text: str, limit: int = MAX_CHUNK_CHARS) -> list[str]:
     if current:
         pieces.append(SEPARATOR.join(current))
     return pieces
-
-
-def chunk_document(text: str, filename: str) -> list[tuple[str, str]]:
-    """Split a document into ``(title, content)`` chunks by Markdown heading, else paragraph."""
-    return chunk_with_title(text, filename)[1]
 
 
 def chunk_with_title(text: str, filename: str) -> tuple[str, list[tuple[str, str]]]:

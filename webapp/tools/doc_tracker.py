@@ -1,14 +1,6 @@
-"""Runtime de-duplication of retrieved knowledge chunks.
-
-Within one diagnosis a chunk the model has already read is not sent again in full: the tool
-returns a short stub naming its ``doc_id`` instead, which saves context and stops the model from
-citing the same runbook paragraph as if it were new evidence. The state is runtime only,
-keyed by session, and cleared when the run ends.
-
-Memory is bounded: at most ``max_keys`` session keys (default 1024) are remembered, the least
-recently used evicted first, and at most ``max_docs_per_key`` doc ids (default 512) per key,
-the oldest forgotten first. Forgetting only means a chunk may be returned in full once more.
-"""
+"""Within one diagnosis, a knowledge chunk already returned is sent again as a short stub naming
+its ``doc_id``. Runtime state, bounded: at most ``max_keys`` sessions (least recently used go
+first) and ``max_docs_per_key`` doc ids per session (oldest go first)."""
 
 from __future__ import annotations
 
@@ -37,12 +29,8 @@ class RetrievedDocTracker:
         self._lock = threading.Lock()
 
     def filter(self, session_key: str, documents: list[dict[str, Any]]) -> list[dict[str, Any]]:
-        """Return ``documents`` with chunks already seen under ``session_key`` stubbed out.
-
-        New chunks are returned unchanged (as copies) and recorded; a chunk repeated within
-        the same call is stubbed from its second occurrence on. Documents without a string
-        ``doc_id`` pass through untouched and are not recorded.
-        """
+        """Copies of ``documents``, those already seen under ``session_key`` (or earlier in
+        this call) as stubs; documents without a string ``doc_id`` are not recorded."""
         result: list[dict[str, Any]] = []
         if not documents:
             return result

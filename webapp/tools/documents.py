@@ -1,8 +1,4 @@
-"""What an uploaded or folder document must be: its name, its text, and the errors about it.
-
-Kept apart from the index (:mod:`webapp.tools.knowledge`): these checks are the trust
-boundary for uploads and need nothing from SQLite.
-"""
+"""What an uploaded or folder document must be: its name, its text, and the errors about it."""
 
 from __future__ import annotations
 

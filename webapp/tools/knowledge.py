@@ -1,18 +1,10 @@
 """Knowledge base on SQLite FTS5: runbooks and uploaded notes, ranked by FTS5's ``bm25()``.
 
-Documents are chunked by Markdown heading (:mod:`.chunking`); each chunk is a row of the
-``chunks`` FTS5 table, titled with its heading path. A search turns free text into quoted
-terms joined with OR and lets SQLite rank them: ``ORDER BY bm25(chunks, ...) LIMIT k``, FTS5's
-own bm25 with column weights (a title counts five times its body). FTS5 scores every chunk
-that holds a query term; nothing is scored or cached here.
-
-The index file is a derived cache, separate from the application database: a file SQLite
-reports corrupt, or one of another schema version, is rebuilt from the folder (uploads live
-only here: they are lost then). File-backed indexes are in WAL mode: searches run on their own
-read connections, one snapshot each, and are never blocked by the single writer. A sync writes
-every changed document in one transaction, so a reader sees the index before or after it.
-Locks are waited for (``busy_timeout``); only SQLite's own corruption codes make the index
-discard its file.
+Documents are chunked by Markdown heading (:mod:`.chunking`), one FTS5 row per chunk; a search
+is its quoted terms joined with OR, ranked by bm25 with a title counting five times its body.
+The index file is a derived cache: a corrupt file or one of another schema version is rebuilt
+from the folder (uploads are lost then). File indexes run in WAL mode, each search on its own
+read connection; a sync writes every changed document in one transaction.
 """
 
 from __future__ import annotations
@@ -28,27 +20,12 @@ from contextlib import contextmanager
 from dataclasses import asdict, dataclass
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any, TypedDict
+from typing import Any, TypedDict, cast
 
-from .chunking import MAX_CHUNK_CHARS, chunk_document, chunk_with_title, split_paragraphs
-from .documents import (
-    MAX_DOCUMENT_BYTES,
-    SUFFIXES,
-    DocumentNotFound,
-    ReadOnlyDocument,
-    clean_name,
-    validate_text,
-)
+from .chunking import chunk_with_title
+from .documents import SUFFIXES, DocumentNotFound, ReadOnlyDocument, clean_name, validate_text
 
-__all__ = [
-    "MAX_CHUNK_CHARS",
-    "MAX_DOCUMENT_BYTES",
-    "DocumentNotFound",
-    "KnowledgeIndex",
-    "ReadOnlyDocument",
-    "chunk_document",
-    "split_paragraphs",
-]
+__all__ = ["DocumentNotFound", "KnowledgeIndex", "ReadOnlyDocument"]
 
 logger = logging.getLogger(__name__)
 
@@ -56,9 +33,7 @@ SCHEMA_VERSION = "5"  # bump when the tables or the chunking change: the index i
 DIRECTORY, UPLOAD = "directory", "upload"  # a document's origin: the folder, or an upload
 BUSY_TIMEOUT_SECONDS = 30.0  # how long a locked index file is waited for before giving up
 BUSY_RETRY_SECONDS = 0.05  # pause between attempts to open a locked file
-#: FTS5 merges this many index segments of one level at a time (its default: 4): fewer,
-#: larger merges make a large sync faster; scores do not depend on it.
-AUTOMERGE = 16
+AUTOMERGE = 16  # FTS5 segments merged at a time (default 4): faster large syncs
 MAX_TOP_K = 50
 MAX_QUERY_TOKENS = 32
 TITLE_WEIGHT, CONTENT_WEIGHT, CJK_WEIGHT = 5.0, 1.0, 1.0
@@ -70,17 +45,12 @@ _STOPWORD_TEXT = (
     "where which who why will with you your"
 )
 _STOPWORDS = frozenset(_STOPWORD_TEXT.split())
-# Chinese text has no spaces, so unicode61 would make a whole sentence one token. Every chunk
-# also gets a hidden ``cjk`` column holding the overlapping character bigrams of its CJK runs
-# ("缓存命中率" -> "缓存 存命 命中 中率"), the classic CJK indexing of Lucene's CJKAnalyzer;
-# a query's CJK runs become the same bigrams. Bigrams with a function character (的, 了, 吗 ...)
-# are dropped from queries: they match everything. The English columns keep porter stemming,
-# which a trigram tokenizer would lose (and trigrams cannot match two-character words).
+# CJK runs are indexed as overlapping character bigrams in a hidden ``cjk`` column
+# ("缓存命中率" -> "缓存 存命 命中 中率"); query bigrams with a function character are dropped.
 _CJK_RUN = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]+")
 _CJK_FUNCTION_CHARS = frozenset("的了吗呢吧么是在和与及或也都就")
 
-# chunk_rows maps a chunk's rowid to its document: FTS5 cannot index an UNINDEXED column, so
-# deleting a document's chunks by source would scan every chunk.
+# chunk_rows maps a chunk's rowid to its document (FTS5 cannot index an UNINDEXED column).
 _SCHEMA = f"""
 DROP TABLE IF EXISTS documents; DROP TABLE IF EXISTS chunks; DROP TABLE IF EXISTS chunk_rows;
 CREATE TABLE documents (
@@ -96,16 +66,18 @@ CREATE INDEX chunk_rows_source ON chunk_rows (source);
 CREATE INDEX documents_origin ON documents (origin);
 INSERT INTO chunks (chunks, rank) VALUES ('automerge', {AUTOMERGE});
 """
-# FTS5's bm25 with a weight per column (title, content, doc_id, source, cjk); lower is better.
-# Equal scores keep the order the chunks were written in. (``ORDER BY rank`` with the same
-# function ranks alike but measured ~40% slower at 10k documents: FTS5 runs a nested sort.)
+# bm25 weighted per column (title, content, doc_id, source, cjk); lower is better; ties keep
+# the order the chunks were written in. The best chunks, then whether each is an upload's.
 _SEARCH = (
-    "SELECT doc_id, title, source, content, "
+    "SELECT m.doc_id, m.title, m.source, m.content, m.score, d.source IS NOT NULL, d.uploaded_at "
+    "FROM (SELECT doc_id, title, source, content, rowid AS r, "
     f"bm25(chunks, {TITLE_WEIGHT}, {CONTENT_WEIGHT}, 0.0, 0.0, {CJK_WEIGHT}) AS score "
-    "FROM chunks WHERE chunks MATCH ? ORDER BY score, rowid LIMIT ?"
+    "FROM chunks WHERE chunks MATCH ? ORDER BY score, rowid LIMIT ?) AS m "
+    "LEFT JOIN documents AS d ON d.source = m.source AND d.origin = 'upload' "
+    "ORDER BY m.score, m.r"
 )
-_CORRUPT = frozenset({11, 26})  # SQLITE_CORRUPT ("malformed"), SQLITE_NOTADB
-_BUSY = frozenset({5, 6})  # SQLITE_BUSY, SQLITE_LOCKED ("database is locked")
+_CORRUPT = frozenset({11, 26})  # SQLITE_CORRUPT, SQLITE_NOTADB: the file is discarded
+_BUSY = frozenset({5, 6})  # SQLITE_BUSY, SQLITE_LOCKED: waited for
 
 
 class DocumentSummary(TypedDict):
@@ -125,6 +97,10 @@ class DocumentInfo(DocumentSummary):
     uploaded_at: str | None
 
 
+_INFO_KEYS = ("doc_id", "title", "source", "chunks", "bytes", "origin", "uploaded_at")
+_INFO_COLUMNS = "source, title, source, chunks, bytes, origin, uploaded_at"
+
+
 @dataclass(frozen=True)
 class SyncReport:
     """What ``sync_directory`` did, in files."""
@@ -134,15 +110,6 @@ class SyncReport:
     removed: int = 0
     unchanged: int = 0
     skipped: int = 0  # unreadable, binary, not UTF-8 or too large; logged
-
-    @property
-    def changed(self) -> bool:
-        """True when the index was modified."""
-        return bool(self.added or self.updated or self.removed)
-
-    def as_dict(self) -> dict[str, int]:
-        """The counts as a plain dict."""
-        return asdict(self)
 
 
 def cjk_bigrams(text: str) -> list[str]:
@@ -204,10 +171,10 @@ class KnowledgeIndex:
             try:
                 return self._open_once()
             except sqlite3.DatabaseError as exc:
-                if _is_busy(exc) and time.monotonic() < deadline:
+                if _error_code(exc) in _BUSY and time.monotonic() < deadline:
                     time.sleep(BUSY_RETRY_SECONDS)
                     continue
-                if self._memory or not _is_corrupt(exc):
+                if self._memory or _error_code(exc) not in _CORRUPT:
                     raise
                 # A derived cache: a corrupt file is discarded and rebuilt from its sources.
                 logger.warning("knowledge index %s is corrupt (%s); rebuilding it", self._path, exc)
@@ -220,14 +187,9 @@ class KnowledgeIndex:
             if not self._memory:
                 conn.execute("PRAGMA journal_mode = WAL")
                 conn.execute("PRAGMA synchronous = NORMAL")  # WAL: durable at checkpoints
-            if not _schema_current(conn):
-                conn.execute("BEGIN IMMEDIATE")
-                try:
+            if _schema_version(conn) != SCHEMA_VERSION:
+                with _transaction(conn):
                     _create_schema(conn)
-                except BaseException:
-                    conn.execute("ROLLBACK")
-                    raise
-                conn.execute("COMMIT")
         except BaseException:
             conn.close()
             raise
@@ -241,15 +203,8 @@ class KnowledgeIndex:
     @contextmanager
     def _write(self) -> Iterator[sqlite3.Connection]:
         """The write connection inside a write transaction, committed when the block ends."""
-        with self._lock:
-            self._writer.execute("BEGIN IMMEDIATE")
-            try:
-                yield self._writer
-                self._writer.execute("COMMIT")
-            except BaseException:
-                if self._writer.in_transaction:
-                    self._writer.execute("ROLLBACK")
-                raise
+        with self._lock, _transaction(self._writer):
+            yield self._writer
 
     @contextmanager
     def _read(self) -> Iterator[sqlite3.Connection]:
@@ -307,16 +262,15 @@ class KnowledgeIndex:
     def sync_directory(self, path: Path) -> SyncReport:
         """Index every .md/.txt under ``path``; only changed files are re-chunked and written.
 
-        Source ids are ``<folder name>/<relative path>`` (``runbooks/db/pool.md``). The folder
-        owns every non-upload document: a file no longer in it is removed, uploads are kept.
-        Hidden files and folders are ignored. Raises NotADirectoryError for a missing folder.
-        An unchanged folder writes nothing (not even a transaction).
+        Source ids are ``<folder name>/<relative path>``. A file no longer in the folder is
+        removed (uploads are kept); hidden files are ignored. NotADirectoryError for a missing
+        folder.
         """
         root = Path(path)
         if not root.is_dir():
             raise NotADirectoryError(f"knowledge folder not found: {root}")
         prefix = root.resolve().name or "knowledge"
-        found: dict[str, tuple[str, str, str, int]] = {}  # source -> (hash, text, name, bytes)
+        found: dict[str, tuple[str, str, str]] = {}  # source -> (hash, text, file name)
         unreadable: set[str] = set()  # present but unreadable now (mid-write): keep, not remove
         for file in sorted(root.rglob("*")):
             rel = file.relative_to(root)
@@ -330,19 +284,14 @@ class KnowledgeIndex:
                 logger.warning("knowledge: skipping %s: %s", file, exc)
                 unreadable.add(f"{prefix}/{rel.as_posix()}")
                 continue
-            body = text.encode("utf-8")
-            found[f"{prefix}/{rel.as_posix()}"] = (_digest(body), text, file.name, len(body))
+            found[f"{prefix}/{rel.as_posix()}"] = (_digest(text.encode()), text, file.name)
         with self._read() as conn:
             existing: dict[str, str] = dict(
                 conn.execute("SELECT source, hash FROM documents WHERE origin = ?", (DIRECTORY,))
             )
         changed = {s: v for s, v in found.items() if existing.get(s) != v[0]}
         gone = sorted(set(existing) - set(found) - unreadable)
-        # Chunked before the write lock: searches are never held up, uploads only by the writes.
-        prepared = [
-            _prepare(s, DIRECTORY, name, text, (digest, size))
-            for s, (digest, text, name, size) in changed.items()
-        ]
+        prepared = [_prepare(s, DIRECTORY, name, text) for s, (_, text, name) in changed.items()]
         if prepared or gone:
             with self._write() as conn:
                 self._store(conn, prepared)
@@ -358,7 +307,7 @@ class KnowledgeIndex:
             unchanged=len(found) - len(changed),
             skipped=len(unreadable),
         )
-        logger.info("knowledge: synced %s: %s", root, report.as_dict())
+        logger.info("knowledge: synced %s: %s", root, asdict(report))
         return report
 
     def add_document(self, name: str, text: str | bytes, source: str = "upload") -> DocumentSummary:
@@ -369,7 +318,6 @@ class KnowledgeIndex:
         filename = clean_name(name)
         body = validate_text(text)
         label = source.strip().strip("/") or "upload"
-        # Chunked before the write lock: a big upload holds the index only for its inserts.
         doc = _prepare(f"{label}/{filename}", UPLOAD, filename, body)
         with self._write() as conn:
             self._store(conn, [doc])
@@ -383,20 +331,20 @@ class KnowledgeIndex:
         """
         with self._write() as conn:
             row = conn.execute(
-                "SELECT source, title, chunks, bytes, origin FROM documents WHERE source = ?",
-                (doc_id,),
+                f"SELECT {_INFO_COLUMNS} FROM documents WHERE source = ?", (doc_id,)
             ).fetchone()
             if row is None:
                 raise DocumentNotFound(f"no knowledge document {doc_id!r}")
-            source, title, chunks, size, origin = row
-            if origin != UPLOAD:
+            found = dict(zip(_INFO_KEYS, row, strict=True))
+            if found.pop("origin") != UPLOAD:
                 raise ReadOnlyDocument(
                     f"{doc_id} is a bundled runbook from the knowledge folder and is read-only; "
                     "only uploaded documents can be deleted"
                 )
-            _delete_chunks(conn, [source])
-            conn.execute("DELETE FROM documents WHERE source = ?", (source,))
-        return DocumentSummary(doc_id=source, title=title, source=source, chunks=chunks, bytes=size)
+            _delete_chunks(conn, [doc_id])
+            conn.execute("DELETE FROM documents WHERE source = ?", (doc_id,))
+        del found["uploaded_at"]
+        return cast(DocumentSummary, found)
 
     # --- reads ----------------------------------------------------------------------------
 
@@ -404,10 +352,8 @@ class KnowledgeIndex:
         """The ``top_k`` best chunks for free text, best first; [] when nothing matches.
 
         Each result is ``{"doc_id", "title", "source", "score", "content"}``; ``score`` is
-        FTS5's ``-bm25`` rounded to 3 decimals (higher is better). A chunk of an uploaded
-        document also carries ``origin``: ``{"kind": "upload", "file_name", "uploaded_at"}``,
-        so wherever it is cited the answer can say it came from an upload, not from the
-        runbooks. Never raises on user text.
+        ``-bm25`` (higher is better). A chunk of an upload also carries ``origin``: ``{"kind":
+        "upload", "file_name", "uploaded_at"}``. Never raises on user text.
         """
         match = build_match_query(query)
         if not match:
@@ -419,13 +365,12 @@ class KnowledgeIndex:
         try:
             with self._read() as conn:
                 rows = conn.execute(_SEARCH, (match, limit)).fetchall()
-                uploads = _uploads(conn, {row[2] for row in rows})
         except sqlite3.Error as exc:
-            log = logger.error if _is_corrupt(exc) else logger.warning
+            log = logger.error if _error_code(exc) in _CORRUPT else logger.warning
             log("knowledge search failed for %r: %s", match, exc)
             return []
         found = []
-        for doc_id, title, source, content, score in rows:
+        for doc_id, title, source, content, score, upload, uploaded_at in rows:
             item: dict[str, Any] = {
                 "doc_id": doc_id,
                 "title": title,
@@ -433,8 +378,9 @@ class KnowledgeIndex:
                 "score": max(round(-score, 3), 0.001),
                 "content": content,
             }
-            if source in uploads:
-                item["origin"] = uploads[source]
+            if upload:
+                name = source.rsplit("/", 1)[-1]
+                item["origin"] = {"kind": "upload", "file_name": name, "uploaded_at": uploaded_at}
             found.append(item)
         return found
 
@@ -448,56 +394,46 @@ class KnowledgeIndex:
         keys = ("documents", "directory_documents", "uploaded_documents", "chunks")
         return {key: int(value) for key, value in zip(keys, row, strict=True)}
 
-    def list_documents(self) -> list[DocumentSummary]:
-        """Every indexed document, ordered by id."""
-        with self._read() as conn:
-            rows = conn.execute(
-                "SELECT source, title, chunks, bytes FROM documents ORDER BY source"
-            ).fetchall()
-        return [
-            DocumentSummary(doc_id=source, title=title, source=source, chunks=n, bytes=size)
-            for source, title, n, size in rows
-        ]
-
     def documents(self) -> list[DocumentInfo]:
         """Every indexed document with its origin and upload time, uploads first, newest first."""
         with self._read() as conn:
             rows = conn.execute(
-                "SELECT source, title, chunks, bytes, origin, uploaded_at FROM documents "
+                f"SELECT {_INFO_COLUMNS} FROM documents "
                 "ORDER BY origin = 'upload' DESC, uploaded_at DESC, source"
             ).fetchall()
-        return [
-            DocumentInfo(
-                doc_id=source,
-                title=title,
-                source=source,
-                chunks=n,
-                bytes=size,
-                origin=origin,
-                uploaded_at=uploaded_at,
-            )
-            for source, title, n, size, origin, uploaded_at in rows
-        ]
+        return [cast(DocumentInfo, dict(zip(_INFO_KEYS, row, strict=True))) for row in rows]
 
 
-def _schema_current(conn: sqlite3.Connection) -> bool:
-    """True when the file holds this schema version (a read: no write lock is taken)."""
+@contextmanager
+def _transaction(conn: sqlite3.Connection) -> Iterator[None]:
+    """A write transaction, committed when the block ends, rolled back when it raises."""
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        yield
+        conn.execute("COMMIT")
+    except BaseException:
+        if conn.in_transaction:
+            conn.execute("ROLLBACK")
+        raise
+
+
+def _schema_version(conn: sqlite3.Connection) -> str | None:
+    """The file's schema version (None: no ``meta`` table yet)."""
     try:
         row = conn.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
     except sqlite3.OperationalError as exc:
         if "no such table" in str(exc):
-            return False
+            return None
         raise
-    return row is not None and row[0] == SCHEMA_VERSION
+    return row[0] if row else None
 
 
 def _create_schema(conn: sqlite3.Connection) -> None:
-    """Fresh tables of ``SCHEMA_VERSION`` (to be filled by the next sync) unless the file holds
-    them already; the caller holds a write transaction."""
+    """Fresh tables of ``SCHEMA_VERSION`` unless another process made them while this one
+    waited for the lock; the caller holds a write transaction."""
     conn.execute("CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT)")
-    row = conn.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
-    if row is not None and row[0] == SCHEMA_VERSION:
-        return  # another process created it while this one waited for the lock
+    if _schema_version(conn) == SCHEMA_VERSION:
+        return
     for statement in _SCHEMA.split(";"):
         if statement.strip():
             conn.execute(statement)
@@ -516,35 +452,10 @@ def _delete_chunks(conn: sqlite3.Connection, sources: list[str]) -> None:
     conn.executemany("DELETE FROM chunk_rows WHERE source = ?", params)
 
 
-def _uploads(conn: sqlite3.Connection, sources: set[str]) -> dict[str, dict[str, Any]]:
-    """The origin of each uploaded document among ``sources``."""
-    if not sources:
-        return {}
-    marks = ",".join("?" * len(sources))
-    rows = conn.execute(
-        f"SELECT source, uploaded_at FROM documents WHERE origin = ? AND source IN ({marks})",
-        [UPLOAD, *sorted(sources)],
-    ).fetchall()
-    return {
-        source: {"kind": "upload", "file_name": source.rsplit("/", 1)[-1], "uploaded_at": at}
-        for source, at in rows
-    }
-
-
 def _error_code(exc: sqlite3.Error) -> int:
     """SQLite's primary result code of ``exc`` (-1 when it carries none)."""
     code = getattr(exc, "sqlite_errorcode", None)
     return code & 0xFF if isinstance(code, int) else -1
-
-
-def _is_corrupt(exc: sqlite3.Error) -> bool:
-    """SQLite itself says the file is damaged or not a database: never for a locked file."""
-    return _error_code(exc) in _CORRUPT
-
-
-def _is_busy(exc: sqlite3.Error) -> bool:
-    """Another connection holds a lock the operation needs: to be waited for."""
-    return _error_code(exc) in _BUSY
 
 
 @dataclass(frozen=True)
@@ -558,15 +469,10 @@ class _Prepared:
     summary: DocumentSummary
 
 
-def _prepare(
-    source: str, origin: str, filename: str, text: str, known: tuple[str, int] | None = None
-) -> _Prepared:
-    """``text`` chunked; ``known``: its SHA-256 and UTF-8 size when the caller has them."""
+def _prepare(source: str, origin: str, filename: str, text: str) -> _Prepared:
+    """``text`` chunked and summarised."""
     title, chunks = chunk_with_title(text, filename)
-    if known is None:
-        data = text.encode("utf-8")
-        known = (_digest(data), len(data))
-    digest, size = known
+    data = text.encode("utf-8")
     cjk = not text.isascii()  # an ASCII document (most runbooks) has no CJK run to look for
     rows = [
         (
@@ -579,9 +485,9 @@ def _prepare(
         for n, (name, body) in enumerate(chunks)
     ]
     summary = DocumentSummary(
-        doc_id=source, title=title, source=source, chunks=len(chunks), bytes=size
+        doc_id=source, title=title, source=source, chunks=len(chunks), bytes=len(data)
     )
-    return _Prepared(source, origin, digest, rows, summary)
+    return _Prepared(source, origin, _digest(data), rows, summary)
 
 
 def _now() -> str:

@@ -1,22 +1,10 @@
-"""Tools of other MCP servers, offered to the executor next to ours (``MCP_SERVERS``).
+"""Tools of other MCP servers (``MCP_SERVERS``: a JSON or TOML file in the shared
+``mcpServers`` shape, plus a ``role`` per server, ``reference`` by default), offered to the
+executor as tool specs named ``<server>_<tool>``, recorded and checked like ours.
 
-``MCP_SERVERS`` names a JSON or TOML file in the ``mcpServers`` shape MCP clients share, plus
-the role of each server's tools::
-
-    {"mcpServers": {"time": {"command": "uvx", "args": ["mcp-server-time"], "role": "telemetry"},
-                    "grafana": {"url": "http://127.0.0.1:8000/mcp", "headers": {...}}}}
-
-``role`` is ``telemetry`` (its outputs can back a conclusion) or ``reference`` (the default:
-recommendations only). Each tool becomes a :class:`ToolSpec` named ``<server>_<tool>``, so its
-calls go through the same tool box as ours: validated, recorded as invocations, cited and checked
-by the same gatekeeper, grounding and source roles. Its raw output is the call's structured
-content, else its text parsed as JSON, else ``{"content": [texts]}``.
-
-Each call opens its own connection (a stdio server is started and stopped around it) within
-``MCP_TIMEOUT_SECONDS``: no session to keep alive or to repair, and a server that crashed or
-hung costs one failed call, never the run. The tool list is read on first use and kept; a server
-that cannot be listed is reported like an unreadable backend (:meth:`McpTools.errors`) and asked
-again after :data:`RELIST_SECONDS`.
+Each call opens its own connection within ``MCP_TIMEOUT_SECONDS``; tool lists are kept once
+read, and a server that cannot be listed is reported (:meth:`McpTools.errors`) and asked again
+after :data:`RELIST_SECONDS`.
 """
 
 from __future__ import annotations
@@ -240,12 +228,7 @@ def _cause(exc: BaseException) -> str:
 
 
 def in_own_loop(work: Callable[[], Awaitable[T]]) -> T:
-    """Run ``work`` to completion on an event loop of its own, in a short-lived thread.
-
-    Tool handlers are called synchronously, from whatever thread runs the diagnosis; that
-    thread may already run an event loop (an async host, Playwright in the tests), where
-    ``anyio.run`` refuses to start a second one. A thread per call costs far less than the
-    server process or HTTP connection each call opens.
-    """
+    """Run ``work`` on an event loop of its own, in a short-lived thread (the calling thread
+    may already run a loop)."""
     with ThreadPoolExecutor(1, thread_name_prefix="mcp-call") as pool:
         return pool.submit(anyio.run, work).result()

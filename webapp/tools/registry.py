@@ -1,9 +1,5 @@
-"""Tool specs, argument validation, and the per-agent tool box that records every call.
-
-A tool's failure is returned to the model as data (status ERROR plus a message), never raised
-into the agent loop; calls the loop refuses (unknown tool, arguments failing the schema, budget
-spent) are recorded with status BLOCKED and the model is told why.
-"""
+"""Tool specs, argument validation, and the per-agent tool box that records every call: a
+failure is answered as data (status ERROR), a refused call is recorded as BLOCKED."""
 
 from __future__ import annotations
 
@@ -66,8 +62,7 @@ class ToolOutput:
 
     raw_output: Any
     retrieval_details: Any = None
-    #: ``json.dumps(raw_output, ensure_ascii=False)`` when the tool has it already (a kept
-    #: analysis output): the result message embeds it instead of encoding the output again.
+    #: ``json.dumps(raw_output, ensure_ascii=False)`` when the tool has it already.
     raw_json: str | None = field(default=None, compare=False, repr=False)
 
 
@@ -79,14 +74,9 @@ ROLES = (TELEMETRY, REFERENCE)
 
 @dataclass(frozen=True)
 class ToolSpec:
-    """A tool: name, description, JSON-schema parameters, the function that runs it, its role.
-
-    ``role`` is required so every new tool declares whether its output is ``telemetry`` or
-    ``reference`` evidence. ``detail`` is catalog text (the metrics of each service) that a
-    model planning the queries reads after the description; a model running them is sent the
-    description alone, since every one of its calls sends the tool definitions again, and the
-    tool's errors name what it accepts.
-    """
+    """A tool: name, description, JSON-schema parameters, the function that runs it, its role
+    (``telemetry`` or ``reference`` evidence), and ``detail``: catalog text sent after the
+    description to a planning model only."""
 
     name: str
     description: str
@@ -110,6 +100,15 @@ class ToolSpec:
                 "parameters": dict(self.parameters),
             },
         }
+
+
+def object_schema(*required: str, **properties: Any) -> dict[str, Any]:
+    """The JSON schema of an object of ``properties`` only, ``required`` among them."""
+    schema: dict[str, Any] = {"type": "object", "properties": properties}
+    if required:
+        schema["required"] = list(required)
+    schema["additionalProperties"] = False
+    return schema
 
 
 _TYPES: dict[str, tuple[type, ...]] = {
@@ -214,78 +213,56 @@ class ToolBox:
         try:
             output = spec.handler(arguments)
         except (ToolError, TelemetryError) as exc:
-            return self._record(
-                name, arguments, {"error": str(exc)}, ERROR, str(exc), started, step_id
-            )
+            return self._record(name, arguments, started, step_id, ERROR, str(exc))
         except Exception as exc:  # a broken backend must not kill the agent loop
             log.exception("tool %s failed", name)
             message = f"{name} failed: {type(exc).__name__}"
-            return self._record(
-                name, arguments, {"error": message}, ERROR, message, started, step_id
-            )
-        return self._record(
-            name,
-            arguments,
-            output.raw_output,
-            SUCCESS,
-            None,
-            started,
-            step_id,
-            output.retrieval_details,
-            output.raw_json,
-        )
+            return self._record(name, arguments, started, step_id, ERROR, message)
+        return self._record(name, arguments, started, step_id, output=output)
 
     def block(
         self, name: str, raw_arguments: Any, reason: str, step_id: int | None
     ) -> ToolCallResult:
         """Record a refused call (status BLOCKED) and tell the model why."""
-        return self._record(
-            name,
-            _loads_or_text(raw_arguments),
-            {"error": reason},
-            BLOCKED,
-            reason,
-            time.perf_counter(),
-            step_id,
-        )
+        arguments = _loads_or_text(raw_arguments)
+        return self._record(name, arguments, time.perf_counter(), step_id, BLOCKED, reason)
 
     def _record(
         self,
         name: str,
         arguments: Any,
-        raw_output: Any,
-        status: str,
-        error: str | None,
         started: float,
         step_id: int | None,
-        retrieval_details: Any = None,
-        raw_json: str | None = None,
+        status: str = SUCCESS,
+        error: str | None = None,
+        output: ToolOutput | None = None,
     ) -> ToolCallResult:
+        """Record the call; ``output`` when it succeeded, else ``error`` is its output."""
+        output = output or ToolOutput({"error": error})
         duration_ms = int((time.perf_counter() - started) * 1000)
         invocation_id = self.recorder.record(
             InvocationDraft(
                 self.agent_name,
                 name,
                 arguments,
-                raw_output,
+                output.raw_output,
                 status,
                 error,
                 duration_ms,
                 step_id,
-                retrieval_details,
+                output.retrieval_details,
             )
         )
         message: dict[str, Any] = {"invocation_id": invocation_id, "tool": name}
-        if status == SUCCESS and raw_json is not None:  # what json.dumps(message) writes
-            head = json.dumps(message, ensure_ascii=False)[:-1]
-            content = f'{head}, "result": {raw_json}}}'
-            return ToolCallResult(invocation_id, status, content, raw_output)
         if status != SUCCESS:
             message.update(status=status, error=error)
             return ToolCallResult(invocation_id, status, json.dumps(message, ensure_ascii=False))
-        message["result"] = raw_output
-        content = json.dumps(message, ensure_ascii=False)
-        return ToolCallResult(invocation_id, status, content, raw_output)
+        # what json.dumps(message with its "result") writes, embedding the output's own JSON
+        head = json.dumps(message, ensure_ascii=False)[:-1]
+        raw = output.raw_json or json.dumps(output.raw_output, ensure_ascii=False)
+        return ToolCallResult(
+            invocation_id, status, f'{head}, "result": {raw}}}', output.raw_output
+        )
 
 
 def tool_roles(specs: Sequence[ToolSpec]) -> dict[str, str]:

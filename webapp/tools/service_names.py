@@ -1,14 +1,6 @@
-"""What each service does, from the catalog: the words people use for a service.
-
-Besides its aliases (the backend's ``service_aliases()``: its dataset's and
-``SERVICE_ALIASES``), a service is described by the title of each knowledge document that
-names exactly one service ("Saves continue-watching positions from every player
-(progress-svc) / 保存...") without that name: the words a business question uses ("positions
-stopped saving"), matched by ``names.described_services``.
-
-Computed once when the tools are built; a knowledge index that cannot list its documents
-gives no descriptions (never an error: names still resolve by alias).
-"""
+"""What each service does: the titles of the knowledge documents that name exactly one service,
+without that name ("Sends the nightly invoices"). An index that cannot
+list its documents gives none."""
 
 from __future__ import annotations
 
@@ -23,7 +15,7 @@ MAX_DESCRIPTION = 200
 
 def service_descriptions(services: Sequence[str], index: Any) -> dict[str, list[str]]:
     """Titles of the knowledge documents that name one service each, by service."""
-    lister = getattr(index, "list_documents", None)
+    lister = getattr(index, "documents", None)
     if not callable(lister) or not services:
         return {}
     try:

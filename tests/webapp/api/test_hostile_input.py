@@ -40,7 +40,7 @@ def snapshot(app: Flask) -> tuple[Any, ...]:
         feedback = sorted(
             (r.run_id, r.feedback, r.feedback_comment, r.status) for r in DiagnosisRun.select()
         )
-    return counts, feedback, found.knowledge.list_documents(), found.knowledge.stats()
+    return counts, feedback, found.knowledge.documents(), found.knowledge.stats()
 
 
 def json_case(path: str, body: bytes) -> tuple[str, str, dict[str, Any]]:

@@ -46,7 +46,7 @@ def attacker(live: LiveApp) -> Iterator[str]:
 
 
 def uploads(live: LiveApp) -> list[str]:
-    return [d["doc_id"] for d in live.services.knowledge.list_documents()]
+    return [d["doc_id"] for d in live.services.knowledge.documents()]
 
 
 def test_another_origin_cannot_upload_a_runbook(

@@ -45,11 +45,8 @@ def test_services_and_metric_names_are_sorted_and_complete(backend: DemoTelemetr
     services = backend.services()
     assert services == sorted(services)
     assert len(services) == 9 and "mysql-primary" in services and "redis-cache" in services
-    names = backend.metric_names()
-    assert names == sorted(names)
-    assert {"latency_p95_ms", "db_pool_active_connections", "redis_evicted_keys_per_sec"} <= set(
-        names
-    )
+    names = set().union(*backend.metrics_by_service().values())
+    assert {"latency_p95_ms", "db_pool_active_connections", "redis_evicted_keys_per_sec"} <= names
 
 
 def test_logs_are_newest_first_with_total_and_truncation(backend: DemoTelemetryBackend) -> None:
@@ -262,7 +259,7 @@ def test_files_load_once_under_concurrent_first_use(monkeypatch: pytest.MonkeyPa
 
 def test_missing_dataset_is_a_clear_error(tmp_path: Path) -> None:
     empty = DemoTelemetryBackend(tmp_path)
-    with pytest.raises(TelemetryError, match=r"python -m demo\.generate"):
+    with pytest.raises(TelemetryError, match=r"make demo-data"):
         empty.services()
     assert empty.runbook_dir() is None
 

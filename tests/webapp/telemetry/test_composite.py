@@ -16,6 +16,7 @@ from webapp.telemetry import TelemetryError
 from webapp.telemetry.composite import CompositeBackend, Signals
 from webapp.telemetry.logfiles import LogFileBackend
 from webapp.telemetry.prometheus import PrometheusBackend
+from webapp.telemetry.readiness import telemetry_readiness
 from webapp.tools.catalog import telemetry_tools
 from webapp.tools.registry import ToolBox
 from webapp.wiring import telemetry_backend
@@ -56,7 +57,10 @@ def test_services_are_the_union_and_aliases_merge(tmp_path: Path) -> None:
     assert backend.service_aliases() == {**demo.service_aliases(), "api": ["edge"]}
     assert backend.reference_time() == demo.reference_time()
     assert backend.runbook_dir() == demo.runbook_dir()
-    assert [p["signals"] for p in backend.probes()] == [["metrics", "alerts", "runbooks"], ["logs"]]
+    assert [p["signals"] for p in telemetry_readiness(backend)] == [
+        ["metrics", "alerts", "runbooks"],
+        ["logs"],
+    ]
 
 
 def test_a_service_only_the_metric_backend_knows_has_no_lines_not_an_error(tmp_path: Path) -> None:

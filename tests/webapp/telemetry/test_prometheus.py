@@ -27,7 +27,6 @@ def test_services_and_catalog_come_from_the_server(
     backend = metrics_backend(metrics_server, demo)
     assert backend.services() == demo.services()
     assert backend.metrics_by_service() == demo.metrics_by_service()
-    assert backend.metric_names() == demo.metric_names()
 
 
 def test_every_series_reads_back_exactly_as_the_demo_backend_answers(

@@ -122,7 +122,7 @@ def test_a_histogram_count_is_a_counter_by_the_server_metadata(
     family = "go_gc_duration_seconds"  # a summary both servers export about themselves
     if name == "victoria-metrics":
         # No metric metadata: only the naming conventions apply, and ``_count`` is no counter.
-        assert backend.http.get_json("/api/v1/metadata")["data"] == {}
+        assert backend.http.request("GET", "/api/v1/metadata")["data"] == {}
     count = backend.query_metrics(metric=f"{family}_count", **window)
     total = backend.query_metrics(metric=f"{family}_sum", **window)
     gauge = backend.query_metrics(metric="go_goroutines", **window)

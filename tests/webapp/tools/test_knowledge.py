@@ -2,16 +2,18 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable
+from dataclasses import asdict
 from pathlib import Path
 
 import pytest
 
-from webapp.tools.knowledge import (
-    MAX_CHUNK_CHARS,
-    KnowledgeIndex,
-    build_match_query,
-    chunk_document,
-)
+from webapp.tools.chunking import MAX_CHUNK_CHARS, chunk_with_title
+from webapp.tools.knowledge import KnowledgeIndex, build_match_query
+
+
+def chunk_document(text: str, filename: str) -> list[tuple[str, str]]:
+    return chunk_with_title(text, filename)[1]
+
 
 POOL_RUNBOOK = """# Database connection pool exhaustion
 
@@ -217,7 +219,7 @@ def test_doc_ids_are_stable_across_restarts(tmp_path: Path, runbooks: Path) -> N
     second = KnowledgeIndex(db)
     report = second.sync_directory(runbooks)
 
-    assert report.unchanged == 3 and not report.changed
+    assert report.unchanged == 3 and report.added == report.updated == report.removed == 0
     assert second.search("connection pool exhausted", top_k=5) == before
 
 
@@ -295,7 +297,7 @@ def test_sync_adds_then_skips_unchanged_files(runbooks: Path) -> None:
     assert (first.added, first.updated, first.removed, first.unchanged) == (3, 0, 0, 0)
     assert (second.added, second.updated, second.removed, second.unchanged) == (0, 0, 0, 3)
     assert kb.stats()["documents"] == 3
-    assert [d["doc_id"] for d in kb.list_documents()] == [
+    assert [d["doc_id"] for d in kb.documents()] == [
         "runbooks/cache.md",
         "runbooks/db-pool.md",
         "runbooks/jvm/gc.md",
@@ -315,7 +317,7 @@ def test_sync_updates_changed_files_and_removes_deleted_ones(runbooks: Path) -> 
 
     report = kb.sync_directory(runbooks)
 
-    assert report.as_dict() == {
+    assert asdict(report) == {
         "added": 1,
         "updated": 1,
         "removed": 1,
@@ -378,7 +380,9 @@ def test_upload_is_indexed_and_summarised() -> None:
         "bytes": len(text.encode("utf-8")),
     }
     assert kb.search("consumer lag rebalance")[0]["doc_id"] == "upload/kafka.md#0"
-    assert kb.list_documents() == [summary]
+    (listed,) = kb.documents()
+    assert listed["origin"] == "upload" and listed["uploaded_at"]
+    assert {**summary, "origin": "upload", "uploaded_at": listed["uploaded_at"]} == listed
 
 
 def test_uploading_the_same_name_replaces_the_document() -> None:

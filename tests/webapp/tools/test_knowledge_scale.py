@@ -122,7 +122,7 @@ def test_another_index_object_on_the_file_sees_its_writes(tmp_path: Path) -> Non
     writer.sync_directory(folder)
 
     assert all(d["source"] != "upload/later.md" for d in reader.search("zq002x later", 50))
-    assert "runbooks/doc-0004.md" not in {d["doc_id"] for d in reader.list_documents()}
+    assert "runbooks/doc-0004.md" not in {d["doc_id"] for d in reader.documents()}
     assert [reader.search(q, 50) for q in queries] == [writer.search(q, 50) for q in queries]
     writer.close()
     reader.close()
@@ -304,7 +304,7 @@ def test_a_resync_rewrites_only_the_changed_documents(tmp_path: Path) -> None:
     before, version = chunk_rows(), observer.execute("PRAGMA data_version").fetchone()
     report = kb.sync_directory(folder)
 
-    assert (report.unchanged, report.changed) == (20, False)
+    assert (report.unchanged, report.added, report.updated, report.removed) == (20, 0, 0, 0)
     assert observer.execute("PRAGMA data_version").fetchone() == version  # no commit at all
     assert chunk_rows() == before
 
