@@ -5,7 +5,8 @@ from __future__ import annotations
 import logging
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager, suppress
-from typing import Any
+from dataclasses import fields
+from typing import Any, cast
 
 from peewee import (
     Case,
@@ -221,31 +222,15 @@ class SqlAudit:
         return self._stored_invocations(run_id)
 
     def _stored_invocations(self, run_id: str) -> list[InvocationRecord]:
+        columns = [getattr(ToolInvocation, f.name) for f in fields(InvocationRecord)]
         query = (
-            ToolInvocation.select(
-                ToolInvocation.invocation_id,
-                ToolInvocation.run_id,
-                ToolInvocation.tool_name,
-                ToolInvocation.status,
-                ToolInvocation.raw_output,
-                ToolInvocation.arguments,
-            )
+            ToolInvocation.select(*columns)
             .where(ToolInvocation.run_id == run_id)
             .order_by(ToolInvocation.id)
         )
         with connection(self.database):
-            rows = list(query)
-        return [
-            InvocationRecord(
-                invocation_id=row.invocation_id,
-                run_id=row.run_id,
-                tool_name=row.tool_name,
-                status=row.status,
-                raw_output=row.raw_output,
-                arguments=row.arguments or {},
-            )
-            for row in rows
-        ]
+            rows: list[dict[str, Any]] = list(cast(Any, query.dicts()))
+        return [InvocationRecord(**{**row, "arguments": row["arguments"] or {}}) for row in rows]
 
 
 def _evidence_query(encoded: Sequence[tuple[str, str | None]]) -> Any:
