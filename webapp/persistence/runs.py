@@ -242,18 +242,9 @@ class RunStore:
         now = utcnow()
         with self.database.connection_context():
             expired = list(
-                DiagnosisRun.select(
-                    DiagnosisRun.run_id,
-                    DiagnosisRun.session_id,
-                    DiagnosisRun.status,
-                    DiagnosisRun.agent_flow,
-                    DiagnosisRun.flow,
-                    DiagnosisRun.question,
-                    DiagnosisRun.lease_owner,
-                    DiagnosisRun.resumes,
-                    DiagnosisRun.started_at,
-                    DiagnosisRun.orchestration_trace,
-                ).where(DiagnosisRun.status.in_(ACTIVE) & (DiagnosisRun.lease_expires_at < now))
+                DiagnosisRun.select().where(
+                    DiagnosisRun.status.in_(ACTIVE) & (DiagnosisRun.lease_expires_at < now)
+                )
             )
             reaped = (self._reap_one(row, now, requeue) for row in expired)
             return [r for r in reaped if r is not None]
