@@ -49,11 +49,6 @@ class DatabaseUnavailable(Exception):
     """The database could not be reached before the run was claimed: it was not executed."""
 
 
-def worker_id() -> str:
-    """``host:pid`` of this process: who holds a run's lease."""
-    return f"{socket.gethostname()}:{os.getpid()}"[:128]
-
-
 @dataclass(frozen=True)
 class Reaped:
     """A run whose lease ran out: failed (``error_message``) or to be enqueued again."""
@@ -113,7 +108,7 @@ class RunStore:
         self.lease = timedelta(seconds=lease_seconds)
         self.queue_timeout = timedelta(seconds=queue_timeout_seconds)
         self.max_resumes = max_resumes
-        self.owner = worker_id()
+        self.owner = f"{socket.gethostname()}:{os.getpid()}"[:128]  # who holds a run's lease
 
     def open_run(
         self,
