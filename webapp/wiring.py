@@ -24,7 +24,7 @@ from .persistence.history import HistoryStore, RedisHistory
 from .persistence.memory_audit import MemoryAudit
 from .persistence.records import RunRecords
 from .persistence.runs import RunStore
-from .persistence.schema import create_schema, schema_exists
+from .persistence.schema import create_schema
 from .persistence.sql_audit import SqlAudit
 from .persistence.sql_history import SqlHistory
 from .services.chat import ChatService
@@ -218,7 +218,7 @@ def build_services(
     ``TracerProvider``) overrides the OTLP exporter ``OTEL_EXPORTER_OTLP_ENDPOINT`` configures.
     """
     database = bind(database or open_database(settings.database_url))
-    if settings.create_schema and not schema_exists(database):
+    if settings.create_schema:
         create_schema(database)  # under a database-level lock: safe with any number at once
     backend = backend or telemetry_backend(settings, database)
     knowledge = knowledge_for(backend, settings.knowledge_db, settings.knowledge_dir)

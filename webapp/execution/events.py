@@ -59,11 +59,9 @@ class _RunLog:
 class MemoryEventLog:
     """Event logs in this process (no Redis): only runs executed here can be relayed."""
 
-    def __init__(self, max_runs: int = MAX_RUNS, ttl_seconds: float = TTL_SECONDS) -> None:
+    def __init__(self) -> None:
         self._logs: OrderedDict[str, _RunLog] = OrderedDict()
         self._changed = threading.Condition()
-        self.max_runs = max_runs
-        self.ttl = ttl_seconds
 
     def append(self, run_id: str, kind: str, data: Any) -> str:
         """Add one event; ids are ``1``, ``2``, ... per run."""
@@ -102,7 +100,7 @@ class MemoryEventLog:
         now = time.monotonic()
         while self._logs:
             oldest = next(iter(self._logs.values()))
-            if len(self._logs) <= self.max_runs and now - oldest.touched < self.ttl:
+            if len(self._logs) <= MAX_RUNS and now - oldest.touched < TTL_SECONDS:
                 return
             self._logs.popitem(last=False)
 
@@ -119,28 +117,19 @@ def _position(after: str | None) -> int:
 class RedisEventLog:
     """One capped, expiring Redis Stream per run: ``<prefix><run_id>``."""
 
-    def __init__(
-        self,
-        url: str,
-        *,
-        key_prefix: str = "diagnosis:events:",
-        max_events: int = MAX_EVENTS,
-        ttl_seconds: int = TTL_SECONDS,
-    ) -> None:
+    def __init__(self, url: str, *, key_prefix: str = "diagnosis:events:") -> None:
         # Reads block up to the keep-alive interval; the socket timeout must outlast them.
         # A down Redis must cost a run little per event: connecting gives up after 1 s.
         self.client = redis.Redis.from_url(url, socket_connect_timeout=1, socket_timeout=60)
         self.prefix = key_prefix
-        self.max_events = max_events
-        self.ttl = ttl_seconds
 
     def append(self, run_id: str, kind: str, data: Any) -> str:
         """``XADD`` (capped) and refresh the stream's TTL, in one round trip."""
         key = self.prefix + run_id
         body = json.dumps({"kind": kind, "data": data}, ensure_ascii=False, default=str)
         pipe = self.client.pipeline(transaction=False)
-        pipe.xadd(key, {"e": body}, maxlen=self.max_events, approximate=True)
-        pipe.expire(key, self.ttl)
+        pipe.xadd(key, {"e": body}, maxlen=MAX_EVENTS, approximate=True)
+        pipe.expire(key, TTL_SECONDS)
         event_id, _ = pipe.execute()
         return _text(event_id)
 
@@ -156,7 +145,7 @@ class RedisEventLog:
         return events
 
     def exists(self, run_id: str) -> bool:
-        """True while the stream exists (it expires ``ttl`` s after its last event)."""
+        """True while the stream exists (it expires :data:`TTL_SECONDS` after its last event)."""
         return bool(self.client.exists(self.prefix + run_id))
 
     def close(self) -> None:

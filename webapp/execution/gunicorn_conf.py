@@ -28,9 +28,6 @@ def post_fork(server: Any, worker: Any) -> None:
 
 
 def post_worker_init(worker: Any) -> None:
-    """Keep what the app loaded at start (the dataset, indexes, compiled graphs: ~200,000
-    objects) out of the garbage collector's full passes, which walk every tracked object: one
-    took 0.36-0.62 s over them on a loaded 2-core machine, 0 once they are frozen. Here rather
-    than in the app factory: a process that builds several apps (the tests) would freeze each
-    one's garbage for good."""
+    """Keep what the app loaded at start out of the garbage collector's full passes (in the
+    worker, not the app factory: a process building several apps would freeze their garbage)."""
     gc.freeze()

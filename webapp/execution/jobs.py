@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Mapping
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, fields
 from typing import Any, Protocol
 
 from ..persistence.runs import AI_OPS, DatabaseUnavailable, Reaped, RunStore
@@ -44,13 +44,7 @@ class RunJob:
         """The job back from its JSON form."""
         if data.get("kind") not in (CHAT, AIOPS):
             raise ValueError(f"unknown job kind {data.get('kind')!r}")
-        return cls(
-            str(data["kind"]),
-            str(data["session_id"]),
-            str(data["run_id"]),
-            None if data.get("question") is None else str(data["question"]),
-            str(data["flow"]),
-        )
+        return cls(**{f.name: data[f.name] for f in fields(cls)})
 
     @classmethod
     def of(cls, run: Reaped) -> RunJob:

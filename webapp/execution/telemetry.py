@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
@@ -19,8 +19,6 @@ from opentelemetry.sdk.resources import Resource
 from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import BatchSpanProcessor
 from opentelemetry.trace import Span, SpanKind, Status, StatusCode, Tracer
-
-from diagnosis_graph.workflow.ports import InvocationRecord
 
 from ..persistence.audit import InvocationDraft, StepEnd, StepStart
 
@@ -74,7 +72,7 @@ class RunTelemetry:
 
 
 class TracingAudit:
-    """An audit store that also records ``chat`` and ``execute_tool`` spans; delegates the rest."""
+    """An audit store that also records ``chat`` and ``execute_tool`` spans."""
 
     def __init__(self, inner: Any, tracer: Tracer) -> None:
         self.inner = inner
@@ -140,22 +138,6 @@ class TracingAudit:
         span.end(end_time=now)
         return invocation_id
 
-    def invocations_for_run(self, run_id: str) -> Sequence[InvocationRecord]:
-        """Delegated."""
-        result: Sequence[InvocationRecord] = self.inner.invocations_for_run(run_id)
-        return result
-
-    def attach_evidence(self, refs: Mapping[str, list[dict[str, Any]]]) -> None:
-        """Delegated."""
-        self.inner.attach_evidence(refs)
-
-    def flush(self) -> None:
-        """Delegated."""
-        self.inner.flush()
-
-    def restore(self, run: Any) -> None:
-        """Delegated."""
-        self.inner.restore(run)
-
     def __getattr__(self, name: str) -> Any:
+        """The rest of the audit store, delegated."""
         return getattr(self.inner, name)

@@ -169,13 +169,10 @@ def retry_disconnects(
             discard_connection(database)
             raise
 
-    return _retrying(seconds)(attempt)
-
-
-def _retrying(seconds: float) -> Retrying:
-    return Retrying(
+    retrying = Retrying(
         stop=stop_after_delay(seconds),
         wait=wait_exponential(multiplier=0.2, max=2),
         retry=retry_if_exception_type((OperationalError, InterfaceError)),
         reraise=True,
     )
+    return retrying(attempt)

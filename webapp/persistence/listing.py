@@ -178,13 +178,8 @@ class Listing:
     def sessions(self, filters: SessionFilter, limit: int, cursor: str | None = None) -> Page:
         """Sessions by last activity, newest first, each with its number of runs."""
         session = ChatSession
-        query = session.select(
-            session.session_id,
-            session.title,
-            session.created_at,
-            session.updated_at,
-            session.expires_at,
-        )
+        hidden = ("id", "history_cleared_at")
+        query = session.select(*(f for f in session._meta.sorted_fields if f.name not in hidden))
         if filters.text:
             query = query.where(_contains(session.title, filters.text, self._postgres))
         if filters.since is not None:

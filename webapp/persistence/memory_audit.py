@@ -6,6 +6,7 @@ Used by the offline example, tests and benchmarks; thread-safe; keeps everything
 from __future__ import annotations
 
 import threading
+from collections import defaultdict
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -29,6 +30,7 @@ class MemoryAudit:
         self._lock = threading.Lock()
         self.steps: list[dict[str, Any]] = []
         self.invocations: list[dict[str, Any]] = []
+        self._records: defaultdict[str, list[InvocationRecord]] = defaultdict(list)
         self._calls = OpenCalls()
 
     def before_model(self, start: StepStart) -> int:
@@ -59,6 +61,7 @@ class MemoryAudit:
         """Store an invocation of the current run and return its new id."""
         run = current_run()
         invocation_id = new_invocation_id()
+        record = invocation_record(invocation_id, run.run_id, draft)
         with self._lock:
             self.invocations.append(
                 {
@@ -69,8 +72,9 @@ class MemoryAudit:
                     **vars(draft),
                 }
             )
+            self._records[run.run_id].append(record)
         with run.journal.lock:
-            run.journal.invocations.append(invocation_record(invocation_id, run.run_id, draft))
+            run.journal.invocations.append(record)
         return invocation_id
 
     def attach_evidence(self, refs: Mapping[str, list[dict[str, Any]]]) -> None:
@@ -83,34 +87,15 @@ class MemoryAudit:
     def invocations_for_run(self, run_id: str) -> Sequence[InvocationRecord]:
         """Invocations of ``run_id`` in creation order."""
         with self._lock:
-            rows = [row for row in self.invocations if row["run_id"] == run_id]
-        return [
-            InvocationRecord(
-                invocation_id=row["invocation_id"],
-                run_id=row["run_id"],
-                tool_name=row["tool_name"],
-                status=row["status"],
-                raw_output=row["raw_output"],
-                arguments=row["arguments"] or {},
-            )
-            for row in rows
-        ]
+            return list(self._records.get(run_id, ()))
 
     def restore(self, run: RunContext) -> None:
         """Reset the run's journal to the steps and invocations stored for it."""
-        steps = self.steps_for_run(run.run_id)
-        next_index = max((int(s["step_index"]) for s in steps), default=-1) + 1
-        usage: dict[str, tuple[int, int]] = {}
-        for step in steps:
-            prompt, completion = usage.get(step["model"], (0, 0))
-            usage[step["model"]] = (
-                prompt + step["prompt_tokens"],
-                completion + step["completion_tokens"],
-            )
-        invocations = list(self.invocations_for_run(run.run_id))
-        run.journal.restore(len(steps), next_index, invocations, usage)
-
-    def steps_for_run(self, run_id: str) -> list[dict[str, Any]]:
-        """Steps of ``run_id`` ordered by step index."""
         with self._lock:
-            return [dict(s) for s in self.steps if s["run_id"] == run_id]
+            steps = [s for s in self.steps if s["run_id"] == run.run_id]
+        next_index = max((int(s["step_index"]) for s in steps), default=-1) + 1
+        run.journal.restore(0, next_index, list(self.invocations_for_run(run.run_id)), {})
+        journal = run.journal
+        with journal.lock:
+            for step in steps:
+                journal.count_step(step["model"], step["prompt_tokens"], step["completion_tokens"])

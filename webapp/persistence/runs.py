@@ -49,11 +49,6 @@ class DatabaseUnavailable(Exception):
     """The database could not be reached before the run was claimed: it was not executed."""
 
 
-def worker_id() -> str:
-    """``host:pid`` of this process: who holds a run's lease."""
-    return f"{socket.gethostname()}:{os.getpid()}"[:128]
-
-
 @dataclass(frozen=True)
 class Reaped:
     """A run whose lease ran out: failed (``error_message``) or to be enqueued again."""
@@ -113,33 +108,7 @@ class RunStore:
         self.lease = timedelta(seconds=lease_seconds)
         self.queue_timeout = timedelta(seconds=queue_timeout_seconds)
         self.max_resumes = max_resumes
-        self.owner = worker_id()
-
-    def ensure_session(self, session_id: str, title: str, *, new: bool = False) -> None:
-        """Create the session row, or refresh its ``updated_at``/``expires_at``.
-
-        ``new``: the id was just generated, so there is nothing to refresh (one INSERT).
-        """
-        now = utcnow()
-        with self.database.connection_context():
-            updated = (
-                0
-                if new
-                else ChatSession.update(updated_at=now, expires_at=now + self.ttl)
-                .where(ChatSession.session_id == session_id)
-                .execute(self.database)
-            )
-            if updated:
-                return
-            # a concurrent request may create it first: no error (which would also end a
-            # PostgreSQL transaction this runs in, see :meth:`open_run`)
-            ChatSession.insert(
-                session_id=session_id,
-                title=title[:200],
-                created_at=now,
-                updated_at=now,
-                expires_at=now + self.ttl,
-            ).on_conflict_ignore().execute(self.database)
+        self.owner = f"{socket.gethostname()}:{os.getpid()}"[:128]  # who holds a run's lease
 
     def open_run(
         self,
@@ -151,18 +120,15 @@ class RunStore:
         *,
         new_session: bool = False,
     ) -> None:
-        """:meth:`ensure_session` then :meth:`create_run` in one transaction: one commit, and
-        never a session row whose first run failed to be created."""
-        with self.database.connection_context(), write_transaction(self.database):
-            self.ensure_session(session_id, question, new=new_session)
-            self.create_run(run_id, session_id, agent_flow, flow, question)
+        """Create the session row (or refresh its ``updated_at``/``expires_at``) and insert the run
+        PENDING, in one transaction: one commit, and never a session row whose first run failed
+        to be created. If no worker claims the run within a lease it is enqueued again.
 
-    def create_run(
-        self, run_id: str, session_id: str, agent_flow: str, flow: str, question: str
-    ) -> None:
-        """Insert the run PENDING; if no worker claims it within a lease it is enqueued again."""
+        ``new_session``: the id was just generated, so there is nothing to refresh.
+        """
         now = utcnow()
-        row = {
+        activity = {ChatSession.updated_at: now, ChatSession.expires_at: now + self.ttl}
+        run = {
             DiagnosisRun.run_id: run_id,
             DiagnosisRun.session_id: session_id,
             DiagnosisRun.agent_flow: agent_flow,
@@ -172,8 +138,20 @@ class RunStore:
             DiagnosisRun.started_at: now,
             DiagnosisRun.lease_expires_at: now + self.lease,
         }
-        with self.database.connection_context():
-            DiagnosisRun.insert(row).execute(self.database)
+        with self.database.connection_context(), write_transaction(self.database):
+            refreshed = not new_session and (
+                ChatSession.update(activity)
+                .where(ChatSession.session_id == session_id)
+                .execute(self.database)
+            )
+            if not refreshed:
+                # a concurrent request may create it first: no error (which would also end the
+                # PostgreSQL transaction)
+                session = {ChatSession.session_id: session_id, ChatSession.title: question[:200]}
+                ChatSession.insert(
+                    {**session, ChatSession.created_at: now, **activity}
+                ).on_conflict_ignore().execute(self.database)
+            DiagnosisRun.insert(run).execute(self.database)
 
     def claim(self, run_id: str) -> int:
         """PENDING -> RUNNING under this process's lease: :data:`CLAIMED`, :data:`RESUMED` (it ran
@@ -259,18 +237,9 @@ class RunStore:
         now = utcnow()
         with self.database.connection_context():
             expired = list(
-                DiagnosisRun.select(
-                    DiagnosisRun.run_id,
-                    DiagnosisRun.session_id,
-                    DiagnosisRun.status,
-                    DiagnosisRun.agent_flow,
-                    DiagnosisRun.flow,
-                    DiagnosisRun.question,
-                    DiagnosisRun.lease_owner,
-                    DiagnosisRun.resumes,
-                    DiagnosisRun.started_at,
-                    DiagnosisRun.orchestration_trace,
-                ).where(DiagnosisRun.status.in_(ACTIVE) & (DiagnosisRun.lease_expires_at < now))
+                DiagnosisRun.select().where(
+                    DiagnosisRun.status.in_(ACTIVE) & (DiagnosisRun.lease_expires_at < now)
+                )
             )
             reaped = (self._reap_one(row, now, requeue) for row in expired)
             return [r for r in reaped if r is not None]
@@ -291,23 +260,17 @@ class RunStore:
         trace = row.orchestration_trace
         if trace is None and row.flow == COMPLEX_FLOW:
             trace = build_orchestration_trace([], 0, stopped_by=TERMINATION_ERROR)
-        updated = (
-            DiagnosisRun.update(
-                status=FAILED,
-                error_message=message,
-                orchestration_trace=trace,
-                finished_at=now,
-                duration_ms=int((now - row.started_at).total_seconds() * 1000),
-                lease_expires_at=None,
-            )
-            .where(
-                (DiagnosisRun.run_id == row.run_id)
-                & (DiagnosisRun.status == row.status)
-                & (DiagnosisRun.lease_expires_at < now)
-            )
-            .execute()
+        failed = _take_back(
+            row,
+            now,
+            status=FAILED,
+            error_message=message,
+            orchestration_trace=trace,
+            finished_at=now,
+            duration_ms=int((now - row.started_at).total_seconds() * 1000),
+            lease_expires_at=None,
         )
-        if not updated:  # renewed or finished meanwhile
+        if not failed:
             return None
         log.warning("run %s failed: %s", row.run_id, message)
         return Reaped(row.run_id, row.session_id, message)
@@ -318,16 +281,7 @@ class RunStore:
         enqueued again after 1, 2, 4... leases)."""
         waited = now - row.started_at if row.status == PENDING else self.lease
         expires = now + max(self.lease, waited)
-        updated = (
-            DiagnosisRun.update(status=PENDING, resumes=resumes, lease_expires_at=expires)
-            .where(
-                (DiagnosisRun.run_id == row.run_id)
-                & (DiagnosisRun.status == row.status)
-                & (DiagnosisRun.lease_expires_at < now)
-            )
-            .execute()
-        )
-        if not updated:
+        if not _take_back(row, now, status=PENDING, resumes=resumes, lease_expires_at=expires):
             return None
         what = "resumed" if row.status == RUNNING else "enqueued again"
         log.warning(
@@ -343,6 +297,16 @@ class RunStore:
             log.exception("could not mark run %s FAILED", run_id)
             return False
         return True
+
+
+def _take_back(row: DiagnosisRun, now: Any, **values: Any) -> bool:
+    """Update an expired run read by the reaper, unless it was renewed or finished meanwhile."""
+    query = DiagnosisRun.update(**values).where(
+        (DiagnosisRun.run_id == row.run_id)
+        & (DiagnosisRun.status == row.status)
+        & (DiagnosisRun.lease_expires_at < now)
+    )
+    return bool(query.execute())
 
 
 def _claim_query(run_id: str, owner: str, expires: Any, *, resumed: bool) -> Any:

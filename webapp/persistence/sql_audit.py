@@ -5,7 +5,8 @@ from __future__ import annotations
 import logging
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager, suppress
-from typing import Any
+from dataclasses import fields
+from typing import Any, cast
 
 from peewee import (
     Case,
@@ -14,6 +15,7 @@ from peewee import (
     DatabaseError,
     IntegrityError,
     InterfaceError,
+    TextField,
     fn,
 )
 
@@ -30,7 +32,7 @@ from .audit import (
 )
 from .context import RunContext, RunJournal, current_run, current_run_or_none
 from .db import connection, discard_connection, is_postgres
-from .models import AgentStep, ToolInvocation, utcnow
+from .models import AgentStep, BaseModel, ToolInvocation, utcnow
 
 log = logging.getLogger(__name__)
 
@@ -41,21 +43,20 @@ STEP_INDEX_ATTEMPTS = 5
 TEXT_MAX_BYTES = 65_535
 
 
-def _clip(value: Any, field: CharField) -> Any:
-    """``value`` cut to the column's length (strict SQL modes reject longer strings)."""
-    if isinstance(value, str) and field.max_length and len(value) > field.max_length:
-        return value[: field.max_length]
-    return value
-
-
-def _clip_text(value: str | None) -> str | None:
-    """``value`` cut to what a MySQL ``TEXT`` column holds, on a character boundary."""
-    if value is None or len(value) * 4 <= TEXT_MAX_BYTES:
-        return value
-    encoded = value.encode("utf-8")
-    if len(encoded) <= TEXT_MAX_BYTES:
-        return value
-    return encoded[:TEXT_MAX_BYTES].decode("utf-8", errors="ignore")
+def _row(model: type[BaseModel], values: Mapping[str, Any]) -> dict[Any, Any]:
+    """``values`` as a row of ``model``: texts cut to what their columns hold (strict SQL modes
+    reject longer ones), a MySQL ``TEXT`` on a character boundary."""
+    row = {}
+    for name, value in values.items():
+        field = model._meta.combined[name]
+        if isinstance(value, str) and isinstance(field, CharField) and field.max_length:
+            value = value[: field.max_length]
+        elif (
+            isinstance(value, str) and type(field) is TextField and len(value) * 4 > TEXT_MAX_BYTES
+        ):
+            value = value.encode("utf-8")[:TEXT_MAX_BYTES].decode("utf-8", errors="ignore")
+        row[field] = value
+    return row
 
 
 class SqlAudit:
@@ -91,24 +92,18 @@ class SqlAudit:
         run, start = self._calls.close(ticket)
         journal = run.journal
         index = journal.take_step_index()
-        row = {
-            AgentStep.run_id: run.run_id,
-            AgentStep.session_id: run.session_id,
-            AgentStep.step_index: index,
-            AgentStep.agent_name: _clip(start.agent_name, AgentStep.agent_name),
-            AgentStep.model: _clip(start.model, AgentStep.model),
-            AgentStep.model_input: start.model_input,
-            AgentStep.model_output: end.model_output,
-            AgentStep.has_tool_call: bool(end.has_tool_call),
-            AgentStep.prompt_tokens: end.prompt_tokens,
-            AgentStep.completion_tokens: end.completion_tokens,
-            AgentStep.token_count: end.prompt_tokens + end.completion_tokens,
-            AgentStep.attempts: end.attempts,
-            AgentStep.duration_ms: end.duration_ms,
-            AgentStep.status: _clip(end.status, AgentStep.status),
-            AgentStep.error: _clip_text(end.error),
-            AgentStep.created_at: utcnow(),
-        }
+        row = _row(
+            AgentStep,
+            {
+                "run_id": run.run_id,
+                "session_id": run.session_id,
+                "step_index": index,
+                **vars(start),
+                **vars(end),
+                "token_count": end.prompt_tokens + end.completion_tokens,
+                "created_at": utcnow(),
+            },
+        )
         with self._writing("agent_step insert", journal):
             step_id = None
             for _ in range(STEP_INDEX_ATTEMPTS):
@@ -150,21 +145,16 @@ class SqlAudit:
         """Keep an invocation of the current run (written at the next :meth:`flush`)."""
         run = current_run()
         invocation_id = new_invocation_id()
-        row = {
-            ToolInvocation.invocation_id: invocation_id,
-            ToolInvocation.run_id: run.run_id,
-            ToolInvocation.session_id: run.session_id,
-            ToolInvocation.step: draft.step_id,
-            ToolInvocation.agent_name: _clip(draft.agent_name, ToolInvocation.agent_name),
-            ToolInvocation.tool_name: _clip(draft.tool_name, ToolInvocation.tool_name),
-            ToolInvocation.arguments: draft.arguments,
-            ToolInvocation.raw_output: draft.raw_output,
-            ToolInvocation.status: _clip(draft.status, ToolInvocation.status),
-            ToolInvocation.error_message: _clip_text(draft.error_message),
-            ToolInvocation.duration_ms: draft.duration_ms,
-            ToolInvocation.retrieval_details: draft.retrieval_details,
-            ToolInvocation.created_at: utcnow(),
-        }
+        row = _row(
+            ToolInvocation,
+            {
+                "invocation_id": invocation_id,
+                "run_id": run.run_id,
+                "session_id": run.session_id,
+                **vars(draft),
+                "created_at": utcnow(),
+            },
+        )
         with run.journal.lock:
             run.journal.invocations.append(invocation_record(invocation_id, run.run_id, draft))
             run.journal.pending.append(row)
@@ -221,31 +211,15 @@ class SqlAudit:
         return self._stored_invocations(run_id)
 
     def _stored_invocations(self, run_id: str) -> list[InvocationRecord]:
+        columns = [getattr(ToolInvocation, f.name) for f in fields(InvocationRecord)]
         query = (
-            ToolInvocation.select(
-                ToolInvocation.invocation_id,
-                ToolInvocation.run_id,
-                ToolInvocation.tool_name,
-                ToolInvocation.status,
-                ToolInvocation.raw_output,
-                ToolInvocation.arguments,
-            )
+            ToolInvocation.select(*columns)
             .where(ToolInvocation.run_id == run_id)
             .order_by(ToolInvocation.id)
         )
         with connection(self.database):
-            rows = list(query)
-        return [
-            InvocationRecord(
-                invocation_id=row.invocation_id,
-                run_id=row.run_id,
-                tool_name=row.tool_name,
-                status=row.status,
-                raw_output=row.raw_output,
-                arguments=row.arguments or {},
-            )
-            for row in rows
-        ]
+            rows: list[dict[str, Any]] = list(cast(Any, query.dicts()))
+        return [InvocationRecord(**{**row, "arguments": row["arguments"] or {}}) for row in rows]
 
 
 def _evidence_query(encoded: Sequence[tuple[str, str | None]]) -> Any:

@@ -15,14 +15,6 @@ from .history import HistoryLoad, HistoryMessage, HistoryWrite, check_session_id
 from .models import ChatSession, DiagnosisRun, utcnow
 from .runs import CHAT, SUCCESS
 
-#: What a history read selects of each run.
-HISTORY_COLUMNS = (
-    DiagnosisRun.run_id,
-    DiagnosisRun.question,
-    DiagnosisRun.answer,
-    DiagnosisRun.started_at,
-)
-
 
 class SqlHistory:
     """A :class:`~webapp.persistence.history.HistoryStore` over ``diagnosis_run`` rows."""
@@ -80,7 +72,9 @@ def _history_query(session_id: str, now: Any, pairs: int) -> Any:
     """One query: the session's conditions (not expired, runs after a clear) are joined in."""
     session = ChatSession.alias()
     return (
-        DiagnosisRun.select(*HISTORY_COLUMNS)
+        DiagnosisRun.select(
+            DiagnosisRun.run_id, DiagnosisRun.question, DiagnosisRun.answer, DiagnosisRun.started_at
+        )
         .join(session, on=(session.session_id == DiagnosisRun.session_id))
         .where(
             (DiagnosisRun.session_id == session_id)

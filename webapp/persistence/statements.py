@@ -28,10 +28,6 @@ class StatementLog:
     def __len__(self) -> int:
         return len(self.sql)
 
-    def writes(self) -> list[str]:
-        """The INSERT, UPDATE and DELETE statements."""
-        return [s for s in self.sql if _is_write(s)]
-
 
 WRITES = ("INSERT", "UPDATE", "DELETE", "REPLACE")
 

@@ -172,7 +172,7 @@ def test_a_dependency_named_by_the_evidence_is_followed_in_the_same_round(
 def test_steps_and_invocations_are_recorded_and_linked(variant: str, runs: dict[str, Any]) -> None:
     runner, _, result = runs[variant]
     audit = _audit(runner)
-    steps = audit.steps_for_run(result.run_id)
+    steps = [s for s in audit.steps if s["run_id"] == result.run_id]
     invocations = [r for r in audit.invocations if r["run_id"] == result.run_id]
     assert [s["step_index"] for s in steps] == list(range(len(steps)))
     assert all(s["status"] == "SUCCESS" for s in steps)

@@ -111,8 +111,7 @@ def _pending_runs(
 
     def start_run(text: str) -> tuple[str, str, Callable[[], None]]:
         run_id = f"run-{len(started)}"
-        runs.ensure_session("sess-1", text)
-        runs.create_run(run_id, "sess-1", AI_OPS, "aiops", text)
+        runs.open_run(run_id, "sess-1", AI_OPS, "aiops", text)
         started.append(run_id)
         return "sess-1", run_id, lambda: None
 

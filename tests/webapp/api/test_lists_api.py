@@ -28,7 +28,6 @@ from webapp.persistence.models import (
     DiagnosisRun,
     ToolInvocation,
 )
-from webapp.persistence.schema import create_schema
 
 from .conftest import make_app
 from .openapi_check import assert_documented
@@ -429,22 +428,3 @@ def test_investigate_now_starts_a_linked_aiops_run_for_the_alert(
     assert missing.status_code == 404 and "not found" in missing.json["message"]
     bad = client.post("/api/alerts/bad%0A/investigate", headers=AUTH)
     assert bad.status_code == 400
-
-
-def test_a_database_made_before_the_list_indexes_gets_them(database: Database) -> None:
-    indexes = {
-        "diagnosis_run_started_at_run_id": "diagnosis_run",
-        "case_library_created_at_run_id": "case_library",
-        "alert_record_updated_at_id": "alert_record",
-        "alert_record_status_updated_at_id": "alert_record",
-    }
-    tables = set(indexes.values())
-    with database.connection_context():
-        for name, table in indexes.items():
-            on = f" ON {table}" if "mysql" in type(database).__name__.lower() else ""
-            database.execute_sql(f"DROP INDEX {name}{on}")
-        assert not set(indexes) & {i.name for t in tables for i in database.get_indexes(t)}
-    create_schema(database)
-    with database.connection_context():
-        present = {i.name for t in tables for i in database.get_indexes(t)}
-    assert set(indexes) <= present

@@ -31,8 +31,7 @@ def expire(database: Database, run_id: str) -> None:
 
 
 def started(store: RunStore, run_id: str, session_id: str = "sess-lease") -> None:
-    store.ensure_session(session_id, "q")
-    store.create_run(run_id, session_id, "CHAT", "complex", "why?")
+    store.open_run(run_id, session_id, "CHAT", "complex", "why?")
 
 
 def test_a_running_run_whose_lease_ran_out_is_put_back_pending_until_its_resumes_are_spent(

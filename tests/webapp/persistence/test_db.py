@@ -13,7 +13,7 @@ from playhouse.pool import MaxConnectionsExceeded, PooledMySQLDatabase, PooledPo
 from tests.conftest import ScratchServers, close_database
 from webapp.persistence.db import DatabaseURLError, bind, open_database
 from webapp.persistence.models import MODELS, ChatSession
-from webapp.persistence.schema import create_schema, schema_exists
+from webapp.persistence.schema import create_schema
 
 
 @pytest.mark.parametrize(
@@ -93,7 +93,6 @@ def test_open_database_resolves_relative_sqlite_paths_against_base_dir(tmp_path:
 
 
 def test_create_schema_is_idempotent(database: Database) -> None:
-    assert schema_exists(database)
     with database.connection_context():
         ChatSession.create(session_id="sess-1", title="kept")
     assert create_schema(database) == []
@@ -104,26 +103,11 @@ def test_create_schema_is_idempotent(database: Database) -> None:
     assert {m._meta.table_name for m in MODELS} <= tables
 
 
-def test_schema_exists_is_false_on_an_empty_database(tmp_path: Path) -> None:
+def test_create_schema_creates_every_table_of_an_empty_database(tmp_path: Path) -> None:
     database = bind(open_database("sqlite:///" + str(tmp_path / "empty.db")))
     try:
-        assert not schema_exists(database)
         assert create_schema(database) == [m._meta.table_name for m in MODELS]
-        assert schema_exists(database)
-    finally:
-        database.close()
-
-
-def test_a_table_created_before_its_later_columns_gets_them(tmp_path: Path) -> None:
-    database = bind(open_database("sqlite:///" + str(tmp_path / "old.db")))
-    try:
-        create_schema(database)
-        with database.connection_context():
-            for column in ("prompt_tokens", "completion_tokens", "cost_usd"):
-                database.execute_sql(f"ALTER TABLE diagnosis_run DROP COLUMN {column}")
-        assert not schema_exists(database)
-        create_schema(database)
-        assert schema_exists(database)
+        assert create_schema(database) == []
     finally:
         database.close()
 

@@ -1,6 +1,5 @@
 """The runs list's text filter on every backend: the search text is matched as plain characters,
-case-insensitively by the backend's own ``LOWER``, and follows updates and deletes; the text copy
-table of earlier versions is dropped with its triggers."""
+case-insensitively by the backend's own ``LOWER``, and follows updates and deletes."""
 
 from __future__ import annotations
 
@@ -12,7 +11,6 @@ from peewee import Database
 from webapp.persistence.db import is_mysql, is_postgres
 from webapp.persistence.listing import Listing, RunFilter
 from webapp.persistence.models import DiagnosisRun
-from webapp.persistence.schema import create_schema
 
 T0 = datetime(2026, 11, 30, 10, 0, 0, 123000)
 
@@ -99,31 +97,3 @@ def test_the_filter_follows_updates_and_deletes(database: Database) -> None:
     assert found(database, "cold cache", status="SUCCESS") == {"run-pct"}
     assert found(database, "cache") == {"run-pct", "run-upper", "run-title", "run-lower"}
     assert found(database, "it's") == set()
-
-
-#: An earlier version's copy table and one of the triggers that filled it, per backend.
-OLD_RUN_TEXT = {
-    "sqlite": """CREATE TRIGGER diagnosis_run_text_insert AFTER INSERT ON diagnosis_run
-BEGIN INSERT INTO diagnosis_run_text (run_id) VALUES (NEW.run_id); END""",
-    "mysql": """CREATE TRIGGER diagnosis_run_text_insert AFTER INSERT ON diagnosis_run
-FOR EACH ROW INSERT INTO diagnosis_run_text (run_id) VALUES (NEW.run_id)""",
-    "postgres": """CREATE FUNCTION diagnosis_run_text_sync() RETURNS trigger LANGUAGE plpgsql AS $$
-BEGIN INSERT INTO diagnosis_run_text (run_id) VALUES (NEW.run_id); RETURN NULL; END $$;
-CREATE TRIGGER diagnosis_run_text_sync AFTER INSERT ON diagnosis_run
-FOR EACH ROW EXECUTE FUNCTION diagnosis_run_text_sync()""",
-}
-
-
-def test_the_old_text_table_and_its_triggers_are_dropped(database: Database) -> None:
-    kind = "mysql" if is_mysql(database) else "postgres" if is_postgres(database) else "sqlite"
-    with database.connection_context():
-        database.execute_sql("CREATE TABLE diagnosis_run_text (run_id VARCHAR(64))")
-        for statement in OLD_RUN_TEXT[kind].split(";\n"):
-            database.execute_sql(statement)
-    add_runs(database, {"run-old": "written while the trigger existed"})
-    assert create_schema(database) == []
-    with database.connection_context():
-        assert "diagnosis_run_text" not in database.get_tables()
-    add_runs(database, {"run-new": "a COLD cache"})  # no trigger left writing to the table
-    assert found(database, "cold") == {"run-new"}
-    assert create_schema(database) == []  # and nothing left to drop

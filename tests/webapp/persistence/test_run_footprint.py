@@ -60,9 +60,8 @@ def react_run(audit: SqlAudit, run_id: str, rounds: int) -> ScriptedModel:
 @pytest.fixture
 def records(database: Database) -> RunRecords:
     runs = RunStore(database, 3600)
-    runs.ensure_session("sess-a", "why?")
     for run_id in ("run-1", "run-6"):
-        runs.create_run(run_id, "sess-a", CHAT, "complex", "why?")
+        runs.open_run(run_id, "sess-a", CHAT, "complex", "why?")
     return RunRecords(database)
 
 

@@ -45,8 +45,7 @@ class RefusingFlush:
 
 def started(database: Database, run_id: str) -> RunStore:
     runs = RunStore(database, 3600)
-    runs.ensure_session("sess-a", "why?", new=True)
-    runs.create_run(run_id, "sess-a", CHAT, "complex", "why?")
+    runs.open_run(run_id, "sess-a", CHAT, "complex", "why?", new_session=True)
     return runs
 
 
