@@ -1,9 +1,5 @@
-"""The Flask application wiring real adapters to the diagnosis workflow.
-
-``create_app(config=None, services=None)``: ``config`` overrides settings read from the
-environment (field names, e.g. ``{"database_url": "sqlite:///..."}``); ``services`` replaces the
-adapters entirely (tests pass their own).
-"""
+"""The Flask application: ``create_app(config=None, services=None)``; ``config`` overrides
+settings by field name, ``services`` replaces the adapters (tests pass their own)."""
 
 from __future__ import annotations
 

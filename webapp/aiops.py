@@ -1,12 +1,5 @@
 """The AIOps flow on the real adapters: the supervisor graph of
-:mod:`diagnosis_graph.workflow.aiops`, its alert source, and the AIOps run lifecycle.
-
-:class:`AiOpsRunner` wires the graph's ports: the firing alerts read through the recorded
-``query_alerts`` tool (a ``tool_invocation`` row of the run, agent ``aiops_supervisor``), the
-run's audit store, and the chat's diagnosis graph built by a :class:`~webapp.diagnosis.Diagnoser`
-with the chat's agents and tools, so every alert goes through the chat's nodes. Its executor has
-no retrieval de-duplication: each alert's executor needs the runbook text in its own context.
-:class:`AiOpsService` is the run lifecycle (``agent_flow=AI_OPS``, ``flow=aiops``), as the chat's.
+:mod:`diagnosis_graph.workflow.aiops`, its recorded alert source, and the AIOps run lifecycle.
 """
 
 from __future__ import annotations
@@ -255,14 +248,3 @@ class AiOpsService:
         failed_trace = build_aiops_trace([], [], stopped_by=TERMINATION_ERROR)
         finish = self.lifecycle.execute(session_id, run_id, work, failed_trace=failed_trace)
         return ChatOutcome.of(finish, session_id, run_id, FLOW)
-
-    def investigate(
-        self,
-        user_request: str | None = None,
-        *,
-        session_id: str | None = None,
-        on_event: OnEvent | None = None,
-    ) -> ChatOutcome:
-        """``start`` then ``execute``, synchronously."""
-        session_id, run_id = self.start(session_id, user_request)
-        return self.execute(session_id, run_id, user_request, on_event)

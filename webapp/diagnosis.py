@@ -1,10 +1,4 @@
-"""One diagnosis run, in process: the graph, its agents and tools, and what it leaves behind.
-
-:class:`Diagnoser` owns the compiled graph and the adapters behind its ports; ``diagnose`` runs
-one question inside the run's identity scope and returns the answer with the orchestration trace,
-the self evaluation, and the audit rows written while it ran. The web app's run lifecycle
-(database rows, sessions) wraps this; tests and benchmarks use it directly.
-"""
+"""One diagnosis run, in process: the graph, its agents and tools, and what it leaves behind."""
 
 from __future__ import annotations
 

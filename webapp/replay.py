@@ -1,15 +1,9 @@
 """Replay a recorded run: its question through today's model and prompts, on yesterday's data.
 
-Every tool call of the replayed run is answered from the recorded run's ``tool_invocation``
-rows, keyed by ``(tool, canonical arguments)``; nothing reaches a telemetry backend or the
-knowledge index. A call the recording lacks is a *miss*: the model is told (as a tool error)
-that the recording has no such output, and the miss is reported. Repeated identical calls are
-served the recorded outputs in order (the last one again once they run out).
-
-A recording can be exported (``export_recording``) as one JSON document that carries
-everything a replay needs - question, earlier turns, the tools' definitions, the backend's
-reference time and services, the invocations, the old answer - so a folder of them serves as
-evaluation fixtures without the database they came from.
+Every tool call is answered from the recorded ``tool_invocation`` rows, keyed by ``(tool,
+canonical arguments)``; nothing reaches a backend. A call the recording lacks is a *miss*,
+told to the model as a tool error and reported. ``export_recording`` writes a recording as one
+self-contained JSON document (evaluation fixtures).
 """
 
 from __future__ import annotations

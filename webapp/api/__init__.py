@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-import hmac
+from flask import Blueprint, Flask, current_app, g, request
 
-from flask import Blueprint, Flask, g, request
-
-from .errors import ApiError, register_error_handlers
+from ..container import Services
+from .errors import register_error_handlers
 from .limits import install_rate_limit
-from .security import install_security
+from .security import install_security, require_bearer
 
 # Endpoints that need no database connection and no API key.
 OPEN_ENDPOINTS = {
@@ -24,6 +23,12 @@ OPEN_ENDPOINTS = {
     "ui.cases",
     "ui.alerts",
 }
+
+
+def services() -> Services:
+    """The services of the current app."""
+    found: Services = current_app.extensions["diagnosis"]
+    return found
 
 
 def blueprints() -> list[Blueprint]:
@@ -44,16 +49,8 @@ def register_api(app: Flask) -> None:
     @app.before_request
     def authenticate() -> None:
         key = app.extensions["diagnosis"].settings.api_key
-        if not key or request.endpoint in OPEN_ENDPOINTS or not request.path.startswith("/api/"):
-            return
-        header = request.headers.get("Authorization", "")
-        token = header[7:] if header.lower().startswith("bearer ") else ""
-        if not hmac.compare_digest(token.encode(), key.encode()):
-            raise ApiError(
-                401,
-                "missing or wrong bearer token",
-                {"WWW-Authenticate": 'Bearer realm="diagnosis"'},
-            )
+        if key and request.endpoint not in OPEN_ENDPOINTS and request.path.startswith("/api/"):
+            require_bearer(key, "diagnosis")
 
     @app.before_request
     def connect() -> None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from flask import Blueprint
 
 from ..services.reads import RunFilter, SessionFilter
-from .context import services
+from . import services
 from .contract import operation
 from .models import RunsQuery, SessionsQuery
 from .responses import RunPage, SessionPage

@@ -16,8 +16,9 @@ from ..container import Services
 from ..execution import streams
 from ..execution.jobs import AIOPS, CHAT, RunJob
 from ..execution.streams import ending_events, publish, relay, sse_event
+from ..services.chat import ChatOutcome
 from ..services.reads import ACTIVE
-from .context import services
+from . import services
 from .contract import operation
 from .errors import ApiError
 from .models import AiOpsRequest, ChatRequest, EventsHeaders, EventsQuery
@@ -29,19 +30,6 @@ SSE_HEADERS = {"Cache-Control": "no-cache", "X-Accel-Buffering": "no"}
 FINISHED_RUN_WAIT = 0.05
 
 
-class _Ending:
-    """A finished run as the outcome ``ending_events`` reads, from its database row."""
-
-    def __init__(self, row: Any) -> None:
-        self.answer = row.answer
-        self.success = row.status == "SUCCESS"
-        self.error_message = row.error_message
-        self.run_id = row.run_id
-        self.session_id = row.session_id
-        self.status = row.status
-        self.degraded = bool(row.degraded)
-
-
 def settled_from_db(found: Services, run_id: str) -> Any:
     """A relay's check: the ending events of ``run_id`` once its row is finished, else None."""
 
@@ -49,7 +37,7 @@ def settled_from_db(found: Services, run_id: str) -> Any:
         row = found.chat.runs.status(run_id)
         if row is None or row.status in ACTIVE:
             return None
-        return ending_events(_Ending(row))
+        return ending_events(ChatOutcome.of_row(row))
 
     return settled
 

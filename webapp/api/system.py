@@ -9,7 +9,7 @@ from flask.typing import ResponseReturnValue
 from peewee import PeeweeException
 
 from ..telemetry.readiness import telemetry_readiness
-from .context import services
+from . import services
 from .contract import operation
 from .errors import envelope
 from .openapi import build_document

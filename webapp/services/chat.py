@@ -65,6 +65,20 @@ class ChatOutcome:
             finish.replayed,
         )
 
+    @classmethod
+    def of_row(cls, row: Any) -> ChatOutcome:
+        """The outcome a finished run's row records."""
+        return cls(
+            row.status == SUCCESS,
+            row.answer,
+            row.error_message,
+            row.session_id,
+            row.run_id,
+            row.flow,
+            row.status,
+            bool(row.degraded),
+        )
+
 
 def _now() -> str:
     return datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%fZ")

@@ -1,12 +1,5 @@
-"""What the pages draw for a run's cited evidence, read from the recorded tool outputs only.
-
-``evidence_view(run, invocations)`` is the data of ``GET /api/diagnosis/<sessionId>/evidence``:
-``evidence`` (every verified item with its tool, service, metric or level and time),
-``charts`` (each cited metric series, or a cited ``detect_anomalies`` finding's own points,
-with the cited points marked and the baseline, onset and incident windows: from a finding of
-the same service and metric, else from the change-point detector on the recorded points),
-``log_tables`` (each cited ``log_patterns`` output, counts before and after its onset) and
-``window`` (the question's resolved time window, or None).
+"""What the pages draw for a run's cited evidence, read from the recorded tool outputs only:
+the data of ``GET /api/diagnosis/<sessionId>/evidence``.
 """
 
 from __future__ import annotations
@@ -300,7 +293,7 @@ def _finding_point(
     finding: Mapping[str, Any], path: str, points: Sequence[list[Any]], own: bool
 ) -> int | None:
     """The point of ``points`` (the finding's own, or a recorded series of the same signal)
-    that a cited leaf at ``path`` of ``finding`` marks (see the module's text)."""
+    that a cited leaf at ``path`` of ``finding`` marks."""
     recorded = _points(finding.get("points"))
     if match := re.search(r"\.points\[(\d+)\]$", path):
         index = int(match.group(1))

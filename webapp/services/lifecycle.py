@@ -1,12 +1,7 @@
-"""The run lifecycle in order, for chat and AIOps runs alike.
+"""The run lifecycle, for chat and AIOps runs alike: claim, work, flush, finish - or fail.
 
-:meth:`RunLifecycle.execute` claims the run (a run delivered twice executes once; an
-unreachable database raises :class:`~webapp.persistence.runs.DatabaseUnavailable`, nothing
-executed), opens its :class:`~webapp.persistence.context.RunContext` and one connection for
-its duration (a resumed run's journal restored from its rows), runs the flow and flushes its
-held-back rows; while its writes fail it runs again from its last checkpoint, up to
-:data:`WORK_ATTEMPTS` times; then it saves the Finish with the journal's counts, token usage,
-cost and duration - or, on anything unhandled, FAILED with the cause, best effort.
+A run delivered twice executes once; while its writes fail it runs again from its last
+checkpoint, up to :data:`WORK_ATTEMPTS` times.
 """
 
 from __future__ import annotations
