@@ -12,7 +12,6 @@ from typing import Any
 
 from diagnosis_graph.workflow.aiops import (
     DEFAULT_REQUEST,
-    MAX_ALERTS,
     AiOpsPorts,
     AiOpsRun,
     AlertsRead,
@@ -26,7 +25,6 @@ from diagnosis_graph.workflow.trace import TERMINATION_ERROR
 
 from .diagnosis import Audit, Diagnoser, ExternalTools, attach_evidence, new_run_id
 from .llm.prompts import prompt_version
-from .llm.react import Budget
 from .llm.types import ChatModel
 from .persistence.context import RunContext, run_scope
 from .persistence.runs import AI_OPS, Finish, RunStore, new_session_id
@@ -109,20 +107,16 @@ class AiOpsRunner:
         audit: Audit,
         backend: TelemetryBackend,
         knowledge: KnowledgeSearch,
-        budget: Budget | None = None,
-        max_alerts: int = MAX_ALERTS,
         external: ExternalTools | None = None,
     ) -> None:
         self.audit = audit
         self.backend = backend
-        self.max_alerts = max_alerts
         self.diagnoser = Diagnoser(
             model=model,
             backend=backend,
             knowledge=knowledge,
             audit=audit,
             tracker=None,
-            budget=budget,
             external=external,
         )
         self.alerts = RecordedAlerts(backend, audit)
@@ -162,7 +156,6 @@ class AiOpsRunner:
                 request,
                 session_id=session_id,
                 run_id=run_id,
-                max_alerts=self.max_alerts,
                 scope=scope,
             )
             # inside the run: the invocations come from its journal, not from the database

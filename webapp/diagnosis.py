@@ -18,7 +18,6 @@ from diagnosis_graph.workflow.projection import evidence_refs
 from .analysis.timeexpr import DEFAULT_TIMEZONE, resolve_window
 from .llm.agents import LLMAgentInvoker
 from .llm.prompts import prompt_version
-from .llm.react import Budget
 from .llm.types import ChatModel
 from .persistence.audit import Audit
 from .persistence.context import run_scope
@@ -80,7 +79,6 @@ class Diagnoser:
         knowledge: KnowledgeSearch,
         audit: Audit,
         tracker: Any = None,
-        budget: Budget | None = None,
         default_timezone: str = DEFAULT_TIMEZONE,
         external: ExternalTools | None = None,
         checkpointer: Checkpointer | None = None,
@@ -92,13 +90,7 @@ class Diagnoser:
         self.tracker: DocFilter | None = tracker
         self.tools = diagnosis_tools(backend, knowledge, tracker)
         self.external = external
-        self.invoker = LLMAgentInvoker(
-            model,
-            audit,
-            audit,
-            self.all_tools,
-            budget=budget or Budget(),
-        )
+        self.invoker = LLMAgentInvoker(model, audit, audit, self.all_tools)
         ports = DiagnosisPorts(
             self.invoker,
             audit,

@@ -239,7 +239,7 @@ def build_services(
         external=external,
         checkpointer=SqlCheckpointer(database),
     )
-    simple = SimpleChat(model, traced, traced, diagnoser.all_tools)
+    simple = SimpleChat(model, traced, diagnoser.all_tools)
     simple.token_budget = settings.token_budget()
     history = history or (
         RedisHistory(

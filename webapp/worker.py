@@ -18,9 +18,7 @@ def build_runner() -> JobRunner:
     """The services of a worker process, from the environment."""
     from .wiring import build_services
 
-    services = build_services(Settings.from_env())
-    assert services.runner is not None
-    return services.runner
+    return build_services(Settings.from_env()).runner
 
 
 app = Celery("diagnosis")

@@ -52,7 +52,6 @@ def release_request_connection() -> None:
 
 def submit(found: Services, job: RunJob) -> Iterator[str]:
     """Publish ``metadata``, hand the job to the executor; the frames of its relayed events."""
-    assert found.events is not None
     release_request_connection()
     publish(found.events, job.run_id)(
         "metadata", {"sessionId": job.session_id, "runId": job.run_id, "flow": job.flow}
@@ -90,8 +89,6 @@ def ai_ops(body: AiOpsRequest) -> ResponseReturnValue:
     flow is `aiops`.
     """
     found = services()
-    if found.aiops is None:
-        raise ApiError(503, "the AIOps flow is not available")
     session_id, run_id = found.aiops.start(body.session_id, body.user_request)
     return submit_and_relay(found, RunJob(AIOPS, session_id, run_id, body.user_request, "aiops"))
 
@@ -112,7 +109,6 @@ def run_events(
     if row is None or row.session_id != session_id:
         raise ApiError(404, f"run {run_id} not found in session {session_id}")
     after = headers.last_event_id or query.last_event_id
-    assert found.events is not None
     settled = settled_from_db(found, run_id)
     if found.events.exists(run_id):
         wait = None if row.status in ACTIVE else FINISHED_RUN_WAIT  # no 15 s wait past its end

@@ -120,16 +120,15 @@ def _metric_charts(
         if invocation.get("tool_name") != METRICS:
             continue
         output, path = _output(invocation), str(ref.get("raw_path"))
-        series_list = output.get("series") if isinstance(output.get("series"), list) else []
         point_index: int | None = None
         if match := _SERIES.match(path):
             index = int(match.group(1))
             point_index = int(match.group(2)) if match.group(2) else None
-        elif _SUMMARY.match(path) or path.startswith("$.summary"):
+        elif path.startswith("$.summary"):
             index = 0
         else:
             continue
-        series = _at(series_list, index)
+        series = _at(output.get("series"), index)
         if not isinstance(series, Mapping):
             continue
         key = (invocation["invocation_id"], index)
@@ -247,7 +246,8 @@ def _finding_charts(
     for invocation, ref in cited:
         if invocation.get("tool_name") != ANOMALIES:
             continue
-        match = _FINDING.match(str(ref.get("raw_path")))
+        path = str(ref.get("raw_path"))
+        match = _FINDING.match(path)
         if not match:
             continue
         output, index = _output(invocation), int(match.group(1))
@@ -255,7 +255,6 @@ def _finding_charts(
         service = str(_arguments(invocation).get("service") or "")
         if not isinstance(finding, Mapping):
             continue
-        path = str(ref.get("raw_path"))
         series = drawn.get((service, str(finding.get("signal"))))
         key = (invocation["invocation_id"], index)
         if series is None and key not in charts:
