@@ -190,12 +190,7 @@ def _cited_state(investigations: Sequence[dict[str, Any]]) -> dict[str, Any]:
 
 
 class AiOpsService:
-    """Starts and executes AIOps runs; what ``POST /api/ai_ops`` calls.
-
-    ``start`` creates the run PENDING; ``execute`` runs the graph under the run's identity and
-    saves the report with its evaluation and trace as SUCCESS (``degraded`` when part of it is a
-    fallback), or FAILED with the error and the partial trace.
-    """
+    """Starts and executes AIOps runs; what ``POST /api/ai_ops`` calls."""
 
     def __init__(self, *, runs: RunStore, runner: AiOpsRunner, audit: Audit) -> None:
         self.runs = runs

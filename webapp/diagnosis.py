@@ -141,9 +141,7 @@ class Diagnoser:
                     self.tracker.clear(f"{session_id}:{run_id}")
             # inside the run: the invocations come from its journal, not from the database
             evaluation = self._evaluate(run, run_id)
-            # The question's window, recorded on the run and shown with the answer:
-            # the one the planner worked with (a follow-up keeps the previous turn's), else
-            # read here.
+            # The question's window: the one the planner worked with, else read here.
             planned = (evaluation.get("understanding") or {}).get("window")
             evaluation["question_window"] = (
                 {**planned, "found": planned.get("kind") not in (None, "none")}

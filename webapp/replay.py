@@ -107,11 +107,8 @@ def replay_tools(
     recording: Recording,
     roles: Mapping[str, str],
 ) -> list[ToolSpec]:
-    """Tools with the given chat-completions definitions, answered by ``recording``.
-
-    Each keeps the role the product's tool of that name has; a tool the product no longer has
-    is reference evidence, which can never back a conclusion on its own.
-    """
+    """Tools with the given chat-completions definitions, answered by ``recording``; each keeps
+    the role of the product's tool of that name (reference for a tool the product lacks)."""
     specs = []
     for definition in definitions:
         function = definition["function"]
@@ -129,10 +126,7 @@ def replay_tools(
 
 
 class RecordedBackend:
-    """The backend facts a replay needs (reference time, services, metrics); no data.
-
-    Every query raises: in a replay, data comes from the recording through the tools only.
-    """
+    """The backend facts a replay needs (reference time, services, metrics); every query raises."""
 
     name = "recorded"
 
@@ -234,12 +228,8 @@ def export_recording(
 
 
 def conclusion_lines(answer: str | None) -> list[str]:
-    """What an answer concludes, without markup.
-
-    Reads the product's rendered answer (``diagnosis_graph.workflow.render``) in either
-    language: the numbered items of its conclusions section, or, when it has none (a fallback),
-    the lines between the question and the first section.
-    """
+    """What an answer concludes, without markup: the numbered items of its conclusions section,
+    else the lines between the question and the first section."""
     if not answer:
         return ["(no answer)"]
     head, *sections = answer.split("\n### ")

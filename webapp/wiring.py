@@ -211,12 +211,8 @@ def build_services(
     events: EventLog | None = None,
     tracer_provider: Any = None,
 ) -> Services:
-    """Every real adapter the app runs on, from ``settings``; tests may hand in some of them.
-
-    With ``RUN_EXECUTOR=celery`` the web app only enqueues runs and a Celery worker executes
-    them (through ``services.runner``). ``tracer_provider`` (an OpenTelemetry SDK
-    ``TracerProvider``) overrides the OTLP exporter ``OTEL_EXPORTER_OTLP_ENDPOINT`` configures.
-    """
+    """Every real adapter the app runs on, from ``settings``; tests may hand in some of them
+    (``tracer_provider``: an OpenTelemetry SDK ``TracerProvider`` instead of the OTLP one)."""
     database = bind(database or open_database(settings.database_url))
     if settings.create_schema and not schema_exists(database):
         create_schema(database)  # under a database-level lock: safe with any number at once

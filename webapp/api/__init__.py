@@ -54,9 +54,7 @@ def register_api(app: Flask) -> None:
 
     @app.before_request
     def connect() -> None:
-        """The request's connection: a peewee connection context, exited at teardown (not
-        ``playhouse.flask_utils.FlaskDB``, whose ``connect()`` fails on a thread already
-        holding a connection, and whose ``close()`` would end it under nested contexts)."""
+        """The request's connection: a peewee connection context, exited at teardown."""
         if request.endpoint in OPEN_ENDPOINTS or not request.path.startswith("/api/"):
             return
         context = app.extensions["diagnosis"].database.connection_context()

@@ -236,8 +236,7 @@ class AlertQuery(SessionRunsQuery):
     state: Literal["firing", "resolved", "all"] = "all"
 
 
-#: How a trace sends each step's model input: ``full`` (the whole conversation the model was
-#: sent) or ``none`` (null, not read: a step's input is then fetched on its own when opened).
+#: A trace's step model inputs: ``full``, or ``none`` (null, not read).
 Inputs = Literal["full", "none"]
 
 

@@ -102,11 +102,8 @@ def investigation_request(payload: WebhookPayload) -> str:
 
 
 def alerts_of_run(database: Database, run_id: str) -> list[dict[str, str]]:
-    """The alerts a run was started for (``alert_name``, ``service``); empty when none is linked.
-
-    An AIOps run asked for in the API or the UI has no linked alert and investigates every
-    firing alert; a webhook's or an "investigate now" run investigates these only.
-    """
+    """The alerts a run was started for (``alert_name``, ``service``); empty when none is linked
+    (the run then investigates every firing alert)."""
     with database.connection_context():
         rows = (
             AlertRecord.select(AlertRecord.alert_name, AlertRecord.service)
@@ -189,11 +186,7 @@ class AlertInbox:
         return (row.session_id, row.run_id) if row else None
 
     def investigate(self, fingerprint: str) -> tuple[str, str]:
-        """Start an AIOps run for one stored alert now, linked to it; ``(session_id, run_id)``.
-
-        Always a new run (a person asked for it), whatever runs the alert already has; the
-        alert and its link are read and written in one transaction, the run launched after.
-        """
+        """Start a new AIOps run for one stored alert, linked to it; ``(session_id, run_id)``."""
         with self.database.connection_context(), write_transaction(self.database):
             alert = AlertRecord.get_or_none(AlertRecord.fingerprint == fingerprint)
             if alert is None or alert.fingerprint != fingerprint:

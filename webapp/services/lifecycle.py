@@ -26,9 +26,7 @@ from ..persistence.runs import (
 
 log = logging.getLogger(__name__)
 
-#: A run whose writes failed is executed again from its last checkpoint, this many times in
-#: all, after 1, 2, 4 and 8 s (15 s, as the other writes' retries): a database back within
-#: that costs the unfinished node again.
+#: Attempts of a run whose writes fail, from its last checkpoint, after 1, 2, 4 and 8 s.
 WORK_ATTEMPTS = 5
 RETRY_PAUSE_SECONDS = 1.0
 
