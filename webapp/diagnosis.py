@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import logging
-import time
 import uuid
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -47,7 +46,6 @@ class DiagnosisResult:
     run_id: str
     run: DiagnosisRun
     self_evaluation: dict[str, Any]
-    duration_ms: int
 
     @property
     def answer(self) -> str | None:
@@ -122,7 +120,6 @@ class Diagnoser:
         with a checkpointer), executing none of its completed nodes again.
         """
         run_id = run_id or new_run_id()
-        started = time.perf_counter()
         now = self.backend.reference_time()
         with run_scope(session_id, run_id):
             try:
@@ -149,8 +146,7 @@ class Diagnoser:
                 else resolve_window(question, now, self.default_timezone).as_dict()
             )
             attach_evidence(self.audit, run_id, run.state)
-        duration = int((time.perf_counter() - started) * 1000)
-        return DiagnosisResult(session_id, run_id, run, evaluation, duration)
+        return DiagnosisResult(session_id, run_id, run, evaluation)
 
     def _evaluate(self, run: DiagnosisRun, run_id: str) -> dict[str, Any]:
         """The self evaluation; if the audit rows cannot be read, say so instead of failing."""

@@ -61,8 +61,11 @@ def register_api(app: Flask) -> None:
         context.__enter__()
         g.db_context = context
 
-    @app.teardown_request
-    def disconnect(error: BaseException | None) -> None:
-        context = g.pop("db_context", None)
-        if context is not None:
-            context.__exit__(None, None, None)
+    app.teardown_request(lambda error: release_connection())
+
+
+def release_connection() -> None:
+    """Give the request's pooled connection back (at teardown, or early for a long answer)."""
+    context = g.pop("db_context", None)
+    if context is not None:
+        context.__exit__(None, None, None)

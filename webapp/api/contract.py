@@ -1,10 +1,8 @@
 """One typed definition per endpoint: the ``@operation`` decorator.
 
-``@operation(query=..., headers=..., body=..., response=..., errors=...)`` validates the path
-parameters (:data:`PATH_PARAMETERS`), the query string, headers and JSON body into the view's
-arguments (400/415 otherwise), serialises a returned response model into the envelope (a view
-may return a ready Response: event streams), and records the :class:`Operation` from which
-:mod:`webapp.api.openapi` writes the document.
+It validates path parameters, query string, headers and JSON body into the view's arguments (400
+or 415 otherwise), wraps a returned response model in the envelope, and records the
+:class:`Operation` the OpenAPI document is written from.
 """
 
 from __future__ import annotations

@@ -1,9 +1,7 @@
 """Request models: every field of every request, its accepted spellings and its limits, once.
 
-What a view receives (:mod:`webapp.api.contract`) and what the OpenAPI document shows. Fields
-are snake_case with their accepted spellings declared here (``Id``/``id``/``sessionId``,
-camelCase, PascalCase); a limit that is a setting (``MAX_QUESTION_CHARS``) is checked against
-the validation context on top of the documented maximum.
+A limit that is a setting (``MAX_QUESTION_CHARS``) is checked against the validation context on
+top of the documented maximum.
 """
 
 from __future__ import annotations

@@ -20,19 +20,13 @@ from pydantic.alias_generators import to_camel
 
 from diagnosis_graph.workflow.render import headline_of
 
+from ..telemetry.common import iso
 from .models import ID_REGEX, FeedbackValue
 
-
-def iso(value: datetime | None) -> str | None:
-    """``2026-11-30T10:00:00.123Z`` for a naive-UTC datetime."""
-    if value is None:
-        return None
-    return value.replace(tzinfo=None).isoformat(timespec="milliseconds") + "Z"
-
-
+#: ``2026-11-30T10:00:00.123Z`` for a naive-UTC datetime.
 Timestamp = Annotated[
     datetime | None,
-    PlainSerializer(iso, when_used="always"),
+    PlainSerializer(lambda value: iso(value, millis=True) if value else None),
     WithJsonSchema({"type": ["string", "null"], "format": "date-time"}),
 ]
 IdOut = Annotated[str, WithJsonSchema({"type": "string", "pattern": ID_REGEX})]

@@ -9,7 +9,7 @@ import time
 from collections.abc import Iterator
 from typing import Any
 
-from flask import Blueprint, Response, g
+from flask import Blueprint, Response
 from flask.typing import ResponseReturnValue
 
 from ..container import Services
@@ -18,7 +18,7 @@ from ..execution.jobs import AIOPS, CHAT, RunJob
 from ..execution.streams import ending_events, publish, relay, sse_event
 from ..services.chat import ChatOutcome
 from ..services.reads import ACTIVE
-from . import services
+from . import release_connection, services
 from .contract import operation
 from .errors import ApiError
 from .models import AiOpsRequest, ChatRequest, EventsHeaders, EventsQuery
@@ -42,17 +42,9 @@ def settled_from_db(found: Services, run_id: str) -> Any:
     return settled
 
 
-def release_request_connection() -> None:
-    """Give the request's pooled connection back now: what follows (enqueueing, relaying, a
-    plain chat waiting for its run) may take long and needs none (its reads open their own)."""
-    context = g.pop("db_context", None)
-    if context is not None:
-        context.__exit__(None, None, None)
-
-
 def submit(found: Services, job: RunJob) -> Iterator[str]:
     """Publish ``metadata``, hand the job to the executor; the frames of its relayed events."""
-    release_request_connection()
+    release_connection()  # enqueueing and relaying need none (their reads open their own)
     publish(found.events, job.run_id)(
         "metadata", {"sessionId": job.session_id, "runId": job.run_id, "flow": job.flow}
     )
