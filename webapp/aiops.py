@@ -195,7 +195,6 @@ class AiOpsService:
     def __init__(self, *, runs: RunStore, runner: AiOpsRunner, audit: Audit) -> None:
         self.runs = runs
         self.runner = runner
-        self.audit = audit
         self.lifecycle = RunLifecycle(runs, audit)
 
     def start(self, session_id: str | None, user_request: str | None) -> tuple[str, str]:

@@ -221,8 +221,11 @@ def build_services(
     model = model or chat_model(settings)
     audit = SqlAudit(database)
     telemetry = run_telemetry(settings, tracer_provider)
-    # Model steps and tool invocations become spans where their audit rows are written.
-    traced: Any = audit if telemetry is None else _traced(audit, telemetry)
+    traced: Any = audit  # with span export, steps and tool calls become spans where written
+    if telemetry is not None:
+        from .execution.telemetry import TracingAudit
+
+        traced = TracingAudit(audit, telemetry.tracer)
     tracker = RetrievedDocTracker()
     external = mcp_tools(settings)
     diagnoser = Diagnoser(
@@ -312,12 +315,6 @@ def run_telemetry(settings: Settings, provider: Any = None) -> Any:
         assert settings.otel_exporter_otlp_endpoint is not None
         provider = otlp_provider(settings.otel_exporter_otlp_endpoint, settings.otel_service_name)
     return RunTelemetry(provider)
-
-
-def _traced(audit: SqlAudit, telemetry: Any) -> Any:
-    from .execution.telemetry import TracingAudit
-
-    return TracingAudit(audit, telemetry.tracer)
 
 
 def executor_for(settings: Settings, runner: JobRunner) -> Executor:

@@ -9,20 +9,9 @@ from .errors import register_error_handlers
 from .limits import install_rate_limit
 from .security import install_security, require_bearer
 
-# Endpoints that need no database connection and no API key.
-OPEN_ENDPOINTS = {
-    "system.healthz",
-    "system.readyz",
-    "system.openapi",
-    "alerts.alertmanager",  # authenticated by ALERT_WEBHOOK_TOKEN instead of API_KEY
-    "static",
-    "ui.chat",
-    "ui.trace",
-    "ui.favicon",
-    "ui.runs",
-    "ui.cases",
-    "ui.alerts",
-}
+#: The one ``/api/`` endpoint without API_KEY (ALERT_WEBHOOK_TOKEN instead) or a request
+#: connection; everything outside ``/api/`` has neither.
+WEBHOOK = "alerts.alertmanager"
 
 
 def services() -> Services:
@@ -49,13 +38,13 @@ def register_api(app: Flask) -> None:
     @app.before_request
     def authenticate() -> None:
         key = app.extensions["diagnosis"].settings.api_key
-        if key and request.endpoint not in OPEN_ENDPOINTS and request.path.startswith("/api/"):
+        if key and request.endpoint != WEBHOOK and request.path.startswith("/api/"):
             require_bearer(key, "diagnosis")
 
     @app.before_request
     def connect() -> None:
         """The request's connection: a peewee connection context, exited at teardown."""
-        if request.endpoint in OPEN_ENDPOINTS or not request.path.startswith("/api/"):
+        if request.endpoint == WEBHOOK or not request.path.startswith("/api/"):
             return
         context = app.extensions["diagnosis"].database.connection_context()
         context.__enter__()

@@ -18,7 +18,7 @@ from pydantic import BaseModel, TypeAdapter, ValidationError
 from pydantic_core import ErrorDetails
 
 from . import services
-from .errors import ApiError, ok
+from .errors import ApiError, envelope
 from .models import DocId, Id, StepIndex
 from .requests import json_body
 
@@ -73,7 +73,7 @@ def operation(**options: Any) -> Callable[[Callable[..., Any]], Callable[..., Re
                 kwargs["body"] = _validate(body, json_body(), None)
             result = view(**kwargs)
             if isinstance(result, BaseModel):
-                return ok(result.model_dump(mode="json", by_alias=True))
+                return envelope(200, "success", result.model_dump(mode="json", by_alias=True))
             return result  # type: ignore[no-any-return]
 
         wrapper.operation = spec  # type: ignore[attr-defined]

@@ -38,11 +38,6 @@ def envelope(code: int, message: str, data: Any = None) -> Response:
     return response
 
 
-def ok(data: Any) -> Response:
-    """A 200 envelope."""
-    return envelope(200, "success", data)
-
-
 def register_error_handlers(app: Flask) -> None:
     """Install the handlers on ``app``."""
 
