@@ -12,6 +12,7 @@ from typing import Any
 
 from diagnosis_graph.workflow.aiops import (
     DEFAULT_REQUEST,
+    MAX_ALERTS,
     AiOpsPorts,
     AiOpsRun,
     AlertsRead,
@@ -108,9 +109,11 @@ class AiOpsRunner:
         backend: TelemetryBackend,
         knowledge: KnowledgeSearch,
         external: ExternalTools | None = None,
+        max_alerts: int = MAX_ALERTS,
     ) -> None:
         self.audit = audit
         self.backend = backend
+        self.max_alerts = max_alerts
         self.diagnoser = Diagnoser(
             model=model,
             backend=backend,
@@ -156,6 +159,7 @@ class AiOpsRunner:
                 request,
                 session_id=session_id,
                 run_id=run_id,
+                max_alerts=self.max_alerts,
                 scope=scope,
             )
             # inside the run: the invocations come from its journal, not from the database
