@@ -90,7 +90,7 @@ class Turns:
         backend = self.diagnoser.backend
         self.router = FlowRouter(backend.services, lambda: _alert_names(backend))
         audit = self.diagnoser.audit
-        self.simple = SimpleChat(diagnoser.model, audit, audit, lambda: self.diagnoser.tools)
+        self.simple = SimpleChat(diagnoser.model, audit, lambda: self.diagnoser.tools)
         self.aliases: dict[str, list[str]] = {s: [] for s in backend.services()}
         self.aliases.update(backend.service_aliases())
         _warm(self.diagnoser)

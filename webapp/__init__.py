@@ -1,9 +1,5 @@
-"""The Flask application wiring real adapters to the diagnosis workflow.
-
-``create_app(config=None, services=None)``: ``config`` overrides settings read from the
-environment (field names, e.g. ``{"database_url": "sqlite:///..."}``); ``services`` replaces the
-adapters entirely (tests pass their own).
-"""
+"""The Flask application: ``create_app(config=None, services=None)``; ``config`` overrides
+settings by field name, ``services`` replaces the adapters (tests pass their own)."""
 
 from __future__ import annotations
 
@@ -22,16 +18,15 @@ def create_app(config: Mapping[str, Any] | None = None, services: Any = None) ->
     from .config import Settings
     from .wiring import build_services
 
-    settings = services.settings if services is not None else Settings.from_env(overrides=config)
+    if services is None:
+        services = build_services(Settings.from_env(overrides=config))
     app = Flask(__name__)
-    app.config.update(MAX_CONTENT_LENGTH=settings.max_request_bytes)
+    app.config.update(MAX_CONTENT_LENGTH=services.settings.max_request_bytes)
     app.json.sort_keys = False  # type: ignore[attr-defined]
-    app.extensions["diagnosis"] = services if services is not None else build_services(settings)
+    app.extensions["diagnosis"] = services
     register_api(app)
     app.register_blueprint(ui.bp)
     register_cli(app)
-    found = app.extensions["diagnosis"]
-    if hasattr(found, "start_background"):
-        found.start_background()  # heartbeats, and the reaper at start-up then periodically
+    services.start_background()  # heartbeats, and the reaper at start-up then periodically
     logging.getLogger("webapp").setLevel(logging.INFO)
     return app

@@ -1,12 +1,5 @@
 """The AIOps flow on the real adapters: the supervisor graph of
-:mod:`diagnosis_graph.workflow.aiops`, its alert source, and the AIOps run lifecycle.
-
-:class:`AiOpsRunner` wires the graph's ports: the firing alerts read through the recorded
-``query_alerts`` tool (a ``tool_invocation`` row of the run, agent ``aiops_supervisor``), the
-run's audit store, and the chat's diagnosis graph built by a :class:`~webapp.diagnosis.Diagnoser`
-with the chat's agents and tools, so every alert goes through the chat's nodes. Its executor has
-no retrieval de-duplication: each alert's executor needs the runbook text in its own context.
-:class:`AiOpsService` is the run lifecycle (``agent_flow=AI_OPS``, ``flow=aiops``), as the chat's.
+:mod:`diagnosis_graph.workflow.aiops`, its recorded alert source, and the AIOps run lifecycle.
 """
 
 from __future__ import annotations
@@ -32,7 +25,6 @@ from diagnosis_graph.workflow.trace import TERMINATION_ERROR
 
 from .diagnosis import Audit, Diagnoser, ExternalTools, attach_evidence, new_run_id
 from .llm.prompts import prompt_version
-from .llm.react import Budget
 from .llm.types import ChatModel
 from .persistence.context import RunContext, run_scope
 from .persistence.runs import AI_OPS, Finish, RunStore, new_session_id
@@ -115,9 +107,8 @@ class AiOpsRunner:
         audit: Audit,
         backend: TelemetryBackend,
         knowledge: KnowledgeSearch,
-        budget: Budget | None = None,
-        max_alerts: int = MAX_ALERTS,
         external: ExternalTools | None = None,
+        max_alerts: int = MAX_ALERTS,
     ) -> None:
         self.audit = audit
         self.backend = backend
@@ -128,7 +119,6 @@ class AiOpsRunner:
             knowledge=knowledge,
             audit=audit,
             tracker=None,
-            budget=budget,
             external=external,
         )
         self.alerts = RecordedAlerts(backend, audit)
@@ -203,17 +193,11 @@ def _cited_state(investigations: Sequence[dict[str, Any]]) -> dict[str, Any]:
 
 
 class AiOpsService:
-    """Starts and executes AIOps runs; what ``POST /api/ai_ops`` calls.
-
-    ``start`` creates the run PENDING; ``execute`` runs the graph under the run's identity and
-    saves the report with its evaluation and trace as SUCCESS (``degraded`` when part of it is a
-    fallback), or FAILED with the error and the partial trace.
-    """
+    """Starts and executes AIOps runs; what ``POST /api/ai_ops`` calls."""
 
     def __init__(self, *, runs: RunStore, runner: AiOpsRunner, audit: Audit) -> None:
         self.runs = runs
         self.runner = runner
-        self.audit = audit
         self.lifecycle = RunLifecycle(runs, audit)
 
     def start(self, session_id: str | None, user_request: str | None) -> tuple[str, str]:
@@ -254,14 +238,3 @@ class AiOpsService:
         failed_trace = build_aiops_trace([], [], stopped_by=TERMINATION_ERROR)
         finish = self.lifecycle.execute(session_id, run_id, work, failed_trace=failed_trace)
         return ChatOutcome.of(finish, session_id, run_id, FLOW)
-
-    def investigate(
-        self,
-        user_request: str | None = None,
-        *,
-        session_id: str | None = None,
-        on_event: OnEvent | None = None,
-    ) -> ChatOutcome:
-        """``start`` then ``execute``, synchronously."""
-        session_id, run_id = self.start(session_id, user_request)
-        return self.execute(session_id, run_id, user_request, on_event)

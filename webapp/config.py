@@ -10,125 +10,131 @@ import json
 import os
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any, Literal
+
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    NonNegativeInt,
+    PositiveFloat,
+    PositiveInt,
+    ValidationError,
+)
 
 from .analysis.timezones import zone_of
 from .llm.tokens import PriceTable, TokenBudget, parse_max_tokens
 
-RESPONSE_FORMATS = ("auto", "json_schema", "json_object_schema", "json_object", "prompt")
-BACKENDS = ("demo", "live")
 #: Systems with an HTTP API; each has ``<P>_URL`` and the auth/TLS/timeout variables below.
 HTTP_SOURCES = ("prometheus", "alertmanager", "loki", "elasticsearch")
 #: Every variable that configures a telemetry source (TELEMETRY_BACKEND=live).
-SOURCE_SETTINGS = (
-    "prometheus_url",
-    "alertmanager_url",
-    "loki_url",
-    "elasticsearch_url",
-    "log_dir",
-    "telemetry_dir",
-)
+SOURCE_SETTINGS = (*(f"{name}_url" for name in HTTP_SOURCES), "log_dir", "telemetry_dir")
 LOG_SOURCES = ("loki_url", "elasticsearch_url", "log_dir")
 FIELD_MAP_KEYS = ("timestamp", "service", "level", "message", "trace_id")
-EXECUTORS = ("thread", "celery")
 #: How to install the optional MCP SDK, for the messages of what needs it.
 MCP_EXTRA = "install it with `make mcp` or `pip install -e '.[mcp]'`"
+
+
+#: A Prometheus label name.
+Label = Annotated[str, Field(pattern=r"^[a-zA-Z_][a-zA-Z0-9_]*$")]
 
 
 class SettingsError(ValueError):
     """An environment variable has a value the app cannot use."""
 
 
-@dataclass(frozen=True)
-class Settings:
+class Settings(BaseModel):
     """Typed configuration of the web app."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
 
     database_url: str = "sqlite:///instance/diagnosis.db"
     redis_url: str | None = None
-    openai_api_key: str | None = field(default=None, repr=False)
+    openai_api_key: str | None = Field(default=None, repr=False)
     openai_base_url: str | None = None
     llm_model: str = "gpt-4o-mini"
-    llm_response_format: str = "auto"
-    llm_timeout_seconds: float = 60.0
+    llm_response_format: Literal[
+        "auto", "json_schema", "json_object_schema", "json_object", "prompt"
+    ] = "auto"
+    llm_timeout_seconds: PositiveFloat = 60.0
     #: One number for every agent or ``schema=number`` pairs (``webapp.llm.tokens``).
     llm_max_tokens: str = ""
-    llm_temperature: float = 0.0
+    llm_temperature: Annotated[float, Field(ge=0, le=2)] = 0.0
     llm_stream: bool = True
     #: Prompt tokens one model call may send, and one diagnosis's calls (``webapp.llm.tokens``).
-    llm_prompt_token_budget: int = 12_000
-    llm_run_token_budget: int = 150_000
+    llm_prompt_token_budget: PositiveInt = 12_000
+    llm_run_token_budget: PositiveInt = 150_000
     #: ``model=input/output`` prices per million tokens (``webapp.llm.tokens``); unset: no cost.
     llm_prices: str = ""
-    run_deadline_seconds: float = 600.0
-    telemetry_backend: str = "demo"
+    run_deadline_seconds: PositiveFloat = 600.0
+    telemetry_backend: Literal["demo", "live"] = "demo"
     knowledge_dir: str | None = None
     knowledge_db: str = "instance/knowledge.db"
-    api_key: str | None = field(default=None, repr=False)
-    session_ttl_seconds: int = 86400
-    history_max_messages: int = 12
+    api_key: str | None = Field(default=None, repr=False)
+    session_ttl_seconds: PositiveInt = 86400
+    history_max_messages: PositiveInt = 12
     #: The IANA zone of a time a question writes without one ("since 10:00").
     default_timezone: str = "UTC"
-    max_question_chars: int = 4000
-    max_request_bytes: int = 2 * 1024 * 1024
-    max_upload_bytes: int = 1024 * 1024
-    port: int = 8000
-    run_workers: int = 8
+    max_question_chars: PositiveInt = 4000
+    max_request_bytes: PositiveInt = 2 * 1024 * 1024
+    max_upload_bytes: PositiveInt = 1024 * 1024
+    port: PositiveInt = 8000
+    run_workers: PositiveInt = 8
     create_schema: bool = True
     # Telemetry sources (README "Connect your stack"); used with TELEMETRY_BACKEND=live.
     telemetry_dir: str | None = None
     log_dir: str | None = None
-    service_label: str = "service"
-    service_fallback_label: str = "job"
+    service_label: Label = "service"
+    service_fallback_label: Label = "job"
     service_aliases: str | None = None
-    telemetry_attempts: int = 3
-    telemetry_max_points: int = 500
-    metrics_step_seconds: int = 60
+    telemetry_attempts: Annotated[int, Field(ge=1, le=10)] = 3
+    telemetry_max_points: PositiveInt = 500
+    metrics_step_seconds: PositiveInt = 60
     prometheus_url: str | None = None
-    prometheus_bearer_token: str | None = field(default=None, repr=False)
+    prometheus_bearer_token: str | None = Field(default=None, repr=False)
     prometheus_username: str | None = None
-    prometheus_password: str | None = field(default=None, repr=False)
+    prometheus_password: str | None = Field(default=None, repr=False)
     prometheus_tls_verify: bool = True
     prometheus_ca_bundle: str | None = None
-    prometheus_timeout_seconds: float = 10.0
+    prometheus_timeout_seconds: PositiveFloat = 10.0
     alertmanager_url: str | None = None
-    alertmanager_bearer_token: str | None = field(default=None, repr=False)
+    alertmanager_bearer_token: str | None = Field(default=None, repr=False)
     alertmanager_username: str | None = None
-    alertmanager_password: str | None = field(default=None, repr=False)
+    alertmanager_password: str | None = Field(default=None, repr=False)
     alertmanager_tls_verify: bool = True
     alertmanager_ca_bundle: str | None = None
-    alertmanager_timeout_seconds: float = 10.0
+    alertmanager_timeout_seconds: PositiveFloat = 10.0
     loki_url: str | None = None
-    loki_bearer_token: str | None = field(default=None, repr=False)
+    loki_bearer_token: str | None = Field(default=None, repr=False)
     loki_username: str | None = None
-    loki_password: str | None = field(default=None, repr=False)
+    loki_password: str | None = Field(default=None, repr=False)
     loki_tls_verify: bool = True
     loki_ca_bundle: str | None = None
-    loki_timeout_seconds: float = 10.0
-    loki_service_label: str = "service_name"
+    loki_timeout_seconds: PositiveFloat = 10.0
+    loki_service_label: Label = "service_name"
     loki_level_label: str = "level"
     elasticsearch_url: str | None = None
-    elasticsearch_bearer_token: str | None = field(default=None, repr=False)
+    elasticsearch_bearer_token: str | None = Field(default=None, repr=False)
     elasticsearch_username: str | None = None
-    elasticsearch_password: str | None = field(default=None, repr=False)
+    elasticsearch_password: str | None = Field(default=None, repr=False)
     elasticsearch_tls_verify: bool = True
     elasticsearch_ca_bundle: str | None = None
-    elasticsearch_timeout_seconds: float = 10.0
+    elasticsearch_timeout_seconds: PositiveFloat = 10.0
     elasticsearch_index: str = "logs-*"
     elasticsearch_field_map: str | None = None
-    alert_webhook_token: str | None = field(default=None, repr=False)
+    alert_webhook_token: str | None = Field(default=None, repr=False)
     # Execution at scale (docs/scale.md).
-    run_executor: str = "thread"
-    run_lease_seconds: int = 60
-    run_queue_timeout_seconds: int = 900
-    run_max_resumes: int = 2
+    run_executor: Literal["thread", "celery"] = "thread"
+    run_lease_seconds: PositiveInt = 60
+    run_queue_timeout_seconds: PositiveInt = 900
+    run_max_resumes: NonNegativeInt = 2
     otel_exporter_otlp_endpoint: str | None = None
     otel_service_name: str = "incident-diagnosis"
     rate_limit: str | None = None  # e.g. "30/minute" per client or API key; unset: unlimited
     #: A JSON or TOML file naming MCP servers whose tools the executor may call (docs/mcp.md).
     mcp_servers: str | None = None
-    mcp_timeout_seconds: float = 30.0
+    mcp_timeout_seconds: PositiveFloat = 30.0
 
     @property
     def offline(self) -> bool:
@@ -154,55 +160,26 @@ class Settings:
         """Read the variables (upper-case field names), then apply ``overrides`` (field names)."""
         env = os.environ if environ is None else environ
         values: dict[str, Any] = {}
-        for spec in fields(cls):
-            raw = env.get(spec.name.upper())
-            if raw is None or raw.strip() == "":
-                continue
-            values[spec.name] = _convert(spec.name, raw.strip(), spec.type)
-        settings = replace(cls(), **values)
-        if overrides:
-            unknown = sorted(set(overrides) - {f.name for f in fields(cls)})
-            if unknown:
-                raise SettingsError(f"unknown setting(s): {', '.join(unknown)}")
-            settings = replace(settings, **dict(overrides))
-        settings.validate()
+        for name in cls.model_fields:
+            raw = env.get(name.upper())
+            if raw is not None and raw.strip() != "":
+                values[name] = raw.strip()
+        try:
+            settings = cls.model_validate({**values, **(overrides or {})})
+        except ValidationError as exc:
+            error = exc.errors()[0]
+            name = str(error["loc"][0])
+            if error["type"] == "extra_forbidden":
+                raise SettingsError(f"unknown setting: {name}") from None
+            raise SettingsError(f"{name.upper()}={error['input']!r}: {error['msg']}") from None
+        settings.check()
         return settings
 
-    def validate(self) -> None:
+    def check(self) -> None:
         """Raise SettingsError naming the first variable with an unusable value."""
-        if self.llm_response_format not in RESPONSE_FORMATS:
-            raise SettingsError(f"LLM_RESPONSE_FORMAT must be one of {', '.join(RESPONSE_FORMATS)}")
-        if self.telemetry_backend not in BACKENDS:
-            raise SettingsError(f"TELEMETRY_BACKEND must be one of {', '.join(BACKENDS)}")
         self._validate_telemetry()
-        for name in (
-            "session_ttl_seconds",
-            "history_max_messages",
-            "max_question_chars",
-            "max_request_bytes",
-            "max_upload_bytes",
-            "port",
-            "run_workers",
-            "run_lease_seconds",
-            "run_queue_timeout_seconds",
-            "llm_prompt_token_budget",
-            "llm_run_token_budget",
-            "telemetry_max_points",
-            "metrics_step_seconds",
-        ):
-            if getattr(self, name) < 1:
-                raise SettingsError(f"{name.upper()} must be a positive integer")
-        for name in ("llm_timeout_seconds", "run_deadline_seconds", "mcp_timeout_seconds"):
-            if getattr(self, name) <= 0:
-                raise SettingsError(f"{name.upper()} must be positive")
-        if self.run_executor not in EXECUTORS:
-            raise SettingsError(f"RUN_EXECUTOR must be one of {', '.join(EXECUTORS)}")
         if self.run_executor == "celery" and not self.redis_url:
             raise SettingsError("RUN_EXECUTOR=celery needs REDIS_URL (the broker)")
-        if self.run_max_resumes < 0:
-            raise SettingsError("RUN_MAX_RESUMES must be 0 or more")
-        if not 0 <= self.llm_temperature <= 2:
-            raise SettingsError("LLM_TEMPERATURE must be between 0 and 2")
         for variable, parse in (
             ("LLM_MAX_TOKENS", self.max_tokens_table),
             ("LLM_PRICES", self.price_table),
@@ -266,11 +243,6 @@ class Settings:
                 raise SettingsError(f"{name.upper()} {folder!r} is not a directory")
         if self.telemetry_dir and not (Path(self.telemetry_dir) / "dataset.json").is_file():
             raise SettingsError(f"TELEMETRY_DIR {self.telemetry_dir!r} has no dataset.json")
-        if not 1 <= self.telemetry_attempts <= 10:
-            raise SettingsError("TELEMETRY_ATTEMPTS must be between 1 and 10")
-        for name in ("service_label", "service_fallback_label", "loki_service_label"):
-            if not _LABEL.match(getattr(self, name)):
-                raise SettingsError(f"{name.upper()} must be a label name ([a-zA-Z_][a-zA-Z0-9_]*)")
         self.aliases()
         self.field_map()
 
@@ -316,36 +288,13 @@ class Settings:
         return found
 
 
-_LABEL = re.compile(r"^[a-zA-Z_][a-zA-Z0-9_]*$")
-
-
 def _check_http_source(settings: Settings, name: str) -> None:
     url = getattr(settings, f"{name}_url")
     prefix = name.upper()
     if url and not re.match(r"^https?://[^\s/]+", url):
         raise SettingsError(f"{prefix}_URL must be an http:// or https:// URL, got {url!r}")
-    if getattr(settings, f"{name}_timeout_seconds") <= 0:
-        raise SettingsError(f"{prefix}_TIMEOUT_SECONDS must be positive")
     if getattr(settings, f"{name}_password") and not getattr(settings, f"{name}_username"):
         raise SettingsError(f"{prefix}_PASSWORD is set without {prefix}_USERNAME")
     bundle = getattr(settings, f"{name}_ca_bundle")
     if bundle and not Path(bundle).is_file():
         raise SettingsError(f"{prefix}_CA_BUNDLE {bundle!r} is not a file")
-
-
-def _convert(name: str, raw: str, kind: Any) -> Any:
-    text = str(kind)
-    try:
-        if text.startswith("int"):
-            return int(raw)
-        if text.startswith("float"):
-            return float(raw)
-        if text.startswith("bool"):
-            if raw.lower() in ("1", "true", "yes", "on"):
-                return True
-            if raw.lower() in ("0", "false", "no", "off"):
-                return False
-            raise ValueError(raw)
-    except ValueError:
-        raise SettingsError(f"{name.upper()}={raw!r} is not a valid {text.split(' ')[0]}") from None
-    return raw

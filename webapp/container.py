@@ -7,6 +7,7 @@ from typing import Any
 
 from peewee import Database
 
+from .aiops import AiOpsService
 from .config import Settings
 from .diagnosis import Diagnoser
 from .execution.events import EventLog
@@ -35,9 +36,9 @@ class Services:
     chat: ChatService
     records: RunRecords
     workers: Executor
-    aiops: Any = None
-    events: EventLog | None = None
-    runner: JobRunner | None = None
+    aiops: AiOpsService
+    events: EventLog
+    runner: JobRunner
     telemetry: Any = None
 
     @property

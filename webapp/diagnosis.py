@@ -1,15 +1,8 @@
-"""One diagnosis run, in process: the graph, its agents and tools, and what it leaves behind.
-
-:class:`Diagnoser` owns the compiled graph and the adapters behind its ports; ``diagnose`` runs
-one question inside the run's identity scope and returns the answer with the orchestration trace,
-the self evaluation, and the audit rows written while it ran. The web app's run lifecycle
-(database rows, sessions) wraps this; tests and benchmarks use it directly.
-"""
+"""One diagnosis run, in process: the graph, its agents and tools, and what it leaves behind."""
 
 from __future__ import annotations
 
 import logging
-import time
 import uuid
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -24,7 +17,6 @@ from diagnosis_graph.workflow.projection import evidence_refs
 from .analysis.timeexpr import DEFAULT_TIMEZONE, resolve_window
 from .llm.agents import LLMAgentInvoker
 from .llm.prompts import prompt_version
-from .llm.react import Budget
 from .llm.types import ChatModel
 from .persistence.audit import Audit
 from .persistence.context import run_scope
@@ -54,7 +46,6 @@ class DiagnosisResult:
     run_id: str
     run: DiagnosisRun
     self_evaluation: dict[str, Any]
-    duration_ms: int
 
     @property
     def answer(self) -> str | None:
@@ -86,7 +77,6 @@ class Diagnoser:
         knowledge: KnowledgeSearch,
         audit: Audit,
         tracker: Any = None,
-        budget: Budget | None = None,
         default_timezone: str = DEFAULT_TIMEZONE,
         external: ExternalTools | None = None,
         checkpointer: Checkpointer | None = None,
@@ -98,13 +88,7 @@ class Diagnoser:
         self.tracker: DocFilter | None = tracker
         self.tools = diagnosis_tools(backend, knowledge, tracker)
         self.external = external
-        self.invoker = LLMAgentInvoker(
-            model,
-            audit,
-            audit,
-            self.all_tools,
-            budget=budget or Budget(),
-        )
+        self.invoker = LLMAgentInvoker(model, audit, audit, self.all_tools)
         ports = DiagnosisPorts(
             self.invoker,
             audit,
@@ -136,7 +120,6 @@ class Diagnoser:
         with a checkpointer), executing none of its completed nodes again.
         """
         run_id = run_id or new_run_id()
-        started = time.perf_counter()
         now = self.backend.reference_time()
         with run_scope(session_id, run_id):
             try:
@@ -155,9 +138,7 @@ class Diagnoser:
                     self.tracker.clear(f"{session_id}:{run_id}")
             # inside the run: the invocations come from its journal, not from the database
             evaluation = self._evaluate(run, run_id)
-            # The question's window, recorded on the run and shown with the answer:
-            # the one the planner worked with (a follow-up keeps the previous turn's), else
-            # read here.
+            # The question's window: the one the planner worked with, else read here.
             planned = (evaluation.get("understanding") or {}).get("window")
             evaluation["question_window"] = (
                 {**planned, "found": planned.get("kind") not in (None, "none")}
@@ -165,8 +146,7 @@ class Diagnoser:
                 else resolve_window(question, now, self.default_timezone).as_dict()
             )
             attach_evidence(self.audit, run_id, run.state)
-        duration = int((time.perf_counter() - started) * 1000)
-        return DiagnosisResult(session_id, run_id, run, evaluation, duration)
+        return DiagnosisResult(session_id, run_id, run, evaluation)
 
     def _evaluate(self, run: DiagnosisRun, run_id: str) -> dict[str, Any]:
         """The self evaluation; if the audit rows cannot be read, say so instead of failing."""

@@ -1,15 +1,9 @@
 """Replay a recorded run: its question through today's model and prompts, on yesterday's data.
 
-Every tool call of the replayed run is answered from the recorded run's ``tool_invocation``
-rows, keyed by ``(tool, canonical arguments)``; nothing reaches a telemetry backend or the
-knowledge index. A call the recording lacks is a *miss*: the model is told (as a tool error)
-that the recording has no such output, and the miss is reported. Repeated identical calls are
-served the recorded outputs in order (the last one again once they run out).
-
-A recording can be exported (``export_recording``) as one JSON document that carries
-everything a replay needs - question, earlier turns, the tools' definitions, the backend's
-reference time and services, the invocations, the old answer - so a folder of them serves as
-evaluation fixtures without the database they came from.
+Every tool call is answered from the recorded ``tool_invocation`` rows, keyed by ``(tool,
+canonical arguments)``; nothing reaches a backend. A call the recording lacks is a *miss*,
+told to the model as a tool error and reported. ``export_recording`` writes a recording as one
+self-contained JSON document (evaluation fixtures).
 """
 
 from __future__ import annotations
@@ -113,11 +107,8 @@ def replay_tools(
     recording: Recording,
     roles: Mapping[str, str],
 ) -> list[ToolSpec]:
-    """Tools with the given chat-completions definitions, answered by ``recording``.
-
-    Each keeps the role the product's tool of that name has; a tool the product no longer has
-    is reference evidence, which can never back a conclusion on its own.
-    """
+    """Tools with the given chat-completions definitions, answered by ``recording``; each keeps
+    the role of the product's tool of that name (reference for a tool the product lacks)."""
     specs = []
     for definition in definitions:
         function = definition["function"]
@@ -135,10 +126,7 @@ def replay_tools(
 
 
 class RecordedBackend:
-    """The backend facts a replay needs (reference time, services, metrics); no data.
-
-    Every query raises: in a replay, data comes from the recording through the tools only.
-    """
+    """The backend facts a replay needs (reference time, services, metrics); every query raises."""
 
     name = "recorded"
 
@@ -240,12 +228,8 @@ def export_recording(
 
 
 def conclusion_lines(answer: str | None) -> list[str]:
-    """What an answer concludes, without markup.
-
-    Reads the product's rendered answer (``diagnosis_graph.workflow.render``) in either
-    language: the numbered items of its conclusions section, or, when it has none (a fallback),
-    the lines between the question and the first section.
-    """
+    """What an answer concludes, without markup: the numbered items of its conclusions section,
+    else the lines between the question and the first section."""
     if not answer:
         return ["(no answer)"]
     head, *sections = answer.split("\n### ")

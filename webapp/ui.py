@@ -1,9 +1,4 @@
-"""The browser UI: the chat page, the trace viewer, the runs, cases and alert pages.
-
-Both are static HTML shells; their scripts read everything from the JSON API, sending the bearer
-key the user stored in the browser. The pages themselves need no key and open no database
-connection (``webapp.api.OPEN_ENDPOINTS``).
-"""
+"""The browser UI: static HTML pages whose scripts read everything from the JSON API."""
 
 from __future__ import annotations
 

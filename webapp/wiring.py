@@ -211,12 +211,8 @@ def build_services(
     events: EventLog | None = None,
     tracer_provider: Any = None,
 ) -> Services:
-    """Every real adapter the app runs on, from ``settings``; tests may hand in some of them.
-
-    With ``RUN_EXECUTOR=celery`` the web app only enqueues runs and a Celery worker executes
-    them (through ``services.runner``). ``tracer_provider`` (an OpenTelemetry SDK
-    ``TracerProvider``) overrides the OTLP exporter ``OTEL_EXPORTER_OTLP_ENDPOINT`` configures.
-    """
+    """Every real adapter the app runs on, from ``settings``; tests may hand in some of them
+    (``tracer_provider``: an OpenTelemetry SDK ``TracerProvider`` instead of the OTLP one)."""
     database = bind(database or open_database(settings.database_url))
     if settings.create_schema:
         create_schema(database)  # under a database-level lock: safe with any number at once
@@ -225,8 +221,11 @@ def build_services(
     model = model or chat_model(settings)
     audit = SqlAudit(database)
     telemetry = run_telemetry(settings, tracer_provider)
-    # Model steps and tool invocations become spans where their audit rows are written.
-    traced: Any = audit if telemetry is None else _traced(audit, telemetry)
+    traced: Any = audit  # with span export, steps and tool calls become spans where written
+    if telemetry is not None:
+        from .execution.telemetry import TracingAudit
+
+        traced = TracingAudit(audit, telemetry.tracer)
     tracker = RetrievedDocTracker()
     external = mcp_tools(settings)
     diagnoser = Diagnoser(
@@ -239,7 +238,7 @@ def build_services(
         external=external,
         checkpointer=SqlCheckpointer(database),
     )
-    simple = SimpleChat(model, traced, traced, diagnoser.all_tools)
+    simple = SimpleChat(model, traced, diagnoser.all_tools)
     simple.token_budget = settings.token_budget()
     history = history or (
         RedisHistory(
@@ -316,12 +315,6 @@ def run_telemetry(settings: Settings, provider: Any = None) -> Any:
         assert settings.otel_exporter_otlp_endpoint is not None
         provider = otlp_provider(settings.otel_exporter_otlp_endpoint, settings.otel_service_name)
     return RunTelemetry(provider)
-
-
-def _traced(audit: SqlAudit, telemetry: Any) -> Any:
-    from .execution.telemetry import TracingAudit
-
-    return TracingAudit(audit, telemetry.tracer)
 
 
 def executor_for(settings: Settings, runner: JobRunner) -> Executor:

@@ -1,8 +1,6 @@
 """The Celery worker's entry point: ``celery -A webapp.worker worker`` (``make worker``).
 
-Configuration is read from the environment lazily (when Celery first needs it, never at
-import); the services are built once per worker process, on its first task. The worker also
-reaps: runs whose holder died are failed ``interrupted`` by whichever process ticks first.
+Settings are read lazily; the services are built once per worker process.
 """
 
 from __future__ import annotations
@@ -20,9 +18,7 @@ def build_runner() -> JobRunner:
     """The services of a worker process, from the environment."""
     from .wiring import build_services
 
-    services = build_services(Settings.from_env())
-    assert services.runner is not None
-    return services.runner
+    return build_services(Settings.from_env()).runner
 
 
 app = Celery("diagnosis")

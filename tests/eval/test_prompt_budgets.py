@@ -45,7 +45,7 @@ def prompts(worlds: list[tuple[World, Path]]) -> dict[str, list[int]]:
                 assert step["status"] == "SUCCESS", (question, step["error"])
                 found[step["agent_name"]].append(step["prompt_tokens"])
     demo = diagnosers[None]
-    simple = SimpleChat(demo.model, demo.audit, demo.audit, lambda: demo.tools)
+    simple = SimpleChat(demo.model, demo.audit, lambda: demo.tools)
     for n, question in enumerate(SIMPLE):
         simple.answer(question, [], session_id="budget", run_id=f"run-simple-{n}")
     steps = demo.audit.steps  # type: ignore[attr-defined]

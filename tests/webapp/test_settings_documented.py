@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import re
-from dataclasses import fields
 from pathlib import Path
 
 from webapp.config import HTTP_SOURCES, Settings
@@ -17,7 +16,7 @@ PER_SOURCE = re.compile(
 
 
 def variables() -> list[str]:
-    return [spec.name.upper() for spec in fields(Settings)]
+    return [name.upper() for name in Settings.model_fields]
 
 
 def test_env_example_sets_every_variable_once() -> None:

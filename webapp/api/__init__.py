@@ -2,28 +2,22 @@
 
 from __future__ import annotations
 
-import hmac
+from flask import Blueprint, Flask, current_app, g, request
 
-from flask import Blueprint, Flask, g, request
-
-from .errors import ApiError, register_error_handlers
+from ..container import Services
+from .errors import register_error_handlers
 from .limits import install_rate_limit
-from .security import install_security
+from .security import install_security, require_bearer
 
-# Endpoints that need no database connection and no API key.
-OPEN_ENDPOINTS = {
-    "system.healthz",
-    "system.readyz",
-    "system.openapi",
-    "alerts.alertmanager",  # authenticated by ALERT_WEBHOOK_TOKEN instead of API_KEY
-    "static",
-    "ui.chat",
-    "ui.trace",
-    "ui.favicon",
-    "ui.runs",
-    "ui.cases",
-    "ui.alerts",
-}
+#: The one ``/api/`` endpoint without API_KEY (ALERT_WEBHOOK_TOKEN instead) or a request
+#: connection; everything outside ``/api/`` has neither.
+WEBHOOK = "alerts.alertmanager"
+
+
+def services() -> Services:
+    """The services of the current app."""
+    found: Services = current_app.extensions["diagnosis"]
+    return found
 
 
 def blueprints() -> list[Blueprint]:
@@ -44,30 +38,23 @@ def register_api(app: Flask) -> None:
     @app.before_request
     def authenticate() -> None:
         key = app.extensions["diagnosis"].settings.api_key
-        if not key or request.endpoint in OPEN_ENDPOINTS or not request.path.startswith("/api/"):
-            return
-        header = request.headers.get("Authorization", "")
-        token = header[7:] if header.lower().startswith("bearer ") else ""
-        if not hmac.compare_digest(token.encode(), key.encode()):
-            raise ApiError(
-                401,
-                "missing or wrong bearer token",
-                {"WWW-Authenticate": 'Bearer realm="diagnosis"'},
-            )
+        if key and request.endpoint != WEBHOOK and request.path.startswith("/api/"):
+            require_bearer(key, "diagnosis")
 
     @app.before_request
     def connect() -> None:
-        """The request's connection: a peewee connection context, exited at teardown (not
-        ``playhouse.flask_utils.FlaskDB``, whose ``connect()`` fails on a thread already
-        holding a connection, and whose ``close()`` would end it under nested contexts)."""
-        if request.endpoint in OPEN_ENDPOINTS or not request.path.startswith("/api/"):
+        """The request's connection: a peewee connection context, exited at teardown."""
+        if request.endpoint == WEBHOOK or not request.path.startswith("/api/"):
             return
         context = app.extensions["diagnosis"].database.connection_context()
         context.__enter__()
         g.db_context = context
 
-    @app.teardown_request
-    def disconnect(error: BaseException | None) -> None:
-        context = g.pop("db_context", None)
-        if context is not None:
-            context.__exit__(None, None, None)
+    app.teardown_request(lambda error: release_connection())
+
+
+def release_connection() -> None:
+    """Give the request's pooled connection back (at teardown, or early for a long answer)."""
+    context = g.pop("db_context", None)
+    if context is not None:
+        context.__exit__(None, None, None)

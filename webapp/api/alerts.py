@@ -7,7 +7,6 @@ Alertmanager needs only one credential. ``GET /api/alerts`` is an ordinary ``/ap
 
 from __future__ import annotations
 
-import hmac
 from collections.abc import Callable
 
 from flask import Blueprint, request
@@ -15,11 +14,12 @@ from flask.typing import ResponseReturnValue
 
 from ..execution.jobs import AIOPS, RunJob
 from ..services.alert_inbox import AlertInbox, WebhookPayload
-from .context import services
+from . import services
 from .contract import operation
 from .errors import ApiError, envelope
 from .models import AlertQuery
 from .responses import AlertList, Investigation, WebhookReceipt
+from .security import require_bearer
 
 bp = Blueprint("alerts", __name__, url_prefix="/api")
 
@@ -27,8 +27,6 @@ bp = Blueprint("alerts", __name__, url_prefix="/api")
 def _inbox() -> AlertInbox:
     found = services()
     aiops = found.aiops
-    if aiops is None:
-        raise ApiError(503, "the AIOps flow is not available")
 
     def start_run(request_text: str) -> tuple[str, str, Callable[[], None]]:
         session_id, run_id = aiops.start(None, request_text)
@@ -47,12 +45,7 @@ def _authenticate() -> None:
     token = services().settings.alert_webhook_token
     if not token:
         raise ApiError(503, "the Alertmanager webhook is disabled: set ALERT_WEBHOOK_TOKEN")
-    header = request.headers.get("Authorization", "")
-    sent = header[7:] if header.lower().startswith("bearer ") else ""
-    if not hmac.compare_digest(sent.encode(), token.encode()):
-        raise ApiError(
-            401, "missing or wrong bearer token", {"WWW-Authenticate": 'Bearer realm="alerts"'}
-        )
+    require_bearer(token, "alerts")
 
 
 @bp.post("/alerts/alertmanager")
@@ -68,15 +61,7 @@ def alertmanager(body: WebhookPayload) -> ResponseReturnValue:
     Authenticated by `Authorization: Bearer $ALERT_WEBHOOK_TOKEN` (not `API_KEY`); 503 while
     no token is configured. Alerts are de-duplicated by fingerprint; answers 202.
     """
-    receipt = _inbox().receive(body)
-    answer = WebhookReceipt(
-        stored=receipt.stored,
-        firing=receipt.firing,
-        resolved=receipt.resolved,
-        session_id=receipt.session_id,
-        run_id=receipt.run_id,
-        joined_running_run=receipt.joined,
-    )
+    answer = WebhookReceipt.model_validate(_inbox().receive(body), from_attributes=True)
     return envelope(202, "success", answer.model_dump(mode="json"))
 
 

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from flask import Blueprint
 
-from .context import services
+from ..services.chat import ChatOutcome
+from . import services
 from .contract import operation
 from .errors import ApiError
 from .models import ChatRequest, ClearRequest
@@ -31,19 +32,7 @@ def chat(body: ChatRequest) -> ChatResult:
     for _frame in submit(found, RunJob(CHAT, session_id, run_id, body.question, flow)):
         pass  # waits for the run's done (the request's connection was given back)
     row = found.chat.runs.status(run_id)
-    assert row is not None
-    return ChatResult.model_validate(
-        {
-            "success": row.status == "SUCCESS",
-            "answer": row.answer,
-            "error_message": row.error_message,
-            "session_id": session_id,
-            "run_id": run_id,
-            "flow": flow,
-            "status": row.status,
-            "degraded": bool(row.degraded),
-        }
-    )
+    return ChatResult.model_validate(ChatOutcome.of_row(row), from_attributes=True)
 
 
 @bp.get("/chat/session/<session_id>")

@@ -1,10 +1,8 @@
 """One typed definition per endpoint: the ``@operation`` decorator.
 
-``@operation(query=..., headers=..., body=..., response=..., errors=...)`` validates the path
-parameters (:data:`PATH_PARAMETERS`), the query string, headers and JSON body into the view's
-arguments (400/415 otherwise), serialises a returned response model into the envelope (a view
-may return a ready Response: event streams), and records the :class:`Operation` from which
-:mod:`webapp.api.openapi` writes the document.
+It validates path parameters, query string, headers and JSON body into the view's arguments (400
+or 415 otherwise), wraps a returned response model in the envelope, and records the
+:class:`Operation` the OpenAPI document is written from.
 """
 
 from __future__ import annotations
@@ -19,8 +17,8 @@ from flask.typing import ResponseReturnValue
 from pydantic import BaseModel, TypeAdapter, ValidationError
 from pydantic_core import ErrorDetails
 
-from .context import services
-from .errors import ApiError, ok
+from . import services
+from .errors import ApiError, envelope
 from .models import DocId, Id, StepIndex
 from .requests import json_body
 
@@ -52,34 +50,13 @@ class Operation:
     headers: type[BaseModel] | None = None
 
 
-def operation(
-    *,
-    body: type[BaseModel] | None = None,
-    query: type[BaseModel] | None = None,
-    response: type[BaseModel] | None = None,
-    errors: tuple[int, ...] = (),
-    stream: bool = False,
-    upload: bool = False,
-    extra_responses: dict[int, str] | None = None,
-    headers: type[BaseModel] | None = None,
-) -> Callable[[Callable[..., Any]], Callable[..., ResponseReturnValue]]:
-    """Declare a view's request and response models (see the module docstring)."""
+def operation(**options: Any) -> Callable[[Callable[..., Any]], Callable[..., ResponseReturnValue]]:
+    """Declare a view's request and response models: the keyword fields of :class:`Operation`."""
 
     def decorate(view: Callable[..., Any]) -> Callable[..., ResponseReturnValue]:
-        doc = (view.__doc__ or "").strip()
-        summary, _, description = doc.partition("\n")
-        spec = Operation(
-            summary.strip(),
-            body,
-            query,
-            response,
-            errors,
-            stream,
-            upload,
-            " ".join(description.split()),
-            extra_responses or {},
-            headers,
-        )
+        summary, _, description = (view.__doc__ or "").strip().partition("\n")
+        spec = Operation(summary.strip(), description=" ".join(description.split()), **options)
+        query, headers, body = spec.query, spec.headers, spec.body
 
         @functools.wraps(view)
         def wrapper(**kwargs: Any) -> ResponseReturnValue:
@@ -88,26 +65,21 @@ def operation(
                     _validate(_ADAPTERS[name], value, PATH_PARAMETERS[name][0])
             if query is not None:
                 kwargs["query"] = _validate(query, request.args.to_dict(), None)
-            if headers is not None:
-                names = header_names(headers)
+            if headers is not None:  # looked up by alias: header names are case-insensitive
+                names = [info.alias or name for name, info in headers.model_fields.items()]
                 sent = {name: request.headers[name] for name in names if name in request.headers}
                 kwargs["headers"] = _validate(headers, sent, None)
             if body is not None:
                 kwargs["body"] = _validate(body, json_body(), None)
             result = view(**kwargs)
             if isinstance(result, BaseModel):
-                return ok(result.model_dump(mode="json", by_alias=True))
+                return envelope(200, "success", result.model_dump(mode="json", by_alias=True))
             return result  # type: ignore[no-any-return]
 
         wrapper.operation = spec  # type: ignore[attr-defined]
         return wrapper
 
     return decorate
-
-
-def header_names(model: type[BaseModel]) -> list[str]:
-    """The headers a ``headers=`` model reads: its fields' aliases."""
-    return [info.alias or name for name, info in model.model_fields.items()]
 
 
 def _validate(schema: Any, value: Any, name: str | None) -> Any:

@@ -38,20 +38,6 @@ def envelope(code: int, message: str, data: Any = None) -> Response:
     return response
 
 
-def ok(data: Any) -> Response:
-    """A 200 envelope."""
-    return envelope(200, "success", data)
-
-
-_MESSAGES = {
-    404: "not found",
-    405: "method not allowed",
-    413: "request too large",
-    415: "unsupported media type",
-    429: "too many requests",
-}
-
-
 def register_error_handlers(app: Flask) -> None:
     """Install the handlers on ``app``."""
 
@@ -69,7 +55,7 @@ def register_error_handlers(app: Flask) -> None:
     @app.errorhandler(HTTPException)
     def http_error(error: HTTPException) -> ResponseReturnValue:
         code = error.code or 500
-        message = _MESSAGES.get(code, (error.name or "error").lower())
+        message = (error.name or "error").lower()
         if code == 404:
             message = f"not found: {request.path}"
         elif code == 429:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from flask import Blueprint, request
 
 from ..tools.knowledge import DocumentNotFound, ReadOnlyDocument
-from .context import services
+from . import services
 from .contract import operation
 from .errors import ApiError
 from .requests import body_bytes, has_control

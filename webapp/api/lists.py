@@ -5,12 +5,13 @@ from __future__ import annotations
 from flask import Blueprint
 
 from ..services.reads import RunFilter, SessionFilter
-from .context import services
+from . import services
 from .contract import operation
 from .models import RunsQuery, SessionsQuery
 from .responses import RunPage, SessionPage
 
 bp = Blueprint("lists", __name__, url_prefix="/api")
+PAGING = {"limit", "cursor"}  # the query fields that are not filters
 
 
 @bp.get("/runs")
@@ -23,19 +24,8 @@ def runs(query: RunsQuery) -> RunPage:
     ``feedback`` (``none`` for runs without), ``since``/``until`` (ISO-8601 on ``startedAt``,
     UTC without a zone), ``sessionId``. Pass ``nextCursor`` back as ``cursor`` for the next page.
     """
-    filters = RunFilter(
-        text=query.text,
-        service=query.service,
-        status=query.status,
-        flow=query.flow,
-        degraded=query.degraded,
-        feedback=query.feedback,
-        since=query.since,
-        until=query.until,
-        session_id=query.session_id,
-    )
-    listing = services().listing
-    page = listing.runs(filters, query.limit, query.cursor)
+    filters = RunFilter(**query.model_dump(exclude=PAGING))
+    page = services().listing.runs(filters, query.limit, query.cursor)
     return RunPage.model_validate(
         {"runs": page.rows, "next_cursor": page.next_cursor, "limit": query.limit}
     )
@@ -48,9 +38,8 @@ def sessions(query: SessionsQuery) -> SessionPage:
 
     Filters: ``text`` (in the title), ``since``/``until`` (on ``updatedAt``).
     """
-    filters = SessionFilter(text=query.text, since=query.since, until=query.until)
-    listing = services().listing
-    page = listing.sessions(filters, query.limit, query.cursor)
+    filters = SessionFilter(**query.model_dump(exclude=PAGING))
+    page = services().listing.sessions(filters, query.limit, query.cursor)
     return SessionPage.model_validate(
         {"sessions": page.rows, "next_cursor": page.next_cursor, "limit": query.limit}
     )

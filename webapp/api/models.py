@@ -1,9 +1,7 @@
 """Request models: every field of every request, its accepted spellings and its limits, once.
 
-What a view receives (:mod:`webapp.api.contract`) and what the OpenAPI document shows. Fields
-are snake_case with their accepted spellings declared here (``Id``/``id``/``sessionId``,
-camelCase, PascalCase); a limit that is a setting (``MAX_QUESTION_CHARS``) is checked against
-the validation context on top of the documented maximum.
+A limit that is a setting (``MAX_QUESTION_CHARS``) is checked against the validation context on
+top of the documented maximum.
 """
 
 from __future__ import annotations
@@ -236,8 +234,7 @@ class AlertQuery(SessionRunsQuery):
     state: Literal["firing", "resolved", "all"] = "all"
 
 
-#: How a trace sends each step's model input: ``full`` (the whole conversation the model was
-#: sent) or ``none`` (null, not read: a step's input is then fetched on its own when opened).
+#: A trace's step model inputs: ``full``, or ``none`` (null, not read).
 Inputs = Literal["full", "none"]
 
 

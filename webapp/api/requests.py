@@ -1,12 +1,8 @@
 """Reading request bodies defensively, and the id and text checks the models use.
 
-A JSON body is read as bytes and parsed by orjson, which refuses what the standard library
-lets through and later fails on: lone surrogates (``"\\ud800"``, which no database or encoder
-can store), ``NaN``/``Infinity``, invalid UTF-8. Nesting deeper than :data:`MAX_JSON_DEPTH` is
-refused too (the standard decoder would raise RecursionError, a 500), and so is a NUL
-(``"\\u0000"``) anywhere in it, key or value: PostgreSQL cannot store one in text. A body sent
-without a length (chunked) is read up to the app's limit: reaching it is 413, as a declared
-length over the limit is.
+A JSON body is parsed by orjson, which refuses lone surrogates, ``NaN`` and invalid UTF-8;
+nesting deeper than :data:`MAX_JSON_DEPTH` and NUL characters (PostgreSQL cannot store them)
+are refused too. A chunked body that reaches the app's size limit is 413.
 """
 
 from __future__ import annotations
@@ -26,6 +22,8 @@ ID_MESSAGE = "must be 1-64 characters of letters, digits and _ . : -"
 MAX_JSON_DEPTH = 64
 # C0/C1 control characters other than tab, newline and carriage return.
 _CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]")
+#: The escape of a NUL in a JSON text (after an even number of backslashes: not a literal one).
+_NUL = re.compile(rb"(?<!\\)(?:\\\\)*\\u0000")
 
 
 def is_id(value: object) -> bool:
@@ -43,28 +41,13 @@ def body_bytes() -> bytes:
     return data
 
 
-def shape(value: Any) -> tuple[int, bool]:
-    """How deeply arrays and objects nest in ``value`` (a scalar is 0), without recursion, and
-    whether a string in it (key or value) holds a NUL."""
-    if isinstance(value, str):
-        return 0, "\x00" in value
-    deepest, nul, stack = 0, False, [(value, 1)]
-    while stack:
-        node, level = stack.pop()
-        if isinstance(node, dict):
-            nul = nul or any("\x00" in key for key in node)
-            children: Any = node.values()
-        elif isinstance(node, list):
-            children = node
-        else:
-            continue
-        deepest = max(deepest, level)
-        for child in children:
-            if isinstance(child, dict | list):
-                stack.append((child, level + 1))
-            elif isinstance(child, str) and "\x00" in child:
-                nul = True
-    return deepest, nul
+def too_deep(value: Any, level: int = 1) -> bool:
+    """Whether arrays and objects nest deeper than :data:`MAX_JSON_DEPTH` in ``value``."""
+    if isinstance(value, dict):
+        value = list(value.values())
+    if not isinstance(value, list):
+        return False
+    return level > MAX_JSON_DEPTH or any(too_deep(child, level + 1) for child in value)
 
 
 def parse_json(data: bytes) -> Any:
@@ -80,10 +63,9 @@ def parse_json(data: bytes) -> Any:
         if "surrogate" in reason:
             raise ApiError(400, "the body contains a lone UTF-16 surrogate") from None
         raise ApiError(400, "the body is not valid JSON") from None
-    deepest, nul = shape(value)
-    if deepest > MAX_JSON_DEPTH:
+    if too_deep(value):
         raise ApiError(400, f"the body nests deeper than {MAX_JSON_DEPTH} levels")
-    if nul:
+    if _NUL.search(data):
         raise ApiError(400, "the body contains control characters that cannot be stored (NUL)")
     return value
 

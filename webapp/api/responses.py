@@ -1,9 +1,6 @@
-"""Response models: what each endpoint's ``data`` holds, in camelCase by alias generator.
+"""Response models: what each endpoint's ``data`` holds, camelCase by alias generator.
 
-Views build these from store rows (snake_case dicts, validated by field name) and the contract
-serialises them by alias; the OpenAPI document shows the same models. Stored JSON documents
-(``selfEvaluation``, ``orchestrationTrace``, a step's model input, a tool's raw output) are
-``JsonValue`` fields: any JSON, passed through untouched.
+Views validate them from store rows (snake_case); ``JsonValue`` fields pass stored JSON through.
 """
 
 from __future__ import annotations
@@ -23,19 +20,13 @@ from pydantic.alias_generators import to_camel
 
 from diagnosis_graph.workflow.render import headline_of
 
+from ..telemetry.common import iso
 from .models import ID_REGEX, FeedbackValue
 
-
-def iso(value: datetime | None) -> str | None:
-    """``2026-11-30T10:00:00.123Z`` for a naive-UTC datetime."""
-    if value is None:
-        return None
-    return value.replace(tzinfo=None).isoformat(timespec="milliseconds") + "Z"
-
-
+#: ``2026-11-30T10:00:00.123Z`` for a naive-UTC datetime.
 Timestamp = Annotated[
     datetime | None,
-    PlainSerializer(iso, when_used="always"),
+    PlainSerializer(lambda value: iso(value, millis=True) if value else None),
     WithJsonSchema({"type": ["string", "null"], "format": "date-time"}),
 ]
 IdOut = Annotated[str, WithJsonSchema({"type": "string", "pattern": ID_REGEX})]
@@ -66,8 +57,7 @@ class ChatResult(ResponseModel):
     degraded: bool
 
 
-#: An answer's headline (its first line as plain text), read from the row's ``answer`` when
-#: the row is listed: nothing stores it twice.
+#: An answer's headline (its first line as plain text), read from the row's ``answer``.
 Headline = Annotated[
     str | None, BeforeValidator(headline_of), Field(validation_alias="answer", default=None)
 ]

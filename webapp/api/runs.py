@@ -10,7 +10,7 @@ from diagnosis_graph.workflow.trace import route_edges
 
 from ..services.evidence_view import evidence_view
 from ..services.reads import RunFilter
-from .context import services
+from . import services
 from .contract import operation
 from .errors import NotFound
 from .models import CasesQuery, FeedbackRequest, RunQuery, SessionRunsQuery, TraceQuery

@@ -1,14 +1,13 @@
 """Browser security: response headers on everything, and no state change from another origin.
 
-Every response gets a same-origin Content-Security-Policy (no framing), ``X-Frame-Options:
-DENY``, ``X-Content-Type-Options: nosniff`` and ``Referrer-Policy: same-origin``. A
-state-changing request (not GET, HEAD, OPTIONS) is 403 when ``Sec-Fetch-Site`` is other than
-``same-origin`` or ``none``, or, without it, when ``Origin`` names another host; a request with
-neither header does not come from a web page (curl, Alertmanager) and is let through.
+A state-changing request is 403 when ``Sec-Fetch-Site`` is other than ``same-origin`` or
+``none``, or, without it, when ``Origin`` names another host; a request with neither header
+(curl, Alertmanager) is let through. Bearer tokens are checked here too.
 """
 
 from __future__ import annotations
 
+import hmac
 from urllib.parse import urlsplit
 
 from flask import Flask, Response, request
@@ -28,10 +27,8 @@ _POLICY = (
     "frame-ancestors 'none'",
 )
 CONTENT_SECURITY_POLICY = "; ".join(_POLICY)
-#: The trace page draws its route graph with the vendored Mermaid, which styles the SVG it
-#: builds with ``<style>`` elements and ``style`` attributes (d3). Inline *styles* are allowed
-#: on that page alone; scripts, images and connections stay as strict as everywhere else
-#: (inline CSS cannot run code, and ``img-src``/``font-src`` stop it from loading anything).
+#: The trace page's Mermaid graph styles its SVG inline: inline styles (not scripts) are
+#: allowed on that page alone.
 GRAPH_PAGE_POLICY = CONTENT_SECURITY_POLICY.replace(
     "style-src 'self'", "style-src 'self' 'unsafe-inline'"
 )
@@ -57,6 +54,15 @@ def cross_origin() -> str | None:
     if origin == "null" or urlsplit(origin).netloc.lower() != request.host.lower():
         return f"Origin: {origin}"
     return None
+
+
+def require_bearer(key: str, realm: str) -> None:
+    """401 unless the request carries ``Authorization: Bearer <key>``."""
+    header = request.headers.get("Authorization", "")
+    token = header[7:] if header.lower().startswith("bearer ") else ""
+    if not hmac.compare_digest(token.encode(), key.encode()):
+        challenge = {"WWW-Authenticate": f'Bearer realm="{realm}"'}
+        raise ApiError(401, "missing or wrong bearer token", challenge)
 
 
 def install_security(app: Flask) -> None:

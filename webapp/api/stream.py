@@ -9,15 +9,16 @@ import time
 from collections.abc import Iterator
 from typing import Any
 
-from flask import Blueprint, Response, g
+from flask import Blueprint, Response
 from flask.typing import ResponseReturnValue
 
 from ..container import Services
 from ..execution import streams
 from ..execution.jobs import AIOPS, CHAT, RunJob
 from ..execution.streams import ending_events, publish, relay, sse_event
+from ..services.chat import ChatOutcome
 from ..services.reads import ACTIVE
-from .context import services
+from . import release_connection, services
 from .contract import operation
 from .errors import ApiError
 from .models import AiOpsRequest, ChatRequest, EventsHeaders, EventsQuery
@@ -29,19 +30,6 @@ SSE_HEADERS = {"Cache-Control": "no-cache", "X-Accel-Buffering": "no"}
 FINISHED_RUN_WAIT = 0.05
 
 
-class _Ending:
-    """A finished run as the outcome ``ending_events`` reads, from its database row."""
-
-    def __init__(self, row: Any) -> None:
-        self.answer = row.answer
-        self.success = row.status == "SUCCESS"
-        self.error_message = row.error_message
-        self.run_id = row.run_id
-        self.session_id = row.session_id
-        self.status = row.status
-        self.degraded = bool(row.degraded)
-
-
 def settled_from_db(found: Services, run_id: str) -> Any:
     """A relay's check: the ending events of ``run_id`` once its row is finished, else None."""
 
@@ -49,23 +37,14 @@ def settled_from_db(found: Services, run_id: str) -> Any:
         row = found.chat.runs.status(run_id)
         if row is None or row.status in ACTIVE:
             return None
-        return ending_events(_Ending(row))
+        return ending_events(ChatOutcome.of_row(row))
 
     return settled
 
 
-def release_request_connection() -> None:
-    """Give the request's pooled connection back now: what follows (enqueueing, relaying, a
-    plain chat waiting for its run) may take long and needs none (its reads open their own)."""
-    context = g.pop("db_context", None)
-    if context is not None:
-        context.__exit__(None, None, None)
-
-
 def submit(found: Services, job: RunJob) -> Iterator[str]:
     """Publish ``metadata``, hand the job to the executor; the frames of its relayed events."""
-    assert found.events is not None
-    release_request_connection()
+    release_connection()  # enqueueing and relaying need none (their reads open their own)
     publish(found.events, job.run_id)(
         "metadata", {"sessionId": job.session_id, "runId": job.run_id, "flow": job.flow}
     )
@@ -102,8 +81,6 @@ def ai_ops(body: AiOpsRequest) -> ResponseReturnValue:
     flow is `aiops`.
     """
     found = services()
-    if found.aiops is None:
-        raise ApiError(503, "the AIOps flow is not available")
     session_id, run_id = found.aiops.start(body.session_id, body.user_request)
     return submit_and_relay(found, RunJob(AIOPS, session_id, run_id, body.user_request, "aiops"))
 
@@ -124,7 +101,6 @@ def run_events(
     if row is None or row.session_id != session_id:
         raise ApiError(404, f"run {run_id} not found in session {session_id}")
     after = headers.last_event_id or query.last_event_id
-    assert found.events is not None
     settled = settled_from_db(found, run_id)
     if found.events.exists(run_id):
         wait = None if row.status in ACTIVE else FINISHED_RUN_WAIT  # no 15 s wait past its end

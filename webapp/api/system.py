@@ -4,15 +4,15 @@ from __future__ import annotations
 
 from typing import Any
 
-from flask import Blueprint, current_app, jsonify
+from flask import Blueprint, jsonify
 from flask.typing import ResponseReturnValue
 from peewee import PeeweeException
 
 from ..telemetry.readiness import telemetry_readiness
-from .context import services
+from . import services
 from .contract import operation
 from .errors import envelope
-from .openapi import build_document
+from .openapi import openapi_document
 from .responses import Health, Readiness
 
 bp = Blueprint("system", __name__)
@@ -63,12 +63,8 @@ def readyz() -> ResponseReturnValue:
 
 def _llm_capabilities(model: object) -> dict[str, Any] | None:
     """The endpoint's probed capabilities and last call (probing once, then cached)."""
-    ensure = getattr(model, "ensure_capabilities", None)
-    if ensure is None:
-        return None  # the offline model has nothing to probe
-    caps: Any = ensure()
-    result: dict[str, Any] = caps.as_dict()
-    return result
+    ensure: Any = getattr(model, "ensure_capabilities", None)  # none on the offline model
+    return None if ensure is None else ensure().as_dict()
 
 
 def _llm_problems(capabilities: dict[str, Any] | None) -> list[str]:
@@ -86,7 +82,4 @@ def _llm_problems(capabilities: dict[str, Any] | None) -> list[str]:
 @bp.get("/openapi.json")
 def openapi() -> ResponseReturnValue:
     """The OpenAPI 3.1 description of this API (a bare document, not an envelope)."""
-    document = current_app.extensions.get("openapi")
-    if document is None:
-        document = current_app.extensions["openapi"] = build_document(current_app)
-    return jsonify(document)
+    return jsonify(openapi_document())

@@ -1,9 +1,7 @@
 """Alerts from Alertmanager's webhook: validated, stored by fingerprint, linked to AIOps runs.
 
-Each alert of a call is upserted by its fingerprint (``received_count`` grows). Firing alerts
-join their group's PENDING run, or a RUNNING one they are already linked to; otherwise a new
-run is started, which investigates only the alerts linked to it (:func:`alerts_of_run`).
-Resolved alerts start nothing. An invalid payload stores nothing (one transaction per call).
+Firing alerts join their group's PENDING run, or a RUNNING one they are already linked to;
+otherwise a new run is started. Resolved alerts start nothing.
 """
 
 from __future__ import annotations
@@ -14,13 +12,14 @@ from datetime import datetime, timezone
 from typing import Any, Literal, cast
 
 from peewee import Database
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from ..persistence.db import write_transaction
 from ..persistence.listing import Listing, Page
 from ..persistence.models import AlertRecord, AlertRun, DiagnosisRun, utcnow
 from ..persistence.records import NotFound
 from ..persistence.runs import PENDING, RUNNING
+from ..telemetry.common import iso
 
 MAX_ALERTS_PER_CALL = 1000
 MAX_REQUEST_CHARS = 1000
@@ -68,22 +67,6 @@ class WebhookPayload(BaseModel):
     alerts: list[WebhookAlert] = Field(min_length=1, max_length=MAX_ALERTS_PER_CALL)
 
 
-class PayloadError(ValueError):
-    """The body is not a valid webhook payload; the message says where."""
-
-
-def parse_payload(body: Any) -> WebhookPayload:
-    """Validate a decoded JSON body, or raise PayloadError naming the first problem."""
-    try:
-        return WebhookPayload.model_validate(body)
-    except ValidationError as exc:
-        first = exc.errors()[0]
-        where = ".".join(str(p) for p in first["loc"]) or "body"
-        raise PayloadError(
-            f"not an Alertmanager webhook payload (version 4): {where}: {first['msg']}"
-        ) from None
-
-
 @dataclass(frozen=True)
 class Receipt:
     """What one webhook call did."""
@@ -93,7 +76,7 @@ class Receipt:
     resolved: int
     session_id: str | None
     run_id: str | None
-    joined: bool
+    joined_running_run: bool
 
 
 #: Creates an AIOps run for a request text (inside the caller's transaction); returns
@@ -119,11 +102,8 @@ def investigation_request(payload: WebhookPayload) -> str:
 
 
 def alerts_of_run(database: Database, run_id: str) -> list[dict[str, str]]:
-    """The alerts a run was started for (``alert_name``, ``service``); empty when none is linked.
-
-    An AIOps run asked for in the API or the UI has no linked alert and investigates every
-    firing alert; a webhook's or an "investigate now" run investigates these only.
-    """
+    """The alerts a run was started for (``alert_name``, ``service``); empty when none is linked
+    (the run then investigates every firing alert)."""
     with database.connection_context():
         rows = (
             AlertRecord.select(AlertRecord.alert_name, AlertRecord.service)
@@ -206,11 +186,7 @@ class AlertInbox:
         return (row.session_id, row.run_id) if row else None
 
     def investigate(self, fingerprint: str) -> tuple[str, str]:
-        """Start an AIOps run for one stored alert now, linked to it; ``(session_id, run_id)``.
-
-        Always a new run (a person asked for it), whatever runs the alert already has; the
-        alert and its link are read and written in one transaction, the run launched after.
-        """
+        """Start a new AIOps run for one stored alert, linked to it; ``(session_id, run_id)``."""
         with self.database.connection_context(), write_transaction(self.database):
             alert = AlertRecord.get_or_none(AlertRecord.fingerprint == fingerprint)
             if alert is None or alert.fingerprint != fingerprint:
@@ -265,11 +241,7 @@ class AlertInbox:
 
 
 def _iso(moment: datetime | None) -> str | None:
-    return (
-        moment.strftime("%Y-%m-%dT%H:%M:%S.") + f"{moment.microsecond // 1000:03d}Z"
-        if moment
-        else None
-    )
+    return iso(moment, millis=True) if moment else None
 
 
 def _alert_view(row: dict[str, Any], runs: list[dict[str, Any]]) -> dict[str, Any]:

@@ -28,10 +28,7 @@ from .routing import COMPLEX, FlowRouter
 from .simple import SimpleChat
 
 log = logging.getLogger(__name__)
-#: The partial trace of a complex run (what an interrupted run is left with) is saved on the
-#: first node event a second or more into the run, then at most once a second: a run the reaper
-#: fails loses under a second, and a run shorter than a second writes none (the reaper gives an
-#: interrupted complex run without one the empty trace).
+#: How often at most a complex run saves its partial trace (what an interrupted run keeps).
 PARTIAL_TRACE_SECONDS = 1.0
 
 
@@ -63,6 +60,20 @@ class ChatOutcome:
             finish.status,
             finish.degraded,
             finish.replayed,
+        )
+
+    @classmethod
+    def of_row(cls, row: Any) -> ChatOutcome:
+        """The outcome a finished run's row records."""
+        return cls(
+            row.status == SUCCESS,
+            row.answer,
+            row.error_message,
+            row.session_id,
+            row.run_id,
+            row.flow,
+            row.status,
+            bool(row.degraded),
         )
 
 

@@ -1,12 +1,5 @@
-"""What the pages draw for a run's cited evidence, read from the recorded tool outputs only.
-
-``evidence_view(run, invocations)`` is the data of ``GET /api/diagnosis/<sessionId>/evidence``:
-``evidence`` (every verified item with its tool, service, metric or level and time),
-``charts`` (each cited metric series, or a cited ``detect_anomalies`` finding's own points,
-with the cited points marked and the baseline, onset and incident windows: from a finding of
-the same service and metric, else from the change-point detector on the recorded points),
-``log_tables`` (each cited ``log_patterns`` output, counts before and after its onset) and
-``window`` (the question's resolved time window, or None).
+"""What the pages draw for a run's cited evidence, read from the recorded tool outputs only:
+the data of ``GET /api/diagnosis/<sessionId>/evidence``.
 """
 
 from __future__ import annotations
@@ -127,16 +120,15 @@ def _metric_charts(
         if invocation.get("tool_name") != METRICS:
             continue
         output, path = _output(invocation), str(ref.get("raw_path"))
-        series_list = output.get("series") if isinstance(output.get("series"), list) else []
         point_index: int | None = None
         if match := _SERIES.match(path):
             index = int(match.group(1))
             point_index = int(match.group(2)) if match.group(2) else None
-        elif _SUMMARY.match(path) or path.startswith("$.summary"):
+        elif path.startswith("$.summary"):
             index = 0
         else:
             continue
-        series = _at(series_list, index)
+        series = _at(output.get("series"), index)
         if not isinstance(series, Mapping):
             continue
         key = (invocation["invocation_id"], index)
@@ -254,7 +246,8 @@ def _finding_charts(
     for invocation, ref in cited:
         if invocation.get("tool_name") != ANOMALIES:
             continue
-        match = _FINDING.match(str(ref.get("raw_path")))
+        path = str(ref.get("raw_path"))
+        match = _FINDING.match(path)
         if not match:
             continue
         output, index = _output(invocation), int(match.group(1))
@@ -262,7 +255,6 @@ def _finding_charts(
         service = str(_arguments(invocation).get("service") or "")
         if not isinstance(finding, Mapping):
             continue
-        path = str(ref.get("raw_path"))
         series = drawn.get((service, str(finding.get("signal"))))
         key = (invocation["invocation_id"], index)
         if series is None and key not in charts:
@@ -300,7 +292,7 @@ def _finding_point(
     finding: Mapping[str, Any], path: str, points: Sequence[list[Any]], own: bool
 ) -> int | None:
     """The point of ``points`` (the finding's own, or a recorded series of the same signal)
-    that a cited leaf at ``path`` of ``finding`` marks (see the module's text)."""
+    that a cited leaf at ``path`` of ``finding`` marks."""
     recorded = _points(finding.get("points"))
     if match := re.search(r"\.points\[(\d+)\]$", path):
         index = int(match.group(1))

@@ -1,12 +1,7 @@
-"""The run lifecycle in order, for chat and AIOps runs alike.
+"""The run lifecycle, for chat and AIOps runs alike: claim, work, flush, finish - or fail.
 
-:meth:`RunLifecycle.execute` claims the run (a run delivered twice executes once; an
-unreachable database raises :class:`~webapp.persistence.runs.DatabaseUnavailable`, nothing
-executed), opens its :class:`~webapp.persistence.context.RunContext` and one connection for
-its duration (a resumed run's journal restored from its rows), runs the flow and flushes its
-held-back rows; while its writes fail it runs again from its last checkpoint, up to
-:data:`WORK_ATTEMPTS` times; then it saves the Finish with the journal's counts, token usage,
-cost and duration - or, on anything unhandled, FAILED with the cause, best effort.
+A run delivered twice executes once; while its writes fail it runs again from its last
+checkpoint, up to :data:`WORK_ATTEMPTS` times.
 """
 
 from __future__ import annotations
@@ -31,9 +26,7 @@ from ..persistence.runs import (
 
 log = logging.getLogger(__name__)
 
-#: A run whose writes failed is executed again from its last checkpoint, this many times in
-#: all, after 1, 2, 4 and 8 s (15 s, as the other writes' retries): a database back within
-#: that costs the unfinished node again.
+#: Attempts of a run whose writes fail, from its last checkpoint, after 1, 2, 4 and 8 s.
 WORK_ATTEMPTS = 5
 RETRY_PAUSE_SECONDS = 1.0
 

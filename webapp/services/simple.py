@@ -34,18 +34,12 @@ class SimpleChat:
     """Answers small talk and knowledge questions with one tool-using agent."""
 
     def __init__(
-        self,
-        model: ChatModel,
-        hook: Audit,
-        recorder: Audit,
-        tools: Callable[[], Sequence[ToolSpec]],
-        budget: Budget | None = None,
+        self, model: ChatModel, audit: Audit, tools: Callable[[], Sequence[ToolSpec]]
     ) -> None:
         self.model = model
-        self.hook = hook
-        self.recorder = recorder
+        self.audit = audit
         self.tools = tools
-        self.budget = budget or Budget(max_rounds=3, max_tool_calls=4, max_blocked=3)
+        self.budget = Budget(max_rounds=3, max_tool_calls=4, max_blocked=3)
         self.token_budget = tokens.TokenBudget()
 
     def answer(
@@ -55,14 +49,14 @@ class SimpleChat:
         messages: list[Message] = [{"role": "system", "content": system_prompt(AGENT)}]
         messages += [{"role": m.role, "content": m.content} for m in history]
         messages.append({"role": "user", "content": question})
-        specs = [*self.tools(), read_output_tool(self.recorder)]
+        specs = [*self.tools(), read_output_tool(self.audit)]
         with run_scope(session_id, run_id), tokens.run_ledger(tokens.Ledger(self.token_budget)):
             run = run_react(
                 self.model,
-                self.hook,
+                self.audit,
                 AGENT,
                 messages,
-                ToolBox(specs, self.recorder, AGENT),
+                ToolBox(specs, self.audit, AGENT),
                 budget=self.budget,
             )
         content = run.content if run.outcome is Outcome.COMPLETED else None

@@ -54,7 +54,8 @@ def test_an_unhandled_error_ends_the_run_failed(database: Database) -> None:
         audit=SqlAudit(database),
     )
     with database.connection_context():
-        outcome = service.investigate("check the alerts", session_id="sess-x")
+        session_id, run_id = service.start("sess-x", "check the alerts")
+        outcome = service.execute(session_id, run_id, "check the alerts")
         run = DiagnosisRun.get(DiagnosisRun.run_id == outcome.run_id)
     assert runner.status_seen == "RUNNING"
     assert (outcome.success, outcome.status, outcome.flow) == (False, "FAILED", "aiops")

@@ -18,7 +18,7 @@ from webapp.demo.backend import DemoTelemetryBackend
 from webapp.persistence.history import HistoryStore
 from webapp.persistence.models import AlertRecord, AlertRun, DiagnosisRun
 from webapp.persistence.runs import AI_OPS, PENDING, RUNNING, RunStore
-from webapp.services.alert_inbox import AlertInbox, parse_payload
+from webapp.services.alert_inbox import AlertInbox, WebhookPayload
 
 from .conftest import make_app
 from .openapi_check import assert_documented
@@ -122,11 +122,11 @@ def test_a_group_with_a_running_investigation_joins_it(database: Database) -> No
     started: list[str] = []
     inbox = AlertInbox(database, _pending_runs(database, started))
     payload = real_payload()
-    first = inbox.receive(parse_payload(payload))
+    first = inbox.receive(WebhookPayload.model_validate(payload))
     second = copy.deepcopy(payload)
     second["alerts"][0]["fingerprint"] = "0000aaaabbbbcccc"
-    joined = inbox.receive(parse_payload(second))
-    assert started == ["run-0"] and joined.joined and joined.run_id == first.run_id
+    joined = inbox.receive(WebhookPayload.model_validate(second))
+    assert started == ["run-0"] and joined.joined_running_run and joined.run_id == first.run_id
     with database.connection_context():
         assert AlertRun.select().where(AlertRun.run_id == "run-0").count() == 2
         assert DiagnosisRun.get(DiagnosisRun.run_id == "run-0").status == PENDING
@@ -138,15 +138,17 @@ def test_a_running_investigation_is_joined_only_by_the_alerts_it_already_has(
     started: list[str] = []
     inbox = AlertInbox(database, _pending_runs(database, started))
     payload = real_payload()
-    first = inbox.receive(parse_payload(payload))
+    first = inbox.receive(WebhookPayload.model_validate(payload))
     with database.connection_context():  # the worker has read its alerts and is running
         DiagnosisRun.update(status=RUNNING).where(DiagnosisRun.run_id == first.run_id).execute()
-    repeat = inbox.receive(parse_payload(payload))
-    assert repeat.joined and repeat.run_id == first.run_id
+    repeat = inbox.receive(WebhookPayload.model_validate(payload))
+    assert repeat.joined_running_run and repeat.run_id == first.run_id
     newer = copy.deepcopy(payload)
     newer["alerts"][0]["fingerprint"] = "0000aaaabbbbcccc"
-    fresh = inbox.receive(parse_payload(newer))
-    assert started == ["run-0", "run-1"] and not fresh.joined and fresh.run_id == "run-1"
+    fresh = inbox.receive(WebhookPayload.model_validate(newer))
+    assert (
+        started == ["run-0", "run-1"] and not fresh.joined_running_run and fresh.run_id == "run-1"
+    )
     with database.connection_context():
         linked = {link.run_id for link in AlertRun.select()}
     assert linked == {"run-0", "run-1"}
