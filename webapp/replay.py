@@ -144,10 +144,6 @@ class RecordedBackend:
         """The recorded backend's services."""
         return list(self._services)
 
-    def metric_names(self) -> list[str]:
-        """Every recorded metric name."""
-        return sorted({m for names in self._metrics.values() for m in names})
-
     def metrics_by_service(self) -> dict[str, list[str]]:
         """The recorded metrics per service."""
         return {k: list(v) for k, v in self._metrics.items()}

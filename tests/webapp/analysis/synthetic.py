@@ -39,9 +39,6 @@ class SyntheticBackend:
     def services(self) -> list[str]:
         return sorted(self.metrics)
 
-    def metric_names(self) -> list[str]:
-        return sorted({m for per in self.metrics.values() for m in per})
-
     def metrics_by_service(self) -> dict[str, list[str]]:
         return {s: sorted(m) for s, m in self.metrics.items()}
 
