@@ -11,7 +11,7 @@ from peewee import Database
 from pydantic import TypeAdapter
 
 from tests.webapp.llm.fake_model import ScriptedModel, answer, calls
-from webapp.api.responses import Timestamp, iso
+from webapp.api.responses import Timestamp
 from webapp.llm.react import Budget, run_react
 from webapp.llm.types import ChatResult, LLMError
 from webapp.persistence.context import run_scope
@@ -20,6 +20,7 @@ from webapp.persistence.records import RunRecords
 from webapp.persistence.runs import CHAT, RunStore
 from webapp.persistence.sql_audit import SqlAudit
 from webapp.persistence.statements import count_statements
+from webapp.telemetry.common import iso
 from webapp.tools.registry import ToolBox, ToolOutput, ToolSpec
 
 LOOKUP_SCHEMA = {
@@ -118,6 +119,6 @@ def test_sqlite_timestamp_text_is_formatted_as_the_api_formats_datetimes() -> No
         return str(adapter.dump_python(adapter.validate_python(value)))
 
     for moment in (datetime(2026, 11, 30, 10, 0, 0, 123456), datetime(2026, 1, 2, 3, 4, 5)):
-        assert stamp(str(moment)) == iso(moment) == stamp(moment)
+        assert stamp(str(moment)) == iso(moment, millis=True) == stamp(moment)
     assert stamp("2026-11-30T10:00:00.5") == "2026-11-30T10:00:00.500Z"  # other text: parsed
-    assert iso(datetime(2026, 11, 30, 10, 0, 0, 123456)) == "2026-11-30T10:00:00.123Z"
+    assert iso(datetime(2026, 11, 30, 10, 0, 0, 123456), millis=True) == "2026-11-30T10:00:00.123Z"
