@@ -16,9 +16,9 @@ from flask import Flask
 
 from diagnosis_graph.workflow.trace import route_edges
 
-from .api import services as _services
 from .config import MCP_EXTRA
 from .container import Services
+from .container import services as _services
 from .demo.snapshot import write_snapshot
 from .persistence.listing import CursorError, Page, RunFilter
 from .persistence.records import NotFound

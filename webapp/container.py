@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from flask import current_app
 from peewee import Database
 
 from .aiops import AiOpsService
@@ -49,3 +50,9 @@ class Services:
     def start_background(self) -> None:
         """Start the lease keeper (heartbeats and the reaper's first pass, then periodic)."""
         self.workers.keeper.start()
+
+
+def services() -> Services:
+    """The services of the current Flask app (``create_app`` keeps them in its extensions)."""
+    found: Services = current_app.extensions["diagnosis"]
+    return found

@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-from flask import Blueprint, Flask, current_app, g, request
+from flask import Blueprint, Flask, g, request
 
-from ..container import Services
 from .errors import register_error_handlers
 from .limits import install_rate_limit
 from .security import install_security, require_bearer
@@ -12,12 +11,6 @@ from .security import install_security, require_bearer
 #: The one ``/api/`` endpoint without API_KEY (ALERT_WEBHOOK_TOKEN instead) or a request
 #: connection; everything outside ``/api/`` has neither.
 WEBHOOK = "alerts.alertmanager"
-
-
-def services() -> Services:
-    """The services of the current app."""
-    found: Services = current_app.extensions["diagnosis"]
-    return found
 
 
 def blueprints() -> list[Blueprint]:

@@ -12,9 +12,9 @@ from collections.abc import Callable
 from flask import Blueprint, request
 from flask.typing import ResponseReturnValue
 
+from ..container import services
 from ..execution.jobs import AIOPS, RunJob
 from ..services.alert_inbox import AlertInbox, WebhookPayload
-from . import services
 from .contract import operation
 from .errors import ApiError, envelope
 from .models import AlertQuery

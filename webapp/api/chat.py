@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from flask import Blueprint
 
+from ..container import services
 from ..services.chat import ChatOutcome
-from . import services
 from .contract import operation
 from .errors import ApiError
 from .models import ChatRequest, ClearRequest

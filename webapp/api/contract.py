@@ -17,7 +17,7 @@ from flask.typing import ResponseReturnValue
 from pydantic import BaseModel, TypeAdapter, ValidationError
 from pydantic_core import ErrorDetails
 
-from . import services
+from ..container import services
 from .errors import ApiError, envelope
 from .models import DocId, Id, StepIndex
 from .requests import json_body

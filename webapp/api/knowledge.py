@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from flask import Blueprint, request
 
+from ..container import services
 from ..tools.knowledge import DocumentNotFound, ReadOnlyDocument
-from . import services
 from .contract import operation
 from .errors import ApiError
 from .requests import body_bytes, has_control

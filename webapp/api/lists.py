@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from flask import Blueprint
 
+from ..container import services
 from ..services.reads import RunFilter, SessionFilter
-from . import services
 from .contract import operation
 from .models import RunsQuery, SessionsQuery
 from .responses import RunPage, SessionPage

@@ -8,9 +8,9 @@ from diagnosis_graph import END
 from diagnosis_graph.workflow.aiops.graph import AIOPS_TRACE_VERSION, aiops_mermaid
 from diagnosis_graph.workflow.trace import route_edges
 
+from ..container import services
 from ..services.evidence_view import evidence_view
 from ..services.reads import RunFilter
-from . import services
 from .contract import operation
 from .errors import NotFound
 from .models import CasesQuery, FeedbackRequest, RunQuery, SessionRunsQuery, TraceQuery

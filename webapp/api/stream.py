@@ -12,13 +12,13 @@ from typing import Any
 from flask import Blueprint, Response
 from flask.typing import ResponseReturnValue
 
-from ..container import Services
+from ..container import Services, services
 from ..execution import streams
 from ..execution.jobs import AIOPS, CHAT, RunJob
 from ..execution.streams import ending_events, publish, relay, sse_event
 from ..services.chat import ChatOutcome
 from ..services.reads import ACTIVE
-from . import release_connection, services
+from . import release_connection
 from .contract import operation
 from .errors import ApiError
 from .models import AiOpsRequest, ChatRequest, EventsHeaders, EventsQuery

@@ -8,8 +8,8 @@ from flask import Blueprint, jsonify
 from flask.typing import ResponseReturnValue
 from peewee import PeeweeException
 
+from ..container import services
 from ..telemetry.readiness import telemetry_readiness
-from . import services
 from .contract import operation
 from .errors import envelope
 from .openapi import openapi_document
