@@ -31,9 +31,12 @@ from typing import Annotated, Any, TypedDict
 
 import diagnosis_graph
 from diagnosis_graph import END, START, Append, InMemoryCheckpointer
-from diagnosis_graph.workflow.routing import route_by_reason
-from diagnosis_graph.workflow.state import diagnosis_schema
-from diagnosis_graph.workflow.topology import _CONDITIONAL, _FIXED
+from diagnosis_graph.workflow.topology import (
+    _CONDITIONAL,
+    _FIXED,
+    diagnosis_schema,
+    route_by_reason,
+)
 
 EXPECTED_PATH = [
     "planner",

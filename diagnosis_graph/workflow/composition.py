@@ -7,11 +7,10 @@ from collections.abc import Iterable, Sequence
 
 from . import contracts as c
 from . import grounding
-from .gatekeeper import TELEMETRY, check_binding
+from .gatekeeper import TELEMETRY, EvidenceItem, VerifiedClaim, check_binding
 from .outcomes import Verdict
 from .ports import InvocationRecord
 from .prose import sentences
-from .types import EvidenceItem, VerifiedClaim
 
 MAX_SUMMARY_SENTENCES = 3
 #: Share of a summary sentence's content words that must come from what it restates.

@@ -6,9 +6,8 @@ from collections import Counter
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from .gatekeeper import GATEKEEPER_VERSION
+from .gatekeeper import GATEKEEPER_VERSION, GatekeeperResult
 from .ports import InvocationRecord
-from .types import GatekeeperResult
 
 
 def tool_statistics(invocations: Sequence[InvocationRecord]) -> dict[str, Any]:

@@ -13,8 +13,7 @@ from ..runtime import CompiledGraph
 from .nodes import DiagnosisNodes
 from .ports import DiagnosisPorts
 from .render import language_of
-from .state import MODE_FULL, RECURSION_LIMIT
-from .topology import build_topology
+from .topology import MODE_FULL, RECURSION_LIMIT, build_topology
 from .trace import TERMINATION_ERROR, TERMINATION_RECURSION_LIMIT, build_orchestration_trace
 
 

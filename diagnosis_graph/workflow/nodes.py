@@ -8,15 +8,13 @@ from typing import Any
 from ..config import RunConfig
 from . import contracts as c
 from .composition import AnswerRules
-from .fallback import fallback_answer
-from .gatekeeper import run_gatekeeper
+from .gatekeeper import EvidenceItem, GatekeeperResult, VerifiedExecutorOutput, run_gatekeeper
 from .limits import failed_reads, read_services
 from .outcomes import Outcome, StepResult, lower_verdict
 from .ports import AgentCall, DiagnosisPorts
 from .projection import project_verified
-from .render import render_answer, unknown_services
-from .state import MODE_EVIDENCE_GAP_ONLY, MODE_FULL, NODE_NAMES
-from .types import EvidenceItem, GatekeeperResult, VerifiedExecutorOutput
+from .render import answer_language, render_answer, render_fallback, unknown_services, why_fallback
+from .topology import MODE_EVIDENCE_GAP_ONLY, MODE_FULL, NODE_NAMES
 
 State = Mapping[str, Any]
 
@@ -180,16 +178,11 @@ class DiagnosisNodes:
         if problem:
             return StepResult(Outcome.INVALID_OUTPUT, detail=problem)
         composed = output.model_dump()
-        plan = state.get("planner_plan") or {}
         answer = render_answer(
             question,
             composed,
             evidence,
-            language=state["diagnosis_context"].get("language"),
-            window=plan.get("window"),
-            unknown=unknown_services(plan, self.ports.service_catalog()),
-            failed=failed_reads(records, self.ports.unreadable()),
-            ranges=self.ports.data_range(),
+            **self._answer_context(state, records),
             sources=read_services(records),
         )
         return StepResult(Outcome.COMPLETED, {"composer_output": composed, "final_answer": answer})
@@ -231,11 +224,23 @@ class DiagnosisNodes:
     def fallback(self, state: State, config: RunConfig) -> StepResult:
         """A deterministic, safe answer when a verified diagnosis could not be completed."""
         records = self.ports.invocations.invocations_for_run(run_id_of(config))
-        failed = failed_reads(records, self.ports.unreadable())
-        answer = fallback_answer(
-            state, tuple(self.ports.service_catalog()), failed, self.ports.data_range()
-        )
+        context = self._answer_context(state, records)
+        question = str(state["diagnosis_context"].get("question") or "")
+        context["language"] = answer_language(context["language"], question)
+        why = why_fallback(state.get("orchestration_events") or [], context["language"])
+        answer = render_fallback(question, why, verified_evidence(state), **context)
         return StepResult(Outcome.COMPLETED, {"final_answer": answer})
+
+    def _answer_context(self, state: State, records: Sequence[Any]) -> dict[str, Any]:
+        """What the rendered answer says besides the composer's output: window, limits."""
+        plan = state.get("planner_plan") or {}
+        return {
+            "language": state["diagnosis_context"].get("language"),
+            "window": plan.get("window"),
+            "unknown": unknown_services(plan, self.ports.service_catalog()),
+            "failed": failed_reads(records, self.ports.unreadable()),
+            "ranges": self.ports.data_range(),
+        }
 
 
 def rejected_output(state: State, node: str) -> str | None:

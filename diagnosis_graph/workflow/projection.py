@@ -5,8 +5,9 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from .gatekeeper import REFERENCE, VERIFIED
-from .types import (
+from .gatekeeper import (
+    REFERENCE,
+    VERIFIED,
     ClaimResult,
     EvidenceItem,
     GatekeeperResult,

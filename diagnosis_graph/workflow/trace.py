@@ -7,7 +7,7 @@ from itertools import pairwise
 from typing import Any
 
 from ..graph import END, START
-from .state import COMPOSER, FALLBACK
+from .topology import COMPOSER, FALLBACK
 
 TRACE_VERSION = "stategraph-v1"
 TERMINATION_RECURSION_LIMIT = "recursion_limit"

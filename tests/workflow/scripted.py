@@ -6,7 +6,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from diagnosis_graph.workflow.outcomes import Outcome, StepResult
-from diagnosis_graph.workflow.state import NODE_NAMES
+from diagnosis_graph.workflow.topology import NODE_NAMES
 
 C = Outcome.COMPLETED
 

@@ -6,9 +6,8 @@ from typing import Any
 
 import pytest
 
-from diagnosis_graph.workflow.gatekeeper import GATEKEEPER_VERSION, run_gatekeeper
+from diagnosis_graph.workflow.gatekeeper import GATEKEEPER_VERSION, GatekeeperResult, run_gatekeeper
 from diagnosis_graph.workflow.rawpath import RawPathError, locate, parse_raw_path
-from diagnosis_graph.workflow.types import GatekeeperResult
 
 from .fakes import LOGS, METRICS, MemoryInvocations, claim, evidence
 

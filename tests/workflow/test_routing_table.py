@@ -9,8 +9,7 @@ import pytest
 
 from diagnosis_graph import GraphRecursionError, NodeError, RunConfig
 from diagnosis_graph.workflow.outcomes import Outcome, StepResult
-from diagnosis_graph.workflow.state import RECURSION_LIMIT
-from diagnosis_graph.workflow.topology import build_topology
+from diagnosis_graph.workflow.topology import RECURSION_LIMIT, build_topology
 from diagnosis_graph.workflow.trace import build_orchestration_trace
 
 from .scripted import C, Script, gatekeeper_result, verifier_output

@@ -12,8 +12,7 @@ from ...runtime import CompiledGraph
 from ...state import Append, Reducer, Replace
 from ..outcomes import Outcome, StepResult, orchestration_event
 from ..ports import InvocationStore
-from ..routing import route_by_reason
-from ..topology import require_nodes
+from ..topology import require_nodes, route_by_reason
 from ..trace import TERMINATION_ERROR, transitions
 
 LOAD_ALERTS = "load_alerts"

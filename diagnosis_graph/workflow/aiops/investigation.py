@@ -11,11 +11,11 @@ from typing import Any
 from ...config import RunConfig
 from ..evaluation import build_self_evaluation
 from ..factory import DiagnosisRun, run_diagnosis
-from ..fallback import why_fallback
 from ..limits import failed_reads, parse_utc
 from ..nodes import run_id_of
 from ..ports import InvocationRecord
-from ..state import RECURSION_LIMIT as DIAGNOSIS_RECURSION_LIMIT
+from ..render import why_fallback
+from ..topology import RECURSION_LIMIT as DIAGNOSIS_RECURSION_LIMIT
 from .graph import AiOpsPorts
 
 #: An alert fires after its condition held for a while (``for:``), so the investigation window

@@ -11,9 +11,81 @@ from ..limits import FailedRead, RangeNote
 from ..prose import cited_chips, first_sentence, shorten
 from ..render import language_of, safe_text
 from .graph import MAX_ALERTS
-from .report_words import WORDS
 
 Investigation = Mapping[str, Any]
+
+#: The report's own words, in English and Chinese (the request's language).
+WORDS: dict[str, dict[str, str]] = {
+    "en": {
+        "headline": "{count} firing alert(s), {done} diagnosed with verified evidence{first}.",
+        "first": "; start with {name}",
+        "unread_headline": "The firing alerts could not be read, so nothing was investigated.",
+        "request": "Request",
+        "at": "Firing alerts at {at}.",
+        "alerts": "Alerts",
+        "columns": "# | alert | severity | service | active since | state | diagnosis",
+        "diagnosed": "diagnosed",
+        "not_diagnosed": "not diagnosed",
+        "skipped": "not investigated (over the alert limit)",
+        "since": "active since {at}",
+        "cause": "Root cause",
+        "undiagnosed": "Not diagnosed",
+        "no_cause": "the verified evidence supports no cause",
+        "actions": "Actions",
+        "unsourced": "general advice, no cited evidence",
+        "limitations": "Limitations",
+        "overall": "Overall assessment",
+        "unread": "The firing alerts could not be read ({error}), so nothing was investigated. "
+        "Check the alerting backend, then run the investigation again.",
+        "no_alerts": "No firing alerts to investigate.",
+        "done": "{done} of {count} alert(s) diagnosed with verified evidence.",
+        "critical": "Start with the critical ones: {names}.",
+        "link": "{alert} traces to {service}, which raised {other} itself: treat them as one "
+        "incident [{ident}].",
+        "by_hand": "Not diagnosed, investigate by hand: {names}.",
+        "over": "Over the limit of {limit} alerts, not investigated: {names}.",
+        "evidence": "Verified evidence",
+        "none": "none",
+        "comma": ", ",
+        "join": " ",
+        "footer": "Every evidence id above was verified against this run's recorded tool "
+        "outputs ({version}).",
+    },
+    "zh": {
+        "headline": "{count} 个告警正在触发，{done} 个已用经过验证的证据完成诊断{first}。",
+        "first": "；请先处理 {name}",
+        "unread_headline": "无法读取正在触发的告警，因此没有进行任何调查。",
+        "request": "请求",
+        "at": "{at} 时正在触发的告警。",
+        "alerts": "告警",
+        "columns": "# | 告警 | 级别 | 服务 | 开始时间 | 状态 | 诊断",
+        "diagnosed": "已诊断",
+        "not_diagnosed": "未诊断",
+        "skipped": "未调查（超出告警数量上限）",
+        "since": "自 {at} 起处于活动状态",
+        "cause": "根因",
+        "undiagnosed": "未诊断",
+        "no_cause": "经过验证的证据不支持任何原因",
+        "actions": "处理措施",
+        "unsourced": "一般性建议，未引用证据",
+        "limitations": "局限",
+        "overall": "总体评估",
+        "unread": "无法读取正在触发的告警（{error}），因此没有进行任何调查。"
+        "请检查告警后端，然后重新运行调查。",
+        "no_alerts": "没有正在触发的告警需要调查。",
+        "done": "{count} 个告警中有 {done} 个已用经过验证的证据完成诊断。",
+        "critical": "请先处理严重级别的告警：{names}。",
+        "link": "{alert} 可追溯到 {service}，而它自身也触发了 {other}：请将它们视为同一事件 "
+        "[{ident}]。",
+        "by_hand": "未能诊断，请人工调查：{names}。",
+        "over": "超出 {limit} 个告警的上限，未调查：{names}。",
+        "evidence": "已验证的证据",
+        "none": "无",
+        "comma": "、",
+        "join": "",
+        "footer": "以上每个证据编号都已对照本次运行记录的工具输出验证（{version}）。",
+    },
+}
 
 
 def inert(text: Any) -> str:
