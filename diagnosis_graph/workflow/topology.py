@@ -207,26 +207,34 @@ def recorded(
     return run
 
 
-def require_nodes(kind: str, expected: Sequence[str], nodes: Mapping[str, Any]) -> None:
-    """Raise GraphValidationError naming every missing and unknown node of a topology."""
-    missing = [name for name in expected if name not in nodes]
-    unknown = [name for name in nodes if name not in expected]
+def wire(
+    kind: str,
+    names: Sequence[str],
+    nodes: Mapping[str, Any],
+    schema: dict[str, Reducer],
+    routes: Mapping[str, Mapping[str, str]],
+    fixed: Mapping[str, str] = MappingProxyType({}),
+) -> StateGraph:
+    """The uncompiled StateGraph: START -> ``names[0]``, ``routes`` by reason, ``fixed`` edges."""
+    missing = [name for name in names if name not in nodes]
+    unknown = [name for name in nodes if name not in names]
     if missing or unknown:
         raise GraphValidationError(
             [f"missing {kind} node {name!r}" for name in missing]
             + [f"unknown {kind} node {name!r}" for name in unknown]
         )
+    graph = StateGraph(schema)
+    for name in names:
+        graph.add_node(name, nodes[name])
+    graph.add_edge(START, names[0])
+    for name, table in routes.items():
+        graph.add_conditional_edges(name, route_by_reason, table)
+    for name, target in fixed.items():
+        graph.add_edge(name, target)
+    return graph
 
 
 def build_topology(nodes: Mapping[str, WorkflowNode]) -> StateGraph:
     """Return the uncompiled diagnosis StateGraph over the given eight workflow nodes."""
-    require_nodes("workflow", NODE_NAMES, nodes)
-    graph = StateGraph(diagnosis_schema())
-    for name in NODE_NAMES:
-        graph.add_node(name, recorded(name, nodes[name]))
-    graph.add_edge(START, PLANNER)
-    for name, routes in _CONDITIONAL.items():
-        graph.add_conditional_edges(name, route_by_reason, routes)
-    for name, target in _FIXED.items():
-        graph.add_edge(name, target)
-    return graph
+    wrapped = {name: recorded(name, node) for name, node in nodes.items()}
+    return wire("workflow", NODE_NAMES, wrapped, diagnosis_schema(), _CONDITIONAL, _FIXED)

@@ -14,7 +14,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from diagnosis_graph.workflow.rawpath import locate
+from diagnosis_graph.workflow.gatekeeper import locate
 from diagnosis_graph.workflow.render import render_answer
 from webapp.analysis.timeexpr import resolve_window
 from webapp.container import Services

@@ -6,8 +6,14 @@ from typing import Any
 
 import pytest
 
-from diagnosis_graph.workflow.gatekeeper import GATEKEEPER_VERSION, GatekeeperResult, run_gatekeeper
-from diagnosis_graph.workflow.rawpath import RawPathError, locate, parse_raw_path
+from diagnosis_graph.workflow.gatekeeper import (
+    GATEKEEPER_VERSION,
+    GatekeeperResult,
+    RawPathError,
+    locate,
+    parse_raw_path,
+    run_gatekeeper,
+)
 
 from .fakes import LOGS, METRICS, MemoryInvocations, claim, evidence
 

@@ -12,7 +12,7 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
-from diagnosis_graph.workflow.rawpath import RawPathError, locate
+from diagnosis_graph.workflow.gatekeeper import RawPathError, locate
 
 from ..persistence.audit import Audit
 from ..persistence.context import current_run

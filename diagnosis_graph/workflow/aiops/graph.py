@@ -7,12 +7,12 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 from ...config import RunConfig
-from ...graph import END, START, StateGraph
+from ...graph import END, StateGraph
 from ...runtime import CompiledGraph
 from ...state import Append, Reducer, Replace
 from ..outcomes import Outcome, StepResult, orchestration_event
 from ..ports import InvocationStore
-from ..topology import require_nodes, route_by_reason
+from ..topology import wire
 from ..trace import TERMINATION_ERROR, transitions
 
 LOAD_ALERTS = "load_alerts"
@@ -121,14 +121,8 @@ def recorded(name: str, node: SupervisorNode) -> Callable[[State, RunConfig], di
 
 def build_aiops_topology(nodes: Mapping[str, SupervisorNode]) -> StateGraph:
     """The uncompiled supervisor StateGraph over the given four nodes."""
-    require_nodes("AIOps", NODE_NAMES, nodes)
-    graph = StateGraph(aiops_schema())
-    for name in NODE_NAMES:
-        graph.add_node(name, recorded(name, nodes[name]))
-    graph.add_edge(START, LOAD_ALERTS)
-    for name, routes in ROUTES.items():
-        graph.add_conditional_edges(name, route_by_reason, routes)
-    return graph
+    wrapped = {name: recorded(name, node) for name, node in nodes.items()}
+    return wire("AIOps", NODE_NAMES, wrapped, aiops_schema(), ROUTES)
 
 
 def aiops_mermaid(taken: Any = ()) -> str:

@@ -9,9 +9,8 @@ from typing import Any
 
 import pytest
 
-from diagnosis_graph.workflow.gatekeeper import check_binding
+from diagnosis_graph.workflow.gatekeeper import check_binding, locate
 from diagnosis_graph.workflow.outcomes import Outcome
-from diagnosis_graph.workflow.rawpath import locate
 from webapp.llm import tokens
 from webapp.llm.compact import CUT_MARK, LIST_ITEMS, project, read_output_tool, shown_items
 from webapp.llm.react import run_react
