@@ -59,14 +59,10 @@ class DiagnosisNodes:
     def planner(self, state: State, config: RunConfig) -> StepResult:
         """Plan the queries (all of them, or only those closing the verifier's gaps)."""
         context = state["diagnosis_context"]
-        mode = context.get("mode", MODE_FULL)
-        payload: dict[str, Any] = {
-            "question": context.get("question"),
-            "reference_time": context.get("reference_time"),
-            "mode": mode,
-            "history": context.get("history", []),
-            "tools": list(self.ports.tool_catalog()),
-        }
+        payload = asked(state)
+        mode = payload["mode"]
+        payload["history"] = context.get("history", [])
+        payload["tools"] = list(self.ports.tool_catalog())
         if mode == MODE_EVIDENCE_GAP_ONLY:
             payload["evidence_gaps"] = context.get("evidence_gaps", [])
             payload["previous_plan"] = state.get("planner_plan")
@@ -77,15 +73,9 @@ class DiagnosisNodes:
 
     def executor(self, state: State, config: RunConfig) -> StepResult:
         """Run the plan's queries with tools and return the full evidence snapshot."""
-        context = state["diagnosis_context"]
-        mode = context.get("mode", MODE_FULL)
         earlier = verified_output(state)["claims"]
-        payload: dict[str, Any] = {
-            "question": context.get("question"),
-            "reference_time": context.get("reference_time"),
-            "mode": mode,
-            "plan": state.get("planner_plan"),
-        }
+        payload = {**asked(state), "plan": state.get("planner_plan")}
+        mode = payload["mode"]
         if mode == MODE_EVIDENCE_GAP_ONLY:
             payload["verified_claims"] = earlier
         evidence, failed = self._agent(
@@ -241,6 +231,16 @@ class DiagnosisNodes:
             "failed": failed_reads(records, self.ports.unreadable()),
             "ranges": self.ports.data_range(),
         }
+
+
+def asked(state: State) -> dict[str, Any]:
+    """What the planner and the executor are asked: the question, its time, the mode."""
+    context = state["diagnosis_context"]
+    return {
+        "question": context.get("question"),
+        "reference_time": context.get("reference_time"),
+        "mode": context.get("mode", MODE_FULL),
+    }
 
 
 def rejected_output(state: State, node: str) -> str | None:

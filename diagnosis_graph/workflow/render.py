@@ -131,12 +131,8 @@ def window_line(window: Mapping[str, Any] | None, language: str) -> str | None:
     if not window.get("text"):
         span = words["window_none"].format(end=end)
     else:
-        start = window.get("start")
-        span = (
-            words["window_range"].format(start=safe_text(start), end=end)
-            if start
-            else words["window_until"].format(end=end)
-        )
+        shape = "window_range" if window.get("start") else "window_until"
+        span = words[shape].format(start=safe_text(window.get("start")), end=end)
         span += words["window_from"].format(
             text=safe_text(window["text"]), zone=safe_text(window.get("zone") or "UTC")
         )

@@ -13,7 +13,7 @@ from ...state import Append, Reducer, Replace
 from ..outcomes import Outcome, StepResult, orchestration_event
 from ..ports import InvocationStore
 from ..topology import wire
-from ..trace import TERMINATION_ERROR, transitions
+from ..trace import TERMINATION_ERROR, build_orchestration_trace
 
 LOAD_ALERTS = "load_alerts"
 SELECT_ALERTS = "select_alerts"
@@ -148,13 +148,11 @@ def build_aiops_trace(
     degraded = stopped_by is None and (
         reason == "report_alerts_unavailable" or any(i["degraded"] for i in investigations)
     )
+    retries = sum(int(i["rounds"]) - 1 for i in investigations)
     return {
+        **build_orchestration_trace(events, retries, stopped_by=reason),
         "version": AIOPS_TRACE_VERSION,
-        "transitions": transitions(events),
-        "final_node": str(events[-1]["node"]) if events else None,
-        "termination_reason": reason,
         "degraded": degraded,
-        "evidence_retry_count": sum(int(i["rounds"]) - 1 for i in investigations),
         "alerts": [
             {
                 "alert_id": i["alert_id"],

@@ -16,6 +16,7 @@ from .graph import (
     NODE_NAMES,
     RECURSION_LIMIT,
     AiOpsPorts,
+    State,
     build_aiops_topology,
     build_aiops_trace,
 )
@@ -58,9 +59,6 @@ def run_aiops(
     }
     config = diagnosis_config(session_id, run_id, RECURSION_LIMIT)
     return execute(build_aiops_graph(ports), start, config, ports.listener, _trace_of)
-
-
-State = Mapping[str, Any]
 
 
 def max_alerts_of(context: Mapping[str, Any]) -> int:
