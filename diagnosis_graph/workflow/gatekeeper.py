@@ -197,11 +197,6 @@ def render(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
 
 
-def _on_boundary(text: str, start: int, end: int) -> bool:
-    before = start == 0 or not text[start - 1].isalnum()
-    return before and (end == len(text) or not text[end].isalnum())
-
-
 def match_excerpt(value: Any, excerpt: str) -> str | None:
     """None when ``excerpt`` verifies against the leaf ``value``, else the reason code."""
     wanted = normalise(excerpt)
@@ -214,12 +209,9 @@ def match_excerpt(value: Any, excerpt: str) -> str | None:
         return None
     if len(wanted) < MIN_EXCERPT_CHARS:
         return EXCERPT_TOO_SHORT
-    start = text.find(wanted)
-    while start >= 0:
-        if _on_boundary(text, start, start + len(wanted)):
-            return None
-        start = text.find(wanted, start + 1)
-    return EXCERPT_MISMATCH
+    # on word boundaries: no letter or digit (``str.isalnum``) right before or after it
+    bounded = re.search(rf"(?<![^\W_]){re.escape(wanted)}(?![^\W_])", text)
+    return None if bounded else EXCERPT_MISMATCH
 
 
 @dataclass(frozen=True)

@@ -62,11 +62,9 @@ def _time_keys(iso: str) -> tuple[str | None, str]:
     if hour is None:
         return None, day
     moment = datetime.fromisoformat(f"{day}T{int(hour):02d}:{minute}")
-    if zone:
-        zone = "+00:00" if zone == "Z" else zone
-        hours, minutes = int(zone[1:3]), int(zone[-2:])
+    if zone and zone != "Z":
         sign = -1 if zone[0] == "-" else 1
-        moment -= sign * timedelta(hours=hours, minutes=minutes)
+        moment -= sign * timedelta(hours=int(zone[1:3]), minutes=int(zone[-2:]))
     return moment.strftime("%Y-%m-%d %H:%M"), moment.strftime("%Y-%m-%d")
 
 

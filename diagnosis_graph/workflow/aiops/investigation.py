@@ -59,8 +59,7 @@ def alert_question(
         onset = active - ONSET_LEAD
         if now is not None:
             onset = min(onset, now - timedelta(minutes=1))
-        at = onset.strftime("%Y-%m-%dT%H:%M:%SZ")
-        since = since_words.format(at=at)
+        since = since_words.format(at=onset.strftime("%Y-%m-%dT%H:%M:%SZ"))
     question = ask.format(service=service, name=name, since=since)
     description = " ".join(str(alert.get("description") or "").split())
     return question + says.format(text=description[:300]) if description else question
