@@ -53,6 +53,11 @@ class DiagnosisResult:
         return self.run.answer
 
     @property
+    def degraded(self) -> bool:
+        """Part of the answer is a fallback."""
+        return self.run.degraded
+
+    @property
     def orchestration_trace(self) -> dict[str, Any]:
         """The route the graph took."""
         return self.run.orchestration_trace
