@@ -93,7 +93,7 @@ class Diagnoser:
         self.tracker: DocFilter | None = tracker
         self.tools = diagnosis_tools(backend, knowledge, tracker)
         self.external = external
-        self.invoker = LLMAgentInvoker(model, audit, audit, self.all_tools)
+        self.invoker = LLMAgentInvoker(model, audit, self.all_tools)
         ports = DiagnosisPorts(
             self.invoker,
             audit,
