@@ -310,14 +310,11 @@ def _history_before(
         for r in services.listing.runs(RunFilter(session_id=session_id), 50).rows
         if r["started_at"] < run["started_at"] and r["answer"]
     ]
-    history: list[dict[str, Any]] = []
-    for row in reversed(earlier[:6]):
-        stamp = str(row["started_at"])
-        history += [
-            {"role": "user", "content": row["question"], "run_id": row["run_id"], "at": stamp},
-            {"role": "assistant", "content": row["answer"], "run_id": row["run_id"], "at": stamp},
-        ]
-    return history
+    return [
+        {"role": role, "content": row[key], "run_id": row["run_id"], "at": str(row["started_at"])}
+        for row in reversed(earlier[:6])
+        for role, key in (("user", "question"), ("assistant", "answer"))
+    ]
 
 
 def trace_lines(

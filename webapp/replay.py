@@ -65,8 +65,8 @@ class Miss:
 class Recording:
     """Recorded tool outputs, served by ``(tool, canonical arguments)``."""
 
+    #: Per call, its outputs not served yet (the last one is served again once the rest are).
     outputs: dict[tuple[str, str], list[tuple[str, Any, str | None]]] = field(default_factory=dict)
-    served: dict[tuple[str, str], int] = field(default_factory=dict)
     misses: list[Miss] = field(default_factory=list)
     hits: int = 0
 
@@ -92,10 +92,8 @@ class Recording:
                 f"replay: the recorded run has no output for {tool} {key[1]}; "
                 "the call was not sent to any backend"
             )
-        index = self.served.get(key, 0)
-        self.served[key] = index + 1
         self.hits += 1
-        status, output, error = entries[min(index, len(entries) - 1)]
+        status, output, error = entries.pop(0) if len(entries) > 1 else entries[0]
         if status == ERROR:
             raise ToolError(error or "the recorded call failed")
         return ToolOutput(output)
@@ -239,10 +237,7 @@ def side_by_side(old: Sequence[str], new: Sequence[str], width: int = 58) -> lis
     """Two columns, ``old`` left and ``new`` right, each wrapped to ``width``."""
 
     def wrap(lines: Sequence[str]) -> list[str]:
-        out: list[str] = []
-        for line in lines:
-            out += textwrap.wrap(line, width) or [""]
-        return out
+        return [part for line in lines for part in textwrap.wrap(line, width) or [""]]
 
     left, right = wrap(old), wrap(new)
     rows = [f"{'recorded':<{width}} | replayed", f"{'-' * width}-+-{'-' * width}"]
