@@ -62,12 +62,9 @@ class RecordedAlerts:
         box = ToolBox(self.tools, self.recorder, SUPERVISOR)
         with run_scope(session_id, run_id):
             call = box.call("query_alerts", json.dumps({"state": "firing"}), None)
-        try:
-            result = json.loads(call.content).get("result")
-        except (ValueError, AttributeError):
-            result = None
+        result = call.output if call.status == SUCCESS else None
         alerts = result.get("alerts") if isinstance(result, dict) else None
-        if call.status != SUCCESS or not isinstance(alerts, list):
+        if not isinstance(alerts, list):
             detail = result.get("error") if isinstance(result, dict) else None
             return AlertsRead(False, (), call.invocation_id, str(detail or "no alert list"))
         return AlertsRead(True, [a for a in alerts if isinstance(a, dict)], call.invocation_id)

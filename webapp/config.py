@@ -201,8 +201,6 @@ class Settings(BaseModel):
                 f"DEFAULT_TIMEZONE {self.default_timezone!r} is not a time zone (an IANA name "
                 "such as Europe/Berlin or Asia/Shanghai, or UTC)"
             )
-        if self.knowledge_dir and not Path(self.knowledge_dir).is_dir():
-            raise SettingsError(f"KNOWLEDGE_DIR {self.knowledge_dir!r} is not a directory")
         self.mcp_server_list()
 
     def mcp_server_list(self) -> list[Any]:
@@ -242,7 +240,7 @@ class Settings(BaseModel):
             bundle = getattr(self, f"{name}_ca_bundle")
             if bundle and not Path(bundle).is_file():
                 raise SettingsError(f"{prefix}_CA_BUNDLE {bundle!r} is not a file")
-        for name in ("log_dir", "telemetry_dir"):
+        for name in ("log_dir", "telemetry_dir", "knowledge_dir"):
             folder = getattr(self, name)
             if folder and not Path(folder).is_dir():
                 raise SettingsError(f"{name.upper()} {folder!r} is not a directory")
