@@ -27,6 +27,6 @@ def create_app(config: Mapping[str, Any] | None = None, services: Any = None) ->
     register_api(app)
     app.register_blueprint(ui.bp)
     register_cli(app)
-    services.start_background()  # heartbeats, and the reaper at start-up then periodically
+    services.workers.keeper.start()  # heartbeats, and the reaper at start-up then periodically
     logging.getLogger("webapp").setLevel(logging.INFO)
     return app

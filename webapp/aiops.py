@@ -23,7 +23,14 @@ from diagnosis_graph.workflow.factory import DiagnosisRun
 from diagnosis_graph.workflow.ports import SUCCESS
 from diagnosis_graph.workflow.trace import TERMINATION_ERROR
 
-from .diagnosis import Audit, Diagnoser, ExternalTools, attach_evidence, new_run_id
+from .diagnosis import (
+    Audit,
+    Diagnoser,
+    DiagnosisResult,
+    ExternalTools,
+    attach_evidence,
+    new_run_id,
+)
 from .llm.prompts import prompt_version
 from .llm.types import ChatModel
 from .persistence.context import RunContext, run_scope
@@ -55,46 +62,24 @@ class RecordedAlerts:
         box = ToolBox(self.tools, self.recorder, SUPERVISOR)
         with run_scope(session_id, run_id):
             call = box.call("query_alerts", json.dumps({"state": "firing"}), None)
-        try:
-            result = json.loads(call.content).get("result")
-        except (ValueError, AttributeError):
-            result = None
+        result = call.output if call.status == SUCCESS else None
         alerts = result.get("alerts") if isinstance(result, dict) else None
-        if call.status != SUCCESS or not isinstance(alerts, list):
+        if not isinstance(alerts, list):
             detail = result.get("error") if isinstance(result, dict) else None
             return AlertsRead(False, (), call.invocation_id, str(detail or "no alert list"))
         return AlertsRead(True, [a for a in alerts if isinstance(a, dict)], call.invocation_id)
 
 
 @dataclass(frozen=True)
-class AiOpsResult:
-    """A finished AIOps run: the graph's result plus what the run is persisted with."""
+class AiOpsResult(DiagnosisResult):
+    """A finished AIOps run, with the progress events it sent."""
 
-    session_id: str
-    run_id: str
-    run: DiagnosisRun
-    self_evaluation: dict[str, Any]
     events: list[dict[str, Any]]
-
-    @property
-    def answer(self) -> str | None:
-        """The report (None when the run FAILED)."""
-        return self.run.answer
-
-    @property
-    def degraded(self) -> bool:
-        """Part of the report is a fallback."""
-        return self.run.degraded
 
     @property
     def investigations(self) -> list[dict[str, Any]]:
         """One summary per investigated alert."""
         return list(self.run.state.get("investigations") or [])
-
-    @property
-    def orchestration_trace(self) -> dict[str, Any]:
-        """The ``aiops-stategraph-v1`` trace."""
-        return self.run.orchestration_trace
 
 
 class AiOpsRunner:

@@ -7,9 +7,9 @@ from __future__ import annotations
 import json
 import sys
 from collections.abc import Callable
-from datetime import datetime, timezone
+from datetime import datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import click
 from flask import Flask
@@ -33,6 +33,7 @@ from .replay import (
 from .services.alert_inbox import AlertInbox
 from .services.routing import MODES
 from .telemetry.common import parse_timestamp
+from .telemetry.common import utc as as_utc
 from .telemetry.port import TelemetryError
 
 STATUSES = ("PENDING", "RUNNING", "SUCCESS", "FAILED")
@@ -40,17 +41,15 @@ FLOWS = ("complex", "simple", "aiops")
 FEEDBACK = ("useful", "not_useful", "none")
 MAX_LIMIT = 200
 QUESTION_WIDTH = 70
+T = TypeVar("T")
 
 
 def utc(moment: datetime | str | None) -> str:
     """``2026-11-30 10:00:00 UTC`` for a naive-UTC datetime (or an ISO string); ``-`` for none."""
     if moment is None:
         return "-"
-    if isinstance(moment, str):
-        moment = datetime.fromisoformat(moment.replace("Z", "+00:00"))
-    if moment.tzinfo is not None:
-        moment = moment.astimezone(timezone.utc).replace(tzinfo=None)
-    return moment.strftime("%Y-%m-%d %H:%M:%S UTC")
+    aware = as_utc(moment, "time") if isinstance(moment, datetime) else parse_timestamp(moment)
+    return f"{aware:%Y-%m-%d %H:%M:%S} UTC"
 
 
 def short(value: Any, width: int = QUESTION_WIDTH) -> str:
@@ -60,14 +59,20 @@ def short(value: Any, width: int = QUESTION_WIDTH) -> str:
     return line if len(line) <= width else line[: width - 1] + "…"
 
 
-def _read(read: Callable[[], Page]) -> Page:
+def _read(read: Callable[[], T]) -> T:
+    """``read()``; a bad cursor is a bad ``--cursor``, a record that is not there an error."""
     try:
         return read()
     except CursorError as exc:
         raise click.BadParameter(str(exc), param_hint="--cursor") from None
+    except NotFound as exc:
+        raise click.ClickException(str(exc)) from None
 
 
-def _next(page: Page) -> None:
+def _end(page: Page, empty: str) -> None:
+    """Close a listed page: ``empty`` when it has no rows, the cursor of the next page if any."""
+    if not page.rows:
+        click.echo(empty)
     if page.next_cursor:
         click.echo(f"more: --cursor {page.next_cursor}")
 
@@ -133,10 +138,7 @@ def register_cli(app: Flask) -> None:
     @click.argument("run_id")
     def trace(session_id: str, run_id: str) -> None:
         """Print a run's trace: summary, route, steps, tool invocations and cited evidence."""
-        try:
-            found = _services().records.trace(session_id, run_id)
-        except NotFound as exc:
-            raise click.ClickException(str(exc)) from None
+        found = _read(lambda: _services().records.trace(session_id, run_id))
         for line in trace_lines(found.run, found.steps, found.invocations):
             click.echo(line)
 
@@ -179,10 +181,9 @@ def register_cli(app: Flask) -> None:
             f"{out}: {summary['services']} services, {summary['series']} series, "
             f"{summary['log_records']} log records, {summary['alerts']} alerts"
         )
-        for line in summary["skipped"]:
-            click.echo(f"skipped {line}")
-        for line in summary["truncated"]:
-            click.echo(f"truncated {line}")
+        for kind in ("skipped", "truncated"):
+            for line in summary[kind]:
+                click.echo(f"{kind} {line}")
 
     @app.cli.command("graph")
     @click.option("--session", "session_id", default=None, help="Highlight this run's route.")
@@ -191,10 +192,7 @@ def register_cli(app: Flask) -> None:
         """Print the diagnosis graph as Mermaid (with a run's route highlighted if given)."""
         taken: list[tuple[str, str]] = []
         if session_id and run_id:
-            try:
-                run = _services().records.run(session_id, run_id)
-            except NotFound as exc:
-                raise click.ClickException(str(exc)) from None
+            run = _read(lambda: _services().records.run(session_id, run_id))
             taken = route_edges(run["orchestration_trace"] or {})
         click.echo(_services().diagnoser.graph.to_mermaid(taken), nl=False)
 
@@ -219,15 +217,13 @@ def register_cli(app: Flask) -> None:
     def runs(limit: int, cursor: str | None, **filters: Any) -> None:
         """List runs, newest first: started (UTC), status, flow, ids, question."""
         page = _read(lambda: _services().listing.runs(RunFilter(**filters), limit, cursor))
-        if not page.rows:
-            click.echo("no runs")
         for row in page.rows:
             mark = " degraded" if row["degraded"] else ""
             click.echo(
                 f"{utc(row['started_at'])}  {row['status']:<7} {row['flow']:<7} "
                 f"{row['run_id']}  {row['session_id']}  {short(row['question'])}{mark}"
             )
-        _next(page)
+        _end(page, "no runs")
 
     @app.cli.command("cases")
     @click.option("--text", default=None, help="In the question or the answer.")
@@ -236,14 +232,12 @@ def register_cli(app: Flask) -> None:
     def cases(text: str | None, limit: int, cursor: str | None) -> None:
         """List the case library, newest first."""
         page = _read(lambda: _services().listing.cases(limit, cursor, text))
-        if not page.rows:
-            click.echo("no cases")
         for row in page.rows:
             click.echo(
                 f"{utc(row['created_at'])}  {row['run_id']}  {row['session_id']}  "
                 f"{short(row['question'])}"
             )
-        _next(page)
+        _end(page, "no cases")
 
     @app.cli.command("alerts")
     @click.option(
@@ -261,8 +255,6 @@ def register_cli(app: Flask) -> None:
             raise click.ClickException("listing alerts starts no run")
 
         page = _read(lambda: AlertInbox(_services().database, read_only).page(state, limit, cursor))
-        if not page.rows:
-            click.echo("no alerts" if state == "all" else f"no {state} alerts")
         groups: dict[str, list[dict[str, Any]]] = {}
         for row in page.rows:  # most recently updated group first
             groups.setdefault(row["groupKey"], []).append(row)
@@ -278,17 +270,14 @@ def register_cli(app: Flask) -> None:
                         f"    run {run['runId']}  {run['status']}  {utc(run['startedAt'])}  "
                         f"session {run['sessionId']}"
                     )
-        _next(page)
+        _end(page, "no alerts" if state == "all" else f"no {state} alerts")
 
 
 def replay_lines(
     services: Services, session_id: str, run_id: str, export_path: str | None = None
 ) -> list[str]:
     """Replay a recorded run (see ``webapp.replay``): the lines that compare old and new."""
-    try:
-        found = services.records.trace(session_id, run_id)
-    except NotFound as exc:
-        raise click.ClickException(str(exc)) from None
+    found = _read(lambda: services.records.trace(session_id, run_id))
     history = _history_before(services, session_id, found.run)
     recording = Recording.from_invocations(found.invocations)
     if export_path:
@@ -321,14 +310,11 @@ def _history_before(
         for r in services.listing.runs(RunFilter(session_id=session_id), 50).rows
         if r["started_at"] < run["started_at"] and r["answer"]
     ]
-    history: list[dict[str, Any]] = []
-    for row in reversed(earlier[:6]):
-        stamp = str(row["started_at"])
-        history += [
-            {"role": "user", "content": row["question"], "run_id": row["run_id"], "at": stamp},
-            {"role": "assistant", "content": row["answer"], "run_id": row["run_id"], "at": stamp},
-        ]
-    return history
+    return [
+        {"role": role, "content": row[key], "run_id": row["run_id"], "at": str(row["started_at"])}
+        for row in reversed(earlier[:6])
+        for role, key in (("user", "question"), ("assistant", "answer"))
+    ]
 
 
 def trace_lines(

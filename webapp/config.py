@@ -6,7 +6,6 @@ fail at start-up with a message naming the variable, never later in a request.
 
 from __future__ import annotations
 
-import json
 import os
 import re
 from collections.abc import Mapping
@@ -20,6 +19,7 @@ from pydantic import (
     NonNegativeInt,
     PositiveFloat,
     PositiveInt,
+    TypeAdapter,
     ValidationError,
 )
 
@@ -31,6 +31,7 @@ HTTP_SOURCES = ("prometheus", "alertmanager", "loki", "elasticsearch")
 #: Every variable that configures a telemetry source (TELEMETRY_BACKEND=live).
 SOURCE_SETTINGS = (*(f"{name}_url" for name in HTTP_SOURCES), "log_dir", "telemetry_dir")
 LOG_SOURCES = ("loki_url", "elasticsearch_url", "log_dir")
+_ALIASES = TypeAdapter(dict[str, list[str]])
 FIELD_MAP_KEYS = ("timestamp", "service", "level", "message", "trace_id")
 #: How to install the optional MCP SDK, for the messages of what needs it.
 MCP_EXTRA = "install it with `make mcp` or `pip install -e '.[mcp]'`"
@@ -159,11 +160,8 @@ class Settings(BaseModel):
     ) -> Settings:
         """Read the variables (upper-case field names), then apply ``overrides`` (field names)."""
         env = os.environ if environ is None else environ
-        values: dict[str, Any] = {}
-        for name in cls.model_fields:
-            raw = env.get(name.upper())
-            if raw is not None and raw.strip() != "":
-                values[name] = raw.strip()
+        raw = {name: env.get(name.upper(), "").strip() for name in cls.model_fields}
+        values = {name: value for name, value in raw.items() if value}
         try:
             settings = cls.model_validate({**values, **(overrides or {})})
         except ValidationError as exc:
@@ -203,8 +201,6 @@ class Settings(BaseModel):
                 f"DEFAULT_TIMEZONE {self.default_timezone!r} is not a time zone (an IANA name "
                 "such as Europe/Berlin or Asia/Shanghai, or UTC)"
             )
-        if self.knowledge_dir and not Path(self.knowledge_dir).is_dir():
-            raise SettingsError(f"KNOWLEDGE_DIR {self.knowledge_dir!r} is not a directory")
         self.mcp_server_list()
 
     def mcp_server_list(self) -> list[Any]:
@@ -236,8 +232,15 @@ class Settings(BaseModel):
         if len(logs) > 1:
             raise SettingsError(f"set only one log source, not {' and '.join(logs)}")
         for name in HTTP_SOURCES:
-            _check_http_source(self, name)
-        for name in ("log_dir", "telemetry_dir"):
+            url, prefix = getattr(self, f"{name}_url"), name.upper()
+            if url and not re.match(r"^https?://[^\s/]+", url):
+                raise SettingsError(f"{prefix}_URL must be an http:// or https:// URL, got {url!r}")
+            if getattr(self, f"{name}_password") and not getattr(self, f"{name}_username"):
+                raise SettingsError(f"{prefix}_PASSWORD is set without {prefix}_USERNAME")
+            bundle = getattr(self, f"{name}_ca_bundle")
+            if bundle and not Path(bundle).is_file():
+                raise SettingsError(f"{prefix}_CA_BUNDLE {bundle!r} is not a file")
+        for name in ("log_dir", "telemetry_dir", "knowledge_dir"):
             folder = getattr(self, name)
             if folder and not Path(folder).is_dir():
                 raise SettingsError(f"{name.upper()} {folder!r} is not a directory")
@@ -260,17 +263,12 @@ class Settings(BaseModel):
                     f"SERVICE_ALIASES file {text!r} cannot be read: {exc}"
                 ) from None
         try:
-            found = json.loads(text)
-        except ValueError:
-            found = None
-        if not isinstance(found, dict) or not all(
-            isinstance(v, list) and all(isinstance(a, str) for a in v) for v in found.values()
-        ):
+            return _ALIASES.validate_json(text)
+        except ValidationError:
             raise SettingsError(
                 "SERVICE_ALIASES must be a JSON object of lists (inline or in a file), "
                 'e.g. {"checkout": ["cart"]}'
-            )
-        return {str(k): list(v) for k, v in found.items()}
+            ) from None
 
     def field_map(self) -> dict[str, str]:
         """``ELASTICSEARCH_FIELD_MAP`` (``key=field,...``), parsed."""
@@ -286,15 +284,3 @@ class Settings(BaseModel):
                 )
             found[key] = value
         return found
-
-
-def _check_http_source(settings: Settings, name: str) -> None:
-    url = getattr(settings, f"{name}_url")
-    prefix = name.upper()
-    if url and not re.match(r"^https?://[^\s/]+", url):
-        raise SettingsError(f"{prefix}_URL must be an http:// or https:// URL, got {url!r}")
-    if getattr(settings, f"{name}_password") and not getattr(settings, f"{name}_username"):
-        raise SettingsError(f"{prefix}_PASSWORD is set without {prefix}_USERNAME")
-    bundle = getattr(settings, f"{name}_ca_bundle")
-    if bundle and not Path(bundle).is_file():
-        raise SettingsError(f"{prefix}_CA_BUNDLE {bundle!r} is not a file")

@@ -47,10 +47,6 @@ class Services:
         """The keyset-paged lists of this instance's store."""
         return Listing(self.database)
 
-    def start_background(self) -> None:
-        """Start the lease keeper (heartbeats and the reaper's first pass, then periodic)."""
-        self.workers.keeper.start()
-
 
 def services() -> Services:
     """The services of the current Flask app (``create_app`` keeps them in its extensions)."""

@@ -53,6 +53,11 @@ class DiagnosisResult:
         return self.run.answer
 
     @property
+    def degraded(self) -> bool:
+        """Part of the answer is a fallback."""
+        return self.run.degraded
+
+    @property
     def orchestration_trace(self) -> dict[str, Any]:
         """The route the graph took."""
         return self.run.orchestration_trace
@@ -88,7 +93,7 @@ class Diagnoser:
         self.tracker: DocFilter | None = tracker
         self.tools = diagnosis_tools(backend, knowledge, tracker)
         self.external = external
-        self.invoker = LLMAgentInvoker(model, audit, audit, self.all_tools)
+        self.invoker = LLMAgentInvoker(model, audit, self.all_tools)
         ports = DiagnosisPorts(
             self.invoker,
             audit,

@@ -26,7 +26,6 @@ from .diagnosis import Diagnoser
 from .llm.types import ChatModel
 from .persistence.memory_audit import MemoryAudit
 from .telemetry import TelemetryBackend, TelemetryError
-from .tools.catalog import KnowledgeSearch
 from .tools.registry import REFERENCE, ToolError, ToolOutput, ToolSpec, tool_roles
 
 FORMAT = "recorded-run-v1"
@@ -66,8 +65,8 @@ class Miss:
 class Recording:
     """Recorded tool outputs, served by ``(tool, canonical arguments)``."""
 
+    #: Per call, its outputs not served yet (the last one is served again once the rest are).
     outputs: dict[tuple[str, str], list[tuple[str, Any, str | None]]] = field(default_factory=dict)
-    served: dict[tuple[str, str], int] = field(default_factory=dict)
     misses: list[Miss] = field(default_factory=list)
     hits: int = 0
 
@@ -93,36 +92,11 @@ class Recording:
                 f"replay: the recorded run has no output for {tool} {key[1]}; "
                 "the call was not sent to any backend"
             )
-        index = self.served.get(key, 0)
-        self.served[key] = index + 1
         self.hits += 1
-        status, output, error = entries[min(index, len(entries) - 1)]
+        status, output, error = entries.pop(0) if len(entries) > 1 else entries[0]
         if status == ERROR:
             raise ToolError(error or "the recorded call failed")
         return ToolOutput(output)
-
-
-def replay_tools(
-    definitions: Sequence[Mapping[str, Any]],
-    recording: Recording,
-    roles: Mapping[str, str],
-) -> list[ToolSpec]:
-    """Tools with the given chat-completions definitions, answered by ``recording``; each keeps
-    the role of the product's tool of that name (reference for a tool the product lacks)."""
-    specs = []
-    for definition in definitions:
-        function = definition["function"]
-        name = str(function["name"])
-        specs.append(
-            ToolSpec(
-                name,
-                str(function.get("description", "")),
-                dict(function.get("parameters") or {"type": "object", "properties": {}}),
-                partial(recording.serve, name),
-                roles.get(name, REFERENCE),
-            )
-        )
-    return specs
 
 
 class RecordedBackend:
@@ -153,16 +127,10 @@ class RecordedBackend:
         return {k: list(v) for k, v in self._aliases.items()}
 
     def query_logs(self, **_: Any) -> dict[str, Any]:
-        """Not available in a replay."""
-        raise TelemetryError("replay: logs come from the recording only")
+        """Not available in a replay (nor are metrics and alerts)."""
+        raise TelemetryError("replay: telemetry comes from the recording only")
 
-    def query_metrics(self, **_: Any) -> dict[str, Any]:
-        """Not available in a replay."""
-        raise TelemetryError("replay: metrics come from the recording only")
-
-    def query_alerts(self, **_: Any) -> dict[str, Any]:
-        """Not available in a replay."""
-        raise TelemetryError("replay: alerts come from the recording only")
+    query_metrics = query_alerts = query_logs
 
     def runbook_dir(self) -> Path | None:
         """No runbooks: knowledge comes from the recording too."""
@@ -179,14 +147,28 @@ def replay_diagnoser(
     backend: TelemetryBackend,
     recording: Recording,
     definitions: Sequence[Mapping[str, Any]] | None = None,
-    knowledge: KnowledgeSearch | None = None,
 ) -> Diagnoser:
-    """A diagnoser whose tools answer from ``recording`` (definitions: the backend's own)."""
+    """A diagnoser whose tools (``definitions``, default: the backend's own) answer from
+    ``recording``; each keeps the role of the product's tool of that name (reference for a tool
+    the product lacks)."""
     diagnoser = Diagnoser(
-        model=model, backend=backend, knowledge=knowledge or _NoKnowledge(), audit=MemoryAudit()
+        model=model, backend=backend, knowledge=_NoKnowledge(), audit=MemoryAudit()
     )
-    tools = definitions or [spec.definition() for spec in diagnoser.tools]
-    diagnoser.tools = replay_tools(tools, recording, tool_roles(diagnoser.tools))
+    roles = tool_roles(diagnoser.tools)
+    tools = []
+    for definition in definitions or [spec.definition() for spec in diagnoser.tools]:
+        function = definition["function"]
+        name = str(function["name"])
+        tools.append(
+            ToolSpec(
+                name,
+                str(function.get("description", "")),
+                dict(function.get("parameters") or {"type": "object", "properties": {}}),
+                partial(recording.serve, name),
+                roles.get(name, REFERENCE),
+            )
+        )
+    diagnoser.tools = tools
     return diagnoser
 
 
@@ -255,10 +237,7 @@ def side_by_side(old: Sequence[str], new: Sequence[str], width: int = 58) -> lis
     """Two columns, ``old`` left and ``new`` right, each wrapped to ``width``."""
 
     def wrap(lines: Sequence[str]) -> list[str]:
-        out: list[str] = []
-        for line in lines:
-            out += textwrap.wrap(line, width) or [""]
-        return out
+        return [part for line in lines for part in textwrap.wrap(line, width) or [""]]
 
     left, right = wrap(old), wrap(new)
     rows = [f"{'recorded':<{width}} | replayed", f"{'-' * width}-+-{'-' * width}"]

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from flask import Blueprint, current_app, redirect, render_template, url_for
 from flask.typing import ResponseReturnValue
 
@@ -14,12 +16,6 @@ bp = Blueprint("ui", __name__)
 def _auth_required() -> bool:
     """Whether the API asks for a bearer key (the page then offers to store one)."""
     return bool(current_app.extensions["diagnosis"].settings.api_key)
-
-
-@bp.get("/")
-def chat() -> ResponseReturnValue:
-    """The chat page: sessions, streamed answers with live progress, feedback, AIOps."""
-    return render_template("chat.html", auth_required=_auth_required())
 
 
 @bp.get("/trace/<session_id>/<run_id>")
@@ -37,22 +33,18 @@ def trace(session_id: str, run_id: str) -> ResponseReturnValue:
     return page, 200 if valid else 404, {"Content-Security-Policy": GRAPH_PAGE_POLICY}
 
 
-@bp.get("/runs")
-def runs() -> ResponseReturnValue:
-    """Every run on the server: filters (text, service, status, flow, ...) and keyset pages."""
-    return render_template("runs.html", auth_required=_auth_required())
+#: The pages that are a template and nothing else, by endpoint: the chat (sessions, streamed
+#: answers with live progress, feedback, AIOps), every run (filters and keyset pages), the case
+#: library (runs marked useful) and the alert inbox (alerts by group, their runs, investigate now).
+PAGES = {"chat": "/", "runs": "/runs", "cases": "/cases", "alerts": "/alerts"}
 
 
-@bp.get("/cases")
-def cases() -> ResponseReturnValue:
-    """The case library: runs marked useful, newest first."""
-    return render_template("cases.html", auth_required=_auth_required())
+def _page(name: str) -> Callable[[], ResponseReturnValue]:
+    return lambda: render_template(f"{name}.html", auth_required=_auth_required())
 
 
-@bp.get("/alerts")
-def alerts() -> ResponseReturnValue:
-    """The alert inbox: firing and resolved alerts by group, their runs, investigate now."""
-    return render_template("alerts.html", auth_required=_auth_required())
+for _name, _path in PAGES.items():
+    bp.add_url_rule(_path, _name, _page(_name), methods=["GET"])
 
 
 @bp.get("/favicon.ico")

@@ -102,16 +102,6 @@ def offline_aiops(
     )
 
 
-def mcp_tools(settings: Settings) -> Any:
-    """The tools of the MCP servers ``MCP_SERVERS`` names, or None when it is unset (the SDK
-    is imported only then)."""
-    if not settings.mcp_servers:
-        return None
-    from .tools.mcp_client import McpTools
-
-    return McpTools(settings.mcp_server_list(), settings.mcp_timeout_seconds)
-
-
 def http_options(settings: Settings, system: str) -> HttpOptions:
     """``<SYSTEM>_URL`` and its auth, TLS and timeout variables."""
     return HttpOptions(
@@ -220,14 +210,23 @@ def build_services(
     knowledge = knowledge_for(backend, settings.knowledge_db, settings.knowledge_dir)
     model = model or chat_model(settings)
     audit = SqlAudit(database)
-    telemetry = run_telemetry(settings, tracer_provider)
-    traced: Any = audit  # with span export, steps and tool calls become spans where written
-    if telemetry is not None:
-        from .execution.telemetry import TracingAudit
+    # Span export of runs (the given provider, or OTLP/HTTP when an endpoint is set): steps and
+    # tool calls become spans where written.
+    telemetry: Any = None
+    traced: Any = audit
+    endpoint = settings.otel_exporter_otlp_endpoint
+    if tracer_provider is not None or endpoint:
+        from .execution.telemetry import RunTelemetry, TracingAudit, otlp_provider
 
+        provider = tracer_provider or otlp_provider(endpoint or "", settings.otel_service_name)
+        telemetry = RunTelemetry(provider)
         traced = TracingAudit(audit, telemetry.tracer)
     tracker = RetrievedDocTracker()
-    external = mcp_tools(settings)
+    external = None
+    if settings.mcp_servers:  # the MCP SDK is imported only then
+        from .tools.mcp_client import McpTools
+
+        external = McpTools(settings.mcp_server_list(), settings.mcp_timeout_seconds)
     diagnoser = Diagnoser(
         model=model,
         backend=backend,
@@ -303,18 +302,6 @@ def build_services(
         runner=runner,
         telemetry=telemetry,
     )
-
-
-def run_telemetry(settings: Settings, provider: Any = None) -> Any:
-    """Span export of runs: the given provider, or OTLP/HTTP when an endpoint is set, or None."""
-    if provider is None and not settings.otel_exporter_otlp_endpoint:
-        return None
-    from .execution.telemetry import RunTelemetry, otlp_provider
-
-    if provider is None:
-        assert settings.otel_exporter_otlp_endpoint is not None
-        provider = otlp_provider(settings.otel_exporter_otlp_endpoint, settings.otel_service_name)
-    return RunTelemetry(provider)
 
 
 def executor_for(settings: Settings, runner: JobRunner) -> Executor:

@@ -11,10 +11,11 @@ import json
 import threading
 from bisect import bisect_left, bisect_right
 from dataclasses import dataclass, field
-from datetime import datetime, timedelta, timezone
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+from webapp.demo.files import epoch_ms
 from webapp.telemetry import TelemetryError
 from webapp.telemetry.common import (
     alert_state,
@@ -28,8 +29,6 @@ from webapp.telemetry.common import (
 )
 
 DEFAULT_DATA_DIR = Path(__file__).resolve().parent / "data"
-_EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
-_MILLISECOND = timedelta(milliseconds=1)
 # Decimals for averaged values, by unit; anything else gets 2.
 _DECIMALS = {"ms": 1, "ratio": 4, "version": 2, "queries/s": 3}
 
@@ -62,13 +61,6 @@ class _Meta:
     aliases: dict[str, list[str]] = field(default_factory=dict)
 
 
-def _ms(moment: datetime, *, ceil: bool = False) -> int:
-    """Epoch milliseconds of an aware datetime, in exact integer arithmetic."""
-    if ceil:
-        return -((_EPOCH - moment) // _MILLISECOND)
-    return (moment - _EPOCH) // _MILLISECOND
-
-
 def _parse_iso(text: str) -> datetime:
     return datetime.fromisoformat(text.replace("Z", "+00:00"))
 
@@ -92,7 +84,7 @@ def _load_meta(folder: Path) -> _Meta:
         metrics.setdefault(row["service"], {})[row["metric"]] = _Series(
             unit=row["unit"],
             labels=dict(row.get("labels") or {"service": row["service"]}),
-            times=[_ms(_parse_iso(stamp)) // 1000 for stamp in stamps],
+            times=[epoch_ms(_parse_iso(stamp)) // 1000 for stamp in stamps],
             stamps=stamps,
             values=[value for _, value in row["points"]],
         )
@@ -122,7 +114,7 @@ def _load_logs(path: Path) -> dict[tuple[str, str | None], _LogIndex]:
                     "message": item["message"],
                     "trace_id": item.get("trace_id"),
                 }
-                rows.append((_ms(_parse_iso(item["timestamp"])), record))
+                rows.append((epoch_ms(_parse_iso(item["timestamp"])), record))
     except FileNotFoundError as exc:
         raise _missing(path) from exc
     rows.sort(key=lambda row: row[0])
@@ -237,8 +229,8 @@ class DemoTelemetryBackend:
         wanted = level_filter(level)
         index = self._loaded_logs().get((name, wanted), _LogIndex())
         # Records are whole milliseconds: t >= start and t < end, for sub-millisecond bounds too.
-        lo = bisect_left(index.times, _ms(start, ceil=True))
-        hi = bisect_left(index.times, _ms(end, ceil=True))
+        lo = bisect_left(index.times, epoch_ms(start, ceil=True))
+        hi = bisect_left(index.times, epoch_ms(end, ceil=True))
         needle = (keyword or "").strip().lower()
         matches = index.records[lo:hi]
         if needle:
@@ -272,8 +264,8 @@ class DemoTelemetryBackend:
         start, end = window(start, end)
         if step_seconds is not None and step_seconds < 1:
             raise TelemetryError(f"step_seconds must be a positive number, got {step_seconds}")
-        lo = bisect_left(series.times, -(-_ms(start, ceil=True) // 1000))
-        hi = bisect_right(series.times, _ms(end) // 1000)
+        lo = bisect_left(series.times, -(-epoch_ms(start, ceil=True) // 1000))
+        hi = bisect_right(series.times, epoch_ms(end) // 1000)
         native = series.times[1] - series.times[0] if len(series.times) > 1 else 1
         points: list[list[Any]]
         if step_seconds is None or step_seconds <= native:

@@ -12,7 +12,10 @@ from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from typing import Any
 
+from webapp.telemetry.common import iso
+
 _EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
+_MILLISECOND = timedelta(milliseconds=1)
 
 # (epoch milliseconds, service name, level, message, trace id or None)
 LogRecord = tuple[int, str, str, str, str | None]
@@ -29,20 +32,21 @@ class MetricRow:
     values: Sequence[float]
 
 
-def iso_seconds(moment: datetime) -> str:
-    """``2026-11-30T10:05:00Z``."""
-    return moment.astimezone(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+#: ``2026-11-30T10:05:00Z``.
+iso_seconds = iso
 
 
 def iso_millis(epoch_ms: int) -> str:
     """``2026-11-30T10:05:00.123Z`` for epoch milliseconds."""
-    moment = _EPOCH + timedelta(milliseconds=epoch_ms)
-    return f"{moment:%Y-%m-%dT%H:%M:%S}.{epoch_ms % 1000:03d}Z"
+    return iso(_EPOCH + epoch_ms * _MILLISECOND, millis=True)
 
 
-def epoch_ms(moment: datetime) -> int:
-    """Epoch milliseconds of an aware datetime."""
-    return (moment - _EPOCH) // timedelta(milliseconds=1)
+def epoch_ms(moment: datetime, *, ceil: bool = False) -> int:
+    """Epoch milliseconds of an aware datetime, in exact integer arithmetic (rounded down, or
+    with ``ceil`` up)."""
+    if ceil:
+        return -((_EPOCH - moment) // _MILLISECOND)
+    return (moment - _EPOCH) // _MILLISECOND
 
 
 def dump_json(path: Path, document: Any) -> None:

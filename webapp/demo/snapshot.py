@@ -1,7 +1,7 @@
 """An incident exported from any configured backend, through the port, into a ``TELEMETRY_DIR``
 folder of the demo dataset's format (:mod:`.files`) whose reference time is the window's end.
 
-Logs are paged newest first, at most ``max_lines`` per service; what could not be read or was
+Logs are paged newest first, at most ``MAX_LINES`` per service; what could not be read or was
 cut is listed in ``dataset.json`` under ``generator`` (``skipped``, ``truncated``).
 """
 
@@ -22,14 +22,14 @@ MAX_LINES = 200_000
 
 
 def _log_pages(
-    backend: TelemetryBackend, service: str, start: datetime, end: datetime, max_lines: int
+    backend: TelemetryBackend, service: str, start: datetime, end: datetime
 ) -> Iterator[list[dict[str, Any]]]:
     """Pages of records, newest first, each ending where the previous one began."""
     seen: set[tuple[str, str, str | None]] = set()
     taken = 0
-    while taken < max_lines:
+    while taken < MAX_LINES:
         page = backend.query_logs(
-            service=service, start=start, end=end, limit=min(PAGE, max_lines - taken)
+            service=service, start=start, end=end, limit=min(PAGE, MAX_LINES - taken)
         )
         fresh = [
             r for r in page["records"] if (r["timestamp"], r["message"], r["trace_id"]) not in seen
@@ -58,8 +58,6 @@ def write_snapshot(
     start: datetime,
     end: datetime,
     step_seconds: int = 60,
-    max_lines: int = MAX_LINES,
-    name: str = "exported incident",
 ) -> dict[str, Any]:
     """Write ``[start, end]`` of ``backend`` to ``out``; returns what was written and skipped."""
     start, end = utc(start, "start"), utc(end, "end")
@@ -98,13 +96,13 @@ def write_snapshot(
     records: list[LogRecord] = []
     for service in services:
         try:
-            pages = list(_log_pages(backend, service, start, end, max_lines))
+            pages = list(_log_pages(backend, service, start, end))
         except TelemetryError as exc:
             skipped.append(f"logs {service}: {exc}")
             continue
         rows = [row for page in pages for row in page]
-        if len(rows) >= max_lines:
-            truncated.append(f"logs {service}: the newest {max_lines} records")
+        if len(rows) >= MAX_LINES:
+            truncated.append(f"logs {service}: the newest {MAX_LINES} records")
         for row in reversed(rows):  # oldest first; records of one millisecond keep their order
             moment = parse_timestamp(row["timestamp"])
             if moment is not None:
@@ -134,7 +132,7 @@ def write_snapshot(
     }
     write_dataset_json(
         out,
-        name=name,
+        name="exported incident",
         start=start,
         end=end,
         step_seconds=step_seconds,

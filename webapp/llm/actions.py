@@ -94,11 +94,9 @@ def parse(content: str | None) -> Action:
         text = output if isinstance(output, str) else json.dumps(output, ensure_ascii=False)
         return Action(FINAL, content=text)
     arguments = data.get("arguments")
-    if isinstance(arguments, str):
-        encoded = arguments
-    else:
-        encoded = json.dumps(arguments if arguments is not None else {}, ensure_ascii=False)
-    return Action(CALL, tool=str(data.get("tool") or ""), arguments=encoded)
+    if not isinstance(arguments, str):
+        arguments = json.dumps(arguments if arguments is not None else {}, ensure_ascii=False)
+    return Action(CALL, tool=str(data.get("tool") or ""), arguments=arguments)
 
 
 def result_message(tool: str, content: str) -> Message:

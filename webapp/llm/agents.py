@@ -26,7 +26,7 @@ from . import tokens
 from .compact import read_output_tool
 from .formats import response_format_for
 from .prompts import prompt_version, system_prompt
-from .react import Budget, Validator, call_model, run_react
+from .react import Validator, call_model, run_react
 from .types import ChatModel, LLMError, Message, cause_of
 
 log = logging.getLogger(__name__)
@@ -38,19 +38,12 @@ class LLMAgentInvoker:
     """Runs the diagnosis agents on any :class:`ChatModel` (OpenAI-compatible or offline)."""
 
     def __init__(
-        self,
-        model: ChatModel,
-        hook: Audit,
-        recorder: Audit,
-        tools: Callable[[], Sequence[ToolSpec]],
-        *,
-        budget: Budget | None = None,
+        self, model: ChatModel, audit: Audit, tools: Callable[[], Sequence[ToolSpec]]
     ) -> None:
         self.model = model
-        self.hook = hook
-        self.recorder = recorder
+        #: Records the model steps and the tool invocations.
+        self.audit = audit
         self.tools = tools
-        self.budget = budget or Budget()
         self.run_deadline_seconds = tokens.DEFAULT_RUN_DEADLINE_SECONDS
         self.token_budget = tokens.TokenBudget()
         #: Per run: when its first agent started, and the token ledger of each of its questions.
@@ -90,7 +83,7 @@ class LLMAgentInvoker:
                 try:
                     return self._run(call, version)
                 finally:  # the node's invocations, in one write
-                    self.recorder.flush()
+                    self.audit.flush()
         except LLMError as exc:
             return AgentReply(exc.outcome, None, cause_of(exc), version)
         except AuditWriteError:  # not the agent's failure: the run must stop, FAILED
@@ -103,24 +96,23 @@ class LLMAgentInvoker:
         response_format = response_format_for(call.schema_name, dict(call.output_schema))
         validate = self._validator(call.schema_name)
         if call.tools:
-            specs = [*self.tools(), read_output_tool(self.recorder)]
+            specs = [*self.tools(), read_output_tool(self.audit)]
             # Each ReAct round sends the definitions again: the tools' catalog detail went to
             # the planner once, and the tools' errors say what they accept.
-            toolbox = ToolBox(specs, self.recorder, call.agent, detail=False)
+            toolbox = ToolBox(specs, self.audit, call.agent, detail=False)
             run = run_react(
                 self.model,
-                self.hook,
+                self.audit,
                 call.agent,
                 self.messages(call),
                 toolbox,
                 response_format=response_format,
-                budget=self.budget,
                 validate=validate,
             )
             return AgentReply(run.outcome, run.content, run.detail, version)
         result, _ = call_model(
             self.model,
-            self.hook,
+            self.audit,
             call.agent,
             self.messages(call),
             response_format=response_format,

@@ -12,6 +12,7 @@ import json
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
+from functools import partial
 from typing import Any
 
 from diagnosis_graph.workflow.outcomes import Outcome
@@ -127,16 +128,14 @@ def _ms(started: float) -> int:
     return int((time.perf_counter() - started) * 1000)
 
 
-def _action_calls(round_no: int) -> Callable[[ChatResult], list[ToolCall]]:
-    def read(result: ChatResult) -> list[ToolCall]:
-        if result.tool_calls:
-            return result.tool_calls
-        action = actions.parse(result.content)
-        if action.kind != actions.CALL:
-            return []
-        return [ToolCall(f"action_{round_no}", action.tool, action.arguments)]
-
-    return read
+def _action_calls(round_no: int, result: ChatResult) -> list[ToolCall]:
+    """The native calls of a reply, else the call its JSON action asks for."""
+    if result.tool_calls:
+        return result.tool_calls
+    action = actions.parse(result.content)
+    if action.kind != actions.CALL:
+        return []
+    return [ToolCall(f"action_{round_no}", action.tool, action.arguments)]
 
 
 def run_react(
@@ -162,7 +161,7 @@ def run_react(
         if spent and round_no > 0:
             nudge = FINAL_ANSWER_NOW if loop.native else FINAL_ACTION_NOW
             loop.conversation.append({"role": "user", "content": nudge})
-        read = _action_calls(round_no)
+        read = partial(_action_calls, round_no)
         loop.fit(definitions if loop.native else None, response_format)
         try:
             result, step_id = call_model(

@@ -62,9 +62,7 @@ def _positive(text: str) -> int:
 
 def max_tokens_for(table: Mapping[str, int], schema_name: str | None) -> int:
     """The limit for an answer in ``schema_name`` (None: a plain or tool-calling round)."""
-    if schema_name is not None and schema_name in table:
-        return table[schema_name]
-    return table.get(DEFAULT, DEFAULT_MAX_TOKENS[DEFAULT])
+    return table.get(schema_name or DEFAULT, table.get(DEFAULT, DEFAULT_MAX_TOKENS[DEFAULT]))
 
 
 def current_deadline() -> float | None:

@@ -16,7 +16,7 @@ import pytest
 import webapp.demo.backend as backend_module
 from demo.generate import generate
 from tests.demo.helpers import parse_time, read_logs
-from webapp.demo import DEFAULT_DATA_DIR, DemoTelemetryBackend
+from webapp.demo.backend import DEFAULT_DATA_DIR, DemoTelemetryBackend
 from webapp.telemetry import TelemetryBackend, TelemetryError
 
 UTC = timezone.utc

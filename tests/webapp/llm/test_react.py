@@ -173,7 +173,7 @@ def test_every_model_call_is_one_step_and_invocations_link_to_their_step(
 
 def test_the_invoker_sends_the_schema_by_name_and_the_payload_as_json(audit: MemoryAudit) -> None:
     model = ScriptedModel([answer({"verdict": "PASS"})])
-    invoker = LLMAgentInvoker(model, audit, audit, lambda: TOOLS)
+    invoker = LLMAgentInvoker(model, audit, lambda: TOOLS)
     call = AgentCall(
         "verifier", "verifier_output", json_schema("verifier_output"), {"question": "q"}
     )
@@ -192,7 +192,7 @@ def test_an_adapter_bug_degrades_to_a_failed_outcome(audit: MemoryAudit) -> None
         def complete(self, *args: Any, **kwargs: Any) -> Any:
             raise KeyError("bug")
 
-    invoker = LLMAgentInvoker(Broken([]), audit, audit, lambda: TOOLS)
+    invoker = LLMAgentInvoker(Broken([]), audit, lambda: TOOLS)
     call = AgentCall("planner", "planner_plan", json_schema("planner_plan"), {})
     reply = invoker.invoke(call, CONFIG)
     assert reply.outcome is Outcome.FAILED and "KeyError" in (reply.detail or "")
