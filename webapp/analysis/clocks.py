@@ -134,12 +134,10 @@ def _with_zone(text: str, begin: int, end: int, hour: int, minute: int, second: 
 
 def _iso_moment(match: re.Match[str]) -> datetime | None:
     day, hour, minute, second, offset = match.groups()
-    text = f"{day}T{int(hour):02d}:{minute}:{second or '00'}"
-    if offset:
-        offset = "+00:00" if offset == "Z" else offset
-        text += offset if ":" in offset else f"{offset[:3]}:{offset[3:]}"
     try:
-        return datetime.fromisoformat(text)
+        return datetime.fromisoformat(
+            f"{day}T{int(hour):02d}:{minute}:{second or '00'}{offset or ''}"
+        )
     except ValueError:
         return None
 

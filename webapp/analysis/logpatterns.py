@@ -26,7 +26,7 @@ from typing import Any
 
 from ..telemetry.common import iso
 from .logevents import constant_words, group
-from .series import Row, log_rows, parse_stamps
+from .series import Row, log_rows, parse_stamp
 
 #: Masked messages remembered.
 MASK_CACHE = 32768
@@ -91,14 +91,12 @@ def clear_caches() -> None:
 
 
 def mine_patterns(
-    records: Sequence[Mapping[str, Any]],
-    split: datetime | None = None,
-    times: Sequence[datetime] | None = None,
+    records: Sequence[Mapping[str, Any]], split: datetime | None = None
 ) -> list[LogPattern]:
     """Templates of ``records`` (``timestamp``/``message``/``level`` dicts): new ones first,
     then by count after the split, count before, template text. With ``split`` None every
-    record counts as "after" and nothing is new; ``times`` are the parsed timestamps, if any."""
-    stamps = times if times is not None else parse_stamps([r["timestamp"] for r in records])
+    record counts as "after" and nothing is new."""
+    stamps = [parse_stamp(r["timestamp"]) for r in records]
     return mine_rows(log_rows(records, stamps), split)
 
 
@@ -106,40 +104,27 @@ def mine_rows(rows: tuple[Row, ...], split: datetime | None = None) -> list[LogP
     """``mine_patterns`` of the records whose ``log_rows`` are ``rows``."""
     patterns = []
     for template, members in _templates(rows):
-        before = 0 if split is None else bisect_left(members.rows, (split,))
-        after = len(members.rows) - before
+        before = 0 if split is None else bisect_left(members, (split,))
+        after = len(members) - before
+        levels = {level for _, _, level in members} - {""}
         patterns.append(
             LogPattern(
                 template,
-                members.rows[0][1],
+                members[0][1],
                 before,
                 after,
-                members.rows[0][0],
+                members[0][0],
                 split is not None and before == 0 and after > 0,
-                members.levels,
-                members.times,
+                tuple(sorted(levels)),
+                tuple(moment for moment, _, _ in members),
             )
         )
     patterns.sort(key=lambda p: (not p.new, -p.count_after, -p.count_before, p.template))
     return patterns
 
 
-@dataclass(frozen=True)
-class _Members:
-    """The rows of one template, oldest first, their levels and times."""
-
-    rows: tuple[Row, ...]
-    levels: tuple[str, ...]
-    times: tuple[datetime, ...]
-
-    @classmethod
-    def of(cls, rows: tuple[Row, ...]) -> _Members:
-        levels = {level for _, _, level in rows} - {""}
-        return cls(rows, tuple(sorted(levels)), tuple(moment for moment, _, _ in rows))
-
-
 @lru_cache(maxsize=TEMPLATE_CACHE)
-def _templates(rows: tuple[Row, ...]) -> tuple[tuple[str, _Members], ...]:
+def _templates(rows: tuple[Row, ...]) -> tuple[tuple[str, tuple[Row, ...]], ...]:
     """``(time, message, level)`` rows grouped by event (``logevents``), in order of first
     appearance, each with its template (cached: both analysis tools mine the same lines)."""
     ordered = sorted(rows)
@@ -154,7 +139,7 @@ def _templates(rows: tuple[Row, ...]) -> tuple[tuple[str, _Members], ...]:
         grouped[event_of[shape]].append(row)
     common = _common_words(shapes, events)
     return tuple(
-        (_template(members[0][1], common[n]), _Members.of(tuple(members)))
+        (_template(members[0][1], common[n]), tuple(members))
         for n, members in sorted(grouped.items())
     )
 

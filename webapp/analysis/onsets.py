@@ -124,9 +124,7 @@ def detect_onset(
     """The first significant change in ``points`` (oldest first), or None; ``counts`` marks
     event counts per bucket, whose spread is floored at ``COUNT_FLOOR``."""
     clean = finite_points(points)
-    if len(clean) < MIN_POINTS:
-        return None
-    return next(_findings(clean, signal, kind, counts), None)
+    return next(_findings(clean, signal, kind, counts), None) if len(clean) >= MIN_POINTS else None
 
 
 def detect_ongoing(
@@ -140,10 +138,8 @@ def detect_ongoing(
     """The first significant change in ``points`` that began before ``since`` and still holds
     from ``since`` on (the window's median is off that change's baseline), or None."""
     clean = finite_points(points)
-    if len(clean) < MIN_POINTS:
-        return None
     first = bisect.bisect_left(clean, since, key=_TIME)
-    if first < MIN_BASELINE or len(clean) - first < MIN_SEGMENT:
+    if len(clean) < MIN_POINTS or first < MIN_BASELINE or len(clean) - first < MIN_SEGMENT:
         return None
     window = statistics.median(map(_VALUE, clean[first:]))
     for finding in _findings(clean, signal, kind, counts, last=first):
