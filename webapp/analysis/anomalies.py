@@ -1,16 +1,12 @@
-"""What changed in one service: every metric, its log error/warn rates, and its log templates.
+"""What changed in one service: the raw outputs of the ``detect_anomalies`` and
+``log_patterns`` tools.
 
-``service_anomalies`` and ``service_log_patterns`` compute the raw outputs of the
-``detect_anomalies`` and ``log_patterns`` tools through the telemetry port. Every metric and
-the ERROR and WARN line counts per bucket go through the onset detector, and so do the counts
-of the most frequent templates (``log_pattern`` findings). The analysis reaches back before the
-window (``reach_back``), so a window inside an incident takes its baseline before it.
-``healthy_signals`` counts the signals examined that did not change; signals with no data in
-the window are ``signals_without_data``. Findings are ordered by onset, then significance; a log
-finding's onset is its first line in the onset bucket.
-
-Log templates are counted before and after the onset of the chosen levels' line rate, else the
-window's start; with nothing before the window, no template is new (``window.onset`` is null).
+Every metric, the ERROR and WARN line counts per bucket and the counts of the most frequent
+templates (``log_pattern`` findings) go through the onset detector, over a range reaching back
+before the window (``reach_back``) for baselines. Findings are ordered by onset, then
+significance; a log finding's onset is its first line in the onset bucket. Log templates are
+counted before and after the onset of the levels' line rate, else the window's start; with
+nothing before the window, no template is new (``window.onset`` is null).
 """
 
 from __future__ import annotations

@@ -15,13 +15,12 @@ that name it (a whole-word, case-insensitive match of the service name or one of
 from __future__ import annotations
 
 import re
-from bisect import bisect_left, bisect_right
+from bisect import bisect_left
 from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from functools import lru_cache
-from itertools import accumulate
 from typing import Any
 
 from ..telemetry.common import iso
@@ -181,15 +180,11 @@ def named_services(
         if service != exclude
     }
     messages = [str(record.get("message", "")).lower() for record in records]
-    # Each name is searched once over the messages joined by newlines (no name holds one): a
-    # match's message is the first whose end lies beyond it.
-    text = "\n".join(messages)
-    ends = list(accumulate(len(message) + 1 for message in messages))
     counts: dict[str, int] = {}
     for service, known in names.items():
-        matches = (m for name in known for m in _name_pattern(name).finditer(text))
-        if named := {bisect_right(ends, match.start()) for match in matches}:
-            counts[service] = len(named)
+        patterns = [_name_pattern(name) for name in known]
+        if named := sum(any(p.search(m) for p in patterns) for m in messages):
+            counts[service] = named
     return dict(sorted(counts.items(), key=lambda item: (-item[1], item[0])))
 
 

@@ -23,7 +23,7 @@ from typing import Any
 
 from ..telemetry.common import utc
 from .clocks import ZH_NUM, Atom, duration, find_clock_times, parse_amount
-from .timezones import zone_label, zone_of
+from .timezones import zone_of
 
 DEFAULT_TIMEZONE = "UTC"
 
@@ -171,7 +171,7 @@ class _Context:
 
     def _zone(self, name: str | None) -> tuple[tzinfo, str]:
         found = zone_of(name)
-        return (found, zone_label(found, name)) if found and name else (self.zone, self.zone_name)
+        return (found, name.strip()) if found and name else (self.zone, self.zone_name)
 
     def place(self, atom: Atom, zone_name: str | None = None) -> tuple[datetime, str]:
         """The instant ``atom`` denotes: on the referenced day (else today, else yesterday)."""
