@@ -216,8 +216,7 @@ def _sampled_patterns(
 
 def literal(template: str) -> str:
     """The longest run of a template between its masks (``<*>``, ``<NUM>``...), stripped."""
-    parts = [p.strip() for p in re.split(r"<[A-Z*]+>", template)]
-    return max(parts, key=len) if parts else ""
+    return max((p.strip() for p in re.split(r"<[A-Z*]+>", template)), key=len)
 
 
 def _pattern_findings(

@@ -42,6 +42,7 @@ _NUMBERS = {
     "forty": 40,
     "sixty": 60,
     "ninety": 90,
+    "半": 0.5,
 }
 _ZH_DIGITS = {"零": 0, "一": 1, "二": 2, "两": 2, "三": 3, "四": 4, "五": 5}
 _ZH_DIGITS |= {"六": 6, "七": 7, "八": 8, "九": 9}
@@ -147,8 +148,6 @@ def parse_amount(text: str) -> float:
     word = text.strip().lower()
     if word in _NUMBERS:
         return float(_NUMBERS[word])
-    if word == "半":
-        return 0.5
     try:
         return float(word)
     except ValueError:

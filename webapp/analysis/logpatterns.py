@@ -7,9 +7,6 @@ is ``new`` when it has records after the split and none before it.
 A template is its event's oldest message with its values masked - ``<UUID>``, ``<IP>``,
 ``<HEX>``, ``<ID>`` (8 or more hex digits), ``<NUM>`` - and ``<*>`` for each other word that
 differs between the event's messages (``user=<*>`` for a ``key=value`` word).
-
-``named_services(records, services, exclude)`` counts, per other known service, the messages
-that name it (a whole-word, case-insensitive match of the service name or one of its aliases).
 """
 
 from __future__ import annotations
@@ -172,8 +169,8 @@ def named_services(
     exclude: str | None = None,
     aliases: Mapping[str, Sequence[str]] | None = None,
 ) -> dict[str, int]:
-    """For each known service other than ``exclude``: how many messages name it (if any), in
-    lower case."""
+    """For each known service other than ``exclude``: how many messages name it (if any) by a
+    whole-word, case-insensitive match of its name, an alias, or a host built on one."""
     names = {
         service: [service, *((aliases or {}).get(service, ()))]
         for service in services

@@ -176,14 +176,11 @@ class _Context:
     def place(self, atom: Atom, zone_name: str | None = None) -> tuple[datetime, str]:
         """The instant ``atom`` denotes: on the referenced day (else today, else yesterday)."""
         zone, label = self._zone(zone_name or atom.zone)
-        if atom.moment is not None:
-            moment = atom.moment if atom.moment.tzinfo else atom.moment.replace(tzinfo=zone)
-            if atom.moment.tzinfo is not None:
-                label = (
-                    "UTC"
-                    if atom.moment.utcoffset() == timedelta(0)
-                    else atom.moment.isoformat()[-6:]
-                )
+        if (moment := atom.moment) is not None:
+            if moment.tzinfo is None:
+                moment = moment.replace(tzinfo=zone)
+            else:
+                label = "UTC" if moment.utcoffset() == timedelta(0) else moment.isoformat()[-6:]
             return moment.astimezone(timezone.utc), label
         local_now = self.now.astimezone(zone)
         day = self.day[1] if self.day else local_now.date()
