@@ -81,9 +81,7 @@ def find_clock_times(text: str) -> list[Atom]:
             zone, end = after.group(1), after.end()
         atoms.append(Atom(begin, end, moment.hour, moment.minute, moment.second, zone, moment))
         masked[begin:end] = " " * (end - begin)
-    for match in _NOT_TIME.finditer("".join(masked)):
-        masked[match.start() : match.end()] = " " * (match.end() - match.start())
-    plain = "".join(masked)
+    plain = _NOT_TIME.sub(lambda match: " " * len(match.group()), "".join(masked))
     atoms += [a for m in _CLOCK.finditer(plain) if (a := _clock_atom(text, m)) is not None]
     atoms += [a for m in _ZH_CLOCK.finditer(plain) if (a := _zh_atom(text, m)) is not None]
     return sorted(atoms, key=lambda a: a.begin)

@@ -21,7 +21,7 @@ from datetime import date, datetime, time, timedelta, timezone, tzinfo
 from functools import lru_cache
 from typing import Any
 
-from ..telemetry.common import utc
+from ..telemetry.common import iso, utc
 from .clocks import ZH_NUM, Atom, duration, find_clock_times, parse_amount
 from .timezones import zone_of
 
@@ -58,9 +58,9 @@ class TimeWindow:
     def as_dict(self) -> dict[str, Any]:
         """JSON-ready: ISO-8601 UTC strings, for recording on the run and in the trace."""
         return {
-            "start": _iso(self.start),
-            "end": _iso(self.end),
-            "onset": _iso(self.onset),
+            "start": iso(self.start) if self.start else None,
+            "end": iso(self.end),
+            "onset": iso(self.onset) if self.onset else None,
             "text": self.text,
             "zone": self.zone,
             "kind": self.kind,
@@ -72,8 +72,8 @@ class TimeWindow:
         """One line for the answer, e.g. ``10:00-12:00 UTC (from "since 10:00")``."""
         if not self.found:
             return "no time given: looked for onsets over the recent range"
-        start = f"{_iso(self.start)} to " if self.start else "until "
-        return f'{start}{_iso(self.end)} (from "{self.text}", read in {self.zone})'
+        start = f"{iso(self.start)} to " if self.start else "until "
+        return f'{start}{iso(self.end)} (from "{self.text}", read in {self.zone})'
 
 
 # "since yesterday at 9:30pm", "从昨天10点": a day word may sit between the keyword and the time.
@@ -311,7 +311,3 @@ def _date_parser(relative_base: datetime) -> Any:
         languages=["en", "zh"],
         settings={"RELATIVE_BASE": relative_base, "PREFER_DATES_FROM": "past"},
     )
-
-
-def _iso(moment: datetime | None) -> str | None:
-    return moment.astimezone(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ") if moment else None
