@@ -61,14 +61,8 @@ class LogPattern:
 
     def as_dict(self) -> dict[str, Any]:
         """The raw-output shape of a ``log_patterns`` pattern."""
-        return {
-            "template": self.template,
-            "example": self.example,
-            "count_before": self.count_before,
-            "count_after": self.count_after,
-            "first_seen": iso(self.first_seen),
-            "new": self.new,
-        }
+        shown = ("template", "example", "count_before", "count_after", "first_seen", "new")
+        return {k: iso(self.first_seen) if k == "first_seen" else getattr(self, k) for k in shown}
 
 
 _NAMES = {name: f"<{name}>" for _, name in _MASKS}

@@ -17,7 +17,7 @@ import bisect
 import math
 import statistics
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from datetime import datetime
 from operator import itemgetter
 from typing import Any
@@ -98,21 +98,18 @@ class Finding:
             "signal": self.signal,
             "kind": self.kind,
             "onset": iso(self.onset),
-            "baseline": {
-                "start": iso(self.baseline.start),
-                "end": iso(self.baseline.end),
-                "median": significant(self.baseline.median),
-                "spread": significant(self.baseline.spread),
-            },
-            "incident": {
-                "median": significant(self.incident.median),
-                "peak": significant(self.incident.peak),
-                "peak_at": iso(self.incident.peak_at),
-            },
+            "baseline": _shape(self.baseline),
+            "incident": _shape(self.incident),
             "change": self.change,
             "significance": self.significance,
             "direction": self.direction,
         }
+
+
+def _shape(part: Baseline | Incident) -> dict[str, Any]:
+    """Its fields in order: times as ISO-8601, values to five significant digits."""
+    values = asdict(part).items()
+    return {k: iso(v) if isinstance(v, datetime) else significant(v) for k, v in values}
 
 
 Point = tuple[datetime, float]
