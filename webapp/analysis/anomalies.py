@@ -68,10 +68,9 @@ def service_anomalies(
             empty += 1
             continue
         examined += 1
+        units[metric] = unit or ""
         if (found := analysed.detect_since(points, start, signal=metric)) is not None:
             findings.append(found)
-            if unit:
-                units[metric] = unit
     begin = logs_begin(backend, service, reach, end, step)
     rows: tuple[Row, ...] = ()
     for level in LOG_LEVELS:
@@ -101,7 +100,7 @@ def service_anomalies(
         window["baseline_from"] = iso(reach)
     outputs = analysed.as_dicts(findings)
     for item in outputs:  # the backend's unit (its metadata where it has one)
-        if item.get("kind") == "metric" and item.get("signal") in units:
+        if item.get("kind") == "metric" and units.get(item["signal"]):
             item["unit"] = units[item["signal"]]
     return {
         "window": window,

@@ -224,14 +224,12 @@ def _assess(
 ) -> Finding | None:
     """The finding at ``breakpoint`` if its segment is significant (``values``: the points')."""
     segment_end = next((b for b in breakpoints if b > breakpoint), len(values))
-    centre, incident, spread = _compare(values, breakpoint, segment_end, counts)
-    z = (incident - centre) / spread
+    centre, incident, spread, z = _compare(values, breakpoint, segment_end, counts)
     if abs(z) < Z_SIGNIFICANT:
         return None
     onset = _refine(values, breakpoint, centre, spread, 1.0 if z > 0 else -1.0)
     if onset != breakpoint:  # the baseline lost its last points: compare again without them
-        centre, incident, spread = _compare(values, onset, segment_end, counts)
-        z = (incident - centre) / spread
+        centre, incident, spread, z = _compare(values, onset, segment_end, counts)
     if abs(z) < Z_SIGNIFICANT or (
         not counts and _transient(values, breakpoints, segment_end, centre, spread)
     ):
@@ -251,12 +249,12 @@ def _assess(
 
 def _compare(
     values: Sequence[float], onset: int, segment_end: int, counts: bool
-) -> tuple[float, float, float]:
-    """Baseline median, incident median and baseline spread for an onset at ``onset``."""
+) -> tuple[float, float, float, float]:
+    """Baseline median, incident median, baseline spread and robust z for onset ``onset``."""
     base = values[:onset]
     centre, incident = statistics.median(base), statistics.median(values[onset:segment_end])
     spread = baseline_spread(base, level=max(abs(centre), abs(incident)), counts=counts)
-    return centre, incident, spread
+    return centre, incident, spread, (incident - centre) / spread
 
 
 def _transient(
