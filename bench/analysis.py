@@ -103,7 +103,7 @@ def cold_mining_ms(lines: list[dict[str, Any]]) -> float:
 
     def cold() -> None:
         clear_caches()
-        mine_patterns(lines, None, [line["timestamp"] for line in lines])
+        mine_patterns(lines, None)
 
     return median_ms(cold)
 

@@ -1,16 +1,12 @@
-"""What changed in one service: every metric, its log error/warn rates, and its log templates.
+"""What changed in one service: the raw outputs of the ``detect_anomalies`` and
+``log_patterns`` tools.
 
-``service_anomalies`` and ``service_log_patterns`` compute the raw outputs of the
-``detect_anomalies`` and ``log_patterns`` tools through the telemetry port. Every metric and
-the ERROR and WARN line counts per bucket go through the onset detector, and so do the counts
-of the most frequent templates (``log_pattern`` findings). The analysis reaches back before the
-window (``reach_back``), so a window inside an incident takes its baseline before it.
-``healthy_signals`` counts the signals examined that did not change; signals with no data in
-the window are ``signals_without_data``. Findings are ordered by onset, then significance; a log
-finding's onset is its first line in the onset bucket.
-
-Log templates are counted before and after the onset of the chosen levels' line rate, else the
-window's start; with nothing before the window, no template is new (``window.onset`` is null).
+Every metric, the ERROR and WARN line counts per bucket and the counts of the most frequent
+templates (``log_pattern`` findings) go through the onset detector, over a range reaching back
+before the window (``reach_back``) for baselines. Findings are ordered by onset, then
+significance; a log finding's onset is its first line in the onset bucket. Log templates are
+counted before and after the onset of the levels' line rate, else the window's start; with
+nothing before the window, no template is new (``window.onset`` is null).
 """
 
 from __future__ import annotations
@@ -72,10 +68,9 @@ def service_anomalies(
             empty += 1
             continue
         examined += 1
+        units[metric] = unit or ""
         if (found := analysed.detect_since(points, start, signal=metric)) is not None:
             findings.append(found)
-            if unit:
-                units[metric] = unit
     begin = logs_begin(backend, service, reach, end, step)
     rows: tuple[Row, ...] = ()
     for level in LOG_LEVELS:
@@ -105,7 +100,7 @@ def service_anomalies(
         window["baseline_from"] = iso(reach)
     outputs = analysed.as_dicts(findings)
     for item in outputs:  # the backend's unit (its metadata where it has one)
-        if item.get("kind") == "metric" and item.get("signal") in units:
+        if item.get("kind") == "metric" and units.get(item["signal"]):
             item["unit"] = units[item["signal"]]
     return {
         "window": window,
@@ -220,8 +215,7 @@ def _sampled_patterns(
 
 def literal(template: str) -> str:
     """The longest run of a template between its masks (``<*>``, ``<NUM>``...), stripped."""
-    parts = [p.strip() for p in re.split(r"<[A-Z*]+>", template)]
-    return max(parts, key=len) if parts else ""
+    return max((p.strip() for p in re.split(r"<[A-Z*]+>", template)), key=len)
 
 
 def _pattern_findings(

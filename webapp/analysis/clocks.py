@@ -42,6 +42,7 @@ _NUMBERS = {
     "forty": 40,
     "sixty": 60,
     "ninety": 90,
+    "半": 0.5,
 }
 _ZH_DIGITS = {"零": 0, "一": 1, "二": 2, "两": 2, "三": 3, "四": 4, "五": 5}
 _ZH_DIGITS |= {"六": 6, "七": 7, "八": 8, "九": 9}
@@ -80,9 +81,7 @@ def find_clock_times(text: str) -> list[Atom]:
             zone, end = after.group(1), after.end()
         atoms.append(Atom(begin, end, moment.hour, moment.minute, moment.second, zone, moment))
         masked[begin:end] = " " * (end - begin)
-    for match in _NOT_TIME.finditer("".join(masked)):
-        masked[match.start() : match.end()] = " " * (match.end() - match.start())
-    plain = "".join(masked)
+    plain = _NOT_TIME.sub(lambda match: " " * len(match.group()), "".join(masked))
     atoms += [a for m in _CLOCK.finditer(plain) if (a := _clock_atom(text, m)) is not None]
     atoms += [a for m in _ZH_CLOCK.finditer(plain) if (a := _zh_atom(text, m)) is not None]
     return sorted(atoms, key=lambda a: a.begin)
@@ -134,12 +133,10 @@ def _with_zone(text: str, begin: int, end: int, hour: int, minute: int, second: 
 
 def _iso_moment(match: re.Match[str]) -> datetime | None:
     day, hour, minute, second, offset = match.groups()
-    text = f"{day}T{int(hour):02d}:{minute}:{second or '00'}"
-    if offset:
-        offset = "+00:00" if offset == "Z" else offset
-        text += offset if ":" in offset else f"{offset[:3]}:{offset[3:]}"
     try:
-        return datetime.fromisoformat(text)
+        return datetime.fromisoformat(
+            f"{day}T{int(hour):02d}:{minute}:{second or '00'}{offset or ''}"
+        )
     except ValueError:
         return None
 
@@ -149,8 +146,6 @@ def parse_amount(text: str) -> float:
     word = text.strip().lower()
     if word in _NUMBERS:
         return float(_NUMBERS[word])
-    if word == "半":
-        return 0.5
     try:
         return float(word)
     except ValueError:

@@ -13,11 +13,9 @@ rule). Short events whose first sequences are alike but for one position that ta
 
 from __future__ import annotations
 
-import math
 import re
 from collections import defaultdict
 from collections.abc import Sequence
-from operator import itemgetter
 
 from rapidfuzz.distance import LCSseq
 
@@ -70,18 +68,13 @@ def is_value(word: str) -> bool:
 
 def group(sequences: Sequence[Words]) -> list[int]:
     """The event number of each word sequence, numbered in order of first appearance."""
-    # Each event's first sequence, filed by length: only lengths within SIMILARITY of a
-    # sequence's own can share enough of it.
-    firsts: dict[int, list[tuple[int, Words]]] = defaultdict(list)
     event_of: dict[Words, int] = {}
-    started: list[Words] = []
+    started: list[Words] = []  # each event's first sequence
     for words in dict.fromkeys(sequences):
-        found = _first_similar(words, firsts)
-        if found is None:
-            found = len(started)
+        similar = (n for n, first in enumerate(started) if _similar(words, first))
+        event_of[words] = next(similar, len(started))
+        if event_of[words] == len(started):
             started.append(words)
-            firsts[len(words)].append((found, words))
-        event_of[words] = found
     joined = _join_slots(started)
     renumbered: dict[int, int] = {}
     return [renumbered.setdefault(joined[event_of[words]], len(renumbered)) for words in sequences]
@@ -113,11 +106,6 @@ def _join_slots(firsts: list[Words]) -> list[int]:
     return [find(event) for event in range(len(firsts))]
 
 
-def _first_similar(words: Words, firsts: dict[int, list[tuple[int, Words]]]) -> int | None:
-    """The lowest-numbered event whose first sequence ``words`` is similar to, if any."""
-    lengths = range(math.ceil(len(words) * SIMILARITY), math.floor(len(words) / SIMILARITY) + 1)
-    candidates = sorted((c for n in lengths for c in firsts.get(n, ())), key=itemgetter(0))
-    for event, first in candidates:
-        if LCSseq.similarity(words, first) >= SIMILARITY * max(len(words), len(first)):
-            return event
-    return None
+def _similar(words: Words, first: Words) -> bool:
+    """Whether the longest common subsequence covers ``SIMILARITY`` of the longer sequence."""
+    return LCSseq.similarity(words, first) >= SIMILARITY * max(len(words), len(first))

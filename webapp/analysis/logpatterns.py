@@ -7,26 +7,22 @@ is ``new`` when it has records after the split and none before it.
 A template is its event's oldest message with its values masked - ``<UUID>``, ``<IP>``,
 ``<HEX>``, ``<ID>`` (8 or more hex digits), ``<NUM>`` - and ``<*>`` for each other word that
 differs between the event's messages (``user=<*>`` for a ``key=value`` word).
-
-``named_services(records, services, exclude)`` counts, per other known service, the messages
-that name it (a whole-word, case-insensitive match of the service name or one of its aliases).
 """
 
 from __future__ import annotations
 
 import re
-from bisect import bisect_left, bisect_right
+from bisect import bisect_left
 from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from functools import lru_cache
-from itertools import accumulate
 from typing import Any
 
 from ..telemetry.common import iso
 from .logevents import constant_words, group
-from .series import Row, log_rows, parse_stamps
+from .series import Row, log_rows, parse_stamp
 
 #: Masked messages remembered.
 MASK_CACHE = 32768
@@ -65,14 +61,8 @@ class LogPattern:
 
     def as_dict(self) -> dict[str, Any]:
         """The raw-output shape of a ``log_patterns`` pattern."""
-        return {
-            "template": self.template,
-            "example": self.example,
-            "count_before": self.count_before,
-            "count_after": self.count_after,
-            "first_seen": iso(self.first_seen),
-            "new": self.new,
-        }
+        shown = ("template", "example", "count_before", "count_after", "first_seen", "new")
+        return {k: iso(self.first_seen) if k == "first_seen" else getattr(self, k) for k in shown}
 
 
 _NAMES = {name: f"<{name}>" for _, name in _MASKS}
@@ -91,14 +81,12 @@ def clear_caches() -> None:
 
 
 def mine_patterns(
-    records: Sequence[Mapping[str, Any]],
-    split: datetime | None = None,
-    times: Sequence[datetime] | None = None,
+    records: Sequence[Mapping[str, Any]], split: datetime | None = None
 ) -> list[LogPattern]:
     """Templates of ``records`` (``timestamp``/``message``/``level`` dicts): new ones first,
     then by count after the split, count before, template text. With ``split`` None every
-    record counts as "after" and nothing is new; ``times`` are the parsed timestamps, if any."""
-    stamps = times if times is not None else parse_stamps([r["timestamp"] for r in records])
+    record counts as "after" and nothing is new."""
+    stamps = [parse_stamp(r["timestamp"]) for r in records]
     return mine_rows(log_rows(records, stamps), split)
 
 
@@ -106,40 +94,27 @@ def mine_rows(rows: tuple[Row, ...], split: datetime | None = None) -> list[LogP
     """``mine_patterns`` of the records whose ``log_rows`` are ``rows``."""
     patterns = []
     for template, members in _templates(rows):
-        before = 0 if split is None else bisect_left(members.rows, (split,))
-        after = len(members.rows) - before
+        before = 0 if split is None else bisect_left(members, (split,))
+        after = len(members) - before
+        levels = {level for _, _, level in members} - {""}
         patterns.append(
             LogPattern(
                 template,
-                members.rows[0][1],
+                members[0][1],
                 before,
                 after,
-                members.rows[0][0],
+                members[0][0],
                 split is not None and before == 0 and after > 0,
-                members.levels,
-                members.times,
+                tuple(sorted(levels)),
+                tuple(moment for moment, _, _ in members),
             )
         )
     patterns.sort(key=lambda p: (not p.new, -p.count_after, -p.count_before, p.template))
     return patterns
 
 
-@dataclass(frozen=True)
-class _Members:
-    """The rows of one template, oldest first, their levels and times."""
-
-    rows: tuple[Row, ...]
-    levels: tuple[str, ...]
-    times: tuple[datetime, ...]
-
-    @classmethod
-    def of(cls, rows: tuple[Row, ...]) -> _Members:
-        levels = {level for _, _, level in rows} - {""}
-        return cls(rows, tuple(sorted(levels)), tuple(moment for moment, _, _ in rows))
-
-
 @lru_cache(maxsize=TEMPLATE_CACHE)
-def _templates(rows: tuple[Row, ...]) -> tuple[tuple[str, _Members], ...]:
+def _templates(rows: tuple[Row, ...]) -> tuple[tuple[str, tuple[Row, ...]], ...]:
     """``(time, message, level)`` rows grouped by event (``logevents``), in order of first
     appearance, each with its template (cached: both analysis tools mine the same lines)."""
     ordered = sorted(rows)
@@ -154,7 +129,7 @@ def _templates(rows: tuple[Row, ...]) -> tuple[tuple[str, _Members], ...]:
         grouped[event_of[shape]].append(row)
     common = _common_words(shapes, events)
     return tuple(
-        (_template(members[0][1], common[n]), _Members.of(tuple(members)))
+        (_template(members[0][1], common[n]), tuple(members))
         for n, members in sorted(grouped.items())
     )
 
@@ -188,23 +163,19 @@ def named_services(
     exclude: str | None = None,
     aliases: Mapping[str, Sequence[str]] | None = None,
 ) -> dict[str, int]:
-    """For each known service other than ``exclude``: how many messages name it (if any), in
-    lower case."""
+    """For each known service other than ``exclude``: how many messages name it (if any) by a
+    whole-word, case-insensitive match of its name, an alias, or a host built on one."""
     names = {
         service: [service, *((aliases or {}).get(service, ()))]
         for service in services
         if service != exclude
     }
     messages = [str(record.get("message", "")).lower() for record in records]
-    # Each name is searched once over the messages joined by newlines (no name holds one): a
-    # match's message is the first whose end lies beyond it.
-    text = "\n".join(messages)
-    ends = list(accumulate(len(message) + 1 for message in messages))
     counts: dict[str, int] = {}
     for service, known in names.items():
-        matches = (m for name in known for m in _name_pattern(name).finditer(text))
-        if named := {bisect_right(ends, match.start()) for match in matches}:
-            counts[service] = len(named)
+        patterns = [_name_pattern(name) for name in known]
+        if named := sum(any(p.search(m) for p in patterns) for m in messages):
+            counts[service] = named
     return dict(sorted(counts.items(), key=lambda item: (-item[1], item[0])))
 
 

@@ -200,8 +200,6 @@ def stem(name: str) -> str:
 
 
 def _word_at(text: str, name: str) -> int:
-    if name not in text:  # the pattern's literal text: the plain search rules most out
-        return -1
     match = re.search(rf"(?<![\w-]){re.escape(name)}(?![\w-])", text)
     return match.start() if match else -1
 

@@ -17,7 +17,7 @@ import bisect
 import math
 import statistics
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from datetime import datetime
 from operator import itemgetter
 from typing import Any
@@ -98,21 +98,18 @@ class Finding:
             "signal": self.signal,
             "kind": self.kind,
             "onset": iso(self.onset),
-            "baseline": {
-                "start": iso(self.baseline.start),
-                "end": iso(self.baseline.end),
-                "median": significant(self.baseline.median),
-                "spread": significant(self.baseline.spread),
-            },
-            "incident": {
-                "median": significant(self.incident.median),
-                "peak": significant(self.incident.peak),
-                "peak_at": iso(self.incident.peak_at),
-            },
+            "baseline": _shape(self.baseline),
+            "incident": _shape(self.incident),
             "change": self.change,
             "significance": self.significance,
             "direction": self.direction,
         }
+
+
+def _shape(part: Baseline | Incident) -> dict[str, Any]:
+    """Its fields in order: times as ISO-8601, values to five significant digits."""
+    values = asdict(part).items()
+    return {k: iso(v) if isinstance(v, datetime) else significant(v) for k, v in values}
 
 
 Point = tuple[datetime, float]
@@ -124,9 +121,7 @@ def detect_onset(
     """The first significant change in ``points`` (oldest first), or None; ``counts`` marks
     event counts per bucket, whose spread is floored at ``COUNT_FLOOR``."""
     clean = finite_points(points)
-    if len(clean) < MIN_POINTS:
-        return None
-    return next(_findings(clean, signal, kind, counts), None)
+    return next(_findings(clean, signal, kind, counts), None) if len(clean) >= MIN_POINTS else None
 
 
 def detect_ongoing(
@@ -140,10 +135,8 @@ def detect_ongoing(
     """The first significant change in ``points`` that began before ``since`` and still holds
     from ``since`` on (the window's median is off that change's baseline), or None."""
     clean = finite_points(points)
-    if len(clean) < MIN_POINTS:
-        return None
     first = bisect.bisect_left(clean, since, key=_TIME)
-    if first < MIN_BASELINE or len(clean) - first < MIN_SEGMENT:
+    if len(clean) < MIN_POINTS or first < MIN_BASELINE or len(clean) - first < MIN_SEGMENT:
         return None
     window = statistics.median(map(_VALUE, clean[first:]))
     for finding in _findings(clean, signal, kind, counts, last=first):
@@ -231,14 +224,12 @@ def _assess(
 ) -> Finding | None:
     """The finding at ``breakpoint`` if its segment is significant (``values``: the points')."""
     segment_end = next((b for b in breakpoints if b > breakpoint), len(values))
-    centre, incident, spread = _compare(values, breakpoint, segment_end, counts)
-    z = (incident - centre) / spread
+    centre, incident, spread, z = _compare(values, breakpoint, segment_end, counts)
     if abs(z) < Z_SIGNIFICANT:
         return None
     onset = _refine(values, breakpoint, centre, spread, 1.0 if z > 0 else -1.0)
     if onset != breakpoint:  # the baseline lost its last points: compare again without them
-        centre, incident, spread = _compare(values, onset, segment_end, counts)
-        z = (incident - centre) / spread
+        centre, incident, spread, z = _compare(values, onset, segment_end, counts)
     if abs(z) < Z_SIGNIFICANT or (
         not counts and _transient(values, breakpoints, segment_end, centre, spread)
     ):
@@ -258,12 +249,12 @@ def _assess(
 
 def _compare(
     values: Sequence[float], onset: int, segment_end: int, counts: bool
-) -> tuple[float, float, float]:
-    """Baseline median, incident median and baseline spread for an onset at ``onset``."""
+) -> tuple[float, float, float, float]:
+    """Baseline median, incident median, baseline spread and robust z for onset ``onset``."""
     base = values[:onset]
     centre, incident = statistics.median(base), statistics.median(values[onset:segment_end])
     spread = baseline_spread(base, level=max(abs(centre), abs(incident)), counts=counts)
-    return centre, incident, spread
+    return centre, incident, spread, (incident - centre) / spread
 
 
 def _transient(

@@ -13,7 +13,7 @@ import itertools
 import math
 import weakref
 from bisect import bisect_left
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
 from functools import cached_property, lru_cache
@@ -68,7 +68,7 @@ def metric_points(
     points: list[Point] = []
     for series in answer.get("series", [])[:1]:
         pairs = [pair for pair in series.get("points", []) if pair[1] is not None]
-        stamps = parse_stamps([stamp for stamp, _ in pairs])
+        stamps = [parse_stamp(stamp) for stamp, _ in pairs]
         points = [(moment, float(value)) for moment, (_, value) in zip(stamps, pairs, strict=True)]
     return points, (answer.get("summary") or {}).get("unit")
 
@@ -139,7 +139,7 @@ def log_counts(
         memo.pop(next(iter(memo)))
     edges = bucket_edges(start, end, step)
     records, complete = log_records(backend, service, start, end, level)
-    times = parse_stamps([r["timestamp"] for r in records])
+    times = [parse_stamp(r["timestamp"]) for r in records]
     if complete:
         counts = count_by_bucket(times, edges)
     else:
@@ -220,11 +220,6 @@ def parse_stamp(value: Any) -> datetime:
     if isinstance(value, datetime):
         return utc(value, "timestamp")
     return _parse_text(value if isinstance(value, str) else str(value))
-
-
-def parse_stamps(values: Iterable[Any]) -> list[datetime]:
-    """``parse_stamp`` of each value (strings through the cache of parsed stamps)."""
-    return [_parse_text(v) if type(v) is str else parse_stamp(v) for v in values]
 
 
 @lru_cache(maxsize=STAMP_CACHE)

@@ -21,9 +21,9 @@ from datetime import date, datetime, time, timedelta, timezone, tzinfo
 from functools import lru_cache
 from typing import Any
 
-from ..telemetry.common import utc
+from ..telemetry.common import iso, utc
 from .clocks import ZH_NUM, Atom, duration, find_clock_times, parse_amount
-from .timezones import zone_label, zone_of
+from .timezones import zone_of
 
 DEFAULT_TIMEZONE = "UTC"
 
@@ -58,9 +58,9 @@ class TimeWindow:
     def as_dict(self) -> dict[str, Any]:
         """JSON-ready: ISO-8601 UTC strings, for recording on the run and in the trace."""
         return {
-            "start": _iso(self.start),
-            "end": _iso(self.end),
-            "onset": _iso(self.onset),
+            "start": iso(self.start) if self.start else None,
+            "end": iso(self.end),
+            "onset": iso(self.onset) if self.onset else None,
             "text": self.text,
             "zone": self.zone,
             "kind": self.kind,
@@ -72,8 +72,8 @@ class TimeWindow:
         """One line for the answer, e.g. ``10:00-12:00 UTC (from "since 10:00")``."""
         if not self.found:
             return "no time given: looked for onsets over the recent range"
-        start = f"{_iso(self.start)} to " if self.start else "until "
-        return f'{start}{_iso(self.end)} (from "{self.text}", read in {self.zone})'
+        start = f"{iso(self.start)} to " if self.start else "until "
+        return f'{start}{iso(self.end)} (from "{self.text}", read in {self.zone})'
 
 
 # "since yesterday at 9:30pm", "从昨天10点": a day word may sit between the keyword and the time.
@@ -88,9 +88,10 @@ _SINCE_BEFORE = re.compile(
     r"beginning(?:\s+at)?|as of|从|自)" + _DAY_WORDS,
     re.I,
 )
-_SINCE_AFTER = re.compile(r"^\s*(?:开始|以来|之后|以后|起)")
+_SINCE_AFTER = re.compile(r"\s*(?:开始|以来|之后|以后|起)")
 _UNTIL_BEFORE = re.compile(r"(?:until|till|before|up to|by)" + _DAY_WORDS, re.I)
-_UNTIL_AFTER = re.compile(r"^\s*(?:之前|以前)")
+_UNTIL_AFTER = re.compile(r"\s*(?:之前|以前)")
+_ANCHORS = (("since", _SINCE_BEFORE, _SINCE_AFTER), ("until", _UNTIL_BEFORE, _UNTIL_AFTER))
 
 _UNIT = r"(minutes?|mins?|m|hours?|hrs?|h|days?|d|分钟|分|小时|个小时|钟头|个钟头|天)"
 _EN_AMOUNT = (
@@ -133,10 +134,10 @@ _DAY_PART = re.compile(  # the longest name first where one begins another
 )
 _MONTHS = r"(?:jan|feb|mar|apr|may|jun|jul|aug|sep|sept|oct|nov|dec)[a-z]*\.?"
 _DATE_REF = re.compile(
-    rf"\b(\d{{4}}-\d{{2}}-\d{{2}})\b|(\d{{1,2}})月(\d{{1,2}})[日号]"
-    rf"|\b(yesterday|today|(?:mon|tues|wednes|thurs|fri|satur|sun)day"
+    rf"\b\d{{4}}-\d{{2}}-\d{{2}}\b|(\d{{1,2}})月(\d{{1,2}})[日号]"
+    rf"|\b(?:yesterday|today|(?:mon|tues|wednes|thurs|fri|satur|sun)day"
     rf"|{_MONTHS}\s+\d{{1,2}}(?:st|nd|rd|th)?\b|\d{{1,2}}(?:st|nd|rd|th)?\s+{_MONTHS}(?![a-z]))"
-    r"|(昨天|今天|前天|昨晚|今晚|今早)",
+    r"|昨天|今天|前天|昨晚|今晚|今早",
     re.I,
 )
 
@@ -170,19 +171,16 @@ class _Context:
 
     def _zone(self, name: str | None) -> tuple[tzinfo, str]:
         found = zone_of(name)
-        return (found, zone_label(found, name)) if found and name else (self.zone, self.zone_name)
+        return (found, name.strip()) if found and name else (self.zone, self.zone_name)
 
     def place(self, atom: Atom, zone_name: str | None = None) -> tuple[datetime, str]:
         """The instant ``atom`` denotes: on the referenced day (else today, else yesterday)."""
         zone, label = self._zone(zone_name or atom.zone)
-        if atom.moment is not None:
-            moment = atom.moment if atom.moment.tzinfo else atom.moment.replace(tzinfo=zone)
-            if atom.moment.tzinfo is not None:
-                label = (
-                    "UTC"
-                    if atom.moment.utcoffset() == timedelta(0)
-                    else atom.moment.isoformat()[-6:]
-                )
+        if (moment := atom.moment) is not None:
+            if moment.tzinfo is None:
+                moment = moment.replace(tzinfo=zone)
+            else:
+                label = "UTC" if moment.utcoffset() == timedelta(0) else moment.isoformat()[-6:]
             return moment.astimezone(timezone.utc), label
         local_now = self.now.astimezone(zone)
         day = self.day[1] if self.day else local_now.date()
@@ -217,18 +215,16 @@ class _Context:
 
     def anchored(self, atoms: list[Atom]) -> TimeWindow | None:
         """A clock time after "since"/"from"/"从" (or before "开始"), or after "until"/"before"."""
-        for atom in atoms:
-            before, after = self.text[: atom.begin], self.text[atom.end :]
-            if (match := _SINCE_BEFORE.search(before)) or _SINCE_AFTER.match(after):
-                begin = match.start() if match else atom.begin
-                tail = _SINCE_AFTER.match(after)
-                return self.point(atom, "since", begin, atom.end + (tail.end() if tail else 0))
-            if (match := _UNTIL_BEFORE.search(before)) or _UNTIL_AFTER.match(after):
-                end, label = self.place(atom)
-                begin = match.start() if match else atom.begin
-                tail = _UNTIL_AFTER.match(after)
-                text = self._matched(begin, atom.end + (tail.end() if tail else 0))
-                return TimeWindow(None, min(end, self.now), None, text, label, "until")
+        for atom, (kind, lead, trail) in itertools.product(atoms, _ANCHORS):
+            match, tail = lead.search(self.text[: atom.begin]), trail.match(self.text, atom.end)
+            if not (match or tail):
+                continue
+            begin, end = match.start() if match else atom.begin, tail.end() if tail else atom.end
+            if kind == "since":
+                return self.point(atom, "since", begin, end)
+            moment, label = self.place(atom)
+            text = self._matched(begin, end)
+            return TimeWindow(None, min(moment, self.now), None, text, label, "until")
         return None
 
     def point(
@@ -289,20 +285,19 @@ def _span(match: re.Match[str]) -> timedelta:
 
 
 def _day_reference(text: str, now: datetime) -> tuple[str, date] | None:
-    """The day a question refers to ("yesterday", "Nov 29", "昨天"), read by dateparser."""
+    """The day a question refers to ("yesterday", "Nov 29", "昨天"), read by dateparser (but
+    ``11月29日``, which it does not read)."""
     match = _DATE_REF.search(text)
     if match is None:
         return None
     if match.group(1):
-        return match.group(1), date.fromisoformat(match.group(1))
-    if match.group(2):
-        month, day_of_month = int(match.group(2)), int(match.group(3))
+        month, day_of_month = int(match.group(1)), int(match.group(2))
         try:
             day = date(now.year, month, day_of_month)
         except ValueError:
             return None
         return match.group(0), day if day <= now.date() else day.replace(year=now.year - 1)
-    phrase = match.group(4) or match.group(5)
+    phrase = match.group(0)
     phrase = {"昨晚": "昨天", "今晚": "今天", "今早": "今天"}.get(phrase, phrase)
     parsed = _date_parser(now.replace(tzinfo=None)).get_date_data(phrase).date_obj
     return (match.group(0), parsed.date()) if parsed is not None else None
@@ -316,7 +311,3 @@ def _date_parser(relative_base: datetime) -> Any:
         languages=["en", "zh"],
         settings={"RELATIVE_BASE": relative_base, "PREFER_DATES_FROM": "past"},
     )
-
-
-def _iso(moment: datetime | None) -> str | None:
-    return moment.astimezone(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ") if moment else None

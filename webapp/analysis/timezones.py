@@ -45,8 +45,8 @@ def zone_of(name: str | None) -> tzinfo | None:
     if not name:
         return None
     text = name.strip()
-    if text.upper() in _HOURS:
-        return _fixed(_HOURS[text.upper()], text.upper())
+    if (hours := _HOURS.get(text.upper())) is not None:
+        return timezone(timedelta(hours=hours), text.upper()) if hours else timezone.utc
     if offset := _OFFSET.match(text.upper()):
         sign = -1 if offset.group(1) == "-" else 1
         hours, minutes = int(offset.group(2)), int(offset.group(3) or 0)
@@ -57,17 +57,3 @@ def zone_of(name: str | None) -> tzinfo | None:
         return ZoneInfo(text)
     except (ZoneInfoNotFoundError, ValueError):
         return None
-
-
-def zone_label(zone: tzinfo, name: str | None = None) -> str:
-    """How a resolved window names its zone: the name used, else the zone's own name."""
-    if name:
-        return name.strip()
-    key = getattr(zone, "key", None)
-    return str(key) if key else str(zone)
-
-
-def _fixed(hours: int, name: str) -> tzinfo:
-    if hours == 0:
-        return timezone.utc
-    return timezone(timedelta(hours=hours), name)

@@ -40,7 +40,7 @@ def mined_groups(lines: Sequence[dict[str, Any]]) -> list[int]:
     """The template number ``mine_patterns`` gives each record of ``records(...)``."""
     times = [line["timestamp"] for line in lines]
     group_of = {}
-    for n, pattern in enumerate(mine_patterns(lines, None, times)):
+    for n, pattern in enumerate(mine_patterns(lines, None)):
         group_of.update(dict.fromkeys(pattern.times, n))
     return [group_of[moment] for moment in times]
 
