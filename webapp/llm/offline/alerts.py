@@ -83,18 +83,16 @@ def add_claims(
     # "alerts fired, what is wrong?": the alerts of the suspects triage picked
     relevant = None
     if not asked and suspects.triage_output(done) is not None:
-        window = request_window(request)
-        stated = window.onset if window.stated else None
-        relevant = suspects.picked_alerts(done, stated)
+        relevant = suspects.picked_alerts(done, request_window(request).stated_onset)
     # "why is <alert> firing?": that alert, not the whole list.
-    alerts = [(i, a) for i, a in every if not asked or id(a) in asked]
-    if relevant is not None:
-        alerts = [
-            (i, a)
-            for i, a in alerts
-            if isinstance(a, Mapping) and (a.get("alert_name"), a.get("service")) in relevant
-        ]
-    alerts = [(i, a) for i, a in alerts if isinstance(a, Mapping) and a.get("alert_name")]
+    alerts = [
+        (i, a)
+        for i, a in every
+        if isinstance(a, Mapping)
+        and a.get("alert_name")
+        and (not asked or id(a) in asked)
+        and (relevant is None or (a.get("alert_name"), a.get("service")) in relevant)
+    ]
     room = max(0, min(MAX_ALERTS, 30 - len(claims)))
     for index, alert in alerts[:room]:
         bindings = [

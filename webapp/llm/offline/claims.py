@@ -14,6 +14,9 @@ from functools import cached_property
 from string import Formatter
 from typing import Any
 
+#: Every claim kind, in the order they are defined (``read`` tries them in turn).
+KINDS: list[ClaimKind] = []
+
 
 @dataclass(frozen=True)
 class ClaimKind:
@@ -30,6 +33,7 @@ class ClaimKind:
         object.__setattr__(self, "fields", names)
         if self.zh and set(_fields(self.zh)) != set(names):
             raise ValueError(f"claim kind {self.name}: the zh template has other fields")
+        KINDS.append(self)
 
     @property
     def templates(self) -> dict[str, str]:
@@ -174,21 +178,6 @@ RUNBOOK = ClaimKind(
 )
 #: One action step of that runbook.
 STEP = ClaimKind("step", "The runbook recommends: {step}", "运行手册建议: {step}", critical=False)
-
-KINDS: tuple[ClaimKind, ...] = (
-    MOVED,
-    NEW_LOGS,
-    NAMES,
-    ORIGIN,
-    ORIGIN_TIMING,
-    CAUSE,
-    EVENT,
-    STEADY,
-    TRAFFIC,
-    VALUE,
-    RUNBOOK,
-    STEP,
-)
 
 
 def read(statement: str) -> tuple[ClaimKind, dict[str, str]] | None:

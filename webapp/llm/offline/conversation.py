@@ -47,7 +47,7 @@ def payload(messages: Sequence[Message]) -> dict[str, Any]:
 _PAYLOAD: dict[str, tuple[Message, str, dict[str, Any]]] = {}
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)  # identity is equality: results are cached per object
 class Done:
     """A tool call already made in this conversation and what came back."""
 
@@ -117,6 +117,11 @@ def _json(text: str) -> dict[str, Any] | None:
     except json.JSONDecodeError:
         return None
     return value if isinstance(value, dict) else None
+
+
+def call(tool: str, purpose: str = "", **arguments: Any) -> dict[str, Any]:
+    """A tool call as plans and follow-up rounds write it (a plan's with its ``purpose``)."""
+    return {"tool": tool, "arguments": arguments, **({"purpose": purpose} if purpose else {})}
 
 
 def tool_rounds(messages: Sequence[Message]) -> int:

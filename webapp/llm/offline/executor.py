@@ -26,9 +26,9 @@ from . import alerts, suspects, values
 from . import claims as kinds
 from .causes import ELSEWHERE, Item, Match, classify, own_kind
 from .claims import ClaimWriter
-from .conversation import Catalog, Done
+from .conversation import Catalog, Done, call
 from .findings import Reading, Signal, Template, readings
-from .question import iso, request_window
+from .question import clock, iso, request_window
 
 #: Follow-up rounds after the plan's (the ReAct loop allows six tool rounds in all).
 MAX_FOLLOW_UP_ROUNDS = 5
@@ -150,7 +150,7 @@ class Investigation:
                 if not end.events_read:
                     since, until = iso(onset - EVENTS_BEFORE), iso(onset + EVENTS_AFTER)
                     events = {"service": end.service, "level": "INFO", "start": since, "end": until}
-                    wanted.append({"tool": "log_patterns", "arguments": events})
+                    wanted.append(call("log_patterns", **events))
                 wanted += self._triage(service, path) if path[0][0].symptoms else []
         if all(w["tool"] == "log_patterns" for w in wanted):
             # only the culprits' events are left: the runbook lookup joins their round
@@ -185,24 +185,22 @@ class Investigation:
         ]
 
     def _analyse(self, service: str, *, asked: bool) -> list[dict[str, Any]]:
-        arguments = {"service": service, **self.window()}
         tools = _ANALYSIS if asked else _ANALYSIS[:1]
-        return [{"tool": tool, "arguments": dict(arguments)} for tool in tools]
+        return [call(tool, service=service, **self.window()) for tool in tools]
 
     def _lines(self, reading: Reading, onset: datetime) -> list[dict[str, Any]]:
         """ERROR lines from the onset on, and WARN lines when their rate moved."""
         levels = ["ERROR"] + [s.signal for s in reading.symptoms if s.kind == "log_rate"]
+        start, end = iso(onset - NAMES_BEFORE), _window_end(reading) or iso(onset + NAMES_WINDOW)
         return [
-            {
-                "tool": "query_logs",
-                "arguments": {
-                    "service": reading.service,
-                    "level": level,
-                    "start": iso(onset - NAMES_BEFORE),
-                    "end": _window_end(reading) or iso(onset + NAMES_WINDOW),
-                    "limit": NAMES_LIMIT,
-                },
-            }
+            call(
+                "query_logs",
+                service=reading.service,
+                level=level,
+                start=start,
+                end=end,
+                limit=NAMES_LIMIT,
+            )
             for level in sorted(set(levels) & {"ERROR", "WARN"})
         ]
 
@@ -213,18 +211,16 @@ class Investigation:
         if not matches:
             return []
         query = " ".join(dict.fromkeys(m.kind.label for m in matches))
-        return [{"tool": "lookup_knowledge", "arguments": {"query": query[:300], "top_k": 5}}]
+        return [call("lookup_knowledge", query=query[:300], top_k=5)]
 
     @cached_property
     def stated(self) -> datetime | None:
-        """The onset the question states, if it states one."""
-        window = request_window(self.request)  # the plan's: a follow-up keeps the last one
-        return window.onset if window.stated else None
+        """The onset the question states, if it states one (the plan's: a follow-up keeps it)."""
+        return request_window(self.request).stated_onset
 
     def focus(self, reading: Reading) -> datetime | None:
         """An asked service's first onset from the stated time (less ``STATED_SLACK``) on."""
-        onsets = reading.onsets
-        stated = self.stated
+        stated, onsets = self.stated, reading.onsets
         later = [o for o in onsets if stated is None or o >= stated - STATED_SLACK]
         return next(iter(later or onsets), None)
 
@@ -392,10 +388,6 @@ def _number(value: Any) -> str:
     return json.dumps(value)
 
 
-def _clock(moment: datetime) -> str:
-    return moment.strftime("%Y-%m-%d %H:%M UTC")
-
-
 def _signal_binding(signal: Signal) -> tuple[str, str, Any]:
     return (signal.invocation_id, signal.path, signal.signal)
 
@@ -413,7 +405,7 @@ def _quantity(writer: ClaimWriter, kind: kinds.ClaimKind, signal: Signal) -> Non
         service=signal.service,
         signal=signal.signal,
         direction=kinds.direction(str(raw.get("direction", "")), writer.language),
-        onset=_clock(signal.onset),
+        onset=clock(signal.onset),
         baseline=_number((raw.get("baseline") or {}).get("median")),
         peak=_number((raw.get("incident") or {}).get("peak")),
         incident=_number((raw.get("incident") or {}).get("median")),
@@ -422,24 +414,26 @@ def _quantity(writer: ClaimWriter, kind: kinds.ClaimKind, signal: Signal) -> Non
     )
 
 
-def _top_symptoms(reading: Reading, since: datetime, limit: int = MAX_MOVED) -> list[Signal]:
-    """The most significant symptoms since ``since``, metrics first (they carry magnitudes)."""
+def _symptoms(
+    writer: ClaimWriter, reading: Reading, since: datetime, moved: int = MAX_MOVED, logs: int = 0
+) -> None:
+    """The ``moved`` most significant symptoms since ``since``, metrics first (they carry
+    magnitudes), and the first ``logs`` new messages."""
     ranked = sorted(
         reading.since(since),
         key=lambda s: (s.kind != "metric", -s.significance, s.onset, s.signal),
     )
-    return ranked[:limit]
-
-
-def _new_logs(writer: ClaimWriter, template: Template) -> None:
-    writer.add(
-        kinds.NEW_LOGS,
-        [template.leaf("example"), template.leaf("count_after"), template.leaf("first_seen")],
-        service=template.service,
-        count=_number(template.raw.get("count_after")),
-        first_seen=str(template.raw.get("first_seen", "")),
-        example=template.example,
-    )
+    for signal in ranked[:moved]:
+        _quantity(writer, kinds.MOVED, signal)
+    for template in reading.new_templates()[:logs]:
+        writer.add(
+            kinds.NEW_LOGS,
+            [template.leaf("example"), template.leaf("count_after"), template.leaf("first_seen")],
+            service=template.service,
+            count=_number(template.raw.get("count_after")),
+            first_seen=str(template.raw.get("first_seen", "")),
+            example=template.example,
+        )
 
 
 def _steady(writer: ClaimWriter, service: str, detect: Done) -> None:
@@ -480,7 +474,7 @@ def _cause(writer: ClaimWriter, culprit: Reading, match: Match, readings_: list[
                     names.append(signal.signal)
         for template in [*reading.new_templates(), *reading.events]:
             if template.template in lines or template.example in lines:
-                bindings.append((template.invocation_id, template.example_path, template.example))
+                bindings.append(template.leaf("example"))
         for signal in reading.symptoms:
             if signal.kind == "log_pattern" and signal.signal in logs:
                 bindings.append(_signal_binding(signal))
@@ -519,9 +513,9 @@ def _origin(
         [_signal_binding(first), theirs],
         culprit=reading.service,
         signal=first.signal,
-        onset=_clock(first.onset),
+        onset=clock(first.onset),
         victim=victim[0].service,
-        victim_onset=_clock(victim[1]),
+        victim_onset=clock(victim[1]),
     )
 
 
@@ -568,20 +562,12 @@ def write_claims(inv: Investigation, writer: ClaimWriter) -> None:
             continue
         culprit, match = inv.diagnosis(service)
         assert culprit is not None
-        onset = path[0][1]
-        for signal in _top_symptoms(reading, onset - ORIGIN_BEFORE):
-            _quantity(writer, kinds.MOVED, signal)
-        for template in reading.new_templates()[:MAX_NEW_LOGS]:
-            _new_logs(writer, template)
+        _symptoms(writer, reading, path[0][1] - ORIGIN_BEFORE, logs=MAX_NEW_LOGS)
         if len(path) > 1:
             _names(writer, [r for r, _ in path])
             for hop, at in path[1:-1]:  # every service on the way has its own evidence
-                for signal in _top_symptoms(hop, at - ORIGIN_BEFORE, 1):
-                    _quantity(writer, kinds.MOVED, signal)
-            for signal in _top_symptoms(culprit, path[-1][1] - CAUSE_LOOKBACK):
-                _quantity(writer, kinds.MOVED, signal)
-            for template in culprit.new_templates()[:MAX_NEW_LOGS]:
-                _new_logs(writer, template)
+                _symptoms(writer, hop, at - ORIGIN_BEFORE, 1)
+            _symptoms(writer, culprit, path[-1][1] - CAUSE_LOOKBACK, logs=MAX_NEW_LOGS)
             # a link no line names rests on timing alone
             timed = any(
                 b.service not in inv.dependencies(a.service)

@@ -109,10 +109,6 @@ class Template:
     def first_seen(self) -> datetime | None:
         return parse_time(str(self.raw.get("first_seen") or ""))
 
-    @property
-    def example_path(self) -> str:
-        return f"$.patterns[{self.index}].example"
-
     def leaf(self, name: str) -> tuple[str, str, Any]:
         """``(invocation_id, raw_path, value)`` of one field of the pattern."""
         return (self.invocation_id, f"$.patterns[{self.index}].{name}", self.raw.get(name))
@@ -178,18 +174,15 @@ def _result(done: Done) -> dict[str, Any]:
     return done.result if isinstance(done.result, dict) else {}
 
 
-#: Signals read per ``detect_anomalies`` result object (every round reads the same ``Done``).
-_SIGNALS: dict[int, tuple[Done, tuple[Signal, ...]]] = {}
-SIGNALS_CACHE = 512
-
-
 def read_signals(done: Done) -> list[Signal]:
     """The findings of one ``detect_anomalies`` result."""
-    kept = _SIGNALS.get(id(done))
-    if kept is not None and kept[0] is done:
-        return list(kept[1])
+    return list(_signals(done))
+
+
+@lru_cache(maxsize=512)  # per result object: every round reads the same ``Done``
+def _signals(done: Done) -> tuple[Signal, ...]:
     service = str(done.arguments.get("service", ""))
-    found = [
+    return tuple(
         Signal(
             service,
             done.invocation_id,
@@ -201,11 +194,7 @@ def read_signals(done: Done) -> list[Signal]:
         )
         for index, raw in shown_items(_result(done).get("findings"))
         if isinstance(raw, dict) and (onset := parse_time(str(raw.get("onset", "")))) is not None
-    ]
-    if len(_SIGNALS) >= SIGNALS_CACHE:
-        _SIGNALS.clear()
-    _SIGNALS[id(done)] = (done, tuple(found))
-    return found
+    )
 
 
 def read_templates(done: Done) -> list[Template]:
@@ -238,26 +227,24 @@ def _whole(text: str, start: int, end: int, name: str) -> bool:
     return not (before.isalnum() or before in "_-") and not (after.isalnum() or after in "_-")
 
 
-#: Mentions per ``query_logs`` invocation and service, with the catalog they were read against.
-_MENTIONS: dict[tuple[str, str], tuple[tuple[str, ...], dict[str, list[str]], list[Mention]]] = {}
-MENTIONS_CACHE = 512
-
-
 def read_mentions(
     done: Done, services: Sequence[str], aliases: Mapping[str, Sequence[str]]
 ) -> list[Mention]:
     """Records of one ``query_logs`` result that name another known service (or its alias)."""
+    return list(_mentions(done, tuple(services), tuple((k, *v) for k, v in aliases.items())))
+
+
+@lru_cache(maxsize=512)  # per result object and catalog: every round reads the same ``Done``
+def _mentions(
+    done: Done, services: tuple[str, ...], aliases: tuple[tuple[str, ...], ...]
+) -> tuple[Mention, ...]:
     service = str(done.arguments.get("service", ""))
-    key = (done.invocation_id, service)
-    catalog = tuple(services)
-    kept = _MENTIONS.get(key)
-    if kept is not None and kept[0] == catalog and kept[1] == aliases:
-        return kept[2]
+    others = {names[0]: names[1:] for names in aliases}
     owner = {
         name.lower(): other
         for other in services
         if other != service
-        for name in (other, *aliases.get(other, ()))
+        for name in (other, *others.get(other, ()))
         if name
     }
     found: list[Mention] = []
@@ -280,10 +267,7 @@ def read_mentions(
                 Mention(service, o, done.invocation_id, path, message, named[o])
                 for o in sorted(named)
             ]
-    if len(_MENTIONS) >= MENTIONS_CACHE:
-        _MENTIONS.clear()
-    _MENTIONS[key] = (catalog, {k: list(v) for k, v in aliases.items()}, found)
-    return found
+    return tuple(found)
 
 
 def is_event_query(done: Done) -> bool:

@@ -22,7 +22,7 @@ from ...telemetry.units import spoken_unit
 from . import claims as kinds
 from .causes import CAUSE_KINDS, Item, innermost, matches
 from .claims import ClaimKind, clean
-from .question import parse_time
+from .question import clock, parse_time
 
 #: The claim kinds that lead a victim to its culprit.
 ORIGINS = (kinds.ORIGIN, kinds.ORIGIN_TIMING)
@@ -132,12 +132,7 @@ class Read:
 
 def read_all(claims: Sequence[dict[str, Any]]) -> list[Read]:
     """Every claim with its kind and fields."""
-    found = []
-    for claim in claims:
-        parsed = kinds.read(str(claim.get("statement", "")))
-        kind, values = parsed if parsed else (None, {})
-        found.append(Read(claim, kind, values))
-    return found
+    return [Read(c, *(kinds.read(str(c.get("statement", ""))) or (None, {}))) for c in claims]
 
 
 _QUOTED = {"example", "excerpt", "message", "title", "step"}
@@ -276,10 +271,9 @@ def _finding_conclusions(
     moved = ", ".join(_quantity(i, words) for i in shown)
     if shown:
         since = _since(min(i.fields["onset"] for i in shown), words, offset)
-    else:  # since the first new message was first seen
+    else:  # only new messages: since the first was first seen, how many lines of them
         seen = [t for i in finding.logs if (t := parse_time(i.fields["first_seen"])) is not None]
-        since = _since(min(seen).strftime("%Y-%m-%d %H:%M UTC"), words, offset) if seen else ""
-    if not moved:  # only new messages: how many lines of them
+        since = _since(clock(min(seen)), words, offset) if seen else ""
         count = sum(int(i.fields["count"]) for i in finding.logs if i.fields["count"].isdigit())
         moved = words["new_errors"] + (words["new_lines"].format(count=count) if count else "")
     out = [

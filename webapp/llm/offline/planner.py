@@ -12,7 +12,7 @@ from typing import Any
 from ...analysis.language import asks_what_is_wrong
 from ...analysis.timeexpr import DEFAULT_TIMEZONE
 from . import values
-from .conversation import Catalog
+from .conversation import Catalog, call
 from .question import Understanding, Window, iso, request_window, understand, window_record
 
 #: Services the plan follows, each with its own trail (first named first).
@@ -45,52 +45,27 @@ def service_queries(catalog: Catalog, service: str, window: Window) -> list[dict
     analysis tools, logs and golden metrics."""
     if catalog.has(ANALYSE) and catalog.has(PATTERNS):
         analyse = analysis_query(service, window)
-        patterns = {
-            "tool": PATTERNS,
-            "arguments": dict(analyse["arguments"]),
-            "purpose": f"log templates of {service}, new ones flagged",
-        }
-        return [analyse, patterns]
-    queries = [
-        {
-            "tool": "query_logs",
-            "arguments": {
-                "service": service,
-                "level": "ERROR",
-                "start": iso(window.split),
-                "end": iso(window.end),
-                "limit": 100,
-            },
-            "purpose": f"ERROR lines after {iso(window.split)}",
-        }
-    ]
+        purpose = f"log templates of {service}, new ones flagged"
+        return [analyse, call(PATTERNS, purpose, **analyse["arguments"])]
+    split, start, end = iso(window.split), iso(window.split - BASELINE), iso(window.end)
+    logs = {"service": service, "level": "ERROR", "start": split, "end": end, "limit": 100}
+    queries = [call("query_logs", f"ERROR lines after {split}", **logs)]
     for metric in golden_metrics(catalog, service):
-        queries.append(
-            {
-                "tool": "query_metrics",
-                "arguments": {
-                    "service": service,
-                    "metric": metric,
-                    "start": iso(window.split - BASELINE),
-                    "end": iso(window.end),
-                },
-                "purpose": f"{metric} before vs after {iso(window.split)}",
-            }
-        )
+        arguments = {"service": service, "metric": metric, "start": start, "end": end}
+        queries.append(call("query_metrics", f"{metric} before vs after {split}", **arguments))
     return queries
 
 
 def analysis_query(service: str, window: Window) -> dict[str, Any]:
     """``detect_anomalies`` for ``service``: over the recent range, or from ``BASELINE``
     before the stated onset to its end."""
-    arguments: dict[str, Any] = {"service": service}
-    if window.stated:
-        arguments["start"] = iso(window.split - BASELINE)
-        arguments["end"] = iso(window.end)
-        purpose = f"onsets and baselines of every signal of {service} around {iso(window.split)}"
-    else:
+    if not window.stated:
         purpose = f"no time given: onsets of every signal of {service} over the recent range"
-    return {"tool": "detect_anomalies", "arguments": arguments, "purpose": purpose}
+        return call(ANALYSE, purpose, service=service)
+    purpose = f"onsets and baselines of every signal of {service} around {iso(window.split)}"
+    return call(
+        ANALYSE, purpose, service=service, start=iso(window.split - BASELINE), end=iso(window.end)
+    )
 
 
 def trails(catalog: Catalog, services: list[str], window: Window) -> list[dict[str, Any]]:
@@ -119,24 +94,9 @@ def comparisons(
 
 def triage_query(question: str, window: Window) -> dict[str, Any]:
     """``triage`` over the whole catalog, from ``TRIAGE_LEAD`` before the stated time."""
-    arguments: dict[str, Any] = {"hint": question[:500]}
-    if window.stated:
-        arguments["start"] = iso(window.split - TRIAGE_LEAD)
-        arguments["end"] = iso(window.end)
-    return {
-        "tool": TRIAGE,
-        "arguments": arguments,
-        "purpose": "no service is named for sure: rank every service that changed",
-    }
-
-
-def alert_query() -> dict[str, Any]:
-    """The firing alerts."""
-    return {
-        "tool": "query_alerts",
-        "arguments": {"state": "firing"},
-        "purpose": "the question asks about alerts: which are firing now",
-    }
+    stated = {"start": iso(window.split - TRIAGE_LEAD), "end": iso(window.end)}
+    purpose = "no service is named for sure: rank every service that changed"
+    return call(TRIAGE, purpose, hint=question[:500], **(stated if window.stated else {}))
 
 
 def plan(
@@ -171,20 +131,16 @@ def plan(
         and (not seen.asks_alerts or asks_what_is_wrong(question))
     )
     if seen.asks_alerts and catalog.has("query_alerts"):
-        queries.append(alert_query())
+        purpose = "the question asks about alerts: which are firing now"
+        queries.append(call("query_alerts", purpose, state="firing"))
     if wide:
         services = []
         queries.append(triage_query(question, seen.window))
     queries += trails(catalog, services, seen.window)
     notes = _unknown_notes(seen)
     if not queries:
-        queries = [
-            {
-                "tool": "lookup_knowledge",
-                "arguments": {"query": question[:300], "top_k": 3},
-                "purpose": "; ".join(notes) or "no known service is named: look for runbooks",
-            }
-        ]
+        purpose = "; ".join(notes) or "no known service is named: look for runbooks"
+        queries = [call("lookup_knowledge", purpose, query=question[:300], top_k=3)]
     # a plan reading no telemetry over time (alerts now, unknown names) shows no window
     windowed = any(q["tool"] in WINDOWED for q in queries)
     planned: dict[str, Any] = {
@@ -254,13 +210,8 @@ def gap_plan(request: dict[str, Any], catalog: Catalog, window: Window) -> dict[
             seen.add(service)
             queries += service_queries(catalog, service, window)
     if not queries:
-        queries = [
-            {
-                "tool": "lookup_knowledge",
-                "arguments": {"query": " ".join(said)[:300]},
-                "purpose": "the gaps name no service: search the runbooks",
-            }
-        ]
+        purpose = "the gaps name no service: search the runbooks"
+        queries = [call("lookup_knowledge", purpose, query=" ".join(said)[:300])]
     return {
         "mode": "EVIDENCE_GAP_ONLY",
         "summary": "Close the verifier's gaps: " + "; ".join(said),

@@ -42,6 +42,11 @@ class Window:
         return self.resolved is not None and self.resolved.found
 
     @property
+    def stated_onset(self) -> datetime | None:
+        """The onset the question states, if it states one."""
+        return self.onset if self.stated else None
+
+    @property
     def split(self) -> datetime:
         """Where "before" ends and "after" begins: the onset, or one hour before the end."""
         return self.onset or self.end - DEFAULT_SPLIT
@@ -58,6 +63,11 @@ def parse_time(value: str | None) -> datetime | None:
     return (parsed if parsed.tzinfo else parsed.replace(tzinfo=timezone.utc)).astimezone(
         timezone.utc
     )
+
+
+def clock(moment: datetime) -> str:
+    """``2027-03-09 09:30 UTC``: a moment as claims and answers write it."""
+    return moment.strftime("%Y-%m-%d %H:%M UTC")
 
 
 def question_window(
@@ -94,16 +104,10 @@ def request_window(request: Mapping[str, Any], default_timezone: str = DEFAULT_T
         return question_window(
             str(request.get("question", "")), request.get("reference_time"), default_timezone
         )
-    kind = str(recorded.get("kind") or "none")
-    resolved = TimeWindow(
-        parse_time(recorded.get("start")),
-        end,
-        parse_time(recorded.get("onset")),
-        recorded.get("text"),
-        str(recorded.get("zone") or default_timezone),
-        kind if recorded.get("text") else "none",
-    )
-    return _window(resolved)
+    text, zone = recorded.get("text"), str(recorded.get("zone") or default_timezone)
+    kind = str(recorded.get("kind") or "none") if text else "none"
+    start, onset = parse_time(recorded.get("start")), parse_time(recorded.get("onset"))
+    return _window(TimeWindow(start, end, onset, text, zone, kind))
 
 
 @dataclass(frozen=True)
@@ -196,13 +200,8 @@ def _previous_turn(
             continue
         named = resolve_services(text, services, aliases).services
         if named:
-            answers = [
-                str(t.get("content", ""))
-                for t in turns[index + 1 :]
-                if t.get("role") == "assistant"
-            ]
-            answer = answers[-1] if answers else ""
-            return text, named, answer
+            later = [t for t in turns[index + 1 :] if t.get("role") == "assistant"]
+            return text, named, str(later[-1].get("content", "")) if later else ""
     return None
 
 

@@ -13,7 +13,7 @@ from typing import Any
 
 from ...analysis.triage import QUIET_SEVERITIES
 from .causes import Item, Match, classify, own_kind
-from .conversation import Done
+from .conversation import Done, call
 from .question import parse_time
 
 TRIAGE = "triage"
@@ -160,7 +160,5 @@ def route(done: Sequence[Done], service: str) -> list[str]:
 
 def triage_call(start: datetime, end: str | None) -> dict[str, Any]:
     """A ``triage`` call from ``start`` (less ``NEAR_BEFORE``: a cause begins first) on."""
-    arguments = {"start": (start - NEAR_BEFORE).strftime("%Y-%m-%dT%H:%M:%SZ")}
-    if end:
-        arguments["end"] = end
-    return {"tool": TRIAGE, "arguments": arguments}
+    since = (start - NEAR_BEFORE).strftime("%Y-%m-%dT%H:%M:%SZ")
+    return call(TRIAGE, start=since, **({"end": end} if end else {}))

@@ -16,7 +16,7 @@ from typing import Any
 from ..compact import shown_items
 from . import claims as kinds
 from .conversation import Catalog, Done
-from .question import iso, parse_time, request_window
+from .question import clock, iso, parse_time, request_window
 
 #: The metric is read this long either side of the time asked.
 AROUND = timedelta(minutes=5)
@@ -140,24 +140,11 @@ def claims(request: Mapping[str, Any], done: Sequence[Done]) -> list[Found]:
         ]
         if not points:
             continue
-        _, index, at, point = min(points)
-        value = point[1]
+        _, index, at, (time, value) = min(points)
         unit = str((result.get("summary") or {}).get("unit") or "")
-        path = f"$.series[0].points[{index}]"
-        found.append(
-            (
-                kinds.VALUE,
-                [
-                    (d.invocation_id, f"{path}[1]", value),
-                    (d.invocation_id, f"{path}[0]", point[0]),
-                    (d.invocation_id, "$.series[0].metric", series[0].get("metric")),
-                ],
-                {
-                    "service": str(key[0]),
-                    "signal": str(key[1]),
-                    "value": f"{json.dumps(value)} {unit}".strip(),
-                    "time": at.strftime("%Y-%m-%d %H:%M UTC"),
-                },
-            )
-        )
+        path, metric = f"$.series[0].points[{index}]", series[0].get("metric")
+        leaves = [(f"{path}[1]", value), (f"{path}[0]", time), ("$.series[0].metric", metric)]
+        fields = {"service": str(key[0]), "signal": str(key[1]), "time": clock(at)}
+        fields["value"] = f"{json.dumps(value)} {unit}".strip()
+        found.append((kinds.VALUE, [(d.invocation_id, *leaf) for leaf in leaves], fields))
     return found
