@@ -108,10 +108,8 @@ def add_claims(
     if not added:
         return evidence
     more = len(alerts) - room
-    summary = str(evidence.get("summary") or "")
-    summary += f" {len(added)} alert claims" + (
-        f"; {more} more alerts not listed." if more > 0 else "."
-    )
+    tail = f"; {more} more alerts not listed." if more > 0 else "."
+    summary = f"{evidence.get('summary') or ''} {len(added)} alert claims{tail}"
     return {**evidence, "claims": claims + added, "summary": summary.strip()[:4000]}
 
 

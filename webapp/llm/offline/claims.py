@@ -61,12 +61,7 @@ class ClaimKind:
     def read(self, statement: str) -> dict[str, str] | None:
         """The field values of ``statement`` (in any language), or None when not of this kind."""
         for pattern, literals in self._readers:
-            if literals and literals[0] not in statement:
-                continue
-            if not all(literal in statement for literal in literals[1:]):
-                continue
-            match = pattern.match(statement)
-            if match:
+            if all(text in statement for text in literals) and (match := pattern.match(statement)):
                 return match.groupdict()
         return None
 

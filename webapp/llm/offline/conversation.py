@@ -9,6 +9,7 @@ import threading
 from collections import OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any
 
 from ...tools.catalog import ALIASES_MARKER, METRICS_MARKER
@@ -29,22 +30,14 @@ def schema_name(messages: Sequence[Message], response_format: dict[str, Any] | N
 
 
 def payload(messages: Sequence[Message]) -> dict[str, Any]:
-    """The JSON payload of the first user message ({} when it is plain text), parsed once per
-    conversation (every round sends the same message object)."""
-    for message in messages:
-        if message.get("role") == "user":
-            content = str(message.get("content") or "")
-            kept = _PAYLOAD.get("last")
-            if kept is not None and kept[0] is message and kept[1] == content:
-                return kept[2]
-            value = _json(content) or {}
-            _PAYLOAD["last"] = (message, content, value)
-            return value
-    return {}
+    """The JSON payload of the first user message ({} when it is plain text)."""
+    users = (str(m.get("content") or "") for m in messages if m.get("role") == "user")
+    return _payload(next(users, ""))
 
 
-#: The last payload read: (its message, the message's text, the parsed payload).
-_PAYLOAD: dict[str, tuple[Message, str, dict[str, Any]]] = {}
+@lru_cache(maxsize=1)  # parsed once per conversation: every round sends the same message
+def _payload(content: str) -> dict[str, Any]:
+    return _json(content) or {}
 
 
 @dataclass(frozen=True, eq=False)  # identity is equality: results are cached per object
@@ -119,7 +112,7 @@ def _json(text: str) -> dict[str, Any] | None:
     return value if isinstance(value, dict) else None
 
 
-def call(tool: str, purpose: str = "", **arguments: Any) -> dict[str, Any]:
+def call(tool: str, purpose: str = "", /, **arguments: Any) -> dict[str, Any]:
     """A tool call as plans and follow-up rounds write it (a plan's with its ``purpose``)."""
     return {"tool": tool, "arguments": arguments, **({"purpose": purpose} if purpose else {})}
 

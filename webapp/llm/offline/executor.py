@@ -27,9 +27,11 @@ from . import claims as kinds
 from .causes import ELSEWHERE, Item, Match, classify, own_kind
 from .claims import ClaimWriter
 from .conversation import Catalog, Done, call
-from .findings import Reading, Signal, Template, readings
+from .findings import Reading, Signal, readings
 from .question import clock, iso, request_window
 
+#: A service on a chain, with the onset by which it is on it.
+Hop = tuple[Reading, datetime]
 #: Follow-up rounds after the plan's (the ReAct loop allows six tool rounds in all).
 MAX_FOLLOW_UP_ROUNDS = 5
 TOOL_CALLS = Budget().max_tool_calls
@@ -168,7 +170,7 @@ class Investigation:
         reading = self.readings.get(service)
         return reading is None or reading.detect is None
 
-    def _triage(self, service: str, path: list[tuple[Reading, datetime]]) -> list[dict[str, Any]]:
+    def _triage(self, service: str, path: list[Hop]) -> list[dict[str, Any]]:
         """When the chain stops at ``service`` with no cause kind, or at a kind whose cause
         lies elsewhere: ``triage``, then ``detect_anomalies`` of each suspect on its route."""
         match = self.diagnosis(service)[1]
@@ -177,12 +179,8 @@ class Investigation:
             return []
         if suspects.triage_output(self.done) is None:
             return [suspects.triage_call(path[0][1], self.window().get("end"))]
-        return [
-            call
-            for hop in suspects.route(self.done, service)
-            if self.unanalysed(hop)
-            for call in self._analyse(hop, asked=False)
-        ]
+        hops = [hop for hop in suspects.route(self.done, service) if self.unanalysed(hop)]
+        return [query for hop in hops for query in self._analyse(hop, asked=False)]
 
     def _analyse(self, service: str, *, asked: bool) -> list[dict[str, Any]]:
         tools = _ANALYSIS if asked else _ANALYSIS[:1]
@@ -191,16 +189,10 @@ class Investigation:
     def _lines(self, reading: Reading, onset: datetime) -> list[dict[str, Any]]:
         """ERROR lines from the onset on, and WARN lines when their rate moved."""
         levels = ["ERROR"] + [s.signal for s in reading.symptoms if s.kind == "log_rate"]
-        start, end = iso(onset - NAMES_BEFORE), _window_end(reading) or iso(onset + NAMES_WINDOW)
+        end = _window_end(reading) or iso(onset + NAMES_WINDOW)
+        span = {"start": iso(onset - NAMES_BEFORE), "end": end, "limit": NAMES_LIMIT}
         return [
-            call(
-                "query_logs",
-                service=reading.service,
-                level=level,
-                start=start,
-                end=end,
-                limit=NAMES_LIMIT,
-            )
+            call("query_logs", service=reading.service, level=level, **span)
             for level in sorted(set(levels) & {"ERROR", "WARN"})
         ]
 
@@ -224,7 +216,7 @@ class Investigation:
         later = [o for o in onsets if stated is None or o >= stated - STATED_SLACK]
         return next(iter(later or onsets), None)
 
-    def chain(self, service: str, *, settled: bool = True) -> list[tuple[Reading, datetime]]:
+    def chain(self, service: str, *, settled: bool = True) -> list[Hop]:
         """``service`` and the dependencies whose trouble began with their caller's, each with
         its onset: the last is the culprit. A service with only new messages follows named
         dependencies alone and, ``settled``, stands only on reaching a cause of its own."""
@@ -267,7 +259,7 @@ class Investigation:
             return []
         return path
 
-    def _routed(self, path: list[tuple[Reading, datetime]]) -> list[tuple[Reading, datetime]]:
+    def _routed(self, path: list[Hop]) -> list[Hop]:
         """The next suspect on triage's route from the chain's start near the end's onset."""
         end, onset = path[-1][0].service, path[-1][1]
         for name in suspects.route(self.done, path[0][0].service):
@@ -280,7 +272,7 @@ class Investigation:
             return [(hop, near)] if near is not None else []
         return []
 
-    def _timed_candidates(self, caller: Reading, onset: datetime) -> list[tuple[Reading, datetime]]:
+    def _timed_candidates(self, caller: Reading, onset: datetime) -> list[Hop]:
         """Timing candidates whose trouble began with the caller's and that show a cause kind,
         never a client of it."""
         found = []
@@ -349,18 +341,14 @@ def _items(reading: Reading, at: datetime, own: bool) -> list[Item]:
     relevant = [s for s in reading.signals if since <= s.onset <= until]
     items = [Item("metric", s.signal, own) for s in relevant if s.kind == "metric"]
     items += [Item("log", s.signal, own) for s in relevant if s.kind == "log_pattern"]
-    items += [Item("log", t.template, own) for t in _new_until(reading, until)]
+    new = [t for t in reading.new_templates() if t.first_seen is None or t.first_seen <= until]
+    items += [Item("log", t.template, own) for t in new]
     return items + [Item("event", t.example, own) for t in reading.events]
 
 
 def _own_cause(reading: Reading, at: datetime) -> bool:
     """Whether ``reading``'s own evidence shows a cause kind that lies in itself."""
     return own_kind(classify(_items(reading, at, True)))
-
-
-def _new_until(reading: Reading, until: datetime) -> list[Template]:
-    """``reading``'s new templates first seen by ``until`` (or with no first sighting)."""
-    return [t for t in reading.new_templates() if t.first_seen is None or t.first_seen <= until]
 
 
 def _name_parts(service: str) -> set[str]:
@@ -388,15 +376,11 @@ def _number(value: Any) -> str:
     return json.dumps(value)
 
 
-def _signal_binding(signal: Signal) -> tuple[str, str, Any]:
-    return (signal.invocation_id, signal.path, signal.signal)
-
-
 def _quantity(writer: ClaimWriter, kind: kinds.ClaimKind, signal: Signal) -> None:
     """A ``moved`` or ``traffic`` claim that ``signal`` moved from its baseline, bound to its
     name and the unit the answer writes."""
     raw = signal.raw
-    bindings = [_signal_binding(signal)]
+    bindings = [signal.leaf]
     if spoken_unit(raw.get("unit")):
         bindings.append((signal.invocation_id, f"$.findings[{signal.index}].unit", raw["unit"]))
     writer.add(
@@ -442,13 +426,12 @@ def _steady(writer: ClaimWriter, service: str, detect: Done) -> None:
     if not count:
         return  # nothing was examined (no data): no evidence of health
     window = result.get("window") or {}
+    leaves = [("healthy_signals", count)] + [
+        (f"window.{k}", window.get(k)) for k in ("start", "end")
+    ]
     writer.add(
         kinds.STEADY,
-        [
-            (detect.invocation_id, "$.healthy_signals", count),
-            (detect.invocation_id, "$.window.start", window.get("start")),
-            (detect.invocation_id, "$.window.end", window.get("end")),
-        ],
+        [(detect.invocation_id, f"$.{path}", value) for path, value in leaves],
         service=service,
         count=_number(count),
         start=str(window.get("start", "")),
@@ -469,7 +452,7 @@ def _cause(writer: ClaimWriter, culprit: Reading, match: Match, readings_: list[
     for reading in readings_:
         for signal in reading.signals:
             if signal.kind == "metric" and signal.signal in metrics:
-                bindings.append(_signal_binding(signal))
+                bindings.append(signal.leaf)
                 if reading is culprit:
                     names.append(signal.signal)
         for template in [*reading.new_templates(), *reading.events]:
@@ -477,7 +460,7 @@ def _cause(writer: ClaimWriter, culprit: Reading, match: Match, readings_: list[
                 bindings.append(template.leaf("example"))
         for signal in reading.symptoms:
             if signal.kind == "log_pattern" and signal.signal in logs:
-                bindings.append(_signal_binding(signal))
+                bindings.append(signal.leaf)
     signs = ", ".join(dict.fromkeys(names)) or _LOG_MESSAGES.get(
         writer.language, _LOG_MESSAGES["en"]
     )
@@ -490,13 +473,7 @@ def _cause(writer: ClaimWriter, culprit: Reading, match: Match, readings_: list[
     )
 
 
-def _origin(
-    writer: ClaimWriter,
-    culprit: tuple[Reading, datetime],
-    victim: tuple[Reading, datetime],
-    *,
-    timed: bool = False,
-) -> None:
+def _origin(writer: ClaimWriter, culprit: Hop, victim: Hop, *, timed: bool = False) -> None:
     """The culprit's earliest relevant symptom against the victim's onset (``timed``: the link
     rests on timing alone)."""
     reading, onset = culprit
@@ -505,12 +482,12 @@ def _origin(
     signal = victim[0].at(victim[1])
     # the victim's trouble may be only a new message (too few lines to move a rate)
     logged = [t for t in victim[0].new_templates() if t.first_seen == victim[1]]
-    theirs = _signal_binding(signal) if signal else logged[0].leaf("first_seen") if logged else None
+    theirs = signal.leaf if signal else logged[0].leaf("first_seen") if logged else None
     if first is None or theirs is None:
         return
     writer.add(
         kinds.ORIGIN_TIMING if timed else kinds.ORIGIN,
-        [_signal_binding(first), theirs],
+        [first.leaf, theirs],
         culprit=reading.service,
         signal=first.signal,
         onset=clock(first.onset),
@@ -598,9 +575,8 @@ def _runbook_claims(inv: Investigation, writer: ClaimWriter) -> None:
         title = str(documents[0].get("title", "")).split(" > ")[0]
         if not title:
             continue
-        writer.add(
-            kinds.RUNBOOK, [(done.invocation_id, "$.documents[0].title", title)], title=title
-        )
+        book = (done.invocation_id, "$.documents[0].title", title)
+        writer.add(kinds.RUNBOOK, [book], title=title)
         actions = (
             (index, doc)
             for index, doc in enumerate(documents)

@@ -55,8 +55,9 @@ class Signal:
     raw: Mapping[str, Any]
 
     @property
-    def path(self) -> str:
-        return f"$.findings[{self.index}].signal"
+    def leaf(self) -> tuple[str, str, Any]:
+        """``(invocation_id, raw_path, value)`` of its signal name."""
+        return (self.invocation_id, f"$.findings[{self.index}].signal", self.signal)
 
     @cached_property
     def marker(self) -> bool:
@@ -281,10 +282,9 @@ def readings(
     """One :class:`Reading` per service the successful results cover, in first-seen order."""
     found: dict[str, Reading] = {}
     for d in done:
-        if d.status != "SUCCESS":
-            continue
         service = str(d.arguments.get("service", ""))
-        if not service or d.tool not in ("detect_anomalies", "log_patterns", "query_logs"):
+        tool = d.tool if d.status == "SUCCESS" and service else ""
+        if tool not in ("detect_anomalies", "log_patterns", "query_logs"):
             continue
         reading = found.setdefault(service, Reading(service))
         if d.tool == "detect_anomalies" and reading.detect is None:

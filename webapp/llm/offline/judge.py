@@ -164,16 +164,13 @@ def verify(request: dict[str, Any]) -> dict[str, Any]:
     """``verifier_output`` over the verified projection."""
     evidence = {e["evidence_id"]: e for e in request.get("evidence") or []}
     items = read_all(request.get("claims") or [])
-    assessments = []
-    for item in items:
-        ok, reason = _supported(item, evidence)
-        assessments.append({"claim_id": item.claim["claim_id"], "supported": ok, "reason": reason})
-    supported = [i for i, a in zip(items, assessments, strict=True) if a["supported"]]
+    judged = [(item, *_supported(item, evidence)) for item in items]
+    assessments = [
+        {"claim_id": i.claim["claim_id"], "supported": ok, "reason": why} for i, ok, why in judged
+    ]
+    supported = [i for i, ok, _ in judged if ok]
     gaps = dependency_gaps(supported, texts(request))
-    critical_missing = any(
-        i.claim.get("critical") and not a["supported"]
-        for i, a in zip(items, assessments, strict=True)
-    )
+    critical_missing = any(i.claim.get("critical") and not ok for i, ok, _ in judged)
     verdict = "FAIL" if not supported else "LOW_CONFID" if gaps or critical_missing else "PASS"
     return {"verdict": verdict, "claim_assessments": assessments, "critical_gaps": gaps}
 
@@ -186,13 +183,8 @@ def dependency_gaps(supported: Sequence[Read], words: dict[str, str]) -> list[di
         dep = item.fields.get("dependency") if item.kind is kinds.NAMES else None
         if dep and dep not in about:
             about.add(dep)
-            gaps.append(
-                {
-                    "description": words["gap"].format(dep=dep),
-                    "suggested_tool": "detect_anomalies",
-                    "suggested_arguments": {"service": dep},
-                }
-            )
+            tool = {"suggested_tool": "detect_anomalies", "suggested_arguments": {"service": dep}}
+            gaps.append({"description": words["gap"].format(dep=dep), **tool})
     return gaps
 
 
@@ -282,9 +274,7 @@ def _finding_conclusions(
             finding.moved + finding.logs,
         )
     ]
-    cause = next(
-        (i for i in items if i.kind is kinds.CAUSE and i.fields["culprit"] == culprit), None
-    )
+    cause = next((i for i in items if i.kind is kinds.CAUSE and i.service == culprit), None)
     behind = [i for i in items if i.service == culprit and i.kind in (kinds.MOVED, kinds.NEW_LOGS)]
     events = [i for i in items if i.kind is kinds.EVENT and i.service == culprit]
     links = [i for i in items if i.kind is kinds.NAMES]

@@ -108,20 +108,13 @@ def plan(
     if request.get("mode") == "EVIDENCE_GAP_ONLY":
         window = request_window(request, default_timezone)
         gaps = gap_plan(request, catalog, window)
-        named = [
-            q["arguments"]["service"] for q in gaps["queries"] if q["arguments"].get("service")
-        ]
+        named = [s for q in gaps["queries"] if (s := q["arguments"].get("service"))]
         if named and not window.stated and catalog.has(ANALYSE):
             gaps["queries"] = trails(catalog, list(dict.fromkeys(named)), window)
         return {**gaps, "window": window_record(window)}
-    seen = understand(
-        question,
-        request.get("reference_time"),
-        catalog.services,
-        catalog.aliases,
-        [h for h in request.get("history") or [] if isinstance(h, dict)],
-        default_timezone,
-    )
+    history = [h for h in request.get("history") or [] if isinstance(h, dict)]
+    now = request.get("reference_time")
+    seen = understand(question, now, catalog.services, catalog.aliases, history, default_timezone)
     services = (seen.dependencies + seen.services)[:MAX_SERVICES]
     queries: list[dict[str, Any]] = []
     # "alerts fired, what is going on?" asks what is wrong too: triage answers that part
@@ -143,12 +136,11 @@ def plan(
         queries = [call("lookup_knowledge", purpose, query=question[:300], top_k=3)]
     # a plan reading no telemetry over time (alerts now, unknown names) shows no window
     windowed = any(q["tool"] in WINDOWED for q in queries)
+    moved = [f"{s} changed behaviour at {iso(seen.window.split)}" for s in services]
     planned: dict[str, Any] = {
         "mode": "FULL",
         "summary": _summary(seen, services, notes, wide)[:2000],
-        "hypotheses": (
-            [f"{s} changed behaviour at {iso(seen.window.split)}" for s in services] + notes
-        )[:10],
+        "hypotheses": (moved + notes)[:10],
         "queries": queries[:MAX_QUERIES],
         "window": window_record(seen.window) if windowed else None,
         "unknown_services": [
@@ -175,26 +167,17 @@ def _unknown_notes(seen: Understanding) -> list[str]:
 def _summary(seen: Understanding, services: list[str], notes: list[str], wide: bool) -> str:
     window = seen.window
     when = window.resolved.describe() if window.resolved else iso(window.split)
-    parts = []
-    if services:
-        parts.append(
-            f"Compare {', '.join(services)} before and after {iso(window.split)} ({when}): new "
-            "log patterns, latency and error-rate shifts, then follow what they point at."
-        )
-    if seen.follow_up:
-        parts.append("A follow-up: the services and window come from the previous turn.")
-    if seen.dependencies:
-        parts.append(
-            f"It asks about a dependency: {', '.join(seen.dependencies)}, which the previous "
-            "answer found in the data."
-        )
-    if seen.asks_alerts:
-        parts.append("It asks about alerts: read the firing alerts.")
-    if wide:
-        parts.append(
-            "No service is named for sure: triage every service, then follow the suspects "
-            "that changed first near the time asked about."
-        )
+    said = {
+        f"Compare {', '.join(services)} before and after {iso(window.split)} ({when}): new log "
+        "patterns, latency and error-rate shifts, then follow what they point at.": services,
+        "A follow-up: the services and window come from the previous turn.": seen.follow_up,
+        f"It asks about a dependency: {', '.join(seen.dependencies)}, which the previous answer "
+        "found in the data.": seen.dependencies,
+        "It asks about alerts: read the firing alerts.": seen.asks_alerts,
+        "No service is named for sure: triage every service, then follow the suspects that "
+        "changed first near the time asked about.": wide,
+    }
+    parts = [sentence for sentence, asked in said.items() if asked]
     return " ".join(parts + [f"{note}." for note in notes]) or "No known service is named."
 
 

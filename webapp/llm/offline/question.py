@@ -152,11 +152,8 @@ def understand(
             if not window.stated:
                 window = question_window(asked, reference_time, default_timezone)
             if asks_dependency(question):
-                dependencies = [
-                    s
-                    for s in resolve_services(_conclusions(answer), services, aliases).services
-                    if s not in found
-                ]
+                named = resolve_services(_conclusions(answer), services, aliases).services
+                dependencies = [s for s in named if s not in found]
     elif found and refers_back(question) and not window.stated:
         # "and what about <another service>?": that service, over the previous turn's time.
         earlier = _previous_turn(question, history, services, aliases)
