@@ -51,9 +51,7 @@ class Done:
     result: Any
 
 
-#: Tool messages already read, by (tool, arguments text, result text): every round re-reads the
-#: whole conversation, and the parsed values are only ever read.
-_READ: dict[tuple[str, str, str], Done] = {}
+#: How many parsed tool messages, and results as first read, are kept.
 READ_CACHE = 512
 
 
@@ -62,17 +60,12 @@ def tool_results(messages: Sequence[Message]) -> list[Done]:
     calls: dict[str, tuple[str, str]] = {}
     done: list[Done] = []
     for message in messages:
-        for call in message.get("tool_calls") or []:
-            function = call["function"]
-            calls[call["id"]] = (function["name"], function.get("arguments") or "{}")
+        for asked in message.get("tool_calls") or []:
+            function = asked["function"]
+            calls[asked["id"]] = (function["name"], function.get("arguments") or "{}")
         if message.get("role") == "tool" and message.get("tool_call_id") in calls:
             name, arguments = calls[message["tool_call_id"]]
-            key = (name, arguments, str(message.get("content") or "{}"))
-            if (read := _READ.get(key)) is None:
-                if len(_READ) >= READ_CACHE:
-                    _READ.clear()
-                read = _READ[key] = _read(*key)
-            done.append(_remembered(read))
+            done.append(_remembered(_read(name, arguments, str(message.get("content") or "{}"))))
     return done
 
 
@@ -96,8 +89,9 @@ def _remembered(read: Done) -> Done:
     return read
 
 
+@lru_cache(maxsize=READ_CACHE)  # every round re-reads the whole conversation
 def _read(name: str, arguments_text: str, content: str) -> Done:
-    """One tool call and its result message, parsed."""
+    """One tool call and its result message, parsed (the parsed values are only ever read)."""
     arguments, body = _json(arguments_text) or {}, _json(content) or {}
     status = str(body.get("status", "SUCCESS"))
     return Done(name, arguments, str(body.get("invocation_id", "")), status, body.get("result"))

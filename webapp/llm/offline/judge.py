@@ -283,17 +283,11 @@ def _finding_conclusions(
     said = next((i for i in items if i.kind is kinds.NEW_LOGS and i.service == culprit), None)
     if events and (said is None or (cause and _shows_cause(events[0], cause, said))):
         said = events[0]
-    support = ([cause] if cause else []) + ([finding.origin] if finding.origin else [])
-    support += [said] if said else []
-    if culprit != finding.service:
-        support += behind + links
-        timed = finding.origin is not None and finding.origin.kind is kinds.ORIGIN_TIMING
-        where = words["timed" if timed else "depends"].format(
-            culprit=culprit, service=finding.service
-        )
-    else:
-        where = words["itself"].format(culprit=culprit)
-    support += events
+    support = [i for i in (cause, finding.origin, said) if i is not None]
+    support += behind + links + events if culprit != finding.service else events
+    timed = finding.origin is not None and finding.origin.kind is kinds.ORIGIN_TIMING
+    side = "itself" if culprit == finding.service else "timed" if timed else "depends"
+    where = words[side].format(culprit=culprit, service=finding.service)
     if not support:
         return out
     line = quote(said.fields.get("example") or said.fields.get("message", "")) if said else ""
@@ -397,16 +391,12 @@ def _value(item: Read, words: dict[str, str], offset: int) -> dict[str, Any]:
     """``auth-api token age was 94.62 s at 2027-03-09 10:52 UTC``."""
     number, _, written = item.fields["value"].partition(" ")
     unit = spoken_unit(written)
-    return _conclusion(
-        words["value"].format(
-            service=item.fields["service"],
-            signal=_label(item.fields["signal"], words, unit),
-            value=f"{_number(number, VALUE_DIGITS)} {unit}".strip(),
-            time=item.fields["time"],
-            local=_local(item.fields["time"], words, offset),
-        ),
-        [item],
-    )
+    shown = {
+        "signal": _label(item.fields["signal"], words, unit),
+        "value": f"{_number(number, VALUE_DIGITS)} {unit}".strip(),
+        "local": _local(item.fields["time"], words, offset),
+    }
+    return _conclusion(words["value"].format(**{**item.fields, **shown}), [item])
 
 
 def _since(onset: str, words: dict[str, str], offset: int) -> str:

@@ -18,6 +18,7 @@ from ...analysis.language import asks_dependency, question_language, refers_back
 from ...analysis.names import NameMatch, Resolution, UnknownName, resolve_services, stem
 from ...analysis.onsets import iso
 from ...analysis.timeexpr import DEFAULT_TIMEZONE, TimeWindow, resolve_window
+from ...telemetry.common import parse_timestamp
 
 #: Without a stated onset, "before" and "after" split this long before now.
 DEFAULT_SPLIT = timedelta(hours=1)
@@ -54,15 +55,8 @@ class Window:
 
 def parse_time(value: str | None) -> datetime | None:
     """Parse an ISO-8601 timestamp into aware UTC (None when absent or unreadable)."""
-    if not value:
-        return None
-    try:
-        parsed = datetime.fromisoformat(value.strip().replace("Z", "+00:00"))
-    except ValueError:
-        return None
-    return (parsed if parsed.tzinfo else parsed.replace(tzinfo=timezone.utc)).astimezone(
-        timezone.utc
-    )
+    parsed = parse_timestamp(value)
+    return parsed.astimezone(timezone.utc) if parsed else None
 
 
 def clock(moment: datetime) -> str:
