@@ -26,13 +26,10 @@ class OfflineChatModel:
     """Rule-based planner, executor, verifier and composer in one ``ChatModel``
     (``default_timezone``: the zone of a time the question writes without one)."""
 
+    model_name = MODEL_NAME  # the name shown in traces: says it is rule-based
+
     def __init__(self, default_timezone: str = DEFAULT_TIMEZONE) -> None:
         self.default_timezone = default_timezone
-
-    @property
-    def model_name(self) -> str:
-        """The name shown in traces: says it is rule-based."""
-        return MODEL_NAME
 
     def complete(
         self,

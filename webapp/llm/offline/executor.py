@@ -500,16 +500,11 @@ def _names(writer: ClaimWriter, path: Sequence[Reading]) -> None:
     """Each hop of the chain: the line by which a service names the next one."""
     for caller, callee in itertools.pairwise(path):
         mentions = caller.mentions.get(callee.service, [])
-        named = [m for m in mentions if callee.service.lower() in m.message.lower()]
-        if named:
-            excerpt = _around(named[0].message, callee.service)
-            writer.add(
-                kinds.NAMES,
-                [(named[0].invocation_id, named[0].path, excerpt)],
-                service=caller.service,
-                dependency=callee.service,
-                excerpt=excerpt,
-            )
+        line = next((m for m in mentions if callee.service.lower() in m.message.lower()), None)
+        if line is not None:
+            excerpt = _around(line.message, callee.service)
+            named = {"service": caller.service, "dependency": callee.service, "excerpt": excerpt}
+            writer.add(kinds.NAMES, [(line.invocation_id, line.path, excerpt)], **named)
 
 
 def _around(message: str, name: str, width: int = 60) -> str:

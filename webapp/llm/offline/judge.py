@@ -268,12 +268,8 @@ def _finding_conclusions(
         since = _since(clock(min(seen)), words, offset) if seen else ""
         count = sum(int(i.fields["count"]) for i in finding.logs if i.fields["count"].isdigit())
         moved = words["new_errors"] + (words["new_lines"].format(count=count) if count else "")
-    out = [
-        _conclusion(
-            words["degraded"].format(service=finding.service, since=since, moved=moved),
-            finding.moved + finding.logs,
-        )
-    ]
+    degraded = words["degraded"].format(service=finding.service, since=since, moved=moved)
+    out = [_conclusion(degraded, finding.moved + finding.logs)]
     cause = next((i for i in items if i.kind is kinds.CAUSE and i.service == culprit), None)
     behind = [i for i in items if i.service == culprit and i.kind in (kinds.MOVED, kinds.NEW_LOGS)]
     events = [i for i in items if i.kind is kinds.EVENT and i.service == culprit]

@@ -52,15 +52,13 @@ def _metric(phrase: str, metrics: Sequence[str], *, leading: bool) -> str | None
         return exact
     words = set(_PARTS.findall(phrase.lower()))
     first = next(iter(_PARTS.findall(phrase.lower())), "")
-    best: tuple[int, float, str] | None = None
+    scored = []
     for metric in metrics:
         parts = {p for p in _PARTS.findall(metric.lower()) if p not in _COMMON and len(p) > 1}
         shared = len(parts & words)
         if shared and (first in parts or not leading):
-            score = (shared, shared / len(parts), metric)
-            if best is None or score[:2] > best[:2]:
-                best = score
-    return best[2] if best else None
+            scored.append((shared, shared / len(parts), metric))
+    return max(scored, key=lambda s: s[:2])[2] if scored else None
 
 
 def _exact(text: str, metrics: Sequence[str]) -> str | None:
