@@ -59,11 +59,6 @@ def outputs(done: Sequence[Done]) -> list[Done]:
     return [d for d in done if d.tool == TOOL and d.status == "SUCCESS" and d.result]
 
 
-def _alerts(result: Any) -> list[tuple[int, Any]]:
-    """``(index, alert)`` of the alerts the result shows."""
-    return shown_items(result.get("alerts") if isinstance(result, Mapping) else None)
-
-
 _FIELDS = ("alert_name", "service", "severity", "active_at", "description")
 
 
@@ -78,7 +73,7 @@ def add_claims(
     language = question_language(str(request.get("question", "")))
     claims = list(evidence.get("claims") or [])
     writer = ClaimWriter(first=next_number(claims))
-    every = _alerts(latest.result)
+    every = shown_items(latest.output.get("alerts"))
     asked = {id(a) for a in named(request, [latest])}
     # "alerts fired, what is wrong?": the alerts of the suspects triage picked
     relevant = None
@@ -117,8 +112,8 @@ def named(request: Mapping[str, Any], done: Sequence[Done]) -> list[Mapping[str,
     """The alerts of the ``query_alerts`` outputs that the question names (whole names)."""
     question = str(request.get("question", "")).lower()
     found: dict[str, Mapping[str, Any]] = {}
-    for output in outputs(done):
-        for _, alert in _alerts(output.result):
+    for read in outputs(done):
+        for _, alert in shown_items(read.output.get("alerts")):
             if not isinstance(alert, Mapping):
                 continue
             name = str(alert.get("alert_name") or "")

@@ -50,6 +50,11 @@ class Done:
     status: str
     result: Any
 
+    @property
+    def output(self) -> dict[str, Any]:
+        """The result when it is a JSON object, else {}."""
+        return self.result if isinstance(self.result, dict) else {}
+
 
 #: How many parsed tool messages, and results as first read, are kept.
 READ_CACHE = 512

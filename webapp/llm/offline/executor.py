@@ -306,9 +306,9 @@ class Investigation:
     def knowledge(self) -> list[tuple[Done, list[dict[str, Any]]]]:
         """The knowledge lookups that found documents."""
         return [
-            (d, [doc for _, doc in shown_items((d.result or {}).get("documents"))])
+            (d, [doc for _, doc in shown_items(d.output.get("documents"))])
             for d in self.done
-            if d.tool == "lookup_knowledge" and (d.result or {}).get("documents")
+            if d.tool == "lookup_knowledge" and d.output.get("documents")
         ]
 
 
@@ -366,8 +366,7 @@ def _literal(reading: Reading, other: str) -> int:
 
 
 def _window_end(reading: Reading) -> str | None:
-    result = reading.detect.result if reading.detect is not None else None
-    window = result.get("window") if isinstance(result, dict) else None
+    window = reading.detect.output.get("window") if reading.detect is not None else None
     return str(window["end"]) if isinstance(window, dict) and window.get("end") else None
 
 
@@ -421,7 +420,7 @@ def _symptoms(
 
 
 def _steady(writer: ClaimWriter, service: str, detect: Done) -> None:
-    result = detect.result if isinstance(detect.result, dict) else {}
+    result = detect.output
     count = result.get("healthy_signals")
     if not count:
         return  # nothing was examined (no data): no evidence of health
@@ -446,7 +445,7 @@ def _cause(writer: ClaimWriter, culprit: Reading, match: Match, readings_: list[
     lines = logs | {i.text for i in match.items if i.kind == "event"}
     bindings: list[tuple[str, str, Any]] = []
     if culprit.detect is not None:  # first, so the cap keeps it: it grounds the culprit's name
-        window = (culprit.detect.result or {}).get("window", {})
+        window = culprit.detect.output.get("window", {})
         bindings.append((culprit.detect.invocation_id, "$.window.start", window.get("start")))
     names: list[str] = []
     for reading in readings_:

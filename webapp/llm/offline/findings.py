@@ -171,10 +171,6 @@ class Reading:
         return [t for t in self.patterns if t.new]
 
 
-def _result(done: Done) -> dict[str, Any]:
-    return done.result if isinstance(done.result, dict) else {}
-
-
 def read_signals(done: Done) -> list[Signal]:
     """The findings of one ``detect_anomalies`` result."""
     return list(_signals(done))
@@ -193,7 +189,7 @@ def _signals(done: Done) -> tuple[Signal, ...]:
             onset,
             raw,
         )
-        for index, raw in shown_items(_result(done).get("findings"))
+        for index, raw in shown_items(done.output.get("findings"))
         if isinstance(raw, dict) and (onset := parse_time(str(raw.get("onset", "")))) is not None
     )
 
@@ -203,7 +199,7 @@ def read_templates(done: Done) -> list[Template]:
     service = str(done.arguments.get("service", ""))
     return [
         Template(service, done.invocation_id, index, raw)
-        for index, raw in shown_items(_result(done).get("patterns"))
+        for index, raw in shown_items(done.output.get("patterns"))
         if isinstance(raw, dict)
     ]
 
@@ -249,7 +245,7 @@ def _mentions(
         if name
     }
     found: list[Mention] = []
-    records = [(i, r) for i, r in shown_items(_result(done).get("records")) if isinstance(r, dict)]
+    records = [(i, r) for i, r in shown_items(done.output.get("records")) if isinstance(r, dict)]
     messages = [str(record.get("message", "")) for _, record in records]
     lowered = [message.lower() for message in messages]
     # search only for the names found somewhere in the lines: an alternation of all is slow

@@ -64,7 +64,7 @@ def _answer(question: str, done: Sequence[Done]) -> str:
         doc
         for d in done
         if d.tool == "lookup_knowledge" and d.status == "SUCCESS"
-        for _, doc in shown_items((d.result or {}).get("documents"))
+        for _, doc in shown_items(d.output.get("documents"))
     ]
     texts = _TEXTS[question_language(question)]
     if not documents:

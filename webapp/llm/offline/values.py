@@ -125,7 +125,7 @@ def claims(request: Mapping[str, Any], done: Sequence[Done]) -> list[Found]:
         key = (d.arguments.get("service"), d.arguments.get("metric"))
         if d.tool != "query_metrics" or d.status != "SUCCESS" or key not in wanted:
             continue
-        result = d.result if isinstance(d.result, Mapping) else {}
+        result = d.output
         series = [s for s in result.get("series") or [] if isinstance(s, Mapping)]
         points = [
             (abs((at - moment).total_seconds()), index, at, point)

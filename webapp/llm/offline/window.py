@@ -30,9 +30,9 @@ def data_onset(done: Sequence[Done]) -> datetime | None:
     """The earliest onset among the strongest ``detect_anomalies`` findings."""
     onsets: list[datetime] = []
     for d in done:
-        if d.tool != ANALYSE or d.status != "SUCCESS" or not isinstance(d.result, Mapping):
+        if d.tool != ANALYSE or d.status != "SUCCESS":
             continue
-        findings = [f for _, f in shown_items(d.result.get("findings")) if isinstance(f, Mapping)]
+        findings = [f for _, f in shown_items(d.output.get("findings")) if isinstance(f, Mapping)]
         strongest = max((_significance(f) for f in findings), default=0.0)
         if strongest <= 0:
             continue
