@@ -107,11 +107,7 @@ def plan(
     question = str(request.get("question", ""))
     if request.get("mode") == "EVIDENCE_GAP_ONLY":
         window = request_window(request, default_timezone)
-        gaps = gap_plan(request, catalog, window)
-        named = [s for q in gaps["queries"] if (s := q["arguments"].get("service"))]
-        if named and not window.stated and catalog.has(ANALYSE):
-            gaps["queries"] = trails(catalog, list(dict.fromkeys(named)), window)
-        return {**gaps, "window": window_record(window)}
+        return {**gap_plan(request, catalog, window), "window": window_record(window)}
     history = [h for h in request.get("history") or [] if isinstance(h, dict)]
     now = request.get("reference_time")
     seen = understand(question, now, catalog.services, catalog.aliases, history, default_timezone)
@@ -185,19 +181,18 @@ def gap_plan(request: dict[str, Any], catalog: Catalog, window: Window) -> dict[
     """Queries for the services the verifier's gaps name, nothing else."""
     gaps = request.get("evidence_gaps") or []
     said = [g.get("description", "") for g in gaps]
-    queries: list[dict[str, Any]] = []
-    seen: set[str] = set()
-    for gap in gaps:
-        service = (gap.get("suggested_arguments") or {}).get("service")
-        if service in catalog.services and service not in seen:
-            seen.add(service)
-            queries += service_queries(catalog, service, window)
+    named = [(g.get("suggested_arguments") or {}).get("service") for g in gaps]
+    services = list(dict.fromkeys(s for s in named if s in catalog.services))
+    if services and not window.stated and catalog.has(ANALYSE):
+        queries = trails(catalog, services, window)
+    else:
+        queries = [q for s in services for q in service_queries(catalog, s, window)]
     if not queries:
         purpose = "the gaps name no service: search the runbooks"
         queries = [call("lookup_knowledge", purpose, query=" ".join(said)[:300])]
     return {
         "mode": "EVIDENCE_GAP_ONLY",
         "summary": "Close the verifier's gaps: " + "; ".join(said),
-        "hypotheses": [f"the cause lives in {s}" for s in sorted(seen)],
+        "hypotheses": [f"the cause lives in {s}" for s in sorted(services)],
         "queries": queries[:12],
     }

@@ -84,9 +84,7 @@ def window_record(window: Window) -> dict[str, Any]:
     resolved = window.resolved
     if resolved is None:
         return {"start": None, "end": iso(window.end), "onset": None, "text": None, "kind": "none"}
-    record = resolved.as_dict()
-    record.pop("found", None)
-    return record
+    return {k: v for k, v in resolved.as_dict().items() if k != "found"}
 
 
 def request_window(request: Mapping[str, Any], default_timezone: str = DEFAULT_TIMEZONE) -> Window:

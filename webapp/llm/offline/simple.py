@@ -72,9 +72,7 @@ def _answer(question: str, done: Sequence[Done]) -> str:
     lines = [texts["intro"].format(question=question), ""]
     for doc in documents[:3]:
         body = " ".join(str(doc.get("content", "")).split())
-        lines.append(
-            f"- **{doc.get('title')}** (`{doc.get('doc_id')}`): {body[:400]}"
-            + ("…" if len(body) > 400 else "")
-        )
+        more = "…" if len(body) > 400 else ""
+        lines.append(f"- **{doc.get('title')}** (`{doc.get('doc_id')}`): {body[:400]}{more}")
     lines += ["", texts["footer"]]
     return "\n".join(lines)
