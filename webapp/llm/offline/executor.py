@@ -146,8 +146,7 @@ class Investigation:
             if fresh:
                 wanted += self._analyse(fresh[0], asked=False)
             elif len(path) == 1 and timed and path[0][0].symptoms:
-                for other in timed:
-                    wanted += self._analyse(other, asked=False)
+                wanted += [query for o in timed for query in self._analyse(o, asked=False)]
             else:
                 if not end.events_read:
                     since, until = iso(onset - EVENTS_BEFORE), iso(onset + EVENTS_AFTER)
