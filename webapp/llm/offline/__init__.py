@@ -26,13 +26,10 @@ class OfflineChatModel:
     """Rule-based planner, executor, verifier and composer in one ``ChatModel``
     (``default_timezone``: the zone of a time the question writes without one)."""
 
+    model_name = MODEL_NAME  # the name shown in traces: says it is rule-based
+
     def __init__(self, default_timezone: str = DEFAULT_TIMEZONE) -> None:
         self.default_timezone = default_timezone
-
-    @property
-    def model_name(self) -> str:
-        """The name shown in traces: says it is rule-based."""
-        return MODEL_NAME
 
     def complete(
         self,
@@ -69,17 +66,14 @@ class OfflineChatModel:
     ) -> ChatResult:
         done = tool_results(messages)
         rounds = tool_rounds(messages)
-        if tool_choice != "none":
-            if rounds == 0:
-                planned = (request.get("plan") or {}).get("queries", [])
-                queries = first_round(planned, catalog)
-                if queries:
-                    return self._calls(queries, rounds)
-            elif rounds <= MAX_FOLLOW_UP_ROUNDS:
-                follow = Investigation(request, catalog, done).follow_ups()
-                follow += window.follow_ups(request, catalog, done)
-                if follow:
-                    return self._calls(follow, rounds)
+        calls: list[dict[str, Any]] = []
+        if tool_choice != "none" and rounds == 0:
+            calls = first_round((request.get("plan") or {}).get("queries", []), catalog)
+        elif tool_choice != "none" and rounds <= MAX_FOLLOW_UP_ROUNDS:
+            calls = Investigation(request, catalog, done).follow_ups()
+            calls += window.follow_ups(request, catalog, done)
+        if calls:
+            return self._calls(calls, rounds)
         evidence = final_evidence(request, catalog, done)
         return self._json(alerts.add_claims(evidence, request, done))
 

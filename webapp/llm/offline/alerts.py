@@ -59,11 +59,6 @@ def outputs(done: Sequence[Done]) -> list[Done]:
     return [d for d in done if d.tool == TOOL and d.status == "SUCCESS" and d.result]
 
 
-def _alerts(result: Any) -> list[tuple[int, Any]]:
-    """``(index, alert)`` of the alerts the result shows."""
-    return shown_items(result.get("alerts") if isinstance(result, Mapping) else None)
-
-
 _FIELDS = ("alert_name", "service", "severity", "active_at", "description")
 
 
@@ -78,23 +73,21 @@ def add_claims(
     language = question_language(str(request.get("question", "")))
     claims = list(evidence.get("claims") or [])
     writer = ClaimWriter(first=next_number(claims))
-    every = _alerts(latest.result)
+    every = shown_items(latest.output.get("alerts"))
     asked = {id(a) for a in named(request, [latest])}
     # "alerts fired, what is wrong?": the alerts of the suspects triage picked
     relevant = None
     if not asked and suspects.triage_output(done) is not None:
-        window = request_window(request)
-        stated = window.onset if window.stated else None
-        relevant = suspects.picked_alerts(done, stated)
+        relevant = suspects.picked_alerts(done, request_window(request).stated_onset)
     # "why is <alert> firing?": that alert, not the whole list.
-    alerts = [(i, a) for i, a in every if not asked or id(a) in asked]
-    if relevant is not None:
-        alerts = [
-            (i, a)
-            for i, a in alerts
-            if isinstance(a, Mapping) and (a.get("alert_name"), a.get("service")) in relevant
-        ]
-    alerts = [(i, a) for i, a in alerts if isinstance(a, Mapping) and a.get("alert_name")]
+    alerts = [
+        (i, a)
+        for i, a in every
+        if isinstance(a, Mapping)
+        and a.get("alert_name")
+        and (not asked or id(a) in asked)
+        and (relevant is None or (a.get("alert_name"), a.get("service")) in relevant)
+    ]
     room = max(0, min(MAX_ALERTS, 30 - len(claims)))
     for index, alert in alerts[:room]:
         bindings = [
@@ -110,10 +103,8 @@ def add_claims(
     if not added:
         return evidence
     more = len(alerts) - room
-    summary = str(evidence.get("summary") or "")
-    summary += f" {len(added)} alert claims" + (
-        f"; {more} more alerts not listed." if more > 0 else "."
-    )
+    tail = f"; {more} more alerts not listed." if more > 0 else "."
+    summary = f"{evidence.get('summary') or ''} {len(added)} alert claims{tail}"
     return {**evidence, "claims": claims + added, "summary": summary.strip()[:4000]}
 
 
@@ -121,8 +112,8 @@ def named(request: Mapping[str, Any], done: Sequence[Done]) -> list[Mapping[str,
     """The alerts of the ``query_alerts`` outputs that the question names (whole names)."""
     question = str(request.get("question", "")).lower()
     found: dict[str, Mapping[str, Any]] = {}
-    for output in outputs(done):
-        for _, alert in _alerts(output.result):
+    for read in outputs(done):
+        for _, alert in shown_items(read.output.get("alerts")):
             if not isinstance(alert, Mapping):
                 continue
             name = str(alert.get("alert_name") or "")

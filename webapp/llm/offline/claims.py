@@ -14,6 +14,9 @@ from functools import cached_property
 from string import Formatter
 from typing import Any
 
+#: Every claim kind, in the order they are defined (``read`` tries them in turn).
+KINDS: list[ClaimKind] = []
+
 
 @dataclass(frozen=True)
 class ClaimKind:
@@ -30,6 +33,7 @@ class ClaimKind:
         object.__setattr__(self, "fields", names)
         if self.zh and set(_fields(self.zh)) != set(names):
             raise ValueError(f"claim kind {self.name}: the zh template has other fields")
+        KINDS.append(self)
 
     @property
     def templates(self) -> dict[str, str]:
@@ -57,12 +61,7 @@ class ClaimKind:
     def read(self, statement: str) -> dict[str, str] | None:
         """The field values of ``statement`` (in any language), or None when not of this kind."""
         for pattern, literals in self._readers:
-            if literals and literals[0] not in statement:
-                continue
-            if not all(literal in statement for literal in literals[1:]):
-                continue
-            match = pattern.match(statement)
-            if match:
+            if all(text in statement for text in literals) and (match := pattern.match(statement)):
                 return match.groupdict()
         return None
 
@@ -174,21 +173,6 @@ RUNBOOK = ClaimKind(
 )
 #: One action step of that runbook.
 STEP = ClaimKind("step", "The runbook recommends: {step}", "运行手册建议: {step}", critical=False)
-
-KINDS: tuple[ClaimKind, ...] = (
-    MOVED,
-    NEW_LOGS,
-    NAMES,
-    ORIGIN,
-    ORIGIN_TIMING,
-    CAUSE,
-    EVENT,
-    STEADY,
-    TRAFFIC,
-    VALUE,
-    RUNBOOK,
-    STEP,
-)
 
 
 def read(statement: str) -> tuple[ClaimKind, dict[str, str]] | None:

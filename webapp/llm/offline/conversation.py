@@ -9,6 +9,7 @@ import threading
 from collections import OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any
 
 from ...tools.catalog import ALIASES_MARKER, METRICS_MARKER
@@ -29,25 +30,17 @@ def schema_name(messages: Sequence[Message], response_format: dict[str, Any] | N
 
 
 def payload(messages: Sequence[Message]) -> dict[str, Any]:
-    """The JSON payload of the first user message ({} when it is plain text), parsed once per
-    conversation (every round sends the same message object)."""
-    for message in messages:
-        if message.get("role") == "user":
-            content = str(message.get("content") or "")
-            kept = _PAYLOAD.get("last")
-            if kept is not None and kept[0] is message and kept[1] == content:
-                return kept[2]
-            value = _json(content) or {}
-            _PAYLOAD["last"] = (message, content, value)
-            return value
-    return {}
+    """The JSON payload of the first user message ({} when it is plain text)."""
+    users = (str(m.get("content") or "") for m in messages if m.get("role") == "user")
+    return _payload(next(users, ""))
 
 
-#: The last payload read: (its message, the message's text, the parsed payload).
-_PAYLOAD: dict[str, tuple[Message, str, dict[str, Any]]] = {}
+@lru_cache(maxsize=1)  # parsed once per conversation: every round sends the same message
+def _payload(content: str) -> dict[str, Any]:
+    return _json(content) or {}
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)  # identity is equality: results are cached per object
 class Done:
     """A tool call already made in this conversation and what came back."""
 
@@ -57,10 +50,13 @@ class Done:
     status: str
     result: Any
 
+    @property
+    def output(self) -> dict[str, Any]:
+        """The result when it is a JSON object, else {}."""
+        return self.result if isinstance(self.result, dict) else {}
 
-#: Tool messages already read, by (tool, arguments text, result text): every round re-reads the
-#: whole conversation, and the parsed values are only ever read.
-_READ: dict[tuple[str, str, str], Done] = {}
+
+#: How many parsed tool messages, and results as first read, are kept.
 READ_CACHE = 512
 
 
@@ -69,17 +65,12 @@ def tool_results(messages: Sequence[Message]) -> list[Done]:
     calls: dict[str, tuple[str, str]] = {}
     done: list[Done] = []
     for message in messages:
-        for call in message.get("tool_calls") or []:
-            function = call["function"]
-            calls[call["id"]] = (function["name"], function.get("arguments") or "{}")
+        for asked in message.get("tool_calls") or []:
+            function = asked["function"]
+            calls[asked["id"]] = (function["name"], function.get("arguments") or "{}")
         if message.get("role") == "tool" and message.get("tool_call_id") in calls:
             name, arguments = calls[message["tool_call_id"]]
-            key = (name, arguments, str(message.get("content") or "{}"))
-            if (read := _READ.get(key)) is None:
-                if len(_READ) >= READ_CACHE:
-                    _READ.clear()
-                read = _READ[key] = _read(*key)
-            done.append(_remembered(read))
+            done.append(_remembered(_read(name, arguments, str(message.get("content") or "{}"))))
     return done
 
 
@@ -103,8 +94,9 @@ def _remembered(read: Done) -> Done:
     return read
 
 
+@lru_cache(maxsize=READ_CACHE)  # every round re-reads the whole conversation
 def _read(name: str, arguments_text: str, content: str) -> Done:
-    """One tool call and its result message, parsed."""
+    """One tool call and its result message, parsed (the parsed values are only ever read)."""
     arguments, body = _json(arguments_text) or {}, _json(content) or {}
     status = str(body.get("status", "SUCCESS"))
     return Done(name, arguments, str(body.get("invocation_id", "")), status, body.get("result"))
@@ -117,6 +109,11 @@ def _json(text: str) -> dict[str, Any] | None:
     except json.JSONDecodeError:
         return None
     return value if isinstance(value, dict) else None
+
+
+def call(tool: str, purpose: str = "", /, **arguments: Any) -> dict[str, Any]:
+    """A tool call as plans and follow-up rounds write it (a plan's with its ``purpose``)."""
+    return {"tool": tool, "arguments": arguments, **({"purpose": purpose} if purpose else {})}
 
 
 def tool_rounds(messages: Sequence[Message]) -> int:

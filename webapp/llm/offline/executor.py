@@ -26,10 +26,12 @@ from . import alerts, suspects, values
 from . import claims as kinds
 from .causes import ELSEWHERE, Item, Match, classify, own_kind
 from .claims import ClaimWriter
-from .conversation import Catalog, Done
-from .findings import Reading, Signal, Template, readings
-from .question import iso, request_window
+from .conversation import Catalog, Done, call
+from .findings import Reading, Signal, readings
+from .question import clock, iso, request_window
 
+#: A service on a chain, with the onset by which it is on it.
+Hop = tuple[Reading, datetime]
 #: Follow-up rounds after the plan's (the ReAct loop allows six tool rounds in all).
 MAX_FOLLOW_UP_ROUNDS = 5
 TOOL_CALLS = Budget().max_tool_calls
@@ -144,13 +146,12 @@ class Investigation:
             if fresh:
                 wanted += self._analyse(fresh[0], asked=False)
             elif len(path) == 1 and timed and path[0][0].symptoms:
-                for other in timed:
-                    wanted += self._analyse(other, asked=False)
+                wanted += [query for o in timed for query in self._analyse(o, asked=False)]
             else:
                 if not end.events_read:
                     since, until = iso(onset - EVENTS_BEFORE), iso(onset + EVENTS_AFTER)
                     events = {"service": end.service, "level": "INFO", "start": since, "end": until}
-                    wanted.append({"tool": "log_patterns", "arguments": events})
+                    wanted.append(call("log_patterns", **events))
                 wanted += self._triage(service, path) if path[0][0].symptoms else []
         if all(w["tool"] == "log_patterns" for w in wanted):
             # only the culprits' events are left: the runbook lookup joins their round
@@ -168,7 +169,7 @@ class Investigation:
         reading = self.readings.get(service)
         return reading is None or reading.detect is None
 
-    def _triage(self, service: str, path: list[tuple[Reading, datetime]]) -> list[dict[str, Any]]:
+    def _triage(self, service: str, path: list[Hop]) -> list[dict[str, Any]]:
         """When the chain stops at ``service`` with no cause kind, or at a kind whose cause
         lies elsewhere: ``triage``, then ``detect_anomalies`` of each suspect on its route."""
         match = self.diagnosis(service)[1]
@@ -177,32 +178,20 @@ class Investigation:
             return []
         if suspects.triage_output(self.done) is None:
             return [suspects.triage_call(path[0][1], self.window().get("end"))]
-        return [
-            call
-            for hop in suspects.route(self.done, service)
-            if self.unanalysed(hop)
-            for call in self._analyse(hop, asked=False)
-        ]
+        hops = [hop for hop in suspects.route(self.done, service) if self.unanalysed(hop)]
+        return [query for hop in hops for query in self._analyse(hop, asked=False)]
 
     def _analyse(self, service: str, *, asked: bool) -> list[dict[str, Any]]:
-        arguments = {"service": service, **self.window()}
         tools = _ANALYSIS if asked else _ANALYSIS[:1]
-        return [{"tool": tool, "arguments": dict(arguments)} for tool in tools]
+        return [call(tool, service=service, **self.window()) for tool in tools]
 
     def _lines(self, reading: Reading, onset: datetime) -> list[dict[str, Any]]:
         """ERROR lines from the onset on, and WARN lines when their rate moved."""
         levels = ["ERROR"] + [s.signal for s in reading.symptoms if s.kind == "log_rate"]
+        end = _window_end(reading) or iso(onset + NAMES_WINDOW)
+        span = {"start": iso(onset - NAMES_BEFORE), "end": end, "limit": NAMES_LIMIT}
         return [
-            {
-                "tool": "query_logs",
-                "arguments": {
-                    "service": reading.service,
-                    "level": level,
-                    "start": iso(onset - NAMES_BEFORE),
-                    "end": _window_end(reading) or iso(onset + NAMES_WINDOW),
-                    "limit": NAMES_LIMIT,
-                },
-            }
+            call("query_logs", service=reading.service, level=level, **span)
             for level in sorted(set(levels) & {"ERROR", "WARN"})
         ]
 
@@ -213,22 +202,20 @@ class Investigation:
         if not matches:
             return []
         query = " ".join(dict.fromkeys(m.kind.label for m in matches))
-        return [{"tool": "lookup_knowledge", "arguments": {"query": query[:300], "top_k": 5}}]
+        return [call("lookup_knowledge", query=query[:300], top_k=5)]
 
     @cached_property
     def stated(self) -> datetime | None:
-        """The onset the question states, if it states one."""
-        window = request_window(self.request)  # the plan's: a follow-up keeps the last one
-        return window.onset if window.stated else None
+        """The onset the question states, if it states one (the plan's: a follow-up keeps it)."""
+        return request_window(self.request).stated_onset
 
     def focus(self, reading: Reading) -> datetime | None:
         """An asked service's first onset from the stated time (less ``STATED_SLACK``) on."""
-        onsets = reading.onsets
-        stated = self.stated
+        stated, onsets = self.stated, reading.onsets
         later = [o for o in onsets if stated is None or o >= stated - STATED_SLACK]
         return next(iter(later or onsets), None)
 
-    def chain(self, service: str, *, settled: bool = True) -> list[tuple[Reading, datetime]]:
+    def chain(self, service: str, *, settled: bool = True) -> list[Hop]:
         """``service`` and the dependencies whose trouble began with their caller's, each with
         its onset: the last is the culprit. A service with only new messages follows named
         dependencies alone and, ``settled``, stands only on reaching a cause of its own."""
@@ -271,7 +258,7 @@ class Investigation:
             return []
         return path
 
-    def _routed(self, path: list[tuple[Reading, datetime]]) -> list[tuple[Reading, datetime]]:
+    def _routed(self, path: list[Hop]) -> list[Hop]:
         """The next suspect on triage's route from the chain's start near the end's onset."""
         end, onset = path[-1][0].service, path[-1][1]
         for name in suspects.route(self.done, path[0][0].service):
@@ -284,7 +271,7 @@ class Investigation:
             return [(hop, near)] if near is not None else []
         return []
 
-    def _timed_candidates(self, caller: Reading, onset: datetime) -> list[tuple[Reading, datetime]]:
+    def _timed_candidates(self, caller: Reading, onset: datetime) -> list[Hop]:
         """Timing candidates whose trouble began with the caller's and that show a cause kind,
         never a client of it."""
         found = []
@@ -318,9 +305,9 @@ class Investigation:
     def knowledge(self) -> list[tuple[Done, list[dict[str, Any]]]]:
         """The knowledge lookups that found documents."""
         return [
-            (d, [doc for _, doc in shown_items((d.result or {}).get("documents"))])
+            (d, [doc for _, doc in shown_items(d.output.get("documents"))])
             for d in self.done
-            if d.tool == "lookup_knowledge" and (d.result or {}).get("documents")
+            if d.tool == "lookup_knowledge" and d.output.get("documents")
         ]
 
 
@@ -353,18 +340,14 @@ def _items(reading: Reading, at: datetime, own: bool) -> list[Item]:
     relevant = [s for s in reading.signals if since <= s.onset <= until]
     items = [Item("metric", s.signal, own) for s in relevant if s.kind == "metric"]
     items += [Item("log", s.signal, own) for s in relevant if s.kind == "log_pattern"]
-    items += [Item("log", t.template, own) for t in _new_until(reading, until)]
+    new = [t for t in reading.new_templates() if t.first_seen is None or t.first_seen <= until]
+    items += [Item("log", t.template, own) for t in new]
     return items + [Item("event", t.example, own) for t in reading.events]
 
 
 def _own_cause(reading: Reading, at: datetime) -> bool:
     """Whether ``reading``'s own evidence shows a cause kind that lies in itself."""
     return own_kind(classify(_items(reading, at, True)))
-
-
-def _new_until(reading: Reading, until: datetime) -> list[Template]:
-    """``reading``'s new templates first seen by ``until`` (or with no first sighting)."""
-    return [t for t in reading.new_templates() if t.first_seen is None or t.first_seen <= until]
 
 
 def _name_parts(service: str) -> set[str]:
@@ -382,8 +365,7 @@ def _literal(reading: Reading, other: str) -> int:
 
 
 def _window_end(reading: Reading) -> str | None:
-    result = reading.detect.result if reading.detect is not None else None
-    window = result.get("window") if isinstance(result, dict) else None
+    window = reading.detect.output.get("window") if reading.detect is not None else None
     return str(window["end"]) if isinstance(window, dict) and window.get("end") else None
 
 
@@ -392,19 +374,11 @@ def _number(value: Any) -> str:
     return json.dumps(value)
 
 
-def _clock(moment: datetime) -> str:
-    return moment.strftime("%Y-%m-%d %H:%M UTC")
-
-
-def _signal_binding(signal: Signal) -> tuple[str, str, Any]:
-    return (signal.invocation_id, signal.path, signal.signal)
-
-
 def _quantity(writer: ClaimWriter, kind: kinds.ClaimKind, signal: Signal) -> None:
     """A ``moved`` or ``traffic`` claim that ``signal`` moved from its baseline, bound to its
     name and the unit the answer writes."""
     raw = signal.raw
-    bindings = [_signal_binding(signal)]
+    bindings = [signal.leaf]
     if spoken_unit(raw.get("unit")):
         bindings.append((signal.invocation_id, f"$.findings[{signal.index}].unit", raw["unit"]))
     writer.add(
@@ -413,7 +387,7 @@ def _quantity(writer: ClaimWriter, kind: kinds.ClaimKind, signal: Signal) -> Non
         service=signal.service,
         signal=signal.signal,
         direction=kinds.direction(str(raw.get("direction", "")), writer.language),
-        onset=_clock(signal.onset),
+        onset=clock(signal.onset),
         baseline=_number((raw.get("baseline") or {}).get("median")),
         peak=_number((raw.get("incident") or {}).get("peak")),
         incident=_number((raw.get("incident") or {}).get("median")),
@@ -422,39 +396,40 @@ def _quantity(writer: ClaimWriter, kind: kinds.ClaimKind, signal: Signal) -> Non
     )
 
 
-def _top_symptoms(reading: Reading, since: datetime, limit: int = MAX_MOVED) -> list[Signal]:
-    """The most significant symptoms since ``since``, metrics first (they carry magnitudes)."""
+def _symptoms(
+    writer: ClaimWriter, reading: Reading, since: datetime, moved: int = MAX_MOVED, logs: int = 0
+) -> None:
+    """The ``moved`` most significant symptoms since ``since``, metrics first (they carry
+    magnitudes), and the first ``logs`` new messages."""
     ranked = sorted(
         reading.since(since),
         key=lambda s: (s.kind != "metric", -s.significance, s.onset, s.signal),
     )
-    return ranked[:limit]
-
-
-def _new_logs(writer: ClaimWriter, template: Template) -> None:
-    writer.add(
-        kinds.NEW_LOGS,
-        [template.leaf("example"), template.leaf("count_after"), template.leaf("first_seen")],
-        service=template.service,
-        count=_number(template.raw.get("count_after")),
-        first_seen=str(template.raw.get("first_seen", "")),
-        example=template.example,
-    )
+    for signal in ranked[:moved]:
+        _quantity(writer, kinds.MOVED, signal)
+    for template in reading.new_templates()[:logs]:
+        writer.add(
+            kinds.NEW_LOGS,
+            [template.leaf("example"), template.leaf("count_after"), template.leaf("first_seen")],
+            service=template.service,
+            count=_number(template.raw.get("count_after")),
+            first_seen=str(template.raw.get("first_seen", "")),
+            example=template.example,
+        )
 
 
 def _steady(writer: ClaimWriter, service: str, detect: Done) -> None:
-    result = detect.result if isinstance(detect.result, dict) else {}
+    result = detect.output
     count = result.get("healthy_signals")
     if not count:
         return  # nothing was examined (no data): no evidence of health
     window = result.get("window") or {}
+    leaves = [("healthy_signals", count)] + [
+        (f"window.{k}", window.get(k)) for k in ("start", "end")
+    ]
     writer.add(
         kinds.STEADY,
-        [
-            (detect.invocation_id, "$.healthy_signals", count),
-            (detect.invocation_id, "$.window.start", window.get("start")),
-            (detect.invocation_id, "$.window.end", window.get("end")),
-        ],
+        [(detect.invocation_id, f"$.{path}", value) for path, value in leaves],
         service=service,
         count=_number(count),
         start=str(window.get("start", "")),
@@ -469,21 +444,21 @@ def _cause(writer: ClaimWriter, culprit: Reading, match: Match, readings_: list[
     lines = logs | {i.text for i in match.items if i.kind == "event"}
     bindings: list[tuple[str, str, Any]] = []
     if culprit.detect is not None:  # first, so the cap keeps it: it grounds the culprit's name
-        window = (culprit.detect.result or {}).get("window", {})
+        window = culprit.detect.output.get("window", {})
         bindings.append((culprit.detect.invocation_id, "$.window.start", window.get("start")))
     names: list[str] = []
     for reading in readings_:
         for signal in reading.signals:
             if signal.kind == "metric" and signal.signal in metrics:
-                bindings.append(_signal_binding(signal))
+                bindings.append(signal.leaf)
                 if reading is culprit:
                     names.append(signal.signal)
         for template in [*reading.new_templates(), *reading.events]:
             if template.template in lines or template.example in lines:
-                bindings.append((template.invocation_id, template.example_path, template.example))
+                bindings.append(template.leaf("example"))
         for signal in reading.symptoms:
             if signal.kind == "log_pattern" and signal.signal in logs:
-                bindings.append(_signal_binding(signal))
+                bindings.append(signal.leaf)
     signs = ", ".join(dict.fromkeys(names)) or _LOG_MESSAGES.get(
         writer.language, _LOG_MESSAGES["en"]
     )
@@ -496,13 +471,7 @@ def _cause(writer: ClaimWriter, culprit: Reading, match: Match, readings_: list[
     )
 
 
-def _origin(
-    writer: ClaimWriter,
-    culprit: tuple[Reading, datetime],
-    victim: tuple[Reading, datetime],
-    *,
-    timed: bool = False,
-) -> None:
+def _origin(writer: ClaimWriter, culprit: Hop, victim: Hop, *, timed: bool = False) -> None:
     """The culprit's earliest relevant symptom against the victim's onset (``timed``: the link
     rests on timing alone)."""
     reading, onset = culprit
@@ -511,17 +480,17 @@ def _origin(
     signal = victim[0].at(victim[1])
     # the victim's trouble may be only a new message (too few lines to move a rate)
     logged = [t for t in victim[0].new_templates() if t.first_seen == victim[1]]
-    theirs = _signal_binding(signal) if signal else logged[0].leaf("first_seen") if logged else None
+    theirs = signal.leaf if signal else logged[0].leaf("first_seen") if logged else None
     if first is None or theirs is None:
         return
     writer.add(
         kinds.ORIGIN_TIMING if timed else kinds.ORIGIN,
-        [_signal_binding(first), theirs],
+        [first.leaf, theirs],
         culprit=reading.service,
         signal=first.signal,
-        onset=_clock(first.onset),
+        onset=clock(first.onset),
         victim=victim[0].service,
-        victim_onset=_clock(victim[1]),
+        victim_onset=clock(victim[1]),
     )
 
 
@@ -529,16 +498,11 @@ def _names(writer: ClaimWriter, path: Sequence[Reading]) -> None:
     """Each hop of the chain: the line by which a service names the next one."""
     for caller, callee in itertools.pairwise(path):
         mentions = caller.mentions.get(callee.service, [])
-        named = [m for m in mentions if callee.service.lower() in m.message.lower()]
-        if named:
-            excerpt = _around(named[0].message, callee.service)
-            writer.add(
-                kinds.NAMES,
-                [(named[0].invocation_id, named[0].path, excerpt)],
-                service=caller.service,
-                dependency=callee.service,
-                excerpt=excerpt,
-            )
+        line = next((m for m in mentions if callee.service.lower() in m.message.lower()), None)
+        if line is not None:
+            excerpt = _around(line.message, callee.service)
+            named = {"service": caller.service, "dependency": callee.service, "excerpt": excerpt}
+            writer.add(kinds.NAMES, [(line.invocation_id, line.path, excerpt)], **named)
 
 
 def _around(message: str, name: str, width: int = 60) -> str:
@@ -568,20 +532,12 @@ def write_claims(inv: Investigation, writer: ClaimWriter) -> None:
             continue
         culprit, match = inv.diagnosis(service)
         assert culprit is not None
-        onset = path[0][1]
-        for signal in _top_symptoms(reading, onset - ORIGIN_BEFORE):
-            _quantity(writer, kinds.MOVED, signal)
-        for template in reading.new_templates()[:MAX_NEW_LOGS]:
-            _new_logs(writer, template)
+        _symptoms(writer, reading, path[0][1] - ORIGIN_BEFORE, logs=MAX_NEW_LOGS)
         if len(path) > 1:
             _names(writer, [r for r, _ in path])
             for hop, at in path[1:-1]:  # every service on the way has its own evidence
-                for signal in _top_symptoms(hop, at - ORIGIN_BEFORE, 1):
-                    _quantity(writer, kinds.MOVED, signal)
-            for signal in _top_symptoms(culprit, path[-1][1] - CAUSE_LOOKBACK):
-                _quantity(writer, kinds.MOVED, signal)
-            for template in culprit.new_templates()[:MAX_NEW_LOGS]:
-                _new_logs(writer, template)
+                _symptoms(writer, hop, at - ORIGIN_BEFORE, 1)
+            _symptoms(writer, culprit, path[-1][1] - CAUSE_LOOKBACK, logs=MAX_NEW_LOGS)
             # a link no line names rests on timing alone
             timed = any(
                 b.service not in inv.dependencies(a.service)
@@ -612,9 +568,8 @@ def _runbook_claims(inv: Investigation, writer: ClaimWriter) -> None:
         title = str(documents[0].get("title", "")).split(" > ")[0]
         if not title:
             continue
-        writer.add(
-            kinds.RUNBOOK, [(done.invocation_id, "$.documents[0].title", title)], title=title
-        )
+        book = (done.invocation_id, "$.documents[0].title", title)
+        writer.add(kinds.RUNBOOK, [book], title=title)
         actions = (
             (index, doc)
             for index, doc in enumerate(documents)

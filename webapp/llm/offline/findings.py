@@ -55,8 +55,9 @@ class Signal:
     raw: Mapping[str, Any]
 
     @property
-    def path(self) -> str:
-        return f"$.findings[{self.index}].signal"
+    def leaf(self) -> tuple[str, str, Any]:
+        """``(invocation_id, raw_path, value)`` of its signal name."""
+        return (self.invocation_id, f"$.findings[{self.index}].signal", self.signal)
 
     @cached_property
     def marker(self) -> bool:
@@ -108,10 +109,6 @@ class Template:
     @cached_property
     def first_seen(self) -> datetime | None:
         return parse_time(str(self.raw.get("first_seen") or ""))
-
-    @property
-    def example_path(self) -> str:
-        return f"$.patterns[{self.index}].example"
 
     def leaf(self, name: str) -> tuple[str, str, Any]:
         """``(invocation_id, raw_path, value)`` of one field of the pattern."""
@@ -174,22 +171,15 @@ class Reading:
         return [t for t in self.patterns if t.new]
 
 
-def _result(done: Done) -> dict[str, Any]:
-    return done.result if isinstance(done.result, dict) else {}
-
-
-#: Signals read per ``detect_anomalies`` result object (every round reads the same ``Done``).
-_SIGNALS: dict[int, tuple[Done, tuple[Signal, ...]]] = {}
-SIGNALS_CACHE = 512
-
-
 def read_signals(done: Done) -> list[Signal]:
     """The findings of one ``detect_anomalies`` result."""
-    kept = _SIGNALS.get(id(done))
-    if kept is not None and kept[0] is done:
-        return list(kept[1])
+    return list(_signals(done))
+
+
+@lru_cache(maxsize=512)  # per result object: every round reads the same ``Done``
+def _signals(done: Done) -> tuple[Signal, ...]:
     service = str(done.arguments.get("service", ""))
-    found = [
+    return tuple(
         Signal(
             service,
             done.invocation_id,
@@ -199,13 +189,9 @@ def read_signals(done: Done) -> list[Signal]:
             onset,
             raw,
         )
-        for index, raw in shown_items(_result(done).get("findings"))
+        for index, raw in shown_items(done.output.get("findings"))
         if isinstance(raw, dict) and (onset := parse_time(str(raw.get("onset", "")))) is not None
-    ]
-    if len(_SIGNALS) >= SIGNALS_CACHE:
-        _SIGNALS.clear()
-    _SIGNALS[id(done)] = (done, tuple(found))
-    return found
+    )
 
 
 def read_templates(done: Done) -> list[Template]:
@@ -213,7 +199,7 @@ def read_templates(done: Done) -> list[Template]:
     service = str(done.arguments.get("service", ""))
     return [
         Template(service, done.invocation_id, index, raw)
-        for index, raw in shown_items(_result(done).get("patterns"))
+        for index, raw in shown_items(done.output.get("patterns"))
         if isinstance(raw, dict)
     ]
 
@@ -238,30 +224,28 @@ def _whole(text: str, start: int, end: int, name: str) -> bool:
     return not (before.isalnum() or before in "_-") and not (after.isalnum() or after in "_-")
 
 
-#: Mentions per ``query_logs`` invocation and service, with the catalog they were read against.
-_MENTIONS: dict[tuple[str, str], tuple[tuple[str, ...], dict[str, list[str]], list[Mention]]] = {}
-MENTIONS_CACHE = 512
-
-
 def read_mentions(
     done: Done, services: Sequence[str], aliases: Mapping[str, Sequence[str]]
 ) -> list[Mention]:
     """Records of one ``query_logs`` result that name another known service (or its alias)."""
+    return list(_mentions(done, tuple(services), tuple((k, *v) for k, v in aliases.items())))
+
+
+@lru_cache(maxsize=512)  # per result object and catalog: every round reads the same ``Done``
+def _mentions(
+    done: Done, services: tuple[str, ...], aliases: tuple[tuple[str, ...], ...]
+) -> tuple[Mention, ...]:
     service = str(done.arguments.get("service", ""))
-    key = (done.invocation_id, service)
-    catalog = tuple(services)
-    kept = _MENTIONS.get(key)
-    if kept is not None and kept[0] == catalog and kept[1] == aliases:
-        return kept[2]
+    others = {names[0]: names[1:] for names in aliases}
     owner = {
         name.lower(): other
         for other in services
         if other != service
-        for name in (other, *aliases.get(other, ()))
+        for name in (other, *others.get(other, ()))
         if name
     }
     found: list[Mention] = []
-    records = [(i, r) for i, r in shown_items(_result(done).get("records")) if isinstance(r, dict)]
+    records = [(i, r) for i, r in shown_items(done.output.get("records")) if isinstance(r, dict)]
     messages = [str(record.get("message", "")) for _, record in records]
     lowered = [message.lower() for message in messages]
     # search only for the names found somewhere in the lines: an alternation of all is slow
@@ -280,10 +264,7 @@ def read_mentions(
                 Mention(service, o, done.invocation_id, path, message, named[o])
                 for o in sorted(named)
             ]
-    if len(_MENTIONS) >= MENTIONS_CACHE:
-        _MENTIONS.clear()
-    _MENTIONS[key] = (catalog, {k: list(v) for k, v in aliases.items()}, found)
-    return found
+    return tuple(found)
 
 
 def is_event_query(done: Done) -> bool:
@@ -297,10 +278,9 @@ def readings(
     """One :class:`Reading` per service the successful results cover, in first-seen order."""
     found: dict[str, Reading] = {}
     for d in done:
-        if d.status != "SUCCESS":
-            continue
         service = str(d.arguments.get("service", ""))
-        if not service or d.tool not in ("detect_anomalies", "log_patterns", "query_logs"):
+        tool = d.tool if d.status == "SUCCESS" and service else ""
+        if tool not in ("detect_anomalies", "log_patterns", "query_logs"):
             continue
         reading = found.setdefault(service, Reading(service))
         if d.tool == "detect_anomalies" and reading.detect is None:

@@ -22,7 +22,7 @@ from ...telemetry.units import spoken_unit
 from . import claims as kinds
 from .causes import CAUSE_KINDS, Item, innermost, matches
 from .claims import ClaimKind, clean
-from .question import parse_time
+from .question import clock, parse_time
 
 #: The claim kinds that lead a victim to its culprit.
 ORIGINS = (kinds.ORIGIN, kinds.ORIGIN_TIMING)
@@ -132,12 +132,7 @@ class Read:
 
 def read_all(claims: Sequence[dict[str, Any]]) -> list[Read]:
     """Every claim with its kind and fields."""
-    found = []
-    for claim in claims:
-        parsed = kinds.read(str(claim.get("statement", "")))
-        kind, values = parsed if parsed else (None, {})
-        found.append(Read(claim, kind, values))
-    return found
+    return [Read(c, *(kinds.read(str(c.get("statement", ""))) or (None, {}))) for c in claims]
 
 
 _QUOTED = {"example", "excerpt", "message", "title", "step"}
@@ -169,16 +164,13 @@ def verify(request: dict[str, Any]) -> dict[str, Any]:
     """``verifier_output`` over the verified projection."""
     evidence = {e["evidence_id"]: e for e in request.get("evidence") or []}
     items = read_all(request.get("claims") or [])
-    assessments = []
-    for item in items:
-        ok, reason = _supported(item, evidence)
-        assessments.append({"claim_id": item.claim["claim_id"], "supported": ok, "reason": reason})
-    supported = [i for i, a in zip(items, assessments, strict=True) if a["supported"]]
+    judged = [(item, *_supported(item, evidence)) for item in items]
+    assessments = [
+        {"claim_id": i.claim["claim_id"], "supported": ok, "reason": why} for i, ok, why in judged
+    ]
+    supported = [i for i, ok, _ in judged if ok]
     gaps = dependency_gaps(supported, texts(request))
-    critical_missing = any(
-        i.claim.get("critical") and not a["supported"]
-        for i, a in zip(items, assessments, strict=True)
-    )
+    critical_missing = any(i.claim.get("critical") and not ok for i, ok, _ in judged)
     verdict = "FAIL" if not supported else "LOW_CONFID" if gaps or critical_missing else "PASS"
     return {"verdict": verdict, "claim_assessments": assessments, "critical_gaps": gaps}
 
@@ -191,13 +183,8 @@ def dependency_gaps(supported: Sequence[Read], words: dict[str, str]) -> list[di
         dep = item.fields.get("dependency") if item.kind is kinds.NAMES else None
         if dep and dep not in about:
             about.add(dep)
-            gaps.append(
-                {
-                    "description": words["gap"].format(dep=dep),
-                    "suggested_tool": "detect_anomalies",
-                    "suggested_arguments": {"service": dep},
-                }
-            )
+            tool = {"suggested_tool": "detect_anomalies", "suggested_arguments": {"service": dep}}
+            gaps.append({"description": words["gap"].format(dep=dep), **tool})
     return gaps
 
 
@@ -276,21 +263,14 @@ def _finding_conclusions(
     moved = ", ".join(_quantity(i, words) for i in shown)
     if shown:
         since = _since(min(i.fields["onset"] for i in shown), words, offset)
-    else:  # since the first new message was first seen
+    else:  # only new messages: since the first was first seen, how many lines of them
         seen = [t for i in finding.logs if (t := parse_time(i.fields["first_seen"])) is not None]
-        since = _since(min(seen).strftime("%Y-%m-%d %H:%M UTC"), words, offset) if seen else ""
-    if not moved:  # only new messages: how many lines of them
+        since = _since(clock(min(seen)), words, offset) if seen else ""
         count = sum(int(i.fields["count"]) for i in finding.logs if i.fields["count"].isdigit())
         moved = words["new_errors"] + (words["new_lines"].format(count=count) if count else "")
-    out = [
-        _conclusion(
-            words["degraded"].format(service=finding.service, since=since, moved=moved),
-            finding.moved + finding.logs,
-        )
-    ]
-    cause = next(
-        (i for i in items if i.kind is kinds.CAUSE and i.fields["culprit"] == culprit), None
-    )
+    degraded = words["degraded"].format(service=finding.service, since=since, moved=moved)
+    out = [_conclusion(degraded, finding.moved + finding.logs)]
+    cause = next((i for i in items if i.kind is kinds.CAUSE and i.service == culprit), None)
     behind = [i for i in items if i.service == culprit and i.kind in (kinds.MOVED, kinds.NEW_LOGS)]
     events = [i for i in items if i.kind is kinds.EVENT and i.service == culprit]
     links = [i for i in items if i.kind is kinds.NAMES]
@@ -299,17 +279,11 @@ def _finding_conclusions(
     said = next((i for i in items if i.kind is kinds.NEW_LOGS and i.service == culprit), None)
     if events and (said is None or (cause and _shows_cause(events[0], cause, said))):
         said = events[0]
-    support = ([cause] if cause else []) + ([finding.origin] if finding.origin else [])
-    support += [said] if said else []
-    if culprit != finding.service:
-        support += behind + links
-        timed = finding.origin is not None and finding.origin.kind is kinds.ORIGIN_TIMING
-        where = words["timed" if timed else "depends"].format(
-            culprit=culprit, service=finding.service
-        )
-    else:
-        where = words["itself"].format(culprit=culprit)
-    support += events
+    support = [i for i in (cause, finding.origin, said) if i is not None]
+    support += behind + links + events if culprit != finding.service else events
+    timed = finding.origin is not None and finding.origin.kind is kinds.ORIGIN_TIMING
+    side = "itself" if culprit == finding.service else "timed" if timed else "depends"
+    where = words[side].format(culprit=culprit, service=finding.service)
     if not support:
         return out
     line = quote(said.fields.get("example") or said.fields.get("message", "")) if said else ""
@@ -413,16 +387,12 @@ def _value(item: Read, words: dict[str, str], offset: int) -> dict[str, Any]:
     """``auth-api token age was 94.62 s at 2027-03-09 10:52 UTC``."""
     number, _, written = item.fields["value"].partition(" ")
     unit = spoken_unit(written)
-    return _conclusion(
-        words["value"].format(
-            service=item.fields["service"],
-            signal=_label(item.fields["signal"], words, unit),
-            value=f"{_number(number, VALUE_DIGITS)} {unit}".strip(),
-            time=item.fields["time"],
-            local=_local(item.fields["time"], words, offset),
-        ),
-        [item],
-    )
+    shown = {
+        "signal": _label(item.fields["signal"], words, unit),
+        "value": f"{_number(number, VALUE_DIGITS)} {unit}".strip(),
+        "local": _local(item.fields["time"], words, offset),
+    }
+    return _conclusion(words["value"].format(**{**item.fields, **shown}), [item])
 
 
 def _since(onset: str, words: dict[str, str], offset: int) -> str:

@@ -12,7 +12,7 @@ from typing import Any
 from ...analysis.language import asks_what_is_wrong
 from ...analysis.timeexpr import DEFAULT_TIMEZONE
 from . import values
-from .conversation import Catalog
+from .conversation import Catalog, call
 from .question import Understanding, Window, iso, request_window, understand, window_record
 
 #: Services the plan follows, each with its own trail (first named first).
@@ -45,52 +45,27 @@ def service_queries(catalog: Catalog, service: str, window: Window) -> list[dict
     analysis tools, logs and golden metrics."""
     if catalog.has(ANALYSE) and catalog.has(PATTERNS):
         analyse = analysis_query(service, window)
-        patterns = {
-            "tool": PATTERNS,
-            "arguments": dict(analyse["arguments"]),
-            "purpose": f"log templates of {service}, new ones flagged",
-        }
-        return [analyse, patterns]
-    queries = [
-        {
-            "tool": "query_logs",
-            "arguments": {
-                "service": service,
-                "level": "ERROR",
-                "start": iso(window.split),
-                "end": iso(window.end),
-                "limit": 100,
-            },
-            "purpose": f"ERROR lines after {iso(window.split)}",
-        }
-    ]
+        purpose = f"log templates of {service}, new ones flagged"
+        return [analyse, call(PATTERNS, purpose, **analyse["arguments"])]
+    split, start, end = iso(window.split), iso(window.split - BASELINE), iso(window.end)
+    logs = {"service": service, "level": "ERROR", "start": split, "end": end, "limit": 100}
+    queries = [call("query_logs", f"ERROR lines after {split}", **logs)]
     for metric in golden_metrics(catalog, service):
-        queries.append(
-            {
-                "tool": "query_metrics",
-                "arguments": {
-                    "service": service,
-                    "metric": metric,
-                    "start": iso(window.split - BASELINE),
-                    "end": iso(window.end),
-                },
-                "purpose": f"{metric} before vs after {iso(window.split)}",
-            }
-        )
+        arguments = {"service": service, "metric": metric, "start": start, "end": end}
+        queries.append(call("query_metrics", f"{metric} before vs after {split}", **arguments))
     return queries
 
 
 def analysis_query(service: str, window: Window) -> dict[str, Any]:
     """``detect_anomalies`` for ``service``: over the recent range, or from ``BASELINE``
     before the stated onset to its end."""
-    arguments: dict[str, Any] = {"service": service}
-    if window.stated:
-        arguments["start"] = iso(window.split - BASELINE)
-        arguments["end"] = iso(window.end)
-        purpose = f"onsets and baselines of every signal of {service} around {iso(window.split)}"
-    else:
+    if not window.stated:
         purpose = f"no time given: onsets of every signal of {service} over the recent range"
-    return {"tool": "detect_anomalies", "arguments": arguments, "purpose": purpose}
+        return call(ANALYSE, purpose, service=service)
+    purpose = f"onsets and baselines of every signal of {service} around {iso(window.split)}"
+    return call(
+        ANALYSE, purpose, service=service, start=iso(window.split - BASELINE), end=iso(window.end)
+    )
 
 
 def trails(catalog: Catalog, services: list[str], window: Window) -> list[dict[str, Any]]:
@@ -119,24 +94,9 @@ def comparisons(
 
 def triage_query(question: str, window: Window) -> dict[str, Any]:
     """``triage`` over the whole catalog, from ``TRIAGE_LEAD`` before the stated time."""
-    arguments: dict[str, Any] = {"hint": question[:500]}
-    if window.stated:
-        arguments["start"] = iso(window.split - TRIAGE_LEAD)
-        arguments["end"] = iso(window.end)
-    return {
-        "tool": TRIAGE,
-        "arguments": arguments,
-        "purpose": "no service is named for sure: rank every service that changed",
-    }
-
-
-def alert_query() -> dict[str, Any]:
-    """The firing alerts."""
-    return {
-        "tool": "query_alerts",
-        "arguments": {"state": "firing"},
-        "purpose": "the question asks about alerts: which are firing now",
-    }
+    stated = {"start": iso(window.split - TRIAGE_LEAD), "end": iso(window.end)}
+    purpose = "no service is named for sure: rank every service that changed"
+    return call(TRIAGE, purpose, hint=question[:500], **(stated if window.stated else {}))
 
 
 def plan(
@@ -147,21 +107,10 @@ def plan(
     question = str(request.get("question", ""))
     if request.get("mode") == "EVIDENCE_GAP_ONLY":
         window = request_window(request, default_timezone)
-        gaps = gap_plan(request, catalog, window)
-        named = [
-            q["arguments"]["service"] for q in gaps["queries"] if q["arguments"].get("service")
-        ]
-        if named and not window.stated and catalog.has(ANALYSE):
-            gaps["queries"] = trails(catalog, list(dict.fromkeys(named)), window)
-        return {**gaps, "window": window_record(window)}
-    seen = understand(
-        question,
-        request.get("reference_time"),
-        catalog.services,
-        catalog.aliases,
-        [h for h in request.get("history") or [] if isinstance(h, dict)],
-        default_timezone,
-    )
+        return {**gap_plan(request, catalog, window), "window": window_record(window)}
+    history = [h for h in request.get("history") or [] if isinstance(h, dict)]
+    now = request.get("reference_time")
+    seen = understand(question, now, catalog.services, catalog.aliases, history, default_timezone)
     services = (seen.dependencies + seen.services)[:MAX_SERVICES]
     queries: list[dict[str, Any]] = []
     # "alerts fired, what is going on?" asks what is wrong too: triage answers that part
@@ -171,28 +120,23 @@ def plan(
         and (not seen.asks_alerts or asks_what_is_wrong(question))
     )
     if seen.asks_alerts and catalog.has("query_alerts"):
-        queries.append(alert_query())
+        purpose = "the question asks about alerts: which are firing now"
+        queries.append(call("query_alerts", purpose, state="firing"))
     if wide:
         services = []
         queries.append(triage_query(question, seen.window))
     queries += trails(catalog, services, seen.window)
     notes = _unknown_notes(seen)
     if not queries:
-        queries = [
-            {
-                "tool": "lookup_knowledge",
-                "arguments": {"query": question[:300], "top_k": 3},
-                "purpose": "; ".join(notes) or "no known service is named: look for runbooks",
-            }
-        ]
+        purpose = "; ".join(notes) or "no known service is named: look for runbooks"
+        queries = [call("lookup_knowledge", purpose, query=question[:300], top_k=3)]
     # a plan reading no telemetry over time (alerts now, unknown names) shows no window
     windowed = any(q["tool"] in WINDOWED for q in queries)
+    moved = [f"{s} changed behaviour at {iso(seen.window.split)}" for s in services]
     planned: dict[str, Any] = {
         "mode": "FULL",
         "summary": _summary(seen, services, notes, wide)[:2000],
-        "hypotheses": (
-            [f"{s} changed behaviour at {iso(seen.window.split)}" for s in services] + notes
-        )[:10],
+        "hypotheses": (moved + notes)[:10],
         "queries": queries[:MAX_QUERIES],
         "window": window_record(seen.window) if windowed else None,
         "unknown_services": [
@@ -219,26 +163,17 @@ def _unknown_notes(seen: Understanding) -> list[str]:
 def _summary(seen: Understanding, services: list[str], notes: list[str], wide: bool) -> str:
     window = seen.window
     when = window.resolved.describe() if window.resolved else iso(window.split)
-    parts = []
-    if services:
-        parts.append(
-            f"Compare {', '.join(services)} before and after {iso(window.split)} ({when}): new "
-            "log patterns, latency and error-rate shifts, then follow what they point at."
-        )
-    if seen.follow_up:
-        parts.append("A follow-up: the services and window come from the previous turn.")
-    if seen.dependencies:
-        parts.append(
-            f"It asks about a dependency: {', '.join(seen.dependencies)}, which the previous "
-            "answer found in the data."
-        )
-    if seen.asks_alerts:
-        parts.append("It asks about alerts: read the firing alerts.")
-    if wide:
-        parts.append(
-            "No service is named for sure: triage every service, then follow the suspects "
-            "that changed first near the time asked about."
-        )
+    said = {
+        f"Compare {', '.join(services)} before and after {iso(window.split)} ({when}): new log "
+        "patterns, latency and error-rate shifts, then follow what they point at.": services,
+        "A follow-up: the services and window come from the previous turn.": seen.follow_up,
+        f"It asks about a dependency: {', '.join(seen.dependencies)}, which the previous answer "
+        "found in the data.": seen.dependencies,
+        "It asks about alerts: read the firing alerts.": seen.asks_alerts,
+        "No service is named for sure: triage every service, then follow the suspects that "
+        "changed first near the time asked about.": wide,
+    }
+    parts = [sentence for sentence, asked in said.items() if asked]
     return " ".join(parts + [f"{note}." for note in notes]) or "No known service is named."
 
 
@@ -246,24 +181,18 @@ def gap_plan(request: dict[str, Any], catalog: Catalog, window: Window) -> dict[
     """Queries for the services the verifier's gaps name, nothing else."""
     gaps = request.get("evidence_gaps") or []
     said = [g.get("description", "") for g in gaps]
-    queries: list[dict[str, Any]] = []
-    seen: set[str] = set()
-    for gap in gaps:
-        service = (gap.get("suggested_arguments") or {}).get("service")
-        if service in catalog.services and service not in seen:
-            seen.add(service)
-            queries += service_queries(catalog, service, window)
+    named = [(g.get("suggested_arguments") or {}).get("service") for g in gaps]
+    services = list(dict.fromkeys(s for s in named if s in catalog.services))
+    if services and not window.stated and catalog.has(ANALYSE):
+        queries = trails(catalog, services, window)
+    else:
+        queries = [q for s in services for q in service_queries(catalog, s, window)]
     if not queries:
-        queries = [
-            {
-                "tool": "lookup_knowledge",
-                "arguments": {"query": " ".join(said)[:300]},
-                "purpose": "the gaps name no service: search the runbooks",
-            }
-        ]
+        purpose = "the gaps name no service: search the runbooks"
+        queries = [call("lookup_knowledge", purpose, query=" ".join(said)[:300])]
     return {
         "mode": "EVIDENCE_GAP_ONLY",
         "summary": "Close the verifier's gaps: " + "; ".join(said),
-        "hypotheses": [f"the cause lives in {s}" for s in sorted(seen)],
+        "hypotheses": [f"the cause lives in {s}" for s in sorted(services)],
         "queries": queries[:12],
     }

@@ -18,6 +18,7 @@ from ...analysis.language import asks_dependency, question_language, refers_back
 from ...analysis.names import NameMatch, Resolution, UnknownName, resolve_services, stem
 from ...analysis.onsets import iso
 from ...analysis.timeexpr import DEFAULT_TIMEZONE, TimeWindow, resolve_window
+from ...telemetry.common import parse_timestamp
 
 #: Without a stated onset, "before" and "after" split this long before now.
 DEFAULT_SPLIT = timedelta(hours=1)
@@ -42,6 +43,11 @@ class Window:
         return self.resolved is not None and self.resolved.found
 
     @property
+    def stated_onset(self) -> datetime | None:
+        """The onset the question states, if it states one."""
+        return self.onset if self.stated else None
+
+    @property
     def split(self) -> datetime:
         """Where "before" ends and "after" begins: the onset, or one hour before the end."""
         return self.onset or self.end - DEFAULT_SPLIT
@@ -49,15 +55,13 @@ class Window:
 
 def parse_time(value: str | None) -> datetime | None:
     """Parse an ISO-8601 timestamp into aware UTC (None when absent or unreadable)."""
-    if not value:
-        return None
-    try:
-        parsed = datetime.fromisoformat(value.strip().replace("Z", "+00:00"))
-    except ValueError:
-        return None
-    return (parsed if parsed.tzinfo else parsed.replace(tzinfo=timezone.utc)).astimezone(
-        timezone.utc
-    )
+    parsed = parse_timestamp(value)
+    return parsed.astimezone(timezone.utc) if parsed else None
+
+
+def clock(moment: datetime) -> str:
+    """``2027-03-09 09:30 UTC``: a moment as claims and answers write it."""
+    return moment.strftime("%Y-%m-%d %H:%M UTC")
 
 
 def question_window(
@@ -80,9 +84,7 @@ def window_record(window: Window) -> dict[str, Any]:
     resolved = window.resolved
     if resolved is None:
         return {"start": None, "end": iso(window.end), "onset": None, "text": None, "kind": "none"}
-    record = resolved.as_dict()
-    record.pop("found", None)
-    return record
+    return {k: v for k, v in resolved.as_dict().items() if k != "found"}
 
 
 def request_window(request: Mapping[str, Any], default_timezone: str = DEFAULT_TIMEZONE) -> Window:
@@ -94,16 +96,10 @@ def request_window(request: Mapping[str, Any], default_timezone: str = DEFAULT_T
         return question_window(
             str(request.get("question", "")), request.get("reference_time"), default_timezone
         )
-    kind = str(recorded.get("kind") or "none")
-    resolved = TimeWindow(
-        parse_time(recorded.get("start")),
-        end,
-        parse_time(recorded.get("onset")),
-        recorded.get("text"),
-        str(recorded.get("zone") or default_timezone),
-        kind if recorded.get("text") else "none",
-    )
-    return _window(resolved)
+    text, zone = recorded.get("text"), str(recorded.get("zone") or default_timezone)
+    kind = str(recorded.get("kind") or "none") if text else "none"
+    start, onset = parse_time(recorded.get("start")), parse_time(recorded.get("onset"))
+    return _window(TimeWindow(start, end, onset, text, zone, kind))
 
 
 @dataclass(frozen=True)
@@ -148,11 +144,8 @@ def understand(
             if not window.stated:
                 window = question_window(asked, reference_time, default_timezone)
             if asks_dependency(question):
-                dependencies = [
-                    s
-                    for s in resolve_services(_conclusions(answer), services, aliases).services
-                    if s not in found
-                ]
+                named = resolve_services(_conclusions(answer), services, aliases).services
+                dependencies = [s for s in named if s not in found]
     elif found and refers_back(question) and not window.stated:
         # "and what about <another service>?": that service, over the previous turn's time.
         earlier = _previous_turn(question, history, services, aliases)
@@ -196,13 +189,8 @@ def _previous_turn(
             continue
         named = resolve_services(text, services, aliases).services
         if named:
-            answers = [
-                str(t.get("content", ""))
-                for t in turns[index + 1 :]
-                if t.get("role") == "assistant"
-            ]
-            answer = answers[-1] if answers else ""
-            return text, named, answer
+            later = [t for t in turns[index + 1 :] if t.get("role") == "assistant"]
+            return text, named, str(later[-1].get("content", "")) if later else ""
     return None
 
 

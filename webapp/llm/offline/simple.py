@@ -13,7 +13,7 @@ from typing import Any
 from ...analysis.language import question_language
 from ..compact import shown_items
 from ..types import Message
-from .conversation import Catalog, Done, tool_results
+from .conversation import Catalog, Done, call, tool_results
 
 _SMALL_TALK = re.compile(
     r"^\s*(hi|hello|hey|thanks|thank you|good (morning|afternoon|evening)|who are you|"
@@ -55,7 +55,7 @@ def next_step(messages: Sequence[Message], catalog: Catalog) -> dict[str, Any] |
     if _SMALL_TALK.match(question) or not question:
         return HELP_ZH if question_language(question) == "zh" else HELP
     if not done and catalog.has("lookup_knowledge"):
-        return {"tool": "lookup_knowledge", "arguments": {"query": question[:300], "top_k": 3}}
+        return call("lookup_knowledge", query=question[:300], top_k=3)
     return _answer(question, done)
 
 
@@ -64,7 +64,7 @@ def _answer(question: str, done: Sequence[Done]) -> str:
         doc
         for d in done
         if d.tool == "lookup_knowledge" and d.status == "SUCCESS"
-        for _, doc in shown_items((d.result or {}).get("documents"))
+        for _, doc in shown_items(d.output.get("documents"))
     ]
     texts = _TEXTS[question_language(question)]
     if not documents:
@@ -72,9 +72,7 @@ def _answer(question: str, done: Sequence[Done]) -> str:
     lines = [texts["intro"].format(question=question), ""]
     for doc in documents[:3]:
         body = " ".join(str(doc.get("content", "")).split())
-        lines.append(
-            f"- **{doc.get('title')}** (`{doc.get('doc_id')}`): {body[:400]}"
-            + ("…" if len(body) > 400 else "")
-        )
+        more = "…" if len(body) > 400 else ""
+        lines.append(f"- **{doc.get('title')}** (`{doc.get('doc_id')}`): {body[:400]}{more}")
     lines += ["", texts["footer"]]
     return "\n".join(lines)

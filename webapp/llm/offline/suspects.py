@@ -13,7 +13,7 @@ from typing import Any
 
 from ...analysis.triage import QUIET_SEVERITIES
 from .causes import Item, Match, classify, own_kind
-from .conversation import Done
+from .conversation import Done, call
 from .question import parse_time
 
 TRIAGE = "triage"
@@ -33,20 +33,16 @@ def triage_output(done: Sequence[Done]) -> Mapping[str, Any] | None:
 def picked(done: Sequence[Done], stated: datetime | None) -> list[str]:
     """The services to investigate, in order: of each incident chosen, the described suspects,
     the leader and (alone) a witness."""
-    output = triage_output(done)
-    if output is None:
-        return []
     incidents: dict[object, list[Mapping[str, Any]]] = {}
-    for suspect in output.get("suspects") or []:
-        alone = _separate(suspect)  # an incident of its own
-        key = suspect["service"] if alone else int(suspect.get("incident") or 0)
+    for suspect in (triage_output(done) or {}).get("suspects") or []:
+        # one tied by timing alone that shows a cause of its own is an incident of its own
+        key = suspect["service"] if _separate(suspect) else int(suspect.get("incident") or 0)
         incidents.setdefault(key, []).append(suspect)
     near = sorted(
         (m for m in incidents.values() if _nearest(m, stated) is not None),
         key=lambda m: _nearest(m, stated) or timedelta(0),
     )
-    described = [m for m in near if any(s.get("described") for s in m)]
-    candidates = described or near
+    candidates = [m for m in near if any(s.get("described") for s in m)] or near
     # The incident nearest the time asked about, and one more that began about then too.
     chosen = [
         m
@@ -117,19 +113,14 @@ def _nearest(members: Sequence[Mapping[str, Any]], stated: datetime | None) -> t
 def _distance(moment: str, stated: datetime | None) -> timedelta | None:
     """How far ``moment`` is from the stated time (None: not near it)."""
     onset = parse_time(moment)
-    if onset is None:
-        return None
-    if stated is None:
-        return timedelta(0)
-    if not stated - NEAR_BEFORE <= onset <= stated + NEAR_AFTER:
-        return None
-    return abs(onset - stated)
+    if onset is None or stated is None:
+        return None if onset is None else timedelta(0)
+    return abs(onset - stated) if stated - NEAR_BEFORE <= onset <= stated + NEAR_AFTER else None
 
 
 def analysed_window(done: Sequence[Done]) -> dict[str, str]:
     """The range ``triage`` analysed each service over (its detect_anomalies window)."""
-    output = triage_output(done)
-    window = (output or {}).get("window") or {}
+    window = (triage_output(done) or {}).get("window") or {}
     if not window.get("analysed_start") or not window.get("end"):
         return {}
     return {"start": str(window["analysed_start"]), "end": str(window["end"])}
@@ -138,8 +129,8 @@ def analysed_window(done: Sequence[Done]) -> dict[str, str]:
 def route(done: Sequence[Done], service: str) -> list[str]:
     """The suspects from ``service`` to the leader of its incident, along triage's links (empty
     when it leads, or triage did not find it)."""
-    output = triage_output(done)
-    suspects = {str(s.get("service")): s for s in (output or {}).get("suspects") or []}
+    listed = (triage_output(done) or {}).get("suspects") or []
+    suspects = {str(s.get("service")): s for s in listed}
     own = suspects.get(service)
     if own is None:
         return []
@@ -160,7 +151,5 @@ def route(done: Sequence[Done], service: str) -> list[str]:
 
 def triage_call(start: datetime, end: str | None) -> dict[str, Any]:
     """A ``triage`` call from ``start`` (less ``NEAR_BEFORE``: a cause begins first) on."""
-    arguments = {"start": (start - NEAR_BEFORE).strftime("%Y-%m-%dT%H:%M:%SZ")}
-    if end:
-        arguments["end"] = end
-    return {"tool": TRIAGE, "arguments": arguments}
+    since = (start - NEAR_BEFORE).strftime("%Y-%m-%dT%H:%M:%SZ")
+    return call(TRIAGE, start=since, **({"end": end} if end else {}))

@@ -16,7 +16,7 @@ from typing import Any
 from ..compact import shown_items
 from . import claims as kinds
 from .conversation import Catalog, Done
-from .question import iso, parse_time, request_window
+from .question import clock, iso, parse_time, request_window
 
 #: The metric is read this long either side of the time asked.
 AROUND = timedelta(minutes=5)
@@ -52,15 +52,13 @@ def _metric(phrase: str, metrics: Sequence[str], *, leading: bool) -> str | None
         return exact
     words = set(_PARTS.findall(phrase.lower()))
     first = next(iter(_PARTS.findall(phrase.lower())), "")
-    best: tuple[int, float, str] | None = None
+    scored = []
     for metric in metrics:
         parts = {p for p in _PARTS.findall(metric.lower()) if p not in _COMMON and len(p) > 1}
         shared = len(parts & words)
         if shared and (first in parts or not leading):
-            score = (shared, shared / len(parts), metric)
-            if best is None or score[:2] > best[:2]:
-                best = score
-    return best[2] if best else None
+            scored.append((shared, shared / len(parts), metric))
+    return max(scored, key=lambda s: s[:2])[2] if scored else None
 
 
 def _exact(text: str, metrics: Sequence[str]) -> str | None:
@@ -127,7 +125,7 @@ def claims(request: Mapping[str, Any], done: Sequence[Done]) -> list[Found]:
         key = (d.arguments.get("service"), d.arguments.get("metric"))
         if d.tool != "query_metrics" or d.status != "SUCCESS" or key not in wanted:
             continue
-        result = d.result if isinstance(d.result, Mapping) else {}
+        result = d.output
         series = [s for s in result.get("series") or [] if isinstance(s, Mapping)]
         points = [
             (abs((at - moment).total_seconds()), index, at, point)
@@ -140,24 +138,11 @@ def claims(request: Mapping[str, Any], done: Sequence[Done]) -> list[Found]:
         ]
         if not points:
             continue
-        _, index, at, point = min(points)
-        value = point[1]
+        _, index, at, (time, value) = min(points)
         unit = str((result.get("summary") or {}).get("unit") or "")
-        path = f"$.series[0].points[{index}]"
-        found.append(
-            (
-                kinds.VALUE,
-                [
-                    (d.invocation_id, f"{path}[1]", value),
-                    (d.invocation_id, f"{path}[0]", point[0]),
-                    (d.invocation_id, "$.series[0].metric", series[0].get("metric")),
-                ],
-                {
-                    "service": str(key[0]),
-                    "signal": str(key[1]),
-                    "value": f"{json.dumps(value)} {unit}".strip(),
-                    "time": at.strftime("%Y-%m-%d %H:%M UTC"),
-                },
-            )
-        )
+        path, metric = f"$.series[0].points[{index}]", series[0].get("metric")
+        leaves = [(f"{path}[1]", value), (f"{path}[0]", time), ("$.series[0].metric", metric)]
+        fields = {"service": str(key[0]), "signal": str(key[1]), "time": clock(at)}
+        fields["value"] = f"{json.dumps(value)} {unit}".strip()
+        found.append((kinds.VALUE, [(d.invocation_id, *leaf) for leaf in leaves], fields))
     return found

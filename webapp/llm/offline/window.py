@@ -26,15 +26,13 @@ CALL_BUDGET = 12
 FOLLOW_UP_RESERVE = 3
 
 
-def data_onset(done: Sequence[Done], services: Sequence[str] | None = None) -> datetime | None:
-    """The earliest onset among the strongest ``detect_anomalies`` findings (of ``services``)."""
+def data_onset(done: Sequence[Done]) -> datetime | None:
+    """The earliest onset among the strongest ``detect_anomalies`` findings."""
     onsets: list[datetime] = []
     for d in done:
-        if d.tool != ANALYSE or d.status != "SUCCESS" or not isinstance(d.result, Mapping):
+        if d.tool != ANALYSE or d.status != "SUCCESS":
             continue
-        if services is not None and d.arguments.get("service") not in services:
-            continue
-        findings = [f for _, f in shown_items(d.result.get("findings")) if isinstance(f, Mapping)]
+        findings = [f for _, f in shown_items(d.output.get("findings")) if isinstance(f, Mapping)]
         strongest = max((_significance(f) for f in findings), default=0.0)
         if strongest <= 0:
             continue
@@ -91,6 +89,4 @@ def follow_ups(
         for s in dict.fromkeys(alerts.services(request, catalog, done) + analysed)
         if s not in compared
     ]
-    if not wanted:
-        return []
     return comparisons(catalog, wanted, investigation_window(request, done), room)
