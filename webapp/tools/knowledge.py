@@ -310,15 +310,14 @@ class KnowledgeIndex:
         logger.info("knowledge: synced %s: %s", root, asdict(report))
         return report
 
-    def add_document(self, name: str, text: str | bytes, source: str = "upload") -> DocumentSummary:
-        """Index an uploaded .md/.txt as ``<source>/<file name>``, replacing one of that name.
+    def add_document(self, name: str, text: str | bytes) -> DocumentSummary:
+        """Index an uploaded .md/.txt as ``upload/<file name>``, replacing one of that name.
 
         Raises ValueError (message fit for the user) for a bad name, extension or content.
         """
         filename = clean_name(name)
         body = validate_text(text)
-        label = source.strip().strip("/") or "upload"
-        doc = _prepare(f"{label}/{filename}", UPLOAD, filename, body)
+        doc = _prepare(f"upload/{filename}", UPLOAD, filename, body)
         with self._write() as conn:
             self._store(conn, [doc])
         return doc.summary
@@ -383,16 +382,6 @@ class KnowledgeIndex:
                 item["origin"] = {"kind": "upload", "file_name": name, "uploaded_at": uploaded_at}
             found.append(item)
         return found
-
-    def stats(self) -> dict[str, int]:
-        """Counts of documents (all, from the folder, uploaded) and of chunks."""
-        with self._read() as conn:
-            row = conn.execute(
-                "SELECT COUNT(*), TOTAL(origin = 'directory'), TOTAL(origin = 'upload'), "
-                "TOTAL(chunks) FROM documents"
-            ).fetchone()
-        keys = ("documents", "directory_documents", "uploaded_documents", "chunks")
-        return {key: int(value) for key, value in zip(keys, row, strict=True)}
 
     def documents(self) -> list[DocumentInfo]:
         """Every indexed document with its origin and upload time, uploads first, newest first."""
