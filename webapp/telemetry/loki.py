@@ -91,21 +91,14 @@ class LokiBackend(PartialSource):
         if not rows and name not in self._services():
             raise unknown_service(name, self._services())
         rows.sort(key=lambda row: row[0], reverse=True)
+        records = [r for _, r in rows[:limit]]
         try:
             total = self._count(query, start, end, len(rows))
         except TelemetryError:
             # The records stand without their count: a full page may have more behind it.
-            return {
-                "records": [r for _, r in rows[:limit]],
-                "total": len(rows),
-                "truncated": len(rows) >= limit,
-                "total_unknown": True,
-            }
-        return {
-            "records": [r for _, r in rows[:limit]],
-            "total": total,
-            "truncated": total > limit,
-        }
+            found = {"records": records, "total": len(rows), "truncated": len(rows) >= limit}
+            return {**found, "total_unknown": True}
+        return {"records": records, "total": total, "truncated": total > limit}
 
     def _rows(self, service: str, stream: Any) -> list[tuple[int, dict[str, Any]]]:
         labels = stream.get("stream") or {} if isinstance(stream, dict) else {}

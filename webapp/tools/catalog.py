@@ -54,9 +54,8 @@ def window(backend: TelemetryBackend, arguments: dict[str, Any]) -> tuple[dateti
 
 
 def declared_aliases(backend: TelemetryBackend) -> dict[str, list[str]]:
-    """The backend's ``service_aliases()``; {} for a backend written before the port had it."""
-    method = getattr(backend, "service_aliases", None)
-    return dict(method()) if callable(method) else {}
+    """A copy of the backend's ``service_aliases()``."""
+    return dict(backend.service_aliases())
 
 
 def telemetry_tools(backend: TelemetryBackend) -> list[ToolSpec]:

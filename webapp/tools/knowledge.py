@@ -408,12 +408,9 @@ def _transaction(conn: sqlite3.Connection) -> Iterator[None]:
 
 def _schema_version(conn: sqlite3.Connection) -> str | None:
     """The file's schema version (None: no ``meta`` table yet)."""
-    try:
-        row = conn.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
-    except sqlite3.OperationalError as exc:
-        if "no such table" in str(exc):
-            return None
-        raise
+    if not conn.execute("SELECT 1 FROM sqlite_master WHERE name = 'meta'").fetchone():
+        return None
+    row = conn.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
     return row[0] if row else None
 
 
