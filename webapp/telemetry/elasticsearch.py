@@ -14,16 +14,13 @@ from .common import (
     LEVEL_SPELLINGS,
     Clock,
     canonical_level,
-    check_limit,
-    level_filter,
     parse_timestamp,
     record,
     unknown_service,
     utc_now,
 )
-from .common import window as checked_window
 from .http import HttpOptions, HttpSource
-from .logfields import lookup
+from .logformats import lookup
 from .partial import PartialSource
 from .port import TelemetryError
 
@@ -52,7 +49,6 @@ class ElasticsearchBackend(PartialSource):
         aliases: dict[str, list[str]] | None = None,
         clock: Clock = utc_now,
     ) -> None:
-        self.options = options
         self.index = index
         self.fields = {**DEFAULT_FIELDS, **(fields or {})}
         self.http = HttpSource(self.system, options)
@@ -106,23 +102,16 @@ class ElasticsearchBackend(PartialSource):
             "query": {"bool": {"filter": filters, "must": must}},
         }
 
-    def query_logs(
+    def _logs(
         self,
-        *,
-        service: str,
+        name: str,
         start: datetime,
         end: datetime,
-        level: str | None = None,
-        keyword: str | None = None,
-        limit: int = 50,
+        level: str | None,
+        keyword: str | None,
+        limit: int,
     ) -> dict[str, Any]:
-        """Records of ``service`` in ``[start, end)``, newest first."""
-        name = str(service).strip()
-        start, end = checked_window(start, end)
-        check_limit(limit)
-        answer = self._search(
-            self.search_body(name, start, end, level_filter(level), keyword, limit)
-        )
+        answer = self._search(self.search_body(name, start, end, level, keyword, limit))
         hits = answer["hits"]
         total_info = hits.get("total")
         total = int(total_info.get("value", 0) if isinstance(total_info, dict) else total_info or 0)
@@ -131,7 +120,7 @@ class ElasticsearchBackend(PartialSource):
         if not records and total == 0:
             known = self.services()
             if known and name not in known:
-                raise unknown_service(service, known)
+                raise unknown_service(name, known)
         return {"records": records, "total": total, "truncated": total > len(records)}
 
     def _record(self, service: str, source: dict[str, Any]) -> dict[str, Any] | None:

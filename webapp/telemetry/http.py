@@ -4,14 +4,13 @@ answers are retried with back-off; every failure is a :class:`TelemetryError` fo
 from __future__ import annotations
 
 import ssl
-import time
-from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 import httpx
-from tenacity import Retrying, retry_if_exception, stop_after_attempt, wait_exponential
+from tenacity import Retrying, retry_if_exception_type, stop_after_attempt, wait_exponential
 
+from .partial import timed_probe
 from .port import TelemetryError
 
 
@@ -27,19 +26,10 @@ class HttpOptions:
     ca_bundle: str | None = None
     timeout_seconds: float = 10.0
     attempts: int = 3
-    headers: Mapping[str, str] = field(default_factory=dict)
 
 
-class _Transient(Exception):
+class _Transient(TelemetryError):
     """A 5xx answer worth another try."""
-
-    def __init__(self, response: httpx.Response) -> None:
-        super().__init__(response.status_code)
-        self.response = response
-
-
-def _retryable(exc: BaseException) -> bool:
-    return isinstance(exc, (_Transient, httpx.TransportError))
 
 
 class HttpSource:
@@ -49,9 +39,9 @@ class HttpSource:
         self.system = system
         self.options = options
         self.url = options.url.rstrip("/")
-        headers = dict(options.headers)
-        if options.bearer_token:
-            headers["Authorization"] = f"Bearer {options.bearer_token}"
+        headers = (
+            {"Authorization": f"Bearer {options.bearer_token}"} if options.bearer_token else {}
+        )
         verify: ssl.SSLContext | bool = options.tls_verify
         if options.tls_verify and options.ca_bundle:
             verify = ssl.create_default_context(cafile=options.ca_bundle)
@@ -80,13 +70,11 @@ class HttpSource:
         retrying = Retrying(
             stop=stop_after_attempt(max(1, attempts or self.options.attempts)),
             wait=wait_exponential(multiplier=0.2, max=2.0),
-            retry=retry_if_exception(_retryable),
+            retry=retry_if_exception_type((_Transient, httpx.TransportError)),
             reraise=True,
         )
         try:
             response = retrying(self._once, method, path, **kwargs)
-        except _Transient as exc:
-            raise TelemetryError(self._status_message(exc.response)) from None
         except httpx.TimeoutException:
             raise TelemetryError(
                 f"{self.system} at {self.url} did not answer within "
@@ -106,10 +94,9 @@ class HttpSource:
 
     def _once(self, method: str, path: str, **kwargs: Any) -> httpx.Response:
         response = self._client.request(method, path, **kwargs)
-        if response.status_code >= 500:
-            raise _Transient(response)
         if response.status_code >= 400:
-            raise TelemetryError(self._status_message(response))
+            error = _Transient if response.status_code >= 500 else TelemetryError
+            raise error(self._status_message(response))
         return response
 
     def _status_message(self, response: httpx.Response) -> str:
@@ -130,22 +117,10 @@ class HttpSource:
     def probe(self, path: str, *version: str) -> dict[str, Any]:
         """Reachability, version (the answer's field at the keys ``version``) and latency of
         one cheap call (for ``/readyz``), never raising."""
-        started = time.perf_counter()
-        try:
-            found = self.request("GET", path, attempts=1)  # readiness answers quickly
-            error = None
-        except TelemetryError as exc:
-            found, error = None, str(exc)
-        for key in version:
-            found = found.get(key) if isinstance(found, dict) else None
-        return {
-            "system": self.system,
-            "url": self.url,
-            "reachable": error is None,
-            "version": found,
-            "latencyMs": round((time.perf_counter() - started) * 1000, 1),
-            "error": error,
-        }
+        # one attempt: readiness answers quickly
+        return timed_probe(
+            self.system, self.url, lambda: self.request("GET", path, attempts=1), *version
+        )
 
     def close(self) -> None:
         """Release the connection pool."""

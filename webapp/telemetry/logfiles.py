@@ -22,18 +22,8 @@ from operator import itemgetter
 from pathlib import Path
 from typing import IO, Any
 
-from .common import (
-    Clock,
-    check_limit,
-    iso_epoch,
-    level_filter,
-    record,
-    unknown_service,
-    utc_now,
-)
-from .common import window as checked_window
-from .logfields import Line
-from .logformats import records
+from .common import Clock, iso_epoch, record, unknown_service, utc_now
+from .logformats import Line, records
 from .partial import PartialSource, timed_probe
 from .port import TelemetryError
 
@@ -181,24 +171,18 @@ class LogFileBackend(PartialSource):
             reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
             return rows, f"{reason} (after {len(rows)} records)" if rows else reason
 
-    def query_logs(
+    def _logs(
         self,
-        *,
-        service: str,
+        name: str,
         start: datetime,
         end: datetime,
-        level: str | None = None,
-        keyword: str | None = None,
-        limit: int = 50,
+        level: str | None,
+        keyword: str | None,
+        limit: int,
     ) -> dict[str, Any]:
-        """Records of ``service`` in ``[start, end)``, newest first."""
-        name = str(service).strip()
         files = self._files(name)
         if name not in files:
-            raise unknown_service(service, sorted(self._files()))
-        start, end = checked_window(start, end)
-        check_limit(limit)
-        wanted = level_filter(level)
+            raise unknown_service(name, sorted(self._files()))
         index = self._index(name, files[name])
         if index.unread and not index.rows:
             raise TelemetryError(f"cannot read the logs of {name}: {'; '.join(index.unread)}")
@@ -209,7 +193,7 @@ class LogFileBackend(PartialSource):
         matches = [
             at
             for at in range(lo, hi)
-            if (wanted is None or rows[at][1] == wanted)
+            if (level is None or rows[at][1] == level)
             and (not needle or needle in rows[at][2].lower())
         ]
         answer: dict[str, Any] = {

@@ -13,17 +13,7 @@ import re
 from datetime import datetime, timezone
 from typing import Any
 
-from .common import (
-    LEVEL_SPELLINGS,
-    Clock,
-    canonical_level,
-    check_limit,
-    level_filter,
-    record,
-    unknown_service,
-    utc_now,
-)
-from .common import window as checked_window
+from .common import LEVEL_SPELLINGS, Clock, canonical_level, record, unknown_service, utc_now
 from .http import HttpSource
 from .partial import PartialSource
 from .port import TelemetryError
@@ -75,21 +65,16 @@ class LokiBackend(PartialSource):
             query += f" |~ {selector_value('(?i)' + re.escape(keyword.strip()))}"
         return query
 
-    def query_logs(
+    def _logs(
         self,
-        *,
-        service: str,
+        name: str,
         start: datetime,
         end: datetime,
-        level: str | None = None,
-        keyword: str | None = None,
-        limit: int = 50,
+        level: str | None,
+        keyword: str | None,
+        limit: int,
     ) -> dict[str, Any]:
-        """Records of ``service`` in ``[start, end)``, newest first."""
-        name = str(service).strip()
-        start, end = checked_window(start, end)
-        check_limit(limit)
-        query = self.selector(name, level_filter(level), keyword)
+        query = self.selector(name, level, keyword)
         data = self.http.get_data(
             "/loki/api/v1/query_range",
             {
@@ -104,23 +89,16 @@ class LokiBackend(PartialSource):
             raise TelemetryError("Loki's answer is not a list of log streams")
         rows = [row for stream in data.get("result") or [] for row in self._rows(name, stream)]
         if not rows and name not in self._services():
-            raise unknown_service(service, self._services())
+            raise unknown_service(name, self._services())
         rows.sort(key=lambda row: row[0], reverse=True)
+        records = [r for _, r in rows[:limit]]
         try:
             total = self._count(query, start, end, len(rows))
         except TelemetryError:
             # The records stand without their count: a full page may have more behind it.
-            return {
-                "records": [r for _, r in rows[:limit]],
-                "total": len(rows),
-                "truncated": len(rows) >= limit,
-                "total_unknown": True,
-            }
-        return {
-            "records": [r for _, r in rows[:limit]],
-            "total": total,
-            "truncated": total > limit,
-        }
+            found = {"records": records, "total": len(rows), "truncated": len(rows) >= limit}
+            return {**found, "total_unknown": True}
+        return {"records": records, "total": total, "truncated": total > limit}
 
     def _rows(self, service: str, stream: Any) -> list[tuple[int, dict[str, Any]]]:
         labels = stream.get("stream") or {} if isinstance(stream, dict) else {}

@@ -8,14 +8,14 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from .common import Clock
+from .common import Clock, check_limit, level_filter, window
 from .port import TelemetryError
 
 
 class PartialSource:
     """Every port method, answering that this backend holds nothing of its signal: no
     services, metrics, aliases or runbooks, and an error naming ``system`` for a query. A
-    backend overrides the methods of the signals it holds."""
+    backend overrides the methods of the signals it holds (a log source: ``_logs``)."""
 
     system = "this source"
     _aliases: Mapping[str, Sequence[str]] = {}
@@ -54,7 +54,31 @@ class PartialSource:
         """No runbooks."""
         return None
 
-    def query_logs(self, *_: Any, **__: Any) -> dict[str, Any]:
+    def query_logs(
+        self,
+        *,
+        service: str,
+        start: datetime,
+        end: datetime,
+        level: str | None = None,
+        keyword: str | None = None,
+        limit: int = 50,
+    ) -> dict[str, Any]:
+        """Records of ``service`` in ``[start, end)``, newest first (``_logs`` of the checked
+        arguments: the service name stripped, the window in UTC, the level canonical)."""
+        start, end = window(start, end)
+        check_limit(limit)
+        return self._logs(str(service).strip(), start, end, level_filter(level), keyword, limit)
+
+    def _logs(
+        self,
+        service: str,
+        start: datetime,
+        end: datetime,
+        level: str | None,
+        keyword: str | None,
+        limit: int,
+    ) -> dict[str, Any]:
         """Not a log source."""
         raise TelemetryError(f"{self.system} holds no logs")
 
@@ -67,20 +91,24 @@ class PartialSource:
         raise TelemetryError(f"{self.system} holds no alerts")
 
 
-def timed_probe(system: str, url: str | None, check: Callable[[], Any]) -> dict[str, Any]:
-    """Readiness of a backend that is no HTTP server: whether ``check()`` ran without a
-    TelemetryError, and how long it took."""
+def timed_probe(
+    system: str, url: str | None, check: Callable[[], Any], *version: str
+) -> dict[str, Any]:
+    """Readiness of a backend, never raising: whether ``check()`` ran without a TelemetryError,
+    the version (its answer's field at the keys ``version``; none given: no version) and how
+    long it took."""
     started = time.perf_counter()
     try:
-        check()
-        error = None
+        found, error = check(), None
     except TelemetryError as exc:
-        error = str(exc)
+        found, error = None, str(exc)
+    for key in version:
+        found = found.get(key) if isinstance(found, dict) else None
     return {
         "system": system,
         "url": url,
         "reachable": error is None,
-        "version": None,
+        "version": found if version else None,
         "latencyMs": round((time.perf_counter() - started) * 1000, 1),
         "error": error,
     }

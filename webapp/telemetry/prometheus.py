@@ -227,9 +227,7 @@ class PrometheusBackend(PartialSource):
         meta = self._metadata_for(metric_name)
         counter = is_counter(metric_name, meta.get("type"))
         selector = (
-            "{"
-            + f"__name__={selector_value(metric_name)},{self._label}={selector_value(name)}"
-            + "}"
+            f"{{__name__={selector_value(metric_name)},{self._label}={selector_value(name)}}}"
         )
         if counter:
             query = f"rate({selector}[{max(step, 300)}s])"

@@ -43,12 +43,6 @@ HELP_UNITS = {
 _HELP_UNIT = re.compile(r"(?:\bin\s+|\(\s*)(" + "|".join(HELP_UNITS) + r")\b", re.IGNORECASE)
 
 
-def help_unit(help_text: str | None) -> str:
-    """The unit a help text names ("Time spent in seconds" -> ``s``), else ""."""
-    found = _HELP_UNIT.search(help_text or "")
-    return HELP_UNITS[found.group(1).lower()] if found else ""
-
-
 def unit_for(
     metric: str,
     metadata_unit: str | None = None,
@@ -57,7 +51,8 @@ def unit_for(
 ) -> str:
     """The unit of ``metric``'s values as queried (a counter's rate is per second)."""
     base = metric.removesuffix("_total").removesuffix("_sum") if counter else metric
-    unit = (metadata_unit or "").strip() or help_unit(help_text)
+    named = _HELP_UNIT.search(help_text or "")  # "Time spent in seconds" -> s
+    unit = (metadata_unit or "").strip() or (HELP_UNITS[named.group(1).lower()] if named else "")
     if not unit:
         unit = next((u for suffix, u in SUFFIX_UNITS if base.endswith(suffix)), "")
     if counter:

@@ -1,8 +1,16 @@
-"""The four telemetry and knowledge tools, over a telemetry backend and the knowledge index."""
+"""The four telemetry and knowledge tools, over a telemetry backend and the knowledge index.
+
+What each service does, for ``triage``'s hint: the titles of the knowledge documents that name
+exactly one service, without that name ("Sends the nightly invoices"). An index that cannot list
+its documents gives none.
+"""
 
 from __future__ import annotations
 
 import json
+import re
+import sqlite3
+from collections.abc import Sequence
 from datetime import datetime, timedelta
 from typing import Any, Protocol
 
@@ -19,7 +27,6 @@ from .registry import (
     object_schema,
     parse_time,
 )
-from .service_names import service_descriptions
 
 #: Precedes the JSON map of metrics per service in the query_metrics detail (the planner's).
 METRICS_MARKER = "Metrics by service: "
@@ -54,9 +61,8 @@ def window(backend: TelemetryBackend, arguments: dict[str, Any]) -> tuple[dateti
 
 
 def declared_aliases(backend: TelemetryBackend) -> dict[str, list[str]]:
-    """The backend's ``service_aliases()``; {} for a backend written before the port had it."""
-    method = getattr(backend, "service_aliases", None)
-    return dict(method()) if callable(method) else {}
+    """A copy of the backend's ``service_aliases()``."""
+    return dict(backend.service_aliases())
 
 
 def telemetry_tools(backend: TelemetryBackend) -> list[ToolSpec]:
@@ -210,6 +216,31 @@ def knowledge_tool(index: KnowledgeSearch, tracker: DocFilter | None) -> ToolSpe
         lookup_knowledge,
         REFERENCE,
     )
+
+
+#: A description longer than this is cut (a title is a line, not a page).
+MAX_DESCRIPTION = 200
+
+
+def service_descriptions(services: Sequence[str], index: Any) -> dict[str, list[str]]:
+    """Titles of the knowledge documents that name one service each, by service."""
+    lister = getattr(index, "documents", None)
+    if not callable(lister) or not services:
+        return {}
+    try:
+        titles = [str(doc.get("title") or "") for doc in lister()]
+    except (sqlite3.Error, OSError):
+        return {}
+    patterns = {s: re.compile(rf"\(?(?<![\w-]){re.escape(s)}(?![\w-])\)?", re.I) for s in services}
+    found: dict[str, list[str]] = {}
+    for title in titles:
+        named = [s for s, pattern in patterns.items() if pattern.search(title)]
+        if len(named) != 1:
+            continue
+        text = re.sub(r"\s+", " ", patterns[named[0]].sub(" ", title)).strip(" -/:")
+        if text:
+            found.setdefault(named[0], []).append(text[:MAX_DESCRIPTION])
+    return found
 
 
 def diagnosis_tools(

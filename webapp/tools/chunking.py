@@ -5,7 +5,6 @@ Diagnosis``), by Markdown heading, else by blank-line paragraph, each at most ab
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
 
 MAX_CHUNK_CHARS = 1500
 MIN_SECTION_CHARS = 100  # a section body shorter than this is merged into a neighbour
@@ -18,25 +17,6 @@ _MARKERS = re.compile(
     re.MULTILINE,
 )
 _PARAGRAPH_BREAK = re.compile(r"\n[ \t]*\n")
-
-
-@dataclass
-class _Parts:
-    """Text pieces to be joined with blank lines, with the joined length kept up to date."""
-
-    title: str = ""
-    parts: list[str] = field(default_factory=list)
-    size: int = 0
-
-    def add(self, text: str) -> None:
-        self.size += len(text) + (len(SEPARATOR) if self.parts else 0)
-        self.parts.append(text)
-
-    def fits(self, text: str, limit: int) -> bool:
-        return self.size + len(SEPARATOR) + len(text) <= limit
-
-    def text(self) -> str:
-        return SEPARATOR.join(self.parts)
 
 
 def split_sections(text: str, fallback_title: str) -> list[tuple[str, str, str]]:
@@ -70,27 +50,28 @@ def split_sections(text: str, fallback_title: str) -> list[tuple[str, str, str]]
 
 def merge_small(sections: list[tuple[str, str, str]]) -> list[tuple[str, str]]:
     """Heading-only and tiny sections join the previous chunk, or the next when first."""
-    chunks: list[_Parts] = []
-    pending = _Parts()
+    chunks: list[tuple[str, list[str]]] = []  # (title, texts joined with blank lines)
+    pending: list[str] = []
     for title, section_text, body in sections:
-        pending.add(section_text)
-        if not body:
-            continue
-        if not chunks and len(body) < MIN_SECTION_CHARS:
-            continue  # still nothing to join: it waits for the next section, as headings do
-        text, pending = pending.text(), _Parts()
-        if len(body) >= MIN_SECTION_CHARS:
-            chunks.append(_Parts(title, [text], len(text)))
-        elif chunks[-1].fits(text, MAX_CHUNK_CHARS):
-            chunks[-1].add(text)
+        pending.append(section_text)
+        if not body or (not chunks and len(body) < MIN_SECTION_CHARS):
+            continue  # nothing to join yet: it waits for the next section, as headings do
+        text, pending = SEPARATOR.join(pending), []
+        if len(body) < MIN_SECTION_CHARS and _fits(chunks[-1][1], text):
+            chunks[-1][1].append(text)
         else:
-            chunks.append(_Parts(title, [text], len(text)))
-    if pending.parts:
-        if chunks and chunks[-1].fits(pending.text(), MAX_CHUNK_CHARS):
-            chunks[-1].add(pending.text())
+            chunks.append((title, [text]))
+    if pending:
+        text = SEPARATOR.join(pending)
+        if chunks and _fits(chunks[-1][1], text):
+            chunks[-1][1].append(text)
         else:
-            chunks.append(_Parts(sections[0][0], [pending.text()], pending.size))
-    return [(chunk.title, chunk.text()) for chunk in chunks]
+            chunks.append((sections[0][0], [text]))
+    return [(title, SEPARATOR.join(texts)) for title, texts in chunks]
+
+
+def _fits(texts: list[str], text: str) -> bool:
+    return len(SEPARATOR.join([*texts, text])) <= MAX_CHUNK_CHARS
 
 
 def hard_wrap(text: str, limit: int) -> list[str]:

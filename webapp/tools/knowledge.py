@@ -4,7 +4,8 @@ Documents are chunked by Markdown heading (:mod:`.chunking`), one FTS5 row per c
 is its quoted terms joined with OR, ranked by bm25 with a title counting five times its body.
 The index file is a derived cache: a corrupt file or one of another schema version is rebuilt
 from the folder (uploads are lost then). File indexes run in WAL mode, each search on its own
-read connection; a sync writes every changed document in one transaction.
+read connection; a sync writes every changed document in one transaction. A document (an upload
+or a file of the folder) is a UTF-8 .md or .txt file of at most ``MAX_DOCUMENT_BYTES``.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ import re
 import sqlite3
 import threading
 import time
+import unicodedata
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass
@@ -23,7 +25,6 @@ from pathlib import Path
 from typing import Any, TypedDict, cast
 
 from .chunking import chunk_with_title
-from .documents import SUFFIXES, DocumentNotFound, ReadOnlyDocument, clean_name, validate_text
 
 __all__ = ["DocumentNotFound", "KnowledgeIndex", "ReadOnlyDocument"]
 
@@ -310,15 +311,14 @@ class KnowledgeIndex:
         logger.info("knowledge: synced %s: %s", root, asdict(report))
         return report
 
-    def add_document(self, name: str, text: str | bytes, source: str = "upload") -> DocumentSummary:
-        """Index an uploaded .md/.txt as ``<source>/<file name>``, replacing one of that name.
+    def add_document(self, name: str, text: str | bytes) -> DocumentSummary:
+        """Index an uploaded .md/.txt as ``upload/<file name>``, replacing one of that name.
 
         Raises ValueError (message fit for the user) for a bad name, extension or content.
         """
         filename = clean_name(name)
         body = validate_text(text)
-        label = source.strip().strip("/") or "upload"
-        doc = _prepare(f"{label}/{filename}", UPLOAD, filename, body)
+        doc = _prepare(f"upload/{filename}", UPLOAD, filename, body)
         with self._write() as conn:
             self._store(conn, [doc])
         return doc.summary
@@ -384,16 +384,6 @@ class KnowledgeIndex:
             found.append(item)
         return found
 
-    def stats(self) -> dict[str, int]:
-        """Counts of documents (all, from the folder, uploaded) and of chunks."""
-        with self._read() as conn:
-            row = conn.execute(
-                "SELECT COUNT(*), TOTAL(origin = 'directory'), TOTAL(origin = 'upload'), "
-                "TOTAL(chunks) FROM documents"
-            ).fetchone()
-        keys = ("documents", "directory_documents", "uploaded_documents", "chunks")
-        return {key: int(value) for key, value in zip(keys, row, strict=True)}
-
     def documents(self) -> list[DocumentInfo]:
         """Every indexed document with its origin and upload time, uploads first, newest first."""
         with self._read() as conn:
@@ -419,12 +409,9 @@ def _transaction(conn: sqlite3.Connection) -> Iterator[None]:
 
 def _schema_version(conn: sqlite3.Connection) -> str | None:
     """The file's schema version (None: no ``meta`` table yet)."""
-    try:
-        row = conn.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
-    except sqlite3.OperationalError as exc:
-        if "no such table" in str(exc):
-            return None
-        raise
+    if not conn.execute("SELECT 1 FROM sqlite_master WHERE name = 'meta'").fetchone():
+        return None
+    row = conn.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
     return row[0] if row else None
 
 
@@ -497,3 +484,60 @@ def _now() -> str:
 
 def _digest(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
+
+
+SUFFIXES = frozenset({".md", ".txt"})
+MAX_DOCUMENT_BYTES = 2 * 1024 * 1024
+_CONTROL = re.compile(r"[\x00-\x08\x0b\x0e-\x1f\x7f]")
+
+
+class DocumentNotFound(LookupError):
+    """No document has that id."""
+
+
+class ReadOnlyDocument(PermissionError):
+    """The document belongs to the knowledge folder: only uploads can be deleted."""
+
+
+_BINARY = "the file is binary, not text: upload a UTF-8 .md or .txt file"
+
+
+def validate_text(text: str | bytes) -> str:
+    """The text, newlines normalised; ValueError when empty, binary, not UTF-8 or too large."""
+    try:
+        body = text.decode("utf-8-sig") if isinstance(text, bytes) else text
+        size = len(body.encode("utf-8"))
+    except UnicodeError as exc:
+        binary = isinstance(text, bytes) and b"\x00" in text
+        raise ValueError(_BINARY if binary else "the file is not valid UTF-8 text") from exc
+    if size > MAX_DOCUMENT_BYTES:
+        raise ValueError(f"the document is too large ({size} bytes; limit {MAX_DOCUMENT_BYTES})")
+    if "\x00" in body or len(_CONTROL.findall(body)) > max(8, len(body) // 100):
+        raise ValueError(_BINARY)
+    body = body.lstrip("\ufeff").replace("\r\n", "\n").replace("\r", "\n")
+    if not body.strip():
+        raise ValueError("the document is empty")
+    return body
+
+
+MAX_NAME_CHARS = 255
+
+
+def clean_name(name: str) -> str:
+    """The file name part of ``name``; ValueError for a hidden, odd or overlong name.
+
+    Control and format characters (NUL, newlines, bidirectional overrides that make
+    ``evil\u202egpj.md`` read as another name) and unpaired surrogates are refused outright.
+    """
+    if any(unicodedata.category(char) in ("Cc", "Cf", "Cs") for char in str(name)):
+        raise ValueError("the file name contains control or format characters")
+    filename = str(name).replace("\\", "/").rsplit("/", 1)[-1].strip()
+    if not filename or filename.startswith("."):
+        raise ValueError("the document needs a file name ending in .md or .txt")
+    if len(filename) > MAX_NAME_CHARS:
+        raise ValueError(f"the file name is longer than {MAX_NAME_CHARS} characters")
+    suffix = Path(filename).suffix.lower()
+    if suffix not in SUFFIXES:
+        shown = f"'{suffix}'" if suffix else "none"
+        raise ValueError(f"unsupported file type ({shown}): upload a .md or .txt file")
+    return filename

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import logging
+import math
 import re
 import sys
 import threading
@@ -134,15 +135,13 @@ class McpTools:
     def specs(self) -> list[ToolSpec]:
         """Every listed tool; servers not listed yet (or due again) are asked now."""
         with self._lock:
-            due = [
-                s
-                for s in self.servers
-                if s.name not in self._listed
-                and time.monotonic() - self._failed.get(s.name, (-RELIST_SECONDS, ""))[0]
-                >= RELIST_SECONDS
-            ]
-            for server in due:
-                self._list(server)
+            for server in self.servers:
+                failed_at = self._failed.get(server.name, (-math.inf, ""))[0]
+                if (
+                    server.name not in self._listed
+                    and time.monotonic() - failed_at >= RELIST_SECONDS
+                ):
+                    self._list(server)
             return [spec for s in self.servers for spec in self._listed.get(s.name, [])]
 
     def errors(self) -> list[str]:

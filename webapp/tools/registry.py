@@ -194,14 +194,9 @@ class ToolBox:
     def call(self, name: str, raw_arguments: str, step_id: int | None) -> ToolCallResult:
         """Validate and run one call; unknown tools and bad arguments are BLOCKED."""
         spec = self.specs.get(name)
-        if spec is None:
-            return self.block(
-                name,
-                raw_arguments,
-                f"unknown tool {name!r}; available: {sorted(self.specs)}",
-                step_id,
-            )
         try:
+            if spec is None:
+                raise ArgumentError(f"unknown tool {name!r}; available: {sorted(self.specs)}")
             arguments = validate_arguments(spec.parameters, json.loads(raw_arguments or "{}"))
         except json.JSONDecodeError as exc:
             return self.block(

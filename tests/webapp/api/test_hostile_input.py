@@ -19,6 +19,7 @@ from flask import Flask
 from flask.testing import FlaskClient
 from peewee import Database
 
+from tests.webapp.tools.kb_stats import stats
 from webapp.demo.backend import DemoTelemetryBackend
 from webapp.persistence.history import HistoryStore
 from webapp.persistence.models import MODELS, DiagnosisRun
@@ -40,7 +41,7 @@ def snapshot(app: Flask) -> tuple[Any, ...]:
         feedback = sorted(
             (r.run_id, r.feedback, r.feedback_comment, r.status) for r in DiagnosisRun.select()
         )
-    return counts, feedback, found.knowledge.documents(), found.knowledge.stats()
+    return counts, feedback, found.knowledge.documents(), stats(found.knowledge)
 
 
 def json_case(path: str, body: bytes) -> tuple[str, str, dict[str, Any]]:

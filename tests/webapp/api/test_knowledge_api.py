@@ -10,6 +10,7 @@ import pytest
 from flask.testing import FlaskClient
 from pytest_mock import MockerFixture
 
+from tests.webapp.tools.kb_stats import stats
 from webapp.tools import knowledge
 from webapp.tools.knowledge import KnowledgeIndex
 
@@ -99,7 +100,7 @@ def test_a_big_upload_does_not_hold_searches_while_it_is_chunked(mocker: MockerF
     finally:
         release.set()
         worker.join()
-    assert kb.stats()["uploaded_documents"] == 2
+    assert stats(kb)["uploaded_documents"] == 2
 
 
 def test_linear_chunking_keeps_a_document_of_only_headings_whole() -> None:
@@ -107,4 +108,4 @@ def test_linear_chunking_keeps_a_document_of_only_headings_whole() -> None:
     kb = KnowledgeIndex(":memory:")
     summary = kb.add_document("headings.md", text)
     assert summary["bytes"] == len(text) and summary["chunks"] >= len(text) // 1500
-    assert kb.stats()["chunks"] == summary["chunks"]
+    assert stats(kb)["chunks"] == summary["chunks"]

@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 
 from tests.webapp.telemetry.log_samples import MODIFIED, SAMPLES
-from webapp.telemetry.logfields import any_stamp, iso_stamp, level_of, status_level
 from webapp.telemetry.logfiles import LogFileBackend
+from webapp.telemetry.logformats import any_stamp, iso_stamp, level_of, status_level
 
 EVER = (datetime(2000, 1, 1, tzinfo=timezone.utc), datetime(2030, 1, 1, tzinfo=timezone.utc))
 
