@@ -115,12 +115,12 @@ def alerts_of_run(database: Database, run_id: str) -> list[dict[str, str]]:
     return [{"alert_name": name, "service": service} for name, service in pairs]
 
 
+@dataclass(frozen=True)
 class AlertInbox:
     """Stores webhook alerts and links them to the runs that investigate them."""
 
-    def __init__(self, database: Database, start_run: StartRun) -> None:
-        self.database = database
-        self.start_run = start_run
+    database: Database
+    start_run: StartRun
 
     def receive(self, payload: WebhookPayload) -> Receipt:
         """Upsert every alert; join or start the group's investigation when any fires."""

@@ -69,10 +69,6 @@ class ChatOutcome:
         return cls.of(finish, row.session_id, row.run_id, row.flow)
 
 
-def _now() -> str:
-    return datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
-
-
 @dataclass(kw_only=True, eq=False)
 class ChatService:
     """Runs chat turns: session, run rows, history, and the complex or simple flow."""
@@ -203,7 +199,7 @@ class ChatService:
         )
 
     def _remember(self, session_id: str, run_id: str, question: str, answer: str) -> None:
-        now = _now()
+        now = datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
         written = self.history.append(
             session_id,
             [
