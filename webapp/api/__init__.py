@@ -29,16 +29,14 @@ def register_api(app: Flask) -> None:
     install_rate_limit(app, app.extensions["diagnosis"].settings)
 
     @app.before_request
-    def authenticate() -> None:
-        key = app.extensions["diagnosis"].settings.api_key
-        if key and request.endpoint != WEBHOOK and request.path.startswith("/api/"):
-            require_bearer(key, "diagnosis")
-
-    @app.before_request
-    def connect() -> None:
-        """The request's connection: a peewee connection context, exited at teardown."""
+    def authenticate_and_connect() -> None:
+        """API_KEY's bearer token, then the request's connection: a peewee connection context,
+        exited at teardown."""
         if request.endpoint == WEBHOOK or not request.path.startswith("/api/"):
             return
+        key = app.extensions["diagnosis"].settings.api_key
+        if key:
+            require_bearer(key, "diagnosis")
         context = app.extensions["diagnosis"].database.connection_context()
         context.__enter__()
         g.db_context = context

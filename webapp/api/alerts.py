@@ -18,7 +18,7 @@ from ..services.alert_inbox import AlertInbox, WebhookPayload
 from .contract import operation
 from .errors import ApiError, envelope
 from .models import AlertQuery
-from .responses import AlertList, Investigation, WebhookReceipt
+from .responses import AlertList, Investigation, WebhookReceipt, paged
 from .security import require_bearer
 
 bp = Blueprint("alerts", __name__, url_prefix="/api")
@@ -74,14 +74,7 @@ def alerts(query: AlertQuery) -> AlertList:
     without a cursor still pages by position. No total is counted.
     """
     page = _inbox().page(query.state, query.limit, query.cursor, query.offset)
-    return AlertList.model_validate(
-        {
-            "alerts": page.rows,
-            "limit": query.limit,
-            "offset": query.offset,
-            "next_cursor": page.next_cursor,
-        }
-    )
+    return paged(AlertList, "alerts", page, query)
 
 
 @bp.post("/alerts/<fingerprint>/investigate")

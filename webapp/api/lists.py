@@ -8,7 +8,7 @@ from ..container import services
 from ..services.reads import RunFilter, SessionFilter
 from .contract import operation
 from .models import RunsQuery, SessionsQuery
-from .responses import RunPage, SessionPage
+from .responses import RunPage, SessionPage, paged
 
 bp = Blueprint("lists", __name__, url_prefix="/api")
 PAGING = {"limit", "cursor"}  # the query fields that are not filters
@@ -26,9 +26,7 @@ def runs(query: RunsQuery) -> RunPage:
     """
     filters = RunFilter(**query.model_dump(exclude=PAGING))
     page = services().listing.runs(filters, query.limit, query.cursor)
-    return RunPage.model_validate(
-        {"runs": page.rows, "next_cursor": page.next_cursor, "limit": query.limit}
-    )
+    return paged(RunPage, "runs", page, query)
 
 
 @bp.get("/sessions")
@@ -40,6 +38,4 @@ def sessions(query: SessionsQuery) -> SessionPage:
     """
     filters = SessionFilter(**query.model_dump(exclude=PAGING))
     page = services().listing.sessions(filters, query.limit, query.cursor)
-    return SessionPage.model_validate(
-        {"sessions": page.rows, "next_cursor": page.next_cursor, "limit": query.limit}
-    )
+    return paged(SessionPage, "sessions", page, query)

@@ -24,9 +24,9 @@ from pydantic import (
 from pydantic.alias_generators import to_camel, to_pascal
 from pydantic_core import PydanticCustomError
 
-from .requests import ID_MESSAGE, has_control, is_id
+from .requests import ID_MESSAGE, ID_PATTERN, has_control, is_id
 
-ID_REGEX = "^[A-Za-z0-9_.:-]{1,64}$"  # the documented form; the check is a full match
+ID_REGEX = f"^{ID_PATTERN.pattern}$"  # the documented form; the check is a full match
 MAX_QUESTION_CHARS = 4000
 MAX_AIOPS_REQUEST_CHARS = 1000
 MAX_COMMENT_CHARS = 2000

@@ -98,8 +98,7 @@ def build_document(app: Flask) -> dict[str, Any]:
         ],
         ref_template=REF,
     )
-    components = dict(schemas.get("$defs", {}))
-    components["Error"] = _envelope({"type": "null"})
+    components = {**schemas.get("$defs", {}), "Error": _envelope({"type": "null"})}
     paths: dict[str, dict[str, Any]] = {}
     for path, method, spec in found:
         paths.setdefault(path, {})[method] = _operation(path, method, spec)

@@ -6,7 +6,7 @@ Views validate them from store rows (snake_case); ``JsonValue`` fields pass stor
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, TypeVar
 
 from pydantic import (
     BaseModel,
@@ -44,6 +44,15 @@ class ResponseModel(BaseModel):
         serialize_by_alias=True,
         extra="ignore",
     )
+
+
+Model = TypeVar("Model", bound=ResponseModel)
+
+
+def paged(model: type[Model], rows: str, page: Any, query: BaseModel, **extra: Any) -> Model:
+    """``model`` of one store ``page`` (its rows as ``rows``) at the query's limit and offset."""
+    shown = query.model_dump(include={"limit", "offset"}) | extra
+    return model.model_validate({rows: page.rows, "next_cursor": page.next_cursor, **shown})
 
 
 class ChatResult(ResponseModel):

@@ -24,6 +24,7 @@ from .responses import (
     RunSummary,
     Step,
     Trace,
+    paged,
 )
 
 bp = Blueprint("runs", __name__, url_prefix="/api")
@@ -87,11 +88,11 @@ def graph(session_id: str, query: RunQuery) -> Graph:
     graph. ``mermaid`` is null for runs that did not go through a graph.
     """
     run = services().records.run(session_id, query.run_id)
-    trace = run["orchestration_trace"]
-    if not trace:
-        return Graph(run_id=query.run_id, flow=run["flow"], mermaid=None, route=[])
-    edges = route_edges(trace)
+    trace = run["orchestration_trace"] or {}
+    edges = route_edges(trace) if trace else []
+    mermaid, alerts = None, None
     if trace.get("version") == AIOPS_TRACE_VERSION:
+        mermaid = aiops_mermaid(edges)
         alerts = [
             AlertRoute(
                 alert_id=alert.get("alert_id"),
@@ -100,15 +101,10 @@ def graph(session_id: str, query: RunQuery) -> Graph:
             )
             for alert in trace.get("alerts") or []
         ]
-        return Graph(
-            run_id=query.run_id,
-            flow=run["flow"],
-            mermaid=aiops_mermaid(edges),
-            route=_route(edges),
-            alerts=alerts,
-        )
-    mermaid = services().diagnoser.graph.to_mermaid(edges)
-    return Graph(run_id=query.run_id, flow=run["flow"], mermaid=mermaid, route=_route(edges))
+    elif trace:
+        mermaid = services().diagnoser.graph.to_mermaid(edges)
+    route = _route(edges)
+    return Graph(run_id=query.run_id, flow=run["flow"], mermaid=mermaid, route=route, alerts=alerts)
 
 
 def _route(edges: list[tuple[str, str]]) -> list[str]:
@@ -126,15 +122,7 @@ def runs(session_id: str, query: SessionRunsQuery) -> RunList:
         raise NotFound(f"session {session_id} not found")
     filters = RunFilter(session_id=session_id)
     page = found.listing.runs(filters, query.limit, query.cursor, query.offset)
-    return RunList.model_validate(
-        {
-            "session_id": session_id,
-            "runs": page.rows,
-            "limit": query.limit,
-            "offset": query.offset,
-            "next_cursor": page.next_cursor,
-        }
-    )
+    return paged(RunList, "runs", page, query, session_id=session_id)
 
 
 @bp.post("/feedback")
@@ -155,14 +143,7 @@ def cases(query: CasesQuery) -> CaseList:
     """The case library, newest first: keyset pages by ``cursor`` (``nextCursor``), or by
     ``offset``; ``text`` filters question and answer."""
     page = services().listing.cases(query.limit, query.cursor, query.text, query.offset)
-    return CaseList.model_validate(
-        {
-            "cases": page.rows,
-            "limit": query.limit,
-            "offset": query.offset,
-            "next_cursor": page.next_cursor,
-        }
-    )
+    return paged(CaseList, "cases", page, query)
 
 
 @bp.get("/cases/<run_id>")

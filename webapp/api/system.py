@@ -47,7 +47,8 @@ def readyz() -> ResponseReturnValue:
         "model": found.model.model_name,
         "telemetry": telemetry_readiness(found.backend),
     }
-    capabilities = _llm_capabilities(found.model)
+    ensure: Any = getattr(found.model, "ensure_capabilities", None)  # none on the offline model
+    capabilities = None if ensure is None else ensure().as_dict()  # probed once, then cached
     if capabilities is not None:
         data["llmCapabilities"] = capabilities
     if database != "ok":
@@ -59,12 +60,6 @@ def readyz() -> ResponseReturnValue:
     problems += _llm_problems(capabilities)
     status = f"degraded: {'; '.join(problems)}" if problems else "success"
     return envelope(200, status, data)
-
-
-def _llm_capabilities(model: object) -> dict[str, Any] | None:
-    """The endpoint's probed capabilities and last call (probing once, then cached)."""
-    ensure: Any = getattr(model, "ensure_capabilities", None)  # none on the offline model
-    return None if ensure is None else ensure().as_dict()
 
 
 def _llm_problems(capabilities: dict[str, Any] | None) -> list[str]:

@@ -23,6 +23,7 @@ from mcp_types import (
     TextContent,
     Tool,
 )
+from starlette.responses import Response
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from diagnosis_graph.workflow.ports import SUCCESS
@@ -32,7 +33,6 @@ from ..container import Services
 from ..diagnosis import new_run_id
 from ..persistence.runs import FAILED, Finish, new_session_id
 from ..services.evidence_view import evidence_view
-from ..services.lifecycle import RunLifecycle
 from ..tools.registry import ToolBox, ToolCallResult, ToolSpec, object_schema
 
 MCP, TOOL_FLOW, AGENT = "MCP", "tool", "mcp"
@@ -45,7 +45,6 @@ class Gateway:
     def __init__(self, services: Services) -> None:
         self.services = services
         self.specs: dict[str, ToolSpec] = {s.name: s for s in services.diagnoser.tools}
-        self.lifecycle = RunLifecycle(services.chat.runs, services.chat.audit)
         #: The session every tool-call run of this server joins.
         self.session_id = new_session_id()
 
@@ -87,7 +86,7 @@ class Gateway:
                 return Finish(SUCCESS, None)
             return Finish(FAILED, None, error_message=json.loads(done[0].content).get("error"))
 
-        finish = self.lifecycle.execute(self.session_id, run_id, work)
+        finish = self.services.chat.lifecycle.execute(self.session_id, run_id, work)
         if not done:
             return _result({"run_id": run_id, "error": finish.error_message}, error=True)
         message = json.loads(done[0].content)
@@ -166,18 +165,9 @@ class BearerGuard:
             header = dict(scope["headers"]).get(b"authorization", b"")
             token = header[7:] if header[:7].lower() == b"bearer " else b""
             if not hmac.compare_digest(token, self.key):
+                challenge = {"WWW-Authenticate": 'Bearer realm="diagnosis"'}
                 body = b'{"error": "missing or wrong bearer token"}'
-                await send(
-                    {
-                        "type": "http.response.start",
-                        "status": 401,
-                        "headers": [
-                            (b"content-type", b"application/json"),
-                            (b"www-authenticate", b'Bearer realm="diagnosis"'),
-                        ],
-                    }
-                )
-                await send({"type": "http.response.body", "body": body})
+                await Response(body, 401, challenge, "application/json")(scope, receive, send)
                 return
         await self.app(scope, receive, send)
 

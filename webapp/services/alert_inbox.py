@@ -13,6 +13,7 @@ from typing import Any, Literal, cast
 
 from peewee import Database
 from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic.alias_generators import to_camel
 
 from ..persistence.db import write_transaction
 from ..persistence.listing import Listing, Page
@@ -114,12 +115,12 @@ def alerts_of_run(database: Database, run_id: str) -> list[dict[str, str]]:
     return [{"alert_name": name, "service": service} for name, service in pairs]
 
 
+@dataclass(frozen=True)
 class AlertInbox:
     """Stores webhook alerts and links them to the runs that investigate them."""
 
-    def __init__(self, database: Database, start_run: StartRun) -> None:
-        self.database = database
-        self.start_run = start_run
+    database: Database
+    start_run: StartRun
 
     def receive(self, payload: WebhookPayload) -> Receipt:
         """Upsert every alert; join or start the group's investigation when any fires."""
@@ -207,7 +208,10 @@ class AlertInbox:
         found = Listing(self.database).alerts(only, limit, cursor, offset)
         with self.database.connection_context():
             runs = self._runs_of([row["id"] for row in found.rows])
-        views = [_alert_view(row, runs.get(row["id"], [])) for row in found.rows]
+        views = [
+            {**_camel(row, ("id", "generator_url")), "runs": runs.get(row["id"], [])}
+            for row in found.rows
+        ]
         return Page(views, found.next_cursor)
 
     @staticmethod
@@ -229,35 +233,14 @@ class AlertInbox:
             .dicts()
         )
         for link in cast(Iterable[dict[str, Any]], query):
-            found.setdefault(link["alert_id"], []).append(
-                {
-                    "runId": link["run_id"],
-                    "sessionId": link["session_id"],
-                    "status": link["status"],
-                    "startedAt": _iso(link["started_at"]),
-                }
-            )
+            found.setdefault(link.pop("alert_id"), []).append(_camel(link))
         return found
 
 
-def _iso(moment: datetime | None) -> str | None:
-    return iso(moment, millis=True) if moment else None
-
-
-def _alert_view(row: dict[str, Any], runs: list[dict[str, Any]]) -> dict[str, Any]:
+def _camel(row: dict[str, Any], hidden: tuple[str, ...] = ()) -> dict[str, Any]:
+    """A row's columns by their camelCase names, times as ISO text, ``hidden`` ones left out."""
     return {
-        "fingerprint": row["fingerprint"],
-        "alertName": row["alert_name"],
-        "status": row["status"],
-        "severity": row["severity"],
-        "service": row["service"],
-        "labels": row["labels"],
-        "annotations": row["annotations"],
-        "startsAt": _iso(row["starts_at"]),
-        "endsAt": _iso(row["ends_at"]),
-        "groupKey": row["group_key"],
-        "receiver": row["receiver"],
-        "receivedCount": row["received_count"],
-        "updatedAt": _iso(row["updated_at"]),
-        "runs": runs,
+        to_camel(name): iso(value, millis=True) if name.endswith("_at") and value else value
+        for name, value in row.items()
+        if name not in hidden
     }

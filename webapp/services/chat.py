@@ -65,42 +65,23 @@ class ChatOutcome:
     @classmethod
     def of_row(cls, row: Any) -> ChatOutcome:
         """The outcome a finished run's row records."""
-        return cls(
-            row.status == SUCCESS,
-            row.answer,
-            row.error_message,
-            row.session_id,
-            row.run_id,
-            row.flow,
-            row.status,
-            bool(row.degraded),
-        )
+        finish = Finish(row.status, row.answer, bool(row.degraded), row.error_message)
+        return cls.of(finish, row.session_id, row.run_id, row.flow)
 
 
-def _now() -> str:
-    return datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
-
-
+@dataclass(kw_only=True, eq=False)
 class ChatService:
     """Runs chat turns: session, run rows, history, and the complex or simple flow."""
 
-    def __init__(
-        self,
-        *,
-        runs: RunStore,
-        diagnoser: Diagnoser,
-        simple: SimpleChat,
-        history: HistoryStore,
-        router: FlowRouter,
-        audit: Audit,
-    ) -> None:
-        self.runs = runs
-        self.diagnoser = diagnoser
-        self.simple = simple
-        self.history = history
-        self.router = router
-        self.audit = audit
-        self.lifecycle = RunLifecycle(runs, audit)
+    runs: RunStore
+    diagnoser: Diagnoser
+    simple: SimpleChat
+    history: HistoryStore
+    router: FlowRouter
+    audit: Audit
+
+    def __post_init__(self) -> None:
+        self.lifecycle = RunLifecycle(self.runs, self.audit)
 
     def start(self, question: str, session_id: str | None, mode: str) -> tuple[str, str, str]:
         """Steps 1-2: session and run rows; returns ``(session_id, run_id, flow)``."""
@@ -190,19 +171,11 @@ class ChatService:
             resume=run.journal.resumed,
         )
         evaluation = dict(result.self_evaluation)
-        evaluation["rule_evaluation"] = {
-            **evaluation["rule_evaluation"],
-            "history": _history_note(history),
-        }
+        rules = {**evaluation["rule_evaluation"], "history": _history_note(history)}
+        evaluation["rule_evaluation"] = rules
         done = result.run
-        return Finish(
-            done.status,
-            done.answer,
-            done.degraded,
-            done.error,
-            evaluation,
-            done.orchestration_trace,
-        )
+        trace = done.orchestration_trace
+        return Finish(done.status, done.answer, done.degraded, done.error, evaluation, trace)
 
     def _simple(self, question: str, run: RunContext, history: HistoryLoad) -> Finish:
         reply = self.simple.answer(
@@ -226,7 +199,7 @@ class ChatService:
         )
 
     def _remember(self, session_id: str, run_id: str, question: str, answer: str) -> None:
-        now = _now()
+        now = datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
         written = self.history.append(
             session_id,
             [

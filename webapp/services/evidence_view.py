@@ -20,6 +20,7 @@ _SUMMARY = re.compile(r"^\$\.summary\.(min|max|last)$")
 _FINDING = re.compile(r"^\$\.findings\[(\d+)\](?:\.points\[(\d+)\]$)?")
 _PATTERN = re.compile(r"^\$\.patterns\[(\d+)\]")
 _RECORD = re.compile(r"^\$\.records\[(\d+)\]")
+PATTERN_FIELDS = ("template", "example", "count_before", "count_after", "first_seen")
 
 
 def evidence_view(
@@ -347,16 +348,8 @@ def _log_tables(
                 "level": _arguments(invocation).get("level"),
                 "window": {k: window.get(k) for k in ("start", "end", "onset")},
                 "patterns": [
-                    {
-                        "index": n,
-                        "template": p.get("template"),
-                        "example": p.get("example"),
-                        "count_before": p.get("count_before"),
-                        "count_after": p.get("count_after"),
-                        "new": bool(p.get("new")),
-                        "first_seen": p.get("first_seen"),
-                        "evidence_ids": [],
-                    }
+                    {k: p.get(k) for k in PATTERN_FIELDS}
+                    | {"index": n, "new": bool(p.get("new")), "evidence_ids": []}
                     for n, p in enumerate(output.get("patterns") or [])
                     if isinstance(p, Mapping)
                 ],

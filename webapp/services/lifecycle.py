@@ -34,10 +34,10 @@ RETRY_PAUSE_SECONDS = 1.0
 class RunLifecycle:
     """Executes started runs: claim, work, flush, check, finish - or fail."""
 
-    def __init__(self, runs: RunStore, audit: Audit, prices: PriceTable | None = None) -> None:
+    def __init__(self, runs: RunStore, audit: Audit) -> None:
         self.runs = runs
         self.audit = audit
-        self.prices = prices or PriceTable()
+        self.prices = PriceTable()  # LLM_PRICES, set by the wiring
 
     def execute(
         self,

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 
 from ..analysis.language import asks_dependency, refers_back
 from ..analysis.names import resolve_services
@@ -54,18 +55,13 @@ _KNOWLEDGE = re.compile(
 )
 
 
+@dataclass(frozen=True)
 class FlowRouter:
     """Routes questions using the telemetry's service, alias and alert names."""
 
-    def __init__(
-        self,
-        services: Callable[[], Sequence[str]],
-        alerts: Callable[[], Sequence[str]] = tuple,
-        aliases: Callable[[], Mapping[str, Sequence[str]]] = dict,
-    ) -> None:
-        self.services = services
-        self.alerts = alerts
-        self.aliases = aliases
+    services: Callable[[], Sequence[str]]
+    alerts: Callable[[], Sequence[str]] = tuple
+    aliases: Callable[[], Mapping[str, Sequence[str]]] = dict
 
     def route(self, question: str, mode: str = "auto") -> str:
         """``complex`` or ``simple`` for ``question`` under ``mode``."""
