@@ -16,7 +16,9 @@ from collections.abc import Callable
 
 from ..persistence.db import is_bound
 from ..persistence.runs import FAILED, Reaped, RunStore
-from .events import DONE, EventLog
+from ..services.chat import ChatOutcome
+from .events import EventLog
+from .streams import ending_events
 
 log = logging.getLogger(__name__)
 
@@ -80,20 +82,12 @@ class LeaseKeeper:
     def _announce(self, run: Reaped) -> None:
         if self.events is None:
             return
+        failed = ChatOutcome(
+            False, None, run.error_message, run.session_id, run.run_id, run.flow, FAILED, False
+        )
         try:
-            error = {"message": run.error_message, "runId": run.run_id}
-            self.events.append(run.run_id, "error", error)
-            self.events.append(
-                run.run_id,
-                DONE,
-                {
-                    "sessionId": run.session_id,
-                    "runId": run.run_id,
-                    "status": FAILED,
-                    "success": False,
-                    "degraded": False,
-                },
-            )
+            for kind, data in ending_events(failed):
+                self.events.append(run.run_id, kind, data)
         except Exception as exc:
             log.warning("could not publish the end of reaped run %s: %s", run.run_id, exc)
 

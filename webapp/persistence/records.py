@@ -122,24 +122,11 @@ class RunRecords:
                 .execute()
             )
             if value == USEFUL:
-                self._add_case(run)
+                case = {k: run[k] for k in ("run_id", "session_id", "question", "answer")}
+                CaseLibrary.insert(**case, created_at=utcnow()).on_conflict_ignore().execute()
             else:
                 CaseLibrary.delete().where(CaseLibrary.run_id == run_id).execute()
         return self.run(session_id, run_id)
-
-    def _add_case(self, run: dict[str, Any]) -> None:
-        """Insert the run's case unless it is there (INSERT OR IGNORE / ON CONFLICT DO NOTHING)."""
-        (
-            CaseLibrary.insert(
-                run_id=run["run_id"],
-                session_id=run["session_id"],
-                question=run["question"],
-                answer=run["answer"],
-                created_at=utcnow(),
-            )
-            .on_conflict_ignore()
-            .execute()
-        )
 
     def case(self, run_id: str) -> dict[str, Any]:
         """One case; NotFound when the run is not in the library."""

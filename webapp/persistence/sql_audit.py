@@ -105,16 +105,14 @@ class SqlAudit:
             },
         )
         with self._writing("agent_step insert", journal):
-            step_id = None
             for _ in range(STEP_INDEX_ATTEMPTS):
                 with suppress(IntegrityError):
-                    step_id = self._insert_step(row)
-                if step_id is not None:
-                    break
+                    if (step_id := self._insert_step(row)) is not None:
+                        break
                 # (run_id, step_index) is unique: another writer of this run (a second
                 # process on a redelivered run) took the index; continue after its last.
                 row[AgentStep.step_index] = index = self._after_last_step(run.run_id)
-            if step_id is None:
+            else:
                 raise IntegrityError(f"no free step index for run {run.run_id}")
         with journal.lock:
             journal.count_step(start.model, end.prompt_tokens, end.completion_tokens)
@@ -178,8 +176,12 @@ class SqlAudit:
             return
         self.flush()
         encoded = [(i, ToolInvocation.evidence_refs.db_value(refs[i])) for i in refs]
+        value = Case(ToolInvocation.invocation_id, encoded)
+        query = ToolInvocation.update({ToolInvocation.evidence_refs: value}).where(
+            ToolInvocation.invocation_id.in_(list(refs))
+        )
         with connection(self.database):
-            _evidence_query(encoded).execute(self.database)
+            query.execute(self.database)
 
     def restore(self, run: RunContext) -> None:
         """Reset the run's journal to its stored rows: step count, next index and token usage
@@ -220,11 +222,3 @@ class SqlAudit:
         with connection(self.database):
             rows: list[dict[str, Any]] = list(cast(Any, query.dicts()))
         return [InvocationRecord(**{**row, "arguments": row["arguments"] or {}}) for row in rows]
-
-
-def _evidence_query(encoded: Sequence[tuple[str, str | None]]) -> Any:
-    """``evidence_refs`` of each invocation id, ``encoded`` as ``(id, JSON text)`` pairs."""
-    value = Case(ToolInvocation.invocation_id, list(encoded))
-    return ToolInvocation.update({ToolInvocation.evidence_refs: value}).where(
-        ToolInvocation.invocation_id.in_([i for i, _ in encoded])
-    )
