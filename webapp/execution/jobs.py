@@ -63,25 +63,16 @@ class AiOpsRuns(Protocol):
         ...
 
 
+@dataclass(frozen=True, kw_only=True, eq=False)
 class JobRunner:
     """Executes jobs: the run lifecycle, its events published, its lease held meanwhile."""
 
-    def __init__(
-        self,
-        *,
-        runs: RunStore,
-        chat: ChatService,
-        aiops: AiOpsRuns | None,
-        events: EventLog,
-        keeper: LeaseKeeper,
-        telemetry: Any = None,
-    ) -> None:
-        self.telemetry = telemetry
-        self.runs = runs
-        self.chat = chat
-        self.aiops = aiops
-        self.events = events
-        self.keeper = keeper
+    runs: RunStore
+    chat: ChatService
+    aiops: AiOpsRuns | None
+    events: EventLog
+    keeper: LeaseKeeper
+    telemetry: Any = None
 
     def execute(self, job: RunJob) -> None:
         """Execute ``job`` unless its run already left PENDING (the claim says so: nothing is

@@ -177,30 +177,20 @@ class RunStore:
         were."""
         if not run_ids:
             return 0
+        mine = (DiagnosisRun.status == PENDING) | (
+            (DiagnosisRun.status == RUNNING) & (DiagnosisRun.lease_owner == self.owner)
+        )
+        query = DiagnosisRun.update(lease_expires_at=utcnow() + self.lease)
         with self.database.connection_context():
-            return int(
-                DiagnosisRun.update(lease_expires_at=utcnow() + self.lease)
-                .where(
-                    DiagnosisRun.run_id.in_(list(run_ids))
-                    & (
-                        (DiagnosisRun.status == PENDING)
-                        | (
-                            (DiagnosisRun.status == RUNNING)
-                            & (DiagnosisRun.lease_owner == self.owner)
-                        )
-                    )
-                )
-                .execute()
-            )
+            return int(query.where(DiagnosisRun.run_id.in_(list(run_ids)) & mine).execute())
 
     def save_partial_trace(self, run_id: str, trace: dict[str, Any]) -> None:
         """Keep the trace so far on a run in flight (what an interrupted run is left with)."""
+        query = DiagnosisRun.update(orchestration_trace=trace)
         with self.database.connection_context():
-            (
-                DiagnosisRun.update(orchestration_trace=trace)
-                .where((DiagnosisRun.run_id == run_id) & (DiagnosisRun.status == RUNNING))
-                .execute()
-            )
+            query.where(
+                (DiagnosisRun.run_id == run_id) & (DiagnosisRun.status == RUNNING)
+            ).execute()
 
     def status(self, run_id: str) -> DiagnosisRun | None:
         """The run row without its two JSON documents, or None. Read to its end, not with
