@@ -43,10 +43,11 @@ STEP_INDEX_ATTEMPTS = 5
 TEXT_MAX_BYTES = 65_535
 
 
-def _row(model: type[BaseModel], values: Mapping[str, Any]) -> dict[Any, Any]:
-    """``values`` as a row of ``model``: texts cut to what their columns hold (strict SQL modes
-    reject longer ones), a MySQL ``TEXT`` on a character boundary."""
+def _row(model: type[BaseModel], run: RunContext, values: Mapping[str, Any]) -> dict[Any, Any]:
+    """``values`` as a row of ``model`` written now for ``run``: texts cut to what their columns
+    hold (strict SQL modes reject longer ones), a MySQL ``TEXT`` on a character boundary."""
     row = {}
+    values = {"run_id": run.run_id, "session_id": run.session_id, "created_at": utcnow(), **values}
     for name, value in values.items():
         field = model._meta.combined[name]
         if isinstance(value, str) and isinstance(field, CharField) and field.max_length:
@@ -92,18 +93,9 @@ class SqlAudit:
         run, start = self._calls.close(ticket)
         journal = run.journal
         index = journal.take_step_index()
-        row = _row(
-            AgentStep,
-            {
-                "run_id": run.run_id,
-                "session_id": run.session_id,
-                "step_index": index,
-                **vars(start),
-                **vars(end),
-                "token_count": end.prompt_tokens + end.completion_tokens,
-                "created_at": utcnow(),
-            },
-        )
+        tokens = end.prompt_tokens + end.completion_tokens
+        values = {"step_index": index, **vars(start), **vars(end), "token_count": tokens}
+        row = _row(AgentStep, run, values)
         with self._writing("agent_step insert", journal):
             for _ in range(STEP_INDEX_ATTEMPTS):
                 with suppress(IntegrityError):
@@ -131,10 +123,8 @@ class SqlAudit:
 
     def _after_last_step(self, run_id: str) -> int:
         last = (
-            AgentStep.select(AgentStep.step_index)
+            AgentStep.select(fn.MAX(AgentStep.step_index))
             .where(AgentStep.run_id == run_id)
-            .order_by(AgentStep.step_index.desc())
-            .limit(1)
             .scalar()
         )
         return 0 if last is None else int(last) + 1
@@ -143,16 +133,7 @@ class SqlAudit:
         """Keep an invocation of the current run (written at the next :meth:`flush`)."""
         run = current_run()
         invocation_id = new_invocation_id()
-        row = _row(
-            ToolInvocation,
-            {
-                "invocation_id": invocation_id,
-                "run_id": run.run_id,
-                "session_id": run.session_id,
-                **vars(draft),
-                "created_at": utcnow(),
-            },
-        )
+        row = _row(ToolInvocation, run, {"invocation_id": invocation_id, **vars(draft)})
         with run.journal.lock:
             run.journal.invocations.append(invocation_record(invocation_id, run.run_id, draft))
             run.journal.pending.append(row)
