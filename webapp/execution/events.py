@@ -92,7 +92,6 @@ class MemoryEventLog:
                 self._changed.wait(remaining)
 
     def exists(self, run_id: str) -> bool:
-        """True while the run's events are kept."""
         with self._changed:
             return run_id in self._logs
 
@@ -149,7 +148,6 @@ class RedisEventLog:
         return bool(self.client.exists(self.prefix + run_id))
 
     def close(self) -> None:
-        """Close the connection pool."""
         self.client.close()
 
 

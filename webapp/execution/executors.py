@@ -54,7 +54,6 @@ class ThreadExecutor:
             self.keeper.release(job.run_id)
 
     def shutdown(self) -> None:
-        """Wait for queued and running runs to finish."""
         self._pool.shutdown(wait=True)
         self.keeper.stop()
 
@@ -73,6 +72,5 @@ class CeleryExecutor:
         self.app.send_task(TASK_NAME, args=[job.to_dict()], task_id=job.run_id)
 
     def shutdown(self) -> None:
-        """Release the broker connections."""
         self.keeper.stop()
         self.app.close()

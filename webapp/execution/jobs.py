@@ -36,12 +36,10 @@ class RunJob:
     flow: str
 
     def to_dict(self) -> dict[str, Any]:
-        """The JSON form a Celery message carries."""
         return asdict(self)
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> RunJob:
-        """The job back from its JSON form."""
         if data.get("kind") not in (CHAT, AIOPS):
             raise ValueError(f"unknown job kind {data.get('kind')!r}")
         return cls(**{f.name: data[f.name] for f in fields(cls)})

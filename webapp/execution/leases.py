@@ -64,20 +64,17 @@ class LeaseKeeper:
     def tick(self) -> list[Reaped]:
         """One heartbeat and one reaper pass; returns the runs reaped."""
         self.runs.renew(self.held())
-        reaped = self.runs.reap(requeue=self.requeue is not None)
+        requeue = self.requeue
+        reaped = self.runs.reap(requeue=requeue is not None)
         for run in reaped:
-            if run.requeued:
-                self._requeue(run)
-            else:
+            if not run.requeued:
                 self._announce(run)
+            elif requeue is not None:
+                try:
+                    requeue(run)
+                except Exception as exc:  # still PENDING: the next lease expiry tries again
+                    log.warning("could not enqueue run %s again: %s", run.run_id, exc)
         return reaped
-
-    def _requeue(self, run: Reaped) -> None:
-        assert self.requeue is not None
-        try:
-            self.requeue(run)
-        except Exception as exc:  # still PENDING: the next lease expiry tries again
-            log.warning("could not enqueue run %s again: %s", run.run_id, exc)
 
     def _announce(self, run: Reaped) -> None:
         if self.events is None:

@@ -65,7 +65,6 @@ class HistoryMessage:
     at: str = field(default_factory=_utc_now)
 
     def to_dict(self) -> dict[str, Any]:
-        """Return the JSON-ready form."""
         return asdict(self)
 
     @classmethod
@@ -145,7 +144,6 @@ class RedisHistory:
         self._client_lock = threading.Lock()
 
     def key(self, session_id: str) -> str:
-        """Return the Redis key of a session's list."""
         return self.key_prefix + check_session_id(session_id)
 
     def load(self, session_id: str) -> HistoryLoad:
@@ -188,7 +186,6 @@ class RedisHistory:
         return int(length)
 
     def ping(self) -> bool:
-        """Return True when Redis answers PING within the timeouts."""
         try:
             return bool(self._redis().ping())
         except (redis.RedisError, OSError):

@@ -170,10 +170,7 @@ class Listing:
         # one session's runs: ordered on the (session_id, started_at, run_id) index
         order = (run.session_id.desc(),) if filters.session_id is not None else ()
         keys = (run.started_at, run.run_id)
-        page = self._page(query, "runs", keys, limit, cursor, offset, order)
-        for row in page.rows:
-            row["degraded"] = bool(row["degraded"])
-        return page
+        return self._page(query, "runs", keys, limit, cursor, offset, order)
 
     def sessions(self, filters: SessionFilter, limit: int, cursor: str | None = None) -> Page:
         """Sessions by last activity, newest first, each with its number of runs."""

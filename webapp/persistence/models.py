@@ -264,13 +264,5 @@ class AlertRun(BaseModel):
         indexes = ((("alert", "run_id"), True),)
 
 
-MODELS: tuple[type[BaseModel], ...] = (
-    ChatSession,
-    DiagnosisRun,
-    AgentStep,
-    ToolInvocation,
-    RunCheckpoint,
-    CaseLibrary,
-    AlertRecord,
-    AlertRun,
-)
+#: Every table, in the order defined here.
+MODELS: tuple[type[BaseModel], ...] = tuple(BaseModel.__subclasses__())

@@ -85,11 +85,10 @@ class SqlAudit:
             raise AuditWriteError(cause) from exc
 
     def before_model(self, start: StepStart) -> int:
-        """Note the call for the current run (nothing is written yet); return its ticket."""
+        """Nothing is written yet: the step is inserted when the call returns."""
         return self._calls.open(start)
 
     def after_model(self, ticket: int, end: StepEnd) -> int:
-        """Insert the finished step: input, output, tokens, timing, status."""
         run, start = self._calls.close(ticket)
         journal = run.journal
         index = journal.take_step_index()
@@ -152,7 +151,7 @@ class SqlAudit:
                 ToolInvocation.insert_many(rows).execute(self.database)
 
     def attach_evidence(self, refs: Mapping[str, list[dict[str, Any]]]) -> None:
-        """Store on each invocation the verified evidence cited from it, in one UPDATE."""
+        """One UPDATE for every invocation cited."""
         if not refs:
             return
         self.flush()
@@ -165,8 +164,6 @@ class SqlAudit:
             query.execute(self.database)
 
     def restore(self, run: RunContext) -> None:
-        """Reset the run's journal to its stored rows: step count, next index and token usage
-        per model, invocations."""
         query = (
             AgentStep.select(
                 AgentStep.model,
@@ -186,7 +183,7 @@ class SqlAudit:
         run.journal.restore(steps, last + 1, self._stored_invocations(run.run_id), usage)
 
     def invocations_for_run(self, run_id: str) -> Sequence[InvocationRecord]:
-        """Invocations of ``run_id`` in creation order: from memory for the current run."""
+        """From memory for the current run."""
         run = current_run_or_none()
         if run is not None and run.run_id == run_id:
             with run.journal.lock:

@@ -82,7 +82,6 @@ class SqlHistory:
         return had
 
     def ping(self) -> bool:
-        """True when the database answers."""
         try:
             with self.database.connection_context():
                 self.database.execute_sql("SELECT 1")
