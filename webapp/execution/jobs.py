@@ -12,7 +12,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass, fields
-from typing import Any, Protocol
+from typing import Any
 
 from ..persistence.runs import AI_OPS, DatabaseUnavailable, Reaped, RunStore
 from ..services.chat import ChatOutcome, ChatService
@@ -51,23 +51,13 @@ class RunJob:
         return cls(kind, run.session_id, run.run_id, run.question, run.flow)
 
 
-class AiOpsRuns(Protocol):
-    """What executing an AIOps run needs (``webapp.aiops.AiOpsService``)."""
-
-    def execute(
-        self, session_id: str, run_id: str, user_request: str | None, on_event: Any = None
-    ) -> ChatOutcome:
-        """Run a started AIOps run to its end."""
-        ...
-
-
 @dataclass(frozen=True, kw_only=True, eq=False)
 class JobRunner:
     """Executes jobs: the run lifecycle, its events published, its lease held meanwhile."""
 
     runs: RunStore
     chat: ChatService
-    aiops: AiOpsRuns | None
+    aiops: Any  # webapp.aiops.AiOpsService (None where that flow is not available)
     events: EventLog
     keeper: LeaseKeeper
     telemetry: Any = None

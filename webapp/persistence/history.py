@@ -31,13 +31,6 @@ SESSION_ID = re.compile(r"[A-Za-z0-9_.:-]{1,64}")
 DEFAULT_MAX_MESSAGES = 12
 DEFAULT_TTL_SECONDS = 86_400
 
-# One retry of a failed command or connect, sleeping min(0.1, 0.05 * 2**n) s: at most three
-# socket waits of ``socket_timeout`` and 0.2 s of sleep per call. A timed-out append may still
-# have been applied, which is harmless for context that is capped and expiring anyway.
-RETRIES = 1
-BACKOFF_BASE_SECONDS = 0.05
-BACKOFF_CAP_SECONDS = 0.1
-
 
 class HistoryUnavailable(Exception):
     """The history backend could not be reached for an operation a user explicitly asked for."""
@@ -201,10 +194,11 @@ class RedisHistory:
     def _redis(self) -> redis.Redis:
         with self._client_lock:
             if self._client is None:
-                retry = Retry(
-                    ExponentialBackoff(cap=BACKOFF_CAP_SECONDS, base=BACKOFF_BASE_SECONDS),
-                    RETRIES,
-                )
+                # One retry of a failed command or connect, sleeping min(0.1, 0.05 * 2**n) s: at
+                # most three socket waits of ``socket_timeout`` and 0.2 s of sleep per call. A
+                # timed-out append may still have been applied: harmless for capped, expiring
+                # context.
+                retry = Retry(ExponentialBackoff(cap=0.1, base=0.05), 1)
                 self._client = redis.Redis.from_url(
                     self.url,
                     socket_timeout=self.socket_timeout,

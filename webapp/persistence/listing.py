@@ -127,6 +127,11 @@ def _contains(field: Any, text: str, postgres: bool) -> Any:
     return position(fn.LOWER(field), fn.LOWER(text)) > 0
 
 
+def _asked_or_answered(model: Any, text: str, postgres: bool) -> Any:
+    """``text`` is in the question or the answer."""
+    return _contains(model.question, text, postgres) | _contains(model.answer, text, postgres)
+
+
 class Listing:
     """The list queries; each opens its own connection context."""
 
@@ -210,10 +215,7 @@ class Listing:
             case.run_id, case.session_id, case.question, case.answer, case.created_at
         )
         if text:
-            postgres = self._postgres
-            query = query.where(
-                _contains(case.question, text, postgres) | _contains(case.answer, text, postgres)
-            )
+            query = query.where(_asked_or_answered(case, text, self._postgres))
         return self._page(query, "cases", (case.created_at, case.run_id), limit, cursor, offset)
 
     def alerts(
@@ -248,10 +250,7 @@ def _run_conditions(filters: RunFilter, postgres: bool) -> list[Any]:
     ]
     conditions += [getattr(run, name) == given[name] for name in ("status", "flow") if given[name]]
     if filters.text:
-        text = filters.text
-        conditions.append(
-            _contains(run.question, text, postgres) | _contains(run.answer, text, postgres)
-        )
+        conditions.append(_asked_or_answered(run, filters.text, postgres))
     if filters.feedback == NO_FEEDBACK:
         conditions.append(run.feedback.is_null())
     elif filters.feedback:

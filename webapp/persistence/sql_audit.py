@@ -95,38 +95,27 @@ class SqlAudit:
         tokens = end.prompt_tokens + end.completion_tokens
         values = {"step_index": index, **vars(start), **vars(end), "token_count": tokens}
         row = _row(AgentStep, run, values)
+        last_index = AgentStep.select(fn.MAX(AgentStep.step_index)).where(
+            AgentStep.run_id == run.run_id
+        )
         with self._writing("agent_step insert", journal):
             for _ in range(STEP_INDEX_ATTEMPTS):
+                # PostgreSQL ends a transaction at its first error, so there a step index taken
+                # by another writer is told by no id coming back (ON CONFLICT DO NOTHING).
+                insert = AgentStep.insert(row).on_conflict_ignore(is_postgres(self.database))
                 with suppress(IntegrityError):
-                    if (step_id := self._insert_step(row)) is not None:
+                    if (step_id := insert.execute(self.database)) is not None:
                         break
                 # (run_id, step_index) is unique: another writer of this run (a second
                 # process on a redelivered run) took the index; continue after its last.
-                row[AgentStep.step_index] = index = self._after_last_step(run.run_id)
+                last = last_index.scalar()
+                row[AgentStep.step_index] = index = 0 if last is None else int(last) + 1
             else:
                 raise IntegrityError(f"no free step index for run {run.run_id}")
         with journal.lock:
             journal.count_step(start.model, end.prompt_tokens, end.completion_tokens)
             journal.next_step_index = max(journal.next_step_index, index + 1)
-        return step_id
-
-    def _insert_step(self, row: dict[Any, Any]) -> int | None:
-        """Insert a step row; its id. PostgreSQL ends a transaction at its first error, so
-        there a step index taken by another writer is told by no id coming back (``ON
-        CONFLICT DO NOTHING``) instead of an :class:`IntegrityError`."""
-        query = AgentStep.insert(row)
-        if is_postgres(self.database):
-            query = query.on_conflict_ignore()
-        step_id: int | None = query.execute(self.database)
-        return step_id
-
-    def _after_last_step(self, run_id: str) -> int:
-        last = (
-            AgentStep.select(fn.MAX(AgentStep.step_index))
-            .where(AgentStep.run_id == run_id)
-            .scalar()
-        )
-        return 0 if last is None else int(last) + 1
+        return int(step_id)
 
     def record(self, draft: InvocationDraft) -> str:
         """Keep an invocation of the current run (written at the next :meth:`flush`)."""
