@@ -100,7 +100,6 @@ class LeaseKeeper:
         self._thread.start()
 
     def stop(self) -> None:
-        """Stop ticking."""
         self._stop.set()
 
     def _loop(self) -> None:

@@ -129,16 +129,11 @@ def ending_events(outcome: Any) -> list[tuple[str, Any]]:
     if not outcome.success:
         message = outcome.error_message or "the run failed"
         items.append(("error", {"message": message, "runId": outcome.run_id}))
-    items.append(
-        (
-            DONE,
-            {
-                "sessionId": outcome.session_id,
-                "runId": outcome.run_id,
-                "status": outcome.status,
-                "success": outcome.success,
-                "degraded": outcome.degraded,
-            },
-        )
-    )
-    return items
+    done = {
+        "sessionId": outcome.session_id,
+        "runId": outcome.run_id,
+        "status": outcome.status,
+        "success": outcome.success,
+        "degraded": outcome.degraded,
+    }
+    return [*items, (DONE, done)]

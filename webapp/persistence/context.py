@@ -120,5 +120,4 @@ def current_run() -> RunContext:
 
 
 def current_run_or_none() -> RunContext | None:
-    """The run being executed, or None outside a run."""
     return _CURRENT.get()

@@ -63,7 +63,7 @@ class HistoryMessage:
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> HistoryMessage:
         """Build a message from its dict form; raise ValueError when the shape is wrong."""
-        if not isinstance(data, Mapping) or "at" not in data:
+        if not isinstance(data, Mapping) or not {"role", "content", "at"} <= data.keys():
             raise ValueError(f"not a history message: {data!r}"[:200])
         return cls(data["role"], data["content"], data.get("run_id"), data["at"])
 

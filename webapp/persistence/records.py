@@ -73,7 +73,6 @@ class RunRecords:
         return row
 
     def session(self, session_id: str) -> dict[str, Any] | None:
-        """Session metadata, or None."""
         return _first(ChatSession.select().where(ChatSession.session_id == session_id))
 
     def trace(self, session_id: str, run_id: str, *, inputs: bool = True) -> Trace:
@@ -97,7 +96,6 @@ class RunRecords:
         return _rows(query.order_by(ToolInvocation.id))
 
     def run_count(self, session_id: str) -> int:
-        """How many runs the session has."""
         return DiagnosisRun.select().where(DiagnosisRun.session_id == session_id).count()
 
     def feedback(

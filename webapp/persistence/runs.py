@@ -67,7 +67,6 @@ class Reaped:
 
 
 def new_session_id() -> str:
-    """``sess-`` plus 24 random hex characters."""
     return f"sess-{secrets.token_hex(12)}"
 
 

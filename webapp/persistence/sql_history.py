@@ -33,28 +33,23 @@ class SqlHistory:
 
     def _messages(self, session_id: str) -> list[HistoryMessage]:
         pairs = (self.max_messages + 1) // 2
-        session, now = ChatSession.alias(), utcnow()
+        run, session, now = DiagnosisRun, ChatSession.alias(), utcnow()
         # the session's conditions (not expired, runs after a clear) are joined in
         query = (
-            DiagnosisRun.select(
-                DiagnosisRun.run_id,
-                DiagnosisRun.question,
-                DiagnosisRun.answer,
-                DiagnosisRun.started_at,
-            )
-            .join(session, on=(session.session_id == DiagnosisRun.session_id))
+            run.select(run.run_id, run.question, run.answer, run.started_at)
+            .join(session, on=(session.session_id == run.session_id))
             .where(
-                (DiagnosisRun.session_id == session_id)
-                & (DiagnosisRun.agent_flow == CHAT)
-                & (DiagnosisRun.status == SUCCESS)
-                & DiagnosisRun.answer.is_null(False)
+                (run.session_id == session_id)
+                & (run.agent_flow == CHAT)
+                & (run.status == SUCCESS)
+                & run.answer.is_null(False)
                 & (session.expires_at.is_null() | (session.expires_at >= now))
                 & (
                     session.history_cleared_at.is_null()
-                    | (DiagnosisRun.started_at > session.history_cleared_at)
+                    | (run.started_at > session.history_cleared_at)
                 )
             )
-            .order_by(DiagnosisRun.started_at.desc())
+            .order_by(run.started_at.desc())
             .limit(pairs)
         )
         rows = list(query.dicts().execute(self.database))
