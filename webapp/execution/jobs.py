@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Mapping
-from dataclasses import asdict, dataclass, fields
+from dataclasses import dataclass, fields
 from typing import Any
 
 from ..persistence.runs import AI_OPS, DatabaseUnavailable, Reaped, RunStore
@@ -35,11 +35,9 @@ class RunJob:
     question: str | None
     flow: str
 
-    def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
-
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> RunJob:
+        """The job a Celery message carries (its ``dataclasses.asdict`` form)."""
         if data.get("kind") not in (CHAT, AIOPS):
             raise ValueError(f"unknown job kind {data.get('kind')!r}")
         return cls(**{f.name: data[f.name] for f in fields(cls)})
