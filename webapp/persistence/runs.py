@@ -185,11 +185,11 @@ class RunStore:
 
     def save_partial_trace(self, run_id: str, trace: dict[str, Any]) -> None:
         """Keep the trace so far on a run in flight (what an interrupted run is left with)."""
-        query = DiagnosisRun.update(orchestration_trace=trace)
+        query = DiagnosisRun.update(orchestration_trace=trace).where(
+            (DiagnosisRun.run_id == run_id) & (DiagnosisRun.status == RUNNING)
+        )
         with self.database.connection_context():
-            query.where(
-                (DiagnosisRun.run_id == run_id) & (DiagnosisRun.status == RUNNING)
-            ).execute()
+            query.execute()
 
     def status(self, run_id: str) -> DiagnosisRun | None:
         """The run row without its two JSON documents, or None. Read to its end, not with
