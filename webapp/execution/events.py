@@ -78,7 +78,6 @@ class MemoryEventLog:
             return event.id
 
     def read(self, run_id: str, after: str | None, timeout: float) -> list[Event]:
-        """Events after ``after``; blocks up to ``timeout`` s when there are none yet."""
         start = _position(after)
 
         def events() -> list[Event]:

@@ -140,7 +140,6 @@ class RedisHistory:
         return self.key_prefix + check_session_id(session_id)
 
     def load(self, session_id: str) -> HistoryLoad:
-        """Return the newest messages, oldest first; ``available=False`` when Redis is down."""
         key = self.key(session_id)
         try:
             raw = self._redis().lrange(key, -self.max_messages, -1)
@@ -150,7 +149,6 @@ class RedisHistory:
         return HistoryLoad(messages=self._decode(key, raw))
 
     def append(self, session_id: str, messages: Sequence[HistoryMessage]) -> HistoryWrite:
-        """Append, cap and refresh the TTL atomically; ``ok=False`` when Redis is down."""
         key = self.key(session_id)
         if not messages:
             return HistoryWrite()
