@@ -26,15 +26,11 @@ def celery_config(settings: Settings) -> dict[str, Any]:
         "broker_transport_options": {"visibility_timeout": 2 * settings.run_lease_seconds},
         "task_acks_late": True,
         "task_reject_on_worker_lost": True,
-        "task_acks_on_failure_or_timeout": True,
         "worker_prefetch_multiplier": 1,
         "task_ignore_result": True,
         "result_backend": None,
-        "task_serializer": "json",
-        "accept_content": ["json"],
         "task_default_queue": QUEUE,
         "worker_hijack_root_logger": False,
-        "worker_send_task_events": False,
     }
 
 

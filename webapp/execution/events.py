@@ -78,21 +78,17 @@ class MemoryEventLog:
             return event.id
 
     def read(self, run_id: str, after: str | None, timeout: float) -> list[Event]:
-        """Events after ``after``; blocks up to ``timeout`` s when there are none yet."""
         start = _position(after)
-        deadline = time.monotonic() + timeout
+
+        def events() -> list[Event]:
+            log = self._logs.get(run_id)
+            return log.events if log is not None else []
+
         with self._changed:
-            while True:
-                log = self._logs.get(run_id)
-                if log is not None and len(log.events) > start:
-                    return log.events[start:]
-                remaining = deadline - time.monotonic()
-                if remaining <= 0:
-                    return []
-                self._changed.wait(remaining)
+            self._changed.wait_for(lambda: len(events()) > start, timeout)
+            return events()[start:]
 
     def exists(self, run_id: str) -> bool:
-        """True while the run's events are kept."""
         with self._changed:
             return run_id in self._logs
 
@@ -149,7 +145,6 @@ class RedisEventLog:
         return bool(self.client.exists(self.prefix + run_id))
 
     def close(self) -> None:
-        """Close the connection pool."""
         self.client.close()
 
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import logging
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import asdict
 from typing import Any, Protocol
 
 from .jobs import JobRunner, RunJob
@@ -54,7 +55,6 @@ class ThreadExecutor:
             self.keeper.release(job.run_id)
 
     def shutdown(self) -> None:
-        """Wait for queued and running runs to finish."""
         self._pool.shutdown(wait=True)
         self.keeper.stop()
 
@@ -70,9 +70,8 @@ class CeleryExecutor:
         """Send the job to the broker (the task id is the run id)."""
         from .celery_app import TASK_NAME
 
-        self.app.send_task(TASK_NAME, args=[job.to_dict()], task_id=job.run_id)
+        self.app.send_task(TASK_NAME, args=[asdict(job)], task_id=job.run_id)
 
     def shutdown(self) -> None:
-        """Release the broker connections."""
         self.keeper.stop()
         self.app.close()

@@ -11,8 +11,8 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Mapping
-from dataclasses import asdict, dataclass, fields
-from typing import Any, Protocol
+from dataclasses import dataclass, fields
+from typing import Any
 
 from ..persistence.runs import AI_OPS, DatabaseUnavailable, Reaped, RunStore
 from ..services.chat import ChatOutcome, ChatService
@@ -35,13 +35,9 @@ class RunJob:
     question: str | None
     flow: str
 
-    def to_dict(self) -> dict[str, Any]:
-        """The JSON form a Celery message carries."""
-        return asdict(self)
-
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> RunJob:
-        """The job back from its JSON form."""
+        """The job a Celery message carries (its ``dataclasses.asdict`` form)."""
         if data.get("kind") not in (CHAT, AIOPS):
             raise ValueError(f"unknown job kind {data.get('kind')!r}")
         return cls(**{f.name: data[f.name] for f in fields(cls)})
@@ -53,35 +49,16 @@ class RunJob:
         return cls(kind, run.session_id, run.run_id, run.question, run.flow)
 
 
-class AiOpsRuns(Protocol):
-    """What executing an AIOps run needs (``webapp.aiops.AiOpsService``)."""
-
-    def execute(
-        self, session_id: str, run_id: str, user_request: str | None, on_event: Any = None
-    ) -> ChatOutcome:
-        """Run a started AIOps run to its end."""
-        ...
-
-
+@dataclass(frozen=True, kw_only=True, eq=False)
 class JobRunner:
     """Executes jobs: the run lifecycle, its events published, its lease held meanwhile."""
 
-    def __init__(
-        self,
-        *,
-        runs: RunStore,
-        chat: ChatService,
-        aiops: AiOpsRuns | None,
-        events: EventLog,
-        keeper: LeaseKeeper,
-        telemetry: Any = None,
-    ) -> None:
-        self.telemetry = telemetry
-        self.runs = runs
-        self.chat = chat
-        self.aiops = aiops
-        self.events = events
-        self.keeper = keeper
+    runs: RunStore
+    chat: ChatService
+    aiops: Any  # webapp.aiops.AiOpsService (None where that flow is not available)
+    events: EventLog
+    keeper: LeaseKeeper
+    telemetry: Any = None
 
     def execute(self, job: RunJob) -> None:
         """Execute ``job`` unless its run already left PENDING (the claim says so: nothing is

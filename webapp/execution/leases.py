@@ -16,7 +16,9 @@ from collections.abc import Callable
 
 from ..persistence.db import is_bound
 from ..persistence.runs import FAILED, Reaped, RunStore
-from .events import DONE, EventLog
+from ..services.chat import ChatOutcome
+from .events import EventLog
+from .streams import ending_events
 
 log = logging.getLogger(__name__)
 
@@ -62,38 +64,27 @@ class LeaseKeeper:
     def tick(self) -> list[Reaped]:
         """One heartbeat and one reaper pass; returns the runs reaped."""
         self.runs.renew(self.held())
-        reaped = self.runs.reap(requeue=self.requeue is not None)
+        requeue = self.requeue
+        reaped = self.runs.reap(requeue=requeue is not None)
         for run in reaped:
-            if run.requeued:
-                self._requeue(run)
-            else:
+            if not run.requeued:
                 self._announce(run)
+            elif requeue is not None:
+                try:
+                    requeue(run)
+                except Exception as exc:  # still PENDING: the next lease expiry tries again
+                    log.warning("could not enqueue run %s again: %s", run.run_id, exc)
         return reaped
-
-    def _requeue(self, run: Reaped) -> None:
-        assert self.requeue is not None
-        try:
-            self.requeue(run)
-        except Exception as exc:  # still PENDING: the next lease expiry tries again
-            log.warning("could not enqueue run %s again: %s", run.run_id, exc)
 
     def _announce(self, run: Reaped) -> None:
         if self.events is None:
             return
+        failed = ChatOutcome(
+            False, None, run.error_message, run.session_id, run.run_id, run.flow, FAILED, False
+        )
         try:
-            error = {"message": run.error_message, "runId": run.run_id}
-            self.events.append(run.run_id, "error", error)
-            self.events.append(
-                run.run_id,
-                DONE,
-                {
-                    "sessionId": run.session_id,
-                    "runId": run.run_id,
-                    "status": FAILED,
-                    "success": False,
-                    "degraded": False,
-                },
-            )
+            for kind, data in ending_events(failed):
+                self.events.append(run.run_id, kind, data)
         except Exception as exc:
             log.warning("could not publish the end of reaped run %s: %s", run.run_id, exc)
 
@@ -109,7 +100,6 @@ class LeaseKeeper:
         self._thread.start()
 
     def stop(self) -> None:
-        """Stop ticking."""
         self._stop.set()
 
     def _loop(self) -> None:

@@ -37,22 +37,14 @@ def sse_event(kind: str, data: Any, event_id: str | None = None) -> str:
 
 def chunks(text: str, size: int = CHUNK_CHARS) -> list[str]:
     """``text`` in pieces of at most ``size`` characters, split at line ends where possible."""
-    pieces: list[str] = []
-    current = ""
+    pieces = [""]
     for line in text.splitlines(keepends=True):
-        while len(line) > size:
-            if current:
-                pieces.append(current)
-                current = ""
-            pieces.append(line[:size])
-            line = line[size:]
-        if len(current) + len(line) > size and current:
-            pieces.append(current)
-            current = ""
-        current += line
-    if current:
-        pieces.append(current)
-    return pieces
+        for start in range(0, len(line), size):
+            part = line[start : start + size]
+            if len(pieces[-1]) + len(part) > size:
+                pieces.append("")
+            pieces[-1] += part
+    return [piece for piece in pieces if piece]
 
 
 def relay(
@@ -137,16 +129,11 @@ def ending_events(outcome: Any) -> list[tuple[str, Any]]:
     if not outcome.success:
         message = outcome.error_message or "the run failed"
         items.append(("error", {"message": message, "runId": outcome.run_id}))
-    items.append(
-        (
-            DONE,
-            {
-                "sessionId": outcome.session_id,
-                "runId": outcome.run_id,
-                "status": outcome.status,
-                "success": outcome.success,
-                "degraded": outcome.degraded,
-            },
-        )
-    )
-    return items
+    done = {
+        "sessionId": outcome.session_id,
+        "runId": outcome.run_id,
+        "status": outcome.status,
+        "success": outcome.success,
+        "degraded": outcome.degraded,
+    }
+    return [*items, (DONE, done)]

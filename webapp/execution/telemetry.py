@@ -81,7 +81,8 @@ class TracingAudit:
         self._lock = threading.Lock()
 
     def before_model(self, start: StepStart) -> int:
-        """Write the step, and open its ``chat <model>`` span."""
+        """Note the call, and open its ``chat <model>`` span."""
+        ticket = int(self.inner.before_model(start))
         span = self.tracer.start_span(
             f"chat {start.model}",
             kind=SpanKind.CLIENT,
@@ -92,22 +93,16 @@ class TracingAudit:
                 "gen_ai.agent.name": start.agent_name,
             },
         )
-        try:
-            step_id = int(self.inner.before_model(start))
-        except Exception as exc:
-            span.set_status(Status(StatusCode.ERROR, str(exc)[:200]))
-            span.end()
-            raise
         with self._lock:
-            self._open[step_id] = span
-        return step_id
+            self._open[ticket] = span
+        return ticket
 
-    def after_model(self, step_id: int, end: StepEnd) -> int:
-        """Complete the step, and close its span with the token usage."""
+    def after_model(self, ticket: int, end: StepEnd) -> int:
+        """Write the step, and close its span with the token usage."""
         with self._lock:
-            span = self._open.pop(step_id, None)
+            span = self._open.pop(ticket, None)
         try:
-            return int(self.inner.after_model(step_id, end))
+            return int(self.inner.after_model(ticket, end))
         finally:
             if span is not None:
                 span.set_attribute("gen_ai.usage.input_tokens", end.prompt_tokens)

@@ -24,7 +24,6 @@ class AuditWriteError(RuntimeError):
 
 
 def new_invocation_id() -> str:
-    """``inv-`` plus 16 random hex characters."""
     return f"inv-{secrets.token_hex(8)}"
 
 

@@ -45,14 +45,9 @@ class SqlCheckpointer:
             RunCheckpoint.state: dict(state),
             RunCheckpoint.updated_at: utcnow(),
         }
+        preserve = [field for field in row if field is not RunCheckpoint.run_id]
         query = RunCheckpoint.insert(row).on_conflict(
-            conflict_target=self._target,
-            preserve=[
-                RunCheckpoint.step,
-                RunCheckpoint.node,
-                RunCheckpoint.state,
-                RunCheckpoint.updated_at,
-            ],
+            conflict_target=self._target, preserve=preserve
         )
         retry_disconnects(self.database, lambda: query.execute(self.database))
         if journal is not None:

@@ -51,7 +51,6 @@ class RunJournal:
             self.checkpointed = None
 
     def take_step_index(self) -> int:
-        """The next step index of the run (0, 1, 2, ...)."""
         with self.lock:
             index = self.next_step_index
             self.next_step_index += 1
@@ -64,7 +63,6 @@ class RunJournal:
                 self.failure = cause
 
     def take_failure(self) -> str | None:
-        """The first failed write (then forgotten), or None."""
         with self.lock:
             failure, self.failure = self.failure, None
             return failure
@@ -122,5 +120,4 @@ def current_run() -> RunContext:
 
 
 def current_run_or_none() -> RunContext | None:
-    """The run being executed, or None outside a run."""
     return _CURRENT.get()

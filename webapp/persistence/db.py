@@ -92,7 +92,6 @@ def open_database(url: str, *, base_dir: Path | None = None) -> Database:
 
 
 def bind(database: Database) -> Database:
-    """Point every model at ``database``."""
     database_proxy.initialize(database)
     return database
 
@@ -108,7 +107,6 @@ def is_mysql(database: Database) -> bool:
 
 
 def is_postgres(database: Database) -> bool:
-    """True for PostgreSQL."""
     return "postgres" in type(database).__name__.lower()
 
 

@@ -14,11 +14,12 @@ import logging
 import re
 import threading
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from datetime import datetime, timezone
 from typing import Any, Literal, Protocol
 from urllib.parse import urlsplit
 
+import pydantic
 import redis
 from redis.backoff import ExponentialBackoff
 from redis.retry import Retry
@@ -26,17 +27,9 @@ from redis.retry import Retry
 log = logging.getLogger(__name__)
 
 Role = Literal["user", "assistant"]
-ROLES: tuple[str, ...] = ("user", "assistant")
 SESSION_ID = re.compile(r"[A-Za-z0-9_.:-]{1,64}")
 DEFAULT_MAX_MESSAGES = 12
 DEFAULT_TTL_SECONDS = 86_400
-
-# One retry of a failed command or connect, sleeping min(0.1, 0.05 * 2**n) s: at most three
-# socket waits of ``socket_timeout`` and 0.2 s of sleep per call. A timed-out append may still
-# have been applied, which is harmless for context that is capped and expiring anyway.
-RETRIES = 1
-BACKOFF_BASE_SECONDS = 0.05
-BACKOFF_CAP_SECONDS = 0.1
 
 
 class HistoryUnavailable(Exception):
@@ -54,40 +47,25 @@ def check_session_id(session_id: str) -> str:
     return session_id
 
 
-@dataclass(frozen=True)
+@pydantic.dataclasses.dataclass(frozen=True, config=pydantic.ConfigDict(strict=True))
 class HistoryMessage:
-    """One turn of a conversation: who said it, what, in which run, and when (ISO-8601 UTC)."""
+    """One turn of a conversation: who said it, what, in which run, and when (ISO-8601 UTC);
+    a wrong shape raises ValueError."""
 
     role: Role
     content: str
     run_id: str | None = None
     at: str = field(default_factory=_utc_now)
 
-    def __post_init__(self) -> None:
-        if self.role not in ROLES:
-            raise ValueError(f"role must be one of {ROLES}, got {self.role!r}")
-        if not isinstance(self.content, str):
-            raise ValueError("content must be a string")
-        if self.run_id is not None and not isinstance(self.run_id, str):
-            raise ValueError("run_id must be a string or None")
-        if not isinstance(self.at, str):
-            raise ValueError("at must be an ISO-8601 string")
-
     def to_dict(self) -> dict[str, Any]:
-        """Return the JSON-ready form."""
-        return {"role": self.role, "content": self.content, "run_id": self.run_id, "at": self.at}
+        return asdict(self)
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> HistoryMessage:
         """Build a message from its dict form; raise ValueError when the shape is wrong."""
-        if not isinstance(data, Mapping):
-            raise ValueError(f"expected an object, got {type(data).__name__}")
-        try:
-            return cls(
-                role=data["role"], content=data["content"], run_id=data.get("run_id"), at=data["at"]
-            )
-        except KeyError as exc:
-            raise ValueError(f"missing field {exc.args[0]!r}") from None
+        if not isinstance(data, Mapping) or not {"role", "content", "at"} <= data.keys():
+            raise ValueError(f"not a history message: {data!r}"[:200])
+        return cls(data["role"], data["content"], data.get("run_id"), data["at"])
 
 
 @dataclass(frozen=True)
@@ -159,11 +137,9 @@ class RedisHistory:
         self._client_lock = threading.Lock()
 
     def key(self, session_id: str) -> str:
-        """Return the Redis key of a session's list."""
         return self.key_prefix + check_session_id(session_id)
 
     def load(self, session_id: str) -> HistoryLoad:
-        """Return the newest messages, oldest first; ``available=False`` when Redis is down."""
         key = self.key(session_id)
         try:
             raw = self._redis().lrange(key, -self.max_messages, -1)
@@ -173,7 +149,6 @@ class RedisHistory:
         return HistoryLoad(messages=self._decode(key, raw))
 
     def append(self, session_id: str, messages: Sequence[HistoryMessage]) -> HistoryWrite:
-        """Append, cap and refresh the TTL atomically; ``ok=False`` when Redis is down."""
         key = self.key(session_id)
         if not messages:
             return HistoryWrite()
@@ -202,7 +177,6 @@ class RedisHistory:
         return int(length)
 
     def ping(self) -> bool:
-        """Return True when Redis answers PING within the timeouts."""
         try:
             return bool(self._redis().ping())
         except (redis.RedisError, OSError):
@@ -218,10 +192,11 @@ class RedisHistory:
     def _redis(self) -> redis.Redis:
         with self._client_lock:
             if self._client is None:
-                retry = Retry(
-                    ExponentialBackoff(cap=BACKOFF_CAP_SECONDS, base=BACKOFF_BASE_SECONDS),
-                    RETRIES,
-                )
+                # One retry of a failed command or connect, sleeping min(0.1, 0.05 * 2**n) s: at
+                # most three socket waits of ``socket_timeout`` and 0.2 s of sleep per call. A
+                # timed-out append may still have been applied: harmless for capped, expiring
+                # context.
+                retry = Retry(ExponentialBackoff(cap=0.1, base=0.05), 1)
                 self._client = redis.Redis.from_url(
                     self.url,
                     socket_timeout=self.socket_timeout,

@@ -127,6 +127,11 @@ def _contains(field: Any, text: str, postgres: bool) -> Any:
     return position(fn.LOWER(field), fn.LOWER(text)) > 0
 
 
+def _asked_or_answered(model: Any, text: str, postgres: bool) -> Any:
+    """``text`` is in the question or the answer."""
+    return _contains(model.question, text, postgres) | _contains(model.answer, text, postgres)
+
+
 class Listing:
     """The list queries; each opens its own connection context."""
 
@@ -170,22 +175,17 @@ class Listing:
         # one session's runs: ordered on the (session_id, started_at, run_id) index
         order = (run.session_id.desc(),) if filters.session_id is not None else ()
         keys = (run.started_at, run.run_id)
-        page = self._page(query, "runs", keys, limit, cursor, offset, order)
-        for row in page.rows:
-            row["degraded"] = bool(row["degraded"])
-        return page
+        return self._page(query, "runs", keys, limit, cursor, offset, order)
 
     def sessions(self, filters: SessionFilter, limit: int, cursor: str | None = None) -> Page:
         """Sessions by last activity, newest first, each with its number of runs."""
         session = ChatSession
         hidden = ("id", "history_cleared_at")
         query = session.select(*(f for f in session._meta.sorted_fields if f.name not in hidden))
+        for condition in _range(session.updated_at, filters.since, filters.until):
+            query = query.where(condition)
         if filters.text:
             query = query.where(_contains(session.title, filters.text, self._postgres))
-        if filters.since is not None:
-            query = query.where(session.updated_at >= filters.since)
-        if filters.until is not None:
-            query = query.where(session.updated_at < filters.until)
         keys = (session.updated_at, session.session_id)
         page = self._page(query, "sessions", keys, limit, cursor)
         counts = self._run_counts([row["session_id"] for row in page.rows])
@@ -215,10 +215,7 @@ class Listing:
             case.run_id, case.session_id, case.question, case.answer, case.created_at
         )
         if text:
-            postgres = self._postgres
-            query = query.where(
-                _contains(case.question, text, postgres) | _contains(case.answer, text, postgres)
-            )
+            query = query.where(_asked_or_answered(case, text, self._postgres))
         return self._page(query, "cases", (case.created_at, case.run_id), limit, cursor, offset)
 
     def alerts(
@@ -242,33 +239,31 @@ class Listing:
 
 
 def _run_conditions(filters: RunFilter, postgres: bool) -> list[Any]:
-    """The conditions of a :class:`RunFilter`."""
-    run = DiagnosisRun
-    conditions: list[Any] = []
+    """The conditions of a :class:`RunFilter`: ``session_id`` and ``degraded`` apply when set,
+    the other texts when non-empty; feedback "none" means none given."""
+    run, given = DiagnosisRun, vars(filters)
+    conditions = _range(run.started_at, filters.since, filters.until)
+    conditions += [
+        getattr(run, name) == given[name]
+        for name in ("session_id", "degraded")
+        if given[name] is not None
+    ]
+    conditions += [getattr(run, name) == given[name] for name in ("status", "flow") if given[name]]
     if filters.text:
-        text = filters.text
-        conditions.append(
-            _contains(run.question, text, postgres) | _contains(run.answer, text, postgres)
-        )
-    if filters.session_id is not None:
-        conditions.append(run.session_id == filters.session_id)
-    if filters.status:
-        conditions.append(run.status == filters.status)
-    if filters.flow:
-        conditions.append(run.flow == filters.flow)
-    if filters.degraded is not None:
-        conditions.append(run.degraded == filters.degraded)
+        conditions.append(_asked_or_answered(run, filters.text, postgres))
     if filters.feedback == NO_FEEDBACK:
         conditions.append(run.feedback.is_null())
     elif filters.feedback:
         conditions.append(run.feedback == filters.feedback)
-    if filters.since is not None:
-        conditions.append(run.started_at >= filters.since)
-    if filters.until is not None:
-        conditions.append(run.started_at < filters.until)
     if filters.service:
         conditions.append(_names_service(filters.service, postgres))
     return conditions
+
+
+def _range(field: Any, since: datetime | None, until: datetime | None) -> list[Any]:
+    """``since <= field < until``, each bound optional."""
+    bounds = [field >= since] if since is not None else []
+    return bounds + ([field < until] if until is not None else [])
 
 
 def _names_service(service: str, postgres: bool) -> Any:

@@ -34,11 +34,9 @@ class MemoryAudit:
         self._calls = OpenCalls()
 
     def before_model(self, start: StepStart) -> int:
-        """Note the call for the current run; return its ticket."""
         return self._calls.open(start)
 
     def after_model(self, ticket: int, end: StepEnd) -> int:
-        """Store the finished step of the run and return its id."""
         run, start = self._calls.close(ticket)
         with self._lock:
             step = {
@@ -58,7 +56,6 @@ class MemoryAudit:
         """Nothing is held back in memory."""
 
     def record(self, draft: InvocationDraft) -> str:
-        """Store an invocation of the current run and return its new id."""
         run = current_run()
         invocation_id = new_invocation_id()
         record = invocation_record(invocation_id, run.run_id, draft)
@@ -78,19 +75,16 @@ class MemoryAudit:
         return invocation_id
 
     def attach_evidence(self, refs: Mapping[str, list[dict[str, Any]]]) -> None:
-        """Store on each invocation the verified evidence cited from it."""
         with self._lock:
             for row in self.invocations:
                 if row["invocation_id"] in refs:
                     row["evidence_refs"] = refs[row["invocation_id"]]
 
     def invocations_for_run(self, run_id: str) -> Sequence[InvocationRecord]:
-        """Invocations of ``run_id`` in creation order."""
         with self._lock:
             return list(self._records.get(run_id, ()))
 
     def restore(self, run: RunContext) -> None:
-        """Reset the run's journal to the steps and invocations stored for it."""
         with self._lock:
             steps = [s for s in self.steps if s["run_id"] == run.run_id]
         next_index = max((int(s["step_index"]) for s in steps), default=-1) + 1

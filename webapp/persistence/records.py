@@ -73,7 +73,6 @@ class RunRecords:
         return row
 
     def session(self, session_id: str) -> dict[str, Any] | None:
-        """Session metadata, or None."""
         return _first(ChatSession.select().where(ChatSession.session_id == session_id))
 
     def trace(self, session_id: str, run_id: str, *, inputs: bool = True) -> Trace:
@@ -97,7 +96,6 @@ class RunRecords:
         return _rows(query.order_by(ToolInvocation.id))
 
     def run_count(self, session_id: str) -> int:
-        """How many runs the session has."""
         return DiagnosisRun.select().where(DiagnosisRun.session_id == session_id).count()
 
     def feedback(
@@ -122,24 +120,11 @@ class RunRecords:
                 .execute()
             )
             if value == USEFUL:
-                self._add_case(run)
+                case = {k: run[k] for k in ("run_id", "session_id", "question", "answer")}
+                CaseLibrary.insert(**case, created_at=utcnow()).on_conflict_ignore().execute()
             else:
                 CaseLibrary.delete().where(CaseLibrary.run_id == run_id).execute()
         return self.run(session_id, run_id)
-
-    def _add_case(self, run: dict[str, Any]) -> None:
-        """Insert the run's case unless it is there (INSERT OR IGNORE / ON CONFLICT DO NOTHING)."""
-        (
-            CaseLibrary.insert(
-                run_id=run["run_id"],
-                session_id=run["session_id"],
-                question=run["question"],
-                answer=run["answer"],
-                created_at=utcnow(),
-            )
-            .on_conflict_ignore()
-            .execute()
-        )
 
     def case(self, run_id: str) -> dict[str, Any]:
         """One case; NotFound when the run is not in the library."""

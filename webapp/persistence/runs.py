@@ -67,7 +67,6 @@ class Reaped:
 
 
 def new_session_id() -> str:
-    """``sess-`` plus 24 random hex characters."""
     return f"sess-{secrets.token_hex(12)}"
 
 
@@ -177,30 +176,20 @@ class RunStore:
         were."""
         if not run_ids:
             return 0
+        mine = (DiagnosisRun.status == PENDING) | (
+            (DiagnosisRun.status == RUNNING) & (DiagnosisRun.lease_owner == self.owner)
+        )
+        query = DiagnosisRun.update(lease_expires_at=utcnow() + self.lease)
         with self.database.connection_context():
-            return int(
-                DiagnosisRun.update(lease_expires_at=utcnow() + self.lease)
-                .where(
-                    DiagnosisRun.run_id.in_(list(run_ids))
-                    & (
-                        (DiagnosisRun.status == PENDING)
-                        | (
-                            (DiagnosisRun.status == RUNNING)
-                            & (DiagnosisRun.lease_owner == self.owner)
-                        )
-                    )
-                )
-                .execute()
-            )
+            return int(query.where(DiagnosisRun.run_id.in_(list(run_ids)) & mine).execute())
 
     def save_partial_trace(self, run_id: str, trace: dict[str, Any]) -> None:
         """Keep the trace so far on a run in flight (what an interrupted run is left with)."""
+        query = DiagnosisRun.update(orchestration_trace=trace).where(
+            (DiagnosisRun.run_id == run_id) & (DiagnosisRun.status == RUNNING)
+        )
         with self.database.connection_context():
-            (
-                DiagnosisRun.update(orchestration_trace=trace)
-                .where((DiagnosisRun.run_id == run_id) & (DiagnosisRun.status == RUNNING))
-                .execute()
-            )
+            query.execute()
 
     def status(self, run_id: str) -> DiagnosisRun | None:
         """The run row without its two JSON documents, or None. Read to its end, not with
@@ -216,8 +205,16 @@ class RunStore:
         deleted; False when the run was no longer this process's to finish (the reaper failed
         it, or handed it to another worker): nothing written."""
 
+        mine = (
+            (DiagnosisRun.run_id == run_id)
+            & DiagnosisRun.status.in_(ACTIVE)
+            & (DiagnosisRun.lease_owner.is_null() | (DiagnosisRun.lease_owner == self.owner))
+        )
+        values = {**vars(finish), "lease_expires_at": None}
+        del values["replayed"]
+
         def write() -> int:
-            query = _finish_query(run_id, self.owner, finish, utcnow())
+            query = DiagnosisRun.update(**values, finished_at=utcnow()).where(mine)
             finished = int(query.execute(self.database))
             if finished:  # its checkpoint served the run in flight only
                 RunCheckpoint.delete().where(RunCheckpoint.run_id == run_id).execute()
@@ -314,27 +311,4 @@ def _claim_query(run_id: str, owner: str, expires: Any, *, resumed: bool) -> Any
     started_before = DiagnosisRun.resumes != 0 if resumed else DiagnosisRun.resumes == 0
     return DiagnosisRun.update(status=RUNNING, lease_owner=owner, lease_expires_at=expires).where(
         (DiagnosisRun.run_id == run_id) & (DiagnosisRun.status == PENDING) & started_before
-    )
-
-
-def _finish_query(run_id: str, owner: str, finish: Finish, finished_at: Any) -> Any:
-    return DiagnosisRun.update(
-        status=finish.status,
-        answer=finish.answer,
-        degraded=finish.degraded,
-        error_message=finish.error_message,
-        step_count=finish.step_count,
-        tool_count=finish.tool_count,
-        duration_ms=finish.duration_ms,
-        self_evaluation=finish.self_evaluation,
-        orchestration_trace=finish.orchestration_trace,
-        finished_at=finished_at,
-        lease_expires_at=None,
-        prompt_tokens=finish.prompt_tokens,
-        completion_tokens=finish.completion_tokens,
-        cost_usd=finish.cost_usd,
-    ).where(
-        (DiagnosisRun.run_id == run_id)
-        & DiagnosisRun.status.in_(ACTIVE)
-        & (DiagnosisRun.lease_owner.is_null() | (DiagnosisRun.lease_owner == owner))
     )

@@ -86,6 +86,8 @@ SCHEMA_SQL_HEADER = """\
 --   mariadb -u USER -p DATABASE < schema.sql
 """
 _INDEX = re.compile(r"CREATE (UNIQUE )?INDEX (`\w+`) ON `\w+` (\(.*\))")
+#: A comma between two column definitions (not one inside parentheses).
+_TOP_LEVEL_COMMA = re.compile(r",\s*(?![^(]*\))")
 
 
 def mysql_schema_sql() -> str:
@@ -104,17 +106,7 @@ def mysql_schema_sql() -> str:
             model._meta.table_settings = kept
         head, body = table.split(" (", 1)
         body, options = body.rsplit(")", 1)
-        lines = _split_top_level(body) + [_INDEX.sub(r"\1KEY \2 \3", i) for i in indexes]
+        keys = [_INDEX.sub(r"\1KEY \2 \3", index) for index in indexes]
+        lines = _TOP_LEVEL_COMMA.split(body.strip()) + keys
         blocks.append(f"{head} (\n  " + ",\n  ".join(lines) + f"\n){options};\n")
     return "\n".join(blocks)
-
-
-def _split_top_level(text: str) -> list[str]:
-    """``text`` split on the commas outside parentheses."""
-    parts, depth, start = [], 0, 0
-    for at, char in enumerate(text):
-        depth += {"(": 1, ")": -1}.get(char, 0)
-        if char == "," and depth == 0:
-            parts.append(text[start:at].strip())
-            start = at + 1
-    return [*parts, text[start:].strip()]

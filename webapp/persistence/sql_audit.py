@@ -43,10 +43,11 @@ STEP_INDEX_ATTEMPTS = 5
 TEXT_MAX_BYTES = 65_535
 
 
-def _row(model: type[BaseModel], values: Mapping[str, Any]) -> dict[Any, Any]:
-    """``values`` as a row of ``model``: texts cut to what their columns hold (strict SQL modes
-    reject longer ones), a MySQL ``TEXT`` on a character boundary."""
+def _row(model: type[BaseModel], run: RunContext, values: Mapping[str, Any]) -> dict[Any, Any]:
+    """``values`` as a row of ``model`` written now for ``run``: texts cut to what their columns
+    hold (strict SQL modes reject longer ones), a MySQL ``TEXT`` on a character boundary."""
     row = {}
+    values = {"run_id": run.run_id, "session_id": run.session_id, "created_at": utcnow(), **values}
     for name, value in values.items():
         field = model._meta.combined[name]
         if isinstance(value, str) and isinstance(field, CharField) and field.max_length:
@@ -84,77 +85,43 @@ class SqlAudit:
             raise AuditWriteError(cause) from exc
 
     def before_model(self, start: StepStart) -> int:
-        """Note the call for the current run (nothing is written yet); return its ticket."""
+        """Nothing is written yet: the step is inserted when the call returns."""
         return self._calls.open(start)
 
     def after_model(self, ticket: int, end: StepEnd) -> int:
-        """Insert the finished step: input, output, tokens, timing, status."""
         run, start = self._calls.close(ticket)
         journal = run.journal
         index = journal.take_step_index()
-        row = _row(
-            AgentStep,
-            {
-                "run_id": run.run_id,
-                "session_id": run.session_id,
-                "step_index": index,
-                **vars(start),
-                **vars(end),
-                "token_count": end.prompt_tokens + end.completion_tokens,
-                "created_at": utcnow(),
-            },
+        tokens = end.prompt_tokens + end.completion_tokens
+        values = {"step_index": index, **vars(start), **vars(end), "token_count": tokens}
+        row = _row(AgentStep, run, values)
+        last_index = AgentStep.select(fn.MAX(AgentStep.step_index)).where(
+            AgentStep.run_id == run.run_id
         )
         with self._writing("agent_step insert", journal):
-            step_id = None
             for _ in range(STEP_INDEX_ATTEMPTS):
+                # PostgreSQL ends a transaction at its first error, so there a step index taken
+                # by another writer is told by no id coming back (ON CONFLICT DO NOTHING).
+                insert = AgentStep.insert(row).on_conflict_ignore(is_postgres(self.database))
                 with suppress(IntegrityError):
-                    step_id = self._insert_step(row)
-                if step_id is not None:
-                    break
+                    if (step_id := insert.execute(self.database)) is not None:
+                        break
                 # (run_id, step_index) is unique: another writer of this run (a second
                 # process on a redelivered run) took the index; continue after its last.
-                row[AgentStep.step_index] = index = self._after_last_step(run.run_id)
-            if step_id is None:
+                last = last_index.scalar()
+                row[AgentStep.step_index] = index = 0 if last is None else int(last) + 1
+            else:
                 raise IntegrityError(f"no free step index for run {run.run_id}")
         with journal.lock:
             journal.count_step(start.model, end.prompt_tokens, end.completion_tokens)
             journal.next_step_index = max(journal.next_step_index, index + 1)
-        return step_id
-
-    def _insert_step(self, row: dict[Any, Any]) -> int | None:
-        """Insert a step row; its id. PostgreSQL ends a transaction at its first error, so
-        there a step index taken by another writer is told by no id coming back (``ON
-        CONFLICT DO NOTHING``) instead of an :class:`IntegrityError`."""
-        query = AgentStep.insert(row)
-        if is_postgres(self.database):
-            query = query.on_conflict_ignore()
-        step_id: int | None = query.execute(self.database)
-        return step_id
-
-    def _after_last_step(self, run_id: str) -> int:
-        last = (
-            AgentStep.select(AgentStep.step_index)
-            .where(AgentStep.run_id == run_id)
-            .order_by(AgentStep.step_index.desc())
-            .limit(1)
-            .scalar()
-        )
-        return 0 if last is None else int(last) + 1
+        return int(step_id)
 
     def record(self, draft: InvocationDraft) -> str:
         """Keep an invocation of the current run (written at the next :meth:`flush`)."""
         run = current_run()
         invocation_id = new_invocation_id()
-        row = _row(
-            ToolInvocation,
-            {
-                "invocation_id": invocation_id,
-                "run_id": run.run_id,
-                "session_id": run.session_id,
-                **vars(draft),
-                "created_at": utcnow(),
-            },
-        )
+        row = _row(ToolInvocation, run, {"invocation_id": invocation_id, **vars(draft)})
         with run.journal.lock:
             run.journal.invocations.append(invocation_record(invocation_id, run.run_id, draft))
             run.journal.pending.append(row)
@@ -173,17 +140,19 @@ class SqlAudit:
                 ToolInvocation.insert_many(rows).execute(self.database)
 
     def attach_evidence(self, refs: Mapping[str, list[dict[str, Any]]]) -> None:
-        """Store on each invocation the verified evidence cited from it, in one UPDATE."""
+        """One UPDATE for every invocation cited."""
         if not refs:
             return
         self.flush()
         encoded = [(i, ToolInvocation.evidence_refs.db_value(refs[i])) for i in refs]
+        value = Case(ToolInvocation.invocation_id, encoded)
+        query = ToolInvocation.update({ToolInvocation.evidence_refs: value}).where(
+            ToolInvocation.invocation_id.in_(list(refs))
+        )
         with connection(self.database):
-            _evidence_query(encoded).execute(self.database)
+            query.execute(self.database)
 
     def restore(self, run: RunContext) -> None:
-        """Reset the run's journal to its stored rows: step count, next index and token usage
-        per model, invocations."""
         query = (
             AgentStep.select(
                 AgentStep.model,
@@ -203,7 +172,7 @@ class SqlAudit:
         run.journal.restore(steps, last + 1, self._stored_invocations(run.run_id), usage)
 
     def invocations_for_run(self, run_id: str) -> Sequence[InvocationRecord]:
-        """Invocations of ``run_id`` in creation order: from memory for the current run."""
+        """From memory for the current run."""
         run = current_run_or_none()
         if run is not None and run.run_id == run_id:
             with run.journal.lock:
@@ -220,11 +189,3 @@ class SqlAudit:
         with connection(self.database):
             rows: list[dict[str, Any]] = list(cast(Any, query.dicts()))
         return [InvocationRecord(**{**row, "arguments": row["arguments"] or {}}) for row in rows]
-
-
-def _evidence_query(encoded: Sequence[tuple[str, str | None]]) -> Any:
-    """``evidence_refs`` of each invocation id, ``encoded`` as ``(id, JSON text)`` pairs."""
-    value = Case(ToolInvocation.invocation_id, list(encoded))
-    return ToolInvocation.update({ToolInvocation.evidence_refs: value}).where(
-        ToolInvocation.invocation_id.in_([i for i, _ in encoded])
-    )

@@ -7,7 +7,6 @@ Shared by every process and durable; ``append`` writes nothing (the run is the h
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
 
 from peewee import Database, DatabaseError, InterfaceError
 
@@ -34,7 +33,26 @@ class SqlHistory:
 
     def _messages(self, session_id: str) -> list[HistoryMessage]:
         pairs = (self.max_messages + 1) // 2
-        rows = list(_history_query(session_id, utcnow(), pairs).dicts().execute(self.database))
+        run, session, now = DiagnosisRun, ChatSession.alias(), utcnow()
+        # the session's conditions (not expired, runs after a clear) are joined in
+        query = (
+            run.select(run.run_id, run.question, run.answer, run.started_at)
+            .join(session, on=(session.session_id == run.session_id))
+            .where(
+                (run.session_id == session_id)
+                & (run.agent_flow == CHAT)
+                & (run.status == SUCCESS)
+                & run.answer.is_null(False)
+                & (session.expires_at.is_null() | (session.expires_at >= now))
+                & (
+                    session.history_cleared_at.is_null()
+                    | (run.started_at > session.history_cleared_at)
+                )
+            )
+            .order_by(run.started_at.desc())
+            .limit(pairs)
+        )
+        rows = list(query.dicts().execute(self.database))
         messages: list[HistoryMessage] = []
         for row in reversed(rows):
             at = row["started_at"].isoformat(timespec="milliseconds") + "Z"
@@ -59,34 +77,9 @@ class SqlHistory:
         return had
 
     def ping(self) -> bool:
-        """True when the database answers."""
         try:
             with self.database.connection_context():
                 self.database.execute_sql("SELECT 1")
             return True
         except (DatabaseError, InterfaceError):
             return False
-
-
-def _history_query(session_id: str, now: Any, pairs: int) -> Any:
-    """One query: the session's conditions (not expired, runs after a clear) are joined in."""
-    session = ChatSession.alias()
-    return (
-        DiagnosisRun.select(
-            DiagnosisRun.run_id, DiagnosisRun.question, DiagnosisRun.answer, DiagnosisRun.started_at
-        )
-        .join(session, on=(session.session_id == DiagnosisRun.session_id))
-        .where(
-            (DiagnosisRun.session_id == session_id)
-            & (DiagnosisRun.agent_flow == CHAT)
-            & (DiagnosisRun.status == SUCCESS)
-            & DiagnosisRun.answer.is_null(False)
-            & (session.expires_at.is_null() | (session.expires_at >= now))
-            & (
-                session.history_cleared_at.is_null()
-                | (DiagnosisRun.started_at > session.history_cleared_at)
-            )
-        )
-        .order_by(DiagnosisRun.started_at.desc())
-        .limit(pairs)
-    )

@@ -32,10 +32,6 @@ class StatementLog:
 WRITES = ("INSERT", "UPDATE", "DELETE", "REPLACE")
 
 
-def _is_write(sql: str) -> bool:
-    return sql.lstrip().split(" ", 1)[0].upper() in WRITES
-
-
 @contextmanager
 def count_statements(database: Database) -> Iterator[StatementLog]:
     """Record every statement ``database`` executes inside the block (any thread)."""
@@ -43,9 +39,10 @@ def count_statements(database: Database) -> Iterator[StatementLog]:
     commit = database.commit
 
     def hook(event: Any) -> None:
-        alone = _is_write(str(event.sql)) and not database.in_transaction()
+        sql = str(event.sql)
+        alone = sql.lstrip().split(" ", 1)[0].upper() in WRITES and not database.in_transaction()
         with log.lock:
-            log.sql.append(str(event.sql))
+            log.sql.append(sql)
             log.commits += alone
 
     def counted_commit() -> Any:
