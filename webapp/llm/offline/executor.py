@@ -117,8 +117,6 @@ class Investigation:
         """Other, unasked catalog services sharing a distinctive name part with ``service``
         (``pg-notify`` for ``notify_svc``), most parts shared first."""
         own = _name_parts(service)
-        if not own:
-            return []
         ranked = [
             (-len(own & _name_parts(other)), index, other)
             for index, other in enumerate(self.catalog.services)
@@ -144,14 +142,13 @@ class Investigation:
             fresh = [d for d in self.dependencies(end.service) if self.unanalysed(d)]
             timed = [o for o in self.timing_candidates(service) if self.unanalysed(o)]
             if fresh:
-                wanted += self._analyse(fresh[0], asked=False)
+                wanted += self._analyse(fresh[0])
             elif len(path) == 1 and timed and path[0][0].symptoms:
-                wanted += [query for o in timed for query in self._analyse(o, asked=False)]
+                wanted += self._analyse(*timed)
             else:
                 if not end.events_read:
-                    since, until = iso(onset - EVENTS_BEFORE), iso(onset + EVENTS_AFTER)
-                    events = {"service": end.service, "level": "INFO", "start": since, "end": until}
-                    wanted.append(call("log_patterns", **events))
+                    span = {"start": iso(onset - EVENTS_BEFORE), "end": iso(onset + EVENTS_AFTER)}
+                    wanted.append(call("log_patterns", service=end.service, level="INFO", **span))
                 wanted += self._triage(service, path) if path[0][0].symptoms else []
         if all(w["tool"] == "log_patterns" for w in wanted):
             # only the culprits' events are left: the runbook lookup joins their round
@@ -178,17 +175,17 @@ class Investigation:
             return []
         if suspects.triage_output(self.done) is None:
             return [suspects.triage_call(path[0][1], self.window().get("end"))]
-        hops = [hop for hop in suspects.route(self.done, service) if self.unanalysed(hop)]
-        return [query for hop in hops for query in self._analyse(hop, asked=False)]
+        return self._analyse(*[h for h in suspects.route(self.done, service) if self.unanalysed(h)])
 
-    def _analyse(self, service: str, *, asked: bool) -> list[dict[str, Any]]:
+    def _analyse(self, *services: str, asked: bool = False) -> list[dict[str, Any]]:
         tools = _ANALYSIS if asked else _ANALYSIS[:1]
-        return [call(tool, service=service, **self.window()) for tool in tools]
+        return [call(tool, service=s, **self.window()) for s in services for tool in tools]
 
     def _lines(self, reading: Reading, onset: datetime) -> list[dict[str, Any]]:
         """ERROR lines from the onset on, and WARN lines when their rate moved."""
         levels = ["ERROR"] + [s.signal for s in reading.symptoms if s.kind == "log_rate"]
-        end = _window_end(reading) or iso(onset + NAMES_WINDOW)
+        window = (reading.detect.output if reading.detect else {}).get("window") or {}
+        end = str(window.get("end") or "") or iso(onset + NAMES_WINDOW)
         span = {"start": iso(onset - NAMES_BEFORE), "end": end, "limit": NAMES_LIMIT}
         return [
             call("query_logs", service=reading.service, level=level, **span)
@@ -361,11 +358,6 @@ def _literal(reading: Reading, other: str) -> int:
     return sum(m.literal for m in reading.mentions.get(other, ()))
 
 
-def _window_end(reading: Reading) -> str | None:
-    window = reading.detect.output.get("window") if reading.detect is not None else None
-    return str(window["end"]) if isinstance(window, dict) and window.get("end") else None
-
-
 def _number(value: Any) -> str:
     # the text the gatekeeper renders the value as, so the statement quotes it exactly
     return json.dumps(value)
@@ -443,22 +435,13 @@ def _cause(writer: ClaimWriter, culprit: Reading, match: Match, readings_: list[
     if culprit.detect is not None:  # first, so the cap keeps it: it grounds the culprit's name
         window = culprit.detect.output.get("window", {})
         bindings.append((culprit.detect.invocation_id, "$.window.start", window.get("start")))
-    names: list[str] = []
-    for reading in readings_:
-        for signal in reading.signals:
-            if signal.kind == "metric" and signal.signal in metrics:
-                bindings.append(signal.leaf)
-                if reading is culprit:
-                    names.append(signal.signal)
-        for template in [*reading.new_templates(), *reading.events]:
-            if template.template in lines or template.example in lines:
-                bindings.append(template.leaf("example"))
-        for signal in reading.symptoms:
-            if signal.kind == "log_pattern" and signal.signal in logs:
-                bindings.append(signal.leaf)
-    signs = ", ".join(dict.fromkeys(names)) or _LOG_MESSAGES.get(
-        writer.language, _LOG_MESSAGES["en"]
-    )
+    for r in readings_:
+        bindings += [s.leaf for s in r.signals if s.kind == "metric" and s.signal in metrics]
+        templates = [*r.new_templates(), *r.events]
+        bindings += [t.leaf("example") for t in templates if {t.template, t.example} & lines]
+        bindings += [s.leaf for s in r.symptoms if s.kind == "log_pattern" and s.signal in logs]
+    names = [s.signal for s in culprit.signals if s.kind == "metric" and s.signal in metrics]
+    signs = ", ".join(dict.fromkeys(names)) or _LOG_MESSAGES[writer.language]
     writer.add(
         kinds.CAUSE,
         bindings[:MAX_CAUSE_BINDINGS],
