@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass, field
-from functools import lru_cache
+from dataclasses import dataclass
+from functools import cache, lru_cache
 
 #: Weight of one matching item by its kind: a message says what happened, a metric only where.
 _WEIGHTS = {"metric": 1.0, "log": 1.5, "event": 2.0}
@@ -33,15 +33,6 @@ class CauseKind:
     #: Multiplies every match (generic resource signals are weaker indications).
     strength: float = 1.0
     zh: str = ""  # ``label`` in Chinese
-    metric_words: re.Pattern[str] = field(init=False)
-    log_words: re.Pattern[str] = field(init=False)
-    event_words: re.Pattern[str] | None = field(init=False)
-
-    def __post_init__(self) -> None:
-        for name in ("metric", "log", "event"):
-            pattern = getattr(self, name)
-            compiled = re.compile(pattern, re.IGNORECASE) if pattern else None
-            object.__setattr__(self, f"{name}_words", compiled)
 
     def says(self, language: str) -> str:
         """What the answer calls it in ``language`` (English when not written in it)."""
@@ -277,15 +268,20 @@ def metric_tokens(name: str) -> tuple[str, ...]:
     return tuple(t for t in re.split(r"[_.\-:/\s]+", spaced) if t)
 
 
+@cache
+def _words(pattern: str) -> re.Pattern[str]:
+    """A kind's pattern, compiled case-insensitive."""
+    return re.compile(pattern, re.IGNORECASE)
+
+
 @lru_cache(maxsize=4096)
 def matches(kind: CauseKind, item: Item) -> bool:
     """Whether ``item`` is a sign of ``kind`` (cached: every round offers the same items)."""
     if item.kind == "metric":
-        return any(kind.metric_words.match(token) for token in metric_tokens(item.text))
+        return any(_words(kind.metric).match(token) for token in metric_tokens(item.text))
     if item.kind == "event":
-        words = message_words(item.text)
-        return kind.event_words is not None and kind.event_words.search(words) is not None
-    return kind.log_words.search(_cause_words(item.text)) is not None
+        return bool(kind.event and _words(kind.event).search(message_words(item.text)))
+    return _words(kind.log).search(_cause_words(item.text)) is not None
 
 
 #: Lines of a stack trace (``at ...``, ``... 12 more``) and an exception's name before its message.
@@ -309,7 +305,7 @@ def _cause_words(text: str) -> str:
     """A log line's innermost exception's message when that alone shows a cause kind, else
     the whole message."""
     inner = message_words(innermost(text))
-    if any(kind.log_words.search(inner) for kind in CAUSE_KINDS):
+    if any(_words(kind.log).search(inner) for kind in CAUSE_KINDS):
         return inner
     return message_words(text)
 

@@ -117,8 +117,6 @@ class Investigation:
         """Other, unasked catalog services sharing a distinctive name part with ``service``
         (``pg-notify`` for ``notify_svc``), most parts shared first."""
         own = _name_parts(service)
-        if not own:
-            return []
         ranked = [
             (-len(own & _name_parts(other)), index, other)
             for index, other in enumerate(self.catalog.services)
@@ -144,14 +142,13 @@ class Investigation:
             fresh = [d for d in self.dependencies(end.service) if self.unanalysed(d)]
             timed = [o for o in self.timing_candidates(service) if self.unanalysed(o)]
             if fresh:
-                wanted += self._analyse(fresh[0], asked=False)
+                wanted += self._analyse(fresh[0])
             elif len(path) == 1 and timed and path[0][0].symptoms:
-                wanted += [query for o in timed for query in self._analyse(o, asked=False)]
+                wanted += self._analyse(*timed)
             else:
                 if not end.events_read:
-                    since, until = iso(onset - EVENTS_BEFORE), iso(onset + EVENTS_AFTER)
-                    events = {"service": end.service, "level": "INFO", "start": since, "end": until}
-                    wanted.append(call("log_patterns", **events))
+                    span = {"start": iso(onset - EVENTS_BEFORE), "end": iso(onset + EVENTS_AFTER)}
+                    wanted.append(call("log_patterns", service=end.service, level="INFO", **span))
                 wanted += self._triage(service, path) if path[0][0].symptoms else []
         if all(w["tool"] == "log_patterns" for w in wanted):
             # only the culprits' events are left: the runbook lookup joins their round
@@ -172,23 +169,23 @@ class Investigation:
     def _triage(self, service: str, path: list[Hop]) -> list[dict[str, Any]]:
         """When the chain stops at ``service`` with no cause kind, or at a kind whose cause
         lies elsewhere: ``triage``, then ``detect_anomalies`` of each suspect on its route."""
-        match = self.diagnosis(service)[1]
+        match = self.match(service)
         elsewhere = match is not None and match.kind.key in ELSEWHERE
         if not elsewhere and (len(path) != 1 or match is not None):
             return []
         if suspects.triage_output(self.done) is None:
             return [suspects.triage_call(path[0][1], self.window().get("end"))]
-        hops = [hop for hop in suspects.route(self.done, service) if self.unanalysed(hop)]
-        return [query for hop in hops for query in self._analyse(hop, asked=False)]
+        return self._analyse(*[h for h in suspects.route(self.done, service) if self.unanalysed(h)])
 
-    def _analyse(self, service: str, *, asked: bool) -> list[dict[str, Any]]:
+    def _analyse(self, *services: str, asked: bool = False) -> list[dict[str, Any]]:
         tools = _ANALYSIS if asked else _ANALYSIS[:1]
-        return [call(tool, service=service, **self.window()) for tool in tools]
+        return [call(tool, service=s, **self.window()) for s in services for tool in tools]
 
     def _lines(self, reading: Reading, onset: datetime) -> list[dict[str, Any]]:
         """ERROR lines from the onset on, and WARN lines when their rate moved."""
         levels = ["ERROR"] + [s.signal for s in reading.symptoms if s.kind == "log_rate"]
-        end = _window_end(reading) or iso(onset + NAMES_WINDOW)
+        window = (reading.detect.output if reading.detect else {}).get("window") or {}
+        end = str(window.get("end") or "") or iso(onset + NAMES_WINDOW)
         span = {"start": iso(onset - NAMES_BEFORE), "end": end, "limit": NAMES_LIMIT}
         return [
             call("query_logs", service=reading.service, level=level, **span)
@@ -198,7 +195,7 @@ class Investigation:
     def _knowledge(self) -> list[dict[str, Any]]:
         if self.request.get("mode") == "EVIDENCE_GAP_ONLY" or self.knowledge():
             return []
-        matches = [m for s in self.asked if (m := self.diagnosis(s)[1]) is not None]
+        matches = [m for s in self.asked if (m := self.match(s)) is not None]
         if not matches:
             return []
         query = " ".join(dict.fromkeys(m.kind.label for m in matches))
@@ -223,42 +220,41 @@ class Investigation:
         onset = self.focus(current) if current is not None else None
         if current is None or onset is None:
             return []
-        quiet = not current.symptoms
         path = [(current, onset)]
-        while True:
-            candidates = []
-            for name in self.dependencies(current.service):
-                dep = self.readings.get(name)
-                if dep is None or any(name == r.service for r, _ in path):
-                    continue
-                near = _near(dep, onset)
-                if near is None:  # a cause of its own may have built up for long (a leak)
-                    early = _near(dep, onset, CAUSE_LOOKBACK)
-                    near = early if early is not None and _own_cause(dep, early) else None
-                if near is not None and current.service in self.dependencies(name):
-                    # they name each other: the later one follows; at the same minute, the one
-                    # spelling the other's own name more often leads
-                    ahead = _literal(current, name) > _literal(dep, current.service)
-                    if near > onset or (near == onset and not ahead):
-                        continue
-                if near is not None:
-                    candidates.append((dep, near))
-            if _own_cause(current, onset):
-                candidates = [(dep, near) for dep, near in candidates if _own_cause(dep, near)]
-            else:
-                if not candidates and len(path) == 1 and not quiet:
-                    candidates = self._timed_candidates(current, onset)
-                if not candidates and not quiet:
-                    candidates = self._routed(path)
-            if not candidates:
-                break
-            current, onset = candidates[0]  # the most often named (dependencies() order)
-            path.append((current, onset))
-        if settled and quiet and (len(path) == 1 or not _own_cause(*path[-1])):
+        while (hop := self._next(path, quiet=not current.symptoms)) is not None:
+            path.append(hop)
+        if settled and not current.symptoms and (len(path) == 1 or not _own_cause(*path[-1])):
             return []
         return path
 
-    def _routed(self, path: list[Hop]) -> list[Hop]:
+    def _next(self, path: list[Hop], *, quiet: bool) -> Hop | None:
+        """The most often named dependency whose trouble began with the end's (with a cause of
+        its own when the end has one); else, for a start with symptoms, a timed or routed one."""
+        current, onset = path[-1]
+        own = _own_cause(current, onset)
+        for name in self.dependencies(current.service):
+            dep = self.readings.get(name)
+            if dep is None or any(name == r.service for r, _ in path):
+                continue
+            near = _near(dep, onset)
+            if near is None:  # a cause of its own may have built up for long (a leak)
+                early = _near(dep, onset, CAUSE_LOOKBACK)
+                near = early if early is not None and _own_cause(dep, early) else None
+            if near is None or (own and not _own_cause(dep, near)):
+                continue
+            if current.service in self.dependencies(name):
+                # they name each other: the later one follows; at the same minute, the one
+                # spelling the other's own name more often leads
+                ahead = _literal(current, name) > _literal(dep, current.service)
+                if near > onset or (near == onset and not ahead):
+                    continue
+            return dep, near
+        if own or quiet:
+            return None
+        timed = self._timed(current, onset) if len(path) == 1 else None
+        return timed or self._routed(path)
+
+    def _routed(self, path: list[Hop]) -> Hop | None:
         """The next suspect on triage's route from the chain's start near the end's onset."""
         end, onset = path[-1][0].service, path[-1][1]
         for name in suspects.route(self.done, path[0][0].service):
@@ -268,39 +264,28 @@ class Investigation:
             near = _near(hop, onset, suspects.NEAR_BEFORE)
             if _client(hop, end, near, onset):
                 continue
-            return [(hop, near)] if near is not None else []
-        return []
+            return (hop, near) if near is not None else None
+        return None
 
-    def _timed_candidates(self, caller: Reading, onset: datetime) -> list[Hop]:
-        """Timing candidates whose trouble began with the caller's and that show a cause kind,
-        never a client of it."""
-        found = []
+    def _timed(self, caller: Reading, onset: datetime) -> Hop | None:
+        """The first timing candidate whose trouble began with the caller's and that shows a
+        cause kind, never a client of it."""
         for name in self.timing_candidates(caller.service):
             dep = self.readings.get(name)
-            if dep is None:
+            near = _near(dep, onset) if dep is not None else None
+            if dep is None or near is None or _client(dep, caller.service, near, onset):
                 continue
-            near = _near(dep, onset)
-            if near is None or _client(dep, caller.service, near, onset):
-                continue
-            since = near - CAUSE_LOOKBACK
-            items = [
-                Item("metric" if s.kind == "metric" else "log", s.signal, True)
-                for s in dep.signals
-                if s.onset >= since and s.kind in ("metric", "log_pattern")
-            ]
+            items = _signal_items(
+                [s for s in dep.signals if s.onset >= near - CAUSE_LOOKBACK], True
+            )
             items += [Item("log", t.template, True) for t in dep.new_templates()]
             if classify(items) is not None:
-                found.append((dep, near))
-        return found
+                return dep, near
+        return None
 
-    def diagnosis(self, service: str) -> tuple[Reading | None, Match | None]:
-        """``service``'s culprit and the cause kind its evidence indicates."""
-        path = self.chain(service)
-        if not path:
-            return None, None
-        culprit = path[-1][0]
-        items = [item for reading, at in path for item in _items(reading, at, reading is culprit)]
-        return culprit, classify(items)
+    def match(self, service: str) -> Match | None:
+        """The cause kind the evidence along ``service``'s chain indicates."""
+        return _match(self.chain(service))
 
     def knowledge(self) -> list[tuple[Done, list[dict[str, Any]]]]:
         """The knowledge lookups that found documents."""
@@ -337,12 +322,21 @@ def _items(reading: Reading, at: datetime, own: bool) -> list[Item]:
     """The evidence ``reading`` offers for a cause kind around its onset ``at``."""
     since = at - (CAUSE_LOOKBACK if own else ORIGIN_BEFORE)
     until = at + CAUSE_AFTER
-    relevant = [s for s in reading.signals if since <= s.onset <= until]
-    items = [Item("metric", s.signal, own) for s in relevant if s.kind == "metric"]
-    items += [Item("log", s.signal, own) for s in relevant if s.kind == "log_pattern"]
+    items = _signal_items([s for s in reading.signals if since <= s.onset <= until], own)
     new = [t for t in reading.new_templates() if t.first_seen is None or t.first_seen <= until]
     items += [Item("log", t.template, own) for t in new]
     return items + [Item("event", t.example, own) for t in reading.events]
+
+
+def _signal_items(signals: list[Signal], own: bool) -> list[Item]:
+    """Metric and log-pattern findings as evidence for a cause kind."""
+    kind = {"metric": "metric", "log_pattern": "log"}
+    return [Item(kind[s.kind], s.signal, own) for s in signals if s.kind in kind]
+
+
+def _match(path: list[Hop]) -> Match | None:
+    """The cause kind the evidence along ``path`` indicates, the culprit's (the last) as its own."""
+    return classify([i for r, at in path for i in _items(r, at, r is path[-1][0])])
 
 
 def _own_cause(reading: Reading, at: datetime) -> bool:
@@ -362,11 +356,6 @@ def _name_parts(service: str) -> set[str]:
 def _literal(reading: Reading, other: str) -> int:
     """How many of ``reading``'s lines spell ``other``'s own name."""
     return sum(m.literal for m in reading.mentions.get(other, ()))
-
-
-def _window_end(reading: Reading) -> str | None:
-    window = reading.detect.output.get("window") if reading.detect is not None else None
-    return str(window["end"]) if isinstance(window, dict) and window.get("end") else None
 
 
 def _number(value: Any) -> str:
@@ -446,22 +435,13 @@ def _cause(writer: ClaimWriter, culprit: Reading, match: Match, readings_: list[
     if culprit.detect is not None:  # first, so the cap keeps it: it grounds the culprit's name
         window = culprit.detect.output.get("window", {})
         bindings.append((culprit.detect.invocation_id, "$.window.start", window.get("start")))
-    names: list[str] = []
-    for reading in readings_:
-        for signal in reading.signals:
-            if signal.kind == "metric" and signal.signal in metrics:
-                bindings.append(signal.leaf)
-                if reading is culprit:
-                    names.append(signal.signal)
-        for template in [*reading.new_templates(), *reading.events]:
-            if template.template in lines or template.example in lines:
-                bindings.append(template.leaf("example"))
-        for signal in reading.symptoms:
-            if signal.kind == "log_pattern" and signal.signal in logs:
-                bindings.append(signal.leaf)
-    signs = ", ".join(dict.fromkeys(names)) or _LOG_MESSAGES.get(
-        writer.language, _LOG_MESSAGES["en"]
-    )
+    for r in readings_:
+        bindings += [s.leaf for s in r.signals if s.kind == "metric" and s.signal in metrics]
+        templates = [*r.new_templates(), *r.events]
+        bindings += [t.leaf("example") for t in templates if {t.template, t.example} & lines]
+        bindings += [s.leaf for s in r.symptoms if s.kind == "log_pattern" and s.signal in logs]
+    names = [s.signal for s in culprit.signals if s.kind == "metric" and s.signal in metrics]
+    signs = ", ".join(dict.fromkeys(names)) or _LOG_MESSAGES[writer.language]
     writer.add(
         kinds.CAUSE,
         bindings[:MAX_CAUSE_BINDINGS],
@@ -530,8 +510,7 @@ def write_claims(inv: Investigation, writer: ClaimWriter) -> None:
             for signal in reading.traffic[:MAX_MOVED]:
                 _quantity(writer, kinds.TRAFFIC, signal)
             continue
-        culprit, match = inv.diagnosis(service)
-        assert culprit is not None
+        culprit, match = path[-1][0], _match(path)
         _symptoms(writer, reading, path[0][1] - ORIGIN_BEFORE, logs=MAX_NEW_LOGS)
         if len(path) > 1:
             _names(writer, [r for r, _ in path])

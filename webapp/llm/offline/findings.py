@@ -267,11 +267,6 @@ def _mentions(
     return tuple(found)
 
 
-def is_event_query(done: Done) -> bool:
-    """A ``log_patterns`` call over INFO lines around an onset (rare lines = events)."""
-    return done.tool == "log_patterns" and str(done.arguments.get("level", "")).upper() == "INFO"
-
-
 def readings(
     done: Sequence[Done], services: Sequence[str], aliases: Mapping[str, Sequence[str]]
 ) -> dict[str, Reading]:
@@ -286,7 +281,8 @@ def readings(
         if d.tool == "detect_anomalies" and reading.detect is None:
             reading.detect = d
             reading.signals = read_signals(d)
-        elif is_event_query(d):
+        elif d.tool == "log_patterns" and str(d.arguments.get("level", "")).upper() == "INFO":
+            # over INFO lines around an onset: its rare lines are events
             reading.events_read = True
             reading.events += [t for t in read_templates(d) if t.count <= RARE_COUNT]
         elif d.tool == "log_patterns" and not reading.patterns:

@@ -199,10 +199,6 @@ class Finding:
     traffic: list[Read] = field(default_factory=list)
     origin: Read | None = None
 
-    @property
-    def culprit(self) -> str:
-        return self.origin.fields["culprit"] if self.origin else self.service
-
 
 #: The ``Finding`` list each claim kind goes to.
 _SLOTS = {"moved": "moved", "steady": "steady", "traffic": "traffic", "new_logs": "logs"}
@@ -258,7 +254,7 @@ def _finding_conclusions(
             moved, sentence = traffic, words["steady_traffic" if traffic else "steady"]
         statement = sentence.format(**finding.steady[0].fields, moved=moved)
         return [_conclusion(statement, finding.steady + finding.traffic)]
-    culprit = finding.culprit
+    culprit = finding.origin.fields["culprit"] if finding.origin else finding.service
     shown = finding.moved[:LISTED_SIGNALS]
     moved = ", ".join(_quantity(i, words) for i in shown)
     if shown:
@@ -287,11 +283,10 @@ def _finding_conclusions(
     if not support:
         return out
     line = quote(said.fields.get("example") or said.fields.get("message", "")) if said else ""
-    if cause:
-        what = words["cause"].format(where=where, mechanism=cause.fields["mechanism"])
-        what += words["quoted"].format(line=line) if line else ""
-    elif line:
-        what = words["cause"].format(where=where, mechanism=words["new_message"].format(line=line))
+    if cause or line:
+        mechanism = cause.fields["mechanism"] if cause else words["new_message"].format(line=line)
+        what = words["cause"].format(where=where, mechanism=mechanism)
+        what += words["quoted"].format(line=line) if cause and line else ""
     else:
         what = words["first"].format(where=where)
     when = words["event"] if events and said not in events else ""
