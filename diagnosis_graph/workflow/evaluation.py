@@ -9,6 +9,9 @@ from typing import Any
 from .gatekeeper import GATEKEEPER_VERSION, GatekeeperResult
 from .ports import InvocationRecord
 
+#: The gatekeeper's claim and binding counts a rule evaluation reports (0 without a result).
+COUNTS = ("claim_count", "verified_claim_count", "binding_count", "verified_binding_count")
+
 
 def tool_statistics(invocations: Sequence[InvocationRecord]) -> dict[str, Any]:
     """How many tool calls a run made, by status, and which tools it used."""
@@ -47,10 +50,7 @@ def rule_evaluation(
     cited = sorted({e for c in composer.get("conclusions", []) for e in c.get("evidence_ids", [])})
     return {
         **tool_statistics(invocations),
-        "claim_count": gate.get("claim_count", 0),
-        "verified_claim_count": gate.get("verified_claim_count", 0),
-        "binding_count": gate.get("binding_count", 0),
-        "verified_binding_count": gate.get("verified_binding_count", 0),
+        **{key: gate.get(key, 0) for key in COUNTS},
         "gatekeeper_verdict": gate.get("verdict"),
         "rejection_reasons": dict(gate.get("reason_counts") or {}),
         "cited_evidence_ids": cited,

@@ -178,11 +178,9 @@ def locate(document: Any, path: str) -> tuple[Any, dict[str, Any] | None]:
 
 def is_leaf(value: Any) -> bool:
     """A string, number, boolean or null, or an array of those (a metric point)."""
-    if isinstance(value, dict):
-        return False
     if isinstance(value, list):
         return not any(isinstance(item, (dict, list)) for item in value)
-    return True
+    return not isinstance(value, dict)
 
 
 def normalise(text: str) -> str:

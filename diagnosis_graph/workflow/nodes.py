@@ -130,6 +130,7 @@ class DiagnosisNodes:
         verifier: Mapping[str, Any] | None = state.get("verifier_output")
         assessments = verifier["claim_assessments"] if verifier else []
         supported = {a["claim_id"] for a in assessments if a["supported"]}
+        effective = verifier["effective_verdict"] if verifier else None
         evidence = verified_evidence(state)
         claims = verified_output(state)["claims"]
         question = str(state["diagnosis_context"].get("question") or "")
@@ -147,7 +148,7 @@ class DiagnosisNodes:
             ],
             "evidence": evidence_for_agents(evidence),
             "verifier": {
-                "effective_verdict": verifier["effective_verdict"] if verifier else None,
+                "effective_verdict": effective,
                 "critical_gaps": verifier["critical_gaps"] if verifier else [],
             },
         }
@@ -163,7 +164,6 @@ class DiagnosisNodes:
             offset_minutes=offset_of(state),
             question=question,
         )
-        effective = verifier["effective_verdict"] if verifier else None
         problem = rules.problem(output, supported, effective)
         if problem:
             return StepResult(Outcome.INVALID_OUTPUT, detail=problem)

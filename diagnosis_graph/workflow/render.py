@@ -228,6 +228,15 @@ def limit_lines(note: RangeNote, failed: Sequence[FailedRead], language: str) ->
     return lines
 
 
+def advice_lines(advice: Sequence[tuple[Any, str]], language: str) -> list[str]:
+    """Numbered recommendations ``(text, citation chips)``; one without chips is marked."""
+    unsourced = f"_({LABELS[language]['unsourced']})_"
+    return [
+        f"{n}. {safe_text(text)} " + (cites or unsourced)
+        for n, (text, cites) in enumerate(advice, 1)
+    ]
+
+
 def _context(
     question: str,
     window: Mapping[str, Any] | None,
@@ -289,11 +298,9 @@ def _sections(
     lines = ["", f"### {words['evidence']}", "", *evidence_lines(shown, language)] if shown else []
     if recommendations:
         lines += ["", f"### {words['recommendations']}", ""]
-        lines += [
-            f"{n}. {safe_text(r['text'])} "
-            + (_cites(r["evidence_ids"]) or f"_({words['unsourced']})_")
-            for n, r in enumerate(recommendations, 1)
-        ]
+        lines += advice_lines(
+            [(r["text"], _cites(r["evidence_ids"])) for r in recommendations], language
+        )
     limitations = list(output.get("limitations") or [])
     if limitations:
         lines += ["", f"### {words['limitations']}", ""]

@@ -44,8 +44,7 @@ _NUMBERS = {
     "ninety": 90,
     "半": 0.5,
 }
-_ZH_DIGITS = {"零": 0, "一": 1, "二": 2, "两": 2, "三": 3, "四": 4, "五": 5}
-_ZH_DIGITS |= {"六": 6, "七": 7, "八": 8, "九": 9}
+_ZH_DIGITS = {**dict(zip("零一二三四五六七八九", range(10), strict=True)), "两": 2}
 ZH_NUM = r"\d{1,3}|[零一二两三四五六七八九十]{1,3}"
 
 _ISO = re.compile(

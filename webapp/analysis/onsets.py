@@ -164,8 +164,7 @@ def _findings(
 def finite_points(points: Sequence[Point]) -> list[Point]:
     """``(t, float(v))`` for every point whose value is a finite number (None, NaN and
     infinities dropped)."""
-    clean = [(t, float(v)) for t, v in points if v is not None]
-    return [(t, v) for t, v in clean if math.isfinite(v)]
+    return [(t, float(v)) for t, v in points if v is not None and math.isfinite(float(v))]
 
 
 _TIME, _VALUE = itemgetter(0), itemgetter(1)

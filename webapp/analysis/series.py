@@ -67,9 +67,8 @@ def metric_points(
     )
     points: list[Point] = []
     for series in answer.get("series", [])[:1]:
-        pairs = [pair for pair in series.get("points", []) if pair[1] is not None]
-        stamps = [parse_stamp(stamp) for stamp, _ in pairs]
-        points = [(moment, float(value)) for moment, (_, value) in zip(stamps, pairs, strict=True)]
+        pairs = series.get("points", [])
+        points = [(parse_stamp(stamp), float(value)) for stamp, value in pairs if value is not None]
     return points, (answer.get("summary") or {}).get("unit")
 
 

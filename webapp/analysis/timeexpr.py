@@ -240,21 +240,26 @@ class _Context:
 
     def ago(self) -> TimeWindow | None:
         """ "75 minutes ago", "3小时前": that moment is the onset."""
-        match = _AGO.search(self.text)
-        if match is None:
-            return None
-        onset = self.now - _span(match)
-        return TimeWindow(onset, self.now, onset, match.group(0).strip(), self.zone_name, "since")
+        return self._back(_AGO.search(self.text), "since")
 
     def last(self) -> TimeWindow | None:
         """ "in the last 30 minutes", "past hour", "最近30分钟": the window up to now."""
         if (half := _HALF_HOUR.search(self.text)) is not None:
             start = self.now - timedelta(minutes=30)
             return TimeWindow(start, self.now, None, half.group(0), self.zone_name, "last")
-        if (match := _LAST.search(self.text)) is None:
+        return self._back(_LAST.search(self.text), "last")
+
+    def _back(self, match: re.Match[str] | None, kind: str) -> TimeWindow | None:
+        """From the duration an ``_AGO`` or ``_LAST`` match states (no amount: one unit) before
+        now; ``since`` takes that moment as the onset."""
+        if match is None:
             return None
-        start = self.now - _span(match)
-        return TimeWindow(start, self.now, None, match.group(0).strip(), self.zone_name, "last")
+        amount = match.group(1) or match.group(3)
+        start = self.now - duration(
+            parse_amount(amount) if amount else 1.0, match.group(2) or match.group(4)
+        )
+        onset = start if kind == "since" else None
+        return TimeWindow(start, self.now, onset, match.group(0).strip(), self.zone_name, kind)
 
     def day_part(self) -> TimeWindow | None:
         """ "this morning", "yesterday", "今天上午": that part of the day (up to now)."""
@@ -276,12 +281,6 @@ class _Context:
                 start, end = start - timedelta(days=1), end - timedelta(days=1)
         start, end = start.astimezone(timezone.utc), min(end, self.now).astimezone(timezone.utc)
         return TimeWindow(start, end, None, name, self.zone_name, "day")
-
-
-def _span(match: re.Match[str]) -> timedelta:
-    """The duration an ``_AGO`` or ``_LAST`` match states (no amount: one unit)."""
-    amount = match.group(1) or match.group(3)
-    return duration(parse_amount(amount) if amount else 1.0, match.group(2) or match.group(4))
 
 
 def _day_reference(text: str, now: datetime) -> tuple[str, date] | None:

@@ -403,10 +403,8 @@ def _rank(suspects: list[Suspect]) -> list[Suspect]:
             order[suspect.service] = len(leaders)
             reached = [suspect.service]
         suspect.incident = min(order[r] for r in reached)
-    leader_of = {order[s.service]: s for s in leaders}
     return sorted(
-        suspects,
-        key=lambda s: (s.incident, s is not leader_of.get(s.incident), s.onset, s.service),
+        suspects, key=lambda s: (s.incident, order.get(s.service) != s.incident, s.onset, s.service)
     )
 
 

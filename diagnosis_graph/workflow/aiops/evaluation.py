@@ -6,7 +6,7 @@ from collections import Counter
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from ..evaluation import tool_statistics
+from ..evaluation import COUNTS, tool_statistics
 from ..gatekeeper import GATEKEEPER_VERSION
 from ..ports import InvocationRecord
 from .graph import MAX_ROUNDS
@@ -21,9 +21,7 @@ def gatekeeper_counts(investigations: Sequence[Mapping[str, Any]]) -> dict[str, 
         for key, value in inv["gatekeeper"].items():
             if isinstance(value, int) and not isinstance(value, bool):
                 totals[key] = totals.get(key, 0) + value
-    for key in ("claim_count", "verified_claim_count", "binding_count", "verified_binding_count"):
-        totals.setdefault(key, 0)
-    return totals
+    return {**totals, **{key: totals.get(key, 0) for key in COUNTS}}
 
 
 def _alert(investigation: Mapping[str, Any]) -> dict[str, Any]:

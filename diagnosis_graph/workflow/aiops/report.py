@@ -32,8 +32,6 @@ WORDS: dict[str, dict[str, str]] = {
         "undiagnosed": "Not diagnosed",
         "no_cause": "the verified evidence supports no cause",
         "actions": "Actions",
-        "unsourced": "general advice, no cited evidence",
-        "limitations": "Limitations",
         "overall": "Overall assessment",
         "unread": "The firing alerts could not be read ({error}), so nothing was investigated. "
         "Check the alerting backend, then run the investigation again.",
@@ -67,8 +65,6 @@ WORDS: dict[str, dict[str, str]] = {
         "undiagnosed": "未诊断",
         "no_cause": "经过验证的证据不支持任何原因",
         "actions": "处理措施",
-        "unsourced": "一般性建议，未引用证据",
-        "limitations": "局限",
         "overall": "总体评估",
         "unread": "无法读取正在触发的告警（{error}），因此没有进行任何调查。"
         "请检查告警后端，然后重新运行调查。",
@@ -183,15 +179,12 @@ def render_alert_section(investigation: Investigation, language: str = "en") -> 
     lines += render.limit_lines(RangeNote(), failed, language)
     actions = recommendations(investigation) if diagnosed(investigation) else []
     if actions:
-        lines += [f"**{words['actions']}:**", ""]
-        lines += [
-            f"{n}. {inert(t)} " + (_cites(ids) or f"_({words['unsourced']})_")
-            for n, (t, ids) in enumerate(actions, 1)
-        ]
-        lines.append("")
+        advice = [(text, _cites(ids)) for text, ids in actions]
+        lines += [f"**{words['actions']}:**", "", *render.advice_lines(advice, language), ""]
     limits = (investigation.get("composer") or {}).get("limitations") or []
     if limits:
-        lines += [f"**{words['limitations']}:**", "", *(f"- {inert(x)}" for x in limits), ""]
+        heading = render.LABELS[language]["limitations"]
+        lines += [f"**{heading}:**", "", *(f"- {inert(x)}" for x in limits), ""]
     return lines
 
 
