@@ -80,7 +80,14 @@ class LeaseKeeper:
         if self.events is None:
             return
         failed = ChatOutcome(
-            False, None, run.error_message, run.session_id, run.run_id, run.flow, FAILED, False
+            success=False,
+            answer=None,
+            error_message=run.error_message,
+            session_id=run.session_id,
+            run_id=run.run_id,
+            flow=run.flow,
+            status=FAILED,
+            degraded=False,
         )
         try:
             for kind, data in ending_events(failed):
