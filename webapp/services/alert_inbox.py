@@ -25,6 +25,22 @@ from ..telemetry.common import iso
 MAX_ALERTS_PER_CALL = 1000
 MAX_REQUEST_CHARS = 1000
 _ZERO_TIME = datetime(1, 1, 1, tzinfo=timezone.utc)
+#: The columns an alert's view shows, in this order (camelCased, times as ISO text).
+SHOWN = (
+    "fingerprint",
+    "alert_name",
+    "status",
+    "severity",
+    "service",
+    "labels",
+    "annotations",
+    "starts_at",
+    "ends_at",
+    "group_key",
+    "receiver",
+    "received_count",
+    "updated_at",
+)
 
 
 class WebhookAlert(BaseModel):
@@ -209,7 +225,7 @@ class AlertInbox:
         with self.database.connection_context():
             runs = self._runs_of([row["id"] for row in found.rows])
         views = [
-            {**_camel(row, ("id", "generator_url")), "runs": runs.get(row["id"], [])}
+            {**_camel({name: row[name] for name in SHOWN}), "runs": runs.get(row["id"], [])}
             for row in found.rows
         ]
         return Page(views, found.next_cursor)
@@ -237,10 +253,9 @@ class AlertInbox:
         return found
 
 
-def _camel(row: dict[str, Any], hidden: tuple[str, ...] = ()) -> dict[str, Any]:
-    """A row's columns by their camelCase names, times as ISO text, ``hidden`` ones left out."""
+def _camel(row: dict[str, Any]) -> dict[str, Any]:
+    """A row's columns by their camelCase names, times as ISO text."""
     return {
         to_camel(name): iso(value, millis=True) if name.endswith("_at") and value else value
         for name, value in row.items()
-        if name not in hidden
     }
