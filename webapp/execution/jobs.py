@@ -12,7 +12,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Mapping
 from dataclasses import dataclass, fields
-from typing import Any
+from typing import Any, Protocol
 
 from ..persistence.runs import AI_OPS, DatabaseUnavailable, Reaped, RunStore
 from ..services.chat import ChatOutcome, ChatService
@@ -49,13 +49,21 @@ class RunJob:
         return cls(kind, run.session_id, run.run_id, run.question, run.flow)
 
 
+class AiOpsRuns(Protocol):
+    """What executing an AIOps run needs (``webapp.aiops.AiOpsService``)."""
+
+    def execute(
+        self, session_id: str, run_id: str, user_request: str | None, on_event: Any = None
+    ) -> ChatOutcome: ...
+
+
 @dataclass(frozen=True, kw_only=True, eq=False)
 class JobRunner:
     """Executes jobs: the run lifecycle, its events published, its lease held meanwhile."""
 
     runs: RunStore
     chat: ChatService
-    aiops: Any  # webapp.aiops.AiOpsService (None where that flow is not available)
+    aiops: AiOpsRuns | None  # None where that flow is not available
     events: EventLog
     keeper: LeaseKeeper
     telemetry: Any = None
