@@ -1,13 +1,12 @@
 """``flask --app webapp <command>``: init-db, ask, mcp, trace, graph, replay, export-telemetry, and
-the lists of the web pages (``runs``, ``alerts``, ``cases``; times in UTC, a page that has more
-ends with the ``--cursor`` of the next one)."""
+the lists of the web pages (``runs``, ``alerts``, ``cases``), each page printed as the JSON the API
+answers with (its ``nextCursor`` is the ``--cursor`` of the next page)."""
 
 from __future__ import annotations
 
 import json
 import sys
 from collections.abc import Callable
-from datetime import datetime
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -16,6 +15,7 @@ from flask import Flask
 
 from diagnosis_graph.workflow.trace import route_edges
 
+from .api.responses import AlertList, CaseList, ResponseModel, RunPage
 from .config import MCP_EXTRA
 from .container import Services
 from .container import services as _services
@@ -33,7 +33,6 @@ from .replay import (
 from .services.alert_inbox import AlertInbox
 from .services.routing import MODES
 from .telemetry.common import parse_timestamp
-from .telemetry.common import utc as as_utc
 from .telemetry.port import TelemetryError
 
 STATUSES = ("PENDING", "RUNNING", "SUCCESS", "FAILED")
@@ -42,14 +41,6 @@ FEEDBACK = ("useful", "not_useful", "none")
 MAX_LIMIT = 200
 QUESTION_WIDTH = 70
 T = TypeVar("T")
-
-
-def utc(moment: datetime | str | None) -> str:
-    """``2026-11-30 10:00:00 UTC`` for a naive-UTC datetime (or an ISO string); ``-`` for none."""
-    if moment is None:
-        return "-"
-    aware = as_utc(moment, "time") if isinstance(moment, datetime) else parse_timestamp(moment)
-    return f"{aware:%Y-%m-%d %H:%M:%S} UTC"
 
 
 def short(value: Any, width: int = QUESTION_WIDTH) -> str:
@@ -69,12 +60,11 @@ def _read(read: Callable[[], T]) -> T:
         raise click.ClickException(str(exc)) from None
 
 
-def _end(page: Page, empty: str) -> None:
-    """Close a listed page: ``empty`` when it has no rows, the cursor of the next page if any."""
-    if not page.rows:
-        click.echo(empty)
-    if page.next_cursor:
-        click.echo(f"more: --cursor {page.next_cursor}")
+def _echo_page(model: type[ResponseModel], rows: str, read: Callable[[], Page], limit: int) -> None:
+    """Print the page ``read`` gives as the API's JSON for it (``model``, its rows as ``rows``)."""
+    page = _read(read)
+    body = {rows: page.rows, "next_cursor": page.next_cursor, "limit": limit, "offset": 0}
+    click.echo(model.model_validate(body).model_dump_json(indent=2))
 
 
 def register_cli(app: Flask) -> None:
@@ -215,29 +205,18 @@ def register_cli(app: Flask) -> None:
     @limit_option
     @cursor_option
     def runs(limit: int, cursor: str | None, **filters: Any) -> None:
-        """List runs, newest first: started (UTC), status, flow, ids, question."""
-        page = _read(lambda: _services().listing.runs(RunFilter(**filters), limit, cursor))
-        for row in page.rows:
-            mark = " degraded" if row["degraded"] else ""
-            click.echo(
-                f"{utc(row['started_at'])}  {row['status']:<7} {row['flow']:<7} "
-                f"{row['run_id']}  {row['session_id']}  {short(row['question'])}{mark}"
-            )
-        _end(page, "no runs")
+        """List runs, newest first, as ``GET /api/runs`` does."""
+        listing, wanted = _services().listing, RunFilter(**filters)
+        _echo_page(RunPage, "runs", lambda: listing.runs(wanted, limit, cursor), limit)
 
     @app.cli.command("cases")
     @click.option("--text", default=None, help="In the question or the answer.")
     @limit_option
     @cursor_option
     def cases(text: str | None, limit: int, cursor: str | None) -> None:
-        """List the case library, newest first."""
-        page = _read(lambda: _services().listing.cases(limit, cursor, text))
-        for row in page.rows:
-            click.echo(
-                f"{utc(row['created_at'])}  {row['run_id']}  {row['session_id']}  "
-                f"{short(row['question'])}"
-            )
-        _end(page, "no cases")
+        """List the case library, newest first, as ``GET /api/cases`` does."""
+        listing = _services().listing
+        _echo_page(CaseList, "cases", lambda: listing.cases(limit, cursor, text), limit)
 
     @app.cli.command("alerts")
     @click.option(
@@ -249,28 +228,14 @@ def register_cli(app: Flask) -> None:
     @limit_option
     @cursor_option
     def alerts(state: str, limit: int, cursor: str | None) -> None:
-        """List received alerts by group (most recently updated first), with their runs."""
+        """List received alerts with their runs, most recently updated first, as
+        ``GET /api/alerts`` does."""
 
         def read_only(_: str) -> Any:
             raise click.ClickException("listing alerts starts no run")
 
-        page = _read(lambda: AlertInbox(_services().database, read_only).page(state, limit, cursor))
-        groups: dict[str, list[dict[str, Any]]] = {}
-        for row in page.rows:  # most recently updated group first
-            groups.setdefault(row["groupKey"], []).append(row)
-        for group, members in groups.items():
-            click.echo(f"group {group}")
-            for alert in members:
-                click.echo(
-                    f"  {alert['status']:<8} {alert['alertName']} ({alert['service'] or '-'})  "
-                    f"since {utc(alert['startsAt'])}  fingerprint {alert['fingerprint']}"
-                )
-                for run in alert["runs"]:
-                    click.echo(
-                        f"    run {run['runId']}  {run['status']}  {utc(run['startedAt'])}  "
-                        f"session {run['sessionId']}"
-                    )
-        _end(page, "no alerts" if state == "all" else f"no {state} alerts")
+        inbox = AlertInbox(_services().database, read_only)
+        _echo_page(AlertList, "alerts", lambda: inbox.page(state, limit, cursor), limit)
 
 
 def replay_lines(

@@ -1,9 +1,11 @@
-"""``flask --app webapp runs|cases|alerts``: the lists in the terminal, on SQLite."""
+"""``flask --app webapp runs|cases|alerts``: the lists in the terminal, as the API's JSON, on SQLite."""
 
 from __future__ import annotations
 
+import json
 import re
 from pathlib import Path
+from typing import Any
 
 import pytest
 from flask import Flask
@@ -25,38 +27,43 @@ def ask(app: Flask, question: str) -> tuple[str, str]:
     return found.group(1), found.group(2)
 
 
-def test_runs_lists_filters_and_pages_with_utc_times(app: Flask) -> None:
+def listed(app: Flask, *args: str) -> dict[str, Any]:
+    result = app.test_cli_runner().invoke(args=list(args))
+    assert result.exit_code == 0, result.output
+    document: dict[str, Any] = json.loads(result.output)
+    return document
+
+
+def test_runs_lists_filters_and_pages_as_the_api_does(app: Flask) -> None:
     runner = app.test_cli_runner()
     first = ask(app, "Why is payment-service slow since 10:00?")
     second = ask(app, "Why is shipping-service failing since 10:20?")
-    listed = runner.invoke(args=["runs"])
-    assert listed.exit_code == 0, listed.output
-    lines = listed.output.splitlines()
-    assert second[1] in lines[0] and first[1] in lines[1]  # newest first
-    assert re.match(r"\d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC  SUCCESS complex ", lines[0])
-    shipping = runner.invoke(args=["runs", "--service", "shipping-service"]).output
-    assert second[1] in shipping and first[1] not in shipping
-    assert "no runs" in runner.invoke(args=["runs", "--status", "FAILED"]).output
-    page = runner.invoke(args=["runs", "--limit", "1"]).output
-    cursor = re.search(r"more: --cursor (\S+)", page)
-    assert cursor is not None and second[1] in page
-    rest = runner.invoke(args=["runs", "--limit", "1", "--cursor", cursor.group(1)]).output
-    assert first[1] in rest and "more:" not in rest
+    runs = listed(app, "runs")["runs"]
+    assert [r["runId"] for r in runs] == [second[1], first[1]]  # newest first
+    assert runs[0]["status"] == "SUCCESS" and runs[0]["flow"] == "complex"
+    assert re.match(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$", runs[0]["startedAt"])
+    assert runs == app.test_client().get("/api/runs").json["data"]["runs"]
+    shipping = listed(app, "runs", "--service", "shipping-service")["runs"]
+    assert [r["runId"] for r in shipping] == [second[1]]
+    assert listed(app, "runs", "--status", "FAILED")["runs"] == []
+    page = listed(app, "runs", "--limit", "1")
+    assert [r["runId"] for r in page["runs"]] == [second[1]] and page["nextCursor"]
+    rest = listed(app, "runs", "--limit", "1", "--cursor", page["nextCursor"])
+    assert [r["runId"] for r in rest["runs"]] == [first[1]] and rest["nextCursor"] is None
     bad = runner.invoke(args=["runs", "--cursor", "nonsense"])
     assert bad.exit_code == 2 and "cursor is not a cursor" in bad.output
     assert runner.invoke(args=["runs", "--status", "DONE"]).exit_code == 2
 
 
 def test_cases_lists_the_runs_marked_useful(app: Flask) -> None:
-    runner = app.test_cli_runner()
-    assert "no cases" in runner.invoke(args=["cases"]).output
+    assert listed(app, "cases")["cases"] == []
     session_id, run_id = ask(app, "Why is payment-service slow since 10:00?")
     client = app.test_client()
     body = {"sessionId": session_id, "runId": run_id, "feedback": "useful"}
     assert client.post("/api/feedback", json=body).status_code == 200
-    listed = runner.invoke(args=["cases", "--text", "PAYMENT"]).output
-    assert run_id in listed and "UTC" in listed
-    assert "no cases" in runner.invoke(args=["cases", "--text", "nothing like it"]).output
+    cases = listed(app, "cases", "--text", "PAYMENT")["cases"]
+    assert [c["runId"] for c in cases] == [run_id] and cases[0]["createdAt"].endswith("Z")
+    assert listed(app, "cases", "--text", "nothing like it")["cases"] == []
 
 
 def test_alerts_lists_groups_with_their_runs(
@@ -68,11 +75,12 @@ def test_alerts_lists_groups_with_their_runs(
     app = make_app(database, demo_backend, history, tmp_path, alert_webhook_token=TOKEN)
     received = post(app.test_client(), real_payload()).json["data"]
     wait_finished(database, received["runId"])
-    output = app.test_cli_runner().invoke(args=["alerts", "--state", "firing"]).output
-    assert re.match(r"^group \S", output) and "more:" not in output
-    assert "firing   AlwaysFiring (checkout)  since 2026-12-01 07:54:50 UTC" in output
-    assert f"run {received['runId']}  SUCCESS" in output
-    resolved = app.test_cli_runner().invoke(args=["alerts", "--state", "resolved"]).output
-    assert resolved == "no resolved alerts\n"
+    page = listed(app, "alerts", "--state", "firing")
+    assert page["nextCursor"] is None
+    alert = next(a for a in page["alerts"] if a["alertName"] == "AlwaysFiring")
+    assert alert["groupKey"] and alert["status"] == "firing" and alert["service"] == "checkout"
+    assert alert["startsAt"].startswith("2026-12-01T07:54:50")
+    assert [(r["runId"], r["status"]) for r in alert["runs"]] == [(received["runId"], "SUCCESS")]
+    assert listed(app, "alerts", "--state", "resolved")["alerts"] == []
     bad = app.test_cli_runner().invoke(args=["alerts", "--cursor", "nonsense"])
     assert bad.exit_code == 2 and "cursor is not a cursor" in bad.output
