@@ -15,7 +15,9 @@ from typing import Annotated, Any, Literal
 from pydantic import (
     BaseModel,
     ConfigDict,
+    DirectoryPath,
     Field,
+    FilePath,
     NonNegativeInt,
     PositiveFloat,
     PositiveInt,
@@ -70,7 +72,7 @@ class Settings(BaseModel):
     llm_prices: str = ""
     run_deadline_seconds: PositiveFloat = 600.0
     telemetry_backend: Literal["demo", "live"] = "demo"
-    knowledge_dir: str | None = None
+    knowledge_dir: DirectoryPath | None = None
     knowledge_db: str = "instance/knowledge.db"
     api_key: str | None = Field(default=None, repr=False)
     session_ttl_seconds: PositiveInt = 86400
@@ -80,12 +82,11 @@ class Settings(BaseModel):
     max_question_chars: PositiveInt = 4000
     max_request_bytes: PositiveInt = 2 * 1024 * 1024
     max_upload_bytes: PositiveInt = 1024 * 1024
-    port: PositiveInt = 8000
     run_workers: PositiveInt = 8
     create_schema: bool = True
     # Telemetry sources (README "Connect your stack"); used with TELEMETRY_BACKEND=live.
-    telemetry_dir: str | None = None
-    log_dir: str | None = None
+    telemetry_dir: DirectoryPath | None = None
+    log_dir: DirectoryPath | None = None
     service_label: Label = "service"
     service_fallback_label: Label = "job"
     service_aliases: str | None = None
@@ -97,21 +98,21 @@ class Settings(BaseModel):
     prometheus_username: str | None = None
     prometheus_password: str | None = Field(default=None, repr=False)
     prometheus_tls_verify: bool = True
-    prometheus_ca_bundle: str | None = None
+    prometheus_ca_bundle: FilePath | None = None
     prometheus_timeout_seconds: PositiveFloat = 10.0
     alertmanager_url: str | None = None
     alertmanager_bearer_token: str | None = Field(default=None, repr=False)
     alertmanager_username: str | None = None
     alertmanager_password: str | None = Field(default=None, repr=False)
     alertmanager_tls_verify: bool = True
-    alertmanager_ca_bundle: str | None = None
+    alertmanager_ca_bundle: FilePath | None = None
     alertmanager_timeout_seconds: PositiveFloat = 10.0
     loki_url: str | None = None
     loki_bearer_token: str | None = Field(default=None, repr=False)
     loki_username: str | None = None
     loki_password: str | None = Field(default=None, repr=False)
     loki_tls_verify: bool = True
-    loki_ca_bundle: str | None = None
+    loki_ca_bundle: FilePath | None = None
     loki_timeout_seconds: PositiveFloat = 10.0
     loki_service_label: Label = "service_name"
     loki_level_label: str = "level"
@@ -120,7 +121,7 @@ class Settings(BaseModel):
     elasticsearch_username: str | None = None
     elasticsearch_password: str | None = Field(default=None, repr=False)
     elasticsearch_tls_verify: bool = True
-    elasticsearch_ca_bundle: str | None = None
+    elasticsearch_ca_bundle: FilePath | None = None
     elasticsearch_timeout_seconds: PositiveFloat = 10.0
     elasticsearch_index: str = "logs-*"
     elasticsearch_field_map: str | None = None
@@ -237,14 +238,7 @@ class Settings(BaseModel):
                 raise SettingsError(f"{prefix}_URL must be an http:// or https:// URL, got {url!r}")
             if getattr(self, f"{name}_password") and not getattr(self, f"{name}_username"):
                 raise SettingsError(f"{prefix}_PASSWORD is set without {prefix}_USERNAME")
-            bundle = getattr(self, f"{name}_ca_bundle")
-            if bundle and not Path(bundle).is_file():
-                raise SettingsError(f"{prefix}_CA_BUNDLE {bundle!r} is not a file")
-        for name in ("log_dir", "telemetry_dir", "knowledge_dir"):
-            folder = getattr(self, name)
-            if folder and not Path(folder).is_dir():
-                raise SettingsError(f"{name.upper()} {folder!r} is not a directory")
-        if self.telemetry_dir and not (Path(self.telemetry_dir) / "dataset.json").is_file():
+        if self.telemetry_dir and not (self.telemetry_dir / "dataset.json").is_file():
             raise SettingsError(f"TELEMETRY_DIR {self.telemetry_dir!r} has no dataset.json")
         self.aliases()
         self.field_map()

@@ -133,7 +133,7 @@ def _log_backend(settings: Settings) -> TelemetryBackend | None:
             aliases=aliases,
         )
     if settings.log_dir:
-        return LogFileBackend(Path(settings.log_dir), aliases=aliases)
+        return LogFileBackend(settings.log_dir, aliases=aliases)
     return None
 
 
@@ -147,7 +147,7 @@ def telemetry_backend(settings: Settings, database: Database | None = None) -> T
     """
     if settings.telemetry_backend == "demo":
         return DemoTelemetryBackend()
-    folder = DemoTelemetryBackend(Path(settings.telemetry_dir)) if settings.telemetry_dir else None
+    folder = DemoTelemetryBackend(settings.telemetry_dir) if settings.telemetry_dir else None
     if folder is not None:
         folder.name = "telemetry_dir"
     prometheus = None
