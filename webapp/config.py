@@ -18,6 +18,7 @@ from pydantic import (
     DirectoryPath,
     Field,
     FilePath,
+    Json,
     NonNegativeInt,
     PositiveFloat,
     PositiveInt,
@@ -34,7 +35,8 @@ HTTP_SOURCES = ("prometheus", "alertmanager", "loki", "elasticsearch")
 SOURCE_SETTINGS = (*(f"{name}_url" for name in HTTP_SOURCES), "log_dir", "telemetry_dir")
 LOG_SOURCES = ("loki_url", "elasticsearch_url", "log_dir")
 _ALIASES = TypeAdapter(dict[str, list[str]])
-FIELD_MAP_KEYS = ("timestamp", "service", "level", "message", "trace_id")
+#: The log fields ``ELASTICSEARCH_FIELD_MAP`` may map to a field of the index.
+FieldKey = Annotated[str, Field(pattern=r"^(timestamp|service|level|message|trace_id)$")]
 #: How to install the optional MCP SDK, for the messages of what needs it.
 MCP_EXTRA = "install it with `make mcp` or `pip install -e '.[mcp]'`"
 
@@ -124,7 +126,8 @@ class Settings(BaseModel):
     elasticsearch_ca_bundle: FilePath | None = None
     elasticsearch_timeout_seconds: PositiveFloat = 10.0
     elasticsearch_index: str = "logs-*"
-    elasticsearch_field_map: str | None = None
+    #: A JSON object, log field -> the index's field name (ECS names by default).
+    elasticsearch_field_map: Json[dict[FieldKey, Annotated[str, Field(min_length=1)]]] = {}
     alert_webhook_token: str | None = Field(default=None, repr=False)
     # Execution at scale (docs/scale.md).
     run_executor: Literal["thread", "celery"] = "thread"
@@ -241,7 +244,6 @@ class Settings(BaseModel):
         if self.telemetry_dir and not (self.telemetry_dir / "dataset.json").is_file():
             raise SettingsError(f"TELEMETRY_DIR {self.telemetry_dir!r} has no dataset.json")
         self.aliases()
-        self.field_map()
 
     def aliases(self) -> dict[str, list[str]]:
         """``SERVICE_ALIASES`` (a JSON object: service -> list of aliases, written inline or
@@ -263,18 +265,3 @@ class Settings(BaseModel):
                 "SERVICE_ALIASES must be a JSON object of lists (inline or in a file), "
                 'e.g. {"checkout": ["cart"]}'
             ) from None
-
-    def field_map(self) -> dict[str, str]:
-        """``ELASTICSEARCH_FIELD_MAP`` (``key=field,...``), parsed."""
-        found: dict[str, str] = {}
-        for part in (self.elasticsearch_field_map or "").split(","):
-            if not part.strip():
-                continue
-            key, sep, value = (x.strip() for x in part.partition("="))
-            if not sep or key not in FIELD_MAP_KEYS or not value:
-                raise SettingsError(
-                    "ELASTICSEARCH_FIELD_MAP must be key=field pairs separated by commas, "
-                    f"keys among {', '.join(FIELD_MAP_KEYS)}"
-                )
-            found[key] = value
-        return found

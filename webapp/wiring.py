@@ -129,7 +129,7 @@ def _log_backend(settings: Settings) -> TelemetryBackend | None:
         return ElasticsearchBackend(
             http_options(settings, "elasticsearch"),
             settings.elasticsearch_index,
-            fields=settings.field_map(),
+            fields=settings.elasticsearch_field_map,
             aliases=aliases,
         )
     if settings.log_dir:

@@ -149,7 +149,8 @@ def test_a_telemetry_folder_alone_serves_every_signal() -> None:
         ({"SERVICE_ALIASES": "[1]"}, "SERVICE_ALIASES"),
         ({"SERVICE_ALIASES": "/no/such/aliases.json"}, "SERVICE_ALIASES"),
         ({"SERVICE_LABEL": "a-b"}, "SERVICE_LABEL"),
-        ({"ELASTICSEARCH_FIELD_MAP": "colour=x"}, "ELASTICSEARCH_FIELD_MAP"),
+        ({"ELASTICSEARCH_FIELD_MAP": '{"colour": "x"}'}, "ELASTICSEARCH_FIELD_MAP"),
+        ({"ELASTICSEARCH_FIELD_MAP": "service=x"}, "ELASTICSEARCH_FIELD_MAP"),
         ({"TELEMETRY_ATTEMPTS": "0"}, "TELEMETRY_ATTEMPTS"),
     ],
 )
@@ -161,11 +162,14 @@ def test_invalid_telemetry_settings_name_the_variable(environ: dict[str, str], n
 def test_field_maps_and_aliases_parse() -> None:
     settings = Settings.from_env(
         {
-            "ELASTICSEARCH_FIELD_MAP": "service=kubernetes.labels.app, level=severity",
+            "ELASTICSEARCH_FIELD_MAP": '{"service": "kubernetes.labels.app", "level": "severity"}',
             "SERVICE_ALIASES": '{"checkout": ["cart", "basket"]}',
         }
     )
-    assert settings.field_map() == {"service": "kubernetes.labels.app", "level": "severity"}
+    assert settings.elasticsearch_field_map == {
+        "service": "kubernetes.labels.app",
+        "level": "severity",
+    }
     assert settings.aliases() == {"checkout": ["cart", "basket"]}
 
 
