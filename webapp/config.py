@@ -14,6 +14,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import (
     BaseModel,
+    BeforeValidator,
     ConfigDict,
     DirectoryPath,
     Field,
@@ -22,7 +23,6 @@ from pydantic import (
     NonNegativeInt,
     PositiveFloat,
     PositiveInt,
-    TypeAdapter,
     ValidationError,
 )
 
@@ -34,7 +34,6 @@ HTTP_SOURCES = ("prometheus", "alertmanager", "loki", "elasticsearch")
 #: Every variable that configures a telemetry source (TELEMETRY_BACKEND=live).
 SOURCE_SETTINGS = (*(f"{name}_url" for name in HTTP_SOURCES), "log_dir", "telemetry_dir")
 LOG_SOURCES = ("loki_url", "elasticsearch_url", "log_dir")
-_ALIASES = TypeAdapter(dict[str, list[str]])
 #: The log fields ``ELASTICSEARCH_FIELD_MAP`` may map to a field of the index.
 FieldKey = Annotated[str, Field(pattern=r"^(timestamp|service|level|message|trace_id)$")]
 #: How to install the optional MCP SDK, for the messages of what needs it.
@@ -43,6 +42,16 @@ MCP_EXTRA = "install it with `make mcp` or `pip install -e '.[mcp]'`"
 
 #: A Prometheus label name.
 Label = Annotated[str, Field(pattern=r"^[a-zA-Z_][a-zA-Z0-9_]*$")]
+
+
+def _inline_or_file(value: Any) -> Any:
+    """A JSON object written inline as is; any other text names the file that holds one."""
+    if isinstance(value, str) and not value.lstrip().startswith("{"):
+        try:
+            return Path(value).read_text(encoding="utf-8")
+        except OSError as exc:
+            raise ValueError(f"the file cannot be read: {exc}") from None
+    return value
 
 
 class SettingsError(ValueError):
@@ -91,7 +100,8 @@ class Settings(BaseModel):
     log_dir: DirectoryPath | None = None
     service_label: Label = "service"
     service_fallback_label: Label = "job"
-    service_aliases: str | None = None
+    #: A JSON object, service -> list of aliases, written inline or in the file the setting names.
+    service_aliases: Annotated[Json[dict[str, list[str]]], BeforeValidator(_inline_or_file)] = {}
     telemetry_attempts: Annotated[int, Field(ge=1, le=10)] = 3
     telemetry_max_points: PositiveInt = 500
     metrics_step_seconds: PositiveInt = 60
@@ -243,25 +253,3 @@ class Settings(BaseModel):
                 raise SettingsError(f"{prefix}_PASSWORD is set without {prefix}_USERNAME")
         if self.telemetry_dir and not (self.telemetry_dir / "dataset.json").is_file():
             raise SettingsError(f"TELEMETRY_DIR {self.telemetry_dir!r} has no dataset.json")
-        self.aliases()
-
-    def aliases(self) -> dict[str, list[str]]:
-        """``SERVICE_ALIASES`` (a JSON object: service -> list of aliases, written inline or
-        in the file the setting names), parsed."""
-        if not self.service_aliases:
-            return {}
-        text = self.service_aliases.strip()
-        if not text.startswith("{"):
-            try:
-                text = Path(text).read_text(encoding="utf-8")
-            except OSError as exc:
-                raise SettingsError(
-                    f"SERVICE_ALIASES file {text!r} cannot be read: {exc}"
-                ) from None
-        try:
-            return _ALIASES.validate_json(text)
-        except ValidationError:
-            raise SettingsError(
-                "SERVICE_ALIASES must be a JSON object of lists (inline or in a file), "
-                'e.g. {"checkout": ["cart"]}'
-            ) from None

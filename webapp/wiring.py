@@ -117,7 +117,7 @@ def http_options(settings: Settings, system: str) -> HttpOptions:
 
 
 def _log_backend(settings: Settings) -> TelemetryBackend | None:
-    aliases = settings.aliases()
+    aliases = settings.service_aliases
     if settings.loki_url:
         return LokiBackend(
             HttpSource("Loki", http_options(settings, "loki")),
@@ -159,7 +159,7 @@ def telemetry_backend(settings: Settings, database: Database | None = None) -> T
                 fallback_label=settings.service_fallback_label,
                 default_step_seconds=settings.metrics_step_seconds,
                 max_points=settings.telemetry_max_points,
-                aliases=settings.aliases(),
+                aliases=settings.service_aliases,
             ),
         )
     alertmanager = None

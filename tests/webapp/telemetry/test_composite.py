@@ -170,14 +170,14 @@ def test_field_maps_and_aliases_parse() -> None:
         "service": "kubernetes.labels.app",
         "level": "severity",
     }
-    assert settings.aliases() == {"checkout": ["cart", "basket"]}
+    assert settings.service_aliases == {"checkout": ["cart", "basket"]}
 
 
 def test_service_aliases_may_live_in_a_file(tmp_path: Path) -> None:
     path = tmp_path / "aliases.json"
     path.write_text('{"rider-auth": ["骑手登录", "courier sign-in"]}', encoding="utf-8")
     settings = Settings.from_env({"SERVICE_ALIASES": str(path)})
-    assert settings.aliases() == {"rider-auth": ["骑手登录", "courier sign-in"]}
+    assert settings.service_aliases == {"rider-auth": ["骑手登录", "courier sign-in"]}
     path.write_text('["not", "an", "object"]', encoding="utf-8")
     with pytest.raises(SettingsError, match="SERVICE_ALIASES"):
         Settings.from_env({"SERVICE_ALIASES": str(path)})
