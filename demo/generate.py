@@ -26,17 +26,9 @@ from demo.loggen import Line, generate_lines
 from demo.metricgen import BASELINES, METRIC_UNITS, generate_series
 from demo.scenarios import ALERTS
 from demo.system import ALIASES, SERVICE_KEYS, STEP_SECONDS, VARIANTS, service_name, window
+from demo.writer import MetricRow, folder_size, write_metrics, write_runbooks
 from webapp.demo.backend import DEFAULT_DATA_DIR
-from webapp.demo.files import (
-    MetricRow,
-    folder_size,
-    iso_seconds,
-    write_alerts,
-    write_dataset_json,
-    write_logs,
-    write_metrics,
-    write_runbooks,
-)
+from webapp.demo.files import iso_seconds, write_alerts, write_dataset_json, write_logs
 
 DEFAULT_SEED = 7
 DATASET_NAME = "e-commerce demo system"

@@ -6,21 +6,13 @@ from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
+from demo.writer import MetricRow, folder_size, write_metrics, write_runbooks
 from eval.families import FAMILIES
 from eval.logs import world_lines
 from eval.metrics import ROLES
 from eval.series import metric_name, world_series
 from eval.world import STEP_SECONDS, World, runbooks
-from webapp.demo.files import (
-    MetricRow,
-    folder_size,
-    iso_seconds,
-    write_alerts,
-    write_dataset_json,
-    write_logs,
-    write_metrics,
-    write_runbooks,
-)
+from webapp.demo.files import iso_seconds, write_alerts, write_dataset_json, write_logs
 
 _PORTS = {"database": 5432, "cache": 6379, "queue": 9092}
 

@@ -20,6 +20,7 @@ from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
+from demo.writer import MetricRow, folder_size, write_metrics, write_runbooks
 from eval.second.catalog import address
 from eval.second.faults import LEAK_MINUTES
 from eval.second.logs import world_events
@@ -28,15 +29,7 @@ from eval.second.signals import Series, world_series
 from eval.second.styles import Event, epoch_ms, render
 from eval.second.templates import camel
 from eval.second.world import STEP_SECONDS, Incident, World
-from webapp.demo.files import (
-    MetricRow,
-    folder_size,
-    iso_seconds,
-    write_alerts,
-    write_dataset_json,
-    write_metrics,
-    write_runbooks,
-)
+from webapp.demo.files import iso_seconds, write_alerts, write_dataset_json
 
 #: Alerts that watch a culprit's own signal, by fault.
 CAUSE_ALERTS = {

@@ -1,13 +1,13 @@
-"""The dataset folder format ``DemoTelemetryBackend`` reads, written byte for byte the same way:
-``dataset.json``, ``logs.jsonl.gz`` (time order, gzip ``mtime=0``), ``metrics.json``,
-``alerts.json`` and ``runbooks/*.md``."""
+"""The dataset folder format ``DemoTelemetryBackend`` reads: ``dataset.json``, ``logs.jsonl.gz``
+(time order, gzip ``mtime=0``), ``metrics.json``, ``alerts.json`` and ``runbooks/*.md``; the
+writers of the files an export and the generators both write (``demo.writer`` has the generators'
+own)."""
 
 from __future__ import annotations
 
 import gzip
 import json
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from typing import Any
@@ -19,17 +19,6 @@ _MILLISECOND = timedelta(milliseconds=1)
 
 # (epoch milliseconds, service name, level, message, trace id or None)
 LogRecord = tuple[int, str, str, str, str | None]
-
-
-@dataclass(frozen=True)
-class MetricRow:
-    """One series of ``metrics.json``: values one step apart from the dataset's start."""
-
-    service: str
-    metric: str
-    unit: str
-    labels: Mapping[str, str]
-    values: Sequence[float]
 
 
 #: ``2026-11-30T10:05:00Z``.
@@ -95,42 +84,6 @@ def write_logs(path: Path, records: Iterable[LogRecord]) -> None:
             gz.write(json.dumps(record, separators=(",", ":")).encode("utf-8") + b"\n")
 
 
-def write_metrics(
-    path: Path, start: datetime, step_seconds: int, rows: Iterable[MetricRow]
-) -> None:
-    """``metrics.json``: one compact line per series."""
-    lines = []
-    stamps: list[str] = []
-    for row in rows:
-        while len(stamps) < len(row.values):
-            stamps.append(iso_seconds(start + timedelta(seconds=step_seconds * len(stamps))))
-        document = {
-            "service": row.service,
-            "metric": row.metric,
-            "unit": row.unit,
-            "labels": dict(row.labels),
-            "points": [[stamp, value] for stamp, value in zip(stamps, row.values, strict=False)],
-        }
-        lines.append(json.dumps(document, separators=(",", ":")))
-    body = ",\n".join(lines)
-    path.write_text(f'{{"step_seconds":{step_seconds},"series":[\n{body}\n]}}\n', encoding="utf-8")
-
-
 def write_alerts(path: Path, alerts: Sequence[Mapping[str, Any]]) -> None:
     """``alerts.json``: ``{"alerts": [{"alert_name", "severity", "service", ...}]}``."""
     dump_json(path, {"alerts": [dict(alert) for alert in alerts]})
-
-
-def write_runbooks(folder: Path, runbooks: Mapping[str, str]) -> None:
-    """``runbooks/*.md``; Markdown files not in ``runbooks`` are removed."""
-    folder.mkdir(exist_ok=True)
-    for stale in folder.glob("*.md"):
-        if stale.name not in runbooks:
-            stale.unlink()
-    for filename, text in runbooks.items():
-        (folder / filename).write_text(text, encoding="utf-8")
-
-
-def folder_size(out: Path) -> int:
-    """Bytes of every file under ``out``."""
-    return sum(path.stat().st_size for path in out.rglob("*") if path.is_file())
