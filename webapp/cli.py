@@ -13,8 +13,6 @@ from typing import Any, TypeVar
 import click
 from flask import Flask
 
-from diagnosis_graph.workflow.trace import route_edges
-
 from .api.responses import AlertList, CaseList, ResponseModel, RunPage
 from .config import MCP_EXTRA
 from .container import Services
@@ -176,15 +174,9 @@ def register_cli(app: Flask) -> None:
                 click.echo(f"{kind} {line}")
 
     @app.cli.command("graph")
-    @click.option("--session", "session_id", default=None, help="Highlight this run's route.")
-    @click.option("--run", "run_id", default=None)
-    def graph(session_id: str | None, run_id: str | None) -> None:
-        """Print the diagnosis graph as Mermaid (with a run's route highlighted if given)."""
-        taken: list[tuple[str, str]] = []
-        if session_id and run_id:
-            run = _read(lambda: _services().records.run(session_id, run_id))
-            taken = route_edges(run["orchestration_trace"] or {})
-        click.echo(_services().diagnoser.graph.to_mermaid(taken), nl=False)
+    def graph() -> None:
+        """Print the diagnosis graph as Mermaid (a run's route: ``GET .../graph?runId=``)."""
+        click.echo(_services().diagnoser.graph.to_mermaid(), nl=False)
 
     limit_option = click.option(
         "--limit", type=click.IntRange(1, MAX_LIMIT), default=20, show_default=True
