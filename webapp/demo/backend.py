@@ -36,11 +36,10 @@ _DECIMALS = {"ms": 1, "ratio": 4, "version": 2, "queries/s": 3}
 @dataclass
 class _LogIndex:
     """Records of one service (of one level, or any), sorted by time, each the dict a query
-    returns (copied out), and their messages in lower case for keyword filters."""
+    returns (copied out)."""
 
     times: list[int] = field(default_factory=list)  # epoch milliseconds
     records: list[dict[str, str | None]] = field(default_factory=list)
-    lowered: list[str] = field(default_factory=list)
 
 
 @dataclass
@@ -120,12 +119,10 @@ def _load_logs(path: Path) -> dict[tuple[str, str | None], _LogIndex]:
     rows.sort(key=lambda row: row[0])
     index: dict[tuple[str, str | None], _LogIndex] = {}
     for t_ms, record in rows:
-        lowered = str(record["message"]).lower()
         for level in (None, canonical_level(record["level"])):
             found = index.setdefault((str(record["service"]), level), _LogIndex())
             found.times.append(t_ms)
             found.records.append(record)
-            found.lowered.append(lowered)
     return index
 
 
@@ -152,7 +149,6 @@ class DemoTelemetryBackend:
         self._lock = threading.Lock()
         self._meta: _Meta | None = None
         self._logs: dict[tuple[str, str | None], _LogIndex] | None = None
-        self._range: dict[str, tuple[str, str] | None] | None = None
 
     def _loaded_meta(self) -> _Meta:
         with self._lock:
@@ -187,8 +183,6 @@ class DemoTelemetryBackend:
     def data_range(self) -> dict[str, tuple[str, str] | None]:
         """The first and last timestamp of the metrics and of the logs (None: no data), each
         on its own: a folder of metrics only still states their range."""
-        if self._range is not None:
-            return dict(self._range)
         series = [s for per in self._loaded_meta().metrics.values() for s in per.values()]
         seconds = [t for s in series if s.times for t in (s.times[0], s.times[-1])]
         try:
@@ -197,13 +191,12 @@ class DemoTelemetryBackend:
             indexes = {}
         logs = [i.times for (_, level), i in indexes.items() if level is None]
         millis = [t for times in logs if times for t in (times[0], times[-1])]
-        self._range = {
+        return {
             "metrics": (iso_epoch(min(seconds)), iso_epoch(max(seconds))) if seconds else None,
             "logs": (iso_epoch(min(millis) // 1000), iso_epoch(-(-max(millis) // 1000)))
             if millis
             else None,
         }
-        return dict(self._range)
 
     def _service(self, service: str) -> str:
         name = str(service).strip().lower()
@@ -234,8 +227,7 @@ class DemoTelemetryBackend:
         needle = (keyword or "").strip().lower()
         matches = index.records[lo:hi]
         if needle:
-            lowered = index.lowered[lo:hi]
-            matches = [r for r, text in zip(matches, lowered, strict=True) if needle in text]
+            matches = [r for r in matches if needle in str(r["message"]).lower()]
         records = list(map(dict, matches[: -limit - 1 : -1]))  # the caller's own copies
         return {"records": records, "total": len(matches), "truncated": len(matches) > limit}
 
