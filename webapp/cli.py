@@ -34,7 +34,7 @@ from .telemetry.common import parse_timestamp
 from .telemetry.port import TelemetryError
 
 STATUSES = ("PENDING", "RUNNING", "SUCCESS", "FAILED")
-FLOWS = ("complex", "simple", "aiops")
+FLOWS = ("complex", "simple", "aiops", "tool")  # as GET /api/runs accepts
 FEEDBACK = ("useful", "not_useful", "none")
 MAX_LIMIT = 200
 QUESTION_WIDTH = 70
