@@ -37,11 +37,10 @@ STATUSES = ("PENDING", "RUNNING", "SUCCESS", "FAILED")
 FLOWS = ("complex", "simple", "aiops", "tool")  # as GET /api/runs accepts
 FEEDBACK = ("useful", "not_useful", "none")
 MAX_LIMIT = 200
-QUESTION_WIDTH = 70
 T = TypeVar("T")
 
 
-def short(value: Any, width: int = QUESTION_WIDTH) -> str:
+def short(value: Any, width: int = 120) -> str:
     """``value`` on one line, cut to ``width`` characters (other than text: as JSON)."""
     text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
     line = " ".join(text.split()) if value is not None else ""
@@ -307,7 +306,7 @@ def trace_lines(
         lines.append(
             f"  {invocation['invocation_id']} {invocation['tool_name']} "
             f"{invocation['status']} {invocation['duration_ms']} ms "
-            f"{short(invocation['arguments'], 120)}"
+            f"{short(invocation['arguments'])}"
         )
         if invocation["error_message"]:
             lines.append(f"      error: {invocation['error_message']}")
@@ -315,7 +314,7 @@ def trace_lines(
             mark = "cited" if ref.get("cited") else "verified"
             lines.append(
                 f"      {ref['evidence_id']} ({mark}) {ref['raw_path']}: "
-                f"{short(ref['evidence_excerpt'], 120)}"
+                f"{short(ref['evidence_excerpt'])}"
             )
     if run["answer"]:
         lines += ["", "answer:", run["answer"]]
