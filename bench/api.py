@@ -6,7 +6,7 @@ cycle through the five demo questions (their model inputs average ~36 KB a step,
 sequentially and from 8 concurrent clients. Own overhead, per backend, is a chat run minus the
 in-memory diagnosis of the same question timed right after it (the workflow alone, without HTTP,
 database or history). Statements per run are counted with peewee's query hooks
-(:mod:`webapp.persistence.statements`: every statement that reached the DB-API cursor, and the
+(:mod:`tests.statements`: every statement that reached the DB-API cursor, and the
 commits: writes outside a transaction plus transactions committed), stored
 bytes per run summed from the run's rows; ReAct runs of 2, 5 and 10 rounds with ~36 KB tool
 results show how stored bytes grow with steps. The trace API is timed on runs of 1,000 steps
@@ -50,6 +50,7 @@ from playhouse.pool import PooledDatabase
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the demo generator, at the root
 
 from demo.scenarios import scenario_records
+from tests.statements import count_statements
 from webapp import create_app
 from webapp.config import Settings
 from webapp.demo.backend import DemoTelemetryBackend
@@ -59,7 +60,6 @@ from webapp.persistence.context import run_scope
 from webapp.persistence.db import bind
 from webapp.persistence.models import AgentStep, ChatSession, DiagnosisRun, ToolInvocation, utcnow
 from webapp.persistence.sql_audit import SqlAudit
-from webapp.persistence.statements import count_statements
 from webapp.tools.registry import ToolBox, ToolOutput, ToolSpec
 from webapp.wiring import build_services, offline_diagnoser
 

@@ -1,17 +1,16 @@
 """Each run's events, in order, readable by anyone from any point (SSE ``Last-Event-ID``).
 
 :class:`RedisEventLog` (``REDIS_URL`` set): one capped, expiring Redis Stream per run, read
-with blocking ``XREAD`` by any web worker. :class:`MemoryEventLog`: the same in process. An
-event is ``(id, kind, data)``; ``done`` is always a run's last event.
+with blocking ``XREAD`` by any web worker. :class:`MemoryEventLog`: the same in process, for the
+most recently active runs. An event is ``(id, kind, data)``; ``done`` is always a run's last event.
 """
 
 from __future__ import annotations
 
 import json
 import threading
-import time
 from collections import OrderedDict
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Protocol
 
 import redis
@@ -21,7 +20,7 @@ DONE = "done"
 MAX_EVENTS = 5000
 #: A run's stream expires this long after its last event (attach to a finished run within it).
 TTL_SECONDS = 3600
-#: The in-process log keeps the events of at most this many runs.
+#: The in-process log keeps the events of at most this many runs (the most recently active).
 MAX_RUNS = 2000
 
 
@@ -50,55 +49,35 @@ class EventLog(Protocol):
         ...
 
 
-@dataclass
-class _RunLog:
-    events: list[Event] = field(default_factory=list)
-    touched: float = field(default_factory=time.monotonic)
-
-
 class MemoryEventLog:
     """Event logs in this process (no Redis): only runs executed here can be relayed."""
 
     def __init__(self) -> None:
-        self._logs: OrderedDict[str, _RunLog] = OrderedDict()
+        self._logs: OrderedDict[str, list[Event]] = OrderedDict()
         self._changed = threading.Condition()
 
     def append(self, run_id: str, kind: str, data: Any) -> str:
         """Add one event; ids are ``1``, ``2``, ... per run."""
         with self._changed:
-            log = self._logs.get(run_id)
-            if log is None:
-                log = self._logs[run_id] = _RunLog()
-                self._evict()
-            event = Event(str(len(log.events) + 1), kind, data)
-            log.events.append(event)
-            log.touched = time.monotonic()
+            log = self._logs.setdefault(run_id, [])
             self._logs.move_to_end(run_id)
+            if len(self._logs) > MAX_RUNS:
+                self._logs.popitem(last=False)  # the run longest without an event
+            event = Event(str(len(log) + 1), kind, data)
+            log.append(event)
             self._changed.notify_all()
             return event.id
 
     def read(self, run_id: str, after: str | None, timeout: float) -> list[Event]:
         start = _position(after)
 
-        def events() -> list[Event]:
-            log = self._logs.get(run_id)
-            return log.events if log is not None else []
-
         with self._changed:
-            self._changed.wait_for(lambda: len(events()) > start, timeout)
-            return events()[start:]
+            self._changed.wait_for(lambda: len(self._logs.get(run_id, ())) > start, timeout)
+            return self._logs.get(run_id, [])[start:]
 
     def exists(self, run_id: str) -> bool:
         with self._changed:
             return run_id in self._logs
-
-    def _evict(self) -> None:
-        now = time.monotonic()
-        while self._logs:
-            oldest = next(iter(self._logs.values()))
-            if len(self._logs) <= MAX_RUNS and now - oldest.touched < TTL_SECONDS:
-                return
-            self._logs.popitem(last=False)
 
 
 def _position(after: str | None) -> int:

@@ -22,10 +22,6 @@ from .streams import ending_events
 
 log = logging.getLogger(__name__)
 
-#: After this many ticks in a row that failed (database unreachable), tick less often.
-QUIET_AFTER_FAILURES = 3
-MAX_BACKOFF = 8
-
 
 class LeaseKeeper:
     """Renews the leases of the runs this process holds; reaps expired runs of anyone."""
@@ -40,7 +36,6 @@ class LeaseKeeper:
         self._lock = threading.Lock()
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
-        self._failures = 0
         #: Enqueues a run put back PENDING; without it, expired runs are failed, not retried.
         self.requeue: Callable[[Reaped], None] | None = None
 
@@ -110,22 +105,12 @@ class LeaseKeeper:
         self._stop.set()
 
     def _loop(self) -> None:
-        while not self._stop.wait(self._pause()):
+        while not self._stop.wait(self.interval):
             if not is_bound(self.runs.database):
                 # The models were bound to another database (a newer app in this process, as
                 # in tests): this keeper's queries would land there, so it retires.
                 return
             try:
                 self.tick()
-                self._failures = 0
-            except Exception as exc:
-                self._failures += 1
-                if self._failures <= QUIET_AFTER_FAILURES:
-                    log.warning("lease keeper tick failed: %s", exc)
-
-    def _pause(self) -> float:
-        # A process holding runs keeps its rhythm (a late renewal would get them reaped); one
-        # holding none (an idle app whose database is gone) tries less often.
-        if self.held():
-            return self.interval
-        return self.interval * min(MAX_BACKOFF, 2 ** max(0, self._failures - QUIET_AFTER_FAILURES))
+            except Exception as exc:  # the database is unreachable: the next tick tries again
+                log.warning("lease keeper tick failed: %s", exc)

@@ -12,7 +12,6 @@ from __future__ import annotations
 import json
 import logging
 import re
-import threading
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from datetime import datetime, timezone
@@ -111,7 +110,7 @@ def _describe(exc: BaseException) -> str:
 
 class RedisHistory:
     """History in Redis: a capped list of JSON messages per session, with a TTL; each append is one
-    MULTI/EXEC (RPUSH, LTRIM, EXPIRE). The client is created on first use, with
+    MULTI/EXEC (RPUSH, LTRIM, EXPIRE). The client connects on first use (redis-py's pool), with
     ``socket_timeout`` and one retry (at most ~3.2 s per call)."""
 
     def __init__(
@@ -128,13 +127,18 @@ class RedisHistory:
             raise ValueError("REDIS_URL must start with redis://, rediss:// or unix://")
         if socket_timeout <= 0:
             raise ValueError("socket_timeout must be positive")
-        self.url = url
         self.max_messages = max_messages
         self.ttl_seconds = ttl_seconds
         self.key_prefix = key_prefix
-        self.socket_timeout = socket_timeout
-        self._client: redis.Redis | None = None
-        self._client_lock = threading.Lock()
+        # One retry of a failed command or connect, sleeping min(0.1, 0.05 * 2**n) s: at most
+        # three socket waits of ``socket_timeout`` and 0.2 s of sleep per call. A timed-out
+        # append may still have been applied: harmless for capped, expiring context.
+        self.client = redis.Redis.from_url(
+            url,
+            socket_timeout=socket_timeout,
+            socket_connect_timeout=socket_timeout,
+            retry=Retry(ExponentialBackoff(cap=0.1, base=0.05), 1),
+        )
 
     def key(self, session_id: str) -> str:
         return self.key_prefix + check_session_id(session_id)
@@ -142,7 +146,7 @@ class RedisHistory:
     def load(self, session_id: str) -> HistoryLoad:
         key = self.key(session_id)
         try:
-            raw = self._redis().lrange(key, -self.max_messages, -1)
+            raw = self.client.lrange(key, -self.max_messages, -1)
         except (redis.RedisError, OSError) as exc:
             log.warning("history load failed for %s: %s", session_id, _describe(exc))
             return HistoryLoad(available=False, error=_describe(exc))
@@ -154,7 +158,7 @@ class RedisHistory:
             return HistoryWrite()
         payloads = [json.dumps(m.to_dict(), ensure_ascii=False) for m in messages]
         try:
-            with self._redis().pipeline(transaction=True) as pipe:
+            with self.client.pipeline(transaction=True) as pipe:
                 pipe.rpush(key, *payloads)
                 pipe.ltrim(key, -self.max_messages, -1)
                 pipe.expire(key, self.ttl_seconds)
@@ -168,7 +172,7 @@ class RedisHistory:
         """Delete the session's list and return its length; raise HistoryUnavailable if down."""
         key = self.key(session_id)
         try:
-            with self._redis().pipeline(transaction=True) as pipe:
+            with self.client.pipeline(transaction=True) as pipe:
                 pipe.llen(key)
                 pipe.delete(key)
                 length, _ = pipe.execute()
@@ -178,32 +182,13 @@ class RedisHistory:
 
     def ping(self) -> bool:
         try:
-            return bool(self._redis().ping())
+            return bool(self.client.ping())
         except (redis.RedisError, OSError):
             return False
 
     def close(self) -> None:
         """Close the pooled connections (a later call reconnects)."""
-        with self._client_lock:
-            client, self._client = self._client, None
-        if client is not None:
-            client.close()
-
-    def _redis(self) -> redis.Redis:
-        with self._client_lock:
-            if self._client is None:
-                # One retry of a failed command or connect, sleeping min(0.1, 0.05 * 2**n) s: at
-                # most three socket waits of ``socket_timeout`` and 0.2 s of sleep per call. A
-                # timed-out append may still have been applied: harmless for capped, expiring
-                # context.
-                retry = Retry(ExponentialBackoff(cap=0.1, base=0.05), 1)
-                self._client = redis.Redis.from_url(
-                    self.url,
-                    socket_timeout=self.socket_timeout,
-                    socket_connect_timeout=self.socket_timeout,
-                    retry=retry,
-                )
-            return self._client
+        self.client.close()
 
     def _decode(self, key: str, raw: Sequence[Any]) -> list[HistoryMessage]:
         messages = []

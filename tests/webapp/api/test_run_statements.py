@@ -6,8 +6,8 @@ from __future__ import annotations
 
 from flask.testing import FlaskClient
 
+from tests.statements import count_statements
 from webapp.persistence.models import AgentStep, DiagnosisRun, ToolInvocation
-from webapp.persistence.statements import count_statements
 
 #: Statements a run may issue besides one per model step.
 PER_RUN = 12

@@ -8,11 +8,11 @@ from concurrent.futures import ThreadPoolExecutor
 import pytest
 from peewee import Database
 
+from tests.statements import count_statements
 from webapp.persistence.context import RunContext, run_scope
 from webapp.persistence.models import ChatSession, DiagnosisRun
 from webapp.persistence.runs import CHAT, FAILED, PENDING, Finish, RunStore
 from webapp.persistence.sql_audit import SqlAudit
-from webapp.persistence.statements import count_statements
 from webapp.services.lifecycle import RunLifecycle
 
 from .helpers import draft, end, invocations_of, start, steps_of

@@ -10,6 +10,7 @@ import pytest
 from peewee import Database
 from pydantic import TypeAdapter
 
+from tests.statements import count_statements
 from tests.webapp.llm.fake_model import ScriptedModel, answer, calls
 from webapp.api.responses import Timestamp
 from webapp.llm.react import Budget, run_react
@@ -19,7 +20,6 @@ from webapp.persistence.listing import Listing
 from webapp.persistence.records import RunRecords
 from webapp.persistence.runs import CHAT, RunStore
 from webapp.persistence.sql_audit import SqlAudit
-from webapp.persistence.statements import count_statements
 from webapp.telemetry.common import iso
 from webapp.tools.registry import ToolBox, ToolOutput, ToolSpec
 

@@ -15,10 +15,11 @@ from typing import Any
 import pytest
 from peewee import Database
 
+from scripts.schema_sql import mysql_schema_sql
 from tests.conftest import ScratchServers, close_database
 from webapp.persistence.db import bind, open_database
 from webapp.persistence.models import MODELS
-from webapp.persistence.schema import create_schema, mysql_schema_sql
+from webapp.persistence.schema import create_schema
 
 SCHEMA_SQL = Path(__file__).resolve().parents[3] / "schema.sql"
 TABLES = sorted(m._meta.table_name for m in MODELS)

@@ -260,8 +260,14 @@ def test_redis_outage_degrades_and_recovers_without_a_new_store(
 
 
 def test_redis_store_never_connects_before_first_use() -> None:
-    store = RedisHistory(f"redis://127.0.0.1:{free_port()}/0", socket_timeout=0.5)
-    assert store._client is None
+    with socket.socket() as listener:
+        listener.bind(("127.0.0.1", 0))
+        listener.listen()
+        listener.settimeout(0.2)
+        port = listener.getsockname()[1]
+        store = RedisHistory(f"redis://127.0.0.1:{port}/0", socket_timeout=0.5)
+        with pytest.raises(TimeoutError):
+            listener.accept()  # nobody knocked: building the store did not connect
     loaded, took = timed(lambda: store.load("s1"))
     assert not loaded.available and "Connection" in (loaded.error or "")
     assert took < 2

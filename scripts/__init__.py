@@ -1,0 +1,1 @@
+"""Developer scripts (``make schema``, screenshots, fuzzing, a local model); run as files."""
