@@ -13,7 +13,6 @@ from webapp.llm.errors import (
     MalformedResponseError,
     classify_error,
     is_format_rejection,
-    is_retryable_transport,
     is_transient,
     parse_retry_after,
 )
@@ -142,7 +141,7 @@ def test_format_rejections_are_told_apart_from_transient_errors(
 ) -> None:
     exc = error_with(status, message)
     assert is_format_rejection(exc) is rejected
-    assert is_retryable_transport(exc) is (is_transient(exc) and not rejected)
     if rejected:
+        assert not is_transient(exc)  # a request that cannot succeed is not retried
         error = classify_error(exc)
         assert (error.kind, error.outcome) == ("format_unsupported", NON_RETRYABLE)
