@@ -145,3 +145,19 @@ def test_format_rejections_are_told_apart_from_transient_errors(
         assert not is_transient(exc)  # a request that cannot succeed is not retried
         error = classify_error(exc)
         assert (error.kind, error.outcome) == ("format_unsupported", NON_RETRYABLE)
+
+
+@pytest.mark.parametrize(
+    ("status", "message", "kind"),
+    [
+        (400, '"auto" tool choice requires --enable-auto-tool-choice', "tools_unsupported"),
+        (500, "tool parser crashed", "server_error"),
+        (400, "response_format json_schema with tools is not supported", "format_unsupported"),
+    ],
+)
+def test_a_request_refused_for_its_tools_is_told_apart(
+    status: int, message: str, kind: str
+) -> None:
+    error = classify_error(error_with(status, message))
+    assert error.kind == kind
+    assert (error.outcome is NON_RETRYABLE) is (kind != "server_error")
