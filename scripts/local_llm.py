@@ -8,8 +8,8 @@ package ships in chunks; nothing is downloaded from a model hub. Steps:
 2. start ``python -m llama_cpp.server`` on 127.0.0.1 and a free port with the gemma chat format
    (the recorded set-up: it rejects ``json_schema``, accepts ``json_object`` with a schema,
    drops system and tool messages and ignores ``tools``);
-3. run every demo question through the real app wiring (``OpenAIChatClient``, capability
-   probe, ``LLM_RESPONSE_FORMAT=auto``) with a per-run deadline, and print for each: the route,
+3. run every demo question through the real app wiring (``OpenAIChatClient``,
+   ``LLM_RESPONSE_FORMAT=auto``) with a per-run deadline, and print for each: the route,
    every model call (agent, seconds, prompt/completion tokens, status, error), the outcome;
 4. stop the server it started.
 
@@ -126,9 +126,6 @@ def run_questions(port: int, args: argparse.Namespace) -> list[dict[str, Any]]:
     diagnoser = offline_diagnoser(model=model)
     diagnoser.invoker.run_deadline_seconds = settings.run_deadline_seconds
     started = time.monotonic()
-    probe_started = time.monotonic()
-    caps = model.ensure_capabilities()  # type: ignore[attr-defined]
-    print(f"probe ({time.monotonic() - probe_started:.1f} s): {json.dumps(caps.as_dict())}")
     results = []
     for record in scenario_records("default")[: args.questions]:
         if time.monotonic() - started > budget:
@@ -142,6 +139,7 @@ def run_questions(port: int, args: argparse.Namespace) -> list[dict[str, Any]]:
         row = report(result, audit.steps[before:], time.monotonic() - began)
         results.append({"id": record["id"], "question": record["question"], **row})
         print(json.dumps(results[-1], ensure_ascii=False, indent=1), flush=True)
+    caps = model.capabilities  # type: ignore[attr-defined]
     print(f"capabilities after the runs: {json.dumps(caps.as_dict())}")
     return results
 

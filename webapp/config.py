@@ -75,7 +75,6 @@ class Settings(BaseModel):
     #: One number for every agent or ``schema=number`` pairs (``webapp.llm.tokens``).
     llm_max_tokens: str = ""
     llm_temperature: Annotated[float, Field(ge=0, le=2)] = 0.0
-    llm_stream: bool = True
     #: Prompt tokens one model call may send, and one diagnosis's calls (``webapp.llm.tokens``).
     llm_prompt_token_budget: PositiveInt = 12_000
     llm_run_token_budget: PositiveInt = 150_000

@@ -71,7 +71,6 @@ def chat_model(settings: Settings) -> ChatModel:
         response_format=settings.llm_response_format,
         max_tokens=settings.max_tokens_table(),
         temperature=settings.llm_temperature,
-        stream=settings.llm_stream,
     )
 
 

@@ -104,7 +104,6 @@ def diagnoser(server: ScriptedOpenAIServer, backend: Any) -> Any:
         base_url=server.base_url,
         max_attempts=1,
         response_format="json_schema",
-        probe_capabilities=False,
     )
     knowledge = knowledge_for(backend)
     knowledge.add_document("incident-notes.md", UPLOAD)

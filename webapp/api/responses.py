@@ -397,5 +397,5 @@ class Readiness(ResponseModel):
     model: str
     #: Each configured telemetry backend: signals, reachable, version, latency.
     telemetry: list[dict[str, Any]]
-    #: The model endpoint's probed capabilities and last call (absent for the offline model).
+    #: The model endpoint's mode in force, downgrades and last call (absent for the offline model).
     llm_capabilities: dict[str, Any] | None = None

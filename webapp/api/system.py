@@ -47,31 +47,21 @@ def readyz() -> ResponseReturnValue:
         "model": found.model.model_name,
         "telemetry": telemetry_readiness(found.backend),
     }
-    ensure: Any = getattr(found.model, "ensure_capabilities", None)  # none on the offline model
-    capabilities = None if ensure is None else ensure().as_dict()  # probed once, then cached
+    capabilities: Any = getattr(found.model, "capabilities", None)  # none on the offline model
+    last_call: dict[str, Any] = {}
     if capabilities is not None:
-        data["llmCapabilities"] = capabilities
+        data["llmCapabilities"] = capabilities.as_dict()
+        last_call = data["llmCapabilities"]["lastCall"] or {}
     if database != "ok":
         return envelope(503, "the database is unavailable", data)
     problems = ["session history unavailable"] if redis == "unavailable" else []
     problems += [
         f"{t['backend']} telemetry unavailable" for t in data["telemetry"] if not t["reachable"]
     ]
-    problems += _llm_problems(capabilities)
+    if last_call.get("outcome") == "failed":
+        problems.append(f"the last model call failed ({last_call.get('detail')})")
     status = f"degraded: {'; '.join(problems)}" if problems else "success"
     return envelope(200, status, data)
-
-
-def _llm_problems(capabilities: dict[str, Any] | None) -> list[str]:
-    """Why the model is not fit to answer, from the probe and the last call."""
-    if capabilities is None:
-        return []
-    if capabilities.get("probeError"):
-        return [f"the model endpoint failed its probe ({capabilities['probeError']})"]
-    last = capabilities.get("lastCall") or {}
-    if last.get("outcome") == "failed":
-        return [f"the last model call failed ({last.get('detail')})"]
-    return []
 
 
 @bp.get("/openapi.json")

@@ -3,7 +3,8 @@
 RETRYABLE_FAILED: timeouts and 408, connection errors, 429, 5xx and a garbled body from the
 server (not retried by the transport loop: an endpoint that always answers garbage fails after
 one request). NON_RETRYABLE_FAILED: 401/403, other 4xx, refusals, a request rejected for its
-``response_format`` (the client steps its mode down instead), the run's deadline.
+``response_format`` (the client steps its mode down instead) or for its ``tools`` (the ReAct
+loop goes on with JSON actions instead), the run's deadline.
 """
 
 from __future__ import annotations
@@ -67,9 +68,11 @@ def is_format_rejection(exc: BaseException) -> bool:
     return names_field(exc, "response_format", "json_schema", "json_object")
 
 
-def is_retryable_transport(exc: BaseException) -> bool:
-    """Transient and not a rejection of the request's shape: what the transport loop retries."""
-    return is_transient(exc) and not names_field(exc, "stream_options")
+def is_tools_rejection(exc: BaseException) -> bool:
+    """A 4xx naming ``tool`` (vLLM without a tool-call parser refuses automatic tool choice)."""
+    if isinstance(exc, openai.APIStatusError) and exc.status_code >= 500:
+        return False
+    return names_field(exc, "tool")
 
 
 def classify_error(exc: BaseException, *, attempts: int = 1, secret: str | None = None) -> LLMError:
@@ -108,6 +111,8 @@ def _classify(exc: BaseException) -> tuple[str, int | None]:
         status = exc.status_code
         if is_format_rejection(exc):
             return "format_unsupported", status
+        if is_tools_rejection(exc):
+            return "tools_unsupported", status
         if status >= 500:
             return "server_error", status
         return _STATUS_KINDS.get(status, "client_error"), status

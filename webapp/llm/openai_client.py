@@ -2,8 +2,10 @@
 
 Transient transport errors (timeouts, connection errors, 408, 429, 5xx) are retried here (the
 SDK runs with ``max_retries=0``): at most ``max_attempts`` requests within ``max_total_seconds``,
-waiting the server's Retry-After or a full-jitter backoff. A request rejected for its
-``response_format`` is sent again one structured-output mode lower (``auto`` only).
+waiting the server's Retry-After or a full-jitter backoff. Each attempt's timeout (cut to what
+the run has left) closes the connection of an answer that does not come in time. A request
+rejected for its ``response_format`` is sent again one structured-output mode lower (``auto``
+only).
 """
 
 from __future__ import annotations
@@ -22,18 +24,15 @@ from tenacity import RetryCallState, Retrying, retry_if_exception, wait_random_e
 
 from diagnosis_graph.workflow.outcomes import Outcome
 from webapp.llm import formats, tokens
-from webapp.llm.capabilities import Capabilities, probe
 from webapp.llm.errors import (
     MalformedResponseError,
     classify_error,
     is_format_rejection,
-    is_retryable_transport,
-    names_field,
+    is_transient,
     parse_retry_after,
     redact,
     refusal_error,
 )
-from webapp.llm.streaming import Assembled, collect
 from webapp.llm.types import ChatResult, LLMError, Message, ToolCall
 
 logger = logging.getLogger(__name__)
@@ -41,13 +40,87 @@ logger = logging.getLogger(__name__)
 #: Passed explicitly so the SDK never falls back to ``OPENAI_BASE_URL`` from the environment.
 OPENAI_BASE_URL = "https://api.openai.com/v1"
 MAX_TOTAL_SECONDS_CAP = 300.0
-#: Each probe request's timeout (at most the call timeout): small answers, one attempt.
-PROBE_TIMEOUT_SECONDS = 60.0
 # An attempt with less time than this cannot get an answer; it only turns a 5xx into a timeout.
 _MIN_ATTEMPT_SECONDS = 0.05
 # What a call can fail with that is about the endpoint, not about this code: the SDK's errors,
 # a body that is not JSON, or a JSON body that is not a completion.
 _CLASSIFIED = (openai.OpenAIError, json.JSONDecodeError, UnicodeDecodeError, MalformedResponseError)
+
+
+@dataclass
+class Capabilities:
+    """What the client learned of its endpoint while calling it, and the last call's outcome.
+
+    With ``LLM_RESPONSE_FORMAT=auto`` requests start in ``json_schema`` and step down the
+    ladder of :mod:`~webapp.llm.formats` when one is rejected for its format. Tool calling is
+    native until a tool request is refused or answered with plain content that is not the
+    expected output; a reply with tool calls settles it as native. ``/readyz`` reports
+    :meth:`as_dict`.
+    """
+
+    setting: str = formats.AUTO
+    #: True once a reply carried tool calls, False once tools were refused or ignored.
+    tool_calls: bool | None = None
+    downgrades: list[str] = field(default_factory=list)
+    last_call: dict[str, Any] | None = None
+    _mode: str = formats.JSON_SCHEMA
+    _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
+
+    @property
+    def mode(self) -> str:
+        """The structured-output mode requests use now."""
+        return self._mode if self.adaptive else self.setting
+
+    @property
+    def adaptive(self) -> bool:
+        """True when the mode may be stepped down (``LLM_RESPONSE_FORMAT=auto``)."""
+        return self.setting == formats.AUTO
+
+    @property
+    def native_tools(self) -> bool:
+        """False once the endpoint refused or ignored a tool request."""
+        return self.tool_calls is not False
+
+    def downgrade(self, rejected: str, reason: str) -> str | None:
+        """Step down from ``rejected`` (auto only); the new mode, or None when none is left."""
+        with self._lock:
+            if not self.adaptive:
+                return None
+            lower = formats.next_mode(rejected)
+            if lower is None:
+                return None
+            if self._mode == rejected:
+                self._mode = lower
+                self.downgrades.append(f"{rejected} -> {lower}: {reason}")
+            return self._mode
+
+    def saw_tools(self, native: bool) -> None:
+        """Settle whether tool calling is native, from the first tool request that tells."""
+        with self._lock:
+            if self.tool_calls is None:
+                self.tool_calls = native
+
+    def record_call(
+        self, outcome: str, *, kind: str | None = None, detail: str | None = None
+    ) -> None:
+        """Remember how the last model call ended."""
+        self.last_call = {
+            "outcome": outcome,
+            "kind": kind,
+            "detail": detail,
+            "at": time.time(),
+        }
+
+    def as_dict(self) -> dict[str, Any]:
+        """The JSON shape ``/readyz`` reports."""
+        return {
+            "setting": self.setting,
+            "mode": self.mode,
+            "toolCalls": self.tool_calls,
+            "nativeTools": self.native_tools,
+            "downgrades": list(self.downgrades),
+            "lastCall": dict(self.last_call) if self.last_call else None,
+        }
 
 
 class OpenAIChatClient:
@@ -67,8 +140,6 @@ class OpenAIChatClient:
         response_format: str = formats.AUTO,
         max_tokens: Mapping[str, int] | None = None,
         temperature: float = 0.0,
-        stream: bool = True,
-        probe_capabilities: bool = True,
     ) -> None:
         if not api_key:
             raise ValueError("api_key is required (local servers accept any placeholder)")
@@ -86,7 +157,6 @@ class OpenAIChatClient:
         self._backoff = wait_random_exponential(multiplier=0.5, max=8)
         self._max_tokens = dict(max_tokens or tokens.DEFAULT_MAX_TOKENS)
         self._temperature = temperature
-        self._stream = stream
         self._client = openai.OpenAI(
             api_key=api_key,
             base_url=base_url or OPENAI_BASE_URL,
@@ -94,8 +164,6 @@ class OpenAIChatClient:
             max_retries=0,
         )
         self.capabilities = Capabilities(setting=response_format)
-        self._probe_capabilities = probe_capabilities
-        self._probe_lock = threading.Lock()
 
     @property
     def model_name(self) -> str:
@@ -105,25 +173,7 @@ class OpenAIChatClient:
     @property
     def native_tools(self) -> bool:
         """Whether tool calling is native (False: the ReAct loop uses JSON actions)."""
-        return self.ensure_capabilities().native_tools
-
-    def ensure_capabilities(self) -> Capabilities:
-        """Probe the endpoint unless a cached probe result is still good (one probe at a time)."""
-        caps = self.capabilities
-        if not self._probe_capabilities or not caps.needs_probe(time.monotonic()):
-            return caps
-        timeout = min(self._timeout, PROBE_TIMEOUT_SECONDS)
-        deadline = tokens.current_deadline()
-        if deadline is not None:
-            # Probing inside a run: its (at most four) requests fit in what the run has left.
-            timeout = min(timeout, max(1.0, (deadline - time.monotonic()) / 4))
-        with self._probe_lock:
-            if caps.needs_probe(time.monotonic()):
-                try:
-                    probe(self._client, self._model, caps, timeout=timeout, secret=self._api_key)
-                finally:
-                    caps.probed_at = time.monotonic()
-        return caps
+        return self.capabilities.native_tools
 
     def complete(
         self,
@@ -134,13 +184,16 @@ class OpenAIChatClient:
         tool_choice: str | None = None,
     ) -> ChatResult:
         """Send one chat-completions request (retrying transient failures) and map the reply."""
-        caps = self.ensure_capabilities()
+        caps = self.capabilities
         ends = self._clock() + self._call_budget()
         call = _Call(caps.mode, _schema_name(response_format) is not None, ends, self._clock)
         try:
             while True:
                 try:
-                    return self._attempts(call, messages, tools, response_format, tool_choice)
+                    result = self._attempts(call, messages, tools, response_format, tool_choice)
+                    if tools and result.tool_calls:
+                        caps.saw_tools(True)
+                    return result
                 except openai.APIStatusError as exc:
                     if not self._adjust(call, exc, response_format):
                         raise
@@ -157,6 +210,8 @@ class OpenAIChatClient:
                     status_code=error.status_code,
                     kind=error.kind,
                 )
+            if error.kind == "tools_unsupported":
+                caps.saw_tools(False)
             caps.record_call("failed", kind=error.kind, detail=str(error))
             raise error from None
 
@@ -179,10 +234,7 @@ class OpenAIChatClient:
     def _adjust(
         self, call: _Call, exc: openai.APIStatusError, response_format: dict[str, Any] | None
     ) -> bool:
-        """Change the request after a rejection of its shape; False when nothing is left to try."""
-        if names_field(exc, "stream_options") and self.capabilities.stream_usage:
-            self.capabilities.stream_usage = False
-            return True
+        """Step the mode down after a rejection of the format; False when nothing is left."""
         structured = response_format is not None and response_format.get("type") == "json_schema"
         if not structured or not is_format_rejection(exc):
             return False
@@ -205,10 +257,10 @@ class OpenAIChatClient:
         sent, wire_format = formats.adapt(messages, response_format, call.mode)
         request = self._request(sent, tools, wire_format, tool_choice, response_format)
 
-        def attempt() -> Assembled:
+        def attempt() -> object:
             call.attempts += 1
             timeout = max(min(self._timeout, call.remaining()), _MIN_ATTEMPT_SECONDS)
-            return self._send(request, timeout)
+            return self._client.chat.completions.create(**request, timeout=timeout)
 
         def wait(state: RetryCallState) -> float:
             """What the server asked for (Retry-After), else backoff; never past the budget."""
@@ -219,7 +271,7 @@ class OpenAIChatClient:
             return min(self._backoff(state) if hinted is None else hinted, call.remaining())
 
         retrying = Retrying(
-            retry=retry_if_exception(is_retryable_transport),
+            retry=retry_if_exception(is_transient),
             # No retry whose wait would reach the end of the budget.
             stop=lambda state: (
                 state.attempt_number >= self._max_attempts
@@ -252,18 +304,7 @@ class OpenAIChatClient:
             request["response_format"] = wire_format
         request["max_tokens"] = tokens.max_tokens_for(self._max_tokens, _schema_name(asked_format))
         request["temperature"] = self._temperature
-        if self._stream:
-            request["stream"] = True
-            if self.capabilities.stream_usage:
-                request["stream_options"] = {"include_usage": True}
         return request
-
-    def _send(self, request: dict[str, Any], timeout: float) -> Assembled:
-        response = self._client.chat.completions.create(**request, timeout=timeout)
-        if self._stream and not isinstance(response, ChatCompletion):
-            # A server may answer a streamed request in one body (the ChatCompletion case).
-            return collect(response, deadline=self._clock() + timeout, clock=self._clock)
-        return _whole(response)
 
     def _log_retry(self, retry_state: RetryCallState) -> None:
         outcome = retry_state.outcome
@@ -275,21 +316,29 @@ class OpenAIChatClient:
             retry_state.upcoming_sleep,
         )
 
-    def _to_result(self, response: Assembled, call: _Call) -> ChatResult:
-        if response.chunks == 0:
-            raise MalformedResponseError("the stream ended without a completion chunk")
-        finish_reason, refusal = response.finish_reason, response.refusal
+    def _to_result(self, response: object, call: _Call) -> ChatResult:
+        # With non-strict validation the SDK hands back whatever the server sent: a str for a
+        # non-JSON 200, a list, or a ChatCompletion with missing fields.
+        choices = getattr(response, "choices", None)
+        if not isinstance(response, ChatCompletion) or not choices:
+            raise MalformedResponseError("response is not a chat completion with choices")
+        choice = choices[0]
+        message = choice.message
+        if message is None:
+            raise MalformedResponseError("choice without a message")
+        finish_reason, refusal = choice.finish_reason, getattr(message, "refusal", None)
         if refusal or finish_reason == "content_filter":
             reason = refusal if isinstance(refusal, str) else "finish_reason content_filter"
             raise refusal_error(reason, attempts=call.attempts, secret=self._api_key)
-        if response.content is not None and not isinstance(response.content, str):
+        if message.content is not None and not isinstance(message.content, str):
             raise MalformedResponseError("message content is not a string")
+        usage = getattr(response, "usage", None)
         return ChatResult(
-            content=response.content,
-            tool_calls=_tool_calls(response.tool_calls),
-            model=response.model or self._model,
-            prompt_tokens=_token_count(response.usage, "prompt_tokens"),
-            completion_tokens=_token_count(response.usage, "completion_tokens"),
+            content=message.content,
+            tool_calls=_tool_calls(message.tool_calls or []),
+            model=getattr(response, "model", None) or self._model,
+            prompt_tokens=_token_count(usage, "prompt_tokens"),
+            completion_tokens=_token_count(usage, "completion_tokens"),
             attempts=call.attempts,
             finish_reason=finish_reason if isinstance(finish_reason, str) else None,
             response_mode=call.mode if call.structured else None,
@@ -320,32 +369,10 @@ def _schema_name(response_format: dict[str, Any] | None) -> str | None:
     return str(name) if name else None
 
 
-def _whole(response: object) -> Assembled:
-    """A completion answered in one body, in the shape a stream adds up to."""
-    # With non-strict validation the SDK hands back whatever the server sent: a str for a
-    # non-JSON 200, a list, or a ChatCompletion with missing fields.
-    choices = getattr(response, "choices", None)
-    if not isinstance(response, ChatCompletion) or not choices:
-        raise MalformedResponseError("response is not a chat completion with choices")
-    choice = choices[0]
-    message = choice.message
-    if message is None:
-        raise MalformedResponseError("choice without a message")
-    return Assembled(
-        content=message.content,
-        tool_calls=message.tool_calls or [],
-        finish_reason=choice.finish_reason,
-        refusal=getattr(message, "refusal", None),
-        model=getattr(response, "model", None),
-        usage=getattr(response, "usage", None),
-        chunks=1,
-    )
-
-
 def _tool_calls(raw_calls: Sequence[Any]) -> list[ToolCall]:
     calls: list[ToolCall] = []
     for index, raw in enumerate(raw_calls):
-        function = getattr(raw, "function", raw)  # a streamed call is flat
+        function = getattr(raw, "function", None)
         name = getattr(function, "name", None)
         if not isinstance(name, str) or not name:
             raise MalformedResponseError(f"tool call {index} has no function name")

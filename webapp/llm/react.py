@@ -154,8 +154,7 @@ def run_react(
     loop = _Loop(budget or Budget(), toolbox, native, list(messages))
     definitions = toolbox.definitions()
     if not loop.native:
-        loop.conversation = actions.with_instruction(loop.conversation, definitions)
-        response_format = actions.response_format(response_format, definitions)
+        response_format = loop.use_actions(messages, definitions, response_format)
     for round_no in range(loop.budget.max_rounds + 1):
         spent = loop.spent(round_no)
         if spent and round_no > 0:
@@ -176,14 +175,16 @@ def run_react(
                 read_calls=read,
             )
         except LLMError as exc:
+            if round_no == 0 and loop.native and exc.kind == "tools_unsupported":
+                # The server refuses tool requests: go on with the JSON action protocol.
+                response_format = loop.use_actions(messages, definitions, response_format)
+                continue
             return loop.ended(exc.outcome, detail=cause_of(exc))
         requested = read(result)
         if not requested and round_no == 0 and _ignored_tools(model, loop, result, validate):
             # The server answered a tool request without calls and the output is not valid:
-            # it ignores tools (unknown to the probe). Go on with the JSON action protocol.
-            loop.native = False
-            loop.conversation = actions.with_instruction(list(messages), definitions)
-            response_format = actions.response_format(response_format, definitions)
+            # it ignores tools. Go on with the JSON action protocol.
+            response_format = loop.use_actions(messages, definitions, response_format)
             continue
         if not requested:
             return loop.ended(Outcome.COMPLETED, actions.parse(result.content).content)
@@ -204,6 +205,17 @@ class _Loop:
         self.calls = self.blocked = 0
         #: Successful tool results, oldest first, with how far each is shortened.
         self.results: list[_Result] = []
+
+    def use_actions(
+        self,
+        messages: Sequence[Message],
+        tools: Sequence[dict[str, Any]],
+        response_format: dict[str, Any] | None,
+    ) -> dict[str, Any] | None:
+        """Speak the JSON action protocol from the first ``messages`` on; the format to ask."""
+        self.native = False
+        self.conversation = actions.with_instruction(messages, tools)
+        return actions.response_format(response_format, tools)
 
     def add_result(self, call: ToolCall, outcome: ToolCallResult) -> None:
         """Append what the model reads of a tool result: a projection of a successful output."""
@@ -283,7 +295,7 @@ def _ignored_tools(
     check = _final_validator(validate)
     if check is None or check(result.content) is None:
         return False
-    caps.saw_tools_ignored()
+    caps.saw_tools(False)
     return True
 
 

@@ -82,6 +82,7 @@ _CAUSES = {
     "not_found": "the model endpoint or model was not found",
     "client_error": "the model endpoint rejected the request",
     "format_unsupported": "the model server does not support the structured-output format",
+    "tools_unsupported": "the model server does not support tool calling",
     "refusal": "the model refused to answer",
     "deadline": "the run's deadline was reached",
     "token_budget": "the token budget was reached",

@@ -5,12 +5,6 @@ scripted response (status, headers, JSON or raw bytes, optional delay). When the
 it asks ``responder`` (a function of the request, for servers that behave like a real one), else
 answers with ``default`` if set, else with a 599 that no client treats as success, so a test
 that scripted too few responses fails loudly instead of hanging.
-
-Streaming as real servers do it: a 200 chat completion answering a request with
-``"stream": true`` is sent as server-sent events (content in pieces, tool-call deltas, the finish
-reason, usage when ``stream_options.include_usage`` asked for it, then ``[DONE]``), one event
-every ``interval`` seconds. ``disconnects`` counts streams the client closed before the end.
-``GET /v1/models`` answers with ``models`` (a 404 when it is None).
 """
 
 from __future__ import annotations
@@ -39,8 +33,6 @@ class ScriptedResponse:
     delay: float = 0.0
     content_type: str = "application/json"
     build: Callable[[Any], Any] | None = None
-    #: Seconds between two server-sent events when the answer is streamed.
-    interval: float = 0.0
 
     def body(self, request: Any = None) -> bytes:
         """The exact bytes to send."""
@@ -78,9 +70,6 @@ class ScriptedOpenAIServer:
         self.requests: list[RecordedRequest] = []
         self.default: ScriptedResponse | None = None
         self.responder: Callable[[RecordedRequest], ScriptedResponse] | None = None
-        self.models: list[str] | None = None
-        self.disconnects = 0
-        self.streams_finished = 0
         self._queue: deque[ScriptedResponse] = deque()
         self._lock = threading.Lock()
         # Set on stop so delayed handlers give up at once instead of holding the test open.
@@ -125,7 +114,7 @@ class ScriptedOpenAIServer:
 
     @property
     def chat_requests(self) -> list[RecordedRequest]:
-        """The chat-completions requests only (not the models list)."""
+        """The chat-completions requests only."""
         return [r for r in self.requests if r.path.endswith("/chat/completions")]
 
     def _handler_class(self) -> type[BaseHTTPRequestHandler]:
@@ -143,45 +132,7 @@ class ScriptedOpenAIServer:
                 scripted = server._next(recorded)
                 if scripted.build is not None:  # the answer is computed from the request
                     scripted = replace(scripted, json=scripted.build(body), build=None)
-                if _wants_stream(body) and _is_completion(scripted):
-                    self._stream(scripted, body)
-                else:
-                    self._reply(scripted)
-
-            def do_GET(self) -> None:
-                recorded = RecordedRequest("GET", self.path, dict(self.headers.items()), None)
-                with server._lock:
-                    server.requests.append(recorded)
-                if self.path.endswith("/models") and server.models is not None:
-                    data = [
-                        {"id": m, "object": "model", "owned_by": "local"} for m in server.models
-                    ]
-                    self._reply(ScriptedResponse(json={"object": "list", "data": data}))
-                else:
-                    self._reply(ScriptedResponse(status=404, json=error_body("not found")))
-
-            def _stream(self, scripted: ScriptedResponse, request: Any) -> None:
-                if scripted.delay and server._stopping.wait(scripted.delay):
-                    return
-                try:
-                    self.send_response(200)
-                    self.send_header("Content-Type", "text/event-stream")
-                    self.send_header("Cache-Control", "no-cache")
-                    self.send_header("Connection", "close")
-                    self.end_headers()
-                    for event in sse_events(scripted.json, request):
-                        self.wfile.write(b"data: " + event.encode("utf-8") + b"\n\n")
-                        self.wfile.flush()
-                        if scripted.interval and server._stopping.wait(scripted.interval):
-                            return
-                    self.wfile.write(b"data: [DONE]\n\n")
-                    self.wfile.flush()
-                    server.streams_finished += 1
-                except (BrokenPipeError, ConnectionResetError):
-                    # The client closed the stream: a real server stops generating here.
-                    with server._lock:
-                        server.disconnects += 1
-                self.close_connection = True
+                self._reply(scripted)
 
             def _reply(self, scripted: ScriptedResponse, request: Any = None) -> None:
                 if scripted.delay and server._stopping.wait(scripted.delay):
@@ -204,60 +155,6 @@ class ScriptedOpenAIServer:
                 pass
 
         return Handler
-
-
-def _wants_stream(body: Any) -> bool:
-    return isinstance(body, dict) and body.get("stream") is True
-
-
-def _is_completion(scripted: ScriptedResponse) -> bool:
-    body = scripted.json
-    return (
-        scripted.status == 200
-        and scripted.raw is None
-        and isinstance(body, dict)
-        and body.get("object") == "chat.completion"
-    )
-
-
-def sse_events(body: dict[str, Any], request: Any) -> Iterator[str]:
-    """The ``chat.completion.chunk`` events a streaming server sends for ``body``."""
-    base = {key: body[key] for key in ("id", "created", "model") if key in body}
-    base["object"] = "chat.completion.chunk"
-    choice = body["choices"][0]
-    message = choice.get("message") or {}
-
-    def chunk(delta: dict[str, Any], finish: str | None = None) -> str:
-        return json.dumps(
-            {**base, "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]}
-        )
-
-    yield chunk({"role": "assistant", "content": ""})
-    content = message.get("content")
-    if isinstance(content, str) and content:
-        step = max(1, len(content) // 3)
-        for start in range(0, len(content), step):
-            yield chunk({"content": content[start : start + step]})
-    for index, call in enumerate(message.get("tool_calls") or []):
-        function = call.get("function") or {}
-        arguments = function.get("arguments")
-        head = {"index": index, "id": call.get("id"), "type": "function"}
-        yield chunk({"tool_calls": [{**head, "function": {"name": function.get("name")}}]})
-        if isinstance(arguments, str) and arguments:
-            half = len(arguments) // 2
-            for piece in (arguments[:half], arguments[half:]):
-                if piece:
-                    yield chunk(
-                        {"tool_calls": [{"index": index, "function": {"arguments": piece}}]}
-                    )
-        elif arguments is not None:
-            yield chunk({"tool_calls": [{"index": index, "function": {"arguments": arguments}}]})
-    if message.get("refusal"):
-        yield chunk({"refusal": message["refusal"]})
-    yield chunk({}, choice.get("finish_reason") or "stop")
-    options = request.get("stream_options") if isinstance(request, dict) else None
-    if body.get("usage") and isinstance(options, dict) and options.get("include_usage"):
-        yield json.dumps({**base, "choices": [], "usage": body["usage"]})
 
 
 def serve() -> Iterator[ScriptedOpenAIServer]:

@@ -38,14 +38,6 @@ Brain = Callable[[list[dict[str, Any]], dict[str, Any]], str]
 USAGE = {"prompt_tokens": 50, "completion_tokens": 7, "total_tokens": 57}
 
 
-def probe_answer(kept: list[dict[str, Any]], body: dict[str, Any]) -> str | None:
-    """The capability probe's JSON question, answered as any model would."""
-    last = str(kept[-1].get("content") or "") if kept else ""
-    if last.startswith('Reply with the JSON object {"ok": true}'):
-        return '{"ok": true}'
-    return None
-
-
 def llamacpp(brain: Brain) -> Callable[[RecordedRequest], ScriptedResponse]:
     """llama-cpp-python's server with the gemma chat format (module docstring)."""
 
@@ -58,10 +50,7 @@ def llamacpp(brain: Brain) -> Callable[[RecordedRequest], ScriptedResponse]:
                 json=error_body(LLAMACPP_JSON_SCHEMA_REJECTED, type_="internal_server_error"),
             )
         kept = [m for m in body["messages"] if m.get("role") in ("user", "assistant")]
-        if "Call the report_status tool" in str(kept[-1].get("content")):
-            content = "I have reported the status."  # tools ignored: prose, no tool_calls
-        else:
-            content = probe_answer(kept, body) or brain(kept, body)
+        content = brain(kept, body)  # tools ignored: never any tool_calls
         return ScriptedResponse(json=completion(content, model="gemma3-270m", usage=None))
 
     return respond
@@ -81,8 +70,7 @@ def vllm(brain: Brain) -> Callable[[RecordedRequest], ScriptedResponse]:
                 "code": 400,
             }
             return ScriptedResponse(status=400, json=error)
-        kept = list(body["messages"])
-        content = probe_answer(kept, body) or brain(kept, body)
+        content = brain(list(body["messages"]), body)
         return ScriptedResponse(json=completion(content, model="Qwen/Qwen2.5-0.5B", usage=USAGE))
 
     return respond
@@ -96,12 +84,6 @@ def ollama(
 
     def respond(request: RecordedRequest) -> ScriptedResponse:
         body = request.body
-        kept = list(body["messages"])
-        if body.get("tools") and "Call the report_status tool" in str(kept[-1].get("content")):
-            call = tool_call("call_probe", "report_status", '{"ok":true}')
-            return ScriptedResponse(
-                json=completion("", tool_calls=[call], finish_reason="tool_calls")
-            )
         if body.get("tools") and remaining and body.get("tool_choice") != "none":
             name, arguments = remaining.pop(0)
             call = tool_call(f"call_{len(remaining)}", name, json.dumps(arguments))
@@ -114,7 +96,7 @@ def ollama(
                     usage=USAGE,
                 )
             )
-        content = probe_answer(kept, body) or brain(kept, body)
+        content = brain(list(body["messages"]), body)
         return ScriptedResponse(json=completion(content, model="llama3.2:3b", usage=USAGE))
 
     return respond

@@ -13,7 +13,6 @@ from webapp.llm.errors import (
     MalformedResponseError,
     classify_error,
     is_format_rejection,
-    is_retryable_transport,
     is_transient,
     parse_retry_after,
 )
@@ -142,7 +141,23 @@ def test_format_rejections_are_told_apart_from_transient_errors(
 ) -> None:
     exc = error_with(status, message)
     assert is_format_rejection(exc) is rejected
-    assert is_retryable_transport(exc) is (is_transient(exc) and not rejected)
     if rejected:
+        assert not is_transient(exc)  # a request that cannot succeed is not retried
         error = classify_error(exc)
         assert (error.kind, error.outcome) == ("format_unsupported", NON_RETRYABLE)
+
+
+@pytest.mark.parametrize(
+    ("status", "message", "kind"),
+    [
+        (400, '"auto" tool choice requires --enable-auto-tool-choice', "tools_unsupported"),
+        (500, "tool parser crashed", "server_error"),
+        (400, "response_format json_schema with tools is not supported", "format_unsupported"),
+    ],
+)
+def test_a_request_refused_for_its_tools_is_told_apart(
+    status: int, message: str, kind: str
+) -> None:
+    error = classify_error(error_with(status, message))
+    assert error.kind == kind
+    assert (error.outcome is NON_RETRYABLE) is (kind != "server_error")

@@ -78,7 +78,6 @@ def make_client(base_url: str, clock: FakeClock, **overrides: Any) -> OpenAIChat
         "max_attempts": 3,
         "sleep": clock.sleep,
         "clock": clock,
-        "probe_capabilities": False,
     }
     options.update(overrides)
     return OpenAIChatClient(**options)
@@ -193,9 +192,8 @@ def test_request_carries_model_messages_tools_schema_format_and_bearer_key(
         "type": "json_schema",
         "json_schema": {"name": "planner_plan", "schema": PLAN_SCHEMA, "strict": False},
     }
-    # Streamed with limits, so an abandoned call stops the server's generation.
-    assert request.body["stream"] is True
-    assert request.body["stream_options"] == {"include_usage": True}
+    # One whole answer (not streamed), with limits.
+    assert "stream" not in request.body
     assert request.body["max_tokens"] == 1024  # the planner_plan default
     assert request.body["temperature"] == 0
     assert "tool_choice" not in request.body

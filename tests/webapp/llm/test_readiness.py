@@ -1,4 +1,4 @@
-"""``/readyz`` reports the model endpoint's probed capabilities and its last call's outcome."""
+"""``/readyz`` reports what the client learned of the model endpoint and its last call's outcome."""
 
 from __future__ import annotations
 
@@ -35,43 +35,42 @@ def app_for(server: ScriptedOpenAIServer, tmp_path: Path) -> FlaskClient:
     return create_app(services=build_services(settings)).test_client()
 
 
-def test_readyz_probes_once_and_reports_the_mode(
+def test_readyz_reports_the_mode_without_calling_the_endpoint(
     server: ScriptedOpenAIServer, tmp_path: Path
 ) -> None:
     server.responder = llamacpp(lambda kept, body: '{"steps": []}')
-    server.models = ["gemma3-270m"]
     client = app_for(server, tmp_path)
-    assert server.requests == []  # nothing connects while the app is built
 
     first = client.get("/readyz").json
     second = client.get("/readyz").json
 
     caps = first["data"]["llmCapabilities"]
     assert first["message"] == "success" and second["data"]["llmCapabilities"] == caps
-    assert caps["mode"] == "json_object_schema" and caps["nativeTools"] is False
-    assert caps["models"] == ["gemma3-270m"] and caps["probeError"] is None
-    assert len(server.chat_requests) == 3  # cached: the second readiness check probed nothing
+    assert caps["mode"] == "json_schema" and caps["nativeTools"] is True
+    assert caps["downgrades"] == [] and caps["lastCall"] is None
+    assert server.requests == []  # neither building the app nor readiness connects
 
 
-def test_readyz_is_degraded_when_the_probe_fails_with_the_cause(
+def test_readyz_is_degraded_when_the_last_call_failed_with_the_cause(
     server: ScriptedOpenAIServer, tmp_path: Path
 ) -> None:
     server.default = ScriptedResponse(status=401, json=error_body("Invalid API key"))
     client = app_for(server, tmp_path)
+    client.post("/api/chat", json={"Question": "why is payment-service slow?"})
 
     response = client.get("/readyz")
     body = response.json or {}
 
     assert response.status_code == 200  # the database is the only hard dependency
-    assert body["message"].startswith("degraded: the model endpoint failed its probe")
+    assert body["message"].startswith("degraded: the last model call failed")
     assert "auth" in body["message"] and "Invalid API key" in body["message"]
-    assert body["data"]["llmCapabilities"]["mode"] == "json_schema"  # unknown: the strongest
+    assert body["data"]["llmCapabilities"]["mode"] == "json_schema"
 
 
 def test_a_failing_run_shows_each_steps_cause_in_the_trace_and_on_readyz(
     server: ScriptedOpenAIServer, tmp_path: Path
 ) -> None:
-    # The probe works; every plan then misses its required `queries` (llama.cpp's 270M model).
+    # Every plan misses its required `queries` (llama.cpp's 270M model).
     server.responder = llamacpp(lambda kept, body: '{"summary": "looks fine"}')
     client = app_for(server, tmp_path)
     assert client.get("/readyz").json["message"] == "success"
@@ -91,3 +90,6 @@ def test_a_failing_run_shows_each_steps_cause_in_the_trace_and_on_readyz(
     assert last["outcome"] == "failed" and last["kind"] == "invalid_output"
     assert "queries" in last["detail"]
     assert ready["message"].startswith("degraded: the last model call failed (invalid output")
+    capabilities = ready["data"]["llmCapabilities"]
+    assert capabilities["mode"] == "json_object_schema"
+    assert capabilities["downgrades"] == ["json_schema -> json_object_schema: HTTP 500"]

@@ -48,7 +48,6 @@ def chat_model(server: ScriptedOpenAIServer) -> OpenAIChatClient:
         base_url=server.base_url,
         max_attempts=1,
         response_format="json_schema",
-        probe_capabilities=False,
     )
 
 
