@@ -98,14 +98,6 @@ def test_the_number_of_keys_is_capped_evicting_the_least_recently_used() -> None
     assert tracker.filter("s2", [doc("a#0")]) == [doc("a#0")]  # forgotten: returned in full
 
 
-def test_doc_ids_per_key_are_capped_forgetting_the_oldest() -> None:
-    tracker = RetrievedDocTracker(max_docs_per_key=3)
-
-    tracker.filter("s1", [doc(f"a#{n}") for n in range(5)])
-
-    assert tracker.seen("s1") == ["a#2", "a#3", "a#4"]
-
-
 def test_caps_must_be_positive() -> None:
     with pytest.raises(ValueError):
         RetrievedDocTracker(max_keys=0)
