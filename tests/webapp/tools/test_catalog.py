@@ -111,7 +111,11 @@ def test_explicit_window_and_metric_summary(box: ToolBox) -> None:
             "at most 7 days",
         ),
         ({"service": "nope-service"}, "BLOCKED", "is not one of"),
-        ({"service": "payment-service", "limit": 500}, "BLOCKED", "must be <= 200"),
+        (
+            {"service": "payment-service", "limit": 500},
+            "BLOCKED",
+            "greater than the maximum of 200",
+        ),
         ({"service": "payment-service", "level": "DEBUG"}, "BLOCKED", "is not one of"),
     ],
 )
