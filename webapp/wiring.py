@@ -117,23 +117,20 @@ def http_options(settings: Settings, system: str) -> HttpOptions:
 
 
 def _log_backend(settings: Settings) -> TelemetryBackend | None:
-    aliases = settings.aliases()
     if settings.loki_url:
         return LokiBackend(
             HttpSource("Loki", http_options(settings, "loki")),
             service_label=settings.loki_service_label,
             level_label=settings.loki_level_label,
-            aliases=aliases,
         )
     if settings.elasticsearch_url:
         return ElasticsearchBackend(
             http_options(settings, "elasticsearch"),
             settings.elasticsearch_index,
             fields=settings.field_map(),
-            aliases=aliases,
         )
     if settings.log_dir:
-        return LogFileBackend(Path(settings.log_dir), aliases=aliases)
+        return LogFileBackend(Path(settings.log_dir))
     return None
 
 
@@ -159,7 +156,6 @@ def telemetry_backend(settings: Settings, database: Database | None = None) -> T
                 fallback_label=settings.service_fallback_label,
                 default_step_seconds=settings.metrics_step_seconds,
                 max_points=settings.telemetry_max_points,
-                aliases=settings.aliases(),
             ),
         )
     alertmanager = None
@@ -179,7 +175,8 @@ def telemetry_backend(settings: Settings, database: Database | None = None) -> T
             logs=_log_backend(settings) or folder,
             alerts=alertmanager or prometheus or folder or received,
             runbooks=folder,
-        )
+        ),
+        aliases=settings.aliases(),
     )
 
 

@@ -34,13 +34,11 @@ class LokiBackend(PartialSource):
         *,
         service_label: str = "service_name",
         level_label: str = "level",
-        aliases: dict[str, list[str]] | None = None,
         clock: Clock = utc_now,
     ) -> None:
         self.http = http
         self.service_label = service_label
         self.level_label = level_label
-        self._aliases = aliases or {}
         self._clock = clock
 
     def _services(self) -> list[str]:

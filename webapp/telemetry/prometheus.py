@@ -50,7 +50,6 @@ class PrometheusOptions:
     max_series: int = 10
     catalog_ttl_seconds: float = 60.0
     catalog_lookback_seconds: int = 6 * 3600
-    aliases: dict[str, list[str]] | None = None
 
 
 def selector_value(text: str) -> str:
@@ -139,12 +138,6 @@ class PrometheusBackend(PartialSource):
     def metrics_by_service(self) -> dict[str, list[str]]:
         """The metrics each service has."""
         return {service: list(metrics) for service, metrics in self._catalog_now().items()}
-
-    def service_aliases(self) -> dict[str, list[str]]:
-        """Configured aliases (``SERVICE_ALIASES``) of services this server knows."""
-        aliases = self.options.aliases or {}
-        known = set(self._catalog_now())
-        return {s: list(names) for s, names in aliases.items() if s in known}
 
     def _metadata_for(self, metric: str) -> dict[str, Any]:
         """The metric's type and unit from ``/api/v1/metadata`` (reloaded like the catalog).
