@@ -45,16 +45,6 @@ class RetrievedDocTracker:
         with self._lock:
             return self._seen.pop(session_key, None) is not None
 
-    def seen(self, session_key: str) -> list[str]:
-        """The doc ids remembered for ``session_key``, oldest first."""
-        with self._lock:
-            return list(self._seen.get(session_key, ()))
-
-    def __len__(self) -> int:
-        """The number of session keys currently remembered."""
-        with self._lock:
-            return len(self._seen)
-
     def _seen_for(self, session_key: str) -> dict[str, None]:
         """The key's doc ids, marked most recently used; evicts the oldest key over the cap."""
         seen = self._seen.get(session_key)
