@@ -48,9 +48,7 @@ def knowledge_for(
     backend: TelemetryBackend, db_path: str | Path = ":memory:", folder: str | Path | None = None
 ) -> KnowledgeIndex:
     """A knowledge index synced with ``folder`` (default: the backend's runbooks)."""
-    if isinstance(db_path, Path) or db_path != ":memory:":
-        Path(db_path).parent.mkdir(parents=True, exist_ok=True)
-    index = KnowledgeIndex(db_path)
+    index = KnowledgeIndex(db_path)  # it makes its file's folder
     runbooks = Path(folder) if folder else backend.runbook_dir()
     if runbooks is not None and runbooks.is_dir():
         index.sync_directory(runbooks)
