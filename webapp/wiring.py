@@ -39,7 +39,6 @@ from .telemetry.logfiles import LogFileBackend
 from .telemetry.loki import LokiBackend
 from .telemetry.prometheus import PrometheusBackend, PrometheusOptions
 from .telemetry.webhook_alerts import WebhookAlertsBackend
-from .tools.catalog import declared_aliases
 from .tools.doc_tracker import RetrievedDocTracker
 from .tools.knowledge import KnowledgeIndex
 
@@ -243,9 +242,7 @@ def build_services(
         if settings.redis_url
         else SqlHistory(database, settings.history_max_messages)
     )
-    router = FlowRouter(
-        backend.services, lambda: alert_names(backend), lambda: declared_aliases(backend)
-    )
+    router = FlowRouter(backend.services, lambda: alert_names(backend), backend.service_aliases)
     runs = RunStore(
         database,
         settings.session_ttl_seconds,

@@ -127,11 +127,9 @@ class CompositeBackend:
         return self.signals.alerts.query_alerts(state=state)
 
     def query_promql(self, **kwargs: Any) -> dict[str, Any]:
-        """PromQL on the metric backend (only offered when it speaks PromQL)."""
-        method = getattr(self.signals.metrics, "query_promql", None)
-        if method is None:
-            return {"series": [], **not_configured("metrics")}
-        result: dict[str, Any] = method(**kwargs)
+        """PromQL on the metric backend (the tool is offered only when it speaks PromQL)."""
+        metrics: Any = self.signals.metrics
+        result: dict[str, Any] = metrics.query_promql(**kwargs)
         return result
 
     @property
