@@ -211,7 +211,9 @@ def test_a_locked_index_file_is_waited_for_and_kept(index_with_upload: Path) -> 
 
     def release() -> None:
         with pytest.raises(sqlite3.OperationalError, match="locked"):
-            sqlite3.connect(index_with_upload, timeout=0).execute("SELECT 1 FROM documents").fetchall()
+            sqlite3.connect(index_with_upload, timeout=0).execute(
+                "SELECT 1 FROM documents"
+            ).fetchall()
         blocker.execute("COMMIT")
         released.set()
         blocker.close()
