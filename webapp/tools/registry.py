@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
 from typing import Any
 
-from jsonschema import Draft202012Validator
+from jsonschema import Draft202012Validator, validators
 from jsonschema.exceptions import best_match
 
 from diagnosis_graph.workflow.ports import BLOCKED, ERROR, SUCCESS
@@ -120,7 +120,11 @@ def validate_arguments(schema: Mapping[str, Any], arguments: Any) -> dict[str, A
     if not isinstance(arguments, dict):
         raise ArgumentError("arguments must be a JSON object")
     given = {name: value for name, value in arguments.items() if value is not None}
-    error = best_match(Draft202012Validator(schema).iter_errors(given))
+    validator = validators.validator_for(schema, default=Draft202012Validator)(schema)
+    try:
+        error = best_match(validator.iter_errors(given))
+    except Exception as exc:  # the schema itself is broken (an MCP server's): refuse the call
+        raise ArgumentError(f"the tool's schema cannot be checked: {exc}"[:500]) from None
     if error is not None:
         where = ".".join(map(str, error.absolute_path))
         raise ArgumentError((f"{where}: " if where else "") + error.message[:500])
