@@ -39,7 +39,6 @@ from .telemetry.logfiles import LogFileBackend
 from .telemetry.loki import LokiBackend
 from .telemetry.prometheus import PrometheusBackend, PrometheusOptions
 from .telemetry.webhook_alerts import WebhookAlertsBackend
-from .tools.catalog import declared_aliases
 from .tools.doc_tracker import RetrievedDocTracker
 from .tools.knowledge import KnowledgeIndex
 
@@ -48,9 +47,7 @@ def knowledge_for(
     backend: TelemetryBackend, db_path: str | Path = ":memory:", folder: str | Path | None = None
 ) -> KnowledgeIndex:
     """A knowledge index synced with ``folder`` (default: the backend's runbooks)."""
-    if isinstance(db_path, Path) or db_path != ":memory:":
-        Path(db_path).parent.mkdir(parents=True, exist_ok=True)
-    index = KnowledgeIndex(db_path)
+    index = KnowledgeIndex(db_path)  # it makes its file's folder
     runbooks = Path(folder) if folder else backend.runbook_dir()
     if runbooks is not None and runbooks.is_dir():
         index.sync_directory(runbooks)
@@ -116,23 +113,20 @@ def http_options(settings: Settings, system: str) -> HttpOptions:
 
 
 def _log_backend(settings: Settings) -> TelemetryBackend | None:
-    aliases = settings.service_aliases
     if settings.loki_url:
         return LokiBackend(
             HttpSource("Loki", http_options(settings, "loki")),
             service_label=settings.loki_service_label,
             level_label=settings.loki_level_label,
-            aliases=aliases,
         )
     if settings.elasticsearch_url:
         return ElasticsearchBackend(
             http_options(settings, "elasticsearch"),
             settings.elasticsearch_index,
             fields=settings.elasticsearch_field_map,
-            aliases=aliases,
         )
     if settings.log_dir:
-        return LogFileBackend(settings.log_dir, aliases=aliases)
+        return LogFileBackend(settings.log_dir)
     return None
 
 
@@ -158,7 +152,6 @@ def telemetry_backend(settings: Settings, database: Database | None = None) -> T
                 fallback_label=settings.service_fallback_label,
                 default_step_seconds=settings.metrics_step_seconds,
                 max_points=settings.telemetry_max_points,
-                aliases=settings.service_aliases,
             ),
         )
     alertmanager = None
@@ -178,7 +171,8 @@ def telemetry_backend(settings: Settings, database: Database | None = None) -> T
             logs=_log_backend(settings) or folder,
             alerts=alertmanager or prometheus or folder or received,
             runbooks=folder,
-        )
+        ),
+        aliases=settings.service_aliases,
     )
 
 
@@ -247,9 +241,7 @@ def build_services(
         if settings.redis_url
         else SqlHistory(database, settings.history_max_messages)
     )
-    router = FlowRouter(
-        backend.services, lambda: alert_names(backend), lambda: declared_aliases(backend)
-    )
+    router = FlowRouter(backend.services, lambda: alert_names(backend), backend.service_aliases)
     runs = RunStore(
         database,
         settings.session_ttl_seconds,

@@ -1,12 +1,14 @@
 """One ``TelemetryBackend`` made of a backend per signal: metrics, logs, alerts, runbooks.
 
 A signal without a backend answers an empty result with ``"not_configured": true`` and a message
-naming the variables that configure it. Services are the union of the metric and log backends'.
+naming the variables that configure it. Services are the union of the metric and log backends';
+aliases are those the backends declare, then the configured ones (``SERVICE_ALIASES``) of
+services they have.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
@@ -46,9 +48,15 @@ class CompositeBackend:
 
     name = "composite"
 
-    def __init__(self, signals: Signals, clock: Callable[[], datetime] = utc_now) -> None:
+    def __init__(
+        self,
+        signals: Signals,
+        clock: Callable[[], datetime] = utc_now,
+        aliases: Mapping[str, Sequence[str]] | None = None,
+    ) -> None:
         self.signals = signals
         self._clock = clock
+        self.aliases = aliases or {}
 
     def reference_time(self) -> datetime:
         """The metric backend's "now", else the log backend's, else the clock."""
@@ -67,10 +75,14 @@ class CompositeBackend:
         return self.signals.metrics.metrics_by_service() if self.signals.metrics else {}
 
     def service_aliases(self) -> dict[str, list[str]]:
-        """Aliases from every backend that has them, merged."""
+        """Aliases every backend declares, then the configured ones of known services, merged."""
+        sources = distinct(self.signals.metrics, self.signals.logs, self.signals.alerts)
+        known = set(self.services()) if self.aliases else set()
+        configured = {s: list(names) for s, names in self.aliases.items() if s in known}
+        declared = [source.service_aliases() for source in sources]
         merged: dict[str, list[str]] = {}
-        for source in distinct(self.signals.metrics, self.signals.logs, self.signals.alerts):
-            for service, names in source.service_aliases().items():
+        for aliases in (*declared, configured):
+            for service, names in aliases.items():
                 merged.setdefault(service, [])
                 merged[service] += [n for n in names if n not in merged[service]]
         return merged
@@ -115,11 +127,9 @@ class CompositeBackend:
         return self.signals.alerts.query_alerts(state=state)
 
     def query_promql(self, **kwargs: Any) -> dict[str, Any]:
-        """PromQL on the metric backend (only offered when it speaks PromQL)."""
-        method = getattr(self.signals.metrics, "query_promql", None)
-        if method is None:
-            return {"series": [], **not_configured("metrics")}
-        result: dict[str, Any] = method(**kwargs)
+        """PromQL on the metric backend (the tool is offered only when it speaks PromQL)."""
+        metrics: Any = self.signals.metrics
+        result: dict[str, Any] = metrics.query_promql(**kwargs)
         return result
 
     @property

@@ -46,13 +46,11 @@ class ElasticsearchBackend(PartialSource):
         index: str,
         *,
         fields: Mapping[str, str] | None = None,
-        aliases: dict[str, list[str]] | None = None,
         clock: Clock = utc_now,
     ) -> None:
         self.index = index
         self.fields = {**DEFAULT_FIELDS, **(fields or {})}
         self.http = HttpSource(self.system, options)
-        self._aliases = aliases or {}
         self._clock = clock
 
     def _search(self, body: dict[str, Any]) -> dict[str, Any]:

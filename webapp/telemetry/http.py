@@ -122,10 +122,6 @@ class HttpSource:
             self.system, self.url, lambda: self.request("GET", path, attempts=1), *version
         )
 
-    def close(self) -> None:
-        """Release the connection pool."""
-        self._client.close()
-
 
 def _error_detail(response: httpx.Response) -> str:
     try:

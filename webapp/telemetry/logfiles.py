@@ -91,11 +91,8 @@ class LogFileBackend(PartialSource):
 
     name = "log_dir"
 
-    def __init__(
-        self, folder: Path, *, aliases: dict[str, list[str]] | None = None, clock: Clock = utc_now
-    ) -> None:
+    def __init__(self, folder: Path, *, clock: Clock = utc_now) -> None:
         self.folder = Path(folder)
-        self._aliases = aliases or {}
         self._clock = clock
         self._lock = threading.Lock()
         self._indexes: dict[str, tuple[tuple[Any, ...], _Index]] = {}
@@ -119,11 +116,6 @@ class LogFileBackend(PartialSource):
     def services(self) -> list[str]:
         """One service per file stem or folder."""
         return self._listed(lambda: sorted(self._files()))
-
-    def service_aliases(self) -> dict[str, list[str]]:
-        """Configured aliases of services that have log files."""
-        known = set(self.services())
-        return {s: list(names) for s, names in self._aliases.items() if s in known}
 
     def data_range(self) -> dict[str, tuple[str, str] | None]:
         """The first and last timestamp over every service's files (None: no records)."""

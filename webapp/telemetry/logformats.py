@@ -203,17 +203,28 @@ _STACK_HEADS = frozenset(path[0] for path in _STACK)
 _TRACE_HEADS = frozenset(path[0] for path in _TRACE)
 
 
-def read_json(text: str, modified: datetime) -> Line | None:
-    """A JSON object with a timestamp field."""
+def json_object(text: str) -> dict[str, Any] | None:
+    """``text`` as a JSON object, or None."""
     try:
         item = orjson.loads(text)
     except orjson.JSONDecodeError:
         return None
-    if not isinstance(item, dict):
+    return item if isinstance(item, dict) else None
+
+
+def read_json(text: str, modified: datetime) -> Line | None:
+    """A JSON object with a timestamp field."""
+    item = json_object(text)
+    moment = any_stamp(_field(item, _TIME)) if item is not None else None
+    if item is None or moment is None:
         return None
-    moment = any_stamp(_field(item, _TIME))
-    if moment is None:
-        return None
+    level, message, trace = json_fields(item, text)
+    return moment, level or "INFO", message, trace
+
+
+def json_fields(item: dict[str, Any], text: str) -> tuple[str | None, str, Any]:
+    """The level (None when it names none), message and trace id of the JSON record ``item``
+    (the line ``text``)."""
     found = _field(item, _MESSAGE)
     message = text if found is None else str(found).rstrip("\n")
     if not _STACK_HEADS.isdisjoint(item):
@@ -229,7 +240,7 @@ def read_json(text: str, modified: datetime) -> Line | None:
         or infer_level(message)
     )
     trace = _field(item, _TRACE) if not _TRACE_HEADS.isdisjoint(item) else None
-    return moment, level or "INFO", message, trace
+    return level, message, trace
 
 
 #: A line read as a record, as text that continues the record before it, or not read (None).

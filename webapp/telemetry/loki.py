@@ -3,18 +3,19 @@
 Services are the values of the service label; a level filter matches every spelling of the level
 in the level label; a keyword is a case-insensitive line filter. ``total`` is the server's
 ``count_over_time`` (``total_unknown`` when that fails). A JSON line gives message, level and
-trace id; else the line is the message and labels give the rest.
+trace id as a log file's JSON line would (:mod:`.logformats`); else the line is the message and
+labels give the rest; the level label wins over the line's own level.
 """
 
 from __future__ import annotations
 
-import json
 import re
 from datetime import datetime, timezone
 from typing import Any
 
 from .common import LEVEL_SPELLINGS, Clock, canonical_level, record, unknown_service, utc_now
 from .http import HttpSource
+from .logformats import json_fields, json_object
 from .partial import PartialSource
 from .port import TelemetryError
 from .prometheus import selector_value
@@ -33,13 +34,11 @@ class LokiBackend(PartialSource):
         *,
         service_label: str = "service_name",
         level_label: str = "level",
-        aliases: dict[str, list[str]] | None = None,
         clock: Clock = utc_now,
     ) -> None:
         self.http = http
         self.service_label = service_label
         self.level_label = level_label
-        self._aliases = aliases or {}
         self._clock = clock
 
     def _services(self) -> list[str]:
@@ -106,16 +105,9 @@ class LokiBackend(PartialSource):
         for value in stream.get("values") or [] if isinstance(stream, dict) else []:
             stamp, line = int(value[0]), str(value[1])
             meta = value[2] if len(value) > 2 and isinstance(value[2], dict) else {}
-            message, level, trace = line, labels.get(self.level_label), None
-            if line.startswith("{"):
-                try:
-                    item = json.loads(line)
-                except ValueError:
-                    item = None
-                if isinstance(item, dict):
-                    message = str(item.get("message") or item.get("msg") or line)
-                    level = level or item.get("level") or item.get("severity")
-                    trace = item.get("trace_id") or item.get("traceId")
+            item = json_object(line) if line.startswith("{") else None
+            level, message, trace = json_fields(item, line) if item else (None, line, None)
+            level = labels.get(self.level_label) or level
             trace = trace or meta.get("trace_id") or labels.get("trace_id")
             moment = datetime.fromtimestamp(stamp / 1e9, tz=timezone.utc)
             rows.append((stamp, record(moment, service, canonical_level(level), message, trace)))

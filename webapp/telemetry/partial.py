@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -18,7 +18,6 @@ class PartialSource:
     backend overrides the methods of the signals it holds (a log source: ``_logs``)."""
 
     system = "this source"
-    _aliases: Mapping[str, Sequence[str]] = {}
     _clock: Clock
     #: Why the last service listing failed (None after one succeeded): while the source cannot
     #: be read it lists no services, and an answer names the failure.
@@ -47,8 +46,8 @@ class PartialSource:
         return {}
 
     def service_aliases(self) -> dict[str, list[str]]:
-        """Configured aliases (``SERVICE_ALIASES``)."""
-        return {s: list(names) for s, names in self._aliases.items()}
+        """None of its own (``SERVICE_ALIASES`` is the composite backend's)."""
+        return {}
 
     def runbook_dir(self) -> Path | None:
         """No runbooks."""

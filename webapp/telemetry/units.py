@@ -32,14 +32,8 @@ def is_counter(metric: str, kind: str | None = None) -> bool:
     return metric.endswith("_total")
 
 
-#: Units a metric's help text may name ("... in seconds", "(bytes)"), as written in answers.
-HELP_UNITS = {
-    "milliseconds": "ms",
-    "seconds": "s",
-    "bytes": "bytes",
-    "percent": "%",
-    "celsius": "celsius",
-}
+#: Units a metric's help text may name ("... in seconds", "(bytes)"): the suffixes' words.
+HELP_UNITS = {suffix[1:]: unit for suffix, unit in SUFFIX_UNITS if "_" not in suffix[1:]}
 _HELP_UNIT = re.compile(r"(?:\bin\s+|\(\s*)(" + "|".join(HELP_UNITS) + r")\b", re.IGNORECASE)
 
 

@@ -20,7 +20,6 @@ from .analysis_tools import TIME_SCHEMA, analysis_tools
 from .registry import (
     REFERENCE,
     TELEMETRY,
-    ToolError,
     ToolOutput,
     ToolSpec,
     checked_window,
@@ -60,15 +59,11 @@ def window(backend: TelemetryBackend, arguments: dict[str, Any]) -> tuple[dateti
     return checked_window(start, end)
 
 
-def declared_aliases(backend: TelemetryBackend) -> dict[str, list[str]]:
-    """A copy of the backend's ``service_aliases()``."""
-    return dict(backend.service_aliases())
-
-
 def telemetry_tools(backend: TelemetryBackend) -> list[ToolSpec]:
-    """``query_logs``, ``query_metrics`` and ``query_alerts`` over ``backend``."""
+    """``query_logs``, ``query_metrics`` and ``query_alerts`` over ``backend`` (an unknown
+    service or metric is the backend's error, which lists the valid ones)."""
     services = backend.services()
-    aliases = declared_aliases(backend)
+    aliases = backend.service_aliases()
     alias_note = (
         f" {ALIASES_MARKER}" + json.dumps(aliases, ensure_ascii=False, separators=(",", ":"))
         if aliases
@@ -95,12 +90,6 @@ def telemetry_tools(backend: TelemetryBackend) -> list[ToolSpec]:
 
     def query_metrics(args: dict[str, Any]) -> ToolOutput:
         start, end = window(backend, args)
-        known = metrics_of.get(args["service"])
-        if known and args["metric"] not in known:
-            raise ToolError(
-                f"service {args['service']!r} has no metric {args['metric']!r}; "
-                f"its metrics: {', '.join(known)}"
-            )
         return ToolOutput(
             backend.query_metrics(
                 service=args["service"],
@@ -250,7 +239,7 @@ def diagnosis_tools(
     and, when the metrics backend speaks PromQL, ``query_promql``."""
     logs, metrics, alerts = telemetry_tools(backend)
     analysis = analysis_tools(
-        backend, declared_aliases(backend), service_descriptions(backend.services(), index)
+        backend, backend.service_aliases(), service_descriptions(backend.services(), index)
     )
     tools = [knowledge_tool(index, tracker), logs, metrics, alerts, *analysis]
     if getattr(backend, "speaks_promql", False):

@@ -1,6 +1,6 @@
 """Within one diagnosis, a knowledge chunk already returned is sent again as a short stub naming
 its ``doc_id``. Runtime state, bounded: at most ``max_keys`` sessions (least recently used go
-first) and ``max_docs_per_key`` doc ids per session (oldest go first)."""
+first); a session's doc ids are bounded by its tool budget (a few ``top_k`` chunks per call)."""
 
 from __future__ import annotations
 
@@ -9,23 +9,17 @@ from collections import OrderedDict
 from typing import Any
 
 DEFAULT_MAX_KEYS = 1024
-DEFAULT_MAX_DOCS_PER_KEY = 512
 STUB_TEMPLATE = "(already retrieved earlier in this diagnosis; see doc_id {doc_id})"
 
 
 class RetrievedDocTracker:
     """Remembers which chunk ids each session has already been given; thread-safe."""
 
-    def __init__(
-        self,
-        max_keys: int = DEFAULT_MAX_KEYS,
-        max_docs_per_key: int = DEFAULT_MAX_DOCS_PER_KEY,
-    ) -> None:
-        if max_keys < 1 or max_docs_per_key < 1:
-            raise ValueError("max_keys and max_docs_per_key must be at least 1")
+    def __init__(self, max_keys: int = DEFAULT_MAX_KEYS) -> None:
+        if max_keys < 1:
+            raise ValueError("max_keys must be at least 1")
         self.max_keys = max_keys
-        self.max_docs_per_key = max_docs_per_key
-        self._seen: OrderedDict[str, OrderedDict[str, None]] = OrderedDict()
+        self._seen: OrderedDict[str, dict[str, None]] = OrderedDict()
         self._lock = threading.Lock()
 
     def filter(self, session_key: str, documents: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -38,16 +32,12 @@ class RetrievedDocTracker:
             seen = self._seen_for(session_key)
             for document in documents:
                 doc_id = document.get("doc_id")
-                if not isinstance(doc_id, str):
-                    result.append(dict(document))
-                elif doc_id in seen:
-                    seen.move_to_end(doc_id)
+                if isinstance(doc_id, str) and doc_id in seen:
                     result.append(_stub(document, doc_id))
-                else:
+                    continue
+                if isinstance(doc_id, str):
                     seen[doc_id] = None
-                    if len(seen) > self.max_docs_per_key:
-                        seen.popitem(last=False)
-                    result.append(dict(document))
+                result.append(dict(document))
         return result
 
     def clear(self, session_key: str) -> bool:
@@ -55,21 +45,11 @@ class RetrievedDocTracker:
         with self._lock:
             return self._seen.pop(session_key, None) is not None
 
-    def seen(self, session_key: str) -> list[str]:
-        """The doc ids remembered for ``session_key``, oldest first."""
-        with self._lock:
-            return list(self._seen.get(session_key, ()))
-
-    def __len__(self) -> int:
-        """The number of session keys currently remembered."""
-        with self._lock:
-            return len(self._seen)
-
-    def _seen_for(self, session_key: str) -> OrderedDict[str, None]:
+    def _seen_for(self, session_key: str) -> dict[str, None]:
         """The key's doc ids, marked most recently used; evicts the oldest key over the cap."""
         seen = self._seen.get(session_key)
         if seen is None:
-            seen = self._seen[session_key] = OrderedDict()
+            seen = self._seen[session_key] = {}
             while len(self._seen) > self.max_keys:
                 self._seen.popitem(last=False)
         else:

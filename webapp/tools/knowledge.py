@@ -2,9 +2,10 @@
 
 Documents are chunked by Markdown heading (:mod:`.chunking`), one FTS5 row per chunk; a search
 is its quoted terms joined with OR, ranked by bm25 with a title counting five times its body.
-The index file is a derived cache: a corrupt file or one of another schema version is rebuilt
-from the folder (uploads are lost then). File indexes run in WAL mode, each search on its own
-read connection; a sync writes every changed document in one transaction. A document (an upload
+The index file is a derived cache: a corrupt file or one of another schema version (SQLite's
+``user_version``) is rebuilt from the folder (uploads are lost then). File indexes run in WAL
+mode, each search on its own read connection; a sync writes every changed document in one
+transaction; a locked file is waited for (SQLite's busy timeout). A document (an upload
 or a file of the folder) is a UTF-8 .md or .txt file of at most ``MAX_DOCUMENT_BYTES``.
 """
 
@@ -15,14 +16,13 @@ import logging
 import re
 import sqlite3
 import threading
-import time
 import unicodedata
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any, TypedDict, cast
+from typing import Any
 
 from .chunking import chunk_with_title
 
@@ -30,10 +30,9 @@ __all__ = ["DocumentNotFound", "KnowledgeIndex", "ReadOnlyDocument"]
 
 logger = logging.getLogger(__name__)
 
-SCHEMA_VERSION = "5"  # bump when the tables or the chunking change: the index is rebuilt
+SCHEMA_VERSION = 5  # bump when the tables or the chunking change: the index is rebuilt
 DIRECTORY, UPLOAD = "directory", "upload"  # a document's origin: the folder, or an upload
 BUSY_TIMEOUT_SECONDS = 30.0  # how long a locked index file is waited for before giving up
-BUSY_RETRY_SECONDS = 0.05  # pause between attempts to open a locked file
 AUTOMERGE = 16  # FTS5 segments merged at a time (default 4): faster large syncs
 MAX_TOP_K = 50
 MAX_QUERY_TOKENS = 32
@@ -66,6 +65,7 @@ CREATE TABLE chunk_rows (chunk INTEGER PRIMARY KEY, source TEXT NOT NULL);
 CREATE INDEX chunk_rows_source ON chunk_rows (source);
 CREATE INDEX documents_origin ON documents (origin);
 INSERT INTO chunks (chunks, rank) VALUES ('automerge', {AUTOMERGE});
+PRAGMA user_version = {SCHEMA_VERSION};
 """
 # bm25 weighted per column (title, content, doc_id, source, cjk); lower is better; ties keep
 # the order the chunks were written in. The best chunks, then whether each is an upload's.
@@ -78,28 +78,9 @@ _SEARCH = (
     "ORDER BY m.score, m.r"
 )
 _CORRUPT = frozenset({11, 26})  # SQLITE_CORRUPT, SQLITE_NOTADB: the file is discarded
-_BUSY = frozenset({5, 6})  # SQLITE_BUSY, SQLITE_LOCKED: waited for
-
-
-class DocumentSummary(TypedDict):
-    """One indexed document: ``doc_id`` prefixes its chunk ids (``<doc_id>#<n>``)."""
-
-    doc_id: str
-    title: str
-    source: str
-    chunks: int
-    bytes: int
-
-
-class DocumentInfo(DocumentSummary):
-    """A document as listed: its summary, where it came from and when it was uploaded."""
-
-    origin: str
-    uploaded_at: str | None
-
-
-_INFO_KEYS = ("doc_id", "title", "source", "chunks", "bytes", "origin", "uploaded_at")
-_INFO_COLUMNS = "source, title, source, chunks, bytes, origin, uploaded_at"
+#: A document as listed: ``doc_id`` (which prefixes its chunk ids, ``<doc_id>#<n>``), title,
+#: source, chunks, bytes, origin and upload time.
+_INFO_COLUMNS = "source AS doc_id, title, source, chunks, bytes, origin, uploaded_at"
 
 
 @dataclass(frozen=True)
@@ -156,31 +137,29 @@ class KnowledgeIndex:
     # --- connections ----------------------------------------------------------------------
 
     def _connect(self) -> sqlite3.Connection:
-        return sqlite3.connect(
+        conn = sqlite3.connect(
             self._path,
             timeout=self._busy_timeout,
             check_same_thread=False,
             isolation_level=None,
         )
+        conn.row_factory = sqlite3.Row
+        return conn
 
     def _open_writer(self) -> sqlite3.Connection:
-        """The write connection with the schema ready; waits out locks, rebuilds corrupt files."""
+        """The write connection with the schema ready; rebuilds a corrupt file."""
         if not self._memory:
             Path(self._path).parent.mkdir(parents=True, exist_ok=True)
-        deadline = time.monotonic() + self._busy_timeout
-        while True:
-            try:
-                return self._open_once()
-            except sqlite3.DatabaseError as exc:
-                if _error_code(exc) in _BUSY and time.monotonic() < deadline:
-                    time.sleep(BUSY_RETRY_SECONDS)
-                    continue
-                if self._memory or _error_code(exc) not in _CORRUPT:
-                    raise
-                # A derived cache: a corrupt file is discarded and rebuilt from its sources.
-                logger.warning("knowledge index %s is corrupt (%s); rebuilding it", self._path, exc)
-                for suffix in ("", "-wal", "-shm", "-journal"):
-                    Path(self._path + suffix).unlink(missing_ok=True)
+        try:
+            return self._open_once()
+        except sqlite3.DatabaseError as exc:
+            if self._memory or _error_code(exc) not in _CORRUPT:
+                raise
+            # A derived cache: a corrupt file is discarded and rebuilt from its sources.
+            logger.warning("knowledge index %s is corrupt (%s); rebuilding it", self._path, exc)
+            for suffix in ("", "-wal", "-shm", "-journal"):
+                Path(self._path + suffix).unlink(missing_ok=True)
+            return self._open_once()
 
     def _open_once(self) -> sqlite3.Connection:
         conn = self._connect()
@@ -190,7 +169,10 @@ class KnowledgeIndex:
                 conn.execute("PRAGMA synchronous = NORMAL")  # WAL: durable at checkpoints
             if _schema_version(conn) != SCHEMA_VERSION:
                 with _transaction(conn):
-                    _create_schema(conn)
+                    # another process may have made the tables while this one waited
+                    if _schema_version(conn) != SCHEMA_VERSION:
+                        for statement in _SCHEMA.split(";"):
+                            conn.execute(statement)
         except BaseException:
             conn.close()
             raise
@@ -311,8 +293,9 @@ class KnowledgeIndex:
         logger.info("knowledge: synced %s: %s", root, asdict(report))
         return report
 
-    def add_document(self, name: str, text: str | bytes) -> DocumentSummary:
-        """Index an uploaded .md/.txt as ``upload/<file name>``, replacing one of that name.
+    def add_document(self, name: str, text: str | bytes) -> dict[str, Any]:
+        """Index an uploaded .md/.txt as ``upload/<file name>``, replacing one of that name;
+        return its ``doc_id``, title, source, chunks and bytes.
 
         Raises ValueError (message fit for the user) for a bad name, extension or content.
         """
@@ -323,7 +306,7 @@ class KnowledgeIndex:
             self._store(conn, [doc])
         return doc.summary
 
-    def delete_document(self, doc_id: str) -> DocumentSummary:
+    def delete_document(self, doc_id: str) -> dict[str, Any]:
         """Remove an uploaded document and its chunks; return what was removed.
 
         Raises DocumentNotFound for an unknown id and ReadOnlyDocument for a document of the
@@ -335,16 +318,14 @@ class KnowledgeIndex:
             ).fetchone()
             if row is None:
                 raise DocumentNotFound(f"no knowledge document {doc_id!r}")
-            found = dict(zip(_INFO_KEYS, row, strict=True))
-            if found.pop("origin") != UPLOAD:
+            if row["origin"] != UPLOAD:
                 raise ReadOnlyDocument(
                     f"{doc_id} is a bundled runbook from the knowledge folder and is read-only; "
                     "only uploaded documents can be deleted"
                 )
             _delete_chunks(conn, [doc_id])
             conn.execute("DELETE FROM documents WHERE source = ?", (doc_id,))
-        del found["uploaded_at"]
-        return cast(DocumentSummary, found)
+        return dict(row)
 
     # --- reads ----------------------------------------------------------------------------
 
@@ -384,14 +365,14 @@ class KnowledgeIndex:
             found.append(item)
         return found
 
-    def documents(self) -> list[DocumentInfo]:
+    def documents(self) -> list[dict[str, Any]]:
         """Every indexed document with its origin and upload time, uploads first, newest first."""
         with self._read() as conn:
             rows = conn.execute(
                 f"SELECT {_INFO_COLUMNS} FROM documents "
                 "ORDER BY origin = 'upload' DESC, uploaded_at DESC, source"
             ).fetchall()
-        return [cast(DocumentInfo, dict(zip(_INFO_KEYS, row, strict=True))) for row in rows]
+        return [dict(row) for row in rows]
 
 
 @contextmanager
@@ -407,26 +388,10 @@ def _transaction(conn: sqlite3.Connection) -> Iterator[None]:
         raise
 
 
-def _schema_version(conn: sqlite3.Connection) -> str | None:
-    """The file's schema version (None: no ``meta`` table yet)."""
-    if not conn.execute("SELECT 1 FROM sqlite_master WHERE name = 'meta'").fetchone():
-        return None
-    row = conn.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
-    return row[0] if row else None
-
-
-def _create_schema(conn: sqlite3.Connection) -> None:
-    """Fresh tables of ``SCHEMA_VERSION`` unless another process made them while this one
-    waited for the lock; the caller holds a write transaction."""
-    conn.execute("CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT)")
-    if _schema_version(conn) == SCHEMA_VERSION:
-        return
-    for statement in _SCHEMA.split(";"):
-        if statement.strip():
-            conn.execute(statement)
-    conn.execute(
-        "INSERT OR REPLACE INTO meta (key, value) VALUES ('schema_version', ?)", (SCHEMA_VERSION,)
-    )
+def _schema_version(conn: sqlite3.Connection) -> int:
+    """The file's schema version (0: a new file)."""
+    version: int = conn.execute("PRAGMA user_version").fetchone()[0]
+    return version
 
 
 def _delete_chunks(conn: sqlite3.Connection, sources: list[str]) -> None:
@@ -453,7 +418,7 @@ class _Prepared:
     origin: str
     digest: str
     rows: list[tuple[str, str, str, str, str]]  # (doc_id, source, title, content, cjk) per chunk
-    summary: DocumentSummary
+    summary: dict[str, Any]  # doc_id, title, source, chunks, bytes
 
 
 def _prepare(source: str, origin: str, filename: str, text: str) -> _Prepared:
@@ -471,9 +436,13 @@ def _prepare(source: str, origin: str, filename: str, text: str) -> _Prepared:
         )
         for n, (name, body) in enumerate(chunks)
     ]
-    summary = DocumentSummary(
-        doc_id=source, title=title, source=source, chunks=len(chunks), bytes=len(data)
-    )
+    summary = {
+        "doc_id": source,
+        "title": title,
+        "source": source,
+        "chunks": len(chunks),
+        "bytes": len(data),
+    }
     return _Prepared(source, origin, _digest(data), rows, summary)
 
 

@@ -11,6 +11,9 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
 from typing import Any
 
+from jsonschema import Draft202012Validator, validators
+from jsonschema.exceptions import best_match
+
 from diagnosis_graph.workflow.ports import BLOCKED, ERROR, SUCCESS
 
 from ..persistence.audit import Audit, InvocationDraft
@@ -111,58 +114,23 @@ def object_schema(*required: str, **properties: Any) -> dict[str, Any]:
     return schema
 
 
-_TYPES: dict[str, tuple[type, ...]] = {
-    "string": (str,),
-    "integer": (int,),
-    "number": (int, float),
-    "boolean": (bool,),
-    "array": (list,),
-    "object": (dict,),
-}
-
-
 def validate_arguments(schema: Mapping[str, Any], arguments: Any) -> dict[str, Any]:
-    """Check ``arguments`` against an object schema (the subset our tools use); apply defaults."""
+    """Check ``arguments`` against the tool's JSON schema (``jsonschema``); a null argument is
+    one not given; the schema's defaults fill the arguments not given."""
     if not isinstance(arguments, dict):
         raise ArgumentError("arguments must be a JSON object")
+    given = {name: value for name, value in arguments.items() if value is not None}
+    validator = validators.validator_for(schema, default=Draft202012Validator)(schema)
+    try:
+        error = best_match(validator.iter_errors(given))
+    except Exception as exc:  # the schema itself is broken (an MCP server's): refuse the call
+        raise ArgumentError(f"the tool's schema cannot be checked: {exc}"[:500]) from None
+    if error is not None:
+        where = ".".join(map(str, error.absolute_path))
+        raise ArgumentError((f"{where}: " if where else "") + error.message[:500])
     properties: Mapping[str, Any] = schema.get("properties", {})
-    unknown = sorted(set(arguments) - set(properties))
-    if unknown and schema.get("additionalProperties") is False:
-        raise ArgumentError(f"unknown argument(s) {unknown}; allowed: {sorted(properties)}")
-    missing = [name for name in schema.get("required", []) if arguments.get(name) is None]
-    if missing:
-        raise ArgumentError(f"missing required argument(s) {missing}")
-    clean: dict[str, Any] = {}
-    for name, rules in properties.items():
-        value = arguments.get(name)
-        if value is None:
-            if "default" in rules:
-                clean[name] = rules["default"]
-            continue
-        clean[name] = _check_value(name, rules, value)
-    return clean
-
-
-def _check_value(name: str, rules: Mapping[str, Any], value: Any) -> Any:
-    kind = rules.get("type")
-    # No type, or a union (an MCP server's schema may have either): that server checks it.
-    if not isinstance(kind, str) or kind not in _TYPES:
-        return value
-    if not isinstance(value, _TYPES[kind]) or (kind != "boolean" and isinstance(value, bool)):
-        raise ArgumentError(f"{name} must be a {kind}, got {type(value).__name__}")
-    if "enum" in rules and value not in rules["enum"]:
-        choices = ", ".join(map(str, rules["enum"][:40]))
-        raise ArgumentError(f"{name}={value!r} is not one of: {choices}")
-    if "minimum" in rules and value < rules["minimum"]:
-        raise ArgumentError(f"{name} must be >= {rules['minimum']}")
-    if "maximum" in rules and value > rules["maximum"]:
-        raise ArgumentError(f"{name} must be <= {rules['maximum']}")
-    if isinstance(value, str):
-        if "maxLength" in rules and len(value) > rules["maxLength"]:
-            raise ArgumentError(f"{name} is longer than {rules['maxLength']} characters")
-        if "minLength" in rules and len(value.strip()) < rules["minLength"]:
-            raise ArgumentError(f"{name} must not be blank")
-    return value
+    defaults = {name: rules["default"] for name, rules in properties.items() if "default" in rules}
+    return {**defaults, **given}
 
 
 @dataclass(frozen=True)

@@ -79,10 +79,10 @@ def test_a_failing_tool_is_returned_as_data_not_raised(audit: MemoryAudit) -> No
     ("name", "arguments", "why"),
     [
         ("nope", {}, "unknown tool"),
-        ("echo", {"text": 5}, "must be a string"),
-        ("echo", {"text": "x", "extra": 1}, "unknown argument"),
+        ("echo", {"text": 5}, "is not of type 'string'"),
+        ("echo", {"text": "x", "extra": 1}, "'extra' was unexpected"),
         ("echo", "{not json", "not valid JSON"),
-        ("echo", {}, "missing required"),
+        ("echo", {}, "is a required property"),
     ],
 )
 def test_invalid_calls_are_blocked_recorded_and_explained(

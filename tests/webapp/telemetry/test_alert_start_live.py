@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
 from typing import Any
 
+import httpx
 import pytest
 
 from tests.webapp.telemetry.servers import (
@@ -105,3 +106,22 @@ def test_an_unreadable_prometheus_leaves_startsat_and_says_so(pair: Pair) -> Non
     answer = _alertmanager(pair, rule_alerts=dead.rule_alerts).query_alerts()
     assert answer["alerts"][0]["active_at"] == notified["active_at"]
     assert "startsAt" in answer["note"] and "Prometheus at http://127.0.0.1:" in answer["note"]
+
+
+def test_a_silenced_alert_is_left_out(pair: Pair) -> None:
+    """Alertmanager leaves out silenced alerts when asked for unmuted ones."""
+    alertmanager = _alertmanager(pair)
+    _eventually(lambda: alertmanager.query_alerts()["alerts"])
+    now = datetime.now(timezone.utc)
+    silence = {
+        "matchers": [{"name": "alertname", "value": RULE["alert"], "isRegex": False}],
+        "startsAt": now.isoformat(),
+        "endsAt": (now + timedelta(hours=1)).isoformat(),
+        "createdBy": "test",
+        "comment": "maintenance",
+    }
+    created = alertmanager.http.request("POST", "/api/v2/silences", json=silence)
+    try:
+        _eventually(lambda: alertmanager.query_alerts()["alerts"] == [])
+    finally:
+        httpx.delete(f"{pair.alertmanager_url}/api/v2/silence/{created['silenceID']}")

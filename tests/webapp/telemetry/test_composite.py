@@ -51,8 +51,11 @@ def test_a_signal_without_a_backend_answers_that_it_is_not_configured(tmp_path: 
 def test_services_are_the_union_and_aliases_merge(tmp_path: Path) -> None:
     (tmp_path / "api.log").write_text("2026-11-30T10:00:00Z INFO up\n")
     demo = DemoTelemetryBackend()
-    logs = LogFileBackend(tmp_path, aliases={"api": ["edge"], "gone": ["x"]})
-    backend = CompositeBackend(Signals(metrics=demo, logs=logs, alerts=demo, runbooks=demo))
+    logs = LogFileBackend(tmp_path)
+    backend = CompositeBackend(
+        Signals(metrics=demo, logs=logs, alerts=demo, runbooks=demo),
+        aliases={"api": ["edge"], "gone": ["x"]},
+    )
     assert backend.services() == sorted({*demo.services(), "api"})
     assert backend.service_aliases() == {**demo.service_aliases(), "api": ["edge"]}
     assert backend.reference_time() == demo.reference_time()

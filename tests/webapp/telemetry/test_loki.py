@@ -123,3 +123,23 @@ def test_records_stand_when_the_count_query_fails(httpserver: HTTPServer) -> Non
     answer = loki(httpserver).query_logs(service="checkout", start=START, end=NOW, limit=2)
     assert len(answer["records"]) == 2 and answer["records"][0]["level"] == "ERROR"
     assert answer["truncated"] is True and answer["total_unknown"] is True
+
+
+def test_a_json_line_is_read_as_a_log_files_json_line_would_be(httpserver: HTTPServer) -> None:
+    line = (
+        '{"level":50,"msg":"charge failed","err":{"stack":"Error: charge failed\\n    at pay"},'
+        '"traceId":"abc123def456"}'
+    )
+    streams = [
+        {"stream": {"service_name": "checkout"}, "values": [["1796120520123000000", line]]},
+        {"stream": {"service_name": "checkout", "level": "warn"}, "values": [["1", line]]},
+    ]
+    httpserver.expect_request("/loki/api/v1/query_range").respond_with_json(
+        {"status": "success", "data": {"resultType": "streams", "result": streams}}
+    )
+    httpserver.expect_request("/loki/api/v1/query").respond_with_json(recorded("loki-count.json"))
+    records = loki(httpserver).query_logs(service="checkout", start=START, end=NOW)["records"]
+    assert [(r["level"], r["message"], r["trace_id"]) for r in records] == [
+        ("ERROR", "charge failed\n    at pay", "abc123def456"),  # bunyan's level, its stack
+        ("WARN", "charge failed\n    at pay", "abc123def456"),  # the level label wins
+    ]

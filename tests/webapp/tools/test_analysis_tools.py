@@ -91,7 +91,7 @@ def test_an_explicit_window_is_used(backend: DemoTelemetryBackend) -> None:
     ("arguments", "status", "message"),
     [
         ({"service": "search-service"}, "BLOCKED", "is not one of"),
-        ({}, "BLOCKED", "missing required"),
+        ({}, "BLOCKED", "is a required property"),
         ({"service": "order-service", "start": "yesterday"}, "ERROR", "not an ISO-8601"),
         (
             {

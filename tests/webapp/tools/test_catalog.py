@@ -111,7 +111,11 @@ def test_explicit_window_and_metric_summary(box: ToolBox) -> None:
             "at most 7 days",
         ),
         ({"service": "nope-service"}, "BLOCKED", "is not one of"),
-        ({"service": "payment-service", "limit": 500}, "BLOCKED", "must be <= 200"),
+        (
+            {"service": "payment-service", "limit": 500},
+            "BLOCKED",
+            "greater than the maximum of 200",
+        ),
         ({"service": "payment-service", "level": "DEBUG"}, "BLOCKED", "is not one of"),
     ],
 )
@@ -168,3 +172,13 @@ def test_a_tool_without_a_known_role_is_refused() -> None:
 
 def nothing(arguments: dict[str, Any]) -> ToolOutput:
     return ToolOutput(None)
+
+
+def test_a_tool_whose_own_schema_is_broken_is_blocked_not_raised() -> None:
+    def never(arguments: dict[str, Any]) -> ToolOutput:
+        raise AssertionError("a call the schema cannot check must not run")
+
+    broken = {"type": "object", "properties": {"a": {"type": "strnig"}}}
+    box = ToolBox([ToolSpec("odd", "An MCP tool.", broken, never, "reference")], MemoryAudit(), "x")
+    body = call(box, "odd", a="x")
+    assert body["_status"] == "BLOCKED" and "schema cannot be checked" in body["error"]

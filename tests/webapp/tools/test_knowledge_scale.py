@@ -192,7 +192,7 @@ def hold_exclusive_lock(db: Path) -> sqlite3.Connection:
     blocker = sqlite3.connect(db, isolation_level=None, check_same_thread=False)
     blocker.execute("PRAGMA locking_mode = EXCLUSIVE")
     blocker.execute("BEGIN EXCLUSIVE")
-    blocker.execute("UPDATE meta SET value = value WHERE key = 'schema_version'")
+    blocker.execute("UPDATE documents SET title = title")
     return blocker
 
 
@@ -211,7 +211,9 @@ def test_a_locked_index_file_is_waited_for_and_kept(index_with_upload: Path) -> 
 
     def release() -> None:
         with pytest.raises(sqlite3.OperationalError, match="locked"):
-            sqlite3.connect(index_with_upload, timeout=0).execute("SELECT 1 FROM meta").fetchall()
+            sqlite3.connect(index_with_upload, timeout=0).execute(
+                "SELECT 1 FROM documents"
+            ).fetchall()
         blocker.execute("COMMIT")
         released.set()
         blocker.close()
@@ -248,7 +250,7 @@ def test_an_index_file_with_a_damaged_schema_page_is_rebuilt(
     data[100:4096] = b"\xa5" * (4096 - 100)  # page 1 after the header: the schema table
     index_with_upload.write_bytes(bytes(data))
     with pytest.raises(sqlite3.DatabaseError, match="malformed"):
-        sqlite3.connect(index_with_upload).execute("SELECT * FROM meta").fetchall()
+        sqlite3.connect(index_with_upload).execute("SELECT * FROM documents").fetchall()
     write_corpus(tmp_path / "runbooks", 3)
 
     kb = KnowledgeIndex(index_with_upload)
