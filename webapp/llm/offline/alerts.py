@@ -12,7 +12,8 @@ from collections.abc import Callable, Mapping, Sequence
 from datetime import datetime, timedelta
 from typing import Any
 
-from ...analysis.language import question_language
+from diagnosis_graph.workflow.render import language_of
+
 from ..compact import shown_items
 from . import suspects
 from .claims import ClaimWriter, next_number
@@ -70,7 +71,7 @@ def add_claims(
     if not found:
         return evidence
     latest = found[-1]
-    language = question_language(str(request.get("question", "")))
+    language = language_of(str(request.get("question", "")))
     claims = list(evidence.get("claims") or [])
     writer = ClaimWriter(first=next_number(claims))
     every = shown_items(latest.output.get("alerts"))
@@ -168,7 +169,7 @@ def compose(
         }
         for c in listed
     ]
-    language = question_language(str(request.get("question", "")))
+    language = language_of(str(request.get("question", "")))
     base = diagnosis({**request, "claims": others}) if others else None
     if base and base.get("conclusions"):
         return {**base, "conclusions": list(base["conclusions"]) + conclusions}

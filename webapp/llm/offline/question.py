@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
 from typing import Any
 
-from ...analysis.language import asks_dependency, question_language, refers_back
+from ...analysis.language import asks_dependency, refers_back
 from ...analysis.names import NameMatch, Resolution, UnknownName, resolve_services, stem
 from ...analysis.onsets import iso
 from ...analysis.timeexpr import DEFAULT_TIMEZONE, TimeWindow, resolve_window
@@ -110,7 +110,6 @@ class Understanding:
     window: Window
     services: list[str]
     unknown: list[UnknownName]
-    language: str
     asks_alerts: bool
     follow_up: bool = False
     #: For "its database" and the like: the dependency the previous answer found.
@@ -156,7 +155,6 @@ def understand(
         window,
         found,
         names.unknown,
-        question_language(question),
         bool(_ALERTS.search(question)),
         follow_up,
         dependencies,
