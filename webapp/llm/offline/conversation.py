@@ -139,13 +139,6 @@ class Catalog:
         """Services the log and metric tools accept."""
         return self._enum("query_logs", "service") or self._enum("query_metrics", "service")
 
-    @property
-    def metrics(self) -> list[str]:
-        """Every metric name the metric tool accepts (its enum, or every service's listed)."""
-        listed = self._listed("query_metrics", METRICS_MARKER)
-        every = {str(m) for names in (listed or {}).values() for m in names}
-        return self._enum("query_metrics", "metric") or sorted(every)
-
     def _listed(self, tool: str, marker: str) -> dict[str, Any] | None:
         """The JSON object a tool's description lists after ``marker``, if any."""
         description = str(self.tools.get(tool, {}).get("description", ""))
@@ -154,11 +147,9 @@ class Catalog:
         return _json(description.split(marker, 1)[1])
 
     def metrics_of(self, service: str) -> list[str]:
-        """Metrics ``service`` has, when the tool description lists them; else all metrics."""
-        listed = self._listed("query_metrics", METRICS_MARKER)
-        if listed is not None:
-            return [str(m) for m in listed.get(service, [])]
-        return self.metrics
+        """Metrics ``service`` has, as the metric tool's description lists them (else none)."""
+        listed = self._listed("query_metrics", METRICS_MARKER) or {}
+        return [str(m) for m in listed.get(service, [])]
 
     @property
     def aliases(self) -> dict[str, list[str]]:

@@ -28,32 +28,14 @@ TRIAGE = "triage"
 TRIAGE_LEAD = timedelta(minutes=30)
 
 
-def golden_metrics(catalog: Catalog, service: str) -> list[str]:
-    """The latency and error-rate metrics of ``service``; with neither, up to three others."""
-    metrics = catalog.metrics_of(service)
-    latency = [m for m in metrics if "latency" in m or "duration" in m]
-    latency.sort(key=lambda m: (0 if "p95" in m else 1 if "p99" in m else 2, m))
-    errors = [m for m in metrics if "error" in m]
-    golden = latency[:1] + errors[:1]
-    if golden or len(metrics) == len(catalog.metrics):
-        return golden
-    return [m for m in metrics if "cpu" not in m][:3]
-
-
 def service_queries(catalog: Catalog, service: str, window: Window) -> list[dict[str, Any]]:
-    """``detect_anomalies`` and ``log_patterns`` over the question's window; without the
-    analysis tools, logs and golden metrics."""
-    if catalog.has(ANALYSE) and catalog.has(PATTERNS):
-        analyse = analysis_query(service, window)
-        purpose = f"log templates of {service}, new ones flagged"
-        return [analyse, call(PATTERNS, purpose, **analyse["arguments"])]
-    split, start, end = iso(window.split), iso(window.split - BASELINE), iso(window.end)
-    logs = {"service": service, "level": "ERROR", "start": split, "end": end, "limit": 100}
-    queries = [call("query_logs", f"ERROR lines after {split}", **logs)]
-    for metric in golden_metrics(catalog, service):
-        arguments = {"service": service, "metric": metric, "start": start, "end": end}
-        queries.append(call("query_metrics", f"{metric} before vs after {split}", **arguments))
-    return queries
+    """``detect_anomalies`` and ``log_patterns`` over the question's window (none without the
+    analysis tools, which the product always offers)."""
+    if not (catalog.has(ANALYSE) and catalog.has(PATTERNS)):
+        return []
+    analyse = analysis_query(service, window)
+    purpose = f"log templates of {service}, new ones flagged"
+    return [analyse, call(PATTERNS, purpose, **analyse["arguments"])]
 
 
 def analysis_query(service: str, window: Window) -> dict[str, Any]:
@@ -80,8 +62,8 @@ def trails(catalog: Catalog, services: list[str], window: Window) -> list[dict[s
 def comparisons(
     catalog: Catalog, services: list[str], window: Window, limit: int = MAX_QUERIES
 ) -> list[dict[str, Any]]:
-    """Logs and golden metrics before and after the split for each service while room
-    remains in ``limit``; a service that no longer fits gets ``detect_anomalies`` alone."""
+    """``service_queries`` around the split for each service while room remains in ``limit``;
+    a service that no longer fits gets ``detect_anomalies`` alone."""
     queries: list[dict[str, Any]] = []
     for service in services[:MAX_SERVICES]:
         full = service_queries(catalog, service, window)

@@ -1,8 +1,8 @@
 """The window an investigation compares across, and the comparisons it still needs.
 
-Without a stated time, the comparisons (logs and golden metrics before and after the split)
-follow ``detect_anomalies`` over the recent range, split just before the onset the data shows
-(or a named alert's).
+Without a stated time, the comparisons (``detect_anomalies`` and ``log_patterns`` around the
+split) follow ``detect_anomalies`` over the recent range, split just before the onset the data
+shows (or a named alert's).
 """
 
 from __future__ import annotations
