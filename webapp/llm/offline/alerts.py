@@ -18,6 +18,7 @@ from ..compact import shown_items
 from . import suspects
 from .claims import ClaimWriter, next_number
 from .conversation import Catalog, Done
+from .judge import texts
 from .question import parse_time, request_window
 
 TOOL = "query_alerts"
@@ -177,8 +178,9 @@ def compose(
     firing, separator, stop, none = _FIRING.get(language, _FIRING["en"])
     summary = firing + separator.join(names) + stop if names else none
     limitations = list((base or {}).get("limitations") or [])
+    refuted = texts(request)["refuted"]
     limitations += [
-        f"Not supported by its evidence: {c['statement']}" for c in alert_claims if c not in listed
+        refuted.format(statement=c["statement"]) for c in alert_claims if c not in listed
     ]
     return {
         "summary": summary[:2000],
