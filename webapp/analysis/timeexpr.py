@@ -68,13 +68,6 @@ class TimeWindow:
             "found": self.found,
         }
 
-    def describe(self) -> str:
-        """One line for the answer, e.g. ``10:00-12:00 UTC (from "since 10:00")``."""
-        if not self.found:
-            return "no time given: looked for onsets over the recent range"
-        start = f"{iso(self.start)} to " if self.start else "until "
-        return f'{start}{iso(self.end)} (from "{self.text}", read in {self.zone})'
-
 
 # "since yesterday at 9:30pm", "从昨天10点": a day word may sit between the keyword and the time.
 _DAY_WORDS = (

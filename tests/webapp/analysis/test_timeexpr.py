@@ -139,7 +139,7 @@ def test_a_clock_time_later_than_now_is_yesterdays() -> None:
     assert window.onset == datetime(2026, 11, 29, 13, 0, tzinfo=timezone.utc)
 
 
-def test_the_resolved_window_is_json_ready_and_describes_itself() -> None:
+def test_the_resolved_window_is_json_ready() -> None:
     window = resolve_window("since 11:00 CET", NOW)
     assert window.as_dict() == {
         "start": "2026-11-30T10:00:00Z",
@@ -151,8 +151,6 @@ def test_the_resolved_window_is_json_ready_and_describes_itself() -> None:
         "utc_offset_minutes": 60,
         "found": True,
     }
-    assert "since 11:00 CET" in window.describe()
-    assert "recent range" in resolve_window("payment-service", NOW).describe()
 
 
 def test_a_naive_now_is_taken_as_utc() -> None:

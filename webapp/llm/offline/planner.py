@@ -144,9 +144,9 @@ def _unknown_notes(seen: Understanding) -> list[str]:
 
 def _summary(seen: Understanding, services: list[str], notes: list[str], wide: bool) -> str:
     window = seen.window
-    when = window.resolved.describe() if window.resolved else iso(window.split)
+    when = f' (read from "{window.resolved.text}")' if window.stated and window.resolved else ""
     said = {
-        f"Compare {', '.join(services)} before and after {iso(window.split)} ({when}): new log "
+        f"Compare {', '.join(services)} before and after {iso(window.split)}{when}: new log "
         "patterns, latency and error-rate shifts, then follow what they point at.": services,
         "A follow-up: the services and window come from the previous turn.": seen.follow_up,
         f"It asks about a dependency: {', '.join(seen.dependencies)}, which the previous answer "
