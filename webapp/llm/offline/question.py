@@ -14,6 +14,8 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
 from typing import Any
 
+from diagnosis_graph.workflow.render import LABELS
+
 from ...analysis.language import asks_dependency, refers_back
 from ...analysis.names import NameMatch, Resolution, UnknownName, resolve_services, stem
 from ...analysis.onsets import iso
@@ -24,8 +26,12 @@ from ...telemetry.common import parse_timestamp
 DEFAULT_SPLIT = timedelta(hours=1)
 
 _ALERTS = re.compile(r"\b(alerts?|alerting|firing|pager|paged|pages)\b|告警|报警|警报", re.I)
-#: Where a rendered answer's own conclusions end (its evidence list and next steps follow).
-_ANSWER_TAIL = re.compile(r"^#{2,4} (evidence|recommended|limitations|证据|建议|局限)", re.I | re.M)
+#: Where a rendered answer's own conclusions end: the renderer's evidence, next-steps and
+#: limitations headings, in either language.
+_TAILS = [
+    words[k] for words in LABELS.values() for k in ("evidence", "recommendations", "limitations")
+]
+_ANSWER_TAIL = re.compile(rf"^#{{2,4}} ({'|'.join(map(re.escape, _TAILS))})", re.I | re.M)
 
 
 @dataclass(frozen=True)
