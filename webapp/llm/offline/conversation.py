@@ -15,17 +15,12 @@ from typing import Any
 from ...tools.catalog import ALIASES_MARKER, METRICS_MARKER
 from ..types import Message
 
-SCHEMA_NAMES = ("planner_plan", "executor_evidence_v2", "verifier_output", "composer_output")
 
-
-def schema_name(messages: Sequence[Message], response_format: dict[str, Any] | None) -> str | None:
-    """The contract the caller wants: from ``response_format`` or the system message text."""
+def schema_name(response_format: dict[str, Any] | None) -> str | None:
+    """The contract the caller wants, named by its ``json_schema`` ``response_format`` (the
+    agents always send one; None: plain chat)."""
     if response_format and response_format.get("type") == "json_schema":
         return str(response_format["json_schema"]["name"])
-    system = " ".join(str(m.get("content") or "") for m in messages if m.get("role") == "system")
-    for name in SCHEMA_NAMES:
-        if f"`{name}`" in system:
-            return name
     return None
 
 
