@@ -14,6 +14,7 @@ from ...analysis.timeexpr import DEFAULT_TIMEZONE
 from . import values
 from .conversation import Catalog, call
 from .question import Understanding, Window, iso, request_window, understand, window_record
+from .suspects import TRIAGE, triage_call
 
 #: Services the plan follows, each with its own trail (first named first).
 MAX_SERVICES = 3
@@ -23,9 +24,6 @@ MAX_QUERIES = 12
 BASELINE = timedelta(hours=1)
 ANALYSE = "detect_anomalies"
 PATTERNS = "log_patterns"
-TRIAGE = "triage"
-#: With a stated time, triage looks for onsets from this long before it.
-TRIAGE_LEAD = timedelta(minutes=30)
 
 
 def service_queries(catalog: Catalog, service: str, window: Window) -> list[dict[str, Any]]:
@@ -75,10 +73,11 @@ def comparisons(
 
 
 def triage_query(question: str, window: Window) -> dict[str, Any]:
-    """``triage`` over the whole catalog, from ``TRIAGE_LEAD`` before the stated time."""
-    stated = {"start": iso(window.split - TRIAGE_LEAD), "end": iso(window.end)}
+    """``triage`` over the whole catalog; with a stated time, as ``suspects.triage_call`` from
+    it."""
     purpose = "no service is named for sure: rank every service that changed"
-    return call(TRIAGE, purpose, hint=question[:500], **(stated if window.stated else {}))
+    found = triage_call(window.split, iso(window.end)) if window.stated else call(TRIAGE)
+    return call(TRIAGE, purpose, hint=question[:500], **found["arguments"])
 
 
 def plan(
