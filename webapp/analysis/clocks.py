@@ -42,7 +42,7 @@ _NUMBERS = {
     "forty": 40,
     "sixty": 60,
     "ninety": 90,
-    "半": 0.5,
+    **dict.fromkeys(("half", "half an", "半"), 0.5),
 }
 _ZH_DIGITS = {**dict(zip("零一二三四五六七八九", range(10), strict=True)), "两": 2}
 ZH_NUM = r"\d{1,3}|[零一二两三四五六七八九十]{1,3}"

@@ -1,27 +1,11 @@
-"""The language a question is written in, and the words that say what it asks.
-
-A question is Chinese (``zh``) when at least ``CJK_SHARE`` of its letters are CJK ideographs or
-it has at least ``MIN_CJK`` of them (names pasted into a Chinese question are Latin); else ``en``.
+"""The words that say what a question asks: whether it refers back, asks about a dependency,
+asks what is wrong, or states that something fails. Its language is the product's
+(``diagnosis_graph.workflow.render.language_of``): Chinese when it carries Chinese.
 """
 
 from __future__ import annotations
 
 import re
-
-CJK_SHARE = 0.2
-MIN_CJK = 2
-_CJK = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
-_LATIN = re.compile(r"[A-Za-z]")
-
-
-def question_language(text: str) -> str:
-    """``zh`` or ``en``."""
-    cjk = len(_CJK.findall(text))
-    latin = len(_LATIN.findall(text))
-    if cjk >= MIN_CJK or (cjk and cjk / (cjk + latin) >= CJK_SHARE):
-        return "zh"
-    return "en"
-
 
 #: Words by which a question points back at what the previous turn was about.
 _REFERS_BACK = re.compile(

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import re
 from bisect import bisect_left
-from collections import defaultdict
+from collections import Counter, defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -163,20 +163,39 @@ def named_services(
     exclude: str | None = None,
     aliases: Mapping[str, Sequence[str]] | None = None,
 ) -> dict[str, int]:
-    """For each known service other than ``exclude``: how many messages name it (if any) by a
-    whole-word, case-insensitive match of its name, an alias, or a host built on one."""
-    names = {
-        service: [service, *((aliases or {}).get(service, ()))]
-        for service in services
-        if service != exclude
-    }
-    messages = [str(record.get("message", "")).lower() for record in records]
-    counts: dict[str, int] = {}
-    for service, known in names.items():
-        patterns = [_name_pattern(name) for name in known]
-        if named := sum(any(p.search(m) for p in patterns) for m in messages):
-            counts[service] = named
+    """For each known service other than ``exclude``: how many messages name it (if any), by
+    ``named_in``."""
+    table = owners(services, aliases or {}, exclude)
+    messages = (str(record.get("message", "")).lower() for record in records)
+    counts = Counter(service for m in messages for service in named_in(m, table))
     return dict(sorted(counts.items(), key=lambda item: (-item[1], item[0])))
+
+
+def owners(
+    services: Sequence[str], names: Mapping[str, Sequence[str]], exclude: str | None = None
+) -> dict[str, list[str]]:
+    """Each lower-case name of a service other than ``exclude`` (its own, then ``names`` of it:
+    aliases, hosts) -> the services it names."""
+    found: dict[str, list[str]] = {}
+    for service in services:
+        for name in (service, *names.get(service, ())) if service != exclude else ():
+            if name:
+                found.setdefault(name.lower(), []).append(service)
+    return found
+
+
+def named_in(text: str, table: Mapping[str, Sequence[str]]) -> dict[str, bool]:
+    """The services lower-case ``text`` names by a name of ``table`` (``owners``), each with
+    whether by its own name. An ASCII name counts whole or as one of its hosts
+    (``HOST_SUFFIX``), never inside a longer word or hyphenated name; a Chinese name anywhere;
+    of names that begin at one place, the longest."""
+    present = tuple(sorted((name for name in table if name in text), key=len, reverse=True))
+    named: dict[str, bool] = {}
+    for match in _any_name(present).finditer(text) if present else ():
+        name = present[int(str(match.lastgroup)[1:])]
+        for service in table[name]:
+            named[service] = named.get(service, False) or name == service.lower()
+    return named
 
 
 #: What may follow a service's name in the name of one of its hosts or pods: one or two parts
@@ -184,10 +203,14 @@ def named_services(
 HOST_SUFFIX = r"(?:-(?=[a-z]*\d)[a-z0-9]+){0,2}"
 
 
-def _name_pattern(name: str) -> re.Pattern[str]:
-    """``name`` in lower case, or one of its hosts; an ASCII name as a whole word (no word
-    character or hyphen on either side)."""
-    escaped = re.escape(name.lower())
-    if not name.isascii():
-        return re.compile(escaped)
-    return re.compile(rf"{escaped}(?<![\w-]{escaped}){HOST_SUFFIX}(?![\w-])")
+@lru_cache(maxsize=256)
+def _any_name(names: tuple[str, ...]) -> re.Pattern[str]:
+    """Any of ``names`` (lower case, longest first), the n-th as group ``n<n>``."""
+    return re.compile(
+        "|".join(
+            rf"(?<![\w-])(?P<n{i}>{re.escape(name)}){HOST_SUFFIX}(?![\w-])"
+            if name.isascii()
+            else f"(?P<n{i}>{re.escape(name)})"
+            for i, name in enumerate(names)
+        )
+    )

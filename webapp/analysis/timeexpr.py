@@ -68,13 +68,6 @@ class TimeWindow:
             "found": self.found,
         }
 
-    def describe(self) -> str:
-        """One line for the answer, e.g. ``10:00-12:00 UTC (from "since 10:00")``."""
-        if not self.found:
-            return "no time given: looked for onsets over the recent range"
-        start = f"{iso(self.start)} to " if self.start else "until "
-        return f'{start}{iso(self.end)} (from "{self.text}", read in {self.zone})'
-
 
 # "since yesterday at 9:30pm", "从昨天10点": a day word may sit between the keyword and the time.
 _DAY_WORDS = (
@@ -95,16 +88,13 @@ _ANCHORS = (("since", _SINCE_BEFORE, _SINCE_AFTER), ("until", _UNTIL_BEFORE, _UN
 
 _UNIT = r"(minutes?|mins?|m|hours?|hrs?|h|days?|d|分钟|分|小时|个小时|钟头|个钟头|天)"
 _EN_AMOUNT = (
-    r"(\d+(?:\.\d+)?|an?|one|two|three|four|five|six|ten|fifteen|twenty|thirty|forty|"
+    r"(\d+(?:\.\d+)?|half(?: an)?|an?|one|two|three|four|five|six|ten|fifteen|twenty|thirty|forty|"
     r"sixty|ninety|few|couple(?: of)?)"
 )
 _LAST = re.compile(
     rf"\b(?:last|past|previous)\s+(?:{_EN_AMOUNT}\s*)?{_UNIT}(?![a-z])"
     rf"|(?:最近|过去|近)\s*({ZH_NUM}|半)?\s*(?:个)?\s*{_UNIT}",
     re.I,
-)
-_HALF_HOUR = re.compile(
-    r"\b(?:last|past)\s+half\s+(?:an\s+)?hour\b|(?:最近|过去)\s*半\s*(?:个)?小时", re.I
 )
 _AGO = re.compile(
     rf"(?:\b{_EN_AMOUNT}\s*{_UNIT}\s+ago\b)|(?:({ZH_NUM}|半)\s*(?:个)?\s*{_UNIT}\s*(?:之|以)?前)",
@@ -244,9 +234,6 @@ class _Context:
 
     def last(self) -> TimeWindow | None:
         """ "in the last 30 minutes", "past hour", "最近30分钟": the window up to now."""
-        if (half := _HALF_HOUR.search(self.text)) is not None:
-            start = self.now - timedelta(minutes=30)
-            return TimeWindow(start, self.now, None, half.group(0), self.zone_name, "last")
         return self._back(_LAST.search(self.text), "last")
 
     def _back(self, match: re.Match[str] | None, kind: str) -> TimeWindow | None:

@@ -24,7 +24,7 @@ from typing import Any
 
 from ..telemetry import TelemetryBackend, TelemetryError
 from ..telemetry.common import iso
-from .logpatterns import HOST_SUFFIX, named_services
+from .logpatterns import named_in, named_services, owners
 from .names import described_services
 from .series import parse_stamp
 
@@ -214,9 +214,9 @@ def _link(
     for suspect in suspects:
         records = _lines(backend, suspect, end)
         lines = read[suspect.service] = [str(r.get("message", "")) for r in records]
+        table = owners(others, names, suspect.service)
         for other in named_services(records, others, suspect.service, names):
-            pattern = _pattern([other, *names.get(other, ())])
-            line = next((m for m in lines if pattern.search(m)), "")
+            line = next((m for m in lines if other in named_in(m.lower(), table)), "")
             suspect.links.append({"to": other, "how": "log", "evidence": line[:MAX_EVIDENCE]})
     _turn_around(suspects)
     for suspect in suspects if resolvers else []:
@@ -352,18 +352,6 @@ def _hosts(instances: Sequence[str]) -> list[str]:
     name: a bare word would match too much)."""
     hosts = [i.rsplit(":", 1)[0] if i.count(":") == 1 else i for i in instances]
     return sorted({h for h in hosts if h and (_IP.match(h) or "." in h or "-" in h)})
-
-
-def _pattern(names: Sequence[str]) -> re.Pattern[str]:
-    return re.compile(
-        "|".join(
-            re.escape(n)
-            if not n.isascii()
-            else rf"(?<![\w.-]){re.escape(n)}{HOST_SUFFIX}(?![\w-]|\.\d)"
-            for n in names
-        ),
-        re.I,
-    )
 
 
 def _answer(query: Callable[..., Mapping[str, Any]], **arguments: Any) -> Mapping[str, Any]:

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from webapp.analysis.language import asks_dependency, question_language, refers_back
+from diagnosis_graph.workflow.render import language_of
+from webapp.analysis.language import asks_dependency, refers_back
 
 
 @pytest.mark.parametrize(
@@ -20,7 +21,7 @@ from webapp.analysis.language import asks_dependency, question_language, refers_
     ],
 )
 def test_the_language_is_told_apart(question: str, language: str) -> None:
-    assert question_language(question) == language
+    assert language_of(question) == language
 
 
 @pytest.mark.parametrize(

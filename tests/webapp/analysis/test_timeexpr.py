@@ -46,6 +46,7 @@ CASES = [
     ("errors over the past 2 hours", "last", "10:00", "12:00", None, "UTC"),
     ("last hour", "last", "11:00", "12:00", None, "UTC"),
     ("in the last half hour", "last", "11:30", "12:00", None, "UTC"),
+    ("half an hour ago the errors began", "since", "11:30", "12:00", "11:30", "UTC"),
     ("75 minutes ago the errors began", "since", "10:45", "12:00", "10:45", "UTC"),
     ("started 2 hours ago", "since", "10:00", "12:00", "10:00", "UTC"),
     ("this morning", "day", "06:00", "12:00", None, "UTC"),
@@ -63,6 +64,7 @@ CASES = [
     ("最近30分钟", "last", "11:30", "12:00", None, "UTC"),
     ("过去两小时的错误", "last", "10:00", "12:00", None, "UTC"),
     ("最近一小时", "last", "11:00", "12:00", None, "UTC"),
+    ("最近半小时", "last", "11:30", "12:00", None, "UTC"),
     ("今天上午", "day", "06:00", "12:00", None, "UTC"),
     ("昨天下午3点", "at", "29 15:00", "12:00", "29 15:00", "UTC"),
     ("昨晚", "day", "29 18:00", "06:00", None, "UTC"),
@@ -137,7 +139,7 @@ def test_a_clock_time_later_than_now_is_yesterdays() -> None:
     assert window.onset == datetime(2026, 11, 29, 13, 0, tzinfo=timezone.utc)
 
 
-def test_the_resolved_window_is_json_ready_and_describes_itself() -> None:
+def test_the_resolved_window_is_json_ready() -> None:
     window = resolve_window("since 11:00 CET", NOW)
     assert window.as_dict() == {
         "start": "2026-11-30T10:00:00Z",
@@ -149,8 +151,6 @@ def test_the_resolved_window_is_json_ready_and_describes_itself() -> None:
         "utc_offset_minutes": 60,
         "found": True,
     }
-    assert "since 11:00 CET" in window.describe()
-    assert "recent range" in resolve_window("payment-service", NOW).describe()
 
 
 def test_a_naive_now_is_taken_as_utc() -> None:

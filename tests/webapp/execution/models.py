@@ -90,7 +90,7 @@ class LoggedModel:
         return self.inner.model_name
 
     def complete(self, messages: Sequence[Message], **kwargs: Any) -> ChatResult:
-        name = schema_name(messages, kwargs.get("response_format")) or "plain"
+        name = schema_name(kwargs.get("response_format")) or "plain"
         run = current_run_or_none()
         digest = hashlib.sha256(json.dumps(messages, sort_keys=True, default=str).encode())
         with open(self.log_path, "a") as log:

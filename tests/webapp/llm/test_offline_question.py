@@ -127,7 +127,7 @@ def test_a_follow_up_is_about_the_previous_turns_service(catalog: Catalog) -> No
         services = {q["arguments"].get("service") for q in result["queries"]}
         assert services == {"payment-service"}, question
     seen = understand("why is it slow?", NOW, SERVICES, history=history)
-    assert seen.follow_up and seen.language == "en"
+    assert seen.follow_up
     assert not understand("hello", NOW, SERVICES, history=history).follow_up
 
 
@@ -138,10 +138,6 @@ def test_aliases_declared_by_any_backend_reach_the_planner() -> None:
     assert catalog.aliases == {"ledger-writer": ["账本服务"]}
     result = plan({"question": "账本服务报错了", "reference_time": NOW}, catalog)
     assert result["queries"][0]["arguments"]["service"] == "ledger-writer"
-
-
-def test_the_language_is_recorded_for_the_answer() -> None:
-    assert understand("订单服务报错了,帮我看看", NOW, SERVICES).language == "zh"
 
 
 def test_the_plan_records_its_window_and_later_agents_read_it_back(catalog: Catalog) -> None:

@@ -41,7 +41,7 @@ class OfflineChatModel:
     ) -> ChatResult:
         """Answer like a model would: tool calls, or the JSON the schema asks for (reporting no
         prompt tokens: it has no tokenizer)."""
-        name = schema_name(messages, response_format)
+        name = schema_name(response_format)
         request = payload(messages)
         catalog = Catalog(tools if tools else request.get("tools"))
         if name == "planner_plan":

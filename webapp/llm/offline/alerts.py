@@ -12,11 +12,13 @@ from collections.abc import Callable, Mapping, Sequence
 from datetime import datetime, timedelta
 from typing import Any
 
-from ...analysis.language import question_language
+from diagnosis_graph.workflow.render import language_of
+
 from ..compact import shown_items
 from . import suspects
 from .claims import ClaimWriter, next_number
 from .conversation import Catalog, Done
+from .judge import texts
 from .question import parse_time, request_window
 
 TOOL = "query_alerts"
@@ -70,7 +72,7 @@ def add_claims(
     if not found:
         return evidence
     latest = found[-1]
-    language = question_language(str(request.get("question", "")))
+    language = language_of(str(request.get("question", "")))
     claims = list(evidence.get("claims") or [])
     writer = ClaimWriter(first=next_number(claims))
     every = shown_items(latest.output.get("alerts"))
@@ -168,7 +170,7 @@ def compose(
         }
         for c in listed
     ]
-    language = question_language(str(request.get("question", "")))
+    language = language_of(str(request.get("question", "")))
     base = diagnosis({**request, "claims": others}) if others else None
     if base and base.get("conclusions"):
         return {**base, "conclusions": list(base["conclusions"]) + conclusions}
@@ -176,8 +178,9 @@ def compose(
     firing, separator, stop, none = _FIRING.get(language, _FIRING["en"])
     summary = firing + separator.join(names) + stop if names else none
     limitations = list((base or {}).get("limitations") or [])
+    refuted = texts(request)["refuted"]
     limitations += [
-        f"Not supported by its evidence: {c['statement']}" for c in alert_claims if c not in listed
+        refuted.format(statement=c["statement"]) for c in alert_claims if c not in listed
     ]
     return {
         "summary": summary[:2000],

@@ -15,17 +15,12 @@ from typing import Any
 from ...tools.catalog import ALIASES_MARKER, METRICS_MARKER
 from ..types import Message
 
-SCHEMA_NAMES = ("planner_plan", "executor_evidence_v2", "verifier_output", "composer_output")
 
-
-def schema_name(messages: Sequence[Message], response_format: dict[str, Any] | None) -> str | None:
-    """The contract the caller wants: from ``response_format`` or the system message text."""
+def schema_name(response_format: dict[str, Any] | None) -> str | None:
+    """The contract the caller wants, named by its ``json_schema`` ``response_format`` (the
+    agents always send one; None: plain chat)."""
     if response_format and response_format.get("type") == "json_schema":
         return str(response_format["json_schema"]["name"])
-    system = " ".join(str(m.get("content") or "") for m in messages if m.get("role") == "system")
-    for name in SCHEMA_NAMES:
-        if f"`{name}`" in system:
-            return name
     return None
 
 
@@ -139,13 +134,6 @@ class Catalog:
         """Services the log and metric tools accept."""
         return self._enum("query_logs", "service") or self._enum("query_metrics", "service")
 
-    @property
-    def metrics(self) -> list[str]:
-        """Every metric name the metric tool accepts (its enum, or every service's listed)."""
-        listed = self._listed("query_metrics", METRICS_MARKER)
-        every = {str(m) for names in (listed or {}).values() for m in names}
-        return self._enum("query_metrics", "metric") or sorted(every)
-
     def _listed(self, tool: str, marker: str) -> dict[str, Any] | None:
         """The JSON object a tool's description lists after ``marker``, if any."""
         description = str(self.tools.get(tool, {}).get("description", ""))
@@ -154,11 +142,9 @@ class Catalog:
         return _json(description.split(marker, 1)[1])
 
     def metrics_of(self, service: str) -> list[str]:
-        """Metrics ``service`` has, when the tool description lists them; else all metrics."""
-        listed = self._listed("query_metrics", METRICS_MARKER)
-        if listed is not None:
-            return [str(m) for m in listed.get(service, [])]
-        return self.metrics
+        """Metrics ``service`` has, as the metric tool's description lists them (else none)."""
+        listed = self._listed("query_metrics", METRICS_MARKER) or {}
+        return [str(m) for m in listed.get(service, [])]
 
     @property
     def aliases(self) -> dict[str, list[str]]:

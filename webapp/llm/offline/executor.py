@@ -16,7 +16,8 @@ from datetime import datetime, timedelta
 from functools import cached_property
 from typing import Any
 
-from ...analysis.language import question_language
+from diagnosis_graph.workflow.render import language_of
+
 from ...analysis.names import stem
 from ...analysis.triage import FIRST
 from ...telemetry.units import spoken_unit
@@ -586,7 +587,7 @@ def final_evidence(
 ) -> dict[str, Any]:
     """The ``executor_evidence_v2`` snapshot: earlier verified claims plus new ones."""
     earlier = list(request.get("verified_claims") or [])
-    language = question_language(str(request.get("question", "")))
+    language = language_of(str(request.get("question", "")))
     writer = ClaimWriter(first=kinds.next_number(earlier), language=language)
     writer.written = {str(c.get("statement")) for c in earlier}
     for kind, bindings, fields in values.claims(request, done):

@@ -14,7 +14,7 @@ from datetime import datetime
 from functools import cached_property, lru_cache
 from typing import Any
 
-from ...analysis.logpatterns import HOST_SUFFIX
+from ...analysis.logpatterns import named_in, owners
 from ..compact import shown_items
 from .causes import metric_tokens
 from .conversation import Done
@@ -204,26 +204,6 @@ def read_templates(done: Done) -> list[Template]:
     ]
 
 
-_HOST = re.compile(HOST_SUFFIX, re.I)
-
-
-@lru_cache(maxsize=64)
-def _finder(names: tuple[str, ...]) -> re.Pattern[str]:
-    """Any of ``names`` (lower case), longest first."""
-    return re.compile("|".join(re.escape(n) for n in sorted(names, key=len, reverse=True)))
-
-
-def _whole(text: str, start: int, end: int, name: str) -> bool:
-    """A whole name, or one of its hosts' (``HOST_SUFFIX``), not inside a longer word (a
-    Chinese name anywhere)."""
-    if not name.isascii():
-        return True
-    end = _HOST.match(text, end).end()  # type: ignore[union-attr]  # it matches empty text
-    before = text[start - 1] if start > 0 else " "
-    after = text[end] if end < len(text) else " "
-    return not (before.isalnum() or before in "_-") and not (after.isalnum() or after in "_-")
-
-
 def read_mentions(
     done: Done, services: Sequence[str], aliases: Mapping[str, Sequence[str]]
 ) -> list[Mention]:
@@ -236,34 +216,15 @@ def _mentions(
     done: Done, services: tuple[str, ...], aliases: tuple[tuple[str, ...], ...]
 ) -> tuple[Mention, ...]:
     service = str(done.arguments.get("service", ""))
-    others = {names[0]: names[1:] for names in aliases}
-    owner = {
-        name.lower(): other
-        for other in services
-        if other != service
-        for name in (other, *others.get(other, ()))
-        if name
-    }
+    table = owners(services, {names[0]: names[1:] for names in aliases}, service)
     found: list[Mention] = []
-    records = [(i, r) for i, r in shown_items(done.output.get("records")) if isinstance(r, dict)]
-    messages = [str(record.get("message", "")) for _, record in records]
-    lowered = [message.lower() for message in messages]
-    # search only for the names found somewhere in the lines: an alternation of all is slow
-    joined = "\n".join(lowered)
-    present = tuple(name for name in owner if name in joined)
-    if present:
-        finder = _finder(present)
-        for (index, _), message, text in zip(records, messages, lowered, strict=True):
-            named: dict[str, bool] = {}
-            for m in finder.finditer(text):
-                if _whole(text, m.start(), m.end(), m.group(0)):
-                    other = owner[m.group(0)]
-                    named[other] = named.get(other, False) or m.group(0) == other.lower()
-            path = f"$.records[{index}].message"
-            found += [
-                Mention(service, o, done.invocation_id, path, message, named[o])
-                for o in sorted(named)
-            ]
+    for index, record in shown_items(done.output.get("records")):
+        message = str(record.get("message", "")) if isinstance(record, dict) else ""
+        named = named_in(message.lower(), table)
+        path = f"$.records[{index}].message"
+        found += [
+            Mention(service, o, done.invocation_id, path, message, named[o]) for o in sorted(named)
+        ]
     return tuple(found)
 
 

@@ -16,8 +16,9 @@ from typing import Any
 
 from diagnosis_graph.workflow.gatekeeper import normalise
 from diagnosis_graph.workflow.prose import is_identifier, signal_words
+from diagnosis_graph.workflow.render import language_of
 
-from ...analysis.language import question_language, states_failure
+from ...analysis.language import states_failure
 from ...telemetry.units import spoken_unit
 from . import claims as kinds
 from .causes import CAUSE_KINDS, Item, innermost, matches
@@ -108,7 +109,7 @@ TEXTS: dict[str, dict[str, str]] = {
 
 def texts(request: dict[str, Any]) -> dict[str, str]:
     """The sentences of the question's language (else English)."""
-    return TEXTS.get(question_language(str(request.get("question", ""))), TEXTS["en"])
+    return TEXTS.get(language_of(str(request.get("question", ""))), TEXTS["en"])
 
 
 #: How a cause conclusion begins, in any language (the summary lists causes first).

@@ -14,6 +14,7 @@ from ...analysis.timeexpr import DEFAULT_TIMEZONE
 from . import values
 from .conversation import Catalog, call
 from .question import Understanding, Window, iso, request_window, understand, window_record
+from .suspects import TRIAGE, triage_call
 
 #: Services the plan follows, each with its own trail (first named first).
 MAX_SERVICES = 3
@@ -23,37 +24,16 @@ MAX_QUERIES = 12
 BASELINE = timedelta(hours=1)
 ANALYSE = "detect_anomalies"
 PATTERNS = "log_patterns"
-TRIAGE = "triage"
-#: With a stated time, triage looks for onsets from this long before it.
-TRIAGE_LEAD = timedelta(minutes=30)
-
-
-def golden_metrics(catalog: Catalog, service: str) -> list[str]:
-    """The latency and error-rate metrics of ``service``; with neither, up to three others."""
-    metrics = catalog.metrics_of(service)
-    latency = [m for m in metrics if "latency" in m or "duration" in m]
-    latency.sort(key=lambda m: (0 if "p95" in m else 1 if "p99" in m else 2, m))
-    errors = [m for m in metrics if "error" in m]
-    golden = latency[:1] + errors[:1]
-    if golden or len(metrics) == len(catalog.metrics):
-        return golden
-    return [m for m in metrics if "cpu" not in m][:3]
 
 
 def service_queries(catalog: Catalog, service: str, window: Window) -> list[dict[str, Any]]:
-    """``detect_anomalies`` and ``log_patterns`` over the question's window; without the
-    analysis tools, logs and golden metrics."""
-    if catalog.has(ANALYSE) and catalog.has(PATTERNS):
-        analyse = analysis_query(service, window)
-        purpose = f"log templates of {service}, new ones flagged"
-        return [analyse, call(PATTERNS, purpose, **analyse["arguments"])]
-    split, start, end = iso(window.split), iso(window.split - BASELINE), iso(window.end)
-    logs = {"service": service, "level": "ERROR", "start": split, "end": end, "limit": 100}
-    queries = [call("query_logs", f"ERROR lines after {split}", **logs)]
-    for metric in golden_metrics(catalog, service):
-        arguments = {"service": service, "metric": metric, "start": start, "end": end}
-        queries.append(call("query_metrics", f"{metric} before vs after {split}", **arguments))
-    return queries
+    """``detect_anomalies`` and ``log_patterns`` over the question's window (none without the
+    analysis tools, which the product always offers)."""
+    if not (catalog.has(ANALYSE) and catalog.has(PATTERNS)):
+        return []
+    analyse = analysis_query(service, window)
+    purpose = f"log templates of {service}, new ones flagged"
+    return [analyse, call(PATTERNS, purpose, **analyse["arguments"])]
 
 
 def analysis_query(service: str, window: Window) -> dict[str, Any]:
@@ -80,8 +60,8 @@ def trails(catalog: Catalog, services: list[str], window: Window) -> list[dict[s
 def comparisons(
     catalog: Catalog, services: list[str], window: Window, limit: int = MAX_QUERIES
 ) -> list[dict[str, Any]]:
-    """Logs and golden metrics before and after the split for each service while room
-    remains in ``limit``; a service that no longer fits gets ``detect_anomalies`` alone."""
+    """``service_queries`` around the split for each service while room remains in ``limit``;
+    a service that no longer fits gets ``detect_anomalies`` alone."""
     queries: list[dict[str, Any]] = []
     for service in services[:MAX_SERVICES]:
         full = service_queries(catalog, service, window)
@@ -93,10 +73,11 @@ def comparisons(
 
 
 def triage_query(question: str, window: Window) -> dict[str, Any]:
-    """``triage`` over the whole catalog, from ``TRIAGE_LEAD`` before the stated time."""
-    stated = {"start": iso(window.split - TRIAGE_LEAD), "end": iso(window.end)}
+    """``triage`` over the whole catalog; with a stated time, as ``suspects.triage_call`` from
+    it."""
     purpose = "no service is named for sure: rank every service that changed"
-    return call(TRIAGE, purpose, hint=question[:500], **(stated if window.stated else {}))
+    found = triage_call(window.split, iso(window.end)) if window.stated else call(TRIAGE)
+    return call(TRIAGE, purpose, hint=question[:500], **found["arguments"])
 
 
 def plan(
@@ -162,9 +143,9 @@ def _unknown_notes(seen: Understanding) -> list[str]:
 
 def _summary(seen: Understanding, services: list[str], notes: list[str], wide: bool) -> str:
     window = seen.window
-    when = window.resolved.describe() if window.resolved else iso(window.split)
+    when = f' (read from "{window.resolved.text}")' if window.stated and window.resolved else ""
     said = {
-        f"Compare {', '.join(services)} before and after {iso(window.split)} ({when}): new log "
+        f"Compare {', '.join(services)} before and after {iso(window.split)}{when}: new log "
         "patterns, latency and error-rate shifts, then follow what they point at.": services,
         "A follow-up: the services and window come from the previous turn.": seen.follow_up,
         f"It asks about a dependency: {', '.join(seen.dependencies)}, which the previous answer "

@@ -14,7 +14,9 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
 from typing import Any
 
-from ...analysis.language import asks_dependency, question_language, refers_back
+from diagnosis_graph.workflow.render import LABELS
+
+from ...analysis.language import asks_dependency, refers_back
 from ...analysis.names import NameMatch, Resolution, UnknownName, resolve_services, stem
 from ...analysis.onsets import iso
 from ...analysis.timeexpr import DEFAULT_TIMEZONE, TimeWindow, resolve_window
@@ -24,8 +26,12 @@ from ...telemetry.common import parse_timestamp
 DEFAULT_SPLIT = timedelta(hours=1)
 
 _ALERTS = re.compile(r"\b(alerts?|alerting|firing|pager|paged|pages)\b|告警|报警|警报", re.I)
-#: Where a rendered answer's own conclusions end (its evidence list and next steps follow).
-_ANSWER_TAIL = re.compile(r"^#{2,4} (evidence|recommended|limitations|证据|建议|局限)", re.I | re.M)
+#: Where a rendered answer's own conclusions end: the renderer's evidence, next-steps and
+#: limitations headings, in either language.
+_TAILS = [
+    words[k] for words in LABELS.values() for k in ("evidence", "recommendations", "limitations")
+]
+_ANSWER_TAIL = re.compile(rf"^#{{2,4}} ({'|'.join(map(re.escape, _TAILS))})", re.I | re.M)
 
 
 @dataclass(frozen=True)
@@ -110,7 +116,6 @@ class Understanding:
     window: Window
     services: list[str]
     unknown: list[UnknownName]
-    language: str
     asks_alerts: bool
     follow_up: bool = False
     #: For "its database" and the like: the dependency the previous answer found.
@@ -156,7 +161,6 @@ def understand(
         window,
         found,
         names.unknown,
-        question_language(question),
         bool(_ALERTS.search(question)),
         follow_up,
         dependencies,

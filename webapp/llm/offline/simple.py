@@ -1,7 +1,7 @@
 """The offline model's simple chat: small talk, and knowledge questions via the runbooks.
 
-It answers in the question's language (``webapp.analysis.language``): Chinese for a Chinese
-question, English otherwise.
+It answers in the question's language (``diagnosis_graph.workflow.render.language_of``):
+Chinese for a Chinese question, English otherwise.
 """
 
 from __future__ import annotations
@@ -10,7 +10,8 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
-from ...analysis.language import question_language
+from diagnosis_graph.workflow.render import language_of
+
 from ..compact import shown_items
 from ..types import Message
 from .conversation import Catalog, Done, call, tool_results
@@ -53,7 +54,7 @@ def next_step(messages: Sequence[Message], catalog: Catalog) -> dict[str, Any] |
     question = str(users[-1].get("content") or "").strip() if users else ""
     done = tool_results(messages)
     if _SMALL_TALK.match(question) or not question:
-        return HELP_ZH if question_language(question) == "zh" else HELP
+        return HELP_ZH if language_of(question) == "zh" else HELP
     if not done and catalog.has("lookup_knowledge"):
         return call("lookup_knowledge", query=question[:300], top_k=3)
     return _answer(question, done)
@@ -66,7 +67,7 @@ def _answer(question: str, done: Sequence[Done]) -> str:
         if d.tool == "lookup_knowledge" and d.status == "SUCCESS"
         for _, doc in shown_items(d.output.get("documents"))
     ]
-    texts = _TEXTS[question_language(question)]
+    texts = _TEXTS[language_of(question)]
     if not documents:
         return texts["nothing"]
     lines = [texts["intro"].format(question=question), ""]

@@ -14,7 +14,7 @@ from typing import Any
 from ...analysis.triage import QUIET_SEVERITIES
 from .causes import Item, Match, classify, own_kind
 from .conversation import Done, call
-from .question import parse_time
+from .question import iso, parse_time
 
 TRIAGE = "triage"
 NEAR_BEFORE = timedelta(minutes=30)
@@ -151,5 +151,4 @@ def route(done: Sequence[Done], service: str) -> list[str]:
 
 def triage_call(start: datetime, end: str | None) -> dict[str, Any]:
     """A ``triage`` call from ``start`` (less ``NEAR_BEFORE``: a cause begins first) on."""
-    since = (start - NEAR_BEFORE).strftime("%Y-%m-%dT%H:%M:%SZ")
-    return call(TRIAGE, start=since, **({"end": end} if end else {}))
+    return call(TRIAGE, start=iso(start - NEAR_BEFORE), **({"end": end} if end else {}))

@@ -1,8 +1,8 @@
 """The window an investigation compares across, and the comparisons it still needs.
 
-Without a stated time, the comparisons (logs and golden metrics before and after the split)
-follow ``detect_anomalies`` over the recent range, split just before the onset the data shows
-(or a named alert's).
+Without a stated time, the comparisons (``detect_anomalies`` and ``log_patterns`` around the
+split) follow ``detect_anomalies`` over the recent range, split just before the onset the data
+shows (or a named alert's).
 """
 
 from __future__ import annotations
@@ -11,18 +11,18 @@ from collections.abc import Mapping, Sequence
 from datetime import datetime, timedelta
 from typing import Any
 
-from ..compact import shown_items
 from . import alerts
 from .conversation import Catalog, Done
+from .executor import TOOL_CALLS
+from .findings import read_signals
 from .planner import ANALYSE, comparisons
-from .question import Window, parse_time, request_window
+from .question import Window, request_window
 
 #: Findings at least this share of the strongest one's significance can set the onset.
 STRONG_SHARE = 0.25
 #: The split lies this long before the onset found, so "after" holds the incident's start.
 ONSET_MARGIN = timedelta(minutes=3)
-#: Tool calls one executor run may make, and how many to leave for later follow-ups.
-CALL_BUDGET = 12
+#: Tool calls of the executor's budget left for later follow-ups.
 FOLLOW_UP_RESERVE = 3
 
 
@@ -32,24 +32,12 @@ def data_onset(done: Sequence[Done]) -> datetime | None:
     for d in done:
         if d.tool != ANALYSE or d.status != "SUCCESS":
             continue
-        findings = [f for _, f in shown_items(d.output.get("findings")) if isinstance(f, Mapping)]
-        strongest = max((_significance(f) for f in findings), default=0.0)
-        if strongest <= 0:
-            continue
+        signals = read_signals(d)
+        strongest = max((s.significance for s in signals), default=0.0)
         onsets += [
-            moment
-            for f in findings
-            if _significance(f) >= STRONG_SHARE * strongest
-            and (moment := parse_time(str(f.get("onset") or ""))) is not None
+            s.onset for s in signals if strongest > 0 and s.significance >= STRONG_SHARE * strongest
         ]
     return min(onsets, default=None)
-
-
-def _significance(finding: Mapping[str, Any]) -> float:
-    try:
-        return float(finding.get("significance") or 0)
-    except (TypeError, ValueError):
-        return 0.0
 
 
 def investigation_window(request: Mapping[str, Any], done: Sequence[Done]) -> Window:
@@ -71,7 +59,7 @@ def follow_ups(
 ) -> list[dict[str, Any]]:
     """The comparisons still missing at the investigation's window, for each service of a
     named alert and (without a stated time) each service analysed."""
-    room = CALL_BUDGET - len(done) - FOLLOW_UP_RESERVE
+    room = TOOL_CALLS - len(done) - FOLLOW_UP_RESERVE
     if room <= 0:
         return []
     compared = {
