@@ -249,10 +249,8 @@ class CitedPoint(ResponseModel):
 
 
 class ChartWindows(ResponseModel):
-    """The analysed windows of a series: from ``detect_anomalies`` or its recorded points."""
+    """The windows a ``detect_anomalies`` finding of the run states for a series."""
 
-    source: Literal["detect_anomalies", "recorded_points"]
-    source_invocation_id: str | None
     baseline_start: str | None
     baseline_end: str | None
     onset: str | None
@@ -269,11 +267,9 @@ class EvidenceChart(ResponseModel):
 
     kind: Literal["series", "finding"]
     invocation_id: str
-    tool: str
-    series_index: int
+    series_index: int  # of the output's ``series`` (kind=series) or ``findings`` (finding)
     service: str
     metric: str
-    labels: dict[str, Any]
     unit: str | None
     points: list[JsonValue]  # [timestamp, value] as recorded
     cited: list[CitedPoint]
@@ -288,7 +284,6 @@ class LogPatternRow(ResponseModel):
     count_before: int | None
     count_after: int | None
     new: bool
-    first_seen: str | None
     evidence_ids: list[str]
 
 
@@ -296,9 +291,8 @@ class LogPatternTable(ResponseModel):
     invocation_id: str
     service: str | None
     level: str | None
-    window: dict[str, str | None]
+    onset: str | None  # of the analysed window
     patterns: list[LogPatternRow]
-    evidence_ids: list[str]
 
 
 class RunEvidence(ResponseModel):
