@@ -70,10 +70,10 @@ def alertmanager(body: WebhookPayload) -> ResponseReturnValue:
 def alerts(query: AlertQuery) -> AlertList:
     """Received alerts with their investigation runs, most recently updated first.
 
-    Keyset pages: pass ``nextCursor`` back as ``cursor`` (null on the last page); ``offset``
-    without a cursor still pages by position. No total is counted.
+    Keyset pages: pass ``nextCursor`` back as ``cursor`` (null on the last page). No total is
+    counted.
     """
-    page = _inbox().page(query.state, query.limit, query.cursor, query.offset)
+    page = _inbox().page(query.state, query.limit, query.cursor)
     return paged(AlertList, "alerts", page, query)
 
 

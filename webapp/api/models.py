@@ -141,13 +141,6 @@ class ClearRequest(RequestModel):
     session_id: Annotated[Id, spellings("Id", "id", "sessionId")]
 
 
-class PageQuery(RequestModel):
-    """``limit`` and ``offset`` of a list."""
-
-    limit: Annotated[int, Field(ge=1, le=MAX_PAGE_LIMIT), Count] = 50
-    offset: Annotated[int, Field(ge=0, le=MAX_OFFSET), Count] = 0
-
-
 def _utc(value: datetime | None) -> datetime | None:
     """Naive UTC (what the tables store); a time without a zone is UTC."""
     if value is None or value.tzinfo is None:
@@ -216,20 +209,15 @@ class SessionsQuery(TimeRange):
     text: FilterText = None
 
 
-class SessionRunsQuery(PageQuery):
-    """A session's runs: ``cursor`` (keyset) or the original ``offset``."""
-
-    cursor: Cursor = None
-
-
-class CasesQuery(SessionRunsQuery):
+class CasesQuery(CursorQuery):
     """The case library: ``cursor`` (keyset) or ``offset``, and a text filter."""
 
+    offset: Annotated[int, Field(ge=0, le=MAX_OFFSET), Count] = 0
     text: FilterText = None
 
 
-class AlertQuery(SessionRunsQuery):
-    """Which received alerts to list: ``cursor`` (keyset) or the original ``offset``."""
+class AlertQuery(CursorQuery):
+    """Which received alerts to list, keyset-paged."""
 
     state: Literal["firing", "resolved", "all"] = "all"
 

@@ -49,9 +49,9 @@ class ResponseModel(BaseModel):
 Model = TypeVar("Model", bound=ResponseModel)
 
 
-def paged(model: type[Model], rows: str, page: Any, query: BaseModel, **extra: Any) -> Model:
+def paged(model: type[Model], rows: str, page: Any, query: BaseModel) -> Model:
     """``model`` of one store ``page`` (its rows as ``rows``) at the query's limit and offset."""
-    shown = query.model_dump(include={"limit", "offset"}) | extra
+    shown = query.model_dump(include={"limit", "offset"})
     return model.model_validate({rows: page.rows, "next_cursor": page.next_cursor, **shown})
 
 
@@ -159,14 +159,6 @@ class Trace(ResponseModel):
     run: RunDetail
     steps: list[Step]
     tool_invocations: list[Invocation]
-
-
-class RunList(ResponseModel):
-    session_id: IdOut
-    runs: list[RunSummary]
-    limit: int
-    offset: int
-    next_cursor: str | None = None  # pass as ``cursor`` for the next page; null on the last
 
 
 class RunPage(ResponseModel):
@@ -324,7 +316,6 @@ class AlertList(ResponseModel):
 
     alerts: list[dict[str, Any]]
     limit: int
-    offset: int
     next_cursor: str | None
 
 

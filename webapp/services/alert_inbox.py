@@ -216,12 +216,12 @@ class AlertInbox:
         launch()
         return session_id, run_id
 
-    def page(self, state: str, limit: int, cursor: str | None = None, offset: int = 0) -> Page:
+    def page(self, state: str, limit: int, cursor: str | None = None) -> Page:
         """Alerts in ``state`` (firing, resolved, all), most recently updated first, each with
         its investigation runs: a keyset page after ``cursor`` (CursorError for one this list
-        did not hand out), or by ``offset`` without a cursor. Nothing is counted."""
+        did not hand out). Nothing is counted."""
         only = None if state == "all" else state
-        found = Listing(self.database).alerts(only, limit, cursor, offset)
+        found = Listing(self.database).alerts(only, limit, cursor)
         with self.database.connection_context():
             runs = self._runs_of([row["id"] for row in found.rows])
         views = [
