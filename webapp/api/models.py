@@ -247,12 +247,6 @@ EventId = Annotated[
 ]
 
 
-class EventsQuery(RequestModel):
-    """Resume a run's events after this event id (for clients that cannot set the header)."""
-
-    last_event_id: EventId = None
-
-
 class EventsHeaders(BaseModel):
     """``Last-Event-ID``: what a browser's EventSource sends when it reconnects."""
 

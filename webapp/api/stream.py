@@ -21,7 +21,7 @@ from ..services.reads import ACTIVE
 from . import release_connection
 from .contract import operation
 from .errors import ApiError
-from .models import AiOpsRequest, ChatRequest, EventsHeaders, EventsQuery
+from .models import AiOpsRequest, ChatRequest, EventsHeaders
 
 bp = Blueprint("stream", __name__, url_prefix="/api")
 
@@ -86,21 +86,19 @@ def ai_ops(body: AiOpsRequest) -> ResponseReturnValue:
 
 
 @bp.get("/diagnosis/<session_id>/runs/<run_id>/events")
-@operation(query=EventsQuery, headers=EventsHeaders, stream=True, errors=(404,))
-def run_events(
-    session_id: str, run_id: str, query: EventsQuery, headers: EventsHeaders
-) -> ResponseReturnValue:
+@operation(headers=EventsHeaders, stream=True, errors=(404,))
+def run_events(session_id: str, run_id: str, headers: EventsHeaders) -> ResponseReturnValue:
     """Attach to a run's events as server-sent events, running or finished.
 
-    The same frames as /api/chat_stream, each with an `id`; a `Last-Event-ID` header (or
-    `lastEventId` query parameter) resumes after that event. A malformed id is 400. A
+    The same frames as /api/chat_stream, each with an `id`; a `Last-Event-ID` header resumes
+    after that event. A malformed id is 400. A
     finished run's stream ends at once: after its logged events, its ending from its record.
     """
     found = services()
     row = found.chat.runs.status(run_id)
     if row is None or row.session_id != session_id:
         raise ApiError(404, f"run {run_id} not found in session {session_id}")
-    after = headers.last_event_id or query.last_event_id
+    after = headers.last_event_id
     settled = settled_from_db(found, run_id)
     if found.events.exists(run_id):
         wait = None if row.status in ACTIVE else FINISHED_RUN_WAIT  # no 15 s wait past its end
