@@ -110,8 +110,11 @@ class Session(ResponseModel):
     expires_at: Timestamp
 
 
-class SessionInfo(Session):
+class SessionSummary(Session):
     run_count: int
+
+
+class SessionInfo(SessionSummary):
     history_messages: int
     history_available: bool
 
@@ -167,10 +170,6 @@ class RunPage(ResponseModel):
     runs: list[RunSummary]
     next_cursor: str | None
     limit: int
-
-
-class SessionSummary(Session):
-    run_count: int
 
 
 class SessionPage(ResponseModel):
@@ -290,9 +289,6 @@ class LogPatternTable(ResponseModel):
 class RunEvidence(ResponseModel):
     """What the pages draw for a run's cited evidence, from its recorded tool outputs."""
 
-    run_id: IdOut
-    session_id: IdOut
-    language: Literal["en", "zh"]
     window: QuestionWindow | None
     evidence: list[EvidenceSource]
     charts: list[EvidenceChart]
@@ -362,7 +358,6 @@ class KnowledgeDocument(ResponseModel):
 
 class KnowledgeList(ResponseModel):
     documents: list[KnowledgeDocument]
-    total: int
 
 
 class Deleted(ResponseModel):

@@ -8,8 +8,6 @@ import re
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from diagnosis_graph.workflow.render import language_of
-
 from ..analysis.series import parse_stamp
 
 METRICS, ANOMALIES, LOG_PATTERNS = "query_metrics", "detect_anomalies", "log_patterns"
@@ -33,9 +31,6 @@ def evidence_view(
     evaluation = run.get("self_evaluation") or {}
     window = evaluation.get("question_window") if isinstance(evaluation, Mapping) else None
     return {
-        "run_id": run["run_id"],
-        "session_id": run["session_id"],
-        "language": language_of(run.get("question") or ""),
         "window": window if isinstance(window, Mapping) else None,
         "evidence": [_item(inv, ref) for inv, ref in cited],
         "charts": charts,
