@@ -6,11 +6,10 @@ top of the documented maximum.
 
 from __future__ import annotations
 
-from datetime import datetime, timezone
+from datetime import datetime
 from typing import Annotated, Any, Literal
 
 from pydantic import (
-    AfterValidator,
     AliasChoices,
     AliasGenerator,
     BaseModel,
@@ -24,6 +23,7 @@ from pydantic import (
 from pydantic.alias_generators import to_camel, to_pascal
 from pydantic_core import PydanticCustomError
 
+from ..services.reads import UtcTime
 from .requests import ID_MESSAGE, ID_PATTERN, has_control, is_id
 
 ID_REGEX = f"^{ID_PATTERN.pattern}$"  # the documented form; the check is a full match
@@ -141,17 +141,6 @@ class ClearRequest(RequestModel):
     session_id: Annotated[Id, spellings("Id", "id", "sessionId")]
 
 
-def _utc(value: datetime | None) -> datetime | None:
-    """Naive UTC (what the tables store); a time without a zone is UTC."""
-    if value is None or value.tzinfo is None:
-        return value
-    try:
-        return value.astimezone(timezone.utc).replace(tzinfo=None)
-    except OverflowError:  # 9999-12-31T23:59:59-14:00 is after the last representable time
-        raise PydanticCustomError("datetime_range", "is out of range in UTC") from None
-
-
-UtcTime = Annotated[datetime | None, AfterValidator(_utc)]
 Cursor = Annotated[
     str | None,
     StringConstraints(max_length=MAX_CURSOR_CHARS, pattern=r"^[A-Za-z0-9_-]*$"),

@@ -6,6 +6,7 @@ import copy
 import json
 import time
 from collections.abc import Callable
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -152,6 +153,19 @@ def test_a_running_investigation_is_joined_only_by_the_alerts_it_already_has(
     with database.connection_context():
         linked = {link.run_id for link in AlertRun.select()}
     assert linked == {"run-0", "run-1"}
+
+
+def test_times_without_a_zone_are_utc_and_zone_times_are_stored_in_utc(
+    hook_app: Flask, database: Database
+) -> None:
+    payload = real_payload()
+    payload["status"] = payload["alerts"][0]["status"] = "resolved"
+    payload["alerts"][0].update(startsAt="2026-12-01T07:54:50", endsAt="2026-12-01T10:10:00+02:00")
+    assert post(hook_app.test_client(), payload).status_code == 202
+    with database.connection_context():
+        (row,) = AlertRecord.select()
+    assert row.starts_at == datetime(2026, 12, 1, 7, 54, 50)
+    assert row.ends_at == datetime(2026, 12, 1, 8, 10)
 
 
 def _mutations() -> list[tuple[str, Any]]:
