@@ -131,7 +131,6 @@ class Step(ResponseModel):
     has_tool_call: bool
     prompt_tokens: int
     completion_tokens: int
-    token_count: int
     attempts: int
     duration_ms: int | None
     status: Literal["RUNNING", "SUCCESS", "FAILED"]
@@ -202,18 +201,6 @@ class Graph(ResponseModel):
     mermaid: str | None
     route: list[str]
     alerts: list[AlertRoute] | None = None  # AIOps runs only
-
-
-class QuestionWindow(ResponseModel):
-    """The question's time window as resolved when the run started, in UTC."""
-
-    start: str | None
-    end: str | None
-    onset: str | None
-    text: str | None
-    zone: str | None
-    kind: str
-    found: bool
 
 
 class EvidenceSource(ResponseModel):
@@ -289,7 +276,9 @@ class LogPatternTable(ResponseModel):
 class RunEvidence(ResponseModel):
     """What the pages draw for a run's cited evidence, from its recorded tool outputs."""
 
-    window: QuestionWindow | None
+    #: The question's time window as resolved when the run started (``start``, ``end`` in
+    #: UTC, ``text``, ``zone``, ``kind``, ``found``): its self-evaluation's, as stored.
+    window: JsonDocument
     evidence: list[EvidenceSource]
     charts: list[EvidenceChart]
     log_tables: list[LogPatternTable]
