@@ -62,7 +62,7 @@ def alerts(query: AlertQuery) -> AlertList:
     counted.
     """
     page = _inbox().page(query.state, query.limit, query.cursor)
-    return paged(AlertList, "alerts", page, query)
+    return paged(AlertList, "alerts", page)
 
 
 @bp.post("/alerts/<fingerprint>/investigate")

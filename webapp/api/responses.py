@@ -49,10 +49,9 @@ class ResponseModel(BaseModel):
 Model = TypeVar("Model", bound=ResponseModel)
 
 
-def paged(model: type[Model], rows: str, page: Any, query: BaseModel) -> Model:
-    """``model`` of one store ``page`` (its rows as ``rows``) at the query's limit and offset."""
-    shown = query.model_dump(include={"limit", "offset"})
-    return model.model_validate({rows: page.rows, "next_cursor": page.next_cursor, **shown})
+def paged(model: type[Model], rows: str, page: Any) -> Model:
+    """``model`` of one store ``page``: its rows as ``rows``, and the next page's cursor."""
+    return model.model_validate({rows: page.rows, "next_cursor": page.next_cursor})
 
 
 class ChatResult(ResponseModel):
@@ -168,7 +167,6 @@ class RunPage(ResponseModel):
 
     runs: list[RunSummary]
     next_cursor: str | None
-    limit: int
 
 
 class SessionPage(ResponseModel):
@@ -176,7 +174,6 @@ class SessionPage(ResponseModel):
 
     sessions: list[SessionSummary]
     next_cursor: str | None
-    limit: int
 
 
 class Investigation(ResponseModel):
@@ -300,7 +297,6 @@ class AlertList(ResponseModel):
     ...); no total is counted (``nextCursor`` says if there is more)."""
 
     alerts: list[dict[str, Any]]
-    limit: int
     next_cursor: str | None
 
 
@@ -317,8 +313,6 @@ class CaseList(ResponseModel):
     """A page of the case library; no total is counted (``nextCursor`` says if there is more)."""
 
     cases: list[Case]
-    limit: int
-    offset: int
     next_cursor: str | None
 
 

@@ -121,7 +121,7 @@ def runs(session_id: str, query: CursorQuery) -> RunPage:
         raise NotFound(f"session {session_id} not found")
     filters = RunFilter(session_id=session_id)
     page = found.listing.runs(filters, query.limit, query.cursor)
-    return paged(RunPage, "runs", page, query)
+    return paged(RunPage, "runs", page)
 
 
 @bp.post("/feedback")
@@ -142,7 +142,7 @@ def cases(query: CasesQuery) -> CaseList:
     """The case library, newest first: keyset pages by ``cursor`` (``nextCursor``), or by
     ``offset``; ``text`` filters question and answer."""
     page = services().listing.cases(query.limit, query.cursor, query.text, query.offset)
-    return paged(CaseList, "cases", page, query)
+    return paged(CaseList, "cases", page)
 
 
 @bp.get("/cases/<run_id>")
