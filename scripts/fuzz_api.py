@@ -157,9 +157,9 @@ def sse_problems(response: Any, after: str | None = None) -> list[str]:
 
 
 def _resumed_after(case: Any) -> str | None:
-    """The event id a request resumes after (``Last-Event-ID`` or ``lastEventId``), if any."""
+    """The event id a request resumes after (its ``Last-Event-ID``), if any."""
     headers = {k.lower(): v for k, v in (case.headers or {}).items()}
-    after = headers.get("last-event-id") or (case.query or {}).get("lastEventId")
+    after = headers.get("last-event-id")
     return str(after) if after else None
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from flask import Blueprint, Flask, g, request
 
-from .errors import register_error_handlers
+from .errors import ApiError, register_error_handlers
 from .limits import install_rate_limit
 from .security import install_security, require_bearer
 
@@ -30,11 +30,18 @@ def register_api(app: Flask) -> None:
 
     @app.before_request
     def authenticate_and_connect() -> None:
-        """API_KEY's bearer token, then the request's connection: a peewee connection context,
+        """The webhook's own token (checked before its body is read); for the rest of ``/api/``
+        API_KEY's bearer token, then the request's connection: a peewee connection context,
         exited at teardown."""
-        if request.endpoint == WEBHOOK or not request.path.startswith("/api/"):
+        settings = app.extensions["diagnosis"].settings
+        if request.endpoint == WEBHOOK:
+            if not settings.alert_webhook_token:
+                raise ApiError(503, "the Alertmanager webhook is disabled: set ALERT_WEBHOOK_TOKEN")
+            require_bearer(settings.alert_webhook_token, "alerts")
             return
-        key = app.extensions["diagnosis"].settings.api_key
+        if not request.path.startswith("/api/"):
+            return
+        key = settings.api_key
         if key:
             require_bearer(key, "diagnosis")
         context = app.extensions["diagnosis"].database.connection_context()

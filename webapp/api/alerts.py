@@ -9,17 +9,16 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from flask import Blueprint, request
+from flask import Blueprint
 from flask.typing import ResponseReturnValue
 
 from ..container import services
 from ..execution.jobs import AIOPS, RunJob
 from ..services.alert_inbox import AlertInbox, WebhookPayload
 from .contract import operation
-from .errors import ApiError, envelope
+from .errors import envelope
 from .models import AlertQuery
 from .responses import AlertList, Investigation, WebhookReceipt, paged
-from .security import require_bearer
 
 bp = Blueprint("alerts", __name__, url_prefix="/api")
 
@@ -35,17 +34,6 @@ def _inbox() -> AlertInbox:
         return session_id, run_id, lambda: found.workers.submit(job)
 
     return AlertInbox(found.database, start_run)
-
-
-@bp.before_request
-def _authenticate() -> None:
-    """The webhook's own bearer token, checked before its body is read."""
-    if request.endpoint != "alerts.alertmanager":
-        return
-    token = services().settings.alert_webhook_token
-    if not token:
-        raise ApiError(503, "the Alertmanager webhook is disabled: set ALERT_WEBHOOK_TOKEN")
-    require_bearer(token, "alerts")
 
 
 @bp.post("/alerts/alertmanager")
@@ -70,11 +58,11 @@ def alertmanager(body: WebhookPayload) -> ResponseReturnValue:
 def alerts(query: AlertQuery) -> AlertList:
     """Received alerts with their investigation runs, most recently updated first.
 
-    Keyset pages: pass ``nextCursor`` back as ``cursor`` (null on the last page); ``offset``
-    without a cursor still pages by position. No total is counted.
+    Keyset pages: pass ``nextCursor`` back as ``cursor`` (null on the last page). No total is
+    counted.
     """
-    page = _inbox().page(query.state, query.limit, query.cursor, query.offset)
-    return paged(AlertList, "alerts", page, query)
+    page = _inbox().page(query.state, query.limit, query.cursor)
+    return paged(AlertList, "alerts", page)
 
 
 @bp.post("/alerts/<fingerprint>/investigate")

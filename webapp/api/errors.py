@@ -11,8 +11,8 @@ from typing import Any
 
 from flask import Flask, Response, jsonify, request
 from flask.typing import ResponseReturnValue
-from peewee import DatabaseError, InterfaceError, OperationalError
-from werkzeug.exceptions import HTTPException, RequestEntityTooLarge
+from peewee import InterfaceError, OperationalError
+from werkzeug.exceptions import HTTPException
 
 from ..persistence.history import HistoryUnavailable
 from ..persistence.listing import CursorError
@@ -47,11 +47,6 @@ def register_error_handlers(app: Flask) -> None:
         response.headers.update(error.headers)
         return response
 
-    @app.errorhandler(RequestEntityTooLarge)
-    def too_large(error: RequestEntityTooLarge) -> ResponseReturnValue:
-        limit = app.config.get("MAX_CONTENT_LENGTH")
-        return envelope(413, f"request too large: the limit is {limit} bytes")
-
     @app.errorhandler(HTTPException)
     def http_error(error: HTTPException) -> ResponseReturnValue:
         code = error.code or 500
@@ -62,6 +57,10 @@ def register_error_handlers(app: Flask) -> None:
             message = f"too many requests ({error.description}); retry after the Retry-After delay"
         elif code == 405:
             message = f"method {request.method} not allowed on {request.path}"
+        elif code == 413:
+            message = (
+                f"request too large: the limit is {app.config.get('MAX_CONTENT_LENGTH')} bytes"
+            )
         response = envelope(code, message)
         if code == 405 and error.response is None:
             allowed = getattr(error, "valid_methods", None) or []
@@ -80,11 +79,6 @@ def register_error_handlers(app: Flask) -> None:
     def database_down(error: Exception) -> ResponseReturnValue:
         log.error("database unavailable: %s", error)
         return envelope(503, "the database is unavailable right now; try again later")
-
-    @app.errorhandler(DatabaseError)
-    def database_error(error: DatabaseError) -> ResponseReturnValue:
-        log.exception("database error")
-        return envelope(500, "internal error while reading or writing the database")
 
     @app.errorhandler(Exception)
     def unexpected(error: Exception) -> ResponseReturnValue:

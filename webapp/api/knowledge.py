@@ -44,12 +44,8 @@ def upload() -> UploadResult:
 def documents() -> KnowledgeList:
     """Every knowledge document with its origin: uploads (newest first), then bundled runbooks."""
     rows = services().knowledge.documents()
-    return KnowledgeList.model_validate(
-        {
-            "documents": [{**row, "deletable": row["origin"] == "upload"} for row in rows],
-            "total": len(rows),
-        }
-    )
+    documents = [{**row, "deletable": row["origin"] == "upload"} for row in rows]
+    return KnowledgeList.model_validate({"documents": documents})
 
 
 @bp.delete("/knowledge/<path:doc_id>")

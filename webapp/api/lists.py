@@ -26,7 +26,7 @@ def runs(query: RunsQuery) -> RunPage:
     """
     filters = RunFilter(**query.model_dump(exclude=PAGING))
     page = services().listing.runs(filters, query.limit, query.cursor)
-    return paged(RunPage, "runs", page, query)
+    return paged(RunPage, "runs", page)
 
 
 @bp.get("/sessions")
@@ -38,4 +38,4 @@ def sessions(query: SessionsQuery) -> SessionPage:
     """
     filters = SessionFilter(**query.model_dump(exclude=PAGING))
     page = services().listing.sessions(filters, query.limit, query.cursor)
-    return paged(SessionPage, "sessions", page, query)
+    return paged(SessionPage, "sessions", page)

@@ -6,11 +6,10 @@ top of the documented maximum.
 
 from __future__ import annotations
 
-from datetime import datetime, timezone
+from datetime import datetime
 from typing import Annotated, Any, Literal
 
 from pydantic import (
-    AfterValidator,
     AliasChoices,
     AliasGenerator,
     BaseModel,
@@ -24,6 +23,7 @@ from pydantic import (
 from pydantic.alias_generators import to_camel, to_pascal
 from pydantic_core import PydanticCustomError
 
+from ..services.reads import UtcTime
 from .requests import ID_MESSAGE, ID_PATTERN, has_control, is_id
 
 ID_REGEX = f"^{ID_PATTERN.pattern}$"  # the documented form; the check is a full match
@@ -141,24 +141,6 @@ class ClearRequest(RequestModel):
     session_id: Annotated[Id, spellings("Id", "id", "sessionId")]
 
 
-class PageQuery(RequestModel):
-    """``limit`` and ``offset`` of a list."""
-
-    limit: Annotated[int, Field(ge=1, le=MAX_PAGE_LIMIT), Count] = 50
-    offset: Annotated[int, Field(ge=0, le=MAX_OFFSET), Count] = 0
-
-
-def _utc(value: datetime | None) -> datetime | None:
-    """Naive UTC (what the tables store); a time without a zone is UTC."""
-    if value is None or value.tzinfo is None:
-        return value
-    try:
-        return value.astimezone(timezone.utc).replace(tzinfo=None)
-    except OverflowError:  # 9999-12-31T23:59:59-14:00 is after the last representable time
-        raise PydanticCustomError("datetime_range", "is out of range in UTC") from None
-
-
-UtcTime = Annotated[datetime | None, AfterValidator(_utc)]
 Cursor = Annotated[
     str | None,
     StringConstraints(max_length=MAX_CURSOR_CHARS, pattern=r"^[A-Za-z0-9_-]*$"),
@@ -216,20 +198,15 @@ class SessionsQuery(TimeRange):
     text: FilterText = None
 
 
-class SessionRunsQuery(PageQuery):
-    """A session's runs: ``cursor`` (keyset) or the original ``offset``."""
-
-    cursor: Cursor = None
-
-
-class CasesQuery(SessionRunsQuery):
+class CasesQuery(CursorQuery):
     """The case library: ``cursor`` (keyset) or ``offset``, and a text filter."""
 
+    offset: Annotated[int, Field(ge=0, le=MAX_OFFSET), Count] = 0
     text: FilterText = None
 
 
-class AlertQuery(SessionRunsQuery):
-    """Which received alerts to list: ``cursor`` (keyset) or the original ``offset``."""
+class AlertQuery(CursorQuery):
+    """Which received alerts to list, keyset-paged."""
 
     state: Literal["firing", "resolved", "all"] = "all"
 
@@ -257,12 +234,6 @@ EventId = Annotated[
     StringConstraints(max_length=40, pattern=r"^[0-9]{1,19}(-[0-9]{1,19})?$"),
     BeforeValidator(_optional_text),
 ]
-
-
-class EventsQuery(RequestModel):
-    """Resume a run's events after this event id (for clients that cannot set the header)."""
-
-    last_event_id: EventId = None
 
 
 class EventsHeaders(BaseModel):

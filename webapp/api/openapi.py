@@ -188,13 +188,9 @@ def _parameters(model: type[BaseModel], where: str) -> list[dict[str, Any]]:
     schema = model.model_json_schema(mode="validation")
     required = set(schema.get("required", []))
     return [
-        {"name": name, "in": where, "required": name in required, "schema": _clean(prop)}
+        {"name": name, "in": where, "required": name in required, "schema": prop}
         for name, prop in schema["properties"].items()
     ]
-
-
-def _clean(schema: dict[str, Any]) -> dict[str, Any]:
-    return {k: v for k, v in schema.items() if k != "title"}
 
 
 def _envelope(data: dict[str, Any]) -> dict[str, Any]:

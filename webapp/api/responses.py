@@ -49,10 +49,9 @@ class ResponseModel(BaseModel):
 Model = TypeVar("Model", bound=ResponseModel)
 
 
-def paged(model: type[Model], rows: str, page: Any, query: BaseModel, **extra: Any) -> Model:
-    """``model`` of one store ``page`` (its rows as ``rows``) at the query's limit and offset."""
-    shown = query.model_dump(include={"limit", "offset"}) | extra
-    return model.model_validate({rows: page.rows, "next_cursor": page.next_cursor, **shown})
+def paged(model: type[Model], rows: str, page: Any) -> Model:
+    """``model`` of one store ``page``: its rows as ``rows``, and the next page's cursor."""
+    return model.model_validate({rows: page.rows, "next_cursor": page.next_cursor})
 
 
 class ChatResult(ResponseModel):
@@ -110,8 +109,11 @@ class Session(ResponseModel):
     expires_at: Timestamp
 
 
-class SessionInfo(Session):
+class SessionSummary(Session):
     run_count: int
+
+
+class SessionInfo(SessionSummary):
     history_messages: int
     history_available: bool
 
@@ -128,7 +130,6 @@ class Step(ResponseModel):
     has_tool_call: bool
     prompt_tokens: int
     completion_tokens: int
-    token_count: int
     attempts: int
     duration_ms: int | None
     status: Literal["RUNNING", "SUCCESS", "FAILED"]
@@ -161,24 +162,11 @@ class Trace(ResponseModel):
     tool_invocations: list[Invocation]
 
 
-class RunList(ResponseModel):
-    session_id: IdOut
-    runs: list[RunSummary]
-    limit: int
-    offset: int
-    next_cursor: str | None = None  # pass as ``cursor`` for the next page; null on the last
-
-
 class RunPage(ResponseModel):
     """A page of runs, newest first; ``nextCursor`` is null on the last page."""
 
     runs: list[RunSummary]
     next_cursor: str | None
-    limit: int
-
-
-class SessionSummary(Session):
-    run_count: int
 
 
 class SessionPage(ResponseModel):
@@ -186,7 +174,6 @@ class SessionPage(ResponseModel):
 
     sessions: list[SessionSummary]
     next_cursor: str | None
-    limit: int
 
 
 class Investigation(ResponseModel):
@@ -213,18 +200,6 @@ class Graph(ResponseModel):
     alerts: list[AlertRoute] | None = None  # AIOps runs only
 
 
-class QuestionWindow(ResponseModel):
-    """The question's time window as resolved when the run started, in UTC."""
-
-    start: str | None
-    end: str | None
-    onset: str | None
-    text: str | None
-    zone: str | None
-    kind: str
-    found: bool
-
-
 class EvidenceSource(ResponseModel):
     """One verified evidence item and where its excerpt comes from."""
 
@@ -249,10 +224,8 @@ class CitedPoint(ResponseModel):
 
 
 class ChartWindows(ResponseModel):
-    """The analysed windows of a series: from ``detect_anomalies`` or its recorded points."""
+    """The windows a ``detect_anomalies`` finding of the run states for a series."""
 
-    source: Literal["detect_anomalies", "recorded_points"]
-    source_invocation_id: str | None
     baseline_start: str | None
     baseline_end: str | None
     onset: str | None
@@ -269,11 +242,9 @@ class EvidenceChart(ResponseModel):
 
     kind: Literal["series", "finding"]
     invocation_id: str
-    tool: str
-    series_index: int
+    series_index: int  # of the output's ``series`` (kind=series) or ``findings`` (finding)
     service: str
     metric: str
-    labels: dict[str, Any]
     unit: str | None
     points: list[JsonValue]  # [timestamp, value] as recorded
     cited: list[CitedPoint]
@@ -288,7 +259,6 @@ class LogPatternRow(ResponseModel):
     count_before: int | None
     count_after: int | None
     new: bool
-    first_seen: str | None
     evidence_ids: list[str]
 
 
@@ -296,18 +266,16 @@ class LogPatternTable(ResponseModel):
     invocation_id: str
     service: str | None
     level: str | None
-    window: dict[str, str | None]
+    onset: str | None  # of the analysed window
     patterns: list[LogPatternRow]
-    evidence_ids: list[str]
 
 
 class RunEvidence(ResponseModel):
     """What the pages draw for a run's cited evidence, from its recorded tool outputs."""
 
-    run_id: IdOut
-    session_id: IdOut
-    language: Literal["en", "zh"]
-    window: QuestionWindow | None
+    #: The question's time window as resolved when the run started (``start``, ``end`` in
+    #: UTC, ``text``, ``zone``, ``kind``, ``found``): its self-evaluation's, as stored.
+    window: JsonDocument
     evidence: list[EvidenceSource]
     charts: list[EvidenceChart]
     log_tables: list[LogPatternTable]
@@ -329,8 +297,6 @@ class AlertList(ResponseModel):
     ...); no total is counted (``nextCursor`` says if there is more)."""
 
     alerts: list[dict[str, Any]]
-    limit: int
-    offset: int
     next_cursor: str | None
 
 
@@ -347,8 +313,6 @@ class CaseList(ResponseModel):
     """A page of the case library; no total is counted (``nextCursor`` says if there is more)."""
 
     cases: list[Case]
-    limit: int
-    offset: int
     next_cursor: str | None
 
 
@@ -377,7 +341,6 @@ class KnowledgeDocument(ResponseModel):
 
 class KnowledgeList(ResponseModel):
     documents: list[KnowledgeDocument]
-    total: int
 
 
 class Deleted(ResponseModel):

@@ -13,14 +13,14 @@ from ..services.evidence_view import evidence_view
 from ..services.reads import RunFilter
 from .contract import operation
 from .errors import NotFound
-from .models import CasesQuery, FeedbackRequest, RunQuery, SessionRunsQuery, TraceQuery
+from .models import CasesQuery, CursorQuery, FeedbackRequest, RunQuery, TraceQuery
 from .responses import (
     AlertRoute,
     Case,
     CaseList,
     Graph,
     RunEvidence,
-    RunList,
+    RunPage,
     RunSummary,
     Step,
     Trace,
@@ -113,16 +113,15 @@ def _route(edges: list[tuple[str, str]]) -> list[str]:
 
 
 @bp.get("/diagnosis/<session_id>/runs")
-@operation(query=SessionRunsQuery, response=RunList, errors=(404,))
-def runs(session_id: str, query: SessionRunsQuery) -> RunList:
-    """The session's runs, newest first: keyset pages by ``cursor`` (``nextCursor``), or by
-    ``offset`` as before."""
+@operation(query=CursorQuery, response=RunPage, errors=(404,))
+def runs(session_id: str, query: CursorQuery) -> RunPage:
+    """The session's runs, newest first: keyset pages by ``cursor`` (``nextCursor``)."""
     found = services()
     if found.records.session(session_id) is None:
         raise NotFound(f"session {session_id} not found")
     filters = RunFilter(session_id=session_id)
-    page = found.listing.runs(filters, query.limit, query.cursor, query.offset)
-    return paged(RunList, "runs", page, query, session_id=session_id)
+    page = found.listing.runs(filters, query.limit, query.cursor)
+    return paged(RunPage, "runs", page)
 
 
 @bp.post("/feedback")
@@ -143,7 +142,7 @@ def cases(query: CasesQuery) -> CaseList:
     """The case library, newest first: keyset pages by ``cursor`` (``nextCursor``), or by
     ``offset``; ``text`` filters question and answer."""
     page = services().listing.cases(query.limit, query.cursor, query.text, query.offset)
-    return paged(CaseList, "cases", page, query)
+    return paged(CaseList, "cases", page)
 
 
 @bp.get("/cases/<run_id>")

@@ -5,7 +5,7 @@ running or finished, executing anywhere, and resume after ``Last-Event-ID``.
 
 from __future__ import annotations
 
-import time
+import itertools
 from collections.abc import Iterator
 from typing import Any
 
@@ -13,7 +13,6 @@ from flask import Blueprint, Response
 from flask.typing import ResponseReturnValue
 
 from ..container import Services, services
-from ..execution import streams
 from ..execution.jobs import AIOPS, CHAT, RunJob
 from ..execution.streams import ending_events, publish, relay, sse_event
 from ..services.chat import ChatOutcome
@@ -21,7 +20,7 @@ from ..services.reads import ACTIVE
 from . import release_connection
 from .contract import operation
 from .errors import ApiError
-from .models import AiOpsRequest, ChatRequest, EventsHeaders, EventsQuery
+from .models import AiOpsRequest, ChatRequest, EventsHeaders
 
 bp = Blueprint("stream", __name__, url_prefix="/api")
 
@@ -86,40 +85,24 @@ def ai_ops(body: AiOpsRequest) -> ResponseReturnValue:
 
 
 @bp.get("/diagnosis/<session_id>/runs/<run_id>/events")
-@operation(query=EventsQuery, headers=EventsHeaders, stream=True, errors=(404,))
-def run_events(
-    session_id: str, run_id: str, query: EventsQuery, headers: EventsHeaders
-) -> ResponseReturnValue:
+@operation(headers=EventsHeaders, stream=True, errors=(404,))
+def run_events(session_id: str, run_id: str, headers: EventsHeaders) -> ResponseReturnValue:
     """Attach to a run's events as server-sent events, running or finished.
 
-    The same frames as /api/chat_stream, each with an `id`; a `Last-Event-ID` header (or
-    `lastEventId` query parameter) resumes after that event. A malformed id is 400. A
-    finished run's stream ends at once: after its logged events, its ending from its record.
+    The same frames as /api/chat_stream, each with an `id`; a `Last-Event-ID` header resumes
+    after that event. A malformed id is 400. A finished run's stream ends at once: after its
+    logged events, its ending from its record.
     """
     found = services()
     row = found.chat.runs.status(run_id)
     if row is None or row.session_id != session_id:
         raise ApiError(404, f"run {run_id} not found in session {session_id}")
-    after = headers.last_event_id or query.last_event_id
-    settled = settled_from_db(found, run_id)
-    if found.events.exists(run_id):
-        wait = None if row.status in ACTIVE else FINISHED_RUN_WAIT  # no 15 s wait past its end
-        frames: Iterator[str] = relay(found.events, run_id, settled, after=after, keepalive=wait)
-    else:  # the log expired, or the run executes in a process whose log this one cannot read
-        frames = _from_record(row, settled)
+    settled, after = settled_from_db(found, run_id), headers.last_event_id
+    wait = None if row.status in ACTIVE else FINISHED_RUN_WAIT  # no 15 s wait past its end
+    frames = relay(found.events, run_id, settled, after=after, keepalive=wait)
+    if not found.events.exists(run_id):
+        # The log expired, or the run executes in a process whose log this one cannot read:
+        # ``metadata``, then the run's ending from its row once it is finished.
+        meta = {"sessionId": row.session_id, "runId": row.run_id, "flow": row.flow}
+        frames = itertools.chain([sse_event("metadata", meta)], frames)
     return Response(frames, mimetype="text/event-stream", headers=SSE_HEADERS)
-
-
-def _from_record(row: Any, settled: Any) -> Iterator[str]:
-    """``metadata``, then the run's ending read from its row once it is finished."""
-    meta = {"sessionId": row.session_id, "runId": row.run_id, "flow": row.flow}
-    yield sse_event("metadata", meta)
-    settled = streams.patient(settled, row.run_id, min(1.0, streams.KEEPALIVE_SECONDS))
-    while True:
-        ending = settled()
-        if ending is not None:
-            for kind, data in ending:
-                yield sse_event(kind, data)
-            return
-        yield ": keep-alive\n\n"
-        time.sleep(streams.KEEPALIVE_SECONDS)

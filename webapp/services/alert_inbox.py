@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from datetime import datetime, timezone
-from typing import Any, Literal, cast
+from datetime import datetime
+from typing import Annotated, Any, Literal, cast
 
 from peewee import Database
 from pydantic import BaseModel, ConfigDict, Field, field_validator
@@ -21,10 +21,11 @@ from ..persistence.models import AlertRecord, AlertRun, DiagnosisRun, utcnow
 from ..persistence.records import NotFound
 from ..persistence.runs import PENDING, RUNNING
 from ..telemetry.common import iso
+from .reads import Utc, UtcTime
 
 MAX_ALERTS_PER_CALL = 1000
 MAX_REQUEST_CHARS = 1000
-_ZERO_TIME = datetime(1, 1, 1, tzinfo=timezone.utc)
+_ZERO_TIME = datetime(1, 1, 1)
 #: The columns an alert's view shows, in this order (camelCased, times as ISO text).
 SHOWN = (
     "fingerprint",
@@ -50,20 +51,10 @@ class WebhookAlert(BaseModel):
     status: Literal["firing", "resolved"]
     labels: dict[str, str]
     annotations: dict[str, str] = Field(default_factory=dict)
-    startsAt: datetime
-    endsAt: datetime | None = None
+    startsAt: Annotated[datetime, Utc]
+    endsAt: UtcTime = None
     generatorURL: str | None = Field(default=None, max_length=4000)
     fingerprint: str = Field(min_length=1, max_length=64, pattern=r"^[A-Za-z0-9_.:-]+$")
-
-    @field_validator("startsAt", "endsAt")
-    @classmethod
-    def _in_utc_range(cls, moment: datetime | None) -> datetime | None:
-        if moment is not None and moment.tzinfo is not None:
-            try:
-                moment.astimezone(timezone.utc)
-            except OverflowError:  # 9999-12-31T23:59:59-14:00 is after the last UTC time
-                raise ValueError("is out of range in UTC") from None
-        return moment
 
     @field_validator("labels")
     @classmethod
@@ -101,10 +92,9 @@ class Receipt:
 StartRun = Callable[[str], tuple[str, str, Callable[[], None]]]
 
 
-def _naive(moment: datetime | None) -> datetime | None:
-    if moment is None or moment <= _ZERO_TIME:
-        return None  # Alertmanager sends 0001-01-01 for "no end yet"
-    return moment.astimezone(timezone.utc).replace(tzinfo=None)
+def _set(moment: datetime | None) -> datetime | None:
+    """``moment``, or None for the 0001-01-01 Alertmanager sends for "no end yet"."""
+    return None if moment is None or moment <= _ZERO_TIME else moment
 
 
 def investigation_request(payload: WebhookPayload) -> str:
@@ -170,8 +160,8 @@ class AlertInbox:
             "service": (labels.get("service") or labels.get("job") or "")[:200],
             "labels": labels,
             "annotations": alert.annotations,
-            "starts_at": _naive(alert.startsAt),
-            "ends_at": _naive(alert.endsAt) if alert.status == "resolved" else None,
+            "starts_at": _set(alert.startsAt),
+            "ends_at": _set(alert.endsAt) if alert.status == "resolved" else None,
             "group_key": payload.groupKey,
             "receiver": payload.receiver,
             "generator_url": alert.generatorURL,
@@ -216,12 +206,12 @@ class AlertInbox:
         launch()
         return session_id, run_id
 
-    def page(self, state: str, limit: int, cursor: str | None = None, offset: int = 0) -> Page:
+    def page(self, state: str, limit: int, cursor: str | None = None) -> Page:
         """Alerts in ``state`` (firing, resolved, all), most recently updated first, each with
         its investigation runs: a keyset page after ``cursor`` (CursorError for one this list
-        did not hand out), or by ``offset`` without a cursor. Nothing is counted."""
+        did not hand out). Nothing is counted."""
         only = None if state == "all" else state
-        found = Listing(self.database).alerts(only, limit, cursor, offset)
+        found = Listing(self.database).alerts(only, limit, cursor)
         with self.database.connection_context():
             runs = self._runs_of([row["id"] for row in found.rows])
         views = [

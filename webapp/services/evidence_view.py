@@ -6,12 +6,8 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Mapping, Sequence
-from datetime import datetime
 from typing import Any
 
-from diagnosis_graph.workflow.render import language_of
-
-from ..analysis.onsets import Finding, detect_onset
 from ..analysis.series import parse_stamp
 
 METRICS, ANOMALIES, LOG_PATTERNS = "query_metrics", "detect_anomalies", "log_patterns"
@@ -20,7 +16,7 @@ _SUMMARY = re.compile(r"^\$\.summary\.(min|max|last)$")
 _FINDING = re.compile(r"^\$\.findings\[(\d+)\](?:\.points\[(\d+)\]$)?")
 _PATTERN = re.compile(r"^\$\.patterns\[(\d+)\]")
 _RECORD = re.compile(r"^\$\.records\[(\d+)\]")
-PATTERN_FIELDS = ("template", "example", "count_before", "count_after", "first_seen")
+PATTERN_FIELDS = ("template", "example", "count_before", "count_after")
 
 
 def evidence_view(
@@ -35,9 +31,6 @@ def evidence_view(
     evaluation = run.get("self_evaluation") or {}
     window = evaluation.get("question_window") if isinstance(evaluation, Mapping) else None
     return {
-        "run_id": run["run_id"],
-        "session_id": run["session_id"],
-        "language": language_of(run.get("question") or ""),
         "window": window if isinstance(window, Mapping) else None,
         "evidence": [_item(inv, ref) for inv, ref in cited],
         "charts": charts,
@@ -158,15 +151,13 @@ def _series_chart(
     return {
         "kind": "series",
         "invocation_id": invocation["invocation_id"],
-        "tool": METRICS,
         "series_index": index,
         "service": service,
         "metric": metric,
-        "labels": dict(_mapping(series.get("labels"))),
         "unit": summary.get("unit"),
         "points": points,
         "cited": [],
-        "windows": _analysed_windows(service, metric, analyses) or _computed_windows(points),
+        "windows": _analysed_windows(service, metric, analyses),
         "finding": None,
     }
 
@@ -187,14 +178,11 @@ def _summary_point(points: Sequence[list[Any]], which: str, ref: Mapping[str, An
     return None
 
 
-def _windows(
-    finding: Mapping[str, Any], end: Any, source: str, invocation: str | None
-) -> dict[str, Any]:
+def _windows(finding: Mapping[str, Any], end: Any) -> dict[str, Any]:
+    """The baseline, onset and incident a ``detect_anomalies`` finding states."""
     baseline = finding.get("baseline") or {}
     incident = finding.get("incident") or {}
     return {
-        "source": source,
-        "source_invocation_id": invocation,
         "baseline_start": baseline.get("start"),
         "baseline_end": baseline.get("end"),
         "onset": finding.get("onset"),
@@ -210,7 +198,8 @@ def _windows(
 def _analysed_windows(
     service: str, metric: str, analyses: Sequence[Mapping[str, Any]]
 ) -> dict[str, Any] | None:
-    """The windows a ``detect_anomalies`` call of this run found for ``service``'s ``metric``."""
+    """The windows a ``detect_anomalies`` call of this run found for ``service``'s ``metric``;
+    None when the run did not analyse it (the chart then shows no windows)."""
     for invocation in reversed(analyses):  # the latest analysis first
         if _arguments(invocation).get("service") != service:
             continue
@@ -218,23 +207,8 @@ def _analysed_windows(
         for finding in output.get("findings") or []:
             if isinstance(finding, Mapping) and finding.get("signal") == metric:
                 end = (output.get("window") or {}).get("end")
-                return _windows(finding, end, ANOMALIES, invocation["invocation_id"])
+                return _windows(finding, end)
     return None
-
-
-def _computed_windows(points: Sequence[list[Any]]) -> dict[str, Any] | None:
-    """The change point of the recorded points themselves (the analysis tools' detector)."""
-    parsed: list[tuple[datetime, float]] = []
-    for stamp, value in points:
-        if isinstance(value, (int, float)) and not isinstance(value, bool):
-            try:
-                parsed.append((parse_stamp(stamp), float(value)))
-            except ValueError:
-                continue
-    found: Finding | None = detect_onset(parsed, signal="series", kind="metric")
-    if found is None:
-        return None
-    return _windows(found.as_dict(), points[-1][0], "recorded_points", None)
 
 
 def _finding_charts(
@@ -263,15 +237,13 @@ def _finding_charts(
             charts[key] = {
                 "kind": "finding",
                 "invocation_id": invocation["invocation_id"],
-                "tool": ANOMALIES,
                 "series_index": index,
                 "service": service,
                 "metric": str(finding.get("signal") or ""),
-                "labels": {"kind": str(finding.get("kind") or "")},
                 "unit": None,
                 "points": _points(finding.get("points")),
                 "cited": [],
-                "windows": _windows(finding, end, ANOMALIES, invocation["invocation_id"]),
+                "windows": _windows(finding, end),
                 "finding": {k: v for k, v in finding.items() if k != "points"},
             }
         chart = series if series is not None else charts[key]
@@ -341,24 +313,20 @@ def _log_tables(
         inv_id = invocation["invocation_id"]
         if inv_id not in tables:
             output = _output(invocation)
-            window = _mapping(output.get("window"))
             tables[inv_id] = {
                 "invocation_id": inv_id,
                 "service": _arguments(invocation).get("service"),
                 "level": _arguments(invocation).get("level"),
-                "window": {k: window.get(k) for k in ("start", "end", "onset")},
+                "onset": _mapping(output.get("window")).get("onset"),
                 "patterns": [
                     {k: p.get(k) for k in PATTERN_FIELDS}
                     | {"index": n, "new": bool(p.get("new")), "evidence_ids": []}
                     for n, p in enumerate(output.get("patterns") or [])
                     if isinstance(p, Mapping)
                 ],
-                "evidence_ids": [],
             }
-        table = tables[inv_id]
-        table["evidence_ids"].append(ref.get("evidence_id"))
         if match := _PATTERN.match(str(ref.get("raw_path"))):
-            row = _at(table["patterns"], int(match.group(1)))
+            row = _at(tables[inv_id]["patterns"], int(match.group(1)))
             if row is not None:
                 row["evidence_ids"].append(ref.get("evidence_id"))
     return list(tables.values())

@@ -178,7 +178,7 @@
 
   /** Where the chart's curve and windows come from. */
   function sourceNote(chart, lang) {
-    if (chart.kind !== "finding") return t(chart.windows.source === "detect_anomalies" ? "windows_analysed" : "windows_computed", lang);
+    if (chart.kind !== "finding") return t("windows_analysed", lang);
     if (!chart.points.length) return t("finding_only", lang);
     const thinned = chart.finding && chart.finding.downsampled;
     return t("finding_points", lang) + (thinned ? "; " + t("finding_downsampled", lang).replace("{n}", String(chart.points.length)) : "");
@@ -219,7 +219,6 @@
 
   /** A cited log_patterns output as a table: template, before, after, new. */
   function logTable(table, lang, chip) {
-    const w = table.window || {};
     return h(
       "figure",
       { class: "log-table", dataset: { invocationId: table.invocationId } },
@@ -230,7 +229,7 @@
         " · ",
         table.service || "",
         table.level ? " · " + table.level : "",
-        w.onset ? [" · " + t("onset", lang) + " ", timeEl(w.onset)] : ""
+        table.onset ? [" · " + t("onset", lang) + " ", timeEl(table.onset)] : ""
       ),
       h(
         "div",

@@ -6,6 +6,7 @@ import copy
 import json
 import time
 from collections.abc import Callable
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -154,6 +155,19 @@ def test_a_running_investigation_is_joined_only_by_the_alerts_it_already_has(
     assert linked == {"run-0", "run-1"}
 
 
+def test_times_without_a_zone_are_utc_and_zone_times_are_stored_in_utc(
+    hook_app: Flask, database: Database
+) -> None:
+    payload = real_payload()
+    payload["status"] = payload["alerts"][0]["status"] = "resolved"
+    payload["alerts"][0].update(startsAt="2026-12-01T07:54:50", endsAt="2026-12-01T10:10:00+02:00")
+    assert post(hook_app.test_client(), payload).status_code == 202
+    with database.connection_context():
+        (row,) = AlertRecord.select()
+    assert row.starts_at == datetime(2026, 12, 1, 7, 54, 50)
+    assert row.ends_at == datetime(2026, 12, 1, 8, 10)
+
+
 def _mutations() -> list[tuple[str, Any]]:
     def change(edit: Any) -> Any:
         payload = real_payload()
@@ -212,7 +226,7 @@ def test_the_webhook_needs_its_own_token(
 
 def test_alert_paging_and_state_are_validated(hook_app: Flask) -> None:
     client = hook_app.test_client()
-    for query in ("state=open", "limit=0", "offset=-1"):
+    for query in ("state=open", "limit=0", "cursor=not%20a%20cursor"):
         response = client.get(f"/api/alerts?{query}")
         assert_documented(response, "GET", "/api/alerts")
         assert response.status_code == 400

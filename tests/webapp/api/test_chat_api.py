@@ -115,7 +115,9 @@ def test_runs_of_a_session_are_listed_newest_first(client: FlaskClient) -> None:
     response = client.get(f"/api/diagnosis/{first['sessionId']}/runs")
     assert_documented(response, "GET", f"/api/diagnosis/{first['sessionId']}/runs")
     assert [r["runId"] for r in response.json["data"]["runs"]] == [second["runId"], first["runId"]]
-    page = client.get(f"/api/diagnosis/{first['sessionId']}/runs?limit=1&offset=1").json["data"]
+    path = f"/api/diagnosis/{first['sessionId']}/runs?limit=1"
+    cursor = client.get(path).json["data"]["nextCursor"]
+    page = client.get(f"{path}&cursor={cursor}").json["data"]
     assert [r["runId"] for r in page["runs"]] == [first["runId"]]
 
 

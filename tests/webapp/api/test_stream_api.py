@@ -201,13 +201,10 @@ def test_attaching_to_a_finished_run_resumes_after_the_last_event_id(
     logged = [(fields(f)["id"], event(f)) for f in frames(iter([whole.get_data()]))]
     assert logged[0][1]["type"] == "metadata" and logged[-1][1]["type"] == "done"
     third = logged[2][0]
-    for resumed in (
-        client.get(path, headers={"Last-Event-ID": third}),
-        client.get(f"{path}?lastEventId={third}"),
-    ):
-        assert [fields(f)["id"] for f in frames(iter([resumed.get_data()]))] == [
-            i for i, _ in logged[3:]
-        ]
+    resumed = client.get(path, headers={"Last-Event-ID": third})
+    assert [fields(f)["id"] for f in frames(iter([resumed.get_data()]))] == [
+        i for i, _ in logged[3:]
+    ]
     events = app.extensions["diagnosis"].events
     waits: list[float] = []
     read = events.read
@@ -222,3 +219,24 @@ def test_attaching_to_a_finished_run_resumes_after_the_last_event_id(
     assert ending[-1]["type"] == "done" and ending[-1]["data"]["runId"] == answered["runId"]
     # The run is over: its relay does not wait a keep-alive interval for events to come.
     assert waits and max(waits) < streams.KEEPALIVE_SECONDS
+
+
+def test_a_run_whose_event_log_is_gone_streams_metadata_then_its_end_from_its_record(
+    app: Flask, answered: dict[str, Any], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The log expired, or the run executed where this process cannot read its log."""
+    events = app.extensions["diagnosis"].events
+    monkeypatch.setattr(events, "exists", lambda run_id: False)
+    monkeypatch.setattr(events, "read", lambda run_id, after, timeout: [])
+    path = f"/api/diagnosis/{answered['sessionId']}/runs/{answered['runId']}/events"
+    sent = [event(f) for f in frames(iter([app.test_client().get(path).get_data()]))]
+    kinds = [e["type"] for e in sent]
+    assert kinds[0] == "metadata" and kinds[-1] == "done" and set(kinds[1:-1]) == {"content"}
+    assert "".join(e["data"]["text"] for e in sent[1:-1]) == answered["answer"]
+    assert sent[0]["data"] == {
+        "sessionId": answered["sessionId"],
+        "runId": answered["runId"],
+        "flow": "complex",
+    }
+    assert sent[-1]["data"]["runId"] == answered["runId"]
+    assert sent[-1]["data"]["status"] == "SUCCESS"
