@@ -14,7 +14,7 @@ import json
 import logging
 import threading
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -138,7 +138,7 @@ class OpenAIChatClient:
         sleep: Callable[[float], None] = time.sleep,
         clock: Callable[[], float] = time.monotonic,
         response_format: str = formats.AUTO,
-        max_tokens: Mapping[str, int] | None = None,
+        max_tokens: int | None = None,
         temperature: float = 0.0,
     ) -> None:
         if not api_key:
@@ -155,7 +155,7 @@ class OpenAIChatClient:
         self._sleep = sleep
         self._clock = clock
         self._backoff = wait_random_exponential(multiplier=0.5, max=8)
-        self._max_tokens = dict(max_tokens or tokens.DEFAULT_MAX_TOKENS)
+        self._max_tokens = max_tokens
         self._temperature = temperature
         self._client = openai.OpenAI(
             api_key=api_key,
@@ -216,7 +216,7 @@ class OpenAIChatClient:
             raise error from None
 
     def _call_budget(self) -> float:
-        deadline = tokens.current_deadline()
+        deadline = tokens.current_ledger().deadline
         if deadline is None:
             return self._max_total
         left = deadline - time.monotonic()
@@ -302,7 +302,7 @@ class OpenAIChatClient:
                 request["tool_choice"] = tool_choice
         if wire_format is not None:
             request["response_format"] = wire_format
-        request["max_tokens"] = tokens.max_tokens_for(self._max_tokens, _schema_name(asked_format))
+        request["max_tokens"] = tokens.max_tokens_for(_schema_name(asked_format), self._max_tokens)
         request["temperature"] = self._temperature
         return request
 

@@ -29,6 +29,7 @@ from .test_react import TOOLS
 
 PLAN_SCHEMA = {"type": "object", "properties": {"steps": {"type": "array"}}, "required": ["steps"]}
 PLAN = response_format_for("planner_plan", PLAN_SCHEMA)
+EVIDENCE = response_format_for("executor_evidence_v2", PLAN_SCHEMA)
 MESSAGES = [
     {"role": "system", "content": "You are a planner."},
     {"role": "user", "content": '{"question": "why is checkout slow?"}'},
@@ -264,10 +265,10 @@ def test_ollama_native_tools_with_usage(server: ScriptedOpenAIServer) -> None:
 
 def test_max_tokens_per_schema_and_temperature_are_sent(server: ScriptedOpenAIServer) -> None:
     server.default = ScriptedResponse(json=completion('{"steps": []}'))
-    model = client(server, max_tokens={"planner_plan": 300, "default": 99})
-    model.complete(MESSAGES, response_format=PLAN)
-    model.complete(MESSAGES)
-    assert [r.body["max_tokens"] for r in server.chat_requests] == [300, 99]
+    for model in (client(server), client(server, max_tokens=300)):
+        model.complete(MESSAGES, response_format=PLAN)
+        model.complete(MESSAGES, response_format=EVIDENCE)
+    assert [r.body["max_tokens"] for r in server.chat_requests] == [1024, 2048, 300, 300]
     assert {r.body["temperature"] for r in server.chat_requests} == {0}
 
 
