@@ -23,7 +23,7 @@ from webapp.tools.knowledge import KnowledgeIndex
 from webapp.wiring import knowledge_for
 
 from ..llm.fake_model import answer
-from .scripted import Offline, Reply, Scripted
+from .scripted import Offline, Ran, Reply, Scripted, run_listening
 
 SHIPPING = "ShippingErrorRateHigh"
 PAYMENT = "PaymentLatencyHigh"
@@ -46,12 +46,12 @@ Run = Any  # the fixture below: (script, backend_=None, **options) -> (result, m
 def run(backend: DemoTelemetryBackend, knowledge: KnowledgeIndex) -> Run:
     def go(
         script: dict[str, list[Reply]] | None = None, backend_: Any = None, **options: Any
-    ) -> tuple[AiOpsResult, Scripted, MemoryAudit]:
+    ) -> tuple[Ran, Scripted, MemoryAudit]:
         model, audit = Scripted(script or {}), MemoryAudit()
         runner = AiOpsRunner(
             model=model, audit=audit, backend=backend_ or backend, knowledge=knowledge, **options
         )
-        return runner.run(None, session_id="s1", run_id="run-1"), model, audit
+        return run_listening(runner, "s1", "run-1"), model, audit
 
     return go
 
@@ -84,7 +84,7 @@ def rules(result: AiOpsResult) -> dict[str, Any]:
     return evaluation
 
 
-def child_events(result: AiOpsResult, node: str, alert: str) -> list[tuple[Any, ...]]:
+def child_events(result: Ran, node: str, alert: str) -> list[tuple[Any, ...]]:
     return [
         (e["outcome"], e["reason_code"], e["attempt"])
         for e in result.events

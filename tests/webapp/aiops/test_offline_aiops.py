@@ -23,7 +23,7 @@ from webapp.aiops import AiOpsResult, AiOpsRunner
 from webapp.persistence.memory_audit import MemoryAudit
 from webapp.wiring import offline_aiops
 
-from .scripted import Scripted
+from .scripted import Ran, Scripted, run_listening
 
 VARIANTS = ("default", "renamed")
 CHILD_NODES = {"planner", "executor", "gatekeeper", "verified_input", "verifier", "composer"}
@@ -52,12 +52,12 @@ def expected_alerts(variant: str) -> dict[str, dict[str, Any]]:
 
 
 @pytest.fixture(scope="module")
-def runs(renamed_dir: Path) -> dict[str, tuple[AiOpsRunner, Scripted, AiOpsResult]]:
+def runs(renamed_dir: Path) -> dict[str, tuple[AiOpsRunner, Scripted, Ran]]:
     found = {}
     for variant in VARIANTS:
         model = Scripted()  # nothing scripted: the offline model answers, requests are recorded
         runner = offline_aiops(renamed_dir if variant == "renamed" else None, model)
-        result = runner.run(None, session_id=f"s-{variant}", run_id=f"run-aiops-{variant}")
+        result = run_listening(runner, f"s-{variant}", f"run-aiops-{variant}")
         found[variant] = (runner, model, result)
     return found
 
