@@ -22,7 +22,6 @@ import openai
 from openai.types.chat import ChatCompletion
 from tenacity import RetryCallState, Retrying, retry_if_exception, wait_random_exponential
 
-from diagnosis_graph.workflow.outcomes import Outcome
 from webapp.llm import formats, tokens
 from webapp.llm.errors import (
     MalformedResponseError,
@@ -185,7 +184,9 @@ class OpenAIChatClient:
     ) -> ChatResult:
         """Send one chat-completions request (retrying transient failures) and map the reply."""
         caps = self.capabilities
-        ends = self._clock() + self._call_budget()
+        deadline = tokens.current_ledger().deadline  # checked before the call; cuts its budget
+        left = self._max_total if deadline is None else deadline - time.monotonic()
+        ends = self._clock() + min(self._max_total, left)
         call = _Call(caps.mode, _schema_name(response_format) is not None, ends, self._clock)
         try:
             while True:
@@ -214,22 +215,6 @@ class OpenAIChatClient:
                 caps.saw_tools(False)
             caps.record_call("failed", kind=error.kind, detail=str(error))
             raise error from None
-
-    def _call_budget(self) -> float:
-        deadline = tokens.current_ledger().deadline
-        if deadline is None:
-            return self._max_total
-        left = deadline - time.monotonic()
-        if left <= 0:
-            error = LLMError(
-                "LLM call not started: the run's deadline has passed",
-                outcome=Outcome.NON_RETRYABLE_FAILED,
-                attempts=0,
-                kind="deadline",
-            )
-            self.capabilities.record_call("failed", kind=error.kind, detail=str(error))
-            raise error
-        return min(self._max_total, left)
 
     def _adjust(
         self, call: _Call, exc: openai.APIStatusError, response_format: dict[str, Any] | None

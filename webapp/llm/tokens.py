@@ -11,6 +11,7 @@ from __future__ import annotations
 import contextvars
 import json
 import threading
+import time
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -102,7 +103,10 @@ class Ledger:
         return max(0, min(self.budget.per_call, self.budget.per_run - self.spent))
 
     def admit(self, need: int) -> None:
-        """Raise ``token_budget`` when a prompt of ``need`` tokens may not be sent."""
+        """Raise ``deadline`` once the run's deadline has passed, ``token_budget`` when a prompt
+        of ``need`` tokens may not be sent."""
+        if self.deadline is not None and time.monotonic() >= self.deadline:
+            raise _over("the run's deadline has passed (RUN_DEADLINE_SECONDS)", "deadline")
         if need > self.budget.per_call:
             raise _over(
                 f"the prompt needs about {need:,} tokens, over the budget of "
@@ -120,12 +124,9 @@ class Ledger:
             self.spent += tokens
 
 
-def _over(message: str) -> LLMError:
+def _over(message: str, kind: str = "token_budget") -> LLMError:
     return LLMError(
-        f"call not sent: {message}",
-        outcome=Outcome.NON_RETRYABLE_FAILED,
-        attempts=0,
-        kind="token_budget",
+        f"call not sent: {message}", outcome=Outcome.NON_RETRYABLE_FAILED, attempts=0, kind=kind
     )
 
 

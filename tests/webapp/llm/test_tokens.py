@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import time
+
 import pytest
 
 from diagnosis_graph.workflow.outcomes import Outcome
@@ -55,6 +57,14 @@ def test_a_run_is_refused_the_call_that_would_pass_its_budget() -> None:
     ledger.admit(50)
     with pytest.raises(LLMError, match="LLM_RUN_TOKEN_BUDGET"):
         ledger.admit(51)
+
+
+def test_no_call_is_sent_after_the_run_deadline() -> None:
+    ledger = Ledger(TokenBudget(), deadline=time.monotonic() - 1)
+    with pytest.raises(LLMError) as caught:
+        ledger.admit(1)
+    assert (caught.value.kind, caught.value.attempts) == ("deadline", 0)
+    assert "RUN_DEADLINE_SECONDS" in str(caught.value)
 
 
 def prices(raw: str) -> PriceTable:
