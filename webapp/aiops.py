@@ -69,15 +69,6 @@ class RecordedAlerts:
         return AlertsRead(True, [a for a in alerts if isinstance(a, dict)], call.invocation_id)
 
 
-class AiOpsResult(DiagnosisResult):
-    """A finished AIOps run."""
-
-    @property
-    def investigations(self) -> list[dict[str, Any]]:
-        """One summary per investigated alert."""
-        return list(self.run.state.get("investigations") or [])
-
-
 class AiOpsRunner:
     """Runs the AIOps supervisor graph with LLM agents, telemetry tools and an audit store."""
 
@@ -112,7 +103,7 @@ class AiOpsRunner:
         run_id: str,
         on_event: OnEvent | None = None,
         scope: Sequence[Mapping[str, str]] = (),
-    ) -> AiOpsResult:
+    ) -> DiagnosisResult:
         """Investigate the firing alerts (of ``scope``, if given) and render the report, telling
         ``on_event`` each progress event; model failures never raise."""
         ports = AiOpsPorts(
@@ -135,7 +126,7 @@ class AiOpsRunner:
             # inside the run: the invocations come from its journal, not from the database
             evaluation = self._evaluate(run, run_id)
             attach_evidence(self.audit, run_id, _cited_state(run.state.get("investigations") or []))
-        return AiOpsResult(session_id, run_id, run, evaluation)
+        return DiagnosisResult(session_id, run_id, run, evaluation)
 
     def _evaluate(self, run: DiagnosisRun, run_id: str) -> dict[str, Any]:
         """``{"aiops_rule_evaluation": ...}``; an unreadable audit store is reported, not raised."""

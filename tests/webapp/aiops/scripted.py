@@ -15,7 +15,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from webapp.aiops import AiOpsResult, AiOpsRunner
+from webapp.aiops import AiOpsRunner
+from webapp.diagnosis import DiagnosisResult
 from webapp.llm.offline import OfflineChatModel
 from webapp.llm.types import ChatResult, LLMError, Message
 
@@ -96,10 +97,15 @@ class Scripted:
 
 
 @dataclass(frozen=True)
-class Ran(AiOpsResult):
+class Ran(DiagnosisResult):
     """An AIOps result with the progress events its run told the listener."""
 
     events: list[dict[str, Any]] = field(default_factory=list)
+
+    @property
+    def investigations(self) -> list[dict[str, Any]]:
+        """One summary per investigated alert."""
+        return list(self.run.state.get("investigations") or [])
 
 
 def run_listening(runner: AiOpsRunner, session_id: str, run_id: str) -> Ran:

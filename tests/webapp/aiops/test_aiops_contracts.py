@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 
 from diagnosis_graph.workflow.outcomes import Outcome
-from webapp.aiops import AiOpsResult, AiOpsRunner
+from webapp.aiops import AiOpsRunner
 from webapp.demo.backend import DemoTelemetryBackend
 from webapp.llm.types import ChatResult, LLMError, Message
 from webapp.persistence.memory_audit import MemoryAudit
@@ -75,11 +75,11 @@ def failure(outcome: Outcome) -> LLMError:
     return LLMError(f"LLM call failed ({kind})", outcome=outcome, kind=kind)
 
 
-def inv(result: AiOpsResult, name: str) -> dict[str, Any]:
+def inv(result: Ran, name: str) -> dict[str, Any]:
     return next(i for i in result.investigations if i["alert"]["alert_name"] == name)
 
 
-def rules(result: AiOpsResult) -> dict[str, Any]:
+def rules(result: Ran) -> dict[str, Any]:
     evaluation: dict[str, Any] = result.self_evaluation["aiops_rule_evaluation"]
     return evaluation
 
@@ -92,7 +92,7 @@ def child_events(result: Ran, node: str, alert: str) -> list[tuple[Any, ...]]:
     ]
 
 
-def cited(result: AiOpsResult) -> set[str]:
+def cited(result: Ran) -> set[str]:
     return set(re.findall(r"\[([A-Z]\d+-E\d+)\]", result.answer or ""))
 
 

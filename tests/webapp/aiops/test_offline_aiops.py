@@ -19,7 +19,7 @@ from demo.scenarios import ALERTS, NEW_VERSION, OLD_VERSION, scenario_records
 from demo.system import service_name, variant_index
 from diagnosis_graph.workflow.aiops.report import cited_ids, diagnosed
 from eval.scoring import categories
-from webapp.aiops import AiOpsResult, AiOpsRunner
+from webapp.aiops import AiOpsRunner
 from webapp.persistence.memory_audit import MemoryAudit
 from webapp.wiring import offline_aiops
 
@@ -71,7 +71,7 @@ def _audit(runner: AiOpsRunner) -> MemoryAudit:
     return audit
 
 
-def investigation(result: AiOpsResult, name: str) -> dict[str, Any]:
+def investigation(result: Ran, name: str) -> dict[str, Any]:
     return next(i for i in result.investigations if i["alert"]["alert_name"] == name)
 
 
@@ -79,7 +79,7 @@ def root_cause(inv: dict[str, Any]) -> str:
     return " ".join(c["statement"] for c in inv["composer"]["conclusions"])
 
 
-def _evidence(result: AiOpsResult) -> dict[str, dict[str, Any]]:
+def _evidence(result: Ran) -> dict[str, dict[str, Any]]:
     return {e["evidence_id"]: e for inv in result.investigations for e in inv["evidence"]}
 
 
@@ -88,7 +88,7 @@ def _arguments(runner: AiOpsRunner, run_id: str) -> dict[str, Any]:
     return {r["invocation_id"]: r["arguments"] for r in rows if r["run_id"] == run_id}
 
 
-def rules(result: AiOpsResult) -> dict[str, Any]:
+def rules(result: Ran) -> dict[str, Any]:
     evaluation: dict[str, Any] = result.self_evaluation["aiops_rule_evaluation"]
     return evaluation
 
