@@ -77,7 +77,8 @@ class Capabilities:
 
     @property
     def native_tools(self) -> bool:
-        """False once the endpoint refused or ignored a tool request."""
+        """False once the endpoint refused or ignored a tool request (the ReAct loop then speaks
+        JSON actions)."""
         return self.tool_calls is not False
 
     def downgrade(self, rejected: str, reason: str) -> str | None:
@@ -168,11 +169,6 @@ class OpenAIChatClient:
     def model_name(self) -> str:
         """The configured model name."""
         return self._model
-
-    @property
-    def native_tools(self) -> bool:
-        """Whether tool calling is native (False: the ReAct loop uses JSON actions)."""
-        return self.capabilities.native_tools
 
     def complete(
         self,

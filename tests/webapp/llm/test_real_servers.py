@@ -250,7 +250,7 @@ def test_ollama_native_tools_with_usage(server: ScriptedOpenAIServer) -> None:
             response_format=PLAN,
         )
 
-    assert model.native_tools and model.capabilities.mode == formats.JSON_SCHEMA
+    assert model.capabilities.native_tools and model.capabilities.mode == formats.JSON_SCHEMA
     assert model.capabilities.tool_calls is True  # a reply with tool calls settles it
     assert run.outcome is Outcome.COMPLETED and run.content == '{"steps": []}'
     rounds = server.chat_requests
@@ -381,7 +381,7 @@ def test_a_server_ignoring_tools_is_detected_and_gets_json_actions(
         )
 
     assert run.outcome is Outcome.COMPLETED and run.content == '{"steps": []}'
-    assert model.capabilities.tool_calls is False and not model.native_tools
+    assert model.capabilities.tool_calls is False and not model.capabilities.native_tools
     assert len(server.chat_requests) == 3  # the ignored tool request, a call, the final
     assert "tools" in server.chat_requests[0].body and "tools" not in server.chat_requests[1].body
     assert [s["status"] for s in audit.steps] == ["FAILED", "SUCCESS", "SUCCESS"]
