@@ -150,7 +150,7 @@ def main() -> int:
     parser.add_argument("--budget", type=float, default=1200.0, help="seconds for all questions")
     parser.add_argument("--run-deadline", type=float, default=300.0, help="RUN_DEADLINE_SECONDS")
     parser.add_argument("--timeout", type=float, default=120.0, help="LLM_TIMEOUT_SECONDS")
-    parser.add_argument("--max-tokens", default="", help="LLM_MAX_TOKENS (default per schema)")
+    parser.add_argument("--max-tokens", type=int, help="LLM_MAX_TOKENS (default per schema)")
     parser.add_argument("--questions", type=int, default=5, help="how many demo questions")
     args = parser.parse_args()
     MODEL_DIR.mkdir(parents=True, exist_ok=True)

@@ -7,7 +7,6 @@ from __future__ import annotations
 import json
 import logging
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
 from typing import Any
 
 from diagnosis_graph.workflow.aiops.evaluation import aiops_rule_evaluation
@@ -70,18 +69,6 @@ class RecordedAlerts:
         return AlertsRead(True, [a for a in alerts if isinstance(a, dict)], call.invocation_id)
 
 
-@dataclass(frozen=True)
-class AiOpsResult(DiagnosisResult):
-    """A finished AIOps run, with the progress events it sent."""
-
-    events: list[dict[str, Any]]
-
-    @property
-    def investigations(self) -> list[dict[str, Any]]:
-        """One summary per investigated alert."""
-        return list(self.run.state.get("investigations") or [])
-
-
 class AiOpsRunner:
     """Runs the AIOps supervisor graph with LLM agents, telemetry tools and an audit store."""
 
@@ -116,25 +103,15 @@ class AiOpsRunner:
         run_id: str,
         on_event: OnEvent | None = None,
         scope: Sequence[Mapping[str, str]] = (),
-    ) -> AiOpsResult:
-        """Investigate the firing alerts (of ``scope``, if given) and render the report; model
-        failures never raise."""
-        events: list[dict[str, Any]] = []
-
-        def listen(event: dict[str, Any]) -> None:
-            events.append(event)
-            if on_event is not None:
-                try:
-                    on_event(event)
-                except Exception:  # the listener's failure is not the run's
-                    log.exception("progress listener of run %s failed", run_id)
-
+    ) -> DiagnosisResult:
+        """Investigate the firing alerts (of ``scope``, if given) and render the report, telling
+        ``on_event`` each progress event; model failures never raise."""
         ports = AiOpsPorts(
             alerts=self.alerts,
             invocations=self.audit,
             diagnosis=self.diagnoser.graph,
             reference_time=lambda: self.backend.reference_time().strftime("%Y-%m-%dT%H:%M:%SZ"),
-            listener=listen,
+            listener=on_event or (lambda event: None),
             unreadable=lambda: unreadable(self.backend),
         )
         with run_scope(session_id, run_id):
@@ -149,7 +126,7 @@ class AiOpsRunner:
             # inside the run: the invocations come from its journal, not from the database
             evaluation = self._evaluate(run, run_id)
             attach_evidence(self.audit, run_id, _cited_state(run.state.get("investigations") or []))
-        return AiOpsResult(session_id, run_id, run, evaluation, events)
+        return DiagnosisResult(session_id, run_id, run, evaluation)
 
     def _evaluate(self, run: DiagnosisRun, run_id: str) -> dict[str, Any]:
         """``{"aiops_rule_evaluation": ...}``; an unreadable audit store is reported, not raised."""

@@ -20,6 +20,7 @@ from pydantic import (
     Field,
     FilePath,
     Json,
+    NonNegativeFloat,
     NonNegativeInt,
     PositiveFloat,
     PositiveInt,
@@ -27,7 +28,7 @@ from pydantic import (
 )
 
 from .analysis.timezones import zone_of
-from .llm.tokens import PriceTable, TokenBudget, parse_max_tokens
+from .llm.tokens import PriceTable, TokenBudget
 
 #: Systems with an HTTP API; each has ``<P>_URL`` and the auth/TLS/timeout variables below.
 HTTP_SOURCES = ("prometheus", "alertmanager", "loki", "elasticsearch")
@@ -72,14 +73,14 @@ class Settings(BaseModel):
         "auto", "json_schema", "json_object_schema", "json_object", "prompt"
     ] = "auto"
     llm_timeout_seconds: PositiveFloat = 60.0
-    #: One number for every agent or ``schema=number`` pairs (``webapp.llm.tokens``).
-    llm_max_tokens: str = ""
+    #: The answer limit of every model call; unset: per schema (``webapp.llm.tokens``).
+    llm_max_tokens: PositiveInt | None = None
     llm_temperature: Annotated[float, Field(ge=0, le=2)] = 0.0
     #: Prompt tokens one model call may send, and one diagnosis's calls (``webapp.llm.tokens``).
     llm_prompt_token_budget: PositiveInt = 12_000
     llm_run_token_budget: PositiveInt = 150_000
-    #: ``model=input/output`` prices per million tokens (``webapp.llm.tokens``); unset: no cost.
-    llm_prices: str = ""
+    #: Dollars per million input and output tokens by model (``webapp.llm.tokens``); unset: no cost.
+    llm_prices: Json[dict[str, tuple[NonNegativeFloat, NonNegativeFloat]]] = {}
     run_deadline_seconds: PositiveFloat = 600.0
     telemetry_backend: Literal["demo", "live"] = "demo"
     knowledge_dir: DirectoryPath | None = None
@@ -160,12 +161,8 @@ class Settings(BaseModel):
         return TokenBudget(self.llm_prompt_token_budget, self.llm_run_token_budget)
 
     def price_table(self) -> PriceTable:
-        """``LLM_PRICES`` read (an empty table when unset)."""
-        return PriceTable.parse(self.llm_prices)
-
-    def max_tokens_table(self) -> dict[str, int]:
-        """``LLM_MAX_TOKENS`` merged over the per-schema defaults."""
-        return parse_max_tokens(self.llm_max_tokens)
+        """``LLM_PRICES`` (an empty table when unset)."""
+        return PriceTable(self.llm_prices)
 
     @classmethod
     def from_env(
@@ -191,14 +188,6 @@ class Settings(BaseModel):
         self._validate_telemetry()
         if self.run_executor == "celery" and not self.redis_url:
             raise SettingsError("RUN_EXECUTOR=celery needs REDIS_URL (the broker)")
-        for variable, parse in (
-            ("LLM_MAX_TOKENS", self.max_tokens_table),
-            ("LLM_PRICES", self.price_table),
-        ):
-            try:
-                parse()
-            except ValueError as exc:
-                raise SettingsError(f"{variable}: {exc}") from None
         if self.rate_limit:
             from limits import parse_many
 

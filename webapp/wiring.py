@@ -66,7 +66,7 @@ def chat_model(settings: Settings) -> ChatModel:
         base_url=settings.openai_base_url,
         timeout_seconds=settings.llm_timeout_seconds,
         response_format=settings.llm_response_format,
-        max_tokens=settings.max_tokens_table(),
+        max_tokens=settings.llm_max_tokens,
         temperature=settings.llm_temperature,
     )
 

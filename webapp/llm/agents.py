@@ -1,7 +1,8 @@
 """The AgentInvoker adapter: prompts + structured output + the ReAct loop over a ChatModel.
 
 Each run has a deadline started by its first agent, and each diagnosis of a run (its question)
-a token :class:`~webapp.llm.tokens.Ledger`; both are current for every model call of its agents.
+a token :class:`~webapp.llm.tokens.Ledger` that carries it; the ledger is current for every model
+call of its agents.
 """
 
 from __future__ import annotations
@@ -66,8 +67,8 @@ class LLMAgentInvoker:
         run = current_run_or_none()
         session_id = run.session_id if run else str(config.metadata.get("session_id", ""))
         run_id = run.run_id if run else str(config.metadata.get("run_id") or config.thread_id or "")
-        deadline, ledger = self._run_state(run_id, str(call.payload.get("question") or ""))
-        if time.monotonic() >= deadline:
+        ledger = self._ledger(run_id, str(call.payload.get("question") or ""))
+        if ledger.deadline is not None and time.monotonic() >= ledger.deadline:
             limit = f"RUN_DEADLINE_SECONDS={self.run_deadline_seconds:g}"
             detail = (
                 f"the run's deadline was reached: {limit} passed before the {call.agent} "
@@ -75,11 +76,7 @@ class LLMAgentInvoker:
             )
             return AgentReply(Outcome.NON_RETRYABLE_FAILED, None, detail, version)
         try:
-            with (
-                run_scope(session_id, run_id),
-                tokens.run_deadline(deadline),
-                tokens.run_ledger(ledger),
-            ):
+            with run_scope(session_id, run_id), tokens.run_ledger(ledger):
                 try:
                     return self._run(call, version)
                 finally:  # the node's invocations, in one write
@@ -134,18 +131,19 @@ class LLMAgentInvoker:
 
         return validate
 
-    def _run_state(self, run_id: str, question: str) -> tuple[float, tokens.Ledger]:
-        """The run's deadline and the token ledger of its diagnosis of ``question``."""
+    def _ledger(self, run_id: str, question: str) -> tokens.Ledger:
+        """The token ledger of the run's diagnosis of ``question``, with the run's deadline."""
         now = time.monotonic()
         if not run_id:
-            return now + self.run_deadline_seconds, tokens.Ledger(self.token_budget)
+            return tokens.Ledger(self.token_budget, now + self.run_deadline_seconds)
         with self._lock:
             started, ledgers = self._runs.setdefault(run_id, (now, {}))
-            ledger = ledgers.setdefault(question, tokens.Ledger(self.token_budget))
+            deadline = started + self.run_deadline_seconds
+            ledger = ledgers.setdefault(question, tokens.Ledger(self.token_budget, deadline))
             self._runs.move_to_end(run_id)
             while len(self._runs) > _TRACKED_RUNS:
                 self._runs.popitem(last=False)
-        return started + self.run_deadline_seconds, ledger
+        return ledger
 
     def tool_definitions(self) -> list[dict[str, Any]]:
         """The tools the executor may call, for the planner's payload."""

@@ -14,7 +14,7 @@ import json
 import logging
 import threading
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -22,7 +22,6 @@ import openai
 from openai.types.chat import ChatCompletion
 from tenacity import RetryCallState, Retrying, retry_if_exception, wait_random_exponential
 
-from diagnosis_graph.workflow.outcomes import Outcome
 from webapp.llm import formats, tokens
 from webapp.llm.errors import (
     MalformedResponseError,
@@ -78,7 +77,8 @@ class Capabilities:
 
     @property
     def native_tools(self) -> bool:
-        """False once the endpoint refused or ignored a tool request."""
+        """False once the endpoint refused or ignored a tool request (the ReAct loop then speaks
+        JSON actions)."""
         return self.tool_calls is not False
 
     def downgrade(self, rejected: str, reason: str) -> str | None:
@@ -138,7 +138,7 @@ class OpenAIChatClient:
         sleep: Callable[[float], None] = time.sleep,
         clock: Callable[[], float] = time.monotonic,
         response_format: str = formats.AUTO,
-        max_tokens: Mapping[str, int] | None = None,
+        max_tokens: int | None = None,
         temperature: float = 0.0,
     ) -> None:
         if not api_key:
@@ -155,7 +155,7 @@ class OpenAIChatClient:
         self._sleep = sleep
         self._clock = clock
         self._backoff = wait_random_exponential(multiplier=0.5, max=8)
-        self._max_tokens = dict(max_tokens or tokens.DEFAULT_MAX_TOKENS)
+        self._max_tokens = max_tokens
         self._temperature = temperature
         self._client = openai.OpenAI(
             api_key=api_key,
@@ -170,11 +170,6 @@ class OpenAIChatClient:
         """The configured model name."""
         return self._model
 
-    @property
-    def native_tools(self) -> bool:
-        """Whether tool calling is native (False: the ReAct loop uses JSON actions)."""
-        return self.capabilities.native_tools
-
     def complete(
         self,
         messages: Sequence[Message],
@@ -185,7 +180,9 @@ class OpenAIChatClient:
     ) -> ChatResult:
         """Send one chat-completions request (retrying transient failures) and map the reply."""
         caps = self.capabilities
-        ends = self._clock() + self._call_budget()
+        deadline = tokens.current_ledger().deadline  # checked before the call; cuts its budget
+        left = self._max_total if deadline is None else deadline - time.monotonic()
+        ends = self._clock() + min(self._max_total, left)
         call = _Call(caps.mode, _schema_name(response_format) is not None, ends, self._clock)
         try:
             while True:
@@ -214,22 +211,6 @@ class OpenAIChatClient:
                 caps.saw_tools(False)
             caps.record_call("failed", kind=error.kind, detail=str(error))
             raise error from None
-
-    def _call_budget(self) -> float:
-        deadline = tokens.current_deadline()
-        if deadline is None:
-            return self._max_total
-        left = deadline - time.monotonic()
-        if left <= 0:
-            error = LLMError(
-                "LLM call not started: the run's deadline has passed",
-                outcome=Outcome.NON_RETRYABLE_FAILED,
-                attempts=0,
-                kind="deadline",
-            )
-            self.capabilities.record_call("failed", kind=error.kind, detail=str(error))
-            raise error
-        return min(self._max_total, left)
 
     def _adjust(
         self, call: _Call, exc: openai.APIStatusError, response_format: dict[str, Any] | None
@@ -302,7 +283,7 @@ class OpenAIChatClient:
                 request["tool_choice"] = tool_choice
         if wire_format is not None:
             request["response_format"] = wire_format
-        request["max_tokens"] = tokens.max_tokens_for(self._max_tokens, _schema_name(asked_format))
+        request["max_tokens"] = tokens.max_tokens_for(_schema_name(asked_format), self._max_tokens)
         request["temperature"] = self._temperature
         return request
 

@@ -150,7 +150,8 @@ def run_react(
     validate: Validator | None = None,
 ) -> AgentRun:
     """Let the model call tools within ``budget``, then return its final content."""
-    native = bool(getattr(model, "native_tools", True))  # False: the endpoint ignores tools
+    caps = getattr(model, "capabilities", None)  # None (the offline model): tools are native
+    native = caps is None or caps.native_tools
     loop = _Loop(budget or Budget(), toolbox, native, list(messages))
     definitions = toolbox.definitions()
     if not loop.native:

@@ -1,5 +1,6 @@
 """Limits of model calls: prompt token budgets per call and per diagnosis (checked before a
-call, against a plain estimate), ``max_tokens`` per schema, the run deadline, and prices.
+call, against a plain estimate) and the run's deadline, carried by one :class:`Ledger`;
+``max_tokens`` per schema, and prices.
 
 The estimate counts four ASCII characters as one token and any other character as one token
 (no tokenizer is a dependency: each OpenAI-compatible model has its own vocabulary).
@@ -10,16 +11,16 @@ from __future__ import annotations
 import contextvars
 import json
 import threading
+import time
 from collections.abc import Iterator, Mapping, Sequence
-from contextlib import AbstractContextManager, contextmanager
+from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import Any, TypeVar
+from typing import Any
 
 from diagnosis_graph.workflow.outcomes import Outcome
 
 from .types import LLMError, Message
 
-T = TypeVar("T")
 DEFAULT = "default"
 DEFAULT_MAX_TOKENS: Mapping[str, int] = {
     "planner_plan": 1024,
@@ -30,58 +31,11 @@ DEFAULT_MAX_TOKENS: Mapping[str, int] = {
 }
 DEFAULT_RUN_DEADLINE_SECONDS = 600.0
 
-#: Absolute deadline (on the client's monotonic clock) of the run whose call this is.
-_deadline: contextvars.ContextVar[float | None] = contextvars.ContextVar(
-    "llm_run_deadline", default=None
-)
 
-
-def parse_max_tokens(raw: str) -> dict[str, int]:
-    """``"2048"`` or ``"planner_plan=800,default=1200"`` as a per-schema table (merged)."""
-    table = dict(DEFAULT_MAX_TOKENS)
-    text = raw.strip()
-    if not text:
-        return table
-    if "=" not in text:
-        value = _positive(text)
-        return {name: value for name in table}
-    for part in text.split(","):
-        name, _, number = part.partition("=")
-        if not name.strip() or not number.strip():
-            raise ValueError(f"{part!r} is not name=number")
-        table[name.strip()] = _positive(number)
-    return table
-
-
-def _positive(text: str) -> int:
-    value = int(text.strip())
-    if value < 1:
-        raise ValueError(f"{text!r} is not a positive integer")
-    return value
-
-
-def max_tokens_for(table: Mapping[str, int], schema_name: str | None) -> int:
-    """The limit for an answer in ``schema_name`` (None: a plain or tool-calling round)."""
-    return table.get(schema_name or DEFAULT, table.get(DEFAULT, DEFAULT_MAX_TOKENS[DEFAULT]))
-
-
-def current_deadline() -> float | None:
-    """The running run's deadline, or None outside a run."""
-    return _deadline.get()
-
-
-def run_deadline(deadline: float | None) -> AbstractContextManager[float | None]:
-    """Make ``deadline`` the current run's deadline inside the block."""
-    return _scoped(_deadline, deadline)
-
-
-@contextmanager
-def _scoped(var: contextvars.ContextVar[T], value: T) -> Iterator[T]:
-    token = var.set(value)
-    try:
-        yield value
-    finally:
-        var.reset(token)
+def max_tokens_for(schema_name: str | None, limit: int | None = None) -> int:
+    """``limit`` (``LLM_MAX_TOKENS``) when set, else the default for an answer in ``schema_name``
+    (None: a plain or tool-calling round)."""
+    return limit or DEFAULT_MAX_TOKENS.get(schema_name or DEFAULT, DEFAULT_MAX_TOKENS[DEFAULT])
 
 
 DEFAULT_PROMPT_TOKENS = 12_000
@@ -134,10 +88,13 @@ class TokenBudget:
 
 
 class Ledger:
-    """The prompt tokens one diagnosis has spent, against its budget (shared by its agents)."""
+    """The prompt tokens one diagnosis has spent, against its budget, and the deadline of its
+    run (shared by its agents)."""
 
-    def __init__(self, budget: TokenBudget | None = None) -> None:
+    def __init__(self, budget: TokenBudget | None = None, deadline: float | None = None) -> None:
         self.budget = budget or TokenBudget()
+        #: Absolute deadline of the run on ``time.monotonic``; None: no deadline.
+        self.deadline = deadline
         self.spent = 0
         self._lock = threading.Lock()
 
@@ -146,7 +103,10 @@ class Ledger:
         return max(0, min(self.budget.per_call, self.budget.per_run - self.spent))
 
     def admit(self, need: int) -> None:
-        """Raise ``token_budget`` when a prompt of ``need`` tokens may not be sent."""
+        """Raise ``deadline`` once the run's deadline has passed, ``token_budget`` when a prompt
+        of ``need`` tokens may not be sent."""
+        if self.deadline is not None and time.monotonic() >= self.deadline:
+            raise _over("the run's deadline has passed (RUN_DEADLINE_SECONDS)", "deadline")
         if need > self.budget.per_call:
             raise _over(
                 f"the prompt needs about {need:,} tokens, over the budget of "
@@ -164,12 +124,9 @@ class Ledger:
             self.spent += tokens
 
 
-def _over(message: str) -> LLMError:
+def _over(message: str, kind: str = "token_budget") -> LLMError:
     return LLMError(
-        f"call not sent: {message}",
-        outcome=Outcome.NON_RETRYABLE_FAILED,
-        attempts=0,
-        kind="token_budget",
+        f"call not sent: {message}", outcome=Outcome.NON_RETRYABLE_FAILED, attempts=0, kind=kind
     )
 
 
@@ -183,32 +140,22 @@ def current_ledger() -> Ledger:
     return _ledger.get() or Ledger()
 
 
-def run_ledger(ledger: Ledger) -> AbstractContextManager[Ledger | None]:
+@contextmanager
+def run_ledger(ledger: Ledger) -> Iterator[Ledger]:
     """Make ``ledger`` the current run's inside the block."""
-    return _scoped(_ledger, ledger)
+    token = _ledger.set(ledger)
+    try:
+        yield ledger
+    finally:
+        _ledger.reset(token)
 
 
 @dataclass(frozen=True)
 class PriceTable:
-    """Dollars per million prompt and completion tokens, by model name (``*``: any other)."""
+    """Dollars per million prompt and completion tokens, by model name (``*``: any other);
+    ``LLM_PRICES`` is this table as JSON."""
 
     prices: Mapping[str, tuple[float, float]] = field(default_factory=dict)
-
-    @classmethod
-    def parse(cls, raw: str) -> PriceTable:
-        """``"gpt-4o-mini=0.15/0.60,*=1/4"`` as a table; ValueError naming a bad entry."""
-        prices: dict[str, tuple[float, float]] = {}
-        for part in filter(None, (p.strip() for p in raw.split(","))):
-            model, _, pair = part.rpartition("=")
-            prompt, slash, completion = pair.partition("/")
-            try:
-                entry = (float(prompt), float(completion))
-            except ValueError:
-                entry = (-1.0, -1.0)
-            if not model.strip() or not slash or min(entry) < 0:
-                raise ValueError(f"{part!r} is not model=input/output (dollars per 1M tokens)")
-            prices[model.strip()] = entry
-        return cls(prices)
 
     def cost(self, model: str, prompt_tokens: int, completion_tokens: int) -> float | None:
         """The dollars a call cost, or None when the table does not price ``model``."""

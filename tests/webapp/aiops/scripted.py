@@ -15,6 +15,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from webapp.aiops import AiOpsRunner
+from webapp.diagnosis import DiagnosisResult
 from webapp.llm.offline import OfflineChatModel
 from webapp.llm.types import ChatResult, LLMError, Message
 
@@ -92,3 +94,22 @@ class Scripted:
     def sent(self, key: str) -> list[dict[str, Any]]:
         """Requests whose most specific or generic key is ``key``."""
         return [r for r in self.requests if key in r["keys"]]
+
+
+@dataclass(frozen=True)
+class Ran(DiagnosisResult):
+    """An AIOps result with the progress events its run told the listener."""
+
+    events: list[dict[str, Any]] = field(default_factory=list)
+
+    @property
+    def investigations(self) -> list[dict[str, Any]]:
+        """One summary per investigated alert."""
+        return list(self.run.state.get("investigations") or [])
+
+
+def run_listening(runner: AiOpsRunner, session_id: str, run_id: str) -> Ran:
+    """Run ``runner`` on the firing alerts, keeping the progress events."""
+    events: list[dict[str, Any]] = []
+    result = runner.run(None, session_id=session_id, run_id=run_id, on_event=events.append)
+    return Ran(result.session_id, result.run_id, result.run, result.self_evaluation, events)

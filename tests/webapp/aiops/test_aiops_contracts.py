@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 
 from diagnosis_graph.workflow.outcomes import Outcome
-from webapp.aiops import AiOpsResult, AiOpsRunner
+from webapp.aiops import AiOpsRunner
 from webapp.demo.backend import DemoTelemetryBackend
 from webapp.llm.types import ChatResult, LLMError, Message
 from webapp.persistence.memory_audit import MemoryAudit
@@ -23,7 +23,7 @@ from webapp.tools.knowledge import KnowledgeIndex
 from webapp.wiring import knowledge_for
 
 from ..llm.fake_model import answer
-from .scripted import Offline, Reply, Scripted
+from .scripted import Offline, Ran, Reply, Scripted, run_listening
 
 SHIPPING = "ShippingErrorRateHigh"
 PAYMENT = "PaymentLatencyHigh"
@@ -46,12 +46,12 @@ Run = Any  # the fixture below: (script, backend_=None, **options) -> (result, m
 def run(backend: DemoTelemetryBackend, knowledge: KnowledgeIndex) -> Run:
     def go(
         script: dict[str, list[Reply]] | None = None, backend_: Any = None, **options: Any
-    ) -> tuple[AiOpsResult, Scripted, MemoryAudit]:
+    ) -> tuple[Ran, Scripted, MemoryAudit]:
         model, audit = Scripted(script or {}), MemoryAudit()
         runner = AiOpsRunner(
             model=model, audit=audit, backend=backend_ or backend, knowledge=knowledge, **options
         )
-        return runner.run(None, session_id="s1", run_id="run-1"), model, audit
+        return run_listening(runner, "s1", "run-1"), model, audit
 
     return go
 
@@ -75,16 +75,16 @@ def failure(outcome: Outcome) -> LLMError:
     return LLMError(f"LLM call failed ({kind})", outcome=outcome, kind=kind)
 
 
-def inv(result: AiOpsResult, name: str) -> dict[str, Any]:
+def inv(result: Ran, name: str) -> dict[str, Any]:
     return next(i for i in result.investigations if i["alert"]["alert_name"] == name)
 
 
-def rules(result: AiOpsResult) -> dict[str, Any]:
+def rules(result: Ran) -> dict[str, Any]:
     evaluation: dict[str, Any] = result.self_evaluation["aiops_rule_evaluation"]
     return evaluation
 
 
-def child_events(result: AiOpsResult, node: str, alert: str) -> list[tuple[Any, ...]]:
+def child_events(result: Ran, node: str, alert: str) -> list[tuple[Any, ...]]:
     return [
         (e["outcome"], e["reason_code"], e["attempt"])
         for e in result.events
@@ -92,7 +92,7 @@ def child_events(result: AiOpsResult, node: str, alert: str) -> list[tuple[Any, 
     ]
 
 
-def cited(result: AiOpsResult) -> set[str]:
+def cited(result: Ran) -> set[str]:
     return set(re.findall(r"\[([A-Z]\d+-E\d+)\]", result.answer or ""))
 
 

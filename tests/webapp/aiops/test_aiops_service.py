@@ -7,7 +7,8 @@ from typing import Any
 from flask import Flask
 from peewee import Database
 
-from webapp.aiops import AiOpsResult, AiOpsRunner, AiOpsService
+from webapp.aiops import AiOpsRunner, AiOpsService
+from webapp.diagnosis import DiagnosisResult
 from webapp.persistence.models import DiagnosisRun
 from webapp.persistence.runs import RunStore
 from webapp.persistence.sql_audit import SqlAudit
@@ -21,7 +22,9 @@ class Exploding(AiOpsRunner):
     def __init__(self) -> None:  # no adapters: it never gets as far as using them
         self.status_seen: str | None = None
 
-    def run(self, request: str | None, *, session_id: str, run_id: str, **_: Any) -> AiOpsResult:
+    def run(
+        self, request: str | None, *, session_id: str, run_id: str, **_: Any
+    ) -> DiagnosisResult:
         with DiagnosisRun._meta.database.connection_context():
             self.status_seen = DiagnosisRun.get(DiagnosisRun.run_id == run_id).status
         raise RuntimeError("runner bug")

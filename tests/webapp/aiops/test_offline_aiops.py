@@ -19,11 +19,11 @@ from demo.scenarios import ALERTS, NEW_VERSION, OLD_VERSION, scenario_records
 from demo.system import service_name, variant_index
 from diagnosis_graph.workflow.aiops.report import cited_ids, diagnosed
 from eval.scoring import categories
-from webapp.aiops import AiOpsResult, AiOpsRunner
+from webapp.aiops import AiOpsRunner
 from webapp.persistence.memory_audit import MemoryAudit
 from webapp.wiring import offline_aiops
 
-from .scripted import Scripted
+from .scripted import Ran, Scripted, run_listening
 
 VARIANTS = ("default", "renamed")
 CHILD_NODES = {"planner", "executor", "gatekeeper", "verified_input", "verifier", "composer"}
@@ -52,12 +52,12 @@ def expected_alerts(variant: str) -> dict[str, dict[str, Any]]:
 
 
 @pytest.fixture(scope="module")
-def runs(renamed_dir: Path) -> dict[str, tuple[AiOpsRunner, Scripted, AiOpsResult]]:
+def runs(renamed_dir: Path) -> dict[str, tuple[AiOpsRunner, Scripted, Ran]]:
     found = {}
     for variant in VARIANTS:
         model = Scripted()  # nothing scripted: the offline model answers, requests are recorded
         runner = offline_aiops(renamed_dir if variant == "renamed" else None, model)
-        result = runner.run(None, session_id=f"s-{variant}", run_id=f"run-aiops-{variant}")
+        result = run_listening(runner, f"s-{variant}", f"run-aiops-{variant}")
         found[variant] = (runner, model, result)
     return found
 
@@ -71,7 +71,7 @@ def _audit(runner: AiOpsRunner) -> MemoryAudit:
     return audit
 
 
-def investigation(result: AiOpsResult, name: str) -> dict[str, Any]:
+def investigation(result: Ran, name: str) -> dict[str, Any]:
     return next(i for i in result.investigations if i["alert"]["alert_name"] == name)
 
 
@@ -79,7 +79,7 @@ def root_cause(inv: dict[str, Any]) -> str:
     return " ".join(c["statement"] for c in inv["composer"]["conclusions"])
 
 
-def _evidence(result: AiOpsResult) -> dict[str, dict[str, Any]]:
+def _evidence(result: Ran) -> dict[str, dict[str, Any]]:
     return {e["evidence_id"]: e for inv in result.investigations for e in inv["evidence"]}
 
 
@@ -88,7 +88,7 @@ def _arguments(runner: AiOpsRunner, run_id: str) -> dict[str, Any]:
     return {r["invocation_id"]: r["arguments"] for r in rows if r["run_id"] == run_id}
 
 
-def rules(result: AiOpsResult) -> dict[str, Any]:
+def rules(result: Ran) -> dict[str, Any]:
     evaluation: dict[str, Any] = result.self_evaluation["aiops_rule_evaluation"]
     return evaluation
 

@@ -15,7 +15,7 @@ from webapp.persistence.history import HistoryStore
 from .conftest import make_app
 from .openapi_check import assert_documented
 
-PRICES = f"{MODEL_NAME}=2/8"  # dollars per million prompt / completion tokens
+PRICES = f'{{"{MODEL_NAME}": [2, 8]}}'  # dollars per million prompt / completion tokens
 
 
 def ask(client: FlaskClient) -> tuple[str, str]:

@@ -27,7 +27,7 @@ if TYPE_CHECKING:
 QUESTION = "Why is payment-service slow since 10:00?"
 TIMEOUT_MS = 30_000
 #: Dollars per million prompt / completion tokens, for any model: every run shows a cost.
-PRICES = "*=2/8"
+PRICES = '{"*": [2, 8]}'
 
 
 def require_browser() -> None:

@@ -5,30 +5,27 @@ from __future__ import annotations
 import pytest
 
 from webapp.config import Settings, SettingsError
-from webapp.llm.tokens import DEFAULT_MAX_TOKENS, max_tokens_for, parse_max_tokens
+from webapp.llm.tokens import max_tokens_for
 
 
 def test_defaults_are_per_schema_with_a_default_for_plain_rounds() -> None:
-    table = parse_max_tokens("")
-    assert max_tokens_for(table, "executor_evidence_v2") == 2048
-    assert max_tokens_for(table, "planner_plan") == 1024
-    assert max_tokens_for(table, None) == max_tokens_for(table, "unknown") == 1024
+    assert Settings.from_env({}).llm_max_tokens is None
+    assert max_tokens_for("executor_evidence_v2") == 2048
+    assert max_tokens_for("planner_plan") == 1024
+    assert max_tokens_for(None) == max_tokens_for("unknown") == 1024
 
 
 def test_one_number_applies_to_every_agent() -> None:
-    assert set(parse_max_tokens("512").values()) == {512}
-
-
-def test_pairs_override_only_the_named_schemas() -> None:
-    table = parse_max_tokens("planner_plan=300, default=200")
-    assert table["planner_plan"] == 300 and table["default"] == 200
-    assert table["composer_output"] == DEFAULT_MAX_TOKENS["composer_output"]
+    limit = Settings.from_env({"LLM_MAX_TOKENS": "512"}).llm_max_tokens
+    assert {max_tokens_for(name, limit) for name in ("planner_plan", "composer_output", None)} == {
+        512
+    }
 
 
 @pytest.mark.parametrize(
     ("variable", "value"),
     [
-        ("LLM_MAX_TOKENS", "planner_plan=-1"),
+        ("LLM_MAX_TOKENS", "-1"),
         ("LLM_MAX_TOKENS", "planner_plan"),
         ("LLM_TEMPERATURE", "3"),
         ("RUN_DEADLINE_SECONDS", "0"),

@@ -29,6 +29,7 @@ from .test_react import TOOLS
 
 PLAN_SCHEMA = {"type": "object", "properties": {"steps": {"type": "array"}}, "required": ["steps"]}
 PLAN = response_format_for("planner_plan", PLAN_SCHEMA)
+EVIDENCE = response_format_for("executor_evidence_v2", PLAN_SCHEMA)
 MESSAGES = [
     {"role": "system", "content": "You are a planner."},
     {"role": "user", "content": '{"question": "why is checkout slow?"}'},
@@ -249,7 +250,7 @@ def test_ollama_native_tools_with_usage(server: ScriptedOpenAIServer) -> None:
             response_format=PLAN,
         )
 
-    assert model.native_tools and model.capabilities.mode == formats.JSON_SCHEMA
+    assert model.capabilities.native_tools and model.capabilities.mode == formats.JSON_SCHEMA
     assert model.capabilities.tool_calls is True  # a reply with tool calls settles it
     assert run.outcome is Outcome.COMPLETED and run.content == '{"steps": []}'
     rounds = server.chat_requests
@@ -264,10 +265,10 @@ def test_ollama_native_tools_with_usage(server: ScriptedOpenAIServer) -> None:
 
 def test_max_tokens_per_schema_and_temperature_are_sent(server: ScriptedOpenAIServer) -> None:
     server.default = ScriptedResponse(json=completion('{"steps": []}'))
-    model = client(server, max_tokens={"planner_plan": 300, "default": 99})
-    model.complete(MESSAGES, response_format=PLAN)
-    model.complete(MESSAGES)
-    assert [r.body["max_tokens"] for r in server.chat_requests] == [300, 99]
+    for model in (client(server), client(server, max_tokens=300)):
+        model.complete(MESSAGES, response_format=PLAN)
+        model.complete(MESSAGES, response_format=EVIDENCE)
+    assert [r.body["max_tokens"] for r in server.chat_requests] == [1024, 2048, 300, 300]
     assert {r.body["temperature"] for r in server.chat_requests} == {0}
 
 
@@ -380,7 +381,7 @@ def test_a_server_ignoring_tools_is_detected_and_gets_json_actions(
         )
 
     assert run.outcome is Outcome.COMPLETED and run.content == '{"steps": []}'
-    assert model.capabilities.tool_calls is False and not model.native_tools
+    assert model.capabilities.tool_calls is False and not model.capabilities.native_tools
     assert len(server.chat_requests) == 3  # the ignored tool request, a call, the final
     assert "tools" in server.chat_requests[0].body and "tools" not in server.chat_requests[1].body
     assert [s["status"] for s in audit.steps] == ["FAILED", "SUCCESS", "SUCCESS"]

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import time
+
 import pytest
 
 from diagnosis_graph.workflow.outcomes import Outcome
@@ -57,15 +59,29 @@ def test_a_run_is_refused_the_call_that_would_pass_its_budget() -> None:
         ledger.admit(51)
 
 
+def test_no_call_is_sent_after_the_run_deadline() -> None:
+    ledger = Ledger(TokenBudget(), deadline=time.monotonic() - 1)
+    with pytest.raises(LLMError) as caught:
+        ledger.admit(1)
+    assert (caught.value.kind, caught.value.attempts) == ("deadline", 0)
+    assert "RUN_DEADLINE_SECONDS" in str(caught.value)
+
+
+def prices(raw: str) -> PriceTable:
+    return Settings.from_env({"LLM_PRICES": raw}).price_table()
+
+
 def test_price_table_prices_listed_models_and_the_wildcard() -> None:
-    table = PriceTable.parse("gpt-4o-mini=0.15/0.60, *=1/4")
+    table = prices('{"gpt-4o-mini": [0.15, 0.60], "*": [1, 4]}')
     assert table.cost("gpt-4o-mini", 1_000_000, 1_000_000) == pytest.approx(0.75)
     assert table.cost("other", 1000, 500) == pytest.approx(0.003)
-    assert PriceTable.parse("a=1/2").cost("b", 10, 10) is None
-    assert PriceTable.parse("").cost("a", 10, 10) is None
+    assert prices('{"a": [1, 2]}').cost("b", 10, 10) is None
+    assert prices("").cost("a", 10, 10) is None
 
 
-@pytest.mark.parametrize("raw", ["gpt=1", "=1/2", "gpt=a/b", "gpt=-1/2", "gpt"])
+@pytest.mark.parametrize(
+    "raw", ['{"gpt": [1]}', '{"gpt": ["a", "b"]}', '{"gpt": [-1, 2]}', "gpt=1/2", '["gpt"]']
+)
 def test_a_bad_price_table_is_refused_at_start_up(raw: str) -> None:
     with pytest.raises(SettingsError, match="LLM_PRICES"):
         Settings.from_env({"LLM_PRICES": raw})
