@@ -172,7 +172,6 @@ def summarise(
         }
         for c in projected.get("claims") or []
     ]
-    gate = state.get("gatekeeper_result") or {}
     evaluation = build_self_evaluation(state, own, None)
     return {
         "alert_id": alert_id,
@@ -184,7 +183,6 @@ def summarise(
         "termination_reason": trace.get("termination_reason"),
         "why_not_composed": None if composed else _why(run),
         "rounds": 1 + int(state.get("evidence_retry_count") or 0),
-        "gatekeeper": {k: v for k, v in gate.items() if k != "claims"},
         "rule_evaluation": evaluation["rule_evaluation"],
         "verifier_evaluation": evaluation["verifier_evaluation"],
         "verified_claims": claims,
