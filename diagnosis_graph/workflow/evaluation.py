@@ -30,10 +30,10 @@ def grounding_evaluation(gate: GatekeeperResult | None) -> dict[str, Any]:
     return {
         "claims": gate["claim_count"],
         "verified": gate["verified_claim_count"],
-        "grounded": gate["grounded_claim_count"],
+        "grounded": gate["verified_claim_count"],
         "ungrounded": [dict(u) for u in gate["ungrounded_claims"]],
         "groundedness": (
-            round(gate["grounded_claim_count"] / len(checked), 4) if checked else None
+            round(gate["verified_claim_count"] / len(checked), 4) if checked else None
         ),
     }
 

@@ -37,7 +37,6 @@ class ClaimResult(TypedDict):
     claim_id: str
     critical: bool
     verified: bool
-    grounded: bool
     ungrounded_tokens: list[str]
     grounding_reason: str | None
     bindings: list[BindingResult]
@@ -59,7 +58,6 @@ class GatekeeperResult(TypedDict):
     verifier_verdict_ceiling: str
     claim_count: int
     verified_claim_count: int
-    grounded_claim_count: int
     binding_count: int
     verified_binding_count: int
     reason_counts: dict[str, int]
@@ -322,12 +320,10 @@ def _claim_result(
     quoted = any(grounding.quotes(statement, str(b["evidence_excerpt"])) for b in verified)
     if injected and not tokens and not quoted:
         reason = FOLLOWS_INSTRUCTION
-    grounded = bool(contexts) and reason is None
     return {
         "claim_id": str(claim.get("claim_id")),
         "critical": bool(claim.get("critical")),
-        "verified": grounded,
-        "grounded": grounded,
+        "verified": bool(contexts) and reason is None,
         "ungrounded_tokens": tokens,
         "grounding_reason": reason,
         "bindings": bindings,
@@ -356,7 +352,6 @@ def _summarise(claims: list[ClaimResult], reasons: dict[str, int], valid: bool) 
         "verifier_verdict_ceiling": ceiling.value,
         "claim_count": len(claims),
         "verified_claim_count": verified_claims,
-        "grounded_claim_count": sum(c["grounded"] for c in claims),
         "binding_count": len(bindings),
         "verified_binding_count": verified,
         "reason_counts": reasons,

@@ -11,7 +11,7 @@ from typing import Any
 from ...config import RunConfig
 from ..evaluation import build_self_evaluation
 from ..factory import DiagnosisRun, run_diagnosis
-from ..limits import failed_reads, parse_utc
+from ..limits import failed_reads, parse_utc, read_services
 from ..nodes import run_id_of
 from ..ports import InvocationRecord
 from ..render import why_fallback
@@ -24,8 +24,6 @@ ONSET_LEAD = timedelta(minutes=15)
 COMPOSED = "composer_completed"
 _SEVERITY_RANK = {"critical": 0, "error": 1, "major": 1, "warning": 2, "minor": 3, "info": 4}
 _BRIEF_KEYS = ("alert_name", "severity", "service", "description", "state", "active_at")
-#: Identity of the telemetry an evidence item came from (its invocation's arguments).
-_SOURCE_KEYS = ("service", "metric")
 
 
 def priority(alert: Mapping[str, Any]) -> tuple[int, str]:
@@ -136,19 +134,17 @@ def composed_output(prefix: str, composer: Mapping[str, Any]) -> dict[str, Any]:
 def _evidence(
     prefix: str, evidence: Sequence[Mapping[str, Any]], records: Sequence[InvocationRecord]
 ) -> list[dict[str, Any]]:
-    arguments = {r.invocation_id: r.arguments for r in records}
-    out = []
-    for item in evidence:
-        source = arguments.get(str(item.get("source_invocation_id"))) or {}
-        out.append(
-            {
-                **item,
-                "evidence_id": f"{prefix}-{item['evidence_id']}",
-                "claim_id": f"{prefix}-{item.get('claim_id')}",
-                **{k: source[k] for k in _SOURCE_KEYS if isinstance(source.get(k), str)},
-            }
-        )
-    return out
+    """The evidence with run-wide ids and the service its read was about (if one)."""
+    services = read_services(records)
+    return [
+        {
+            **item,
+            "evidence_id": f"{prefix}-{item['evidence_id']}",
+            "claim_id": f"{prefix}-{item.get('claim_id')}",
+            "service": services.get(str(item.get("source_invocation_id"))),
+        }
+        for item in evidence
+    ]
 
 
 def summarise(
