@@ -6,7 +6,7 @@ from collections import Counter
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from .gatekeeper import GATEKEEPER_VERSION, GatekeeperResult
+from .gatekeeper import GATEKEEPER_VERSION, NO_VERIFIED_BINDING, GatekeeperResult
 from .ports import InvocationRecord
 
 #: The gatekeeper's claim and binding counts a rule evaluation reports (0 without a result).
@@ -26,12 +26,16 @@ def grounding_evaluation(gate: GatekeeperResult | None) -> dict[str, Any]:
     """Per run: claims, verified, grounded, the ungrounded tokens, and the groundedness share."""
     if not gate:
         return {"claims": 0, "verified": 0, "grounded": 0, "ungrounded": [], "groundedness": None}
-    checked = [c for c in gate["claims"] if c["grounding_reason"] != "no verified binding"]
+    checked = [c for c in gate["claims"] if c["grounding_reason"] != NO_VERIFIED_BINDING]
     return {
         "claims": gate["claim_count"],
         "verified": gate["verified_claim_count"],
         "grounded": gate["verified_claim_count"],
-        "ungrounded": [dict(u) for u in gate["ungrounded_claims"]],
+        "ungrounded": [
+            {"claim_id": c["claim_id"], "tokens": c["ungrounded_tokens"], "reason": reason}
+            for c in checked
+            if (reason := c["grounding_reason"])
+        ],
         "groundedness": (
             round(gate["verified_claim_count"] / len(checked), 4) if checked else None
         ),

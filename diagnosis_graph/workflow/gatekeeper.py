@@ -42,14 +42,6 @@ class ClaimResult(TypedDict):
     bindings: list[BindingResult]
 
 
-class UngroundedClaim(TypedDict):
-    """One claim that failed grounding and why."""
-
-    claim_id: str
-    tokens: list[str]
-    reason: str
-
-
 class GatekeeperResult(TypedDict):
     """``gatekeeper_result`` (stored as ``self_evaluation.rule_evaluation.gatekeeper``)."""
 
@@ -61,7 +53,6 @@ class GatekeeperResult(TypedDict):
     binding_count: int
     verified_binding_count: int
     reason_counts: dict[str, int]
-    ungrounded_claims: list[UngroundedClaim]
     claims: list[ClaimResult]
     error: str | None
 
@@ -334,11 +325,6 @@ def _summarise(claims: list[ClaimResult], reasons: dict[str, int], valid: bool) 
     bindings = [b for claim in claims for b in claim["bindings"]]
     verified = sum(b["status"] == VERIFIED for b in bindings)
     verified_claims = sum(c["verified"] for c in claims)
-    ungrounded: list[UngroundedClaim] = [
-        {"claim_id": c["claim_id"], "tokens": c["ungrounded_tokens"], "reason": reason}
-        for c in claims
-        if (reason := c["grounding_reason"]) and reason != NO_VERIFIED_BINDING
-    ]
     if not valid or verified_claims == 0:
         verdict = Verdict.REJECT
     elif verified == len(bindings) and all(c["bindings"] and c["verified"] for c in claims):
@@ -355,7 +341,6 @@ def _summarise(claims: list[ClaimResult], reasons: dict[str, int], valid: bool) 
         "binding_count": len(bindings),
         "verified_binding_count": verified,
         "reason_counts": reasons,
-        "ungrounded_claims": ungrounded,
         "claims": claims,
         "error": None if valid else "executor output is missing or invalid",
     }

@@ -23,7 +23,6 @@ def gatekeeper_result(verdict: str = "PASS", verified: int = 2) -> dict[str, Any
         "binding_count": max(verified, 1),
         "verified_binding_count": verified,
         "reason_counts": {},
-        "ungrounded_claims": [],
         "claims": [],
         "error": None,
     }
