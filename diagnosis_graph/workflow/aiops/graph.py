@@ -89,10 +89,8 @@ ROUTES: dict[str, Mapping[str, str]] = {
 
 def decide(node: str, state: State, outcome: Outcome) -> str:
     """The reason code of the edge out of ``node`` (see ``ROUTES``)."""
-    if node == LOAD_ALERTS:
-        read = state.get("alerts_read") or {}
-        ok = outcome is Outcome.COMPLETED and read.get("ok")
-        return "completed" if ok else "alerts_unavailable"
+    if node == LOAD_ALERTS:  # COMPLETED exactly when the alerts were read
+        return "completed" if outcome is Outcome.COMPLETED else "alerts_unavailable"
     if node == SELECT_ALERTS:
         return "alerts_selected" if state.get("queue") else "no_firing_alerts"
     if node == INVESTIGATE:

@@ -172,9 +172,7 @@ def summarise(
     return {
         "alert_id": alert_id,
         "alert": brief(alert),
-        "question": question,
         "status": run.status,
-        "error": run.error,
         "degraded": not composed,
         "termination_reason": trace.get("termination_reason"),
         "why_not_composed": None if composed else _why(run),
