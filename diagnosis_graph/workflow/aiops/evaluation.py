@@ -8,9 +8,8 @@ from typing import Any
 from ..evaluation import tool_statistics
 from ..gatekeeper import GATEKEEPER_VERSION
 from ..ports import InvocationRecord
-from .graph import MAX_ROUNDS
+from .graph import MAX_ALERTS, MAX_ROUNDS
 from .report import cited_ids, diagnosed, verified_ids
-from .supervisor import max_alerts_of
 
 
 def _alert(investigation: Mapping[str, Any]) -> dict[str, Any]:
@@ -58,7 +57,7 @@ def aiops_rule_evaluation(
         "citations_verified": sum(1 for i in cited if i in verified),
         "cited_evidence_ids": cited,
         "all_citations_verified": all(i in verified for i in cited),
-        "max_alerts": max_alerts_of(state.get("aiops_context") or {}),
+        "max_alerts": MAX_ALERTS,
         "max_rounds_per_alert": MAX_ROUNDS,
         "prompt_version": prompt_version,
         "gatekeeper_version": GATEKEEPER_VERSION,

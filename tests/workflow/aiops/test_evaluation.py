@@ -25,3 +25,4 @@ def test_alerts_covered_and_citations_verified_are_recorded() -> None:
         only["rule_evaluation"]["verified_binding_count"],
     ) == (1, 1)
     assert rules["prompt_version"] == "prompts-x" and rules["max_alerts"] == 8
+    assert rules["max_rounds_per_alert"] == 2
