@@ -8,6 +8,7 @@ from typing import Any
 
 from .gatekeeper import GATEKEEPER_VERSION, NO_VERIFIED_BINDING, GatekeeperResult
 from .ports import InvocationRecord
+from .render import language_of
 
 #: The gatekeeper's claim and binding counts a rule evaluation reports (0 without a result).
 COUNTS = ("claim_count", "verified_claim_count", "binding_count", "verified_binding_count")
@@ -65,7 +66,7 @@ def rule_evaluation(
         "understanding": {  # what the run read from the question
             "window": plan.get("window"),
             "unknown_services": list(plan.get("unknown_services") or []),
-            "language": (state.get("diagnosis_context") or {}).get("language"),
+            "language": language_of((state.get("diagnosis_context") or {}).get("question") or ""),
         },
         "gatekeeper": dict(gate) if result else None,
     }
