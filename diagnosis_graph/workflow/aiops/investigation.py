@@ -90,7 +90,7 @@ def investigate(
         config=config.child(recursion_limit=DIAGNOSIS_RECURSION_LIMIT),
     )
     records = ports.invocations.invocations_for_run(run_id)
-    summary = summarise(alert_id, alert, question, run, records, records[seen:])
+    summary = summarise(alert_id, alert, run, records, records[seen:])
     summary["failed"] = [asdict(read) for read in failed_reads(records[seen:], ports.unreadable())]
     summary["invocations_seen"] = len(records)
     return summary
@@ -150,7 +150,6 @@ def _evidence(
 def summarise(
     alert_id: str,
     alert: Mapping[str, Any],
-    question: str,
     run: DiagnosisRun,
     records: Sequence[InvocationRecord],
     own: Sequence[InvocationRecord],
@@ -159,13 +158,9 @@ def summarise(
     state, trace = run.state, run.orchestration_trace
     composed = trace.get("termination_reason") == COMPOSED and run.status == "SUCCESS"
     projected = state.get("verified_executor_output") or {}
+    # what the evidence each claim verified was cited for (the invocations' evidence refs)
     claims = [
-        {
-            "claim_id": f"{alert_id}-{c['claim_id']}",
-            "statement": c["statement"],
-            "critical": bool(c.get("critical")),
-            "evidence_ids": _prefixed(alert_id, c.get("evidence_ids") or []),
-        }
+        {"claim_id": f"{alert_id}-{c['claim_id']}", "statement": c["statement"]}
         for c in projected.get("claims") or []
     ]
     evaluation = build_self_evaluation(state, own, None)
