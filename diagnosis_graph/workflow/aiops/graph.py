@@ -120,7 +120,7 @@ def recorded(name: str, node: SupervisorNode) -> Callable[[State, RunConfig], di
 def build_aiops_topology(nodes: Mapping[str, SupervisorNode]) -> StateGraph:
     """The uncompiled supervisor StateGraph over the given four nodes."""
     wrapped = {name: recorded(name, node) for name, node in nodes.items()}
-    return wire("AIOps", NODE_NAMES, wrapped, aiops_schema(), ROUTES)
+    return wire(LOAD_ALERTS, wrapped, aiops_schema(), ROUTES)
 
 
 def aiops_mermaid(taken: Any = ()) -> str:
