@@ -24,21 +24,18 @@ def tool_statistics(invocations: Sequence[InvocationRecord]) -> dict[str, Any]:
 
 
 def grounding_evaluation(gate: GatekeeperResult | None) -> dict[str, Any]:
-    """Per run: claims, verified, grounded, the ungrounded tokens, and the groundedness share."""
-    if not gate:
-        return {"claims": 0, "verified": 0, "grounded": 0, "ungrounded": [], "groundedness": None}
-    checked = [c for c in gate["claims"] if c["grounding_reason"] != NO_VERIFIED_BINDING]
+    """Per run: the ungrounded claims with their tokens, and the groundedness share (verified
+    claims among those with a verified binding; the claim counts are the rule evaluation's)."""
+    claims = gate["claims"] if gate else []
+    checked = [c for c in claims if c["grounding_reason"] != NO_VERIFIED_BINDING]
     return {
-        "claims": gate["claim_count"],
-        "verified": gate["verified_claim_count"],
-        "grounded": gate["verified_claim_count"],
         "ungrounded": [
             {"claim_id": c["claim_id"], "tokens": c["ungrounded_tokens"], "reason": reason}
             for c in checked
             if (reason := c["grounding_reason"])
         ],
         "groundedness": (
-            round(gate["verified_claim_count"] / len(checked), 4) if checked else None
+            round(sum(c["verified"] for c in checked) / len(checked), 4) if checked else None
         ),
     }
 

@@ -91,7 +91,7 @@ def test_every_claim_is_bound_to_exact_excerpts_that_pass_the_gatekeeper(
     assert rules["verified_binding_count"] == rules["binding_count"] > 0
     grounding = rules["grounding"]
     assert grounding["ungrounded"] == [] and grounding["groundedness"] == 1.0
-    assert grounding["claims"] == grounding["verified"] == grounding["grounded"] > 0
+    assert rules["claim_count"] == rules["verified_claim_count"] > 0
     assert all(c["verified"] for c in rules["gatekeeper"]["claims"])
     assert rules["all_cited_evidence_verified"] and rules["cited_evidence_ids"]
     assert rules["tool_status_counts"] == {"SUCCESS": rules["tool_invocation_count"]}
