@@ -133,8 +133,8 @@ def test_an_unverified_binding_never_reaches_the_report(run: Run) -> None:
 
     result, _, _ = run({f"executor_evidence_v2:{SHIPPING}": [altered(smuggle)] * 10})
     shipping = inv(result, SHIPPING)
-    assert shipping["rule_evaluation"]["gatekeeper_verdict"] == "LOW_CONFID"
-    assert shipping["rule_evaluation"]["rejection_reasons"].get("excerpt_mismatch", 0) >= 1
+    gate = shipping["rule_evaluation"]["gatekeeper"]
+    assert gate["verdict"] == "LOW_CONFID" and gate["reason_counts"].get("excerpt_mismatch", 0) >= 1
     assert "CoreDNS" not in (result.answer or "") and "DNS resolution" not in (result.answer or "")
     assert all(c["claim_id"] != "A2-C99" for c in shipping["verified_claims"])
     assert rules(result)["all_citations_verified"] and cited(result) <= {

@@ -147,9 +147,9 @@ def test_every_citation_is_verified_evidence(variant: str, runs: dict[str, Any])
     assert len(verified) == sum(len(i["evidence"]) for i in result.investigations)  # unique ids
     assert found["tool_status_counts"] == {"SUCCESS": found["tool_invocation_count"]}
     for alert in found["alerts"]:
-        assert alert["rule_evaluation"]["gatekeeper_verdict"] == "PASS", alert["alert_name"]
-        bindings = alert["rule_evaluation"]["binding_count"]
-        assert alert["rule_evaluation"]["verified_binding_count"] == bindings > 0
+        gate = alert["rule_evaluation"]["gatekeeper"]
+        assert gate["verdict"] == "PASS", alert["alert_name"]
+        assert gate["verified_binding_count"] == gate["binding_count"] > 0
     own = [a["rule_evaluation"]["tool_invocation_count"] for a in found["alerts"]]
     assert all(own) and sum(own) == found["tool_invocation_count"] - 1  # all but query_alerts
 

@@ -19,10 +19,10 @@ def test_alerts_covered_and_citations_verified_are_recorded() -> None:
     assert rules["all_citations_verified"] and rules["tool_invocation_count"] == 1
     [only] = rules["alerts"]
     assert only["alert_id"] == "A1" and only["diagnosed"] and only["rounds"] == 1
-    assert only["rule_evaluation"]["gatekeeper_verdict"] == "PASS"
+    assert only["rule_evaluation"]["gatekeeper"]["verdict"] == "PASS"
     assert (
-        only["rule_evaluation"]["claim_count"],
-        only["rule_evaluation"]["verified_binding_count"],
+        only["rule_evaluation"]["gatekeeper"]["claim_count"],
+        only["rule_evaluation"]["gatekeeper"]["verified_binding_count"],
     ) == (1, 1)
     assert rules["prompt_version"] == "prompts-x" and rules["max_alerts"] == 8
     assert rules["max_rounds_per_alert"] == 2

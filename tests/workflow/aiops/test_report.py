@@ -45,7 +45,7 @@ def test_a_claim_bound_to_a_made_up_invocation_never_reaches_the_report() -> Non
     assert "CoreDNS" not in answer and "DNS resolution" not in answer
     [investigation] = run.state["investigations"]
     assert [e["evidence_id"] for e in investigation["evidence"]] == ["A1-E1"]
-    assert investigation["rule_evaluation"]["gatekeeper_verdict"] == "LOW_CONFID"
+    assert investigation["rule_evaluation"]["gatekeeper"]["verdict"] == "LOW_CONFID"
     assert cited(answer) == {"A1-E1"}
 
 
