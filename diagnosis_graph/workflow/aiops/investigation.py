@@ -68,13 +68,13 @@ def investigate(
     item: Mapping[str, Any],
     config: RunConfig,
     reference_time: str | None,
-    seen: int = 0,
     language: str = "en",
 ) -> dict[str, Any]:
-    """Run the chat diagnosis graph for one queued alert (``seen``: earlier invocations)."""
+    """Run the chat diagnosis graph for one queued alert."""
     alert_id, alert = str(item["alert_id"]), dict(item["alert"])
     question = alert_question(alert, reference_time, language)
     run_id = run_id_of(config)
+    seen = len(ports.invocations.invocations_for_run(run_id))  # the run's invocations so far
     session_id = str(config.metadata.get("session_id") or "")
 
     def forward(event: dict[str, Any]) -> None:
@@ -92,7 +92,6 @@ def investigate(
     records = ports.invocations.invocations_for_run(run_id)
     summary = summarise(alert_id, alert, run, records, records[seen:])
     summary["failed"] = [asdict(read) for read in failed_reads(records[seen:], ports.unreadable())]
-    summary["invocations_seen"] = len(records)
     return summary
 
 

@@ -91,7 +91,6 @@ class AiOpsNodes:
             "alerts": alerts,
             "invocation_id": read.invocation_id,
             "detail": read.detail,
-            "invocations_seen": len(self.ports.invocations.invocations_for_run(run_id)),
         }
         outcome = Outcome.COMPLETED if read.ok else Outcome.FAILED
         return StepResult(outcome, {"alerts_read": document}, detail=read.detail)
@@ -113,11 +112,8 @@ class AiOpsNodes:
         """Investigate the first queued alert with the nested chat diagnosis graph."""
         queue = list(state.get("queue") or [])
         reference_time = (state.get("aiops_context") or {}).get("reference_time")
-        earlier = state.get("investigations") or []
-        last = earlier[-1] if earlier else state.get("alerts_read") or {}
-        seen = int(last.get("invocations_seen") or 0)  # the run's invocations made before
         language = language_of(str((state.get("aiops_context") or {}).get("request") or ""))
-        summary = investigate(self.ports, queue[0], config, reference_time, seen, language)
+        summary = investigate(self.ports, queue[0], config, reference_time, language)
         return StepResult(Outcome.COMPLETED, {"queue": queue[1:], "investigations": [summary]})
 
     def report(self, state: State, config: RunConfig) -> StepResult:
