@@ -107,25 +107,21 @@ def _clean(text: Any) -> str:
 
 
 def composed_output(prefix: str, composer: Mapping[str, Any]) -> dict[str, Any]:
-    """The composer's validated parts with prefixed ids and no inline citations."""
-    summary = composer.get("summary")
+    """What the report renders of the validated ``composer_output``: its text without inline
+    citations, its evidence ids prefixed."""
     return {
-        "summary": _clean(summary) if summary else None,
+        "summary": _clean(composer["summary"]),
         "conclusions": [
             {
-                "statement": _clean(c.get("statement", "")),
-                "claim_ids": _prefixed(prefix, c.get("claim_ids") or []),
-                "evidence_ids": _prefixed(prefix, c.get("evidence_ids") or []),
+                "statement": _clean(c["statement"]),
+                "evidence_ids": _prefixed(prefix, c["evidence_ids"]),
             }
-            for c in composer.get("conclusions") or []
+            for c in composer["conclusions"]
         ],
-        "limitations": [_clean(x) for x in composer.get("limitations") or []],
+        "limitations": [_clean(x) for x in composer["limitations"]],
         "recommendations": [
-            {
-                "text": _clean(r.get("text", "")),
-                "evidence_ids": _prefixed(prefix, r.get("evidence_ids") or []),
-            }
-            for r in composer.get("recommendations") or []
+            {"text": _clean(r["text"]), "evidence_ids": _prefixed(prefix, r["evidence_ids"])}
+            for r in composer["recommendations"]
         ],
     }
 
