@@ -10,12 +10,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from diagnosis_graph.workflow.aiops.evaluation import aiops_rule_evaluation
-from diagnosis_graph.workflow.aiops.graph import (
-    MAX_ALERTS,
-    AiOpsPorts,
-    AlertsRead,
-    build_aiops_trace,
-)
+from diagnosis_graph.workflow.aiops.graph import AiOpsPorts, AlertsRead, build_aiops_trace
 from diagnosis_graph.workflow.aiops.report import cited_ids
 from diagnosis_graph.workflow.aiops.supervisor import DEFAULT_REQUEST, run_aiops
 from diagnosis_graph.workflow.factory import DiagnosisRun
@@ -80,11 +75,9 @@ class AiOpsRunner:
         backend: TelemetryBackend,
         knowledge: KnowledgeSearch,
         external: ExternalTools | None = None,
-        max_alerts: int = MAX_ALERTS,
     ) -> None:
         self.audit = audit
         self.backend = backend
-        self.max_alerts = max_alerts
         self.diagnoser = Diagnoser(
             model=model,
             backend=backend,
@@ -120,7 +113,6 @@ class AiOpsRunner:
                 request,
                 session_id=session_id,
                 run_id=run_id,
-                max_alerts=self.max_alerts,
                 scope=scope,
             )
             # inside the run: the invocations come from its journal, not from the database

@@ -6,11 +6,9 @@ from collections import Counter
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from .gatekeeper import GATEKEEPER_VERSION, GatekeeperResult
+from .gatekeeper import NO_VERIFIED_BINDING, GatekeeperResult
 from .ports import InvocationRecord
-
-#: The gatekeeper's claim and binding counts a rule evaluation reports (0 without a result).
-COUNTS = ("claim_count", "verified_claim_count", "binding_count", "verified_binding_count")
+from .render import language_of
 
 
 def tool_statistics(invocations: Sequence[InvocationRecord]) -> dict[str, Any]:
@@ -23,17 +21,18 @@ def tool_statistics(invocations: Sequence[InvocationRecord]) -> dict[str, Any]:
 
 
 def grounding_evaluation(gate: GatekeeperResult | None) -> dict[str, Any]:
-    """Per run: claims, verified, grounded, the ungrounded tokens, and the groundedness share."""
-    if not gate:
-        return {"claims": 0, "verified": 0, "grounded": 0, "ungrounded": [], "groundedness": None}
-    checked = [c for c in gate["claims"] if c["grounding_reason"] != "no verified binding"]
+    """Per run: the ungrounded claims with their tokens, and the groundedness share (verified
+    claims among those with a verified binding; the claim counts are the gatekeeper's)."""
+    claims = gate["claims"] if gate else []
+    checked = [c for c in claims if c["grounding_reason"] != NO_VERIFIED_BINDING]
     return {
-        "claims": gate["claim_count"],
-        "verified": gate["verified_claim_count"],
-        "grounded": gate["grounded_claim_count"],
-        "ungrounded": [dict(u) for u in gate["ungrounded_claims"]],
+        "ungrounded": [
+            {"claim_id": c["claim_id"], "tokens": c["ungrounded_tokens"], "reason": reason}
+            for c in checked
+            if (reason := c["grounding_reason"])
+        ],
         "groundedness": (
-            round(gate["grounded_claim_count"] / len(checked), 4) if checked else None
+            round(sum(c["verified"] for c in checked) / len(checked), 4) if checked else None
         ),
     }
 
@@ -41,29 +40,25 @@ def grounding_evaluation(gate: GatekeeperResult | None) -> dict[str, Any]:
 def rule_evaluation(
     state: Mapping[str, Any], invocations: Sequence[InvocationRecord], prompt_version: str | None
 ) -> dict[str, Any]:
-    """Counts of tool calls, claims and bindings, and whether every citation was verified."""
+    """Tool calls, whether every citation was verified, grounding, what the question was
+    understood as, and the gatekeeper's result (its verdict, counts and reasons)."""
     result: GatekeeperResult | None = state.get("gatekeeper_result")
-    gate: Mapping[str, Any] = result or {}
     verified_ids = {e["evidence_id"] for e in state.get("verified_evidence") or []}
     composer = state.get("composer_output") or {}
     plan = state.get("planner_plan") or {}
     cited = sorted({e for c in composer.get("conclusions", []) for e in c.get("evidence_ids", [])})
     return {
         **tool_statistics(invocations),
-        **{key: gate.get(key, 0) for key in COUNTS},
-        "gatekeeper_verdict": gate.get("verdict"),
-        "rejection_reasons": dict(gate.get("reason_counts") or {}),
         "cited_evidence_ids": cited,
         "all_cited_evidence_verified": all(e in verified_ids for e in cited),
         "prompt_version": prompt_version,
-        "gatekeeper_version": gate.get("gatekeeper_version", GATEKEEPER_VERSION),
         "grounding": grounding_evaluation(result),
         "understanding": {  # what the run read from the question
             "window": plan.get("window"),
             "unknown_services": list(plan.get("unknown_services") or []),
-            "language": (state.get("diagnosis_context") or {}).get("language"),
+            "language": language_of((state.get("diagnosis_context") or {}).get("question") or ""),
         },
-        "gatekeeper": dict(gate) if result else None,
+        "gatekeeper": dict(result) if result else None,
     }
 
 

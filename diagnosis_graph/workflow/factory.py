@@ -12,8 +12,7 @@ from ..errors import GraphRecursionError, GraphRuntimeError
 from ..runtime import CompiledGraph
 from .nodes import DiagnosisNodes
 from .ports import DiagnosisPorts
-from .render import language_of
-from .topology import MODE_FULL, RECURSION_LIMIT, build_topology
+from .topology import RECURSION_LIMIT, build_topology
 from .trace import TERMINATION_ERROR, TERMINATION_RECURSION_LIMIT, build_orchestration_trace
 
 
@@ -44,9 +43,6 @@ def initial_state(
             "question": question,
             "reference_time": reference_time,
             "history": [dict(turn) for turn in history],
-            "mode": MODE_FULL,
-            "evidence_gaps": [],
-            "language": language_of(question),
         }
     }
 

@@ -37,18 +37,9 @@ class ClaimResult(TypedDict):
     claim_id: str
     critical: bool
     verified: bool
-    grounded: bool
     ungrounded_tokens: list[str]
     grounding_reason: str | None
     bindings: list[BindingResult]
-
-
-class UngroundedClaim(TypedDict):
-    """One claim that failed grounding and why."""
-
-    claim_id: str
-    tokens: list[str]
-    reason: str
 
 
 class GatekeeperResult(TypedDict):
@@ -59,11 +50,9 @@ class GatekeeperResult(TypedDict):
     verifier_verdict_ceiling: str
     claim_count: int
     verified_claim_count: int
-    grounded_claim_count: int
     binding_count: int
     verified_binding_count: int
     reason_counts: dict[str, int]
-    ungrounded_claims: list[UngroundedClaim]
     claims: list[ClaimResult]
     error: str | None
 
@@ -322,12 +311,10 @@ def _claim_result(
     quoted = any(grounding.quotes(statement, str(b["evidence_excerpt"])) for b in verified)
     if injected and not tokens and not quoted:
         reason = FOLLOWS_INSTRUCTION
-    grounded = bool(contexts) and reason is None
     return {
         "claim_id": str(claim.get("claim_id")),
         "critical": bool(claim.get("critical")),
-        "verified": grounded,
-        "grounded": grounded,
+        "verified": bool(contexts) and reason is None,
         "ungrounded_tokens": tokens,
         "grounding_reason": reason,
         "bindings": bindings,
@@ -338,11 +325,6 @@ def _summarise(claims: list[ClaimResult], reasons: dict[str, int], valid: bool) 
     bindings = [b for claim in claims for b in claim["bindings"]]
     verified = sum(b["status"] == VERIFIED for b in bindings)
     verified_claims = sum(c["verified"] for c in claims)
-    ungrounded: list[UngroundedClaim] = [
-        {"claim_id": c["claim_id"], "tokens": c["ungrounded_tokens"], "reason": reason}
-        for c in claims
-        if (reason := c["grounding_reason"]) and reason != NO_VERIFIED_BINDING
-    ]
     if not valid or verified_claims == 0:
         verdict = Verdict.REJECT
     elif verified == len(bindings) and all(c["bindings"] and c["verified"] for c in claims):
@@ -356,11 +338,9 @@ def _summarise(claims: list[ClaimResult], reasons: dict[str, int], valid: bool) 
         "verifier_verdict_ceiling": ceiling.value,
         "claim_count": len(claims),
         "verified_claim_count": verified_claims,
-        "grounded_claim_count": sum(c["grounded"] for c in claims),
         "binding_count": len(bindings),
         "verified_binding_count": verified,
         "reason_counts": reasons,
-        "ungrounded_claims": ungrounded,
         "claims": claims,
         "error": None if valid else "executor output is missing or invalid",
     }

@@ -13,7 +13,7 @@ from .limits import failed_reads, read_services
 from .outcomes import Outcome, StepResult, lower_verdict
 from .ports import AgentCall, DiagnosisPorts
 from .projection import project_verified
-from .render import answer_language, render_answer, render_fallback, unknown_services, why_fallback
+from .render import language_of, render_answer, render_fallback, unknown_services, why_fallback
 from .topology import MODE_EVIDENCE_GAP_ONLY, MODE_FULL, NODE_NAMES
 
 State = Mapping[str, Any]
@@ -216,8 +216,7 @@ class DiagnosisNodes:
         records = self.ports.invocations.invocations_for_run(run_id_of(config))
         context = self._answer_context(state, records)
         question = str(state["diagnosis_context"].get("question") or "")
-        context["language"] = answer_language(context["language"], question)
-        why = why_fallback(state.get("orchestration_events") or [], context["language"])
+        why = why_fallback(state.get("orchestration_events") or [], language_of(question))
         answer = render_fallback(question, why, verified_evidence(state), **context)
         return StepResult(Outcome.COMPLETED, {"final_answer": answer})
 
@@ -225,7 +224,6 @@ class DiagnosisNodes:
         """What the rendered answer says besides the composer's output: window, limits."""
         plan = state.get("planner_plan") or {}
         return {
-            "language": state["diagnosis_context"].get("language"),
             "window": plan.get("window"),
             "unknown": unknown_services(plan, self.ports.service_catalog()),
             "failed": failed_reads(records, self.ports.unreadable()),

@@ -31,7 +31,6 @@ class AgentReply:
     outcome: Outcome
     content: str | None = None
     detail: str | None = None
-    prompt_version: str | None = None
 
 
 class AgentInvoker(Protocol):

@@ -117,11 +117,6 @@ def language_of(question: str) -> str:
     return "zh" if _CJK.search(question or "") else "en"
 
 
-def answer_language(language: str | None, question: str) -> str:
-    """``language`` when it is one the renderer has labels for, else the question's."""
-    return language if language in LABELS else language_of(question)
-
-
 def window_line(window: Mapping[str, Any] | None, language: str) -> str | None:
     """``**Window:** <start> to <end> (read from "<text>", in <zone>)``; None without a window."""
     if not window or not window.get("end"):
@@ -313,15 +308,15 @@ def render_answer(
     output: Mapping[str, Any],
     evidence: Sequence[EvidenceItem],
     *,
-    language: str | None = None,
     window: Mapping[str, Any] | None = None,
     unknown: Sequence[Mapping[str, Any]] = (),
     failed: Sequence[FailedRead] = (),
     ranges: DataRanges | None = None,
     sources: Mapping[str, str] | None = None,
 ) -> str:
-    """The answer Markdown from a validated ``composer_output`` and the evidence."""
-    language = answer_language(language, question)
+    """The answer Markdown, in the question's language, from a validated ``composer_output``
+    and the evidence."""
+    language = language_of(question)
     words = LABELS[language]
     note = range_note(window, ranges, language)
     if note.outside:  # nothing was read at the time asked: other times' findings answer nothing
@@ -345,14 +340,14 @@ def render_fallback(
     why: str,
     evidence: Sequence[EvidenceItem],
     *,
-    language: str | None = None,
     window: Mapping[str, Any] | None = None,
     unknown: Sequence[Mapping[str, Any]] = (),
     failed: Sequence[FailedRead] = (),
     ranges: DataRanges | None = None,
 ) -> str:
-    """The fallback Markdown: why no verified diagnosis, what verified, what next."""
-    language = answer_language(language, question)
+    """The fallback Markdown, in the question's language: why no verified diagnosis, what
+    verified, what next."""
+    language = language_of(question)
     words = LABELS[language]
     note = range_note(window, ranges, language)
     other = words["incomplete_reads" if failed else "incomplete"]

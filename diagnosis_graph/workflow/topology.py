@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping
 from types import MappingProxyType
 from typing import Any, NamedTuple
 
 from ..config import RunConfig
-from ..errors import GraphValidationError
 from ..graph import END, START, StateGraph
 from ..state import Append, Reducer, Replace
 from .outcomes import (
@@ -208,25 +207,18 @@ def recorded(
 
 
 def wire(
-    kind: str,
-    names: Sequence[str],
+    start: str,
     nodes: Mapping[str, Any],
     schema: dict[str, Reducer],
     routes: Mapping[str, Mapping[str, str]],
     fixed: Mapping[str, str] = MappingProxyType({}),
 ) -> StateGraph:
-    """The uncompiled StateGraph: START -> ``names[0]``, ``routes`` by reason, ``fixed`` edges."""
-    missing = [name for name in names if name not in nodes]
-    unknown = [name for name in nodes if name not in names]
-    if missing or unknown:
-        raise GraphValidationError(
-            [f"missing {kind} node {name!r}" for name in missing]
-            + [f"unknown {kind} node {name!r}" for name in unknown]
-        )
+    """The uncompiled StateGraph: START -> ``start``, ``routes`` by reason, ``fixed`` edges
+    (``compile`` reports a node the edges name but ``nodes`` lacks, or one never reached)."""
     graph = StateGraph(schema)
-    for name in names:
-        graph.add_node(name, nodes[name])
-    graph.add_edge(START, names[0])
+    for name, node in nodes.items():
+        graph.add_node(name, node)
+    graph.add_edge(START, start)
     for name, table in routes.items():
         graph.add_conditional_edges(name, route_by_reason, table)
     for name, target in fixed.items():
@@ -237,4 +229,4 @@ def wire(
 def build_topology(nodes: Mapping[str, WorkflowNode]) -> StateGraph:
     """Return the uncompiled diagnosis StateGraph over the given eight workflow nodes."""
     wrapped = {name: recorded(name, node) for name, node in nodes.items()}
-    return wire("workflow", NODE_NAMES, wrapped, diagnosis_schema(), _CONDITIONAL, _FIXED)
+    return wire(PLANNER, wrapped, diagnosis_schema(), _CONDITIONAL, _FIXED)

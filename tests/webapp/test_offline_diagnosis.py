@@ -86,13 +86,13 @@ def test_every_claim_is_bound_to_exact_excerpts_that_pass_the_gatekeeper(
     variant, record = case
     result = results[(variant, record["id"])]
     rules = result.self_evaluation["rule_evaluation"]
-    assert rules["gatekeeper_verdict"] == "PASS"
-    assert rules["gatekeeper_version"] == "gatekeeper-v2"
-    assert rules["verified_binding_count"] == rules["binding_count"] > 0
+    gate = rules["gatekeeper"]
+    assert gate["verdict"] == "PASS" and gate["gatekeeper_version"] == "gatekeeper-v2"
+    assert gate["verified_binding_count"] == gate["binding_count"] > 0
     grounding = rules["grounding"]
     assert grounding["ungrounded"] == [] and grounding["groundedness"] == 1.0
-    assert grounding["claims"] == grounding["verified"] == grounding["grounded"] > 0
-    assert all(c["grounded"] for c in rules["gatekeeper"]["claims"])
+    assert gate["claim_count"] == gate["verified_claim_count"] > 0
+    assert all(c["verified"] for c in gate["claims"])
     assert rules["all_cited_evidence_verified"] and rules["cited_evidence_ids"]
     assert rules["tool_status_counts"] == {"SUCCESS": rules["tool_invocation_count"]}
     conclusions = result.run.state["composer_output"]["conclusions"]
@@ -216,7 +216,7 @@ def test_a_chinese_question_gets_chinese_claims_and_conclusions_that_are_grounde
         result = diagnosers[variant].diagnose(question, session_id=f"zh-{variant}")
         assert result.run.status == "SUCCESS" and not result.run.degraded, result.answer
         rules = result.self_evaluation["rule_evaluation"]
-        assert rules["gatekeeper_verdict"] == "PASS"
+        assert rules["gatekeeper"]["verdict"] == "PASS"
         assert rules["grounding"]["ungrounded"] == [], rules["grounding"]
         claims = [c["statement"] for c in result.run.state["executor_output"]["claims"]]
         composed = result.run.state["composer_output"]

@@ -34,7 +34,7 @@ class ScriptedInvoker:
         if isinstance(reply, AgentReply):
             return reply
         content = reply if isinstance(reply, str) else json.dumps(reply)
-        return AgentReply(Outcome.COMPLETED, content, prompt_version="test-prompts")
+        return AgentReply(Outcome.COMPLETED, content)
 
     def payloads(self, agent: str) -> list[dict[str, Any]]:
         return [dict(c.payload) for c in self.calls if c.agent == agent]

@@ -20,11 +20,9 @@ def gatekeeper_result(verdict: str = "PASS", verified: int = 2) -> dict[str, Any
         "verifier_verdict_ceiling": ceiling,
         "claim_count": max(verified, 1),
         "verified_claim_count": verified,
-        "grounded_claim_count": verified,
         "binding_count": max(verified, 1),
         "verified_binding_count": verified,
         "reason_counts": {},
-        "ungrounded_claims": [],
         "claims": [],
         "error": None,
     }

@@ -6,6 +6,7 @@ from typing import Any
 
 import pytest
 
+from diagnosis_graph.workflow.evaluation import grounding_evaluation
 from diagnosis_graph.workflow.gatekeeper import run_gatekeeper
 from diagnosis_graph.workflow.grounding import (
     context_of,
@@ -142,7 +143,7 @@ def test_an_ungrounded_claim_is_not_verified_and_is_reported_with_its_tokens() -
     assert [c["ungrounded_tokens"] for c in result["claims"]] == [[], ["97%"], ["mysql-primary"]]
     assert result["claims"][1]["grounding_reason"] == 'ungrounded: "97%" not in its evidence'
     assert result["verdict"] == "LOW_CONFID" and result["verified_binding_count"] == 3
-    assert result["ungrounded_claims"] == [
+    assert grounding_evaluation(result)["ungrounded"] == [
         {"claim_id": "C2", "tokens": ["97%"], "reason": 'ungrounded: "97%" not in its evidence'},
         {
             "claim_id": "C3",
@@ -212,7 +213,7 @@ def test_a_claim_acting_on_an_instruction_in_its_evidence_is_not_verified(
     assert claim["verified"] is verified
     if not verified:
         assert "reads like an instruction" in str(claim["grounding_reason"])
-        assert result["ungrounded_claims"][0]["claim_id"] == "C1"
+        assert grounding_evaluation(result)["ungrounded"][0]["claim_id"] == "C1"
 
 
 @pytest.mark.parametrize(

@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 
 from diagnosis_graph.workflow.contracts import ContractError, PlannerPlan, parse_agent_output
+from diagnosis_graph.workflow.evaluation import build_self_evaluation
 from diagnosis_graph.workflow.factory import DiagnosisRun
 from diagnosis_graph.workflow.nodes import offset_of
 from diagnosis_graph.workflow.render import render_answer, unknown_services, window_line
@@ -60,7 +61,8 @@ def test_a_chinese_question_gets_chinese_window_and_unknown_lines() -> None:
     plan: dict[str, Any] = {**PLAN, "window": window, "unknown_services": UNKNOWN}
     result = run(plan, question="search-service 为什么变慢?")
     answer = result.answer or ""
-    assert result.state["diagnosis_context"]["language"] == "zh"
+    understood = build_self_evaluation(result.state, [], None)["rule_evaluation"]["understanding"]
+    assert understood["language"] == "zh"
     assert "**时间范围:** 问题未给出时间：查看了截至 2026-11-30T12:00:00Z 的近期范围" in answer
     assert "**未知服务:** search-service 不是已知的服务" in answer
 

@@ -26,7 +26,7 @@ from ..tools.registry import ToolBox, ToolSpec
 from . import tokens
 from .compact import read_output_tool
 from .formats import response_format_for
-from .prompts import prompt_version, system_prompt
+from .prompts import system_prompt
 from .react import Validator, call_model, run_react
 from .types import ChatModel, LLMError, Message, cause_of
 
@@ -61,7 +61,6 @@ class LLMAgentInvoker:
 
     def invoke(self, call: AgentCall, config: RunConfig) -> AgentReply:
         """Run ``call`` inside the identity carried by ``config`` and report its outcome."""
-        version = prompt_version()
         # The run is the current RunContext; the engine's config metadata is read only when
         # the invoker is driven outside one (the engine on its own, in tests and benchmarks).
         run = current_run_or_none()
@@ -74,22 +73,22 @@ class LLMAgentInvoker:
                 f"the run's deadline was reached: {limit} passed before the {call.agent} "
                 "step could start"
             )
-            return AgentReply(Outcome.NON_RETRYABLE_FAILED, None, detail, version)
+            return AgentReply(Outcome.NON_RETRYABLE_FAILED, None, detail)
         try:
             with run_scope(session_id, run_id), tokens.run_ledger(ledger):
                 try:
-                    return self._run(call, version)
+                    return self._run(call)
                 finally:  # the node's invocations, in one write
                     self.audit.flush()
         except LLMError as exc:
-            return AgentReply(exc.outcome, None, cause_of(exc), version)
+            return AgentReply(exc.outcome, None, cause_of(exc))
         except AuditWriteError:  # not the agent's failure: the run must stop, FAILED
             raise
         except Exception as exc:  # an adapter bug must degrade the run, not crash it
             log.exception("agent %s failed", call.agent)
-            return AgentReply(Outcome.FAILED, None, f"{type(exc).__name__}: {exc}", version)
+            return AgentReply(Outcome.FAILED, None, f"{type(exc).__name__}: {exc}")
 
-    def _run(self, call: AgentCall, version: str) -> AgentReply:
+    def _run(self, call: AgentCall) -> AgentReply:
         response_format = response_format_for(call.schema_name, dict(call.output_schema))
         validate = self._validator(call.schema_name)
         if call.tools:
@@ -106,7 +105,7 @@ class LLMAgentInvoker:
                 response_format=response_format,
                 validate=validate,
             )
-            return AgentReply(run.outcome, run.content, run.detail, version)
+            return AgentReply(run.outcome, run.content, run.detail)
         result, _ = call_model(
             self.model,
             self.audit,
@@ -115,7 +114,7 @@ class LLMAgentInvoker:
             response_format=response_format,
             validate=validate,
         )
-        return AgentReply(Outcome.COMPLETED, result.content, None, version)
+        return AgentReply(Outcome.COMPLETED, result.content)
 
     def _validator(self, schema_name: str) -> Validator | None:
         contract = CONTRACTS.get(schema_name)

@@ -2,26 +2,14 @@
 
 from __future__ import annotations
 
-from collections import Counter
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from ..evaluation import COUNTS, tool_statistics
+from ..evaluation import tool_statistics
 from ..gatekeeper import GATEKEEPER_VERSION
 from ..ports import InvocationRecord
-from .graph import MAX_ROUNDS
+from .graph import MAX_ALERTS, MAX_ROUNDS
 from .report import cited_ids, diagnosed, verified_ids
-from .supervisor import max_alerts_of
-
-
-def gatekeeper_counts(investigations: Sequence[Mapping[str, Any]]) -> dict[str, int]:
-    """Every integer count of the investigations' gatekeeper results, summed over the alerts."""
-    totals: dict[str, int] = {}
-    for inv in investigations:
-        for key, value in inv["gatekeeper"].items():
-            if isinstance(value, int) and not isinstance(value, bool):
-                totals[key] = totals.get(key, 0) + value
-    return {**totals, **{key: totals.get(key, 0) for key in COUNTS}}
 
 
 def _alert(investigation: Mapping[str, Any]) -> dict[str, Any]:
@@ -35,7 +23,6 @@ def _alert(investigation: Mapping[str, Any]) -> dict[str, Any]:
         "status": investigation["status"],
         "termination_reason": investigation["termination_reason"],
         "diagnosed": diagnosed(investigation),
-        "gatekeeper_verdict": investigation["gatekeeper"].get("verdict"),
         "verified_evidence_count": len(investigation.get("evidence") or []),
         "cited_evidence_ids": cited_ids(investigation),
         "rule_evaluation": investigation.get("rule_evaluation"),
@@ -46,15 +33,13 @@ def _alert(investigation: Mapping[str, Any]) -> dict[str, Any]:
 def aiops_rule_evaluation(
     state: Mapping[str, Any], invocations: Sequence[InvocationRecord], prompt_version: str | None
 ) -> dict[str, Any]:
-    """Alerts covered, citations verified, tool calls and gatekeeper counts of one AIOps run."""
+    """Alerts covered, citations verified and tool calls of one AIOps run; the gatekeeper's
+    figures are each alert's own, in its ``rule_evaluation``."""
     investigations = list(state.get("investigations") or [])
     skipped = list(state.get("skipped") or [])
     read = state.get("alerts_read") or {}
     verified = {i for inv in investigations for i in verified_ids(inv)}
     cited = [i for inv in investigations for i in cited_ids(inv)]
-    rejected: Counter[str] = Counter()
-    for inv in investigations:
-        rejected.update(inv["gatekeeper"].get("reason_counts") or {})
     covered = [inv["alert"].get("alert_name") for inv in investigations if diagnosed(inv)]
     return {
         "alerts_read": bool(read.get("ok")),
@@ -68,18 +53,11 @@ def aiops_rule_evaluation(
         "alerts_skipped": [a.get("alert_name") for a in skipped],
         "alerts": [_alert(inv) for inv in investigations],
         **tool_statistics(invocations),
-        **gatekeeper_counts(investigations),
-        "ungrounded_claims": [
-            {"alert_id": inv["alert_id"], **claim}
-            for inv in investigations
-            for claim in inv["gatekeeper"].get("ungrounded_claims") or []
-        ],
-        "rejection_reasons": dict(rejected),
         "citations_total": len(cited),
         "citations_verified": sum(1 for i in cited if i in verified),
         "cited_evidence_ids": cited,
         "all_citations_verified": all(i in verified for i in cited),
-        "max_alerts": max_alerts_of(state.get("aiops_context") or {}),
+        "max_alerts": MAX_ALERTS,
         "max_rounds_per_alert": MAX_ROUNDS,
         "prompt_version": prompt_version,
         "gatekeeper_version": GATEKEEPER_VERSION,

@@ -89,10 +89,8 @@ ROUTES: dict[str, Mapping[str, str]] = {
 
 def decide(node: str, state: State, outcome: Outcome) -> str:
     """The reason code of the edge out of ``node`` (see ``ROUTES``)."""
-    if node == LOAD_ALERTS:
-        read = state.get("alerts_read") or {}
-        ok = outcome is Outcome.COMPLETED and read.get("ok")
-        return "completed" if ok else "alerts_unavailable"
+    if node == LOAD_ALERTS:  # COMPLETED exactly when the alerts were read
+        return "completed" if outcome is Outcome.COMPLETED else "alerts_unavailable"
     if node == SELECT_ALERTS:
         return "alerts_selected" if state.get("queue") else "no_firing_alerts"
     if node == INVESTIGATE:
@@ -122,7 +120,7 @@ def recorded(name: str, node: SupervisorNode) -> Callable[[State, RunConfig], di
 def build_aiops_topology(nodes: Mapping[str, SupervisorNode]) -> StateGraph:
     """The uncompiled supervisor StateGraph over the given four nodes."""
     wrapped = {name: recorded(name, node) for name, node in nodes.items()}
-    return wire("AIOps", NODE_NAMES, wrapped, aiops_schema(), ROUTES)
+    return wire(LOAD_ALERTS, wrapped, aiops_schema(), ROUTES)
 
 
 def aiops_mermaid(taken: Any = ()) -> str:

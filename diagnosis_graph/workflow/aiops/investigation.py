@@ -11,7 +11,7 @@ from typing import Any
 from ...config import RunConfig
 from ..evaluation import build_self_evaluation
 from ..factory import DiagnosisRun, run_diagnosis
-from ..limits import failed_reads, parse_utc
+from ..limits import failed_reads, parse_utc, read_services
 from ..nodes import run_id_of
 from ..ports import InvocationRecord
 from ..render import why_fallback
@@ -24,8 +24,6 @@ ONSET_LEAD = timedelta(minutes=15)
 COMPOSED = "composer_completed"
 _SEVERITY_RANK = {"critical": 0, "error": 1, "major": 1, "warning": 2, "minor": 3, "info": 4}
 _BRIEF_KEYS = ("alert_name", "severity", "service", "description", "state", "active_at")
-#: Identity of the telemetry an evidence item came from (its invocation's arguments).
-_SOURCE_KEYS = ("service", "metric")
 
 
 def priority(alert: Mapping[str, Any]) -> tuple[int, str]:
@@ -70,13 +68,13 @@ def investigate(
     item: Mapping[str, Any],
     config: RunConfig,
     reference_time: str | None,
-    seen: int = 0,
     language: str = "en",
 ) -> dict[str, Any]:
-    """Run the chat diagnosis graph for one queued alert (``seen``: earlier invocations)."""
+    """Run the chat diagnosis graph for one queued alert."""
     alert_id, alert = str(item["alert_id"]), dict(item["alert"])
     question = alert_question(alert, reference_time, language)
     run_id = run_id_of(config)
+    seen = len(ports.invocations.invocations_for_run(run_id))  # the run's invocations so far
     session_id = str(config.metadata.get("session_id") or "")
 
     def forward(event: dict[str, Any]) -> None:
@@ -92,9 +90,8 @@ def investigate(
         config=config.child(recursion_limit=DIAGNOSIS_RECURSION_LIMIT),
     )
     records = ports.invocations.invocations_for_run(run_id)
-    summary = summarise(alert_id, alert, question, run, records, records[seen:])
+    summary = summarise(alert_id, alert, run, records, records[seen:])
     summary["failed"] = [asdict(read) for read in failed_reads(records[seen:], ports.unreadable())]
-    summary["invocations_seen"] = len(records)
     return summary
 
 
@@ -110,25 +107,21 @@ def _clean(text: Any) -> str:
 
 
 def composed_output(prefix: str, composer: Mapping[str, Any]) -> dict[str, Any]:
-    """The composer's validated parts with prefixed ids and no inline citations."""
-    summary = composer.get("summary")
+    """What the report renders of the validated ``composer_output``: its text without inline
+    citations, its evidence ids prefixed."""
     return {
-        "summary": _clean(summary) if summary else None,
+        "summary": _clean(composer["summary"]),
         "conclusions": [
             {
-                "statement": _clean(c.get("statement", "")),
-                "claim_ids": _prefixed(prefix, c.get("claim_ids") or []),
-                "evidence_ids": _prefixed(prefix, c.get("evidence_ids") or []),
+                "statement": _clean(c["statement"]),
+                "evidence_ids": _prefixed(prefix, c["evidence_ids"]),
             }
-            for c in composer.get("conclusions") or []
+            for c in composer["conclusions"]
         ],
-        "limitations": [_clean(x) for x in composer.get("limitations") or []],
+        "limitations": [_clean(x) for x in composer["limitations"]],
         "recommendations": [
-            {
-                "text": _clean(r.get("text", "")),
-                "evidence_ids": _prefixed(prefix, r.get("evidence_ids") or []),
-            }
-            for r in composer.get("recommendations") or []
+            {"text": _clean(r["text"]), "evidence_ids": _prefixed(prefix, r["evidence_ids"])}
+            for r in composer["recommendations"]
         ],
     }
 
@@ -136,25 +129,22 @@ def composed_output(prefix: str, composer: Mapping[str, Any]) -> dict[str, Any]:
 def _evidence(
     prefix: str, evidence: Sequence[Mapping[str, Any]], records: Sequence[InvocationRecord]
 ) -> list[dict[str, Any]]:
-    arguments = {r.invocation_id: r.arguments for r in records}
-    out = []
-    for item in evidence:
-        source = arguments.get(str(item.get("source_invocation_id"))) or {}
-        out.append(
-            {
-                **item,
-                "evidence_id": f"{prefix}-{item['evidence_id']}",
-                "claim_id": f"{prefix}-{item.get('claim_id')}",
-                **{k: source[k] for k in _SOURCE_KEYS if isinstance(source.get(k), str)},
-            }
-        )
-    return out
+    """The evidence with run-wide ids and the service its read was about (if one)."""
+    services = read_services(records)
+    return [
+        {
+            **item,
+            "evidence_id": f"{prefix}-{item['evidence_id']}",
+            "claim_id": f"{prefix}-{item.get('claim_id')}",
+            "service": services.get(str(item.get("source_invocation_id"))),
+        }
+        for item in evidence
+    ]
 
 
 def summarise(
     alert_id: str,
     alert: Mapping[str, Any],
-    question: str,
     run: DiagnosisRun,
     records: Sequence[InvocationRecord],
     own: Sequence[InvocationRecord],
@@ -163,28 +153,20 @@ def summarise(
     state, trace = run.state, run.orchestration_trace
     composed = trace.get("termination_reason") == COMPOSED and run.status == "SUCCESS"
     projected = state.get("verified_executor_output") or {}
+    # what the evidence each claim verified was cited for (the invocations' evidence refs)
     claims = [
-        {
-            "claim_id": f"{alert_id}-{c['claim_id']}",
-            "statement": c["statement"],
-            "critical": bool(c.get("critical")),
-            "evidence_ids": _prefixed(alert_id, c.get("evidence_ids") or []),
-        }
+        {"claim_id": f"{alert_id}-{c['claim_id']}", "statement": c["statement"]}
         for c in projected.get("claims") or []
     ]
-    gate = state.get("gatekeeper_result") or {}
     evaluation = build_self_evaluation(state, own, None)
     return {
         "alert_id": alert_id,
         "alert": brief(alert),
-        "question": question,
         "status": run.status,
-        "error": run.error,
         "degraded": not composed,
         "termination_reason": trace.get("termination_reason"),
         "why_not_composed": None if composed else _why(run),
         "rounds": 1 + int(state.get("evidence_retry_count") or 0),
-        "gatekeeper": {k: v for k, v in gate.items() if k != "claims"},
         "rule_evaluation": evaluation["rule_evaluation"],
         "verifier_evaluation": evaluation["verifier_evaluation"],
         "verified_claims": claims,

@@ -94,35 +94,27 @@ def verified_ids(investigation: Investigation) -> dict[str, Mapping[str, Any]]:
     return {str(e["evidence_id"]): e for e in investigation.get("evidence") or []}
 
 
-def _valid(ids: Iterable[Any], evidence: Mapping[str, Any]) -> list[str]:
-    return [str(i) for i in dict.fromkeys(ids) if str(i) in evidence]
-
-
 def conclusions(investigation: Investigation) -> list[tuple[str, list[str]]]:
-    """``(statement, cited ids)`` of every conclusion citing verified telemetry evidence."""
+    """``(statement, cited ids)`` of the composed conclusions (the composer node validated
+    them: each cites verified evidence, telemetry among it)."""
     composer = investigation.get("composer") or {}
-    evidence = verified_ids(investigation)
-    found = []
-    for conclusion in composer.get("conclusions") or []:
-        ids = _valid(conclusion.get("evidence_ids") or [], evidence)
-        if any(evidence[i].get("role", "telemetry") == "telemetry" for i in ids):
-            found.append((str(conclusion["statement"]), ids))
-    return found
+    return [
+        (str(c["statement"]), list(dict.fromkeys(c["evidence_ids"])))
+        for c in composer.get("conclusions") or []
+    ]
 
 
 def recommendations(investigation: Investigation) -> list[tuple[str, list[str]]]:
-    """``(text, cited ids)`` of the composer's recommendations (citations filtered)."""
+    """``(text, cited ids)`` of the composed recommendations."""
     composer = investigation.get("composer") or {}
-    evidence = verified_ids(investigation)
     return [
-        (str(r["text"]), _valid(r.get("evidence_ids") or [], evidence))
+        (str(r["text"]), list(dict.fromkeys(r["evidence_ids"])))
         for r in composer.get("recommendations") or []
-        if str(r.get("text") or "").strip()
     ]
 
 
 def diagnosed(investigation: Investigation) -> bool:
-    """The composer completed and at least one conclusion cites verified telemetry evidence."""
+    """The composer completed with at least one conclusion."""
     return bool(conclusions(investigation))
 
 

@@ -42,7 +42,6 @@ def run_aiops(
     *,
     session_id: str,
     run_id: str,
-    max_alerts: int = MAX_ALERTS,
     scope: Sequence[Mapping[str, str]] = (),
 ) -> DiagnosisRun:
     """Run the supervisor graph once; ``scope`` limits it to the firing alerts it names."""
@@ -50,7 +49,6 @@ def run_aiops(
         "aiops_context": {
             "request": request or DEFAULT_REQUEST,
             "reference_time": ports.reference_time(),
-            "max_alerts": max_alerts,
             "scope": [
                 {"alert_name": str(a.get("alert_name", "")), "service": str(a.get("service", ""))}
                 for a in scope
@@ -59,11 +57,6 @@ def run_aiops(
     }
     config = diagnosis_config(session_id, run_id, RECURSION_LIMIT)
     return execute(build_aiops_graph(ports), start, config, ports.listener, _trace_of)
-
-
-def max_alerts_of(context: Mapping[str, Any]) -> int:
-    """The run's alert bound: the context's ``max_alerts`` clamped to 1..MAX_ALERTS."""
-    return max(1, min(int(context.get("max_alerts") or MAX_ALERTS), MAX_ALERTS))
 
 
 def in_scope(alert: Mapping[str, Any], scope: Any) -> bool:
@@ -98,33 +91,29 @@ class AiOpsNodes:
             "alerts": alerts,
             "invocation_id": read.invocation_id,
             "detail": read.detail,
-            "invocations_seen": len(self.ports.invocations.invocations_for_run(run_id)),
         }
         outcome = Outcome.COMPLETED if read.ok else Outcome.FAILED
         return StepResult(outcome, {"alerts_read": document}, detail=read.detail)
 
     def select_alerts(self, state: State, config: RunConfig) -> StepResult:
-        """Firing alerts of the scope (if any), most severe first; over the bound: skipped."""
+        """Firing alerts of the scope (if any), most severe first; over MAX_ALERTS: skipped."""
         alerts = (state.get("alerts_read") or {}).get("alerts") or []
-        context = state.get("aiops_context") or {}
-        scope = context.get("scope")
+        scope = (state.get("aiops_context") or {}).get("scope")
         firing = sorted(
             (a for a in alerts if a.get("state") == "firing" and in_scope(a, scope)), key=priority
         )
-        bound = max_alerts_of(context)
-        queue = [{"alert_id": f"A{n}", "alert": brief(a)} for n, a in enumerate(firing[:bound], 1)]
-        skipped = [brief(a) for a in firing[bound:]]
+        queue = [
+            {"alert_id": f"A{n}", "alert": brief(a)} for n, a in enumerate(firing[:MAX_ALERTS], 1)
+        ]
+        skipped = [brief(a) for a in firing[MAX_ALERTS:]]
         return StepResult(Outcome.COMPLETED, {"queue": queue, "skipped": skipped})
 
     def investigate(self, state: State, config: RunConfig) -> StepResult:
         """Investigate the first queued alert with the nested chat diagnosis graph."""
         queue = list(state.get("queue") or [])
         reference_time = (state.get("aiops_context") or {}).get("reference_time")
-        earlier = state.get("investigations") or []
-        last = earlier[-1] if earlier else state.get("alerts_read") or {}
-        seen = int(last.get("invocations_seen") or 0)  # the run's invocations made before
         language = language_of(str((state.get("aiops_context") or {}).get("request") or ""))
-        summary = investigate(self.ports, queue[0], config, reference_time, seen, language)
+        summary = investigate(self.ports, queue[0], config, reference_time, language)
         return StepResult(Outcome.COMPLETED, {"queue": queue[1:], "investigations": [summary]})
 
     def report(self, state: State, config: RunConfig) -> StepResult:

@@ -133,8 +133,8 @@ def test_an_unverified_binding_never_reaches_the_report(run: Run) -> None:
 
     result, _, _ = run({f"executor_evidence_v2:{SHIPPING}": [altered(smuggle)] * 10})
     shipping = inv(result, SHIPPING)
-    assert shipping["gatekeeper"]["verdict"] == "LOW_CONFID"
-    assert shipping["gatekeeper"]["reason_counts"].get("excerpt_mismatch", 0) >= 1
+    gate = shipping["rule_evaluation"]["gatekeeper"]
+    assert gate["verdict"] == "LOW_CONFID" and gate["reason_counts"].get("excerpt_mismatch", 0) >= 1
     assert "CoreDNS" not in (result.answer or "") and "DNS resolution" not in (result.answer or "")
     assert all(c["claim_id"] != "A2-C99" for c in shipping["verified_claims"])
     assert rules(result)["all_citations_verified"] and cited(result) <= {
@@ -192,12 +192,3 @@ def test_alerts_that_cannot_be_read_give_a_degraded_report(run: Run) -> None:
     assert audit.invocations[0]["status"] == "ERROR"
     assert "The firing alerts could not be read" in (result.answer or "")
     assert rules(result)["alerts_read"] is False
-
-
-def test_alerts_over_the_bound_are_listed_but_not_investigated(run: Run) -> None:
-    result, _, _ = run(max_alerts=2)
-    assert [i["alert"]["alert_name"] for i in result.investigations] == [PAYMENT, SHIPPING]
-    found = rules(result)
-    assert found["alerts_firing"] == 5 and len(found["alerts_skipped"]) == 3
-    assert found["max_alerts"] == 2 and found["max_rounds_per_alert"] == 2
-    assert (result.answer or "").count("not investigated (over the alert limit)") == 3

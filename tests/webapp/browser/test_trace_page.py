@@ -77,7 +77,7 @@ def test_the_summary_steps_and_invocations_are_listed(
     assert tools == [i["toolName"] for i in trace["toolInvocations"]]
     transitions = page.locator("#orchestration table.grid tbody tr")
     assert transitions.count() == len(trace["run"]["orchestrationTrace"]["transitions"])
-    assert page.locator("#evaluation", has_text="gatekeeper_verdict").count() == 1
+    assert page.locator("#evaluation", has_text="all_cited_evidence_verified").count() == 1
 
 
 def test_a_step_fetches_its_full_model_input_when_it_is_opened(

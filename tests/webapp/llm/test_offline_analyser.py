@@ -91,7 +91,7 @@ def test_every_claim_is_a_grounded_excerpt_of_a_recorded_output(
     for incident in world.incidents:
         result = ask(diagnoser, f"{incident.victim} is {FAMILIES[incident.family].symptom}")
         rules = result.self_evaluation["rule_evaluation"]
-        assert rules["gatekeeper_verdict"] == "PASS", rules["gatekeeper"]
+        assert rules["gatekeeper"]["verdict"] == "PASS", rules["gatekeeper"]
         assert rules["grounding"]["ungrounded"] == []
         verifier = result.self_evaluation["verifier_evaluation"]
         assert verifier["effective_verdict"] == "PASS"

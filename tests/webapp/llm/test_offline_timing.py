@@ -72,7 +72,7 @@ def test_an_unnamed_dependency_is_found_by_timing_and_said_to_rest_on_it(
         s.startswith(f"{incident.victim} may depend on {incident.culprit}") for s in statements
     )
     rules = result.self_evaluation["rule_evaluation"]
-    assert rules["gatekeeper_verdict"] == "PASS" and rules["grounding"]["ungrounded"] == []
+    assert rules["gatekeeper"]["verdict"] == "PASS" and rules["grounding"]["ungrounded"] == []
     audit: Any = diagnoser.audit
     analysed = {
         i["arguments"]["service"]

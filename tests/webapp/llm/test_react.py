@@ -178,7 +178,7 @@ def test_the_invoker_sends_the_schema_by_name_and_the_payload_as_json(audit: Mem
         "verifier", "verifier_output", json_schema("verifier_output"), {"question": "q"}
     )
     reply = invoker.invoke(call, CONFIG)
-    assert reply.outcome is Outcome.COMPLETED and reply.prompt_version
+    assert reply.outcome is Outcome.COMPLETED
     request = model.requests[0]
     assert request["response_format"]["json_schema"]["name"] == "verifier_output"
     assert request["tools"] is None

@@ -73,7 +73,7 @@ def test_the_live_backends_reach_the_demo_conclusions(
         assert record["cause_service"] in (live.answer or "")
     assert _conclusions(live) == _conclusions(demo)
     rules = live.self_evaluation["rule_evaluation"]
-    assert rules["gatekeeper_verdict"] == "PASS"
+    assert rules["gatekeeper"]["verdict"] == "PASS"
     assert rules["tool_status_counts"] == {"SUCCESS": rules["tool_invocation_count"]}
     assert (
         live.orchestration_trace["evidence_retry_count"]

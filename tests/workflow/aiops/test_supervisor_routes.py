@@ -109,13 +109,6 @@ def test_at_most_eight_alerts_are_investigated_most_severe_first() -> None:
     assert len(steps) == 8
 
 
-def test_a_smaller_bound_is_honoured_and_never_exceeds_eight() -> None:
-    two = harness([alert(f"A{n}") for n in range(4)]).run(max_alerts=2)
-    assert len(two.state["investigations"]) == 2 and len(two.state["skipped"]) == 2
-    many = harness([alert(f"A{n}") for n in range(10)]).run(max_alerts=50)
-    assert len(many.state["investigations"]) == MAX_ALERTS
-
-
 def test_a_scoped_run_investigates_only_the_alerts_it_was_started_for() -> None:
     alerts = [
         alert("PoolExhausted", service="payment-service"),
