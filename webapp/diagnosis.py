@@ -144,7 +144,8 @@ class Diagnoser:
             # inside the run: the invocations come from its journal, not from the database
             evaluation = self._evaluate(run, run_id)
             # The question's window: the one the planner worked with, else read here.
-            planned = (evaluation.get("understanding") or {}).get("window")
+            understanding = (evaluation.get("rule_evaluation") or {}).get("understanding") or {}
+            planned = understanding.get("window")
             evaluation["question_window"] = (
                 {**planned, "found": planned.get("kind") not in (None, "none")}
                 if planned

@@ -131,3 +131,12 @@ def test_unknown_sessions_are_404(client: FlaskClient) -> None:
         assert response.status_code == 404 and "sess-unknown" in response.json["message"]
     response = client.post("/api/chat/clear", json={"Id": "sess-unknown"})
     assert response.status_code == 404
+
+
+def test_a_follow_up_keeps_the_window_its_plan_worked_with(client: FlaskClient, app: Flask) -> None:
+    first = chat(client, "Why is payment-service slow since 10:00?")
+    follow_up = chat(client, "and what about order-service?", Id=first["sessionId"])
+    evaluation = stored_run(app, follow_up["runId"]).self_evaluation
+    planned = evaluation["rule_evaluation"]["understanding"]["window"]
+    assert planned["text"] == "since 10:00"
+    assert evaluation["question_window"] == {**planned, "found": True}
