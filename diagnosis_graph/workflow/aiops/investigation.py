@@ -165,7 +165,7 @@ def summarise(
         "status": run.status,
         "degraded": not composed,
         "termination_reason": trace.get("termination_reason"),
-        "why_not_composed": None if composed else _why(run),
+        "why_not_composed": None if composed else _why(run, evaluation["rule_evaluation"]),
         "rounds": 1 + int(state.get("evidence_retry_count") or 0),
         "rule_evaluation": evaluation["rule_evaluation"],
         "verifier_evaluation": evaluation["verifier_evaluation"],
@@ -176,7 +176,10 @@ def summarise(
     }
 
 
-def _why(run: DiagnosisRun) -> str:
+def _why(run: DiagnosisRun, rule_evaluation: Mapping[str, Any]) -> str:
+    """Why the investigation has no answer, in the language its question was asked in."""
+    language = rule_evaluation["understanding"]["language"]
     if run.status != "SUCCESS":
-        return f"the investigation failed ({run.error or 'unknown error'})"
-    return why_fallback(run.state.get("orchestration_events") or [])
+        error = run.error or "unknown error"
+        return f"调查失败（{error}）" if language == "zh" else f"the investigation failed ({error})"
+    return why_fallback(run.state.get("orchestration_events") or [], language)

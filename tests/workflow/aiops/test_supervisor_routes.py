@@ -165,6 +165,13 @@ def test_an_alert_whose_investigation_falls_back_is_not_diagnosed_and_degrades_t
     assert answer.count("**Root cause:**") == 1
 
 
+def test_a_chinese_request_says_why_an_alert_is_not_diagnosed_in_chinese() -> None:
+    script = healthy_script()
+    script["executor"] = [AgentReply(Outcome.TOOL_BLOCKED, detail="budget"), *script["executor"]]
+    answer = harness([alert("Broken")], script=script).run("排查所有告警").answer or ""
+    assert "**未诊断:** 取证代理的工具调用一再被拦截" in answer
+
+
 def test_the_nested_graph_gets_a_child_config_with_only_the_run_identity() -> None:
     h = harness([alert("PoolA")])
     graph = build_aiops_graph(h.ports())
