@@ -44,11 +44,14 @@ def settled_from_db(found: Services, run_id: str) -> Any:
 def submit(found: Services, job: RunJob) -> Iterator[str]:
     """Publish ``metadata``, hand the job to the executor; the frames of its relayed events."""
     release_connection()  # enqueueing and relaying need none (their reads open their own)
-    publish(found.events, job.run_id)(
-        "metadata", {"sessionId": job.session_id, "runId": job.run_id, "flow": job.flow}
-    )
+    publish(found.events, job.run_id)("metadata", _metadata(job))
     found.workers.submit(job)
     return relay(found.events, job.run_id, settled_from_db(found, job.run_id))
+
+
+def _metadata(run: Any) -> dict[str, str]:
+    """The ``metadata`` event of a job or a run's row: its ids and flow."""
+    return {"sessionId": run.session_id, "runId": run.run_id, "flow": run.flow}
 
 
 def submit_and_relay(found: Services, job: RunJob) -> Response:
@@ -103,6 +106,5 @@ def run_events(session_id: str, run_id: str, headers: EventsHeaders) -> Response
     if not found.events.exists(run_id):
         # The log expired, or the run executes in a process whose log this one cannot read:
         # ``metadata``, then the run's ending from its row once it is finished.
-        meta = {"sessionId": row.session_id, "runId": row.run_id, "flow": row.flow}
-        frames = itertools.chain([sse_event("metadata", meta)], frames)
+        frames = itertools.chain([sse_event("metadata", _metadata(row))], frames)
     return Response(frames, mimetype="text/event-stream", headers=SSE_HEADERS)

@@ -61,7 +61,7 @@ def relay(
     ended without its ``done`` reaching the log, and if so its end is sent from the row.
     """
     position = after
-    settled = patient(settled, run_id, min(1.0, keepalive or KEEPALIVE_SECONDS))
+    settled = _patient(settled, run_id, min(1.0, keepalive or KEEPALIVE_SECONDS))
     while True:
         try:
             batch = events.read(run_id, position, keepalive or KEEPALIVE_SECONDS)
@@ -84,7 +84,7 @@ def relay(
         yield ": keep-alive\n\n"
 
 
-def patient(settled: Settled, run_id: str, pause: float) -> Settled:
+def _patient(settled: Settled, run_id: str, pause: float) -> Settled:
     """``settled`` riding out a failing database: a failed check counts as "still in flight"
     (after ``pause`` s) for :data:`SETTLED_RETRY_SECONDS`, then the ending is one ``error``
     naming the cause (and no status: the record's is unknown)."""
